@@ -1,0 +1,2 @@
+import CAllocCounter
+print(tributary_alloc_count())
