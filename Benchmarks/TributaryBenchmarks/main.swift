@@ -1,2 +1,48 @@
-import CAllocCounter
-print(tributary_alloc_count())
+import Foundation
+
+/// A benchmark suite: a name (used by --filter) and the function that runs it.
+struct Suite: Sendable {
+    var name: String
+    var run: @Sendable (BenchContext) throws -> Void
+}
+
+/// Every suite, in the order they run. Each lives in its own file named after it.
+let suites: [Suite] = [
+]
+
+@MainActor func usage() -> String {
+    """
+    usage: tributary-bench [--python PATH] [--filter NAME]... [--check-allocations]
+      --python PATH          Python with numpy/scipy/pyzmq/blosc2 for the peers (default .venv/bin/python)
+      --filter NAME          run only suites whose name contains NAME (repeatable); suites: \
+    \(suites.map(\.name).joined(separator: ", "))
+      --check-allocations    exit non-zero when an allocation guard is exceeded
+    """
+}
+
+var context = BenchContext(
+    python: ".venv/bin/python", peersDirectory: "Benchmarks/peers",
+    scratchDirectory: NSTemporaryDirectory() + "tributary-bench", filters: [], checkAllocations: false)
+var arguments = Array(CommandLine.arguments.dropFirst())
+while !arguments.isEmpty {
+    let flag = arguments.removeFirst()
+    switch flag {
+    case "--python" where !arguments.isEmpty: context.python = arguments.removeFirst()
+    case "--filter" where !arguments.isEmpty: context.filters.append(arguments.removeFirst())
+    case "--check-allocations": context.checkAllocations = true
+    case "--help", "-h": print(usage()); exit(0)
+    default:
+        FileHandle.standardError.write(Data("tributary-bench: unknown or incomplete option '\(flag)'\n\(usage())\n".utf8))
+        exit(2)
+    }
+}
+try? FileManager.default.createDirectory(atPath: context.scratchDirectory, withIntermediateDirectories: true)
+
+var failures = 0
+for suite in suites where context.filters.isEmpty || context.filters.contains(where: { suite.name.contains($0) }) {
+    do { try suite.run(context) } catch {
+        failures += 1
+        FileHandle.standardError.write(Data("tributary-bench: suite \(suite.name) failed: \(error)\n".utf8))
+    }
+}
+exit(failures == 0 ? 0 : 1)

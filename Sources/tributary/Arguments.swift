@@ -1,0 +1,104 @@
+import Foundation
+
+/// A command-line usage error: printed with the command's usage to stderr, exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A failure while running a command: printed to stderr, exit status 1.
+struct CommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The arguments of one command, consumed option by option.
+///
+/// Options are `--name value` or `--name=value`; flags are `--name`. Every option a command reads
+/// is removed; `finish()` rejects whatever is left, so a misspelt flag is an error, not ignored.
+struct Arguments {
+    private var items: [String]
+    private var positionals: [String] = []
+
+    init(_ items: [String]) {
+        // Everything after a lone "--" is positional.
+        if let dash = items.firstIndex(of: "--") {
+            self.items = Array(items[..<dash])
+            positionals = Array(items[(dash + 1)...])
+        } else {
+            self.items = items
+        }
+    }
+
+    /// True when `--help` or `-h` was given.
+    var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
+
+    /// Removes and reports a boolean flag.
+    mutating func flag(_ name: String) -> Bool {
+        guard let index = items.firstIndex(of: name) else { return false }
+        items.remove(at: index)
+        return true
+    }
+
+    /// Removes and returns every value of a repeatable option.
+    mutating func options(_ name: String) throws -> [String] {
+        var values: [String] = []
+        var index = 0
+        while index < items.count {
+            let item = items[index]
+            if item == name {
+                guard index + 1 < items.count else { throw UsageError("option \(name) needs a value") }
+                values.append(items[index + 1])
+                items.removeSubrange(index...(index + 1))
+            } else if item.hasPrefix(name + "=") {
+                values.append(String(item.dropFirst(name.count + 1)))
+                items.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return values
+    }
+
+    /// Removes and returns the value of an option given at most once.
+    mutating func option(_ name: String) throws -> String? {
+        let values = try options(name)
+        guard values.count <= 1 else { throw UsageError("option \(name) given \(values.count) times") }
+        return values.first
+    }
+
+    /// An option parsed by `parse`, whose error names the option and the bad value.
+    mutating func option<T>(_ name: String, _ what: String, _ parse: (String) -> T?) throws -> T? {
+        guard let text = try option(name) else { return nil }
+        guard let value = parse(text) else { throw UsageError("option \(name): '\(text)' is not \(what)") }
+        return value
+    }
+
+    /// Removes and returns the remaining positional arguments; rejects unknown options.
+    mutating func finish() throws -> [String] {
+        if let unknown = items.first(where: { $0.hasPrefix("-") && $0 != "-" }) {
+            throw UsageError("unknown option '\(unknown)'")
+        }
+        let result = items + positionals
+        items = []
+        positionals = []
+        return result
+    }
+}
+
+/// A subcommand of `tributary`.
+protocol Command {
+    /// The subcommand's name, as typed.
+    static var name: String { get }
+    /// One line for the command list.
+    static var summary: String { get }
+    /// Full usage text, shown by `--help` and after a usage error.
+    static var usage: String { get }
+    /// Runs the command; returns the process exit status.
+    static func run(_ arguments: inout Arguments) throws -> Int32
+}
+
+/// Writes a line to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
