@@ -1,0 +1,294 @@
+/// How analog samples are stored in a frame.
+public enum SampleFormat: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// IEEE 754 binary64.
+    case float64 = 1
+    /// IEEE 754 binary32.
+    case float32 = 2
+    /// Signed 16-bit ADC counts; value = count × scale + offset, per channel.
+    case int16 = 3
+
+    /// Bytes per sample.
+    @inlinable public var size: Int {
+        switch self {
+        case .float64: 8
+        case .float32: 4
+        case .int16: 2
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .float64: "float64"
+        case .float32: "float32"
+        case .int16: "int16"
+        }
+    }
+}
+
+/// Sample storage of an owned analog matrix, channel-major.
+public enum AnalogSamples: Sendable, Hashable {
+    case float64([Double])
+    case float32([Float])
+    /// Counts with per-channel scale and offset: value = count × scale + offset.
+    case int16(counts: [Int16], scale: [Double], offset: [Double])
+
+    public var format: SampleFormat {
+        switch self {
+        case .float64: .float64
+        case .float32: .float32
+        case .int16: .int16
+        }
+    }
+
+    var elementCount: Int {
+        switch self {
+        case .float64(let v): v.count
+        case .float32(let v): v.count
+        case .int16(let v, _, _): v.count
+        }
+    }
+}
+
+/// An owned analog data package: a channels × samples matrix (SCCT AnalogDataPackage).
+///
+/// Received frames are read through `AnalogView` without copying; this type is for building
+/// packages to send and for tests.
+public struct AnalogData: Sendable, Hashable {
+    /// The configuration index of each row (filtered frames keep the original indexes).
+    public var channelIndexes: [UInt32]
+    public var sampleCount: Int
+    /// Index of the first sample in the source's sample stream.
+    public var firstSample: UInt64
+    /// Channel-major samples: channel c's samples are elements c·sampleCount ..< (c+1)·sampleCount.
+    public var samples: AnalogSamples
+
+    public init(channelIndexes: [UInt32], sampleCount: Int, firstSample: UInt64 = 0, samples: AnalogSamples) {
+        precondition(samples.elementCount == channelIndexes.count * sampleCount, "samples must be channels × sampleCount")
+        if case .int16(_, let scale, let offset) = samples {
+            precondition(scale.count == channelIndexes.count && offset.count == channelIndexes.count,
+                         "one scale and offset per channel")
+        }
+        self.channelIndexes = channelIndexes
+        self.sampleCount = sampleCount
+        self.firstSample = firstSample
+        self.samples = samples
+    }
+
+    /// A float64 matrix from one array per channel, indexed 0, 1, 2, …
+    public init(channels: [[Double]], firstSample: UInt64 = 0) {
+        let n = channels.first?.count ?? 0
+        precondition(channels.allSatisfy { $0.count == n }, "every channel needs the same number of samples")
+        self.init(channelIndexes: (0..<UInt32(channels.count)).map { $0 }, sampleCount: n,
+                  firstSample: firstSample, samples: .float64(channels.flatMap { $0 }))
+    }
+
+    var layout: AnalogLayout {
+        AnalogLayout(channelCount: channelIndexes.count, sampleCount: sampleCount, format: samples.format)
+    }
+
+    func write(_ w: inout ByteWriter) {
+        let layout = self.layout
+        let base = w.base + w.position
+        layout.writePreamble(base, firstSample: firstSample)
+        for (i, index) in channelIndexes.enumerated() {
+            (base + layout.indexesOffset + 4 * i).storeBytes(of: index.littleEndian, as: UInt32.self)
+        }
+        switch samples {
+        case .float64(let values):
+            values.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        case .float32(let values):
+            values.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        case .int16(let counts, let scale, let offset):
+            for c in 0..<scale.count {
+                (base + layout.scalesOffset + 8 * c).storeBytes(of: scale[c].bitPattern.littleEndian, as: UInt64.self)
+                (base + layout.scalesOffset + 8 * (scale.count + c)).storeBytes(of: offset[c].bitPattern.littleEndian, as: UInt64.self)
+            }
+            counts.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        w.position += layout.contentLength
+    }
+}
+
+/// Byte offsets of the parts of an analog payload (docs/PROTOCOL.md §4.3).
+public struct AnalogLayout: Sendable, Hashable {
+    public let channelCount: Int
+    public let sampleCount: Int
+    public let format: SampleFormat
+    /// Offset of the u32 channel index table.
+    public var indexesOffset: Int { 24 }
+    /// Offset of the f64 scale table (then the f64 offset table); int16 only.
+    public let scalesOffset: Int
+    /// Offset of the first sample.
+    public let samplesOffset: Int
+    /// Bytes up to the end of the samples (the payload is this rounded up to 8).
+    public let contentLength: Int
+
+    public init(channelCount: Int, sampleCount: Int, format: SampleFormat) {
+        self.channelCount = channelCount
+        self.sampleCount = sampleCount
+        self.format = format
+        scalesOffset = align8(24 + 4 * channelCount)
+        samplesOffset = scalesOffset + (format == .int16 ? 16 * channelCount : 0)
+        contentLength = samplesOffset + channelCount * sampleCount * format.size
+    }
+
+    /// Payload length of the frame: the content rounded up to 8.
+    public var payloadLength: Int { align8(contentLength) }
+
+    func writePreamble(_ base: UnsafeMutableRawPointer, firstSample: UInt64) {
+        base.storeBytes(of: UInt32(channelCount).littleEndian, as: UInt32.self)
+        (base + 4).storeBytes(of: UInt32(sampleCount).littleEndian, as: UInt32.self)
+        (base + 8).storeBytes(of: firstSample.littleEndian, as: UInt64.self)
+        (base + 16).storeBytes(of: format.rawValue, as: UInt8.self)
+    }
+}
+
+/// A zero-copy view of a received analog matrix: samples are read in place from the frame's bytes.
+///
+/// The view retains the frame's buffer, so the pointers it hands to closures stay valid for the
+/// duration of the closure and the view itself; do not let them escape the closure.
+///
+/// `@unchecked Sendable`: `payload` points into `buffer`, which is immutable and kept alive by the view.
+public struct AnalogView: @unchecked Sendable {
+    public let layout: AnalogLayout
+    /// Index of the first sample in the source's sample stream.
+    public let firstSample: UInt64
+    @usableFromInline let payload: UnsafeRawPointer
+    @usableFromInline let buffer: FrameBuffer
+
+    @inlinable public var channelCount: Int { layout.channelCount }
+    @inlinable public var sampleCount: Int { layout.sampleCount }
+    @inlinable public var format: SampleFormat { layout.format }
+
+    /// Validates an analog payload in O(1): the layout is derived from the counts, no sample is touched.
+    @inlinable
+    init(payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
+        var r = ByteReader(bytes, origin: origin)
+        let channelCount = Int(try r.read(UInt32.self, "analog.channel_count"))
+        guard channelCount <= WireLimits.maxChannels else {
+            throw WireError(.countTooLarge, field: "analog.channel_count", offset: origin,
+                            detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
+        }
+        let sampleCount = Int(try r.read(UInt32.self, "analog.sample_count"))
+        firstSample = try r.read(UInt64.self, "analog.first_sample")
+        let rawFormat = try r.read(UInt8.self, "analog.sample_format")
+        guard let format = SampleFormat(rawValue: rawFormat) else {
+            throw WireError(.invalidValue, field: "analog.sample_format", offset: origin + 16,
+                            detail: "\(rawFormat); expected 1 (float64), 2 (float32) or 3 (int16)")
+        }
+        try r.skip(7, "analog.reserved")
+        let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
+        guard align8(layout.contentLength) == bytes.count else {
+            throw WireError(.lengthMismatch, field: "analog.sample_count", offset: origin + 4,
+                            detail: "\(channelCount) channels × \(sampleCount) \(format) samples need a payload of "
+                                + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
+        }
+        self.layout = layout
+        payload = bytes.baseAddress!
+        self.buffer = buffer
+    }
+
+    /// The configuration index of row `channel`.
+    @inlinable
+    public func channelIndex(_ channel: Int) -> UInt32 {
+        precondition(channel >= 0 && channel < channelCount, "channel \(channel) out of range 0..<\(channelCount)")
+        return UInt32(littleEndian: (payload + layout.indexesOffset + 4 * channel).load(as: UInt32.self))
+    }
+
+    /// All channel indexes, in row order.
+    public var channelIndexes: [UInt32] { (0..<channelCount).map(channelIndex) }
+
+    /// Scale of an int16 channel (value = count × scale + offset); 1 for float formats.
+    @inlinable
+    public func scale(_ channel: Int) -> Double {
+        guard format == .int16 else { return 1 }
+        return Double(bitPattern: UInt64(littleEndian: (payload + layout.scalesOffset + 8 * channel).load(as: UInt64.self)))
+    }
+
+    /// Offset of an int16 channel; 0 for float formats.
+    @inlinable
+    public func offset(_ channel: Int) -> Double {
+        guard format == .int16 else { return 0 }
+        return Double(bitPattern: UInt64(littleEndian:
+            (payload + layout.scalesOffset + 8 * (channelCount + channel)).load(as: UInt64.self)))
+    }
+
+    /// Calls `body` with one channel's samples in place. `T` must match `format`
+    /// (Double for float64, Float for float32, Int16 for int16).
+    @inlinable
+    public func withSamples<T: AnalogSampleType, R, E: Error>(
+        _ type: T.Type, channel: Int, _ body: (UnsafeBufferPointer<T>) throws(E) -> R
+    ) throws(E) -> R {
+        precondition(T.sampleFormat == format, "samples are \(format), not \(T.self)")
+        precondition(channel >= 0 && channel < channelCount, "channel \(channel) out of range 0..<\(channelCount)")
+        let start = (payload + layout.samplesOffset + channel * sampleCount * format.size).assumingMemoryBound(to: T.self)
+        return try withExtendedLifetime(buffer) { () throws(E) -> R in
+            try body(UnsafeBufferPointer(start: start, count: sampleCount))
+        }
+    }
+
+    /// Calls `body` with the whole channel-major matrix in place (channelCount × sampleCount elements).
+    @inlinable
+    public func withMatrix<T: AnalogSampleType, R, E: Error>(
+        _ type: T.Type, _ body: (UnsafeBufferPointer<T>) throws(E) -> R
+    ) throws(E) -> R {
+        precondition(T.sampleFormat == format, "samples are \(format), not \(T.self)")
+        let start = (payload + layout.samplesOffset).assumingMemoryBound(to: T.self)
+        return try withExtendedLifetime(buffer) { () throws(E) -> R in
+            try body(UnsafeBufferPointer(start: start, count: channelCount * sampleCount))
+        }
+    }
+
+    /// The raw sample bytes of the whole matrix, in place.
+    @inlinable
+    public func withSampleBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(buffer) { () throws(E) -> R in
+            try body(UnsafeRawBufferPointer(start: payload + layout.samplesOffset,
+                                            count: channelCount * sampleCount * format.size))
+        }
+    }
+
+    /// One sample converted to Double (int16 counts are scaled).
+    @inlinable
+    public func value(channel: Int, sample: Int) -> Double {
+        precondition(sample >= 0 && sample < sampleCount, "sample \(sample) out of range 0..<\(sampleCount)")
+        let at = payload + layout.samplesOffset + (channel * sampleCount + sample) * format.size
+        switch format {
+        case .float64: return at.load(as: Double.self)
+        case .float32: return Double(at.load(as: Float.self))
+        case .int16: return Double(at.load(as: Int16.self)) * scale(channel) + offset(channel)
+        }
+    }
+
+    /// A copy of one channel converted to Double (int16 counts are scaled).
+    public func values(channel: Int) -> [Double] {
+        switch format {
+        case .float64: return withSamples(Double.self, channel: channel) { Array($0) }
+        case .float32: return withSamples(Float.self, channel: channel) { $0.map(Double.init) }
+        case .int16:
+            let s = scale(channel), o = offset(channel)
+            return withSamples(Int16.self, channel: channel) { $0.map { Double($0) * s + o } }
+        }
+    }
+
+    /// An owned copy of the package.
+    public func materialize() -> AnalogData {
+        let samples: AnalogSamples
+        switch format {
+        case .float64: samples = .float64(withMatrix(Double.self) { Array($0) })
+        case .float32: samples = .float32(withMatrix(Float.self) { Array($0) })
+        case .int16:
+            samples = .int16(counts: withMatrix(Int16.self) { Array($0) },
+                             scale: (0..<channelCount).map(scale), offset: (0..<channelCount).map(offset))
+        }
+        return AnalogData(channelIndexes: channelIndexes, sampleCount: sampleCount, firstSample: firstSample, samples: samples)
+    }
+}
+
+/// Sample types that an analog frame can hold.
+public protocol AnalogSampleType: Sendable {
+    static var sampleFormat: SampleFormat { get }
+}
+extension Double: AnalogSampleType { public static var sampleFormat: SampleFormat { .float64 } }
+extension Float: AnalogSampleType { public static var sampleFormat: SampleFormat { .float32 } }
+extension Int16: AnalogSampleType { public static var sampleFormat: SampleFormat { .int16 } }

@@ -1,0 +1,222 @@
+/// One frame: a validated header and the bytes of its payload, held in place.
+///
+/// A frame does not copy its payload: it retains the `FrameBuffer` it was decoded from (a received
+/// message, a decompressed capture chunk, the stream decoder's block) and the views its payload
+/// decodes to point into that buffer.
+public struct Frame: Sendable {
+    public let header: FrameHeader
+    /// The bytes the frame lives in.
+    public let buffer: FrameBuffer
+    /// Offset of the frame's first header byte in `buffer`.
+    public let offset: Int
+    /// Position of the frame's first byte in the stream or file it came from (errors count from it).
+    public let position: Int
+
+    /// Validates the header of the frame that starts at `offset` in `buffer`.
+    ///
+    /// - Parameters:
+    ///   - buffer: bytes holding at least the whole frame; the frame must start 8-byte aligned.
+    ///   - offset: where the frame starts.
+    ///   - maxFrameSize: the receiver's limit on header + payload.
+    /// - Throws: `WireError` if the header is invalid, the kind unknown (including ignorable kinds:
+    ///   use `FrameHeader.peek` to skip those), or the bytes end before the frame does.
+    @inlinable
+    public init(decoding buffer: FrameBuffer, at offset: Int = 0, maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) {
+        try self.init(decoding: buffer, at: offset, position: offset, maxFrameSize: maxFrameSize)
+    }
+
+    /// Validates the header of the frame at `offset` in `buffer`, which sits at `position` in a stream.
+    @inlinable
+    public init(decoding buffer: FrameBuffer, at offset: Int, position: Int, maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) {
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer.bytes[offset...])
+        guard Int(bitPattern: bytes.baseAddress) & 7 == 0 else {
+            throw WireError(.misalignedBuffer, field: "header", offset: position,
+                            detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+        }
+        switch try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: position) {
+        case .frame(let header):
+            guard header.frameLength <= bytes.count else {
+                throw WireError(.truncated, field: "\(header.kind).payload", offset: position + bytes.count,
+                                detail: "the frame has \(header.frameLength) bytes, \(bytes.count) present")
+            }
+            self.header = header
+        case .ignorable(let kind, _):
+            throw WireError(.unknownKind, field: "header.kind", offset: position + 5, detail: "ignorable kind \(kind)")
+        }
+        self.buffer = buffer
+        self.offset = offset
+        self.position = position
+    }
+
+    /// Decodes a frame from bytes that are copied into an aligned buffer first.
+    public init(copying bytes: some Sequence<UInt8>, maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) {
+        let buffer = FrameBuffer(copying: bytes)
+        try self.init(decoding: buffer, maxFrameSize: maxFrameSize)
+        guard header.frameLength == buffer.count else {
+            throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                            detail: "the frame has \(header.frameLength) bytes, \(buffer.count) were given")
+        }
+    }
+
+    @usableFromInline
+    init(header: FrameHeader, buffer: FrameBuffer, offset: Int, position: Int) {
+        self.header = header
+        self.buffer = buffer
+        self.offset = offset
+        self.position = position
+    }
+
+    /// The payload bytes, in place; only valid while `buffer` is kept alive by the caller.
+    @inlinable
+    var payloadBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: buffer.baseAddress + offset + header.headerLength, count: header.payloadLength)
+    }
+
+    /// Calls `body` with the whole frame's bytes in place; the pointer must not escape the closure.
+    @inlinable
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(buffer) { () throws(E) -> R in
+            try body(UnsafeRawBufferPointer(start: buffer.baseAddress + offset, count: header.frameLength))
+        }
+    }
+
+    /// Calls `body` with the payload bytes in place; the pointer must not escape the closure.
+    @inlinable
+    public func withUnsafePayloadBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(buffer) { () throws(E) -> R in try body(payloadBytes) }
+    }
+
+    /// A copy of the frame's bytes, exactly as sent on the wire.
+    public var encodedBytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    @inlinable var payloadOrigin: Int { position + header.headerLength }
+
+    /// Decodes the payload: bulk data as zero-copy views, the rest as owned values.
+    ///
+    /// - Throws: `WireError` naming the field and byte offset that fail.
+    public func payload() throws(WireError) -> Payload {
+        try withExtendedLifetime(buffer) { () throws(WireError) -> Payload in try decodePayload() }
+    }
+
+    private func decodePayload() throws(WireError) -> Payload {
+        let bytes = payloadBytes
+        let origin = payloadOrigin
+        var r = ByteReader(bytes, origin: origin)
+        let result: Payload
+        switch header.kind {
+        case .analog: return .analog(try AnalogView(payload: bytes, origin: origin, buffer: buffer))
+        case .digital: return .digital(try DigitalView(payload: bytes, origin: origin, buffer: buffer))
+        case .array: return .array(try ArrayView(payload: bytes, origin: origin, buffer: buffer))
+        case .configuration: result = .configuration(try Configuration.read(&r))
+        case .error: result = .error(try ErrorReport.read(&r))
+        case .message: result = .message(try Message.read(&r))
+        case .xml: result = .xml(try r.readString("xml.text", limit: Int.max))
+        case .file: result = .file(try BlobChunk.read(&r, isImage: false))
+        case .image: result = .image(try BlobChunk.read(&r, isImage: true))
+        case .analogFilter: result = .analogFilter(try AnalogFilterRequest.read(&r))
+        case .arrayFilter: result = .arrayFilter(try ArrayFilterRequest.read(&r))
+        case .removeFilter: result = .removeFilter
+        case .hello: result = .hello(try Hello.read(&r))
+        case .welcome: result = .welcome(try Welcome.read(&r))
+        case .start: result = .start
+        case .stop: result = .stop
+        case .selectSources: result = .selectSources(try IDList.read(&r, "select_sources.source"))
+        case .gap: result = .gap(try Gap.read(&r))
+        case .close: result = .close(try Close.read(&r))
+        case .credit: result = .credit(try r.read(UInt32.self, "credit.count"))
+        }
+        try r.finish(header.kind)
+        return result
+    }
+
+    /// The analog view of an analog frame, validated in O(1) (the decoder's hot path).
+    ///
+    /// - Throws: `WireError` if the frame is not analog or its payload is malformed.
+    @inlinable
+    public func analog() throws(WireError) -> AnalogView {
+        guard header.kind == .analog else {
+            throw WireError(.invalidValue, field: "header.kind", offset: position + 5, detail: "\(header.kind) frame, not analog")
+        }
+        return try AnalogView(payload: payloadBytes, origin: payloadOrigin, buffer: buffer)
+    }
+
+    // MARK: Encoding
+
+    /// Encodes a package into a new frame: the size is computed first and every field is written
+    /// once, straight into the frame's single buffer.
+    ///
+    /// - Parameters:
+    ///   - package: what to send.
+    ///   - header: sequence, timestamp, source and filter ids, flags; its kind and payload length are set here.
+    public init(encoding package: Package, header: FrameHeader) {
+        var header = header
+        header.kind = package.kind
+        header.headerLength = WireLimits.headerLength
+        header.payloadLength = align8(package.contentLength)
+        let buffer = FrameBuffer(capacity: header.frameLength)
+        header.write(to: buffer.mutableBase)
+        var writer = ByteWriter(buffer.mutableBase + WireLimits.headerLength)
+        package.write(&writer)
+        precondition(writer.position == package.contentLength, "encoder wrote \(writer.position) bytes for \(package.kind), sized \(package.contentLength)")
+        buffer.setCount(header.frameLength)
+        self.init(header: header, buffer: buffer, offset: 0, position: 0)
+    }
+
+    /// Encodes a package with the given header fields.
+    public init(encoding package: Package, sequence: UInt64 = 0, timestampNs: Int64 = 0, sourceID: UInt32 = 0,
+                filterID: UInt32 = 0, flags: FrameFlags = []) {
+        self.init(encoding: package, header: FrameHeader(kind: package.kind, flags: flags, sequence: sequence,
+                                                          timestampNs: timestampNs, sourceID: sourceID, filterID: filterID))
+    }
+
+    /// Writes an analog frame whose samples the caller fills in place (no intermediate arrays):
+    /// the path the publisher and the filters use.
+    ///
+    /// - Parameters:
+    ///   - header: sequence, timestamp, source and filter ids.
+    ///   - layout: channel count, sample count and format.
+    ///   - firstSample: index of the first sample in the source's stream.
+    ///   - fill: writes channel indexes, scales and samples through the `AnalogFrameWriter`.
+    public static func analog(header: FrameHeader, layout: AnalogLayout, firstSample: UInt64,
+                              fill: (inout AnalogFrameWriter) throws -> Void) rethrows -> Frame {
+        var header = header
+        header.kind = .analog
+        header.headerLength = WireLimits.headerLength
+        header.payloadLength = layout.payloadLength
+        let buffer = FrameBuffer(capacity: header.frameLength)
+        header.write(to: buffer.mutableBase)
+        let payload = buffer.mutableBase + WireLimits.headerLength
+        layout.writePreamble(payload, firstSample: firstSample)
+        var writer = AnalogFrameWriter(layout: layout, payload: payload)
+        try fill(&writer)
+        buffer.setCount(header.frameLength)
+        return Frame(header: header, buffer: buffer, offset: 0, position: 0)
+    }
+}
+
+/// Fills the channel indexes, scales and samples of an analog frame being written.
+public struct AnalogFrameWriter {
+    public let layout: AnalogLayout
+    let payload: UnsafeMutableRawPointer
+
+    /// Sets the configuration index of row `channel`.
+    public func setChannelIndex(_ channel: Int, _ index: UInt32) {
+        precondition(channel >= 0 && channel < layout.channelCount)
+        (payload + layout.indexesOffset + 4 * channel).storeBytes(of: index.littleEndian, as: UInt32.self)
+    }
+
+    /// Sets the scale and offset of an int16 row.
+    public func setScale(_ channel: Int, scale: Double, offset: Double) {
+        precondition(layout.format == .int16 && channel >= 0 && channel < layout.channelCount)
+        (payload + layout.scalesOffset + 8 * channel).storeBytes(of: scale.bitPattern.littleEndian, as: UInt64.self)
+        (payload + layout.scalesOffset + 8 * (layout.channelCount + channel))
+            .storeBytes(of: offset.bitPattern.littleEndian, as: UInt64.self)
+    }
+
+    /// The writable samples of row `channel` (sampleCount × format.size bytes).
+    public func samples(channel: Int) -> UnsafeMutableRawBufferPointer {
+        precondition(channel >= 0 && channel < layout.channelCount)
+        let size = layout.sampleCount * layout.format.size
+        return UnsafeMutableRawBufferPointer(start: payload + layout.samplesOffset + channel * size, count: size)
+    }
+}

@@ -1,0 +1,156 @@
+/// Protocol-wide limits (docs/PROTOCOL.md §2.4).
+public enum WireLimits {
+    /// Header length written by this version.
+    public static let headerLength = 40
+    /// The largest frame (header + payload) the protocol allows: 64 MiB.
+    public static let maxFrameSize = 64 << 20
+    /// The most channels in an analog frame or configuration, lines in a digital frame, ids in a list.
+    public static let maxChannels = 65_535
+    /// The longest string field in bytes (16 MiB); message and XML texts are bounded by the frame.
+    public static let maxStringLength = 16 << 20
+}
+
+/// Header flags. Bits 0-7 are critical: a receiver that does not know a set critical bit must reject
+/// the frame. Bits 8-15 are informational: receivers ignore the ones they do not know.
+public struct FrameFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// The frame comes from a replayed capture, not a live source (informational).
+    public static let replayed = FrameFlags(rawValue: 1 << 8)
+
+    /// Critical flags this version understands (none yet).
+    @usableFromInline static let knownCritical: UInt16 = 0
+}
+
+/// The fixed 40-byte header in front of every frame (docs/PROTOCOL.md §2).
+public struct FrameHeader: Sendable, Hashable {
+    /// The four magic bytes "TRIB".
+    public static let magic: UInt32 = 0x4249_5254  // "TRIB" read as a little-endian u32
+    /// The protocol version this code writes and reads.
+    public static let currentVersion: UInt8 = 1
+
+    public var version: UInt8
+    public var kind: FrameKind
+    public var flags: FrameFlags
+    /// Bytes from the start of the frame to the payload (40 in version 1; larger headers are skipped).
+    public var headerLength: Int
+    /// Payload bytes after the header, a multiple of 8.
+    public var payloadLength: Int
+    /// Per-stream sequence number: each sender numbers the frames of a stream 0, 1, 2, …
+    public var sequence: UInt64
+    /// Nanoseconds since the Unix epoch (for data: time of the first sample).
+    public var timestampNs: Int64
+    /// The source the frame belongs to (0: none / the session itself).
+    public var sourceID: UInt32
+    /// The filter the data was produced for (0: unfiltered).
+    public var filterID: UInt32
+
+    public init(kind: FrameKind, flags: FrameFlags = [], sequence: UInt64 = 0, timestampNs: Int64 = 0,
+                sourceID: UInt32 = 0, filterID: UInt32 = 0, payloadLength: Int = 0) {
+        version = Self.currentVersion
+        self.kind = kind
+        self.flags = flags
+        headerLength = WireLimits.headerLength
+        self.payloadLength = payloadLength
+        self.sequence = sequence
+        self.timestampNs = timestampNs
+        self.sourceID = sourceID
+        self.filterID = filterID
+    }
+
+    /// Total frame size: header plus payload.
+    @inlinable public var frameLength: Int { headerLength + payloadLength }
+
+    /// The result of peeking at a header whose kind may be unknown.
+    public enum Peek: Sendable {
+        /// A frame of a known kind.
+        case frame(FrameHeader)
+        /// A frame of an unknown ignorable kind (>= 128) of this total length: skip it.
+        case ignorable(kind: UInt8, frameLength: Int)
+    }
+
+    /// Validates the 40 header bytes at the start of `bytes`.
+    ///
+    /// - Parameters:
+    ///   - bytes: at least the header; more bytes (the payload) may follow.
+    ///   - maxFrameSize: the receiver's limit on header + payload.
+    ///   - origin: offset of `bytes[0]` in the stream, for error offsets.
+    /// - Throws: `WireError` naming the failing header field.
+    @inlinable
+    public static func peek(_ bytes: UnsafeRawBufferPointer, maxFrameSize: Int = WireLimits.maxFrameSize,
+                            origin: Int = 0) throws(WireError) -> Peek {
+        guard bytes.count >= WireLimits.headerLength else {
+            throw WireError(.truncated, field: "header", offset: origin + bytes.count,
+                            detail: "a header needs 40 bytes, \(bytes.count) present")
+        }
+        let magic = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
+        guard magic == Self.magic else {
+            throw WireError(.badMagic, field: "header.magic", offset: origin,
+                            detail: "expected 54 52 49 42 (\"TRIB\"), found \(hex(bytes, 0, 4))")
+        }
+        let version = bytes[4]
+        guard version == currentVersion else {
+            throw WireError(.unsupportedVersion, field: "header.version", offset: origin + 4,
+                            detail: "version \(version); this decoder implements version \(currentVersion)")
+        }
+        let rawKind = bytes[5]
+        let flags = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
+        let headerLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+        guard headerLength >= WireLimits.headerLength, headerLength & 7 == 0 else {
+            throw WireError(.badHeaderLength, field: "header.header_length", offset: origin + 8,
+                            detail: "\(headerLength); must be >= 40 and a multiple of 8")
+        }
+        let payloadLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+        guard payloadLength & 7 == 0 else {
+            throw WireError(.misalignedLength, field: "header.payload_length", offset: origin + 12,
+                            detail: "\(payloadLength) is not a multiple of 8")
+        }
+        guard headerLength + payloadLength <= maxFrameSize else {
+            throw WireError(.frameTooLarge, field: "header.payload_length", offset: origin + 12,
+                            detail: "frame of \(headerLength + payloadLength) bytes exceeds the limit of \(maxFrameSize)")
+        }
+        guard let kind = FrameKind(rawValue: rawKind) else {
+            if rawKind >= 128 { return .ignorable(kind: rawKind, frameLength: headerLength + payloadLength) }
+            throw WireError(.unknownKind, field: "header.kind", offset: origin + 5, detail: "kind \(rawKind)")
+        }
+        let unknownCritical = flags & 0x00FF & ~FrameFlags.knownCritical
+        guard unknownCritical == 0 else {
+            throw WireError(.unsupportedFlags, field: "header.flags", offset: origin + 6,
+                            detail: "critical flag bits 0x\(String(unknownCritical, radix: 16)) are not known")
+        }
+        var header = FrameHeader(kind: kind, flags: FrameFlags(rawValue: flags))
+        header.headerLength = headerLength
+        header.payloadLength = payloadLength
+        header.sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        header.timestampNs = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 24, as: Int64.self))
+        header.sourceID = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self))
+        header.filterID = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self))
+        return .frame(header)
+    }
+
+    /// Writes the 40-byte header at `base`.
+    func write(to base: UnsafeMutableRawPointer) {
+        var writer = ByteWriter(base)
+        writer.write(Self.magic)
+        writer.write(version)
+        writer.write(kind.rawValue)
+        writer.write(flags.rawValue)
+        writer.write(UInt16(WireLimits.headerLength))
+        writer.write(UInt16(0))
+        writer.write(UInt32(payloadLength))
+        writer.write(sequence)
+        writer.write(timestampNs)
+        writer.write(sourceID)
+        writer.write(filterID)
+    }
+}
+
+/// Hex of `count` bytes at `offset` (for error details).
+@usableFromInline
+func hex(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ count: Int) -> String {
+    bytes[offset..<min(bytes.count, offset + count)].map { byte in
+        let digits = String(byte, radix: 16)
+        return digits.count == 1 ? "0" + digits : digits
+    }.joined(separator: " ")
+}

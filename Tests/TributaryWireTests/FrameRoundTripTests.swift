@@ -1,0 +1,101 @@
+import Testing
+@testable import TributaryWire
+
+@Suite struct FrameRoundTripTests {
+    @Test(arguments: FrameKind.allCases)
+    func everyKindRoundTrips(kind: FrameKind) throws {
+        var factory = PackageFactory(seed: UInt64(kind.rawValue) * 7919)
+        for _ in 0..<200 {
+            let original = factory.frame(kind)
+            let package = try original.payload().materialize()
+            // Decode from a fresh copy of the bytes, as a receiver would.
+            let received = try Frame(copying: original.encodedBytes)
+            #expect(received.header == original.header)
+            #expect(received.header.frameLength % 8 == 0)
+            let decoded = try received.payload().materialize()
+            #expect(decoded == package)
+            // Re-encoding the decoded package reproduces the bytes exactly.
+            let again = Frame(encoding: decoded, header: received.header)
+            #expect(again.encodedBytes == original.encodedBytes)
+        }
+    }
+
+    @Test func edgeCasesRoundTrip() throws {
+        let packages: [Package] = [
+            .analog(AnalogData(channelIndexes: [], sampleCount: 0, samples: .float64([]))),
+            .analog(AnalogData(channelIndexes: [3, 5], sampleCount: 0, samples: .float32([]))),
+            .analog(AnalogData(channelIndexes: [], sampleCount: 1000, samples: .int16(counts: [], scale: [], offset: []))),
+            .digital(DigitalData(lines: [])),
+            .array(Array2D(rowCount: 0, columnCount: 7, elements: .string([]))),
+            .array(Array2D(rowCount: 2, columnCount: 2, elements: .string(["", "", "", ""]))),
+            .message(Message("")),
+            .message(Message("Grüße, 世界 🙂", code: -1)),
+            .xml(""),
+            .configuration(Configuration(deviceName: "", deviceType: "")),
+            .selectSources([]),
+            .file(BlobChunk.chunks(of: [], transferID: 1, name: "empty.bin")[0]),
+        ]
+        for package in packages {
+            let frame = Frame(encoding: package, sequence: 1)
+            #expect(try Frame(copying: frame.encodedBytes).payload().materialize() == package)
+        }
+    }
+
+    @Test func analogViewReadsInPlace() throws {
+        let data = AnalogData(channels: [[1, 2, 3], [4, 5, 6]], firstSample: 42)
+        let frame = Frame(encoding: .analog(data), sequence: 9, timestampNs: 123, sourceID: 2, filterID: 1)
+        let view = try frame.analog()
+        #expect(view.channelCount == 2 && view.sampleCount == 3 && view.firstSample == 42)
+        #expect(view.channelIndexes == [0, 1])
+        view.withSamples(Double.self, channel: 1) { samples in
+            #expect(Array(samples) == [4, 5, 6])
+            // The samples are the frame's own bytes, not a copy.
+            let base = frame.buffer.baseAddress
+            #expect(UnsafeRawPointer(samples.baseAddress!) >= base)
+            #expect(UnsafeRawPointer(samples.baseAddress!) < base + frame.buffer.count)
+            #expect(Int(bitPattern: samples.baseAddress!) % 8 == 0)
+        }
+        #expect(view.value(channel: 0, sample: 2) == 3)
+    }
+
+    @Test func int16SamplesAreScaled() throws {
+        let data = AnalogData(channelIndexes: [7], sampleCount: 3, samples: .int16(counts: [-2, 0, 2], scale: [0.5], offset: [1]))
+        let view = try Frame(encoding: .analog(data)).analog()
+        #expect(view.values(channel: 0) == [0, 1, 2])
+        #expect(view.scale(0) == 0.5 && view.offset(0) == 1)
+    }
+
+    @Test func analogWriterMatchesPackageEncoder() throws {
+        let data = AnalogData(channelIndexes: [4, 9], sampleCount: 5, firstSample: 10,
+                              samples: .float32([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
+        let header = FrameHeader(kind: .analog, sequence: 3, timestampNs: 99, sourceID: 1, filterID: 2)
+        let viaPackage = Frame(encoding: .analog(data), header: header)
+        let viaWriter = Frame.analog(header: header, layout: data.layout, firstSample: 10) { writer in
+            writer.setChannelIndex(0, 4)
+            writer.setChannelIndex(1, 9)
+            for c in 0..<2 {
+                let values: [Float] = (1...5).map { Float(c * 5 + $0) }
+                values.withUnsafeBytes { writer.samples(channel: c).copyMemory(from: $0) }
+            }
+        }
+        #expect(viaWriter.encodedBytes == viaPackage.encodedBytes)
+    }
+
+    @Test func digitalStatesAndStringArrays() throws {
+        let lines: [[Bool]] = [[true, false, true, true, false, false, false, false, true], [false, true, false, false, false, false, false, false, false]]
+        let digital = DigitalData(lines: lines)
+        guard case .digital(let view) = try Frame(encoding: .digital(digital)).payload() else { Issue.record("not digital"); return }
+        for l in 0..<2 { for s in 0..<9 { #expect(view.state(line: l, sample: s) == lines[l][s]) } }
+
+        let strings = Array2D(rowCount: 2, columnCount: 2, elements: .string(["a", "bé", "", "温度"]))
+        guard case .array(let array) = try Frame(encoding: .array(strings)).payload() else { Issue.record("not array"); return }
+        #expect(array.string(row: 1, column: 1) == "温度")
+        #expect(array.string(row: 0, column: 1) == "bé")
+    }
+
+    @Test func md5MatchesKnownDigests() {
+        #expect(MD5.hex(MD5.digest(Array("".utf8))) == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(MD5.hex(MD5.digest(Array("The quick brown fox jumps over the lazy dog".utf8))) == "9e107d9d372bb6826bd81d3542a419d6")
+        #expect(MD5.hex(MD5.digest([UInt8](repeating: 0x61, count: 1000))) == "cabe45dcc9ae5b66ba86600cca6b8ba8")
+    }
+}
