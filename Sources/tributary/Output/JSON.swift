@@ -1,0 +1,78 @@
+/// A JSON value, rendered so that numbers read back exactly.
+///
+/// Doubles print with Swift's shortest round-trip representation (`description`), floats with
+/// Float's, so `float(repr)` in Python gives back the same bits. JSON has no NaN or infinity:
+/// those print as `null`.
+enum JSON {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case float(Float)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    /// Renders compactly (one line).
+    func render() -> String {
+        var out = ""
+        render(into: &out)
+        return out
+    }
+
+    func render(into out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .uint(let u): out += String(u)
+        case .double(let d): out += d.isFinite ? Self.number(d.description) : "null"
+        case .float(let f): out += f.isFinite ? Self.number(f.description) : "null"
+        case .string(let s): Self.quote(s, into: &out)
+        case .array(let items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                item.render(into: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { out += "," }
+                Self.quote(key, into: &out)
+                out += ":"
+                value.render(into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// Swift prints 1e+20 as "1e+20" and 5.0 as "5.0": both are valid JSON numbers.
+    private static func number(_ text: String) -> String { text }
+
+    static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSON {
+    static func doubles(_ values: some Sequence<Double>) -> JSON { .array(values.map { .double($0) }) }
+    static func strings(_ values: [String]) -> JSON { .array(values.map { .string($0) }) }
+    static func ids(_ values: [UInt32]) -> JSON { .array(values.map { .uint(UInt64($0)) }) }
+}

@@ -1,0 +1,106 @@
+"""An independent encoder for the Tributary wire format, written from docs/PROTOCOL.md alone.
+
+Used by the interop tests to check that `tributary inspect` decodes frames written by hand from
+the spec, byte for byte as the spec says.
+"""
+import struct
+
+MAGIC = b"TRIB"
+KINDS = {"configuration": 1, "error": 2, "analog": 3, "digital": 4, "message": 5, "xml": 6, "file": 7,
+         "image": 8, "array": 9, "analog-filter": 10, "array-filter": 11, "remove-filter": 12, "hello": 16,
+         "welcome": 17, "start": 18, "stop": 19, "select-sources": 20, "gap": 21, "close": 22, "credit": 23}
+
+
+def pad8(b: bytes) -> bytes:
+    return b + b"\0" * (-len(b) % 8)
+
+
+def string(s: str) -> bytes:
+    u = s.encode("utf-8")
+    return struct.pack("<I", len(u)) + u
+
+
+def frame(kind: str, payload: bytes, sequence=0, timestamp_ns=0, source_id=0, filter_id=0, flags=0) -> bytes:
+    payload = pad8(payload)
+    header = MAGIC + struct.pack("<BBHHHIQqII", 1, KINDS[kind], flags, 40, 0, len(payload),
+                                 sequence, timestamp_ns, source_id, filter_id)
+    assert len(header) == 40
+    return header + payload
+
+
+def configuration(device_name, device_type, channels, lines) -> bytes:
+    """channels: (index, direction, rate, min, max, description, unit); lines: (index, direction, description)"""
+    out = string(device_name) + string(device_type) + struct.pack("<I", len(channels))
+    for index, direction, rate, lo, hi, description, unit in channels:
+        out += struct.pack("<IBddd", index, direction, rate, lo, hi) + string(description) + string(unit)
+    out += struct.pack("<I", len(lines))
+    for index, direction, description in lines:
+        out += struct.pack("<IB", index, direction) + string(description)
+    return out
+
+
+def analog_f64(channel_indexes, rows, first_sample=0) -> bytes:
+    n = len(rows[0]) if rows else 0
+    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 1)
+    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
+    for row in rows:
+        out += struct.pack("<%dd" % n, *row)
+    return out
+
+
+def analog_i16(channel_indexes, rows, scale, offset, first_sample=0) -> bytes:
+    n = len(rows[0]) if rows else 0
+    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 3)
+    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
+    out += struct.pack("<%dd" % len(rows), *scale) + struct.pack("<%dd" % len(rows), *offset)
+    for row in rows:
+        out += struct.pack("<%dh" % n, *row)
+    return out
+
+
+def digital(line_indexes, lines, first_sample=0) -> bytes:
+    n = len(lines[0]) if lines else 0
+    out = pad8(struct.pack("<IIQ", len(lines), n, first_sample) + struct.pack("<%dI" % len(lines), *line_indexes))
+    for line in lines:
+        row = bytearray((n + 7) // 8)
+        for s, on in enumerate(line):
+            if on:
+                row[s // 8] |= 1 << (s % 8)
+        out += bytes(row)
+    return out
+
+
+def message(code, text) -> bytes:
+    return struct.pack("<i", code) + string(text)
+
+
+def string_array(rows) -> bytes:
+    r, c = len(rows), len(rows[0]) if rows else 0
+    out = struct.pack("<B3xIIIIxxxx", 7, r, c, 0, 0)
+    offsets, text = [0], b""
+    for row in rows:
+        for s in row:
+            text += s.encode("utf-8")
+            offsets.append(len(text))
+    return pad8(out + struct.pack("<%dI" % len(offsets), *offsets)) + text
+
+
+def numeric_array(type_code, fmt, rows, row_origin=0, column_origin=0) -> bytes:
+    r, c = len(rows), len(rows[0]) if rows else 0
+    out = struct.pack("<B3xIIIIxxxx", type_code, r, c, row_origin, column_origin)
+    for row in rows:
+        out += struct.pack("<%d%s" % (c, fmt), *row)
+    return out
+
+
+def analog_filter(mode, frm=0, to=0, channels=(), sources=(), replaces=0) -> bytes:
+    return struct.pack("<IB3xIIII", replaces, mode, frm, to, len(channels), len(sources)) + \
+        struct.pack("<%dI" % len(channels), *channels) + struct.pack("<%dI" % len(sources), *sources)
+
+
+def hello(api_key, description, timeout=10.0, source_filter=False) -> bytes:
+    return struct.pack("<dB7x", timeout, 1 if source_filter else 0) + string(api_key) + string(description)
+
+
+def gap(first, count) -> bytes:
+    return struct.pack("<QQ", first, count)
