@@ -104,3 +104,90 @@ def hello(api_key, description, timeout=10.0, source_filter=False) -> bytes:
 
 def gap(first, count) -> bytes:
     return struct.pack("<QQ", first, count)
+
+
+def error(code, text) -> bytes:
+    return struct.pack("<I", code) + string(text)
+
+
+def xml(text) -> bytes:
+    return string(text)
+
+
+def blob(transfer_id, total_size, chunk_offset, chunk_index, chunk_count, md5, image_format, content, name,
+         attributes=()) -> bytes:
+    out = struct.pack("<QQQII", transfer_id, total_size, chunk_offset, chunk_index, chunk_count)
+    out += (md5 or b"\0" * 16) + struct.pack("<BB2xI", 1 if md5 else 0, image_format, len(content))
+    out = pad8(out + content) + string(name) + struct.pack("<I", len(attributes))
+    for a in attributes:
+        out += string(a)
+    return out
+
+
+def array_filter(element_type, row_from, row_to, column_from, column_to, replaces=0) -> bytes:
+    return struct.pack("<IB3xIIII", replaces, element_type, row_from, row_to, column_from, column_to)
+
+
+def welcome(session_id, description, sources) -> bytes:
+    out = struct.pack("<Q", session_id) + string(description) + struct.pack("<I", len(sources))
+    for source_id, source_description in sources:
+        out += struct.pack("<I", source_id) + string(source_description)
+    return out
+
+
+def select_sources(ids) -> bytes:
+    return struct.pack("<I%dI" % len(ids), len(ids), *ids)
+
+
+def close(code, reason) -> bytes:
+    return struct.pack("<I", code) + string(reason)
+
+
+def credit(n) -> bytes:
+    return struct.pack("<I", n)
+
+
+def analog_f32(channel_indexes, rows, first_sample=0) -> bytes:
+    n = len(rows[0]) if rows else 0
+    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 2)
+    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
+    for row in rows:
+        out += struct.pack("<%df" % n, *row)
+    return out
+
+
+def one_of_every_kind():
+    """One valid frame of every kind (the fuzzers' seed corpus)."""
+    import hashlib
+    content = bytes(range(200))
+    return {
+        "configuration": frame("configuration", configuration("dev", "sim", [(0, 0, 1000.0, -1.0, 1.0, "ai0", "V")],
+                                                              [(0, 1, "do0")]), source_id=1),
+        "error": frame("error", error(1, "wrong API key")),
+        "analog": frame("analog", analog_f64([0, 1], [[1.0, 2.0], [3.0, 4.0]], 5), source_id=1),
+        "analog-f32": frame("analog", analog_f32([2], [[1.5, -2.5, 3.25]])),
+        "analog-i16": frame("analog", analog_i16([0], [[1, -1]], [0.5], [0.0])),
+        "digital": frame("digital", digital([0, 1], [[1, 0, 1], [0, 1, 1]])),
+        "message": frame("message", message(3, "hello")),
+        "xml": frame("xml", xml("<a x='1'>ü</a>")),
+        "file": frame("file", blob(1, 200, 0, 0, 1, hashlib.md5(content).digest(), 0, content, "f.bin", ["a=b"])),
+        "image": frame("image", blob(2, 4, 0, 0, 2, None, 1, b"\x89PNG"[:2], "pic", [])),
+        "array-double": frame("array", numeric_array(1, "d", [[1.0, 2.0], [3.0, 4.0]])),
+        "array-float": frame("array", numeric_array(2, "f", [[1.0], [2.0]])),
+        "array-int32": frame("array", numeric_array(3, "i", [[1, 2, 3]])),
+        "array-int16": frame("array", numeric_array(4, "h", [[1], [2], [3]])),
+        "array-int64": frame("array", numeric_array(5, "q", [[1, 2]])),
+        "array-bool": frame("array", numeric_array(6, "B", [[1, 0, 1]])),
+        "array-string": frame("array", string_array([["a", "bc"], ["", "温"]])),
+        "analog-filter": frame("analog-filter", analog_filter(2, channels=(1, 3), sources=(1,)), filter_id=1),
+        "array-filter": frame("array-filter", array_filter(1, 5, 15, 5, 15), filter_id=2),
+        "remove-filter": frame("remove-filter", b"", filter_id=1),
+        "hello": frame("hello", hello("key", "client")),
+        "welcome": frame("welcome", welcome(9, "pub", [(1, "USB-6009"), (2, "PCI-6024")])),
+        "start": frame("start", b""),
+        "stop": frame("stop", b""),
+        "select-sources": frame("select-sources", select_sources([1, 2])),
+        "gap": frame("gap", gap(3, 2)),
+        "close": frame("close", close(0, "bye")),
+        "credit": frame("credit", credit(64)),
+    }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with swiftc -sanitize=fuzzer,address and runs each for SECONDS.
+# Crash inputs are saved in Fuzz/artifacts/; copy them to Fuzz/regressions/<target>/ so that the
+# unit tests replay them forever after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET="${1:-60}"
+PYTHON="${PYTHON:-python3}"
+mkdir -p Fuzz/.build Fuzz/artifacts
+
+build() {  # name, sources...
+  local name=$1; shift
+  local out=Fuzz/.build/$name
+  local newest
+  newest=$(ls -t "$@" | head -1)
+  if [ ! -x "$out" ] || [ "$newest" -nt "$out" ]; then
+    echo "fuzz: building $name"
+    swiftc -sanitize=fuzzer,address -O -parse-as-library -module-name "${name//-/_}" "$@" -o "$out" 2> Fuzz/.build/$name.log \
+      || { cat Fuzz/.build/$name.log; exit 1; }
+  fi
+}
+
+run() {  # name, corpus directory
+  local name=$1 corpus=$2
+  echo "fuzz: running $name for ${SECONDS_PER_TARGET}s"
+  mkdir -p "Fuzz/corpus-$name"
+  # -rss_limit_mb bounds memory; -max_len allows multi-frame streams; the seed corpus comes first.
+  "Fuzz/.build/$name" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="Fuzz/artifacts/$name-" "Fuzz/corpus-$name" "$corpus" "Fuzz/regressions/$name" 2>&1 \
+    | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Fatal|.*Test unit written)" || true
+  if ls Fuzz/artifacts/"$name"-* >/dev/null 2>&1; then
+    echo "fuzz: $name found crashing inputs:"; ls Fuzz/artifacts/"$name"-*; exit 1
+  fi
+}
+
+mkdir -p Fuzz/regressions/wire-fuzz
+"$PYTHON" Fuzz/make_seeds.py Fuzz/.build/seeds-wire
+build wire-fuzz Sources/TributaryWire/*.swift Fuzz/WireFuzz.swift
+run wire-fuzz Fuzz/.build/seeds-wire
