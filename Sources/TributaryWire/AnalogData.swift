@@ -163,29 +163,46 @@ public struct AnalogView: @unchecked Sendable {
     /// Validates an analog payload in O(1): the layout is derived from the counts, no sample is touched.
     @inlinable
     init(payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
-        var r = ByteReader(bytes, origin: origin)
-        let channelCount = Int(try r.read(UInt32.self, "analog.channel_count"))
-        guard channelCount <= WireLimits.maxChannels else {
-            throw WireError(.countTooLarge, field: "analog.channel_count", offset: origin,
-                            detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
+        // Hot path: read the preamble and test everything at once; the cold path names the failure.
+        guard bytes.count >= 24 else { throw Self.preambleError(bytes, origin) }
+        let channelCount = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
+        let sampleCount = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        guard channelCount <= WireLimits.maxChannels, let format = SampleFormat(rawValue: bytes[16]) else {
+            throw Self.preambleError(bytes, origin)
         }
-        let sampleCount = Int(try r.read(UInt32.self, "analog.sample_count"))
-        firstSample = try r.read(UInt64.self, "analog.first_sample")
-        let rawFormat = try r.read(UInt8.self, "analog.sample_format")
-        guard let format = SampleFormat(rawValue: rawFormat) else {
-            throw WireError(.invalidValue, field: "analog.sample_format", offset: origin + 16,
-                            detail: "\(rawFormat); expected 1 (float64), 2 (float32) or 3 (int16)")
-        }
-        try r.skip(7, "analog.reserved")
         let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
-        guard align8(layout.contentLength) == bytes.count else {
-            throw WireError(.lengthMismatch, field: "analog.sample_count", offset: origin + 4,
-                            detail: "\(channelCount) channels × \(sampleCount) \(format) samples need a payload of "
-                                + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
-        }
+        guard align8(layout.contentLength) == bytes.count else { throw Self.preambleError(bytes, origin) }
         self.layout = layout
+        firstSample = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         payload = bytes.baseAddress!
         self.buffer = buffer
+    }
+
+    /// Says which preamble field is invalid (the cold path of `init`).
+    @usableFromInline @inline(never)
+    static func preambleError(_ bytes: UnsafeRawBufferPointer, _ origin: Int) -> WireError {
+        var r = ByteReader(bytes, origin: origin)
+        do {
+            let channelCount = Int(try r.read(UInt32.self, "analog.channel_count"))
+            guard channelCount <= WireLimits.maxChannels else {
+                return WireError(.countTooLarge, field: "analog.channel_count", offset: origin,
+                                 detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
+            }
+            let sampleCount = Int(try r.read(UInt32.self, "analog.sample_count"))
+            _ = try r.read(UInt64.self, "analog.first_sample")
+            let rawFormat = try r.read(UInt8.self, "analog.sample_format")
+            guard let format = SampleFormat(rawValue: rawFormat) else {
+                return WireError(.invalidValue, field: "analog.sample_format", offset: origin + 16,
+                                 detail: "\(rawFormat); expected 1 (float64), 2 (float32) or 3 (int16)")
+            }
+            try r.skip(7, "analog.reserved")
+            let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
+            return WireError(.lengthMismatch, field: "analog.sample_count", offset: origin + 4,
+                             detail: "\(channelCount) channels × \(sampleCount) \(format) samples need a payload of "
+                                 + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
+        } catch {
+            return error
+        }
     }
 
     /// The configuration index of row `channel`.
