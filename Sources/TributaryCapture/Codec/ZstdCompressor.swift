@@ -17,7 +17,7 @@ public final class ZstdCompressor {
         }
         self.context = context
         self.level = level
-        try setParameter(ZSTD_c_compressionLevel, Int32(clamping: level))
+        try setLevel(level)
         // Both flags make every frame self-verifying and sized, so a reader can bound its buffer
         // before decompressing and detect corruption that the record CRC missed.
         try setParameter(ZSTD_c_checksumFlag, 1)
@@ -28,8 +28,12 @@ public final class ZstdCompressor {
 
     /// Changes the compression level used by later calls.
     /// - Parameter level: zstd compression level.
-    /// - Throws: `ZstdError` with kind `.parameter` when zstd rejects the level.
+    /// - Throws: `ZstdError` with kind `.parameter` when the level is outside `levels`.
     public func setLevel(_ level: Int) throws(ZstdError) {
+        // zstd clamps levels silently; a typo such as 100 should be an error, not level 22.
+        guard Self.levels.contains(level) else {
+            throw ZstdError(.parameter, "compression level \(level) is outside \(Self.levels)")
+        }
         try setParameter(ZSTD_c_compressionLevel, Int32(clamping: level))
         self.level = level
     }
@@ -52,6 +56,9 @@ public final class ZstdCompressor {
         if ZSTD_isError(written) != 0 { throw ZstdError(.compression, code: written) }
         return written
     }
+
+    /// The levels zstd accepts (`ZSTD_minCLevel()...ZSTD_maxCLevel()`).
+    public static var levels: ClosedRange<Int> { Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel()) }
 
     private func setParameter(_ parameter: ZSTD_cParameter, _ value: Int32) throws(ZstdError) {
         let result = ZSTD_CCtx_setParameter(context, parameter, value)
