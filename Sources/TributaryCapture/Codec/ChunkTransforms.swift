@@ -68,7 +68,10 @@ public struct ChunkCodecOptions: Sendable, Equatable {
     /// Store float64 payloads that are exact multiples of one step as Int16 counts.
     public var quantiseFloats: Bool
 
-    /// Creates options; the defaults are the measured best trade-off for ADC data.
+    /// Creates options; the defaults are the measured best trade-off for ADC data (compression
+    /// benchmark, 8 x 1M ADC samples, 1 MiB chunks, one core): float64 quantised + delta + bit-shuffle +
+    /// zstd-1 gave 8.5x at ~1.6 GB/s against 5.5x at ~1.0 GB/s for bit-shuffle + zstd-1 alone; for int16,
+    /// delta added 3 % ratio for 7 % speed; zstd-3 added ~4 % ratio for ~40 % less speed.
     public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true) {
         self.level = level
         self.bitShuffle = bitShuffle
