@@ -17,6 +17,10 @@ let package = Package(
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder. Pure Swift, no C.
         .target(name: "TributaryWire"),
+        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C); writer and reader to come.
+        .target(name: "TributaryCapture", dependencies: ["CZstd"]),
+        /// Import/export file formats (WAV, CSV, NPY). Pure Swift, no dependencies.
+        .target(name: "TributaryFormats"),
 
         // MARK: - Command-line tool and benchmarks
 
@@ -26,7 +30,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
-            dependencies: ["TributaryWire", "CAllocCounter"],
+            dependencies: ["TributaryWire", "TributaryCapture", "CAllocCounter"],
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
@@ -41,6 +45,8 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture"]),
+        .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
     ],
     swiftLanguageModes: [.v6]
 )

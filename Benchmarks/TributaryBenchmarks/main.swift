@@ -9,6 +9,7 @@ struct Suite: Sendable {
 /// Every suite, in the order they run. Each lives in its own file named after it.
 let suites: [Suite] = [
     wireSuite,
+    compressionSuite,
 ]
 
 @MainActor func usage() -> String {

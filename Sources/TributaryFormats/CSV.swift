@@ -1,0 +1,181 @@
+import Foundation
+
+/// A channels x samples matrix as CSV text: one row per sample, one column per channel, an optional
+/// header row of channel names. Numbers are written in the shortest form that reads back to the same
+/// float64 (`Double.description`: "0.1", "1e-05", "nan", "inf"), so
+/// `numpy.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)` returns exactly the values
+/// (transposed: numpy gives samples x channels).
+public struct CSVTable: Sendable, Equatable {
+    /// Channel names from the header row, or nil when the file has none.
+    public var channelNames: [String]?
+    /// Number of channels (columns).
+    public var channelCount: Int
+    /// Samples per channel (data rows).
+    public var sampleCount: Int
+    /// `channelCount * sampleCount` values, channel-major: sample i of channel c is `values[c * sampleCount + i]`.
+    public var values: [Double]
+
+    /// Creates a table from channel-major values.
+    /// - Parameters:
+    ///   - channelNames: header names (one per channel) or nil for no header row.
+    ///   - channelCount: number of channels (at least 1).
+    ///   - values: `channelCount * sampleCount` values, channel-major.
+    public init(channelNames: [String]? = nil, channelCount: Int, values: [Double]) {
+        self.channelNames = channelNames
+        self.channelCount = channelCount
+        self.sampleCount = channelCount > 0 ? values.count / channelCount : 0
+        self.values = values
+    }
+
+    /// Whether the first line is channel names.
+    public enum Header: Sendable {
+        /// Header when any field of the first non-blank line is not a number.
+        case automatic
+        /// The first non-blank line is names.
+        case present
+        /// Every line is data.
+        case absent
+    }
+
+    // MARK: Writing
+
+    /// The CSV text: comma-separated, "\n" line ends, names quoted (RFC 4180) when they contain a
+    /// comma, a quote or a line break.
+    /// - Throws: `FormatError` when the names or value count do not match the channel count.
+    public func encoded(file: String = "<memory>") throws(FormatError) -> String {
+        guard channelCount >= 1, values.count == channelCount * sampleCount else {
+            throw FormatError(file: file, location: "", reason: "\(values.count) values is not \(channelCount) channels x \(sampleCount) samples")
+        }
+        var text = ""
+        text.reserveCapacity(values.count * 12)
+        if let names = channelNames {
+            guard names.count == channelCount else {
+                throw FormatError(file: file, location: "", reason: "\(names.count) channel names for \(channelCount) channels")
+            }
+            text += names.map(Self.quoted).joined(separator: ",") + "\n"
+        }
+        for i in 0..<sampleCount {
+            for c in 0..<channelCount {
+                if c > 0 { text += "," }
+                text += values[c * sampleCount + i].description
+            }
+            text += "\n"
+        }
+        return text
+    }
+
+    /// Writes the CSV file (see `encoded`).
+    /// - Parameter path: destination, replaced atomically.
+    /// - Throws: `FormatError` from `encoded`, or when the file cannot be written.
+    public func write(to path: String) throws(FormatError) {
+        let text = try encoded(file: path)
+        do { try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw FormatError(file: path, location: "", reason: "cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    private static func quoted(_ name: String) -> String {
+        guard name.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return name }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    // MARK: Reading
+
+    /// Reads a CSV file.
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - header: whether the first line is names.
+    /// - Returns: the matrix, channel-major.
+    /// - Throws: `FormatError` naming the file, line and column of the first bad field.
+    public static func read(path: String, header: Header = .automatic) throws(FormatError) -> CSVTable {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw FormatError(file: path, location: "", reason: "cannot read: \(error.localizedDescription)")
+        }
+        return try decode(String(decoding: data, as: UTF8.self), header: header, file: path)
+    }
+
+    /// Parses CSV text: comma-separated numbers, blank lines skipped, "\n" or "\r\n" line ends,
+    /// spaces around fields ignored; the header row may quote names (RFC 4180).
+    /// - Parameters:
+    ///   - text: the whole file.
+    ///   - header: whether the first line is names.
+    ///   - file: the name to put in errors.
+    /// - Returns: the matrix, channel-major.
+    /// - Throws: `FormatError` with "line L, column C" (1-based) for a field that is not a number or a row
+    ///   with the wrong number of fields.
+    public static func decode(_ text: String, header: Header = .automatic, file: String = "<memory>") throws(FormatError) -> CSVTable {
+        var names: [String]?
+        var columns: [[Double]] = []
+        var row: [Double] = []
+        var lineNumber = 0
+        var headerPending = header != .absent
+        // "\r\n" is one Character in Swift, so it is a separator of its own.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            lineNumber += 1
+            let line = rawLine.last == "\r" ? rawLine.dropLast() : rawLine
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            if headerPending {
+                headerPending = false
+                let fields = try headerFields(line, file: file, line: lineNumber)
+                let numeric = fields.allSatisfy { Double($0.trimmingCharacters(in: .whitespaces)) != nil }
+                if header == .present || !numeric {
+                    names = fields
+                    columns = Array(repeating: [], count: fields.count)
+                    continue
+                }
+            }
+            row.removeAll(keepingCapacity: true)
+            for field in line.split(separator: ",", omittingEmptySubsequences: false) {
+                let trimmed = field.trimmingCharacters(in: .whitespaces)
+                guard let value = Double(trimmed) else {
+                    throw FormatError(file: file, location: "line \(lineNumber), column \(row.count + 1)",
+                                      reason: "\(String(reflecting: trimmed)) is not a number")
+                }
+                row.append(value)
+            }
+            // The header, or else the first data row, fixes the number of columns.
+            if columns.isEmpty { columns = Array(repeating: [], count: row.count) }
+            guard row.count == columns.count else {
+                throw FormatError(file: file, location: "line \(lineNumber), column \(min(row.count, columns.count) + 1)",
+                                  reason: "row has \(row.count) fields, \(columns.count) expected")
+            }
+            for (c, value) in row.enumerated() { columns[c].append(value) }
+        }
+        let channelCount = names?.count ?? columns.count
+        guard channelCount >= 1 else { throw FormatError(file: file, location: "", reason: "no columns") }
+        return CSVTable(channelNames: names, channelCount: channelCount, values: columns.flatMap { $0 })
+    }
+
+    /// Splits a header line, honouring RFC 4180 quotes.
+    private static func headerFields(_ line: Substring, file: String, line number: Int) throws(FormatError) -> [String] {
+        var fields: [String] = []
+        var current = ""
+        var quoted = false, wasQuoted = false
+        var chars = line.makeIterator()
+        var column = 1
+        while let ch = chars.next() {
+            if quoted {
+                if ch == "\"" {
+                    // A doubled quote is a literal quote; a single one ends the quoted field.
+                    var lookahead = chars
+                    if lookahead.next() == "\"" { current.append("\""); chars = lookahead } else { quoted = false }
+                } else {
+                    current.append(ch)
+                }
+            } else if ch == "," {
+                fields.append(wasQuoted ? current : current.trimmingCharacters(in: .whitespaces))
+                current = ""; wasQuoted = false; column += 1
+            } else if ch == "\"" && current.allSatisfy({ $0 == " " }) && !wasQuoted {
+                quoted = true; wasQuoted = true; current = ""
+            } else if wasQuoted && ch != " " {
+                throw FormatError(file: file, location: "line \(number), column \(column)", reason: "text after a closing quote")
+            } else {
+                current.append(ch)
+            }
+        }
+        guard !quoted else { throw FormatError(file: file, location: "line \(number), column \(column)", reason: "unterminated quote") }
+        fields.append(wasQuoted ? current : current.trimmingCharacters(in: .whitespaces))
+        return fields
+    }
+}
