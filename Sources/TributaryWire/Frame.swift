@@ -104,7 +104,7 @@ public struct Frame: Sendable {
         var r = ByteReader(bytes, origin: origin)
         let result: Payload
         switch header.kind {
-        case .analog: return .analog(try AnalogView(payload: bytes, origin: origin, buffer: buffer))
+        case .analog: return .analog(try AnalogView(header: header, payload: bytes, origin: origin, buffer: buffer))
         case .digital: return .digital(try DigitalView(payload: bytes, origin: origin, buffer: buffer))
         case .array: return .array(try ArrayView(payload: bytes, origin: origin, buffer: buffer))
         case .configuration: result = .configuration(try Configuration.read(&r))
@@ -137,7 +137,35 @@ public struct Frame: Sendable {
         guard header.kind == .analog else {
             throw WireError(.invalidValue, field: "header.kind", offset: position + 5, detail: "\(header.kind) frame, not analog")
         }
-        return try AnalogView(payload: payloadBytes, origin: payloadOrigin, buffer: buffer)
+        return try AnalogView(header: header, payload: payloadBytes, origin: payloadOrigin, buffer: buffer)
+    }
+
+    /// Decodes the header and analog preamble of the frame at `offset` straight into a view: the
+    /// decoder's hot path (no intermediate `Frame`, one reference to the buffer).
+    ///
+    /// - Throws: `WireError` if the header is invalid, the frame is not analog, truncated, or its
+    ///   preamble disagrees with its length.
+    @inlinable
+    public static func analogView(decoding buffer: FrameBuffer, at offset: Int = 0,
+                                  maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) -> AnalogView {
+        let available = buffer.count - offset
+        let base = buffer.baseAddress + offset
+        guard Int(bitPattern: base) & 7 == 0, available >= 0 else {
+            throw WireError(.misalignedBuffer, field: "header", offset: offset,
+                            detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+        }
+        let bytes = UnsafeRawBufferPointer(start: base, count: available)
+        guard case .frame(let header) = try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: offset),
+              header.kind == .analog, header.frameLength <= available else {
+            throw try Frame(decoding: buffer, at: offset, maxFrameSize: maxFrameSize).notAnalogError()
+        }
+        let payload = UnsafeRawBufferPointer(start: base + header.headerLength, count: header.payloadLength)
+        return try AnalogView(header: header, payload: payload, origin: offset + header.headerLength, buffer: buffer)
+    }
+
+    @usableFromInline
+    func notAnalogError() -> WireError {
+        WireError(.invalidValue, field: "header.kind", offset: position + 5, detail: "\(header.kind) frame, not analog")
     }
 
     // MARK: Encoding

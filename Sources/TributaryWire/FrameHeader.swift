@@ -77,7 +77,7 @@ public struct FrameHeader: Sendable, Hashable {
     ///   - maxFrameSize: the receiver's limit on header + payload.
     ///   - origin: offset of `bytes[0]` in the stream, for error offsets.
     /// - Throws: `WireError` naming the failing header field.
-    @inlinable
+    @inlinable @inline(__always)
     public static func peek(_ bytes: UnsafeRawBufferPointer, maxFrameSize: Int = WireLimits.maxFrameSize,
                             origin: Int = 0) throws(WireError) -> Peek {
         // Hot path: one combined test over the fixed fields; the cold path finds which one failed.
