@@ -9,6 +9,7 @@ let package = Package(
     name: "Tributary",
     products: [
         .library(name: "TributaryWire", targets: ["TributaryWire"]),
+        .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
         .executable(name: "tributary", targets: ["tributary"]),
         .executable(name: "tributary-bench", targets: ["TributaryBenchmarks"]),
     ],
@@ -17,16 +18,18 @@ let package = Package(
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder. Pure Swift, no C.
         .target(name: "TributaryWire"),
+        /// libzmq wrapper (ZMQ/), later Publisher and Subject/Observer.
+        .target(name: "TributaryTransport", dependencies: ["CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire"]
+            dependencies: ["TributaryWire", "TributaryTransport"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
-            dependencies: ["TributaryWire", "CAllocCounter"],
+            dependencies: ["TributaryWire", "TributaryTransport", "CAllocCounter"],
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
@@ -41,6 +44,7 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
+        .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport"]),
     ],
     swiftLanguageModes: [.v6]
 )
