@@ -54,7 +54,7 @@ public final class ZMQLoop<State>: Sendable {
     ///     returns the state later commands receive.
     /// - Throws: `ZMQLoopError.eventFDFailed`, or whatever `makeState` throws (the thread has then exited).
     public init(name: String, context: ZMQContext,
-                makeState: @escaping @Sendable (ZMQLoopScope) throws -> sending State) throws {
+                makeState: @escaping @Sendable (ZMQLoopScope) throws -> State) throws {
         self.name = name
         self.context = context
         let eventFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -64,6 +64,9 @@ public final class ZMQLoop<State>: Sendable {
         let started = DispatchSemaphore(value: 0)
         let startError = ZMQLoopBox<(any Error)?>(nil)
         let thread = Thread { [context] in
+            // Named from inside: Foundation then also sets the kernel name (15 bytes), seen in top -H and gdb;
+            // a name set before start() is not applied on Linux (the thread keeps its creator's name).
+            Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
             shared.markLoopThread()
             let scope = ZMQLoopScope(context: context, eventFD: eventFD)
             var state: State?
@@ -79,7 +82,6 @@ public final class ZMQLoop<State>: Sendable {
             started.signal()
             shared.run(state: &state, scope: scope)
         }
-        thread.name = name
         thread.start()
         started.wait()
         if let error = startError.value.withLock({ $0 }) { throw error }
@@ -99,6 +101,7 @@ public final class ZMQLoop<State>: Sendable {
     /// Runs `body` on the loop thread and returns its result (or rethrows its error) to the caller.
     /// - Throws: What `body` throws; `ZMQLoopError.stopped` when the loop stopped before running it;
     ///   `ZMQLoopError.calledFromLoopThread` when called from the loop thread itself.
+    @discardableResult
     public func performAndWait<T: Sendable>(
         _ body: @escaping @Sendable (State, ZMQLoopScope) throws -> T
     ) throws -> T {
