@@ -3,12 +3,14 @@ import CZMQ
 /// One received message part, owned by reference: its bytes stay valid exactly as long as this object
 /// lives, so a decoder can hand out views into them (zero copy) while holding a reference.
 ///
-/// **Alignment.** libzmq gives no alignment guarantee for received bytes. On libzmq 4.3 over tcp,
-/// parts that fit in the 8 KiB receive batch are views into the shared receive buffer right after the
-/// ZMTP frame header, so their address has any alignment; larger parts are `malloc`ed behind a 40-byte
-/// header (8-aligned, never 16); parts of up to 33 bytes live inside the `zmq_msg_t` (8-aligned). Over
-/// inproc the receiver gets the sender's own bytes. Check `isAligned(to:)` before reading typed data in
-/// place, and copy otherwise.
+/// **Alignment: not guaranteed.** Measured on libzmq 4.3.4 over tcp (addresses mod 16, one message per read):
+/// parts of up to 32 bytes live inside the `zmq_msg_t` (≡ 8); parts that fit in the 8 KiB receive batch
+/// are views into libzmq's shared receive buffer right after the ZMTP frame header — ≡ 10 for short
+/// frames (≤ 255 B, 2-byte header), ≡ 1 for long ones (9-byte header), so a 1–8 KB payload is *never*
+/// 8-aligned, and when several messages arrive in one read they sit at arbitrary offsets; parts of
+/// 8184 B and more are `malloc`ed behind libzmq's 40-byte content header (≡ 8: 8-aligned, never 16).
+/// Over inproc the receiver gets the sender's own buffer (zero-copy sends keep the sender's alignment).
+/// So check `isAligned(to:)` before reading typed values in place, and copy (or load unaligned) otherwise.
 ///
 /// `@unchecked Sendable`: the message is immutable once received (no API writes to it), its bytes are
 /// owned only by this object, and `zmq_msg_close` of a message that nobody else uses is safe from any
