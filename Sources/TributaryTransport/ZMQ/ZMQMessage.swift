@@ -25,25 +25,30 @@ public struct ZMQMessage: ~Copyable {
     /// - Throws: `ZMQError` `.outOfMemory`.
     public init(copying bytes: UnsafeRawBufferPointer) throws(ZMQError) {
         raw = zmq_msg_t()
-        if zmq_msg_init_size(&raw, bytes.count) != 0 {
-            // Leave `raw` in a state that `deinit` may close: an empty message.
-            let error = ZMQError.last("zmq_msg_init_size")
-            zmq_msg_init(&raw)
-            throw error
-        }
-        if let base = bytes.baseAddress, bytes.count > 0 {
-            zmq_msg_data(&raw).copyMemory(from: base, byteCount: bytes.count)
-        }
+        try allocate(bytes.count)
+        copyIn(bytes)
     }
 
     /// A message holding a copy of `bytes`.
     /// - Throws: `ZMQError` `.outOfMemory`.
     public init(copying bytes: [UInt8]) throws(ZMQError) {
-        var result: Result<ZMQMessage, ZMQError>!
-        bytes.withUnsafeBytes { buffer in
-            do throws(ZMQError) { result = .success(try ZMQMessage(copying: buffer)) } catch { result = .failure(error) }
+        raw = zmq_msg_t()
+        try allocate(bytes.count)
+        bytes.withUnsafeBytes { copyIn($0) }
+    }
+
+    private mutating func allocate(_ count: Int) throws(ZMQError) {
+        if zmq_msg_init_size(&raw, count) != 0 {
+            // Leave `raw` in a state that `deinit` may close: an empty message.
+            let error = ZMQError.last("zmq_msg_init_size")
+            zmq_msg_init(&raw)
+            throw error
         }
-        self = try result.get()
+    }
+
+    private mutating func copyIn(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        zmq_msg_data(&raw).copyMemory(from: base, byteCount: bytes.count)
     }
 
     /// A zero-copy message over `count` bytes at `base`, which `owner` keeps valid and unchanged until
