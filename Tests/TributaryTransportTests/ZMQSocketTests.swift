@@ -138,4 +138,35 @@ func port(of endpoint: String) -> UInt16? {
         context.shutdown()
         #expect(throws: ZMQError(.terminated, operation: "zmq_msg_recv")) { _ = try socket.receive() }
     }
+
+    @Test func publisherAndSubscriberProfilesApplyTheirSettings() throws {
+        let context = try ZMQContext()
+        var routerSettings = ZMQRouterSettings()
+        routerSettings.sendHighWaterMark = 50
+        routerSettings.maxInboundMessageSize = 4_096
+        let router = try ZMQSocket.publisherRouter(context: context, settings: routerSettings)
+        #expect(try router.option(.sendHighWaterMark) == 50)
+        #expect(try router.option(.heartbeatInterval) == 200)
+        #expect(try router.option(.heartbeatTimeout) == 1_000)
+        #expect(try router.option(.maxMessageSize) == 4_096)
+        try router.setOption(.receiveTimeout, 3_000)
+        try router.bind("tcp://127.0.0.1:0")
+
+        var dealerSettings = ZMQDealerSettings()
+        dealerSettings.routingID = Array("sub-7".utf8)
+        let dealer = try ZMQSocket.subscriberDealer(context: context, settings: dealerSettings)
+        #expect(try dealer.option(.reconnectInterval) == 100)
+        #expect(try dealer.option(.reconnectIntervalMax) == 5_000)
+        #expect(try dealer.option(.maxMessageSize) == 256 << 20)
+        try dealer.setOption(.receiveTimeout, 3_000)
+        try dealer.connect(try router.lastEndpoint())
+        try dealer.send([1])
+        #expect(try router.receiveMultipart()[0].bytes == Array("sub-7".utf8))
+        // ROUTER_MANDATORY is on: an unknown subscriber is an error, not a silent drop.
+        #expect(throws: ZMQError(.hostUnreachable, operation: "zmq_send")) {
+            try router.send(Array("sub-8".utf8), flags: [.dontWait, .sendMore])
+        }
+        dealerSettings.routingID = []
+        #expect(throws: ZMQError.self) { _ = try ZMQSocket.subscriberDealer(context: context, settings: dealerSettings) }
+    }
 }

@@ -50,7 +50,7 @@ public struct ZMQMonitorEvent: Sendable, Equatable {
 /// Teardown order (libzmq 4.3 can hang otherwise): stop the monitor (`zmq_socket_monitor(s, NULL, 0)`),
 /// close the PAIR that reads events, and only then close the watched socket. `ZMQSocket.close()` does
 /// this for you; `close()` here stops the monitor early. Both sockets belong to the thread that owns
-/// the watched socket (register `pairSocket`... through `ZMQLoop` to poll events).
+/// the watched socket: in a `ZMQLoop`, register `monitor.socket` with the scope to be called on events.
 public final class ZMQMonitor {
     /// Unique inproc endpoints per process.
     private static let counter = Atomic<Int>(0)
