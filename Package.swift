@@ -9,6 +9,7 @@ let package = Package(
     name: "Tributary",
     products: [
         .library(name: "TributaryWire", targets: ["TributaryWire"]),
+        .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
         .executable(name: "tributary", targets: ["tributary"]),
         .executable(name: "tributary-bench", targets: ["TributaryBenchmarks"]),
     ],
@@ -21,16 +22,18 @@ let package = Package(
         .target(name: "TributaryCapture", dependencies: ["CZstd"]),
         /// Import/export file formats (WAV, CSV, NPY). Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
+        /// libzmq wrapper (ZMQ/), later Publisher and Subject/Observer.
+        .target(name: "TributaryTransport", dependencies: ["CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire"]
+            dependencies: ["TributaryWire", "TributaryTransport"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
-            dependencies: ["TributaryWire", "TributaryCapture", "CAllocCounter"],
+            dependencies: ["TributaryWire", "TributaryCapture", "CAllocCounter", "TributaryTransport"],
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
@@ -47,6 +50,7 @@ let package = Package(
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
         .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
+        .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport"]),
     ],
     swiftLanguageModes: [.v6]
 )

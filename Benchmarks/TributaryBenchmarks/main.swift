@@ -10,6 +10,7 @@ struct Suite: Sendable {
 let suites: [Suite] = [
     wireSuite,
     compressionSuite,
+    zmqRawSuite,
 ]
 
 @MainActor func usage() -> String {

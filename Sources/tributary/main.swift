@@ -3,6 +3,7 @@ import Foundation
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
     InspectCommand.self,
+    KeygenCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {
