@@ -9,6 +9,8 @@ let package = Package(
     name: "Tributary",
     products: [
         .library(name: "TributaryWire", targets: ["TributaryWire"]),
+        .library(name: "TributaryFormats", targets: ["TributaryFormats"]),
+        .library(name: "TributaryDSP", targets: ["TributaryDSP"]),
         .executable(name: "tributary", targets: ["tributary"]),
         .executable(name: "tributary-bench", targets: ["TributaryBenchmarks"]),
     ],
@@ -17,16 +19,20 @@ let package = Package(
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder. Pure Swift, no C.
         .target(name: "TributaryWire"),
+        /// File formats of the measurement world (NPY; later WAV, CSV). Pure Swift, no dependencies.
+        .target(name: "TributaryFormats"),
+        /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
+        .target(name: "TributaryDSP", dependencies: ["CFFTW"]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire"]
+            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
-            dependencies: ["TributaryWire", "CAllocCounter"],
+            dependencies: ["TributaryWire", "TributaryDSP", "CAllocCounter"],
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
@@ -41,6 +47,8 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
+        .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
+        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP"]),
     ],
     swiftLanguageModes: [.v6]
 )
