@@ -123,11 +123,9 @@ final class SegmentPeriodogram<T: FFTScalar> {
             case .none:
                 for i in 0..<n { out[i] = x[i] * w[i] }
             case .constant:
-                var s0: T = 0, s1: T = 0, s2: T = 0, s3: T = 0
-                var i = 0
-                while i + 4 <= n { s0 += x[i]; s1 += x[i + 1]; s2 += x[i + 2]; s3 += x[i + 3]; i += 4 }
-                while i < n { s0 += x[i]; i += 1 }
-                let mean = ((s0 + s1) + (s2 + s3)) / T(n)
+                // numpy's summation order, so that the mean (and with it the ill-conditioned bins near DC
+                // of data with a large offset) is bit-identical to scipy's detrend.
+                let mean = pairwiseSum(x, n) / T(n)
                 for i in 0..<n { out[i] = (x[i] - mean) * w[i] }
             case .linear:
                 // Least squares in double precision: x ~ mean + slope * (i - (n-1)/2).
@@ -320,4 +318,31 @@ public final class WelchEstimator {
 /// - Throws: `SpectralParameterError` for bad parameters.
 public func welch(_ x: [Double], sampleRate: Double = 1, configuration: WelchConfiguration = WelchConfiguration()) throws -> PowerSpectralDensity {
     try WelchEstimator(configuration: configuration, sampleRate: sampleRate).estimate(x)
+}
+
+/// numpy's pairwise summation (`pairwise_sum_DOUBLE`): blocks of at most 128 summed with eight
+/// accumulators, halves (rounded to multiples of 8) summed recursively.
+@inline(__always)
+func pairwiseSum<T: FFTScalar>(_ a: UnsafePointer<T>, _ n: Int) -> T {
+    if n < 8 {
+        var r: T = 0
+        for i in 0..<n { r += a[i] }
+        return r
+    }
+    if n <= 128 {
+        var r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5], r6 = a[6], r7 = a[7]
+        var i = 8
+        let end = n - n % 8
+        while i < end {
+            r0 += a[i]; r1 += a[i + 1]; r2 += a[i + 2]; r3 += a[i + 3]
+            r4 += a[i + 4]; r5 += a[i + 5]; r6 += a[i + 6]; r7 += a[i + 7]
+            i += 8
+        }
+        var result = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n { result += a[i]; i += 1 }
+        return result
+    }
+    var n2 = n / 2
+    n2 -= n2 % 8
+    return pairwiseSum(a, n2) + pairwiseSum(a + n2, n - n2)
 }
