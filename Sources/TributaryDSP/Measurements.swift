@@ -157,7 +157,9 @@ public struct SpectralMeasurements: Sendable {
             if let band = configuration.searchBand, !band.contains(Double(k) * binWidth) { continue }
             if power[k] > bestPower { bestPower = power[k]; best = k }
         }
-        guard best >= 0, bestPower > 0 else { throw MeasurementError("no tone found (the spectrum is zero outside DC)") }
+        // A peak at the level of FFT rounding (e.g. of a constant signal) is not a tone.
+        let total = power.reduce(0, +)
+        guard best >= 0, bestPower > 1e-24 * total else { throw MeasurementError("no tone found (nothing above rounding outside DC)") }
         return best
     }
 
@@ -178,8 +180,9 @@ public struct SpectralMeasurements: Sendable {
         peaks.sort { power[$0] > power[$1] }
         var chosen: [Int] = []
         for p in peaks where chosen.count < k {
-            // A local maximum inside a stronger tone's main lobe is part of that tone.
-            if chosen.contains(where: { abs($0 - p) <= lobe }) { continue }
+            // A local maximum inside a stronger tone's main lobe is part of that tone, and one whose
+            // own lobe would reach into it would be measured with that tone's power.
+            if chosen.contains(where: { abs($0 - p) <= 2 * lobe }) { continue }
             let t = tone(at: p)
             if t.amplitude >= threshold { chosen.append(p) }
         }
