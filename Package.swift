@@ -48,7 +48,7 @@ let package = Package(
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
-        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP"]),
+        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,9 @@ struct Suite: Sendable {
 
 /// Every suite, in the order they run. Each lives in its own file named after it.
 let suites: [Suite] = [
+    statisticsSuite,
+    fftSuite,
+    welchSuite,
 ]
 
 @MainActor func usage() -> String {

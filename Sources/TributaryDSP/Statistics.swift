@@ -152,28 +152,24 @@ public struct StatisticsAccumulator: Sendable, Equatable {
         let blockMean = sum / Double(n)
         let m = SIMD4<Double>(repeating: blockMean)
         var q0 = SIMD4<Double>(), q1 = SIMD4<Double>()
-        // Compensation term: sum of deviations (zero in exact arithmetic) corrects the block mean's rounding.
-        var c0 = SIMD4<Double>(), c1 = SIMD4<Double>()
         i = 0
         while i < vectorEnd {
             let a = raw.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self) - m
             let b = raw.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self) - m
             q0 += a * a; q1 += b * b
-            c0 += a; c1 += b
             i += 8
         }
         var sq = (q0 + q1).sum()
-        var comp = (c0 + c1).sum()
         while i < n {
             let d = p[i] - blockMean
             sq += d * d
-            comp += d
             i += 1
         }
-        // Corrected two-pass formula (Chan, Golub, LeVeque): M2 = sum d^2 - (sum d)^2 / n.
-        let blockM2 = sq - comp * comp / Double(n)
+        // No correction term for the rounding of blockMean: an error e in the mean adds only n e^2
+        // to M2 (the cross term vanishes), i.e. a relative (e / std)^2, below 1e-14 even for an
+        // offset 1e9 times the spread; leaving it out saves a quarter of the second pass.
         if sum.isNaN { sawNaN = true }
-        merge(count: n, mean: blockMean + comp / Double(n), m2: Swift.max(blockM2, 0), min: lo, max: hi)
+        merge(count: n, mean: blockMean, m2: sq, min: lo, max: hi)
     }
 
     /// The statistics of everything added and merged so far.

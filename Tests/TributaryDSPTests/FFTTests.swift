@@ -1,3 +1,4 @@
+import CFFTW
 import Foundation
 import Testing
 @testable import TributaryDSP
@@ -53,6 +54,14 @@ import Testing
         for c in 0..<channels {
             let expected = fft.forward(Array(x[(1 + c * n)..<(1 + (c + 1) * n)]))
             #expect(Array(out[(1 + c * (n + 2))..<(1 + (c + 1) * (n + 2))]) == expected)
+        }
+    }
+
+    @Test func alignmentCheckAgreesWithFFTW() {
+        for address in stride(from: 0, through: 256, by: 4) {
+            let p = UnsafeRawPointer(bitPattern: 4096 + address)!
+            #expect(RealFFT<Double>.isAligned(p) == (fftw_alignment_of(UnsafeMutablePointer(mutating: p.assumingMemoryBound(to: Double.self))) == 0))
+            #expect(RealFFT<Float>.isAligned(p) == (fftwf_alignment_of(UnsafeMutablePointer(mutating: p.assumingMemoryBound(to: Float.self))) == 0))
         }
     }
 
