@@ -11,6 +11,9 @@ let suites: [Suite] = [
     wireSuite,
     compressionSuite,
     zmqRawSuite,
+    statisticsSuite,
+    fftSuite,
+    welchSuite,
 ]
 
 @MainActor func usage() -> String {

@@ -2,6 +2,7 @@ import Foundation
 
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
+    AnalyzeCommand.self,
     InspectCommand.self,
     KeygenCommand.self,
 ]
