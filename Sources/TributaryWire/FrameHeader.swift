@@ -148,8 +148,9 @@ public struct FrameHeader: Sendable, Hashable {
                          detail: "critical flag bits 0x\(String(flags & 0x00FF & ~FrameFlags.knownCritical, radix: 16)) are not known")
     }
 
-    /// Writes the 40-byte header at `base`.
-    func write(to base: UnsafeMutableRawPointer) {
+    /// Writes the header's 40 bytes at `base` (a version-1 header: `header_length` is written as 40,
+    /// whatever length the header was received with).
+    public func encode(into base: UnsafeMutableRawPointer) {
         var writer = ByteWriter(base)
         writer.write(Self.magic)
         writer.write(version)
