@@ -1,0 +1,138 @@
+import TributaryWire
+
+/// Transport-level frame kinds in the ignorable extension range (docs/PROTOCOL.md §4.4): a
+/// receiver that does not know them skips them, so they cost other implementations nothing.
+enum TransportKind {
+    /// Keepalive: a header-only frame sent by either side of a session when it has sent nothing for a
+    /// quarter of the session timeout, so that silence means a dead peer (error 4) and nothing else.
+    static let keepalive: UInt8 = 128
+}
+
+/// What one received libzmq message (after the ROUTER's routing-id part) decodes to.
+enum InboundFrame {
+    /// A frame of a known kind; its payload is a zero-copy view when the bytes arrived 8-byte aligned.
+    case frame(Frame)
+    /// A keepalive (kind 128).
+    case keepalive
+    /// Another ignorable extension frame (kinds 129-255): skipped.
+    case ignorable(kind: UInt8)
+}
+
+/// Maps frames to libzmq messages and back (docs/PROTOCOL.md §3.1).
+///
+/// **Sending**: a frame is one message of two parts — the 40-byte header, then the payload — or of
+/// the header alone when the payload is empty. Splitting lets the publisher write a per-subscriber
+/// header (its own sequence number, the filter id) in front of a payload shared by reference among
+/// every subscriber (`zmq_msg_copy`), so a fan-out to N subscribers copies no payload bytes.
+///
+/// **Receiving**: the two-part form and the one-part form of PROTOCOL.md §3 (header and payload
+/// concatenated in a single part, as simple peers send it) are both accepted. The header is
+/// validated with `FrameHeader.peek` in place (unaligned loads); the payload is wrapped without a
+/// copy when libzmq's buffer is 8-byte aligned (parts of 8 KiB and more are) and copied into an
+/// aligned `FrameBuffer` otherwise (small parts live at odd offsets of libzmq's receive batch).
+enum MessageFraming {
+    /// The payload buffer of every frame with an empty payload.
+    static let emptyPayload = FrameBuffer(copying: UnsafeRawBufferPointer(start: nil, count: 0))
+
+    /// Decodes the frame parts of one message.
+    /// - Parameters:
+    ///   - parts: the message's parts, routing id excluded.
+    ///   - maxFrameSize: the receiver's limit on header + payload.
+    /// - Throws: `WireError` naming the failing field (`message.parts` for a wrong part count).
+    static func decode(_ parts: ArraySlice<ZMQReceivedMessage>, maxFrameSize: Int) throws(WireError) -> InboundFrame {
+        guard let first = parts.first else {
+            throw WireError(.truncated, field: "message.parts", offset: 0, detail: "a message without frame parts")
+        }
+        let peeked = try first.withUnsafeBytes { (bytes) throws(WireError) -> FrameHeader.Peek in
+            try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: 0)
+        }
+        let header: FrameHeader
+        switch peeked {
+        case .ignorable(let kind, let frameLength):
+            guard parts.count <= 2, parts.reduce(0, { $0 + $1.count }) == frameLength else {
+                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                detail: "extension kind \(kind) announces \(frameLength) bytes")
+            }
+            return kind == TransportKind.keepalive ? .keepalive : .ignorable(kind: kind)
+        case .frame(let h):
+            header = h
+        }
+        switch parts.count {
+        case 1:
+            guard first.count == header.frameLength else {
+                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                detail: "the frame has \(header.frameLength) bytes, the message part \(first.count)")
+            }
+            if header.payloadLength == 0 { return .frame(try Frame(header: header, payload: emptyPayload)) }
+            let buffer = wrap(first)
+            // The header was validated above; decode again from the aligned buffer for a contiguous frame.
+            return .frame(try Frame(decoding: buffer, at: 0, maxFrameSize: maxFrameSize))
+        case 2:
+            let payloadPart = parts[parts.startIndex + 1]
+            guard first.count == header.headerLength else {
+                throw WireError(.badHeaderLength, field: "header.header_length", offset: 8,
+                                detail: "the header part has \(first.count) bytes, the header announces \(header.headerLength)")
+            }
+            guard payloadPart.count == header.payloadLength else {
+                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                detail: "the header announces \(header.payloadLength) payload bytes, the payload part has \(payloadPart.count)")
+            }
+            return .frame(try Frame(header: header, payload: wrap(payloadPart), position: 0))
+        default:
+            throw WireError(.lengthMismatch, field: "message.parts", offset: 0,
+                            detail: "\(parts.count) parts; a frame is one part or a header part and a payload part")
+        }
+    }
+
+    /// A frame buffer over a received part: in place when aligned, else an aligned copy.
+    static func wrap(_ part: ZMQReceivedMessage) -> FrameBuffer {
+        if part.isAligned(to: 8) {
+            return FrameBuffer(owner: part, baseAddress: part.baseAddress, count: part.count)
+        }
+        return part.withUnsafeBytes { FrameBuffer(copying: $0) }
+    }
+
+    /// A zero-copy libzmq message over a frame's payload, keeping the frame's buffer alive until libzmq
+    /// is done with it; nil for an empty payload.
+    /// - Throws: `ZMQError` `.outOfMemory`.
+    static func payloadMessage(_ frame: Frame) throws(ZMQError) -> ZMQMessage? {
+        guard frame.header.payloadLength > 0 else { return nil }
+        // The pointer outlives the closure on purpose: `frame.buffer`, passed as the message's owner,
+        // keeps the bytes valid and unchanged until libzmq releases the message.
+        let base = frame.withUnsafePayloadBytes { $0.baseAddress! }
+        return try ZMQMessage(noCopy: base, count: frame.header.payloadLength, owner: frame.buffer)
+    }
+
+    /// Sends one frame: optional routing id part, the header part, then the payload part shared from
+    /// `payload` (a reference-counted copy; `payload` stays usable for the next receiver).
+    ///
+    /// Only the first part can fail with `.again` (full pipe) or `.hostUnreachable` (peer gone, ROUTER
+    /// with `ZMQ_ROUTER_MANDATORY`): libzmq then queued nothing, and the frame can be counted as dropped.
+    /// - Throws: `ZMQError` of the first part; later parts cannot fail short of context termination.
+    static func send(header: FrameHeader, payload: inout ZMQMessage?, routingID: [UInt8]?,
+                     on socket: ZMQSocket) throws(ZMQError) {
+        if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
+        try sendHeader(header, more: payload != nil, on: socket)
+        if payload != nil { try socket.send(sharing: &payload!, flags: .dontWait) }
+    }
+
+    /// Sends a header-only extension frame (kind 128-255) with the given sequence number.
+    static func sendExtension(kind: UInt8, sequence: UInt64, timestampNs: Int64, routingID: [UInt8]?,
+                              on socket: ZMQSocket) throws(ZMQError) {
+        if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
+        var header = FrameHeader(kind: .start, sequence: sequence, timestampNs: timestampNs)
+        header.payloadLength = 0
+        try withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) { (bytes) throws(ZMQError) in
+            header.encode(into: bytes.baseAddress!)
+            bytes[5] = kind
+            try socket.send(UnsafeRawBufferPointer(bytes), flags: .dontWait)
+        }
+    }
+
+    private static func sendHeader(_ header: FrameHeader, more: Bool, on socket: ZMQSocket) throws(ZMQError) {
+        try withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) { (bytes) throws(ZMQError) in
+            header.encode(into: bytes.baseAddress!)
+            try socket.send(UnsafeRawBufferPointer(bytes), flags: more ? [.dontWait, .sendMore] : .dontWait)
+        }
+    }
+}
