@@ -28,7 +28,7 @@ let package = Package(
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C); writer and reader.
         .target(name: "TributaryCapture", dependencies: ["CZstd"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["CZMQ"]),
+        .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 

@@ -1,0 +1,118 @@
+import Dispatch
+import Synchronization
+import TributaryWire
+
+/// Who a frame handed to the publisher's thread goes to.
+enum HandOffTarget: Sendable, Equatable {
+    /// Every session that should receive it (started, source selected, filters).
+    case all
+    /// One session (by session id).
+    case session(UInt64)
+}
+
+/// A frame waiting for the publisher's thread.
+struct HandOffItem: Sendable {
+    var frame: Frame
+    var target: HandOffTarget
+    /// From a lossless source: wait for credit instead of dropping.
+    var lossless: Bool
+}
+
+/// The bounded queue between the threads that publish and the publisher's socket thread.
+///
+/// Publishing appends under a lock and, only when no drain is already scheduled, wakes the loop with
+/// one prebuilt command (so a burst of frames costs one wake-up, and steady state allocates nothing:
+/// both arrays keep their capacity). A full queue refuses live frames at once — `publish` never blocks
+/// on subscribers — while lossless sources wait for room (and for the loop's lossless backlog to
+/// shrink below `losslessWindow`).
+final class HandOffQueue: Sendable {
+    private struct State {
+        var items: [HandOffItem] = []
+        var drainScheduled = false
+        var waiters = 0
+        var accepted: UInt64 = 0
+        var refused: UInt64 = 0
+        /// Lossless frames the loop holds waiting for credit.
+        var losslessBacklog = 0
+        var wake: (@Sendable () -> Void)?
+    }
+
+    let capacity: Int
+    /// Lossless frames allowed in flight (queued here or held by the loop) before a lossless source waits.
+    let losslessWindow: Int
+    private let state: Mutex<State>
+    private let space = DispatchSemaphore(value: 0)
+
+    init(capacity: Int, losslessWindow: Int = 64) {
+        self.capacity = max(1, capacity)
+        self.losslessWindow = max(1, losslessWindow)
+        var initial = State()
+        initial.items.reserveCapacity(self.capacity)
+        state = Mutex(initial)
+    }
+
+    /// Sets the function that schedules a drain on the loop thread (once, before the first push).
+    func setWake(_ wake: @escaping @Sendable () -> Void) { state.withLock { $0.wake = wake } }
+
+    /// Appends an item unless the queue is full; never blocks.
+    func push(_ item: HandOffItem) -> Bool {
+        let (accepted, wake) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            let full = state.items.count >= capacity
+                || (item.lossless && state.items.count + state.losslessBacklog >= losslessWindow)
+            if full || state.wake == nil {
+                state.refused += 1
+                return (false, nil)
+            }
+            state.items.append(item)
+            state.accepted += 1
+            if state.drainScheduled { return (true, nil) }
+            state.drainScheduled = true
+            return (true, state.wake)
+        }
+        wake?()
+        return accepted
+    }
+
+    /// Appends an item, waiting for room while `keepWaiting()` holds.
+    func pushWaiting(_ item: HandOffItem, while keepWaiting: () -> Bool) -> Bool {
+        while true {
+            if push(item) {
+                // `push` counted a refusal for every earlier attempt; those were waits, not refusals.
+                return true
+            }
+            guard keepWaiting() else { return false }
+            state.withLock { $0.waiters += 1; $0.refused -= 1 }
+            _ = space.wait(timeout: .now() + .milliseconds(20))
+            state.withLock { $0.waiters -= 1 }
+        }
+    }
+
+    /// Takes every queued item (the loop's drain); `into` must be empty and keeps its capacity.
+    func drain(into items: inout [HandOffItem]) {
+        let waiters = state.withLock { state -> Int in
+            swap(&state.items, &items)
+            state.drainScheduled = false
+            return state.waiters
+        }
+        for _ in 0..<waiters { space.signal() }
+    }
+
+    /// Records the loop's lossless backlog and releases waiting lossless sources when it shrank.
+    func setLosslessBacklog(_ count: Int) {
+        let waiters = state.withLock { state -> Int in
+            let shrank = count < state.losslessBacklog
+            state.losslessBacklog = count
+            return shrank ? state.waiters : 0
+        }
+        for _ in 0..<waiters { space.signal() }
+    }
+
+    /// Wakes sources waiting for room (when cancelling them).
+    func wakeWaiters() {
+        let waiters = state.withLock { $0.waiters }
+        for _ in 0..<waiters { space.signal() }
+    }
+
+    /// Frames accepted and refused so far.
+    var counts: (accepted: UInt64, refused: UInt64) { state.withLock { ($0.accepted, $0.refused) } }
+}

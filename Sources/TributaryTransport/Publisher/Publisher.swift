@@ -1,0 +1,217 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TributaryWire
+
+/// Why a publisher could not start.
+public enum PublisherError: Error, Sendable, CustomStringConvertible {
+    /// CURVE is configured but no `ZMQZAPHandler` runs on the context: libzmq would let any client in.
+    case curveWithoutZAPHandler
+    /// CURVE is configured but no context was given (the ZAP handler must run on the publisher's context).
+    case curveNeedsContext
+    /// Two sources share an id, or a source has id 0.
+    case invalidSourceID(UInt32)
+    /// libzmq refused the endpoint or a socket option.
+    case socket(ZMQError)
+    /// The loop thread could not start.
+    case loop(String)
+
+    public var description: String {
+        switch self {
+        case .curveWithoutZAPHandler: "CURVE is on but no ZAP handler runs on the publisher's context: refusing to start (any client key would be accepted)"
+        case .curveNeedsContext: "CURVE is on: pass the context the ZAP handler runs on"
+        case .invalidSourceID(let id): "source id \(id) is 0 or used twice"
+        case .socket(let error): "publisher socket: \(error)"
+        case .loop(let reason): "publisher thread: \(reason)"
+        }
+    }
+}
+
+/// Who a frame sent with `Publisher.publish(_:to:)` goes to.
+public enum Recipients: Sendable, Equatable {
+    /// Every subscriber that should receive it.
+    case all
+    /// One subscriber, by the session id of `SubscriberInfo`.
+    case session(UInt64)
+}
+
+/// Counters of a publisher.
+public struct PublisherStatistics: Sendable, Equatable {
+    /// Frames handed to the publisher's thread.
+    public var framesAccepted: UInt64
+    /// Frames `publish` refused because the hand-off queue was full (the application outran the thread).
+    public var handOffRefused: UInt64
+    /// Frames fanned out.
+    public var framesPublished: UInt64
+    /// Digital frames not sent because no line changed (`digitalOnChangeOnly`).
+    public var digitalSuppressed: UInt64
+    /// Analog or array frames the application published that did not decode (not sent).
+    public var applicationFrameErrors: UInt64
+    /// Sessions opened and hellos refused since the start.
+    public var sessionsOpened: UInt64
+    public var sessionsRefused: UInt64
+    /// Sessions open now.
+    public var sessions: Int
+}
+
+/// The publishing side of Tributary (SCCT publisher): binds an endpoint, authenticates subscribers by
+/// API key, streams frames from its sources and from the application to every subscriber through its
+/// own filters, and hands what subscribers send to the application.
+///
+/// One dedicated thread owns the ROUTER socket (docs/PROTOCOL.md §3-4). `publish` may be called from
+/// any thread and never waits for subscribers: frames cross to the socket thread through a bounded
+/// queue, and a subscriber whose queue is full loses frames (counted, announced in a gap notice) or is
+/// disconnected, per `SlowConsumerPolicy`, while the others go on at full speed.
+public final class Publisher: Sendable {
+    /// The endpoint bound, with the real port when the configuration asked for port 0.
+    public let endpoint: String
+    let core: PublisherCore
+    private let loop: ZMQLoop<PublisherEngine>
+    private let sinks: [SourceSink]
+    private let sourceThreadsDone: DispatchGroup
+    private let stopped = Atomic<Bool>(false)
+
+    /// Binds and starts: the socket thread, then one thread per source.
+    /// - Parameters:
+    ///   - configuration: endpoint, API key, limits, policies.
+    ///   - sources: the sources (ids non-zero and unique), started once the socket is bound.
+    ///   - context: the libzmq context; required with CURVE (the ZAP handler must run on it), else a
+    ///     new context with one I/O thread.
+    ///   - packageQueue: where `onPackage` runs (default: a private serial queue).
+    ///   - onPackage: receives the packages subscribers send (messages, XML, files, images, arrays, …).
+    /// - Throws: `PublisherError`.
+    public init(configuration: PublisherConfiguration, sources: [any Source] = [], context: ZMQContext? = nil,
+                packageQueue: DispatchQueue? = nil,
+                onPackage: (@Sendable (SubscriberPackage) -> Void)? = nil) throws(PublisherError) {
+        var ids = Set<UInt32>()
+        for source in sources where source.info.id == 0 || !ids.insert(source.info.id).inserted {
+            throw .invalidSourceID(source.info.id)
+        }
+        if configuration.curve != nil && context == nil { throw .curveNeedsContext }
+        let zmq: ZMQContext
+        if let context { zmq = context } else {
+            do throws(ZMQError) { zmq = try ZMQContext(ioThreads: 1) } catch { throw .socket(error) }
+        }
+        if configuration.curve != nil && !zmq.zapHandlerRunning.load(ordering: .sequentiallyConsistent) {
+            throw .curveWithoutZAPHandler
+        }
+        let core = PublisherCore(configuration: configuration, sources: sources,
+                                 inbox: packageQueue ?? DispatchQueue(label: "tributary-publisher-inbox"),
+                                 onPackage: onPackage)
+        self.core = core
+        do {
+            loop = try ZMQLoop(name: "tributary-pub", context: zmq) { scope in
+                do throws(ZMQError) {
+                    return try PublisherEngine(core: core, scope: scope)
+                } catch {
+                    if error.code == .curveWithoutZAPHandler { throw PublisherError.curveWithoutZAPHandler }
+                    throw PublisherError.socket(error)
+                }
+            }
+        } catch let error as PublisherError {
+            throw error
+        } catch {
+            throw .loop("\(error)")
+        }
+        do {
+            endpoint = try loop.performAndWait { engine, _ in engine.endpoint }
+        } catch {
+            throw .loop("\(error)")
+        }
+        // One prebuilt command: waking the loop for a burst of frames allocates nothing.
+        let drain: @Sendable (PublisherEngine, ZMQLoopScope) -> Void = { engine, _ in engine.drainHandOff() }
+        core.handOff.setWake { [loop] in try? loop.perform(drain) }
+        sinks = sources.map { SourceSink(publisher: core, sourceID: $0.info.id, delivery: $0.delivery) }
+        sourceThreadsDone = DispatchGroup()
+        for (source, sink) in zip(sources, sinks) {
+            sourceThreadsDone.enter()
+            let group = sourceThreadsDone
+            let thread = Thread {
+                source.run(sink)
+                group.leave()
+            }
+            thread.name = "tributary-src-\(source.info.id)"
+            thread.start()
+        }
+    }
+
+    deinit { stop() }
+
+    /// The port bound (from `endpoint`), or nil for a non-TCP endpoint.
+    public var port: Int? {
+        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":") else { return nil }
+        return Int(endpoint[endpoint.index(after: colon)...])
+    }
+
+    /// Publishes a frame to every subscriber that should receive it, or to one: data frames (analog,
+    /// digital, array, message, XML, file, image) go to subscribers between start and stop, of a
+    /// selected source, through their filters; other frames (configuration, error) go at any time.
+    /// The publisher sets each subscriber's sequence numbers; the frame's source id, timestamp and flags
+    /// are kept. Never blocks.
+    /// - Returns: false when the hand-off queue is full (the frame is not sent; counted in statistics).
+    @discardableResult
+    public func publish(_ frame: Frame, to recipients: Recipients = .all) -> Bool {
+        let target: HandOffTarget = switch recipients {
+        case .all: .all
+        case .session(let id): .session(id)
+        }
+        return core.handOff.push(HandOffItem(frame: frame, target: target, lossless: false))
+    }
+
+    /// Encodes and publishes a package (see `publish(_:to:)` for frames).
+    /// - Parameters:
+    ///   - sourceID: the source the package belongs to (0: none).
+    ///   - timestampNs: nanoseconds since 1970; default now.
+    @discardableResult
+    public func publish(_ package: Package, sourceID: UInt32 = 0, timestampNs: Int64? = nil,
+                        to recipients: Recipients = .all) -> Bool {
+        publish(Frame(encoding: package, timestampNs: timestampNs ?? wallClockNanoseconds(), sourceID: sourceID), to: recipients)
+    }
+
+    /// Sends a file or an image in chunks of `chunkSize` bytes (MD5 included).
+    @discardableResult
+    public func publishFile(_ content: [UInt8], name: String, attributes: [String] = [], imageFormat: ImageFormat? = nil,
+                            transferID: UInt64 = UInt64.random(in: 1...UInt64.max), chunkSize: Int = 1 << 20,
+                            to recipients: Recipients = .all) -> Bool {
+        let chunks = BlobChunk.chunks(of: content, transferID: transferID, name: name, attributes: attributes,
+                                      imageFormat: imageFormat, chunkSize: chunkSize)
+        var all = true
+        for chunk in chunks { all = publish(imageFormat == nil ? .file(chunk) : .image(chunk), to: recipients) && all }
+        return all
+    }
+
+    /// Replaces the API key; sessions already open stay open, new hellos must present the new key.
+    public func setAPIKey(_ key: String) { core.setAPIKey(key) }
+
+    /// The subscribers with an open session.
+    public func subscribers() -> [SubscriberInfo] {
+        (try? loop.performAndWait { engine, _ in engine.subscriberInfos }) ?? []
+    }
+
+    /// The publisher's counters.
+    public func statistics() -> PublisherStatistics {
+        let (accepted, refused) = core.handOff.counts
+        let engineCounts = try? loop.performAndWait { engine, _ in
+            (engine.framesPublished, engine.digitalSuppressed, engine.applicationFrameErrors,
+             engine.sessionsOpened, engine.sessionsRefused, engine.sessionCount)
+        }
+        return PublisherStatistics(framesAccepted: accepted, handOffRefused: refused,
+                                   framesPublished: engineCounts?.0 ?? 0, digitalSuppressed: engineCounts?.1 ?? 0,
+                                   applicationFrameErrors: engineCounts?.2 ?? 0, sessionsOpened: engineCounts?.3 ?? 0,
+                                   sessionsRefused: engineCounts?.4 ?? 0, sessions: engineCounts?.5 ?? 0)
+    }
+
+    /// Stops the sources, closes every session (close frames with code 0, given 200 ms to leave) and
+    /// the socket, and joins the threads. Idempotent.
+    public func stop() {
+        if stopped.exchange(true, ordering: .sequentiallyConsistent) { return }
+        for sink in sinks { sink.cancel() }
+        sourceThreadsDone.wait()
+        _ = try? loop.performAndWait { engine, _ in
+            engine.drainHandOff()
+            engine.closeAll()
+            try? engine.router.setOption(.linger, 200)
+        }
+        loop.shutdown()
+    }
+}

@@ -1,0 +1,441 @@
+import Foundation
+import TributaryWire
+
+/// The publisher's socket side, living on its loop thread: the ROUTER, the sessions, the fan-out of
+/// handed-off frames, what subscribers send, and the housekeeping timer (gap notices, keepalives,
+/// expiry, lossless credit).
+final class PublisherEngine {
+    private struct ClosedPeer {
+        var code: ErrorCode
+        var reason: String
+        var lastAnsweredNs: UInt64
+        var expiresNs: UInt64
+    }
+
+    let core: PublisherCore
+    let router: ZMQSocket
+    let endpoint: String
+    private var sessions: [Session] = []
+    private var byRoutingID: [[UInt8]: Session] = [:]
+    private var closedPeers: [[UInt8]: ClosedPeer] = [:]
+    private var nextSessionID: UInt64
+    private var drained: [HandOffItem] = []
+    /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
+    private var lossless: [HandOffItem] = []
+    private var losslessHead = 0
+    /// Per source: the last state of each digital line sent (for `digitalOnChangeOnly`).
+    private var lastDigital: [UInt32: [Bool]] = [:]
+    /// The payload of the frame being fanned out, shared by reference among subscribers.
+    private var shared: ZMQMessage?
+    private(set) var framesPublished: UInt64 = 0
+    private(set) var digitalSuppressed: UInt64 = 0
+    private(set) var applicationFrameErrors: UInt64 = 0
+    private(set) var sessionsOpened: UInt64 = 0
+    private(set) var sessionsRefused: UInt64 = 0
+    private let maxFrameSize: Int
+    private var housekeepingRounds = 0
+
+    static let dataKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
+
+    init(core: PublisherCore, scope: ZMQLoopScope) throws(ZMQError) {
+        self.core = core
+        let configuration = core.configuration
+        var settings = ZMQRouterSettings()
+        settings.sendHighWaterMark = configuration.subscriberQueueFrames
+        settings.heartbeatInterval = configuration.heartbeatInterval
+        settings.heartbeatTimeout = configuration.heartbeatTimeout
+        // libzmq limits each message part; the frame limit proper is checked on the header (error 11).
+        settings.maxInboundMessageSize = Int64(configuration.maxInboundFrameSize) + 64
+        maxFrameSize = configuration.maxInboundFrameSize
+        let router = try ZMQSocket.publisherRouter(context: scope.context, settings: settings)
+        if let curve = configuration.curve { try router.enableCurveServer(keys: curve.keys, zapDomain: curve.zapDomain) }
+        try router.bind(configuration.endpoint)
+        endpoint = try router.lastEndpoint()
+        self.router = router
+        // Session ids are not guessable across restarts (a subscriber log mentioning one is unambiguous).
+        nextSessionID = UInt64.random(in: 1...(UInt64(1) << 40))
+        drained.reserveCapacity(core.handOff.capacity)
+        scope.register(router) { [unowned self] _, _ in self.receiveAll() }
+        scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
+    }
+
+    // MARK: Fan-out
+
+    /// Takes everything handed off and sends it (the loop command scheduled by `HandOffQueue.push`).
+    func drainHandOff() {
+        core.handOff.drain(into: &drained)
+        let now = monotonicNanoseconds()
+        for item in drained {
+            if item.lossless {
+                lossless.append(item)
+            } else {
+                fanOut(item, now: now)
+            }
+        }
+        drained.removeAll(keepingCapacity: true)
+        if losslessHead < lossless.count { pumpLossless(now: now) }
+    }
+
+    private func fanOut(_ item: HandOffItem, now: UInt64) {
+        let frame = item.frame
+        framesPublished += 1
+        if core.configuration.digitalOnChangeOnly && frame.header.kind == .digital && !digitalChanged(frame) {
+            digitalSuppressed += 1
+            return
+        }
+        let isData = Self.dataKinds.contains(frame.header.kind)
+        var gone: [Session] = []
+        var disconnect: [Session] = []
+        for session in sessions {
+            if case .session(let id) = item.target, id != session.sessionID { continue }
+            if isData && !session.wants(sourceID: frame.header.sourceID) { continue }
+            switch sendThroughFilters(frame, to: session, now: now) {
+            case .sent: break
+            case .dropped: if core.configuration.slowConsumerPolicy == .disconnect { disconnect.append(session) }
+            case .gone: gone.append(session)
+            }
+        }
+        // Release the shared payload now: libzmq keeps its own references until the bytes are written.
+        shared = nil
+        for session in gone { forget(session) }
+        for session in disconnect {
+            end(session, ErrorReport(.slowConsumer, "the subscriber could not keep up; the publisher's policy is to disconnect it"), now: now)
+        }
+    }
+
+    /// Sends `frame` to one session through its filters; returns the worst outcome of the frames sent.
+    private func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
+        if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
+            return sendShared(frame.header, of: frame, to: session, now: now)
+        }
+        var worst = Session.SendOutcome.sent
+        do {
+            try session.filters.outputs(for: frame) { out in
+                let outcome: Session.SendOutcome
+                if out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
+                    outcome = sendShared(out.header, of: frame, to: session, now: now)
+                } else {
+                    do throws(ZMQError) {
+                        var own = try MessageFraming.payloadMessage(out)
+                        outcome = session.send(header: out.header, payload: &own, on: router, now: now)
+                    } catch {
+                        outcome = .dropped
+                    }
+                }
+                if outcome == .gone || (outcome == .dropped && worst == .sent) { worst = outcome }
+            }
+        } catch {
+            // The application published a malformed analog or array frame: nothing to send for it.
+            applicationFrameErrors += 1
+        }
+        return worst
+    }
+
+    private func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
+        if shared == nil && frame.header.payloadLength > 0 {
+            do throws(ZMQError) { shared = try MessageFraming.payloadMessage(frame) } catch { return .dropped }
+        }
+        return session.send(header: header, payload: &shared, on: router, now: now)
+    }
+
+    /// Whether a digital frame changes any line relative to the last one sent for its source.
+    private func digitalChanged(_ frame: Frame) -> Bool {
+        guard case .digital(let view)? = try? frame.payload() else { return true }
+        let source = frame.header.sourceID
+        var previous = lastDigital[source] ?? []
+        var changed = previous.count != view.lineCount
+        if changed { previous = [Bool](repeating: false, count: view.lineCount) }
+        for line in 0..<view.lineCount where view.sampleCount > 0 {
+            var state = previous[line]
+            for sample in 0..<view.sampleCount {
+                let bit = view.state(line: line, sample: sample)
+                if bit != state || (changed && sample == 0) { changed = true }
+                state = bit
+            }
+            previous[line] = state
+        }
+        lastDigital[source] = previous
+        return changed
+    }
+
+    // MARK: Lossless delivery (credit)
+
+    private func pumpLossless(now: UInt64) {
+        while losslessHead < lossless.count {
+            let item = lossless[losslessHead]
+            let frame = item.frame
+            let eligible = sessions.filter { session in
+                if case .session(let id) = item.target, id != session.sessionID { return false }
+                return session.wants(sourceID: frame.header.sourceID)
+            }
+            // Wait for the slowest subscriber: every one that should get the frame must have credit.
+            if eligible.contains(where: { $0.credits == 0 }) { break }
+            losslessHead += 1
+            framesPublished += 1
+            var gone: [Session] = []
+            for session in eligible {
+                session.credits -= 1
+                if sendThroughFilters(frame, to: session, now: now) == .gone { gone.append(session) }
+            }
+            shared = nil
+            for session in gone { forget(session) }
+        }
+        if losslessHead > 1_024 || losslessHead == lossless.count {
+            lossless.removeFirst(losslessHead)
+            losslessHead = 0
+        }
+        core.handOff.setLosslessBacklog(lossless.count - losslessHead)
+    }
+
+    // MARK: Receiving
+
+    /// Reads what subscribers sent, at most 256 messages per round so that fan-out keeps its turn.
+    private func receiveAll() {
+        let now = monotonicNanoseconds()
+        for _ in 0..<256 {
+            let parts: [ZMQReceivedMessage]
+            do throws(ZMQError) { parts = try router.receiveMultipart(flags: .dontWait) } catch { return }
+            handle(parts, now: now)
+        }
+    }
+
+    private func handle(_ parts: [ZMQReceivedMessage], now: UInt64) {
+        let routingID = parts[0].bytes
+        let session = byRoutingID[routingID]
+        let inbound: InboundFrame
+        do throws(WireError) {
+            inbound = try MessageFraming.decode(parts[1...], maxFrameSize: maxFrameSize)
+        } catch {
+            let report = error.code == .frameTooLarge
+                ? ErrorReport(.tooLarge, "\(error)") : ErrorReport(.malformedFrame, "\(error)")
+            if let session { end(session, report, now: now) } else { refuse(routingID, report, now: now) }
+            return
+        }
+        if let session, let curveUser = session.userID, parts[1].metadata("User-Id") != curveUser {
+            // A CURVE session belongs to the key that opened it; anything else on its routing id is ignored.
+            return
+        }
+        guard let session else {
+            if case .frame(let frame) = inbound, frame.header.kind == .hello {
+                accept(frame, routingID: routingID, firstPart: parts[1], now: now)
+            } else {
+                answerUnknownPeer(routingID, now: now)
+            }
+            return
+        }
+        session.lastHeardNs = now
+        guard case .frame(let frame) = inbound else { return }  // keepalive or ignorable extension
+        handle(frame, from: session, now: now)
+    }
+
+    private func handle(_ frame: Frame, from session: Session, now: UInt64) {
+        let header = frame.header
+        switch header.kind {
+        case .start:
+            session.started = true
+        case .stop:
+            session.started = false
+        case .selectSources:
+            guard case .selectSources(let ids)? = decodedPayload(frame, session, now) else { return }
+            if session.sourceFilterEnabled {
+                session.selectionOrder = ids
+                session.selectedSources = Set(ids)
+            }
+        case .analogFilter, .arrayFilter, .removeFilter:
+            do throws(FilterRequestError) {
+                try session.filters.apply(frame)
+            } catch {
+                end(session, ErrorReport(.protocolViolation, error.message), now: now)
+            }
+        case .credit:
+            guard case .credit(let count)? = decodedPayload(frame, session, now) else { return }
+            session.credits += UInt64(count)
+            if losslessHead < lossless.count { pumpLossless(now: now) }
+        case .close:
+            forget(session)
+        case .message, .xml, .array, .analog, .digital, .error:
+            guard let payload = decodedPayload(frame, session, now) else { return }
+            let content: ReceivedContent
+            switch payload {
+            case .message(let m): content = .message(m)
+            case .xml(let x): content = .xml(x)
+            case .array(let a): content = .array(a)
+            case .analog(let a): content = .analog(a)
+            case .digital(let d): content = .digital(d)
+            case .error(let e): content = .error(e)
+            default: return
+            }
+            deliver(content, header, from: session)
+        case .file, .image:
+            guard let payload = decodedPayload(frame, session, now) else { return }
+            let chunk: BlobChunk
+            switch payload {
+            case .file(let c), .image(let c): chunk = c
+            default: return
+            }
+            do throws(BlobError) {
+                guard let blob = try session.assembler.add(chunk) else { return }
+                let file = ReceivedFile(blob)
+                deliver(header.kind == .file ? .file(file) : .image(file), header, from: session)
+            } catch {
+                switch error.reason {
+                case .checksumMismatch:
+                    _ = session.send(.error(ErrorReport(.checksumMismatch, error.description)), on: router, now: now)
+                case .tooLarge:
+                    end(session, ErrorReport(.tooLarge, error.description), now: now)
+                case .inconsistentChunk:
+                    end(session, ErrorReport(.malformedFrame, error.description), now: now)
+                }
+            }
+        case .hello, .welcome, .configuration, .gap:
+            end(session, ErrorReport(.protocolViolation, "a subscriber does not send \(header.kind) frames in a session"), now: now)
+        }
+    }
+
+    private func decodedPayload(_ frame: Frame, _ session: Session, _ now: UInt64) -> Payload? {
+        do throws(WireError) {
+            return try frame.payload()
+        } catch {
+            end(session, ErrorReport(.malformedFrame, "\(error)"), now: now)
+            return nil
+        }
+    }
+
+    private func deliver(_ content: ReceivedContent, _ header: FrameHeader, from session: Session) {
+        core.deliver(SubscriberPackage(sessionID: session.sessionID, subscriberDescription: session.description,
+                                       package: ReceivedPackage(header: header, content: content)))
+    }
+
+    // MARK: Sessions
+
+    private func accept(_ frame: Frame, routingID: [UInt8], firstPart: ZMQReceivedMessage, now: UInt64) {
+        let hello: Hello
+        do throws(WireError) {
+            guard case .hello(let h) = try frame.payload() else { return }
+            hello = h
+        } catch {
+            refuse(routingID, ErrorReport(.malformedFrame, "\(error)"), now: now)
+            return
+        }
+        let configuration = core.configuration
+        if !core.acceptsAPIKey(hello.apiKey) {
+            refuse(routingID, ErrorReport(.wrongAPIKey, "the API key is incorrect"), now: now)
+            return
+        }
+        if !(hello.timeoutSeconds > 1) {
+            refuse(routingID, ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not more than 1 s"), now: now)
+            return
+        }
+        if let skew = configuration.maxClockSkew {
+            let difference = (Double(wallClockNanoseconds()) - Double(frame.header.timestampNs)) / 1e9
+            let bound = Double(skew.components.seconds) + Double(skew.components.attoseconds) / 1e18
+            if abs(difference) > bound {
+                refuse(routingID, ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"), now: now)
+                return
+            }
+        }
+        let userID = configuration.curve != nil ? firstPart.metadata("User-Id") : nil
+        let session = Session(sessionID: nextSessionID, routingID: routingID, hello: hello,
+                              address: firstPart.metadata("Peer-Address") ?? "", userID: userID,
+                              maxTransferSize: configuration.maxInboundTransferSize, now: now)
+        nextSessionID += 1
+        sessionsOpened += 1
+        closedPeers[routingID] = nil
+        sessions.append(session)
+        byRoutingID[routingID] = session
+        let welcome = Welcome(sessionID: session.sessionID, publisherDescription: configuration.description,
+                              sources: core.sources.map(\.info))
+        guard session.send(.welcome(welcome), on: router, now: now) != .gone else { return forget(session) }
+        for source in core.sources {
+            _ = session.send(.configuration(source.configuration), sourceID: source.info.id, on: router, now: now)
+        }
+    }
+
+    /// Answers a peer without a session with an error and a close (the hello was refused, or it never sent one).
+    private func refuse(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64) {
+        sessionsRefused += 1
+        sendErrorAndClose(report, to: routingID, firstSequence: 0)
+        remember(routingID, report, now: now)
+    }
+
+    /// A frame from a peer without a session: answer with the reason its session ended (or error 12),
+    /// at most once a second per peer so that a flood is not amplified.
+    private func answerUnknownPeer(_ routingID: [UInt8], now: UInt64) {
+        if var closed = closedPeers[routingID] {
+            guard now &- closed.lastAnsweredNs >= 1_000_000_000 else { return }
+            closed.lastAnsweredNs = now
+            closedPeers[routingID] = closed
+            sendErrorAndClose(ErrorReport(closed.code, closed.reason), to: routingID, firstSequence: 0)
+            return
+        }
+        refuse(routingID, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
+    }
+
+    private func sendErrorAndClose(_ report: ErrorReport, to routingID: [UInt8], firstSequence: UInt64) {
+        let timestamp = wallClockNanoseconds()
+        for (offset, package) in [Package.error(report), .close(Close(code: report.code, reason: report.message))].enumerated() {
+            let frame = Frame(encoding: package, sequence: firstSequence + UInt64(offset), timestampNs: timestamp)
+            do throws(ZMQError) {
+                var payload = try MessageFraming.payloadMessage(frame)
+                try MessageFraming.send(header: frame.header, payload: &payload, routingID: routingID, on: router)
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func remember(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64) {
+        if closedPeers.count >= 4_096 { closedPeers.removeAll() }
+        closedPeers[routingID] = ClosedPeer(code: report.code, reason: report.message, lastAnsweredNs: now,
+                                            expiresNs: now + 60_000_000_000)
+    }
+
+    /// Ends a session with an error: error and close frames (best effort), then forgets it.
+    func end(_ session: Session, _ report: ErrorReport, now: UInt64) {
+        _ = session.send(.error(report), on: router, now: now)
+        _ = session.send(.close(Close(code: report.code, reason: report.message)), on: router, now: now)
+        forget(session)
+        remember(session.routingID, report, now: now)
+    }
+
+    private func forget(_ session: Session) {
+        guard byRoutingID[session.routingID] === session else { return }
+        byRoutingID[session.routingID] = nil
+        sessions.removeAll { $0 === session }
+        if losslessHead < lossless.count { pumpLossless(now: monotonicNanoseconds()) }
+    }
+
+    /// Closes every session normally (publisher shutdown).
+    func closeAll() {
+        let now = monotonicNanoseconds()
+        for session in sessions {
+            _ = session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: "the publisher is stopping")), on: router, now: now)
+        }
+        sessions.removeAll()
+        byRoutingID.removeAll()
+    }
+
+    // MARK: Housekeeping
+
+    private func housekeeping() {
+        let now = monotonicNanoseconds()
+        var gone: [Session] = []
+        var expired: [Session] = []
+        for session in sessions {
+            if session.hasExpired(now: now) { expired.append(session); continue }
+            if session.flushGap(on: router, now: now) == .gone || !session.keepAliveIfIdle(on: router, now: now) {
+                gone.append(session)
+            }
+        }
+        for session in gone { forget(session) }
+        for session in expired {
+            end(session, ErrorReport(.expiredTimeout, "nothing was heard from the subscriber within its timeout"), now: now)
+        }
+        housekeepingRounds &+= 1
+        if !closedPeers.isEmpty && housekeepingRounds % 500 == 0 { closedPeers = closedPeers.filter { $0.value.expiresNs > now } }
+        if losslessHead < lossless.count { pumpLossless(now: now) }
+    }
+
+    var subscriberInfos: [SubscriberInfo] { sessions.map(\.info) }
+    var sessionCount: Int { sessions.count }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import TributaryWire
+
+/// One subscriber's session on the publisher's thread: its filters, source selection, start/stop
+/// state, sequence numbers, drop accounting and credit (docs/PROTOCOL.md §4).
+///
+/// Lives only on the publisher's loop thread (not Sendable).
+final class Session {
+    let sessionID: UInt64
+    let routingID: [UInt8]
+    let description: String
+    let address: String
+    let userID: String?
+    let connectedSince: ContinuousClock.Instant
+    let connectedSinceUnixNs: Int64
+    /// Silence (nanoseconds) after which the session has expired (the hello's timeout).
+    let timeoutNs: UInt64
+    let sourceFilterEnabled: Bool
+
+    var started = false
+    var selectedSources: Set<UInt32> = []
+    var selectionOrder: [UInt32] = []
+    var filters = SubscriberFilters()
+    /// Credit for lossless frames (docs/PROTOCOL.md §4.5).
+    var credits: UInt64 = 0
+    var assembler: BlobAssembler
+
+    /// Sequence number of the next frame sent (consumed also by dropped frames).
+    private(set) var nextSequence: UInt64 = 0
+    private(set) var framesSent: UInt64 = 0
+    private(set) var framesDropped: UInt64 = 0
+    /// The run of dropped frames not yet announced: first sequence number and count (0: none).
+    private(set) var gapFirst: UInt64 = 0
+    private(set) var gapCount: UInt64 = 0
+    var lastHeardNs: UInt64
+    private(set) var lastSentNs: UInt64
+
+    init(sessionID: UInt64, routingID: [UInt8], hello: Hello, address: String, userID: String?,
+         maxTransferSize: UInt64, now: UInt64) {
+        self.sessionID = sessionID
+        self.routingID = routingID
+        description = hello.clientDescription
+        self.address = address
+        self.userID = userID
+        connectedSince = .now
+        connectedSinceUnixNs = wallClockNanoseconds()
+        timeoutNs = UInt64(min(hello.timeoutSeconds, 1e9) * 1e9)
+        sourceFilterEnabled = hello.sourceFilterEnabled
+        assembler = BlobAssembler(maxTransferSize: maxTransferSize, maxPendingTransfers: 4)
+        lastHeardNs = now
+        lastSentNs = now
+    }
+
+    /// Whether the session receives data of `sourceID` now (started, and the source selected when
+    /// source filtering is on; frames of no source, id 0, pass).
+    func wants(sourceID: UInt32) -> Bool {
+        started && (!sourceFilterEnabled || sourceID == 0 || selectedSources.contains(sourceID))
+    }
+
+    /// The outcome of one send.
+    enum SendOutcome {
+        case sent
+        /// The subscriber's queue was full: the frame was dropped and counted (its sequence number is
+        /// in the pending gap).
+        case dropped
+        /// libzmq no longer knows the peer (disconnected): forget the session.
+        case gone
+    }
+
+    /// Sends one frame under this session's next sequence number, first announcing any pending gap.
+    func send(header: FrameHeader, payload: inout ZMQMessage?, on socket: ZMQSocket, now: UInt64) -> SendOutcome {
+        if gapCount > 0 {
+            switch sendGapNotice(on: socket, now: now) {
+            case .sent: break
+            case .dropped: return drop()
+            case .gone: return .gone
+            }
+        }
+        var header = header
+        header.sequence = nextSequence
+        do throws(ZMQError) {
+            try MessageFraming.send(header: header, payload: &payload, routingID: routingID, on: socket)
+        } catch {
+            return error.code == .again ? drop() : .gone
+        }
+        nextSequence += 1
+        framesSent += 1
+        lastSentNs = now
+        return .sent
+    }
+
+    /// Sends a frame encoded here (control frames: welcome, configuration, error, close).
+    func send(_ package: Package, sourceID: UInt32 = 0, on socket: ZMQSocket, now: UInt64) -> SendOutcome {
+        let frame = Frame(encoding: package, timestampNs: wallClockNanoseconds(), sourceID: sourceID)
+        do throws(ZMQError) {
+            var payload = try MessageFraming.payloadMessage(frame)
+            return send(header: frame.header, payload: &payload, on: socket, now: now)
+        } catch {
+            return drop()
+        }
+    }
+
+    /// Tries to announce the pending gap (the housekeeping timer calls this so that a gap is announced
+    /// even when no further frame comes).
+    func flushGap(on socket: ZMQSocket, now: UInt64) -> SendOutcome {
+        gapCount > 0 ? sendGapNotice(on: socket, now: now) : .sent
+    }
+
+    private func sendGapNotice(on socket: ZMQSocket, now: UInt64) -> SendOutcome {
+        let gap = Frame(encoding: .gap(Gap(firstMissingSequence: gapFirst, missingCount: gapCount)),
+                        sequence: nextSequence, timestampNs: wallClockNanoseconds())
+        do throws(ZMQError) {
+            var payload = try MessageFraming.payloadMessage(gap)
+            try MessageFraming.send(header: gap.header, payload: &payload, routingID: routingID, on: socket)
+        } catch {
+            // The notice itself was not queued: nothing consumed, the gap stays pending.
+            return error.code == .again ? .dropped : .gone
+        }
+        nextSequence += 1
+        framesSent += 1
+        gapCount = 0
+        lastSentNs = now
+        return .sent
+    }
+
+    private func drop() -> SendOutcome {
+        if gapCount == 0 { gapFirst = nextSequence }
+        gapCount += 1
+        nextSequence += 1
+        framesDropped += 1
+        return .dropped
+    }
+
+    /// Sends a keepalive when nothing was sent for a quarter of the timeout. A keepalive carries the
+    /// next sequence number without consuming it; a full queue simply skips it (data is flowing).
+    /// - Returns: false when the peer is gone.
+    func keepAliveIfIdle(on socket: ZMQSocket, now: UInt64) -> Bool {
+        guard now &- lastSentNs >= timeoutNs / 4 else { return true }
+        do throws(ZMQError) {
+            try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: nextSequence,
+                                             timestampNs: wallClockNanoseconds(), routingID: routingID, on: socket)
+            lastSentNs = now
+        } catch {
+            return error.code == .again
+        }
+        return true
+    }
+
+    /// Whether nothing was heard from the subscriber for its timeout.
+    func hasExpired(now: UInt64) -> Bool { now &- lastHeardNs > timeoutNs }
+
+    var info: SubscriberInfo {
+        SubscriberInfo(sessionID: sessionID, address: address, description: description, userID: userID,
+                       connectedSince: connectedSince, connectedSinceUnixNs: connectedSinceUnixNs,
+                       framesSent: framesSent, framesDropped: framesDropped, isStarted: started,
+                       filters: filters, selectedSources: sourceFilterEnabled ? selectionOrder : nil)
+    }
+}
+
+/// Wall-clock time in nanoseconds since 1970 (CLOCK_REALTIME), the timestamps of the protocol.
+public func wallClockNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}

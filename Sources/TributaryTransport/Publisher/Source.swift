@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+import TributaryWire
+
+/// How a source's frames may be delivered.
+public enum SourceDelivery: Sendable, Equatable {
+    /// A live acquisition: frames a subscriber cannot take are dropped and counted (at most once).
+    case live
+    /// A replay: nothing is dropped; the source waits until every subscriber that should receive a frame
+    /// has credit for it (docs/PROTOCOL.md §4.5), i.e. it runs at the pace of the slowest subscriber.
+    case lossless
+}
+
+/// A producer of frames for a `Publisher`: a simulated acquisition device, a capture replay, an
+/// application's own acquisition loop.
+///
+/// The publisher calls `run(_:)` once on a dedicated thread after it has bound its socket; the source
+/// publishes its frames through the sink and returns when the sink is cancelled (the publisher stops)
+/// or when it has nothing more to send. Frames carry the source's id in `header.sourceID` (the sink
+/// sets it).
+public protocol Source: AnyObject, Sendable {
+    /// The source's id (non-zero, unique within the publisher) and description, listed in the welcome.
+    var info: SourceInfo { get }
+    /// The configuration sent to each subscriber after the welcome (`source_id` = `info.id`).
+    var configuration: Configuration { get }
+    /// Live (drop and count) or lossless (credit-based, waits for the slowest subscriber).
+    var delivery: SourceDelivery { get }
+    /// Produces frames until `sink.isCancelled` or the end of the data.
+    func run(_ sink: SourceSink)
+}
+
+/// Where a source hands its frames to the publisher.
+public final class SourceSink: Sendable {
+    let publisher: PublisherCore
+    /// The source this sink belongs to.
+    public let sourceID: UInt32
+    let delivery: SourceDelivery
+    private let cancelled = Atomic<Bool>(false)
+
+    init(publisher: PublisherCore, sourceID: UInt32, delivery: SourceDelivery) {
+        self.publisher = publisher
+        self.sourceID = sourceID
+        self.delivery = delivery
+    }
+
+    /// True once the publisher is stopping: return from `run`.
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        publisher.handOff.wakeWaiters()
+    }
+
+    /// Publishes a frame of this source. Live sources never wait: when the publisher's hand-off queue
+    /// is full the frame is refused (false, counted in `PublisherStatistics.handOffRefused`). Lossless
+    /// sources wait for room and for credit.
+    /// - Returns: Whether the publisher took the frame (false also once cancelled).
+    @discardableResult
+    public func publish(_ frame: Frame) -> Bool {
+        var header = frame.header
+        header.sourceID = sourceID
+        let item = HandOffItem(frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
+                               lossless: delivery == .lossless)
+        switch delivery {
+        case .live: return publisher.handOff.push(item)
+        case .lossless: return publisher.handOff.pushWaiting(item, while: { !self.isCancelled })
+        }
+    }
+
+    /// Sleeps until `deadline` (CLOCK_MONOTONIC nanoseconds) or until the sink is cancelled, in steps of
+    /// at most 50 ms; for pacing sources.
+    public func sleep(untilMonotonicNanoseconds deadline: UInt64) {
+        while !isCancelled {
+            let now = monotonicNanoseconds()
+            if now >= deadline { return }
+            let step = min(deadline - now, 50_000_000)
+            var request = timespec(tv_sec: Int(step / 1_000_000_000), tv_nsec: Int(step % 1_000_000_000))
+            _ = nanosleep(&request, nil)
+        }
+    }
+}
