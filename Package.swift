@@ -22,7 +22,7 @@ let package = Package(
         /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
         .target(name: "TributaryWire"),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
-        .target(name: "TributaryDSP", dependencies: ["CFFTW"]),
+        .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW"]),
         /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C); writer and reader.

@@ -227,8 +227,23 @@ class AnalyzeInterop(unittest.TestCase):
         err = run(self.random_path, "--channels", "0,x", expect=2).stderr
         self.assertIn("character 3", err)
         err = run(self.random_path, "--channels", "0-9", expect=1).stderr
-        self.assertIn("channel 4 does not exist", err)
+        self.assertIn("channel 4 is not in source 1 (4 channels)", err)
         run(self.random_path, "--welch", 0, expect=2)
+
+    def test_many_files_in_parallel_survive_a_broken_one(self):
+        broken = self.path("broken.npy")
+        with open(self.random_path, "rb") as src, open(broken, "wb") as dst:
+            dst.write(src.read()[:200])
+        files = [self.random_path, broken, self.random_path, self.random_path]
+        result = run(*files, "--stats", "--json", "--jobs", 2, expect=1)
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        self.assertEqual([line["file"] for line in lines], files)  # input order, one line per file
+        self.assertIn("error", lines[1])
+        self.assertIn(broken, result.stderr)
+        self.assertIn("1 of 4 file(s) failed", result.stderr)
+        first = lines[0]["sources"][0]["channels"]
+        self.assertEqual(lines[2]["sources"][0]["channels"], first)
+        self.assertEqual(lines[3]["sources"][0]["channels"], first)
         run(self.random_path, "--window", "nope", "--welch", 64, expect=2)
 
 

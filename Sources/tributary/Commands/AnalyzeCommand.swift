@@ -1,6 +1,7 @@
 import Foundation
 import TributaryDSP
 import TributaryFormats
+import TributaryWire
 
 /// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of NPY files.
 enum AnalyzeCommand: Command {
@@ -14,10 +15,14 @@ enum AnalyzeCommand: Command {
                              [--plot FILE.svg] [--json] [--rigor estimate|measure|patient] [--wisdom FILE]
 
     Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
-    (int16 counts are multiplied by --int16-scale, default 1). Each file is one source with id 1.
+    (int16 counts are multiplied by --int16-scale, default 1; each NPY file is one source with id 1),
+    and frame files (docs/PROTOCOL.md; every source in them, rates from their configurations).
+    Files are streamed: memory does not grow with their length (measurements use the first 2^24
+    samples of a channel). A file that cannot be analysed is reported by name and the others go on;
+    the exit status is 1 when any file failed.
     Without any of --stats/--welch/--spectrum/--measure, --stats is implied.
 
-      --rate HZ            sampling rate (default 1, as scipy's fs)
+      --rate HZ            sampling rate (NPY default 1, as scipy's fs; overrides configured rates)
       --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
       --welch N            Welch PSD with segments of N samples (scipy.signal.welch defaults otherwise)
         --overlap F        overlap as a fraction of N in [0, 1) (default 0.5; noverlap = floor(F*N))
@@ -34,12 +39,14 @@ enum AnalyzeCommand: Command {
       --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
       --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis
       --json               one JSON object per input file, one per line; NaN/inf are written as null
+      --jobs N             analyse N files at a time (default: the number of cores); a progress bar
+                           is shown on stderr when it is a terminal
       --rigor R            FFTW planning rigor (default estimate)
       --wisdom FILE        load FFTW wisdom from FILE before and save it after
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let rate = try arguments.option("--rate", "a positive number") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } } ?? 1
+        let rate = try arguments.option("--rate", "a positive number") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
         var wantStats = arguments.flag("--stats")
         let welchLength = try arguments.option("--welch", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
         let overlap = try arguments.option("--overlap", "a fraction in [0, 1)") { Double($0).flatMap { $0 >= 0 && $0 < 1 ? $0 : nil } }
@@ -58,6 +65,7 @@ enum AnalyzeCommand: Command {
         let json = arguments.flag("--json")
         let rigor = try arguments.option("--rigor", "estimate, measure or patient") { FFTRigor(name: $0) } ?? .estimate
         let wisdom = try arguments.option("--wisdom")
+        let jobs = try arguments.option("--jobs", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
         let files = try arguments.finish()
         guard !files.isEmpty else { throw UsageError("no input files") }
 
@@ -98,44 +106,48 @@ enum AnalyzeCommand: Command {
         request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5, foldAliases: fold)
 
         if let wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
-        var plotSeries: [SVGSpectrumPlot.Series] = []
-        for file in files {
-            let array: NPYArray
-            do { array = try NPY.read(path: file) } catch let error as NPYError { throw CommandError(error.description) }
-            let channels: [Int]
-            if let channelSpec, let channelText {
-                do { try channelSpec.validate(channelCount: array.channels, spec: channelText) } catch let error as ChannelSpecError {
-                    throw CommandError("\(file): --channels: \(error)")
-                }
-                channels = channelSpec.channels
-            } else {
-                channels = Array(0..<array.channels)
-            }
-            let analyzer = try ChannelAnalyzer(request: request, sampleRate: rate)
-            var reports: [ChannelReport] = []
-            for c in channels {
-                do {
-                    reports.append(try analyze(array, channel: c, analyzer: analyzer, int16Scale: int16Scale))
-                } catch let error as SpectralParameterError {
-                    throw CommandError("\(file): channel \(c): \(error)")
-                }
-            }
-            let name = (file as NSString).lastPathComponent
-            if json {
-                print(AnalysisJSON.file(file, name: name, array: array, sampleRate: rate, request: request, reports: reports).text)
-            } else {
-                print(AnalysisTable.render(file: file, array: array, sampleRate: rate, request: request, reports: reports))
-            }
-            for r in reports {
-                let label = files.count > 1 ? "\(name) ch \(r.index)" : "channel \(r.index)"
-                if let w = r.welch {
-                    plotSeries.append(.init(label: label, x: w.frequencies, y: w.values))
-                } else if let s = r.spectrum {
-                    plotSeries.append(.init(label: label, x: s.frequencies, y: s.amplitudeRMS))
-                }
-            }
+        var filters = SubscriberFilters()
+        if let channelSpec {
+            try! filters.add(AnalogFilterRequest(channels: .list(channelSpec.channels.map { UInt32($0) })), id: 1)
         }
-        if let plotPath {
+        let job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels,
+                              rate: rate, int16Scale: int16Scale)
+        var plotSeries: [SVGSpectrumPlot.Series] = []
+        var failures = 0
+        let progress = ProgressBar(total: files.count, enabled: isatty(STDERR_FILENO) == 1 && files.count > 1)
+        ParallelMap.run(files.count, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
+                        work: { job.run(files[$0]) },
+                        inOrder: { index, result in
+            progress.advance()
+            let file = files[index]
+            switch result {
+            case .failure(let error):
+                failures += 1
+                progress.clear()
+                printError("tributary analyze: \(error)")
+                if json { print(AnalysisJSON.failure(file, error: "\(error)").text) }
+            case .success(let (input, sources)):
+                progress.clear()
+                if json {
+                    print(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
+                } else {
+                    print(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
+                }
+                let name = (file as NSString).lastPathComponent
+                for source in sources {
+                    for r in source.channels {
+                        let label = (files.count > 1 ? "\(name) " : "") + (sources.count > 1 ? "src \(source.id) " : "") + "ch \(r.index)"
+                        if let w = r.welch {
+                            plotSeries.append(.init(label: label, x: w.frequencies, y: w.values))
+                        } else if let sp = r.spectrum {
+                            plotSeries.append(.init(label: label, x: sp.frequencies, y: sp.amplitudeRMS))
+                        }
+                    }
+                }
+            }
+        })
+        progress.clear()
+        if let plotPath, !plotSeries.isEmpty {
             let isWelch = request.welch != nil
             let density = request.welch?.scaling != .spectrum
             let plot = SVGSpectrumPlot(
@@ -149,25 +161,14 @@ enum AnalyzeCommand: Command {
             } catch {
                 throw CommandError("cannot write plot \(plotPath): \((error as NSError).localizedDescription)")
             }
+            printError("plot written to \(plotPath)")
         }
         if let wisdom {
             do { try FFTPlanCache.shared.saveWisdom(path: wisdom) } catch { throw CommandError("\(error)") }
         }
-        return 0
+        if failures > 0 { printError("tributary analyze: \(failures) of \(files.count) file(s) failed") }
+        return failures == 0 ? 0 : 1
     }
 
     static var windowNames: String { WindowKind.allCases.map(\.rawValue).joined(separator: ", ") }
-
-    static func analyze(_ array: NPYArray, channel c: Int, analyzer: ChannelAnalyzer, int16Scale: Double) throws -> ChannelReport {
-        let n = array.samplesPerChannel
-        let range = (c * n)..<((c + 1) * n)
-        switch array.samples {
-        case .float64(let v):
-            return try v.withUnsafeBufferPointer { try analyzer.analyze(.float64(UnsafeBufferPointer(rebasing: $0[range])), index: c) }
-        case .float32(let v):
-            return try v.withUnsafeBufferPointer { try analyzer.analyze(.float32(UnsafeBufferPointer(rebasing: $0[range])), index: c) }
-        case .int16(let v):
-            return try v.withUnsafeBufferPointer { try analyzer.analyze(.int16(UnsafeBufferPointer(rebasing: $0[range]), scale: int16Scale), index: c) }
-        }
-    }
 }

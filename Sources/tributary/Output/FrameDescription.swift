@@ -78,10 +78,10 @@ enum FrameDescription {
             ("kind", .string(h.kind.description)),
             ("source_id", .uint(UInt64(h.sourceID))),
             ("sequence", .uint(h.sequence)),
-            ("timestamp_ns", .int(h.timestampNs)),
+            ("timestamp_ns", .int(Int(h.timestampNs))),
             ("filter_id", .uint(UInt64(h.filterID))),
             ("flags", .uint(UInt64(h.flags.rawValue))),
-            ("size", .int(Int64(h.frameLength))),
+            ("size", .int(Int(h.frameLength))),
             ("content", content(payload)),
         ])
     }
@@ -105,8 +105,8 @@ enum FrameDescription {
             return .object([("code", .uint(UInt64(e.code.rawValue))), ("name", .string(e.code.name)), ("message", .string(e.message))])
         case .analog(let a):
             var members: [(String, JSON)] = [
-                ("format", .string(a.format.description)), ("channel_count", .int(Int64(a.channelCount))),
-                ("sample_count", .int(Int64(a.sampleCount))), ("first_sample", .uint(a.firstSample)),
+                ("format", .string(a.format.description)), ("channel_count", .int(Int(a.channelCount))),
+                ("sample_count", .int(Int(a.sampleCount))), ("first_sample", .uint(a.firstSample)),
                 ("channel_indexes", .ids(a.channelIndexes)),
             ]
             let rows: [JSON]
@@ -117,17 +117,17 @@ enum FrameDescription {
             case .int16:
                 members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
                 members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
-                rows = (0..<a.channelCount).map { c in a.withSamples(Int16.self, channel: c) { .array($0.map { .int(Int64($0)) }) } }
+                rows = (0..<a.channelCount).map { c in a.withSamples(Int16.self, channel: c) { .array($0.map { .int(Int($0)) }) } }
             }
             members.append(("samples", .array(rows)))
             return .object(members)
         case .digital(let d):
             return .object([
-                ("line_indexes", .ids((0..<d.lineCount).map(d.lineIndex))), ("sample_count", .int(Int64(d.sampleCount))),
+                ("line_indexes", .ids((0..<d.lineCount).map(d.lineIndex))), ("sample_count", .int(Int(d.sampleCount))),
                 ("first_sample", .uint(d.firstSample)),
                 ("states", .array((0..<d.lineCount).map { l in .array((0..<d.sampleCount).map { .int(d.state(line: l, sample: $0) ? 1 : 0) }) })),
             ])
-        case .message(let m): return .object([("code", .int(Int64(m.code))), ("text", .string(m.text))])
+        case .message(let m): return .object([("code", .int(Int(m.code))), ("text", .string(m.text))])
         case .xml(let x): return .object([("xml", .string(x))])
         case .file(let b), .image(let b):
             return .object([
@@ -143,16 +143,16 @@ enum FrameDescription {
                 switch a.elementType {
                 case .double: a.withRow(Double.self, r) { .doubles($0) }
                 case .float: a.withRow(Float.self, r) { .array($0.map { .float($0) }) }
-                case .int32: a.withRow(Int32.self, r) { .array($0.map { .int(Int64($0)) }) }
-                case .int16: a.withRow(Int16.self, r) { .array($0.map { .int(Int64($0)) }) }
-                case .int64: a.withRow(Int64.self, r) { .array($0.map { .int($0) }) }
+                case .int32: a.withRow(Int32.self, r) { .array($0.map { .int(Int($0)) }) }
+                case .int16: a.withRow(Int16.self, r) { .array($0.map { .int(Int($0)) }) }
+                case .int64: a.withRow(Int64.self, r) { .array($0.map { .int(Int($0)) }) }
                 case .bool: a.withRow(UInt8.self, r) { .array($0.map { .bool($0 != 0) }) }
                 case .string: .strings((0..<a.columnCount).map { a.string(row: r, column: $0) })
                 }
             }
             return .object([
-                ("element_type", .string(a.elementType.description)), ("rows", .int(Int64(a.rowCount))),
-                ("columns", .int(Int64(a.columnCount))), ("row_origin", .uint(UInt64(a.rowOrigin))),
+                ("element_type", .string(a.elementType.description)), ("rows", .int(Int(a.rowCount))),
+                ("columns", .int(Int(a.columnCount))), ("row_origin", .uint(UInt64(a.rowOrigin))),
                 ("column_origin", .uint(UInt64(a.columnOrigin))), ("elements", .array(rows)),
             ])
         case .analogFilter(let f):
@@ -174,7 +174,7 @@ enum FrameDescription {
         case .hello(let h):
             // The API key is a secret: say only how long it is.
             return .object([("timeout", .double(h.timeoutSeconds)), ("source_filter_enabled", .bool(h.sourceFilterEnabled)),
-                            ("api_key_length", .int(Int64(h.apiKey.utf8.count))), ("description", .string(h.clientDescription))])
+                            ("api_key_length", .int(Int(h.apiKey.utf8.count))), ("description", .string(h.clientDescription))])
         case .welcome(let w):
             return .object([("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
                             ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) }))])

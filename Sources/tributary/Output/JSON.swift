@@ -6,7 +6,7 @@
 enum JSON {
     case null
     case bool(Bool)
-    case int(Int64)
+    case int(Int)
     case uint(UInt64)
     case double(Double)
     case float(Float)
@@ -27,8 +27,8 @@ enum JSON {
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
         case .uint(let u): out += String(u)
-        case .double(let d): out += d.isFinite ? Self.number(d.description) : "null"
-        case .float(let f): out += f.isFinite ? Self.number(f.description) : "null"
+        case .double(let d): out += d.isFinite ? d.description : "null"
+        case .float(let f): out += f.isFinite ? f.description : "null"
         case .string(let s): Self.quote(s, into: &out)
         case .array(let items):
             out += "["
@@ -73,6 +73,8 @@ enum JSON {
 
 extension JSON {
     static func doubles(_ values: some Sequence<Double>) -> JSON { .array(values.map { .double($0) }) }
+    /// The compact JSON text.
+    var text: String { render() }
     static func strings(_ values: [String]) -> JSON { .array(values.map { .string($0) }) }
     static func ids(_ values: [UInt32]) -> JSON { .array(values.map { .uint(UInt64($0)) }) }
 }

@@ -4,34 +4,43 @@ import TributaryFormats
 
 /// The JSON form of `tributary analyze`'s results (documented in docs/ANALYSIS.md).
 enum AnalysisJSON {
-    static func file(_ path: String, name: String, array: NPYArray, sampleRate: Double, request: AnalysisRequest, reports: [ChannelReport]) -> JSONValue {
+    static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> JSON {
         .object([
             ("file", .string(path)),
-            ("sources", .array([.object([
-                ("id", .int(1)),
-                ("name", .string(name)),
-                ("sample_rate", .number(sampleRate)),
-                ("dtype", .string(array.samples.dtype.rawValue)),
-                ("channel_count", .int(array.channels)),
-                ("channels", .array(reports.map { channel($0, request) })),
-            ])])),
+            ("sources", .array(sources.map { source in
+                .object([
+                    ("id", .int(Int(source.id))),
+                    ("name", .string(source.name)),
+                    ("sample_rate", .double(source.sampleRate)),
+                    ("dtype", input.dtype.map { .string($0) } ?? .null),
+                    ("channel_count", .int(input.channelCounts[source.id] ?? source.channels.count)),
+                    ("discontinuities", .int(source.discontinuities)),
+                    ("channels", .array(source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)]) })),
+                ])
+            })),
         ])
     }
 
-    static func channel(_ r: ChannelReport, _ request: AnalysisRequest) -> JSONValue {
-        var members: [(String, JSONValue)] = [("index", .int(r.index)), ("samples", .int(r.samples))]
+    /// The line of a file that could not be analysed.
+    static func failure(_ path: String, error: String) -> JSON {
+        .object([("file", .string(path)), ("error", .string(error))])
+    }
+
+    static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?) -> JSON {
+        var members: [(String, JSON)] = [("index", .int(r.index)), ("samples", .int(r.samples))]
+        if let unit, !unit.isEmpty { members.append(("unit", .string(unit))) }
         if let s = r.statistics {
             members.append(("stats", .object([
-                ("count", .int(s.count)), ("min", .number(s.min)), ("max", .number(s.max)), ("mean", .number(s.mean)),
-                ("std", .number(s.standardDeviation)), ("std_sample", .number(s.sampleStandardDeviation)),
-                ("variance", .number(s.variance)), ("rms", .number(s.rms)),
-                ("positive_peak", .number(s.positivePeak)), ("negative_peak", .number(s.negativePeak)),
-                ("peak_to_peak", .number(s.peakToPeak)),
+                ("count", .int(s.count)), ("min", .double(s.min)), ("max", .double(s.max)), ("mean", .double(s.mean)),
+                ("std", .double(s.standardDeviation)), ("std_sample", .double(s.sampleStandardDeviation)),
+                ("variance", .double(s.variance)), ("rms", .double(s.rms)),
+                ("positive_peak", .double(s.positivePeak)), ("negative_peak", .double(s.negativePeak)),
+                ("peak_to_peak", .double(s.peakToPeak)),
             ])))
         }
         if let w = r.welch, let c = request.welch {
             members.append(("welch", .object([
-                ("frequencies", .numbers(w.frequencies)), ("psd", .numbers(w.values)), ("segments", .int(w.segments)),
+                ("frequencies", .doubles(w.frequencies)), ("psd", .doubles(w.values)), ("segments", .int(w.segments)),
                 ("nperseg", .int(Swift.min(c.segmentLength, r.samples))), ("window", .string(c.window.rawValue)),
                 ("detrend", .string(c.detrend.rawValue)), ("average", .string(c.average.rawValue)),
                 ("scaling", .string(c.scaling.rawValue)),
@@ -39,26 +48,26 @@ enum AnalysisJSON {
         }
         if let s = r.spectrum {
             members.append(("spectrum", .object([
-                ("frequencies", .numbers(s.frequencies)), ("amplitude_rms", .numbers(s.amplitudeRMS)),
+                ("frequencies", .doubles(s.frequencies)), ("amplitude_rms", .doubles(s.amplitudeRMS)),
                 ("averages", .int(s.averages)), ("window", .string(s.window.rawValue)),
             ])))
         }
         let m = request.measurements
         if let t = r.tone {
-            members.append(("tone", .object([("frequency", .number(t.frequency)), ("amplitude", .number(t.amplitude)), ("phase_deg", .number(t.phaseDegrees))])))
+            members.append(("tone", .object([("frequency", .double(t.frequency)), ("amplitude", .double(t.amplitude)), ("phase_deg", .double(t.phaseDegrees))])))
         }
         if let d = r.distortion {
             if m.contains(.thd) {
-                members.append(("thd", .number(d.thd)))
+                members.append(("thd", .double(d.thd)))
                 members.append(("harmonics", .array(d.harmonics.map {
-                    .object([("order", .int($0.order)), ("frequency", .number($0.frequency)), ("amplitude", .number($0.amplitude))])
+                    .object([("order", .int($0.order)), ("frequency", .double($0.frequency)), ("amplitude", .double($0.amplitude))])
                 })))
             }
-            if m.contains(.thdn) { members.append(("thd_n_db", .number(d.thdPlusNoiseDB))) }
-            if m.contains(.sinad) { members.append(("sinad_db", .number(d.sinadDB))) }
-            if m.contains(.snr) { members.append(("snr_db", .number(d.snrDB))) }
-            if m.contains(.enob) { members.append(("enob", .number(d.enob))) }
-            if m.contains(.sfdr) { members.append(("sfdr_db", .number(d.sfdrDB))) }
+            if m.contains(.thdn) { members.append(("thd_n_db", .double(d.thdPlusNoiseDB))) }
+            if m.contains(.sinad) { members.append(("sinad_db", .double(d.sinadDB))) }
+            if m.contains(.snr) { members.append(("snr_db", .double(d.snrDB))) }
+            if m.contains(.enob) { members.append(("enob", .double(d.enob))) }
+            if m.contains(.sfdr) { members.append(("sfdr_db", .double(d.sfdrDB))) }
         }
         if let e = r.measurementError { members.append(("measurement_error", .string(e))) }
         return .object(members)
@@ -69,8 +78,23 @@ enum AnalysisJSON {
 enum AnalysisTable {
     static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.6g", v) : (v.isNaN ? "nan" : (v > 0 ? "inf" : "-inf")) }
 
-    static func render(file: String, array: NPYArray, sampleRate: Double, request: AnalysisRequest, reports: [ChannelReport]) -> String {
-        var lines = ["\(file): \(array.channels) channel(s) x \(array.samplesPerChannel) samples, \(array.samples.dtype.rawValue), \(g(sampleRate)) Hz"]
+    static func render(file: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> String {
+        var lines: [String] = []
+        for source in sources {
+            if !lines.isEmpty { lines.append("") }
+            let samples = source.channels.map(\.samples).max() ?? 0
+            let count = input.channelCounts[source.id] ?? source.channels.count
+            lines.append("\(file): source \(source.id)" + (source.name.isEmpty ? "" : " '\(source.name)'")
+                         + ": \(count) channel(s) x \(samples) samples" + (input.dtype.map { ", \($0)" } ?? "")
+                         + ", \(g(source.sampleRate)) Hz"
+                         + (source.discontinuities > 0 ? ", \(source.discontinuities) discontinuities" : ""))
+            lines += render(source.channels, request: request)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func render(_ reports: [ChannelReport], request: AnalysisRequest) -> [String] {
+        var lines: [String] = []
         if request.statistics {
             let header = ["ch", "count", "min", "max", "mean", "std", "std(n-1)", "rms", "p-p"]
             var rows = [header]
@@ -118,7 +142,7 @@ enum AnalysisTable {
                              + "largest \(g(s.amplitudeRMS[peak])) RMS at \(g(s.frequencies[peak])) Hz")
             }
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     static func table(_ rows: [[String]]) -> [String] {

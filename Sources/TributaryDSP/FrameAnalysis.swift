@@ -1,0 +1,261 @@
+import TributaryWire
+
+/// The analysis of one source of a frame stream.
+public struct SourceAnalysis: Sendable {
+    public var id: UInt32
+    /// The device name from the source's configuration, or "".
+    public var name: String
+    public var sampleRate: Double
+    /// Reports in the order the channels first appeared; `index` is the configuration index.
+    public var channels: [ChannelReport]
+    /// Units by configuration index, from the configuration.
+    public var units: [UInt32: String]
+    /// Analog frames whose first sample did not follow the previous frame's last (lost or skipped data).
+    public var discontinuities: Int
+}
+
+/// Analyses a stream of frames of any length — from a capture, a subscription or an NPY file cut
+/// into frames — through filter → statistics / Welch / spectrum / measurements, with memory bounded
+/// independently of the stream's length:
+/// - statistics are streamed and merged (`StatisticsAccumulator`);
+/// - Welch with mean averaging is streamed (`StreamingWelch`), one segment per channel;
+/// - the averaged spectrum is streamed block by block;
+/// - measurements (tone, THD, SINAD, …) use the first `recordLimit` samples of each channel;
+/// - Welch with median averaging needs every segment and keeps up to `recordLimit` samples.
+public final class FrameAnalysis {
+    public let request: AnalysisRequest
+    /// Samples per channel kept for measurements and median Welch.
+    public let recordLimit: Int
+    /// Filters applied to every frame before analysis (as a subscriber with these filters would see it).
+    public let filters: SubscriberFilters
+    /// Overrides the sample rate of every source (for data without configuration, e.g. NPY files).
+    public let sampleRateOverride: Double?
+
+    private var sources: [UInt32: SourceState] = [:]
+    private var sourceOrder: [UInt32] = []
+    private var scratch: [Double] = []
+
+    /// - Parameters:
+    ///   - request: what to compute.
+    ///   - filters: applied to each frame first (default: none).
+    ///   - sampleRate: overrides the configured rate of every source; required when the stream has
+    ///     no configuration frames.
+    ///   - recordLimit: samples per channel kept for measurements and median Welch (default 2^24).
+    public init(request: AnalysisRequest, filters: SubscriberFilters = SubscriberFilters(), sampleRate: Double? = nil,
+                recordLimit: Int = 1 << 24) {
+        self.request = request
+        self.filters = filters
+        sampleRateOverride = sampleRate
+        self.recordLimit = recordLimit
+    }
+
+    /// Consumes one frame: configurations name sources and give their rates; analog frames are
+    /// filtered and analysed; other kinds are ignored.
+    ///
+    /// - Throws: `WireError` for a malformed frame, `SpectralParameterError` when the data cannot
+    ///   satisfy the request (no sample rate, median Welch over more than `recordLimit` samples).
+    public func add(_ frame: Frame) throws {
+        switch frame.header.kind {
+        case .configuration:
+            guard case .configuration(let configuration) = try frame.payload() else { return }
+            source(frame.header.sourceID).configure(configuration)
+        case .analog:
+            try filters.outputs(for: frame) { filtered in try self.analyse(filtered.analog()) }
+        default:
+            break
+        }
+    }
+
+    private func source(_ id: UInt32) -> SourceState {
+        if let state = sources[id] { return state }
+        let state = SourceState(id: id)
+        sources[id] = state
+        sourceOrder.append(id)
+        return state
+    }
+
+    private func analyse(_ view: AnalogView) throws {
+        let state = source(view.header.sourceID)
+        state.noteFirstSample(view.firstSample, count: view.sampleCount)
+        if scratch.count < view.sampleCount { scratch = [Double](repeating: 0, count: view.sampleCount) }
+        for row in 0..<view.channelCount {
+            let index = view.channelIndex(row)
+            let channel = try state.channel(index, filterID: view.header.filterID, request: request,
+                                            sampleRate: sampleRateOverride ?? state.sampleRate(forChannelIndex: index),
+                                            recordLimit: recordLimit)
+            try scratch.withUnsafeMutableBufferPointer { buffer in
+                let values = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.sampleCount])
+                convert(view, row: row, into: values)
+                try channel.add(UnsafeBufferPointer(values))
+            }
+        }
+    }
+
+    /// The analyses, one per source in order of appearance.
+    ///
+    /// - Throws: `SpectralParameterError` or `FFTError` when a request cannot be met by the data
+    ///   (a failed measurement is reported in `ChannelReport.measurementError` instead).
+    public func finish() throws -> [SourceAnalysis] {
+        try sourceOrder.map { id in
+            let state = sources[id]!
+            return SourceAnalysis(id: id, name: state.name, sampleRate: sampleRateOverride ?? state.firstRate ?? 0,
+                                  channels: try state.order.map { try state.channels[$0]!.report() },
+                                  units: state.units, discontinuities: state.discontinuities)
+        }
+    }
+}
+
+/// Converts one row of an analog view to physical values (int16 counts × scale + offset).
+func convert(_ view: AnalogView, row: Int, into out: UnsafeMutableBufferPointer<Double>) {
+    switch view.format {
+    case .float64:
+        view.withSamples(Double.self, channel: row) { _ = out.initialize(from: $0) }
+    case .float32:
+        view.withSamples(Float.self, channel: row) { for i in 0..<$0.count { out[i] = Double($0[i]) } }
+    case .int16:
+        let scale = view.scale(row), offset = view.offset(row)
+        view.withSamples(Int16.self, channel: row) { for i in 0..<$0.count { out[i] = Double($0[i]) * scale + offset } }
+    }
+}
+
+private struct ChannelKey: Hashable {
+    var index: UInt32
+    var filterID: UInt32
+}
+
+private final class SourceState {
+    let id: UInt32
+    var name = ""
+    var rates: [UInt32: Double] = [:]
+    var units: [UInt32: String] = [:]
+    var firstRate: Double?
+    var channels: [ChannelKey: ChannelState] = [:]
+    var order: [ChannelKey] = []
+    var nextSample: UInt64?
+    var discontinuities = 0
+
+    init(id: UInt32) { self.id = id }
+
+    func configure(_ configuration: Configuration) {
+        name = configuration.deviceName
+        for c in configuration.channels {
+            rates[c.index] = c.samplingRate
+            units[c.index] = c.unit
+        }
+        firstRate = firstRate ?? configuration.channels.first?.samplingRate
+    }
+
+    func sampleRate(forChannelIndex index: UInt32) throws -> Double {
+        if let rate = rates[index] ?? firstRate, rate > 0, rate.isFinite { return rate }
+        throw SpectralParameterError("sample rate", "source \(id) has no configuration giving the rate of channel \(index); give the rate explicitly")
+    }
+
+    func noteFirstSample(_ first: UInt64, count: Int) {
+        if let expected = nextSample, expected != first { discontinuities += 1 }
+        nextSample = first &+ UInt64(count)
+    }
+
+    func channel(_ index: UInt32, filterID: UInt32, request: AnalysisRequest, sampleRate: Double, recordLimit: Int) throws -> ChannelState {
+        let key = ChannelKey(index: index, filterID: filterID)
+        if let state = channels[key] { return state }
+        let state = try ChannelState(index: index, request: request, sampleRate: sampleRate, recordLimit: recordLimit)
+        channels[key] = state
+        order.append(key)
+        return state
+    }
+}
+
+/// The streaming analysis of one channel.
+private final class ChannelState {
+    let index: UInt32
+    let request: AnalysisRequest
+    let sampleRate: Double
+    let recordLimit: Int
+    var count = 0
+    var statistics = StatisticsAccumulator()
+    let welch: StreamingWelch?
+    let spectrum: SpectrumAnalyzer?
+    var averager: SpectrumAverager?
+    var spectrumBlock: [Double] = []
+    /// The first samples, for measurements, median Welch and records shorter than a Welch segment.
+    var record: [Double] = []
+    let recordCapacity: Int
+
+    init(index: UInt32, request: AnalysisRequest, sampleRate: Double, recordLimit: Int) throws {
+        self.index = index
+        self.request = request
+        self.sampleRate = sampleRate
+        self.recordLimit = recordLimit
+        if let w = request.welch, w.average == .mean {
+            welch = try StreamingWelch(configuration: w, sampleRate: sampleRate, channelCount: 1)
+        } else {
+            welch = nil
+        }
+        if let s = request.spectrum {
+            spectrum = try SpectrumAnalyzer(count: s.length, sampleRate: sampleRate, window: s.window)
+            averager = SpectrumAverager(mode: s.mode)
+            spectrumBlock.reserveCapacity(s.length)
+        } else {
+            spectrum = nil
+        }
+        if !request.measurements.isEmpty || request.welch?.average == .median {
+            recordCapacity = recordLimit
+        } else if let w = request.welch {
+            recordCapacity = w.segmentLength  // a record shorter than one segment is analysed whole, as scipy does
+        } else {
+            recordCapacity = 0
+        }
+    }
+
+    func add(_ x: UnsafeBufferPointer<Double>) throws {
+        count += x.count
+        if request.statistics { statistics.add(x) }
+        welch?.add(block: x, samplesPerChannel: x.count)
+        if let spectrum, let length = request.spectrum?.length {
+            var at = 0
+            while at < x.count {
+                let take = min(length - spectrumBlock.count, x.count - at)
+                spectrumBlock.append(contentsOf: x[at..<(at + take)])
+                at += take
+                if spectrumBlock.count == length {
+                    averager!.add(spectrum.spectrum(spectrumBlock))
+                    spectrumBlock.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        if record.count < recordCapacity {
+            record.append(contentsOf: x[0..<min(x.count, recordCapacity - record.count)])
+        } else if request.welch?.average == .median, x.count > 0 {
+            throw SpectralParameterError("average", "median Welch keeps every sample and channel \(index) has more than \(recordLimit); use mean averaging")
+        }
+    }
+
+    func report() throws -> ChannelReport {
+        var report = ChannelReport(index: Int(index), samples: count)
+        if request.statistics, count > 0 { report.statistics = statistics.statistics }
+        if let w = request.welch {
+            if let welch, welch.segments > 0 {
+                report.welch = welch.estimate(channel: 0)
+            } else if !record.isEmpty {
+                report.welch = try WelchEstimator(configuration: w, sampleRate: sampleRate).estimate(record)
+            }
+        }
+        if let s = request.spectrum {
+            guard let average = averager?.average else {
+                throw SpectralParameterError("spectrum length", "\(s.length) needs at least that many samples; channel \(index) has \(count)")
+            }
+            report.spectrum = AveragedSpectrum(frequencies: average.frequencies, amplitudeRMS: average.amplitude(.rms),
+                                               averages: averager!.count, window: s.window)
+        }
+        if !request.measurements.isEmpty {
+            do {
+                let m = try SpectralMeasurements(record, sampleRate: sampleRate, configuration: request.measurement)
+                if request.measurements.contains(.tone) { report.tone = try m.singleTone() }
+                if !request.measurements.subtracting([.tone]).isEmpty { report.distortion = try m.distortion() }
+            } catch let error as MeasurementError {
+                report.measurementError = error.description
+            }
+        }
+        return report
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import TributaryWire
+
+/// The description of a simulated acquisition device, as given to `tributary serve --simulate`.
+///
+/// Text form: comma-separated `key=value` pairs, e.g.
+/// `id=1,name=USB-6009,rate=10000,channels=4,freq=50,amp=1,noise=0.01`. Channel k (0-based) carries
+/// a waveform of frequency `freq` × (k + 1) Hz and amplitude `amp`, plus Gaussian noise of standard
+/// deviation `noise`.
+public struct SimulationSpec: Sendable, Hashable {
+    /// Waveforms a simulated channel can carry.
+    public enum Wave: String, Sendable, CaseIterable { case sine, square, triangle, sawtooth }
+
+    /// Source id (required, > 0).
+    public var id: UInt32
+    /// Device name (default `SIM-<id>`).
+    public var name: String
+    /// Samples per second per channel (default 10000).
+    public var rate: Double = 10_000
+    /// Analog channels (default 4).
+    public var channels: Int = 4
+    /// Fundamental of channel 0 in Hz; channel k runs at freq × (k + 1) (default 50).
+    public var frequency: Double = 50
+    /// Amplitude (default 1).
+    public var amplitude: Double = 1
+    /// Standard deviation of the added Gaussian noise (default 0.01).
+    public var noise: Double = 0.01
+    /// Waveform (default sine).
+    public var wave: Wave = .sine
+    /// Relative amplitudes of harmonics 2, 3, … added to each channel (default none), e.g. `0.01;0.005`.
+    public var harmonics: [Double] = []
+    /// When set, samples are quantised by an ideal ADC of this many bits (1–16) over ±`range` and
+    /// sent as int16 counts with a scale, as a real DAQ device does.
+    public var bits: Int?
+    /// Half the ADC's full-scale range, and the configured min/max (default 10).
+    public var range: Double = 10
+    /// Samples per frame (default rate / 10, i.e. 10 frames per second).
+    public var block: Int?
+    /// Digital lines (default 0): line l toggles every 2^(l+1) blocks' worth of samples / 8.
+    public var lines: Int = 0
+    /// Unit of the channels (default V).
+    public var unit: String = "V"
+    /// Noise seed (default: the id).
+    public var seed: UInt64?
+
+    public init(id: UInt32, name: String? = nil) {
+        self.id = id
+        self.name = name ?? "SIM-\(id)"
+    }
+
+    /// Samples per frame.
+    public var samplesPerFrame: Int { block ?? max(1, Int((rate / 10).rounded())) }
+
+    /// Parses the text form.
+    ///
+    /// - Throws: `SimulationSpecError` naming the key or value that is wrong.
+    public init(parsing text: String) throws(SimulationSpecError) {
+        var fields: [String: String] = [:]
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw SimulationSpecError(spec: text, message: "'\(item)' is not key=value")
+            }
+            let key = parts[0].trimmingCharacters(in: .whitespaces)
+            guard fields[key] == nil else { throw SimulationSpecError(spec: text, message: "'\(key)' is given twice") }
+            fields[key] = parts[1].trimmingCharacters(in: .whitespaces)
+        }
+        func take(_ key: String) -> String? { fields.removeValue(forKey: key) }
+        func number(_ key: String, _ valid: (Double) -> Bool, _ what: String) throws(SimulationSpecError) -> Double? {
+            guard let text = take(key) else { return nil }
+            guard let value = Double(text), value.isFinite, valid(value) else {
+                throw SimulationSpecError(spec: text, message: "\(key)=\(text): expected \(what)")
+            }
+            return value
+        }
+        func integer(_ key: String, _ range: ClosedRange<Int>) throws(SimulationSpecError) -> Int? {
+            guard let text = take(key) else { return nil }
+            guard let value = Int(text), range.contains(value) else {
+                throw SimulationSpecError(spec: text, message: "\(key)=\(text): expected an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+        guard let idValue = try integer("id", 1...Int(UInt32.max)) else {
+            throw SimulationSpecError(spec: text, message: "id is required (a source id > 0)")
+        }
+        self.init(id: UInt32(idValue), name: take("name"))
+        if let v = try number("rate", { $0 > 0 && $0 <= 100e6 }, "a rate in (0, 1e8] Hz") { rate = v }
+        if let v = try integer("channels", 0...WireLimits.maxChannels) { channels = v }
+        if let v = try number("freq", { $0 >= 0 }, "a frequency >= 0") { frequency = v }
+        if let v = try number("amp", { $0 >= 0 }, "an amplitude >= 0") { amplitude = v }
+        if let v = try number("noise", { $0 >= 0 }, "a standard deviation >= 0") { noise = v }
+        if let v = take("wave") {
+            guard let w = Wave(rawValue: v) else {
+                throw SimulationSpecError(spec: text, message: "wave=\(v): expected one of \(Wave.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            wave = w
+        }
+        if let v = take("harmonics") {
+            let values = v.split(separator: ";").map { Double($0) }
+            guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0!.isFinite }) else {
+                throw SimulationSpecError(spec: text, message: "harmonics=\(v): expected relative amplitudes separated by ';'")
+            }
+            harmonics = values.map { $0! }
+        }
+        bits = try integer("bits", 1...16)
+        if let v = try number("range", { $0 > 0 }, "a range > 0") { range = v }
+        block = try integer("block", 1...(1 << 24))
+        if let v = try integer("lines", 0...64) { lines = v }
+        if let v = take("unit") { unit = v }
+        if let v = try integer("seed", 0...Int.max) { seed = UInt64(v) }
+        if let unknown = fields.keys.sorted().first {
+            throw SimulationSpecError(spec: text, message: "unknown key '\(unknown)' (id, name, rate, channels, freq, amp, noise, "
+                                      + "wave, harmonics, bits, range, block, lines, unit, seed)")
+        }
+    }
+
+    /// The configuration package of the device.
+    public var configuration: Configuration {
+        Configuration(
+            deviceName: name, deviceType: "simulated \(wave.rawValue)",
+            channels: (0..<channels).map {
+                ChannelConfiguration(index: UInt32($0), description: "ai\($0) \(wave.rawValue) \(frequency * Double($0 + 1)) Hz",
+                                     unit: unit, samplingRate: rate, minValue: -range, maxValue: range)
+            },
+            lines: (0..<lines).map { DigitalLineConfiguration(index: UInt32($0), description: "line\($0)") })
+    }
+}
+
+/// A `--simulate` spec that does not parse.
+public struct SimulationSpecError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var spec: String
+    public var message: String
+    public var description: String { "simulation spec '\(spec)': \(message)" }
+}
+
+/// Generates the frames of a simulated device: deterministic for a seed, continuous across frames
+/// (sample n of channel k is evaluated at t = n / rate, so there is no phase drift).
+public struct SimulatedDevice: Sendable {
+    public let spec: SimulationSpec
+    /// Index of the next sample to generate.
+    public private(set) var nextSample: UInt64 = 0
+    private var random: SeededGenerator
+
+    public init(_ spec: SimulationSpec) {
+        self.spec = spec
+        random = SeededGenerator(seed: spec.seed ?? UInt64(spec.id))
+    }
+
+    /// The configuration frame (source id set).
+    public func configurationFrame(timestampNs: Int64 = 0) -> Frame {
+        Frame(encoding: .configuration(spec.configuration), timestampNs: timestampNs, sourceID: spec.id)
+    }
+
+    /// The value of channel `k` at sample `n`, before noise.
+    func clean(channel k: Int, sample n: UInt64) -> Double {
+        let f = spec.frequency * Double(k + 1)
+        let t = Double(n) / spec.rate
+        var value = wave(f * t)
+        for (h, relative) in spec.harmonics.enumerated() { value += relative * wave(f * Double(h + 2) * t) }
+        return spec.amplitude * value
+    }
+
+    /// One waveform period at cycle position `cycles` (in periods).
+    func wave(_ cycles: Double) -> Double {
+        let phase = cycles - cycles.rounded(.down)
+        switch spec.wave {
+        case .sine: return sin(2 * .pi * phase)
+        case .square: return phase < 0.5 ? 1 : -1
+        case .triangle: return phase < 0.5 ? 4 * phase - 1 : 3 - 4 * phase
+        case .sawtooth: return 2 * phase - 1
+        }
+    }
+
+    /// The next block of analog samples as a frame: float64, or int16 counts with a scale when the
+    /// spec quantises (`bits`).
+    ///
+    /// - Parameters:
+    ///   - timestampNs: the time of the block's first sample.
+    ///   - sequence: the header's sequence number.
+    public mutating func nextAnalogFrame(timestampNs: Int64, sequence: UInt64 = 0) -> Frame {
+        let n = spec.samplesPerFrame
+        let first = nextSample
+        let header = FrameHeader(kind: .analog, sequence: sequence, timestampNs: timestampNs, sourceID: spec.id)
+        let layout = AnalogLayout(channelCount: spec.channels, sampleCount: n, format: spec.bits == nil ? .float64 : .int16)
+        let lsb = spec.bits.map { 2 * spec.range / Double(1 << $0) } ?? 1
+        let frame = Frame.analog(header: header, layout: layout, firstSample: first) { writer in
+            for k in 0..<spec.channels {
+                writer.setChannelIndex(k, UInt32(k))
+                let out = writer.samples(channel: k)
+                if let bits = spec.bits {
+                    writer.setScale(k, scale: lsb, offset: 0)
+                    let lo = -Double(1 << (bits - 1)), hi = Double(1 << (bits - 1)) - 1
+                    let counts = out.bindMemory(to: Int16.self)
+                    for i in 0..<n {
+                        let x = clean(channel: k, sample: first + UInt64(i)) + spec.noise * random.nextGaussian()
+                        counts[i] = Int16(Swift.min(Swift.max((x / lsb).rounded(), lo), hi))
+                    }
+                } else {
+                    let values = out.bindMemory(to: Double.self)
+                    for i in 0..<n {
+                        values[i] = clean(channel: k, sample: first + UInt64(i)) + spec.noise * random.nextGaussian()
+                    }
+                }
+            }
+        }
+        nextSample += UInt64(n)
+        return frame
+    }
+
+    /// The digital lines for the block that `nextAnalogFrame` just produced (nil without lines):
+    /// line l is high for 2^l ms, then low for as long.
+    public func digitalFrame(forBlockEndingAt end: UInt64, timestampNs: Int64, sequence: UInt64 = 0) -> Frame? {
+        guard spec.lines > 0 else { return nil }
+        let n = spec.samplesPerFrame
+        let first = end - UInt64(n)
+        let lines = (0..<spec.lines).map { l -> [Bool] in
+            let half = max(1, Int(spec.rate / 1000) << l)
+            return (0..<n).map { i in (Int(first) + i) / half % 2 == 0 }
+        }
+        var data = DigitalData(lines: lines, firstSample: first)
+        data.firstSample = first
+        return Frame(encoding: .digital(data), sequence: sequence, timestampNs: timestampNs, sourceID: spec.id)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import TributaryDSP
+import TributaryFormats
+import TributaryWire
+
+/// What `analyze` learned about an input file besides its frames.
+struct InputDescription {
+    /// The sample type of the data as stored ("float64", "float32", "int16").
+    var dtype: String?
+    /// Channels per source as stored, by source id.
+    var channelCounts: [UInt32: Int] = [:]
+}
+
+/// Turns every kind of file `analyze` accepts into a stream of frames: NPY arrays (one source,
+/// id 1), frame files (docs/PROTOCOL.md) — recognised by their magic bytes, not their names.
+enum AnalysisInputs {
+    /// Samples per channel in each frame cut from an array file.
+    static let framesamples = 65_536
+
+    /// Streams the frames of `path` into `body`.
+    ///
+    /// - Parameters:
+    ///   - rate: the sample rate of array files, which carry none (default 1 Hz, as scipy's fs).
+    ///   - int16Scale: physical value of one int16 count in array files.
+    static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
+        }
+        let magic = handle.readData(ofLength: 6)
+        try? handle.close()
+        if magic.starts(with: [0x93] + Array("NUMPY".utf8)) {
+            return try npyFrames(path, rate: rate ?? 1, int16Scale: int16Scale, body)
+        }
+        if magic.starts(with: Array("TRIB".utf8)) {
+            return try frameFileFrames(path, body)
+        }
+        throw CommandError("\(path): not an NPY file or a frame file (unrecognised magic bytes)")
+    }
+
+    static func npyFrames(_ path: String, rate: Double, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
+        let array: NPYArray
+        do { array = try NPY.read(path: path) } catch let error as NPYError { throw CommandError(error.description) }
+        let c = array.channels, n = array.samplesPerChannel
+        let name = (path as NSString).lastPathComponent
+        let configuration = Configuration(
+            deviceName: name, deviceType: "NPY",
+            channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate) })
+        try body(Frame(encoding: .configuration(configuration), sourceID: 1))
+        let format: SampleFormat
+        switch array.samples {
+        case .float64: format = .float64
+        case .float32: format = .float32
+        case .int16: format = .int16
+        }
+        var start = 0
+        var sequence: UInt64 = 1
+        repeat {
+            let count = min(framesamples, n - start)
+            let layout = AnalogLayout(channelCount: c, sampleCount: count, format: format)
+            let header = FrameHeader(kind: .analog, sequence: sequence, sourceID: 1)
+            let frame = Frame.analog(header: header, layout: layout, firstSample: UInt64(start)) { writer in
+                for ch in 0..<c {
+                    writer.setChannelIndex(ch, UInt32(ch))
+                    let range = (ch * n + start)..<(ch * n + start + count)
+                    let out = writer.samples(channel: ch)
+                    switch array.samples {
+                    case .float64(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                    case .float32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                    case .int16(let v):
+                        writer.setScale(ch, scale: int16Scale, offset: 0)
+                        v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                    }
+                }
+            }
+            try body(frame)
+            start += count
+            sequence += 1
+        } while start < n
+        return InputDescription(dtype: array.samples.dtype.rawValue, channelCounts: [1: c])
+    }
+
+    static func frameFileFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        var decoder = FrameStreamDecoder()
+        var description = InputDescription()
+        do {
+            while true {
+                let data = handle.readData(ofLength: 1 << 20)
+                if data.isEmpty { break }
+                try data.withUnsafeBytes { raw in
+                    try decoder.feed(raw) { frame in
+                        if frame.header.kind == .analog, let view = try? frame.analog() {
+                            description.dtype = description.dtype ?? view.format.description
+                            let id = frame.header.sourceID
+                            description.channelCounts[id] = max(description.channelCounts[id] ?? 0, view.channelCount)
+                        }
+                        try body(frame)
+                    }
+                }
+            }
+            try decoder.finish()
+        } catch let error as WireError {
+            throw CommandError("\(path): \(error)")
+        }
+        return description
+    }
+}
