@@ -12,6 +12,8 @@ protocol CallbackTarget: AnyObject, Sendable {
 enum SubjectEvent: Sendable {
     case package(ReceivedPackage)
     case reconnected(Welcome)
+    /// The Subject is closed or lost its session for good: end its package streams (after what was queued).
+    case ended
 }
 
 /// Measured state of a callback queue.

@@ -135,6 +135,8 @@ final class SubjectDelivery: CallbackTarget, @unchecked Sendable {
             for stream in currentStreams { stream.push(package) }
         case .reconnected(let welcome):
             for observer in current { observer.didReconnect(welcome) }
+        case .ended:
+            finishStreams()
         }
     }
 }

@@ -1,0 +1,224 @@
+import Foundation
+import TributaryWire
+
+/// One connection to one publisher (SCCT_Subject): opens a session, starts and stops the data, sends
+/// packages, filters and source selections, and delivers what arrives to its registered observers and
+/// package streams on its callback queue, in publisher order.
+///
+/// Each Subject owns one socket thread (`ZMQLoop`); many Subjects can run at once. Every method may be
+/// called from any thread. Argument and session errors are `ErrorReport`s with SCCT's codes: 8 empty
+/// address, 9 port ≤ 0, 2 timeout ≤ 1 s, 7 destination unreachable, 1-3 refused by the publisher,
+/// 6 transmission error; errors during a session (4 expired timeout, 5 lost connection, 10-14) reach
+/// the observers' `didReceiveError`.
+public final class Subject: Sendable {
+    /// Where observers are called.
+    public let callbackQueue: CallbackQueue
+    /// How the Subject runs (reconnection, CURVE, limits).
+    public let options: SubjectOptions
+    let delivery = SubjectDelivery()
+    private let loop: ZMQLoop<SubjectEngine>
+
+    /// Creates a closed Subject with its socket thread.
+    /// - Parameters:
+    ///   - options: reconnection, CURVE, limits.
+    ///   - callbackQueue: where observers run (default: a new queue with a dedicated thread); may be
+    ///     shared by several Subjects.
+    ///   - context: the libzmq context (default: a new one with one I/O thread).
+    /// - Throws: `ZMQError` or `ZMQLoopError` when the context or thread cannot be created.
+    public init(options: SubjectOptions = .init(), callbackQueue: CallbackQueue? = nil, context: ZMQContext? = nil) throws {
+        self.options = options
+        let queue = callbackQueue ?? CallbackQueue()
+        self.callbackQueue = queue
+        let zmq = try context ?? ZMQContext(ioThreads: 1)
+        let handle = SubjectLoopHandle()
+        let delivery = self.delivery
+        loop = try ZMQLoop(name: "tributary-sub", context: zmq) { scope in
+            SubjectEngine(options: options, delivery: delivery, callbacks: queue.core, handle: handle, scope: scope)
+        }
+        handle.loop.withLock { $0 = loop }
+    }
+
+    deinit {
+        close()
+        loop.shutdown()
+    }
+
+    // MARK: Session
+
+    /// Opens a session (SCCT openCommunication): connects, sends the hello and waits for the welcome.
+    /// The publisher then sends each source's configuration (delivered to observers).
+    /// - Parameters:
+    ///   - address: host name or IP address of the publisher.
+    ///   - port: its TCP port.
+    ///   - apiKey: the key the publisher expects.
+    ///   - description: this client's name, shown in the publisher's subscriber list.
+    ///   - timeout: seconds of silence after which the session counts as lost (> 1).
+    ///   - sourceFilterEnabled: receive only the sources chosen with `selectSources` (none until then).
+    /// - Returns: The welcome: session id, publisher description, sources.
+    /// - Throws: `ErrorReport`: 8 empty address, 9 port ≤ 0 (or > 65535), 2 timeout ≤ 1 s, 7 nothing
+    ///   answered within the timeout, 1/2/3 refused by the publisher.
+    @discardableResult
+    public func open(address: String, port: Int, apiKey: String, description: String, timeout: Double = 10,
+                     sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
+        let host = address.trimmingCharacters(in: .whitespaces)
+        guard !host.isEmpty else { throw ErrorReport(.emptyAddress, "the address is empty") }
+        guard port > 0 && port <= 65_535 else { throw ErrorReport(.wrongPort, "port \(port) is not in 1...65535") }
+        guard timeout > 1 else { throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not more than 1 s") }
+        let endpoint = host.contains(":") && !host.hasPrefix("[") ? "tcp://[\(host)]:\(port)" : "tcp://\(host):\(port)"
+        return try open(endpoint: endpoint, apiKey: apiKey, description: description, timeout: timeout,
+                        sourceFilterEnabled: sourceFilterEnabled)
+    }
+
+    /// Opens a session on a libzmq endpoint (`tcp://…`, `ipc://…`); see `open(address:port:…)`.
+    /// - Throws: `ErrorReport` as `open(address:port:…)` (2, 7, 1, 3).
+    @discardableResult
+    public func open(endpoint: String, apiKey: String, description: String, timeout: Double = 10,
+                     sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
+        guard timeout > 1 else { throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not more than 1 s") }
+        let parameters = OpenParameters(endpoint: endpoint, apiKey: apiKey, description: description,
+                                        timeoutSeconds: timeout, sourceFilterEnabled: sourceFilterEnabled)
+        let waiter = OpenWaiter()
+        do {
+            try loop.perform { engine, _ in engine.open(parameters, waiter: waiter) }
+        } catch {
+            throw ErrorReport(.transmissionError, "the subject's thread has stopped")
+        }
+        // The loop fails the open itself at the deadline; the extra second only covers a stalled loop.
+        let outcome = waiter.wait(timeoutNs: parameters.timeoutNs + 1_000_000_000)
+        switch outcome {
+        case .success(let welcome)?:
+            return welcome
+        case .failure(let error)?:
+            throw error
+        case nil:
+            try? loop.performAndWait { engine, _ in engine.abandonOpen() }
+            throw ErrorReport(.destinationUnreachable, "nothing answered within the timeout")
+        }
+    }
+
+    /// Ends the session (a close frame to the publisher), without reconnecting; package streams end.
+    public func close() {
+        try? loop.performAndWait { engine, _ in engine.close() }
+    }
+
+    /// Whether a session is open now.
+    public var isOpen: Bool { (try? loop.performAndWait { engine, _ in engine.isOpen }) ?? false }
+
+    /// The welcome of the current session (sources and their descriptions), nil when not open.
+    public var welcome: Welcome? { try? loop.performAndWait { engine, _ in engine.welcome } }
+
+    /// Asks the publisher to start sending data.
+    /// - Throws: `ErrorReport` 6 when not open or the send fails.
+    public func start() throws(ErrorReport) { try onLoop { engine throws(ErrorReport) in try engine.setStarted(true) } }
+
+    /// Asks the publisher to stop sending data (configuration and errors still come).
+    /// - Throws: `ErrorReport` 6 when not open or the send fails.
+    public func stop() throws(ErrorReport) { try onLoop { engine throws(ErrorReport) in try engine.setStarted(false) } }
+
+    // MARK: Observers
+
+    /// Registers an observer (held weakly); any time, also while open. Registering twice is one registration.
+    public func register(_ observer: any Observer) { delivery.register(observer) }
+
+    /// Unregisters an observer; it receives nothing queued after this call returns... except what the
+    /// callback queue is delivering at that moment.
+    public func unregister(_ observer: any Observer) { delivery.unregister(observer) }
+
+    /// The packages received from now on, as an `AsyncSequence` (bounded; see `PackageStream`).
+    public func packages(capacity: Int = 256) -> PackageStream {
+        let stream = PackageStream(capacity: capacity)
+        delivery.add(stream)
+        return stream
+    }
+
+    // MARK: Sending
+
+    /// Sends a package to the publisher's application: message, XML, array, analog or digital data
+    /// (files and images: `sendFile`, `sendImage`).
+    /// - Throws: `ErrorReport` 6 when not open, the send queue is full, or the kind is not one a
+    ///   subscriber sends.
+    public func send(_ package: Package) throws(ErrorReport) {
+        switch package {
+        case .message, .xml, .array, .analog, .digital, .error:
+            try onLoop { engine throws(ErrorReport) in _ = try engine.send(package) }
+        case .file(let chunk), .image(let chunk):
+            try onLoop { engine throws(ErrorReport) in _ = try engine.send(chunk.imageFormat == nil ? .file(chunk) : .image(chunk)) }
+        default:
+            throw ErrorReport(.transmissionError, "a subscriber does not send \(package.kind) packages; use the Subject's methods")
+        }
+    }
+
+    /// Sends a message (SCCT sendMessage).
+    public func sendMessage(_ text: String, code: Int32 = 0) throws(ErrorReport) { try send(.message(Message(text, code: code))) }
+
+    /// Sends an XML document (not validated).
+    public func sendXML(_ xml: String) throws(ErrorReport) { try send(.xml(xml)) }
+
+    /// Sends a 2D array.
+    public func sendArray(_ array: Array2D) throws(ErrorReport) { try send(.array(array)) }
+
+    /// Sends a file in chunks (MD5 included).
+    public func sendFile(_ content: [UInt8], name: String, attributes: [String] = [], chunkSize: Int = 1 << 20) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in
+            try engine.sendFile(content, name: name, attributes: attributes, imageFormat: nil, chunkSize: chunkSize)
+        }
+    }
+
+    /// Sends an image in chunks (MD5 included).
+    public func sendImage(_ content: [UInt8], description: String, format: ImageFormat, attributes: [String] = [],
+                          chunkSize: Int = 1 << 20) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in
+            try engine.sendFile(content, name: description, attributes: attributes, imageFormat: format, chunkSize: chunkSize)
+        }
+    }
+
+    /// Sends an analog data filter (SCCT sendFilter); `request.replaces` may name a filter id this
+    /// Subject returned earlier.
+    /// - Returns: The filter's id; data produced for it carries it in `header.filterID`, also after a
+    ///   reconnection.
+    /// - Throws: `ErrorReport` 6 when not open, 12 when `replaces` names no filter.
+    @discardableResult
+    public func sendFilter(_ request: AnalogFilterRequest) throws(ErrorReport) -> UInt32 {
+        try onLoop { engine throws(ErrorReport) in try engine.addFilter(.analog(request)) }
+    }
+
+    /// Sends an array filter; see `sendFilter(_:)` for analog filters.
+    @discardableResult
+    public func sendFilter(_ request: ArrayFilterRequest) throws(ErrorReport) -> UInt32 {
+        try onLoop { engine throws(ErrorReport) in try engine.addFilter(.array(request)) }
+    }
+
+    /// Removes a filter returned by `sendFilter`.
+    /// - Throws: `ErrorReport` 6 when not open, 12 when there is no such filter.
+    public func removeFilter(_ id: UInt32) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in try engine.removeFilter(id) }
+    }
+
+    /// Chooses the sources to receive when the session was opened with `sourceFilterEnabled` (replaces
+    /// the previous choice).
+    /// - Throws: `ErrorReport` 6 when not open.
+    public func selectSources(_ ids: [UInt32]) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in try engine.selectSources(ids) }
+    }
+
+    /// The Subject's counters and its callback queue's measurements.
+    public func statistics() -> SubjectStatistics {
+        let counts = (try? loop.performAndWait { engine, _ in engine.statistics }) ?? (0, 0, 0, 0, 0, 0)
+        return SubjectStatistics(framesReceived: counts.0, gapNotices: counts.1, framesMissing: counts.2,
+                                 unaccountedLoss: counts.3, reconnections: counts.4, pauses: counts.5,
+                                 callbackQueue: callbackQueue.statistics)
+    }
+
+    /// Runs `body` on the socket thread and returns its result, mapping a stopped loop to error 6.
+    private func onLoop<T: Sendable>(_ body: @escaping @Sendable (SubjectEngine) throws(ErrorReport) -> T) throws(ErrorReport) -> T {
+        let result: Result<T, ErrorReport>
+        do {
+            result = try loop.performAndWait { engine, _ -> Result<T, ErrorReport> in
+                do throws(ErrorReport) { return .success(try body(engine)) } catch { return .failure(error) }
+            }
+        } catch {
+            throw ErrorReport(.transmissionError, "the subject's thread has stopped")
+        }
+        return try result.get()
+    }
+}

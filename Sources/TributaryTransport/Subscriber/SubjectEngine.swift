@@ -1,0 +1,550 @@
+import Foundation
+import Synchronization
+import TributaryWire
+
+/// What `Subject.open` was called with, kept for reconnection.
+struct OpenParameters: Sendable {
+    var endpoint: String
+    var apiKey: String
+    var description: String
+    var timeoutSeconds: Double
+    var sourceFilterEnabled: Bool
+    var timeoutNs: UInt64 { UInt64(min(timeoutSeconds, 1e9) * 1e9) }
+}
+
+/// Hands the outcome of an open from the socket thread to the thread waiting in `Subject.open`.
+final class OpenWaiter: Sendable {
+    private let result = Mutex<Result<Welcome, ErrorReport>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func complete(_ outcome: Result<Welcome, ErrorReport>) {
+        let first = result.withLock { current -> Bool in
+            guard current == nil else { return false }
+            current = outcome
+            return true
+        }
+        if first { done.signal() }
+    }
+
+    func wait(timeoutNs: UInt64) -> Result<Welcome, ErrorReport>? {
+        _ = done.wait(timeout: .now() + .nanoseconds(Int(min(timeoutNs, UInt64(Int.max)))))
+        return result.withLock { $0 }
+    }
+}
+
+/// A filter as the application defined it: the id `sendFilter` returned, stable across reconnections.
+enum AppFilterRequest: Sendable {
+    case analog(AnalogFilterRequest)
+    case array(ArrayFilterRequest)
+}
+
+/// The loop's weak way back to itself (to resume reading when the callback queue drains).
+final class SubjectLoopHandle: Sendable {
+    let loop = Mutex<ZMQLoop<SubjectEngine>?>(nil)
+}
+
+/// A Subject's socket side, on its loop thread: the DEALER and its monitor, the session state machine
+/// (opening → open → lost → waiting to reconnect), decoding, sequence accounting and hand-off to the
+/// callback queue.
+final class SubjectEngine {
+    enum Phase {
+        case closed
+        /// Hello sent; `waiter` is the blocked `open` call (nil for a reconnection attempt).
+        case opening(deadline: UInt64, waiter: OpenWaiter?, attempt: Int)
+        case open
+        case waitingToReconnect(until: UInt64, attempt: Int)
+    }
+
+    let options: SubjectOptions
+    let delivery: SubjectDelivery
+    let callbacks: CallbackQueueCore
+    let handle: SubjectLoopHandle
+    private let scope: ZMQLoopScope
+
+    private(set) var phase = Phase.closed
+    private var parameters: OpenParameters?
+    private var dealer: ZMQSocket?
+    private var monitor: ZMQMonitor?
+    private(set) var welcome: Welcome?
+    private var pendingError: ErrorReport?
+
+    // What the application asked for (restored after a reconnection).
+    private var appFilters: [(id: UInt32, request: AppFilterRequest)] = []
+    private var nextAppFilterID: UInt32 = 1
+    private var started = false
+    private var selection: [UInt32]?
+
+    // The current session.
+    private var wireFilters = SubscriberFilters()
+    private var wireToApp: [UInt32: UInt32] = [:]
+    private var appToWire: [UInt32: UInt32] = [:]
+    private var sendSequence: UInt64 = 0
+    private var expectedSequence: UInt64 = 0
+    private var lastHeardNs: UInt64 = 0
+    private var lastSentNs: UInt64 = 0
+    private var assembler: BlobAssembler
+    private var paused = false
+    private var uncreditedFrames: UInt32 = 0
+    private var nextTransferID = UInt64.random(in: 1...(UInt64(1) << 48))
+
+    // Counters.
+    private(set) var framesReceived: UInt64 = 0
+    private(set) var gapNotices: UInt64 = 0
+    private(set) var framesMissing: UInt64 = 0
+    private(set) var unaccountedLoss: UInt64 = 0
+    private(set) var reconnections: UInt64 = 0
+    private(set) var pauses: UInt64 = 0
+
+    init(options: SubjectOptions, delivery: SubjectDelivery, callbacks: CallbackQueueCore, handle: SubjectLoopHandle,
+         scope: ZMQLoopScope) {
+        self.options = options
+        self.delivery = delivery
+        self.callbacks = callbacks
+        self.handle = handle
+        self.scope = scope
+        assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
+        scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
+    }
+
+    var isOpen: Bool { if case .open = phase { true } else { false } }
+
+    // MARK: Opening and closing
+
+    func open(_ parameters: OpenParameters, waiter: OpenWaiter) {
+        if dealer != nil { endSession(nil, notifyPublisher: true, reconnect: false) }
+        appFilters = []
+        nextAppFilterID = 1
+        started = false
+        selection = nil
+        self.parameters = parameters
+        let now = monotonicNanoseconds()
+        phase = .opening(deadline: now + parameters.timeoutNs, waiter: waiter, attempt: 0)
+        connect(now: now)
+    }
+
+    /// Gives up a pending open (the caller's wait ran out first).
+    func abandonOpen() {
+        if case .opening(_, let waiter?, _) = phase {
+            waiter.complete(.failure(ErrorReport(.destinationUnreachable, "nothing answered within the timeout")))
+            teardown()
+            phase = .closed
+        }
+    }
+
+    /// The application's close: a close frame to the publisher, no reconnection, streams ended.
+    func close() {
+        if case .opening(_, let waiter?, _) = phase {
+            waiter.complete(.failure(ErrorReport(.lostConnection, "closed while opening")))
+        }
+        endSession(nil, notifyPublisher: true, reconnect: false)
+    }
+
+    private func connect(now: UInt64) {
+        guard let parameters else { return }
+        resetSession()
+        do throws(ZMQError) {
+            var settings = ZMQDealerSettings()
+            settings.receiveHighWaterMark = options.receiveHighWaterMark
+            settings.heartbeatInterval = options.heartbeatInterval
+            settings.heartbeatTimeout = .nanoseconds(Int64(parameters.timeoutNs))
+            settings.maxInboundMessageSize = Int64(options.maxFrameSize) + 64
+            let socket = try ZMQSocket.subscriberDealer(context: scope.context, settings: settings)
+            // The publisher closes a silent connection after our timeout too.
+            try socket.setOption(.heartbeatTTL, milliseconds(.nanoseconds(Int64(parameters.timeoutNs))))
+            if let curve = options.curve { try socket.enableCurveClient(serverKey: curve.serverKey, keys: curve.keys) }
+            let monitor = try socket.startMonitor(events: [.disconnected, .handshakeFailedAuth])
+            try socket.connect(parameters.endpoint)
+            dealer = socket
+            self.monitor = monitor
+            scope.register(monitor.socket) { [unowned self] _, _ in self.readMonitor() }
+            scope.register(socket) { [unowned self] _, _ in self.receiveAll() }
+        } catch {
+            failOpening(ErrorReport(.destinationUnreachable, "cannot connect to \(parameters.endpoint): \(error)"))
+            return
+        }
+        let hello = Hello(apiKey: parameters.apiKey, clientDescription: parameters.description,
+                          timeoutSeconds: parameters.timeoutSeconds, sourceFilterEnabled: parameters.sourceFilterEnabled)
+        // Queued by libzmq until the connection is up; an empty pipe cannot refuse it.
+        _ = try? send(.hello(hello), now: now, requireOpen: false)
+        lastHeardNs = now
+    }
+
+    private func resetSession() {
+        wireFilters = SubscriberFilters()
+        wireToApp = [:]
+        appToWire = [:]
+        sendSequence = 0
+        expectedSequence = 0
+        pendingError = nil
+        welcome = nil
+        paused = false
+        uncreditedFrames = 0
+        assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
+    }
+
+    private func teardown() {
+        if let monitor { scope.unregister(monitor.socket, close: false) }
+        // Closing the DEALER closes its monitor first (ZMQSocket.close).
+        if let dealer { scope.unregister(dealer) }
+        dealer = nil
+        monitor = nil
+    }
+
+    /// Ends the session: optional close frame, socket closed, error delivered, then reconnection or the end.
+    private func endSession(_ error: ErrorReport?, notifyPublisher: Bool, reconnect: Bool) {
+        if notifyPublisher, dealer != nil, isOpen {
+            let code = error?.code ?? ErrorCode(rawValue: 0)
+            _ = try? send(.close(Close(code: code, reason: error?.message ?? "")), now: monotonicNanoseconds(), requireOpen: false)
+        }
+        teardown()
+        if let error { enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error)))) }
+        if reconnect, let error, options.reconnect != nil, parameters != nil {
+            scheduleReconnect(after: error, attempt: 1)
+        } else {
+            phase = .closed
+            enqueue(.ended)
+        }
+    }
+
+    private func failOpening(_ error: ErrorReport) {
+        guard case .opening(_, let waiter, let attempt) = phase else { return }
+        teardown()
+        if let waiter {
+            waiter.complete(.failure(error))
+            phase = .closed
+        } else {
+            scheduleReconnect(after: error, attempt: attempt + 1)
+        }
+    }
+
+    private func scheduleReconnect(after error: ErrorReport, attempt: Int) {
+        guard let policy = options.reconnect, policy.maxAttempts.map({ attempt <= $0 }) ?? true,
+              policy.shouldReconnect(error, attempt) else {
+            if attempt > 1 { enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error)))) }
+            phase = .closed
+            enqueue(.ended)
+            return
+        }
+        phase = .waitingToReconnect(until: monotonicNanoseconds() + policy.delayNanoseconds(attempt: attempt), attempt: attempt)
+    }
+
+    // MARK: Receiving
+
+    private func receiveAll() {
+        guard let dealer else { return }
+        while true {
+            if !callbacks.hasRoom {
+                pause()
+                return
+            }
+            let parts: [ZMQReceivedMessage]
+            do throws(ZMQError) { parts = try dealer.receiveMultipart(flags: .dontWait) } catch { return }
+            handle(parts)
+            // The handler may have ended the session (and closed this socket).
+            if self.dealer !== dealer { return }
+        }
+    }
+
+    private func pause() {
+        guard let dealer, !paused else { return }
+        paused = true
+        pauses += 1
+        scope.setEvents([], for: dealer)
+        let handle = self.handle
+        callbacks.whenDrained {
+            let loop = handle.loop.withLock { $0 }
+            try? loop?.perform { engine, _ in engine.resume() }
+        }
+    }
+
+    func resume() {
+        guard paused, let dealer else { return }
+        paused = false
+        scope.setEvents(.readable, for: dealer)
+        receiveAll()
+    }
+
+    private func handle(_ parts: [ZMQReceivedMessage]) {
+        let now = monotonicNanoseconds()
+        lastHeardNs = now
+        let inbound: InboundFrame
+        do throws(WireError) {
+            inbound = try MessageFraming.decode(parts[...], maxFrameSize: options.maxFrameSize)
+        } catch {
+            let code: ErrorCode = error.code == .frameTooLarge ? .tooLarge : .malformedFrame
+            endSession(ErrorReport(code, "the publisher sent a malformed frame: \(error)"), notifyPublisher: true, reconnect: true)
+            return
+        }
+        guard case .frame(let frame) = inbound else { return }
+        framesReceived += 1
+        let header = frame.header
+        if header.kind != .gap {
+            if header.sequence > expectedSequence { unaccountedLoss += header.sequence - expectedSequence }
+            expectedSequence = header.sequence &+ 1
+        }
+        switch phase {
+        case .opening:
+            handleWhileOpening(frame)
+        case .open:
+            handleInSession(frame, now: now)
+        case .closed, .waitingToReconnect:
+            break
+        }
+    }
+
+    private func handleWhileOpening(_ frame: Frame) {
+        guard case .opening(_, let waiter, let attempt) = phase else { return }
+        switch frame.header.kind {
+        case .welcome:
+            guard case .welcome(let welcome)? = try? frame.payload() else {
+                return failOpening(ErrorReport(.malformedFrame, "the publisher's welcome does not decode"))
+            }
+            self.welcome = welcome
+            phase = .open
+            if let waiter {
+                waiter.complete(.success(welcome))
+            } else {
+                reconnections += 1
+                restore()
+                enqueue(.reconnected(welcome))
+            }
+            _ = attempt
+            grantCredit(options.creditWindow)
+        case .error:
+            if case .error(let report)? = try? frame.payload() { pendingError = report }
+        case .close:
+            let close: Close? = if case .close(let c)? = try? frame.payload() { c } else { nil }
+            failOpening(pendingError ?? ErrorReport(close?.code ?? .protocolViolation, close?.reason ?? "the publisher closed the session"))
+        default:
+            break
+        }
+    }
+
+    private func handleInSession(_ frame: Frame, now: UInt64) {
+        var header = frame.header
+        let payload: Payload
+        do throws(WireError) {
+            payload = try frame.payload()
+        } catch {
+            endSession(ErrorReport(.malformedFrame, "the publisher sent a malformed \(header.kind) frame: \(error)"),
+                       notifyPublisher: true, reconnect: true)
+            return
+        }
+        if header.filterID != 0 { header.filterID = wireToApp[header.filterID] ?? header.filterID }
+        let content: ReceivedContent
+        switch payload {
+        case .configuration(let c): content = .configuration(c)
+        case .error(let e): content = .error(e)
+        case .analog(let a): content = .analog(a); countCredit()
+        case .digital(let d): content = .digital(d); countCredit()
+        case .array(let a): content = .array(a); countCredit()
+        case .message(let m): content = .message(m); countCredit()
+        case .xml(let x): content = .xml(x); countCredit()
+        case .gap(let gap):
+            gapNotices += 1
+            framesMissing += gap.missingCount
+            let announced = header.sequence &- expectedSequence
+            if announced > gap.missingCount { unaccountedLoss += announced - gap.missingCount }
+            expectedSequence = header.sequence &+ 1
+            content = .gap(gap)
+        case .file(let chunk), .image(let chunk):
+            countCredit()
+            do throws(BlobError) {
+                guard let blob = try assembler.add(chunk) else { return }
+                content = header.kind == .file ? .file(ReceivedFile(blob)) : .image(ReceivedFile(blob))
+            } catch {
+                let code: ErrorCode = switch error.reason {
+                case .checksumMismatch: .checksumMismatch
+                case .tooLarge: .tooLarge
+                case .inconsistentChunk: .malformedFrame
+                }
+                content = .error(ErrorReport(code, error.description))
+            }
+        case .close(let close):
+            // An error frame with the reason came first when the code is not 0.
+            let error = close.code.rawValue == 0
+                ? ErrorReport(.lostConnection, "the publisher closed the session" + (close.reason.isEmpty ? "" : ": \(close.reason)"))
+                : ErrorReport(close.code, close.reason)
+            endSession(error, notifyPublisher: false, reconnect: true)
+            return
+        default:
+            endSession(ErrorReport(.protocolViolation, "the publisher sent a \(header.kind) frame in a session"),
+                       notifyPublisher: true, reconnect: true)
+            return
+        }
+        enqueue(.package(ReceivedPackage(header: header, content: content)))
+    }
+
+    private func readMonitor() {
+        guard let monitor else { return }
+        while true {
+            let received: ZMQMonitorEvent??
+            do throws(ZMQError) { received = try monitor.receiveEvent(flags: .dontWait) } catch { return }
+            guard let event = received ?? nil else { continue }
+            if event.event.contains(.disconnected), isOpen {
+                endSession(ErrorReport(.lostConnection, "the connection to \(event.endpoint) broke down"),
+                           notifyPublisher: false, reconnect: true)
+                return
+            }
+            if event.event.contains(.handshakeFailedAuth) {
+                failOpening(ErrorReport(.wrongAPIKey, "the publisher refused this subscriber's CURVE key"))
+                return
+            }
+        }
+    }
+
+    private func enqueue(_ event: SubjectEvent) { callbacks.enqueue(delivery, event) }
+
+    private func countCredit() {
+        uncreditedFrames += 1
+        if uncreditedFrames >= max(1, options.creditWindow / 2) { grantCredit(uncreditedFrames) }
+    }
+
+    private func grantCredit(_ count: UInt32) {
+        uncreditedFrames = 0
+        guard count > 0 else { return }
+        _ = try? send(.credit(count), now: monotonicNanoseconds())
+    }
+
+    // MARK: Housekeeping
+
+    private func housekeeping() {
+        let now = monotonicNanoseconds()
+        switch phase {
+        case .closed:
+            break
+        case .opening(let deadline, _, _):
+            if now > deadline {
+                failOpening(ErrorReport(.destinationUnreachable, "nothing answered within the timeout (\(parameters?.endpoint ?? ""))"))
+            }
+        case .open:
+            guard let parameters else { return }
+            if paused { lastHeardNs = now }  // we are not reading: silence is ours, not the publisher's
+            if now &- lastHeardNs > parameters.timeoutNs {
+                endSession(ErrorReport(.expiredTimeout, "nothing was heard from the publisher within \(parameters.timeoutSeconds) s"),
+                           notifyPublisher: true, reconnect: true)
+            } else if now &- lastSentNs >= parameters.timeoutNs / 4, let dealer {
+                do throws(ZMQError) {
+                    try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: sendSequence,
+                                                     timestampNs: wallClockNanoseconds(), routingID: nil, on: dealer)
+                    lastSentNs = now
+                } catch {}
+            }
+        case .waitingToReconnect(let until, let attempt):
+            if now >= until, let parameters {
+                phase = .opening(deadline: now + parameters.timeoutNs, waiter: nil, attempt: attempt)
+                connect(now: now)
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends a package now.
+    /// - Throws: `ErrorReport` 6 (transmission error) when not open or the send queue is full.
+    @discardableResult
+    func send(_ package: Package, filterID: UInt32 = 0, now: UInt64 = monotonicNanoseconds(),
+              requireOpen: Bool = true) throws(ErrorReport) -> UInt64 {
+        guard let dealer, !requireOpen || isOpen else {
+            throw ErrorReport(.transmissionError, "the subject is not open")
+        }
+        let frame = Frame(encoding: package, sequence: sendSequence, timestampNs: wallClockNanoseconds(), filterID: filterID)
+        do throws(ZMQError) {
+            var payload = try MessageFraming.payloadMessage(frame)
+            try MessageFraming.send(header: frame.header, payload: &payload, routingID: nil, on: dealer)
+        } catch {
+            throw ErrorReport(.transmissionError, error.code == .again ? "the send queue to the publisher is full" : "\(error)")
+        }
+        sendSequence += 1
+        lastSentNs = now
+        return frame.header.sequence
+    }
+
+    func sendFile(_ content: [UInt8], name: String, attributes: [String], imageFormat: ImageFormat?, chunkSize: Int) throws(ErrorReport) {
+        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        nextTransferID += 1
+        for chunk in BlobChunk.chunks(of: content, transferID: nextTransferID, name: name, attributes: attributes,
+                                      imageFormat: imageFormat, chunkSize: chunkSize) {
+            try send(imageFormat == nil ? .file(chunk) : .image(chunk))
+        }
+    }
+
+    func setStarted(_ value: Bool) throws(ErrorReport) {
+        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        try send(value ? .start : .stop)
+        started = value
+    }
+
+    func selectSources(_ ids: [UInt32]) throws(ErrorReport) {
+        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        try send(.selectSources(ids))
+        selection = ids
+    }
+
+    /// Defines a filter; returns the application's id for it (stable across reconnections).
+    func addFilter(_ request: AppFilterRequest) throws(ErrorReport) -> UInt32 {
+        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        let replaced: UInt32 = switch request {
+        case .analog(let r): r.replaces
+        case .array(let r): r.replaces
+        }
+        if replaced != 0 && !appFilters.contains(where: { $0.id == replaced }) {
+            throw ErrorReport(.protocolViolation, "there is no filter \(replaced) to replace")
+        }
+        let appID = nextAppFilterID
+        try sendFilter(request, appID: appID, replacingWire: replaced == 0 ? 0 : appToWire[replaced] ?? 0)
+        nextAppFilterID += 1
+        if replaced != 0 { appFilters.removeAll { $0.id == replaced } }
+        appFilters.append((appID, request))
+        return appID
+    }
+
+    func removeFilter(_ appID: UInt32) throws(ErrorReport) {
+        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard appFilters.contains(where: { $0.id == appID }), let wire = appToWire[appID] else {
+            throw ErrorReport(.protocolViolation, "there is no filter \(appID) to remove")
+        }
+        try send(.removeFilter, filterID: wire)
+        try? wireFilters.remove(id: wire)
+        appFilters.removeAll { $0.id == appID }
+        appToWire[appID] = nil
+        wireToApp[wire] = nil
+    }
+
+    private func sendFilter(_ request: AppFilterRequest, appID: UInt32, replacingWire: UInt32) throws(ErrorReport) {
+        let wire = wireFilters.nextFilterID
+        let package: Package
+        switch request {
+        case .analog(var r):
+            r.replaces = replacingWire
+            try? wireFilters.add(r, id: wire)
+            package = .analogFilter(r)
+        case .array(var r):
+            r.replaces = replacingWire
+            try? wireFilters.add(r, id: wire)
+            package = .arrayFilter(r)
+        }
+        try send(package, filterID: wire)
+        if replacingWire != 0, let old = wireToApp.removeValue(forKey: replacingWire) { appToWire[old] = nil }
+        wireToApp[wire] = appID
+        appToWire[appID] = wire
+    }
+
+    /// After a reconnection: the filters (in their order, under new session ids mapped back to the
+    /// application's), the source selection, and start.
+    private func restore() {
+        for filter in appFilters {
+            let request: AppFilterRequest = switch filter.request {
+            case .analog(var r): { r.replaces = 0; return .analog(r) }()
+            case .array(var r): { r.replaces = 0; return .array(r) }()
+            }
+            try? sendFilter(request, appID: filter.id, replacingWire: 0)
+        }
+        if parameters?.sourceFilterEnabled == true, let selection { _ = try? send(.selectSources(selection)) }
+        if started { _ = try? send(.start) }
+    }
+
+    var statistics: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) {
+        (framesReceived, gapNotices, framesMissing, unaccountedLoss, reconnections, pauses)
+    }
+}

@@ -1,0 +1,101 @@
+import TributaryWire
+
+/// Automatic reconnection of a Subject that lost its session (error 4 or 5, or a close from the
+/// publisher): new connection, hello, then the filters, source selection and start restored.
+public struct ReconnectPolicy: Sendable {
+    /// Delay before the first attempt; each failed attempt multiplies it by `multiplier`, up to `maxDelay`.
+    public var initialDelay: Duration
+    public var maxDelay: Duration
+    public var multiplier: Double
+    /// Attempts before giving up (nil: no limit).
+    public var maxAttempts: Int?
+    /// Asked before each attempt with the error that ended the session (or made the last attempt fail)
+    /// and the attempt number (1, 2, …); false stops reconnecting (SCCT GOM's shouldReconnect).
+    /// Runs on the Subject's socket thread: keep it short.
+    public var shouldReconnect: @Sendable (ErrorReport, Int) -> Bool
+
+    /// Never reconnects after a refusal (wrong key, timeout or clock: 1-3), otherwise always.
+    public static let defaultShouldReconnect: @Sendable (ErrorReport, Int) -> Bool = { error, _ in
+        ![ErrorCode.wrongAPIKey, .wrongTimeout, .wrongTimestamp].contains(error.code)
+    }
+
+    public init(initialDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(5), multiplier: Double = 2,
+                maxAttempts: Int? = nil,
+                shouldReconnect: @escaping @Sendable (ErrorReport, Int) -> Bool = ReconnectPolicy.defaultShouldReconnect) {
+        self.initialDelay = initialDelay
+        self.maxDelay = maxDelay
+        self.multiplier = multiplier
+        self.maxAttempts = maxAttempts
+        self.shouldReconnect = shouldReconnect
+    }
+
+    /// The delay before attempt `attempt` (1-based), in nanoseconds.
+    func delayNanoseconds(attempt: Int) -> UInt64 {
+        let initial = Double(initialDelay.components.seconds) * 1e9 + Double(initialDelay.components.attoseconds) / 1e9
+        let maximum = Double(maxDelay.components.seconds) * 1e9 + Double(maxDelay.components.attoseconds) / 1e9
+        let delay = initial * Foundation.pow(multiplier, Double(max(0, attempt - 1)))
+        return UInt64(min(delay, maximum))
+    }
+}
+
+/// CURVE encryption of a Subject's connection.
+public struct SubjectCurve: Sendable {
+    /// The publisher's public key.
+    public var serverKey: ZMQCurveKey
+    /// This subscriber's key pair (its public key must be on the publisher's allow-list).
+    public var keys: ZMQCurveKeyPair
+
+    public init(serverKey: ZMQCurveKey, keys: ZMQCurveKeyPair) {
+        self.serverKey = serverKey
+        self.keys = keys
+    }
+}
+
+/// How a Subject runs; every field has a working default.
+public struct SubjectOptions: Sendable {
+    /// Automatic reconnection (nil: a lost session stays lost, as in SCCT).
+    public var reconnect: ReconnectPolicy?
+    /// Optional CURVE encryption.
+    public var curve: SubjectCurve?
+    /// Credit granted to lossless (replay) sources: frames the publisher may send ahead of consumption.
+    public var creditWindow: UInt32
+    /// Messages libzmq buffers from the publisher before it stops reading the connection.
+    public var receiveHighWaterMark: Int32
+    /// Largest frame accepted from the publisher.
+    public var maxFrameSize: Int
+    /// Largest file or image accepted from the publisher.
+    public var maxTransferSize: UInt64
+    /// ZMTP heartbeat period (the timeout is the session timeout given to `open`).
+    public var heartbeatInterval: Duration
+
+    public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
+                receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
+                maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .seconds(1)) {
+        self.reconnect = reconnect
+        self.curve = curve
+        self.creditWindow = creditWindow
+        self.receiveHighWaterMark = receiveHighWaterMark
+        self.maxFrameSize = maxFrameSize
+        self.maxTransferSize = maxTransferSize
+        self.heartbeatInterval = heartbeatInterval
+    }
+}
+
+/// Counters of a Subject.
+public struct SubjectStatistics: Sendable, Equatable {
+    /// Frames received in the current and earlier sessions (keepalives excluded).
+    public var framesReceived: UInt64
+    /// Gap notices received, and the frames they announced as dropped by the publisher.
+    public var gapNotices: UInt64
+    public var framesMissing: UInt64
+    /// Sequence numbers that never arrived and that no gap notice covered (0 unless something is broken).
+    public var unaccountedLoss: UInt64
+    /// Sessions restored by automatic reconnection.
+    public var reconnections: UInt64
+    /// Times reading stopped because the callback queue was full.
+    public var pauses: UInt64
+    /// The callback queue's own measurements.
+    public var callbackQueue: CallbackQueueStatistics
+}
+
+import Foundation
