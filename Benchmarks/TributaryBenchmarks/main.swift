@@ -11,6 +11,7 @@ let suites: [Suite] = [
     wireSuite,
     compressionSuite,
     zmqRawSuite,
+    transportSuite,
     statisticsSuite,
     fftSuite,
     welchSuite,

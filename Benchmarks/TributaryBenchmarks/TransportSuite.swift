@@ -1,0 +1,204 @@
+import Foundation
+import Synchronization
+import TributaryTransport
+import TributaryWire
+
+/// Publisher → Subject over tcp://127.0.0.1: throughput of 64 KiB analog frames (MB/s of sample
+/// payload) against raw pyzmq DEALER/ROUTER measured in the same run, and the callback latency
+/// (publisher timestamp → observer callback) against offered rate.
+let transportSuite = Suite(name: "transport", run: { context in
+    let frames = 4_096, runs = 5
+    let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(frames)", "--size", "65536", "--runs", "\(runs)"])
+    guard let peerMBps = peer["mb_per_s_median"] as? Double else { throw BenchError("zmq_raw_peer.py: no mb_per_s_median") }
+    var rows: [BenchRow] = []
+    for delivery in [SourceDelivery.lossless, .live] {
+        _ = try transportThroughputRun(frames: frames, delivery: delivery)  // warm-up
+        var results: [TransportThroughput] = []
+        for _ in 0..<runs { results.append(try transportThroughputRun(frames: frames, delivery: delivery)) }
+        let mbps = median(results.map(\.mbPerSecond))
+        let label = delivery == .lossless ? "lossless (credit)" : "live (drop and count)"
+        rows.append(BenchRow(name: "64 KiB analog, \(label) [MB/s samples]", tributary: fmt(mbps, 0),
+                             peer: fmt(peerMBps, 0), ratio: fmt(mbps / peerMBps)))
+        let dropped = results.map(\.dropped).reduce(0, +), missing = results.map(\.missing).reduce(0, +)
+        let unaccounted = results.map(\.unaccounted).reduce(0, +)
+        rows.append(BenchRow(name: "  \(label): dropped / announced in gaps / unaccounted", tributary: "\(dropped) / \(missing) / \(unaccounted)",
+                             peer: "-", ratio: dropped == missing && unaccounted == 0 ? "exact" : "MISMATCH"))
+    }
+    printTable("Transport throughput vs raw pyzmq \(peer["pyzmq"] ?? "?") DEALER->ROUTER, tcp loopback, median of \(runs)", rows)
+
+    var latencyRows: [BenchRow] = []
+    for rate in [100, 1_000, 10_000, 50_000, 0] {
+        let result = try transportLatencyRun(rate: rate, count: rate == 0 ? 50_000 : max(1_000, min(rate * 2, 50_000)))
+        latencyRows.append(BenchRow(
+            name: rate == 0 ? "unpaced (\(fmt(result.achievedRate, 0)) frames/s)" : "\(rate) frames/s",
+            tributary: "p50 \(fmt(result.p50 / 1e3, 0)) µs  p99 \(fmt(result.p99 / 1e3, 0)) µs  p99.9 \(fmt(result.p999 / 1e3, 0)) µs",
+            peer: "n=\(result.count) lost=\(result.lost)", ratio: "-"))
+    }
+    printTable("Callback latency, publisher timestamp -> observer callback (8 ch x 16 float64 frames)", latencyRows)
+})
+
+struct TransportThroughput {
+    var mbPerSecond: Double
+    var dropped: UInt64
+    var missing: UInt64
+    var unaccounted: UInt64
+}
+
+/// Counts sample bytes and the time of the first and last analog frame (on the callback queue).
+final class ThroughputObserver: Observer, @unchecked Sendable {
+    // `@unchecked Sendable`: written on the callback queue only, read after `done` is signalled.
+    var first: UInt64 = 0
+    var last: UInt64 = 0
+    var frames = 0
+    var bytes = 0
+    var missing: UInt64 = 0
+    let expected: Int
+    let done = DispatchSemaphore(value: 0)
+    init(expected: Int) { self.expected = expected }
+
+    func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) {
+        let now = nowNanoseconds()
+        if frames == 0 { first = now }
+        frames += 1
+        bytes += data.channelCount * data.sampleCount * data.format.size
+        last = now
+        checkDone()
+    }
+
+    func didReceiveGap(_ gap: Gap, header: FrameHeader) {
+        missing += gap.missingCount
+        checkDone()
+    }
+
+    private func checkDone() {
+        if frames + Int(missing) == expected { done.signal() }
+    }
+}
+
+/// A lossless or live source that publishes one prebuilt 64 KiB analog frame `count` times, as fast as
+/// the publisher takes it (the payload is shared: `withHeader` changes only the header).
+final class RepeatingSource: Source {
+    let info = SourceInfo(id: 1, description: "repeat")
+    let configuration = Configuration(deviceName: "repeat", deviceType: "benchmark")
+    let delivery: SourceDelivery
+    let template: Frame
+    let count: Int
+    let startGate = DispatchSemaphore(value: 0)
+
+    init(delivery: SourceDelivery, count: Int) {
+        self.delivery = delivery
+        self.count = count
+        let layout = AnalogLayout(channelCount: 8, sampleCount: 1_024, format: .float64)
+        template = Frame.analog(header: FrameHeader(kind: .analog), layout: layout, firstSample: 0) { writer in
+            for row in 0..<8 {
+                writer.setChannelIndex(row, UInt32(row))
+                let samples = writer.samples(channel: row)
+                for i in 0..<(samples.count / 8) { samples.storeBytes(of: Double(i), toByteOffset: i * 8, as: Double.self) }
+            }
+        }
+    }
+
+    func run(_ sink: SourceSink) {
+        startGate.wait()
+        for index in 0..<count where !sink.isCancelled {
+            var header = template.header
+            header.timestampNs = Int64(index)
+            let frame = template.withHeader(header)
+            while !sink.publish(frame) && !sink.isCancelled { sched_yield() }
+        }
+    }
+}
+
+func transportThroughputRun(frames: Int, delivery: SourceDelivery) throws -> TransportThroughput {
+    let source = RepeatingSource(delivery: delivery, count: frames)
+    let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "bench"),
+                                  sources: [source])
+    defer { publisher.stop() }
+    let subject = try Subject()
+    let observer = ThroughputObserver(expected: frames)
+    subject.register(observer)
+    try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
+    try subject.start()
+    // The session must be started on the publisher before the source begins.
+    while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+    source.startGate.signal()
+    guard observer.done.wait(timeout: .now() + 60) == .success else { throw BenchError("transport throughput: timed out") }
+    let stats = subject.statistics()
+    let dropped = publisher.subscribers().first?.framesDropped ?? 0
+    subject.close()
+    let seconds = Double(observer.last - observer.first) / 1e9
+    let bytesAfterFirst = Double(observer.bytes) * Double(observer.frames - 1) / Double(observer.frames)
+    return TransportThroughput(mbPerSecond: bytesAfterFirst / seconds / 1e6, dropped: dropped,
+                               missing: stats.framesMissing, unaccounted: stats.unaccountedLoss)
+}
+
+struct TransportLatency {
+    var p50: Double
+    var p99: Double
+    var p999: Double
+    var count: Int
+    var lost: UInt64
+    var achievedRate: Double
+}
+
+/// Records publisher timestamp → callback latencies (wall clock, same host).
+final class LatencyObserver: Observer, @unchecked Sendable {
+    // `@unchecked Sendable`: written on the callback queue only, read after `done` is signalled.
+    var latencies: [Int64]
+    var missing: UInt64 = 0
+    let expected: Int
+    let done = DispatchSemaphore(value: 0)
+    init(expected: Int) {
+        self.expected = expected
+        latencies = []
+        latencies.reserveCapacity(expected)
+    }
+
+    func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) {
+        latencies.append(wallClockNanoseconds() - header.timestampNs)
+        if latencies.count + Int(missing) == expected { done.signal() }
+    }
+
+    func didReceiveGap(_ gap: Gap, header: FrameHeader) {
+        missing += gap.missingCount
+        if latencies.count + Int(missing) == expected { done.signal() }
+    }
+}
+
+/// Publishes `count` small frames at `rate` frames/s (0: unpaced) from this thread.
+func transportLatencyRun(rate: Int, count: Int) throws -> TransportLatency {
+    let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "bench"))
+    defer { publisher.stop() }
+    let subject = try Subject()
+    let observer = LatencyObserver(expected: count)
+    subject.register(observer)
+    try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
+    try subject.start()
+    while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+    let layout = AnalogLayout(channelCount: 8, sampleCount: 16, format: .float64)
+    let template = Frame.analog(header: FrameHeader(kind: .analog, sourceID: 1), layout: layout, firstSample: 0) { writer in
+        for row in 0..<8 { writer.setChannelIndex(row, UInt32(row)) }
+    }
+    let start = nowNanoseconds()
+    var sent = 0
+    while sent < count {
+        let due = rate == 0 ? count : min(count, Int(Double(nowNanoseconds() - start) * Double(rate) / 1e9) + 1)
+        while sent < due {
+            var header = template.header
+            header.timestampNs = wallClockNanoseconds()
+            if publisher.publish(template.withHeader(header)) { sent += 1 } else { sched_yield() }
+        }
+        if rate != 0 && sent < count {
+            let next = start + UInt64(Double(sent) * 1e9 / Double(rate))
+            let now = nowNanoseconds()
+            if next > now + 60_000 { usleep(UInt32((next - now - 50_000) / 1_000)) }
+        }
+    }
+    let elapsed = Double(nowNanoseconds() - start) / 1e9
+    guard observer.done.wait(timeout: .now() + 30) == .success else { throw BenchError("transport latency: timed out at rate \(rate)") }
+    subject.close()
+    let sorted = observer.latencies.sorted().map(Double.init)
+    func q(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))] }
+    return TransportLatency(p50: q(0.5), p99: q(0.99), p999: q(0.999), count: sorted.count, lost: observer.missing,
+                            achievedRate: Double(count) / elapsed)
+}
