@@ -58,7 +58,9 @@ let package = Package(
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
         .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture"]),
-        .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport"]),
+        .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport", "TransportPeer"]),
+        /// A publisher or subscriber in its own process, for the transport tests (killed, SIGSTOPped).
+        .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributaryWire"], path: "Tests/TransportPeer"),
     ],
     swiftLanguageModes: [.v6]
 )

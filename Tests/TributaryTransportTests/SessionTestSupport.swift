@@ -84,3 +84,56 @@ func rampFrame(channels: Int, samples: Int, first: Int = 0, sourceID: UInt32 = 1
 /// Waits until `condition` holds, polling every 2 ms, for at most `timeout` (a bound, not a timing assertion).
 @discardableResult
 func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool { eventually(timeout: timeout, condition) }
+
+/// A hand-driven DEALER for the tests that must break the protocol (no hello, garbage, raw frames),
+/// owned by the test thread.
+final class RawClient {
+    let context: ZMQContext
+    let socket: ZMQSocket
+
+    init(port: Int, maxMessageSize: Int64 = -1) throws {
+        context = try ZMQContext()
+        socket = try testSocket(context, .dealer)
+        try socket.setOption(.maxMessageSize, maxMessageSize)
+        try socket.connect("tcp://127.0.0.1:\(port)")
+    }
+
+    deinit { socket.close() }
+
+    func send(_ frame: Frame) throws {
+        var payload = try MessageFraming.payloadMessage(frame)
+        try MessageFraming.send(header: frame.header, payload: &payload, routingID: nil, on: socket)
+    }
+
+    func send(_ package: Package, sequence: UInt64 = 0, timestampNs: Int64 = wallClockNanoseconds(), filterID: UInt32 = 0) throws {
+        try send(Frame(encoding: package, sequence: sequence, timestampNs: timestampNs, filterID: filterID))
+    }
+
+    func hello(key: String = "secret", timeout: Double = 5, timestampNs: Int64 = wallClockNanoseconds()) throws {
+        try send(.hello(Hello(apiKey: key, clientDescription: "raw", timeoutSeconds: timeout)), timestampNs: timestampNs)
+    }
+
+    /// The next frame, or nil when none comes within the socket's receive timeout.
+    func receive() -> Frame? {
+        while true {
+            guard let parts = try? socket.receiveMultipart() else { return nil }
+            if case .frame(let frame)? = try? MessageFraming.decode(parts[...], maxFrameSize: WireLimits.maxFrameSize) { return frame }
+        }
+    }
+
+    /// Frames until one of `kind` (included), or nil when it does not come.
+    func receive(until kind: FrameKind) -> [Frame]? {
+        var frames: [Frame] = []
+        while let frame = receive() {
+            frames.append(frame)
+            if frame.header.kind == kind { return frames }
+        }
+        return nil
+    }
+}
+
+/// The error frame's report among `frames`.
+func errorReport(in frames: [Frame]?) -> ErrorReport? {
+    for frame in frames ?? [] { if case .error(let report)? = try? frame.payload() { return report } }
+    return nil
+}
