@@ -44,8 +44,10 @@ final class PublisherEngine {
         settings.sendHighWaterMark = configuration.subscriberQueueFrames
         settings.heartbeatInterval = configuration.heartbeatInterval
         settings.heartbeatTimeout = configuration.heartbeatTimeout
-        // libzmq limits each message part; the frame limit proper is checked on the header (error 11).
-        settings.maxInboundMessageSize = Int64(configuration.maxInboundFrameSize) + 64
+        // libzmq limits each message part and drops a connection that exceeds it without a word; the
+        // frame limit proper is checked on the header, so frames up to twice the limit get a polite
+        // error 11 and only larger parts are cut off by libzmq.
+        settings.maxInboundMessageSize = 2 * Int64(configuration.maxInboundFrameSize) + 64
         maxFrameSize = configuration.maxInboundFrameSize
         let router = try ZMQSocket.publisherRouter(context: scope.context, settings: settings)
         if let curve = configuration.curve { try router.enableCurveServer(keys: curve.keys, zapDomain: curve.zapDomain) }
@@ -354,8 +356,8 @@ final class PublisherEngine {
     /// Answers a peer without a session with an error and a close (the hello was refused, or it never sent one).
     private func refuse(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64) {
         sessionsRefused += 1
-        sendErrorAndClose(report, to: routingID, firstSequence: 0)
-        remember(routingID, report, now: now)
+        let answered = sendErrorAndClose(report, to: routingID, firstSequence: 0)
+        remember(routingID, report, now: now, answered: answered)
     }
 
     /// A frame from a peer without a session: answer with the reason its session ended (or error 12),
@@ -371,7 +373,8 @@ final class PublisherEngine {
         refuse(routingID, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
     }
 
-    private func sendErrorAndClose(_ report: ErrorReport, to routingID: [UInt8], firstSequence: UInt64) {
+    @discardableResult
+    private func sendErrorAndClose(_ report: ErrorReport, to routingID: [UInt8], firstSequence: UInt64) -> Bool {
         let timestamp = wallClockNanoseconds()
         for (offset, package) in [Package.error(report), .close(Close(code: report.code, reason: report.message))].enumerated() {
             let frame = Frame(encoding: package, sequence: firstSequence + UInt64(offset), timestampNs: timestamp)
@@ -379,23 +382,26 @@ final class PublisherEngine {
                 var payload = try MessageFraming.payloadMessage(frame)
                 try MessageFraming.send(header: frame.header, payload: &payload, routingID: routingID, on: router)
             } catch {
-                return
+                return false
             }
         }
+        return true
     }
 
-    private func remember(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64) {
+    /// Remembers why a peer has no session, to tell it again if it keeps talking (`answered`: whether the
+    /// error just went out; if it did not, the next frame from the peer is answered at once).
+    private func remember(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64, answered: Bool) {
         if closedPeers.count >= 4_096 { closedPeers.removeAll() }
-        closedPeers[routingID] = ClosedPeer(code: report.code, reason: report.message, lastAnsweredNs: now,
+        closedPeers[routingID] = ClosedPeer(code: report.code, reason: report.message, lastAnsweredNs: answered ? now : 0,
                                             expiresNs: now + 60_000_000_000)
     }
 
     /// Ends a session with an error: error and close frames (best effort), then forgets it.
     func end(_ session: Session, _ report: ErrorReport, now: UInt64) {
-        _ = session.send(.error(report), on: router, now: now)
+        let answered = session.send(.error(report), on: router, now: now) == .sent
         _ = session.send(.close(Close(code: report.code, reason: report.message)), on: router, now: now)
         forget(session)
-        remember(session.routingID, report, now: now)
+        remember(session.routingID, report, now: now, answered: answered)
     }
 
     private func forget(_ session: Session) {
