@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+import Testing
+import TributaryWire
+@testable import TributaryTransport
+
+/// A TransportPeer process (Tests/TransportPeer) whose stdout lines are collected.
+final class PeerProcess: @unchecked Sendable {
+    // `@unchecked Sendable`: `lines` is behind its lock; `process` is used from the test thread only.
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var collected: [String] = []
+    private var partial = ""
+
+    init(_ arguments: [String]) throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("TransportPeer")
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock {
+                self.partial += String(decoding: data, as: UTF8.self)
+                while let newline = self.partial.firstIndex(of: "\n") {
+                    self.collected.append(String(self.partial[..<newline]))
+                    self.partial = String(self.partial[self.partial.index(after: newline)...])
+                }
+            }
+        }
+        try process.run()
+    }
+
+    var lines: [String] { lock.withLock { collected } }
+
+    /// The last JSON line, decoded.
+    var lastCounters: [String: Any]? {
+        guard let line = lines.last(where: { $0.hasPrefix("{") }) else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Closes stdin (a subscriber peer then prints its final counters and exits) and waits for the exit.
+    func finish() {
+        try? input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { process.terminate() }
+    }
+
+    func killNow() {
+        signal(SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { killNow() }
+    }
+}
+
+@Suite(.serialized) struct ProcessTests {
+    @Test func aKilledPublisherIsALostConnectionAndTheStreamResumesWithTheSameFilters() throws {
+        let port = try freePort()
+        var peer = try PeerProcess(["publish", "\(port)", "200"])
+        #expect(waitUntil { peer.lines.contains("ready \(port)") })
+        let reconnects = Atomic<Int>(0)
+        let policy = ReconnectPolicy(initialDelay: .milliseconds(100), maxDelay: .milliseconds(400)) { error, _ in
+            reconnects.add(1, ordering: .relaxed)
+            return ReconnectPolicy.defaultShouldReconnect(error, 1)
+        }
+        let subject = try Subject(options: SubjectOptions(reconnect: policy))
+        let recorder = Recorder()
+        subject.register(recorder)
+        try subject.open(address: "127.0.0.1", port: port, apiKey: "peer-key", description: "resume", timeout: 3)
+        let filter = try subject.sendFilter(try AnalogFilterRequest(query: "1-2"))
+        #expect(filter == 1)
+        try subject.start()
+        #expect(waitUntil { recorder.analog.count >= 5 })
+        let killedAt = ContinuousClock.now
+        peer.killNow()
+        #expect(waitUntil(.seconds(3)) { recorder.errors.contains { $0.code == .lostConnection } })
+        // Within the session timeout (3 s): the broken TCP connection is seen at once.
+        #expect(ContinuousClock.now - killedAt < .seconds(3))
+        let countAtLoss = recorder.analog.count
+        peer = try PeerProcess(["publish", "\(port)", "200"])
+        #expect(waitUntil { peer.lines.contains("ready \(port)") })
+        #expect(waitUntil(.seconds(10)) { recorder.of("reconnect").count == 1 })
+        #expect(waitUntil { recorder.analog.count >= countAtLoss + 5 })
+        // Same filter id as the application was given, same channel selection, after the reconnection.
+        for (header, data) in recorder.analog[countAtLoss...] {
+            #expect(header.filterID == filter)
+            #expect(data.channelIndexes == [1, 2])
+        }
+        #expect(reconnects.load(ordering: .relaxed) >= 1)
+        #expect(subject.statistics().reconnections == 1)
+        subject.close()
+        peer.killNow()
+    }
+
+    @Test func aStoppedSubscriberDoesNotSlowAnotherAndItsGapsEqualTheDrops() throws {
+        // 64 KiB frames at 400 frames/s (26 MB/s): a stopped subscriber fills its queues and TCP
+        // buffers within a second, after which the publisher must drop its frames.
+        let frames = 1_400
+        let source = SimulatedSource(id: 1, description: "fast", channels: (0..<8).map { SimulatedChannel(frequency: Double($0 + 1)) },
+                                     sampleRate: 409_600, samplesPerFrame: 1_024, paced: true, frameLimit: frames)
+        let gate = GatedSource(source)
+        let publisher = try makePublisher(apiKey: "peer-key", sources: [gate]) { $0.subscriberQueueFrames = 16 }
+        defer { publisher.stop() }
+        let stopped = try PeerProcess(["subscribe", "\(publisher.port!)", "stopped"])
+        let subject = try Subject()
+        let recorder = Recorder()
+        subject.register(recorder)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "peer-key", description: "running")
+        try subject.start()
+        #expect(waitUntil { publisher.subscribers().filter(\.isStarted).count == 2 })
+        gate.open()
+        #expect(waitUntil { recorder.analog.count >= 100 })
+        stopped.signal(SIGSTOP)
+        // While it is stopped the other subscriber keeps receiving every frame.
+        #expect(waitUntil(.seconds(10)) { recorder.analog.count >= 900 })
+        let dropsWhileStopped = publisher.subscribers().first { $0.description == "stopped" }?.framesDropped ?? 0
+        stopped.signal(SIGCONT)
+        #expect(dropsWhileStopped > 0)
+        // Wait until the source is done and the stopped subscriber has everything or its gap notice for it.
+        #expect(waitUntil(.seconds(15)) {
+            guard let counters = stopped.lastCounters, let analog = counters["analog"] as? Int,
+                  let missing = counters["missing"] as? Int else { return false }
+            return analog + missing == frames
+        })
+        let drops = publisher.subscribers().first { $0.description == "stopped" }?.framesDropped
+        let counters = stopped.lastCounters ?? [:]
+        #expect((counters["missing"] as? Int).map(UInt64.init) == drops)
+        #expect(counters["unaccounted"] as? Int == 0)
+        #expect(recorder.analog.count == frames)
+        #expect(recorder.of("gap").isEmpty)
+        #expect(subject.statistics().unaccountedLoss == 0)
+        stopped.finish()
+        subject.close()
+    }
+}
+
+/// Holds a source back until the test opens the gate (so every subscriber sees the first frame).
+final class GatedSource: Source {
+    let inner: SimulatedSource
+    private let gate = DispatchSemaphore(value: 0)
+    init(_ inner: SimulatedSource) { self.inner = inner }
+    var info: SourceInfo { inner.info }
+    var configuration: Configuration { inner.configuration }
+    var delivery: SourceDelivery { inner.delivery }
+    func open() { gate.signal() }
+    func run(_ sink: SourceSink) {
+        while gate.wait(timeout: .now() + .milliseconds(50)) == .timedOut { if sink.isCancelled { return } }
+        inner.run(sink)
+    }
+}
