@@ -8,23 +8,32 @@ import TributaryWire
 /// (publisher timestamp → observer callback) against offered rate.
 let transportSuite = Suite(name: "transport", run: { context in
     let frames = 4_096, runs = 5
-    let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(frames)", "--size", "65536", "--runs", "\(runs)"])
-    guard let peerMBps = peer["mb_per_s_median"] as? Double else { throw BenchError("zmq_raw_peer.py: no mb_per_s_median") }
     var rows: [BenchRow] = []
+    var pyzmqVersion = "?"
     for delivery in [SourceDelivery.lossless, .live] {
         _ = try transportThroughputRun(frames: frames, delivery: delivery)  // warm-up
-        var results: [TransportThroughput] = []
-        for _ in 0..<runs { results.append(try transportThroughputRun(frames: frames, delivery: delivery)) }
-        let mbps = median(results.map(\.mbPerSecond))
+        // Peer and Tributary alternate round by round: on a shared machine the load drifts, and a
+        // ratio of figures measured seconds apart would compare different machines.
+        var results: [TransportThroughput] = [], peerRuns: [Double] = [], ratios: [Double] = []
+        for _ in 0..<runs {
+            let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(frames)", "--size", "65536", "--runs", "1", "--warmup", "1"])
+            guard let peerMBps = peer["mb_per_s_median"] as? Double else { throw BenchError("zmq_raw_peer.py: no mb_per_s_median") }
+            pyzmqVersion = "\(peer["pyzmq"] ?? "?")"
+            let result = try transportThroughputRun(frames: frames, delivery: delivery)
+            results.append(result)
+            peerRuns.append(peerMBps)
+            ratios.append(result.mbPerSecond / peerMBps)
+        }
+        let mbps = median(results.map(\.mbPerSecond)), peerMBps = median(peerRuns)
         let label = delivery == .lossless ? "lossless (credit)" : "live (drop and count)"
         rows.append(BenchRow(name: "64 KiB analog, \(label) [MB/s samples]", tributary: fmt(mbps, 0),
-                             peer: fmt(peerMBps, 0), ratio: fmt(mbps / peerMBps)))
+                             peer: fmt(peerMBps, 0), ratio: fmt(median(ratios)) + " (median of per-round ratios)"))
         let dropped = results.map(\.dropped).reduce(0, +), missing = results.map(\.missing).reduce(0, +)
         let unaccounted = results.map(\.unaccounted).reduce(0, +)
         rows.append(BenchRow(name: "  \(label): dropped / announced in gaps / unaccounted", tributary: "\(dropped) / \(missing) / \(unaccounted)",
                              peer: "-", ratio: dropped == missing && unaccounted == 0 ? "exact" : "MISMATCH"))
     }
-    printTable("Transport throughput vs raw pyzmq \(peer["pyzmq"] ?? "?") DEALER->ROUTER, tcp loopback, median of \(runs)", rows)
+    printTable("Transport throughput vs raw pyzmq \(pyzmqVersion) DEALER->ROUTER, tcp loopback, \(runs) interleaved rounds", rows)
 
     var latencyRows: [BenchRow] = []
     for rate in [100, 1_000, 10_000, 50_000, 0] {

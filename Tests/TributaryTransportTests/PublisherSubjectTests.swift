@@ -38,7 +38,7 @@ import TributaryWire
             }
             #expect(data == expected)
         }
-        #expect(recorder.all.allSatisfy { $0.callbackThread == "tributary-cb" })
+        #expect(recorder.all.allSatisfy { $0.callbackThread == "tributary-cb" }, "\(Set(recorder.all.map(\.callbackThread)))")
         try subject.stop()
         subject.close()
         #expect(waitUntil { publisher.subscribers().isEmpty })
