@@ -3,6 +3,7 @@ import Foundation
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
     AnalyzeCommand.self,
+    DemoCommand.self,
     FilterCommand.self,
     InspectCommand.self,
     KeygenCommand.self,
