@@ -18,7 +18,7 @@ let package = Package(
         /// Frame format, encoder, zero-copy decoder, streaming decoder. Pure Swift, no C.
         .target(name: "TributaryWire"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C); writer and reader to come.
-        .target(name: "TributaryCapture", dependencies: ["CZstd"]),
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// Import/export file formats (WAV, CSV, NPY). Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
 
