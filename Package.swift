@@ -17,7 +17,7 @@ let package = Package(
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder. Pure Swift, no C.
         .target(name: "TributaryWire"),
-        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C); writer and reader to come.
+        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
         .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// Import/export file formats (WAV, CSV, NPY). Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
@@ -34,6 +34,9 @@ let package = Package(
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
+        /// Test helper: records a synthetic stream until killed (the crash-recovery test spawns it).
+        .executableTarget(name: "CaptureTorture", dependencies: ["TributaryCapture"], path: "Tests/CaptureTorture"),
+
         // MARK: - Implementation details
 
         /// Counts malloc/free calls of the benchmark process (allocation guard).
@@ -45,7 +48,7 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
     ],
     swiftLanguageModes: [.v6]

@@ -43,8 +43,10 @@ public struct CaptureSourceSummary: Sendable, Equatable {
     public var lastTimeNs: Int64
     /// Bytes of chunk payloads in the file.
     public var storedBytes: Int
-    /// Bytes of chunk contents once decompressed.
+    /// Bytes of chunk contents once decompressed (after the numeric transforms).
     public var contentBytes: Int
+    /// Bytes of the recorded frames (what the chunks decode to).
+    public var frameBytes: Int
 }
 
 /// Reads a capture file of any size with bounded memory (one chunk at a time), through its seek-table
@@ -154,7 +156,8 @@ public final class CaptureReader {
         entries.reserveCapacity(count)
         var end = recordsStart
         for i in 0..<count {
-            let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * 80)..<(96 + i * 80)])
+            let e = CaptureFormat.indexEntryLength
+            let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])
             guard let entry = try? IndexEntry.parse(bytes), entry.offset >= end, entry.offset & 7 == 0,
                   entry.envelope.type == .chunk || entry.envelope.type == .gap,
                   entry.offset + entry.envelope.recordLength <= offset else { return reject("entry \(i) is invalid") }
@@ -221,7 +224,7 @@ public final class CaptureReader {
                 var i = 0
                 while i + CaptureFormat.envelopeLength <= n {
                     if b.u64(i) == CaptureFormat.syncMarker,
-                       (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + 80)]))) != nil { return base + i }
+                       (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + CaptureFormat.envelopeLength)]))) != nil { return base + i }
                     i += 8
                 }
                 return nil
@@ -233,7 +236,7 @@ public final class CaptureReader {
     }
 
     private func readEnvelope(at offset: Int) throws(RecordEnvelope.Problem) -> RecordEnvelope {
-        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let n = withUnsafeMutableBytes(of: &bytes) { preadFully(fd, $0, offset: offset) }
         guard n == CaptureFormat.envelopeLength else { throw .noSyncMarker }
         let result: Result<RecordEnvelope, RecordEnvelope.Problem> = withUnsafeBytes(of: bytes) { b in
@@ -348,7 +351,7 @@ public final class CaptureReader {
         for entry in index where entry.envelope.type == .chunk {
             let e = entry.envelope
             var s = byID[e.sourceID] ?? CaptureSourceSummary(sourceID: e.sourceID, chunks: 0, frames: 0, samples: 0,
-                                                              firstTimeNs: e.firstTimeNs, lastTimeNs: e.lastTimeNs, storedBytes: 0, contentBytes: 0)
+                                                              firstTimeNs: e.firstTimeNs, lastTimeNs: e.lastTimeNs, storedBytes: 0, contentBytes: 0, frameBytes: 0)
             s.chunks += 1
             s.frames += Int(e.frameCount)
             s.samples += e.sampleCount
@@ -356,6 +359,7 @@ public final class CaptureReader {
             s.lastTimeNs = max(s.lastTimeNs, e.lastTimeNs)
             s.storedBytes += Int(e.storedLength)
             s.contentBytes += Int(e.contentLength)
+            s.frameBytes += Int(e.framesLength)
             byID[e.sourceID] = s
         }
         return byID.values.sorted { $0.sourceID < $1.sourceID }

@@ -10,11 +10,11 @@ public enum CaptureFormat {
     /// The last eight bytes of a footed capture: `89 54 43 41 50 45 4E 44` ("\x89TCAPEND").
     public static let trailerMagic: UInt64 = 0x444E_4550_4143_5489
     /// Bytes of a record envelope.
-    public static let envelopeLength = 80
+    public static let envelopeLength = 88
     /// Bytes of the trailer after the footer record (u64 footer offset, u64 trailer magic).
     public static let trailerLength = 16
     /// Bytes of one seek-table entry (in checkpoints and the footer).
-    public static let indexEntryLength = 80
+    public static let indexEntryLength = 88
     /// The longest writer name in the file header.
     public static let maxWriterLength = 256
     /// Readers refuse records whose stored or content length exceeds this (a corrupt length must

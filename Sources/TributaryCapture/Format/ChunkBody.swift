@@ -151,7 +151,8 @@ final class ChunkEncoder {
             type: .chunk, codec: .zstd, sourceID: chunk.sourceID, firstSequence: chunk.firstSequence,
             lastSequence: chunk.lastSequence, firstTimeNs: chunk.firstTimeNs, lastTimeNs: chunk.lastTimeNs,
             sampleCount: chunk.sampleCount, frameCount: chunk.frameCount, kindMask: chunk.kindMask,
-            storedLength: UInt32(size), contentLength: UInt32(position), payloadCRC: CRC32C.checksum(output.bytes))
+            storedLength: UInt32(size), contentLength: UInt32(position), framesLength: UInt32(chunk.byteCount),
+            payloadCRC: CRC32C.checksum(output.bytes))
     }
 
     /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
@@ -245,7 +246,11 @@ final class ChunkDecoder {
             }
             content = UnsafeRawBufferPointer(start: body.base, count: contentLength)
         }
-        return try assemble(content, frameCount: Int(envelope.frameCount))
+        let frames = try assemble(content, frameCount: Int(envelope.frameCount))
+        guard frames.count == Int(envelope.framesLength) else {
+            throw .invalidField("chunk decodes to \(frames.count) bytes of frames, the envelope says \(envelope.framesLength)")
+        }
+        return frames
     }
 
     private func assemble(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int) throws(RecordEnvelope.Problem) -> FrameBuffer {
