@@ -9,28 +9,37 @@ let package = Package(
     name: "Tributary",
     products: [
         .library(name: "TributaryWire", targets: ["TributaryWire"]),
+        .library(name: "TributaryDSP", targets: ["TributaryDSP"]),
+        .library(name: "TributaryFormats", targets: ["TributaryFormats"]),
+        .library(name: "TributaryCapture", targets: ["TributaryCapture"]),
+        .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
         .executable(name: "tributary", targets: ["tributary"]),
         .executable(name: "tributary-bench", targets: ["TributaryBenchmarks"]),
     ],
     targets: [
         // MARK: - Public API
 
-        /// Frame format, encoder, zero-copy decoder, streaming decoder. Pure Swift, no C.
+        /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
         .target(name: "TributaryWire"),
+        /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
+        .target(name: "TributaryDSP", dependencies: ["CFFTW"]),
+        /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
+        .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
         .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
-        /// Import/export file formats (WAV, CSV, NPY). Pure Swift, no dependencies.
-        .target(name: "TributaryFormats"),
+        /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
+        .target(name: "TributaryTransport", dependencies: ["CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire"]
+            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
-            dependencies: ["TributaryWire", "TributaryCapture", "CAllocCounter"],
+            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
+                           "CAllocCounter"],
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
@@ -43,13 +52,16 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
-        .systemLibrary(name: "CZMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        // No pkgConfig: libzmq.pc adds -isystem flags that SwiftPM rejects; the headers are in /usr/include.
+        .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
 
         // MARK: - Tests
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
+        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
+        .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,10 @@ struct Suite: Sendable {
 let suites: [Suite] = [
     wireSuite,
     compressionSuite,
+    zmqRawSuite,
+    statisticsSuite,
+    fftSuite,
+    welchSuite,
 ]
 
 @MainActor func usage() -> String {

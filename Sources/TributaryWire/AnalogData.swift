@@ -123,6 +123,7 @@ public struct AnalogLayout: Sendable, Hashable {
     /// Bytes up to the end of the samples (the payload is this rounded up to 8).
     public let contentLength: Int
 
+    @inlinable
     public init(channelCount: Int, sampleCount: Int, format: SampleFormat) {
         self.channelCount = channelCount
         self.sampleCount = sampleCount
@@ -150,6 +151,8 @@ public struct AnalogLayout: Sendable, Hashable {
 ///
 /// `@unchecked Sendable`: `payload` points into `buffer`, which is immutable and kept alive by the view.
 public struct AnalogView: @unchecked Sendable {
+    /// The header of the frame the view was decoded from.
+    public let header: FrameHeader
     public let layout: AnalogLayout
     /// Index of the first sample in the source's sample stream.
     public let firstSample: UInt64
@@ -161,8 +164,8 @@ public struct AnalogView: @unchecked Sendable {
     @inlinable public var format: SampleFormat { layout.format }
 
     /// Validates an analog payload in O(1): the layout is derived from the counts, no sample is touched.
-    @inlinable
-    init(payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
+    @inlinable @inline(__always)
+    init(header: FrameHeader, payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
         // Hot path: read the preamble and test everything at once; the cold path names the failure.
         guard bytes.count >= 24 else { throw Self.preambleError(bytes, origin) }
         let channelCount = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
@@ -172,6 +175,7 @@ public struct AnalogView: @unchecked Sendable {
         }
         let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
         guard align8(layout.contentLength) == bytes.count else { throw Self.preambleError(bytes, origin) }
+        self.header = header
         self.layout = layout
         firstSample = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         payload = bytes.baseAddress!

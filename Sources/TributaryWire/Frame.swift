@@ -2,15 +2,23 @@
 ///
 /// A frame does not copy its payload: it retains the `FrameBuffer` it was decoded from (a received
 /// message, a decompressed capture chunk, the stream decoder's block) and the views its payload
-/// decodes to point into that buffer.
+/// decodes to point into that buffer. The header is held decoded; usually its bytes sit in the
+/// same buffer just before the payload (a *contiguous* frame), but a frame can also pair a header
+/// with a payload that lives elsewhere — a payload received as its own message part, or shared
+/// by frames that differ only in their headers (`withHeader(_:)`).
 public struct Frame: Sendable {
     public let header: FrameHeader
-    /// The bytes the frame lives in.
+    /// The bytes the payload lives in.
     public let buffer: FrameBuffer
-    /// Offset of the frame's first header byte in `buffer`.
-    public let offset: Int
+    /// Offset of the payload's first byte in `buffer` (8-byte aligned).
+    public let payloadOffset: Int
     /// Position of the frame's first byte in the stream or file it came from (errors count from it).
     public let position: Int
+    /// Whether the header's 40 bytes precede the payload in `buffer` exactly as encoded.
+    public let isContiguous: Bool
+
+    /// Offset of the frame's first header byte in `buffer`, for contiguous frames.
+    @inlinable public var offset: Int { payloadOffset - header.headerLength }
 
     /// Validates the header of the frame that starts at `offset` in `buffer`.
     ///
@@ -44,8 +52,43 @@ public struct Frame: Sendable {
             throw WireError(.unknownKind, field: "header.kind", offset: position + 5, detail: "ignorable kind \(kind)")
         }
         self.buffer = buffer
-        self.offset = offset
+        self.payloadOffset = offset + header.headerLength
         self.position = position
+        isContiguous = true
+    }
+
+    /// Pairs a validated header with a payload that lives in its own buffer (a payload received as
+    /// a separate message part).
+    ///
+    /// - Parameters:
+    ///   - header: a header validated by `FrameHeader.peek`.
+    ///   - payload: holds the payload at `offset`; it must start 8-byte aligned (copy it into a new
+    ///     `FrameBuffer` when the bytes arrived unaligned).
+    /// - Throws: `WireError` if the payload's length is not the header's, or it is misaligned.
+    public init(header: FrameHeader, payload: FrameBuffer, at offset: Int = 0, position: Int = 0) throws(WireError) {
+        guard payload.count - offset == header.payloadLength else {
+            throw WireError(.lengthMismatch, field: "header.payload_length", offset: position + 12,
+                            detail: "the header announces \(header.payloadLength) payload bytes, \(payload.count - offset) arrived")
+        }
+        guard Int(bitPattern: payload.baseAddress + offset) & 7 == 0 else {
+            throw WireError(.misalignedBuffer, field: "payload", offset: position + header.headerLength,
+                            detail: "payloads must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+        }
+        self.header = header
+        buffer = payload
+        payloadOffset = offset
+        self.position = position
+        isContiguous = false
+    }
+
+    /// The same payload under another header (e.g. the next sequence number of one subscriber's
+    /// stream), without copying the payload. Kind and payload length stay the payload's.
+    public func withHeader(_ newHeader: FrameHeader) -> Frame {
+        var h = newHeader
+        h.kind = header.kind
+        h.headerLength = header.headerLength
+        h.payloadLength = header.payloadLength
+        return Frame(header: h, buffer: buffer, payloadOffset: payloadOffset, position: position, contiguous: false)
     }
 
     /// Decodes a frame from bytes that are copied into an aligned buffer first.
@@ -60,24 +103,41 @@ public struct Frame: Sendable {
 
     @usableFromInline
     init(header: FrameHeader, buffer: FrameBuffer, offset: Int, position: Int) {
+        self.init(header: header, buffer: buffer, payloadOffset: offset + header.headerLength, position: position, contiguous: true)
+    }
+
+    @usableFromInline
+    init(header: FrameHeader, buffer: FrameBuffer, payloadOffset: Int, position: Int, contiguous: Bool) {
         self.header = header
         self.buffer = buffer
-        self.offset = offset
+        self.payloadOffset = payloadOffset
         self.position = position
+        isContiguous = contiguous
     }
 
     /// The payload bytes, in place; only valid while `buffer` is kept alive by the caller.
     @inlinable
     var payloadBytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: buffer.baseAddress + offset + header.headerLength, count: header.payloadLength)
+        UnsafeRawBufferPointer(start: buffer.baseAddress + payloadOffset, count: header.payloadLength)
     }
 
-    /// Calls `body` with the whole frame's bytes in place; the pointer must not escape the closure.
-    @inlinable
+    /// Calls `body` with the whole frame's bytes: in place for a contiguous frame, else assembled
+    /// (header encoded, payload copied) in a temporary buffer. The pointer must not escape the closure.
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try withExtendedLifetime(buffer) { () throws(E) -> R in
-            try body(UnsafeRawBufferPointer(start: buffer.baseAddress + offset, count: header.frameLength))
+        if isContiguous {
+            return try withExtendedLifetime(buffer) { () throws(E) -> R in
+                try body(UnsafeRawBufferPointer(start: buffer.baseAddress + offset, count: header.frameLength))
+            }
         }
+        var bytes = [UInt8](repeating: 0, count: header.frameLength)
+        bytes.withUnsafeMutableBytes { out in
+            header.encode(into: out.baseAddress!)
+            withUnsafePayloadBytes { out.baseAddress!.advanced(by: header.headerLength).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        let result: Result<R, E> = bytes.withUnsafeBytes { raw in
+            do throws(E) { return .success(try body(raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// Calls `body` with the payload bytes in place; the pointer must not escape the closure.
@@ -104,7 +164,7 @@ public struct Frame: Sendable {
         var r = ByteReader(bytes, origin: origin)
         let result: Payload
         switch header.kind {
-        case .analog: return .analog(try AnalogView(payload: bytes, origin: origin, buffer: buffer))
+        case .analog: return .analog(try AnalogView(header: header, payload: bytes, origin: origin, buffer: buffer))
         case .digital: return .digital(try DigitalView(payload: bytes, origin: origin, buffer: buffer))
         case .array: return .array(try ArrayView(payload: bytes, origin: origin, buffer: buffer))
         case .configuration: result = .configuration(try Configuration.read(&r))
@@ -137,7 +197,35 @@ public struct Frame: Sendable {
         guard header.kind == .analog else {
             throw WireError(.invalidValue, field: "header.kind", offset: position + 5, detail: "\(header.kind) frame, not analog")
         }
-        return try AnalogView(payload: payloadBytes, origin: payloadOrigin, buffer: buffer)
+        return try AnalogView(header: header, payload: payloadBytes, origin: payloadOrigin, buffer: buffer)
+    }
+
+    /// Decodes the header and analog preamble of the frame at `offset` straight into a view: the
+    /// decoder's hot path (no intermediate `Frame`, one reference to the buffer).
+    ///
+    /// - Throws: `WireError` if the header is invalid, the frame is not analog, truncated, or its
+    ///   preamble disagrees with its length.
+    @inlinable
+    public static func analogView(decoding buffer: FrameBuffer, at offset: Int = 0,
+                                  maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) -> AnalogView {
+        let available = buffer.count - offset
+        let base = buffer.baseAddress + offset
+        guard Int(bitPattern: base) & 7 == 0, available >= 0 else {
+            throw WireError(.misalignedBuffer, field: "header", offset: offset,
+                            detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+        }
+        let bytes = UnsafeRawBufferPointer(start: base, count: available)
+        guard case .frame(let header) = try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: offset),
+              header.kind == .analog, header.frameLength <= available else {
+            throw try Frame(decoding: buffer, at: offset, maxFrameSize: maxFrameSize).notAnalogError()
+        }
+        let payload = UnsafeRawBufferPointer(start: base + header.headerLength, count: header.payloadLength)
+        return try AnalogView(header: header, payload: payload, origin: offset + header.headerLength, buffer: buffer)
+    }
+
+    @usableFromInline
+    func notAnalogError() -> WireError {
+        WireError(.invalidValue, field: "header.kind", offset: position + 5, detail: "\(header.kind) frame, not analog")
     }
 
     // MARK: Encoding
@@ -154,7 +242,7 @@ public struct Frame: Sendable {
         header.headerLength = WireLimits.headerLength
         header.payloadLength = align8(package.contentLength)
         let buffer = FrameBuffer(capacity: header.frameLength)
-        header.write(to: buffer.mutableBase)
+        header.encode(into: buffer.mutableBase)
         var writer = ByteWriter(buffer.mutableBase + WireLimits.headerLength)
         package.write(&writer)
         precondition(writer.position == package.contentLength, "encoder wrote \(writer.position) bytes for \(package.kind), sized \(package.contentLength)")
@@ -184,7 +272,7 @@ public struct Frame: Sendable {
         header.headerLength = WireLimits.headerLength
         header.payloadLength = layout.payloadLength
         let buffer = FrameBuffer(capacity: header.frameLength)
-        header.write(to: buffer.mutableBase)
+        header.encode(into: buffer.mutableBase)
         let payload = buffer.mutableBase + WireLimits.headerLength
         layout.writePreamble(payload, firstSample: firstSample)
         var writer = AnalogFrameWriter(layout: layout, payload: payload)

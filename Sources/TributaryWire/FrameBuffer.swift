@@ -12,7 +12,9 @@ public final class FrameBuffer: @unchecked Sendable {
     /// Start of the bytes.
     @usableFromInline let baseAddress: UnsafeRawPointer
     /// Number of valid bytes.
-    public private(set) var count: Int
+    // Written only by the stream decoder while it alone holds the bytes beyond every handed-out frame;
+    // exclusivity checks on it would cost more than the whole header validation.
+    @exclusivity(unchecked) public private(set) var count: Int
     private let capacity: Int
     private let owner: AnyObject?
     private let ownsMemory: Bool

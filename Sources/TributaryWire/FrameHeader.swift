@@ -77,7 +77,7 @@ public struct FrameHeader: Sendable, Hashable {
     ///   - maxFrameSize: the receiver's limit on header + payload.
     ///   - origin: offset of `bytes[0]` in the stream, for error offsets.
     /// - Throws: `WireError` naming the failing header field.
-    @inlinable
+    @inlinable @inline(__always)
     public static func peek(_ bytes: UnsafeRawBufferPointer, maxFrameSize: Int = WireLimits.maxFrameSize,
                             origin: Int = 0) throws(WireError) -> Peek {
         // Hot path: one combined test over the fixed fields; the cold path finds which one failed.
@@ -148,8 +148,9 @@ public struct FrameHeader: Sendable, Hashable {
                          detail: "critical flag bits 0x\(String(flags & 0x00FF & ~FrameFlags.knownCritical, radix: 16)) are not known")
     }
 
-    /// Writes the 40-byte header at `base`.
-    func write(to base: UnsafeMutableRawPointer) {
+    /// Writes the header's 40 bytes at `base` (a version-1 header: `header_length` is written as 40,
+    /// whatever length the header was received with).
+    public func encode(into base: UnsafeMutableRawPointer) {
         var writer = ByteWriter(base)
         writer.write(Self.magic)
         writer.write(version)

@@ -2,7 +2,10 @@ import Foundation
 
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
+    AnalyzeCommand.self,
+    FilterCommand.self,
     InspectCommand.self,
+    KeygenCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {

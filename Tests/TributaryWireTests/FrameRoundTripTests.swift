@@ -99,3 +99,32 @@ import Testing
         #expect(MD5.hex(MD5.digest([UInt8](repeating: 0x61, count: 1000))) == "cabe45dcc9ae5b66ba86600cca6b8ba8")
     }
 }
+
+@Suite struct SplitFrameTests {
+    @Test func headerAndPayloadInSeparateBuffers() throws {
+        let original = Frame(encoding: .analog(AnalogData(channels: [[1, 2], [3, 4]])), sequence: 4, sourceID: 2)
+        let bytes = original.encodedBytes
+        guard case .frame(let header) = try bytes.withUnsafeBytes({ raw throws(WireError) in try FrameHeader.peek(raw) }) else {
+            Issue.record("not a frame"); return
+        }
+        let payload = FrameBuffer(copying: bytes[40...])
+        let split = try Frame(header: header, payload: payload)
+        #expect(!split.isContiguous)
+        #expect(split.encodedBytes == bytes)
+        #expect(try split.analog().values(channel: 1) == [3, 4])
+        // A payload of the wrong length is refused.
+        #expect(throws: WireError.self) { try Frame(header: header, payload: FrameBuffer(copying: bytes[48...])) }
+    }
+
+    @Test func withHeaderSharesThePayload() throws {
+        let original = Frame(encoding: .message(Message("shared")), sequence: 1)
+        var header = original.header
+        header.sequence = 99
+        header.filterID = 3
+        let renumbered = original.withHeader(header)
+        #expect(renumbered.buffer === original.buffer)
+        let decoded = try Frame(copying: renumbered.encodedBytes)
+        #expect(decoded.header.sequence == 99 && decoded.header.filterID == 3)
+        #expect(try decoded.payload().materialize() == .message(Message("shared")))
+    }
+}

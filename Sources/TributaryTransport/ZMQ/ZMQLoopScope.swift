@@ -1,0 +1,207 @@
+import CZMQ
+import Foundation
+
+/// Identifies a repeating timer of a `ZMQLoopScope`.
+public struct ZMQTimerID: Hashable, Sendable {
+    let rawValue: Int
+}
+
+/// What a loop's commands and handlers see of their loop, on the loop thread only: register sockets to
+/// poll, add timers, stop the loop.
+///
+/// Not `Sendable` on purpose: it holds the loop's sockets and non-Sendable handlers, and exists only
+/// on the loop thread.
+public final class ZMQLoopScope {
+    /// The context to create the loop's sockets on.
+    public let context: ZMQContext
+    /// The error that stopped the loop's poll, if any (`.terminated` after a context shutdown).
+    public internal(set) var failure: ZMQError?
+    /// Set by `stop()`; the loop exits after the current round.
+    private(set) var stopRequested = false
+
+    private final class Registration {
+        let socket: ZMQSocket
+        var events: ZMQPollEvents
+        let handler: (ZMQSocket, ZMQPollEvents) -> Void
+        var active = true
+        init(socket: ZMQSocket, events: ZMQPollEvents, handler: @escaping (ZMQSocket, ZMQPollEvents) -> Void) {
+            self.socket = socket
+            self.events = events
+            self.handler = handler
+        }
+    }
+
+    private final class Timer {
+        let id: ZMQTimerID
+        let interval: UInt64
+        var deadline: UInt64
+        let handler: () -> Void
+        var active = true
+        init(id: ZMQTimerID, interval: UInt64, deadline: UInt64, handler: @escaping () -> Void) {
+            self.id = id
+            self.interval = interval
+            self.deadline = deadline
+            self.handler = handler
+        }
+    }
+
+    private let eventFD: Int32
+    private var registrations: [Registration] = []
+    /// zmq_poll items: index 0 is the wake-up eventfd, index i + 1 is `registrations[i]`.
+    private var items: [zmq_pollitem_t]
+    private var itemsStale = false
+    private var timers: [Timer] = []
+    private var nextTimerID = 0
+
+    init(context: ZMQContext, eventFD: Int32) {
+        self.context = context
+        self.eventFD = eventFD
+        items = [zmq_pollitem_t(socket: nil, fd: eventFD, events: Int16(ZMQ_POLLIN), revents: 0)]
+    }
+
+    // MARK: Sockets
+
+    /// Polls `socket` for `events` and calls `handler` on the loop thread when any of them is ready.
+    /// The scope keeps the socket and closes it when the loop stops. Registering a socket again
+    /// replaces its events and handler.
+    /// - Parameters:
+    ///   - socket: A socket created on this loop's thread.
+    ///   - events: `.readable`, `.writable` or both.
+    ///   - handler: Called with the socket and the events that are ready.
+    public func register(_ socket: ZMQSocket, events: ZMQPollEvents = .readable,
+                         handler: @escaping (ZMQSocket, ZMQPollEvents) -> Void) {
+        if let index = registrations.firstIndex(where: { $0.socket === socket }) {
+            registrations[index].active = false
+            registrations.remove(at: index)
+        }
+        registrations.append(Registration(socket: socket, events: events, handler: handler))
+        itemsStale = true
+    }
+
+    /// Changes the events polled for a registered socket (e.g. add `.writable` while a backlog waits).
+    public func setEvents(_ events: ZMQPollEvents, for socket: ZMQSocket) {
+        guard let registration = registrations.first(where: { $0.socket === socket }) else { return }
+        registration.events = events
+        itemsStale = true
+    }
+
+    /// Stops polling `socket`; closes it unless `close` is false.
+    public func unregister(_ socket: ZMQSocket, close: Bool = true) {
+        if let index = registrations.firstIndex(where: { $0.socket === socket }) {
+            registrations[index].active = false
+            registrations.remove(at: index)
+            itemsStale = true
+        }
+        if close { socket.close() }
+    }
+
+    /// Number of sockets being polled.
+    public var registeredSocketCount: Int { registrations.count }
+
+    // MARK: Timers
+
+    /// Calls `handler` on the loop thread every `interval` (at least 1 ms apart; a late round does not
+    /// cause a burst of catch-up calls).
+    /// - Returns: An identifier for `cancelTimer`.
+    @discardableResult
+    public func addTimer(every interval: Duration, _ handler: @escaping () -> Void) -> ZMQTimerID {
+        let nanoseconds = max(UInt64(clamping: Int64(milliseconds(interval))) * 1_000_000, 1_000_000)
+        nextTimerID += 1
+        let id = ZMQTimerID(rawValue: nextTimerID)
+        timers.append(Timer(id: id, interval: nanoseconds, deadline: monotonicNanoseconds() + nanoseconds, handler: handler))
+        return id
+    }
+
+    /// Stops a timer; unknown identifiers are ignored.
+    public func cancelTimer(_ id: ZMQTimerID) {
+        if let index = timers.firstIndex(where: { $0.id == id }) {
+            timers[index].active = false
+            timers.remove(at: index)
+        }
+    }
+
+    /// Stops the loop after the current round (from a command or handler).
+    public func stop() { stopRequested = true }
+
+    // MARK: Loop machinery
+
+    /// Polls until a socket, the wake-up or the next timer is due; returns the number of ready items.
+    func poll() throws(ZMQError) -> Int32 {
+        // A socket closed directly by its owner (instead of `unregister`) must leave the poll set now:
+        // polling a closed libzmq socket is a use-after-free.
+        if registrations.contains(where: { $0.socket.isClosed }) {
+            for registration in registrations where registration.socket.isClosed { registration.active = false }
+            registrations.removeAll { $0.socket.isClosed }
+            itemsStale = true
+        }
+        if itemsStale { rebuildItems() }
+        for index in items.indices { items[index].revents = 0 }
+        let timeout = pollTimeoutMilliseconds()
+        let count = items.count
+        return try retryingOnInterrupt("zmq_poll") {
+            items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, Int32(count), timeout) }
+        }
+    }
+
+    /// True when the last poll saw the wake-up eventfd readable.
+    var wakeSignalled: Bool { items[0].revents & Int16(ZMQ_POLLIN) != 0 }
+
+    /// Calls the handlers of the sockets the last poll found ready.
+    func dispatchReadySockets() {
+        // Iterate over the registrations the poll was built from; handlers may (un)register sockets,
+        // which only marks the items stale until the next round.
+        let polled = registrations
+        for (index, registration) in polled.enumerated() where index + 1 < items.count {
+            let ready = ZMQPollEvents(rawValue: items[index + 1].revents)
+            if !ready.isEmpty && registration.active && !registration.socket.isClosed {
+                registration.handler(registration.socket, ready)
+            }
+        }
+    }
+
+    /// Calls the handlers of timers whose deadline has passed.
+    func runDueTimers() {
+        guard !timers.isEmpty else { return }
+        let now = monotonicNanoseconds()
+        let current = timers
+        for timer in current where timer.active && timer.deadline <= now {
+            timer.deadline = max(timer.deadline + timer.interval, now + 1)
+            timer.handler()
+        }
+    }
+
+    /// Closes every registered socket (each closes its monitor first) and drops the timers.
+    func closeAll() {
+        for registration in registrations {
+            registration.active = false
+            registration.socket.close()
+        }
+        registrations.removeAll()
+        timers.removeAll()
+        itemsStale = true
+    }
+
+    private func rebuildItems() {
+        items.removeSubrange(1...)
+        for registration in registrations {
+            items.append(zmq_pollitem_t(socket: registration.socket.handle, fd: 0,
+                                        events: registration.events.rawValue, revents: 0))
+        }
+        itemsStale = false
+    }
+
+    private func pollTimeoutMilliseconds() -> Int {
+        guard let deadline = timers.lazy.map(\.deadline).min() else { return -1 }
+        let now = monotonicNanoseconds()
+        if deadline <= now { return 0 }
+        // Round up: waking a little late is fine, spinning on a 0 ms timeout is not.
+        return Int((deadline - now + 999_999) / 1_000_000)
+    }
+}
+
+/// Monotonic clock in nanoseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}

@@ -1,0 +1,173 @@
+import Foundation
+import TributaryDSP
+import TributaryFormats
+
+/// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of NPY files.
+enum AnalyzeCommand: Command {
+    static let name = "analyze"
+    static let summary = "statistics, Welch PSD, spectra and THD/SINAD/ENOB of NPY files"
+    static let usage = """
+    usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
+                             [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
+                             [--spectrum N] [--measure LIST [--harmonics H] [--fold-aliases]
+                             [--measure-window NAME]] [--channels SPEC] [--int16-scale S]
+                             [--plot FILE.svg] [--json] [--rigor estimate|measure|patient] [--wisdom FILE]
+
+    Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
+    (int16 counts are multiplied by --int16-scale, default 1). Each file is one source with id 1.
+    Without any of --stats/--welch/--spectrum/--measure, --stats is implied.
+
+      --rate HZ            sampling rate (default 1, as scipy's fs)
+      --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
+      --welch N            Welch PSD with segments of N samples (scipy.signal.welch defaults otherwise)
+        --overlap F        overlap as a fraction of N in [0, 1) (default 0.5; noverlap = floor(F*N))
+        --window NAME      rectangular, hann (default), hamming, blackman, exact-blackman,
+                           blackman-harris, blackman-harris-7, flattop (also used by --spectrum)
+        --detrend MODE     none, constant (default), linear
+        --average MODE     mean (default) or median
+        --scaling MODE     density (unit^2/Hz, default) or spectrum (unit^2)
+      --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks
+      --measure LIST       comma list of tone,thd,thdn,sinad,snr,enob,sfdr (or 'all')
+        --harmonics H      highest harmonic of THD (default 5)
+        --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
+        --measure-window W window of the measurements (default blackman-harris-7)
+      --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
+      --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis
+      --json               one JSON object per input file, one per line; NaN/inf are written as null
+      --rigor R            FFTW planning rigor (default estimate)
+      --wisdom FILE        load FFTW wisdom from FILE before and save it after
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        let rate = try arguments.option("--rate", "a positive number") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } } ?? 1
+        var wantStats = arguments.flag("--stats")
+        let welchLength = try arguments.option("--welch", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let overlap = try arguments.option("--overlap", "a fraction in [0, 1)") { Double($0).flatMap { $0 >= 0 && $0 < 1 ? $0 : nil } }
+        let window = try arguments.option("--window", "a window name (\(windowNames))") { WindowKind(name: $0) }
+        let detrend = try arguments.option("--detrend", "none, constant or linear") { Detrend(rawValue: $0) }
+        let average = try arguments.option("--average", "mean or median") { WelchAverage(rawValue: $0) }
+        let scaling = try arguments.option("--scaling", "density or spectrum") { SpectralScaling(rawValue: $0) }
+        let spectrumLength = try arguments.option("--spectrum", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let measureText = try arguments.option("--measure")
+        let harmonics = try arguments.option("--harmonics", "an integer >= 2") { Int($0).flatMap { $0 >= 2 && $0 <= 1000 ? $0 : nil } }
+        let fold = arguments.flag("--fold-aliases")
+        let measureWindow = try arguments.option("--measure-window", "a window name (\(windowNames))") { WindowKind(name: $0) }
+        let channelText = try arguments.option("--channels")
+        let int16Scale = try arguments.option("--int16-scale", "a finite number") { Double($0).flatMap { $0.isFinite ? $0 : nil } } ?? 1
+        let plotPath = try arguments.option("--plot")
+        let json = arguments.flag("--json")
+        let rigor = try arguments.option("--rigor", "estimate, measure or patient") { FFTRigor(name: $0) } ?? .estimate
+        let wisdom = try arguments.option("--wisdom")
+        let files = try arguments.finish()
+        guard !files.isEmpty else { throw UsageError("no input files") }
+
+        if welchLength == nil {
+            if overlap != nil { throw UsageError("--overlap needs --welch") }
+            if detrend != nil || average != nil || scaling != nil { throw UsageError("--detrend, --average and --scaling need --welch") }
+        }
+        if measureText == nil, harmonics != nil || fold || measureWindow != nil {
+            throw UsageError("--harmonics, --fold-aliases and --measure-window need --measure")
+        }
+        var measurements = Set<AnalysisMeasurement>()
+        if let measureText {
+            for item in measureText.split(separator: ",", omittingEmptySubsequences: false) {
+                if item == "all" { measurements.formUnion(AnalysisMeasurement.allCases); continue }
+                guard let m = AnalysisMeasurement(rawValue: String(item)) else {
+                    throw UsageError("--measure: '\(item)' is not one of tone, thd, thdn, sinad, snr, enob, sfdr, all")
+                }
+                measurements.insert(m)
+            }
+        }
+        let channelSpec: ChannelSpec?
+        do {
+            channelSpec = try channelText.map { try ChannelSpec(parsing: $0) }
+        } catch let error as ChannelSpecError {
+            throw UsageError("--channels: \(error)")
+        }
+        if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty { wantStats = true }
+        if plotPath != nil && welchLength == nil && spectrumLength == nil { throw UsageError("--plot needs --welch or --spectrum") }
+
+        var request = AnalysisRequest(statistics: wantStats, measurements: measurements)
+        if let welchLength {
+            request.welch = WelchConfiguration(
+                segmentLength: welchLength, overlap: overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
+                window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
+                scaling: scaling ?? .density, rigor: rigor)
+        }
+        if let spectrumLength { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
+        request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5, foldAliases: fold)
+
+        if let wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
+        var plotSeries: [SVGSpectrumPlot.Series] = []
+        for file in files {
+            let array: NPYArray
+            do { array = try NPY.read(path: file) } catch let error as NPYError { throw CommandError(error.description) }
+            let channels: [Int]
+            if let channelSpec, let channelText {
+                do { try channelSpec.validate(channelCount: array.channels, spec: channelText) } catch let error as ChannelSpecError {
+                    throw CommandError("\(file): --channels: \(error)")
+                }
+                channels = channelSpec.channels
+            } else {
+                channels = Array(0..<array.channels)
+            }
+            let analyzer = try ChannelAnalyzer(request: request, sampleRate: rate)
+            var reports: [ChannelReport] = []
+            for c in channels {
+                do {
+                    reports.append(try analyze(array, channel: c, analyzer: analyzer, int16Scale: int16Scale))
+                } catch let error as SpectralParameterError {
+                    throw CommandError("\(file): channel \(c): \(error)")
+                }
+            }
+            let name = (file as NSString).lastPathComponent
+            if json {
+                print(AnalysisJSON.file(file, name: name, array: array, sampleRate: rate, request: request, reports: reports).text)
+            } else {
+                print(AnalysisTable.render(file: file, array: array, sampleRate: rate, request: request, reports: reports))
+            }
+            for r in reports {
+                let label = files.count > 1 ? "\(name) ch \(r.index)" : "channel \(r.index)"
+                if let w = r.welch {
+                    plotSeries.append(.init(label: label, x: w.frequencies, y: w.values))
+                } else if let s = r.spectrum {
+                    plotSeries.append(.init(label: label, x: s.frequencies, y: s.amplitudeRMS))
+                }
+            }
+        }
+        if let plotPath {
+            let isWelch = request.welch != nil
+            let density = request.welch?.scaling != .spectrum
+            let plot = SVGSpectrumPlot(
+                title: isWelch ? "Welch \(density ? "PSD" : "power spectrum") (nperseg \(request.welch!.segmentLength), \(request.welch!.window.rawValue))"
+                    : "Amplitude spectrum (N \(request.spectrum!.length), \(request.spectrum!.window.rawValue), RMS average)",
+                xLabel: "Frequency (Hz)",
+                yLabel: isWelch ? (density ? "PSD (unit²/Hz)" : "Power (unit²)") : "Amplitude (unit RMS)",
+                series: plotSeries)
+            do {
+                try plot.render().write(toFile: plotPath, atomically: true, encoding: .utf8)
+            } catch {
+                throw CommandError("cannot write plot \(plotPath): \((error as NSError).localizedDescription)")
+            }
+        }
+        if let wisdom {
+            do { try FFTPlanCache.shared.saveWisdom(path: wisdom) } catch { throw CommandError("\(error)") }
+        }
+        return 0
+    }
+
+    static var windowNames: String { WindowKind.allCases.map(\.rawValue).joined(separator: ", ") }
+
+    static func analyze(_ array: NPYArray, channel c: Int, analyzer: ChannelAnalyzer, int16Scale: Double) throws -> ChannelReport {
+        let n = array.samplesPerChannel
+        let range = (c * n)..<((c + 1) * n)
+        switch array.samples {
+        case .float64(let v):
+            return try v.withUnsafeBufferPointer { try analyzer.analyze(.float64(UnsafeBufferPointer(rebasing: $0[range])), index: c) }
+        case .float32(let v):
+            return try v.withUnsafeBufferPointer { try analyzer.analyze(.float32(UnsafeBufferPointer(rebasing: $0[range])), index: c) }
+        case .int16(let v):
+            return try v.withUnsafeBufferPointer { try analyzer.analyze(.int16(UnsafeBufferPointer(rebasing: $0[range]), scale: int16Scale), index: c) }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Testing
+@testable import TributaryDSP
+
+@Suite struct WelchTests {
+    @Test func whiteNoiseLevel() throws {
+        // One-sided PSD of unit-variance white noise at fs = 100 Hz is 2 / 100 per Hz.
+        let x = SignalGenerator.whiteNoise(count: 200_000, seed: 11)
+        let p = try welch(x, sampleRate: 100, configuration: WelchConfiguration(segmentLength: 256))
+        let inner = p.values[1..<(p.values.count - 1)]
+        let mean = inner.reduce(0, +) / Double(inner.count)
+        #expect(abs(mean - 0.02) < 0.02 * 0.01)  // tolerance: 1 % (1561 segments x 127 bins)
+        #expect(p.segments == (200_000 - 128) / 128)
+    }
+
+    @Test func parsevalForDensity() throws {
+        // The integral of a PSD is the (detrended) variance.
+        let x = SignalGenerator.whiteNoise(count: 65_536, sigma: 2, seed: 1)
+        let p = try welch(x, sampleRate: 10, configuration: WelchConfiguration(segmentLength: 1024, window: .rectangular, detrend: .none))
+        let power = p.values.reduce(0, +) * 10 / 1024
+        #expect(abs(power - 4) < 0.04)  // tolerance: 1 %
+    }
+
+    @Test func streamingEqualsBatch() throws {
+        let n = 10_000
+        let a = SignalGenerator.whiteNoise(count: n, seed: 2), b = SignalGenerator.sine(count: n, sampleRate: 1, frequency: 0.1)
+        let config = WelchConfiguration(segmentLength: 300, overlap: 100, window: .blackman, detrend: .linear)
+        let stream = try StreamingWelch(configuration: config, sampleRate: 1, channelCount: 2)
+        var start = 0
+        for size in [1, 7, 299, 300, 301, 2500, 6592] {
+            let block = Array(a[start..<(start + size)]) + Array(b[start..<(start + size)])
+            block.withUnsafeBufferPointer { stream.add(block: $0, samplesPerChannel: size) }
+            start += size
+        }
+        #expect(start == n)
+        for (c, x) in [a, b].enumerated() {
+            let batch = try welch(x, configuration: config)
+            let s = stream.estimate(channel: c)!
+            #expect(s.segments == batch.segments)
+            let scale = batch.values.max()!
+            for k in batch.values.indices { #expect(abs(s.values[k] - batch.values[k]) <= 1e-12 * scale) }  // tolerance: 1e-12 of the max
+        }
+    }
+
+    @Test func streamingRejectsMedian() {
+        #expect(throws: SpectralParameterError.self) {
+            try StreamingWelch(configuration: WelchConfiguration(average: .median), sampleRate: 1, channelCount: 1)
+        }
+    }
+
+    @Test func parameterErrors() {
+        #expect(throws: SpectralParameterError.self) { try welch([1, 2, 3], configuration: WelchConfiguration(segmentLength: 0)) }
+        #expect(throws: SpectralParameterError.self) { try welch([], configuration: WelchConfiguration()) }
+        #expect(throws: SpectralParameterError.self) { try welch([Double](repeating: 1, count: 100), configuration: WelchConfiguration(segmentLength: 10, overlap: 10)) }
+    }
+
+    @Test func medianBiasMatchesScipy() {
+        // scipy.signal._spectral_py._median_bias(5) = 1 + (1/3 - 1/2) + (1/5 - 1/4)
+        #expect(abs(WelchEstimator.medianBias(5) - (1 + (1.0 / 3 - 0.5) + (0.2 - 0.25))) < 1e-15)
+        #expect(WelchEstimator.medianBias(1) == 1)
+    }
+
+    @Test func spectrogramRowsAverageToWelch() throws {
+        let x = SignalGenerator.chirp(count: 8192, sampleRate: 1000, from: 10, to: 400)
+        let config = WelchConfiguration(segmentLength: 512)
+        let s = try Spectrogram(x, sampleRate: 1000, configuration: config)
+        let w = try welch(x, sampleRate: 1000, configuration: config)
+        #expect(s.values.count == w.segments)
+        #expect(abs(s.times[0] - 0.256) < 1e-12)
+        for k in stride(from: 0, to: w.values.count, by: 17) {
+            let mean = s.values.reduce(0) { $0 + $1[k] } / Double(s.values.count)
+            #expect(abs(mean - w.values[k]) <= 1e-12 * w.values.max()!)  // tolerance: 1e-12 of the max
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TributaryTransport
+
+/// Loop-side state of the tests: lives and dies on the loop thread.
+final class EchoState {
+    let router: ZMQSocket
+    var commandsRun = 0
+    var ticks = 0
+    let deinitThreadName: ZMQLoopBox<String?>
+
+    init(router: ZMQSocket, deinitThreadName: ZMQLoopBox<String?>) {
+        self.router = router
+        self.deinitThreadName = deinitThreadName
+    }
+
+    deinit {
+        // Record where the state died and whether the scope had closed its socket before.
+        let report = "\(currentThreadName()) closed=\(router.isClosed)"
+        deinitThreadName.value.withLock { $0 = report }
+    }
+}
+
+@Suite struct ZMQLoopTests {
+    func makeEchoLoop(_ context: ZMQContext, endpoint: String, deinitThread: ZMQLoopBox<String?>) throws -> ZMQLoop<EchoState> {
+        try ZMQLoop(name: "test-echo", context: context) { scope in
+            let router = try ZMQSocket(context: scope.context, type: .router)
+            try router.setOption(.routerMandatory, 1)
+            try router.bind(endpoint)
+            // Echo every message back to its sender, on the loop thread.
+            scope.register(router) { socket, events in
+                guard events.contains(.readable) else { return }
+                while let parts = try? socket.receiveMultipart(flags: .dontWait) {
+                    try? socket.send(multipart: parts.map(\.bytes), flags: .dontWait)
+                }
+            }
+            return EchoState(router: router, deinitThreadName: deinitThread)
+        }
+    }
+
+    @Test func handlesSocketsCommandsAndTimersThenShutsDownCleanly() throws {
+        let context = try ZMQContext()
+        let deinitThread = ZMQLoopBox<String?>(nil)
+        let loop = try makeEchoLoop(context, endpoint: "inproc://echo", deinitThread: deinitThread)
+        #expect(loop.isRunning)
+
+        let dealer = try testSocket(context, .dealer)
+        try dealer.connect("inproc://echo")
+        try dealer.send(multipart: [Array("ping".utf8), [1, 2]])
+        #expect(try dealer.receiveMultipart().map(\.bytes) == [Array("ping".utf8), [1, 2]])
+
+        for _ in 0..<10 { try loop.perform { state, _ in state.commandsRun += 1 } }
+        let (count, threadName) = try loop.performAndWait { state, _ in (state.commandsRun, currentThreadName()) }
+        #expect(count == 10)
+        #expect(threadName == "test-echo")
+
+        try loop.performAndWait { state, scope in scope.addTimer(every: .milliseconds(2)) { state.ticks += 1 } }
+        #expect(eventually { (try? loop.performAndWait { state, _ in state.ticks }) ?? 0 >= 3 })
+
+        #expect(throws: ZMQError.self) {
+            try loop.performAndWait { (_, _) throws -> Int in throw ZMQError(.invalidArgument, operation: "test") }
+        }
+
+        loop.shutdown()
+        #expect(!loop.isRunning)
+        // The scope closed the registered socket, then the state was released on the loop thread,
+        // all before shutdown() returned.
+        #expect(deinitThread.value.withLock { $0 } == "test-echo closed=true")
+        #expect(throws: ZMQLoopError.self) { try loop.perform { _, _ in } }
+        #expect(throws: ZMQLoopError.self) { try loop.performAndWait { _, _ in 1 } }
+        loop.shutdown()  // idempotent
+    }
+
+    @Test func performAndWaitFromTheLoopThreadIsRefused() throws {
+        let context = try ZMQContext()
+        let deinitThread = ZMQLoopBox<String?>(nil)
+        let loop = try makeEchoLoop(context, endpoint: "inproc://self-wait", deinitThread: deinitThread)
+        let outcome = ZMQLoopBox<String?>(nil)
+        try loop.perform { _, _ in
+            do { _ = try loop.performAndWait { _, _ in 1 }; outcome.value.withLock { $0 = "ran" } } catch {
+                outcome.value.withLock { $0 = "\(error)" }
+            }
+        }
+        #expect(eventually { outcome.value.withLock { $0 } != nil })
+        #expect(outcome.value.withLock { $0 }?.contains("from its own thread") == true)
+        loop.shutdown()
+    }
+
+    @Test func failingStateCreationThrowsFromInit() throws {
+        let context = try ZMQContext()
+        #expect(throws: ZMQError.self) {
+            _ = try ZMQLoop<Int>(name: "test-fail", context: context) { scope in
+                let socket = try ZMQSocket(context: scope.context, type: .router)
+                scope.register(socket) { _, _ in }
+                try socket.bind("nonsense://")
+                return 0
+            }
+        }
+    }
+
+    @Test func stopFromAHandlerEndsTheLoop() throws {
+        let context = try ZMQContext()
+        let loop = try ZMQLoop<Int>(name: "test-stop", context: context) { _ in 0 }
+        try loop.perform { _, scope in scope.stop() }
+        #expect(eventually { !loop.isRunning })
+        loop.shutdown()
+        #expect(!loop.isRunning)
+    }
+
+    @Test func contextShutdownStopsTheLoopWithTerminated() throws {
+        let context = try ZMQContext()
+        let failure = ZMQLoopBox<ZMQError?>(nil)
+        final class Probe {
+            let failure: ZMQLoopBox<ZMQError?>
+            weak var scope: ZMQLoopScope?
+            init(_ failure: ZMQLoopBox<ZMQError?>) { self.failure = failure }
+            deinit { let error = scope?.failure; failure.value.withLock { $0 = error } }
+        }
+        let loop = try ZMQLoop<Probe>(name: "test-term", context: context) { scope in
+            let socket = try ZMQSocket(context: scope.context, type: .pair)
+            try socket.bind("inproc://term")
+            scope.register(socket) { _, _ in }
+            let probe = Probe(failure)
+            probe.scope = scope
+            return probe
+        }
+        context.shutdown()
+        loop.shutdown()
+        #expect(failure.value.withLock { $0 }?.code == .terminated)
+    }
+}
