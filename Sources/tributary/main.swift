@@ -5,6 +5,9 @@ let commands: [any Command.Type] = [
     AnalyzeCommand.self,
     FilterCommand.self,
     InspectCommand.self,
+    ImportCommand.self,
+    ExportCommand.self,
+    RepairCommand.self,
     KeygenCommand.self,
 ]
 
