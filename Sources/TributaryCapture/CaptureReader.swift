@@ -1,5 +1,8 @@
 import Foundation
+// The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
+#if canImport(TributaryWire)
 import TributaryWire
+#endif
 
 /// A damaged region found in a capture: where it starts, how long it is when known, and why.
 public struct CaptureDamage: Sendable, Equatable, CustomStringConvertible {

@@ -396,7 +396,7 @@ public final class CaptureWriter: @unchecked Sendable {
         let offset = fileOffset
         var head = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
         head.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
-        let padding = align8(payload.count) - payload.count
+        let padding = pad8(payload.count) - payload.count
         do {
             try writeArray(head)
             try writeAll(payload)
@@ -490,7 +490,7 @@ public final class CaptureWriter: @unchecked Sendable {
         guard payload.count <= CaptureFormat.maxRecordLength else {
             throw CaptureError(.usage, file: file, "the seek table of \(entries.count) records exceeds the record limit")
         }
-        var bytes = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength + align8(payload.count) + CaptureFormat.trailerLength)
+        var bytes = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength + pad8(payload.count) + CaptureFormat.trailerLength)
         bytes.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress!
             payload.withUnsafeBytes { p in

@@ -106,7 +106,7 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-@inline(__always) func align8(_ n: Int) -> Int { (n + 7) & ~7 }
+@inline(__always) func pad8(_ n: Int) -> Int { (n + 7) & ~7 }
 
 /// Little-endian field access on raw bytes (the capture format is little-endian throughout).
 extension UnsafeRawBufferPointer {

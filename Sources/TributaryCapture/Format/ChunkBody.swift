@@ -1,4 +1,7 @@
+// The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
+#if canImport(TributaryWire)
 import TributaryWire
+#endif
 
 /// The split rule shared by writer and reader (docs/CAPTURE.md §4.2): an analog frame whose preamble
 /// is consistent has its sample matrix moved to the numeric stream of its format.
@@ -15,7 +18,7 @@ func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLeng
     let samples = Int(frame.u32(headerLength + 4))
     guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: frame.u8(headerLength + 16)) else { return nil }
     let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
-    guard align8(layout.contentLength) == payloadLength else { return nil }
+    guard pad8(layout.contentLength) == payloadLength else { return nil }
     return (headerLength + layout.samplesOffset, channels * samples * format.size, format)
 }
 
@@ -116,8 +119,8 @@ final class ChunkEncoder {
         let present = (0..<3).filter { chunk.streams[$0].count > 0 }
         let descriptorEnd = 16 + 24 * present.count
         // Worst case every stream is stored as it is.
-        var bound = align8(descriptorEnd + chunk.structure.count)
-        for s in present { bound += align8(chunk.streams[s].count + 8) }
+        var bound = pad8(descriptorEnd + chunk.structure.count)
+        for s in present { bound += pad8(chunk.streams[s].count + 8) }
         body.reserve(bound)
         let b = body.base
         b.put(chunk.frameCount, at: 0)
@@ -129,7 +132,7 @@ final class ChunkEncoder {
         }
         var position = descriptorEnd + chunk.structure.count
         for (i, s) in present.enumerated() {
-            let padded = align8(position)
+            let padded = pad8(position)
             (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
             position = padded
             let format = SampleFormat(rawValue: UInt8(s + 1))!
@@ -279,7 +282,7 @@ final class ChunkDecoder {
             lastFormat = Int(format.rawValue)
             let transforms = ChunkTransforms(rawValue: d.u8(1))
             let raw64 = d.u64(8), stored64 = d.u64(16)
-            position = align8(position)
+            position = pad8(position)
             guard d.u16(2) == 0, d.u32(4) == 0, raw64 <= UInt64(CaptureFormat.maxRecordLength),
                   stored64 <= UInt64(max(0, c.count - position)) else {
                 throw .invalidField("chunk stream \(i): lengths \(raw64)/\(stored64) exceed the body")

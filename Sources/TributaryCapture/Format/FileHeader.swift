@@ -23,7 +23,7 @@ public struct CaptureFileHeader: Sendable, Equatable {
     }
 
     /// Bytes of the encoded header (a multiple of 8; records start right after it).
-    public var encodedLength: Int { align8(44 + writer.utf8.count + 4) }
+    public var encodedLength: Int { pad8(44 + writer.utf8.count + 4) }
 
     /// The encoded header.
     public func encoded() -> [UInt8] {
@@ -69,7 +69,7 @@ public struct CaptureFileHeader: Sendable, Equatable {
         let length = Int(bytes.u32(12))
         let writerLength = Int(bytes.u32(40))
         guard length >= 48, length & 7 == 0, writerLength <= CaptureFormat.maxWriterLength,
-              length == align8(44 + writerLength + 4) else {
+              length == pad8(44 + writerLength + 4) else {
             return .damaged(reason: "header_length \(length) / writer_length \(writerLength) are inconsistent", resumeAt: 8)
         }
         guard bytes.count >= length else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }

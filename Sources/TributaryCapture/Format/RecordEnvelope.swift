@@ -49,7 +49,7 @@ public struct RecordEnvelope: Sendable, Hashable {
     }
 
     /// Bytes the whole record occupies: envelope, payload and padding to a multiple of 8.
-    public var recordLength: Int { CaptureFormat.envelopeLength + align8(Int(storedLength)) }
+    public var recordLength: Int { CaptureFormat.envelopeLength + pad8(Int(storedLength)) }
 
     /// Writes the 88 envelope bytes (with both sync marker and envelope CRC) at `base`.
     public func write(to base: UnsafeMutableRawPointer) {
