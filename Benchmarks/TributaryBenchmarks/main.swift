@@ -10,6 +10,7 @@ struct Suite: Sendable {
 let suites: [Suite] = [
     wireSuite,
     compressionSuite,
+    captureSuite,
     zmqRawSuite,
     statisticsSuite,
     fftSuite,

@@ -6,6 +6,9 @@ let commands: [any Command.Type] = [
     DemoCommand.self,
     FilterCommand.self,
     InspectCommand.self,
+    ImportCommand.self,
+    ExportCommand.self,
+    RepairCommand.self,
     KeygenCommand.self,
 ]
 
