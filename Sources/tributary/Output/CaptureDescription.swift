@@ -40,12 +40,12 @@ enum CaptureDescription {
                 ("rate", rate.map { .double($0) } ?? .null),
                 ("samples", .uint(s.samples)),
                 ("duration_s", .double(duration)),
-                ("first_time_ns", .int(s.firstTimeNs)),
-                ("last_time_ns", .int(s.lastTimeNs)),
-                ("chunks", .int(Int64(s.chunks))),
-                ("frames", .int(Int64(s.frames))),
-                ("frame_bytes", .int(Int64(s.frameBytes))),
-                ("stored_bytes", .int(Int64(s.storedBytes))),
+                ("first_time_ns", .int(Int(s.firstTimeNs))),
+                ("last_time_ns", .int(Int(s.lastTimeNs))),
+                ("chunks", .int(Int(s.chunks))),
+                ("frames", .int(Int(s.frames))),
+                ("frame_bytes", .int(Int(s.frameBytes))),
+                ("stored_bytes", .int(Int(s.storedBytes))),
                 ("compression_ratio", .double(ratio)),
             ]))
             let channelText = (configuration?.channels ?? []).map { "\($0.description) [\($0.unit)]" }.joined(separator: ", ")
@@ -57,23 +57,23 @@ enum CaptureDescription {
         let gapObjects: [JSON] = gaps.map {
             .object([("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
                      ("missing_count", .uint($0.missingCount)), ("cause", $0.cause.map { .string("\($0)") } ?? .null),
-                     ("offset", .int(Int64($0.offset)))])
+                     ("offset", .int(Int($0.offset)))])
         }
         for g in gaps {
             lines.append("gap: source \(g.sourceID), \(g.missingCount) frames from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)")
         }
         let damageObjects: [JSON] = reader.damage.map {
-            .object([("offset", .int(Int64($0.offset))), ("length", $0.length.map { .int(Int64($0)) } ?? .null), ("reason", .string($0.reason))])
+            .object([("offset", .int(Int($0.offset))), ("length", $0.length.map { .int(Int($0)) } ?? .null), ("reason", .string($0.reason))])
         }
         for d in reader.damage { lines.append("damage at \(d)") }
         if lines.count == 2 + sources.count { lines.append("no gaps, no damage") }
         if json {
             let object = JSON.object([
                 ("file", .string(path)), ("format", .string("capture")), ("version", .int(1)),
-                ("uuid", h.map { .string($0.uuid.uuidString) } ?? .null), ("created_ns", h.map { .int($0.createdNs) } ?? .null),
-                ("writer", h.map { .string($0.writer) } ?? .null), ("size", .int(Int64(reader.fileSize))),
+                ("uuid", h.map { .string($0.uuid.uuidString) } ?? .null), ("created_ns", h.map { .int(Int($0.createdNs)) } ?? .null),
+                ("writer", h.map { .string($0.writer) } ?? .null), ("size", .int(Int(reader.fileSize))),
                 ("footer", .bool(reader.hasFooter)), ("recovered", .bool(reader.wasRecovered)), ("repaired", .bool(reader.wasRepaired)),
-                ("records", .int(Int64(reader.index.count))),
+                ("records", .int(Int(reader.index.count))),
                 ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("damage", .array(damageObjects)),
             ])
             print(object.render())
