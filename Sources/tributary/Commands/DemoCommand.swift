@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCapture
 import TributaryDSP
 import TributaryWire
 
@@ -11,12 +12,12 @@ enum DemoCommand: Command {
 
     Runs Tributary's main job on an embedded default, in one process: two simulated devices
     (USB-6009: 4 channels at 10 kS/s, 16-bit, a 50 Hz tone with 1 % second and 0.5 % third
-    harmonics on channel 0; PCI-6024: 8 channels at 20 kS/s), a subscriber that asks for channels
-    0-1 of source 1 only (the filter is applied as the publisher applies it), then statistics,
-    Welch PSD, tone and distortion measurements of what it received, a readable report, and an SVG
-    spectrum whose path is printed.
+    harmonics; PCI-6024: 8 channels at 20 kS/s), a subscriber that asks for channels 0-1 of
+    source 1 only (the filter is applied as the publisher applies it), everything it receives
+    recorded to a compressed capture, then the capture analysed — statistics, Welch PSD, tone and
+    distortion measurements — with a readable report and an SVG spectrum whose path is printed.
 
-      --out DIR      where to write the plot (default ./out)
+      --out DIR      where to write the capture and the plot (default ./out)
       --seconds S    seconds of data to simulate (default 3)
     """
 
@@ -40,16 +41,19 @@ enum DemoCommand: Command {
         try filters.add(AnalogFilterRequest(query: query), id: 1)
         print("  subscriber filter 1: analog query '\(query)' (channels 0-1 of source 1)")
 
-        var request = AnalysisRequest(statistics: true, measurements: [.tone, .thd, .thdn, .sinad, .snr, .enob, .sfdr])
-        request.welch = WelchConfiguration(segmentLength: 4096)
-        let analysis = FrameAnalysis(request: request)
+        let capturePath = (outDirectory as NSString).appendingPathComponent("demo.tcap")
+        let recorder: CaptureWriter
+        do { recorder = try CaptureWriter(path: capturePath) } catch { throw CommandError("\(error)") }
 
         // Publisher side: each device's frames in time order; the subscriber's filter decides what it receives.
         var devices = specs.map(SimulatedDevice.init)
         var sent = 0, received = 0, receivedBytes = 0
         let start = Date()
+        func record(_ frame: Frame) throws {
+            do { try recorder.append(frame) } catch { throw CommandError("\(error)") }
+        }
         for device in devices {
-            try filters.outputs(for: device.configurationFrame()) { try analysis.add($0) }
+            try filters.outputs(for: device.configurationFrame()) { try record($0) }
         }
         for i in devices.indices {
             let frames = Int((seconds * devices[i].spec.rate / Double(devices[i].spec.samplesPerFrame)).rounded(.up))
@@ -60,15 +64,23 @@ enum DemoCommand: Command {
                 try filters.outputs(for: frame) { out in
                     received += 1
                     receivedBytes += out.header.frameLength
-                    try analysis.add(out)
+                    try record(out)
                 }
             }
         }
-        let sources = try analysis.finish()
+        let summary: CaptureWriteSummary
+        do { summary = try recorder.close() } catch { throw CommandError("\(error)") }
         print("  \(sent) frames published, \(received) received after filtering (\(receivedBytes / 1024) KiB), "
               + String(format: "%.2f s", Date().timeIntervalSince(start)))
+        print("  recorded to \(capturePath): \(summary.records) records, \(summary.fileBytes / 1024) KiB, "
+              + String(format: "%.1fx smaller than the frames", Double(summary.frameBytes) / Double(max(summary.fileBytes, 1))))
+
+        var request = AnalysisRequest(statistics: true, measurements: [.tone, .thd, .thdn, .sinad, .snr, .enob, .sfdr])
+        request.welch = WelchConfiguration(segmentLength: 4096)
+        let job = AnalysisJob(request: request, filters: SubscriberFilters(), requestedChannels: nil, rate: nil, int16Scale: 1)
+        let (input, sources) = try job.run(capturePath).get()
         print("")
-        print(AnalysisTable.render(file: "demo", input: InputDescription(dtype: "int16"), sources: sources, request: request))
+        print(AnalysisTable.render(file: capturePath, input: input, sources: sources, request: request))
 
         var series: [SVGSpectrumPlot.Series] = []
         for source in sources {
