@@ -9,7 +9,7 @@ PY_PACKAGES  := numpy scipy pyzmq blosc2
 FUZZ_SECONDS ?= 60
 BIN          = $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path)
 
-.PHONY: all deps apt-deps py-deps build test unit-tests interop-tests fuzz-smoke demo bench fuzz clean
+.PHONY: all deps apt-deps py-deps build test unit-tests interop-tests alloc-guard fuzz-smoke demo bench fuzz clean
 
 all: build
 
@@ -42,6 +42,7 @@ test: deps
 	$(MAKE) unit-tests
 	$(MAKE) build
 	$(MAKE) interop-tests
+	$(MAKE) alloc-guard
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
 
@@ -51,6 +52,10 @@ unit-tests:
 
 interop-tests: build
 	TRIBUTARY=$(BIN)/tributary $(PY) -m unittest discover -s Tests/Interop -p 'test_*.py' -v
+
+## alloc-guard: allocation counts of the hot paths (stable, unlike times), checked against their limits.
+alloc-guard: build
+	$(BIN)/tributary-bench --filter alloc-guard --check-allocations
 
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=10

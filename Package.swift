@@ -25,8 +25,8 @@ let package = Package(
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW"]),
         /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
-        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C); writer and reader.
-        .target(name: "TributaryCapture", dependencies: ["CZstd"]),
+        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "CZMQ"]),
 
@@ -43,6 +43,9 @@ let package = Package(
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
+        /// Test helper: records a synthetic stream until killed (the crash-recovery test spawns it).
+        .executableTarget(name: "CaptureTorture", dependencies: ["TributaryCapture"], path: "Tests/CaptureTorture"),
+
         // MARK: - Implementation details
 
         /// Counts malloc/free calls of the benchmark process (allocation guard).
@@ -57,7 +60,7 @@ let package = Package(
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
         .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport", "TransportPeer"]),
         /// A publisher or subscriber in its own process, for the transport tests (killed, SIGSTOPped).
         .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributaryWire"], path: "Tests/TransportPeer"),

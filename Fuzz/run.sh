@@ -12,7 +12,7 @@ build() {  # name, sources...
   local name=$1; shift
   local out=Fuzz/.build/$name
   local newest
-  newest=$(ls -t "$@" | head -1)
+  newest=$(ls -t $(printf "%s\n" "$@" | grep "\.swift$") | head -1)
   if [ ! -x "$out" ] || [ "$newest" -nt "$out" ]; then
     echo "fuzz: building $name"
     swiftc -sanitize=fuzzer,address -O -parse-as-library -module-name "${name//-/_}" "$@" -o "$out" 2> Fuzz/.build/$name.log \
@@ -37,3 +37,9 @@ mkdir -p Fuzz/regressions/wire-fuzz
 "$PYTHON" Fuzz/make_seeds.py Fuzz/.build/seeds-wire
 build wire-fuzz Sources/TributaryWire/*.swift Fuzz/WireFuzz.swift
 run wire-fuzz Fuzz/.build/seeds-wire
+
+# The capture reader: its format and codec sources plus the wire module, linked against libzstd.
+mkdir -p Fuzz/regressions/capture-fuzz
+build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
+  Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd
+run capture-fuzz Fuzz/seeds/capture-fuzz

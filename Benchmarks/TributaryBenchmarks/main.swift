@@ -8,8 +8,10 @@ struct Suite: Sendable {
 
 /// Every suite, in the order they run. Each lives in its own file named after it.
 let suites: [Suite] = [
+    allocationGuardSuite,
     wireSuite,
     compressionSuite,
+    captureSuite,
     zmqRawSuite,
     transportSuite,
     statisticsSuite,

@@ -91,13 +91,15 @@ public final class FrameAnalysis {
         }
     }
 
-    /// The analyses, one per source in order of appearance.
+    /// The analyses, one per source with analog data, in order of appearance.
     ///
     /// - Throws: `SpectralParameterError` or `FFTError` when a request cannot be met by the data
     ///   (a failed measurement is reported in `ChannelReport.measurementError` instead).
     public func finish() throws -> [SourceAnalysis] {
-        try sourceOrder.map { id in
+        try sourceOrder.compactMap { id in
             let state = sources[id]!
+            // Sources whose data never reached the analysis (filtered out, or configuration only) are left out.
+            guard !state.order.isEmpty else { return nil }
             return SourceAnalysis(id: id, name: state.name, sampleRate: sampleRateOverride ?? state.firstRate ?? 0,
                                   channels: try state.order.map { try state.channels[$0]!.report() },
                                   units: state.units, discontinuities: state.discontinuities)

@@ -3,8 +3,12 @@ import Foundation
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
     AnalyzeCommand.self,
+    DemoCommand.self,
     FilterCommand.self,
     InspectCommand.self,
+    ImportCommand.self,
+    ExportCommand.self,
+    RepairCommand.self,
     KeygenCommand.self,
 ]
 

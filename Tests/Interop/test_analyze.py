@@ -230,6 +230,30 @@ class AnalyzeInterop(unittest.TestCase):
         self.assertIn("channel 4 is not in source 1 (4 channels)", err)
         run(self.random_path, "--welch", 0, expect=2)
 
+    def test_captures_analyse_like_the_npy_they_were_imported_from(self):
+        capture = self.path("random.tcap")
+        subprocess.run([BIN, "import", self.random_path, "--rate", "1000", "--out", capture],
+                       check=True, capture_output=True, timeout=120)
+        args = ("--rate", 1000, "--stats", "--welch", 256, "--measure", "tone,thd,sinad")
+        [from_npy] = run_json(self.random_path, *args)
+        [from_capture] = run_json(capture, *args)
+        drop_units = lambda channels: [{k: v for k, v in c.items() if k != "unit"} for c in channels]
+        self.assertEqual(drop_units(from_capture["sources"][0]["channels"]), from_npy["sources"][0]["channels"])
+        self.assertEqual(from_capture["warnings"], [])
+        # A damaged capture is still analysed: the damaged chunk is skipped and named.
+        with open(capture, "rb") as f:
+            data = bytearray(f.read())
+        data[len(data) // 2] ^= 0x40
+        damaged = self.path("damaged.tcap")
+        with open(damaged, "wb") as f:
+            f.write(bytes(data))
+        result = run(damaged, "--stats", "--json")
+        report = json.loads(result.stdout)
+        self.assertTrue(report["warnings"])
+        self.assertIn("warning", result.stderr)
+        total = from_npy["sources"][0]["channels"][0]["samples"]
+        self.assertLess(report["sources"][0]["channels"][0]["samples"], total)
+
     def test_many_files_in_parallel_survive_a_broken_one(self):
         broken = self.path("broken.npy")
         with open(self.random_path, "rb") as src, open(broken, "wb") as dst:

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCapture
 import TributaryDSP
 import TributaryFormats
 import TributaryWire
@@ -9,10 +10,13 @@ struct InputDescription {
     var dtype: String?
     /// Channels per source as stored, by source id.
     var channelCounts: [UInt32: Int] = [:]
+    /// Problems found on the way that did not stop the analysis (damaged capture chunks, …).
+    var warnings: [String] = []
 }
 
-/// Turns every kind of file `analyze` accepts into a stream of frames: NPY arrays (one source,
-/// id 1), frame files (docs/PROTOCOL.md) — recognised by their magic bytes, not their names.
+/// Turns every kind of file `analyze` accepts into a stream of frames: captures (docs/CAPTURE.md;
+/// every source, damaged chunks skipped and reported), NPY arrays (one source, id 1) and frame
+/// files (docs/PROTOCOL.md) — recognised by their magic bytes, not their names.
 enum AnalysisInputs {
     /// Samples per channel in each frame cut from an array file.
     static let framesamples = 65_536
@@ -26,15 +30,18 @@ enum AnalysisInputs {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
         }
-        let magic = handle.readData(ofLength: 6)
+        let magic = handle.readData(ofLength: 8)
         try? handle.close()
+        if magic.starts(with: [0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A]) {
+            return try captureFrames(path, body)
+        }
         if magic.starts(with: [0x93] + Array("NUMPY".utf8)) {
             return try npyFrames(path, rate: rate ?? 1, int16Scale: int16Scale, body)
         }
         if magic.starts(with: Array("TRIB".utf8)) {
             return try frameFileFrames(path, body)
         }
-        throw CommandError("\(path): not an NPY file or a frame file (unrecognised magic bytes)")
+        throw CommandError("\(path): not a capture, an NPY file or a frame file (unrecognised magic bytes)")
     }
 
     static func npyFrames(_ path: String, rate: Double, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
@@ -77,6 +84,23 @@ enum AnalysisInputs {
             sequence += 1
         } while start < n
         return InputDescription(dtype: array.samples.dtype.rawValue, channelCounts: [1: c])
+    }
+
+    static func captureFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {
+        let reader: CaptureReader
+        do { reader = try CaptureReader(path: path) } catch { throw CommandError("\(error)") }
+        var description = InputDescription()
+        try reader.forEachFrame { frame in
+            if frame.header.kind == .analog, let view = try? frame.analog() {
+                description.dtype = description.dtype ?? view.format.description
+                let id = frame.header.sourceID
+                description.channelCounts[id] = max(description.channelCounts[id] ?? 0, view.channelCount)
+            }
+            try body(frame)
+        }
+        description.warnings = reader.damage.map { "\(path): \($0)" }
+        if reader.wasRecovered { description.warnings.append("\(path): capture has no footer (writer crashed?); recovered by scanning") }
+        return description
     }
 
     static func frameFileFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {

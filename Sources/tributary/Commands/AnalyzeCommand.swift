@@ -16,7 +16,8 @@ enum AnalyzeCommand: Command {
 
     Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
     (int16 counts are multiplied by --int16-scale, default 1; each NPY file is one source with id 1),
-    and frame files (docs/PROTOCOL.md; every source in them, rates from their configurations).
+    captures (docs/CAPTURE.md) and frame files (docs/PROTOCOL.md): every source in them, rates from
+    their configurations; a damaged capture chunk is skipped with a warning naming its offset.
     Files are streamed: memory does not grow with their length (measurements use the first 2^24
     samples of a channel). A file that cannot be analysed is reported by name and the others go on;
     the exit status is 1 when any file failed.
@@ -128,6 +129,7 @@ enum AnalyzeCommand: Command {
                 if json { print(AnalysisJSON.failure(file, error: "\(error)").text) }
             case .success(let (input, sources)):
                 progress.clear()
+                for warning in input.warnings { printError("tributary analyze: warning: \(warning)") }
                 if json {
                     print(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
                 } else {

@@ -4,9 +4,13 @@ import TributaryWire
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.
 enum InspectCommand: Command {
     static let name = "inspect"
-    static let summary = "describe the frames in a file of concatenated frames"
+    static let summary = "describe a capture, or the frames in a file of concatenated frames"
     static let usage = """
     usage: tributary inspect FILE [--json] [--max-frame-size BYTES]
+
+    When FILE is a capture (recognised by its magic, docs/CAPTURE.md), prints its description
+    instead: sources, channels with units, rate, duration, samples, chunks, compression ratio,
+    gaps, whether it was recovered, and any damage found (every chunk is read and checked).
 
     Reads FILE, a sequence of frames exactly as they travel on the wire (docs/PROTOCOL.md), and
     prints one line per frame: kind, source, sequence, timestamp, filter id, size and a summary
@@ -28,6 +32,9 @@ enum InspectCommand: Command {
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
+        if path != "-", CaptureDescription.isCapture(path) {
+            return try CaptureDescription.inspect(path, json: json)
+        }
 
         let handle: FileHandle
         if path == "-" {

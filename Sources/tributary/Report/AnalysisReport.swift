@@ -7,6 +7,7 @@ enum AnalysisJSON {
     static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> JSON {
         .object([
             ("file", .string(path)),
+            ("warnings", .strings(input.warnings)),
             ("sources", .array(sources.map { source in
                 .object([
                     ("id", .int(Int(source.id))),

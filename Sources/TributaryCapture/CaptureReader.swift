@@ -1,0 +1,418 @@
+import Foundation
+// The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
+#if canImport(TributaryWire)
+import TributaryWire
+#endif
+
+/// A damaged region found in a capture: where it starts, how long it is when known, and why.
+public struct CaptureDamage: Sendable, Equatable, CustomStringConvertible {
+    /// File offset of the first damaged byte (a record's envelope, or the start of unreadable bytes).
+    public var offset: Int
+    /// Bytes skipped, when known.
+    public var length: Int?
+    /// What is wrong.
+    public var reason: String
+
+    public init(offset: Int, length: Int?, reason: String) {
+        self.offset = offset
+        self.length = length
+        self.reason = reason
+    }
+
+    public var description: String {
+        "byte \(offset)" + (length.map { " (+\($0) bytes)" } ?? "") + ": \(reason)"
+    }
+}
+
+/// A gap record: frames known to be missing.
+public struct CaptureGap: Sendable, Equatable {
+    public var sourceID: UInt32
+    public var firstMissingSequence: UInt64
+    public var missingCount: UInt64
+    public var cause: GapCause?
+    public var timeNs: Int64
+    /// File offset of the gap record.
+    public var offset: Int
+}
+
+/// What the seek table says about one source.
+public struct CaptureSourceSummary: Sendable, Equatable {
+    public var sourceID: UInt32
+    public var chunks: Int
+    public var frames: Int
+    /// Analog samples per channel.
+    public var samples: UInt64
+    public var firstTimeNs: Int64
+    public var lastTimeNs: Int64
+    /// Bytes of chunk payloads in the file.
+    public var storedBytes: Int
+    /// Bytes of chunk contents once decompressed (after the numeric transforms).
+    public var contentBytes: Int
+    /// Bytes of the recorded frames (what the chunks decode to).
+    public var frameBytes: Int
+}
+
+/// Reads a capture file of any size with bounded memory (one chunk at a time), through its seek-table
+/// footer when the file was closed cleanly, or by scanning every record when it was not (a crashed
+/// writer). Damaged records are skipped and listed in `damage`, never fatal.
+///
+/// One reader is for one thread at a time; open one reader per thread to read a file in parallel.
+public final class CaptureReader {
+    public let path: String
+    /// The file header; nil when it is damaged (the records are still read).
+    public let header: CaptureFileHeader?
+    /// Chunk and gap records in file order.
+    public private(set) var index: [IndexEntry] = []
+    /// Everything found damaged so far (while opening, and while reading chunks).
+    public private(set) var damage: [CaptureDamage] = []
+    /// True when the index came from a valid footer.
+    public private(set) var hasFooter = false
+    /// True when the footer says the file was written by `repair` from a damaged capture.
+    public private(set) var wasRepaired = false
+    /// True when the capture needed recovery: no valid footer, or written by `repair`.
+    public var wasRecovered: Bool { !hasFooter || wasRepaired }
+    /// Bytes in the file.
+    public let fileSize: Int
+    /// Where the records start.
+    public let recordsStart: Int
+
+    private let fd: Int32
+    private let record = ByteStorage(capacity: 1 << 20)
+    private var decoder: ChunkDecoder
+    private var damagedOffsets: Set<Int> = []
+
+    /// Opens a capture and builds its index (from the footer, else by scanning).
+    /// - Parameter path: the file.
+    /// - Throws: `CaptureError.io` when it cannot be opened, `.notACapture` when it is not a capture.
+    public init(path: String) throws(CaptureError) {
+        self.path = path
+        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        self.fd = fd
+        guard fd >= 0 else { throw CaptureError(.io, file: path, "cannot open: \(String(cString: strerror(errno)))") }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            Foundation.close(fd)
+            throw CaptureError(.io, file: path, "cannot stat: \(String(cString: strerror(errno)))")
+        }
+        fileSize = Int(st.st_size)
+        do { decoder = try ChunkDecoder() } catch {
+            Foundation.close(fd)
+            throw CaptureError(.io, file: path, "cannot create a zstd context: \(error)")
+        }
+        var head = [UInt8](repeating: 0, count: min(fileSize, 48 + CaptureFormat.maxWriterLength + 8))
+        let descriptor = fd
+        let got = head.withUnsafeMutableBytes { preadFully(descriptor, $0, offset: 0) }
+        head.removeLast(head.count - max(0, got))
+        let file = path
+        let result: Result<CaptureFileHeader.Parsed, CaptureError> = head.withUnsafeBytes { b in
+            do throws(CaptureError) { return .success(try CaptureFileHeader.parse(b, file: file)) } catch { return .failure(error) }
+        }
+        let parsed: CaptureFileHeader.Parsed
+        switch result {
+        case .success(let p): parsed = p
+        case .failure(let error):
+            Foundation.close(fd)
+            throw error
+        }
+        switch parsed {
+        case .valid(let h, let length):
+            header = h
+            recordsStart = length
+        case .damaged(let reason, let resume):
+            header = nil
+            recordsStart = resume
+            damage.append(CaptureDamage(offset: 0, length: nil, reason: "file header: \(reason)"))
+        }
+        if !loadFooter() { scan(from: recordsStart, to: fileSize) }
+    }
+
+    deinit { Foundation.close(fd) }
+
+    // MARK: Index
+
+    /// Reads the trailer and footer; false (with a damage note when there was one) if they are unusable.
+    private func loadFooter() -> Bool {
+        let minimum = recordsStart + CaptureFormat.envelopeLength + 16 + CaptureFormat.trailerLength
+        guard header != nil, fileSize >= minimum, fileSize & 7 == 0 else { return false }
+        var trailer = [UInt8](repeating: 0, count: 16)
+        guard trailer.withUnsafeMutableBytes({ preadFully(fd, $0, offset: fileSize - 16) }) == 16 else { return false }
+        let (footerOffset, magic) = trailer.withUnsafeBytes { ($0.u64(0), $0.u64(8)) }
+        guard magic == CaptureFormat.trailerMagic else { return false }
+        func reject(_ reason: String) -> Bool {
+            damage.append(CaptureDamage(offset: Int(clamping: footerOffset), length: nil, reason: "footer: \(reason); the file was scanned instead"))
+            return false
+        }
+        guard footerOffset >= UInt64(recordsStart), footerOffset & 7 == 0,
+              footerOffset + UInt64(CaptureFormat.envelopeLength + 16 + 16) <= UInt64(fileSize) else { return reject("offset \(footerOffset) is impossible") }
+        let offset = Int(footerOffset)
+        let envelope: RecordEnvelope
+        do { envelope = try readEnvelope(at: offset) } catch { return reject("\(error)") }
+        guard envelope.type == .footer, offset + envelope.recordLength + 16 == fileSize else {
+            return reject("the record at the footer offset is not a footer ending at the trailer")
+        }
+        guard readPayload(envelope, at: offset) else { return reject("payload CRC32C mismatch") }
+        let p = record.bytes
+        guard p.count >= 16 else { return reject("payload too short") }
+        let count = Int(p.u32(0))
+        guard p.count == 16 + count * CaptureFormat.indexEntryLength else { return reject("entry_count \(count) does not fill the payload") }
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(count)
+        var end = recordsStart
+        for i in 0..<count {
+            let e = CaptureFormat.indexEntryLength
+            let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])
+            guard let entry = try? IndexEntry.parse(bytes), entry.offset >= end, entry.offset & 7 == 0,
+                  entry.envelope.type == .chunk || entry.envelope.type == .gap,
+                  entry.offset + entry.envelope.recordLength <= offset else { return reject("entry \(i) is invalid") }
+            end = entry.offset + entry.envelope.recordLength
+            entries.append(entry)
+        }
+        index = entries
+        hasFooter = true
+        wasRepaired = p.u32(4) & 1 != 0
+        return true
+    }
+
+    /// Rebuilds the index by reading every record from `start` (recovery of a file without a footer).
+    private func scan(from start: Int, to end: Int) {
+        var position = start
+        while position < end {
+            if end - position < CaptureFormat.envelopeLength {
+                damage.append(CaptureDamage(offset: position, length: end - position, reason: "torn tail: \(end - position) bytes shorter than an envelope"))
+                return
+            }
+            let envelope: RecordEnvelope
+            do {
+                envelope = try readEnvelope(at: position)
+            } catch {
+                // Resynchronise at the next valid envelope, 8-aligned like every record.
+                guard let next = findEnvelope(after: position, end: end) else {
+                    damage.append(CaptureDamage(offset: position, length: end - position, reason: "\(error); no valid record follows (torn tail)"))
+                    return
+                }
+                damage.append(CaptureDamage(offset: position, length: next - position, reason: "\(error); skipped to the next record"))
+                position = next
+                continue
+            }
+            let length = envelope.recordLength
+            guard position + length <= end else {
+                damage.append(CaptureDamage(offset: position, length: end - position,
+                                            reason: "torn tail: the \(envelope.type) record needs \(length) bytes, \(end - position) present"))
+                return
+            }
+            if envelope.type == .footer {
+                // A footer without a valid trailer: the writer died while closing. Nothing follows it.
+                position += length
+                continue
+            }
+            if !readPayload(envelope, at: position) {
+                damage.append(CaptureDamage(offset: position, length: length, reason: "\(envelope.type) payload CRC32C mismatch"))
+                damagedOffsets.insert(position)
+            } else if envelope.type == .chunk || envelope.type == .gap {
+                index.append(IndexEntry(offset: position, envelope: envelope))
+            }
+            position += length
+        }
+    }
+
+    /// The next 8-aligned offset after `position` where a valid envelope starts.
+    private func findEnvelope(after position: Int, end: Int) -> Int? {
+        let window = 1 << 20
+        var base = position + 8
+        var buffer = [UInt8](repeating: 0, count: window + CaptureFormat.envelopeLength)
+        while base + CaptureFormat.envelopeLength <= end {
+            let n = buffer.withUnsafeMutableBytes { preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<min($0.count, end - base)]), offset: base) }
+            guard n >= CaptureFormat.envelopeLength else { return nil }
+            let found: Int? = buffer.withUnsafeBytes { b in
+                var i = 0
+                while i + CaptureFormat.envelopeLength <= n {
+                    if b.u64(i) == CaptureFormat.syncMarker,
+                       (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + CaptureFormat.envelopeLength)]))) != nil { return base + i }
+                    i += 8
+                }
+                return nil
+            }
+            if let found { return found }
+            base += window
+        }
+        return nil
+    }
+
+    private func readEnvelope(at offset: Int) throws(RecordEnvelope.Problem) -> RecordEnvelope {
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let n = withUnsafeMutableBytes(of: &bytes) { preadFully(fd, $0, offset: offset) }
+        guard n == CaptureFormat.envelopeLength else { throw .noSyncMarker }
+        let result: Result<RecordEnvelope, RecordEnvelope.Problem> = withUnsafeBytes(of: bytes) { b in
+            do throws(RecordEnvelope.Problem) { return .success(try RecordEnvelope.parse(b)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Reads a record's payload into `record` and checks its CRC.
+    private func readPayload(_ envelope: RecordEnvelope, at offset: Int) -> Bool {
+        let length = Int(envelope.storedLength)
+        record.removeAll()
+        record.reserve(length)
+        let n = preadFully(fd, UnsafeMutableRawBufferPointer(start: record.base, count: length), offset: offset + CaptureFormat.envelopeLength)
+        guard n == length else { return false }
+        record.setCount(length)
+        return CRC32C.checksum(record.bytes) == envelope.payloadCRC
+    }
+
+    // MARK: Reading
+
+    /// Reads and decodes one chunk record into its frames' bytes.
+    /// - Parameter entry: a chunk entry of `index`.
+    /// - Returns: the recorded frames, back to back, exactly as they arrived.
+    /// - Throws: `CaptureError.damagedRecord` naming the offset when the record is damaged (also added to `damage`).
+    public func readChunk(_ entry: IndexEntry) throws(CaptureError) -> FrameBuffer {
+        func damaged(_ reason: String) -> CaptureError {
+            if damagedOffsets.insert(entry.offset).inserted {
+                damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
+            }
+            return CaptureError(.damagedRecord, file: path, offset: entry.offset, reason)
+        }
+        guard entry.envelope.type == .chunk else { throw damaged("not a chunk record") }
+        let onDisk: RecordEnvelope
+        do { onDisk = try readEnvelope(at: entry.offset) } catch { throw damaged("chunk envelope: \(error)") }
+        guard onDisk == entry.envelope else { throw damaged("the chunk envelope differs from its seek-table entry") }
+        guard readPayload(onDisk, at: entry.offset) else { throw damaged("chunk payload CRC32C mismatch") }
+        do {
+            return try decoder.decode(record.bytes, envelope: onDisk)
+        } catch {
+            throw damaged("\(error)")
+        }
+    }
+
+    /// The frames of a decoded chunk, in order.
+    /// - Throws: `CaptureError.damagedRecord` if a frame header inside is invalid.
+    public func frames(of entry: IndexEntry) throws(CaptureError) -> [Frame] {
+        let buffer = try readChunk(entry)
+        var frames: [Frame] = []
+        frames.reserveCapacity(Int(entry.envelope.frameCount))
+        var offset = 0
+        while offset < buffer.count {
+            do {
+                let frame = try Frame(decoding: buffer, at: offset, position: offset)
+                frames.append(frame)
+                offset += frame.header.frameLength
+            } catch {
+                let reason = "frame at chunk byte \(offset): \(error)"
+                if damagedOffsets.insert(entry.offset).inserted {
+                    damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
+                }
+                throw CaptureError(.damagedRecord, file: path, offset: entry.offset, reason)
+            }
+        }
+        return frames
+    }
+
+    /// Calls `body` with every recorded frame in file order (optionally of some sources only, from
+    /// an index position). Damaged chunks are skipped and added to `damage`.
+    /// - Parameters:
+    ///   - sources: the sources wanted, or nil for all.
+    ///   - start: position in `index` to start from (see `seek`).
+    ///   - body: receives each frame; it may keep the frame (the chunk's buffer stays alive with it).
+    public func forEachFrame(sources: Set<UInt32>? = nil, from start: Int = 0, _ body: (Frame) throws -> Void) rethrows {
+        for entry in index[min(start, index.count)...] where entry.envelope.type == .chunk {
+            if let sources, !sources.contains(entry.envelope.sourceID) { continue }
+            guard let frames = try? frames(of: entry) else { continue }
+            for frame in frames { try body(frame) }
+        }
+    }
+
+    /// Calls `body` with each analog frame of `source`, in order, as a channel-major block viewed in place.
+    /// - Parameters:
+    ///   - source: the source id.
+    ///   - body: receives the header and the zero-copy view of each analog frame.
+    public func forEachAnalogBlock(source: UInt32, from start: Int = 0, _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
+        for entry in index[min(start, index.count)...] where entry.envelope.type == .chunk && entry.envelope.sourceID == source
+            && entry.envelope.kindMask & (1 << UInt32(FrameKind.analog.rawValue)) != 0 {
+            guard let frames = try? frames(of: entry) else { continue }
+            for frame in frames where frame.header.kind == .analog {
+                guard let view = try? frame.analog() else { continue }
+                try body(frame.header, view)
+            }
+        }
+    }
+
+    /// The first configuration recorded for `source` (read from the first chunk that holds one).
+    public func configuration(source: UInt32) -> Configuration? {
+        for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source
+            && entry.envelope.kindMask & (1 << UInt32(FrameKind.configuration.rawValue)) != 0 {
+            guard let frames = try? frames(of: entry) else { continue }
+            for frame in frames where frame.header.kind == .configuration {
+                if case .configuration(let c)? = try? frame.payload() { return c }
+            }
+        }
+        return nil
+    }
+
+    /// Per-source totals from the seek table (no chunk is read).
+    public var sources: [CaptureSourceSummary] {
+        var byID: [UInt32: CaptureSourceSummary] = [:]
+        for entry in index where entry.envelope.type == .chunk {
+            let e = entry.envelope
+            var s = byID[e.sourceID] ?? CaptureSourceSummary(sourceID: e.sourceID, chunks: 0, frames: 0, samples: 0,
+                                                              firstTimeNs: e.firstTimeNs, lastTimeNs: e.lastTimeNs, storedBytes: 0, contentBytes: 0, frameBytes: 0)
+            s.chunks += 1
+            s.frames += Int(e.frameCount)
+            s.samples += e.sampleCount
+            s.firstTimeNs = min(s.firstTimeNs, e.firstTimeNs)
+            s.lastTimeNs = max(s.lastTimeNs, e.lastTimeNs)
+            s.storedBytes += Int(e.storedLength)
+            s.contentBytes += Int(e.contentLength)
+            s.frameBytes += Int(e.framesLength)
+            byID[e.sourceID] = s
+        }
+        return byID.values.sorted { $0.sourceID < $1.sourceID }
+    }
+
+    /// The gap records.
+    public var gaps: [CaptureGap] {
+        index.compactMap { entry -> CaptureGap? in
+            guard entry.envelope.type == .gap else { return nil }
+            var cause: GapCause?
+            if readPayload(entry.envelope, at: entry.offset), record.count == 24 {
+                cause = GapCause(rawValue: record.bytes.u32(16))
+            }
+            return CaptureGap(sourceID: entry.envelope.sourceID, firstMissingSequence: entry.envelope.firstSequence,
+                              missingCount: entry.envelope.lastSequence &- entry.envelope.firstSequence &+ 1,
+                              cause: cause, timeNs: entry.envelope.firstTimeNs, offset: entry.offset)
+        }
+    }
+
+    // MARK: Seeking
+
+    /// The position in `index` of the first chunk (of `source`, if given) that holds frames at or after `timeNs`.
+    public func seek(timeNs: Int64, source: UInt32? = nil) -> Int? {
+        index.firstIndex { $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastTimeNs >= timeNs }
+    }
+
+    /// The position in `index` of the first chunk (of `source`, if given) that holds `sequence` or a later one.
+    public func seek(sequence: UInt64, source: UInt32? = nil) -> Int? {
+        index.firstIndex { $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastSequence >= sequence }
+    }
+
+    /// Bytes of a record at `offset`, envelope and payload, read raw (for repair).
+    func rawRecord(_ entry: IndexEntry) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: entry.envelope.recordLength)
+        let n = bytes.withUnsafeMutableBytes { preadFully(fd, $0, offset: entry.offset) }
+        return n == bytes.count ? bytes : nil
+    }
+}
+
+/// Reads up to `buffer.count` bytes at `offset`, retrying short reads; returns the bytes read (0 at end, -1 on error).
+func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int) -> Int {
+    var done = 0
+    while done < buffer.count {
+        let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+        if n < 0 {
+            if errno == EINTR { continue }
+            return done > 0 ? done : -1
+        }
+        if n == 0 { break }
+        done += n
+    }
+    return done
+}

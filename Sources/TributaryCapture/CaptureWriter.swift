@@ -1,0 +1,540 @@
+import Foundation
+import TributaryWire
+
+/// When the writer makes written records durable with `fdatasync`.
+public enum FsyncPolicy: Sendable, Equatable {
+    /// Never (the kernel writes back when it likes; a power cut may lose more than one chunk).
+    case none
+    /// After every record: a crash of the machine loses at most the chunk being written.
+    case everyChunk
+    /// At most every `seconds` seconds of wall time, after a record is written.
+    case interval(seconds: Double)
+}
+
+/// The settings of a `CaptureWriter`.
+public struct CaptureWriterOptions: Sendable, Equatable {
+    /// Compression of the chunks.
+    public var chunk: ChunkOptions
+    /// A source's chunk is closed when its frames span this many seconds of frame time (default 0.5).
+    public var maxChunkDuration: Double
+    /// ... or when it reaches this many bytes of frames (default 2 MiB; 64 KiB ... 64 MiB).
+    public var maxChunkBytes: Int
+    /// ... or when it has been open this long in wall time, so a slow source is still written (default 1 s).
+    public var maxChunkLatency: Double
+    /// Worker threads that compress chunks (default 2: both cores); records are written in order regardless.
+    public var compressionThreads: Int
+    /// When to fsync (default every second).
+    public var fsync: FsyncPolicy
+    /// Seconds of wall time between checkpoint records (default 10; 0 disables them).
+    public var checkpointInterval: Double
+    /// Record a gap when sequence numbers jump without a gap frame (default on).
+    public var detectSequenceJumps: Bool
+    /// The writer name stored in the file header.
+    public var writerName: String
+
+    public init(chunk: ChunkOptions = ChunkOptions(), maxChunkDuration: Double = 0.5, maxChunkBytes: Int = 2 << 20,
+                maxChunkLatency: Double = 1, compressionThreads: Int = 2, fsync: FsyncPolicy = .interval(seconds: 1),
+                checkpointInterval: Double = 10, detectSequenceJumps: Bool = true, writerName: String = "tributary") {
+        self.chunk = chunk
+        self.maxChunkDuration = maxChunkDuration
+        self.maxChunkBytes = min(max(maxChunkBytes, 64 << 10), 64 << 20)
+        self.maxChunkLatency = maxChunkLatency
+        self.compressionThreads = max(1, compressionThreads)
+        self.fsync = fsync
+        self.checkpointInterval = checkpointInterval
+        self.detectSequenceJumps = detectSequenceJumps
+        self.writerName = writerName
+    }
+}
+
+/// What a closed capture holds.
+public struct CaptureWriteSummary: Sendable, Equatable {
+    public var path: String
+    public var records: Int
+    public var frames: Int
+    /// Bytes of frames recorded (what the chunks decode to).
+    public var frameBytes: Int
+    /// Bytes of the file.
+    public var fileBytes: Int
+}
+
+/// Records a stream of wire frames into a capture file (docs/CAPTURE.md).
+///
+/// Frames are gathered per source into chunks; a closed chunk is compressed on one of
+/// `compressionThreads` workers and the records are written strictly in the order the chunks were
+/// closed. The file is `PATH.partial` until `close()` writes the footer and renames it to `PATH`.
+/// `append` is for one thread at a time (the recording thread); it blocks when the workers fall
+/// behind by more than a few chunks, which bounds memory.
+///
+/// `@unchecked Sendable`: the recording-side state (`open`, `lastSequence`, counters) is touched only
+/// by the one thread that calls `append`/`close`; everything shared with the workers is behind
+/// `queueLock` (job queue, free builders) or `writeLock` (file descriptor, index, reorder buffer).
+public final class CaptureWriter: @unchecked Sendable {
+    /// The final path (the file is `path + ".partial"` until `close()`).
+    public let path: String
+    public let partialPath: String
+    public let options: CaptureWriterOptions
+    public let header: CaptureFileHeader
+
+    /// Called on a worker thread, in file order, after each record is written and synced per the policy.
+    public var onDurable: (@Sendable (IndexEntry) -> Void)?
+
+    private let fd: Int32
+    private var open: [UInt32: ChunkBuilder] = [:]
+    private var lastSequence: UInt64?
+    private var closed = false
+    private var appendCount = 0
+    private var framesAppended = 0
+    private var frameBytes = 0
+
+    // Shared with the workers under queueLock.
+    private let queueLock = NSCondition()
+    private var jobs: [(Int, ChunkBuilder)] = []
+    private var jobHead = 0
+    private var free: [ChunkBuilder] = []
+    private var builders = 0
+    private let maxBuilders: Int
+    private var nextSubmit = 0
+    private var writtenCount = 0
+    private var stopping = false
+    private var failure: CaptureError?
+    private var threads: [Thread] = []
+    private var running = 0
+
+    // File state under writeLock.
+    private let writeLock = NSLock()
+    private var pending: [Int: ChunkBuilder] = [:]
+    private var nextWrite = 0
+    private var fileOffset: Int
+    private var goodOffset: Int
+    private var index: [IndexEntry] = []
+    private var sinceCheckpoint: [IndexEntry] = []
+    private var unsynced: [IndexEntry] = []
+    private var lastCheckpointOffset = 0
+    private var lastCheckpointTime: UInt64
+    private var lastSyncTime: UInt64
+
+    /// Creates `PATH.partial` and writes the file header.
+    /// - Parameters:
+    ///   - path: where the finished capture goes.
+    ///   - options: chunking, compression, threads, fsync policy.
+    /// - Throws: `CaptureError.io` when the file cannot be created or written, `.usage` for a bad level.
+    public init(path: String, options: CaptureWriterOptions = CaptureWriterOptions()) throws(CaptureError) {
+        self.path = path
+        partialPath = path + ".partial"
+        self.options = options
+        guard ZstdCompressor.levels.contains(options.chunk.level) else {
+            throw CaptureError(.usage, file: path, "zstd level \(options.chunk.level) is outside \(ZstdCompressor.levels)")
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1e9)
+        header = CaptureFileHeader(createdNs: now, writer: options.writerName)
+        fd = Foundation.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CaptureError(.io, file: partialPath, "cannot create: \(String(cString: strerror(errno)))") }
+        let bytes = header.encoded()
+        fileOffset = 0
+        goodOffset = 0
+        lastCheckpointTime = DispatchTime.now().uptimeNanoseconds
+        lastSyncTime = lastCheckpointTime
+        maxBuilders = 2 * options.compressionThreads + 2 + 8
+        do {
+            try writeArray(bytes)
+        } catch {
+            Foundation.close(fd)
+            throw error
+        }
+        goodOffset = fileOffset
+        for _ in 0..<options.compressionThreads {
+            let thread = Thread { [self] in workerLoop() }
+            thread.name = "capture-compress"
+            threads.append(thread)
+            running += 1
+            thread.start()
+        }
+    }
+
+    deinit {
+        if !closed { abandon() }
+    }
+
+    // MARK: Recording
+
+    /// Records one frame (any kind); it is copied, so the caller may release it at once.
+    /// - Throws: `CaptureError` when an earlier write failed (disk full...) or the writer is closed.
+    public func append(_ frame: Frame) throws(CaptureError) {
+        guard !closed else { throw CaptureError(.usage, file: path, "append after close") }
+        if let failure = currentFailure() { throw failure }
+        let h = frame.header
+        if h.kind == .gap, case .gap(let gap)? = try? frame.payload() {
+            try recordGap(sourceID: h.sourceID, firstMissing: gap.firstMissingSequence, count: gap.missingCount,
+                          cause: .announced, timeNs: h.timestampNs)
+        } else if options.detectSequenceJumps, let last = lastSequence, h.sequence > last &+ 1, last < UInt64.max {
+            try recordGap(sourceID: h.sourceID, firstMissing: last + 1, count: h.sequence - last - 1,
+                          cause: .sequenceJump, timeNs: h.timestampNs)
+        }
+        lastSequence = h.sequence
+        let now = DispatchTime.now().uptimeNanoseconds
+        var builder = open[h.sourceID]
+        if let b = builder, !b.isEmpty,
+           b.byteCount + h.frameLength > options.maxChunkBytes
+            || Double(h.timestampNs &- b.firstTimeNs) >= options.maxChunkDuration * 1e9 {
+            try seal(h.sourceID)
+            builder = nil
+        }
+        if builder == nil {
+            let b = try takeBuilder(sourceID: h.sourceID)
+            open[h.sourceID] = b
+            builder = b
+        }
+        frame.withUnsafeBytes { builder!.append($0, header: h, now: now) }
+        framesAppended += 1
+        frameBytes += h.frameLength
+        if builder!.byteCount >= options.maxChunkBytes { try seal(h.sourceID) }
+        appendCount += 1
+        if appendCount & 63 == 0 { try sealStale(now: now) }
+    }
+
+    /// Records a gap: frames known to be missing from the stream.
+    /// - Parameters:
+    ///   - sourceID: the source concerned (0 when unknown or the whole stream).
+    ///   - firstMissing: the first missing sequence number.
+    ///   - count: how many consecutive frames are missing (≥ 1).
+    ///   - cause: who noticed.
+    ///   - timeNs: when.
+    public func recordGap(sourceID: UInt32, firstMissing: UInt64, count: UInt64, cause: GapCause, timeNs: Int64) throws(CaptureError) {
+        guard count > 0 else { return }
+        let b = try takeBuilder(sourceID: sourceID)
+        b.encoded.reserve(24)
+        b.encoded.base.put(firstMissing, at: 0)
+        b.encoded.base.put(count, at: 8)
+        b.encoded.base.put(cause.rawValue, at: 16)
+        b.encoded.base.put(UInt32(0), at: 20)
+        b.encoded.setCount(24)
+        b.prebuilt = RecordEnvelope(type: .gap, codec: .none, sourceID: sourceID, firstSequence: firstMissing,
+                                    lastSequence: firstMissing &+ (count - 1), firstTimeNs: timeNs, lastTimeNs: timeNs,
+                                    storedLength: 24, contentLength: 24, payloadCRC: CRC32C.checksum(b.encoded.bytes))
+        try submit(b)
+    }
+
+    /// Closes every open chunk and waits until all records are written and synced.
+    /// - Throws: `CaptureError` when a write failed.
+    public func flush() throws(CaptureError) {
+        for id in open.keys.sorted() { try seal(id) }
+        try waitForWrites()
+        try withWriteLock { () throws(CaptureError) in try syncLocked(force: true) }
+    }
+
+    /// Seals open chunks older than `maxChunkLatency`; call it from a timer when frames may stop arriving.
+    public func sealStale(now: UInt64 = DispatchTime.now().uptimeNanoseconds) throws(CaptureError) {
+        let limit = UInt64(options.maxChunkLatency * 1e9)
+        for (id, b) in open where !b.isEmpty && now &- b.openedAt >= limit { try seal(id) }
+    }
+
+    /// Writes every open chunk, the footer and the trailer, syncs, and renames `PATH.partial` to `PATH`.
+    /// - Returns: what the file holds.
+    /// - Throws: `CaptureError` when a write failed (the `.partial` file then stays for `repair`).
+    @discardableResult
+    public func close() throws(CaptureError) -> CaptureWriteSummary {
+        guard !closed else { throw CaptureError(.usage, file: path, "close called twice") }
+        defer { closed = true }
+        do {
+            for id in open.keys.sorted() { try seal(id) }
+            try waitForWrites()
+        } catch {
+            stopWorkers()
+            Foundation.close(fd)
+            throw error
+        }
+        stopWorkers()
+        let summary: CaptureWriteSummary
+        do {
+            try writeFooterLocked(flags: 0)
+            try syncLocked(force: true)
+            summary = CaptureWriteSummary(path: path, records: index.count, frames: framesAppended, frameBytes: frameBytes, fileBytes: fileOffset)
+        } catch {
+            Foundation.close(fd)
+            throw error
+        }
+        Foundation.close(fd)
+        guard rename(partialPath, path) == 0 else {
+            throw CaptureError(.io, file: partialPath, "cannot rename to \(path): \(String(cString: strerror(errno)))")
+        }
+        syncDirectory(of: path)
+        return summary
+    }
+
+    /// Stops without a footer, leaving `PATH.partial` as a crashed writer would (tests, emergencies).
+    public func abandon() {
+        guard !closed else { return }
+        closed = true
+        stopWorkers()
+        Foundation.close(fd)
+    }
+
+    // MARK: Pipeline
+
+    private func currentFailure() -> CaptureError? {
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        return failure
+    }
+
+    private func takeBuilder(sourceID: UInt32) throws(CaptureError) -> ChunkBuilder {
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        while free.isEmpty && builders >= maxBuilders && failure == nil { queueLock.wait() }
+        if let failure { throw failure }
+        let b: ChunkBuilder
+        if let reused = free.popLast() { b = reused } else { b = ChunkBuilder(); builders += 1 }
+        b.reset(sourceID: sourceID)
+        return b
+    }
+
+    private func seal(_ sourceID: UInt32) throws(CaptureError) {
+        guard let b = open.removeValue(forKey: sourceID) else { return }
+        if b.isEmpty { release(b); return }
+        try submit(b)
+    }
+
+    private func submit(_ b: ChunkBuilder) throws(CaptureError) {
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        if let failure { throw failure }
+        jobs.append((nextSubmit, b))
+        nextSubmit += 1
+        queueLock.signal()
+    }
+
+    private func release(_ b: ChunkBuilder) {
+        queueLock.lock()
+        free.append(b)
+        queueLock.broadcast()
+        queueLock.unlock()
+    }
+
+    private func waitForWrites() throws(CaptureError) {
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        while writtenCount < nextSubmit && failure == nil { queueLock.wait() }
+        if let failure { throw failure }
+    }
+
+    private func stopWorkers() {
+        queueLock.lock()
+        stopping = true
+        queueLock.broadcast()
+        while running > 0 { queueLock.wait() }
+        queueLock.unlock()
+    }
+
+    private func workerLoop() {
+        let encoder: ChunkEncoder?
+        do { encoder = try ChunkEncoder(options: options.chunk) } catch {
+            fail(CaptureError(.usage, file: path, "cannot create a zstd context: \(error)"))
+            encoder = nil
+        }
+        while true {
+            queueLock.lock()
+            while jobHead == jobs.count && !stopping { queueLock.wait() }
+            if jobHead == jobs.count {
+                running -= 1
+                queueLock.broadcast()
+                queueLock.unlock()
+                return
+            }
+            let (sequence, b) = jobs[jobHead]
+            jobHead += 1
+            if jobHead > 64 && jobHead * 2 > jobs.count {
+                jobs.removeFirst(jobHead)
+                jobHead = 0
+            }
+            queueLock.unlock()
+            if b.prebuilt == nil, let encoder {
+                do { b.prebuilt = try encoder.encode(b) } catch {
+                    fail(CaptureError(.io, file: partialPath, "compression failed: \(error)"))
+                }
+            }
+            complete(sequence, b)
+        }
+    }
+
+    private func fail(_ error: CaptureError) {
+        queueLock.lock()
+        if failure == nil { failure = error }
+        queueLock.broadcast()
+        queueLock.unlock()
+    }
+
+    /// Writes finished records in submission order; whichever worker completes the next one writes it.
+    private func complete(_ sequence: Int, _ b: ChunkBuilder) {
+        writeLock.lock()
+        pending[sequence] = b
+        var done: [ChunkBuilder] = []
+        while let next = pending.removeValue(forKey: nextWrite) {
+            nextWrite += 1
+            done.append(next)
+            if currentFailure() == nil, let envelope = next.prebuilt {
+                do { try writeRecordLocked(envelope, payload: next.encoded.bytes) } catch { fail(error) }
+            }
+        }
+        writeLock.unlock()
+        queueLock.lock()
+        writtenCount += done.count
+        free.append(contentsOf: done)
+        queueLock.broadcast()
+        queueLock.unlock()
+    }
+
+    private func withWriteLock<R>(_ body: () throws(CaptureError) -> R) throws(CaptureError) -> R {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        return try body()
+    }
+
+    // MARK: File (under writeLock)
+
+    private func writeRecordLocked(_ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true) throws(CaptureError) {
+        let offset = fileOffset
+        var head = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
+        head.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
+        let padding = pad8(payload.count) - payload.count
+        do {
+            try writeArray(head)
+            try writeAll(payload)
+            if padding > 0 {
+                try writeArray([UInt8](repeating: 0, count: padding))
+            }
+        } catch {
+            // Cut the torn record off so the file stays a clean prefix (best effort: the reader copes anyway).
+            _ = ftruncate(fd, off_t(goodOffset))
+            fileOffset = goodOffset
+            throw error
+        }
+        goodOffset = fileOffset
+        guard indexed else { return }
+        let entry = IndexEntry(offset: offset, envelope: envelope)
+        index.append(entry)
+        sinceCheckpoint.append(entry)
+        unsynced.append(entry)
+        try syncLocked(force: false)
+        if options.checkpointInterval > 0,
+           Double(DispatchTime.now().uptimeNanoseconds &- lastCheckpointTime) >= options.checkpointInterval * 1e9 {
+            try writeCheckpointLocked()
+        }
+    }
+
+    private func syncLocked(force: Bool) throws(CaptureError) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due: Bool
+        switch options.fsync {
+        case .none: due = false
+        case .everyChunk: due = true
+        case .interval(let seconds): due = force || Double(now &- lastSyncTime) >= seconds * 1e9
+        }
+        if due || (force && options.fsync != .none) {
+            guard fdatasync(fd) == 0 else {
+                throw CaptureError(.io, file: partialPath, offset: fileOffset, "fdatasync failed: \(String(cString: strerror(errno)))")
+            }
+            lastSyncTime = now
+        } else if options.fsync != .none {
+            return
+        }
+        let entries = unsynced
+        unsynced.removeAll(keepingCapacity: true)
+        if let onDurable { for e in entries { onDurable(e) } }
+    }
+
+    private func writeCheckpointLocked() throws(CaptureError) {
+        lastCheckpointTime = DispatchTime.now().uptimeNanoseconds
+        guard !sinceCheckpoint.isEmpty else { return }
+        let payload = Self.encodeTable(sinceCheckpoint, prefix: { base in
+            base.put(UInt64(lastCheckpointOffset), at: 0)
+            base.put(UInt32(sinceCheckpoint.count), at: 8)
+            base.put(UInt32(0), at: 12)
+        })
+        let offset = fileOffset
+        let envelope = RecordEnvelope(type: .checkpoint, codec: .none, storedLength: UInt32(payload.count),
+                                      contentLength: UInt32(payload.count), payloadCRC: CRC32C.checksum(payload))
+        let failure: CaptureError? = payload.withUnsafeBytes { (p) -> CaptureError? in
+            do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, indexed: false); return nil } catch { return error }
+        }
+        if let failure { throw failure }
+        lastCheckpointOffset = offset
+        sinceCheckpoint.removeAll(keepingCapacity: true)
+    }
+
+    private func writeFooterLocked(flags: UInt32) throws(CaptureError) {
+        try Self.writeFooter(index, flags: flags, offset: fileOffset, file: partialPath) { (bytes) throws(CaptureError) in
+            try writeAll(bytes)
+        }
+    }
+
+    /// Encodes a 16-byte prefix and the entries (checkpoint and footer payloads).
+    static func encodeTable(_ entries: [IndexEntry], prefix: (UnsafeMutableRawPointer) -> Void) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 16 + entries.count * CaptureFormat.indexEntryLength)
+        bytes.withUnsafeMutableBytes { raw in
+            let base = raw.baseAddress!
+            prefix(base)
+            for (i, e) in entries.enumerated() { e.write(to: base + 16 + i * CaptureFormat.indexEntryLength) }
+        }
+        return bytes
+    }
+
+    /// Writes the footer record and the trailer through `write`, the footer starting at `offset`.
+    static func writeFooter(_ entries: [IndexEntry], flags: UInt32, offset: Int, file: String,
+                            _ write: (UnsafeRawBufferPointer) throws(CaptureError) -> Void) throws(CaptureError) {
+        let payload = encodeTable(entries) { base in
+            base.put(UInt32(entries.count), at: 0)
+            base.put(flags, at: 4)
+            base.put(UInt64(0), at: 8)
+        }
+        guard payload.count <= CaptureFormat.maxRecordLength else {
+            throw CaptureError(.usage, file: file, "the seek table of \(entries.count) records exceeds the record limit")
+        }
+        var bytes = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength + pad8(payload.count) + CaptureFormat.trailerLength)
+        bytes.withUnsafeMutableBytes { raw in
+            let base = raw.baseAddress!
+            payload.withUnsafeBytes { p in
+                RecordEnvelope(type: .footer, codec: .none, storedLength: UInt32(p.count), contentLength: UInt32(p.count),
+                               payloadCRC: CRC32C.checksum(p)).write(to: base)
+                (base + CaptureFormat.envelopeLength).copyMemory(from: p.baseAddress!, byteCount: p.count)
+            }
+            let trailer = raw.count - CaptureFormat.trailerLength
+            base.put(UInt64(offset), at: trailer)
+            base.put(CaptureFormat.trailerMagic, at: trailer + 8)
+        }
+        let failure: CaptureError? = bytes.withUnsafeBytes { (b) -> CaptureError? in
+            do throws(CaptureError) { try write(b); return nil } catch { return error }
+        }
+        if let failure { throw failure }
+    }
+
+    private func writeArray(_ array: [UInt8]) throws(CaptureError) {
+        let failure: CaptureError? = array.withUnsafeBytes { (b) -> CaptureError? in
+            do throws(CaptureError) { try writeAll(b); return nil } catch { return error }
+        }
+        if let failure { throw failure }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(CaptureError) {
+        var done = 0
+        while done < bytes.count {
+            let n = Foundation.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CaptureError(.io, file: partialPath, offset: fileOffset + done, "write failed: \(String(cString: strerror(errno)))")
+            }
+            done += n
+        }
+        fileOffset += done
+    }
+}
+
+/// Makes a rename durable by syncing the directory that holds `path`.
+func syncDirectory(of path: String) {
+    let directory = (path as NSString).deletingLastPathComponent
+    let dfd = Foundation.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if dfd >= 0 {
+        _ = fsync(dfd)
+        Foundation.close(dfd)
+    }
+}

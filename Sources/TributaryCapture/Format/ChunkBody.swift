@@ -1,0 +1,385 @@
+// The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
+#if canImport(TributaryWire)
+import TributaryWire
+#endif
+
+/// The split rule shared by writer and reader (docs/CAPTURE.md §4.2): an analog frame whose preamble
+/// is consistent has its sample matrix moved to the numeric stream of its format.
+///
+/// - Parameters:
+///   - frame: bytes starting at a frame header; at least `headerLength + 24` bytes when the frame is analog.
+/// - Returns: (offset of the samples from the frame start, sample bytes, format), or nil when the frame
+///   is stored whole.
+@inline(__always)
+func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)? {
+    guard frame.count >= 6, frame.u8(5) == FrameKind.analog.rawValue, payloadLength >= 24,
+          frame.count >= headerLength + 24 else { return nil }
+    let channels = Int(frame.u32(headerLength))
+    let samples = Int(frame.u32(headerLength + 4))
+    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: frame.u8(headerLength + 16)) else { return nil }
+    let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
+    guard pad8(layout.contentLength) == payloadLength else { return nil }
+    return (headerLength + layout.samplesOffset, channels * samples * format.size, format)
+}
+
+/// Frames of one source being gathered into a chunk: the frame bytes without analog sample matrices
+/// ("structure") and one numeric stream per sample format, filled as frames arrive.
+final class ChunkBuilder: @unchecked Sendable {
+    // @unchecked Sendable: owned by one thread at a time (the recording thread, then the worker it is
+    // handed to under the writer's lock); see ByteStorage.
+    let structure = ByteStorage(capacity: 1 << 16)
+    /// Streams indexed by `SampleFormat.rawValue - 1` (float64, float32, int16).
+    let streams = [ByteStorage(), ByteStorage(), ByteStorage()]
+    /// The record payload once encoded (reused, like the rest).
+    let encoded = ByteStorage(capacity: 1 << 18)
+    /// Set for records that need no compression (gap, checkpoint): the envelope to write with `encoded`.
+    var prebuilt: RecordEnvelope?
+    var sourceID: UInt32 = 0
+    var frameCount: UInt32 = 0
+    var firstSequence: UInt64 = 0
+    var lastSequence: UInt64 = 0
+    var firstTimeNs: Int64 = 0
+    var lastTimeNs: Int64 = 0
+    var sampleCount: UInt64 = 0
+    var kindMask: UInt32 = 0
+    /// Monotonic clock (ns) when the first frame arrived.
+    var openedAt: UInt64 = 0
+
+    var isEmpty: Bool { frameCount == 0 }
+    /// Bytes of frames gathered (what the chunk decodes to).
+    var byteCount: Int { structure.count + streams[0].count + streams[1].count + streams[2].count }
+
+    func reset(sourceID: UInt32) {
+        self.sourceID = sourceID
+        prebuilt = nil
+        encoded.removeAll()
+        structure.removeAll()
+        for s in streams { s.removeAll() }
+        frameCount = 0
+        sampleCount = 0
+        kindMask = 0
+    }
+
+    /// Adds one whole frame (header and payload bytes, as on the wire).
+    func append(_ frame: UnsafeRawBufferPointer, header: FrameHeader, now: UInt64) {
+        if frameCount == 0 {
+            firstSequence = header.sequence
+            firstTimeNs = header.timestampNs
+            openedAt = now
+        }
+        frameCount += 1
+        lastSequence = header.sequence
+        lastTimeNs = header.timestampNs
+        kindMask |= header.kind.rawValue < 32 ? 1 << UInt32(header.kind.rawValue) : 0
+        if let split = analogSplit(frame, headerLength: header.headerLength, payloadLength: header.payloadLength) {
+            sampleCount &+= UInt64(frame.u32(header.headerLength + 4))
+            structure.append(UnsafeRawBufferPointer(rebasing: frame[..<split.start]))
+            streams[Int(split.format.rawValue) - 1].append(UnsafeRawBufferPointer(rebasing: frame[split.start..<(split.start + split.count)]))
+            structure.append(UnsafeRawBufferPointer(rebasing: frame[(split.start + split.count)...]))
+        } else {
+            structure.append(frame)
+        }
+    }
+}
+
+/// Which transforms the chunk encoder applies to numeric streams.
+public struct ChunkOptions: Sendable, Equatable {
+    /// zstd level (default 1: fast; see the capture benchmark).
+    public var level: Int
+    /// Bit-shuffle numeric streams (default on: measured in docs/CAPTURE.md §8).
+    public var bitShuffle: Bool
+    /// Delta-code int16 streams and quantised counts.
+    public var delta: Bool
+    /// Store float64 streams that are exact multiples of one step as Int16 counts.
+    public var quantiseFloats: Bool
+
+    public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true) {
+        self.level = level
+        self.bitShuffle = bitShuffle
+        self.delta = delta
+        self.quantiseFloats = quantiseFloats
+    }
+}
+
+/// Turns a `ChunkBuilder` into a chunk record payload (one zstd frame). One per worker thread.
+final class ChunkEncoder {
+    let options: ChunkOptions
+    private let compressor: ZstdCompressor
+    private let body = ByteStorage(capacity: 1 << 20)
+    private let counts = ByteStorage(capacity: 1 << 18)
+
+    init(options: ChunkOptions) throws(ZstdError) {
+        self.options = options
+        compressor = try ZstdCompressor(level: options.level)
+    }
+
+    /// Encodes the chunk into `chunk.encoded` and returns its envelope (payload CRC included).
+    func encode(_ chunk: ChunkBuilder) throws(ZstdError) -> RecordEnvelope {
+        let output = chunk.encoded
+        let present = (0..<3).filter { chunk.streams[$0].count > 0 }
+        let descriptorEnd = 16 + 24 * present.count
+        // Worst case every stream is stored as it is.
+        var bound = pad8(descriptorEnd + chunk.structure.count)
+        for s in present { bound += pad8(chunk.streams[s].count + 8) }
+        body.reserve(bound)
+        let b = body.base
+        b.put(chunk.frameCount, at: 0)
+        b.put(UInt16(present.count), at: 4)
+        b.put(UInt16(0), at: 6)
+        b.put(UInt64(chunk.structure.count), at: 8)
+        if chunk.structure.count > 0 {
+            (b + descriptorEnd).copyMemory(from: chunk.structure.base, byteCount: chunk.structure.count)
+        }
+        var position = descriptorEnd + chunk.structure.count
+        for (i, s) in present.enumerated() {
+            let padded = pad8(position)
+            (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
+            position = padded
+            let format = SampleFormat(rawValue: UInt8(s + 1))!
+            let (transforms, stored) = transform(chunk.streams[s].bytes, format: format, into: b + position)
+            let d = b + 16 + 24 * i
+            d.put(format.rawValue, at: 0)
+            d.put(transforms.rawValue, at: 1)
+            d.put(UInt16(0), at: 2)
+            d.put(UInt32(0), at: 4)
+            d.put(UInt64(chunk.streams[s].count), at: 8)
+            d.put(UInt64(stored), at: 16)
+            position += stored
+        }
+        let content = UnsafeRawBufferPointer(start: b, count: position)
+        output.reserve(ZstdCompressor.maxCompressedSize(position))
+        let size = try compressor.compress(content, into: UnsafeMutableRawBufferPointer(start: output.base, count: output.capacity))
+        output.setCount(size)
+        return RecordEnvelope(
+            type: .chunk, codec: .zstd, sourceID: chunk.sourceID, firstSequence: chunk.firstSequence,
+            lastSequence: chunk.lastSequence, firstTimeNs: chunk.firstTimeNs, lastTimeNs: chunk.lastTimeNs,
+            sampleCount: chunk.sampleCount, frameCount: chunk.frameCount, kindMask: chunk.kindMask,
+            storedLength: UInt32(size), contentLength: UInt32(position), framesLength: UInt32(chunk.byteCount),
+            payloadCRC: CRC32C.checksum(output.bytes))
+    }
+
+    /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
+    private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
+        switch format {
+        case .float64:
+            let n = raw.count / 8
+            let values = raw.assumingMemoryBound(to: Double.self)
+            if options.quantiseFloats, let step = Quantisation.candidateStep(values) {
+                counts.reserve(2 * n)
+                let c = UnsafeMutableRawBufferPointer(start: counts.base, count: 2 * n).bindMemory(to: Int16.self)
+                if Quantisation.toCounts(values, step: step, into: c) {
+                    var transforms: ChunkTransforms = [.quantised]
+                    out.put(step.bitPattern, at: 0)
+                    if options.delta {
+                        Delta.encode(UnsafeBufferPointer(c), into: c)
+                        transforms.insert(.delta)
+                    }
+                    let dst = UnsafeMutableRawBufferPointer(start: out + 8, count: 2 * n)
+                    if options.bitShuffle {
+                        BitShuffle.shuffle(UnsafeRawBufferPointer(c), into: dst, elementSize: 2)
+                        transforms.insert(.bitShuffle)
+                    } else {
+                        dst.copyMemory(from: UnsafeRawBufferPointer(c))
+                    }
+                    return (transforms, 8 + 2 * n)
+                }
+            }
+            return plain(raw, elementSize: 8, into: out)
+        case .float32:
+            return plain(raw, elementSize: 4, into: out)
+        case .int16:
+            guard options.delta else { return plain(raw, elementSize: 2, into: out) }
+            let n = raw.count / 2
+            counts.reserve(raw.count)
+            let c = UnsafeMutableRawBufferPointer(start: counts.base, count: raw.count).bindMemory(to: Int16.self)
+            Delta.encode(raw.assumingMemoryBound(to: Int16.self), into: c)
+            let dst = UnsafeMutableRawBufferPointer(start: out, count: 2 * n)
+            if options.bitShuffle {
+                BitShuffle.shuffle(UnsafeRawBufferPointer(c), into: dst, elementSize: 2)
+                return ([.delta, .bitShuffle], raw.count)
+            }
+            dst.copyMemory(from: UnsafeRawBufferPointer(c))
+            return ([.delta], raw.count)
+        }
+    }
+
+    private func plain(_ raw: UnsafeRawBufferPointer, elementSize: Int, into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
+        let dst = UnsafeMutableRawBufferPointer(start: out, count: raw.count)
+        if options.bitShuffle {
+            BitShuffle.shuffle(raw, into: dst, elementSize: elementSize)
+            return ([.bitShuffle], raw.count)
+        }
+        if raw.count > 0 { dst.copyMemory(from: raw) }
+        return ([], raw.count)
+    }
+}
+
+/// Decodes chunk record payloads back into the exact frame bytes. One per reading thread.
+final class ChunkDecoder {
+    private let decompressor: ZstdDecompressor
+    private let body = ByteStorage(capacity: 1 << 20)
+    private let samples = ByteStorage(capacity: 1 << 20)
+    private let counts = ByteStorage(capacity: 1 << 18)
+
+    init() throws(ZstdError) { decompressor = try ZstdDecompressor() }
+
+    /// Decodes a chunk payload into a new buffer of concatenated frames.
+    /// - Parameters:
+    ///   - stored: the record payload (without padding).
+    ///   - envelope: its envelope (codec, content length, frame count).
+    /// - Returns: the frames' bytes, 16-byte aligned, exactly as they were recorded.
+    /// - Throws: a description of what is inconsistent (the caller adds file and offset).
+    func decode(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope) throws(RecordEnvelope.Problem) -> FrameBuffer {
+        let contentLength = Int(envelope.contentLength)
+        let content: UnsafeRawBufferPointer
+        switch envelope.codec {
+        case .none:
+            content = stored
+        case .zstd:
+            body.reserve(contentLength)
+            do {
+                let n = try decompressor.decompress(stored, into: UnsafeMutableRawBufferPointer(start: body.base, count: contentLength))
+                guard n == contentLength else { throw RecordEnvelope.Problem.invalidField("zstd content is \(n) bytes, the envelope says \(contentLength)") }
+            } catch let error as ZstdError {
+                throw .invalidField("chunk payload: \(error)")
+            } catch let problem as RecordEnvelope.Problem {
+                throw problem
+            } catch {
+                throw .invalidField("\(error)")
+            }
+            content = UnsafeRawBufferPointer(start: body.base, count: contentLength)
+        }
+        let frames = try assemble(content, frameCount: Int(envelope.frameCount))
+        guard frames.count == Int(envelope.framesLength) else {
+            throw .invalidField("chunk decodes to \(frames.count) bytes of frames, the envelope says \(envelope.framesLength)")
+        }
+        return frames
+    }
+
+    private func assemble(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int) throws(RecordEnvelope.Problem) -> FrameBuffer {
+        guard c.count >= 16 else { throw .invalidField("chunk body of \(c.count) bytes is shorter than its 16-byte header") }
+        let frameCount = Int(c.u32(0))
+        let streamCount = Int(c.u16(4))
+        let structureLength64 = c.u64(8)
+        guard frameCount == expectedFrames else { throw .invalidField("chunk body holds \(frameCount) frames, the envelope says \(expectedFrames)") }
+        guard streamCount <= 3, c.u16(6) == 0 else { throw .invalidField("chunk body: stream_count \(streamCount) > 3 or reserved bits set") }
+        let descriptorEnd = 16 + 24 * streamCount
+        guard c.count >= descriptorEnd, structureLength64 <= UInt64(c.count - descriptorEnd) else {
+            throw .invalidField("chunk body: structure_length \(structureLength64) exceeds the body")
+        }
+        let structureLength = Int(structureLength64)
+        // Decode every stream into `samples`, one after another, remembering where each starts.
+        samples.removeAll()
+        var streamStart = [0, 0, 0], streamLength = [0, 0, 0]
+        var position = descriptorEnd + structureLength
+        var total = 0
+        var lastFormat = 0
+        for i in 0..<streamCount {
+            let d = UnsafeRawBufferPointer(rebasing: c[(16 + 24 * i)..<(40 + 24 * i)])
+            guard let format = SampleFormat(rawValue: d.u8(0)), Int(format.rawValue) > lastFormat else {
+                throw .invalidField("chunk stream \(i): sample_format \(d.u8(0)) unknown or out of order")
+            }
+            lastFormat = Int(format.rawValue)
+            let transforms = ChunkTransforms(rawValue: d.u8(1))
+            let raw64 = d.u64(8), stored64 = d.u64(16)
+            position = pad8(position)
+            guard d.u16(2) == 0, d.u32(4) == 0, raw64 <= UInt64(CaptureFormat.maxRecordLength),
+                  stored64 <= UInt64(max(0, c.count - position)) else {
+                throw .invalidField("chunk stream \(i): lengths \(raw64)/\(stored64) exceed the body")
+            }
+            let raw = Int(raw64), stored = Int(stored64)
+            guard raw % format.size == 0 else { throw .invalidField("chunk stream \(i): \(raw) bytes is not whole \(format) samples") }
+            let source = UnsafeRawBufferPointer(rebasing: c[position..<(position + stored)])
+            samples.reserve(total + raw)
+            try untransform(source, raw: raw, format: format, transforms: transforms, into: samples.base + total, stream: i)
+            samples.setCount(total + raw)
+            streamStart[Int(format.rawValue) - 1] = total
+            streamLength[Int(format.rawValue) - 1] = raw
+            total += raw
+            position += stored
+        }
+        guard position == c.count || (streamCount == 0 && descriptorEnd + structureLength == c.count) else {
+            throw .invalidField("chunk body has \(c.count - position) bytes after its last stream")
+        }
+        // Rebuild the frames: structure pieces with the sample matrices put back in place.
+        let storage = ByteStorage(capacity: structureLength + total)
+        let out = storage.base
+        let structure = UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)])
+        var s = 0, o = 0, frames = 0
+        var used = [0, 0, 0]
+        while s < structureLength {
+            let rest = UnsafeRawBufferPointer(rebasing: structure[s...])
+            guard rest.count >= WireLimits.headerLength else { throw .invalidField("chunk structure ends inside frame \(frames)'s header") }
+            let headerLength = Int(rest.u16(8)), payloadLength = Int(rest.u32(12))
+            guard headerLength >= WireLimits.headerLength, headerLength & 7 == 0, payloadLength & 7 == 0 else {
+                throw .invalidField("chunk frame \(frames): header_length \(headerLength) / payload_length \(payloadLength) invalid")
+            }
+            if let split = analogSplit(rest, headerLength: headerLength, payloadLength: payloadLength) {
+                let f = Int(split.format.rawValue) - 1
+                let tail = headerLength + payloadLength - split.start - split.count
+                guard rest.count >= split.start + tail, used[f] + split.count <= streamLength[f] else {
+                    throw .invalidField("chunk frame \(frames): its samples exceed the \(split.format) stream or the structure")
+                }
+                out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: split.start)
+                if split.count > 0 {
+                    out.advanced(by: o + split.start).copyMemory(from: samples.base + streamStart[f] + used[f], byteCount: split.count)
+                }
+                if tail > 0 {
+                    out.advanced(by: o + split.start + split.count).copyMemory(from: rest.baseAddress! + split.start, byteCount: tail)
+                }
+                used[f] += split.count
+                s += split.start + tail
+                o += split.start + split.count + tail
+            } else {
+                let length = headerLength + payloadLength
+                guard rest.count >= length else { throw .invalidField("chunk structure ends inside frame \(frames)") }
+                out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: length)
+                s += length
+                o += length
+            }
+            frames += 1
+        }
+        guard frames == frameCount, used == streamLength else {
+            throw .invalidField("chunk body: \(frames) frames and \(used) stream bytes used, \(frameCount) and \(streamLength) declared")
+        }
+        storage.setCount(o)
+        return FrameBuffer(owner: storage, baseAddress: UnsafeRawPointer(storage.base), count: o)
+    }
+
+    private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
+                             into out: UnsafeMutableRawPointer, stream: Int) throws(RecordEnvelope.Problem) {
+        let dst = UnsafeMutableRawBufferPointer(start: out, count: raw)
+        let valid: Bool
+        switch format {
+        case .float64: valid = transforms.isSubset(of: .known) && (transforms.contains(.quantised) || !transforms.contains(.delta))
+        case .float32: valid = transforms.isSubset(of: [.bitShuffle])
+        case .int16: valid = transforms.isSubset(of: [.bitShuffle, .delta])
+        }
+        guard valid else { throw .invalidField("chunk stream \(stream): transforms \(transforms) do not apply to \(format)") }
+        if transforms.contains(.quantised) {
+            let n = raw / 8
+            guard source.count == 8 + 2 * n else { throw .invalidField("chunk stream \(stream): quantised size \(source.count) != 8 + 2 × \(n)") }
+            let step = Double(bitPattern: source.u64(0))
+            guard step > 0, step.isFinite else { throw .invalidField("chunk stream \(stream): quantisation step \(step) invalid") }
+            counts.reserve(2 * n)
+            let c = UnsafeMutableRawBufferPointer(start: counts.base, count: 2 * n)
+            let body = UnsafeRawBufferPointer(rebasing: source[8...])
+            if transforms.contains(.bitShuffle) { BitShuffle.unshuffle(body, into: c, elementSize: 2) } else { c.copyMemory(from: body) }
+            let k = c.bindMemory(to: Int16.self)
+            if transforms.contains(.delta) { Delta.decode(UnsafeBufferPointer(k), into: k) }
+            Quantisation.fromCounts(UnsafeBufferPointer(k), step: step, into: dst.bindMemory(to: Double.self))
+            return
+        }
+        guard source.count == raw else { throw .invalidField("chunk stream \(stream): stored size \(source.count) != \(raw)") }
+        if transforms.contains(.delta) {
+            counts.reserve(raw)
+            let c = UnsafeMutableRawBufferPointer(start: counts.base, count: raw)
+            if transforms.contains(.bitShuffle) { BitShuffle.unshuffle(source, into: c, elementSize: 2) } else { c.copyMemory(from: source) }
+            Delta.decode(UnsafeBufferPointer(c.bindMemory(to: Int16.self)), into: dst.bindMemory(to: Int16.self))
+        } else if transforms.contains(.bitShuffle) {
+            BitShuffle.unshuffle(source, into: dst, elementSize: format.size)
+        } else if raw > 0 {
+            dst.copyMemory(from: source)
+        }
+    }
+}

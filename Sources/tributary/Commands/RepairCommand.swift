@@ -1,0 +1,28 @@
+import Foundation
+import TributaryCapture
+
+/// `tributary repair FILE [--out FILE]`: a valid, footed capture from a crashed or damaged one.
+enum RepairCommand: Command {
+    static let name = "repair"
+    static let summary = "rebuild a crashed or damaged capture into a valid one"
+    static let usage = """
+    usage: tributary repair FILE [--out FILE]
+
+    Copies every intact record of FILE (typically NAME.tcap.partial left by a recorder that was
+    killed) into a capture with a seek-table footer, flagged as repaired, and lists what was left
+    out with byte offsets. The output defaults to FILE without its '.partial' suffix, or FILE itself
+    (replaced atomically). Exit status 0 when the output was written, even if damage was found.
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        let out = try arguments.option("--out")
+        let files = try arguments.finish()
+        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
+        let input = files[0]
+        let output = out ?? (input.hasSuffix(".partial") ? String(input.dropLast(".partial".count)) : input)
+        let report = try CaptureRecovery.repair(input: input, output: output)
+        print("\(output): \(report.recordsKept) records kept" + (report.inputHadFooter ? " (the input had a valid footer)" : ""))
+        for d in report.damage { print("  damage at \(d)") }
+        return 0
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import TributaryCapture
+import TributaryWire
+
+/// `tributary inspect` for capture files.
+enum CaptureDescription {
+    /// True when the file starts with the capture magic.
+    static func isCapture(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = handle.readData(ofLength: 8)
+        return [UInt8](head) == CaptureFormat.fileMagic
+    }
+
+    static func inspect(_ path: String, json: Bool) throws -> Int32 {
+        let reader = try CaptureReader(path: path)
+        // Read every chunk so that damage anywhere is found and reported.
+        reader.forEachFrame { _ in }
+        let sources = reader.sources
+        let gaps = reader.gaps
+        var sourceObjects: [JSON] = []
+        var lines: [String] = []
+        let h = reader.header
+        lines.append("\(path): capture v1, \(reader.fileSize) bytes, writer \(h?.writer ?? "?"), uuid \(h?.uuid.uuidString ?? "?"), created_ns \(h?.createdNs ?? 0)")
+        lines.append("footer: \(reader.hasFooter ? "yes" : "no")" + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : ""))
+        for s in sources {
+            let configuration = reader.configuration(source: s.sourceID)
+            let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
+            let rate = rates.count == 1 ? rates.first : nil
+            let duration = rate.map { Double(s.samples) / $0 } ?? Double(s.lastTimeNs - s.firstTimeNs) / 1e9
+            let ratio = s.storedBytes > 0 ? Double(s.frameBytes) / Double(s.storedBytes) : 0
+            let channels: [JSON] = (configuration?.channels ?? []).map {
+                .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
+                         ("rate", .double($0.samplingRate))])
+            }
+            sourceObjects.append(.object([
+                ("id", .uint(UInt64(s.sourceID))),
+                ("name", configuration.map { .string($0.deviceName) } ?? .null),
+                ("channels", .array(channels)),
+                ("rate", rate.map { .double($0) } ?? .null),
+                ("samples", .uint(s.samples)),
+                ("duration_s", .double(duration)),
+                ("first_time_ns", .int(Int(s.firstTimeNs))),
+                ("last_time_ns", .int(Int(s.lastTimeNs))),
+                ("chunks", .int(Int(s.chunks))),
+                ("frames", .int(Int(s.frames))),
+                ("frame_bytes", .int(Int(s.frameBytes))),
+                ("stored_bytes", .int(Int(s.storedBytes))),
+                ("compression_ratio", .double(ratio)),
+            ]))
+            let channelText = (configuration?.channels ?? []).map { "\($0.description) [\($0.unit)]" }.joined(separator: ", ")
+            lines.append("source \(s.sourceID)" + (configuration.map { " \"\($0.deviceName)\"" } ?? "")
+                         + ": \(configuration?.channels.count ?? 0) channels (\(channelText))"
+                         + (rate.map { ", \($0) Hz" } ?? "") + ", \(s.samples) samples, \(String(format: "%.3f", duration)) s, "
+                         + "\(s.chunks) chunks, \(s.frames) frames, ratio \(String(format: "%.2f", ratio))x")
+        }
+        let gapObjects: [JSON] = gaps.map {
+            .object([("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
+                     ("missing_count", .uint($0.missingCount)), ("cause", $0.cause.map { .string("\($0)") } ?? .null),
+                     ("offset", .int(Int($0.offset)))])
+        }
+        for g in gaps {
+            lines.append("gap: source \(g.sourceID), \(g.missingCount) frames from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)")
+        }
+        let damageObjects: [JSON] = reader.damage.map {
+            .object([("offset", .int(Int($0.offset))), ("length", $0.length.map { .int(Int($0)) } ?? .null), ("reason", .string($0.reason))])
+        }
+        for d in reader.damage { lines.append("damage at \(d)") }
+        if lines.count == 2 + sources.count { lines.append("no gaps, no damage") }
+        if json {
+            let object = JSON.object([
+                ("file", .string(path)), ("format", .string("capture")), ("version", .int(1)),
+                ("uuid", h.map { .string($0.uuid.uuidString) } ?? .null), ("created_ns", h.map { .int(Int($0.createdNs)) } ?? .null),
+                ("writer", h.map { .string($0.writer) } ?? .null), ("size", .int(Int(reader.fileSize))),
+                ("footer", .bool(reader.hasFooter)), ("recovered", .bool(reader.wasRecovered)), ("repaired", .bool(reader.wasRepaired)),
+                ("records", .int(Int(reader.index.count))),
+                ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("damage", .array(damageObjects)),
+            ])
+            print(object.render())
+        } else {
+            print(lines.joined(separator: "\n"))
+        }
+        return 0
+    }
+}

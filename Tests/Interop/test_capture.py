@@ -1,0 +1,125 @@
+"""Interop: captures made by `tributary import` export back to files that numpy/scipy read exactly."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+from scipy.io import wavfile
+
+TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
+
+
+def run(*args):
+    result = subprocess.run([TRIBUTARY, *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AssertionError(f"tributary {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+    return result.stdout
+
+
+class CaptureInteropTests(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = lambda name: os.path.join(self.dir.name, name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def roundtrip_npy(self, array):
+        np.save(self.path("in.npy"), array)
+        run("import", self.path("in.npy"), "--rate", "1000", "--out", self.path("x.tcap"))
+        run("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("out.npy"))
+        back = np.load(self.path("out.npy"))
+        self.assertEqual(back.dtype, array.dtype)
+        self.assertEqual(back.shape, array.shape)
+        self.assertEqual(back.tobytes(), array.tobytes())  # bit-exact, NaN payloads included
+        return back
+
+    def test_npy_float64_adc_bit_exact(self):
+        rng = np.random.default_rng(7)
+        self.roundtrip_npy(np.round(rng.normal(size=(4, 30000)) * 3000) * (20 / 65536))
+
+    def test_npy_float64_arbitrary_bits_exact(self):
+        rng = np.random.default_rng(8)
+        a = rng.normal(size=(2, 9000))
+        a[0, 5] = np.nan
+        a[1, 7] = -0.0
+        a[1, 8] = np.inf
+        self.roundtrip_npy(a)
+
+    def test_npy_float32_and_int16_exact(self):
+        rng = np.random.default_rng(9)
+        self.roundtrip_npy(rng.normal(size=(3, 5000)).astype(np.float32))
+        self.roundtrip_npy(rng.integers(-32768, 32767, size=(5, 7001), dtype=np.int16))
+
+    def test_wav_export_reads_with_scipy(self):
+        counts = (np.arange(2 * 8000).reshape(2, 8000) % 2000 - 1000).astype(np.int16)
+        np.save(self.path("c.npy"), counts)
+        run("import", self.path("c.npy"), "--rate", "8000", "--out", self.path("c.tcap"))
+        run("export", self.path("c.tcap"), "--format", "wav", "--out", self.path("c.wav"))
+        rate, data = wavfile.read(self.path("c.wav"))
+        self.assertEqual(rate, 8000)
+        self.assertEqual(data.dtype, np.int16)
+        np.testing.assert_array_equal(data.T, counts)
+        # WAV in, WAV out: 16-bit PCM stays bit-exact.
+        run("import", self.path("c.wav"), "--out", self.path("w.tcap"))
+        run("export", self.path("w.tcap"), "--format", "wav", "--out", self.path("w.wav"), "--channels", "1")
+        rate2, data2 = wavfile.read(self.path("w.wav"))
+        self.assertEqual(rate2, 8000)
+        np.testing.assert_array_equal(data2, counts[1])
+
+    def test_float64_wav_and_csv_exact(self):
+        rng = np.random.default_rng(10)
+        a = rng.normal(size=(3, 4000))
+        np.save(self.path("f.npy"), a)
+        run("import", self.path("f.npy"), "--rate", "48000", "--out", self.path("f.tcap"))
+        run("export", self.path("f.tcap"), "--format", "wav", "--out", self.path("f.wav"))
+        rate, data = wavfile.read(self.path("f.wav"))
+        self.assertEqual(rate, 48000)
+        self.assertEqual(data.dtype, np.float64)
+        np.testing.assert_array_equal(data.T, a)
+        run("export", self.path("f.tcap"), "--format", "csv", "--out", self.path("f.csv"), "--channels", "0,2")
+        csv = np.loadtxt(self.path("f.csv"), delimiter=",", skiprows=1, ndmin=2)
+        np.testing.assert_array_equal(csv.T, a[[0, 2]])
+
+    def test_csv_import_and_inspect_json(self):
+        a = np.round(np.random.default_rng(11).normal(size=(2, 500)), 6)
+        np.savetxt(self.path("in.csv"), a.T, delimiter=",", header="left,right", comments="", fmt="%.17g")
+        run("import", self.path("in.csv"), "--rate", "250", "--unit", "Pa", "--source-id", "3", "--out", self.path("s.tcap"))
+        info = json.loads(run("inspect", self.path("s.tcap"), "--json"))
+        self.assertTrue(info["footer"])
+        self.assertFalse(info["recovered"])
+        self.assertEqual(info["damage"], [])
+        source = info["sources"][0]
+        self.assertEqual(source["id"], 3)
+        self.assertEqual([c["name"] for c in source["channels"]], ["left", "right"])
+        self.assertEqual({c["unit"] for c in source["channels"]}, {"Pa"})
+        self.assertEqual(source["samples"], 500)
+        self.assertEqual(source["duration_s"], 2.0)
+        run("export", self.path("s.tcap"), "--format", "npy", "--out", self.path("s.npy"))
+        np.testing.assert_array_equal(np.load(self.path("s.npy")), a)
+
+    def test_torn_capture_is_reported_and_repaired(self):
+        a = np.round(np.random.default_rng(12).normal(size=(2, 40000)) * 1000) / 1024
+        np.save(self.path("t.npy"), a)
+        run("import", self.path("t.npy"), "--rate", "1000", "--out", self.path("t.tcap"))
+        data = open(self.path("t.tcap"), "rb").read()
+        with open(self.path("cut.tcap.partial"), "wb") as f:
+            f.write(data[: len(data) * 2 // 3])
+        info = json.loads(run("inspect", self.path("cut.tcap.partial"), "--json"))
+        self.assertFalse(info["footer"])
+        self.assertTrue(info["recovered"])
+        self.assertEqual(len(info["damage"]), 1)
+        run("repair", self.path("cut.tcap.partial"))
+        info = json.loads(run("inspect", self.path("cut.tcap"), "--json"))
+        self.assertTrue(info["footer"] and info["repaired"])
+        self.assertEqual(info["damage"], [])
+        run("export", self.path("cut.tcap"), "--format", "npy", "--out", self.path("cut.npy"))
+        part = np.load(self.path("cut.npy"))
+        np.testing.assert_array_equal(part, a[:, : part.shape[1]])
+        self.assertGreater(part.shape[1], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import TributaryCapture
+import TributaryWire
+
+@Suite struct CaptureRoundTripTests {
+    @Test(arguments: [1, 2])
+    func everyFrameKindRoundTripsBitExactly(threads: Int) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        let frames = syntheticFrames(300)
+        let summary = try CaptureWriter(path: path, options: CaptureWriterOptions(maxChunkBytes: 64 << 10, compressionThreads: threads, fsync: .everyChunk, checkpointInterval: 0))
+        for f in frames { try summary.append(f) }
+        let written = try summary.close()
+        #expect(written.frames == frames.count)
+        #expect(!FileManager.default.fileExists(atPath: path + ".partial"))
+        let reader = try CaptureReader(path: path)
+        #expect(reader.hasFooter && !reader.wasRecovered && reader.damage.isEmpty)
+        #expect(framesBySource(reader) == bySource(frames))
+        // Every lost position was announced by a gap frame, which became a gap record.
+        let announced = frames.filter { $0.header.kind == .gap }.count
+        #expect(reader.gaps.count == announced && announced > 0)
+        #expect(reader.gaps.allSatisfy { $0.cause == .announced && $0.missingCount == 1 })
+        #expect(reader.configuration(source: 1) == SyntheticStream(channels: 2, samplesPerFrame: 64, rate: 1000).configuration)
+    }
+
+    @Test func sequenceJumpsAreRecordedAsGaps() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        let frames = [0, 1, 5, 6].map { Frame(encoding: .message(Message("m\($0)")), sequence: UInt64($0), sourceID: 2) }
+        try record(frames, to: path)
+        let reader = try CaptureReader(path: path)
+        #expect(reader.gaps.map { [$0.firstMissingSequence, $0.missingCount] } == [[2, 3]])
+        #expect(reader.gaps.first?.cause == .sequenceJump)
+    }
+
+    @Test func seekByTimeAndSequence() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        let frames = syntheticFrames(400)
+        try record(frames, to: path, chunkDuration: 0.5)
+        let reader = try CaptureReader(path: path)
+        let target = frames[250].header
+        let bySequence = try #require(reader.seek(sequence: target.sequence, source: 1))
+        var first: Frame?
+        reader.forEachFrame(sources: [1], from: bySequence) { if first == nil, $0.header.sequence >= target.sequence { first = $0 } }
+        #expect(first?.header.sequence == target.sequence)
+        let byTime = try #require(reader.seek(timeNs: target.timestampNs, source: 1))
+        #expect(reader.index[byTime].envelope.firstTimeNs <= target.timestampNs)
+        #expect(reader.index[byTime].envelope.lastTimeNs >= target.timestampNs)
+        #expect(reader.seek(timeNs: Int64.max) == nil)
+    }
+
+    @Test func analogBlocksComeInOrderWithTheirFormat() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        let frames = syntheticFrames(100)
+        try record(frames, to: path)
+        let reader = try CaptureReader(path: path)
+        var firsts: [UInt64] = []
+        reader.forEachAnalogBlock(source: 1) { _, view in firsts.append(view.firstSample) }
+        let expected = frames.filter { $0.header.kind == .analog }.map { try! $0.analog().firstSample }
+        #expect(firsts == expected)
+    }
+
+    @Test func adcFloat64ChunksCompressLikeTheCodec() throws {
+        // Frames with headers still get most of the quantise+delta+bit-shuffle gain (tolerance: ratio > 3.1).
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        let stream = SyntheticStream(channels: 8, samplesPerFrame: 1000, rate: 51_200, gapEvery: 0)
+        let frames = (1..<60).map { Frame(encoding: .analog(stream.analog($0, format: .float64)), sequence: UInt64($0), sourceID: 1) }
+        try record(frames, to: path, maxChunkBytes: 2 << 20, chunkDuration: 10)
+        let reader = try CaptureReader(path: path)
+        let s = try #require(reader.sources.first)
+        #expect(Double(s.frameBytes) / Double(s.storedBytes) > 3.1)
+        #expect(framesBySource(reader) == bySource(frames))
+    }
+
+    @Test func headerAndEnvelopeEncodingsAreExact() throws {
+        let header = CaptureFileHeader(createdNs: 1_764_489_600_000_000_000, writer: "tributary test")
+        let bytes = header.encoded()
+        #expect(bytes.count % 8 == 0 && bytes.prefix(8).elementsEqual(CaptureFormat.fileMagic))
+        guard case .valid(let parsed, let length) = try bytes.withUnsafeBytes({ try CaptureFileHeader.parse($0, file: "x") }) else {
+            Issue.record("header did not parse")
+            return
+        }
+        #expect(parsed == header && length == bytes.count)
+        let envelope = RecordEnvelope(type: .chunk, codec: .zstd, sourceID: 7, firstSequence: 1, lastSequence: 9, firstTimeNs: -5,
+                                      lastTimeNs: 6, sampleCount: 1000, frameCount: 3, kindMask: 8, storedLength: 77, contentLength: 99, payloadCRC: 0xDEADBEEF)
+        let encoded = envelope.encoded()
+        #expect(try encoded.withUnsafeBytes { try RecordEnvelope.parse($0) } == envelope)
+        #expect(envelope.recordLength == 88 + 80)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import TributaryCapture
+import TributaryWire
+
+/// A fresh temporary directory per test, removed by the caller.
+func temporaryDirectory() -> String {
+    let path = NSTemporaryDirectory() + "tributary-capture-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// The frames of the synthetic stream at positions 0..<count (lost positions left out).
+func syntheticFrames(_ count: Int, stream: SyntheticStream = SyntheticStream(channels: 2, samplesPerFrame: 64, rate: 1000, gapEvery: 13)) -> [Frame] {
+    (0..<count).compactMap { stream.frame($0) }
+}
+
+/// Records frames into `path` with small chunks so that a small file has many records.
+@discardableResult
+func record(_ frames: [Frame], to path: String, threads: Int = 2, close: Bool = true, maxChunkBytes: Int = 64 << 10,
+            chunkDuration: Double = 0.2) throws -> CaptureWriter {
+    let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(
+        maxChunkDuration: chunkDuration, maxChunkBytes: maxChunkBytes, compressionThreads: threads, fsync: .none, checkpointInterval: 0))
+    for frame in frames { try writer.append(frame) }
+    if close { try writer.close() } else { try writer.flush() }
+    return writer
+}
+
+/// Every frame a reader yields, grouped by source, as bytes.
+func framesBySource(_ reader: CaptureReader) -> [UInt32: [[UInt8]]] {
+    var result: [UInt32: [[UInt8]]] = [:]
+    reader.forEachFrame { result[$0.header.sourceID, default: []].append($0.encodedBytes) }
+    return result
+}
+
+func bySource(_ frames: [Frame]) -> [UInt32: [[UInt8]]] {
+    var result: [UInt32: [[UInt8]]] = [:]
+    for f in frames { result[f.header.sourceID, default: []].append(f.encodedBytes) }
+    return result
+}
