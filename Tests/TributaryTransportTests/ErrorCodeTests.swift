@@ -83,7 +83,7 @@ func freePort() throws -> Int {
         subject.register(recorder)
         #expect(throws: ErrorReport.self) { try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x") }
         do { try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x") } catch {
-            #expect((error as? ErrorReport)?.code == .wrongAPIKey)
+            #expect(error.code == .wrongAPIKey)
         }
         // Raw clients: wrong key, timeout not above 1 s, clock an hour off; each gets error + close, then nothing.
         for (hello, code) in [({ (c: RawClient) in try c.hello(key: "nope") }, ErrorCode.wrongAPIKey),
