@@ -14,6 +14,7 @@ let suites: [Suite] = [
     captureSuite,
     zmqRawSuite,
     transportSuite,
+    slowSubscriberSuite,
     statisticsSuite,
     fftSuite,
     welchSuite,
