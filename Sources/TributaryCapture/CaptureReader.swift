@@ -53,8 +53,9 @@ public struct CaptureSourceSummary: Sendable, Equatable {
 }
 
 /// Reads a capture file of any size with bounded memory (one chunk at a time), through its seek-table
-/// footer when the file was closed cleanly, or by scanning every record when it was not (a crashed
-/// writer). Damaged records are skipped and listed in `damage`, never fatal.
+/// footer when the file was closed cleanly; when it was not (a crashed writer), through its chain of
+/// checkpoint records plus a scan of the records after the last one, or by scanning every record
+/// when there is no usable chain. Damaged records are skipped and listed in `damage`, never fatal.
 ///
 /// One reader is for one thread at a time; open one reader per thread to read a file in parallel.
 public final class CaptureReader {

@@ -35,7 +35,7 @@ struct StreamGrouping {
         rows.removeAll(keepingCapacity: true)
         groups.removeAll(keepingCapacity: true)
         groupOf.removeAll(keepingCapacity: true)
-        totals = [0, 0, 0]
+        for f in totals.indices { totals[f] = 0 }
     }
 
     /// Adds a row (rows of no samples may be passed; they are ignored).
@@ -48,7 +48,7 @@ struct StreamGrouping {
 
     /// Computes every row's `grouped` offset and the per-format totals.
     mutating func finish() {
-        totals = [0, 0, 0]
+        for f in totals.indices { totals[f] = 0 }
         guard !rows.isEmpty else { return }
         for row in rows {
             if let g = groupOf[row.key] {
