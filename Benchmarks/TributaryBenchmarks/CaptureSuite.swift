@@ -52,6 +52,25 @@ let captureSuite = Suite(name: "capture", run: { context in
         rows.append(BenchRow(name: "\(name): bit-shuffle on vs off, write MB/s", tributary: fmt(bytes / two * 1e3, 0), peer: fmt(bytes / noShuffle * 1e3, 0), ratio: fmt(noShuffle / two)))
         rows.append(BenchRow(name: "\(name): read+decode MB/s (one thread)", tributary: fmt(bytes / read * 1e3, 0), peer: "-", ratio: "-"))
     }
+    // Opening a crashed writer's file (no footer): through the checkpoint chain vs a scan of every record.
+    let input = frames(.float64)
+    func crashed(checkpoints: Bool) -> String {
+        let options = CaptureWriterOptions(compressionThreads: 2, fsync: .none, checkpointInterval: checkpoints ? 1e-9 : 0)
+        let writer = try! CaptureWriter(path: path, options: options)
+        for f in input { try! writer.append(f) }
+        try! writer.flush()
+        writer.abandon()
+        let partial = path + (checkpoints ? ".checkpoints" : ".scan")
+        rename(writer.partialPath, partial)
+        return partial
+    }
+    let withCheckpoints = crashed(checkpoints: true), without = crashed(checkpoints: false)
+    let openCheckpoints = measure(repetitions: 5, warmup: 1) { blackHole(try! CaptureReader(path: withCheckpoints).index.count) }
+    let openScan = measure(repetitions: 5, warmup: 1) { blackHole(try! CaptureReader(path: without).index.count) }
+    rows.append(BenchRow(name: "float64 ADC: open without footer, ms (checkpoints vs scan)", tributary: fmt(openCheckpoints / 1e6, 2),
+                         peer: fmt(openScan / 1e6, 2), ratio: fmt(openScan / openCheckpoints)))
+    unlink(withCheckpoints)
+    unlink(without)
     unlink(path)
     printTable("capture write/read (8 ch x 1M, frames of 8 x 1000; peer = 1 thread or shuffle off)", rows)
 })

@@ -53,8 +53,9 @@ public struct CaptureSourceSummary: Sendable, Equatable {
 }
 
 /// Reads a capture file of any size with bounded memory (one chunk at a time), through its seek-table
-/// footer when the file was closed cleanly, or by scanning every record when it was not (a crashed
-/// writer). Damaged records are skipped and listed in `damage`, never fatal.
+/// footer when the file was closed cleanly; when it was not (a crashed writer), through its chain of
+/// checkpoint records plus a scan of the records after the last one, or by scanning every record
+/// when there is no usable chain. Damaged records are skipped and listed in `damage`, never fatal.
 ///
 /// One reader is for one thread at a time; open one reader per thread to read a file in parallel.
 public final class CaptureReader {
@@ -65,8 +66,20 @@ public final class CaptureReader {
     public private(set) var index: [IndexEntry] = []
     /// Everything found damaged so far (while opening, and while reading chunks).
     public private(set) var damage: [CaptureDamage] = []
+    /// Where the index came from when the capture was opened.
+    public enum IndexSource: Sendable, Equatable {
+        /// The seek-table footer of a cleanly closed capture.
+        case footer
+        /// The chain of checkpoint records (a capture without a valid footer), plus a scan of what follows the last one.
+        case checkpoints
+        /// A scan of every record from the header on.
+        case scan
+    }
+
     /// True when the index came from a valid footer.
     public private(set) var hasFooter = false
+    /// How the index was built (docs/CAPTURE.md §7).
+    public private(set) var indexSource = IndexSource.scan
     /// True when the footer says the file was written by `repair` from a damaged capture.
     public private(set) var wasRepaired = false
     /// True when the capture needed recovery: no valid footer, or written by `repair`.
@@ -123,7 +136,14 @@ public final class CaptureReader {
             recordsStart = resume
             damage.append(CaptureDamage(offset: 0, length: nil, reason: "file header: \(reason)"))
         }
-        if !loadFooter() { scan(from: recordsStart, to: fileSize) }
+        if loadFooter() {
+            indexSource = .footer
+        } else if let resume = loadCheckpoints() {
+            indexSource = .checkpoints
+            scan(from: resume, to: fileSize)
+        } else {
+            scan(from: recordsStart, to: fileSize)
+        }
     }
 
     deinit { Foundation.close(fd) }
@@ -171,6 +191,96 @@ public final class CaptureReader {
         hasFooter = true
         wasRepaired = p.u32(4) & 1 != 0
         return true
+    }
+
+    /// How far back from the end of the file the last checkpoint is looked for before falling back to
+    /// a full scan: the writer checkpoints every 10 s by default, so the records after the last one are
+    /// normally a few MiB; a file with no checkpoint at all then costs at most this much extra reading.
+    static let checkpointSearchLimit = 128 << 20
+
+    /// Builds the index of a capture without a footer from its checkpoint records (docs/CAPTURE.md §7,
+    /// step 2): the last valid checkpoint is searched backwards from the end of the file, its chain is
+    /// followed to the first one, and the entries must tile the file exactly from the header to the last
+    /// checkpoint (each entry's record right behind the previous one, each checkpoint right behind its
+    /// entries). Chunk envelopes and payloads are then verified when read, as with a footer.
+    /// - Returns: the offset after the last checkpoint, where the caller scans on; nil (index untouched)
+    ///   when there is no usable chain, and the whole file must be scanned.
+    private func loadCheckpoints() -> Int? {
+        guard header != nil, let last = findLastCheckpoint() else { return nil }
+        var chain = [last]
+        while let previous = chain.last?.previous {
+            // Offsets strictly decrease, so a corrupt chain cannot loop.
+            guard previous >= recordsStart, previous < chain.last!.offset, let checkpoint = checkpoint(at: previous) else { return nil }
+            chain.append(checkpoint)
+        }
+        var entries: [IndexEntry] = []
+        var expected = recordsStart
+        for checkpoint in chain.reversed() {
+            for entry in checkpoint.entries {
+                guard entry.offset == expected, entry.envelope.type == .chunk || entry.envelope.type == .gap else { return nil }
+                expected += entry.envelope.recordLength
+                entries.append(entry)
+            }
+            guard expected == checkpoint.offset else { return nil }
+            expected = checkpoint.end
+        }
+        index = entries
+        return expected
+    }
+
+    private struct Checkpoint {
+        var offset: Int
+        var end: Int
+        var previous: Int?
+        var entries: [IndexEntry]
+    }
+
+    /// The valid checkpoint record at `offset` (envelope, payload CRC, table), or nil.
+    private func checkpoint(at offset: Int) -> Checkpoint? {
+        guard offset & 7 == 0, let envelope = try? readEnvelope(at: offset), envelope.type == .checkpoint,
+              offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset) else { return nil }
+        let p = record.bytes
+        guard p.count >= 16, p.u32(12) == 0 else { return nil }
+        let count = Int(p.u32(8)), previous = p.u64(0)
+        guard p.count == 16 + count * CaptureFormat.indexEntryLength, previous < UInt64(offset) else { return nil }
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(count)
+        for i in 0..<count {
+            let e = CaptureFormat.indexEntryLength
+            guard let entry = try? IndexEntry.parse(UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])) else { return nil }
+            entries.append(entry)
+        }
+        return Checkpoint(offset: offset, end: offset + envelope.recordLength, previous: previous == 0 ? nil : Int(previous), entries: entries)
+    }
+
+    /// The last valid checkpoint in the final `checkpointSearchLimit` bytes, searched backwards at
+    /// 8-aligned offsets for the sync marker.
+    private func findLastCheckpoint() -> Checkpoint? {
+        let window = 1 << 20, e = CaptureFormat.envelopeLength
+        let floor = max(recordsStart, fileSize - Self.checkpointSearchLimit) & ~7
+        var buffer = [UInt8](repeating: 0, count: window + e)
+        var windowEnd = fileSize
+        while windowEnd > floor {
+            let windowStart = max(floor, (windowEnd - window) & ~7)
+            let readLength = min(fileSize, windowEnd + e) - windowStart
+            let n = buffer.withUnsafeMutableBytes { preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<readLength]), offset: windowStart) }
+            guard n == readLength else { return nil }
+            var candidates: [Int] = []
+            buffer.withUnsafeBytes { b in
+                var i = (windowEnd - 1 - windowStart) & ~7
+                while i >= 0 {
+                    if i + e <= n, b.u64(i) == CaptureFormat.syncMarker, b.u8(i + 8) == RecordType.checkpoint.rawValue {
+                        candidates.append(windowStart + i)
+                    }
+                    i -= 8
+                }
+            }
+            for offset in candidates {
+                if let found = checkpoint(at: offset) { return found }
+            }
+            windowEnd = windowStart
+        }
+        return nil
     }
 
     /// Rebuilds the index by reading every record from `start` (recovery of a file without a footer).
@@ -392,6 +502,18 @@ public final class CaptureReader {
     /// The position in `index` of the first chunk (of `source`, if given) that holds `sequence` or a later one.
     public func seek(sequence: UInt64, source: UInt32? = nil) -> Int? {
         index.firstIndex { $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastSequence >= sequence }
+    }
+
+    /// Checks that the record of `entry` is intact on disk (its envelope equals the entry, its payload
+    /// CRC holds); a failure is added to `damage`. Needed for gap records indexed from a footer or
+    /// checkpoints, whose payloads are not read when the capture is opened.
+    func verify(_ entry: IndexEntry) -> Bool {
+        let intact = (try? readEnvelope(at: entry.offset)) == entry.envelope && readPayload(entry.envelope, at: entry.offset)
+        if !intact, damagedOffsets.insert(entry.offset).inserted {
+            damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength,
+                                        reason: "\(entry.envelope.type) record differs from its seek-table entry or fails its payload CRC32C"))
+        }
+        return intact
     }
 
     /// Bytes of a record at `offset`, envelope and payload, read raw (for repair).

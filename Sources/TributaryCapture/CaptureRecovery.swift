@@ -63,6 +63,8 @@ public enum CaptureRecovery {
             if entry.envelope.type == .chunk {
                 // A chunk is kept only if it decodes into valid frames; a failure is recorded in reader.damage.
                 guard (try? reader.frames(of: entry)) != nil else { continue }
+            } else {
+                guard reader.verify(entry) else { continue }
             }
             guard let raw = reader.rawRecord(entry) else { continue }
             entries.append(IndexEntry(offset: offset, envelope: entry.envelope))

@@ -121,5 +121,60 @@ class CaptureInteropTests(unittest.TestCase):
         self.assertGreater(part.shape[1], 0)
 
 
+class CaptureSpecInteropTests(unittest.TestCase):
+    """Captures written by hand from docs/CAPTURE.md (capture_spec.py, chunks stored with codec 0)
+    must be read by tributary exactly: the per-channel regrouping of §4.3 included."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = lambda name: os.path.join(self.dir.name, name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def export(self, data, source):
+        with open(self.path("spec.tcap"), "wb") as f:
+            f.write(data)
+        run("export", self.path("spec.tcap"), "--format", "npy", "--source", str(source), "--out", self.path("out.npy"))
+        return np.load(self.path("out.npy"))
+
+    def test_regrouped_streams_decode_exactly(self):
+        import capture_spec as cs
+        import wire_spec as ws
+        rng = np.random.default_rng(11)
+        order = [2, 0, 1]  # rows in the frames; the stream holds channel 0, then 1, then 2
+        f64 = [rng.normal(size=(3, 5 + i)) for i in range(3)]
+        i16 = [rng.integers(-32768, 32767, size=(2, 7), dtype=np.int16) for _ in range(4)]
+        f32 = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(2)]
+        chunk1 = [ws.frame("analog", ws.analog_f64(order, m.tolist()), sequence=i, source_id=1) for i, m in enumerate(f64)]
+        chunk1.insert(1, ws.frame("message", ws.message(7, "between"), sequence=9, source_id=1))
+        chunk2 = [ws.frame("analog", ws.analog_i16([1, 0], m.tolist(), [0.5, 0.25], [0.0, 1.0]), sequence=i, source_id=2)
+                  for i, m in enumerate(i16)]
+        chunk3 = [ws.frame("analog", ws.analog_f32(order, m.tolist()), sequence=i, source_id=3) for i, m in enumerate(f32)]
+        for footer in (True, False):
+            for delta in (False, True):
+                data = cs.capture([chunk1, chunk2, chunk3], footer=footer, delta_int16=delta)
+                np.testing.assert_array_equal(self.export(data, 1), np.concatenate(f64, axis=1))
+                self.assertEqual(self.export(data, 2).tobytes(), np.concatenate(i16, axis=1).tobytes())
+                self.assertEqual(self.export(data, 3).tobytes(), np.concatenate(f32, axis=1).tobytes())
+
+    def test_mixed_chunk_decodes_without_damage(self):
+        import capture_spec as cs
+        import wire_spec as ws
+        frames = [
+            ws.frame("analog", ws.analog_f64([5, 1], [[1.0, 2.0], [3.0, 4.0]]), source_id=4),
+            ws.frame("analog", ws.analog_i16([1], [[1, 2, 3]], [0.1], [0.0]), source_id=4),
+            ws.frame("analog", ws.analog_f64([], []), source_id=4),                 # no channels
+            ws.frame("analog", ws.analog_f32([3, 4], [[], []]), source_id=4),      # no samples
+            ws.frame("analog", ws.analog_i16([9, 1], [[4, 5, 6], [7, 8, 9]], [0.2, 0.3], [1.0, 2.0]), source_id=4),
+            ws.frame("analog", ws.analog_f64([1], [[9.0, 8.0]]), source_id=4),
+        ]
+        with open(self.path("mixed.tcap"), "wb") as f:
+            f.write(cs.capture([frames], footer=False, delta_int16=True))
+        description = json.loads(run("inspect", self.path("mixed.tcap"), "--json"))
+        self.assertEqual(description["damage"], [])
+        self.assertEqual(description["sources"][0]["frames"], len(frames))
+
+
 if __name__ == "__main__":
     unittest.main()

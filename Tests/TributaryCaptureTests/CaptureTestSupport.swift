@@ -19,7 +19,7 @@ func syntheticFrames(_ count: Int, stream: SyntheticStream = SyntheticStream(cha
 func record(_ frames: [Frame], to path: String, threads: Int = 2, close: Bool = true, maxChunkBytes: Int = 64 << 10,
             chunkDuration: Double = 0.2) throws -> CaptureWriter {
     let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(
-        maxChunkDuration: chunkDuration, maxChunkBytes: maxChunkBytes, compressionThreads: threads, fsync: .none, checkpointInterval: 0))
+        maxChunkDuration: chunkDuration, minChunkBytes: 0, maxChunkBytes: maxChunkBytes, compressionThreads: threads, fsync: .none, checkpointInterval: 0))
     for frame in frames { try writer.append(frame) }
     if close { try writer.close() } else { try writer.flush() }
     return writer

@@ -28,8 +28,11 @@ final class ChunkBuilder: @unchecked Sendable {
     // @unchecked Sendable: owned by one thread at a time (the recording thread, then the worker it is
     // handed to under the writer's lock); see ByteStorage.
     let structure = ByteStorage(capacity: 1 << 16)
-    /// Streams indexed by `SampleFormat.rawValue - 1` (float64, float32, int16).
+    /// Sample matrices in frame order, indexed by `SampleFormat.rawValue - 1` (float64, float32, int16);
+    /// the encoder regroups them per channel (`grouping`) when the chunk is sealed.
     let streams = [ByteStorage(), ByteStorage(), ByteStorage()]
+    /// Every analog row of the chunk, in walk order, with its offset in `streams`.
+    var grouping = StreamGrouping()
     /// The record payload once encoded (reused, like the rest).
     let encoded = ByteStorage(capacity: 1 << 18)
     /// Set for records that need no compression (gap, checkpoint): the envelope to write with `encoded`.
@@ -55,6 +58,7 @@ final class ChunkBuilder: @unchecked Sendable {
         encoded.removeAll()
         structure.removeAll()
         for s in streams { s.removeAll() }
+        grouping.reset()
         frameCount = 0
         sampleCount = 0
         kindMask = 0
@@ -72,9 +76,19 @@ final class ChunkBuilder: @unchecked Sendable {
         lastTimeNs = header.timestampNs
         kindMask |= header.kind.rawValue < 32 ? 1 << UInt32(header.kind.rawValue) : 0
         if let split = analogSplit(frame, headerLength: header.headerLength, payloadLength: header.payloadLength) {
-            sampleCount &+= UInt64(frame.u32(header.headerLength + 4))
+            let samples = Int(frame.u32(header.headerLength + 4))
+            sampleCount &+= UInt64(samples)
             structure.append(UnsafeRawBufferPointer(rebasing: frame[..<split.start]))
-            streams[Int(split.format.rawValue) - 1].append(UnsafeRawBufferPointer(rebasing: frame[split.start..<(split.start + split.count)]))
+            let stream = streams[Int(split.format.rawValue) - 1]
+            let rowLength = samples * split.format.size
+            if rowLength > 0 {
+                let channels = split.count / rowLength
+                for r in 0..<channels {
+                    grouping.add(format: split.format.rawValue, channel: frame.u32(header.headerLength + 24 + 4 * r),
+                                 length: rowLength, position: stream.count + r * rowLength)
+                }
+            }
+            stream.append(UnsafeRawBufferPointer(rebasing: frame[split.start..<(split.start + split.count)]))
             structure.append(UnsafeRawBufferPointer(rebasing: frame[(split.start + split.count)...]))
         } else {
             structure.append(frame)
@@ -107,6 +121,8 @@ final class ChunkEncoder {
     private let compressor: ZstdCompressor
     private let body = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
+    /// The numeric streams regrouped per channel (§4.3), one after another.
+    private let grouped = ByteStorage(capacity: 1 << 20)
 
     init(options: ChunkOptions) throws(ZstdError) {
         self.options = options
@@ -117,6 +133,16 @@ final class ChunkEncoder {
     func encode(_ chunk: ChunkBuilder) throws(ZstdError) -> RecordEnvelope {
         let output = chunk.encoded
         let present = (0..<3).filter { chunk.streams[$0].count > 0 }
+        // Regroup the frame-order sample matrices so that each channel's samples are contiguous.
+        chunk.grouping.finish()
+        var groupedStart = [0, 0, 0]
+        groupedStart[1] = chunk.streams[0].count
+        groupedStart[2] = groupedStart[1] + chunk.streams[1].count
+        grouped.reserve(groupedStart[2] + chunk.streams[2].count)
+        for row in chunk.grouping.rows {
+            let f = Int(row.key >> 32) - 1
+            (grouped.base + groupedStart[f] + row.grouped).copyMemory(from: chunk.streams[f].base + row.position, byteCount: row.length)
+        }
         let descriptorEnd = 16 + 24 * present.count
         // Worst case every stream is stored as it is.
         var bound = pad8(descriptorEnd + chunk.structure.count)
@@ -136,7 +162,8 @@ final class ChunkEncoder {
             (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
             position = padded
             let format = SampleFormat(rawValue: UInt8(s + 1))!
-            let (transforms, stored) = transform(chunk.streams[s].bytes, format: format, into: b + position)
+            let raw = UnsafeRawBufferPointer(start: grouped.base + groupedStart[s], count: chunk.streams[s].count)
+            let (transforms, stored) = transform(raw, format: format, into: b + position)
             let d = b + 16 + 24 * i
             d.put(format.rawValue, at: 0)
             d.put(transforms.rawValue, at: 1)
@@ -220,6 +247,7 @@ final class ChunkDecoder {
     private let body = ByteStorage(capacity: 1 << 20)
     private let samples = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
+    private var grouping = StreamGrouping()
 
     init() throws(ZstdError) { decompressor = try ZstdDecompressor() }
 
@@ -301,7 +329,9 @@ final class ChunkDecoder {
         guard position == c.count || (streamCount == 0 && descriptorEnd + structureLength == c.count) else {
             throw .invalidField("chunk body has \(c.count - position) bytes after its last stream")
         }
-        // Rebuild the frames: structure pieces with the sample matrices put back in place.
+        // Rebuild the frames: structure pieces first, leaving a hole for each sample matrix, and the
+        // rows of every matrix noted so that they can be taken from the channel groups afterwards.
+        grouping.reset()
         let storage = ByteStorage(capacity: structureLength + total)
         let out = storage.base
         let structure = UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)])
@@ -321,8 +351,13 @@ final class ChunkDecoder {
                     throw .invalidField("chunk frame \(frames): its samples exceed the \(split.format) stream or the structure")
                 }
                 out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: split.start)
-                if split.count > 0 {
-                    out.advanced(by: o + split.start).copyMemory(from: samples.base + streamStart[f] + used[f], byteCount: split.count)
+                let sampleCount = Int(rest.u32(headerLength + 4))
+                let rowLength = sampleCount * split.format.size
+                if rowLength > 0 {
+                    for r in 0..<(split.count / rowLength) {
+                        grouping.add(format: split.format.rawValue, channel: rest.u32(headerLength + 24 + 4 * r),
+                                     length: rowLength, position: o + split.start + r * rowLength)
+                    }
                 }
                 if tail > 0 {
                     out.advanced(by: o + split.start + split.count).copyMemory(from: rest.baseAddress! + split.start, byteCount: tail)
@@ -341,6 +376,13 @@ final class ChunkDecoder {
         }
         guard frames == frameCount, used == streamLength else {
             throw .invalidField("chunk body: \(frames) frames and \(used) stream bytes used, \(frameCount) and \(streamLength) declared")
+        }
+        // Every row's bytes are in its channel's group; the groups fill each stream exactly (the rows
+        // add up to `used`, checked above), so every copy below stays inside the stream and the frames.
+        grouping.finish()
+        for row in grouping.rows {
+            let f = Int(row.key >> 32) - 1
+            out.advanced(by: row.position).copyMemory(from: samples.base + streamStart[f] + row.grouped, byteCount: row.length)
         }
         storage.setCount(o)
         return FrameBuffer(owner: storage, baseAddress: UnsafeRawPointer(storage.base), count: o)
