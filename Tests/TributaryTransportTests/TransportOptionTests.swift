@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TributaryWire
+@testable import TributaryTransport
+
+/// Options of the publisher and subscriber exercised end to end over 127.0.0.1: CURVE with a ZAP
+/// allow-list, digital lines on change only, packages to one subscriber, many Subjects at once,
+/// and delivery on a caller-supplied DispatchQueue.
+@Suite struct TransportOptionTests {
+    @Test func curveSessionsCarryDataOnlyForAllowedKeys() throws {
+        let context = try ZMQContext()
+        let serverKeys = try ZMQCurveKeyPair.generate()
+        let allowed = try ZMQCurveKeyPair.generate(), stranger = try ZMQCurveKeyPair.generate()
+        // Without a ZAP handler the publisher refuses to start (any key would get in otherwise).
+        #expect(throws: (any Error).self) {
+            try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k", curve: PublisherCurve(keys: serverKeys)),
+                          context: context)
+        }
+        let zap = try ZMQZAPHandler(context: context, policy: .allow([allowed.publicKey: "lab-client"], domain: "tributary"))
+        defer { zap.stop() }
+        let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k",
+                                                                            curve: PublisherCurve(keys: serverKeys)),
+                                      context: context)
+        defer { publisher.stop() }
+
+        let subject = try Subject(options: SubjectOptions(curve: SubjectCurve(serverKey: serverKeys.publicKey, keys: allowed)))
+        let recorder = Recorder()
+        subject.register(recorder)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "k", description: "encrypted", timeout: 3)
+        try subject.start()
+        #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
+        #expect(publisher.subscribers().first?.userID == "lab-client")
+        #expect(publisher.publish(.message(Message("over CURVE", code: 7))))
+        #expect(waitUntil { recorder.of("message").count == 1 })
+        subject.close()
+
+        // A key that is not on the allow-list never gets a session: nothing answers within the timeout.
+        let refused = try Subject(options: SubjectOptions(curve: SubjectCurve(serverKey: serverKeys.publicKey, keys: stranger)))
+        #expect(throws: ErrorReport.self) {
+            try refused.open(address: "127.0.0.1", port: publisher.port!, apiKey: "k", description: "stranger", timeout: 2)
+        }
+    }
+
+    @Test func digitalLinesAreSentOnChangeOnlyWhenAsked() throws {
+        let publisher = try makePublisher { $0.digitalOnChangeOnly = true }
+        defer { publisher.stop() }
+        let subject = try Subject()
+        let recorder = Recorder()
+        subject.register(recorder)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "lines", timeout: 5)
+        try subject.start()
+        #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
+        let steady = DigitalData(lines: [[true, true, true], [false, false, false]])
+        let toggled = DigitalData(lines: [[true, true, false], [false, false, false]])  // line 0 falls
+        for data in [steady, steady, steady, toggled, steady, steady] {
+            #expect(publisher.publish(Frame(encoding: .digital(data), sourceID: 1)))
+        }
+        #expect(publisher.publish(.message(Message("end"))))
+        #expect(waitUntil { recorder.of("message").count == 1 })
+        // Sent: the first frame, the one in which line 0 falls, and the next steady one (line 0 rises
+        // again between frames); the repeats of an unchanged state are suppressed.
+        #expect(recorder.of("digital").count == 3)
+        #expect(publisher.statistics().digitalSuppressed == 3)
+    }
+
+    @Test func packagesCanGoToOneSubscriberOnly() throws {
+        let publisher = try makePublisher()
+        defer { publisher.stop() }
+        var subjects: [(Subject, Recorder)] = []
+        for name in ["first", "second"] {
+            let subject = try Subject()
+            let recorder = Recorder()
+            subject.register(recorder)
+            try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: name, timeout: 5)
+            try subject.start()
+            subjects.append((subject, recorder))
+        }
+        #expect(waitUntil { publisher.subscribers().filter(\.isStarted).count == 2 })
+        let second = try #require(publisher.subscribers().first { $0.description == "second" })
+        #expect(publisher.publish(.message(Message("only for second")), to: .session(second.sessionID)))
+        #expect(publisher.publish(.message(Message("for everyone"))))
+        #expect(waitUntil { subjects[1].1.of("message").count == 2 && subjects[0].1.of("message").count == 1 })
+        usleep(100_000)
+        #expect(subjects[0].1.of("message").map(\.package) == [.message(Message("for everyone"))])
+        for (subject, _) in subjects { subject.close() }
+    }
+
+    @Test func manySubjectsAtOnceEachGetEveryFrameInOrder() throws {
+        let publisher = try makePublisher()
+        defer { publisher.stop() }
+        let count = 5
+        var subjects: [(Subject, Recorder)] = []
+        for i in 0..<count {
+            let subject = try Subject()
+            let recorder = Recorder()
+            subject.register(recorder)
+            try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "s\(i)", timeout: 5)
+            try subject.start()
+            subjects.append((subject, recorder))
+        }
+        #expect(waitUntil { publisher.subscribers().filter(\.isStarted).count == count })
+        for i in 0..<50 { #expect(publisher.publish(rampFrame(channels: 2, samples: 10, first: i * 10))) }
+        for (subject, recorder) in subjects {
+            #expect(waitUntil { recorder.analog.count == 50 })
+            #expect(recorder.analog.map(\.1.firstSample) == (0..<50).map { UInt64($0 * 10) })
+            #expect(subject.statistics().unaccountedLoss == 0)
+            subject.close()
+        }
+    }
+
+    @Test func observersCanRunOnACallersDispatchQueue() throws {
+        let publisher = try makePublisher()
+        defer { publisher.stop() }
+        let queue = DispatchQueue(label: "app.observers")
+        let subject = try Subject(callbackQueue: CallbackQueue(capacity: 64, executor: .dispatch(queue)))
+        let recorder = Recorder()
+        subject.register(recorder)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "gcd", timeout: 5)
+        try subject.start()
+        #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
+        for i in 0..<20 { #expect(publisher.publish(.message(Message("m\(i)", code: Int32(i))))) }
+        #expect(waitUntil { recorder.of("message").count == 20 })
+        #expect(recorder.of("message").map { entry -> Int32 in
+            if case .message(let m)? = entry.package { return m.code } else { return -1 }
+        } == (0..<20).map { Int32($0) })
+        subject.close()
+    }
+}
