@@ -28,7 +28,7 @@ let package = Package(
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
         .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "CZMQ"]),
+        .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 

@@ -180,6 +180,13 @@ public final class Publisher: Sendable {
         return all
     }
 
+    /// Lossless (replay) frames handed to the publisher and not yet sent: waiting for credit or for
+    /// the socket thread.
+    public var losslessFramesPending: Int { core.handOff.losslessPending }
+
+    /// Subscribers between start and stop right now.
+    public var startedSubscribers: Int { core.startedSessions.load(ordering: .acquiring) }
+
     /// Replaces the API key; sessions already open stay open, new hellos must present the new key.
     public func setAPIKey(_ key: String) { core.setAPIKey(key) }
 

@@ -235,8 +235,10 @@ final class PublisherEngine {
         switch header.kind {
         case .start:
             session.started = true
+            publishStartedCount()
         case .stop:
             session.started = false
+            publishStartedCount()
         case .selectSources:
             guard case .selectSources(let ids)? = decodedPayload(frame, session, now) else { return }
             if session.sourceFilterEnabled {
@@ -408,7 +410,14 @@ final class PublisherEngine {
         guard byRoutingID[session.routingID] === session else { return }
         byRoutingID[session.routingID] = nil
         sessions.removeAll { $0 === session }
+        publishStartedCount()
         if losslessHead < lossless.count { pumpLossless(now: monotonicNanoseconds()) }
+    }
+
+    private func publishStartedCount() {
+        var started = 0
+        for session in sessions where session.started { started += 1 }
+        core.startedSessions.store(started, ordering: .releasing)
     }
 
     /// Closes every session normally (publisher shutdown).
@@ -419,6 +428,7 @@ final class PublisherEngine {
         }
         sessions.removeAll()
         byRoutingID.removeAll()
+        publishStartedCount()
     }
 
     // MARK: Housekeeping

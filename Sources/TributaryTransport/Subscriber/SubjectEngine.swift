@@ -363,7 +363,7 @@ final class SubjectEngine {
         case .close(let close):
             // An error frame with the reason came first when the code is not 0.
             let error = close.code.rawValue == 0
-                ? ErrorReport(.lostConnection, "the publisher closed the session" + (close.reason.isEmpty ? "" : ": \(close.reason)"))
+                ? ErrorReport(.lostConnection, ErrorReport.publisherClosedPrefix + (close.reason.isEmpty ? "" : ": \(close.reason)"))
                 : ErrorReport(close.code, close.reason)
             endSession(error, notifyPublisher: false, reconnect: true)
             return
