@@ -421,10 +421,10 @@ final class PublisherEngine {
     }
 
     /// Closes every session normally (publisher shutdown).
-    func closeAll() {
+    func closeAll(reason: String) {
         let now = monotonicNanoseconds()
         for session in sessions {
-            _ = session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: "the publisher is stopping")), on: router, now: now)
+            _ = session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: reason)), on: router, now: now)
         }
         sessions.removeAll()
         byRoutingID.removeAll()

@@ -372,7 +372,8 @@ final class SubjectEngine {
                        notifyPublisher: true, reconnect: true)
             return
         }
-        enqueue(.package(ReceivedPackage(header: header, content: content)))
+        let whole: Frame? = header.kind == .file || header.kind == .image ? nil : frame
+        enqueue(.package(ReceivedPackage(header: header, content: content, frame: whole)))
     }
 
     private func readMonitor() {
