@@ -383,6 +383,11 @@ final class SubjectEngine {
             do throws(ZMQError) { received = try monitor.receiveEvent(flags: .dontWait) } catch { return }
             guard let event = received ?? nil else { continue }
             if event.event.contains(.disconnected), isOpen {
+                // Frames the publisher sent before the connection closed may still wait in the socket
+                // (the monitor can be read first): a close among them is a normal end, not a lost
+                // connection. While paused they stay unread (the callback queue has no room).
+                if !paused { receiveAll() }
+                guard isOpen else { return }
                 endSession(ErrorReport(.lostConnection, "the connection to \(event.endpoint) broke down"),
                            notifyPublisher: false, reconnect: true)
                 return
