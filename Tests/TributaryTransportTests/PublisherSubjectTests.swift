@@ -29,11 +29,13 @@ import TributaryWire
         #expect(subscribers.first?.address == "127.0.0.1")
         #expect(subscribers.first?.isStarted == true)
         let frames = recorder.analog
-        // Consecutive frames of the source, in order, as the device generated them (same seed).
+        // Consecutive frames of the source, in order, as the device generated them (same seed); the
+        // frames before the start went to nobody.
         var device = SimulatedDevice(source.spec)
+        while device.nextSample < (frames.first?.1.firstSample ?? 0) { _ = device.nextAnalogFrame(timestampNs: 0) }
         for (index, (header, data)) in frames.enumerated() {
             #expect(header.sourceID == 7)
-            #expect(data.firstSample == UInt64(index * 100))
+            #expect(data.firstSample == (frames.first?.1.firstSample ?? 0) + UInt64(index * 100))
             guard case .analog(let expected) = try device.nextAnalogFrame(timestampNs: 0).payload().materialize() else {
                 Issue.record("not analog"); continue
             }

@@ -46,7 +46,8 @@ public final class ReplayClock: Sendable {
 public struct ReplayProgress: Sendable, Equatable {
     /// Frames handed to the publisher.
     public var framesPublished: Int = 0
-    /// Recorded frames not replayed: errors, gap notices, closes and other session frames of the recording.
+    /// Recorded frames not replayed: configurations equal to the one each welcome carries, and the
+    /// errors, gap notices and other session frames of the recording.
     public var framesSkipped: Int = 0
     /// Whether the source went through the whole capture.
     public var finished = false
