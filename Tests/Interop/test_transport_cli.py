@@ -243,6 +243,29 @@ class TransportCommandTests(unittest.TestCase):
                 self.assertEqual(process.returncode, 0, stderr)
                 self.assertIn("the publisher closed the session", stderr)
 
+    def test_curve_admits_the_listed_client_keys_only(self):
+        for name in ("server", "client", "other"):
+            self.assertEqual(run("keygen", "--out", self.path(name)).returncode, 0)
+        allowed = self.path("allowed.txt")
+        with open(self.path("client.pub"), encoding="utf-8") as source, open(allowed, "w", encoding="utf-8") as out:
+            out.writelines(line for line in source if not line.startswith("#"))
+        server = Server("--simulate", DEVICE_1, "--curve-secret", self.path("server.key"), "--curve-clients", allowed)
+        try:
+            good = run("subscribe", server.address, "--api-key", "k", "--curve-server-key", self.path("server.pub"),
+                       "--curve-key", self.path("client.key"), "--duration", 0.5)
+            self.assertEqual(good.returncode, 0, good.stderr)
+            self.assertIn("analog", good.stdout)
+            other = run("subscribe", server.address, "--api-key", "k", "--curve-server-key", self.path("server.pub"),
+                        "--curve-key", self.path("other.key"), "--timeout", 2)
+            self.assertNotEqual(other.returncode, 0)
+            self.assertIn("error 1 (wrong API key)", other.stderr)
+            self.assertEqual(other.stdout, "")
+        finally:
+            server.stop()
+        # CURVE without a client policy is refused before anything listens.
+        refused = run("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--curve-secret", self.path("server.key"))
+        self.assertEqual(refused.returncode, 2)
+
     def test_help_and_usage_errors(self):
         for command in ("serve", "subscribe", "record"):
             result = run(command, "--help")
