@@ -28,7 +28,7 @@ let package = Package(
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
         .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "CZMQ"]),
+        .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 
@@ -42,9 +42,6 @@ let package = Package(
                            "CAllocCounter"],
             path: "Benchmarks/TributaryBenchmarks"
         ),
-
-        /// Test helper: records a synthetic stream until killed (the crash-recovery test spawns it).
-        .executableTarget(name: "CaptureTorture", dependencies: ["TributaryCapture"], path: "Tests/CaptureTorture"),
 
         // MARK: - Implementation details
 
@@ -61,9 +58,16 @@ let package = Package(
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
         .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
-        .testTarget(name: "TributaryTransportTests", dependencies: ["TributaryTransport", "TransportPeer"]),
-        /// A publisher or subscriber in its own process, for the transport tests (killed, SIGSTOPped).
-        .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributaryWire"], path: "Tests/TransportPeer"),
+        .testTarget(name: "TributaryTransportTests",
+                    dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
+
+        // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)
+
+        /// Records a synthetic stream until killed (the crash-recovery test SIGKILLs it).
+        .executableTarget(name: "CaptureTorture", dependencies: ["TributaryCapture"], path: "Tests/CaptureTorture"),
+        /// A publisher or subscriber in its own process (killed mid-stream, SIGSTOPped).
+        .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP"],
+                          path: "Tests/TransportPeer"),
     ],
     swiftLanguageModes: [.v6]
 )

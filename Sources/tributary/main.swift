@@ -10,6 +10,9 @@ let commands: [any Command.Type] = [
     ExportCommand.self,
     RepairCommand.self,
     KeygenCommand.self,
+    ServeCommand.self,
+    SubscribeCommand.self,
+    RecordCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {

@@ -6,6 +6,7 @@
 //                                                    until stdin closes, then a final line and exits
 import Foundation
 import TributaryTransport
+import TributaryDSP
 import TributaryWire
 
 /// Writes a line unbuffered (the test reads lines as they come).
@@ -38,9 +39,7 @@ final class Counter: Observer, @unchecked Sendable {
 switch arguments[1] {
 case "publish":
     let rate = Double(arguments[3]) ?? 100
-    let source = SimulatedSource(id: 1, description: "peer source",
-                                 channels: (0..<4).map { SimulatedChannel(frequency: Double(10 * ($0 + 1)), noiseSigma: 0.01) },
-                                 sampleRate: rate * 100, samplesPerFrame: 100)
+    let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=peer source,rate=\(rate * 100),channels=4,freq=10,noise=0.01,block=100"))
     let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:\(port)", apiKey: "peer-key"),
                                   sources: [source])
     emit("ready \(publisher.port ?? 0)")

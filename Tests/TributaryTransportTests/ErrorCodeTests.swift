@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TributaryDSP
 import TributaryWire
 @testable import TributaryTransport
 
@@ -75,7 +76,7 @@ func freePort() throws -> Int {
     }
 
     @Test func theHelloIsRefusedWithCodes1To3AndAWrongKeyGetsNoData() throws {
-        let source = SimulatedSource(id: 1, description: "s", channels: [SimulatedChannel(frequency: 5)], sampleRate: 1_000, samplesPerFrame: 10)
+        let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=s,rate=1000,channels=1,freq=5,noise=0,block=10"))
         let publisher = try makePublisher(sources: [source])
         defer { publisher.stop() }
         let subject = try Subject()
@@ -138,7 +139,7 @@ func freePort() throws -> Int {
     }
 
     @Test func misbehavingClientsAreDroppedWhileOthersContinue() throws {
-        let source = SimulatedSource(id: 1, description: "s", channels: [SimulatedChannel(frequency: 5)], sampleRate: 2_000, samplesPerFrame: 10)
+        let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=s,rate=2000,channels=1,freq=5,noise=0,block=10"))
         let publisher = try makePublisher(sources: [source]) { $0.maxInboundFrameSize = 4_096 }
         defer { publisher.stop() }
         let subject = try Subject()

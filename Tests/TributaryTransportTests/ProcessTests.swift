@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TributaryDSP
 import TributaryWire
 @testable import TributaryTransport
 
@@ -105,8 +106,8 @@ final class PeerProcess: @unchecked Sendable {
         // 64 KiB frames at 400 frames/s (26 MB/s): a stopped subscriber fills its queues and TCP
         // buffers within a second, after which the publisher must drop its frames.
         let frames = 1_400
-        let source = SimulatedSource(id: 1, description: "fast", channels: (0..<8).map { SimulatedChannel(frequency: Double($0 + 1)) },
-                                     sampleRate: 409_600, samplesPerFrame: 1_024, paced: true, frameLimit: frames)
+        let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=fast,rate=409600,channels=8,freq=1,noise=0,block=1024"),
+                                           paced: true, frameLimit: frames)
         let gate = GatedSource(source)
         let publisher = try makePublisher(apiKey: "peer-key", sources: [gate]) { $0.subscriberQueueFrames = 16 }
         defer { publisher.stop() }
@@ -145,9 +146,9 @@ final class PeerProcess: @unchecked Sendable {
 
 /// Holds a source back until the test opens the gate (so every subscriber sees the first frame).
 final class GatedSource: Source {
-    let inner: SimulatedSource
+    let inner: SimulatedDeviceSource
     private let gate = DispatchSemaphore(value: 0)
-    init(_ inner: SimulatedSource) { self.inner = inner }
+    init(_ inner: SimulatedDeviceSource) { self.inner = inner }
     var info: SourceInfo { inner.info }
     var configuration: Configuration { inner.configuration }
     var delivery: SourceDelivery { inner.delivery }

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import TributaryDSP
 import TributaryWire
 @testable import TributaryTransport
 
 @Suite struct PublisherSubjectTests {
     @Test func openStartReceiveAndCloseOverLoopback() throws {
-        let source = SimulatedSource(id: 7, description: "sim", channels: [SimulatedChannel(frequency: 50)],
-                                     sampleRate: 1_000, samplesPerFrame: 100, paced: true)
+        let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=7,name=sim,rate=1000,channels=1,freq=50,noise=0.01,block=100"))
         let publisher = try makePublisher(sources: [source])
         defer { publisher.stop() }
         let subject = try Subject()
@@ -29,11 +29,14 @@ import TributaryWire
         #expect(subscribers.first?.address == "127.0.0.1")
         #expect(subscribers.first?.isStarted == true)
         let frames = recorder.analog
-        // Consecutive frames of the source, in order, as the source generated them.
-        for (header, data) in frames {
+        // Consecutive frames of the source, in order, as the device generated them (same seed); the
+        // frames before the start went to nobody.
+        var device = SimulatedDevice(source.spec)
+        while device.nextSample < (frames.first?.1.firstSample ?? 0) { _ = device.nextAnalogFrame(timestampNs: 0) }
+        for (index, (header, data)) in frames.enumerated() {
             #expect(header.sourceID == 7)
-            let index = Int(data.firstSample) / 100
-            guard case .analog(let expected) = try source.frame(index, timestampNs: 0).payload().materialize() else {
+            #expect(data.firstSample == (frames.first?.1.firstSample ?? 0) + UInt64(index * 100))
+            guard case .analog(let expected) = try device.nextAnalogFrame(timestampNs: 0).payload().materialize() else {
                 Issue.record("not analog"); continue
             }
             #expect(data == expected)

@@ -82,9 +82,15 @@ public struct ReceivedPackage: Sendable {
     /// filter, stable across reconnections).
     public let header: FrameHeader
     public let content: ReceivedContent
+    /// The frame as it arrived (its header as received, before the filter id is mapped), for
+    /// recorders that store what arrived bit for bit; nil for files and images (reassembled from
+    /// several frames) and for errors the Subject detected itself. Keeping it keeps the received
+    /// message alive, as the views do.
+    public let frame: Frame?
 
-    public init(header: FrameHeader, content: ReceivedContent) {
+    public init(header: FrameHeader, content: ReceivedContent, frame: Frame? = nil) {
         self.header = header
         self.content = content
+        self.frame = frame
     }
 }

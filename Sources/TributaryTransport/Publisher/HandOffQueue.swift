@@ -113,6 +113,15 @@ final class HandOffQueue: Sendable {
         for _ in 0..<waiters { space.signal() }
     }
 
+    /// Lossless frames not yet sent: queued here or held by the loop waiting for credit.
+    var losslessPending: Int {
+        state.withLock { state in
+            var queued = 0
+            for item in state.items where item.lossless { queued += 1 }
+            return queued + state.losslessBacklog
+        }
+    }
+
     /// Frames accepted and refused so far.
     var counts: (accepted: UInt64, refused: UInt64) { state.withLock { ($0.accepted, $0.refused) } }
 }

@@ -180,6 +180,13 @@ public final class Publisher: Sendable {
         return all
     }
 
+    /// Lossless (replay) frames handed to the publisher and not yet sent: waiting for credit or for
+    /// the socket thread.
+    public var losslessFramesPending: Int { core.handOff.losslessPending }
+
+    /// Subscribers between start and stop right now.
+    public var startedSubscribers: Int { core.startedSessions.load(ordering: .acquiring) }
+
     /// Replaces the API key; sessions already open stay open, new hellos must present the new key.
     public func setAPIKey(_ key: String) { core.setAPIKey(key) }
 
@@ -203,13 +210,14 @@ public final class Publisher: Sendable {
 
     /// Stops the sources, closes every session (close frames with code 0, given 200 ms to leave) and
     /// the socket, and joins the threads. Idempotent.
-    public func stop() {
+    /// - Parameter reason: the reason in the close frames (subscribers show it).
+    public func stop(reason: String = "the publisher is stopping") {
         if stopped.exchange(true, ordering: .sequentiallyConsistent) { return }
         for sink in sinks { sink.cancel() }
         sourceThreadsDone.wait()
         _ = try? loop.performAndWait { engine, _ in
             engine.drainHandOff()
-            engine.closeAll()
+            engine.closeAll(reason: reason)
             try? engine.router.setOption(.linger, 200)
         }
         loop.shutdown()

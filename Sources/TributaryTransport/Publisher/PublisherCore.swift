@@ -7,6 +7,9 @@ final class PublisherCore: Sendable {
     let configuration: PublisherConfiguration
     let sources: [any Source]
     let handOff: HandOffQueue
+    /// Sessions between start and stop, published by the loop thread for sources that wait for an
+    /// audience (a replay that would otherwise run to its end before anyone listens).
+    let startedSessions = Atomic<Int>(0)
     private let apiKey: Mutex<[UInt8]>
     private let inbox: DispatchQueue
     private let onPackage: (@Sendable (SubscriberPackage) -> Void)?

@@ -235,8 +235,10 @@ final class PublisherEngine {
         switch header.kind {
         case .start:
             session.started = true
+            publishStartedCount()
         case .stop:
             session.started = false
+            publishStartedCount()
         case .selectSources:
             guard case .selectSources(let ids)? = decodedPayload(frame, session, now) else { return }
             if session.sourceFilterEnabled {
@@ -408,17 +410,25 @@ final class PublisherEngine {
         guard byRoutingID[session.routingID] === session else { return }
         byRoutingID[session.routingID] = nil
         sessions.removeAll { $0 === session }
+        publishStartedCount()
         if losslessHead < lossless.count { pumpLossless(now: monotonicNanoseconds()) }
     }
 
+    private func publishStartedCount() {
+        var started = 0
+        for session in sessions where session.started { started += 1 }
+        core.startedSessions.store(started, ordering: .releasing)
+    }
+
     /// Closes every session normally (publisher shutdown).
-    func closeAll() {
+    func closeAll(reason: String) {
         let now = monotonicNanoseconds()
         for session in sessions {
-            _ = session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: "the publisher is stopping")), on: router, now: now)
+            _ = session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: reason)), on: router, now: now)
         }
         sessions.removeAll()
         byRoutingID.removeAll()
+        publishStartedCount()
     }
 
     // MARK: Housekeeping

@@ -78,4 +78,29 @@ public final class SourceSink: Sendable {
             _ = nanosleep(&request, nil)
         }
     }
+
+    /// Subscribers between start and stop right now (any source selection).
+    public var startedSubscribers: Int { publisher.startedSessions.load(ordering: .acquiring) }
+
+    /// Waits until at least `count` subscribers have started (checked every 20 ms); for sources that
+    /// should not run before anyone listens, such as a replay.
+    /// - Returns: false when the sink was cancelled first.
+    public func waitForStartedSubscribers(_ count: Int) -> Bool {
+        while !isCancelled {
+            if startedSubscribers >= count { return true }
+            sleep(untilMonotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
+        }
+        return false
+    }
+
+    /// Waits until every lossless frame handed to the publisher has been sent to the subscribers that
+    /// should receive it (or discarded because none should), checked every 10 ms.
+    /// - Returns: false when the sink was cancelled first.
+    public func waitUntilLosslessFramesSent() -> Bool {
+        while !isCancelled {
+            if publisher.handOff.losslessPending == 0 { return true }
+            sleep(untilMonotonicNanoseconds: monotonicNanoseconds() + 10_000_000)
+        }
+        return false
+    }
 }

@@ -363,7 +363,7 @@ final class SubjectEngine {
         case .close(let close):
             // An error frame with the reason came first when the code is not 0.
             let error = close.code.rawValue == 0
-                ? ErrorReport(.lostConnection, "the publisher closed the session" + (close.reason.isEmpty ? "" : ": \(close.reason)"))
+                ? ErrorReport(.lostConnection, ErrorReport.publisherClosedPrefix + (close.reason.isEmpty ? "" : ": \(close.reason)"))
                 : ErrorReport(close.code, close.reason)
             endSession(error, notifyPublisher: false, reconnect: true)
             return
@@ -372,7 +372,8 @@ final class SubjectEngine {
                        notifyPublisher: true, reconnect: true)
             return
         }
-        enqueue(.package(ReceivedPackage(header: header, content: content)))
+        let whole: Frame? = header.kind == .file || header.kind == .image ? nil : frame
+        enqueue(.package(ReceivedPackage(header: header, content: content, frame: whole)))
     }
 
     private func readMonitor() {
@@ -382,6 +383,11 @@ final class SubjectEngine {
             do throws(ZMQError) { received = try monitor.receiveEvent(flags: .dontWait) } catch { return }
             guard let event = received ?? nil else { continue }
             if event.event.contains(.disconnected), isOpen {
+                // Frames the publisher sent before the connection closed may still wait in the socket
+                // (the monitor can be read first): a close among them is a normal end, not a lost
+                // connection. While paused they stay unread (the callback queue has no room).
+                if !paused { receiveAll() }
+                guard isOpen else { return }
                 endSession(ErrorReport(.lostConnection, "the connection to \(event.endpoint) broke down"),
                            notifyPublisher: false, reconnect: true)
                 return

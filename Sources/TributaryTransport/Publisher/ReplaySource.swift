@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+import TributaryCapture
+import TributaryWire
+
+/// How fast a replay runs.
+public enum ReplaySpeed: Sendable, Equatable {
+    /// At the recorded pace multiplied by the factor (1 = real time, 2 = twice as fast); > 0.
+    case factor(Double)
+    /// As fast as the slowest subscriber takes the frames (credit is the only brake).
+    case asFastAsCredit
+}
+
+/// The clock shared by the sources of one replay, so that frames of different sources keep their
+/// recorded relative timing: frame time t is due at start + (t − origin) / speed.
+public final class ReplayClock: Sendable {
+    /// The recorded time that maps to the start of the replay (the capture's earliest frame).
+    public let originNs: Int64
+    public let speed: ReplaySpeed
+    private let startMonotonic = Mutex<UInt64?>(nil)
+
+    public init(originNs: Int64, speed: ReplaySpeed) {
+        self.originNs = originNs
+        self.speed = speed
+    }
+
+    /// The monotonic start of the replay: set by the first source that begins, shared by the others.
+    func begin() -> UInt64 {
+        startMonotonic.withLock { start in
+            if let start { return start }
+            let now = monotonicNanoseconds()
+            start = now
+            return now
+        }
+    }
+
+    /// When a frame recorded at `timeNs` is due, or nil when it is due at once.
+    func deadline(forRecordedTime timeNs: Int64, start: UInt64) -> UInt64? {
+        guard case .factor(let factor) = speed else { return nil }
+        let recorded = Double(max(0, timeNs &- originNs))
+        return start &+ UInt64(recorded / factor)
+    }
+}
+
+/// What a replay source did, for the application's report.
+public struct ReplayProgress: Sendable, Equatable {
+    /// Frames handed to the publisher.
+    public var framesPublished: Int = 0
+    /// Recorded frames not replayed: configurations equal to the one each welcome carries, and the
+    /// errors, gap notices and other session frames of the recording.
+    public var framesSkipped: Int = 0
+    /// Whether the source went through the whole capture.
+    public var finished = false
+    /// Damaged chunks skipped, or why the capture could not be read.
+    public var problems: [String] = []
+}
+
+/// A lossless source that replays one source of a capture file (docs/CAPTURE.md): every recorded
+/// data frame, in order, with its recorded timestamp, first sample and content, flagged `replayed`
+/// (docs/PROTOCOL.md §2.3), paced at the recorded pace × a factor or as fast as credit allows.
+///
+/// The capture is read chunk by chunk (memory stays bounded by the publisher's lossless window, 64
+/// frames, plus one chunk). What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
+/// XML, file and image frames, under filter id 0 — the subscribers' own filters then apply as for a
+/// live source — and configuration frames that differ from the source's first configuration. Frames
+/// that belonged to the recording's session (error, gap, close, control) are not; recorded gaps are
+/// not announced as gap notices (the replay's session itself loses nothing): they show as a jump in
+/// the analog frames' `first_sample`.
+public final class ReplaySource: Source {
+    public let info: SourceInfo
+    public let configuration: Configuration
+    public let delivery: SourceDelivery = .lossless
+    /// The capture file.
+    public let path: String
+    public let clock: ReplayClock
+    /// Started subscribers to wait for before the first frame (0: start at once).
+    public let waitForSubscribers: Int
+    private let progressState = Mutex(ReplayProgress())
+
+    static let replayedKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
+
+    /// Makes one replay source per recorded source of a capture (sources with id 0, which hold the
+    /// recording's session frames and application packages of no source, are not replayed).
+    /// - Parameters:
+    ///   - path: the capture (a `.partial` or damaged one is read as far as it is intact).
+    ///   - speed: pace of the replay.
+    ///   - waitForSubscribers: started subscribers to wait for before the first frame.
+    ///   - sourceIDs: the sources to replay (nil: all).
+    /// - Returns: The sources, sorted by id.
+    /// - Throws: `CaptureError` when the file cannot be opened or is not a capture.
+    public static func sources(capture path: String, speed: ReplaySpeed, waitForSubscribers: Int = 1,
+                               sourceIDs: Set<UInt32>? = nil) throws(CaptureError) -> [ReplaySource] {
+        let reader = try CaptureReader(path: path)
+        let summaries = reader.sources.filter { $0.sourceID != 0 && (sourceIDs?.contains($0.sourceID) ?? true) }
+        let origin = summaries.map(\.firstTimeNs).min() ?? 0
+        let clock = ReplayClock(originNs: origin, speed: speed)
+        return summaries.map { summary in
+            let recorded = reader.configuration(source: summary.sourceID)
+            let configuration = recorded ?? Configuration(deviceName: "source \(summary.sourceID)", deviceType: "replay")
+            return ReplaySource(path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
+                                configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers)
+        }
+    }
+
+    /// A replay of source `info.id` of the capture at `path`.
+    /// - Parameters:
+    ///   - path: the capture.
+    ///   - info: the source's id (as recorded) and description.
+    ///   - configuration: the configuration announced to subscribers.
+    ///   - clock: shared by the sources of one replay.
+    ///   - waitForSubscribers: started subscribers to wait for before the first frame.
+    public init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1) {
+        self.path = path
+        self.info = info
+        self.configuration = configuration
+        self.clock = clock
+        self.waitForSubscribers = waitForSubscribers
+    }
+
+    /// What the replay has done so far.
+    public var progress: ReplayProgress { progressState.withLock { $0 } }
+
+    private struct Cancelled: Error {}
+
+    public func run(_ sink: SourceSink) {
+        guard sink.waitForStartedSubscribers(waitForSubscribers) else { return }
+        let reader: CaptureReader
+        do throws(CaptureError) {
+            reader = try CaptureReader(path: path)
+        } catch {
+            progressState.withLock { $0.problems.append("\(error)") }
+            return
+        }
+        let start = clock.begin()
+        do {
+            try reader.forEachFrame(sources: [info.id]) { frame in
+                if sink.isCancelled { throw Cancelled() }
+                let kind = frame.header.kind
+                guard Self.replayedKinds.contains(kind) || (kind == .configuration && isNewConfiguration(frame)) else {
+                    progressState.withLock { $0.framesSkipped += 1 }
+                    return
+                }
+                if let due = clock.deadline(forRecordedTime: frame.header.timestampNs, start: start) {
+                    sink.sleep(untilMonotonicNanoseconds: due)
+                }
+                var header = frame.header
+                header.flags.insert(.replayed)
+                header.filterID = 0
+                guard sink.publish(frame.withHeader(header)) else { throw Cancelled() }
+                progressState.withLock { $0.framesPublished += 1 }
+            }
+        } catch {
+            return  // cancelled: the publisher is stopping
+        }
+        let damage = reader.damage.map(\.description)
+        progressState.withLock {
+            $0.problems.append(contentsOf: damage)
+            $0.finished = true
+        }
+    }
+
+    private func isNewConfiguration(_ frame: Frame) -> Bool {
+        guard case .configuration(let recorded)? = try? frame.payload() else { return false }
+        return recorded != configuration
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import TributaryDSP
+import TributaryWire
+
+/// A live source that plays a simulated acquisition device (the `--simulate` spec, `SimulationSpec`):
+/// blocks of `spec.samplesPerFrame` samples published in real time at the device's rate, with its
+/// digital lines when the spec has any.
+///
+/// Like a real DAQ device, a block is published once its last sample has been "acquired", i.e. at
+/// start + (block + 1) × block duration, and carries the wall-clock time of its first sample. The
+/// schedule is computed from the sample index, so it does not drift however long it runs. Unpaced,
+/// blocks go out as fast as the publisher takes them (benchmarks, tests). Deterministic for a seed.
+public final class SimulatedDeviceSource: Source {
+    /// The device.
+    public let spec: SimulationSpec
+    public let info: SourceInfo
+    public let configuration: Configuration
+    public let delivery: SourceDelivery = .live
+    /// Real time (blocks at the sampling rate) or unpaced (as fast as the hand-off queue accepts).
+    public let paced: Bool
+    /// Blocks to produce before returning (nil: until the publisher stops).
+    public let frameLimit: Int?
+
+    /// - Parameters:
+    ///   - spec: the device (its `id` is the source id, its `name` the source's description).
+    ///   - paced: real time (default) or as fast as the publisher takes the frames.
+    ///   - frameLimit: analog blocks to publish before `run` returns (nil: until cancelled).
+    public init(spec: SimulationSpec, paced: Bool = true, frameLimit: Int? = nil) {
+        self.spec = spec
+        info = SourceInfo(id: spec.id, description: spec.name)
+        configuration = spec.configuration
+        self.paced = paced
+        self.frameLimit = frameLimit
+    }
+
+    public func run(_ sink: SourceSink) {
+        var device = SimulatedDevice(spec)
+        let blockSamples = UInt64(spec.samplesPerFrame)
+        let startMonotonic = monotonicNanoseconds()
+        let startWall = wallClockNanoseconds()
+        var block: UInt64 = 0
+        while !sink.isCancelled && (frameLimit.map { block < UInt64($0) } ?? true) {
+            // Time of the block's first sample and of the end of the block, from the sample index (no drift).
+            let firstOffset = UInt64(Double(block * blockSamples) / spec.rate * 1e9)
+            let endOffset = UInt64(Double((block + 1) * blockSamples) / spec.rate * 1e9)
+            if paced { sink.sleep(untilMonotonicNanoseconds: startMonotonic + endOffset) }
+            if sink.isCancelled { return }
+            let timestamp = paced ? startWall + Int64(firstOffset) : wallClockNanoseconds()
+            let analog = device.nextAnalogFrame(timestampNs: timestamp)
+            publish(analog, sink)
+            if let digital = device.digitalFrame(forBlockEndingAt: device.nextSample, timestampNs: timestamp) {
+                publish(digital, sink)
+            }
+            block += 1
+        }
+    }
+
+    private func publish(_ frame: Frame, _ sink: SourceSink) {
+        if paced {
+            // A live device does not wait: a full hand-off queue loses the block (counted by the publisher).
+            sink.publish(frame)
+        } else {
+            // Unpaced: wait for room rather than lose frames at the hand-off.
+            while !sink.isCancelled && !sink.publish(frame) { usleep(50) }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+import TributaryWire
+
+extension ErrorReport {
+    /// The start of the message of the error 5 a Subject reports when the publisher closed the session
+    /// with code 0 (it is stopping, or its replay has ended).
+    static let publisherClosedPrefix = "the publisher closed the session"
+
+    /// True when this is how a Subject reports a normal end of the session by the publisher (a close
+    /// with code 0: it stopped, or its replay ended), as opposed to a broken connection or a refusal.
+    /// Both are error 5 (lost connection) in SCCT's terms; applications that record or print a stream
+    /// use this to end without reporting a failure.
+    public var isNormalCloseByPublisher: Bool {
+        code == .lostConnection && message.hasPrefix(Self.publisherClosedPrefix)
+    }
+}

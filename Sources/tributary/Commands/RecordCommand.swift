@@ -1,0 +1,144 @@
+import Foundation
+import Synchronization
+import TributaryCapture
+import TributaryTransport
+import TributaryWire
+
+/// `tributary record`: connects to a publisher and records everything it receives to a capture.
+enum RecordCommand: Command {
+    static let name = "record"
+    static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
+    static let usage = """
+    usage: tributary record ADDRESS --api-key KEY --out X.tcap [--duration S] [--channels SPEC]
+                            [--sources IDS] [--array-filter TYPE:QUERY]... [--force]
+
+    Opens a session like 'tributary subscribe' and appends every frame received to a capture
+    (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
+    bit for bit as they arrived, gap notices both as frames and as gap records, files and images
+    reassembled and MD5-checked (stored as one transfer in 1 MiB chunks). The capture is written to
+    X.tcap.partial and renamed to X.tcap with its seek-table footer when the recording stops: after
+    --duration, on SIGINT/SIGTERM, or when the publisher closes the session (e.g. the end of a
+    replay). A crash leaves X.tcap.partial, which 'tributary repair' turns into a capture.
+
+    A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
+    terminal; a summary is always printed at the end. A refused or broken session prints the SCCT
+    error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
+
+    \(SubscriptionOptions.usageLines)
+      --out X.tcap              the capture to write (required)
+      --force                   overwrite X.tcap if it exists
+    """
+
+    /// Counters shared by the recording task and the progress line.
+    private struct Counters {
+        var frames = 0
+        var bytes = 0
+        var gaps = 0
+        var framesMissing: UInt64 = 0
+        var failure: String?
+    }
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary record")
+        guard let out = try arguments.option("--out") else { throw UsageError("missing --out X.tcap") }
+        let force = arguments.flag("--force")
+        let rest = try arguments.finish()
+        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        try options.setAddress(rest[0])
+        if !force && FileManager.default.fileExists(atPath: out) { throw CommandError("\(out) exists (use --force to overwrite)") }
+
+        var writerOptions = CaptureWriterOptions()
+        // Sequence numbers restart with each session and files are re-chunked: gap frames are the
+        // authority on loss, and the Subject counts any unannounced jump (reported below).
+        writerOptions.detectSequenceJumps = false
+        writerOptions.writerName = "tributary record"
+        let writer: CaptureWriter
+        do { writer = try CaptureWriter(path: out, options: writerOptions) } catch { throw CommandError("\(error)") }
+
+        let (subject, stream, welcome): (Subject, PackageStream, Welcome)
+        do { (subject, stream, welcome) = try options.connect() } catch {
+            _ = try? writer.close()
+            try? FileManager.default.removeItem(atPath: out)
+            throw error
+        }
+        printError("recording '\(welcome.publisherDescription)' (session \(welcome.sessionID)) to \(writer.partialPath)")
+        let counters = Mutex(Counters())
+        let interactive = isatty(2) == 1
+        let started = Date()
+        var lastProgress = Date.distantPast
+        func progressText() -> String {
+            let c = counters.withLock { $0 }
+            return String(format: "%d frames, %.2f MB, %d gaps (%llu frames missing), %.1f s",
+                          c.frames, Double(c.bytes) / 1e6, c.gaps, c.framesMissing, Date().timeIntervalSince(started))
+        }
+        let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration, tick: {
+            guard interactive, Date().timeIntervalSince(lastProgress) >= 1 else { return }
+            lastProgress = Date()
+            StandardOutput.error("\rrecording: " + progressText() + "   ")
+        }) { package in
+            do {
+                let appended = try record(package, into: writer)
+                counters.withLock { c in
+                    c.frames += appended.frames
+                    c.bytes += appended.bytes
+                    if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing += gap.missingCount }
+                }
+                return nil
+            } catch {
+                counters.withLock { $0.failure = "\(error)" }
+                return "\(error)"
+            }
+        }
+        if interactive { StandardOutput.error("\n") }
+        let statistics = subject.statistics()
+        let summary: CaptureWriteSummary
+        do { summary = try writer.close() } catch {
+            throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
+        }
+        printError("recorded \(out): " + progressText() + String(format: ", %.2f MB on disk", Double(summary.fileBytes) / 1e6)
+                   + (statistics.unaccountedLoss > 0 ? ", \(statistics.unaccountedLoss) frames lost without a gap notice" : ""))
+        switch end {
+        case .failed(let report):
+            throw CommandError("error \(report.code): \(report.message)")
+        case .handlerStopped(let reason):
+            throw CommandError("recording stopped: \(reason)")
+        case .publisherClosed(let reason):
+            printError(reason)
+        case .durationElapsed, .interrupted:
+            break
+        }
+        return 0
+    }
+
+    /// Appends what a package carries to the capture.
+    /// - Returns: frames and frame bytes appended.
+    private static func record(_ package: ReceivedPackage, into writer: CaptureWriter) throws -> (frames: Int, bytes: Int) {
+        if let frame = package.frame {
+            // The header as delivered: the filter id the subscriber was given (stable across reconnections).
+            let stored = frame.withHeader(package.header)
+            try writer.append(stored)
+            return (1, stored.header.frameLength)
+        }
+        switch package.content {
+        case .error(let report) where report.isNormalCloseByPublisher:
+            return (0, 0)  // the end of the session, not an error of the stream
+        case .error(let report):
+            // Detected by the Subject itself (lost connection, expired timeout): recorded as an error frame.
+            let frame = Frame(encoding: .error(report), timestampNs: wallClockNanoseconds())
+            try writer.append(frame)
+            return (1, frame.header.frameLength)
+        case .file(let file), .image(let file):
+            let chunks = BlobChunk.chunks(of: file.content, transferID: UInt64.random(in: 1...UInt64.max), name: file.originalName,
+                                          attributes: file.attributes, imageFormat: file.imageFormat)
+            var bytes = 0
+            for chunk in chunks {
+                let encoded = Frame(encoding: file.imageFormat == nil ? .file(chunk) : .image(chunk), header: package.header)
+                try writer.append(encoded)
+                bytes += encoded.header.frameLength
+            }
+            return (chunks.count, bytes)
+        default:
+            return (0, 0)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TributaryCapture
+import TributaryDSP
+import TributaryTransport
+import TributaryWire
+
+/// `tributary serve`: a publisher streaming simulated devices and/or the replay of a capture.
+enum ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "publish simulated devices and/or a capture replay to subscribers"
+    static let usage = """
+    usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
+                           [--replay X.tcap [--speed F|max] [--wait-subscribers N] [--linger S]]
+                           [--policy drop|disconnect] [--description TEXT] [--status-interval S]
+                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
+
+    Runs a publisher (docs/PROTOCOL.md): subscribers connect with the API key, get the welcome and
+    each source's configuration, and receive data through their own filters. Prints the endpoint it
+    bound ('listening on tcp://127.0.0.1:40123'; port 0 picks a free port), a line when a subscriber
+    comes or goes, the list of subscribers on SIGUSR1 (and every --status-interval seconds), and
+    stops cleanly on SIGINT/SIGTERM (subscribers get a normal close).
+
+    Sources:
+      --simulate SPEC    a simulated acquisition device, live, in real time; repeatable. SPEC is
+                         key=value pairs, e.g. 'id=1,name=USB-6009,rate=10000,channels=4,freq=50,amp=1,noise=0.01':
+                         channel k carries a sine of freq x (k+1) Hz, amplitude amp, plus Gaussian noise
+                         of standard deviation noise. Keys: id (required), name, rate, channels, freq, amp,
+                         noise, wave (sine|square|triangle|sawtooth), harmonics (e.g. 0.01;0.005), bits
+                         (1-16: int16 ADC counts), range, block (samples per frame), lines (digital lines),
+                         unit, seed. See README.md.
+      --replay X.tcap    replay every source of a capture, losslessly (credit-based: nothing is dropped,
+                         the replay waits for the slowest subscriber); frames keep their recorded
+                         timestamps and are flagged 'replayed'
+      --speed F|max      replay pace: F times the recorded pace (default 1), or max: as fast as the
+                         slowest subscriber reads
+      --wait-subscribers N  started subscribers to wait for before the replay begins (default 1)
+      --linger S         once a replay has been delivered, seconds to give subscribers before the
+                         publisher closes their sessions and exits (default 1; only when every source
+                         is a replay)
+
+    Publisher:
+      --bind ENDPOINT    tcp://HOST:PORT (or HOST:PORT) to listen on (required)
+      --api-key KEY      the key subscribers must present (required)
+      --policy P         slow subscribers: drop (drop and count, announced in gap notices; default)
+                         or disconnect (error 13)
+      --description TEXT the publisher's description in the welcome
+      --status-interval S  print the subscriber list every S seconds (default: only on SIGUSR1)
+      --curve-secret FILE  encrypt with CURVE, with this secret key ('tributary keygen --out' writes it)
+      --curve-clients FILE the allowed subscriber public keys, one per line (with --curve-secret)
+      --curve-accept-any   with --curve-secret: let any client key in (traffic still encrypted)
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
+        guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
+        let simulateSpecs = try arguments.options("--simulate")
+        let replayPath = try arguments.option("--replay")
+        let speedText = try arguments.option("--speed")
+        let waitSubscribers = try arguments.option("--wait-subscribers", "a count >= 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 1
+        let linger = try arguments.option("--linger", "a duration >= 0 in seconds") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } } ?? 1
+        let policyText = try arguments.option("--policy") ?? "drop"
+        let description = try arguments.option("--description") ?? "tributary serve"
+        let statusInterval = try arguments.option("--status-interval", "a duration > 0 in seconds") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        let curveSecret = try arguments.option("--curve-secret")
+        let curveClients = try arguments.option("--curve-clients")
+        let curveAcceptAny = arguments.flag("--curve-accept-any")
+        let rest = try arguments.finish()
+        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+
+        if !bind.contains("://") { bind = "tcp://" + bind }
+        let policy: SlowConsumerPolicy
+        switch policyText {
+        case "drop": policy = .dropAndCount
+        case "disconnect": policy = .disconnect
+        default: throw UsageError("option --policy: '\(policyText)' is not drop or disconnect")
+        }
+        var speed = ReplaySpeed.factor(1)
+        if let speedText {
+            guard replayPath != nil else { throw UsageError("--speed needs --replay") }
+            if speedText == "max" { speed = .asFastAsCredit } else {
+                guard let f = Double(speedText), f > 0, f.isFinite else { throw UsageError("option --speed: '\(speedText)' is not a factor > 0 or max") }
+                speed = .factor(f)
+            }
+        }
+        if curveSecret == nil && (curveClients != nil || curveAcceptAny) {
+            throw UsageError("--curve-clients and --curve-accept-any need --curve-secret")
+        }
+        if curveSecret != nil && (curveClients == nil) == !curveAcceptAny {
+            throw UsageError("with --curve-secret give exactly one of --curve-clients FILE or --curve-accept-any")
+        }
+
+        // Sources.
+        var sources: [any Source] = []
+        for text in simulateSpecs {
+            do { sources.append(SimulatedDeviceSource(spec: try SimulationSpec(parsing: text))) } catch {
+                throw UsageError("option --simulate: \(error)")
+            }
+        }
+        var replays: [ReplaySource] = []
+        if let replayPath {
+            do { replays = try ReplaySource.sources(capture: replayPath, speed: speed, waitForSubscribers: waitSubscribers) } catch {
+                throw CommandError("\(error)")
+            }
+            guard !replays.isEmpty else { throw CommandError("\(replayPath): no source with frames to replay") }
+            let reader = try? CaptureReader(path: replayPath)
+            let gaps = reader?.gaps ?? []
+            printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description)'" }.joined(separator: ", ")), "
+                       + (speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(speedText ?? "1") x the recorded pace")
+                       + (gaps.isEmpty ? "" : "; the capture records \(gaps.count) gaps (\(gaps.reduce(0) { $0 + $1.missingCount }) frames missing), not re-announced"))
+            sources += replays
+        }
+        if sources.isEmpty { printError("no --simulate or --replay: serving application packages only (none in this command)") }
+
+        // CURVE: the ZAP handler must run on the publisher's context before it binds.
+        var context: ZMQContext?
+        var zap: ZMQZAPHandler?
+        var curve: PublisherCurve?
+        if let curveSecret {
+            do {
+                let keys = try ZMQCurveKeyPair.load(secretKeyFile: curveSecret)
+                let zmq = try ZMQContext(ioThreads: 1)
+                let zapPolicy: ZMQZAPPolicy = try curveClients.map { path throws(ZMQCurveKeyError) in .allow(try ZMQCurveKey.loadAllowList(from: path)) }
+                    ?? .acceptAnyClient()
+                zap = try ZMQZAPHandler(context: zmq, policy: zapPolicy) { decision in
+                    if !decision.accepted {
+                        printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address): \(decision.refusal ?? "")")
+                    }
+                }
+                context = zmq
+                curve = PublisherCurve(keys: keys)
+                printError("CURVE on: server public key \(keys.publicKey.z85)" + (curveAcceptAny ? ", any client key accepted" : ""))
+            } catch {
+                throw CommandError("\(error)")
+            }
+        }
+
+        let configuration = PublisherConfiguration(endpoint: bind, apiKey: apiKey, description: description,
+                                                   slowConsumerPolicy: policy, curve: curve)
+        let publisher: Publisher
+        do { publisher = try Publisher(configuration: configuration, sources: sources, context: context) } catch {
+            zap?.stop()
+            throw CommandError("\(error)")
+        }
+        StandardOutput.line("listening on \(publisher.endpoint)")
+        for source in sources {
+            StandardOutput.line("source \(source.info.id) '\(source.info.description)': \(sourceSummary(source))")
+        }
+
+        enum Event { case stop(Int32), list }
+        let events = Mutex<[Event]>([])
+        let wake = DispatchSemaphore(value: 0)
+        let signals = ProcessSignals([SIGINT, SIGTERM, SIGUSR1]) { number in
+            events.withLock { $0.append(number == SIGUSR1 ? .list : .stop(number)) }
+            wake.signal()
+        }
+        var known: [UInt64: SubscriberInfo] = [:]
+        var lastStatus = Date()
+        var replayDeliveredAt: Date?
+        let replayOnly = !replays.isEmpty && replays.count == sources.count
+        var stopReason = "stopped"
+        loop: while true {
+            _ = wake.wait(timeout: .now() + .milliseconds(200))
+            for event in events.withLock({ e -> [Event] in defer { e.removeAll() }; return e }) {
+                switch event {
+                case .stop(let number):
+                    stopReason = number == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"
+                    break loop
+                case .list:
+                    printList(publisher.subscribers())
+                }
+            }
+            // Subscribers coming and going.
+            let current = publisher.subscribers()
+            let ids = Set(current.map(\.sessionID))
+            for info in current where known[info.sessionID] == nil {
+                StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description)' from \(info.address)"
+                                    + (info.userID.map { " (CURVE \($0))" } ?? ""))
+            }
+            for (id, info) in known where !ids.contains(id) {
+                StandardOutput.line("subscriber - session \(id) '\(info.description)': \(info.framesSent) frames sent, \(info.framesDropped) dropped")
+            }
+            known = Dictionary(uniqueKeysWithValues: current.map { ($0.sessionID, $0) })
+            if let statusInterval, Date().timeIntervalSince(lastStatus) >= statusInterval {
+                lastStatus = Date()
+                printList(current)
+            }
+            // A replay-only publisher ends once everything it replayed has left and the subscribers had time to read it.
+            if replayOnly {
+                if replayDeliveredAt == nil, replays.allSatisfy({ $0.progress.finished }), publisher.losslessFramesPending == 0 {
+                    replayDeliveredAt = Date()
+                    let frames = replays.reduce(0) { $0 + $1.progress.framesPublished }
+                    StandardOutput.line("replay complete: \(frames) frames")
+                }
+                if let at = replayDeliveredAt, Date().timeIntervalSince(at) >= linger {
+                    stopReason = "the replay has ended"
+                    break loop
+                }
+            }
+        }
+        withExtendedLifetime(signals) {}
+        let statistics = publisher.statistics()
+        publisher.stop(reason: stopReason)
+        zap?.stop()
+        for replay in replays {
+            for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \(problem)") }
+        }
+        StandardOutput.line("\(stopReason): \(statistics.framesPublished) frames published, \(statistics.sessionsOpened) sessions opened, "
+                            + "\(statistics.sessionsRefused) refused, \(statistics.handOffRefused) frames refused at the hand-off")
+        return 0
+    }
+
+    private static func sourceSummary(_ source: any Source) -> String {
+        if let simulated = source as? SimulatedDeviceSource {
+            let s = simulated.spec
+            return "simulated, \(s.channels) channels at \(s.rate) S/s, \(s.samplesPerFrame) samples per frame, "
+                + (s.bits.map { "\($0)-bit int16 counts" } ?? "float64") + ", \(s.wave) \(s.frequency) Hz x (k+1)"
+                + (s.lines > 0 ? ", \(s.lines) digital lines" : "")
+        }
+        let c = source.configuration
+        return "replay, \(c.channels.count) channels" + (c.channels.first.map { " at \($0.samplingRate) S/s" } ?? "")
+    }
+
+    private static func printList(_ subscribers: [SubscriberInfo]) {
+        StandardOutput.line("subscribers: \(subscribers.count)")
+        for s in subscribers {
+            let filters = s.filters.isEmpty ? "no filters" : "filters \(s.filters)"
+            StandardOutput.line("  session \(s.sessionID) '\(s.description)' from \(s.address)\(s.userID.map { " CURVE \($0)" } ?? ""): "
+                                + "\(s.isStarted ? "started" : "stopped"), \(s.framesSent) frames sent, \(s.framesDropped) dropped, \(filters)"
+                                + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import TributaryTransport
+import TributaryWire
+
+/// `tributary subscribe`: connects to a publisher and prints what arrives.
+enum SubscribeCommand: Command {
+    static let name = "subscribe"
+    static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"
+    static let usage = """
+    usage: tributary subscribe ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
+                               [--array-filter TYPE:QUERY]... [--duration S] [--json]
+
+    Opens a session with a publisher (docs/PROTOCOL.md §4), sends the filters and the source
+    selection, starts the data and prints every package that arrives: one summary line each (kind,
+    source, sequence, time, filter id, size, content), or with --json one JSON object per line
+    (the objects of 'tributary inspect --json'; a file or image, reassembled and MD5-checked,
+    as {"kind":"file", ..., "content":{"name", "size", "md5", "attributes", "format"}}).
+
+    Ends after --duration, on SIGINT/SIGTERM, or when the publisher closes the session (exit 0).
+    A refused or broken session prints the SCCT error, e.g. 'error 1 (wrong API key): ...' or
+    'error 5 (lost connection): ...', and exits with status 1.
+
+    \(SubscriptionOptions.usageLines)
+      --json                    one JSON object per package instead of a line
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary subscribe")
+        let json = arguments.flag("--json")
+        let rest = try arguments.finish()
+        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        try options.setAddress(rest[0])
+        ProcessSignals.ignoreBrokenPipes()
+
+        let (subject, stream, welcome) = try options.connect()
+        printError("subscribed to '\(welcome.publisherDescription)' (session \(welcome.sessionID)), sources "
+                   + welcome.sources.map { "\($0.id) '\($0.description)'" }.joined(separator: ", "))
+        let received = Atomic<Int>(0)
+        let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration) { package in
+            received.add(1, ordering: .relaxed)
+            let text = json ? describeJSON(package).render() : describeLine(package)
+            return StandardOutput.line(text) ? nil : "standard output is closed"
+        }
+        let count = received.load(ordering: .relaxed)
+        switch end {
+        case .failed(let report):
+            throw CommandError("error \(report.code): \(report.message) (after \(count) packages)")
+        case .publisherClosed(let reason):
+            printError("\(reason); \(count) packages received")
+        case .durationElapsed, .interrupted, .handlerStopped:
+            printError("\(count) packages received")
+        }
+        return 0
+    }
+
+    /// The frame of a package as received (filter id as the Subject maps it), or an encoded one for
+    /// errors the Subject detected itself; nil for files and images.
+    static func frame(of package: ReceivedPackage) -> Frame? {
+        if let frame = package.frame { return frame.withHeader(package.header) }
+        if case .error(let report) = package.content {
+            return Frame(encoding: .error(report), timestampNs: wallClockNanoseconds())
+        }
+        return nil
+    }
+
+    static func describeLine(_ package: ReceivedPackage) -> String {
+        if let frame = frame(of: package), let payload = try? frame.payload() {
+            return FrameDescription.line(frame, payload: payload)
+        }
+        let h = package.header
+        switch package.content {
+        case .file(let file), .image(let file):
+            return "\(h.kind.description.padding(toLength: 14, withPad: " ", startingAt: 0)) source=\(h.sourceID) seq=\(h.sequence) "
+                + "t=\(FrameDescription.timestamp(h.timestampNs)) filter=\(h.filterID)  '\(file.originalName)' \(file.content.count) bytes"
+                + (file.md5 != nil ? ", MD5 verified" : "")
+        default:
+            return "\(h.kind) source=\(h.sourceID) seq=\(h.sequence)"
+        }
+    }
+
+    static func describeJSON(_ package: ReceivedPackage) -> JSON {
+        if let frame = frame(of: package), let payload = try? frame.payload() {
+            return FrameDescription.json(frame, payload: payload)
+        }
+        let h = package.header
+        var content: [(String, JSON)] = []
+        if case .file(let file) = package.content { content = fileJSON(file) }
+        if case .image(let file) = package.content { content = fileJSON(file) }
+        return .object([
+            ("kind", .string(h.kind.description)), ("source_id", .uint(UInt64(h.sourceID))), ("sequence", .uint(h.sequence)),
+            ("timestamp_ns", .int(Int(h.timestampNs))), ("filter_id", .uint(UInt64(h.filterID))),
+            ("flags", .uint(UInt64(h.flags.rawValue))), ("content", .object(content)),
+        ])
+    }
+
+    private static func fileJSON(_ file: ReceivedFile) -> [(String, JSON)] {
+        [("name", .string(file.originalName)), ("size", .int(file.content.count)),
+         ("md5", file.md5.map { .string(MD5.hex($0)) } ?? .null), ("attributes", .strings(file.attributes)),
+         ("format", file.imageFormat.map { .string($0.description) } ?? .null)]
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import TributaryTransport
+import TributaryWire
+
+/// The connection and filter options `subscribe` and `record` share, parsed from the command line.
+struct SubscriptionOptions {
+    var host: String
+    var port: Int
+    var apiKey: String
+    var description: String
+    var timeout: Double
+    var duration: Double?
+    /// An analog filter from `--channels` (and `--sources`).
+    var analogFilter: AnalogFilterRequest?
+    var arrayFilters: [ArrayFilterRequest] = []
+    /// Sources to receive (source selection), from `--sources`.
+    var sources: [UInt32]?
+    var curve: SubjectCurve?
+
+    /// The option lines of the usage text.
+    static let usageLines = """
+      ADDRESS                   the publisher: tcp://HOST:PORT or HOST:PORT
+      --api-key KEY             the publisher's API key (required)
+      --channels SPEC           analog channels to receive, e.g. 0-3 or 0,2,5 (an analog filter: data
+                                arrives with filter id 1)
+      --sources IDS             sources to receive, e.g. 1 or 1,3 (source selection; with --channels the
+                                analog filter applies to these sources only)
+      --array-filter TYPE:QUERY an array filter, e.g. double:5-15;5-15 (TYPE: double, float, int32, int16,
+                                int64, bool, string); repeatable
+      --duration S              stop after S seconds (default: until interrupted or the publisher ends)
+      --timeout S               session timeout, > 1 s (default 10): silence longer than this is error 4
+      --description TEXT        this subscriber's name in the publisher's list
+      --curve-server-key FILE   the publisher's CURVE public key (its .pub file): encrypt the connection
+      --curve-key FILE          this subscriber's CURVE secret key (default: a fresh key pair, for
+                                publishers that accept any client key)
+    """
+
+    /// Reads the options (not the positional ADDRESS).
+    static func parse(_ arguments: inout Arguments, defaultDescription: String) throws -> SubscriptionOptions {
+        guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
+        let channels = try arguments.option("--channels")
+        let sourcesText = try arguments.option("--sources")
+        let arrayFilterTexts = try arguments.options("--array-filter")
+        let duration = try arguments.option("--duration", "a duration > 0 in seconds") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        let timeout = try arguments.option("--timeout", "a timeout > 1 in seconds") { Double($0).flatMap { $0 > 1 && $0.isFinite ? $0 : nil } } ?? 10
+        let description = try arguments.option("--description") ?? defaultDescription
+        let serverKeyPath = try arguments.option("--curve-server-key")
+        let clientKeyPath = try arguments.option("--curve-key")
+
+        var options = SubscriptionOptions(host: "", port: 0, apiKey: apiKey, description: description, timeout: timeout, duration: duration)
+        if let sourcesText {
+            let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
+            guard !ids.isEmpty, ids.allSatisfy({ $0 != nil && $0! > 0 }) else {
+                throw UsageError("option --sources: '\(sourcesText)' is not a list of source ids > 0, e.g. 1,3")
+            }
+            options.sources = ids.map { $0! }
+        }
+        if let channels {
+            let query = channels + (options.sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
+            do { options.analogFilter = try AnalogFilterRequest(query: query) } catch {
+                throw UsageError("option --channels: '\(channels)': \(error)")
+            }
+        }
+        for text in arrayFilterTexts {
+            guard let colon = text.firstIndex(of: ":"),
+                  let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] }) else {
+                throw UsageError("option --array-filter: '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
+            }
+            do { options.arrayFilters.append(try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...]))) } catch {
+                throw UsageError("option --array-filter: '\(text)': \(error)")
+            }
+        }
+        if let serverKeyPath {
+            do {
+                let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
+                let keys = try clientKeyPath.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) } ?? ZMQCurveKeyPair.generate()
+                options.curve = SubjectCurve(serverKey: serverKey, keys: keys)
+            } catch {
+                throw CommandError("\(error)")
+            }
+        } else if clientKeyPath != nil {
+            throw UsageError("--curve-key needs --curve-server-key")
+        }
+        return options
+    }
+
+    /// Sets host and port from the positional ADDRESS.
+    mutating func setAddress(_ text: String) throws {
+        (host, port) = try Self.parseAddress(text)
+    }
+
+    /// `tcp://HOST:PORT` or `HOST:PORT` (IPv6 hosts in brackets) into host and port; an empty host and
+    /// a port out of range are left for the Subject to refuse with errors 8 and 9.
+    static func parseAddress(_ text: String) throws -> (String, Int) {
+        var rest = Substring(text)
+        if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
+            throw UsageError("ADDRESS '\(text)': only tcp:// addresses are supported")
+        }
+        guard let colon = rest.lastIndex(of: ":") else { throw UsageError("ADDRESS '\(text)': expected HOST:PORT") }
+        var host = String(rest[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let port = Int(rest[rest.index(after: colon)...]) else {
+            throw UsageError("ADDRESS '\(text)': '\(rest[rest.index(after: colon)...])' is not a port number")
+        }
+        return (host, port)
+    }
+
+    /// Opens the session, sends the filters and the source selection, and starts the data.
+    /// - Returns: the Subject (streaming), its package stream (subscribed before the session opened,
+    ///   so that the configurations are in it) and the welcome.
+    /// - Throws: `CommandError` "error N (meaning): detail" when the publisher refuses or cannot be reached.
+    func connect() throws -> (Subject, PackageStream, Welcome) {
+        let subject: Subject
+        do { subject = try Subject(options: SubjectOptions(curve: curve)) } catch { throw CommandError("\(error)") }
+        let stream = subject.packages(capacity: 1_024)
+        do {
+            let welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description,
+                                           timeout: timeout, sourceFilterEnabled: sources != nil)
+            if let analogFilter { try subject.sendFilter(analogFilter) }
+            for filter in arrayFilters { try subject.sendFilter(filter) }
+            if let sources { try subject.selectSources(sources) }
+            try subject.start()
+            return (subject, stream, welcome)
+        } catch {
+            subject.close()
+            throw CommandError("error \(error.code): \(error.message)")
+        }
+    }
+}
