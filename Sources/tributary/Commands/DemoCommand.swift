@@ -1,80 +1,107 @@
 import Foundation
+import Synchronization
 import TributaryCapture
 import TributaryDSP
+import TributaryTransport
 import TributaryWire
 
-/// `tributary demo`: the main job on an embedded default.
+/// `tributary demo`: the main job on an embedded default, end to end in one process.
 enum DemoCommand: Command {
     static let name = "demo"
-    static let summary = "run the main job on an embedded default: simulate, filter, analyse, plot"
+    static let summary = "run the main job on an embedded default: publish, subscribe, record, analyse, plot"
     static let usage = """
     usage: tributary demo [--out DIR] [--seconds S]
 
-    Runs Tributary's main job on an embedded default, in one process: two simulated devices
-    (USB-6009: 4 channels at 10 kS/s, 16-bit, a 50 Hz tone with 1 % second and 0.5 % third
-    harmonics; PCI-6024: 8 channels at 20 kS/s), a subscriber that asks for channels 0-1 of
-    source 1 only (the filter is applied as the publisher applies it), everything it receives
-    recorded to a compressed capture, then the capture analysed — statistics, Welch PSD, tone and
-    distortion measurements — with a readable report and an SVG spectrum whose path is printed.
+    Runs Tributary's main job on an embedded default, in one process, over real sockets on
+    127.0.0.1:
+      1. a publisher with two simulated devices — USB-6009: 4 channels at 10 kS/s, 16-bit ADC
+         counts, a 50 Hz x (k+1) tone with 1 % second and 0.5 % third harmonics; PCI-6024:
+         8 channels at 20 kS/s, float64;
+      2. a subscriber that selects source 1 and asks for channels 0-1 with an analog filter,
+         which the publisher applies server-side;
+      3. everything the subscriber receives recorded to a compressed capture;
+      4. the capture analysed: statistics, Welch PSD, tone and distortion (THD, SINAD, ENOB,
+         SFDR), printed as a report, and the PSD written as an SVG plot whose path is printed.
 
       --out DIR      where to write the capture and the plot (default ./out)
-      --seconds S    seconds of data to simulate (default 3)
+      --seconds S    seconds to stream (default 3, at most 20)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let outDirectory = try arguments.option("--out") ?? "out"
-        let seconds = try arguments.option("--seconds", "a duration in (0, 60] seconds") { Double($0).flatMap { $0 > 0 && $0 <= 60 ? $0 : nil } } ?? 3
+        let seconds = try arguments.option("--seconds", "a duration in (0, 20] seconds") {
+            Double($0).flatMap { $0 > 0 && $0 <= 20 ? $0 : nil }
+        } ?? 3
         _ = try arguments.finish()
         try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
+        let capturePath = (outDirectory as NSString).appendingPathComponent("demo.tcap")
+        let plotPath = (outDirectory as NSString).appendingPathComponent("demo-spectrum.svg")
 
+        // 1. The publisher and its two simulated devices.
         let specs = [
             try SimulationSpec(parsing: "id=1,name=USB-6009,rate=10000,channels=4,freq=50,amp=1,noise=0.0005,harmonics=0.01;0.005,bits=16"),
             try SimulationSpec(parsing: "id=2,name=PCI-6024,rate=20000,channels=8,freq=120,amp=2,noise=0.01"),
         ]
-        print("Tributary demo: \(specs.count) simulated devices, \(seconds) s of data")
+        let publisher: Publisher
+        do {
+            publisher = try Publisher(
+                configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "demo-key", description: "Tributary demo publisher"),
+                sources: specs.map { SimulatedDeviceSource(spec: $0) })
+        } catch { throw CommandError("cannot start the publisher: \(error)") }
+        defer { publisher.stop() }
+        let port = publisher.port ?? 0
+        print("Tributary demo")
+        print("  publisher on tcp://127.0.0.1:\(port) with \(specs.count) simulated devices:")
         for s in specs {
-            print("  source \(s.id) \(s.name): \(s.channels) channels at \(Int(s.rate)) S/s, \(s.bits.map { "\($0)-bit int16 counts" } ?? "float64"), "
-                  + "\(s.frequency) Hz x (k+1)")
+            print("    source \(s.id) \(s.name): \(s.channels) channels at \(Int(s.rate)) S/s, "
+                  + "\(s.bits.map { "\($0)-bit ADC counts" } ?? "float64"), \(s.frequency) Hz x (k+1)")
         }
-        var filters = SubscriberFilters()
+
+        // 2. The subscriber: source selection plus a server-side analog filter.
+        let subject: Subject
+        do { subject = try Subject() } catch { throw CommandError("\(error)") }
+        let stream = subject.packages(capacity: 1_024)
         let query = "0-1;1"
-        try filters.add(AnalogFilterRequest(query: query), id: 1)
-        print("  subscriber filter 1: analog query '\(query)' (channels 0-1 of source 1)")
-
-        let capturePath = (outDirectory as NSString).appendingPathComponent("demo.tcap")
-        let recorder: CaptureWriter
-        do { recorder = try CaptureWriter(path: capturePath) } catch { throw CommandError("\(error)") }
-
-        // Publisher side: each device's frames in time order; the subscriber's filter decides what it receives.
-        var devices = specs.map(SimulatedDevice.init)
-        var sent = 0, received = 0, receivedBytes = 0
-        let start = Date()
-        func record(_ frame: Frame) throws {
-            do { try recorder.append(frame) } catch { throw CommandError("\(error)") }
+        do {
+            let welcome = try subject.open(address: "127.0.0.1", port: port, apiKey: "demo-key", description: "demo subscriber",
+                                           timeout: 5, sourceFilterEnabled: true)
+            let filterID = try subject.sendFilter(AnalogFilterRequest(query: query))
+            try subject.selectSources([1])
+            try subject.start()
+            print("  subscriber: session \(welcome.sessionID), source 1 selected, analog filter \(filterID) '\(query)' (channels 0-1)")
+        } catch let error as ErrorReport {
+            throw CommandError("error \(error.code): \(error.message)")
         }
-        for device in devices {
-            try filters.outputs(for: device.configurationFrame()) { try record($0) }
-        }
-        for i in devices.indices {
-            let frames = Int((seconds * devices[i].spec.rate / Double(devices[i].spec.samplesPerFrame)).rounded(.up))
-            for f in 0..<frames {
-                let t = Int64(Double(f * devices[i].spec.samplesPerFrame) / devices[i].spec.rate * 1e9)
-                let frame = devices[i].nextAnalogFrame(timestampNs: t, sequence: UInt64(f))
-                sent += 1
-                try filters.outputs(for: frame) { out in
-                    received += 1
-                    receivedBytes += out.header.frameLength
-                    try record(out)
-                }
+
+        // 3. Record what arrives for `seconds`.
+        let writer: CaptureWriter
+        do { writer = try CaptureWriter(path: capturePath) } catch { throw CommandError("\(error)") }
+        let counters = Mutex((frames: 0, bytes: 0, failure: String?.none))
+        print(String(format: "  streaming and recording for %.0f s to %@ ...", seconds, capturePath))
+        let end = SubscriptionRun().run(subject: subject, stream: stream, duration: seconds) { package in
+            do {
+                let appended = try CaptureRecording.append(package, to: writer)
+                counters.withLock { $0.frames += appended.frames; $0.bytes += appended.bytes }
+                return nil
+            } catch {
+                counters.withLock { $0.failure = "\(error)" }
+                return "\(error)"
             }
         }
+        let statistics = subject.statistics()
+        let published = publisher.statistics()
         let summary: CaptureWriteSummary
-        do { summary = try recorder.close() } catch { throw CommandError("\(error)") }
-        print("  \(sent) frames published, \(received) received after filtering (\(receivedBytes / 1024) KiB), "
-              + String(format: "%.2f s", Date().timeIntervalSince(start)))
-        print("  recorded to \(capturePath): \(summary.records) records, \(summary.fileBytes / 1024) KiB, "
+        do { summary = try writer.close() } catch { throw CommandError("\(error)") }
+        if case .failed(let report) = end { throw CommandError("the subscription failed: error \(report.code): \(report.message)") }
+        if let failure = counters.withLock({ $0.failure }) { throw CommandError("recording failed: \(failure)") }
+        let received = counters.withLock { $0 }
+        print("  publisher: \(published.framesPublished) frames published; subscriber: \(received.frames) frames received "
+              + "(\(received.bytes / 1024) KiB), \(statistics.framesMissing) lost and announced, \(statistics.unaccountedLoss) unaccounted; "
+              + String(format: "callback queue p50 %.0f µs, p99 %.0f µs", Double(statistics.callbackQueue.latencyP50Ns) / 1e3, Double(statistics.callbackQueue.latencyP99Ns) / 1e3))
+        print("  capture: \(summary.records) records, \(summary.fileBytes / 1024) KiB on disk, "
               + String(format: "%.1fx smaller than the frames", Double(summary.frameBytes) / Double(max(summary.fileBytes, 1))))
 
+        // 4. Analyse the capture and plot.
         var request = AnalysisRequest(statistics: true, measurements: [.tone, .thd, .thdn, .sinad, .snr, .enob, .sfdr])
         request.welch = WelchConfiguration(segmentLength: 4096)
         let job = AnalysisJob(request: request, filters: SubscriberFilters(), requestedChannels: nil, rate: nil, int16Scale: 1)
@@ -88,11 +115,10 @@ enum DemoCommand: Command {
                 if let w = r.welch { series.append(.init(label: "source \(source.id) ch \(r.index)", x: w.frequencies, y: w.values)) }
             }
         }
-        let plotPath = (outDirectory as NSString).appendingPathComponent("demo-spectrum.svg")
-        let plot = SVGSpectrumPlot(title: "Welch PSD of the filtered stream (nperseg 4096, hann)", xLabel: "Frequency (Hz)",
+        let plot = SVGSpectrumPlot(title: "Welch PSD of the recorded subscription (nperseg 4096, hann)", xLabel: "Frequency (Hz)",
                                    yLabel: "PSD (V²/Hz)", series: series)
         try plot.render().write(toFile: plotPath, atomically: true, encoding: .utf8)
-        print("\nSpectrum plot: \(FileManager.default.currentDirectoryPath)/\(plotPath)")
+        print("\nSpectrum plot: \(URL(fileURLWithPath: plotPath).standardizedFileURL.path)")
         return 0
     }
 }

@@ -77,7 +77,7 @@ enum RecordCommand: Command {
             StandardOutput.error("\rrecording: " + progressText() + "   ")
         }) { package in
             do {
-                let appended = try record(package, into: writer)
+                let appended = try CaptureRecording.append(package, to: writer)
                 counters.withLock { c in
                     c.frames += appended.frames
                     c.bytes += appended.bytes
@@ -108,37 +108,5 @@ enum RecordCommand: Command {
             break
         }
         return 0
-    }
-
-    /// Appends what a package carries to the capture.
-    /// - Returns: frames and frame bytes appended.
-    private static func record(_ package: ReceivedPackage, into writer: CaptureWriter) throws -> (frames: Int, bytes: Int) {
-        if let frame = package.frame {
-            // The header as delivered: the filter id the subscriber was given (stable across reconnections).
-            let stored = frame.withHeader(package.header)
-            try writer.append(stored)
-            return (1, stored.header.frameLength)
-        }
-        switch package.content {
-        case .error(let report) where report.isNormalCloseByPublisher:
-            return (0, 0)  // the end of the session, not an error of the stream
-        case .error(let report):
-            // Detected by the Subject itself (lost connection, expired timeout): recorded as an error frame.
-            let frame = Frame(encoding: .error(report), timestampNs: wallClockNanoseconds())
-            try writer.append(frame)
-            return (1, frame.header.frameLength)
-        case .file(let file), .image(let file):
-            let chunks = BlobChunk.chunks(of: file.content, transferID: UInt64.random(in: 1...UInt64.max), name: file.originalName,
-                                          attributes: file.attributes, imageFormat: file.imageFormat)
-            var bytes = 0
-            for chunk in chunks {
-                let encoded = Frame(encoding: file.imageFormat == nil ? .file(chunk) : .image(chunk), header: package.header)
-                try writer.append(encoded)
-                bytes += encoded.header.frameLength
-            }
-            return (chunks.count, bytes)
-        default:
-            return (0, 0)
-        }
     }
 }
