@@ -122,26 +122,35 @@ public struct StatisticsAccumulator: Sendable, Equatable {
     @inline(__always)
     mutating func addBlock(_ p: UnsafePointer<Double>, _ n: Int) {
         let raw = UnsafeRawPointer(p)
-        var s0 = SIMD4<Double>(), s1 = SIMD4<Double>()
-        var lo0 = SIMD4<Double>(repeating: .infinity), lo1 = lo0
-        var hi0 = SIMD4<Double>(repeating: -.infinity), hi1 = hi0
+        // Eight samples per step as four SSE2-sized vectors, combined pairwise before they meet the
+        // accumulators: two independent chains each for sum, min and max keep the adders busy
+        // without needing more vector registers than baseline x86-64 has (no spills).
+        var s0 = SIMD2<Double>(), s1 = SIMD2<Double>()
+        var lo0 = SIMD2<Double>(repeating: .infinity), lo1 = lo0
+        var hi0 = SIMD2<Double>(repeating: -.infinity), hi1 = hi0
         let vectorEnd = n & ~7
         var i = 0
         while i < vectorEnd {
-            let a = raw.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
-            let b = raw.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
-            s0 += a; s1 += b
-            lo0 = lo0.replacing(with: a, where: a .< lo0)
-            lo1 = lo1.replacing(with: b, where: b .< lo1)
-            hi0 = hi0.replacing(with: a, where: a .> hi0)
-            hi1 = hi1.replacing(with: b, where: b .> hi1)
+            let a0 = raw.loadUnaligned(fromByteOffset: i * 8, as: SIMD2<Double>.self)
+            let a1 = raw.loadUnaligned(fromByteOffset: i * 8 + 16, as: SIMD2<Double>.self)
+            let a2 = raw.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD2<Double>.self)
+            let a3 = raw.loadUnaligned(fromByteOffset: i * 8 + 48, as: SIMD2<Double>.self)
+            s0 += a0 + a1
+            s1 += a2 + a3
+            // x.replacing(with: y, where: y .< x) is minpd(y, x): one instruction on SSE2.
+            let m01 = a0.replacing(with: a1, where: a1 .< a0), m23 = a2.replacing(with: a3, where: a3 .< a2)
+            let x01 = a0.replacing(with: a1, where: a1 .> a0), x23 = a2.replacing(with: a3, where: a3 .> a2)
+            lo0 = lo0.replacing(with: m01, where: m01 .< lo0)
+            lo1 = lo1.replacing(with: m23, where: m23 .< lo1)
+            hi0 = hi0.replacing(with: x01, where: x01 .> hi0)
+            hi1 = hi1.replacing(with: x23, where: x23 .> hi1)
             i += 8
         }
         var sum = (s0 + s1).sum()
         let loV = lo0.replacing(with: lo1, where: lo1 .< lo0)
         let hiV = hi0.replacing(with: hi1, where: hi1 .> hi0)
-        var lo = Swift.min(Swift.min(loV[0], loV[1]), Swift.min(loV[2], loV[3]))
-        var hi = Swift.max(Swift.max(hiV[0], hiV[1]), Swift.max(hiV[2], hiV[3]))
+        var lo = Swift.min(loV[0], loV[1])
+        var hi = Swift.max(hiV[0], hiV[1])
         while i < n {
             let x = p[i]
             sum += x
