@@ -96,24 +96,9 @@ final class ChunkBuilder: @unchecked Sendable {
     }
 }
 
-/// Which transforms the chunk encoder applies to numeric streams.
-public struct ChunkOptions: Sendable, Equatable {
-    /// zstd level (default 1: fast; see the capture benchmark).
-    public var level: Int
-    /// Bit-shuffle numeric streams (default on: measured in docs/CAPTURE.md §8).
-    public var bitShuffle: Bool
-    /// Delta-code int16 streams and quantised counts.
-    public var delta: Bool
-    /// Store float64 streams that are exact multiples of one step as Int16 counts.
-    public var quantiseFloats: Bool
-
-    public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true) {
-        self.level = level
-        self.bitShuffle = bitShuffle
-        self.delta = delta
-        self.quantiseFloats = quantiseFloats
-    }
-}
+/// Which transforms the chunk encoder applies to numeric streams: the codec's own options, so that
+/// a capture and a bare chunk codec are configured (and documented) in one place.
+public typealias ChunkOptions = ChunkCodecOptions
 
 /// Turns a `ChunkBuilder` into a chunk record payload (one zstd frame). One per worker thread.
 final class ChunkEncoder {
