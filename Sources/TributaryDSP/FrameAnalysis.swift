@@ -20,12 +20,14 @@ public struct SourceAnalysis: Sendable {
 /// - statistics are streamed and merged (`StatisticsAccumulator`);
 /// - Welch with mean averaging is streamed (`StreamingWelch`), one segment per channel;
 /// - the averaged spectrum is streamed block by block;
-/// - measurements (tone, THD, SINAD, …) use the first `recordLimit` samples of each channel;
+/// - measurements (tone, THD, SINAD, …) use the first `measurementLength` samples of each channel;
 /// - Welch with median averaging needs every segment and keeps up to `recordLimit` samples.
 public final class FrameAnalysis {
     public let request: AnalysisRequest
-    /// Samples per channel kept for measurements and median Welch.
+    /// Samples per channel kept for median Welch (which needs every segment).
     public let recordLimit: Int
+    /// Samples per channel the measurements use (the first ones).
+    public let measurementLength: Int
     /// Filters applied to every frame before analysis (as a subscriber with these filters would see it).
     public let filters: SubscriberFilters
     /// Overrides the sample rate of every source (for data without configuration, e.g. NPY files).
@@ -40,13 +42,16 @@ public final class FrameAnalysis {
     ///   - filters: applied to each frame first (default: none).
     ///   - sampleRate: overrides the configured rate of every source; required when the stream has
     ///     no configuration frames.
-    ///   - recordLimit: samples per channel kept for measurements and median Welch (default 2^24).
+    ///   - measurementLength: samples per channel the measurements use, from the start (default 2^20:
+    ///     8 MiB per channel, far more than a tone or THD needs for its resolution).
+    ///   - recordLimit: samples per channel kept for median Welch (default 2^24).
     public init(request: AnalysisRequest, filters: SubscriberFilters = SubscriberFilters(), sampleRate: Double? = nil,
-                recordLimit: Int = 1 << 24) {
+                measurementLength: Int = 1 << 20, recordLimit: Int = 1 << 24) {
         self.request = request
         self.filters = filters
         sampleRateOverride = sampleRate
-        self.recordLimit = recordLimit
+        self.measurementLength = measurementLength
+        self.recordLimit = max(recordLimit, measurementLength)
     }
 
     /// Consumes one frame: configurations name sources and give their rates; analog frames are
@@ -82,7 +87,7 @@ public final class FrameAnalysis {
             let index = view.channelIndex(row)
             let channel = try state.channel(index, filterID: view.header.filterID, request: request,
                                             sampleRate: sampleRateOverride ?? state.sampleRate(forChannelIndex: index),
-                                            recordLimit: recordLimit)
+                                            limits: (measurementLength, recordLimit))
             try scratch.withUnsafeMutableBufferPointer { buffer in
                 let values = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.sampleCount])
                 convert(view, row: row, into: values)
@@ -157,10 +162,12 @@ private final class SourceState {
         nextSample = first &+ UInt64(count)
     }
 
-    func channel(_ index: UInt32, filterID: UInt32, request: AnalysisRequest, sampleRate: Double, recordLimit: Int) throws -> ChannelState {
+    func channel(_ index: UInt32, filterID: UInt32, request: AnalysisRequest, sampleRate: Double,
+                 limits: (measurement: Int, record: Int)) throws -> ChannelState {
         let key = ChannelKey(index: index, filterID: filterID)
         if let state = channels[key] { return state }
-        let state = try ChannelState(index: index, request: request, sampleRate: sampleRate, recordLimit: recordLimit)
+        let state = try ChannelState(index: index, request: request, sampleRate: sampleRate,
+                                     measurementLength: limits.measurement, recordLimit: limits.record)
         channels[key] = state
         order.append(key)
         return state
@@ -173,6 +180,7 @@ private final class ChannelState {
     let request: AnalysisRequest
     let sampleRate: Double
     let recordLimit: Int
+    let measurementLength: Int
     var count = 0
     var statistics = StatisticsAccumulator()
     let welch: StreamingWelch?
@@ -183,11 +191,12 @@ private final class ChannelState {
     var record: [Double] = []
     let recordCapacity: Int
 
-    init(index: UInt32, request: AnalysisRequest, sampleRate: Double, recordLimit: Int) throws {
+    init(index: UInt32, request: AnalysisRequest, sampleRate: Double, measurementLength: Int, recordLimit: Int) throws {
         self.index = index
         self.request = request
         self.sampleRate = sampleRate
         self.recordLimit = recordLimit
+        self.measurementLength = measurementLength
         if let w = request.welch, w.average == .mean {
             welch = try StreamingWelch(configuration: w, sampleRate: sampleRate, channelCount: 1)
         } else {
@@ -200,8 +209,10 @@ private final class ChannelState {
         } else {
             spectrum = nil
         }
-        if !request.measurements.isEmpty || request.welch?.average == .median {
+        if request.welch?.average == .median {
             recordCapacity = recordLimit
+        } else if !request.measurements.isEmpty {
+            recordCapacity = max(measurementLength, request.welch?.segmentLength ?? 0)
         } else if let w = request.welch {
             recordCapacity = w.segmentLength  // a record shorter than one segment is analysed whole, as scipy does
         } else {
@@ -251,7 +262,8 @@ private final class ChannelState {
         }
         if !request.measurements.isEmpty {
             do {
-                let m = try SpectralMeasurements(record, sampleRate: sampleRate, configuration: request.measurement)
+                let measured = record.count > measurementLength ? Array(record[..<measurementLength]) : record
+                let m = try SpectralMeasurements(measured, sampleRate: sampleRate, configuration: request.measurement)
                 if request.measurements.contains(.tone) { report.tone = try m.singleTone() }
                 if !request.measurements.subtracting([.tone]).isEmpty { report.distortion = try m.distortion() }
             } catch let error as MeasurementError {

@@ -71,6 +71,19 @@ import TributaryWire
         #expect(source.discontinuities == 1 && source.channels[0].samples == 300)
     }
 
+    @Test func measurementsUseTheFirstSamplesOnly() throws {
+        // 50 Hz for the first 2000 samples, 120 Hz afterwards: a 2000-sample measurement sees only 50 Hz.
+        let first = (0..<2000).map { sin(2 * Double.pi * 50 * Double($0) / 1000) }
+        let then = (2000..<6000).map { sin(2 * Double.pi * 120 * Double($0) / 1000) }
+        let analysis = FrameAnalysis(request: AnalysisRequest(measurements: [.tone]), sampleRate: 1000,
+                                     measurementLength: 2000)
+        try analysis.add(Frame(encoding: .analog(AnalogData(channels: [first])), sourceID: 1))
+        try analysis.add(Frame(encoding: .analog(AnalogData(channels: [then], firstSample: 2000)), sourceID: 1))
+        let channel = try analysis.finish()[0].channels[0]
+        #expect(channel.samples == 6000)
+        #expect(abs(try #require(channel.tone).frequency - 50) < 0.01)
+    }
+
     @Test func missingRateIsAnError() throws {
         let analysis = FrameAnalysis(request: AnalysisRequest(statistics: true))
         #expect(throws: SpectralParameterError.self) {

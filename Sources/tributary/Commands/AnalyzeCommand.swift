@@ -18,7 +18,7 @@ enum AnalyzeCommand: Command {
     (int16 counts are multiplied by --int16-scale, default 1; each NPY file is one source with id 1),
     captures (docs/CAPTURE.md) and frame files (docs/PROTOCOL.md): every source in them, rates from
     their configurations; a damaged capture chunk is skipped with a warning naming its offset.
-    Files are streamed: memory does not grow with their length (measurements use the first 2^24
+    Files are streamed: memory does not grow with their length (measurements use the first 2^20
     samples of a channel). A file that cannot be analysed is reported by name and the others go on;
     the exit status is 1 when any file failed.
     Without any of --stats/--welch/--spectrum/--measure, --stats is implied.
