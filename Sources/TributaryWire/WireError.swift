@@ -52,11 +52,4 @@ public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         "\(code.rawValue) in field \(field) at byte \(offset)" + (detail.isEmpty ? "" : ": \(detail)")
     }
-
-    /// The same error with its offset moved by `delta` (used when a frame sits inside a stream).
-    func shifted(by delta: Int) -> WireError {
-        var copy = self
-        copy.offset += delta
-        return copy
-    }
 }
