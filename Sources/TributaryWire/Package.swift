@@ -54,6 +54,25 @@ public enum Package: Sendable, Hashable {
         }
     }
 
+    /// Bytes of this package's payload in a frame (its content padded to a multiple of 8).
+    public var payloadLength: Int { align8(contentLength) }
+
+    /// Writes the payload into caller-provided memory — no allocation, for hot paths that send small
+    /// control frames (gap notices to a stalled subscriber) — and zero-fills the padding.
+    ///
+    /// - Parameter destination: at least `payloadLength` bytes.
+    /// - Returns: the payload length written.
+    public func encodePayload(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        let length = payloadLength
+        precondition(destination.count >= length, "payload needs \(length) bytes, \(destination.count) given")
+        guard length > 0 else { return 0 }
+        destination.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: length)
+        var writer = ByteWriter(destination.baseAddress!)
+        write(&writer)
+        precondition(writer.position == contentLength, "encoder wrote \(writer.position) bytes for \(kind), sized \(contentLength)")
+        return length
+    }
+
     /// Payload bytes before padding.
     var contentLength: Int {
         switch self {

@@ -128,3 +128,19 @@ import Testing
         #expect(try decoded.payload().materialize() == .message(Message("shared")))
     }
 }
+
+@Suite struct PayloadEncoderTests {
+    @Test(arguments: FrameKind.allCases)
+    func encodePayloadMatchesTheFrameEncoder(kind: FrameKind) {
+        var factory = PackageFactory(seed: 31 + UInt64(kind.rawValue))
+        for _ in 0..<20 {
+            let package = factory.package(kind)
+            let frame = Frame(encoding: package)
+            var bytes = [UInt8](repeating: 0xAA, count: package.payloadLength + 8)
+            let written = bytes.withUnsafeMutableBytes { package.encodePayload(into: $0) }
+            #expect(written == frame.header.payloadLength)
+            #expect(Array(bytes[..<written]) == Array(frame.encodedBytes[40...]))
+            #expect(bytes[written...].allSatisfy { $0 == 0xAA })  // nothing written past the payload
+        }
+    }
+}

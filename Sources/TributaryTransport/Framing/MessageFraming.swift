@@ -116,6 +116,16 @@ enum MessageFraming {
         if payload != nil { try socket.send(sharing: &payload!, flags: .dontWait) }
     }
 
+    /// Sends a small frame whose payload is copied into the message (libzmq stores parts of up to 33
+    /// bytes inside the message itself): no allocation on the path, and nothing is built when the
+    /// first part already fails with `.again`.
+    static func send(header: FrameHeader, copying payload: UnsafeRawBufferPointer, routingID: [UInt8]?,
+                     on socket: ZMQSocket) throws(ZMQError) {
+        if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
+        try sendHeader(header, more: !payload.isEmpty, on: socket)
+        if !payload.isEmpty { try socket.send(payload, flags: .dontWait) }
+    }
+
     /// Sends a header-only extension frame (kind 128-255) with the given sequence number.
     static func sendExtension(kind: UInt8, sequence: UInt64, timestampNs: Int64, routingID: [UInt8]?,
                               on socket: ZMQSocket) throws(ZMQError) {

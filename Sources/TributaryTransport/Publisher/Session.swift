@@ -107,11 +107,17 @@ final class Session {
     }
 
     private func sendGapNotice(on socket: ZMQSocket, now: UInt64) -> SendOutcome {
-        let gap = Frame(encoding: .gap(Gap(firstMissingSequence: gapFirst, missingCount: gapCount)),
-                        sequence: nextSequence, timestampNs: wallClockNanoseconds())
+        // Called for every frame while a subscriber is stalled, so nothing here allocates: the 16-byte
+        // payload is encoded on the stack and copied into the message.
+        let gap = Package.gap(Gap(firstMissingSequence: gapFirst, missingCount: gapCount))
+        let header = FrameHeader(kind: .gap, sequence: nextSequence, timestampNs: wallClockNanoseconds(),
+                                 payloadLength: gap.payloadLength)
         do throws(ZMQError) {
-            var payload = try MessageFraming.payloadMessage(gap)
-            try MessageFraming.send(header: gap.header, payload: &payload, routingID: routingID, on: socket)
+            try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { (bytes) throws(ZMQError) in
+                let length = gap.encodePayload(into: bytes)
+                try MessageFraming.send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]),
+                                        routingID: routingID, on: socket)
+            }
         } catch {
             // The notice itself was not queued: nothing consumed, the gap stays pending.
             return error.code == .again ? .dropped : .gone
