@@ -92,11 +92,14 @@ final class RepeatingSource: Source {
     let delivery: SourceDelivery
     let template: Frame
     let count: Int
+    /// Frames per second to offer (nil: as fast as the publisher takes them).
+    let rate: Double?
     let startGate = DispatchSemaphore(value: 0)
 
-    init(delivery: SourceDelivery, count: Int) {
+    init(delivery: SourceDelivery, count: Int, rate: Double? = nil) {
         self.delivery = delivery
         self.count = count
+        self.rate = rate
         let layout = AnalogLayout(channelCount: 8, sampleCount: 1_024, format: .float64)
         template = Frame.analog(header: FrameHeader(kind: .analog), layout: layout, firstSample: 0) { writer in
             for row in 0..<8 {
@@ -109,7 +112,13 @@ final class RepeatingSource: Source {
 
     func run(_ sink: SourceSink) {
         startGate.wait()
+        let start = nowNanoseconds()
         for index in 0..<count where !sink.isCancelled {
+            if let rate {
+                let due = start + UInt64(Double(index) * 1e9 / rate)
+                let now = nowNanoseconds()
+                if due > now { usleep(UInt32((due - now) / 1_000)) }
+            }
             var header = template.header
             header.timestampNs = Int64(index)
             let frame = template.withHeader(header)
