@@ -34,30 +34,12 @@ public enum CaptureRecovery {
                 unlink(temporary)
             }
         }
-        var offset = 0
-        func write(_ bytes: UnsafeRawBufferPointer) throws(CaptureError) {
-            var done = 0
-            while done < bytes.count {
-                let n = Foundation.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw CaptureError(.io, file: temporary, offset: offset + done, "write failed: \(String(cString: strerror(errno)))")
-                }
-                done += n
-            }
-            offset += done
-        }
-        func write(_ array: [UInt8]) throws(CaptureError) {
-            let failure: CaptureError? = array.withUnsafeBytes { (b) -> CaptureError? in
-                do throws(CaptureError) { try write(b); return nil } catch { return error }
-            }
-            if let failure { throw failure }
-        }
+        var out = FileOutput(fd: fd, path: temporary)
         let original = reader.header
         let header = CaptureFileHeader(uuid: original?.uuid ?? UUID(),
                                        createdNs: original?.createdNs ?? Int64(Date().timeIntervalSince1970 * 1e9),
                                        writer: (original?.writer ?? "unknown") + " + tributary repair")
-        try write(header.encoded())
+        try out.write(header.encoded())
         var entries: [IndexEntry] = []
         for entry in reader.index {
             if entry.envelope.type == .chunk {
@@ -67,10 +49,10 @@ public enum CaptureRecovery {
                 guard reader.verify(entry) else { continue }
             }
             guard let raw = reader.rawRecord(entry) else { continue }
-            entries.append(IndexEntry(offset: offset, envelope: entry.envelope))
-            try write(raw)
+            entries.append(IndexEntry(offset: out.offset, envelope: entry.envelope))
+            try out.write(raw)
         }
-        try CaptureWriter.writeFooter(entries, flags: 1, offset: offset, file: temporary) { (b) throws(CaptureError) in try write(b) }
+        try CaptureWriter.writeFooter(entries, flags: 1, offset: out.offset, file: temporary) { (b) throws(CaptureError) in try out.write(b) }
         guard fdatasync(fd) == 0 else { throw CaptureError(.io, file: temporary, "fdatasync failed: \(String(cString: strerror(errno)))") }
         Foundation.close(fd)
         guard rename(temporary, output) == 0 else {

@@ -118,7 +118,8 @@ public final class CaptureWriter: @unchecked Sendable {
     private let writeLock = NSLock()
     private var pending: [Int: ChunkBuilder] = [:]
     private var nextWrite = 0
-    private var fileOffset: Int
+    /// The `.partial` file; its offset is the end of the last record written.
+    private var output: FileOutput
     private var goodOffset: Int
     private var index: [IndexEntry] = []
     private var sinceCheckpoint: [IndexEntry] = []
@@ -144,18 +145,18 @@ public final class CaptureWriter: @unchecked Sendable {
         fd = Foundation.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CaptureError(.io, file: partialPath, "cannot create: \(String(cString: strerror(errno)))") }
         let bytes = header.encoded()
-        fileOffset = 0
+        output = FileOutput(fd: fd, path: partialPath)
         goodOffset = 0
         lastCheckpointTime = DispatchTime.now().uptimeNanoseconds
         lastSyncTime = lastCheckpointTime
         maxBuilders = 2 * options.compressionThreads + 2 + 8
         do {
-            try writeArray(bytes)
+            try output.write(bytes)
         } catch {
             Foundation.close(fd)
             throw error
         }
-        goodOffset = fileOffset
+        goodOffset = output.offset
         for _ in 0..<options.compressionThreads {
             let thread = Thread { [self] in workerLoop() }
             thread.name = "capture-compress"
@@ -268,7 +269,7 @@ public final class CaptureWriter: @unchecked Sendable {
         do {
             try writeFooterLocked(flags: 0)
             try syncLocked(force: true)
-            summary = CaptureWriteSummary(path: path, records: index.count, frames: framesAppended, frameBytes: frameBytes, fileBytes: fileOffset)
+            summary = CaptureWriteSummary(path: path, records: index.count, frames: framesAppended, frameBytes: frameBytes, fileBytes: output.offset)
         } catch {
             Foundation.close(fd)
             throw error
@@ -412,23 +413,23 @@ public final class CaptureWriter: @unchecked Sendable {
     // MARK: File (under writeLock)
 
     private func writeRecordLocked(_ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true) throws(CaptureError) {
-        let offset = fileOffset
+        let offset = output.offset
         var head = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
         head.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
         let padding = pad8(payload.count) - payload.count
         do {
-            try writeArray(head)
-            try writeAll(payload)
+            try output.write(head)
+            try output.write(payload)
             if padding > 0 {
-                try writeArray([UInt8](repeating: 0, count: padding))
+                try output.write([UInt8](repeating: 0, count: padding))
             }
         } catch {
             // Cut the torn record off so the file stays a clean prefix (best effort: the reader copes anyway).
             _ = ftruncate(fd, off_t(goodOffset))
-            fileOffset = goodOffset
+            output.reset(to: goodOffset)
             throw error
         }
-        goodOffset = fileOffset
+        goodOffset = output.offset
         guard indexed else { return }
         let entry = IndexEntry(offset: offset, envelope: envelope)
         index.append(entry)
@@ -451,7 +452,7 @@ public final class CaptureWriter: @unchecked Sendable {
         }
         if due || (force && options.fsync != .none) {
             guard fdatasync(fd) == 0 else {
-                throw CaptureError(.io, file: partialPath, offset: fileOffset, "fdatasync failed: \(String(cString: strerror(errno)))")
+                throw CaptureError(.io, file: partialPath, offset: output.offset, "fdatasync failed: \(String(cString: strerror(errno)))")
             }
             lastSyncTime = now
         } else if options.fsync != .none {
@@ -470,7 +471,7 @@ public final class CaptureWriter: @unchecked Sendable {
             base.put(UInt32(sinceCheckpoint.count), at: 8)
             base.put(UInt32(0), at: 12)
         })
-        let offset = fileOffset
+        let offset = output.offset
         let envelope = RecordEnvelope(type: .checkpoint, codec: .none, storedLength: UInt32(payload.count),
                                       contentLength: UInt32(payload.count), payloadCRC: CRC32C.checksum(payload))
         let failure: CaptureError? = payload.withUnsafeBytes { (p) -> CaptureError? in
@@ -482,8 +483,8 @@ public final class CaptureWriter: @unchecked Sendable {
     }
 
     private func writeFooterLocked(flags: UInt32) throws(CaptureError) {
-        try Self.writeFooter(index, flags: flags, offset: fileOffset, file: partialPath) { (bytes) throws(CaptureError) in
-            try writeAll(bytes)
+        try Self.writeFooter(index, flags: flags, offset: output.offset, file: partialPath) { (bytes) throws(CaptureError) in
+            try output.write(bytes)
         }
     }
 
@@ -525,26 +526,6 @@ public final class CaptureWriter: @unchecked Sendable {
             do throws(CaptureError) { try write(b); return nil } catch { return error }
         }
         if let failure { throw failure }
-    }
-
-    private func writeArray(_ array: [UInt8]) throws(CaptureError) {
-        let failure: CaptureError? = array.withUnsafeBytes { (b) -> CaptureError? in
-            do throws(CaptureError) { try writeAll(b); return nil } catch { return error }
-        }
-        if let failure { throw failure }
-    }
-
-    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(CaptureError) {
-        var done = 0
-        while done < bytes.count {
-            let n = Foundation.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CaptureError(.io, file: partialPath, offset: fileOffset + done, "write failed: \(String(cString: strerror(errno)))")
-            }
-            done += n
-        }
-        fileOffset += done
     }
 }
 

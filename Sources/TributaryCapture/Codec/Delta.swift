@@ -4,9 +4,9 @@
 public enum Delta {
     /// Writes the wrapping differences of `source` to `destination` (same count; may be the same memory).
     /// - Parameters:
-    ///   - source: the samples.
+    ///   - source: the samples (Int16 counts, Int32 codes).
     ///   - destination: at least `source.count` elements.
-    public static func encode(_ source: UnsafeBufferPointer<Int16>, into destination: UnsafeMutableBufferPointer<Int16>) {
+    public static func encode<T: FixedWidthInteger>(_ source: UnsafeBufferPointer<T>, into destination: UnsafeMutableBufferPointer<T>) {
         precondition(destination.count >= source.count, "delta destination too small")
         guard let src = source.baseAddress, let dst = destination.baseAddress, source.count > 0 else { return }
         // Backwards, so that encoding in place reads each element before it is overwritten.
@@ -22,33 +22,10 @@ public enum Delta {
     /// - Parameters:
     ///   - source: the differences.
     ///   - destination: at least `source.count` elements.
-    public static func decode(_ source: UnsafeBufferPointer<Int16>, into destination: UnsafeMutableBufferPointer<Int16>) {
+    public static func decode<T: FixedWidthInteger>(_ source: UnsafeBufferPointer<T>, into destination: UnsafeMutableBufferPointer<T>) {
         precondition(destination.count >= source.count, "delta destination too small")
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-        var running: Int16 = 0
-        for i in 0..<source.count {
-            running = running &+ src[i]
-            dst[i] = running
-        }
-    }
-
-    /// Int32 version of `encode`.
-    public static func encode(_ source: UnsafeBufferPointer<Int32>, into destination: UnsafeMutableBufferPointer<Int32>) {
-        precondition(destination.count >= source.count, "delta destination too small")
-        guard let src = source.baseAddress, let dst = destination.baseAddress, source.count > 0 else { return }
-        var i = source.count - 1
-        while i > 0 {
-            dst[i] = src[i] &- src[i - 1]
-            i -= 1
-        }
-        dst[0] = src[0]
-    }
-
-    /// Int32 version of `decode`.
-    public static func decode(_ source: UnsafeBufferPointer<Int32>, into destination: UnsafeMutableBufferPointer<Int32>) {
-        precondition(destination.count >= source.count, "delta destination too small")
-        guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-        var running: Int32 = 0
+        var running: T = 0
         for i in 0..<source.count {
             running = running &+ src[i]
             dst[i] = running
