@@ -22,7 +22,8 @@ enum CaptureDescription {
         var lines: [String] = []
         let h = reader.header
         lines.append("\(path): capture v1, \(reader.fileSize) bytes, writer \(h?.writer ?? "?"), uuid \(h?.uuid.uuidString ?? "?"), created_ns \(h?.createdNs ?? 0)")
-        lines.append("footer: \(reader.hasFooter ? "yes" : "no")" + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : ""))
+        lines.append("footer: \(reader.hasFooter ? "yes" : "no")" + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : "")
+                     + "; index from " + indexSource(reader))
         for s in sources {
             let configuration = reader.configuration(source: s.sourceID)
             let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
@@ -73,6 +74,7 @@ enum CaptureDescription {
                 ("uuid", h.map { .string($0.uuid.uuidString) } ?? .null), ("created_ns", h.map { .int(Int($0.createdNs)) } ?? .null),
                 ("writer", h.map { .string($0.writer) } ?? .null), ("size", .int(Int(reader.fileSize))),
                 ("footer", .bool(reader.hasFooter)), ("recovered", .bool(reader.wasRecovered)), ("repaired", .bool(reader.wasRepaired)),
+                ("index_source", .string(indexSource(reader))),
                 ("records", .int(Int(reader.index.count))),
                 ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("damage", .array(damageObjects)),
             ])
@@ -81,5 +83,14 @@ enum CaptureDescription {
             print(lines.joined(separator: "\n"))
         }
         return 0
+    }
+
+    /// Where the reader's record index came from: the footer, the checkpoint chain, or a full scan.
+    static func indexSource(_ reader: CaptureReader) -> String {
+        switch reader.indexSource {
+        case .footer: "footer"
+        case .checkpoints: "checkpoints"
+        case .scan: "scan"
+        }
     }
 }
