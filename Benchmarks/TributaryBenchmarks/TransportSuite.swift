@@ -30,6 +30,8 @@ let transportSuite = Suite(name: "transport", run: { context in
                              peer: fmt(peerMBps, 0), ratio: fmt(median(ratios)) + " (median of per-round ratios)"))
         let dropped = results.map(\.dropped).reduce(0, +), missing = results.map(\.missing).reduce(0, +)
         let unaccounted = results.map(\.unaccounted).reduce(0, +)
+        rows.append(BenchRow(name: "  \(label): allocations per frame, whole process", tributary: fmt(median(results.map(\.allocationsPerFrame)), 1),
+                             peer: "-", ratio: "-"))
         rows.append(BenchRow(name: "  \(label): dropped / announced in gaps / unaccounted", tributary: "\(dropped) / \(missing) / \(unaccounted)",
                              peer: "-", ratio: dropped == missing && unaccounted == 0 ? "exact" : "MISMATCH"))
     }
@@ -48,6 +50,8 @@ let transportSuite = Suite(name: "transport", run: { context in
 
 struct TransportThroughput {
     var mbPerSecond: Double
+    /// Heap allocations per frame of the whole process (publisher, subscriber, libzmq) while streaming.
+    var allocationsPerFrame: Double = 0
     var dropped: UInt64
     var missing: UInt64
     var unaccounted: UInt64
@@ -139,14 +143,16 @@ func transportThroughputRun(frames: Int, delivery: SourceDelivery) throws -> Tra
     try subject.start()
     // The session must be started on the publisher before the source begins.
     while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+    let allocationsBefore = allocationCount()
     source.startGate.signal()
     guard observer.done.wait(timeout: .now() + 60) == .success else { throw BenchError("transport throughput: timed out") }
+    let allocations = Double(allocationCount() - allocationsBefore) / Double(frames)
     let stats = subject.statistics()
     let dropped = publisher.subscribers().first?.framesDropped ?? 0
     subject.close()
     let seconds = Double(observer.last - observer.first) / 1e9
     let bytesAfterFirst = Double(observer.bytes) * Double(observer.frames - 1) / Double(observer.frames)
-    return TransportThroughput(mbPerSecond: bytesAfterFirst / seconds / 1e6, dropped: dropped,
+    return TransportThroughput(mbPerSecond: bytesAfterFirst / seconds / 1e6, allocationsPerFrame: allocations, dropped: dropped,
                                missing: stats.framesMissing, unaccounted: stats.unaccountedLoss)
 }
 

@@ -89,7 +89,11 @@ extension ZMQSocket {
     /// first part can be missing (`.again` with `.dontWait`); the others are received without waiting.
     /// - Throws: `ZMQError` as `receive(flags:)`.
     public func receiveMultipart(flags: ZMQReceiveFlags = []) throws(ZMQError) -> [ZMQReceivedMessage] {
-        var parts = [try receive(flags: flags)]
+        // Room for a routing id, a header and a payload up front: growing the array part by part
+        // reallocated it once per message on the subscriber's hot path.
+        var parts: [ZMQReceivedMessage] = []
+        parts.reserveCapacity(3)
+        parts.append(try receive(flags: flags))
         while parts[parts.count - 1].hasMore { parts.append(try receive()) }
         return parts
     }
