@@ -28,7 +28,7 @@ let package = Package(
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
         .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
+        .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
 
         // MARK: - Command-line tool and benchmarks
 
@@ -51,6 +51,8 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // No pkgConfig: libzmq.pc adds -isystem flags that SwiftPM rejects; the headers are in /usr/include.
         .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
+        /// glibc's mallopt (part of libc: nothing to install or link).
+        .systemLibrary(name: "CMalloc"),
 
         // MARK: - Tests
 

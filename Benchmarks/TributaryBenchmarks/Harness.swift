@@ -60,10 +60,13 @@ struct BenchContext {
     var checkAllocations: Bool
 
     /// Runs a peer script with arguments and parses the JSON object it prints on its last line.
-    func runPeer(_ script: String, _ arguments: [String] = []) throws -> [String: Any] {
+    func runPeer(_ script: String, _ arguments: [String] = [], environment: [String: String] = [:]) throws -> [String: Any] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [peersDirectory + "/" + script] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe()
         process.standardOutput = out
         try process.run()

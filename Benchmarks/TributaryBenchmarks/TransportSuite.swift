@@ -10,6 +10,7 @@ let transportSuite = Suite(name: "transport", run: { context in
     let frames = 4_096, runs = 5
     var rows: [BenchRow] = []
     var pyzmqVersion = "?"
+    var losslessMBps: [Double] = []
     for delivery in [SourceDelivery.lossless, .live] {
         _ = try transportThroughputRun(frames: frames, delivery: delivery)  // warm-up
         // Peer and Tributary alternate round by round: on a shared machine the load drifts, and a
@@ -25,6 +26,7 @@ let transportSuite = Suite(name: "transport", run: { context in
             ratios.append(result.mbPerSecond / peerMBps)
         }
         let mbps = median(results.map(\.mbPerSecond)), peerMBps = median(peerRuns)
+        if delivery == .lossless { losslessMBps = results.map(\.mbPerSecond) }
         let label = delivery == .lossless ? "lossless (credit)" : "live (drop and count)"
         rows.append(BenchRow(name: "64 KiB analog, \(label) [MB/s samples]", tributary: fmt(mbps, 0),
                              peer: fmt(peerMBps, 0), ratio: fmt(median(ratios)) + " (median of per-round ratios)"))
@@ -34,6 +36,18 @@ let transportSuite = Suite(name: "transport", run: { context in
                              peer: "-", ratio: "-"))
         rows.append(BenchRow(name: "  \(label): dropped / announced in gaps / unaccounted", tributary: "\(dropped) / \(missing) / \(unaccounted)",
                              peer: "-", ratio: dropped == missing && unaccounted == 0 ? "exact" : "MISMATCH"))
+    }
+    // The same peer with the allocator settings this process uses (AllocatorTuning), for fairness.
+    let tuned = GLIBCTunables.streaming
+    var tunedPeer: [Double] = []
+    for _ in 0..<3 {
+        let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(frames)", "--size", "65536", "--runs", "1", "--warmup", "1"],
+                                       environment: ["GLIBC_TUNABLES": tuned])
+        if let value = peer["mb_per_s_median"] as? Double { tunedPeer.append(value) }
+    }
+    if !tunedPeer.isEmpty {
+        rows.append(BenchRow(name: "raw pyzmq with the same allocator settings [MB/s]", tributary: "-", peer: fmt(median(tunedPeer), 0),
+                             ratio: "lossless \(fmt(median(losslessMBps) / median(tunedPeer)))x of it"))
     }
     printTable("Transport throughput vs raw pyzmq \(pyzmqVersion) DEALER->ROUTER, tcp loopback, \(runs) interleaved rounds", rows)
 
@@ -225,4 +239,9 @@ func transportLatencyRun(rate: Int, count: Int) throws -> TransportLatency {
     func q(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))] }
     return TransportLatency(p50: q(0.5), p99: q(0.99), p999: q(0.999), count: sorted.count, lost: observer.missing,
                             achievedRate: Double(count) / elapsed)
+}
+
+/// glibc tunables equal to `AllocatorTuning.keepFreedMemoryForStreaming()`'s defaults, for peers.
+enum GLIBCTunables {
+    static let streaming = "glibc.malloc.trim_threshold=\(256 << 20):glibc.malloc.top_pad=\(64 << 20):glibc.malloc.mmap_threshold=\(32 << 20)"
 }

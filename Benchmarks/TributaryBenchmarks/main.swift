@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTransport
 
 /// A benchmark suite: a name (used by --filter) and the function that runs it.
 struct Suite: Sendable {
@@ -47,6 +48,9 @@ while !arguments.isEmpty {
     }
 }
 try? FileManager.default.createDirectory(atPath: context.scratchDirectory, withIntermediateDirectories: true)
+// The benchmark process streams frames as the `tributary` streaming commands do, with the same
+// allocator settings; the peers run as users run them (see docs/PERFORMANCE.md).
+AllocatorTuning.keepFreedMemoryForStreaming()
 
 var failures = 0
 for suite in suites where context.filters.isEmpty || context.filters.contains(where: { suite.name.contains($0) }) {

@@ -96,6 +96,13 @@ protocol Command {
     static var usage: String { get }
     /// Runs the command; returns the process exit status.
     static func run(_ arguments: inout Arguments) throws -> Int32
+    /// Whether the command streams frames over the network (its process keeps freed message memory:
+    /// `AllocatorTuning`).
+    static var streamsFrames: Bool { get }
+}
+
+extension Command {
+    static var streamsFrames: Bool { false }
 }
 
 /// Writes a line to standard error.

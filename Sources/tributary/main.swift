@@ -1,4 +1,5 @@
 import Foundation
+import TributaryTransport
 
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
@@ -45,6 +46,7 @@ let commands: [any Command.Type] = [
         printError("tributary: unknown command '\(name)'\n\n" + topLevelUsage())
         return 2
     }
+    if command.streamsFrames { AllocatorTuning.keepFreedMemoryForStreaming() }
     var arguments = Arguments(argv)
     if arguments.wantsHelp {
         print(command.usage)

@@ -8,6 +8,7 @@ import TributaryWire
 /// `tributary demo`: the main job on an embedded default, end to end in one process.
 enum DemoCommand: Command {
     static let name = "demo"
+    static let streamsFrames = true
     static let summary = "run the main job on an embedded default: publish, subscribe, record, analyse, plot"
     static let usage = """
     usage: tributary demo [--out DIR] [--seconds S]

@@ -7,6 +7,7 @@ import TributaryWire
 /// `tributary record`: connects to a publisher and records everything it receives to a capture.
 enum RecordCommand: Command {
     static let name = "record"
+    static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
     usage: tributary record ADDRESS --api-key KEY --out X.tcap [--duration S] [--channels SPEC]

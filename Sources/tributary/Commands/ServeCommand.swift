@@ -9,6 +9,7 @@ import TributaryWire
 /// `tributary serve`: a publisher streaming simulated devices and/or the replay of a capture.
 enum ServeCommand: Command {
     static let name = "serve"
+    static let streamsFrames = true
     static let summary = "publish simulated devices and/or a capture replay to subscribers"
     static let usage = """
     usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...

@@ -6,6 +6,7 @@ import TributaryWire
 /// `tributary subscribe`: connects to a publisher and prints what arrives.
 enum SubscribeCommand: Command {
     static let name = "subscribe"
+    static let streamsFrames = true
     static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"
     static let usage = """
     usage: tributary subscribe ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
