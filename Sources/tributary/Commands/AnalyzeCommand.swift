@@ -109,6 +109,7 @@ enum AnalyzeCommand: Command {
         if let wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
         var filters = SubscriberFilters()
         if let channelSpec {
+            // Cannot fail: the first filter of an empty set takes id 1 and replaces nothing.
             try! filters.add(AnalogFilterRequest(channels: .list(channelSpec.channels.map { UInt32($0) })), id: 1)
         }
         let job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels,
