@@ -36,13 +36,7 @@ public enum BitShuffle {
                                elementSize: Int) {
         precondition(supportedElementSizes.contains(elementSize), "bit-shuffle element size \(elementSize) unsupported")
         precondition(destination.count >= source.count, "bit-shuffle destination too small")
-        guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
-        switch elementSize {
-        case 1: run(src, dst, count: source.count, size: 1, forward: true)
-        case 2: run(src, dst, count: source.count, size: 2, forward: true)
-        case 4: run(src, dst, count: source.count, size: 4, forward: true)
-        default: run(src, dst, count: source.count, size: 8, forward: true)
-        }
+        dispatch(source, destination, elementSize: elementSize, forward: true)
     }
 
     /// Reverses `shuffle`: `unshuffle(shuffle(x)) == x` for the same element size.
@@ -54,12 +48,20 @@ public enum BitShuffle {
                                  elementSize: Int) {
         precondition(supportedElementSizes.contains(elementSize), "bit-shuffle element size \(elementSize) unsupported")
         precondition(destination.count >= source.count, "bit-unshuffle destination too small")
+        dispatch(source, destination, elementSize: elementSize, forward: false)
+    }
+
+    /// Calls `run` with the element size as a literal, so each size gets its own specialised loop
+    /// (inlined, so that `forward` is a literal too).
+    @inline(__always)
+    private static func dispatch(_ source: UnsafeRawBufferPointer, _ destination: UnsafeMutableRawBufferPointer,
+                                 elementSize: Int, forward: Bool) {
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
         switch elementSize {
-        case 1: run(src, dst, count: source.count, size: 1, forward: false)
-        case 2: run(src, dst, count: source.count, size: 2, forward: false)
-        case 4: run(src, dst, count: source.count, size: 4, forward: false)
-        default: run(src, dst, count: source.count, size: 8, forward: false)
+        case 1: run(src, dst, count: source.count, size: 1, forward: forward)
+        case 2: run(src, dst, count: source.count, size: 2, forward: forward)
+        case 4: run(src, dst, count: source.count, size: 4, forward: forward)
+        default: run(src, dst, count: source.count, size: 8, forward: forward)
         }
     }
 

@@ -46,62 +46,10 @@ public final class ChunkCodec {
     ///   compression fails (for example a destination smaller than the bound that the data needs).
     public func encode(_ payload: UnsafeRawBufferPointer, elementType: ChunkElementType,
                        into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> (byteCount: Int, transforms: ChunkTransforms) {
-        let size = elementType.size
-        guard payload.count % size == 0 else { throw .payloadSize(byteCount: payload.count, elementType: elementType) }
-        let n = payload.count / size
+        guard payload.count % elementType.size == 0 else { throw .payloadSize(byteCount: payload.count, elementType: elementType) }
         ensureScratch(payload.count + 8)
-        var transforms: ChunkTransforms = []
-        var content = payload
-
-        switch elementType {
-        case .bytes:
-            break
-        case .float64:
-            if options.quantiseFloats, quantise(payload, count: n) {
-                transforms.insert(.quantised)
-                // scratchA now holds the Int16 counts.
-                var counts = UnsafeMutableRawBufferPointer(start: scratchA, count: 2 * n)
-                if options.delta {
-                    let c = counts.bindMemory(to: Int16.self)
-                    Delta.encode(UnsafeBufferPointer(c), into: c)
-                    transforms.insert(.delta)
-                }
-                // The step stays in front of the counts, unshuffled.
-                let body = UnsafeMutableRawBufferPointer(start: scratchB + 8, count: 2 * n)
-                if options.bitShuffle {
-                    BitShuffle.shuffle(UnsafeRawBufferPointer(counts), into: body, elementSize: 2)
-                    transforms.insert(.bitShuffle)
-                } else {
-                    body.copyMemory(from: UnsafeRawBufferPointer(counts))
-                }
-                counts = UnsafeMutableRawBufferPointer(start: scratchB, count: 8 + 2 * n)
-                content = UnsafeRawBufferPointer(counts)
-            } else if options.bitShuffle {
-                content = shuffle(payload, elementSize: 8, into: scratchB)
-                transforms.insert(.bitShuffle)
-            }
-        case .float32:
-            if options.bitShuffle {
-                content = shuffle(payload, elementSize: 4, into: scratchB)
-                transforms.insert(.bitShuffle)
-            }
-        case .int16, .int32:
-            if options.delta {
-                if elementType == .int16 {
-                    Delta.encode(payload.assumingMemoryBound(to: Int16.self),
-                                 into: UnsafeMutableRawBufferPointer(start: scratchA, count: payload.count).bindMemory(to: Int16.self))
-                } else {
-                    Delta.encode(payload.assumingMemoryBound(to: Int32.self),
-                                 into: UnsafeMutableRawBufferPointer(start: scratchA, count: payload.count).bindMemory(to: Int32.self))
-                }
-                content = UnsafeRawBufferPointer(start: scratchA, count: payload.count)
-                transforms.insert(.delta)
-            }
-            if options.bitShuffle {
-                content = shuffle(content, elementSize: size, into: scratchB)
-                transforms.insert(.bitShuffle)
-            }
-        }
+        let (content, transforms) = NumericTransform.apply(payload, elementType: elementType, options: options,
+                                                           scratch: scratchA, into: scratchB)
         do {
             return (try compressor.compress(content, into: destination), transforms)
         } catch { throw .zstd(error) }
@@ -129,7 +77,6 @@ public final class ChunkCodec {
                        into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> Int {
         let decoded = try Self.decodedSize(of: encoded, elementType: elementType, transforms: transforms)
         guard decoded <= destination.count else { throw .destinationTooSmall(needed: decoded, available: destination.count) }
-        let size = elementType.size
         let contentSize = transforms.contains(.quantised) ? 8 + decoded / 4 : decoded
         ensureScratch(decoded + 8)
         let direct = transforms.isEmpty
@@ -138,40 +85,11 @@ public final class ChunkCodec {
             _ = try decompressor.decompress(encoded, into: contentBuffer)
         } catch { throw .zstd(error) }
         if direct { return decoded }
-        let out = UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded])
-
-        if transforms.contains(.quantised) {
-            let step = Double(bitPattern: UInt64(littleEndian: scratchB.loadUnaligned(as: UInt64.self)))
-            guard step > 0, step.isFinite else { throw .invalidStep(step) }
-            let n = decoded / 8
-            let body = UnsafeRawBufferPointer(start: scratchB + 8, count: 2 * n)
-            let counts = UnsafeMutableRawBufferPointer(start: scratchA, count: 2 * n)
-            if transforms.contains(.bitShuffle) {
-                BitShuffle.unshuffle(body, into: counts, elementSize: 2)
-            } else {
-                counts.copyMemory(from: body)
-            }
-            let c = counts.bindMemory(to: Int16.self)
-            if transforms.contains(.delta) { Delta.decode(UnsafeBufferPointer(c), into: c) }
-            Quantisation.fromCounts(UnsafeBufferPointer(c), step: step, into: out.bindMemory(to: Double.self))
-            return decoded
-        }
-        let content = UnsafeRawBufferPointer(contentBuffer)
-        if transforms.contains(.delta) {
-            // Unshuffle into scratch A, then integrate into the destination.
-            let integers = UnsafeMutableRawBufferPointer(start: scratchA, count: decoded)
-            if transforms.contains(.bitShuffle) {
-                BitShuffle.unshuffle(content, into: integers, elementSize: size)
-            } else {
-                integers.copyMemory(from: content)
-            }
-            if elementType == .int16 {
-                Delta.decode(UnsafeBufferPointer(integers.bindMemory(to: Int16.self)), into: out.bindMemory(to: Int16.self))
-            } else {
-                Delta.decode(UnsafeBufferPointer(integers.bindMemory(to: Int32.self)), into: out.bindMemory(to: Int32.self))
-            }
-        } else {
-            BitShuffle.unshuffle(content, into: out, elementSize: size)
+        do throws(NumericTransform.Failure) {
+            try NumericTransform.reverse(UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
+                                         scratch: scratchA, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
+        } catch {
+            throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }
         return decoded
     }
@@ -179,43 +97,20 @@ public final class ChunkCodec {
     /// Checks the transforms against the element type and maps the content size to the payload size.
     private static func decodedSize(contentSize: Int, elementType: ChunkElementType,
                                     transforms: ChunkTransforms) throws(ChunkCodecError) -> Int {
-        let valid: Bool
-        switch elementType {
-        case .bytes: valid = transforms.isEmpty
-        case .float32: valid = transforms.isSubset(of: [.bitShuffle])
-        case .int16, .int32: valid = transforms.isSubset(of: [.bitShuffle, .delta])
-        case .float64:
-            valid = transforms.isSubset(of: .known)
-                && (transforms.contains(.quantised) || !transforms.contains(.delta))
+        do throws(NumericTransform.Failure) {
+            return try NumericTransform.payloadSize(storedSize: contentSize, elementType: elementType, transforms: transforms)
+        } catch {
+            throw codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }
-        guard valid else { throw .unsupportedTransforms(transforms, elementType: elementType) }
-        if transforms.contains(.quantised) {
-            guard contentSize >= 8, (contentSize - 8) % 2 == 0, (contentSize - 8) / 2 <= Int.max / 8 else {
-                throw .contentSize(contentSize, elementType: elementType, transforms: transforms)
-            }
-            return (contentSize - 8) / 2 * 8
-        }
-        guard contentSize % elementType.size == 0 else {
-            throw .contentSize(contentSize, elementType: elementType, transforms: transforms)
-        }
-        return contentSize
     }
 
-    /// Tries to turn a float64 payload into Int16 counts in scratch A and its step at the start of scratch B.
-    private func quantise(_ payload: UnsafeRawBufferPointer, count n: Int) -> Bool {
-        let values = payload.assumingMemoryBound(to: Double.self)
-        guard let step = Quantisation.candidateStep(values) else { return false }
-        let counts = UnsafeMutableRawBufferPointer(start: scratchA, count: 2 * n).bindMemory(to: Int16.self)
-        guard Quantisation.toCounts(values, step: step, into: counts) else { return false }
-        scratchB.storeBytes(of: step.bitPattern.littleEndian, as: UInt64.self)
-        return true
-    }
-
-    private func shuffle(_ source: UnsafeRawBufferPointer, elementSize: Int,
-                         into scratch: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
-        let out = UnsafeMutableRawBufferPointer(start: scratch, count: source.count)
-        BitShuffle.shuffle(source, into: out, elementSize: elementSize)
-        return UnsafeRawBufferPointer(out)
+    private static func codecError(_ failure: NumericTransform.Failure, contentSize: Int, elementType: ChunkElementType,
+                                   transforms: ChunkTransforms) -> ChunkCodecError {
+        switch failure {
+        case .invalidTransforms: .unsupportedTransforms(transforms, elementType: elementType)
+        case .storedSize: .contentSize(contentSize, elementType: elementType, transforms: transforms)
+        case .invalidStep(let step): .invalidStep(step)
+        }
     }
 
     private func ensureScratch(_ byteCount: Int) {

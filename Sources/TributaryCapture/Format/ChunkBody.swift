@@ -172,57 +172,22 @@ final class ChunkEncoder {
 
     /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
     private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
-        switch format {
-        case .float64:
-            let n = raw.count / 8
-            let values = raw.assumingMemoryBound(to: Double.self)
-            if options.quantiseFloats, let step = Quantisation.candidateStep(values) {
-                counts.reserve(2 * n)
-                let c = UnsafeMutableRawBufferPointer(start: counts.base, count: 2 * n).bindMemory(to: Int16.self)
-                if Quantisation.toCounts(values, step: step, into: c) {
-                    var transforms: ChunkTransforms = [.quantised]
-                    out.put(step.bitPattern, at: 0)
-                    if options.delta {
-                        Delta.encode(UnsafeBufferPointer(c), into: c)
-                        transforms.insert(.delta)
-                    }
-                    let dst = UnsafeMutableRawBufferPointer(start: out + 8, count: 2 * n)
-                    if options.bitShuffle {
-                        BitShuffle.shuffle(UnsafeRawBufferPointer(c), into: dst, elementSize: 2)
-                        transforms.insert(.bitShuffle)
-                    } else {
-                        dst.copyMemory(from: UnsafeRawBufferPointer(c))
-                    }
-                    return (transforms, 8 + 2 * n)
-                }
-            }
-            return plain(raw, elementSize: 8, into: out)
-        case .float32:
-            return plain(raw, elementSize: 4, into: out)
-        case .int16:
-            guard options.delta else { return plain(raw, elementSize: 2, into: out) }
-            let n = raw.count / 2
-            counts.reserve(raw.count)
-            let c = UnsafeMutableRawBufferPointer(start: counts.base, count: raw.count).bindMemory(to: Int16.self)
-            Delta.encode(raw.assumingMemoryBound(to: Int16.self), into: c)
-            let dst = UnsafeMutableRawBufferPointer(start: out, count: 2 * n)
-            if options.bitShuffle {
-                BitShuffle.shuffle(UnsafeRawBufferPointer(c), into: dst, elementSize: 2)
-                return ([.delta, .bitShuffle], raw.count)
-            }
-            dst.copyMemory(from: UnsafeRawBufferPointer(c))
-            return ([.delta], raw.count)
-        }
+        counts.reserve(raw.count)
+        let (stored, transforms) = NumericTransform.apply(raw, elementType: format.chunkElementType, options: options,
+                                                          scratch: counts.base, into: out)
+        if stored.baseAddress != UnsafeRawPointer(out), !stored.isEmpty { out.copyMemory(from: stored.baseAddress!, byteCount: stored.count) }
+        return (transforms, stored.count)
     }
+}
 
-    private func plain(_ raw: UnsafeRawBufferPointer, elementSize: Int, into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
-        let dst = UnsafeMutableRawBufferPointer(start: out, count: raw.count)
-        if options.bitShuffle {
-            BitShuffle.shuffle(raw, into: dst, elementSize: elementSize)
-            return ([.bitShuffle], raw.count)
+extension SampleFormat {
+    /// The chunk element type of a stream of samples of this format.
+    var chunkElementType: ChunkElementType {
+        switch self {
+        case .float64: .float64
+        case .float32: .float32
+        case .int16: .int16
         }
-        if raw.count > 0 { dst.copyMemory(from: raw) }
-        return ([], raw.count)
     }
 }
 
@@ -375,38 +340,19 @@ final class ChunkDecoder {
 
     private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
                              into out: UnsafeMutableRawPointer, stream: Int) throws(RecordEnvelope.Problem) {
-        let dst = UnsafeMutableRawBufferPointer(start: out, count: raw)
-        let valid: Bool
-        switch format {
-        case .float64: valid = transforms.isSubset(of: .known) && (transforms.contains(.quantised) || !transforms.contains(.delta))
-        case .float32: valid = transforms.isSubset(of: [.bitShuffle])
-        case .int16: valid = transforms.isSubset(of: [.bitShuffle, .delta])
-        }
-        guard valid else { throw .invalidField("chunk stream \(stream): transforms \(transforms) do not apply to \(format)") }
-        if transforms.contains(.quantised) {
-            let n = raw / 8
-            guard source.count == 8 + 2 * n else { throw .invalidField("chunk stream \(stream): quantised size \(source.count) != 8 + 2 × \(n)") }
-            let step = Double(bitPattern: source.u64(0))
-            guard step > 0, step.isFinite else { throw .invalidField("chunk stream \(stream): quantisation step \(step) invalid") }
-            counts.reserve(2 * n)
-            let c = UnsafeMutableRawBufferPointer(start: counts.base, count: 2 * n)
-            let body = UnsafeRawBufferPointer(rebasing: source[8...])
-            if transforms.contains(.bitShuffle) { BitShuffle.unshuffle(body, into: c, elementSize: 2) } else { c.copyMemory(from: body) }
-            let k = c.bindMemory(to: Int16.self)
-            if transforms.contains(.delta) { Delta.decode(UnsafeBufferPointer(k), into: k) }
-            Quantisation.fromCounts(UnsafeBufferPointer(k), step: step, into: dst.bindMemory(to: Double.self))
-            return
-        }
-        guard source.count == raw else { throw .invalidField("chunk stream \(stream): stored size \(source.count) != \(raw)") }
-        if transforms.contains(.delta) {
-            counts.reserve(raw)
-            let c = UnsafeMutableRawBufferPointer(start: counts.base, count: raw)
-            if transforms.contains(.bitShuffle) { BitShuffle.unshuffle(source, into: c, elementSize: 2) } else { c.copyMemory(from: source) }
-            Delta.decode(UnsafeBufferPointer(c.bindMemory(to: Int16.self)), into: dst.bindMemory(to: Int16.self))
-        } else if transforms.contains(.bitShuffle) {
-            BitShuffle.unshuffle(source, into: dst, elementSize: format.size)
-        } else if raw > 0 {
-            dst.copyMemory(from: source)
+        counts.reserve(raw)
+        do throws(NumericTransform.Failure) {
+            try NumericTransform.reverse(source, elementType: format.chunkElementType, transforms: transforms, scratch: counts.base,
+                                         into: UnsafeMutableRawBufferPointer(start: out, count: raw))
+        } catch {
+            switch error {
+            case .invalidTransforms:
+                throw .invalidField("chunk stream \(stream): transforms \(transforms) do not apply to \(format)")
+            case .storedSize:
+                throw .invalidField("chunk stream \(stream): \(source.count) stored bytes cannot hold \(raw) bytes of \(format) with \(transforms)")
+            case .invalidStep(let step):
+                throw .invalidField("chunk stream \(stream): quantisation step \(step) invalid")
+            }
         }
     }
 }
