@@ -32,6 +32,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let slowConsumer = ErrorCode(rawValue: 13)
     /// 14: a reassembled file or image does not match its MD5.
     public static let checksumMismatch = ErrorCode(rawValue: 14)
+    /// 15: the publisher has as many sessions as it accepts; try again later.
+    public static let publisherFull = ErrorCode(rawValue: 15)
 
     /// SCCT's name for the code.
     public var name: String {
@@ -50,6 +52,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case 12: "protocol violation"
         case 13: "slow consumer"
         case 14: "checksum mismatch"
+        case 15: "publisher full"
         default: "error \(rawValue)"
         }
     }

@@ -140,7 +140,10 @@ func freePort() throws -> Int {
 
     @Test func misbehavingClientsAreDroppedWhileOthersContinue() throws {
         let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=s,rate=2000,channels=1,freq=5,noise=0,block=10"))
-        let publisher = try makePublisher(sources: [source]) { $0.maxInboundFrameSize = 4_096 }
+        let publisher = try makePublisher(sources: [source]) {
+            $0.maxInboundFrameSize = 4_096
+            $0.maxInboundTransferSize = 2_000
+        }
         defer { publisher.stop() }
         let subject = try Subject()
         let recorder = Recorder()
@@ -159,13 +162,15 @@ func freePort() throws -> Int {
         #expect(garbage.receive(until: .welcome) != nil)
         try garbage.socket.send(Array("garbage garbage garbage garbage garbage!".utf8))
         #expect(errorReport(in: garbage.receive(until: .close))?.code == .malformedFrame)
-        // A frame over the publisher's limit: error 11.
+        // A file over the publisher's transfer limit: error 11.
         let large = try RawClient(port: publisher.port!)
         try large.hello()
         #expect(large.receive(until: .welcome) != nil)
-        try large.send(.xml(String(repeating: "x", count: 8_000)), sequence: 1)
+        let oversized = BlobChunk.chunks(of: [UInt8](repeating: 7, count: 3_000), transferID: 9, name: "big", chunkSize: 1_000)[0]
+        try large.send(.file(oversized), sequence: 1)
         #expect(errorReport(in: large.receive(until: .close))?.code == .tooLarge)
-        // A message part larger than libzmq's limit: the connection is dropped outright.
+        // A message part larger than the frame limit: libzmq drops the connection outright, and the
+        // publisher forgets the session with it (no heartbeat needed: the monitor reports it).
         let huge = try RawClient(port: publisher.port!)
         try huge.hello()
         #expect(huge.receive(until: .welcome) != nil)

@@ -208,8 +208,11 @@ public final class Publisher: Sendable {
                                    sessionsRefused: engineCounts?.4 ?? 0, sessions: engineCounts?.5 ?? 0)
     }
 
-    /// Stops the sources, closes every session (close frames with code 0, given 200 ms to leave) and
-    /// the socket, and joins the threads. Idempotent.
+    /// How long `stop` gives queued frames and the final closes to reach slow subscribers.
+    static let closeDrainMilliseconds = 2_000
+
+    /// Stops the sources, closes every session (close frames with code 0 after the last frame queued
+    /// for it, given up to 2 s to leave) and the socket, and joins the threads. Idempotent.
     /// - Parameter reason: the reason in the close frames (subscribers show it).
     public func stop(reason: String = "the publisher is stopping") {
         if stopped.exchange(true, ordering: .sequentiallyConsistent) { return }
@@ -218,7 +221,13 @@ public final class Publisher: Sendable {
         _ = try? loop.performAndWait { engine, _ in
             engine.drainHandOff()
             engine.closeAll(reason: reason)
-            try? engine.router.setOption(.linger, 200)
+            // What is queued, the closes included, may take this long to leave before the socket goes.
+            try? engine.router.setOption(.linger, Int32(Self.closeDrainMilliseconds))
+        }
+        // A close that found its subscriber's queue full waits for room, up to the same bound.
+        let deadline = ContinuousClock.now + .milliseconds(Self.closeDrainMilliseconds)
+        while ContinuousClock.now < deadline, (try? loop.performAndWait({ engine, _ in engine.retryClosing() })) == false {
+            Thread.sleep(forTimeInterval: 0.002)
         }
         loop.shutdown()
     }

@@ -23,6 +23,13 @@ public struct PublisherCurve: Sendable {
 }
 
 /// Everything a `Publisher` is configured with; all fields have working defaults except the endpoint.
+///
+/// The limits bound what a peer can make the publisher hold (docs/PROTOCOL.md §4.6): a connection
+/// that has not opened a session holds at most one partial message of `maxInboundFrameSize` bytes in
+/// libzmq, and there are at most `maxPendingPeers` of them, so all peers without a session together
+/// hold at most `maxPendingPeers × maxInboundFrameSize` (32 MiB with the defaults); each session may
+/// hold at most `maxInboundTransferSize` of files being reassembled, all sessions together at most
+/// `maxReassemblyBytes`.
 public struct PublisherConfiguration: Sendable {
     /// Where to listen: `tcp://0.0.0.0:5560`, `tcp://127.0.0.1:0` (any free port; read `Publisher.endpoint`).
     public var endpoint: String
@@ -36,29 +43,42 @@ public struct PublisherConfiguration: Sendable {
     public var slowConsumerPolicy: SlowConsumerPolicy
     /// Frames queued per subscriber (libzmq's send high-water mark counts messages) before it counts as full.
     public var subscriberQueueFrames: Int32
-    /// Largest frame a subscriber may send (header + payload); a larger one is answered with error 11
-    /// and the session closed; libzmq disconnects a peer that sends a message part larger still.
+    /// Largest frame (header + payload) a peer may send, as one libzmq message part; libzmq closes the
+    /// connection of a peer that sends a larger part (so no more than this is ever held for a peer's
+    /// unfinished message). Subscribers send files and images in chunks well below it.
     public var maxInboundFrameSize: Int
-    /// Largest file or image a subscriber may send (sum of its chunks).
+    /// Largest file or image a subscriber may send (sum of its chunks); also what one session may hold
+    /// of unfinished transfers together.
     public var maxInboundTransferSize: UInt64
+    /// What all sessions together may hold of unfinished file and image transfers; a chunk that would
+    /// exceed it is refused with error 11 (the transfer is dropped, the session stays).
+    public var maxReassemblyBytes: UInt64
+    /// Connections that have not opened a session (no accepted hello yet, or refused): a new
+    /// connection beyond this is closed at once.
+    public var maxPendingPeers: Int
+    /// Sessions open at once; a hello beyond this is refused with error 15.
+    public var maxSessions: Int
+    /// Time a connection has to send an acceptable hello; then it is closed.
+    public var helloDeadline: Duration
+    /// Largest session timeout a hello may ask for; larger ones are lowered to it (the welcome says
+    /// which timeout applies). Non-finite timeouts are refused with error 2.
+    public var maxSessionTimeout: Duration
+    /// Filters (analog and array) one session may define at once; one more is refused with error 12.
+    public var maxFiltersPerSession: Int
     /// Frames `publish` may have waiting for the publisher's thread before it refuses more.
     public var handOffCapacity: Int
     /// Send a digital frame only when some line changed since the last one sent for its source.
     public var digitalOnChangeOnly: Bool
-    /// ZMTP heartbeats on every connection: a PING each `heartbeatInterval`; a connection silent for
-    /// `heartbeatTimeout` after a PING is closed. Keep the timeout above the longest stall a slow
-    /// subscriber should survive (a stalled subscriber whose connection is closed loses its session).
-    public var heartbeatInterval: Duration
-    public var heartbeatTimeout: Duration
     /// Optional CURVE encryption; a `ZMQZAPHandler` must then run on the publisher's context.
     public var curve: PublisherCurve?
 
     public init(endpoint: String, apiKey: String, description: String = "Tributary publisher",
                 maxClockSkew: Duration? = .seconds(300), slowConsumerPolicy: SlowConsumerPolicy = .dropAndCount,
-                subscriberQueueFrames: Int32 = 1_000, maxInboundFrameSize: Int = 16 << 20,
-                maxInboundTransferSize: UInt64 = 256 << 20, handOffCapacity: Int = 4_096,
-                digitalOnChangeOnly: Bool = false, heartbeatInterval: Duration = .seconds(1),
-                heartbeatTimeout: Duration = .seconds(10), curve: PublisherCurve? = nil) {
+                subscriberQueueFrames: Int32 = 1_000, maxInboundFrameSize: Int = 1 << 20,
+                maxInboundTransferSize: UInt64 = 64 << 20, maxReassemblyBytes: UInt64 = 256 << 20,
+                maxPendingPeers: Int = 32, maxSessions: Int = 256, helloDeadline: Duration = .seconds(10),
+                maxSessionTimeout: Duration = .seconds(3_600), maxFiltersPerSession: Int = 16,
+                handOffCapacity: Int = 4_096, digitalOnChangeOnly: Bool = false, curve: PublisherCurve? = nil) {
         self.endpoint = endpoint
         self.apiKey = apiKey
         self.description = description
@@ -67,12 +87,20 @@ public struct PublisherConfiguration: Sendable {
         self.subscriberQueueFrames = subscriberQueueFrames
         self.maxInboundFrameSize = maxInboundFrameSize
         self.maxInboundTransferSize = maxInboundTransferSize
+        self.maxReassemblyBytes = maxReassemblyBytes
+        self.maxPendingPeers = maxPendingPeers
+        self.maxSessions = maxSessions
+        self.helloDeadline = helloDeadline
+        self.maxSessionTimeout = maxSessionTimeout
+        self.maxFiltersPerSession = maxFiltersPerSession
         self.handOffCapacity = handOffCapacity
         self.digitalOnChangeOnly = digitalOnChangeOnly
-        self.heartbeatInterval = heartbeatInterval
-        self.heartbeatTimeout = heartbeatTimeout
         self.curve = curve
     }
+
+    /// The most that connections without a session can make the publisher hold together, in bytes
+    /// (`maxPendingPeers × maxInboundFrameSize`).
+    public var pendingPeerMemoryBound: Int { maxPendingPeers * maxInboundFrameSize }
 }
 
 /// One subscriber as the publisher sees it (`Publisher.subscribers()`).

@@ -15,6 +15,20 @@ final class PublisherEngine {
     let core: PublisherCore
     let router: ZMQSocket
     let endpoint: String
+    /// Connection events of the ROUTER (accepted, disconnected): the only way to learn that a peer
+    /// is gone without ZMTP heartbeats, and to bound the peers that have no session.
+    private let monitor: ZMQMonitor
+    private let connections: PeerConnections
+    /// Replies to peers without a session: at most one a second per peer (`ClosedPeer`) and at most
+    /// `replyBurst` in a burst, `replyRate` a second, for all of them together.
+    private var replyTokens: Double
+    private var replyTokensUpdatedNs: UInt64 = 0
+    private static let replyBurst = 32.0
+    private static let replyRate = 16.0
+    private(set) var repliesSuppressed: UInt64 = 0
+    /// Bytes held by unfinished file and image transfers of every session.
+    private var reassemblyBytes: UInt64 = 0
+    private let filterLimits: FilterLimits
     private var sessions: [Session] = []
     private var byRoutingID: [[UInt8]: Session] = [:]
     private var closedPeers: [[UInt8]: ClosedPeer] = [:]
@@ -42,22 +56,28 @@ final class PublisherEngine {
         let configuration = core.configuration
         var settings = ZMQRouterSettings()
         settings.sendHighWaterMark = configuration.subscriberQueueFrames
-        settings.heartbeatInterval = configuration.heartbeatInterval
-        settings.heartbeatTimeout = configuration.heartbeatTimeout
-        // libzmq limits each message part and drops a connection that exceeds it without a word; the
-        // frame limit proper is checked on the header, so frames up to twice the limit get a polite
-        // error 11 and only larger parts are cut off by libzmq.
-        settings.maxInboundMessageSize = 2 * Int64(configuration.maxInboundFrameSize) + 64
+        // libzmq closes, without a word, the connection of a peer that sends a larger part: this is
+        // what bounds the memory a peer's unfinished message can hold (docs/PROTOCOL.md §4.6).
+        settings.maxInboundMessageSize = Int64(configuration.maxInboundFrameSize)
         maxFrameSize = configuration.maxInboundFrameSize
         let router = try ZMQSocket.publisherRouter(context: scope.context, settings: settings)
         if let curve = configuration.curve { try router.enableCurveServer(keys: curve.keys, zapDomain: curve.zapDomain) }
+        // The monitor starts before bind so that no connection is accepted unseen.
+        monitor = try router.startMonitor(events: [.accepted, .disconnected])
         try router.bind(configuration.endpoint)
         endpoint = try router.lastEndpoint()
         self.router = router
+        connections = PeerConnections(maxPending: max(1, configuration.maxPendingPeers),
+                                      helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline))
+        replyTokens = Self.replyBurst
+        var channelCounts: [UInt32: Int] = [:]
+        for source in core.sources { channelCounts[source.info.id] = source.configuration.channels.count }
+        filterLimits = FilterLimits(maxFilters: max(1, configuration.maxFiltersPerSession), channelCounts: channelCounts)
         // Session ids are not guessable across restarts (a subscriber log mentioning one is unambiguous).
         nextSessionID = UInt64.random(in: 1...(UInt64(1) << 40))
         drained.reserveCapacity(core.handOff.capacity)
         scope.register(router) { [unowned self] _, _ in self.receiveAll() }
+        scope.register(monitor.socket) { [unowned self] _, _ in self.readConnectionEvents() }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
     }
 
@@ -203,14 +223,20 @@ final class PublisherEngine {
 
     private func handle(_ parts: [ZMQReceivedMessage], now: UInt64) {
         let routingID = parts[0].bytes
+        let fd = parts.count > 1 ? parts[1].sourceFileDescriptor : nil
         let session = byRoutingID[routingID]
+        if session == nil, case .refused? = connections.state(of: fd) {
+            // Refused, closing shortly: nothing it sends is read, and answers stay rate-limited.
+            answerUnknownPeer(routingID, fd: fd, now: now)
+            return
+        }
         let inbound: InboundFrame
         do throws(WireError) {
             inbound = try MessageFraming.decode(parts[1...], maxFrameSize: maxFrameSize)
         } catch {
             let report = error.code == .frameTooLarge
                 ? ErrorReport(.tooLarge, "\(error)") : ErrorReport(.malformedFrame, "\(error)")
-            if let session { end(session, report, now: now) } else { refuse(routingID, report, now: now) }
+            if let session { end(session, report, now: now) } else { refuse(routingID, fd: fd, report, now: now) }
             return
         }
         if let session, let curveUser = session.userID, parts[1].metadata("User-Id") != curveUser {
@@ -219,15 +245,33 @@ final class PublisherEngine {
         }
         guard let session else {
             if case .frame(let frame) = inbound, frame.header.kind == .hello {
-                accept(frame, routingID: routingID, firstPart: parts[1], now: now)
+                accept(frame, routingID: routingID, fd: fd, firstPart: parts[1], now: now)
             } else {
-                answerUnknownPeer(routingID, now: now)
+                answerUnknownPeer(routingID, fd: fd, now: now)
             }
             return
         }
         session.lastHeardNs = now
         guard case .frame(let frame) = inbound else { return }  // keepalive or ignorable extension
         handle(frame, from: session, now: now)
+    }
+
+    /// Reads the ROUTER's connection events: counts connections, closes the excess, and forgets the
+    /// session of a connection that is gone (a peer that vanished before `start` or during a stall).
+    private func readConnectionEvents() {
+        let now = monotonicNanoseconds()
+        while true {
+            let event: ZMQMonitorEvent?
+            do throws(ZMQError) { event = try monitor.receiveEvent(flags: .dontWait) } catch { return }
+            guard let event else { continue }
+            let fd = Int32(bitPattern: event.value)
+            if event.event == .accepted {
+                connections.accepted(fd: fd, now: now)
+            } else if event.event == .disconnected, let id = connections.disconnected(fd: fd),
+                      let session = sessions.first(where: { $0.sessionID == id }) {
+                forget(session)
+            }
+        }
     }
 
     private func handle(_ frame: Frame, from session: Session, now: UInt64) {
@@ -247,7 +291,7 @@ final class PublisherEngine {
             }
         case .analogFilter, .arrayFilter, .removeFilter:
             do throws(FilterRequestError) {
-                try session.filters.apply(frame)
+                try session.filters.apply(frame, limits: filterLimits)
             } catch {
                 end(session, ErrorReport(.protocolViolation, error.message), now: now)
             }
@@ -257,6 +301,7 @@ final class PublisherEngine {
             if losslessHead < lossless.count { pumpLossless(now: now) }
         case .close:
             forget(session)
+            connections.endedSession(on: session.fileDescriptor, refused: false, now: now)
         case .message, .xml, .array, .analog, .digital, .error:
             guard let payload = decodedPayload(frame, session, now) else { return }
             let content: ReceivedContent
@@ -277,11 +322,24 @@ final class PublisherEngine {
             case .file(let c), .image(let c): chunk = c
             default: return
             }
-            do throws(BlobError) {
-                guard let blob = try session.assembler.add(chunk) else { return }
+            let heldBefore = session.assembler.pendingBytes
+            // The publisher-wide budget: a chunk that would take all sessions past it is refused.
+            if reassemblyBytes + UInt64(chunk.content.count) > core.configuration.maxReassemblyBytes {
+                session.assembler.removeAll()
+                reassemblyBytes -= heldBefore
+                _ = session.send(.error(ErrorReport(.tooLarge, "transfer \(chunk.transferID): the publisher holds \(reassemblyBytes) bytes of unfinished transfers, its limit is \(core.configuration.maxReassemblyBytes); this session's transfers were dropped")), on: router, now: now)
+                return
+            }
+            let added: Result<AssembledBlob?, BlobError>
+            do throws(BlobError) { added = .success(try session.assembler.add(chunk)) } catch { added = .failure(error) }
+            reassemblyBytes = reassemblyBytes - heldBefore + session.assembler.pendingBytes
+            switch added {
+            case .success(let blob?):
                 let file = ReceivedFile(blob)
                 deliver(header.kind == .file ? .file(file) : .image(file), header, from: session)
-            } catch {
+            case .success(nil):
+                break
+            case .failure(let error):
                 switch error.reason {
                 case .checksumMismatch:
                     _ = session.send(.error(ErrorReport(.checksumMismatch, error.description)), on: router, now: now)
@@ -312,41 +370,48 @@ final class PublisherEngine {
 
     // MARK: Sessions
 
-    private func accept(_ frame: Frame, routingID: [UInt8], firstPart: ZMQReceivedMessage, now: UInt64) {
+    private func accept(_ frame: Frame, routingID: [UInt8], fd: Int32?, firstPart: ZMQReceivedMessage, now: UInt64) {
         let hello: Hello
         do throws(WireError) {
             guard case .hello(let h) = try frame.payload() else { return }
             hello = h
         } catch {
-            refuse(routingID, ErrorReport(.malformedFrame, "\(error)"), now: now)
+            refuse(routingID, fd: fd, ErrorReport(.malformedFrame, "\(error)"), now: now)
             return
         }
         let configuration = core.configuration
         if !core.acceptsAPIKey(hello.apiKey) {
-            refuse(routingID, ErrorReport(.wrongAPIKey, "the API key is incorrect"), now: now)
+            refuse(routingID, fd: fd, ErrorReport(.wrongAPIKey, "the API key is incorrect"), now: now)
             return
         }
-        if !(hello.timeoutSeconds > 1) {
-            refuse(routingID, ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not more than 1 s"), now: now)
+        guard hello.timeoutSeconds.isFinite, hello.timeoutSeconds > 1 else {
+            refuse(routingID, fd: fd, ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not a finite number of seconds above 1"), now: now)
             return
         }
         if let skew = configuration.maxClockSkew {
             let difference = (Double(wallClockNanoseconds()) - Double(frame.header.timestampNs)) / 1e9
             let bound = Double(skew.components.seconds) + Double(skew.components.attoseconds) / 1e18
             if abs(difference) > bound {
-                refuse(routingID, ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"), now: now)
+                refuse(routingID, fd: fd, ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"), now: now)
                 return
             }
         }
+        if sessions.count >= configuration.maxSessions {
+            refuse(routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"), now: now)
+            return
+        }
         let userID = configuration.curve != nil ? firstPart.metadata("User-Id") : nil
-        let session = Session(sessionID: nextSessionID, routingID: routingID, hello: hello,
+        let timeoutNs = min(UInt64(hello.timeoutSeconds * 1e9), Self.nanoseconds(configuration.maxSessionTimeout))
+        let session = Session(sessionID: nextSessionID, routingID: routingID, hello: hello, timeoutNs: timeoutNs,
                               address: firstPart.metadata("Peer-Address") ?? "", userID: userID,
                               maxTransferSize: configuration.maxInboundTransferSize, now: now)
+        session.fileDescriptor = fd
         nextSessionID += 1
         sessionsOpened += 1
         closedPeers[routingID] = nil
         sessions.append(session)
         byRoutingID[routingID] = session
+        connections.openedSession(session.sessionID, on: fd)
         let welcome = Welcome(sessionID: session.sessionID, publisherDescription: configuration.description,
                               sources: core.sources.map(\.info))
         guard session.send(.welcome(welcome), on: router, now: now) != .gone else { return forget(session) }
@@ -355,24 +420,42 @@ final class PublisherEngine {
         }
     }
 
-    /// Answers a peer without a session with an error and a close (the hello was refused, or it never sent one).
-    private func refuse(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64) {
+    /// Refuses a peer without a session (its hello was refused, or it sent something else first):
+    /// an error and a close, within the reply limits, and its connection is closed shortly after.
+    private func refuse(_ routingID: [UInt8], fd: Int32?, _ report: ErrorReport, now: UInt64) {
         sessionsRefused += 1
-        let answered = sendErrorAndClose(report, to: routingID, firstSequence: 0)
+        connections.refused(fd, now: now)
+        if closedPeers[routingID] != nil { return answerUnknownPeer(routingID, fd: fd, now: now) }
+        let answered = takeReplyToken(now: now) && sendErrorAndClose(report, to: routingID, firstSequence: 0)
         remember(routingID, report, now: now, answered: answered)
     }
 
     /// A frame from a peer without a session: answer with the reason its session ended (or error 12),
-    /// at most once a second per peer so that a flood is not amplified.
-    private func answerUnknownPeer(_ routingID: [UInt8], now: UInt64) {
-        if var closed = closedPeers[routingID] {
-            guard now &- closed.lastAnsweredNs >= 1_000_000_000 else { return }
-            closed.lastAnsweredNs = now
-            closedPeers[routingID] = closed
-            sendErrorAndClose(ErrorReport(closed.code, closed.reason), to: routingID, firstSequence: 0)
-            return
+    /// at most once a second per peer and within the publisher-wide reply budget, so that nothing a
+    /// peer sends before it has a session is amplified (docs/PROTOCOL.md §4.3).
+    private func answerUnknownPeer(_ routingID: [UInt8], fd: Int32?, now: UInt64) {
+        guard var closed = closedPeers[routingID] else {
+            return refuse(routingID, fd: fd, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
         }
-        refuse(routingID, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
+        connections.refused(fd, now: now)
+        guard now &- closed.lastAnsweredNs >= 1_000_000_000 else { return }
+        guard takeReplyToken(now: now) else { return }
+        closed.lastAnsweredNs = now
+        closedPeers[routingID] = closed
+        sendErrorAndClose(ErrorReport(closed.code, closed.reason), to: routingID, firstSequence: 0)
+    }
+
+    /// One reply from the publisher-wide budget for peers without a session (a token bucket).
+    private func takeReplyToken(now: UInt64) -> Bool {
+        let elapsed = Double(now &- replyTokensUpdatedNs) / 1e9
+        replyTokensUpdatedNs = now
+        replyTokens = min(Self.replyBurst, replyTokens + elapsed * Self.replyRate)
+        guard replyTokens >= 1 else {
+            repliesSuppressed += 1
+            return false
+        }
+        replyTokens -= 1
+        return true
     }
 
     @discardableResult
@@ -391,18 +474,25 @@ final class PublisherEngine {
     }
 
     /// Remembers why a peer has no session, to tell it again if it keeps talking (`answered`: whether the
-    /// error just went out; if it did not, the next frame from the peer is answered at once).
+    /// error just went out; if it did not, the next frame from the peer may be answered at once). The
+    /// table is bounded: when full, the oldest half goes (its peers are answered again, still within
+    /// the publisher-wide reply budget).
     private func remember(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64, answered: Bool) {
-        if closedPeers.count >= 4_096 { closedPeers.removeAll() }
+        if closedPeers.count >= 4_096 {
+            let sorted = closedPeers.sorted { $0.value.expiresNs < $1.value.expiresNs }
+            for (key, _) in sorted.prefix(2_048) { closedPeers[key] = nil }
+        }
         closedPeers[routingID] = ClosedPeer(code: report.code, reason: report.message, lastAnsweredNs: answered ? now : 0,
                                             expiresNs: now + 60_000_000_000)
     }
 
-    /// Ends a session with an error: error and close frames (best effort), then forgets it.
+    /// Ends a session with an error: error and close frames (best effort), then forgets it; its
+    /// connection is closed shortly after.
     func end(_ session: Session, _ report: ErrorReport, now: UInt64) {
         let answered = session.send(.error(report), on: router, now: now) == .sent
         _ = session.send(.close(Close(code: report.code, reason: report.message)), on: router, now: now)
         forget(session)
+        connections.endedSession(on: session.fileDescriptor, refused: true, now: now)
         remember(session.routingID, report, now: now, answered: answered)
     }
 
@@ -410,6 +500,8 @@ final class PublisherEngine {
         guard byRoutingID[session.routingID] === session else { return }
         byRoutingID[session.routingID] = nil
         sessions.removeAll { $0 === session }
+        reassemblyBytes -= session.assembler.pendingBytes
+        session.assembler.removeAll()
         publishStartedCount()
         if losslessHead < lossless.count { pumpLossless(now: monotonicNanoseconds()) }
     }
@@ -420,21 +512,39 @@ final class PublisherEngine {
         core.startedSessions.store(started, ordering: .releasing)
     }
 
-    /// Closes every session normally (publisher shutdown).
+    /// Sessions whose normal close could not be queued yet (their queue was full), with its reason.
+    private var closing: [Session] = []
+    private var closingReason = ""
+
+    /// Closes every session normally (publisher shutdown). A close that does not fit in a full queue
+    /// is retried by `retryClosing` — it must follow the last frame, never replace it.
     func closeAll(reason: String) {
         let now = monotonicNanoseconds()
-        for session in sessions {
-            _ = session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: reason)), on: router, now: now)
-        }
+        closingReason = reason
+        closing = sessions.filter { sendClose($0, now: now) == .dropped }
         sessions.removeAll()
         byRoutingID.removeAll()
         publishStartedCount()
     }
 
+    /// Tries again to queue the closes `closeAll` could not; true when none is left.
+    func retryClosing() -> Bool {
+        let now = monotonicNanoseconds()
+        closing.removeAll { sendClose($0, now: now) != .dropped }
+        return closing.isEmpty
+    }
+
+    private func sendClose(_ session: Session, now: UInt64) -> Session.SendOutcome {
+        session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: closingReason)), on: router, now: now, retryable: true)
+    }
+
     // MARK: Housekeeping
 
     private func housekeeping() {
+        // Every pending connection event first: the table must be current before it closes anything.
+        readConnectionEvents()
         let now = monotonicNanoseconds()
+        connections.closeOverdue(now: now)
         var gone: [Session] = []
         var expired: [Session] = []
         for session in sessions {
@@ -453,5 +563,14 @@ final class PublisherEngine {
     }
 
     var subscriberInfos: [SubscriberInfo] { sessions.map(\.info) }
+    /// Connections without a session, as the monitor counts them.
+    var pendingPeerCount: Int { connections.pendingCount }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? UInt64.max : whole &+ UInt64(attoseconds / 1_000_000_000)
+    }
     var sessionCount: Int { sessions.count }
 }

@@ -35,7 +35,11 @@ final class Session {
     var lastHeardNs: UInt64
     private(set) var lastSentNs: UInt64
 
-    init(sessionID: UInt64, routingID: [UInt8], hello: Hello, address: String, userID: String?,
+    /// The TCP connection the session was opened on (nil for inproc).
+    var fileDescriptor: Int32?
+
+    /// - Parameter timeoutNs: the hello's timeout, already checked and bounded by the publisher.
+    init(sessionID: UInt64, routingID: [UInt8], hello: Hello, timeoutNs: UInt64, address: String, userID: String?,
          maxTransferSize: UInt64, now: UInt64) {
         self.sessionID = sessionID
         self.routingID = routingID
@@ -44,7 +48,7 @@ final class Session {
         self.userID = userID
         connectedSince = .now
         connectedSinceUnixNs = wallClockNanoseconds()
-        timeoutNs = UInt64(min(hello.timeoutSeconds, 1e9) * 1e9)
+        self.timeoutNs = timeoutNs
         sourceFilterEnabled = hello.sourceFilterEnabled
         assembler = BlobAssembler(maxTransferSize: maxTransferSize, maxPendingTransfers: 4)
         lastHeardNs = now
@@ -68,11 +72,14 @@ final class Session {
     }
 
     /// Sends one frame under this session's next sequence number, first announcing any pending gap.
-    func send(header: FrameHeader, payload: inout ZMQMessage?, on socket: ZMQSocket, now: UInt64) -> SendOutcome {
+    /// - Parameter retryable: when the queue is full, report `.dropped` without consuming a sequence
+    ///   number, so that the caller can send the same frame again later (the final close).
+    func send(header: FrameHeader, payload: inout ZMQMessage?, on socket: ZMQSocket, now: UInt64,
+              retryable: Bool = false) -> SendOutcome {
         if gapCount > 0 {
             switch sendGapNotice(on: socket, now: now) {
             case .sent: break
-            case .dropped: return drop()
+            case .dropped: return retryable ? .dropped : drop()
             case .gone: return .gone
             }
         }
@@ -81,7 +88,8 @@ final class Session {
         do throws(ZMQError) {
             try MessageFraming.send(header: header, payload: &payload, routingID: routingID, on: socket)
         } catch {
-            return error.code == .again ? drop() : .gone
+            guard error.code == .again else { return .gone }
+            return retryable ? .dropped : drop()
         }
         nextSequence += 1
         framesSent += 1
@@ -90,13 +98,14 @@ final class Session {
     }
 
     /// Sends a frame encoded here (control frames: welcome, configuration, error, close).
-    func send(_ package: Package, sourceID: UInt32 = 0, on socket: ZMQSocket, now: UInt64) -> SendOutcome {
+    func send(_ package: Package, sourceID: UInt32 = 0, on socket: ZMQSocket, now: UInt64,
+              retryable: Bool = false) -> SendOutcome {
         let frame = Frame(encoding: package, timestampNs: wallClockNanoseconds(), sourceID: sourceID)
         do throws(ZMQError) {
             var payload = try MessageFraming.payloadMessage(frame)
-            return send(header: frame.header, payload: &payload, on: socket, now: now)
+            return send(header: frame.header, payload: &payload, on: socket, now: now, retryable: retryable)
         } catch {
-            return drop()
+            return retryable ? .dropped : drop()
         }
     }
 

@@ -40,6 +40,18 @@ public struct ZMQIntOption: Sendable {
     public static let fileDescriptor = ZMQIntOption(rawValue: ZMQ_FD, name: "ZMQ_FD")
     /// Read-only: 1 when the part just received is followed by more parts.
     public static let receiveMore = ZMQIntOption(rawValue: ZMQ_RCVMORE, name: "ZMQ_RCVMORE")
+    /// Milliseconds a new connection has to complete the ZMTP handshake (security included) before
+    /// libzmq closes it; 0 waits forever (libzmq's default is 30 000).
+    public static let handshakeInterval = ZMQIntOption(rawValue: ZMQ_HANDSHAKE_IVL, name: "ZMQ_HANDSHAKE_IVL")
+    /// 1: TCP keepalive probes on every connection (-1: the system default), so that a peer whose host
+    /// vanished is noticed by the kernel without ZMTP heartbeats.
+    public static let tcpKeepalive = ZMQIntOption(rawValue: ZMQ_TCP_KEEPALIVE, name: "ZMQ_TCP_KEEPALIVE")
+    /// Seconds of silence before the first TCP keepalive probe (-1: the system default).
+    public static let tcpKeepaliveIdle = ZMQIntOption(rawValue: ZMQ_TCP_KEEPALIVE_IDLE, name: "ZMQ_TCP_KEEPALIVE_IDLE")
+    /// Seconds between TCP keepalive probes (-1: the system default).
+    public static let tcpKeepaliveInterval = ZMQIntOption(rawValue: ZMQ_TCP_KEEPALIVE_INTVL, name: "ZMQ_TCP_KEEPALIVE_INTVL")
+    /// Unanswered TCP keepalive probes before the connection is closed (-1: the system default).
+    public static let tcpKeepaliveCount = ZMQIntOption(rawValue: ZMQ_TCP_KEEPALIVE_CNT, name: "ZMQ_TCP_KEEPALIVE_CNT")
 }
 
 /// A socket option whose value is an `int64_t`.

@@ -4,14 +4,27 @@ import CZMQ
 public struct ZMQRouterSettings: Sendable, Equatable {
     /// Messages queued per subscriber before sends fail with `.again` (counted, then dropped or disconnected).
     public var sendHighWaterMark: Int32 = 1_000
-    /// Messages queued from each subscriber.
-    public var receiveHighWaterMark: Int32 = 1_000
-    /// PING period; a subscriber silent for `heartbeatTimeout` after a PING is disconnected.
-    public var heartbeatInterval: Duration = .milliseconds(200)
-    /// See `heartbeatInterval` (a SIGSTOPped peer was detected in 1.2 s with 200 ms / 1 s).
+    /// Messages queued from each peer before libzmq stops reading its connection. Kept small: every
+    /// message queued may be `maxInboundMessageSize` bytes, and the publisher reads them at once anyway.
+    public var receiveHighWaterMark: Int32 = 100
+    /// ZMTP heartbeat PING period; `.zero` (the default) sends none. libzmq 4.3.4 aborts the whole
+    /// process (`Assertion failed: !_io_error (stream_engine_base.cpp:331)`) when a heartbeat timer
+    /// fires on a connection whose input already failed — which any peer can arrange by filling its
+    /// receive pipe and resetting the connection. The publisher therefore relies on the protocol's own
+    /// keepalives and session timeouts (docs/PROTOCOL.md §4.4), TCP keepalive, and the connection
+    /// events of a socket monitor; a subscriber's DEALER may still send PINGs (the ROUTER answers them).
+    public var heartbeatInterval: Duration = .zero
+    /// See `heartbeatInterval` (used only when it is not zero).
     public var heartbeatTimeout: Duration = .seconds(1)
     /// Largest message a subscriber may send (requests, filters, small packages); larger disconnects it.
     public var maxInboundMessageSize: Int64 = 1 << 20
+    /// Time a new connection has to complete the ZMTP handshake before libzmq closes it.
+    public var handshakeTimeout: Duration = .seconds(5)
+    /// TCP keepalive: first probe after `tcpKeepaliveIdle` of silence, then every `tcpKeepaliveInterval`;
+    /// a host that answers none of `tcpKeepaliveCount` probes is disconnected. nil: the system's settings.
+    public var tcpKeepaliveIdle: Duration? = .seconds(30)
+    public var tcpKeepaliveInterval: Duration = .seconds(5)
+    public var tcpKeepaliveCount: Int32 = 3
 
     public init() {}
 }
@@ -41,16 +54,25 @@ public struct ZMQDealerSettings: Sendable, Equatable {
 
 extension ZMQSocket {
     /// Creates the publisher's ROUTER: `ZMQ_ROUTER_MANDATORY` on (sends to a full or unknown peer fail
-    /// instead of being dropped silently; send with `.dontWait`), high-water marks, heartbeats and the
-    /// inbound size limit from `settings`.
+    /// instead of being dropped silently; send with `.dontWait`), high-water marks, the inbound size
+    /// limit, the handshake deadline, TCP keepalive and (only if asked for) heartbeats from `settings`.
     /// - Throws: `ZMQError` naming the option libzmq rejected.
     public static func publisherRouter(context: ZMQContext, settings: ZMQRouterSettings = .init()) throws(ZMQError) -> ZMQSocket {
         let socket = try ZMQSocket(context: context, type: .router)
         try socket.setOption(.routerMandatory, 1)
         try socket.setOption(.sendHighWaterMark, settings.sendHighWaterMark)
         try socket.setOption(.receiveHighWaterMark, settings.receiveHighWaterMark)
-        try socket.setHeartbeat(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout)
+        if settings.heartbeatInterval > .zero {
+            try socket.setHeartbeat(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout)
+        }
         try socket.setOption(.maxMessageSize, settings.maxInboundMessageSize)
+        try socket.setOption(.handshakeInterval, max(1, milliseconds(settings.handshakeTimeout)))
+        if let idle = settings.tcpKeepaliveIdle {
+            try socket.setOption(.tcpKeepalive, 1)
+            try socket.setOption(.tcpKeepaliveIdle, max(1, milliseconds(idle) / 1000))
+            try socket.setOption(.tcpKeepaliveInterval, max(1, milliseconds(settings.tcpKeepaliveInterval) / 1000))
+            try socket.setOption(.tcpKeepaliveCount, max(1, settings.tcpKeepaliveCount))
+        }
         return socket
     }
 

@@ -68,18 +68,35 @@ public struct SubscriberFilters: Sendable, Hashable {
 
     /// Applies an analog-filter, array-filter or remove-filter frame received from the subscriber.
     ///
-    /// - Throws: `FilterRequestError` when the frame breaks the id rules or is not a filter request.
-    public mutating func apply(_ frame: Frame) throws(FilterRequestError) {
+    /// - Parameter limits: what the receiver allows (the publisher passes its sources and its cap);
+    ///   nil checks only the id rules.
+    /// - Throws: `FilterRequestError` when the frame breaks the id rules or the limits, or is not a
+    ///   filter request; the filters are then unchanged.
+    public mutating func apply(_ frame: Frame, limits: FilterLimits? = nil) throws(FilterRequestError) {
         let id = frame.header.filterID
         let payload: Payload
         do { payload = try frame.payload() } catch {
             throw FilterRequestError(message: "malformed \(frame.header.kind) frame: \(error)")
         }
         switch payload {
-        case .analogFilter(let request): try add(request, id: id)
-        case .arrayFilter(let request): try add(request, id: id)
+        case .analogFilter(let request):
+            if let limits {
+                try limits.check(request)
+                try checkCount(replacing: request.replaces, limits)
+            }
+            try add(request, id: id)
+        case .arrayFilter(let request):
+            if let limits { try checkCount(replacing: request.replaces, limits) }
+            try add(request, id: id)
         case .removeFilter: try remove(id: id)
         default: throw FilterRequestError(message: "\(frame.header.kind) is not a filter request")
+        }
+    }
+
+    private func checkCount(replacing replaced: UInt32, _ limits: FilterLimits) throws(FilterRequestError) {
+        let count = analog.count + array.count
+        if (replaced == 0 || !exists(replaced)) && count >= limits.maxFilters {
+            throw FilterRequestError(message: "a session may define at most \(limits.maxFilters) filters; remove or replace one first")
         }
     }
 
@@ -105,5 +122,59 @@ public struct SubscriberFilters: Sendable, Hashable {
         default:
             try emit(frame)
         }
+    }
+}
+
+/// What a publisher allows in the filter requests of one session (docs/PROTOCOL.md §6.3): a bound on
+/// the number of filters, each channel and source listed at most once, and — for the sources the
+/// publisher describes — only channels and sources that exist. Every data frame is sent once per
+/// filter that governs it and a filter never repeats a channel, so no request can make a session's
+/// output larger than `maxFilters` times the data itself.
+public struct FilterLimits: Sendable, Hashable {
+    /// Filters (analog and array together) a session may have at once.
+    public var maxFilters: Int
+    /// The channel count of each source the publisher describes; empty: indexes are not checked.
+    public var channelCounts: [UInt32: Int]
+
+    public init(maxFilters: Int, channelCounts: [UInt32: Int] = [:]) {
+        self.maxFilters = maxFilters
+        self.channelCounts = channelCounts
+    }
+
+    /// Checks one analog filter request against these limits.
+    public func check(_ request: AnalogFilterRequest) throws(FilterRequestError) {
+        if let twice = Self.firstRepeated(request.sources) {
+            throw FilterRequestError(message: "source \(twice) is listed twice")
+        }
+        if case .list(let channels) = request.channels, let twice = Self.firstRepeated(channels) {
+            throw FilterRequestError(message: "channel \(twice) is listed twice")
+        }
+        guard !channelCounts.isEmpty else { return }
+        // Source 0 in a filter means "frames of no source" (application frames): nothing to check.
+        let targeted = request.sources.isEmpty ? Array(channelCounts.keys) : request.sources.filter { $0 != 0 }
+        var widest = 0
+        for source in targeted {
+            guard let count = channelCounts[source] else {
+                let known = channelCounts.keys.sorted().map(String.init).joined(separator: ", ")
+                throw FilterRequestError(message: "source \(source) does not exist (sources: \(known))")
+            }
+            widest = max(widest, count)
+        }
+        if targeted.isEmpty { return }
+        let highest: UInt32
+        switch request.channels {
+        case .all: return
+        case .range(let from, _): highest = from
+        case .list(let channels): highest = channels.max() ?? 0
+        }
+        if Int(highest) >= widest {
+            throw FilterRequestError(message: "channel \(highest) does not exist: the filtered sources have channels 0-\(widest - 1)")
+        }
+    }
+
+    private static func firstRepeated(_ values: [UInt32]) -> UInt32? {
+        var seen = Set<UInt32>()
+        for value in values where !seen.insert(value).inserted { return value }
+        return nil
     }
 }
