@@ -5,7 +5,7 @@ import Foundation
 ///
 /// libzmq 4.3 gives a ROUTER no way to drop one peer, and holds for every connection whatever that
 /// peer sends, authenticated or not. This table is how the publisher bounds that (docs/PROTOCOL.md
-/// §4.6): it counts the connections without a session and closes the excess at once, closes those
+/// §4.8): it counts the connections without a session and closes the excess at once, closes those
 /// that send no acceptable hello in time or that were refused, and tells the engine when a session's
 /// connection is gone so that the session goes with it.
 ///

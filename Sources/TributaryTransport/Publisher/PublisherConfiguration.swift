@@ -24,7 +24,7 @@ public struct PublisherCurve: Sendable {
 
 /// Everything a `Publisher` is configured with; all fields have working defaults except the endpoint.
 ///
-/// The limits bound what a peer can make the publisher hold (docs/PROTOCOL.md §4.6): a connection
+/// The limits bound what a peer can make the publisher hold (docs/PROTOCOL.md §4.8): a connection
 /// that has not opened a session holds at most one partial message of `maxInboundFrameSize` bytes in
 /// libzmq, and there are at most `maxPendingPeers` of them, so all peers without a session together
 /// hold at most `maxPendingPeers × maxInboundFrameSize` (32 MiB with the defaults); each session may

@@ -57,7 +57,7 @@ final class PublisherEngine {
         var settings = ZMQRouterSettings()
         settings.sendHighWaterMark = configuration.subscriberQueueFrames
         // libzmq closes, without a word, the connection of a peer that sends a larger part: this is
-        // what bounds the memory a peer's unfinished message can hold (docs/PROTOCOL.md §4.6).
+        // what bounds the memory a peer's unfinished message can hold (docs/PROTOCOL.md §4.8).
         settings.maxInboundMessageSize = Int64(configuration.maxInboundFrameSize)
         maxFrameSize = configuration.maxInboundFrameSize
         let router = try ZMQSocket.publisherRouter(context: scope.context, settings: settings)

@@ -158,7 +158,7 @@ public final class Subject: Sendable {
     public func sendArray(_ array: Array2D) throws(ErrorReport) { try send(.array(array)) }
 
     /// Sends a file in chunks (MD5 included).
-    public func sendFile(_ content: [UInt8], name: String, attributes: [String] = [], chunkSize: Int = 1 << 20) throws(ErrorReport) {
+    public func sendFile(_ content: [UInt8], name: String, attributes: [String] = [], chunkSize: Int = 256 << 10) throws(ErrorReport) {
         try onLoop { engine throws(ErrorReport) in
             try engine.sendFile(content, name: name, attributes: attributes, imageFormat: nil, chunkSize: chunkSize)
         }
@@ -166,7 +166,7 @@ public final class Subject: Sendable {
 
     /// Sends an image in chunks (MD5 included).
     public func sendImage(_ content: [UInt8], description: String, format: ImageFormat, attributes: [String] = [],
-                          chunkSize: Int = 1 << 20) throws(ErrorReport) {
+                          chunkSize: Int = 256 << 10) throws(ErrorReport) {
         try onLoop { engine throws(ErrorReport) in
             try engine.sendFile(content, name: description, attributes: attributes, imageFormat: format, chunkSize: chunkSize)
         }
