@@ -208,26 +208,26 @@ public final class Publisher: Sendable {
                                    sessionsRefused: engineCounts?.4 ?? 0, sessions: engineCounts?.5 ?? 0)
     }
 
-    /// How long `stop` gives queued frames and the final closes to reach slow subscribers.
-    static let closeDrainMilliseconds = 2_000
-
-    /// Stops the sources, closes every session (close frames with code 0 after the last frame queued
-    /// for it, given up to 2 s to leave) and the socket, and joins the threads. Idempotent.
-    /// - Parameter reason: the reason in the close frames (subscribers show it).
-    public func stop(reason: String = "the publisher is stopping") {
+    /// Stops the sources, closes every session — a close with code 0 after the last frame queued for
+    /// it — waits up to `drain` for each subscriber to read everything and close its connection, then
+    /// closes the socket and joins the threads. Idempotent.
+    /// - Parameters:
+    ///   - reason: the reason in the close frames (subscribers show it).
+    ///   - drain: how long slow subscribers get to read what was queued for them (a replay's end
+    ///     deserves longer than an interrupt).
+    public func stop(reason: String = "the publisher is stopping", drain: Duration = .seconds(2)) {
         if stopped.exchange(true, ordering: .sequentiallyConsistent) { return }
         for sink in sinks { sink.cancel() }
         sourceThreadsDone.wait()
+        let lingerMs = Int32(clamping: drain.components.seconds * 1_000 + drain.components.attoseconds / 1_000_000_000_000_000)
         _ = try? loop.performAndWait { engine, _ in
             engine.drainHandOff()
             engine.closeAll(reason: reason)
-            // What is queued, the closes included, may take this long to leave before the socket goes.
-            try? engine.router.setOption(.linger, Int32(Self.closeDrainMilliseconds))
+            try? engine.router.setOption(.linger, lingerMs)
         }
-        // A close that found its subscriber's queue full waits for room, up to the same bound.
-        let deadline = ContinuousClock.now + .milliseconds(Self.closeDrainMilliseconds)
+        let deadline = ContinuousClock.now + drain
         while ContinuousClock.now < deadline, (try? loop.performAndWait({ engine, _ in engine.retryClosing() })) == false {
-            Thread.sleep(forTimeInterval: 0.002)
+            Thread.sleep(forTimeInterval: 0.005)
         }
         loop.shutdown()
     }

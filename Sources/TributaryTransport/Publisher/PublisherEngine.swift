@@ -267,9 +267,11 @@ final class PublisherEngine {
             let fd = Int32(bitPattern: event.value)
             if event.event == .accepted {
                 connections.accepted(fd: fd, now: now)
-            } else if event.event == .disconnected, let id = connections.disconnected(fd: fd),
-                      let session = sessions.first(where: { $0.sessionID == id }) {
-                forget(session)
+            } else if event.event == .disconnected {
+                closingConnections.remove(fd)
+                if let id = connections.disconnected(fd: fd), let session = sessions.first(where: { $0.sessionID == id }) {
+                    forget(session)
+                }
             }
         }
     }
@@ -515,23 +517,30 @@ final class PublisherEngine {
     /// Sessions whose normal close could not be queued yet (their queue was full), with its reason.
     private var closing: [Session] = []
     private var closingReason = ""
+    /// Connections of closed sessions that are still open: their subscriber may still be reading.
+    private var closingConnections: Set<Int32> = []
 
     /// Closes every session normally (publisher shutdown). A close that does not fit in a full queue
     /// is retried by `retryClosing` — it must follow the last frame, never replace it.
     func closeAll(reason: String) {
         let now = monotonicNanoseconds()
         closingReason = reason
+        closingConnections = Set(sessions.compactMap(\.fileDescriptor))
         closing = sessions.filter { sendClose($0, now: now) == .dropped }
         sessions.removeAll()
         byRoutingID.removeAll()
         publishStartedCount()
     }
 
-    /// Tries again to queue the closes `closeAll` could not; true when none is left.
+    /// Tries again to queue the closes `closeAll` could not; true when every close is queued and every
+    /// closed session's subscriber has closed its connection (so it read everything: a subscriber
+    /// whose receive queue is full stops reading, and libzmq discards what it had not read yet when
+    /// the connection ends, the close included).
     func retryClosing() -> Bool {
         let now = monotonicNanoseconds()
         closing.removeAll { sendClose($0, now: now) != .dropped }
-        return closing.isEmpty
+        readConnectionEvents()
+        return closing.isEmpty && closingConnections.isEmpty
     }
 
     private func sendClose(_ session: Session, now: UInt64) -> Session.SendOutcome {
