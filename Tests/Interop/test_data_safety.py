@@ -132,7 +132,7 @@ class RecordTests(Files):
         server = Server("--simulate", DEVICE_1)
         try:
             process = subprocess.Popen([TRIBUTARY, "record", server.address, "--api-key", "k", "--out", self.path("good.tcap"),
-                                        "--force", "--duration", 60], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                        "--force", "--duration", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             time.sleep(1.5)
             server.process.kill()  # a lost connection: the recording ends with error 5
             _, stderr = process.communicate(timeout=TIMEOUT)
@@ -228,7 +228,7 @@ class ExportAndRepairTests(Files):
         rows = np.round(np.random.default_rng(3).normal(size=(200_000, 2)) * 100) / 8
         with open(self.path("in.csv"), "w") as f:
             f.write(",".join(names) + "\n")
-            np.savetxt(f, rows, delimiter=",", fmt="%r")
+            np.savetxt(f, rows, delimiter=",", fmt="%.17g")
         ok("import", self.path("in.csv"), "--rate", 1000, "--out", self.path("x.tcap"))
         data = bytearray(self.read("x.tcap"))
         offset, _, length = [r for r in records(data) if r[1] == 1][0]
@@ -237,6 +237,30 @@ class ExportAndRepairTests(Files):
         ok("export", self.path("x.tcap"), "--format", "csv", "--out", self.path("out.csv"), "--allow-damage")
         with open(self.path("out.csv")) as f:
             self.assertEqual(f.readline().strip(), ",".join(names))
+
+    def test_a_configuration_record_written_from_the_spec_is_used_when_its_chunk_is_lost(self):
+        import capture_spec as cs
+        import wire_spec as ws
+        config = ws.frame("configuration", ws.configuration("dev", "spec", [(0, 0, 100.0, -1.0, 1.0, "left", "V"),
+                                                                            (1, 0, 100.0, -1.0, 1.0, "right", "V")], []),
+                          sequence=1, timestamp_ns=5, source_id=5)
+        rows = np.arange(2 * 24, dtype=float).reshape(2, 24)
+        analog = [ws.frame("analog", ws.analog_f64([0, 1], rows[:, 8 * i:8 * (i + 1)].tolist()), sequence=2 + i,
+                           timestamp_ns=10 + i, source_id=5) for i in range(3)]
+        for footer in (True, False):
+            for with_copy in (True, False):
+                data = bytearray(cs.capture([[config, analog[0]], [analog[1]], [analog[2]]], footer=footer,
+                                            configurations=[config] if with_copy else []))
+                first = records(data)[0][0]
+                data[first + 88 + 20] ^= 0x01  # the chunk holding the configuration: payload CRC fails
+                self.write("spec.tcap", bytes(data))
+                result = run("export", self.path("spec.tcap"), "--format", "csv", "--out", self.path("out.csv"))
+                self.assertEqual(result.returncode, DAMAGED, result.stderr)
+                self.assertIn(f"byte {first}", result.stderr)
+                ok("export", self.path("spec.tcap"), "--format", "csv", "--out", self.path("out.csv"), "--allow-damage")
+                with open(self.path("out.csv")) as f:
+                    self.assertEqual(f.readline().strip(), "left,right" if with_copy else "ch0,ch1", (footer, with_copy))
+                    np.testing.assert_array_equal(np.loadtxt(f, delimiter=",", ndmin=2).T, rows[:, 8:])
 
     def test_a_truncated_capture_is_exit_3_unless_allowed(self):
         a = self.capture("x.tcap")
