@@ -7,6 +7,7 @@ the whole duration, outputs overwritten silently, damaged or truncated captures 
 duplicated records exported twice, `repair` trusting a footer over the file, and imports of more
 channels than a capture holds. Every process has a timeout.
 """
+import json
 import os
 import struct
 import subprocess
@@ -216,6 +217,10 @@ class ExportAndRepairTests(Files):
         self.assertEqual(result.returncode, DAMAGED, result.stderr)
         self.assertIn(f"byte {offset}", result.stderr)
         self.assertFalse(os.path.exists(self.path("out.npy")))
+        info = json.loads(ok("inspect", self.path("x.tcap"), "--json").stdout)
+        self.assertEqual([d["offset"] for d in info["damage"]], [offset])
+        self.assertEqual(info["configuration_records"], 1)
+        self.assertEqual(info["sources"][0]["name"], "in.npy")  # the configuration, from its copy
         result = ok("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("out.npy"), "--allow-damage")
         self.assertIn(f"byte {offset}", result.stderr)
         part = np.load(self.path("out.npy"))
