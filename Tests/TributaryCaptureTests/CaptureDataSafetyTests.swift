@@ -45,6 +45,7 @@ import TributaryWire
         // A directory is refused even with replace, and so is a path in a missing directory.
         #expect(throws: CaptureError.self) { try CaptureDestination(path: dir, replace: true) }
         #expect(throws: CaptureError.self) { try CaptureDestination(path: dir + "/missing/x.tcap", replace: true) }
+        #expect(throws: CaptureError.self) { try CaptureDestination(path: "/dev/null", replace: true) }
         let fresh = try CaptureDestination(path: dir + "/new.tcap", replace: false)
         #expect(!fresh.existed)
         #expect(try bytes(old) == [1, 2, 3])

@@ -8,7 +8,7 @@ import Foundation
 ///   writable, an existing file is refused unless `replace` (the CLI's `--force`) is given;
 /// - the capture is written to a temporary file that is created exclusively: an existing one (for
 ///   `NAME.partial`, possibly a crashed recording) is refused with the command that repairs it,
-///   never truncated;
+///   never truncated; an existing `path` that is not a regular file (a device, a FIFO) is never replaced;
 /// - the temporary file replaces `path` only when it is complete (`publish`), atomically; without
 ///   `replace`, a file that appeared at `path` meanwhile is not replaced either.
 public struct CaptureDestination: Sendable, Equatable {
@@ -36,6 +36,9 @@ public struct CaptureDestination: Sendable, Equatable {
         if stat(path, &st) == 0 {
             guard st.st_mode & S_IFMT != S_IFDIR else {
                 throw CaptureError(.usage, file: path, "is a directory; give the path of a capture file inside it")
+            }
+            guard st.st_mode & S_IFMT == S_IFREG else {
+                throw CaptureError(.usage, file: path, "exists and is not a regular file; it is never replaced")
             }
             guard replace else { throw CaptureError(.usage, file: path, "exists (use --force to replace it once the new capture is complete)") }
             existed = true
