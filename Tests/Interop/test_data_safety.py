@@ -127,6 +127,16 @@ class RecordTests(Files):
         self.assertFalse(os.path.exists(self.path("good.tcap.partial")))
         ok("export", self.path("good.tcap"), "--format", "npy", "--out", self.path("new.npy"))
 
+    def test_a_recording_without_data_does_not_replace_the_old_capture(self):
+        self.capture()
+        good = self.read("good.tcap")
+        # Source 99 does not exist: the session runs, but no data arrives.
+        result = run("record", self.server.address, "--api-key", "k", "--out", self.path("good.tcap"), "--force",
+                     "--duration", 1, "--sources", 99)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("left untouched: no data was received", result.stderr)
+        self.assertEqual(self.read("good.tcap"), good)
+
     def test_a_recording_that_ends_with_an_error_does_not_replace_the_old_capture(self):
         self.capture()
         good = self.read("good.tcap")

@@ -25,7 +25,7 @@ enum RecordCommand: Command {
     crashed recording) is always refused, and both are checked before connecting. With --force an
     existing X.tcap is replaced only by a complete recording: one that received data and ended
     without an error; otherwise X.tcap is left untouched and the recording (if it holds any frame)
-    stays in X.tcap.partial, closed with its footer.
+    stays in X.tcap.partial, closed with its footer; the exit status is then 1.
 
     A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
     terminal; a summary is always printed at the end. A refused or broken session prints the SCCT
@@ -142,6 +142,8 @@ enum RecordCommand: Command {
         case .durationElapsed, .interrupted:
             break
         }
+        // The capture asked for was not written: say so in the exit status too.
+        if destination.existed && !complete { throw CommandError("\(out) was not replaced: no data was received") }
         return 0
     }
 }
