@@ -8,7 +8,8 @@ import Foundation
 ///   writable, an existing file is refused unless `replace` (the CLI's `--force`) is given;
 /// - the capture is written to a temporary file that is created exclusively: an existing one (for
 ///   `NAME.partial`, possibly a crashed recording) is refused with the command that repairs it,
-///   never truncated; an existing `path` that is not a regular file (a device, a FIFO) is never replaced;
+///   never truncated; an existing `path` that is not a regular file (a device, a FIFO) or whose name
+///   ends in `.partial` is never replaced, not even with `replace`;
 /// - the temporary file replaces `path` only when it is complete (`publish`), atomically; without
 ///   `replace`, a file that appeared at `path` meanwhile is not replaced either.
 public struct CaptureDestination: Sendable, Equatable {
@@ -39,6 +40,10 @@ public struct CaptureDestination: Sendable, Equatable {
             }
             guard st.st_mode & S_IFMT == S_IFREG else {
                 throw CaptureError(.usage, file: path, "exists and is not a regular file; it is never replaced")
+            }
+            guard !path.hasSuffix(".partial") else {
+                throw CaptureError(.usage, file: path, "exists and may hold a crashed recording; it is never replaced: "
+                                   + "run 'tributary repair \(path) --out NAME.tcap' to recover it")
             }
             guard replace else { throw CaptureError(.usage, file: path, "exists (use --force to replace it once the new capture is complete)") }
             existed = true
