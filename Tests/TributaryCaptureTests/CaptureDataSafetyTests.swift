@@ -48,7 +48,10 @@ import TributaryWire
         #expect(throws: CaptureError.self) { try CaptureDestination(path: "/dev/null", replace: true) }
         // An existing .partial is never an output, even with replace (repair X.partial --out X.partial --force).
         try write([4, 5], dir + "/y.tcap.partial")
-        do { _ = try CaptureRecovery.repair(input: dir + "/y.tcap.partial", output: dir + "/y.tcap.partial", replace: true) } catch {
+        do {
+            _ = try CaptureRecovery.repair(input: dir + "/y.tcap.partial", output: dir + "/y.tcap.partial", replace: true)
+            Issue.record("replaced a .partial")
+        } catch {
             #expect(error.kind == .usage && error.detail.contains("never replaced"), "\(error)")
         }
         #expect(try bytes(dir + "/y.tcap.partial") == [4, 5])
