@@ -130,7 +130,9 @@ enum RecordCommand: Command {
                 throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
             }
         }
-        printError("recorded \(recordedPath): " + progressText() + String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6)
+        let discarded = destination.existed && !complete && final.frames == 0
+        printError((discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
+                   + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
                    + (statistics.unaccountedLoss > 0 ? ", \(statistics.unaccountedLoss) frames lost without a gap notice" : ""))
         switch end {
         case .failed(let report):
