@@ -62,7 +62,7 @@ public final class CaptureReader {
     public let path: String
     /// The file header; nil when it is damaged (the records are still read).
     public let header: CaptureFileHeader?
-    /// Chunk and gap records in file order.
+    /// Chunk, gap and configuration records in file order (duplicates left out, docs/CAPTURE.md §7).
     public private(set) var index: [IndexEntry] = []
     /// Everything found damaged so far (while opening, and while reading chunks).
     public private(set) var damage: [CaptureDamage] = []
@@ -94,10 +94,14 @@ public final class CaptureReader {
     private var decoder: ChunkDecoder
     private var damagedOffsets: Set<Int> = []
 
-    /// Opens a capture and builds its index (from the footer, else by scanning).
-    /// - Parameter path: the file.
+    /// Opens a capture and builds its index (from the footer, else from checkpoints, else by scanning).
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - scanAll: build the index by scanning every record of the file even when a valid footer or
+    ///     checkpoints index it (`repair`: a record the footer does not list, or lists elsewhere, is still
+    ///     found). `hasFooter` still says whether the footer was valid.
     /// - Throws: `CaptureError.io` when it cannot be opened, `.notACapture` when it is not a capture.
-    public init(path: String) throws(CaptureError) {
+    public init(path: String, scanAll: Bool = false) throws(CaptureError) {
         self.path = path
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         self.fd = fd
@@ -136,7 +140,11 @@ public final class CaptureReader {
             recordsStart = resume
             damage.append(CaptureDamage(offset: 0, length: nil, reason: "file header: \(reason)"))
         }
-        if loadFooter() {
+        if scanAll {
+            _ = loadFooter()
+            index = []
+            scan(from: recordsStart, to: fileSize)
+        } else if loadFooter() {
             indexSource = .footer
         } else if let resume = loadCheckpoints() {
             indexSource = .checkpoints
@@ -144,6 +152,37 @@ public final class CaptureReader {
         } else {
             scan(from: recordsStart, to: fileSize)
         }
+        dropDuplicates()
+    }
+
+    /// Chunk, gap and configuration records are indexed (footer, checkpoints, scan).
+    private static func isIndexed(_ type: RecordType) -> Bool { type == .chunk || type == .gap || type == .configuration }
+
+    /// Leaves out of the index every chunk or gap record that repeats an earlier one of the same source:
+    /// the same type, sequence range, times and frame count (docs/CAPTURE.md §7). A copied record would
+    /// otherwise be read, exported and repaired twice. Configuration records are copies by design.
+    private func dropDuplicates() {
+        struct Key: Hashable {
+            var type: UInt8, source: UInt32, first: UInt64, last: UInt64, firstTime: Int64, lastTime: Int64, frames: UInt32
+        }
+        var seen: [Key: Int] = [:]
+        seen.reserveCapacity(index.count)
+        var kept: [IndexEntry] = []
+        kept.reserveCapacity(index.count)
+        for entry in index {
+            let e = entry.envelope
+            guard e.type != .configuration else { kept.append(entry); continue }
+            let key = Key(type: e.type.rawValue, source: e.sourceID, first: e.firstSequence, last: e.lastSequence,
+                          firstTime: e.firstTimeNs, lastTime: e.lastTimeNs, frames: e.frameCount)
+            if let original = seen[key] {
+                damage.append(CaptureDamage(offset: entry.offset, length: e.recordLength,
+                                            reason: "duplicate of the \(e.type) record at byte \(original) (source \(e.sourceID), sequences \(e.firstSequence)-\(e.lastSequence)); skipped"))
+                continue
+            }
+            seen[key] = entry.offset
+            kept.append(entry)
+        }
+        if kept.count != index.count { index = kept }
     }
 
     deinit { Foundation.close(fd) }
@@ -182,7 +221,7 @@ public final class CaptureReader {
             let e = CaptureFormat.indexEntryLength
             let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])
             guard let entry = try? IndexEntry.parse(bytes), entry.offset >= end, entry.offset & 7 == 0,
-                  entry.envelope.type == .chunk || entry.envelope.type == .gap,
+                  Self.isIndexed(entry.envelope.type),
                   entry.offset + entry.envelope.recordLength <= offset else { return reject("entry \(i) is invalid") }
             end = entry.offset + entry.envelope.recordLength
             entries.append(entry)
@@ -217,7 +256,7 @@ public final class CaptureReader {
         var expected = recordsStart
         for checkpoint in chain.reversed() {
             for entry in checkpoint.entries {
-                guard entry.offset == expected, entry.envelope.type == .chunk || entry.envelope.type == .gap else { return nil }
+                guard entry.offset == expected, Self.isIndexed(entry.envelope.type) else { return nil }
                 expected += entry.envelope.recordLength
                 entries.append(entry)
             }
@@ -311,18 +350,26 @@ public final class CaptureReader {
                 return
             }
             if envelope.type == .footer {
-                // A footer without a valid trailer: the writer died while closing. Nothing follows it.
                 position += length
+                // Its trailer (a full scan of a footed file), or nothing: the writer died while closing.
+                if end - position == CaptureFormat.trailerLength, isTrailer(at: position, footer: position - length) { return }
                 continue
             }
             if !readPayload(envelope, at: position) {
                 damage.append(CaptureDamage(offset: position, length: length, reason: "\(envelope.type) payload CRC32C mismatch"))
                 damagedOffsets.insert(position)
-            } else if envelope.type == .chunk || envelope.type == .gap {
+            } else if Self.isIndexed(envelope.type) {
                 index.append(IndexEntry(offset: position, envelope: envelope))
             }
             position += length
         }
+    }
+
+    /// Whether the 16 bytes at `offset` are a trailer pointing at the footer at `footer`.
+    private func isTrailer(at offset: Int, footer: Int) -> Bool {
+        var trailer = (UInt64(0), UInt64(0))
+        guard withUnsafeMutableBytes(of: &trailer, { preadFully(fd, $0, offset: offset) }) == 16 else { return false }
+        return UInt64(littleEndian: trailer.0) == UInt64(footer) && UInt64(littleEndian: trailer.1) == CaptureFormat.trailerMagic
     }
 
     /// The next 8-aligned offset after `position` where a valid envelope starts.
@@ -446,16 +493,40 @@ public final class CaptureReader {
         }
     }
 
-    /// The first configuration recorded for `source` (read from the first chunk that holds one).
+    /// The first configuration recorded for `source`: read from the first chunk that holds one, or, when
+    /// every such chunk is damaged, from the first intact configuration record (the copies the writer
+    /// makes, docs/CAPTURE.md §6).
     public func configuration(source: UInt32) -> Configuration? {
-        for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source
-            && entry.envelope.kindMask & (1 << UInt32(FrameKind.configuration.rawValue)) != 0 {
+        let mask = UInt32(1) << UInt32(FrameKind.configuration.rawValue)
+        for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & mask != 0 {
             guard let frames = try? frames(of: entry) else { continue }
             for frame in frames where frame.header.kind == .configuration {
                 if case .configuration(let c)? = try? frame.payload() { return c }
             }
         }
+        for entry in index where entry.envelope.type == .configuration && entry.envelope.sourceID == source {
+            if let frame = configurationFrame(entry), case .configuration(let c)? = try? frame.payload() { return c }
+        }
         return nil
+    }
+
+    /// The configuration frame a configuration record holds, or nil (added to `damage`) when it is damaged.
+    public func configurationFrame(_ entry: IndexEntry) -> Frame? {
+        func damaged(_ reason: String) -> Frame? {
+            if damagedOffsets.insert(entry.offset).inserted {
+                damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
+            }
+            return nil
+        }
+        guard entry.envelope.type == .configuration else { return nil }
+        guard (try? readEnvelope(at: entry.offset)) == entry.envelope else { return damaged("configuration record differs from its seek-table entry") }
+        guard readPayload(entry.envelope, at: entry.offset) else { return damaged("configuration payload CRC32C mismatch") }
+        let buffer = FrameBuffer(copying: record.bytes)
+        guard let frame = try? Frame(decoding: buffer, at: 0, position: 0), frame.header.kind == .configuration,
+              frame.header.frameLength == buffer.count, frame.header.sourceID == entry.envelope.sourceID else {
+            return damaged("configuration record does not hold one configuration frame of source \(entry.envelope.sourceID)")
+        }
+        return frame
     }
 
     /// Per-source totals from the seek table (no chunk is read).

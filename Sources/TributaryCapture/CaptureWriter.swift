@@ -86,6 +86,8 @@ public final class CaptureWriter: @unchecked Sendable {
     /// The final path (the file is `path + ".partial"` until `close()`).
     public let path: String
     public let partialPath: String
+    /// Where the capture goes and whether it may replace an existing file.
+    public let destination: CaptureDestination
     public let options: CaptureWriterOptions
     public let header: CaptureFileHeader
 
@@ -125,6 +127,8 @@ public final class CaptureWriter: @unchecked Sendable {
     private var sinceCheckpoint: [IndexEntry] = []
     private var unsynced: [IndexEntry] = []
     private var lastCheckpointOffset = 0
+    /// The latest configuration frame of each source among the chunks written so far.
+    private var configurations: [UInt32: ConfigurationCopy] = [:]
     private var lastCheckpointTime: UInt64
     private var lastSyncTime: UInt64
 
@@ -133,17 +137,28 @@ public final class CaptureWriter: @unchecked Sendable {
     ///   - path: where the finished capture goes.
     ///   - options: chunking, compression, threads, fsync policy.
     /// - Throws: `CaptureError.io` when the file cannot be created or written, `.usage` for a bad level.
-    public init(path: String, options: CaptureWriterOptions = CaptureWriterOptions()) throws(CaptureError) {
-        self.path = path
-        partialPath = path + ".partial"
+    ///   An existing `PATH` is replaced when the capture is complete (`close()`); an existing
+    ///   `PATH.partial` (maybe a crashed recording) is refused, never truncated.
+    public convenience init(path: String, options: CaptureWriterOptions = CaptureWriterOptions()) throws(CaptureError) {
+        try self.init(destination: CaptureDestination(path: path, replace: true), options: options)
+    }
+
+    /// Creates `destination.temporaryPath` exclusively and writes the file header.
+    /// - Parameters:
+    ///   - destination: the checked output (`CaptureDestination`): whether an existing capture may be replaced.
+    ///   - options: chunking, compression, threads, fsync policy.
+    /// - Throws: `CaptureError.usage` when the temporary file exists or the level is bad, `.io` when it cannot be written.
+    public init(destination: CaptureDestination, options: CaptureWriterOptions = CaptureWriterOptions()) throws(CaptureError) {
+        self.destination = destination
+        path = destination.path
+        partialPath = destination.temporaryPath
         self.options = options
         guard ZstdCompressor.levels.contains(options.chunk.level) else {
             throw CaptureError(.usage, file: path, "zstd level \(options.chunk.level) is outside \(ZstdCompressor.levels)")
         }
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
         header = CaptureFileHeader(createdNs: now, writer: options.writerName)
-        fd = Foundation.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CaptureError(.io, file: partialPath, "cannot create: \(String(cString: strerror(errno)))") }
+        fd = try destination.createTemporary()
         let bytes = header.encoded()
         output = FileOutput(fd: fd, path: partialPath)
         goodOffset = 0
@@ -200,6 +215,10 @@ public final class CaptureWriter: @unchecked Sendable {
             builder = b
         }
         frame.withUnsafeBytes { builder!.append($0, header: h, now: now) }
+        if h.kind == .configuration {
+            // Kept with the chunk so that copies are written once it is (docs/CAPTURE.md §6, configuration copies).
+            builder!.configuration = ConfigurationCopy(frame: frame.encodedBytes, sequence: h.sequence, timeNs: h.timestampNs)
+        }
         framesAppended += 1
         frameBytes += h.frameLength
         if builder!.byteCount >= options.maxChunkBytes { try seal(h.sourceID) }
@@ -249,11 +268,15 @@ public final class CaptureWriter: @unchecked Sendable {
         for (id, b) in open where !b.isEmpty && now &- b.openedAt >= limit { try seal(id) }
     }
 
-    /// Writes every open chunk, the footer and the trailer, syncs, and renames `PATH.partial` to `PATH`.
-    /// - Returns: what the file holds.
+    /// Writes every open chunk, the configuration copies, the footer and the trailer, syncs, and
+    /// (when `publish`) renames `PATH.partial` to `PATH`, replacing an existing `PATH` only if the
+    /// destination allows it.
+    /// - Parameter publish: false to leave the complete, footed capture at `PATH.partial` (a recording
+    ///   that failed must not replace a good capture; the caller tells the user where it is).
+    /// - Returns: what the file holds (`path` is where it is).
     /// - Throws: `CaptureError` when a write failed (the `.partial` file then stays for `repair`).
     @discardableResult
-    public func close() throws(CaptureError) -> CaptureWriteSummary {
+    public func close(publish: Bool = true) throws(CaptureError) -> CaptureWriteSummary {
         guard !closed else { throw CaptureError(.usage, file: path, "close called twice") }
         defer { closed = true }
         do {
@@ -267,18 +290,17 @@ public final class CaptureWriter: @unchecked Sendable {
         stopWorkers()
         let summary: CaptureWriteSummary
         do {
+            try writeConfigurationCopiesLocked(all: true)
             try writeFooterLocked(flags: 0)
             try syncLocked(force: true)
-            summary = CaptureWriteSummary(path: path, records: index.count, frames: framesAppended, frameBytes: frameBytes, fileBytes: output.offset)
+            summary = CaptureWriteSummary(path: publish ? path : partialPath, records: index.count, frames: framesAppended,
+                                          frameBytes: frameBytes, fileBytes: output.offset)
         } catch {
             Foundation.close(fd)
             throw error
         }
         Foundation.close(fd)
-        guard rename(partialPath, path) == 0 else {
-            throw CaptureError(.io, file: partialPath, "cannot rename to \(path): \(String(cString: strerror(errno)))")
-        }
-        syncDirectory(of: path)
+        if publish { try destination.publish() }
         return summary
     }
 
@@ -393,6 +415,7 @@ public final class CaptureWriter: @unchecked Sendable {
             nextWrite += 1
             done.append(next)
             if currentFailure() == nil, let envelope = next.prebuilt {
+                if let configuration = next.configuration { configurations[next.sourceID] = configuration }
                 do { try writeRecordLocked(envelope, payload: next.encoded.bytes) } catch { fail(error) }
             }
         }
@@ -412,7 +435,10 @@ public final class CaptureWriter: @unchecked Sendable {
 
     // MARK: File (under writeLock)
 
-    private func writeRecordLocked(_ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true) throws(CaptureError) {
+    /// Writes one record; `indexed` records go into the seek table and may be followed by a checkpoint
+    /// (`checkpoint`: false for the configuration copies a checkpoint writes itself).
+    private func writeRecordLocked(_ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true,
+                                   checkpoint: Bool = true) throws(CaptureError) {
         let offset = output.offset
         var head = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
         head.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
@@ -436,7 +462,7 @@ public final class CaptureWriter: @unchecked Sendable {
         sinceCheckpoint.append(entry)
         unsynced.append(entry)
         try syncLocked(force: false)
-        if options.checkpointInterval > 0,
+        if checkpoint, options.checkpointInterval > 0,
            Double(DispatchTime.now().uptimeNanoseconds &- lastCheckpointTime) >= options.checkpointInterval * 1e9 {
             try writeCheckpointLocked()
         }
@@ -466,6 +492,7 @@ public final class CaptureWriter: @unchecked Sendable {
     private func writeCheckpointLocked() throws(CaptureError) {
         lastCheckpointTime = DispatchTime.now().uptimeNanoseconds
         guard !sinceCheckpoint.isEmpty else { return }
+        try writeConfigurationCopiesLocked(all: false)
         let payload = Self.encodeTable(sinceCheckpoint, prefix: { base in
             base.put(UInt64(lastCheckpointOffset), at: 0)
             base.put(UInt32(sinceCheckpoint.count), at: 8)
@@ -480,6 +507,25 @@ public final class CaptureWriter: @unchecked Sendable {
         if let failure { throw failure }
         lastCheckpointOffset = offset
         sinceCheckpoint.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes a configuration record (type 5) with the latest configuration frame of each source that
+    /// had a chunk written since the previous checkpoint (`all`: of every source), so that a source's
+    /// configuration survives the loss of the chunk that holds it. Indexed like chunks and gaps.
+    private func writeConfigurationCopiesLocked(all: Bool) throws(CaptureError) {
+        guard !configurations.isEmpty else { return }
+        let recent = all ? Set(configurations.keys) : Set(sinceCheckpoint.lazy.filter { $0.envelope.type == .chunk }.map(\.envelope.sourceID))
+        for sourceID in configurations.keys.sorted() where recent.contains(sourceID) {
+            let copy = configurations[sourceID]!
+            let envelope = RecordEnvelope(type: .configuration, codec: .none, sourceID: sourceID, firstSequence: copy.sequence,
+                                          lastSequence: copy.sequence, firstTimeNs: copy.timeNs, lastTimeNs: copy.timeNs, frameCount: 1,
+                                          kindMask: 1 << UInt32(FrameKind.configuration.rawValue), storedLength: UInt32(copy.frame.count),
+                                          contentLength: UInt32(copy.frame.count), payloadCRC: CRC32C.checksum(copy.frame))
+            let failure: CaptureError? = copy.frame.withUnsafeBytes { (p) -> CaptureError? in
+                do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, checkpoint: false); return nil } catch { return error }
+            }
+            if let failure { throw failure }
+        }
     }
 
     private func writeFooterLocked(flags: UInt32) throws(CaptureError) {
@@ -526,15 +572,5 @@ public final class CaptureWriter: @unchecked Sendable {
             do throws(CaptureError) { try write(b); return nil } catch { return error }
         }
         if let failure { throw failure }
-    }
-}
-
-/// Makes a rename durable by syncing the directory that holds `path`.
-func syncDirectory(of path: String) {
-    let directory = (path as NSString).deletingLastPathComponent
-    let dfd = Foundation.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if dfd >= 0 {
-        _ = fsync(dfd)
-        Foundation.close(dfd)
     }
 }

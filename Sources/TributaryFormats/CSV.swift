@@ -118,7 +118,7 @@ public struct CSVTable: Sendable, Equatable {
             if headerPending {
                 headerPending = false
                 let fields = try headerFields(line, file: file, line: lineNumber)
-                let numeric = fields.allSatisfy { Double($0.trimmingCharacters(in: .whitespaces)) != nil }
+                let numeric = fields.allSatisfy { (try? number($0.trimmingCharacters(in: .whitespaces))) != nil }
                 if header == .present || !numeric {
                     names = fields
                     columns = Array(repeating: [], count: fields.count)
@@ -128,11 +128,9 @@ public struct CSVTable: Sendable, Equatable {
             row.removeAll(keepingCapacity: true)
             for field in line.split(separator: ",", omittingEmptySubsequences: false) {
                 let trimmed = field.trimmingCharacters(in: .whitespaces)
-                guard let value = Double(trimmed) else {
-                    throw FormatError(file: file, location: "line \(lineNumber), column \(row.count + 1)",
-                                      reason: "\(String(reflecting: trimmed)) is not a number")
+                do { row.append(try number(trimmed)) } catch {
+                    throw FormatError(file: file, location: "line \(lineNumber), column \(row.count + 1)", reason: error.reason)
                 }
-                row.append(value)
             }
             // The header, or else the first data row, fixes the number of columns.
             if columns.isEmpty { columns = Array(repeating: [], count: row.count) }
@@ -145,6 +143,47 @@ public struct CSVTable: Sendable, Equatable {
         let channelCount = names?.count ?? columns.count
         guard channelCount >= 1 else { throw FormatError(file: file, location: "", reason: "no columns") }
         return CSVTable(channelNames: names, channelCount: channelCount, values: columns.flatMap { $0 })
+    }
+
+    /// Why a field is not a value.
+    struct FieldProblem: Error { var reason: String }
+
+    /// A field as float64: a decimal number (`[+-]digits[.digits][e[+-]digits]`, digits on at least one
+    /// side of the point) or `nan`, `inf`, `infinity` with an optional sign, in any case (what this
+    /// writer and numpy write). Hexadecimal and other forms Swift's `Double(String)` would take are
+    /// refused, and so is a decimal number beyond the range of float64 (it would read as infinity).
+    static func number(_ field: String) throws(FieldProblem) -> Double {
+        var digitsBefore = 0, digitsAfter = 0, exponentDigits = 0
+        var state = 0  // 0 integer part, 1 fraction, 2 after "e", 3 exponent digits, -1 not decimal
+        let bytes = field.utf8
+        var start = bytes.startIndex
+        if let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { start = bytes.index(after: start) }
+        for byte in bytes[start...] {
+            let digit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            switch state {
+            case 0:
+                if digit { digitsBefore += 1 } else if byte == UInt8(ascii: ".") { state = 1 }
+                else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { state = 2 } else { state = -1 }
+            case 1:
+                if digit { digitsAfter += 1 } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { state = 2 } else { state = -1 }
+            case 2:
+                if digit { exponentDigits += 1; state = 3 } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") { state = 3 } else { state = -1 }
+            default:
+                if digit { exponentDigits += 1 } else { state = -1 }
+            }
+            if state < 0 { break }
+        }
+        let decimal = state >= 0 && digitsBefore + digitsAfter > 0 && (state < 2 || exponentDigits > 0)
+        if !decimal {
+            let word = field.lowercased().drop { $0 == "+" || $0 == "-" }
+            let signs = field.utf8.count - word.utf8.count
+            if signs <= 1, word == "nan" || word == "inf" || word == "infinity", let value = Double(field.lowercased()) { return value }
+            throw FieldProblem(reason: field.isEmpty ? "empty field: not a number" : "\(String(reflecting: field)) is not a decimal number")
+        }
+        guard let value = Double(field), value.isFinite else {
+            throw FieldProblem(reason: "\(field) is out of range of float64 (its magnitude exceeds \(Double.greatestFiniteMagnitude))")
+        }
+        return value
     }
 
     /// Splits a header line, honouring RFC 4180 quotes.

@@ -139,16 +139,25 @@ def chunk_record(frames, delta_int16=False) -> bytes:
                            frame_count=len(frames), kind_mask=mask, frames_length=sum(map(len, frames))), body)
 
 
-def capture(chunks, footer=True, delta_int16=False) -> bytes:
-    """A capture of the given chunks (lists of frames), with a footer and trailer unless footer=False."""
+def configuration_record(frame) -> bytes:
+    """A configuration record (§6, type 5): a copy of a configuration frame, envelope fields as in §3."""
+    return record(envelope(5, 0, frame, source_id=struct.unpack_from("<I", frame, 32)[0],
+                           first_sequence=struct.unpack_from("<Q", frame, 16)[0], last_sequence=struct.unpack_from("<Q", frame, 16)[0],
+                           first_time_ns=struct.unpack_from("<q", frame, 24)[0], last_time_ns=struct.unpack_from("<q", frame, 24)[0],
+                           frame_count=1, kind_mask=1 << 1), frame)
+
+
+def capture(chunks, footer=True, delta_int16=False, configurations=()) -> bytes:
+    """A capture of the given chunks (lists of frames), then a configuration record for each of
+    `configurations` (configuration frames), with a footer and trailer unless footer=False."""
     out = header()
     entries = b""
-    for frames in chunks:
-        rec = chunk_record(frames, delta_int16)
+    records = [chunk_record(frames, delta_int16) for frames in chunks] + [configuration_record(f) for f in configurations]
+    for rec in records:
         entries += struct.pack("<Q", len(out)) + rec[8:88]
         out += rec
     if footer:
-        payload = struct.pack("<IIQ", len(chunks), 0, 0) + entries
+        payload = struct.pack("<IIQ", len(records), 0, 0) + entries
         offset = len(out)
         out += record(envelope(4, 0, payload), payload) + struct.pack("<Q", offset) + TRAILER_MAGIC
     return out

@@ -28,7 +28,8 @@ class CaptureInteropTests(unittest.TestCase):
 
     def roundtrip_npy(self, array):
         np.save(self.path("in.npy"), array)
-        run("import", self.path("in.npy"), "--rate", "1000", "--out", self.path("x.tcap"))
+        # --force: called more than once per test, and import refuses an existing capture without it.
+        run("import", self.path("in.npy"), "--rate", "1000", "--out", self.path("x.tcap"), "--force")
         run("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("out.npy"))
         back = np.load(self.path("out.npy"))
         self.assertEqual(back.dtype, array.dtype)

@@ -43,3 +43,34 @@ import TributaryFormats
     expectError("\"a,b\n", "line 1, column 1")
     expectError("", "")
 }
+
+/// Issue 8 item 14: Swift's Double(String) also reads hexadecimal ("0x10" = 16) and turns "1e400" into
+/// infinity; a CSV of measurements must do neither silently.
+@Test func csvAcceptsOnlyDecimalNumbersWithinFloat64() {
+    func expectError(_ text: String, _ location: String, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        do { _ = try CSVTable.decode(text, file: "d.csv"); Issue.record("accepted \(text)", sourceLocation: sourceLocation) } catch {
+            #expect(error.location == location, "\(error)", sourceLocation: sourceLocation)
+            #expect(error.reason.contains(reason), "\(error)", sourceLocation: sourceLocation)
+        }
+    }
+    expectError("a,b\n1,0x10\n", "line 2, column 2", "\"0x10\" is not a decimal number")
+    expectError("a,b\n1,2\n1e400,3\n", "line 3, column 1", "1e400 is out of range of float64")
+    expectError("a,b\n1,-1E+309\n", "line 2, column 2", "out of range of float64")
+    for bad in ["0x1p3", "1e", "e5", ".", "+-1", "1.2.3", "--1", "infinit", "nan(1)", "1_000", "١"] {
+        expectError("a\n\(bad)\n", "line 2, column 1", "not a decimal number")
+    }
+    expectError("a,b\n1,\n", "line 2, column 2", "empty field")
+    let good = ["0", "-0", "+1.5", ".5", "5.", "1e-5", "1E+5", "-2.5e3", "nan", "NaN", "inf", "-inf", "+Infinity", "1e-400", "007"]
+    let table = try? CSVTable.decode("x\n" + good.joined(separator: "\n") + "\n")
+    let values = table?.values ?? []
+    #expect(values.count == good.count)
+    if values.count == good.count {
+        #expect(values[0] == 0 && values[1].sign == .minus && values[2] == 1.5 && values[3] == 0.5 && values[4] == 5)
+        #expect(values[5] == 1e-5 && values[6] == 1e5 && values[7] == -2500 && values[8].isNaN && values[9].isNaN)
+        #expect(values[10] == .infinity && values[11] == -.infinity && values[12] == .infinity && values[13] == 0 && values[14] == 7)
+    }
+    // What the writer writes reads back exactly, non-finite values included.
+    let special = CSVTable(channelNames: ["a"], channelCount: 1, values: [.nan, .infinity, -.infinity, 1e-310, -0.0, 1.7976931348623157e308])
+    let back = try? CSVTable.decode(try! special.encoded())
+    #expect(back?.values.map(\.bitPattern) == special.values.map(\.bitPattern))
+}

@@ -32,6 +32,9 @@ public enum RecordType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case checkpoint = 3
     /// The seek table of the whole file, written on clean close.
     case footer = 4
+    /// A copy of a source's latest configuration frame, so that it survives the loss of the chunk
+    /// that holds it (docs/CAPTURE.md §6). Not part of the recorded stream.
+    case configuration = 5
 
     public var description: String {
         switch self {
@@ -39,6 +42,7 @@ public enum RecordType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .gap: "gap"
         case .checkpoint: "checkpoint"
         case .footer: "footer"
+        case .configuration: "configuration"
         }
     }
 }

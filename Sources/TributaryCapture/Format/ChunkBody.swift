@@ -22,6 +22,14 @@ func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLeng
     return (headerLength + layout.samplesOffset, channels * samples * format.size, format)
 }
 
+/// A source's configuration frame as received, with its sequence number and time: the payload of a
+/// configuration record (docs/CAPTURE.md §6).
+struct ConfigurationCopy: Sendable {
+    var frame: [UInt8]
+    var sequence: UInt64
+    var timeNs: Int64
+}
+
 /// Frames of one source being gathered into a chunk: the frame bytes without analog sample matrices
 /// ("structure") and one numeric stream per sample format, filled as frames arrive.
 final class ChunkBuilder: @unchecked Sendable {
@@ -47,6 +55,8 @@ final class ChunkBuilder: @unchecked Sendable {
     var kindMask: UInt32 = 0
     /// Monotonic clock (ns) when the first frame arrived.
     var openedAt: UInt64 = 0
+    /// The last configuration frame of the chunk, if it holds one (the writer repeats it in configuration records).
+    var configuration: ConfigurationCopy?
 
     var isEmpty: Bool { frameCount == 0 }
     /// Bytes of frames gathered (what the chunk decodes to).
@@ -62,6 +72,7 @@ final class ChunkBuilder: @unchecked Sendable {
         frameCount = 0
         sampleCount = 0
         kindMask = 0
+        configuration = nil
     }
 
     /// Adds one whole frame (header and payload bytes, as on the wire).

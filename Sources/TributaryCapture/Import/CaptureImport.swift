@@ -44,6 +44,37 @@ public struct ImportedSignal: Sendable {
         self.init(samples: samples, channelCount: wav.channelCount, sampleCount: wav.frameCount)
     }
 
+    /// Checks that the signal fits a capture's frames (docs/PROTOCOL.md §2.4, docs/CAPTURE.md): at least
+    /// one channel and one sample, at most 65,535 channels (an analog frame's and a configuration's limit),
+    /// one name per channel, and names that fit one configuration frame.
+    /// - Parameters:
+    ///   - file: the file the signal was read from, named in the error.
+    ///   - shape: how the input's shape maps to channels × samples, for the message (e.g. "NPY shape (70000, 1)").
+    /// - Throws: `CaptureError.usage` saying what is out of bounds.
+    public func validate(file: String, shape: String? = nil) throws(CaptureError) {
+        let what = shape.map { " (\($0), read as channels × samples)" } ?? ""
+        guard channelCount >= 1 else { throw CaptureError(.usage, file: file, "no channels\(what); nothing to import") }
+        guard channelCount <= WireLimits.maxChannels else {
+            throw CaptureError(.usage, file: file, "\(channelCount) channels\(what); a capture's analog frame holds at most \(WireLimits.maxChannels)")
+        }
+        guard sampleCount >= 1 else { throw CaptureError(.usage, file: file, "no samples\(what); nothing to import") }
+        guard channelNames.count == channelCount else {
+            throw CaptureError(.usage, file: file, "\(channelNames.count) channel names for \(channelCount) channels")
+        }
+        var nameBytes = 0
+        for (c, name) in channelNames.enumerated() {
+            let n = name.utf8.count
+            guard n <= WireLimits.maxStringLength else {
+                throw CaptureError(.usage, file: file, "the name of channel \(c) is \(n) bytes; at most \(WireLimits.maxStringLength)")
+            }
+            nameBytes += n
+        }
+        // Each channel of a configuration frame takes 37 bytes plus its name and unit (PROTOCOL.md §5.1).
+        guard nameBytes + channelCount * 64 <= WireLimits.maxFrameSize / 2 else {
+            throw CaptureError(.usage, file: file, "the channel names take \(nameBytes) bytes; they must fit one configuration frame (\(WireLimits.maxFrameSize / 2) bytes with the rest)")
+        }
+    }
+
     /// A CSV table as float64, with its header names when it has them.
     public init(csv: CSVTable) {
         self.init(samples: .float64(csv.values), channelCount: csv.channelCount, sampleCount: csv.sampleCount, channelNames: csv.channelNames)
@@ -67,7 +98,30 @@ public enum CaptureImport {
     public static func write(_ signal: ImportedSignal, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
                              startNs: Int64 = 0, samplesPerFrame: Int = 4096, to path: String,
                              options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
-        let writer = try CaptureWriter(path: path, options: options)
+        try write(signal, rate: rate, sourceID: sourceID, sourceName: sourceName, unit: unit, startNs: startNs, samplesPerFrame: samplesPerFrame,
+                  to: CaptureDestination(path: path, replace: true), options: options)
+    }
+
+    /// Records a signal as a capture (see above) at a checked destination: the capture replaces an
+    /// existing file only when it is complete, and only if the destination allows it.
+    /// - Throws: `CaptureError.usage` when the signal does not fit a capture (`ImportedSignal.validate`),
+    ///   its times overflow `timestamp_ns`, or the unit / source name are too long; `CaptureError.io`.
+    @discardableResult
+    public static func write(_ signal: ImportedSignal, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
+                             startNs: Int64 = 0, samplesPerFrame: Int = 4096, to destination: CaptureDestination,
+                             options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
+        let path = destination.path
+        try signal.validate(file: path)
+        guard rate > 0, rate.isFinite else { throw CaptureError(.usage, file: path, "rate \(rate) Hz is not a positive number") }
+        let lastTimeNs = Double(startNs) + Double(signal.sampleCount - 1) / rate * 1e9
+        guard lastTimeNs.magnitude < 9.2e18 else {
+            throw CaptureError(.usage, file: path, "\(signal.sampleCount) samples at \(rate) Hz last \(Double(signal.sampleCount) / rate) s: "
+                               + "beyond the range of timestamp_ns (about 292 years)")
+        }
+        for (what, text) in [("unit", unit), ("source name", sourceName)] where text.utf8.count > 65_536 {
+            throw CaptureError(.usage, file: path, "the \(what) is \(text.utf8.count) bytes; at most 65536")
+        }
+        let writer = try CaptureWriter(destination: destination, options: options)
         let configuration = Configuration(
             deviceName: sourceName, deviceType: "import",
             channels: (0..<signal.channelCount).map {
@@ -126,6 +180,9 @@ public struct ExtractedAnalog: Sendable {
     /// int16 rows: value = count × scale + offset (from the first frame; every frame must agree).
     public var scale: [Double]
     public var offset: [Double]
+    /// Everything the reader found damaged while opening the capture and reading the source (empty
+    /// unless `allowDamage`: otherwise damage is an error).
+    public var damage: [CaptureDamage]
 
     /// The sampling rate of the selected channels from the configuration (nil when unknown or mixed).
     public var rate: Double? {
@@ -150,10 +207,14 @@ public struct ExtractedAnalog: Sendable {
 
     /// Gathers every analog frame of `source` (in order) for the channels `channels` (configuration
     /// indexes; nil = all recorded rows).
+    /// - Parameter allowDamage: gather what is intact when the capture is damaged (the damage is then in
+    ///   `damage`) instead of failing.
     /// - Throws: `CaptureError.usage` when the frames disagree in channels, format or int16 scaling,
-    ///   when a channel is missing, or `.damagedRecord` when a chunk of the source is damaged
-    ///   (exporting a hole silently would be wrong: repair the capture first).
-    public init(reader: CaptureReader, source: UInt32, channels: [UInt32]? = nil) throws(CaptureError) {
+    ///   when a channel is missing, or `.damagedRecord` when the reader found any damage — while opening
+    ///   the capture (a torn tail, unreadable bytes, a duplicate record, a damaged footer or header) or
+    ///   in a record read for the source, its configuration included (exporting a hole silently would be
+    ///   wrong): the error names the first damaged offset, `reader.damage` lists them all.
+    public init(reader: CaptureReader, source: UInt32, channels: [UInt32]? = nil, allowDamage: Bool = false) throws(CaptureError) {
         sourceID = source
         configuration = reader.configuration(source: source)
         var rows: [Int] = []
@@ -163,7 +224,6 @@ public struct ExtractedAnalog: Sendable {
         var perChannel: [[Double]] = [], perChannel32: [[Float]] = [], perChannel16: [[Int16]] = []
         var scale: [Double] = [], offset: [Double] = []
         var problem: CaptureError?
-        let damageBefore = reader.damage.count
         let path = reader.path
         reader.forEachAnalogBlock(source: source) { _, view in
             guard problem == nil else { return }
@@ -201,9 +261,10 @@ public struct ExtractedAnalog: Sendable {
             }
         }
         if let problem { throw problem }
-        if reader.damage.count > damageBefore {
-            let d = reader.damage[damageBefore]
-            throw CaptureError(.damagedRecord, file: path, offset: d.offset, "\(d.reason); run 'tributary repair' to export what is intact")
+        damage = reader.damage
+        if let d = damage.first, !allowDamage {
+            throw CaptureError(.damagedRecord, file: path, offset: d.offset,
+                               "\(d.reason)" + (damage.count > 1 ? " (and \(damage.count - 1) more damaged regions)" : ""))
         }
         guard let indexes, let format else { throw CaptureError(.usage, file: path, "source \(source) has no analog data") }
         channelIndexes = rows.map { indexes[$0] }

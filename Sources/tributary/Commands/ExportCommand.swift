@@ -8,7 +8,7 @@ enum ExportCommand: Command {
     static let name = "export"
     static let summary = "write a capture's analog data as NPY, CSV or WAV"
     static let usage = """
-    usage: tributary export X.tcap --format npy|csv|wav --out PATH [--source N] [--channels SPEC]
+    usage: tributary export X.tcap --format npy|csv|wav --out PATH [--source N] [--channels SPEC] [--allow-damage]
 
     Gathers the analog frames of one source, in order, into a channels × samples matrix.
       npy  shaped (channels, samples) in the recorded dtype (float64, float32, or int16 counts),
@@ -19,9 +19,18 @@ enum ExportCommand: Command {
 
       --source N       the source (default: the lowest source id with analog data)
       --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
+      --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
 
-    A damaged chunk in the source is an error naming its offset: run 'tributary repair' first.
+    Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
+    unreadable bytes, a duplicated record, a damaged header or footer) is listed on stderr with byte
+    offsets, nothing is written and the exit status is 3, unless --allow-damage is given: then what
+    is intact is exported, the damage is still listed, and the exit status is 0. A capture without a
+    footer (a recording that did not close) is exported with a warning on stderr.
+    Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
     """
+
+    /// The exit status of an export refused because the capture is damaged.
+    static let damagedStatus: Int32 = 3
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         guard let format = try arguments.option("--format") else { throw UsageError("missing --format npy|csv|wav") }
@@ -29,6 +38,7 @@ enum ExportCommand: Command {
         guard let out = try arguments.option("--out") else { throw UsageError("missing --out PATH") }
         let source = try arguments.option("--source", "a source id") { UInt32($0) }
         let channelText = try arguments.option("--channels")
+        let allowDamage = arguments.flag("--allow-damage")
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
         var channels: [UInt32]?
@@ -39,7 +49,24 @@ enum ExportCommand: Command {
         let analogMask = UInt32(1) << 3
         guard let sourceID = source ?? reader.index.filter({ $0.envelope.type == .chunk && $0.envelope.kindMask & analogMask != 0 })
             .map(\.envelope.sourceID).min() else { throw CommandError("\(files[0]): no analog data") }
-        let data = try ExtractedAnalog(reader: reader, source: sourceID, channels: channels)
+        let extracted = Result { () throws(CaptureError) -> ExtractedAnalog in
+            try ExtractedAnalog(reader: reader, source: sourceID, channels: channels, allowDamage: allowDamage)
+        }
+        let data: ExtractedAnalog
+        switch extracted {
+        case .success(let d): data = d
+        case .failure(let error) where error.kind != .damagedRecord: throw error
+        case .failure:
+            for d in reader.damage { printError("tributary export: \(files[0]): damage at \(d)") }
+            printError("tributary export: \(files[0]) is damaged (\(reader.damage.count) damaged regions); nothing written. "
+                       + "Pass --allow-damage to export what is intact, or run 'tributary repair \(files[0]) --out REPAIRED.tcap'")
+            return damagedStatus
+        }
+        for d in data.damage { printError("tributary export: warning: \(files[0]): damage at \(d); exported what is intact") }
+        if !reader.hasFooter {
+            printError("tributary export: warning: \(files[0]) has no footer (its recording did not close): "
+                       + "what was being written when it stopped is missing")
+        }
         let rows = data.channelIndexes.count
         do {
             switch format {

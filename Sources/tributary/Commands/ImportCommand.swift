@@ -7,7 +7,7 @@ enum ImportCommand: Command {
     static let name = "import"
     static let summary = "record an NPY, WAV or CSV file as a capture (.tcap)"
     static let usage = """
-    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U]
+    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U] [--force]
 
     Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
     frames of 4096 samples.
@@ -15,13 +15,17 @@ enum ImportCommand: Command {
            (int16 as counts with scale 1, offset 0).
       WAV  16-bit PCM as int16 counts with scale 1/32768 (full scale = 1.0); float WAVs as they are;
            24/32-bit PCM as float64 integer codes. --rate defaults to the WAV's rate.
-      CSV  one column per channel, optional header row of channel names; float64.
+      CSV  one column per channel, optional header row of channel names; float64: decimal numbers
+           (1, -2.5, 1e-3) or nan / inf; hexadecimal and numbers beyond float64 are errors.
+    The input must have 1 to 65,535 channels and at least one sample.
 
       --rate HZ          samples per second (required except for WAV)
       --out X.tcap       the capture to write (required)
       --source-id N      source id, default 1
       --source-name S    device name in the configuration, default the file name
       --unit U           unit of every channel, default V
+      --force            replace X.tcap if it exists, once the new capture is complete
+    X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -30,19 +34,30 @@ enum ImportCommand: Command {
         let sourceID = try arguments.option("--source-id", "a source id 1...4294967295") { UInt32($0).flatMap { $0 > 0 ? $0 : nil } } ?? 1
         let sourceName = try arguments.option("--source-name")
         let unit = try arguments.option("--unit") ?? "V"
+        let force = arguments.flag("--force")
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
+        // Checked before the input is read: refuse an existing output (without --force) or .partial early.
+        let destination: CaptureDestination
+        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        var shape: String?
         let signal: ImportedSignal
         var effectiveRate = rate
         do {
             switch (path as NSString).pathExtension.lowercased() {
-            case "npy": signal = ImportedSignal(npy: try NPY.read(path: path))
+            case "npy":
+                let npy = try NPY.read(path: path)
+                signal = ImportedSignal(npy: npy)
+                shape = npy.isOneDimensional ? "NPY shape (\(npy.samplesPerChannel),)" : "NPY shape (\(npy.channels), \(npy.samplesPerChannel))"
             case "wav":
                 let wav = try WAVFile.read(path: path)
                 signal = ImportedSignal(wav: wav)
                 effectiveRate = rate ?? Double(wav.sampleRate)
-            case "csv": signal = ImportedSignal(csv: try CSVTable.read(path: path))
+            case "csv":
+                let csv = try CSVTable.read(path: path)
+                signal = ImportedSignal(csv: csv)
+                shape = "CSV of \(csv.channelCount) columns × \(csv.sampleCount) data rows"
             default: throw UsageError("'\(path)': expected a .npy, .wav or .csv file")
             }
         } catch let error as UsageError {
@@ -51,8 +66,12 @@ enum ImportCommand: Command {
             throw CommandError("\(error)")
         }
         guard let effectiveRate else { throw UsageError("missing --rate HZ") }
-        let summary = try CaptureImport.write(signal, rate: effectiveRate, sourceID: sourceID,
-                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, to: out)
+        do { try signal.validate(file: path, shape: shape) } catch { throw CommandError("\(error)") }
+        let summary: CaptureWriteSummary
+        do {
+            summary = try CaptureImport.write(signal, rate: effectiveRate, sourceID: sourceID,
+                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, to: destination)
+        } catch { throw CommandError("\(error)") }
         print("\(out): \(signal.channelCount) channels × \(signal.sampleCount) samples (\(signal.samples.format)), "
               + "\(summary.records) records, \(summary.fileBytes) bytes")
         return 0

@@ -21,13 +21,19 @@ enum RecordCommand: Command {
     --duration, on SIGINT/SIGTERM, or when the publisher closes the session (e.g. the end of a
     replay). A crash leaves X.tcap.partial, which 'tributary repair' turns into a capture.
 
+    Nothing that exists is destroyed: X.tcap is refused unless --force, X.tcap.partial (maybe a
+    crashed recording) is always refused, and both are checked before connecting. With --force an
+    existing X.tcap is replaced only by a complete recording: one that received data and ended
+    without an error; otherwise X.tcap is left untouched and the recording (if it holds any frame)
+    stays in X.tcap.partial, closed with its footer; the exit status is then 1.
+
     A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
     terminal; a summary is always printed at the end. A refused or broken session prints the SCCT
     error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
 
     \(SubscriptionOptions.usageLines)
       --out X.tcap              the capture to write (required)
-      --force                   overwrite X.tcap if it exists
+      --force                   replace X.tcap if it exists, once the new recording is complete
     """
 
     /// Counters shared by the recording task and the progress line.
@@ -37,7 +43,12 @@ enum RecordCommand: Command {
         var gaps = 0
         var framesMissing: UInt64 = 0
         var failure: String?
+        /// Frames that carry data (not configuration, errors or session frames).
+        var dataFrames = 0
     }
+
+    /// Wire kinds that are a source's data.
+    private static let dataKinds: Set<FrameKind> = [.analog, .digital, .message, .xml, .file, .image, .array]
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary record")
@@ -46,21 +57,21 @@ enum RecordCommand: Command {
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         try options.setAddress(rest[0])
-        if !force && FileManager.default.fileExists(atPath: out) { throw CommandError("\(out) exists (use --force to overwrite)") }
+        // Checked before connecting: a recording must not run for its whole duration and then fail.
+        let destination: CaptureDestination
+        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
 
         var writerOptions = CaptureWriterOptions()
         // Sequence numbers restart with each session and files are re-chunked: gap frames are the
         // authority on loss, and the Subject counts any unannounced jump (reported below).
         writerOptions.detectSequenceJumps = false
         writerOptions.writerName = "tributary record"
+        // Connect first: a refused session (wrong API key...) must not create or touch any file.
+        let (subject, stream, welcome) = try options.connect()
         let writer: CaptureWriter
-        do { writer = try CaptureWriter(path: out, options: writerOptions) } catch { throw CommandError("\(error)") }
-
-        let (subject, stream, welcome): (Subject, PackageStream, Welcome)
-        do { (subject, stream, welcome) = try options.connect() } catch {
-            _ = try? writer.close()
-            try? FileManager.default.removeItem(atPath: out)
-            throw error
+        do { writer = try CaptureWriter(destination: destination, options: writerOptions) } catch {
+            subject.close()
+            throw CommandError("\(error)")
         }
         printError("recording '\(welcome.publisherDescription)' (session \(welcome.sessionID)) to \(writer.partialPath)")
         let counters = Mutex(Counters())
@@ -82,6 +93,7 @@ enum RecordCommand: Command {
                 counters.withLock { c in
                     c.frames += appended.frames
                     c.bytes += appended.bytes
+                    if appended.frames > 0 && dataKinds.contains(package.header.kind) { c.dataFrames += 1 }
                     if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing += gap.missingCount }
                 }
                 return nil
@@ -92,11 +104,35 @@ enum RecordCommand: Command {
         }
         if interactive { StandardOutput.error("\n") }
         let statistics = subject.statistics()
-        let summary: CaptureWriteSummary
-        do { summary = try writer.close() } catch {
-            throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
+        let final = counters.withLock { $0 }
+        let complete: Bool
+        switch end {
+        case .durationElapsed, .interrupted, .publisherClosed: complete = final.dataFrames > 0
+        case .failed, .handlerStopped: complete = false
         }
-        printError("recorded \(out): " + progressText() + String(format: ", %.2f MB on disk", Double(summary.fileBytes) / 1e6)
+        var recordedPath = out, fileBytes = 0
+        if destination.existed && !complete {
+            // Replace an existing capture only with a complete one (the old one may be all the user has).
+            let reason = final.dataFrames == 0 ? "no data was received" : "the recording ended with an error"
+            recordedPath = writer.partialPath
+            if final.frames == 0 {
+                writer.abandon()
+                unlink(writer.partialPath)
+                printError("\(out) left untouched: \(reason)")
+            } else {
+                do { fileBytes = try writer.close(publish: false).fileBytes } catch {
+                    throw CommandError("\(error) (\(out) is untouched; the recording so far is in \(writer.partialPath): run 'tributary repair')")
+                }
+                printError("\(out) left untouched: \(reason); this recording is in \(writer.partialPath) (complete, with its footer)")
+            }
+        } else {
+            do { fileBytes = try writer.close().fileBytes } catch {
+                throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
+            }
+        }
+        let discarded = destination.existed && !complete && final.frames == 0
+        printError((discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
+                   + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
                    + (statistics.unaccountedLoss > 0 ? ", \(statistics.unaccountedLoss) frames lost without a gap notice" : ""))
         switch end {
         case .failed(let report):
@@ -108,6 +144,8 @@ enum RecordCommand: Command {
         case .durationElapsed, .interrupted:
             break
         }
+        // The capture asked for was not written: say so in the exit status too.
+        if destination.existed && !complete { throw CommandError("\(out) was not replaced: no data was received") }
         return 0
     }
 }

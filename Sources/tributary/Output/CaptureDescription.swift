@@ -14,8 +14,10 @@ enum CaptureDescription {
 
     static func inspect(_ path: String, json: Bool) throws -> Int32 {
         let reader = try CaptureReader(path: path)
-        // Read every chunk so that damage anywhere is found and reported.
+        // Read every chunk and configuration record so that damage anywhere is found and reported.
         reader.forEachFrame { _ in }
+        let configurationRecords = reader.index.filter { $0.envelope.type == .configuration }
+        for entry in configurationRecords { _ = reader.configurationFrame(entry) }
         let sources = reader.sources
         let gaps = reader.gaps
         var sourceObjects: [JSON] = []
@@ -76,6 +78,7 @@ enum CaptureDescription {
                 ("footer", .bool(reader.hasFooter)), ("recovered", .bool(reader.wasRecovered)), ("repaired", .bool(reader.wasRepaired)),
                 ("index_source", .string(indexSource(reader))),
                 ("records", .int(Int(reader.index.count))),
+                ("configuration_records", .int(configurationRecords.count)),
                 ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("damage", .array(damageObjects)),
             ])
             print(object.render())
