@@ -1,3 +1,5 @@
+import Foundation
+import TributaryTransport
 import TributaryCapture
 import TributaryDSP
 import TributaryWire
@@ -60,6 +62,15 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
                 _ = try! codec.encode(payload, elementType: .float64, into: destination)
             })
         }
+    }
+
+    // The whole publisher -> subscriber path over TCP loopback, both processes' halves counted
+    // (publisher, subscriber, libzmq): 64 KiB frames, lossless and live.
+    let frames = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_FRAMES"] ?? "") ?? 2_000
+    for delivery in [SourceDelivery.lossless, .live] {
+        let result = try transportThroughputRun(frames: frames, delivery: delivery)
+        guardRow("publisher -> subject, 64 KiB \(delivery == .lossless ? "lossless" : "live"), per frame", limit: 14,
+                 result.allocationsPerFrame)
     }
 
     printTable("allocation guard (allocations per operation, steady state)", rows)

@@ -37,6 +37,7 @@ final class PublisherEngine {
     /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
     private var lossless: [HandOffItem] = []
     private var losslessHead = 0
+    private var eligible: [Session] = []
     /// Per source: the last state of each digital line sent (for `digitalOnChangeOnly`).
     private var lastDigital: [UInt32: [Bool]] = [:]
     /// The payload of the frame being fanned out, shared by reference among subscribers.
@@ -186,9 +187,11 @@ final class PublisherEngine {
         while losslessHead < lossless.count {
             let item = lossless[losslessHead]
             let frame = item.frame
-            let eligible = sessions.filter { session in
-                if case .session(let id) = item.target, id != session.sessionID { return false }
-                return session.wants(sourceID: frame.header.sourceID)
+            // The sessions that should get the frame, in a scratch array that keeps its capacity.
+            eligible.removeAll(keepingCapacity: true)
+            for session in sessions where session.wants(sourceID: frame.header.sourceID) {
+                if case .session(let id) = item.target, id != session.sessionID { continue }
+                eligible.append(session)
             }
             // Wait for the slowest subscriber: every one that should get the frame must have credit.
             if eligible.contains(where: { $0.credits == 0 }) { break }

@@ -94,24 +94,24 @@ extension Observer {
 /// `@unchecked Sendable`: the lists are read and written only under `lock`; observers themselves are
 /// only ever called from the callback queue, which is serial, so an observer that is not Sendable is
 /// still only used by one thread at a time (the contract of `Observer`).
+///
+/// Observers are retained from `register` until `unregister` (as SCCT's `register` does): an observer
+/// created inline and registered keeps receiving. Delivery copies the two lists under the lock — a
+/// reference-count increment, no allocation per package.
 final class SubjectDelivery: CallbackTarget, @unchecked Sendable {
-    private struct WeakObserver {
-        weak var observer: (any Observer)?
-    }
-
     private let lock = NSLock()
-    private var observers: [WeakObserver] = []
+    private var observers: [any Observer] = []
     private var streams: [PackageStream] = []
 
     func register(_ observer: any Observer) {
         lock.withLock {
-            observers.removeAll { $0.observer == nil || $0.observer === observer }
-            observers.append(WeakObserver(observer: observer))
+            observers.removeAll { $0 === observer }
+            observers.append(observer)
         }
     }
 
     func unregister(_ observer: any Observer) {
-        lock.withLock { observers.removeAll { $0.observer == nil || $0.observer === observer } }
+        lock.withLock { observers.removeAll { $0 === observer } }
     }
 
     func add(_ stream: PackageStream) { lock.withLock { streams.append(stream) } }
@@ -125,10 +125,10 @@ final class SubjectDelivery: CallbackTarget, @unchecked Sendable {
         for stream in ended { stream.finish() }
     }
 
-    var observerCount: Int { lock.withLock { observers.filter { $0.observer != nil }.count } }
+    var observerCount: Int { lock.withLock { observers.count } }
 
     func deliver(_ event: SubjectEvent) {
-        let (current, currentStreams) = lock.withLock { (observers.compactMap(\.observer), streams) }
+        let (current, currentStreams) = lock.withLock { (observers, streams) }
         switch event {
         case .package(let package):
             for observer in current { observer.dispatch(package) }

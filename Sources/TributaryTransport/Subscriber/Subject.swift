@@ -117,7 +117,8 @@ public final class Subject: Sendable {
 
     // MARK: Observers
 
-    /// Registers an observer (held weakly); any time, also while open. Registering twice is one registration.
+    /// Registers an observer, retained until `unregister` (as SCCT's register); any time, also while
+    /// open. Registering twice is one registration.
     public func register(_ observer: any Observer) { delivery.register(observer) }
 
     /// Unregisters an observer; it receives nothing queued after this call returns... except what the
