@@ -105,7 +105,8 @@ extension Command {
     static var streamsFrames: Bool { false }
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error; never traps (a closed or full standard error is remembered by
+/// `StandardOutput` and makes the exit status non-zero).
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    StandardOutput.error(text + "\n")
 }

@@ -36,9 +36,10 @@ struct AnalysisJob: Sendable {
 }
 
 /// Runs `work` for indexes 0..<count on `jobs` threads and hands results to `inOrder` on the
-/// calling thread in index order, each as soon as it and every earlier one are done.
+/// calling thread in index order, each as soon as it and every earlier one are done. When `inOrder`
+/// returns false (its output is gone) no further work starts and `run` returns.
 enum ParallelMap {
-    static func run<T: Sendable>(_ count: Int, jobs: Int, work: @escaping @Sendable (Int) -> T, inOrder: (Int, T) -> Void) {
+    static func run<T: Sendable>(_ count: Int, jobs: Int, work: @escaping @Sendable (Int) -> T, inOrder: (Int, T) -> Bool) {
         let state = ResultSlots<T>(count: count)
         let workers = max(1, min(jobs, count))
         for _ in 0..<workers {
@@ -46,7 +47,10 @@ enum ParallelMap {
                 while let index = state.claim() { state.store(index, work(index)) }
             }
         }
-        for index in 0..<count { inOrder(index, state.wait(index)) }
+        for index in 0..<count where !inOrder(index, state.wait(index)) {
+            state.cancel()
+            return
+        }
     }
 }
 
@@ -58,6 +62,12 @@ private final class ResultSlots<T: Sendable>: @unchecked Sendable {
     private var next = 0
 
     init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    /// Claims no more indexes (work already started finishes; its result is dropped).
+    func cancel() {
+        condition.lock(); defer { condition.unlock() }
+        next = slots.count
+    }
 
     func claim() -> Int? {
         condition.lock(); defer { condition.unlock() }
@@ -100,14 +110,14 @@ final class ProgressBar {
         let width = 30
         let filled = total == 0 ? width : done * width / total
         let line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(done)/\(total) files"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardOutput.error(line)
         shown = true
     }
 
     /// Erases the bar before other output.
     func clear() {
         guard enabled, shown else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        StandardOutput.error("\r\u{1B}[K")
         shown = false
     }
 }

@@ -117,6 +117,8 @@ enum AnalyzeCommand: Command {
         var plotSeries: [SVGSpectrumPlot.Series] = []
         var failures = 0
         let progress = ProgressBar(total: files.count, enabled: isatty(STDERR_FILENO) == 1 && files.count > 1)
+        var outputWorks = true
+        func output(_ text: String) { outputWorks = outputWorks && StandardOutput.line(text) }
         ParallelMap.run(files.count, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
                         work: { job.run(files[$0]) },
                         inOrder: { index, result in
@@ -127,14 +129,14 @@ enum AnalyzeCommand: Command {
                 failures += 1
                 progress.clear()
                 printError("tributary analyze: \(error)")
-                if json { print(AnalysisJSON.failure(file, error: "\(error)").text) }
+                if json { output(AnalysisJSON.failure(file, error: "\(error)").text) }
             case .success(let (input, sources)):
                 progress.clear()
                 for warning in input.warnings { printError("tributary analyze: warning: \(warning)") }
                 if json {
-                    print(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
+                    output(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
                 } else {
-                    print(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
+                    output(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
                 }
                 let name = (file as NSString).lastPathComponent
                 for source in sources {
@@ -148,8 +150,10 @@ enum AnalyzeCommand: Command {
                     }
                 }
             }
+            return outputWorks
         })
         progress.clear()
+        guard outputWorks else { throw StandardOutputFailure() }
         if let plotPath, !plotSeries.isEmpty {
             let isWelch = request.welch != nil
             let density = request.welch?.scaling != .spectrum

@@ -32,19 +32,11 @@ enum InspectCommand: Command {
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
+        let input = try InputFile(path)
         if path != "-", CaptureDescription.isCapture(path) {
             return try CaptureDescription.inspect(path, json: json)
         }
 
-        let handle: FileHandle
-        if path == "-" {
-            handle = .standardInput
-        } else {
-            guard let h = FileHandle(forReadingAtPath: path) else {
-                throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
-            }
-            handle = h
-        }
         var decoder = FrameStreamDecoder(maxFrameSize: maxFrame)
         var index = 0
         var out = ""
@@ -60,27 +52,27 @@ enum InspectCommand: Command {
                 out += "#\(index) @\(frame.position) " + FrameDescription.line(frame, payload: payload) + "\n"
             }
             index += 1
-            if out.utf8.count > 1 << 16 { flush() }
+            if out.utf8.count > 1 << 16 { try flush() }
         }
-        func flush() {
-            FileHandle.standardOutput.write(Data(out.utf8))
-            out = ""
+        func flush() throws {
+            defer { out = "" }
+            try out.withUTF8 { try StandardOutput.write(UnsafeRawBufferPointer($0)) }
         }
-        defer { flush() }
         do {
-            while true {
-                let data = handle.readData(ofLength: 1 << 20)
-                if data.isEmpty { break }
-                try data.withUnsafeBytes { try decoder.feed($0, emit) }
-            }
+            while try input.readBlock({ try decoder.feed($0, emit) }) {}
             try decoder.finish()
         } catch let error as WireError {
-            flush()
+            try flush()
             throw CommandError("\(path): \(error)")
+        } catch {
+            // The frames before a bad one are still printed, then the error.
+            if !(error is StandardOutputFailure) { try? flush() }
+            throw error
         }
         if !json {
             out += "\(index) frames" + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "") + "\n"
         }
+        try flush()
         return 0
     }
 }

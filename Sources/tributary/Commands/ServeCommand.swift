@@ -56,6 +56,9 @@ enum ServeCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
         guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
+        guard !apiKey.isEmpty else {
+            throw UsageError("option --api-key: the key is empty; subscribers must present a key the publisher checks, give a non-empty one")
+        }
         let simulateSpecs = try arguments.options("--simulate")
         let replayPath = try arguments.option("--replay")
         let speedText = try arguments.option("--speed")
@@ -107,7 +110,7 @@ enum ServeCommand: Command {
             guard !replays.isEmpty else { throw CommandError("\(replayPath): no source with frames to replay") }
             let reader = try? CaptureReader(path: replayPath)
             let gaps = reader?.gaps ?? []
-            printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description)'" }.joined(separator: ", ")), "
+            printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
                        + (speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(speedText ?? "1") x the recorded pace")
                        + (gaps.isEmpty ? "" : "; the capture records \(gaps.count) gaps (\(gaps.reduce(0) { $0 + $1.missingCount }) frames missing), not re-announced"))
             sources += replays
@@ -119,14 +122,21 @@ enum ServeCommand: Command {
         var zap: ZMQZAPHandler?
         var curve: PublisherCurve?
         if let curveSecret {
+            let keys = try CurveKeyFile.loadSecret(curveSecret, option: "--curve-secret")
+            var allowed: [ZMQCurveKey: String]?
+            if let curveClients {
+                do { allowed = try ZMQCurveKey.loadAllowList(from: curveClients) } catch { throw CommandError("--curve-clients: \(error)") }
+                if allowed?.isEmpty == true {
+                    throw UsageError("--curve-clients \(curveClients): the file lists no client key, so no subscriber could connect; "
+                                     + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
+                }
+            }
             do {
-                let keys = try ZMQCurveKeyPair.load(secretKeyFile: curveSecret)
                 let zmq = try ZMQContext(ioThreads: 1)
-                let zapPolicy: ZMQZAPPolicy = try curveClients.map { path throws(ZMQCurveKeyError) in .allow(try ZMQCurveKey.loadAllowList(from: path)) }
-                    ?? .acceptAnyClient()
+                let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
                 zap = try ZMQZAPHandler(context: zmq, policy: zapPolicy) { decision in
                     if !decision.accepted {
-                        printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address): \(decision.refusal ?? "")")
+                        printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)")
                     }
                 }
                 context = zmq
@@ -146,7 +156,7 @@ enum ServeCommand: Command {
         }
         StandardOutput.line("listening on \(publisher.endpoint)")
         for source in sources {
-            StandardOutput.line("source \(source.info.id) '\(source.info.description)': \(sourceSummary(source))")
+            StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
 
         enum Event { case stop(Int32), list }
@@ -176,11 +186,11 @@ enum ServeCommand: Command {
             let current = publisher.subscribers()
             let ids = Set(current.map(\.sessionID))
             for info in current where known[info.sessionID] == nil {
-                StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description)' from \(info.address)"
-                                    + (info.userID.map { " (CURVE \($0))" } ?? ""))
+                StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description.terminalSafe)' from \(info.address.terminalSafe)"
+                                    + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
             }
             for (id, info) in known where !ids.contains(id) {
-                StandardOutput.line("subscriber - session \(id) '\(info.description)': \(info.framesSent) frames sent, \(info.framesDropped) dropped")
+                StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(info.framesSent) frames sent, \(info.framesDropped) dropped")
             }
             known = Dictionary(uniqueKeysWithValues: current.map { ($0.sessionID, $0) })
             if let statusInterval, Date().timeIntervalSince(lastStatus) >= statusInterval {
@@ -205,7 +215,7 @@ enum ServeCommand: Command {
         publisher.stop(reason: stopReason)
         zap?.stop()
         for replay in replays {
-            for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \(problem)") }
+            for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \("\(problem)".terminalSafe)") }
         }
         StandardOutput.line("\(stopReason): \(statistics.framesPublished) frames published, \(statistics.sessionsOpened) sessions opened, "
                             + "\(statistics.sessionsRefused) refused, \(statistics.handOffRefused) frames refused at the hand-off")
@@ -226,8 +236,8 @@ enum ServeCommand: Command {
     private static func printList(_ subscribers: [SubscriberInfo]) {
         StandardOutput.line("subscribers: \(subscribers.count)")
         for s in subscribers {
-            let filters = s.filters.isEmpty ? "no filters" : "filters \(s.filters)"
-            StandardOutput.line("  session \(s.sessionID) '\(s.description)' from \(s.address)\(s.userID.map { " CURVE \($0)" } ?? ""): "
+            let filters = s.filters.isEmpty ? "no filters" : "filters \("\(s.filters)".terminalSafe)"
+            StandardOutput.line("  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
                                 + "\(s.isStarted ? "started" : "stopped"), \(s.framesSent) frames sent, \(s.framesDropped) dropped, \(filters)"
                                 + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
         }

@@ -71,13 +71,14 @@ struct SubscriptionOptions {
             }
         }
         if let serverKeyPath {
-            do {
-                let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
-                let keys = try clientKeyPath.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) } ?? ZMQCurveKeyPair.generate()
-                options.curve = SubjectCurve(serverKey: serverKey, keys: keys)
-            } catch {
-                throw CommandError("\(error)")
+            let serverKey = try CurveKeyFile.loadPublic(serverKeyPath, option: "--curve-server-key")
+            let keys: ZMQCurveKeyPair
+            if let clientKeyPath {
+                keys = try CurveKeyFile.loadSecret(clientKeyPath, option: "--curve-key")
+            } else {
+                do { keys = try ZMQCurveKeyPair.generate() } catch { throw CommandError("\(error)") }
             }
+            options.curve = SubjectCurve(serverKey: serverKey, keys: keys)
         } else if clientKeyPath != nil {
             throw UsageError("--curve-key needs --curve-server-key")
         }
@@ -123,7 +124,7 @@ struct SubscriptionOptions {
             return (subject, stream, welcome)
         } catch {
             subject.close()
-            throw CommandError("error \(error.code): \(error.message)")
+            throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
     }
 }
