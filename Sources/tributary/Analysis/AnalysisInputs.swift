@@ -11,6 +11,8 @@ struct InputDescription {
     var dtypes: [UInt32: String] = [:]
     /// Channels per source as stored, by source id.
     var channelCounts: [UInt32: Int] = [:]
+    /// The channel indexes each source's analog frames carry, as stored (before any filter).
+    var channelIndexes: [UInt32: Set<Int>] = [:]
     /// Problems found on the way that did not stop the analysis (damaged capture chunks, …).
     var warnings: [String] = []
 }
@@ -22,6 +24,7 @@ extension InputDescription {
         let id = frame.header.sourceID
         if dtypes[id] == nil { dtypes[id] = view.format.description }
         channelCounts[id] = max(channelCounts[id] ?? 0, view.channelCount)
+        for row in 0..<view.channelCount { channelIndexes[id, default: []].insert(Int(view.channelIndex(row))) }
     }
 }
 
@@ -90,7 +93,7 @@ enum AnalysisInputs {
             start += count
             sequence += 1
         } while start < n
-        return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c])
+        return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c], channelIndexes: [1: Set(0..<c)])
     }
 
     static func captureFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {

@@ -8,29 +8,44 @@ struct AnalysisJob: Sendable {
     var filters: SubscriberFilters
     /// Channels asked for with --channels (each must exist in every source analysed).
     var requestedChannels: [Int]?
+    /// Sources asked for with --source (nil: every source); each must have analog data.
+    var requestedSources: Set<UInt32>?
     var rate: Double?
     var int16Scale: Double
 
+    /// The analyses of the file's sources, in order of source id.
     func run(_ path: String) -> Result<(InputDescription, [SourceAnalysis]), CommandError> {
         do {
             let analysis = FrameAnalysis(request: request, filters: filters, sampleRate: rate)
-            let input = try AnalysisInputs.frames(of: path, rate: rate, int16Scale: int16Scale) { try analysis.add($0) }
-            let sources = try analysis.finish()
-            if let requestedChannels {
-                for source in sources {
-                    let present = Set(source.channels.map(\.index))
-                    if let missing = requestedChannels.first(where: { !present.contains($0) }) {
-                        let count = input.channelCounts[source.id] ?? present.count
-                        throw CommandError("\(path): --channels: channel \(missing) is not in source \(source.id) (\(count) channels)")
-                    }
-                }
+            let input = try AnalysisInputs.frames(of: path, rate: rate, int16Scale: int16Scale) { frame in
+                if let requestedSources, !requestedSources.contains(frame.header.sourceID) { return }
+                try analysis.add(frame)
             }
+            let sources = try analysis.finish().sorted { $0.id < $1.id }
+            try check(path, input)
             if sources.isEmpty { throw CommandError("\(path): no analog data") }
             return .success((input, sources))
         } catch let error as CommandError {
             return .failure(error)
         } catch {
             return .failure(CommandError("\(path): \(error)"))
+        }
+    }
+
+    /// Names what --source and --channels asked for that the file does not have, and what it has.
+    private func check(_ path: String, _ input: InputDescription) throws {
+        let present = input.channelIndexes.keys.sorted()
+        let list = present.isEmpty ? "none" : present.map(String.init).joined(separator: ", ")
+        if let requestedSources, let missing = requestedSources.sorted().first(where: { input.channelIndexes[$0] == nil }) {
+            throw CommandError("\(path): --source: source \(missing) has no analog data in this file (sources with analog data: \(list))")
+        }
+        guard let requestedChannels else { return }
+        for id in present where requestedSources?.contains(id) ?? true {
+            let channels = input.channelIndexes[id] ?? []
+            if let missing = requestedChannels.first(where: { !channels.contains($0) }) {
+                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id), which has channels "
+                                   + FrameDescription.rangeText(channels.sorted().map { UInt32($0) }))
+            }
         }
     }
 }

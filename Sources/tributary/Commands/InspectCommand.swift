@@ -19,7 +19,7 @@ enum InspectCommand: Command {
       --json                  one JSON object per frame: kind, source_id, sequence, timestamp_ns,
                               filter_id, flags, size and the decoded content (numbers read back exactly;
                               NaN and infinities print as null)
-      --max-frame-size BYTES  reject frames larger than this (default 67108864)
+      --max-frame-size BYTES  reject frames larger than this (40 to 67108864, the default)
 
     A malformed frame stops the listing with an error naming the field and the byte offset;
     the frames before it are still printed. Exit status: 0 ok, 1 malformed input, 2 usage.
@@ -27,7 +27,7 @@ enum InspectCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let json = arguments.flag("--json")
-        let maxFrame = try arguments.option("--max-frame-size", "a positive byte count") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let maxFrame = try arguments.integer("--max-frame-size", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize)
             ?? WireLimits.maxFrameSize
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }

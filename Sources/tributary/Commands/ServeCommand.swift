@@ -62,11 +62,11 @@ enum ServeCommand: Command {
         let simulateSpecs = try arguments.options("--simulate")
         let replayPath = try arguments.option("--replay")
         let speedText = try arguments.option("--speed")
-        let waitSubscribers = try arguments.option("--wait-subscribers", "a count >= 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 1
-        let linger = try arguments.option("--linger", "a duration >= 0 in seconds") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } } ?? 1
+        let waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
+        let linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
         let policyText = try arguments.option("--policy") ?? "drop"
         let description = try arguments.option("--description") ?? "tributary serve"
-        let statusInterval = try arguments.option("--status-interval", "a duration > 0 in seconds") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        let statusInterval = try arguments.number("--status-interval", "a duration in seconds", in: 0.1...86_400)
         let curveSecret = try arguments.option("--curve-secret")
         let curveClients = try arguments.option("--curve-clients")
         let curveAcceptAny = arguments.flag("--curve-accept-any")
@@ -74,6 +74,7 @@ enum ServeCommand: Command {
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
         if !bind.contains("://") { bind = "tcp://" + bind }
+        try checkBindEndpoint(bind)
         let policy: SlowConsumerPolicy
         switch policyText {
         case "drop": policy = .dropAndCount
@@ -84,7 +85,9 @@ enum ServeCommand: Command {
         if let speedText {
             guard replayPath != nil else { throw UsageError("--speed needs --replay") }
             if speedText == "max" { speed = .asFastAsCredit } else {
-                guard let f = Double(speedText), f > 0, f.isFinite else { throw UsageError("option --speed: '\(speedText)' is not a factor > 0 or max") }
+                guard let f = Double(speedText), (0.001...1_000_000).contains(f) else {
+                    throw UsageError("option --speed: '\(speedText)' is not a factor in [0.001, 1000000] or max")
+                }
                 speed = .factor(f)
             }
         }
@@ -220,6 +223,21 @@ enum ServeCommand: Command {
         StandardOutput.line("\(stopReason): \(statistics.framesPublished) frames published, \(statistics.sessionsOpened) sessions opened, "
                             + "\(statistics.sessionsRefused) refused, \(statistics.handOffRefused) frames refused at the hand-off")
         return 0
+    }
+
+    /// Refuses a tcp:// endpoint whose port libzmq would not bind as given (it takes 99999 modulo
+    /// 65536, another port than asked): the port must be 0-65535 (0 or * picks a free one).
+    static func checkBindEndpoint(_ endpoint: String) throws {
+        guard endpoint.hasPrefix("tcp://") else { return }  // ipc://, inproc://: libzmq checks them
+        let rest = endpoint.dropFirst(6)
+        guard let colon = rest.lastIndex(of: ":") else {
+            throw UsageError("option --bind: '\(endpoint)' has no port; expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:5555 (port 0: any free port)")
+        }
+        let host = rest[..<colon], port = rest[rest.index(after: colon)...]
+        guard !host.isEmpty else { throw UsageError("option --bind: '\(endpoint)' has no host; use * for every interface") }
+        guard port == "*" || (port.allSatisfy(\.isASCII) && UInt16(port) != nil) else {
+            throw UsageError("option --bind: '\(endpoint)': the port '\(port)' is not in 0...65535 (0 or *: any free port)")
+        }
     }
 
     private static func sourceSummary(_ source: any Source) -> String {
