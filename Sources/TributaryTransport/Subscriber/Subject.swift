@@ -55,8 +55,10 @@ public final class Subject: Sendable {
     ///   - timeout: seconds of silence after which the session counts as lost (> 1).
     ///   - sourceFilterEnabled: receive only the sources chosen with `selectSources` (none until then).
     /// - Returns: The welcome: session id, publisher description, sources.
-    /// - Throws: `ErrorReport`: 8 empty address, 9 port ≤ 0 (or > 65535), 2 timeout ≤ 1 s, 7 nothing
-    ///   answered within the timeout, 1/2/3 refused by the publisher.
+    /// - Throws: `ErrorReport`: 8 empty address, 9 port ≤ 0 (or > 65535), 2 timeout ≤ 1 s, 7 the
+    ///   connection could not be opened — said as soon as the cause is known: the host name does not
+    ///   resolve, the connection is refused, the publisher's security does not match this Subject's
+    ///   (CURVE on one side only) — or nothing answered within the timeout; 1/2/3 refused by the publisher.
     @discardableResult
     public func open(address: String, port: Int, apiKey: String, description: String, timeout: Double = 10,
                      sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
@@ -75,6 +77,11 @@ public final class Subject: Sendable {
     public func open(endpoint: String, apiKey: String, description: String, timeout: Double = 10,
                      sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
         guard timeout > 1 else { throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not more than 1 s") }
+        // libzmq would retry an unresolvable name until the timeout: ask the resolver first.
+        if let (host, _) = ConnectDiagnosis.tcpHostPort(endpoint),
+           let failure = ConnectDiagnosis.resolutionFailure(host: host, timeout: timeout) {
+            throw ErrorReport(.destinationUnreachable, "cannot resolve host '\(host)': \(failure)")
+        }
         let parameters = OpenParameters(endpoint: endpoint, apiKey: apiKey, description: description,
                                         timeoutSeconds: timeout, sourceFilterEnabled: sourceFilterEnabled)
         let waiter = OpenWaiter()
