@@ -27,8 +27,9 @@ import Testing
         #expect(throws: ChannelSpecError.self) { try ChannelSpec(parsing: "0-65535") }
         #expect(throws: ChannelSpecError.self) { try ChannelSpec(parsing: "1000000") }
         let clock = ContinuousClock()
-        let elapsed = try clock.measure { #expect(try ChannelSpec(parsing: "0-65534,3").channels.count == 65_535) }
-        #expect(elapsed < .seconds(2))
+        let start = clock.now
+        #expect(try ChannelSpec(parsing: "0-65534,3").channels.count == 65_535)
+        #expect(clock.now - start < .seconds(2))
     }
 
     @Test func validatesAgainstChannelCount() throws {
