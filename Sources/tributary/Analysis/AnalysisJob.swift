@@ -43,7 +43,7 @@ struct AnalysisJob: Sendable {
         for id in present where requestedSources?.contains(id) ?? true {
             let channels = input.channelIndexes[id] ?? []
             if let missing = requestedChannels.first(where: { !channels.contains($0) }) {
-                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id), which has channels "
+                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id) (\(input.channelCounts[id] ?? channels.count) channels), which has channels "
                                    + FrameDescription.rangeText(channels.sorted().map { UInt32($0) }))
             }
         }
