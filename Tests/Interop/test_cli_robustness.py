@@ -191,6 +191,15 @@ class CLIRobustnessTests(unittest.TestCase):
         self.assertUsageError(run("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--curve-secret", disguised,
                                   "--curve-accept-any", timeout=10), "public key")
 
+    def test_subscribers_refuse_swapped_key_files(self):
+        prefix = self.path("pair")
+        self.assertEqual(run("keygen", "--out", prefix, "--force").returncode, 0)
+        # The secret key given as the server's public key, and a public key as the subscriber's secret.
+        self.assertUsageError(run("subscribe", "127.0.0.1:5", "--api-key", "k", "--curve-server-key", prefix + ".key",
+                                  timeout=10), "--curve-server-key", "secret key")
+        self.assertUsageError(run("subscribe", "127.0.0.1:5", "--api-key", "k", "--curve-server-key", prefix + ".pub",
+                                  "--curve-key", prefix + ".pub", timeout=10), "--curve-key", "public key")
+
     def test_an_empty_allow_list_is_refused(self):
         prefix = self.path("server2")
         self.assertEqual(run("keygen", "--out", prefix, "--force").returncode, 0)
@@ -280,7 +289,9 @@ class CLIRobustnessTests(unittest.TestCase):
                                   timeout=10), "channels=0")
         self.assertUsageError(run("serve", "--bind", "tcp://127.0.0.1:99999", "--api-key", "k", timeout=10), "99999", "0...65535")
         self.assertUsageError(run("subscribe", "127.0.0.1:5", "--api-key", "k", "--timeout", "1e300", timeout=10),
-                              "--timeout", "86400")
+                              "--timeout", "6553")
+        # libzmq's heartbeat TTL (16 bits of deciseconds) cannot take more: 7000 failed inside zmq_setsockopt.
+        self.assertUsageError(run("subscribe", "127.0.0.1:5", "--api-key", "k", "--timeout", "7000", timeout=10), "--timeout")
 
     def test_every_numeric_flag_refuses_nan_infinity_negative_and_huge_values(self):
         flags = {

@@ -79,6 +79,23 @@ import TributaryWire
         #expect(seconds < 3)
     }
 
+    /// libzmq's heartbeat TTL takes at most 6553.5 s: a longer timeout failed inside zmq_setsockopt,
+    /// reported as "cannot connect" (error 7) instead of a wrong timeout (error 2).
+    @Test func timeoutsBeyondLibzmqsLimitAreError2() throws {
+        let publisher = try makePublisher(apiKey: "k")
+        defer { publisher.stop() }
+        for timeout in [7_000, 1e300, .infinity, .nan] {
+            let subject = try Subject()
+            do throws(ErrorReport) {
+                try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "k", description: "t", timeout: timeout)
+                Issue.record("timeout \(timeout) accepted")
+            } catch {
+                #expect(error.code == .wrongTimeout)
+                #expect(error.message.contains("(1, 6553]"))
+            }
+        }
+    }
+
     @Test func endpointsAreSplitIntoHostAndPort() {
         #expect(ConnectDiagnosis.tcpHostPort("tcp://127.0.0.1:5599")! == ("127.0.0.1", "5599"))
         #expect(ConnectDiagnosis.tcpHostPort("tcp://[::1]:80")! == ("::1", "80"))

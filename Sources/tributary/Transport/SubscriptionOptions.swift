@@ -29,7 +29,7 @@ struct SubscriptionOptions {
                                 int64, bool, string); repeatable
       --duration S              stop after S seconds, at most 1e9 (default: until interrupted or the
                                 publisher ends)
-      --timeout S               session timeout, in (1, 86400] s (default 10): silence longer than this
+      --timeout S               session timeout, in (1, 6553] s (default 10): silence longer than this
                                 is error 4
       --description TEXT        this subscriber's name in the publisher's list
       --curve-server-key FILE   the publisher's CURVE public key (its .pub file): encrypt the connection
@@ -44,7 +44,7 @@ struct SubscriptionOptions {
         let sourcesText = try arguments.option("--sources")
         let arrayFilterTexts = try arguments.options("--array-filter")
         let duration = try arguments.number("--duration", "a duration in seconds", in: 0...1e9, above: true)
-        let timeout = try arguments.number("--timeout", "a timeout in seconds", in: 1...86_400, above: true) ?? 10
+        let timeout = try arguments.number("--timeout", "a timeout in seconds", in: 1...Subject.maxTimeout, above: true) ?? 10
         let description = try arguments.option("--description") ?? defaultDescription
         let serverKeyPath = try arguments.option("--curve-server-key")
         let clientKeyPath = try arguments.option("--curve-key")
