@@ -24,8 +24,8 @@ enum ConnectDiagnosis {
         return (String(host), String(port))
     }
 
-    /// Why `host` cannot be resolved, or nil when it can (or when the resolver did not answer within
-    /// `timeout` seconds: then libzmq's own attempts decide).
+    /// Why `host` cannot be resolved, or nil when it can. A resolver that does not answer within
+    /// `timeout` seconds (the open's whole timeout) is a failure too: libzmq would be stuck on it as well.
     static func resolutionFailure(host: String, timeout: Double) -> String? {
         let outcome = Mutex<String??>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -40,7 +40,10 @@ enum ConnectDiagnosis {
             outcome.withLock { $0 = .some(failure) }
             done.signal()
         }
-        _ = done.wait(timeout: .now() + .milliseconds(Int(min(max(timeout, 0), 86_400) * 1000)))
+        let bounded = min(max(timeout, 0), 86_400)
+        guard done.wait(timeout: .now() + .milliseconds(Int(bounded * 1000))) == .success else {
+            return "the resolver did not answer within \(bounded) s"
+        }
         return outcome.withLock { $0 } ?? nil
     }
 
