@@ -12,10 +12,14 @@ public struct ChannelSpecError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+import TributaryWire
+
 /// A channel selection such as `0-3`, `0,2,5` or `0-3,7`: zero-based, in the order given, duplicates removed.
 public struct ChannelSpec: Sendable, Equatable {
     /// The channel indices, in order of first mention.
     public var channels: [Int]
+    /// The highest channel index the wire format can carry (a frame has at most `WireLimits.maxChannels`).
+    public static let maxChannel = WireLimits.maxChannels - 1
 
     /// Parses a specification.
     /// - Throws: `ChannelSpecError` naming the character that is wrong.
@@ -23,6 +27,7 @@ public struct ChannelSpec: Sendable, Equatable {
         let chars = Array(spec)
         var index = 0
         var result: [Int] = []
+        var seen = Set<Int>()
         func fail(_ problem: String) -> ChannelSpecError { ChannelSpecError(spec: spec, position: index, problem: problem) }
         func number() throws -> Int {
             let start = index
@@ -30,9 +35,9 @@ public struct ChannelSpec: Sendable, Equatable {
             while index < chars.count, let d = chars[index].wholeNumberValue, chars[index].isASCII {
                 let (m, o1) = value.multipliedReportingOverflow(by: 10)
                 let (s, o2) = m.addingReportingOverflow(d)
-                if o1 || o2 || s > 1_000_000 {
+                if o1 || o2 || s > Self.maxChannel {
                     index = start
-                    throw fail("channel number too large")
+                    throw fail("channel number too large (channels are 0-\(Self.maxChannel))")
                 }
                 value = s
                 index += 1
@@ -53,8 +58,8 @@ public struct ChannelSpec: Sendable, Equatable {
                     index = rangeStart
                     throw fail("range \(first)-\(last) runs backwards")
                 }
-                for c in first...last where !result.contains(c) { result.append(c) }
-            } else if !result.contains(first) {
+                for c in first...last where seen.insert(c).inserted { result.append(c) }
+            } else if seen.insert(first).inserted {
                 result.append(first)
             }
             if index == chars.count { break }

@@ -78,7 +78,9 @@ public final class SpectrumAnalyzer {
     /// Creates an analyzer for blocks of `count` samples.
     /// - Throws: `SpectralParameterError` for a bad length or rate, `FFTError` when FFTW cannot plan.
     public init(count: Int, sampleRate: Double, window: WindowKind = .hann, rigor: FFTRigor = .estimate) throws {
-        guard count >= 1 else { throw SpectralParameterError("length", "must be at least 1, not \(count)") }
+        guard (1...SpectralLimits.maxTransformLength).contains(count) else {
+            throw SpectralParameterError("length", "must be in 1...\(SpectralLimits.maxTransformLength), not \(count)")
+        }
         guard sampleRate > 0, sampleRate.isFinite else { throw SpectralParameterError("sample rate", "must be positive and finite") }
         self.count = count
         self.sampleRate = sampleRate

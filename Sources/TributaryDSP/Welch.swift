@@ -175,6 +175,13 @@ final class SegmentPeriodogram<T: FFTScalar> {
     }
 }
 
+/// Bounds of the spectral estimates, so that a length from a command line or a peer cannot make an
+/// analysis allocate without limit (or abort): buffers are a few times the transform length per channel.
+public enum SpectralLimits {
+    /// The longest Welch segment, FFT or spectrum block: 2^22 samples (32 MiB of doubles per buffer).
+    public static let maxTransformLength = 1 << 22
+}
+
 /// The segment geometry of a Welch estimate over a signal of a given length (scipy's rules).
 struct WelchGeometry {
     var segmentLength: Int
@@ -184,7 +191,9 @@ struct WelchGeometry {
 
     init(configuration c: WelchConfiguration, signalLength n: Int) throws {
         guard n > 0 else { throw SpectralParameterError("signal", "is empty") }
-        guard c.segmentLength >= 1 else { throw SpectralParameterError("nperseg", "must be a positive integer, not \(c.segmentLength)") }
+        guard (1...SpectralLimits.maxTransformLength).contains(c.segmentLength) else {
+            throw SpectralParameterError("nperseg", "must be in 1...\(SpectralLimits.maxTransformLength), not \(c.segmentLength)")
+        }
         // scipy reduces nperseg to the signal length (with a warning).
         let nperseg = Swift.min(c.segmentLength, n)
         let overlap = c.overlap ?? nperseg / 2
@@ -192,7 +201,9 @@ struct WelchGeometry {
             throw SpectralParameterError("noverlap", "must be in 0..<\(nperseg) (nperseg), not \(overlap)")
         }
         let nfft = c.fftLength ?? nperseg
-        guard nfft >= nperseg else { throw SpectralParameterError("nfft", "must be at least nperseg (\(nperseg)), not \(nfft)") }
+        guard nfft >= nperseg, nfft <= SpectralLimits.maxTransformLength else {
+            throw SpectralParameterError("nfft", "must be in \(nperseg)...\(SpectralLimits.maxTransformLength) (nperseg to the limit), not \(nfft)")
+        }
         segmentLength = nperseg
         step = nperseg - overlap
         fftLength = nfft

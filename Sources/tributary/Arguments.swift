@@ -74,6 +74,21 @@ struct Arguments {
         return value
     }
 
+    /// An integer option that must lie in `range`; the error names the option, the value and the
+    /// allowed range ("option --welch: '1099511627776' is not a segment length in 1...4194304").
+    mutating func integer(_ name: String, _ what: String, in range: ClosedRange<Int>) throws -> Int? {
+        try option(name, "\(what) in \(range.lowerBound)...\(range.upperBound)") { Int($0).flatMap { range.contains($0) ? $0 : nil } }
+    }
+
+    /// A finite number option that must lie in `range` (NaN and infinities never do); `above`
+    /// excludes the lower bound. The error names the option, the value and the allowed range.
+    mutating func number(_ name: String, _ what: String, in range: ClosedRange<Double>, above: Bool = false) throws -> Double? {
+        let lower = above ? "(\(range.lowerBound.formatted)" : "[\(range.lowerBound.formatted)"
+        return try option(name, "\(what) in \(lower), \(range.upperBound.formatted)]") { text in
+            Double(text).flatMap { range.contains($0) && !(above && $0 == range.lowerBound) ? $0 : nil }
+        }
+    }
+
     /// Removes and returns the remaining positional arguments; rejects unknown options.
     mutating func finish() throws -> [String] {
         if let unknown = items.first(where: { $0.hasPrefix("-") && $0 != "-" }) {
@@ -105,7 +120,13 @@ extension Command {
     static var streamsFrames: Bool { false }
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error; never traps (a closed or full standard error is remembered by
+/// `StandardOutput` and makes the exit status non-zero).
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    StandardOutput.error(text + "\n")
+}
+
+private extension Double {
+    /// 1e+20 as "1e+20", 86400.0 as "86400".
+    var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : description }
 }

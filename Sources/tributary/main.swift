@@ -32,6 +32,8 @@ let commands: [any Command.Type] = [
 }
 
 @MainActor func main() -> Int32 {
+    // A closed pipe is an EPIPE error for every write, handled by `StandardOutput`, not a signal.
+    ProcessSignals.ignoreBrokenPipes()
     var argv = Array(CommandLine.arguments.dropFirst())
     guard let name = argv.first else {
         printError(topLevelUsage())
@@ -39,8 +41,8 @@ let commands: [any Command.Type] = [
     }
     argv.removeFirst()
     if name == "--help" || name == "-h" || name == "help" {
-        print(topLevelUsage())
-        return 0
+        StandardOutput.line(topLevelUsage())
+        return StandardOutput.exitStatus(0, command: name)
     }
     guard let command = commands.first(where: { $0.name == name }) else {
         printError("tributary: unknown command '\(name)'\n\n" + topLevelUsage())
@@ -49,18 +51,22 @@ let commands: [any Command.Type] = [
     if command.streamsFrames { AllocatorTuning.keepFreedMemoryForStreaming() }
     var arguments = Arguments(argv)
     if arguments.wantsHelp {
-        print(command.usage)
-        return 0
+        StandardOutput.line(command.usage)
+        return StandardOutput.exitStatus(0, command: name)
     }
+    let status: Int32
     do {
-        return try command.run(&arguments)
+        status = try command.run(&arguments)
     } catch let error as UsageError {
         printError("tributary \(name): \(error)\n\n\(command.usage)")
-        return 2
+        status = 2
+    } catch is StandardOutputFailure {
+        status = 1  // said by exitStatus unless the reader just went away
     } catch {
         printError("tributary \(name): \(error)")
-        return 1
+        status = 1
     }
+    return StandardOutput.exitStatus(status, command: name)
 }
 
 exit(main())

@@ -21,6 +21,17 @@ import Testing
         }
     }
 
+    /// Channels beyond the format's 65535 are refused; the widest range parses at once (it was
+    /// de-duplicated in quadratic time: 0-1000000 took hours).
+    @Test func channelsAreBoundedByTheFormat() throws {
+        #expect(throws: ChannelSpecError.self) { try ChannelSpec(parsing: "0-65535") }
+        #expect(throws: ChannelSpecError.self) { try ChannelSpec(parsing: "1000000") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try ChannelSpec(parsing: "0-65534,3").channels.count == 65_535)
+        #expect(clock.now - start < .seconds(2))
+    }
+
     @Test func validatesAgainstChannelCount() throws {
         #expect(throws: ChannelSpecError.self) { try ChannelSpec(parsing: "0-4").validate(channelCount: 4, spec: "0-4") }
         try ChannelSpec(parsing: "0-3").validate(channelCount: 4, spec: "0-3")

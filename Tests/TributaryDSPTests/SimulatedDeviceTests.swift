@@ -17,6 +17,21 @@ import TributaryWire
         #expect(throws: SimulationSpecError.self) { try SimulationSpec(parsing: text) }
     }
 
+    /// Devices that produce nothing, or frames no peer may receive (the format's 64 MiB limit; this
+    /// one used to abort allocating 52 GB), or more samples than can be generated in real time.
+    @Test(arguments: ["id=1,channels=0", "id=1,channels=65535,rate=1000000", "id=1,channels=64,block=16777216",
+                      "id=1,channels=4096,rate=100000000"])
+    func devicesBeyondTheFormatOrTheMachineAreRefused(text: String) throws {
+        let error = try #require(throws: SimulationSpecError.self) { try SimulationSpec(parsing: text) }
+        #expect(error.message.contains("channels"))
+    }
+
+    @Test func theLargestFrameTheFormatAllowsIsAccepted() throws {
+        // 7 channels x 1 Mi float64 samples: 56 MiB, one frame within the 64 MiB limit.
+        let spec = try SimulationSpec(parsing: "id=1,channels=7,block=1048576")
+        #expect(spec.channels * spec.samplesPerFrame * 8 < 64 << 20)
+    }
+
     @Test func channelsCarryTheirFrequenciesContinuously() throws {
         var spec = try SimulationSpec(parsing: "id=7,rate=1000,channels=3,freq=10,amp=2,noise=0,block=333")
         spec.seed = 1

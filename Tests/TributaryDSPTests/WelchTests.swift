@@ -53,6 +53,19 @@ import Testing
         #expect(throws: SpectralParameterError.self) { try welch([Double](repeating: 1, count: 100), configuration: WelchConfiguration(segmentLength: 10, overlap: 10)) }
     }
 
+    /// A segment length from a command line used to be allocated as asked: 2^40 aborted, 10^9 took gigabytes.
+    @Test func lengthsBeyondTheLimitAreRefusedBeforeAllocating() {
+        for length in [SpectralLimits.maxTransformLength + 1, 1_000_000_000, 1 << 40] {
+            #expect(throws: SpectralParameterError.self) {
+                try StreamingWelch(configuration: WelchConfiguration(segmentLength: length), sampleRate: 1, channelCount: 1)
+            }
+            #expect(throws: SpectralParameterError.self) { try SpectrumAnalyzer(count: length, sampleRate: 1) }
+        }
+        #expect(throws: SpectralParameterError.self) {
+            try StreamingWelch(configuration: WelchConfiguration(segmentLength: 16, fftLength: 1 << 40), sampleRate: 1, channelCount: 1)
+        }
+    }
+
     @Test func medianBiasMatchesScipy() {
         // scipy.signal._spectral_py._median_bias(5) = 1 + (1/3 - 1/2) + (1/5 - 1/4)
         #expect(abs(WelchEstimator.medianBias(5) - (1 + (1.0 / 3 - 0.5) + (0.2 - 0.25))) < 1e-15)

@@ -48,6 +48,9 @@ public struct SimulationSpec: Sendable, Hashable {
         self.name = name ?? "SIM-\(id)"
     }
 
+    /// The most samples per second (channels x rate) a simulated device may produce.
+    public static let maxSampleRate = 100e6
+
     /// Samples per frame.
     public var samplesPerFrame: Int { block ?? max(1, Int((rate / 10).rounded())) }
 
@@ -67,16 +70,16 @@ public struct SimulationSpec: Sendable, Hashable {
         }
         func take(_ key: String) -> String? { fields.removeValue(forKey: key) }
         func number(_ key: String, _ valid: (Double) -> Bool, _ what: String) throws(SimulationSpecError) -> Double? {
-            guard let text = take(key) else { return nil }
-            guard let value = Double(text), value.isFinite, valid(value) else {
-                throw SimulationSpecError(spec: text, message: "\(key)=\(text): expected \(what)")
+            guard let field = take(key) else { return nil }
+            guard let value = Double(field), value.isFinite, valid(value) else {
+                throw SimulationSpecError(spec: text, message: "\(key)=\(field): expected \(what)")
             }
             return value
         }
         func integer(_ key: String, _ range: ClosedRange<Int>) throws(SimulationSpecError) -> Int? {
-            guard let text = take(key) else { return nil }
-            guard let value = Int(text), range.contains(value) else {
-                throw SimulationSpecError(spec: text, message: "\(key)=\(text): expected an integer in \(range.lowerBound)...\(range.upperBound)")
+            guard let field = take(key) else { return nil }
+            guard let value = Int(field), range.contains(value) else {
+                throw SimulationSpecError(spec: text, message: "\(key)=\(field): expected an integer in \(range.lowerBound)...\(range.upperBound)")
             }
             return value
         }
@@ -85,7 +88,7 @@ public struct SimulationSpec: Sendable, Hashable {
         }
         self.init(id: UInt32(idValue), name: take("name"))
         if let v = try number("rate", { $0 > 0 && $0 <= 100e6 }, "a rate in (0, 1e8] Hz") { rate = v }
-        if let v = try integer("channels", 0...WireLimits.maxChannels) { channels = v }
+        if let v = try integer("channels", 1...WireLimits.maxChannels) { channels = v }
         if let v = try number("freq", { $0 >= 0 }, "a frequency >= 0") { frequency = v }
         if let v = try number("amp", { $0 >= 0 }, "an amplitude >= 0") { amplitude = v }
         if let v = try number("noise", { $0 >= 0 }, "a standard deviation >= 0") { noise = v }
@@ -111,6 +114,17 @@ public struct SimulationSpec: Sendable, Hashable {
         if let unknown = fields.keys.sorted().first {
             throw SimulationSpecError(spec: text, message: "unknown key '\(unknown)' (id, name, rate, channels, freq, amp, noise, "
                                       + "wave, harmonics, bits, range, block, lines, unit, seed)")
+        }
+        // Each frame must fit the wire format, and the device must be one a machine can simulate in real time.
+        let frameBytes = channels * samplesPerFrame * (bits == nil ? 8 : 2) + channels * 20 + 64
+        guard frameBytes <= WireLimits.maxFrameSize else {
+            throw SimulationSpecError(spec: text, message: "\(channels) channels x \(samplesPerFrame) samples per frame make frames of "
+                                      + "\(frameBytes) bytes, more than the format's limit of \(WireLimits.maxFrameSize); "
+                                      + "use fewer channels, a lower rate or a smaller block")
+        }
+        guard Double(channels) * rate <= Self.maxSampleRate else {
+            throw SimulationSpecError(spec: text, message: "\(channels) channels at \(rate) S/s are more than "
+                                      + "\(Int(Self.maxSampleRate)) samples per second in all, more than can be generated in real time")
         }
     }
 

@@ -43,6 +43,10 @@ public final class Subject: Sendable {
         loop.shutdown()
     }
 
+    /// The longest session timeout, in seconds: the publisher is told to drop a silent connection
+    /// after it through libzmq's heartbeat TTL, which counts deciseconds in 16 bits (6553.5 s).
+    public static let maxTimeout: Double = 6_553
+
     // MARK: Session
 
     /// Opens a session (SCCT openCommunication): connects, sends the hello and waits for the welcome.
@@ -55,15 +59,19 @@ public final class Subject: Sendable {
     ///   - timeout: seconds of silence after which the session counts as lost (> 1).
     ///   - sourceFilterEnabled: receive only the sources chosen with `selectSources` (none until then).
     /// - Returns: The welcome: session id, publisher description, sources.
-    /// - Throws: `ErrorReport`: 8 empty address, 9 port ≤ 0 (or > 65535), 2 timeout ≤ 1 s, 7 nothing
-    ///   answered within the timeout, 1/2/3 refused by the publisher.
+    /// - Throws: `ErrorReport`: 8 empty address, 9 port ≤ 0 (or > 65535), 2 timeout ≤ 1 s or > `maxTimeout`, 7 the
+    ///   connection could not be opened — said as soon as the cause is known: the host name does not
+    ///   resolve, the connection is refused, the publisher's security does not match this Subject's
+    ///   (CURVE on one side only) — or nothing answered within the timeout; 1/2/3 refused by the publisher.
     @discardableResult
     public func open(address: String, port: Int, apiKey: String, description: String, timeout: Double = 10,
                      sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
         let host = address.trimmingCharacters(in: .whitespaces)
         guard !host.isEmpty else { throw ErrorReport(.emptyAddress, "the address is empty") }
         guard port > 0 && port <= 65_535 else { throw ErrorReport(.wrongPort, "port \(port) is not in 1...65535") }
-        guard timeout > 1 else { throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not more than 1 s") }
+        guard timeout > 1 && timeout <= Self.maxTimeout else {
+            throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not in (1, \(Int(Self.maxTimeout))] s")
+        }
         let endpoint = host.contains(":") && !host.hasPrefix("[") ? "tcp://[\(host)]:\(port)" : "tcp://\(host):\(port)"
         return try open(endpoint: endpoint, apiKey: apiKey, description: description, timeout: timeout,
                         sourceFilterEnabled: sourceFilterEnabled)
@@ -74,7 +82,14 @@ public final class Subject: Sendable {
     @discardableResult
     public func open(endpoint: String, apiKey: String, description: String, timeout: Double = 10,
                      sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
-        guard timeout > 1 else { throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not more than 1 s") }
+        guard timeout > 1 && timeout <= Self.maxTimeout else {
+            throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not in (1, \(Int(Self.maxTimeout))] s")
+        }
+        // libzmq would retry an unresolvable name until the timeout: ask the resolver first.
+        if let (host, _) = ConnectDiagnosis.tcpHostPort(endpoint),
+           let failure = ConnectDiagnosis.resolutionFailure(host: host, timeout: timeout) {
+            throw ErrorReport(.destinationUnreachable, "cannot resolve host '\(host)': \(failure)")
+        }
         let parameters = OpenParameters(endpoint: endpoint, apiKey: apiKey, description: description,
                                         timeoutSeconds: timeout, sourceFilterEnabled: sourceFilterEnabled)
         let waiter = OpenWaiter()

@@ -67,6 +67,8 @@ final class SubjectEngine {
     private var monitor: ZMQMonitor?
     private(set) var welcome: Welcome?
     private var pendingError: ErrorReport?
+    /// Handshakes of the current open that failed without saying why (`openingFailure`).
+    private var handshakeFailuresWithoutDetail = 0
 
     // What the application asked for (restored after a reconnection).
     private var appFilters: [(id: UInt32, request: AppFilterRequest)] = []
@@ -152,7 +154,8 @@ final class SubjectEngine {
             // The publisher closes a silent connection after our timeout too.
             try socket.setOption(.heartbeatTTL, milliseconds(.nanoseconds(Int64(parameters.timeoutNs))))
             if let curve = options.curve { try socket.enableCurveClient(serverKey: curve.serverKey, keys: curve.keys) }
-            let monitor = try socket.startMonitor(events: [.disconnected, .handshakeFailedAuth])
+            // Failed connection attempts and handshakes end a first open at once (`openingFailure`).
+            let monitor = try socket.startMonitor(events: [.disconnected, .connectRetried, .handshakeFailed])
             try socket.connect(parameters.endpoint)
             dealer = socket
             self.monitor = monitor
@@ -170,6 +173,7 @@ final class SubjectEngine {
     }
 
     private func resetSession() {
+        handshakeFailuresWithoutDetail = 0
         wireFilters = SubscriberFilters()
         wireToApp = [:]
         appToWire = [:]
@@ -396,7 +400,42 @@ final class SubjectEngine {
                 failOpening(ErrorReport(.wrongAPIKey, "the publisher refused this subscriber's CURVE key"))
                 return
             }
+            if let failure = openingFailure(event) {
+                failOpening(failure)
+                return
+            }
         }
+    }
+
+    /// Why the first open (an application waiting in `Subject.open`) cannot succeed, when a monitor
+    /// event tells: a refused connection or a handshake that failed because CURVE is on one side
+    /// only. Reconnection attempts keep retrying (a restarting publisher refuses for a while).
+    private func openingFailure(_ event: ZMQMonitorEvent) -> ErrorReport? {
+        guard case .opening(_, _?, _) = phase, let endpoint = parameters?.endpoint else { return nil }
+        if event.event.contains(.connectRetried) {
+            // libzmq does not say why the attempt failed; one probe does (nil: it listens now).
+            guard let (host, port) = ConnectDiagnosis.tcpHostPort(endpoint),
+                  let failure = ConnectDiagnosis.connectionFailure(host: host, port: port) else { return nil }
+            return ErrorReport(.destinationUnreachable, failure)
+        }
+        guard event.event.contains(.handshakeFailedProtocol) || event.event.contains(.handshakeFailedNoDetail) else { return nil }
+        if event.event.contains(.handshakeFailedNoDetail) {
+            // The connection closed mid-handshake: the next attempt (100 ms on) may say more — the
+            // refusal of this subscriber's key (error 1) or the mechanism mismatch.
+            handshakeFailuresWithoutDetail += 1
+            if handshakeFailuresWithoutDetail < 2 { return nil }
+        }
+        // A mechanism mismatch is reported as such only by the side that detects it; the other one
+        // sees the connection closed during the handshake (no detail, EPIPE). Against a publisher
+        // without CURVE, a subscriber without CURVE has no handshake that can fail otherwise.
+        let mismatch = event.event.contains(.handshakeFailedProtocol) && event.value == ConnectDiagnosis.mechanismMismatch
+        let message = switch (options.curve != nil, mismatch) {
+        case (false, _): "the publisher at \(endpoint) requires CURVE (handshake failed): connect with its public key"
+        case (true, true): "the publisher at \(endpoint) does not use CURVE (handshake failed: security mechanism mismatch)"
+        case (true, false): "the CURVE handshake with \(endpoint) failed: the publisher does not use CURVE, or its public key "
+            + "is not the one given"
+        }
+        return ErrorReport(.destinationUnreachable, message)
     }
 
     private func enqueue(_ event: SubjectEvent) { callbacks.enqueue(delivery, event) }

@@ -6,12 +6,26 @@ import TributaryWire
 
 /// What `analyze` learned about an input file besides its frames.
 struct InputDescription {
-    /// The sample type of the data as stored ("float64", "float32", "int16").
-    var dtype: String?
+    /// The sample type of each source's data as stored ("float64", "float32", "int16"), by source
+    /// id (each source has its own: a capture may hold an int16 device and a float64 one).
+    var dtypes: [UInt32: String] = [:]
     /// Channels per source as stored, by source id.
     var channelCounts: [UInt32: Int] = [:]
+    /// The channel indexes each source's analog frames carry, as stored (before any filter).
+    var channelIndexes: [UInt32: Set<Int>] = [:]
     /// Problems found on the way that did not stop the analysis (damaged capture chunks, …).
     var warnings: [String] = []
+}
+
+extension InputDescription {
+    /// Notes the sample type and channel count of an analog frame's source (unfiltered: as stored).
+    mutating func note(_ frame: Frame) {
+        guard frame.header.kind == .analog, let view = try? frame.analog() else { return }
+        let id = frame.header.sourceID
+        if dtypes[id] == nil { dtypes[id] = view.format.description }
+        channelCounts[id] = max(channelCounts[id] ?? 0, view.channelCount)
+        for row in 0..<view.channelCount { channelIndexes[id, default: []].insert(Int(view.channelIndex(row))) }
+    }
 }
 
 /// Turns every kind of file `analyze` accepts into a stream of frames: captures (docs/CAPTURE.md;
@@ -27,11 +41,7 @@ enum AnalysisInputs {
     ///   - rate: the sample rate of array files, which carry none (default 1 Hz, as scipy's fs).
     ///   - int16Scale: physical value of one int16 count in array files.
     static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
-        }
-        let magic = handle.readData(ofLength: 8)
-        try? handle.close()
+        let magic = try InputFile.head(path, count: 8)
         if magic.starts(with: [0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A]) {
             return try captureFrames(path, body)
         }
@@ -83,7 +93,7 @@ enum AnalysisInputs {
             start += count
             sequence += 1
         } while start < n
-        return InputDescription(dtype: array.samples.dtype.rawValue, channelCounts: [1: c])
+        return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c], channelIndexes: [1: Set(0..<c)])
     }
 
     static func captureFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {
@@ -91,40 +101,29 @@ enum AnalysisInputs {
         do { reader = try CaptureReader(path: path) } catch { throw CommandError("\(error)") }
         var description = InputDescription()
         try reader.forEachFrame { frame in
-            if frame.header.kind == .analog, let view = try? frame.analog() {
-                description.dtype = description.dtype ?? view.format.description
-                let id = frame.header.sourceID
-                description.channelCounts[id] = max(description.channelCounts[id] ?? 0, view.channelCount)
-            }
+            description.note(frame)
             try body(frame)
         }
         description.warnings = reader.damage.map { "\(path): \($0)" }
-        if reader.wasRecovered { description.warnings.append("\(path): capture has no footer (writer crashed?); recovered by scanning") }
+        if !reader.hasFooter {
+            description.warnings.append("\(path): capture has no footer (writer crashed?); recovered by scanning")
+        } else if reader.wasRepaired {
+            description.warnings.append("\(path): capture was rebuilt by 'tributary repair' from a damaged one; data may be missing")
+        }
         return description
     }
 
     static func frameFileFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
-        }
-        defer { try? handle.close() }
+        let input = try InputFile(path)
         var decoder = FrameStreamDecoder()
         var description = InputDescription()
         do {
-            while true {
-                let data = handle.readData(ofLength: 1 << 20)
-                if data.isEmpty { break }
-                try data.withUnsafeBytes { raw in
-                    try decoder.feed(raw) { frame in
-                        if frame.header.kind == .analog, let view = try? frame.analog() {
-                            description.dtype = description.dtype ?? view.format.description
-                            let id = frame.header.sourceID
-                            description.channelCounts[id] = max(description.channelCounts[id] ?? 0, view.channelCount)
-                        }
-                        try body(frame)
-                    }
+            while try input.readBlock({ raw in
+                try decoder.feed(raw) { frame in
+                    description.note(frame)
+                    try body(frame)
                 }
-            }
+            }) {}
             try decoder.finish()
         } catch let error as WireError {
             throw CommandError("\(path): \(error)")

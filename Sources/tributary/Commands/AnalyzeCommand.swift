@@ -11,7 +11,7 @@ enum AnalyzeCommand: Command {
     usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
                              [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
                              [--spectrum N] [--measure LIST [--harmonics H] [--fold-aliases]
-                             [--measure-window NAME]] [--channels SPEC] [--int16-scale S]
+                             [--measure-window NAME]] [--channels SPEC] [--source IDS]... [--int16-scale S]
                              [--plot FILE.svg] [--json] [--rigor estimate|measure|patient] [--wisdom FILE]
 
     Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
@@ -25,20 +25,25 @@ enum AnalyzeCommand: Command {
 
       --rate HZ            sampling rate (NPY default 1, as scipy's fs; overrides configured rates)
       --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
-      --welch N            Welch PSD with segments of N samples (scipy.signal.welch defaults otherwise)
+      --welch N            Welch PSD with segments of N samples, N <= 4194304 (scipy.signal.welch
+                           defaults otherwise)
         --overlap F        overlap as a fraction of N in [0, 1) (default 0.5; noverlap = floor(F*N))
         --window NAME      rectangular, hann (default), hamming, blackman, exact-blackman,
                            blackman-harris, blackman-harris-7, flattop (also used by --spectrum)
         --detrend MODE     none, constant (default), linear
         --average MODE     mean (default) or median
         --scaling MODE     density (unit^2/Hz, default) or spectrum (unit^2)
-      --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks
+      --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks,
+                           N <= 4194304
       --measure LIST       comma list of tone,thd,thdn,sinad,snr,enob,sfdr (or 'all')
         --harmonics H      highest harmonic of THD (default 5)
         --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
         --measure-window W window of the measurements (default blackman-harris-7)
       --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
-      --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis
+      --source IDS         sources to analyse, e.g. 2 or 1,3; repeatable (default all; results are
+                           listed by source id)
+      --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis, as SVG
+                           (the name must end in .svg)
       --json               one JSON object per input file, one per line; NaN/inf are written as null
       --jobs N             analyse N files at a time (default: the number of cores); a progress bar
                            is shown on stderr when it is a terminal
@@ -47,26 +52,27 @@ enum AnalyzeCommand: Command {
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let rate = try arguments.option("--rate", "a positive number") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        let rate = try arguments.number("--rate", "a sampling rate in Hz", in: 0...1e12, above: true)
         var wantStats = arguments.flag("--stats")
-        let welchLength = try arguments.option("--welch", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let welchLength = try arguments.integer("--welch", "a segment length", in: 1...SpectralLimits.maxTransformLength)
         let overlap = try arguments.option("--overlap", "a fraction in [0, 1)") { Double($0).flatMap { $0 >= 0 && $0 < 1 ? $0 : nil } }
         let window = try arguments.option("--window", "a window name (\(windowNames))") { WindowKind(name: $0) }
         let detrend = try arguments.option("--detrend", "none, constant or linear") { Detrend(rawValue: $0) }
         let average = try arguments.option("--average", "mean or median") { WelchAverage(rawValue: $0) }
         let scaling = try arguments.option("--scaling", "density or spectrum") { SpectralScaling(rawValue: $0) }
-        let spectrumLength = try arguments.option("--spectrum", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let spectrumLength = try arguments.integer("--spectrum", "a block length", in: 1...SpectralLimits.maxTransformLength)
         let measureText = try arguments.option("--measure")
-        let harmonics = try arguments.option("--harmonics", "an integer >= 2") { Int($0).flatMap { $0 >= 2 && $0 <= 1000 ? $0 : nil } }
+        let harmonics = try arguments.integer("--harmonics", "a harmonic order", in: 2...1000)
         let fold = arguments.flag("--fold-aliases")
         let measureWindow = try arguments.option("--measure-window", "a window name (\(windowNames))") { WindowKind(name: $0) }
         let channelText = try arguments.option("--channels")
-        let int16Scale = try arguments.option("--int16-scale", "a finite number") { Double($0).flatMap { $0.isFinite ? $0 : nil } } ?? 1
+        let sourceTexts = try arguments.options("--source")
+        let int16Scale = try arguments.number("--int16-scale", "a scale", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) ?? 1
         let plotPath = try arguments.option("--plot")
         let json = arguments.flag("--json")
         let rigor = try arguments.option("--rigor", "estimate, measure or patient") { FFTRigor(name: $0) } ?? .estimate
         let wisdom = try arguments.option("--wisdom")
-        let jobs = try arguments.option("--jobs", "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let jobs = try arguments.integer("--jobs", "a number of files at a time", in: 1...256)
         let files = try arguments.finish()
         guard !files.isEmpty else { throw UsageError("no input files") }
 
@@ -95,6 +101,17 @@ enum AnalyzeCommand: Command {
         }
         if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty { wantStats = true }
         if plotPath != nil && welchLength == nil && spectrumLength == nil { throw UsageError("--plot needs --welch or --spectrum") }
+        if let plotPath, !plotPath.lowercased().hasSuffix(".svg") {
+            throw UsageError("option --plot: '\(plotPath)': the plot is written as SVG; give a file name ending in .svg")
+        }
+        var requestedSources: Set<UInt32>?
+        for text in sourceTexts {
+            let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
+            guard ids.allSatisfy({ $0 != nil && $0! > 0 }) else {
+                throw UsageError("option --source: '\(text)' is not a source id in 1...\(UInt32.max) or a list of them, e.g. 1,3")
+            }
+            requestedSources = (requestedSources ?? []).union(ids.map { $0! })
+        }
 
         var request = AnalysisRequest(statistics: wantStats, measurements: measurements)
         if let welchLength {
@@ -109,14 +126,17 @@ enum AnalyzeCommand: Command {
         if let wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
         var filters = SubscriberFilters()
         if let channelSpec {
-            // Cannot fail: the first filter of an empty set takes id 1 and replaces nothing.
-            try! filters.add(AnalogFilterRequest(channels: .list(channelSpec.channels.map { UInt32($0) })), id: 1)
+            do { try filters.add(AnalogFilterRequest(channels: .list(channelSpec.channels.map { UInt32($0) })), id: 1) } catch {
+                throw UsageError("--channels: \(error)")
+            }
         }
-        let job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels,
+        let job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels, requestedSources: requestedSources,
                               rate: rate, int16Scale: int16Scale)
         var plotSeries: [SVGSpectrumPlot.Series] = []
         var failures = 0
         let progress = ProgressBar(total: files.count, enabled: isatty(STDERR_FILENO) == 1 && files.count > 1)
+        var outputWorks = true
+        func output(_ text: String) { outputWorks = outputWorks && StandardOutput.line(text) }
         ParallelMap.run(files.count, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
                         work: { job.run(files[$0]) },
                         inOrder: { index, result in
@@ -127,14 +147,14 @@ enum AnalyzeCommand: Command {
                 failures += 1
                 progress.clear()
                 printError("tributary analyze: \(error)")
-                if json { print(AnalysisJSON.failure(file, error: "\(error)").text) }
+                if json { output(AnalysisJSON.failure(file, error: "\(error)").text) }
             case .success(let (input, sources)):
                 progress.clear()
                 for warning in input.warnings { printError("tributary analyze: warning: \(warning)") }
                 if json {
-                    print(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
+                    output(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
                 } else {
-                    print(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
+                    output(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
                 }
                 let name = (file as NSString).lastPathComponent
                 for source in sources {
@@ -148,8 +168,10 @@ enum AnalyzeCommand: Command {
                     }
                 }
             }
+            return outputWorks
         })
         progress.clear()
+        guard outputWorks else { throw StandardOutputFailure() }
         if let plotPath, !plotSeries.isEmpty {
             let isWelch = request.welch != nil
             let density = request.welch?.scaling != .spectrum

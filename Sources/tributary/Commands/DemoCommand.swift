@@ -33,7 +33,8 @@ enum DemoCommand: Command {
         let seconds = try arguments.option("--seconds", "a duration in (0, 20] seconds") {
             Double($0).flatMap { $0 > 0 && $0 <= 20 ? $0 : nil }
         } ?? 3
-        _ = try arguments.finish()
+        let rest = try arguments.finish()
+        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
         try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
         let capturePath = (outDirectory as NSString).appendingPathComponent("demo.tcap")
         let plotPath = (outDirectory as NSString).appendingPathComponent("demo-spectrum.svg")

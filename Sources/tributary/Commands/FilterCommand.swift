@@ -45,37 +45,24 @@ enum FilterCommand: Command {
             }
         }
 
-        guard let input = FileHandle(forReadingAtPath: inputs[0]) else {
-            throw CommandError("cannot open '\(inputs[0])': \(String(cString: strerror(errno)))")
-        }
-        let output: FileHandle
-        if out == "-" {
-            output = .standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: out, contents: nil), let h = FileHandle(forWritingAtPath: out) else {
-                throw CommandError("cannot create '\(out)': \(String(cString: strerror(errno)))")
-            }
-            output = h
-        }
+        let input = try InputFile(inputs[0])
+        let output = try OutputFile(out, inputs: inputs)
         var decoder = FrameStreamDecoder()
         var pending = Data()
         do {
-            while true {
-                let data = input.readData(ofLength: 1 << 20)
-                if data.isEmpty { break }
-                try data.withUnsafeBytes { raw in
-                    try decoder.feed(raw) { frame in
-                        try filters.outputs(for: frame) { filtered in filtered.withUnsafeBytes { pending.append(contentsOf: $0) } }
-                    }
+            while try input.readBlock({ raw in
+                try decoder.feed(raw) { frame in
+                    try filters.outputs(for: frame) { filtered in filtered.withUnsafeBytes { pending.append(contentsOf: $0) } }
                 }
-                if pending.count > 1 << 20 { output.write(pending); pending.removeAll(keepingCapacity: true) }
+            }) {
+                if pending.count > 1 << 20 { try output.write(pending); pending.removeAll(keepingCapacity: true) }
             }
             try decoder.finish()
         } catch let error as WireError {
-            output.write(pending)
+            try output.write(pending)
             throw CommandError("\(inputs[0]): \(error)")
         }
-        output.write(pending)
+        try output.write(pending)
         return 0
     }
 }

@@ -19,7 +19,7 @@ enum InspectCommand: Command {
       --json                  one JSON object per frame: kind, source_id, sequence, timestamp_ns,
                               filter_id, flags, size and the decoded content (numbers read back exactly;
                               NaN and infinities print as null)
-      --max-frame-size BYTES  reject frames larger than this (default 67108864)
+      --max-frame-size BYTES  reject frames larger than this (40 to 67108864, the default)
 
     A malformed frame stops the listing with an error naming the field and the byte offset;
     the frames before it are still printed. Exit status: 0 ok, 1 malformed input, 2 usage.
@@ -27,24 +27,16 @@ enum InspectCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let json = arguments.flag("--json")
-        let maxFrame = try arguments.option("--max-frame-size", "a positive byte count") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+        let maxFrame = try arguments.integer("--max-frame-size", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize)
             ?? WireLimits.maxFrameSize
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
+        let input = try InputFile(path)
         if path != "-", CaptureDescription.isCapture(path) {
             return try CaptureDescription.inspect(path, json: json)
         }
 
-        let handle: FileHandle
-        if path == "-" {
-            handle = .standardInput
-        } else {
-            guard let h = FileHandle(forReadingAtPath: path) else {
-                throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
-            }
-            handle = h
-        }
         var decoder = FrameStreamDecoder(maxFrameSize: maxFrame)
         var index = 0
         var out = ""
@@ -60,27 +52,27 @@ enum InspectCommand: Command {
                 out += "#\(index) @\(frame.position) " + FrameDescription.line(frame, payload: payload) + "\n"
             }
             index += 1
-            if out.utf8.count > 1 << 16 { flush() }
+            if out.utf8.count > 1 << 16 { try flush() }
         }
-        func flush() {
-            FileHandle.standardOutput.write(Data(out.utf8))
-            out = ""
+        func flush() throws {
+            defer { out = "" }
+            try out.withUTF8 { try StandardOutput.write(UnsafeRawBufferPointer($0)) }
         }
-        defer { flush() }
         do {
-            while true {
-                let data = handle.readData(ofLength: 1 << 20)
-                if data.isEmpty { break }
-                try data.withUnsafeBytes { try decoder.feed($0, emit) }
-            }
+            while try input.readBlock({ try decoder.feed($0, emit) }) {}
             try decoder.finish()
         } catch let error as WireError {
-            flush()
+            try flush()
             throw CommandError("\(path): \(error)")
+        } catch {
+            // The frames before a bad one are still printed, then the error.
+            if !(error is StandardOutputFailure) { try? flush() }
+            throw error
         }
         if !json {
             out += "\(index) frames" + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "") + "\n"
         }
+        try flush()
         return 0
     }
 }

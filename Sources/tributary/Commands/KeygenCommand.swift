@@ -38,8 +38,8 @@ enum KeygenCommand: Command {
                 throw CommandError("\(path) exists (use --force to overwrite)")
             }
         }
-        try writeKeyFile(secretPath, comment: "CURVE secret key: keep private", key: pair.secretKey, mode: 0o600)
-        try writeKeyFile(publicPath, comment: "CURVE public key", key: pair.publicKey, mode: 0o644)
+        try writeKeyFile(secretPath, comment: CurveKeyFile.secretComment, key: pair.secretKey, mode: 0o600)
+        try writeKeyFile(publicPath, comment: CurveKeyFile.publicComment, key: pair.publicKey, mode: 0o644)
         print("wrote \(secretPath) (secret, mode 0600) and \(publicPath)")
         print("public-key \(pair.publicKey.z85)")
         return 0
@@ -57,5 +57,52 @@ enum KeygenCommand: Command {
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count else { throw CommandError("\(path): write failed: \(String(cString: strerror(errno)))") }
         guard fsync(fd) == 0 else { throw CommandError("\(path): fsync failed: \(String(cString: strerror(errno)))") }
+    }
+}
+
+/// Loads the key files `keygen` writes, refusing the one mix-up that would be a disaster: a public
+/// key file where a secret key is expected. libzmq accepts any 32 bytes as a secret key, so a
+/// publisher started with a `.pub` file would run with a "secret" key that every client holds.
+enum CurveKeyFile {
+    /// The comment line of the secret key file (PREFIX.key).
+    static let secretComment = "CURVE secret key: keep private"
+    /// The comment line of the public key file (PREFIX.pub).
+    static let publicComment = "CURVE public key"
+
+    /// The key pair of a secret key file given with `option`.
+    /// - Throws: `UsageError` when the file is a public key file: it says so (its comment, its
+    ///   `.pub` name, or the key equals the one in the matching .pub file); `CommandError` when it
+    ///   cannot be read or holds no valid key.
+    static func loadSecret(_ path: String, option: String) throws -> ZMQCurveKeyPair {
+        let key: ZMQCurveKey
+        do { key = try ZMQCurveKey.load(from: path) } catch { throw CommandError("\(option): \(error)") }
+        let comments = commentLines(path)
+        let saysPublic = comments.contains { $0.contains(publicComment) } && !comments.contains { $0.contains(secretComment) }
+        let namedPublic = path.hasSuffix(".pub") && !comments.contains { $0.contains(secretComment) }
+        var matchesPublicFile = false
+        if path.hasSuffix(".key") {
+            let publicPath = String(path.dropLast(4)) + ".pub"
+            matchesPublicFile = (try? ZMQCurveKey.load(from: publicPath)) == key
+        }
+        if saysPublic || namedPublic || matchesPublicFile {
+            throw UsageError("\(option) \(path): this is a public key file, not a secret key: whoever has the public key "
+                             + "(every peer) would hold this secret too. Give the PREFIX.key file 'tributary keygen --out PREFIX' wrote")
+        }
+        do { return try ZMQCurveKeyPair(secretKey: key) } catch { throw CommandError("\(option): \(error)") }
+    }
+
+    /// The public key in a public key file given with `option`.
+    /// - Throws: `UsageError` when the file is a secret key file (a secret key is never handed out);
+    ///   `CommandError` when it cannot be read or holds no valid key.
+    static func loadPublic(_ path: String, option: String) throws -> ZMQCurveKey {
+        if commentLines(path).contains(where: { $0.contains(secretComment) }) {
+            throw UsageError("\(option) \(path): this is a secret key file; give the public key (the PREFIX.pub file)")
+        }
+        do { return try ZMQCurveKey.load(from: path) } catch { throw CommandError("\(option): \(error)") }
+    }
+
+    private static func commentLines(_ path: String) -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("#") }
     }
 }

@@ -56,14 +56,17 @@ enum ServeCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
         guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
+        guard !apiKey.isEmpty else {
+            throw UsageError("option --api-key: the key is empty; subscribers must present a key the publisher checks, give a non-empty one")
+        }
         let simulateSpecs = try arguments.options("--simulate")
         let replayPath = try arguments.option("--replay")
         let speedText = try arguments.option("--speed")
-        let waitSubscribers = try arguments.option("--wait-subscribers", "a count >= 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 1
-        let linger = try arguments.option("--linger", "a duration >= 0 in seconds") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } } ?? 1
+        let waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
+        let linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
         let policyText = try arguments.option("--policy") ?? "drop"
         let description = try arguments.option("--description") ?? "tributary serve"
-        let statusInterval = try arguments.option("--status-interval", "a duration > 0 in seconds") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        let statusInterval = try arguments.number("--status-interval", "a duration in seconds", in: 0.1...86_400)
         let curveSecret = try arguments.option("--curve-secret")
         let curveClients = try arguments.option("--curve-clients")
         let curveAcceptAny = arguments.flag("--curve-accept-any")
@@ -71,6 +74,7 @@ enum ServeCommand: Command {
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
         if !bind.contains("://") { bind = "tcp://" + bind }
+        try checkBindEndpoint(bind)
         let policy: SlowConsumerPolicy
         switch policyText {
         case "drop": policy = .dropAndCount
@@ -81,7 +85,9 @@ enum ServeCommand: Command {
         if let speedText {
             guard replayPath != nil else { throw UsageError("--speed needs --replay") }
             if speedText == "max" { speed = .asFastAsCredit } else {
-                guard let f = Double(speedText), f > 0, f.isFinite else { throw UsageError("option --speed: '\(speedText)' is not a factor > 0 or max") }
+                guard let f = Double(speedText), (0.001...1_000_000).contains(f) else {
+                    throw UsageError("option --speed: '\(speedText)' is not a factor in [0.001, 1000000] or max")
+                }
                 speed = .factor(f)
             }
         }
@@ -107,7 +113,7 @@ enum ServeCommand: Command {
             guard !replays.isEmpty else { throw CommandError("\(replayPath): no source with frames to replay") }
             let reader = try? CaptureReader(path: replayPath)
             let gaps = reader?.gaps ?? []
-            printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description)'" }.joined(separator: ", ")), "
+            printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
                        + (speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(speedText ?? "1") x the recorded pace")
                        + (gaps.isEmpty ? "" : "; the capture records \(gaps.count) gaps (\(gaps.reduce(0) { $0 + $1.missingCount }) frames missing), not re-announced"))
             sources += replays
@@ -119,14 +125,21 @@ enum ServeCommand: Command {
         var zap: ZMQZAPHandler?
         var curve: PublisherCurve?
         if let curveSecret {
+            let keys = try CurveKeyFile.loadSecret(curveSecret, option: "--curve-secret")
+            var allowed: [ZMQCurveKey: String]?
+            if let curveClients {
+                do { allowed = try ZMQCurveKey.loadAllowList(from: curveClients) } catch { throw CommandError("--curve-clients: \(error)") }
+                if allowed?.isEmpty == true {
+                    throw UsageError("--curve-clients \(curveClients): the file lists no client key, so no subscriber could connect; "
+                                     + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
+                }
+            }
             do {
-                let keys = try ZMQCurveKeyPair.load(secretKeyFile: curveSecret)
                 let zmq = try ZMQContext(ioThreads: 1)
-                let zapPolicy: ZMQZAPPolicy = try curveClients.map { path throws(ZMQCurveKeyError) in .allow(try ZMQCurveKey.loadAllowList(from: path)) }
-                    ?? .acceptAnyClient()
+                let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
                 zap = try ZMQZAPHandler(context: zmq, policy: zapPolicy) { decision in
                     if !decision.accepted {
-                        printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address): \(decision.refusal ?? "")")
+                        printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)")
                     }
                 }
                 context = zmq
@@ -146,7 +159,7 @@ enum ServeCommand: Command {
         }
         StandardOutput.line("listening on \(publisher.endpoint)")
         for source in sources {
-            StandardOutput.line("source \(source.info.id) '\(source.info.description)': \(sourceSummary(source))")
+            StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
 
         enum Event { case stop(Int32), list }
@@ -176,11 +189,11 @@ enum ServeCommand: Command {
             let current = publisher.subscribers()
             let ids = Set(current.map(\.sessionID))
             for info in current where known[info.sessionID] == nil {
-                StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description)' from \(info.address)"
-                                    + (info.userID.map { " (CURVE \($0))" } ?? ""))
+                StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description.terminalSafe)' from \(info.address.terminalSafe)"
+                                    + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
             }
             for (id, info) in known where !ids.contains(id) {
-                StandardOutput.line("subscriber - session \(id) '\(info.description)': \(info.framesSent) frames sent, \(info.framesDropped) dropped")
+                StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(info.framesSent) frames sent, \(info.framesDropped) dropped")
             }
             known = Dictionary(uniqueKeysWithValues: current.map { ($0.sessionID, $0) })
             if let statusInterval, Date().timeIntervalSince(lastStatus) >= statusInterval {
@@ -205,11 +218,26 @@ enum ServeCommand: Command {
         publisher.stop(reason: stopReason)
         zap?.stop()
         for replay in replays {
-            for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \(problem)") }
+            for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \("\(problem)".terminalSafe)") }
         }
         StandardOutput.line("\(stopReason): \(statistics.framesPublished) frames published, \(statistics.sessionsOpened) sessions opened, "
                             + "\(statistics.sessionsRefused) refused, \(statistics.handOffRefused) frames refused at the hand-off")
         return 0
+    }
+
+    /// Refuses a tcp:// endpoint whose port libzmq would not bind as given (it takes 99999 modulo
+    /// 65536, another port than asked): the port must be 0-65535 (0 or * picks a free one).
+    static func checkBindEndpoint(_ endpoint: String) throws {
+        guard endpoint.hasPrefix("tcp://") else { return }  // ipc://, inproc://: libzmq checks them
+        let rest = endpoint.dropFirst(6)
+        guard let colon = rest.lastIndex(of: ":") else {
+            throw UsageError("option --bind: '\(endpoint)' has no port; expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:5555 (port 0: any free port)")
+        }
+        let host = rest[..<colon], port = rest[rest.index(after: colon)...]
+        guard !host.isEmpty else { throw UsageError("option --bind: '\(endpoint)' has no host; use * for every interface") }
+        guard port == "*" || (port.allSatisfy(\.isASCII) && UInt16(port) != nil) else {
+            throw UsageError("option --bind: '\(endpoint)': the port '\(port)' is not in 0...65535 (0 or *: any free port)")
+        }
     }
 
     private static func sourceSummary(_ source: any Source) -> String {
@@ -226,8 +254,8 @@ enum ServeCommand: Command {
     private static func printList(_ subscribers: [SubscriberInfo]) {
         StandardOutput.line("subscribers: \(subscribers.count)")
         for s in subscribers {
-            let filters = s.filters.isEmpty ? "no filters" : "filters \(s.filters)"
-            StandardOutput.line("  session \(s.sessionID) '\(s.description)' from \(s.address)\(s.userID.map { " CURVE \($0)" } ?? ""): "
+            let filters = s.filters.isEmpty ? "no filters" : "filters \("\(s.filters)".terminalSafe)"
+            StandardOutput.line("  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
                                 + "\(s.isStarted ? "started" : "stopped"), \(s.framesSent) frames sent, \(s.framesDropped) dropped, \(filters)"
                                 + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
         }

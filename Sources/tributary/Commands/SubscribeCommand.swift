@@ -32,11 +32,10 @@ enum SubscribeCommand: Command {
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         try options.setAddress(rest[0])
-        ProcessSignals.ignoreBrokenPipes()
 
         let (subject, stream, welcome) = try options.connect()
-        printError("subscribed to '\(welcome.publisherDescription)' (session \(welcome.sessionID)), sources "
-                   + welcome.sources.map { "\($0.id) '\($0.description)'" }.joined(separator: ", "))
+        printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), sources "
+                   + welcome.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", "))
         let received = Atomic<Int>(0)
         let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration) { package in
             received.add(1, ordering: .relaxed)
@@ -46,9 +45,9 @@ enum SubscribeCommand: Command {
         let count = received.load(ordering: .relaxed)
         switch end {
         case .failed(let report):
-            throw CommandError("error \(report.code): \(report.message) (after \(count) packages)")
+            throw CommandError("error \(report.code): \(report.message.terminalSafe) (after \(count) packages)")
         case .publisherClosed(let reason):
-            printError("\(reason); \(count) packages received")
+            printError("\(reason.terminalSafe); \(count) packages received")
         case .durationElapsed, .interrupted, .handlerStopped:
             printError("\(count) packages received")
         }
@@ -73,7 +72,7 @@ enum SubscribeCommand: Command {
         switch package.content {
         case .file(let file), .image(let file):
             return "\(h.kind.description.padding(toLength: 14, withPad: " ", startingAt: 0)) source=\(h.sourceID) seq=\(h.sequence) "
-                + "t=\(FrameDescription.timestamp(h.timestampNs)) filter=\(h.filterID)  '\(file.originalName)' \(file.content.count) bytes"
+                + "t=\(FrameDescription.timestamp(h.timestampNs)) filter=\(h.filterID)  '\(file.originalName.terminalSafe)' \(file.content.count) bytes"
                 + (file.md5 != nil ? ", MD5 verified" : "")
         default:
             return "\(h.kind) source=\(h.sourceID) seq=\(h.sequence)"

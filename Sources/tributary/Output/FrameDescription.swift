@@ -27,38 +27,38 @@ enum FrameDescription {
     static func summary(_ payload: Payload) -> String {
         switch payload {
         case .configuration(let c):
-            return "'\(c.deviceName)' (\(c.deviceType)): \(c.channels.count) channels, \(c.lines.count) lines"
+            return "'\(c.deviceName.terminalSafe)' (\(c.deviceType.terminalSafe)): \(c.channels.count) channels, \(c.lines.count) lines"
                 + (c.channels.first.map { ", \($0.samplingRate) S/s" } ?? "")
-        case .error(let e): return "error \(e.code): \(e.message)"
+        case .error(let e): return "error \(e.code): \(e.message.terminalSafe)"
         case .analog(let a):
             return "\(a.channelCount) x \(a.sampleCount) \(a.format), first sample \(a.firstSample), channels \(rangeText(a.channelIndexes))"
         case .digital(let d): return "\(d.lineCount) lines x \(d.sampleCount) samples, first sample \(d.firstSample)"
         case .message(let m): return "code \(m.code): \(quoted(m.text))"
         case .xml(let x): return "\(x.utf8.count) bytes: \(quoted(x))"
-        case .file(let b): return "'\(b.name)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(b.totalSize) bytes"
+        case .file(let b): return "'\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(b.totalSize) bytes"
         case .image(let b):
-            return "\(b.imageFormat.map { "\($0)" } ?? "?") '\(b.name)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(b.totalSize) bytes"
+            return "\(b.imageFormat.map { "\($0)" } ?? "?") '\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(b.totalSize) bytes"
         case .array(let a):
             return "\(a.rowCount) x \(a.columnCount) \(a.elementType) at [\(a.rowOrigin), \(a.columnOrigin)]"
-        case .analogFilter(let f): return "query '\(f.query)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
-        case .arrayFilter(let f): return "\(f.elementType) query '\(f.query)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
+        case .analogFilter(let f): return "query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
+        case .arrayFilter(let f): return "\(f.elementType) query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
         case .removeFilter: return "remove the filter"
         case .hello(let h):
-            return "client '\(h.clientDescription)', timeout \(h.timeoutSeconds) s, source filter \(h.sourceFilterEnabled ? "on" : "off")"
+            return "client '\(h.clientDescription.terminalSafe)', timeout \(h.timeoutSeconds) s, source filter \(h.sourceFilterEnabled ? "on" : "off")"
         case .welcome(let w):
-            return "session \(w.sessionID) of '\(w.publisherDescription)', sources "
-                + w.sources.map { "\($0.id) '\($0.description)'" }.joined(separator: ", ")
+            return "session \(w.sessionID) of '\(w.publisherDescription.terminalSafe)', sources "
+                + w.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", ")
         case .start: return "start transmission"
         case .stop: return "stop transmission"
         case .selectSources(let ids): return "sources \(ids.map(String.init).joined(separator: ","))"
         case .gap(let g): return "\(g.missingCount) frames lost from sequence \(g.firstMissingSequence)"
-        case .close(let c): return "code \(c.code.rawValue)" + (c.reason.isEmpty ? "" : ": \(c.reason)")
+        case .close(let c): return "code \(c.code.rawValue)" + (c.reason.isEmpty ? "" : ": \(c.reason.terminalSafe)")
         case .credit(let n): return "\(n) frames"
         }
     }
 
     static func quoted(_ text: String, limit: Int = 60) -> String {
-        let flat = text.replacingOccurrences(of: "\n", with: "\\n")
+        let flat = text.terminalSafe
         return "\"" + (flat.count > limit ? String(flat.prefix(limit)) + "…" : flat) + "\""
     }
 

@@ -61,7 +61,9 @@ enum JSON {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where scalar.isUnsafeForTerminal:
+                // C0 (required by JSON) and DEL, C1, U+2028/2029 and bidi controls (`terminalSafe`):
+                // a line of JSON output shown on a terminal cannot be forged or reordered either.
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)

@@ -13,7 +13,7 @@ enum AnalysisJSON {
                     ("id", .int(Int(source.id))),
                     ("name", .string(source.name)),
                     ("sample_rate", .double(source.sampleRate)),
-                    ("dtype", input.dtype.map { .string($0) } ?? .null),
+                    ("dtype", input.dtypes[source.id].map { .string($0) } ?? .null),
                     ("channel_count", .int(input.channelCounts[source.id] ?? source.channels.count)),
                     ("discontinuities", .int(source.discontinuities)),
                     ("channels", .array(source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)]) })),
@@ -85,8 +85,8 @@ enum AnalysisTable {
             if !lines.isEmpty { lines.append("") }
             let samples = source.channels.map(\.samples).max() ?? 0
             let count = input.channelCounts[source.id] ?? source.channels.count
-            lines.append("\(file): source \(source.id)" + (source.name.isEmpty ? "" : " '\(source.name)'")
-                         + ": \(count) channel(s) x \(samples) samples" + (input.dtype.map { ", \($0)" } ?? "")
+            lines.append("\(file.terminalSafe): source \(source.id)" + (source.name.isEmpty ? "" : " '\(source.name.terminalSafe)'")
+                         + ": \(count) channel(s) x \(samples) samples" + (input.dtypes[source.id].map { ", \($0)" } ?? "")
                          + ", \(g(source.sampleRate)) Hz"
                          + (source.discontinuities > 0 ? ", \(source.discontinuities) discontinuities" : ""))
             lines += render(source.channels, request: request)

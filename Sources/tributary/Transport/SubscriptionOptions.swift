@@ -27,8 +27,10 @@ struct SubscriptionOptions {
                                 analog filter applies to these sources only)
       --array-filter TYPE:QUERY an array filter, e.g. double:5-15;5-15 (TYPE: double, float, int32, int16,
                                 int64, bool, string); repeatable
-      --duration S              stop after S seconds (default: until interrupted or the publisher ends)
-      --timeout S               session timeout, > 1 s (default 10): silence longer than this is error 4
+      --duration S              stop after S seconds, at most 1e9 (default: until interrupted or the
+                                publisher ends)
+      --timeout S               session timeout, in (1, 6553] s (default 10): silence longer than this
+                                is error 4
       --description TEXT        this subscriber's name in the publisher's list
       --curve-server-key FILE   the publisher's CURVE public key (its .pub file): encrypt the connection
       --curve-key FILE          this subscriber's CURVE secret key (default: a fresh key pair, for
@@ -41,8 +43,8 @@ struct SubscriptionOptions {
         let channels = try arguments.option("--channels")
         let sourcesText = try arguments.option("--sources")
         let arrayFilterTexts = try arguments.options("--array-filter")
-        let duration = try arguments.option("--duration", "a duration > 0 in seconds") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-        let timeout = try arguments.option("--timeout", "a timeout > 1 in seconds") { Double($0).flatMap { $0 > 1 && $0.isFinite ? $0 : nil } } ?? 10
+        let duration = try arguments.number("--duration", "a duration in seconds", in: 0...1e9, above: true)
+        let timeout = try arguments.number("--timeout", "a timeout in seconds", in: 1...Subject.maxTimeout, above: true) ?? 10
         let description = try arguments.option("--description") ?? defaultDescription
         let serverKeyPath = try arguments.option("--curve-server-key")
         let clientKeyPath = try arguments.option("--curve-key")
@@ -71,13 +73,14 @@ struct SubscriptionOptions {
             }
         }
         if let serverKeyPath {
-            do {
-                let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
-                let keys = try clientKeyPath.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) } ?? ZMQCurveKeyPair.generate()
-                options.curve = SubjectCurve(serverKey: serverKey, keys: keys)
-            } catch {
-                throw CommandError("\(error)")
+            let serverKey = try CurveKeyFile.loadPublic(serverKeyPath, option: "--curve-server-key")
+            let keys: ZMQCurveKeyPair
+            if let clientKeyPath {
+                keys = try CurveKeyFile.loadSecret(clientKeyPath, option: "--curve-key")
+            } else {
+                do { keys = try ZMQCurveKeyPair.generate() } catch { throw CommandError("\(error)") }
             }
+            options.curve = SubjectCurve(serverKey: serverKey, keys: keys)
         } else if clientKeyPath != nil {
             throw UsageError("--curve-key needs --curve-server-key")
         }
@@ -123,7 +126,7 @@ struct SubscriptionOptions {
             return (subject, stream, welcome)
         } catch {
             subject.close()
-            throw CommandError("error \(error.code): \(error.message)")
+            throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
     }
 }
