@@ -174,6 +174,7 @@ enum ServeCommand: Command {
         var replayDeliveredAt: Date?
         let replayOnly = !replays.isEmpty && replays.count == sources.count
         var stopReason = "stopped"
+        var replayEnded = false
         loop: while true {
             _ = wake.wait(timeout: .now() + .milliseconds(200))
             for event in events.withLock({ e -> [Event] in defer { e.removeAll() }; return e }) {
@@ -209,13 +210,16 @@ enum ServeCommand: Command {
                 }
                 if let at = replayDeliveredAt, Date().timeIntervalSince(at) >= linger {
                     stopReason = "the replay has ended"
+                    replayEnded = true
                     break loop
                 }
             }
         }
         withExtendedLifetime(signals) {}
         let statistics = publisher.statistics()
-        publisher.stop(reason: stopReason)
+        // At a replay's end, subscribers get time to read everything queued for them (and its close);
+        // on a signal the operator wants the publisher gone soon.
+        publisher.stop(reason: stopReason, drain: replayEnded ? .seconds(30) : .seconds(2))
         zap?.stop()
         for replay in replays {
             for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \("\(problem)".terminalSafe)") }

@@ -51,8 +51,8 @@ enum CaptureDescription {
                 ("stored_bytes", .int(Int(s.storedBytes))),
                 ("compression_ratio", .double(ratio)),
             ]))
-            let channelText = (configuration?.channels ?? []).map { "\($0.description) [\($0.unit)]" }.joined(separator: ", ")
-            lines.append("source \(s.sourceID)" + (configuration.map { " \"\($0.deviceName)\"" } ?? "")
+            let channelText = (configuration?.channels ?? []).map { "\($0.description.terminalSafe) [\($0.unit.terminalSafe)]" }.joined(separator: ", ")
+            lines.append("source \(s.sourceID)" + (configuration.map { " \"\($0.deviceName.terminalSafe)\"" } ?? "")
                          + ": \(configuration?.channels.count ?? 0) channels (\(channelText))"
                          + (rate.map { ", \($0) Hz" } ?? "") + ", \(s.samples) samples, \(String(format: "%.3f", duration)) s, "
                          + "\(s.chunks) chunks, \(s.frames) frames, ratio \(String(format: "%.2f", ratio))x")
