@@ -5,28 +5,28 @@ import TributaryFormats
 import TributaryWire
 
 /// What `analyze` learned about an input file besides its frames.
-struct InputDescription {
+package struct InputDescription {
     /// The sample type of the data as stored ("float64", "float32", "int16").
-    var dtype: String?
+    package var dtype: String?
     /// Channels per source as stored, by source id.
-    var channelCounts: [UInt32: Int] = [:]
+    package var channelCounts: [UInt32: Int] = [:]
     /// Problems found on the way that did not stop the analysis (damaged capture chunks, …).
-    var warnings: [String] = []
+    package var warnings: [String] = []
 }
 
 /// Turns every kind of file `analyze` accepts into a stream of frames: captures (docs/CAPTURE.md;
 /// every source, damaged chunks skipped and reported), NPY arrays (one source, id 1) and frame
 /// files (docs/PROTOCOL.md) — recognised by their magic bytes, not their names.
-enum AnalysisInputs {
+package enum AnalysisInputs {
     /// Samples per channel in each frame cut from an array file.
-    static let framesamples = 65_536
+    package static let framesamples = 65_536
 
     /// Streams the frames of `path` into `body`.
     ///
     /// - Parameters:
     ///   - rate: the sample rate of array files, which carry none (default 1 Hz, as scipy's fs).
     ///   - int16Scale: physical value of one int16 count in array files.
-    static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
+    package static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw CommandError("cannot open '\(path)': \(String(cString: strerror(errno)))")
         }

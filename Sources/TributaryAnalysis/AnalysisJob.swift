@@ -3,15 +3,23 @@ import TributaryDSP
 import TributaryWire
 
 /// The analysis of one file: frames from `AnalysisInputs` through a `FrameAnalysis`.
-struct AnalysisJob: Sendable {
-    var request: AnalysisRequest
-    var filters: SubscriberFilters
+package struct AnalysisJob: Sendable {
+    package var request: AnalysisRequest
+    package var filters: SubscriberFilters
     /// Channels asked for with --channels (each must exist in every source analysed).
-    var requestedChannels: [Int]?
-    var rate: Double?
-    var int16Scale: Double
+    package var requestedChannels: [Int]?
+    package var rate: Double?
+    package var int16Scale: Double
 
-    func run(_ path: String) -> Result<(InputDescription, [SourceAnalysis]), CommandError> {
+    package init(request: AnalysisRequest, filters: SubscriberFilters, requestedChannels: [Int]?, rate: Double?, int16Scale: Double) {
+        self.request = request
+        self.filters = filters
+        self.requestedChannels = requestedChannels
+        self.rate = rate
+        self.int16Scale = int16Scale
+    }
+
+    package func run(_ path: String) -> Result<(InputDescription, [SourceAnalysis]), CommandError> {
         do {
             let analysis = FrameAnalysis(request: request, filters: filters, sampleRate: rate)
             let input = try AnalysisInputs.frames(of: path, rate: rate, int16Scale: int16Scale) { try analysis.add($0) }
@@ -37,8 +45,8 @@ struct AnalysisJob: Sendable {
 
 /// Runs `work` for indexes 0..<count on `jobs` threads and hands results to `inOrder` on the
 /// calling thread in index order, each as soon as it and every earlier one are done.
-enum ParallelMap {
-    static func run<T: Sendable>(_ count: Int, jobs: Int, work: @escaping @Sendable (Int) -> T, inOrder: (Int, T) -> Void) {
+package enum ParallelMap {
+    package static func run<T: Sendable>(_ count: Int, jobs: Int, work: @escaping @Sendable (Int) -> T, inOrder: (Int, T) -> Void) {
         let state = ResultSlots<T>(count: count)
         let workers = max(1, min(jobs, count))
         for _ in 0..<workers {
@@ -83,18 +91,18 @@ private final class ResultSlots<T: Sendable>: @unchecked Sendable {
 }
 
 /// A one-line progress bar on standard error (only when it is a terminal).
-final class ProgressBar {
-    let total: Int
-    let enabled: Bool
+package final class ProgressBar {
+    package let total: Int
+    package let enabled: Bool
     private var done = 0
     private var shown = false
 
-    init(total: Int, enabled: Bool) {
+    package init(total: Int, enabled: Bool) {
         self.total = total
         self.enabled = enabled
     }
 
-    func advance() {
+    package func advance() {
         done += 1
         guard enabled else { return }
         let width = 30
@@ -105,7 +113,7 @@ final class ProgressBar {
     }
 
     /// Erases the bar before other output.
-    func clear() {
+    package func clear() {
         guard enabled, shown else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
         shown = false
