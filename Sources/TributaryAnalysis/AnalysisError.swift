@@ -11,7 +11,7 @@ package struct AnalysisError: Error, CustomStringConvertible, Sendable {
 package typealias CommandError = AnalysisError
 
 extension InputDescription {
-    /// For inputs that are not files (the C interface's caller buffers).
+    /// For inputs that are not files (the C interface's caller buffers); `dtype` as NPY names it ("<f8").
     package init(memoryOf dtype: String, channels: Int, sourceID: UInt32 = 1) {
         self.init(dtype: dtype, channelCounts: [sourceID: channels])
     }

@@ -233,7 +233,7 @@ public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channe
                 throw APIError(.analysis, "\(name): channels: channel \(missing) is not in source 1 (\(c) channels)")
             }
             guard !sources.isEmpty else { throw APIError(.analysis, "\(name): no analog data") }
-            let input = InputDescription(memoryOf: "float64", channels: c)
+            let input = InputDescription(memoryOf: "<f8", channels: c)
             result.pointee = try ownedCString(AnalysisJSON.file(name, input: input, sources: sources, request: job.request).text)
         } catch let error as APIError {
             throw error
