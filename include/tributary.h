@@ -182,6 +182,59 @@ int tributary_analyze_file(const char *path, const char *options, char **json);
 int tributary_analyze_buffer(const double *samples, size_t channels, size_t samples_per_channel,
                              double rate, const char *options, char **json);
 
+/* ---- Live subscription (SCCT_Subject) ------------------------------------------------------- */
+
+typedef struct tributary_subscription tributary_subscription;
+
+/** Opens a session with a publisher, sends the filters and the source selection and starts the data
+ *  (as `tributary subscribe` does). address: "tcp://HOST:PORT" or "HOST:PORT". options: NULL, "" or a
+ *  JSON object: "timeout" (seconds of silence before the session counts as lost, > 1, default 10),
+ *  "description" (this client's name), "channels" (an analog filter: "0-3", "0,2" or an array; data
+ *  for it carries filter id 1), "sources" (source selection: array of ids), "array_filters"
+ *  (["double:5-15;5-15", ...]), "curve_server_key" (path of the publisher's .pub file: encrypt),
+ *  "curve_key" (path of this subscriber's secret key; default a fresh pair), "capacity" (packages
+ *  held for next() before the subscriber stops reading its socket; default 256).
+ *  E_SCCT: the publisher refused or could not be reached; tributary_last_scct_error() gives the SCCT
+ *  code (1 wrong API key, 2 wrong timeout, 7 destination unreachable, 8 empty address, 9 wrong port…).
+ *  Close it with tributary_subscription_close(). */
+int tributary_subscription_open(const char *address, const char *api_key, const char *options,
+                                tributary_subscription **subscription);
+
+/** The SCCT error code of the last call on this thread that failed with TRIBUTARY_E_SCCT (0 if none). */
+int tributary_last_scct_error(void);
+
+/** The session: {"session_id", "description", "sources": [{"id", "description"}], "filter_ids": [...]}
+ *  (caller frees *json with tributary_free). */
+int tributary_subscription_info_json(tributary_subscription *subscription, char **json);
+
+/** Waits up to timeout_seconds (negative: forever) for the next package, in publisher order.
+ *  *kind: TRIBUTARY_KIND_*; *json (owned by the subscription, valid until the next call of next or
+ *  close): the package as `tributary subscribe --json` prints it ({"kind", "source_id", "sequence",
+ *  "timestamp_ns", "filter_id", "flags", "content"}), except that analog content has its shape only
+ *  ("format", "channel_count", "sample_count", "first_sample", "channel_indexes", int16 "scale" and
+ *  "offset"): read the samples with tributary_subscription_analog(_copy). Gaps (frames the publisher
+ *  dropped for this subscriber) arrive as TRIBUTARY_KIND_GAP packages; SCCT errors (lost connection,
+ *  expired timeout, …) as TRIBUTARY_KIND_ERROR packages with {"code", "name", "message"}.
+ *  Either out-pointer may be NULL. E_TIMEOUT: nothing arrived in time (call again); E_END: the
+ *  subscription was closed. A session that ended (an error package said why) then only times out. */
+int tributary_subscription_next(tributary_subscription *subscription, double timeout_seconds, int *kind,
+                                const char **json);
+
+/** The analog block next() handed out last, in place (zero-copy): *samples points to channels ×
+ *  samples_per_channel values of *sample_type, row-major, valid until the next call of next() or
+ *  close(). E_TYPE when the current package is not analog. Any out-pointer may be NULL. */
+int tributary_subscription_analog(tributary_subscription *subscription, const void **samples, int *sample_type,
+                                  uint32_t *channels, uint64_t *samples_per_channel);
+
+/** Copies the current analog block into a caller's buffer (row-major channels × samples):
+ *  TRIBUTARY_FLOAT64 gives physical values (int16 counts scaled), the stored type gives it as is. */
+int tributary_subscription_analog_copy(tributary_subscription *subscription, int sample_type, void *buffer,
+                                       size_t buffer_bytes);
+
+/** Ends the session (a normal close to the publisher) and frees the handle; a next() waiting on
+ *  another thread returns TRIBUTARY_E_END. Using the handle afterwards gives E_HANDLE. */
+int tributary_subscription_close(tributary_subscription *subscription);
+
 #ifdef __cplusplus
 }
 #endif

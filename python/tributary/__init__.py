@@ -15,14 +15,10 @@ from ._native import (AnalysisError, ArgumentError, CaptureIOError, FormatError,
                       SampleTypeError, TributaryError, version)
 from .analysis import analyze
 from .capture import Capture, Channel, Gap, Package, Source, open
+from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
 
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
-           "CaptureIOError", "FormatError"]
+           "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError"]
 __version__ = "1.0.0"
 
-
-def subscribe(*args, **kwargs):
-    """Subscribes to a publisher (see :func:`tributary.subscription.subscribe`)."""
-    from .subscription import subscribe as _subscribe
-    return _subscribe(*args, **kwargs)

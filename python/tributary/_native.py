@@ -136,12 +136,6 @@ def _declare(l: ctypes.CDLL) -> None:
     f("tributary_capture_rewind", c_int, c_void_p)
     f("tributary_analyze_file", c_int, c_char_p, c_char_p, pp)
     f("tributary_analyze_buffer", c_int, c_void_p, c_size_t, c_size_t, c_double, c_char_p, pp)
-    if hasattr(l, "tributary_subscription_open"):
-        _declare_subscription(l)
-
-
-def _declare_subscription(l: ctypes.CDLL) -> None:
-    """Declared when the library has the subscriber (see subscription.py)."""
 
 
 def check(status: int) -> None:
