@@ -16,9 +16,10 @@ from ._native import (AnalysisError, ArgumentError, CaptureIOError, FormatError,
 from .analysis import analyze
 from .capture import Capture, Channel, Gap, Package, Source, open
 from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
+from . import batch
 
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
-           "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError"]
+           "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "batch"]
 __version__ = "1.0.0"
 
