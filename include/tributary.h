@@ -24,12 +24,19 @@
  *  - A handle may be used from any thread, one call at a time per handle (calls on one handle are
  *    serialised internally). Different handles are independent.
  *
- * LabVIEW: Call Library Function Node, C calling convention; handles as "Unsigned Pointer-sized
- * Integer"; `const char *` as "String, C String Pointer"; `char **` as pointer-sized integer passed
- * by pointer, read with LabVIEW's MoveBlock/StrLen (or use tributary_string_copy()), then
- * tributary_free(); matrices as "Array Data Pointer" of a 2D array preallocated [channels][samples].
- * MATLAB: loadlibrary('libtributary', 'tributary.h'); handles are lib.pointer objects; for char **
- * pass libpointer('stringPtrPtr', {''})... or use tributary_string_copy() into a uint8 buffer.
+ * LabVIEW (Call Library Function Node, C calling convention): handles as "Unsigned Pointer-sized
+ * Integer"; `const char *` inputs as "String, C String Pointer"; sample buffers as "Array Data
+ * Pointer" of an array preallocated [channels][samples]; `char **` outputs as a pointer-sized
+ * integer passed by pointer, copied into a LabVIEW string with tributary_string_copy() (call it
+ * with size 0 to get the length) and then given back with tributary_free(); error text with
+ * tributary_last_error_copy(). No callbacks: subscriptions are pulled with
+ * tributary_subscription_next().
+ * MATLAB: loadlibrary('libtributary.so', 'tributary.h'); handles are lib.pointer objects
+ * (libpointer('voidPtr') for the out-parameter, or let calllib return them); char ** outputs as
+ * libpointer('voidPtrPtr'), read with tributary_string_copy into a uint8 buffer; a matrix read into
+ * a preallocated double buffer of numel channels*samples arrives row-major, i.e. reshape(buffer,
+ * samples, channels).
+ * docs/C_API.md has the full walk-through for C, LabVIEW, MATLAB and Python.
  */
 #ifndef TRIBUTARY_H
 #define TRIBUTARY_H
