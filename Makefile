@@ -77,6 +77,14 @@ c-example: lib
 	  $(BIN)/tributary import $(C_EXAMPLE_DIR)/$$kind.npy --rate 1000 --out $(C_EXAMPLE_DIR)/$$kind.tcap && \
 	  $(C_EXAMPLE_DIR)/read_capture $(C_EXAMPLE_DIR)/$$kind.tcap || exit 1; \
 	done
+	gcc -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/subscribe.c \
+	    -Llib -ltributary -Wl,-rpath,$(CURDIR)/lib -o $(C_EXAMPLE_DIR)/subscribe
+	$(BIN)/tributary serve --bind tcp://127.0.0.1:0 --api-key k \
+	    --simulate id=1,name=sim,rate=1000,channels=4,freq=50,block=100 > $(C_EXAMPLE_DIR)/serve.log 2>&1 & \
+	server=$$!; trap "kill $$server 2>/dev/null" EXIT; \
+	for i in $$(seq 100); do grep -q "listening on" $(C_EXAMPLE_DIR)/serve.log && break; sleep 0.1; done; \
+	address=$$(sed -n 's/^listening on //p' $(C_EXAMPLE_DIR)/serve.log | head -1); \
+	timeout 30 $(C_EXAMPLE_DIR)/subscribe "$$address" k
 
 ## python: installs the Python package (python/, imported as `tributary`) into the venv, with a copy
 ## of libtributary.so inside it.
