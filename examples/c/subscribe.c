@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     printf("%d analog blocks, %llu samples per channel, %d configurations\n", blocks, (unsigned long long)samples_total,
            configurations);
     if (samples_total < 1000 || configurations == 0) failures++;
-    /* Not analog any more after a non-analog package? The accessor says so; after close, the handle is gone. */
+    /* After close, the handle is gone: using it is reported, not undefined. */
     if (tributary_subscription_close(subscription) != TRIBUTARY_OK) failures++;
     int kind = 0;
     if (tributary_subscription_next(subscription, 0.1, &kind, NULL) != TRIBUTARY_E_HANDLE) failures++;
