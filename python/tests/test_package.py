@@ -6,7 +6,9 @@ must be bit-exact to `tributary export`, what it analyses equal to `tributary an
 """
 import json
 import os
+import hashlib
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -15,6 +17,8 @@ import numpy as np
 import tributary
 
 BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+# The independent capture writer of the interop tests (written from docs/CAPTURE.md alone).
+INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Interop")
 
 
 def cli(*args, expect=0):
@@ -124,6 +128,65 @@ class PackageTests(unittest.TestCase):
         self.assertEqual(df.shape, (48, 2))
         self.assertAlmostEqual(df.index[0].total_seconds(), 0.001)
         np.testing.assert_array_equal(df.to_numpy().T, self.arrays["f64"][[0, 2], 48:96])
+
+    def test_packages_of_every_kind_from_a_spec_capture(self):
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        content = bytes(range(200))
+        channel = lambda i: (i, 0, 1000.0, -1.0, 1.0, f"ai{i}", "V")
+        frames = [
+            ws.frame("configuration", ws.configuration("dev", "sim", [channel(0), channel(1)], [(0, 1, "do0")]), sequence=0, source_id=1),
+            ws.frame("analog", ws.analog_f64([0, 1], [[1.0, 2.0], [3.0, 4.0]]), sequence=1, source_id=1),
+            ws.frame("message", ws.message(3, "hello"), sequence=2, source_id=1),
+            ws.frame("xml", ws.xml("<a x='1'>ü</a>"), sequence=3, source_id=1),
+            ws.frame("file", ws.blob(1, 200, 0, 0, 1, hashlib.md5(content).digest(), 0, content, "f.bin", ["a=b"]),
+                     sequence=4, source_id=1),
+            ws.frame("array", ws.numeric_array(1, "d", [[1.0, 2.0], [3.0, 4.0]]), sequence=5, source_id=1),
+            ws.frame("array", ws.string_array([["a", "bc"], ["", "温"]]), sequence=6, source_id=1),
+            ws.frame("digital", ws.digital([0, 1], [[1, 0, 1], [0, 1, 1]]), sequence=7, source_id=1),
+            ws.frame("error", ws.error(5, "lost connection"), sequence=8, source_id=1),
+            ws.frame("analog", ws.analog_f64([0, 1], [[5.0], [6.0]]), sequence=9, source_id=1),
+        ]
+        for footer in (True, False):
+            path = self.path(f"kinds-{footer}.tcap")
+            with open(path, "wb") as f:
+                f.write(cs.capture([frames[:5], frames[5:]], footer=footer))
+            with self.subTest(footer=footer), tributary.open(path) as cap:
+                self.assertEqual(cap.recovered, not footer)
+                np.testing.assert_array_equal(cap.read(1), [[1.0, 2.0, 5.0], [3.0, 4.0, 6.0]])
+                np.testing.assert_array_equal(cap.read(1, start=1, stop=3), [[2.0, 5.0], [4.0, 6.0]])
+                self.assertEqual([c.name for c in cap.source(1).channels], ["ai0", "ai1"])
+                packages = list(cap.packages())
+                self.assertEqual([p.kind for p in packages],
+                                 ["configuration", "message", "xml", "file", "array", "array", "digital", "error"])
+                self.assertEqual([p.sequence for p in packages], [0, 2, 3, 4, 5, 6, 7, 8])
+                self.assertEqual((packages[1].content["code"], packages[1].content["text"]), (3, "hello"))
+                self.assertEqual(packages[2].content["xml"], "<a x='1'>ü</a>")
+                self.assertEqual(packages[3].data, content)
+                self.assertEqual(packages[3].content["name"], "f.bin")
+                np.testing.assert_array_equal(packages[4].array, [[1.0, 2.0], [3.0, 4.0]])
+                self.assertEqual(packages[5].array.tolist(), [["a", "bc"], ["", "温"]])
+                np.testing.assert_array_equal(packages[6].states, [[True, False, True], [False, True, True]])
+                self.assertEqual(packages[7].content["code"], 5)
+                self.assertEqual([p.kind for p in cap.packages(kinds=["xml", "error"])], ["xml", "error"])
+
+    def test_a_source_that_changes_format_is_a_clear_error(self):
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        frames = [ws.frame("analog", ws.analog_f64([0], [[1.0, 2.0]]), sequence=1, source_id=4),
+                  ws.frame("analog", ws.analog_i16([0], [[1, 2, 3]], [0.1], [0.0]), sequence=2, source_id=4)]
+        path = self.path("mixed.tcap")
+        with open(path, "wb") as f:
+            f.write(cs.capture([frames]))
+        with tributary.open(path) as cap:
+            np.testing.assert_array_equal(cap.read(4, stop=2), [[1.0, 2.0]])  # the part before the change reads
+            with self.assertRaises(tributary.FormatError) as e:
+                cap.read(4)
+            self.assertIn("change", str(e.exception))
 
     # -- analysis --
 
