@@ -118,6 +118,22 @@ class SubscribeTests(unittest.TestCase):
         with self.assertRaises(tributary.HandleError):
             sub.next(timeout=0.1)
 
+    def test_a_caller_that_stops_pulling_sees_the_losses_as_gaps(self):
+        server = Server("--simulate", "id=1,name=fast,rate=400000,channels=2,freq=50,block=100")
+        try:
+            with tributary.subscribe(server.address, api_key="k", capacity=1) as sub:
+                self.assertIsNotNone(sub.next(timeout=TIMEOUT))
+                time.sleep(4)  # not pulling: the subscriber stops reading, the publisher drops and counts
+                packages = list(sub.packages(duration=8, count=20_000))
+        finally:
+            server.stop()
+        gaps = [p for p in packages if p.kind == "gap"]
+        self.assertTrue(gaps, f"no gap among {len(packages)} packages")
+        self.assertGreater(gaps[0].content["missing_count"], 0)
+        after = [p for p in packages[packages.index(gaps[0]):] if p.kind == "analog"]
+        self.assertTrue(after)
+        self.assertGreaterEqual(after[0].sequence, gaps[0].content["first_missing_sequence"] + gaps[0].content["missing_count"])
+
     def test_publisher_going_away_is_an_error_package(self):
         server = Server("--simulate", DEVICE_1)
         try:
