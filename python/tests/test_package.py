@@ -240,6 +240,60 @@ class PackageTests(unittest.TestCase):
         with self.assertRaises(tributary.HandleError):
             next(cap.packages())
 
+    def test_the_c_interface_reports_misuse_instead_of_crashing(self):
+        import ctypes
+        from ctypes import byref, c_uint32, c_uint64, c_void_p
+
+        from tributary import _native, subscription
+
+        lib = _native.lib()
+        subscription._declare(lib)
+        handle = c_void_p()
+
+        def status(call, expected):
+            self.assertEqual(call, expected, lib.tributary_last_error())
+            self.assertTrue(lib.tributary_last_error())
+
+        status(lib.tributary_capture_open(None, byref(handle)), _native.E_ARGUMENT)
+        status(lib.tributary_capture_open(self.captures["f64"].encode(), None), _native.E_ARGUMENT)
+        status(lib.tributary_capture_close(None), _native.E_HANDLE)
+        status(lib.tributary_capture_close(c_void_p(0xDEAD0)), _native.E_HANDLE)  # made up: looked up, never dereferenced
+        status(lib.tributary_capture_open(self.captures["f64"].encode(), byref(handle)), _native.OK)
+        try:
+            buffer = (ctypes.c_double * 8)()
+            read = c_uint64()
+            two = (c_uint32 * 2)(0, 1)
+            r = lambda channels, n, first, count, type_, buf, size: lib.tributary_capture_read(
+                handle, 1, channels, n, first, count, type_, buf, size, byref(read))
+            status(r(None, 2, 0, 1, _native.FLOAT64, buffer, 64), _native.E_ARGUMENT)       # channels NULL, count 2
+            status(r(two, 2, 0, 8, _native.FLOAT64, buffer, 64), _native.E_BUFFER)          # 2 x 8 doubles > 64 bytes
+            status(r(two, 2, 0, 4, _native.FLOAT64, None, 64), _native.E_ARGUMENT)          # NULL buffer
+            status(r(two, 2, 0, 4, 7, buffer, 64), _native.E_ARGUMENT)                      # no such sample type
+            status(r(two, 2, 0, 4, _native.INT16, buffer, 64), _native.E_TYPE)             # float64 data
+            status(r(two, 2, 2**64 - 1, 4, _native.FLOAT64, buffer, 64), _native.OK)        # past the end: nothing read
+            self.assertEqual(read.value, 0)
+            status(r(two, 2, 0, 2**63, _native.FLOAT64, buffer, 64), _native.E_RANGE)       # absurd count
+            status(lib.tributary_capture_read(handle, 99, None, 0, 0, 1, _native.FLOAT64, buffer, 64, None), _native.E_RANGE)
+            # A capture handle is not a subscription handle.
+            status(lib.tributary_subscription_close(handle), _native.E_HANDLE)
+            self.assertIn("not a subscription handle", lib.tributary_last_error().decode())
+        finally:
+            self.assertEqual(lib.tributary_capture_close(handle), _native.OK)
+        status(lib.tributary_capture_close(handle), _native.E_HANDLE)  # twice
+        json_out = c_void_p()
+        samples = (ctypes.c_double * 4)(1, 2, 3, 4)
+        status(lib.tributary_analyze_buffer(samples, 0, 4, 1.0, None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(None, 1, 4, 1.0, None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 4, float("nan"), None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 2**62, 1.0, None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 4, 1.0, b"[1, 2]", byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 4, 1.0, b"{\"stats\": 3}", byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_file(None, None, byref(json_out)), _native.E_ARGUMENT)
+        self.assertIsNone(json_out.value)
+        status(lib.tributary_subscription_next(None, 0.0, None, None), _native.E_HANDLE)
+        status(lib.tributary_subscription_open(b"", b"k", None, byref(handle)), _native.E_ARGUMENT)
+        status(lib.tributary_subscription_open(b"tcp://127.0.0.1:1", b"k", b"{\"bogus\": 1}", byref(handle)), _native.E_ARGUMENT)
+
     def test_bad_arguments(self):
         with tributary.open(self.captures["f64"]) as cap:
             with self.assertRaises(tributary.RangeError) as e:
