@@ -227,6 +227,11 @@ class PackageTests(unittest.TestCase):
         self.assertEqual(one["sources"][0]["channel_count"], 1)
         strided = tributary.analyze(array[:, ::2], rate=24000)
         self.assertEqual(strided["sources"][0]["channels"][0]["samples"], 15_001)
+        # int16 counts times int16_scale, as analyze reads an int16 NPY file.
+        ours = tributary.analyze(self.arrays["i16"], rate=48000, int16_scale=0.001)
+        (theirs,) = cli_analyze(self.path("i16.npy"), "--rate", 48000, "--int16-scale", 0.001)
+        self.assertEqual([c["stats"] for c in ours["sources"][0]["channels"]],
+                         [c["stats"] for c in theirs["sources"][0]["channels"]])
 
     # -- misuse --
 

@@ -42,7 +42,8 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
 
     :param data: a path (capture, NPY or frame file), or an array shaped (channels, samples) or
         (samples,) — analysed as ``analyze`` analyses an NPY file of it (one source, id 1; any real
-        dtype is converted to float64).
+        dtype is converted to float64, int16 counts multiplied by ``int16_scale`` when given; the
+        document's "dtype" is then "<f8").
     :param rate: sampling rate in Hz (files: overrides configured rates; arrays: default 1, as scipy's fs).
     The other parameters are the command's options (``welch=1024`` is ``--welch 1024``,
     ``measure=["thd", "sinad"]`` is ``--measure thd,sinad``, ``channels="0-3"`` or ``[0, 2]``).
@@ -71,6 +72,10 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
             array = array.reshape(1, -1)
         if array.ndim != 2:
             raise ValueError(f"the array must be shaped (channels, samples) or (samples,), not {array.shape}")
+        if array.dtype == np.int16 and int16_scale is not None:
+            # As analyze does with int16 NPY files: counts times the scale.
+            array = array.astype(np.float64) * float(int16_scale)
+        options["int16_scale"] = None
         # One copy at most: none for a C-ordered float64 array.
         array = np.ascontiguousarray(array, dtype=np.float64)
         options["name"] = name
