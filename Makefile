@@ -38,7 +38,8 @@ $(VENV)/.installed: Makefile
 build: apt-deps
 	$(SWIFT) build -c $(CONFIG)
 
-## test: every test — Swift unit tests, interop tests against numpy/scipy, a short fuzz run.
+## test: every test — Swift unit tests, interop tests against numpy/scipy, the C examples, the Python
+## package (with a Dask LocalCluster), the allocation guard, a short fuzz run.
 test: deps
 	$(MAKE) unit-tests
 	$(MAKE) build
