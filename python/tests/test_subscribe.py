@@ -134,6 +134,32 @@ class SubscribeTests(unittest.TestCase):
         self.assertTrue(after)
         self.assertGreaterEqual(after[0].sequence, gaps[0].content["first_missing_sequence"] + gaps[0].content["missing_count"])
 
+    def test_curve_keys(self):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = lambda name: os.path.join(tmp, name)
+            for name in ("server", "client", "other"):
+                subprocess.run([BIN, "keygen", "--out", path(name)], check=True, capture_output=True, timeout=TIMEOUT)
+            with open(path("client.pub"), encoding="utf-8") as source, open(path("allowed.txt"), "w", encoding="utf-8") as out:
+                out.writelines(line for line in source if not line.startswith("#"))
+            server = Server("--simulate", DEVICE_1, "--curve-secret", path("server.key"), "--curve-clients", path("allowed.txt"))
+            try:
+                with tributary.subscribe(server.address, api_key="k", curve_server_key=path("server.pub"),
+                                         curve_key=path("client.key")) as sub:
+                    blocks, _ = self.collect(sub, 100, source=1)
+                    self.assertTrue(blocks)
+                with self.assertRaises(tributary.SCCTError) as e:
+                    tributary.subscribe(server.address, api_key="k", curve_server_key=path("server.pub"),
+                                        curve_key=path("other.key"), timeout=2)
+                self.assertEqual(e.exception.code, 1)
+                with self.assertRaises(tributary.ArgumentError):
+                    tributary.subscribe(server.address, api_key="k", curve_key=path("client.key"))
+                with self.assertRaises(tributary.ArgumentError):
+                    tributary.subscribe(server.address, api_key="k", curve_server_key=path("missing.pub"))
+            finally:
+                server.stop()
+
     def test_publisher_going_away_is_an_error_package(self):
         server = Server("--simulate", DEVICE_1)
         try:
