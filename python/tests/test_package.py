@@ -172,6 +172,26 @@ class PackageTests(unittest.TestCase):
                 self.assertEqual(packages[7].content["code"], 5)
                 self.assertEqual([p.kind for p in cap.packages(kinds=["xml", "error"])], ["xml", "error"])
 
+    def test_gap_records(self):
+        import struct
+
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        frames = [ws.frame("analog", ws.analog_f64([0], [[float(i)] * 10]), sequence=i, source_id=2) for i in (1, 2, 5, 6)]
+        payload = struct.pack("<QQII", 3, 2, 2, 0)  # sequences 3-4 missing, seen as a sequence jump
+        gap = cs.record(cs.envelope(2, 0, payload, source_id=2, first_sequence=3, last_sequence=4, first_time_ns=7), payload)
+        path = self.path("gaps.tcap")
+        with open(path, "wb") as f:
+            f.write(cs.header() + cs.chunk_record(frames[:2]) + gap + cs.chunk_record(frames[2:]))  # no footer: scanned
+        with tributary.open(path) as cap:
+            self.assertTrue(cap.recovered)
+            src = cap.source(2)
+            self.assertEqual(src.gaps, [tributary.Gap(first_missing_sequence=3, missing_count=2, cause="sequence jump", time_ns=7)])
+            self.assertEqual(src.samples, 40)
+            np.testing.assert_array_equal(cap.read(2)[0], np.repeat([1.0, 2.0, 5.0, 6.0], 10))
+
     def test_a_source_that_changes_format_is_a_clear_error(self):
         sys.path.insert(0, INTEROP)
         import capture_spec as cs
