@@ -248,7 +248,9 @@ class Capture:
 
     def packages(self, kinds: Optional[Sequence[str]] = None) -> Iterator[Package]:
         """The packages that are not analog data, in file order (configurations, messages, XML, file and
-        image chunks, arrays, digital lines, errors, …); ``kinds`` selects some (e.g. ["message", "xml"])."""
+        image chunks, arrays, digital lines, errors, …); ``kinds`` selects some (e.g. ["message", "xml"]).
+        Each call starts from the beginning of the capture; the capture has one cursor, so interleaving
+        two of these iterations mixes their packages (open the capture twice for that)."""
         self._check_open()
         mask = 0
         for k in kinds or []:
