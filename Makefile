@@ -5,11 +5,12 @@ CONFIG       ?= release
 VENV         := .venv
 PY           := $(VENV)/bin/python
 APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev pkg-config zstd
-PY_PACKAGES  := numpy scipy pyzmq blosc2
+PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel
 FUZZ_SECONDS ?= 60
 BIN          = $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path)
 
-.PHONY: all deps apt-deps py-deps build test unit-tests interop-tests alloc-guard fuzz-smoke demo bench fuzz clean
+.PHONY: all deps apt-deps py-deps build test unit-tests interop-tests alloc-guard fuzz-smoke demo bench fuzz clean \
+        lib c-example python python-tests
 
 all: build
 
@@ -37,11 +38,14 @@ $(VENV)/.installed: Makefile
 build: apt-deps
 	$(SWIFT) build -c $(CONFIG)
 
-## test: every test — Swift unit tests, interop tests against numpy/scipy, a short fuzz run.
+## test: every test — Swift unit tests, interop tests against numpy/scipy, the C examples, the Python
+## package (with a Dask LocalCluster), the allocation guard, a short fuzz run.
 test: deps
 	$(MAKE) unit-tests
 	$(MAKE) build
 	$(MAKE) interop-tests
+	$(MAKE) c-example
+	$(MAKE) python-tests
 	$(MAKE) alloc-guard
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
@@ -52,6 +56,50 @@ unit-tests:
 
 interop-tests: build
 	TRIBUTARY=$(BIN)/tributary $(PY) -m unittest discover -s Tests/Interop -p 'test_*.py' -v
+
+## lib: the C interface, lib/libtributary.so (SwiftPM names the product libTributaryC.so; its SONAME is
+## libtributary.so), beside the header include/tributary.h.
+lib: build
+	mkdir -p lib
+	cp $(BIN)/libTributaryC.so lib/libtributary.so
+
+## c-example: compiles examples/c/read_capture.c with gcc against the header and runs it on a capture
+## made by `tributary import` (float64 and int16). About 5 s.
+C_EXAMPLE_DIR := $(CURDIR)/.build/c-example
+c-example: lib
+	mkdir -p $(C_EXAMPLE_DIR)
+	gcc -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude examples/c/read_capture.c \
+	    -Llib -ltributary -Wl,-rpath,$(CURDIR)/lib -lm -o $(C_EXAMPLE_DIR)/read_capture
+	$(PY) -c "import numpy as np; t = np.arange(20000) / 1000.0; \
+	    np.save('$(C_EXAMPLE_DIR)/f64.npy', np.vstack([np.sin(2 * np.pi * 50 * t), 0.5 * np.cos(2 * np.pi * 120 * t)])); \
+	    np.save('$(C_EXAMPLE_DIR)/i16.npy', (np.sin(2 * np.pi * 50 * t) * 1000).astype(np.int16).reshape(1, -1))"
+	for kind in f64 i16; do \
+	  rm -f $(C_EXAMPLE_DIR)/$$kind.tcap; \
+	  $(BIN)/tributary import $(C_EXAMPLE_DIR)/$$kind.npy --rate 1000 --out $(C_EXAMPLE_DIR)/$$kind.tcap && \
+	  $(C_EXAMPLE_DIR)/read_capture $(C_EXAMPLE_DIR)/$$kind.tcap || exit 1; \
+	done
+	gcc -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/subscribe.c \
+	    -Llib -ltributary -Wl,-rpath,$(CURDIR)/lib -o $(C_EXAMPLE_DIR)/subscribe
+	$(BIN)/tributary serve --bind tcp://127.0.0.1:0 --api-key k \
+	    --simulate id=1,name=sim,rate=1000,channels=4,freq=50,block=100 > $(C_EXAMPLE_DIR)/serve.log 2>&1 & \
+	server=$$!; trap "kill $$server 2>/dev/null" EXIT; \
+	for i in $$(seq 100); do grep -q "listening on" $(C_EXAMPLE_DIR)/serve.log && break; sleep 0.1; done; \
+	address=$$(sed -n 's/^listening on //p' $(C_EXAMPLE_DIR)/serve.log | head -1); \
+	timeout 30 $(C_EXAMPLE_DIR)/subscribe "$$address" k
+
+## python: installs the Python package (python/, imported as `tributary`) into the venv, with a copy
+## of libtributary.so inside it.
+python: lib py-deps
+	mkdir -p python/tributary/_lib
+	cp lib/libtributary.so python/tributary/_lib/libtributary.so
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall ./python
+	rm -rf python/build python/*.egg-info
+
+## python-tests: the Python package against the CLI (import/export, analyze, serve), Dask LocalCluster
+## batches and misuse. About 1-2 minutes.
+python-tests: python
+	cd python/tests && TRIBUTARY=$(BIN)/tributary TRIBUTARY_LIBRARY=$(CURDIR)/lib/libtributary.so \
+	    $(CURDIR)/$(PY) -m unittest discover -s . -p 'test_*.py' -v
 
 ## alloc-guard: allocation counts of the hot paths (stable, unlike times), checked against their limits.
 alloc-guard: build
@@ -73,4 +121,4 @@ bench: deps build
 	$(BIN)/tributary-bench --python $(PY)
 
 clean:
-	rm -rf .build $(VENV) Fuzz/.build
+	rm -rf .build $(VENV) Fuzz/.build lib python/tributary/_lib

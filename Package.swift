@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "TributaryFormats", targets: ["TributaryFormats"]),
         .library(name: "TributaryCapture", targets: ["TributaryCapture"]),
         .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
+        /// The C interface (include/tributary.h): libTributaryC.so, whose SONAME is libtributary.so; `make lib`
+        /// copies it to lib/libtributary.so (a product cannot share the name of the `tributary` executable).
+        .library(name: "TributaryC", type: .dynamic, targets: ["TributaryC"]),
         .executable(name: "tributary", targets: ["tributary"]),
         .executable(name: "tributary-bench", targets: ["TributaryBenchmarks"]),
     ],
@@ -29,12 +32,21 @@ let package = Package(
         .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
+        /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
+        /// analysis, the JSON document and the table (package-internal API).
+        .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture"]),
+        /// `@_cdecl` functions of the C interface declared in include/tributary.h: opaque handles, status codes
+        /// and a per-thread error message; nothing Swift (no error, no trap) crosses the boundary.
+        .target(name: "TributaryC",
+                dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "TributaryTransport", "TributaryAnalysis"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport"]
+            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
+                           "TributaryAnalysis"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",

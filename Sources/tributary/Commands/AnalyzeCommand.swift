@@ -1,4 +1,5 @@
 import Foundation
+import TributaryAnalysis
 import TributaryDSP
 import TributaryFormats
 import TributaryWire

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TributaryAnalysis
 import TributaryCapture
 import TributaryDSP
 import TributaryTransport

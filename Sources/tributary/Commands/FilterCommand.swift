@@ -1,4 +1,5 @@
 import Foundation
+import TributaryAnalysis
 import TributaryWire
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.

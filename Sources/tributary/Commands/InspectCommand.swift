@@ -1,4 +1,5 @@
 import Foundation
+import TributaryAnalysis
 import TributaryWire
 
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.

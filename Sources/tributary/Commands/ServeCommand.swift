@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TributaryAnalysis
 import TributaryCapture
 import TributaryDSP
 import TributaryTransport

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
 

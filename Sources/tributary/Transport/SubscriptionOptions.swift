@@ -1,4 +1,5 @@
 import Foundation
+import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
 

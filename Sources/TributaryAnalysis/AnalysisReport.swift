@@ -3,8 +3,8 @@ import TributaryDSP
 import TributaryFormats
 
 /// The JSON form of `tributary analyze`'s results (documented in docs/ANALYSIS.md).
-enum AnalysisJSON {
-    static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> JSON {
+package enum AnalysisJSON {
+    package static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> JSON {
         .object([
             ("file", .string(path)),
             ("warnings", .strings(input.warnings)),
@@ -23,11 +23,11 @@ enum AnalysisJSON {
     }
 
     /// The line of a file that could not be analysed.
-    static func failure(_ path: String, error: String) -> JSON {
+    package static func failure(_ path: String, error: String) -> JSON {
         .object([("file", .string(path)), ("error", .string(error))])
     }
 
-    static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?) -> JSON {
+    package static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?) -> JSON {
         var members: [(String, JSON)] = [("index", .int(r.index)), ("samples", .int(r.samples))]
         if let unit, !unit.isEmpty { members.append(("unit", .string(unit))) }
         if let s = r.statistics {
@@ -76,10 +76,10 @@ enum AnalysisJSON {
 }
 
 /// The human-readable table of `tributary analyze`.
-enum AnalysisTable {
-    static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.6g", v) : (v.isNaN ? "nan" : (v > 0 ? "inf" : "-inf")) }
+package enum AnalysisTable {
+    package static func g(_ v: Double) -> String { v.isFinite ? String(format: "%.6g", v) : (v.isNaN ? "nan" : (v > 0 ? "inf" : "-inf")) }
 
-    static func render(file: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> String {
+    package static func render(file: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> String {
         var lines: [String] = []
         for source in sources {
             if !lines.isEmpty { lines.append("") }
@@ -94,7 +94,7 @@ enum AnalysisTable {
         return lines.joined(separator: "\n")
     }
 
-    static func render(_ reports: [ChannelReport], request: AnalysisRequest) -> [String] {
+    package static func render(_ reports: [ChannelReport], request: AnalysisRequest) -> [String] {
         var lines: [String] = []
         if request.statistics {
             let header = ["ch", "count", "min", "max", "mean", "std", "std(n-1)", "rms", "p-p"]
@@ -146,7 +146,7 @@ enum AnalysisTable {
         return lines
     }
 
-    static func table(_ rows: [[String]]) -> [String] {
+    package static func table(_ rows: [[String]]) -> [String] {
         let widths = (0..<(rows.map(\.count).max() ?? 0)).map { c in rows.map { c < $0.count ? $0[c].count : 0 }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { c, cell in

@@ -11,7 +11,7 @@
 extension String {
     /// The text with every character of `Unicode.Scalar.isUnsafeForTerminal` escaped; the text itself
     /// (no copy) when there is none, the common case.
-    var terminalSafe: String {
+    package var terminalSafe: String {
         guard unicodeScalars.contains(where: \.isUnsafeForTerminal) else { return self }
         var out = ""
         out.reserveCapacity(utf8.count + 16)
@@ -34,7 +34,7 @@ extension String {
 extension Unicode.Scalar {
     /// Whether printing this character as is could change what a terminal or a log shows besides
     /// the character itself (see `String.terminalSafe`).
-    var isUnsafeForTerminal: Bool {
+    package var isUnsafeForTerminal: Bool {
         switch value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x2028, 0x2029: true

@@ -3,7 +3,7 @@
 /// Doubles print with Swift's shortest round-trip representation (`description`), floats with
 /// Float's, so `float(repr)` in Python gives back the same bits. JSON has no NaN or infinity:
 /// those print as `null`.
-enum JSON {
+package enum JSON {
     case null
     case bool(Bool)
     case int(Int)
@@ -15,13 +15,13 @@ enum JSON {
     case object([(String, JSON)])
 
     /// Renders compactly (one line).
-    func render() -> String {
+    package func render() -> String {
         var out = ""
         render(into: &out)
         return out
     }
 
-    func render(into out: inout String) {
+    package func render(into out: inout String) {
         switch self {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
@@ -52,7 +52,7 @@ enum JSON {
     /// Swift prints 1e+20 as "1e+20" and 5.0 as "5.0": both are valid JSON numbers.
     private static func number(_ text: String) -> String { text }
 
-    static func quote(_ s: String, into out: inout String) {
+    package static func quote(_ s: String, into out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {
@@ -74,9 +74,9 @@ enum JSON {
 }
 
 extension JSON {
-    static func doubles(_ values: some Sequence<Double>) -> JSON { .array(values.map { .double($0) }) }
+    package static func doubles(_ values: some Sequence<Double>) -> JSON { .array(values.map { .double($0) }) }
     /// The compact JSON text.
-    var text: String { render() }
-    static func strings(_ values: [String]) -> JSON { .array(values.map { .string($0) }) }
-    static func ids(_ values: [UInt32]) -> JSON { .array(values.map { .uint(UInt64($0)) }) }
+    package var text: String { render() }
+    package static func strings(_ values: [String]) -> JSON { .array(values.map { .string($0) }) }
+    package static func ids(_ values: [UInt32]) -> JSON { .array(values.map { .uint(UInt64($0)) }) }
 }

@@ -2,54 +2,6 @@ import Foundation
 import TributaryDSP
 import TributaryWire
 
-/// The analysis of one file: frames from `AnalysisInputs` through a `FrameAnalysis`.
-struct AnalysisJob: Sendable {
-    var request: AnalysisRequest
-    var filters: SubscriberFilters
-    /// Channels asked for with --channels (each must exist in every source analysed).
-    var requestedChannels: [Int]?
-    /// Sources asked for with --source (nil: every source); each must have analog data.
-    var requestedSources: Set<UInt32>?
-    var rate: Double?
-    var int16Scale: Double
-
-    /// The analyses of the file's sources, in order of source id.
-    func run(_ path: String) -> Result<(InputDescription, [SourceAnalysis]), CommandError> {
-        do {
-            let analysis = FrameAnalysis(request: request, filters: filters, sampleRate: rate)
-            let input = try AnalysisInputs.frames(of: path, rate: rate, int16Scale: int16Scale) { frame in
-                if let requestedSources, !requestedSources.contains(frame.header.sourceID) { return }
-                try analysis.add(frame)
-            }
-            let sources = try analysis.finish().sorted { $0.id < $1.id }
-            try check(path, input)
-            if sources.isEmpty { throw CommandError("\(path): no analog data") }
-            return .success((input, sources))
-        } catch let error as CommandError {
-            return .failure(error)
-        } catch {
-            return .failure(CommandError("\(path): \(error)"))
-        }
-    }
-
-    /// Names what --source and --channels asked for that the file does not have, and what it has.
-    private func check(_ path: String, _ input: InputDescription) throws {
-        let present = input.channelIndexes.keys.sorted()
-        let list = present.isEmpty ? "none" : present.map(String.init).joined(separator: ", ")
-        if let requestedSources, let missing = requestedSources.sorted().first(where: { input.channelIndexes[$0] == nil }) {
-            throw CommandError("\(path): --source: source \(missing) has no analog data in this file (sources with analog data: \(list))")
-        }
-        guard let requestedChannels else { return }
-        for id in present where requestedSources?.contains(id) ?? true {
-            let channels = input.channelIndexes[id] ?? []
-            if let missing = requestedChannels.first(where: { !channels.contains($0) }) {
-                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id) (\(input.channelCounts[id] ?? channels.count) channels), which has channels "
-                                   + FrameDescription.rangeText(channels.sorted().map { UInt32($0) }))
-            }
-        }
-    }
-}
-
 /// Runs `work` for indexes 0..<count on `jobs` threads and hands results to `inOrder` on the
 /// calling thread in index order, each as soon as it and every earlier one are done. When `inOrder`
 /// returns false (its output is gone) no further work starts and `run` returns.

@@ -5,21 +5,21 @@ import TributaryFormats
 import TributaryWire
 
 /// What `analyze` learned about an input file besides its frames.
-struct InputDescription {
+package struct InputDescription {
     /// The sample type of each source's data as stored ("float64", "float32", "int16"), by source
     /// id (each source has its own: a capture may hold an int16 device and a float64 one).
-    var dtypes: [UInt32: String] = [:]
+    package var dtypes: [UInt32: String] = [:]
     /// Channels per source as stored, by source id.
-    var channelCounts: [UInt32: Int] = [:]
+    package var channelCounts: [UInt32: Int] = [:]
     /// The channel indexes each source's analog frames carry, as stored (before any filter).
-    var channelIndexes: [UInt32: Set<Int>] = [:]
+    package var channelIndexes: [UInt32: Set<Int>] = [:]
     /// Problems found on the way that did not stop the analysis (damaged capture chunks, …).
-    var warnings: [String] = []
+    package var warnings: [String] = []
 }
 
 extension InputDescription {
     /// Notes the sample type and channel count of an analog frame's source (unfiltered: as stored).
-    mutating func note(_ frame: Frame) {
+    package mutating func note(_ frame: Frame) {
         guard frame.header.kind == .analog, let view = try? frame.analog() else { return }
         let id = frame.header.sourceID
         if dtypes[id] == nil { dtypes[id] = view.format.description }
@@ -31,16 +31,16 @@ extension InputDescription {
 /// Turns every kind of file `analyze` accepts into a stream of frames: captures (docs/CAPTURE.md;
 /// every source, damaged chunks skipped and reported), NPY arrays (one source, id 1) and frame
 /// files (docs/PROTOCOL.md) — recognised by their magic bytes, not their names.
-enum AnalysisInputs {
+package enum AnalysisInputs {
     /// Samples per channel in each frame cut from an array file.
-    static let framesamples = 65_536
+    package static let framesamples = 65_536
 
     /// Streams the frames of `path` into `body`.
     ///
     /// - Parameters:
     ///   - rate: the sample rate of array files, which carry none (default 1 Hz, as scipy's fs).
     ///   - int16Scale: physical value of one int16 count in array files.
-    static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
+    package static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
         let magic = try InputFile.head(path, count: 8)
         if magic.starts(with: [0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A]) {
             return try captureFrames(path, body)

@@ -2,9 +2,9 @@ import Foundation
 import TributaryWire
 
 /// Human-readable and JSON descriptions of frames, shared by `inspect` and `subscribe`.
-enum FrameDescription {
+package enum FrameDescription {
     /// One line: kind, source, sequence, time, filter, size and a content summary.
-    static func line(_ frame: Frame, payload: Payload) -> String {
+    package static func line(_ frame: Frame, payload: Payload) -> String {
         let h = frame.header
         return "\(h.kind.description.padding(toLength: 14, withPad: " ", startingAt: 0)) source=\(h.sourceID) "
             + "seq=\(h.sequence) t=\(timestamp(h.timestampNs)) filter=\(h.filterID) size=\(h.frameLength)"
@@ -12,7 +12,7 @@ enum FrameDescription {
     }
 
     /// ISO 8601 UTC with nanoseconds.
-    static func timestamp(_ ns: Int64) -> String {
+    package static func timestamp(_ ns: Int64) -> String {
         let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
         let fraction = ns - seconds * 1_000_000_000
         var t = time_t(seconds)
@@ -24,7 +24,7 @@ enum FrameDescription {
             + String(repeating: "0", count: 9 - frac.count) + frac + "Z"
     }
 
-    static func summary(_ payload: Payload) -> String {
+    package static func summary(_ payload: Payload) -> String {
         switch payload {
         case .configuration(let c):
             return "'\(c.deviceName.terminalSafe)' (\(c.deviceType.terminalSafe)): \(c.channels.count) channels, \(c.lines.count) lines"
@@ -57,13 +57,13 @@ enum FrameDescription {
         }
     }
 
-    static func quoted(_ text: String, limit: Int = 60) -> String {
+    package static func quoted(_ text: String, limit: Int = 60) -> String {
         let flat = text.terminalSafe
         return "\"" + (flat.count > limit ? String(flat.prefix(limit)) + "…" : flat) + "\""
     }
 
     /// "0-7" for consecutive indexes, else a comma list.
-    static func rangeText(_ ids: [UInt32]) -> String {
+    package static func rangeText(_ ids: [UInt32]) -> String {
         guard let first = ids.first else { return "none" }
         if ids.count > 1, ids.enumerated().allSatisfy({ $0.element == first + UInt32($0.offset) }) {
             return "\(first)-\(ids.last!)"
@@ -72,7 +72,7 @@ enum FrameDescription {
     }
 
     /// The JSON object of a frame: header fields, then the decoded content.
-    static func json(_ frame: Frame, payload: Payload) -> JSON {
+    package static func json(_ frame: Frame, payload: Payload) -> JSON {
         let h = frame.header
         return .object([
             ("kind", .string(h.kind.description)),
@@ -86,7 +86,7 @@ enum FrameDescription {
         ])
     }
 
-    static func content(_ payload: Payload) -> JSON {
+    package static func content(_ payload: Payload) -> JSON {
         switch payload {
         case .configuration(let c):
             return .object([

@@ -1,0 +1,244 @@
+import Foundation
+import TributaryAnalysis
+import TributaryDSP
+import TributaryWire
+
+/// The options of `tributary_analyze_*`: a JSON object whose members are the options of `tributary
+/// analyze` (docs/C_API.md), checked as the command checks them.
+struct AnalysisOptions {
+    var job: AnalysisJob
+    var name: String?
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    static let keys: Set<String> = ["rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
+                                    "measure", "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"]
+
+    /// The options as decoded (types checked), before the semantic checks.
+    private struct Raw: Decodable {
+        var rate: Double?
+        var stats: Bool?
+        var welch: Int?
+        var overlap: Double?
+        var window: String?
+        var detrend: String?
+        var average: String?
+        var scaling: String?
+        var spectrum: Int?
+        var measure: [String]?
+        var harmonics: Int?
+        var foldAliases: Bool?
+        var measureWindow: String?
+        var channels: String?
+        var int16Scale: Double?
+        var rigor: String?
+        var name: String?
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            if let unknown = c.allKeys.first(where: { !AnalysisOptions.keys.contains($0.stringValue) }) {
+                throw APIError(.argument, "unknown option '\(unknown.stringValue)' (options: \(AnalysisOptions.keys.sorted().joined(separator: ", ")))")
+            }
+            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? {
+                let key = Key(stringValue: name)
+                guard c.contains(key), try !c.decodeNil(forKey: key) else { return nil }
+                do { return try c.decode(T.self, forKey: key) } catch { throw APIError(.argument, "option '\(name)' must be \(what)") }
+            }
+            rate = try get("rate", Double.self, "a number")
+            stats = try get("stats", Bool.self, "true or false")
+            welch = try get("welch", Int.self, "an integer")
+            overlap = try get("overlap", Double.self, "a number")
+            window = try get("window", String.self, "a string")
+            detrend = try get("detrend", String.self, "a string")
+            average = try get("average", String.self, "a string")
+            scaling = try get("scaling", String.self, "a string")
+            spectrum = try get("spectrum", Int.self, "an integer")
+            if let list = try? get("measure", [String].self, "") {
+                measure = list
+            } else {
+                measure = try get("measure", String.self, "a comma list or an array of strings")?
+                    .split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            }
+            harmonics = try get("harmonics", Int.self, "an integer")
+            foldAliases = try get("fold_aliases", Bool.self, "true or false")
+            measureWindow = try get("measure_window", String.self, "a string")
+            if let list = try? get("channels", [Int].self, "") {
+                channels = list.map(String.init).joined(separator: ",")
+            } else {
+                channels = try get("channels", String.self, "a channel list such as \"0-3\" or an array of integers")
+            }
+            int16Scale = try get("int16_scale", Double.self, "a number")
+            rigor = try get("rigor", String.self, "a string")
+            name = try get("name", String.self, "a string")
+        }
+    }
+
+    init(json text: String?) throws(APIError) {
+        let raw: Raw
+        do {
+            raw = try JSONDecoder().decode(Raw.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.argument, "the options are not a JSON object: \(error)")
+        }
+        func bad(_ text: String) -> APIError { APIError(.argument, text) }
+        let windowNames = WindowKind.allCases.map(\.rawValue).joined(separator: ", ")
+        if let r = raw.rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
+        if let w = raw.welch, w <= 0 { throw bad("welch must be a positive integer") }
+        if let o = raw.overlap, !(o >= 0 && o < 1) { throw bad("overlap must be a fraction in [0, 1)") }
+        let window = try raw.window.map { (n: String) throws(APIError) -> WindowKind in
+            guard let w = WindowKind(name: n) else { throw bad("window '\(n)' is not one of \(windowNames)") }
+            return w
+        }
+        let detrend = try raw.detrend.map { (n: String) throws(APIError) -> Detrend in
+            guard let d = Detrend(rawValue: n) else { throw bad("detrend must be none, constant or linear") }
+            return d
+        }
+        let average = try raw.average.map { (n: String) throws(APIError) -> WelchAverage in
+            guard let a = WelchAverage(rawValue: n) else { throw bad("average must be mean or median") }
+            return a
+        }
+        let scaling = try raw.scaling.map { (n: String) throws(APIError) -> SpectralScaling in
+            guard let s = SpectralScaling(rawValue: n) else { throw bad("scaling must be density or spectrum") }
+            return s
+        }
+        if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
+        if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
+        let measureWindow = try raw.measureWindow.map { (n: String) throws(APIError) -> WindowKind in
+            guard let w = WindowKind(name: n) else { throw bad("measure_window '\(n)' is not one of \(windowNames)") }
+            return w
+        }
+        if let s = raw.int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
+        let rigor = try raw.rigor.map { (n: String) throws(APIError) -> FFTRigor in
+            guard let r = FFTRigor(name: n) else { throw bad("rigor must be estimate, measure or patient") }
+            return r
+        } ?? .estimate
+        if raw.welch == nil {
+            if raw.overlap != nil { throw bad("overlap needs welch") }
+            if detrend != nil || average != nil || scaling != nil { throw bad("detrend, average and scaling need welch") }
+        }
+        if raw.measure == nil, raw.harmonics != nil || raw.foldAliases != nil || measureWindow != nil {
+            throw bad("harmonics, fold_aliases and measure_window need measure")
+        }
+        var measurements = Set<AnalysisMeasurement>()
+        for item in raw.measure ?? [] {
+            if item == "all" { measurements.formUnion(AnalysisMeasurement.allCases); continue }
+            guard let m = AnalysisMeasurement(rawValue: item) else {
+                throw bad("measure: '\(item)' is not one of tone, thd, thdn, sinad, snr, enob, sfdr, all")
+            }
+            measurements.insert(m)
+        }
+        var channelSpec: ChannelSpec?
+        if let text = raw.channels {
+            do { channelSpec = try ChannelSpec(parsing: text) } catch { throw bad("channels: \(error)") }
+        }
+        let wantStats = raw.stats ?? false
+        var request = AnalysisRequest(statistics: wantStats || (raw.welch == nil && raw.spectrum == nil && measurements.isEmpty),
+                                      measurements: measurements)
+        if let welchLength = raw.welch {
+            request.welch = WelchConfiguration(
+                segmentLength: welchLength, overlap: raw.overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
+                window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
+                scaling: scaling ?? .density, rigor: rigor)
+        }
+        if let spectrumLength = raw.spectrum { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
+        request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: raw.harmonics ?? 5,
+                                                       foldAliases: raw.foldAliases ?? false)
+        var filters = SubscriberFilters()
+        if let channelSpec {
+            do {
+                try filters.add(AnalogFilterRequest(channels: .list(channelSpec.channels.map { UInt32($0) })), id: 1)
+            } catch {
+                throw bad("channels: \(error)")
+            }
+        }
+        job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels,
+                          rate: raw.rate, int16Scale: raw.int16Scale ?? 1)
+        name = raw.name
+    }
+}
+
+/// Analyses a file (capture, NPY or frame file) as `tributary analyze --json` does; `json` receives the
+/// document the command prints for the file (freed with tributary_free).
+@_cdecl("tributary_analyze_file")
+public func tributary_analyze_file(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                                   _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_analyze_file") {
+        let result = try out(json, "json")
+        result.pointee = nil
+        let path = try string(path, "path")
+        let options = try AnalysisOptions(json: options.map { String(cString: $0) })
+        switch options.job.run(path) {
+        case .failure(let error):
+            throw APIError(.analysis, error.description)
+        case .success(let (input, sources)):
+            result.pointee = try ownedCString(AnalysisJSON.file(path, input: input, sources: sources, request: options.job.request).text)
+        }
+    }
+}
+
+/// Analyses a caller's buffer of float64 samples, row-major (channels × samples_per_channel), as
+/// `tributary analyze --json` analyses an NPY file of the same array (one source, id 1).
+@_cdecl("tributary_analyze_buffer")
+public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channels: UInt, _ samplesPerChannel: UInt,
+                                     _ rate: Double, _ options: UnsafePointer<CChar>?,
+                                     _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_analyze_buffer") {
+        let result = try out(json, "json")
+        result.pointee = nil
+        guard channels >= 1, channels <= UInt(WireLimits.maxChannels) else {
+            throw APIError(.argument, "channels must be 1 to \(WireLimits.maxChannels), not \(channels)")
+        }
+        guard samplesPerChannel >= 1, samplesPerChannel <= UInt(Int.max) / 8 / channels else {
+            throw APIError(.argument, "samples_per_channel must be at least 1 (and the buffer addressable), not \(samplesPerChannel)")
+        }
+        guard let samples else { throw APIError(.argument, "samples is NULL") }
+        guard rate > 0, rate.isFinite else { throw APIError(.argument, "rate must be a positive number, not \(rate)") }
+        var options = try AnalysisOptions(json: options.map { String(cString: $0) })
+        if options.job.rate == nil { options.job.rate = rate }
+        let name = options.name ?? "buffer"
+        let c = Int(channels), n = Int(samplesPerChannel)
+        let job = options.job
+        let analysis = FrameAnalysis(request: job.request, filters: job.filters, sampleRate: job.rate)
+        do {
+            // The frames `analyze` makes of an NPY file (AnalysisInputs.npyFrames), from memory.
+            let configuration = Configuration(
+                deviceName: name, deviceType: "NPY",
+                channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: job.rate!) })
+            try analysis.add(Frame(encoding: .configuration(configuration), sourceID: 1))
+            var start = 0
+            var sequence: UInt64 = 1
+            repeat {
+                let count = min(AnalysisInputs.framesamples, n - start)
+                let layout = AnalogLayout(channelCount: c, sampleCount: count, format: .float64)
+                let header = FrameHeader(kind: .analog, sequence: sequence, sourceID: 1)
+                let frame = Frame.analog(header: header, layout: layout, firstSample: UInt64(start)) { writer in
+                    for ch in 0..<c {
+                        writer.setChannelIndex(ch, UInt32(ch))
+                        writer.samples(channel: ch).copyMemory(from: UnsafeRawBufferPointer(start: samples + ch * n + start, count: count * 8))
+                    }
+                }
+                try analysis.add(frame)
+                start += count
+                sequence += 1
+            } while start < n
+            let sources = try analysis.finish()
+            if let requested = job.requestedChannels, let missing = requested.first(where: { $0 >= c }) {
+                throw APIError(.analysis, "\(name): channels: channel \(missing) is not in source 1 (\(c) channels)")
+            }
+            guard !sources.isEmpty else { throw APIError(.analysis, "\(name): no analog data") }
+            let input = InputDescription(memoryOf: "<f8", channels: c)
+            result.pointee = try ownedCString(AnalysisJSON.file(name, input: input, sources: sources, request: job.request).text)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.analysis, "\(name): \(error)")
+        }
+    }
+}

@@ -1,0 +1,372 @@
+import Foundation
+import TributaryAnalysis
+import TributaryCapture
+import TributaryWire
+
+/// Sample types of include/tributary.h (`TRIBUTARY_FLOAT64`, …): the values of the wire format.
+enum CSampleType: Int32 {
+    case float64 = 1
+    case float32 = 2
+    case int16 = 3
+
+    init(_ format: SampleFormat) {
+        switch format {
+        case .float64: self = .float64
+        case .float32: self = .float32
+        case .int16: self = .int16
+        }
+    }
+}
+
+/// What the first analog frame of a source says: its channels as stored, their format and scaling.
+struct SourceShape {
+    var channelIndexes: [UInt32]
+    var format: SampleFormat
+    var scale: [Double]
+    var offset: [Double]
+}
+
+/// An open capture behind a `tributary_capture *`. A capture reader serves one thread at a time:
+/// every call holds `lock`.
+final class CaptureHandle {
+    let reader: CaptureReader
+    let lock = NSLock()
+    private var shapes: [UInt32: SourceShape?] = [:]
+    /// The cursor of `tributary_capture_next_package`: the next index entry, the frames left of the current chunk.
+    var nextEntry = 0
+    var pending: ArraySlice<Frame> = []
+
+    init(reader: CaptureReader) { self.reader = reader }
+
+    /// Source ids in ascending order (from the seek table and the gap records).
+    var sourceIDs: [UInt32] { reader.sources.map(\.sourceID).sorted() }
+
+    func summary(_ source: UInt32) throws(APIError) -> CaptureSourceSummary {
+        guard let s = reader.sources.first(where: { $0.sourceID == source }) else {
+            throw APIError(.range, "the capture has no source \(source) (sources: \(sourceIDs.map(String.init).joined(separator: ", ")))")
+        }
+        return s
+    }
+
+    /// The shape of the source's analog data (nil when it has none), from its first analog frame.
+    func shape(_ source: UInt32) throws(APIError) -> SourceShape? {
+        if let known = shapes[source] { return known }
+        _ = try summary(source)
+        var found: SourceShape?
+        struct Stop: Error {}
+        do {
+            try reader.forEachAnalogBlock(source: source) { _, view in
+                found = SourceShape(channelIndexes: view.channelIndexes, format: view.format,
+                                    scale: (0..<view.channelCount).map(view.scale), offset: (0..<view.channelCount).map(view.offset))
+                throw Stop()
+            }
+        } catch {}
+        shapes[source] = .some(found)
+        return found
+    }
+
+    /// The configured sampling rate of the source's channels (nil when unknown or not one rate).
+    func rate(_ source: UInt32) -> Double? {
+        guard let configuration = reader.configuration(source: source) else { return nil }
+        let rates = Set(configuration.channels.map(\.samplingRate))
+        return rates.count == 1 ? rates.first : nil
+    }
+
+    /// The JSON description of the capture (documented in docs/C_API.md).
+    func infoJSON() throws(APIError) -> JSON {
+        var sources: [JSON] = []
+        for summary in reader.sources.sorted(by: { $0.sourceID < $1.sourceID }) {
+            let id = summary.sourceID
+            let configuration = reader.configuration(source: id)
+            let shape = try self.shape(id)
+            let channels: [JSON] = (shape?.channelIndexes ?? []).enumerated().map { row, index in
+                let c = configuration?.channels.first { $0.index == index }
+                return .object([
+                    ("row", .int(row)), ("index", .uint(UInt64(index))),
+                    ("name", .string(c?.description ?? "ch\(index)")), ("unit", .string(c?.unit ?? "")),
+                    ("sample_rate", c.map { .double($0.samplingRate) } ?? .null),
+                    ("min", c.map { .double($0.minValue) } ?? .null), ("max", c.map { .double($0.maxValue) } ?? .null),
+                    ("scale", .double(shape!.scale[row])), ("offset", .double(shape!.offset[row])),
+                ])
+            }
+            let gaps = reader.gaps.filter { $0.sourceID == id }
+            sources.append(.object([
+                ("id", .uint(UInt64(id))),
+                ("name", configuration.map { .string($0.deviceName) } ?? .null),
+                ("device_type", configuration.map { .string($0.deviceType) } ?? .null),
+                ("sample_rate", rate(id).map { .double($0) } ?? .null),
+                ("sample_type", shape.map { .string($0.format.description) } ?? .null),
+                ("channel_count", .int(shape?.channelIndexes.count ?? 0)),
+                ("samples", .uint(summary.samples)),
+                ("frames", .int(summary.frames)), ("chunks", .int(summary.chunks)),
+                ("first_time_ns", .int(Int(summary.firstTimeNs))), ("last_time_ns", .int(Int(summary.lastTimeNs))),
+                ("channels", .array(channels)),
+                ("lines", .array((configuration?.lines ?? []).map {
+                    .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description))])
+                })),
+                ("gaps", .array(gaps.map { g in
+                    .object([("first_missing_sequence", .uint(g.firstMissingSequence)), ("missing_count", .uint(g.missingCount)),
+                             ("cause", g.cause.map { .string($0.description) } ?? .null), ("time_ns", .int(Int(g.timeNs)))])
+                })),
+            ]))
+        }
+        return .object([
+            ("path", .string(reader.path)),
+            ("recovered", .bool(reader.wasRecovered)),
+            ("damage", .strings(reader.damage.map(\.description))),
+            ("sources", .array(sources)),
+        ])
+    }
+
+    /// Copies samples `first ..< first + count` of the rows `rows` of `source` into `buffer`
+    /// (row-major: row k at element k × count), as float64 physical values or in the stored type.
+    /// - Returns: samples per row written (less than `count` when the data ends first).
+    func read(source: UInt32, rows requested: [Int]?, first: UInt64, count: Int, type: CSampleType,
+              buffer: UnsafeMutableRawPointer) throws(APIError) -> Int {
+        guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
+        let rows = requested ?? Array(0..<shape.channelIndexes.count)
+        for r in rows where r < 0 || r >= shape.channelIndexes.count {
+            throw APIError(.range, "channel \(r) is out of range: source \(source) has \(shape.channelIndexes.count) channels (0-\(shape.channelIndexes.count - 1))")
+        }
+        if type != .float64 && type != CSampleType(shape.format) {
+            throw APIError(.type, "source \(source) stores \(shape.format); read it as float64 or as \(shape.format)")
+        }
+        let end = first.addingReportingOverflow(UInt64(count))
+        let last = end.overflow ? UInt64.max : end.partialValue
+        var position: UInt64 = 0
+        var written = 0
+        var problem: APIError?
+        let damageBefore = reader.damage.count
+        let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
+        let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogBit != 0 }
+        for entry in entries {
+            if position >= last || problem != nil { break }
+            let chunkSamples = entry.envelope.sampleCount
+            if position + chunkSamples <= first {
+                position += chunkSamples
+                continue
+            }
+            let frames: [Frame]
+            do { frames = try reader.frames(of: entry) } catch {
+                throw APIError(.format, "\(error); run 'tributary repair' to read what is intact")
+            }
+            for frame in frames where frame.header.kind == .analog && frame.header.sourceID == source {
+                guard let view = try? frame.analog() else { continue }
+                let n = UInt64(view.sampleCount)
+                defer { position += n }
+                if position + n <= first { continue }
+                if position >= last { break }
+                guard view.channelIndexes == shape.channelIndexes, view.format == shape.format,
+                      rows.allSatisfy({ view.scale($0) == shape.scale[$0] && view.offset($0) == shape.offset[$0] }) else {
+                    problem = APIError(.format, "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately")
+                    break
+                }
+                let from = Int(max(first, position) - position)
+                let to = Int(min(last, position + n) - position)
+                let destinationStart = Int(max(first, position) - first)
+                for (k, r) in rows.enumerated() {
+                    let base = k * count + destinationStart
+                    switch (view.format, type) {
+                    case (.float64, _):
+                        view.withSamples(Double.self, channel: r) { s in
+                            let d = buffer.assumingMemoryBound(to: Double.self) + base
+                            for i in from..<to { d[i - from] = s[i] }
+                        }
+                    case (.float32, .float32):
+                        view.withSamples(Float.self, channel: r) { s in
+                            let d = buffer.assumingMemoryBound(to: Float.self) + base
+                            for i in from..<to { d[i - from] = s[i] }
+                        }
+                    case (.float32, _):
+                        view.withSamples(Float.self, channel: r) { s in
+                            let d = buffer.assumingMemoryBound(to: Double.self) + base
+                            for i in from..<to { d[i - from] = Double(s[i]) }
+                        }
+                    case (.int16, .int16):
+                        view.withSamples(Int16.self, channel: r) { s in
+                            let d = buffer.assumingMemoryBound(to: Int16.self) + base
+                            for i in from..<to { d[i - from] = s[i] }
+                        }
+                    case (.int16, _):
+                        let scale = view.scale(r), offset = view.offset(r)
+                        view.withSamples(Int16.self, channel: r) { s in
+                            let d = buffer.assumingMemoryBound(to: Double.self) + base
+                            for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
+                        }
+                    }
+                }
+                written = destinationStart + (to - from)
+            }
+        }
+        if let problem { throw problem }
+        if reader.damage.count > damageBefore {
+            throw APIError(.format, "\(reader.damage[damageBefore]); run 'tributary repair' to read what is intact")
+        }
+        return written
+    }
+
+    /// The next frame that is not analog data (and whose kind is in `mask`, when non-zero), in file order.
+    func nextPackage(mask: UInt32) -> Frame? {
+        let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
+        let wanted = mask == 0 ? ~analogBit : mask & ~analogBit
+        while true {
+            while let frame = pending.popFirst() {
+                if wanted & (UInt32(1) << UInt32(frame.header.kind.rawValue)) != 0 { return frame }
+            }
+            guard nextEntry < reader.index.count else { return nil }
+            let entry = reader.index[nextEntry]
+            nextEntry += 1
+            guard entry.envelope.type == .chunk, entry.envelope.kindMask & wanted != 0 else { continue }
+            // A damaged chunk is skipped (and listed in the capture's damage), as everywhere else.
+            pending = ((try? reader.frames(of: entry)) ?? [])[...]
+        }
+    }
+}
+
+/// Opens a capture (.tcap) for reading.
+@_cdecl("tributary_capture_open")
+public func tributary_capture_open(_ path: UnsafePointer<CChar>?, _ capture: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guarded("tributary_capture_open") {
+        let result = try out(capture, "capture")
+        result.pointee = nil
+        let path = try string(path, "path")
+        let reader: CaptureReader
+        do { reader = try CaptureReader(path: path) } catch {
+            let text = "\(error)"
+            let isIO = access(path, R_OK) != 0
+            throw APIError(isIO ? .io : .format, text)
+        }
+        result.pointee = Handles.insert(CaptureHandle(reader: reader))
+    }
+}
+
+/// Closes a capture; the handle and every string it handed out become invalid.
+@_cdecl("tributary_capture_close")
+public func tributary_capture_close(_ capture: OpaquePointer?) -> Int32 {
+    guarded("tributary_capture_close") {
+        _ = try Handles.remove(capture, as: CaptureHandle.self, "capture")
+    }
+}
+
+private func withCapture(_ function: String, _ capture: OpaquePointer?, _ body: (CaptureHandle) throws -> Void) -> Int32 {
+    guarded(function) {
+        let handle = try Handles.lookup(capture, as: CaptureHandle.self, "capture")
+        handle.lock.lock()
+        defer { handle.lock.unlock() }
+        try body(handle)
+    }
+}
+
+/// The capture's sources, channels, gaps and damage as a JSON document (freed with tributary_free).
+@_cdecl("tributary_capture_info_json")
+public func tributary_capture_info_json(_ capture: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withCapture("tributary_capture_info_json", capture) { handle in
+        let result = try out(json, "json")
+        result.pointee = nil
+        result.pointee = try ownedCString(handle.infoJSON().text)
+    }
+}
+
+/// Number of sources in the capture.
+@_cdecl("tributary_capture_source_count")
+public func tributary_capture_source_count(_ capture: OpaquePointer?, _ count: UnsafeMutablePointer<UInt>?) -> Int32 {
+    withCapture("tributary_capture_source_count", capture) { handle in
+        try out(count, "count").pointee = UInt(handle.sourceIDs.count)
+    }
+}
+
+/// The id of the source at `position` (0 ..< count, ascending ids).
+@_cdecl("tributary_capture_source_id")
+public func tributary_capture_source_id(_ capture: OpaquePointer?, _ position: UInt, _ id: UnsafeMutablePointer<UInt32>?) -> Int32 {
+    withCapture("tributary_capture_source_id", capture) { handle in
+        let result = try out(id, "id")
+        let ids = handle.sourceIDs
+        guard position < UInt(ids.count) else { throw APIError(.range, "source position \(position) is out of range (the capture has \(ids.count) sources)") }
+        result.pointee = ids[Int(position)]
+    }
+}
+
+/// The shape of a source's analog data; any out-pointer may be NULL.
+@_cdecl("tributary_capture_shape")
+public func tributary_capture_shape(_ capture: OpaquePointer?, _ source: UInt32, _ channels: UnsafeMutablePointer<UInt32>?,
+                                    _ samples: UnsafeMutablePointer<UInt64>?, _ sampleType: UnsafeMutablePointer<Int32>?,
+                                    _ rate: UnsafeMutablePointer<Double>?) -> Int32 {
+    withCapture("tributary_capture_shape", capture) { handle in
+        let summary = try handle.summary(source)
+        let shape = try handle.shape(source)
+        channels?.pointee = UInt32(shape?.channelIndexes.count ?? 0)
+        samples?.pointee = shape == nil ? 0 : summary.samples
+        sampleType?.pointee = shape.map { CSampleType($0.format).rawValue } ?? 0
+        rate?.pointee = handle.rate(source) ?? .nan
+    }
+}
+
+/// Gap records of a source: how many, and how many frames they say are missing; either pointer may be NULL.
+@_cdecl("tributary_capture_gaps")
+public func tributary_capture_gaps(_ capture: OpaquePointer?, _ source: UInt32, _ gaps: UnsafeMutablePointer<UInt>?,
+                                   _ missingFrames: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    withCapture("tributary_capture_gaps", capture) { handle in
+        _ = try handle.summary(source)
+        let list = handle.reader.gaps.filter { $0.sourceID == source }
+        gaps?.pointee = UInt(list.count)
+        missingFrames?.pointee = list.reduce(0) { $0 &+ $1.missingCount }
+    }
+}
+
+/// Reads samples [first_sample, first_sample + sample_count) of some channels of a source.
+@_cdecl("tributary_capture_read")
+public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, _ channels: UnsafePointer<UInt32>?, _ channelCount: UInt,
+                                   _ firstSample: UInt64, _ sampleCount: UInt64, _ sampleType: Int32,
+                                   _ buffer: UnsafeMutableRawPointer?, _ bufferBytes: UInt, _ samplesRead: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    withCapture("tributary_capture_read", capture) { handle in
+        samplesRead?.pointee = 0
+        guard let type = CSampleType(rawValue: sampleType) else {
+            throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+        }
+        guard let shape = try handle.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
+        var rows: [Int]?
+        if channelCount > 0 {
+            guard let channels else { throw APIError(.argument, "channels is NULL but channel_count is \(channelCount)") }
+            guard channelCount <= UInt(shape.channelIndexes.count) * 64 else { throw APIError(.range, "channel_count \(channelCount) is too large") }
+            rows = (0..<Int(channelCount)).map { Int(channels[$0]) }
+        }
+        let rowCount = rows?.count ?? shape.channelIndexes.count
+        guard sampleCount <= UInt64(Int.max / 16) else { throw APIError(.range, "sample_count \(sampleCount) is too large") }
+        let elementSize = type == .float64 ? 8 : (type == .float32 ? 4 : 2)
+        let (elements, o1) = rowCount.multipliedReportingOverflow(by: Int(sampleCount))
+        let (bytes, o2) = elements.multipliedReportingOverflow(by: elementSize)
+        guard !o1, !o2 else { throw APIError(.range, "channels × samples is too large") }
+        guard bytes <= Int(clamping: bufferBytes) else {
+            throw APIError(.buffer, "the buffer has \(bufferBytes) bytes; \(rowCount) channels × \(sampleCount) samples × \(elementSize) bytes need \(bytes)")
+        }
+        if bytes == 0 { return }
+        guard let buffer else { throw APIError(.argument, "buffer is NULL") }
+        let n = try handle.read(source: source, rows: rows, first: firstSample, count: Int(sampleCount), type: type, buffer: buffer)
+        samplesRead?.pointee = UInt64(n)
+    }
+}
+
+/// The next package that is not analog data, as the JSON object `tributary inspect --json` prints.
+@_cdecl("tributary_capture_next_package")
+public func tributary_capture_next_package(_ capture: OpaquePointer?, _ kindMask: UInt32,
+                                           _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withCapture("tributary_capture_next_package", capture) { handle in
+        let result = try out(json, "json")
+        result.pointee = nil
+        while let frame = handle.nextPackage(mask: kindMask) {
+            guard let payload = try? frame.payload() else { continue }
+            result.pointee = try ownedCString(FrameDescription.json(frame, payload: payload).text)
+            return
+        }
+        throw APIError(.end, "no more packages")
+    }
+}
+
+/// Starts `tributary_capture_next_package` again from the beginning of the capture.
+@_cdecl("tributary_capture_rewind")
+public func tributary_capture_rewind(_ capture: OpaquePointer?) -> Int32 {
+    withCapture("tributary_capture_rewind", capture) { handle in
+        handle.nextEntry = 0
+        handle.pending = []
+    }
+}

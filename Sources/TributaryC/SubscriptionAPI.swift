@@ -1,0 +1,427 @@
+import Foundation
+import TributaryAnalysis
+import TributaryTransport
+import TributaryWire
+
+/// The options of `tributary_subscription_open`: a JSON object with the connection and filter options
+/// of `tributary subscribe` (docs/C_API.md).
+struct SubscriptionSettings {
+    var timeout: Double = 10
+    var description = "libtributary"
+    var analogFilter: AnalogFilterRequest?
+    var arrayFilters: [ArrayFilterRequest] = []
+    var sources: [UInt32]?
+    var curve: SubjectCurve?
+    var capacity = 256
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    static let keys: Set<String> = ["timeout", "description", "channels", "sources", "array_filters", "curve_server_key",
+                                    "curve_key", "capacity"]
+
+    private struct Raw: Decodable {
+        var timeout: Double?
+        var description: String?
+        var channels: String?
+        var sources: [UInt32]?
+        var arrayFilters: [String]?
+        var curveServerKey: String?
+        var curveKey: String?
+        var capacity: Int?
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            if let unknown = c.allKeys.first(where: { !SubscriptionSettings.keys.contains($0.stringValue) }) {
+                throw APIError(.argument, "unknown option '\(unknown.stringValue)' (options: \(SubscriptionSettings.keys.sorted().joined(separator: ", ")))")
+            }
+            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? {
+                let key = Key(stringValue: name)
+                guard c.contains(key), try !c.decodeNil(forKey: key) else { return nil }
+                do { return try c.decode(T.self, forKey: key) } catch { throw APIError(.argument, "option '\(name)' must be \(what)") }
+            }
+            timeout = try get("timeout", Double.self, "a number of seconds")
+            description = try get("description", String.self, "a string")
+            if let list = try? get("channels", [Int].self, "") {
+                channels = list.map(String.init).joined(separator: ",")
+            } else {
+                channels = try get("channels", String.self, "a channel list such as \"0-3\" or an array of integers")
+            }
+            if let list = try? get("sources", [UInt32].self, "") {
+                sources = list
+            } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
+                let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
+                guard ids.allSatisfy({ $0 != nil }) else { throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids") }
+                sources = ids.map { $0! }
+            }
+            arrayFilters = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
+            curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
+            curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
+            capacity = try get("capacity", Int.self, "an integer")
+        }
+    }
+
+    init(json text: String?) throws(APIError) {
+        let raw: Raw
+        do {
+            raw = try JSONDecoder().decode(Raw.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.argument, "the options are not a JSON object: \(error)")
+        }
+        if let t = raw.timeout {
+            guard t > 1, t.isFinite else { throw APIError(.argument, "timeout must be more than 1 second") }
+            timeout = t
+        }
+        if let d = raw.description { description = d }
+        if let c = raw.capacity {
+            guard c >= 1, c <= 1 << 20 else { throw APIError(.argument, "capacity must be 1 to 1048576 packages") }
+            capacity = c
+        }
+        if let s = raw.sources {
+            guard !s.isEmpty, s.allSatisfy({ $0 > 0 }) else { throw APIError(.argument, "sources must be a non-empty list of source ids > 0") }
+            sources = s
+        }
+        if let channels = raw.channels {
+            let query = channels + (sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
+            do { analogFilter = try AnalogFilterRequest(query: query) } catch {
+                throw APIError(.argument, "channels '\(channels)': \(error)")
+            }
+        }
+        for text in raw.arrayFilters ?? [] {
+            guard let colon = text.firstIndex(of: ":"),
+                  let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] }) else {
+                throw APIError(.argument, "array filter '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
+            }
+            do { arrayFilters.append(try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...]))) } catch {
+                throw APIError(.argument, "array filter '\(text)': \(error)")
+            }
+        }
+        if let serverKeyPath = raw.curveServerKey {
+            do {
+                let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
+                let keys = try raw.curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
+                    ?? ZMQCurveKeyPair.generate()
+                curve = SubjectCurve(serverKey: serverKey, keys: keys)
+            } catch {
+                throw APIError(.argument, "\(error)")
+            }
+        } else if raw.curveKey != nil {
+            throw APIError(.argument, "curve_key needs curve_server_key")
+        }
+    }
+}
+
+/// `tcp://HOST:PORT` or `HOST:PORT` (IPv6 hosts in brackets), as `tributary subscribe` reads it.
+func parseAddress(_ text: String) throws(APIError) -> (String, Int) {
+    var rest = Substring(text)
+    if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
+        throw APIError(.argument, "address '\(text)': only tcp:// addresses are supported")
+    }
+    guard let colon = rest.lastIndex(of: ":") else { throw APIError(.argument, "address '\(text)': expected HOST:PORT") }
+    var host = String(rest[..<colon])
+    if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    guard let port = Int(rest[rest.index(after: colon)...]) else {
+        throw APIError(.argument, "address '\(text)': '\(rest[rest.index(after: colon)...])' is not a port number")
+    }
+    return (host, port)
+}
+
+/// Receives the Subject's packages on its callback queue and holds them for `next`: bounded, so a
+/// caller that does not pull makes the callback queue wait, and the Subject stop reading its socket
+/// (the publisher then counts the losses, and they arrive as gap packages).
+final class PullQueue: Observer, @unchecked Sendable {
+    // @unchecked Sendable: `items`, `head` and `closed` are only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var items: [ReceivedPackage] = []
+    private var head = 0
+    private var closed = false
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    private func push(_ package: ReceivedPackage) {
+        condition.lock()
+        defer { condition.unlock() }
+        while !closed && items.count - head >= capacity { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05)) }
+        guard !closed else { return }
+        items.append(package)
+        condition.broadcast()
+    }
+
+    /// The next package, waiting up to `timeout` seconds (negative: forever); nil on timeout or when closed.
+    func pop(timeout: Double) -> (ReceivedPackage?, closed: Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = timeout < 0 ? Date.distantFuture : Date(timeIntervalSinceNow: timeout)
+        while head == items.count && !closed {
+            if !condition.wait(until: deadline) { break }
+        }
+        guard head < items.count else { return (nil, closed) }
+        let package = items[head]
+        head += 1
+        if head == items.count || head > 4096 {
+            items.removeFirst(head)
+            head = 0
+        }
+        condition.broadcast()
+        return (package, false)
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) { push(.init(header: header, content: .configuration(configuration))) }
+    func didReceiveError(_ error: ErrorReport) { push(.init(header: FrameHeader(kind: .error), content: .error(error))) }
+    func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) { push(.init(header: header, content: .analog(data))) }
+    func didReceiveDigitalData(_ data: DigitalView, header: FrameHeader) { push(.init(header: header, content: .digital(data))) }
+    func didReceiveMessage(_ message: Message, header: FrameHeader) { push(.init(header: header, content: .message(message))) }
+    func didReceiveXML(_ xml: String, header: FrameHeader) { push(.init(header: header, content: .xml(xml))) }
+    func didReceiveFile(_ file: ReceivedFile, header: FrameHeader) { push(.init(header: header, content: .file(file))) }
+    func didReceiveImage(_ image: ReceivedFile, header: FrameHeader) { push(.init(header: header, content: .image(image))) }
+    func didReceiveArray(_ array: ArrayView, header: FrameHeader) { push(.init(header: header, content: .array(array))) }
+    func didReceiveGap(_ gap: Gap, header: FrameHeader) { push(.init(header: header, content: .gap(gap))) }
+}
+
+/// An open subscription behind a `tributary_subscription *`.
+final class SubscriptionHandle {
+    let subject: Subject
+    let queue: PullQueue
+    let welcome: Welcome
+    let filterIDs: [UInt32]
+    /// Serialises `next` and the accessors of the current package.
+    let lock = NSLock()
+    /// The package `next` handed out last (its analog view and JSON stay valid until the next call).
+    var current: ReceivedPackage?
+    var currentJSON: UnsafeMutablePointer<CChar>?
+
+    init(subject: Subject, queue: PullQueue, welcome: Welcome, filterIDs: [UInt32]) {
+        self.subject = subject
+        self.queue = queue
+        self.welcome = welcome
+        self.filterIDs = filterIDs
+    }
+
+    deinit { free(currentJSON) }
+
+    func setCurrent(_ package: ReceivedPackage?, json: String?) {
+        current = package
+        free(currentJSON)
+        currentJSON = json.flatMap { strdup($0) }
+    }
+
+    /// The JSON object of a received package: the fields of `tributary subscribe --json`, except that
+    /// analog data carries its shape only (the samples are read with `tributary_subscription_analog*`).
+    static func json(_ package: ReceivedPackage) -> JSON {
+        let h = package.header
+        let content: JSON
+        switch package.content {
+        case .configuration(let c): content = FrameDescription.content(.configuration(c))
+        case .error(let e): content = FrameDescription.content(.error(e))
+        case .analog(let a):
+            var members: [(String, JSON)] = [
+                ("format", .string(a.format.description)), ("channel_count", .int(a.channelCount)),
+                ("sample_count", .int(a.sampleCount)), ("first_sample", .uint(a.firstSample)),
+                ("channel_indexes", .ids(a.channelIndexes)),
+            ]
+            if a.format == .int16 {
+                members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
+                members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
+            }
+            content = .object(members)
+        case .digital(let d): content = FrameDescription.content(.digital(d))
+        case .message(let m): content = FrameDescription.content(.message(m))
+        case .xml(let x): content = FrameDescription.content(.xml(x))
+        case .array(let a): content = FrameDescription.content(.array(a))
+        case .gap(let g): content = FrameDescription.content(.gap(g))
+        case .file(let f), .image(let f):
+            content = .object([
+                ("name", .string(f.originalName)), ("size", .int(f.content.count)),
+                ("md5", f.md5.map { .string(MD5.hex($0)) } ?? .null), ("attributes", .strings(f.attributes)),
+                ("format", f.imageFormat.map { .string($0.description) } ?? .null),
+                ("content_base64", .string(Data(f.content).base64EncodedString())),
+            ])
+        }
+        return .object([
+            ("kind", .string(h.kind.description)), ("source_id", .uint(UInt64(h.sourceID))), ("sequence", .uint(h.sequence)),
+            ("timestamp_ns", .int(Int(h.timestampNs))), ("filter_id", .uint(UInt64(h.filterID))),
+            ("flags", .uint(UInt64(h.flags.rawValue))), ("content", content),
+        ])
+    }
+}
+
+/// The SCCT error code of the last TRIBUTARY_E_SCCT failure on each thread.
+private let scctKeyStorage: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+private func setLastSCCTCode(_ code: UInt32) {
+    pthread_setspecific(scctKeyStorage, UnsafeRawPointer(bitPattern: UInt(code)))
+}
+
+/// The SCCT error code (1 wrong API key, 2 wrong timeout, … 9 wrong port, 10+ Tributary's) of the last
+/// call on this thread that failed with TRIBUTARY_E_SCCT; 0 if none.
+@_cdecl("tributary_last_scct_error")
+public func tributary_last_scct_error() -> Int32 {
+    Int32(truncatingIfNeeded: UInt(bitPattern: pthread_getspecific(scctKeyStorage)))
+}
+
+/// Opens a session with a publisher, sends the filters and the source selection, and starts the data.
+@_cdecl("tributary_subscription_open")
+public func tributary_subscription_open(_ address: UnsafePointer<CChar>?, _ apiKey: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                                        _ subscription: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guarded("tributary_subscription_open") {
+        let result = try out(subscription, "subscription")
+        result.pointee = nil
+        let (host, port) = try parseAddress(try string(address, "address"))
+        let key = try string(apiKey, "api_key")
+        let settings = try SubscriptionSettings(json: options.map { String(cString: $0) })
+        let subject: Subject
+        do { subject = try Subject(options: SubjectOptions(curve: settings.curve)) } catch {
+            throw APIError(.io, "cannot create the subscriber: \(error)")
+        }
+        let queue = PullQueue(capacity: settings.capacity)
+        subject.register(queue)
+        do {
+            let welcome = try subject.open(address: host, port: port, apiKey: key, description: settings.description,
+                                           timeout: settings.timeout, sourceFilterEnabled: settings.sources != nil)
+            var ids: [UInt32] = []
+            if let filter = settings.analogFilter { ids.append(try subject.sendFilter(filter)) }
+            for filter in settings.arrayFilters { ids.append(try subject.sendFilter(filter)) }
+            if let sources = settings.sources { try subject.selectSources(sources) }
+            try subject.start()
+            result.pointee = Handles.insert(SubscriptionHandle(subject: subject, queue: queue, welcome: welcome, filterIDs: ids))
+        } catch let error as ErrorReport {
+            subject.close()
+            queue.close()
+            setLastSCCTCode(error.code.rawValue)
+            throw APIError(.scct, "\(error)")
+        } catch {
+            subject.close()
+            queue.close()
+            throw error
+        }
+    }
+}
+
+/// The welcome of the session: {"session_id", "description", "sources": [{"id", "description"}], "filter_ids": [...]}.
+@_cdecl("tributary_subscription_info_json")
+public func tributary_subscription_info_json(_ subscription: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_subscription_info_json") {
+        let result = try out(json, "json")
+        result.pointee = nil
+        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
+        let w = handle.welcome
+        result.pointee = try ownedCString(JSON.object([
+            ("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
+            ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) })),
+            ("filter_ids", .ids(handle.filterIDs)),
+        ]).text)
+    }
+}
+
+/// Waits up to timeout_seconds (negative: forever) for the next package.
+@_cdecl("tributary_subscription_next")
+public func tributary_subscription_next(_ subscription: OpaquePointer?, _ timeoutSeconds: Double, _ kind: UnsafeMutablePointer<Int32>?,
+                                        _ json: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_subscription_next") {
+        kind?.pointee = 0
+        json?.pointee = nil
+        guard !timeoutSeconds.isNaN else { throw APIError(.argument, "timeout_seconds is NaN") }
+        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
+        handle.lock.lock()
+        defer { handle.lock.unlock() }
+        handle.setCurrent(nil, json: nil)
+        let (package, closed) = handle.queue.pop(timeout: timeoutSeconds)
+        guard let package else {
+            if closed { throw APIError(.end, "the subscription is closed") }
+            throw APIError(.timeout, "nothing arrived within \(timeoutSeconds) s")
+        }
+        handle.setCurrent(package, json: SubscriptionHandle.json(package).text)
+        kind?.pointee = Int32(package.header.kind.rawValue)
+        json?.pointee = UnsafePointer(handle.currentJSON)
+    }
+}
+
+/// The analog block `next` handed out last, in place: a pointer to its samples (channel-major, the
+/// stored type) valid until the next call of `next` or `close`.
+@_cdecl("tributary_subscription_analog")
+public func tributary_subscription_analog(_ subscription: OpaquePointer?, _ samples: UnsafeMutablePointer<UnsafeRawPointer?>?,
+                                          _ sampleType: UnsafeMutablePointer<Int32>?, _ channels: UnsafeMutablePointer<UInt32>?,
+                                          _ samplesPerChannel: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    guarded("tributary_subscription_analog") {
+        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
+        handle.lock.lock()
+        defer { handle.lock.unlock() }
+        guard case .analog(let view)? = handle.current?.content else {
+            throw APIError(.type, "the current package is not analog data")
+        }
+        samples?.pointee = view.withSampleBytes { $0.baseAddress }
+        sampleType?.pointee = CSampleType(view.format).rawValue
+        channels?.pointee = UInt32(view.channelCount)
+        samplesPerChannel?.pointee = UInt64(view.sampleCount)
+    }
+}
+
+/// Copies the current analog block into a caller's buffer (channels × samples, row-major), as float64
+/// physical values or in the stored type.
+@_cdecl("tributary_subscription_analog_copy")
+public func tributary_subscription_analog_copy(_ subscription: OpaquePointer?, _ sampleType: Int32, _ buffer: UnsafeMutableRawPointer?,
+                                               _ bufferBytes: UInt) -> Int32 {
+    guarded("tributary_subscription_analog_copy") {
+        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
+        handle.lock.lock()
+        defer { handle.lock.unlock() }
+        guard case .analog(let view)? = handle.current?.content else {
+            throw APIError(.type, "the current package is not analog data")
+        }
+        guard let type = CSampleType(rawValue: sampleType) else { throw APIError(.argument, "sample_type \(sampleType) is not 1, 2 or 3") }
+        guard type == .float64 || type == CSampleType(view.format) else {
+            throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
+        }
+        let size = type == .float64 ? 8 : view.format.size
+        let n = view.channelCount * view.sampleCount
+        guard UInt(n * size) <= bufferBytes else {
+            throw APIError(.buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
+        }
+        if n == 0 { return }
+        guard let buffer else { throw APIError(.argument, "buffer is NULL") }
+        if type != .float64 || view.format == .float64 {
+            view.withSampleBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: n * size) }
+            return
+        }
+        let d = buffer.assumingMemoryBound(to: Double.self)
+        for c in 0..<view.channelCount {
+            let base = c * view.sampleCount
+            switch view.format {
+            case .float32: view.withSamples(Float.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) } }
+            case .int16:
+                let scale = view.scale(c), offset = view.offset(c)
+                view.withSamples(Int16.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) * scale + offset } }
+            case .float64: break
+            }
+        }
+    }
+}
+
+/// Ends the session and frees the handle; a `next` waiting on another thread returns TRIBUTARY_E_END.
+@_cdecl("tributary_subscription_close")
+public func tributary_subscription_close(_ subscription: OpaquePointer?) -> Int32 {
+    guarded("tributary_subscription_close") {
+        let handle = try Handles.remove(subscription, as: SubscriptionHandle.self, "subscription")
+        handle.queue.close()
+        handle.subject.unregister(handle.queue)
+        handle.subject.close()
+    }
+}

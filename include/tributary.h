@@ -1,0 +1,249 @@
+/*
+ * tributary.h — the C interface of Tributary (libtributary.so).
+ *
+ * One implementation, many doors: the capture reader, the `analyze` pipeline and the subscriber are
+ * Swift code; this header is how C, LabVIEW (Call Library Function Node), MATLAB (loadlibrary),
+ * Python (ctypes), Julia (ccall) and others reach them. docs/C_API.md has the details and examples.
+ *
+ * Rules of the interface
+ *  - Every function that can fail returns an int status: TRIBUTARY_OK (0) or a TRIBUTARY_E_* code.
+ *    The message of the last failure on the calling thread is tributary_last_error() (or copied into
+ *    a caller buffer by tributary_last_error_copy()). Nothing else ever escapes: no exception, no
+ *    abort on a caller's mistake. Every pointer argument is checked for NULL, every handle against
+ *    the table of open handles (a closed or made-up handle gives TRIBUTARY_E_HANDLE), every index
+ *    and range against the data.
+ *  - Handles are opaque (tributary_capture *, tributary_subscription *). The caller owns what an
+ *    *_open function returns and gives it back with the matching *_close; after that the handle is
+ *    invalid (using it again is reported, not undefined).
+ *  - Strings returned through a `char **` out-parameter are allocated by the library and owned by
+ *    the caller, who frees them with tributary_free(). On failure the out-parameter is set to NULL.
+ *  - Sample buffers are the caller's: the library writes into them, never keeps them.
+ *  - Data matrices are row-major (C order) channels × samples: channel k starts at element
+ *    k * sample_count. In MATLAB that is a samples × channels matrix; in LabVIEW a 2D array
+ *    [channels][samples].
+ *  - A handle may be used from any thread, one call at a time per handle (calls on one handle are
+ *    serialised internally). Different handles are independent.
+ *
+ * LabVIEW (Call Library Function Node, C calling convention): handles as "Unsigned Pointer-sized
+ * Integer"; `const char *` inputs as "String, C String Pointer"; sample buffers as "Array Data
+ * Pointer" of an array preallocated [channels][samples]; `char **` outputs as a pointer-sized
+ * integer passed by pointer, copied into a LabVIEW string with tributary_string_copy() (call it
+ * with size 0 to get the length) and then given back with tributary_free(); error text with
+ * tributary_last_error_copy(). No callbacks: subscriptions are pulled with
+ * tributary_subscription_next().
+ * MATLAB: loadlibrary('libtributary.so', 'tributary.h'); handles are lib.pointer objects
+ * (libpointer('voidPtr') for the out-parameter, or let calllib return them); char ** outputs as
+ * libpointer('voidPtrPtr'), read with tributary_string_copy into a uint8 buffer; a matrix read into
+ * a preallocated double buffer of numel channels*samples arrives row-major, i.e. reshape(buffer,
+ * samples, channels).
+ * docs/C_API.md has the full walk-through for C, LabVIEW, MATLAB and Python.
+ */
+#ifndef TRIBUTARY_H
+#define TRIBUTARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of this interface; tributary_api_version() returns the library's. */
+#define TRIBUTARY_API_VERSION 1
+
+/* ---- Status codes ---------------------------------------------------------------------------- */
+
+#define TRIBUTARY_OK           0  /**< success */
+#define TRIBUTARY_E_ARGUMENT   1  /**< NULL where a pointer is required, or a value outside its domain (bad options, …) */
+#define TRIBUTARY_E_HANDLE     2  /**< NULL, unknown or closed handle, or a handle of another kind */
+#define TRIBUTARY_E_RANGE      3  /**< a source, channel or sample range that the data does not have */
+#define TRIBUTARY_E_IO         4  /**< the operating system refused (cannot open, read, connect) */
+#define TRIBUTARY_E_FORMAT     5  /**< not a capture, a damaged one, or data that cannot be presented as asked */
+#define TRIBUTARY_E_TYPE       6  /**< the sample type asked for is not available (int16 counts of float data) */
+#define TRIBUTARY_E_ANALYSIS   7  /**< the analysis failed (no analog data, a channel missing, too few samples) */
+#define TRIBUTARY_E_TIMEOUT    8  /**< nothing arrived within the timeout (the subscription is still usable) */
+#define TRIBUTARY_E_END        9  /**< no more packages (end of capture, closed subscription) */
+#define TRIBUTARY_E_SCCT      10  /**< the publisher reported an SCCT error (its code is in the package) */
+#define TRIBUTARY_E_BUFFER    11  /**< a caller buffer is too small */
+#define TRIBUTARY_E_INTERNAL  99  /**< a bug in Tributary: report it with the message */
+
+/* ---- Sample types (the values of the wire format) -------------------------------------------- */
+
+#define TRIBUTARY_FLOAT64 1  /**< double: physical values (int16 counts scaled: count * scale + offset) */
+#define TRIBUTARY_FLOAT32 2  /**< float: only for sources stored as float32 */
+#define TRIBUTARY_INT16   3  /**< int16 counts as stored: only for sources stored as int16 */
+
+/* ---- Package kinds (bit 1 << kind in the kind masks) ----------------------------------------- */
+
+#define TRIBUTARY_KIND_CONFIGURATION 1
+#define TRIBUTARY_KIND_ERROR         2
+#define TRIBUTARY_KIND_ANALOG        3
+#define TRIBUTARY_KIND_DIGITAL       4
+#define TRIBUTARY_KIND_MESSAGE       5
+#define TRIBUTARY_KIND_XML           6
+#define TRIBUTARY_KIND_FILE          7
+#define TRIBUTARY_KIND_IMAGE         8
+#define TRIBUTARY_KIND_ARRAY         9
+#define TRIBUTARY_KIND_GAP          21
+
+/* ---- Library ---------------------------------------------------------------------------------- */
+
+/** The library's version, e.g. "1.0.0" (static; never freed). */
+const char *tributary_version(void);
+
+/** The interface version the library implements (compare with TRIBUTARY_API_VERSION). */
+int tributary_api_version(void);
+
+/** The message of the last failed call on the calling thread ("" if none yet). Never NULL; valid
+ *  until the next failing call on this thread. Messages name the function and the problem. */
+const char *tributary_last_error(void);
+
+/** Copies the last error message into buffer (at most size - 1 bytes plus a NUL; buffer may be NULL
+ *  when size is 0) and returns its full length in bytes (without the NUL). */
+size_t tributary_last_error_copy(char *buffer, size_t size);
+
+/** Frees a string the library returned through a `char **` (NULL is allowed). */
+void tributary_free(void *pointer);
+
+/** Copies a NUL-terminated string into buffer (at most size - 1 bytes plus a NUL) and returns its
+ *  full length: for LabVIEW and MATLAB, which read library-allocated strings awkwardly. */
+size_t tributary_string_copy(const char *string, char *buffer, size_t size);
+
+/* ---- Captures (.tcap) ------------------------------------------------------------------------- */
+
+typedef struct tributary_capture tributary_capture;
+
+/** Opens a capture for reading (a crashed writer's capture is recovered, damaged chunks are skipped
+ *  and listed). *capture receives the handle (NULL on failure). E_IO: cannot read the file;
+ *  E_FORMAT: not a capture. Close it with tributary_capture_close(). */
+int tributary_capture_open(const char *path, tributary_capture **capture);
+
+/** Closes a capture. The handle is invalid afterwards; closing it again gives E_HANDLE. */
+int tributary_capture_close(tributary_capture *capture);
+
+/** Everything about the capture as a JSON object (caller frees *json with tributary_free):
+ *  {"path", "recovered", "damage": [text], "sources": [{"id", "name", "device_type", "sample_rate"
+ *  (null when not one rate), "sample_type" ("float64"|"float32"|"int16"|null), "channel_count",
+ *  "samples", "frames", "chunks", "first_time_ns", "last_time_ns", "channels": [{"row", "index",
+ *  "name", "unit", "sample_rate", "min", "max", "scale", "offset"}], "lines": [{"index", "name"}],
+ *  "gaps": [{"first_missing_sequence", "missing_count", "cause", "time_ns"}]}]} */
+int tributary_capture_info_json(tributary_capture *capture, char **json);
+
+/** Number of sources (count). */
+int tributary_capture_source_count(tributary_capture *capture, size_t *count);
+
+/** The id of the source at position 0 .. count-1 (ascending ids). E_RANGE past the end. */
+int tributary_capture_source_id(tributary_capture *capture, size_t position, uint32_t *id);
+
+/** The analog shape of a source: channels stored, samples per channel, TRIBUTARY_FLOAT64/FLOAT32/
+ *  INT16 (0 when the source has no analog data), sampling rate (NaN when not one configured rate).
+ *  Any out-pointer may be NULL. E_RANGE: no such source. */
+int tributary_capture_shape(tributary_capture *capture, uint32_t source, uint32_t *channels,
+                            uint64_t *samples, int *sample_type, double *sample_rate);
+
+/** Gap records of a source (frames known to be lost): how many records and how many frames they
+ *  say are missing. Either out-pointer may be NULL. */
+int tributary_capture_gaps(tributary_capture *capture, uint32_t source, size_t *gaps, uint64_t *missing_frames);
+
+/** Reads samples [first_sample, first_sample + sample_count) of some channels of a source into the
+ *  caller's buffer, row-major: channel k of the selection at element k * sample_count.
+ *   channels: rows 0 .. channels-1 of the source (positions in its stored channel list, see
+ *             "row" in the JSON), in any order, repeats allowed; NULL with channel_count 0 = all.
+ *   sample_type: TRIBUTARY_FLOAT64 (physical values, any source) or the stored type (bit-exact
+ *             float32, or int16 counts); anything else gives E_TYPE.
+ *   buffer_bytes: must be at least channels × sample_count × element size (E_BUFFER otherwise).
+ *   *samples_read (may be NULL): samples per channel written; fewer than sample_count when the data
+ *             ends first (the rest of each row is left untouched).
+ *  Samples are numbered as the analog frames follow each other (as `tributary export` writes them).
+ *  E_RANGE: unknown source or channel; E_FORMAT: a damaged chunk in the range, or frames that
+ *  change channels, format or scaling within it. */
+int tributary_capture_read(tributary_capture *capture, uint32_t source, const uint32_t *channels,
+                           size_t channel_count, uint64_t first_sample, uint64_t sample_count,
+                           int sample_type, void *buffer, size_t buffer_bytes, uint64_t *samples_read);
+
+/** The next package of the capture that is not analog data (configurations, errors, digital
+ *  lines, messages, XML, file and image chunks, arrays, …), in file order, as the JSON object of
+ *  `tributary inspect --json` ({"kind", "source_id", "sequence", "timestamp_ns", "filter_id",
+ *  "flags", "size", "content": {...}}); file and image content is base64. kind_mask: bits
+ *  1 << TRIBUTARY_KIND_* to select kinds, 0 for every kind but analog. Returns E_END after the last
+ *  one (and *json = NULL). The caller frees *json with tributary_free. */
+int tributary_capture_next_package(tributary_capture *capture, uint32_t kind_mask, char **json);
+
+/** Restarts tributary_capture_next_package from the beginning. */
+int tributary_capture_rewind(tributary_capture *capture);
+
+/* ---- Analysis (the `tributary analyze` pipeline) -------------------------------------------- */
+
+/** Analyses a file (capture, NPY or frame file) as `tributary analyze FILE --json` does and returns
+ *  the same JSON document (caller frees *json with tributary_free). options: NULL, "" or a JSON
+ *  object whose members are the command's options: "rate", "stats", "welch", "overlap", "window",
+ *  "detrend", "average", "scaling", "spectrum", "measure" (comma list or array), "harmonics",
+ *  "fold_aliases", "measure_window", "channels" ("0-3", "0,2" or an array), "int16_scale",
+ *  "rigor"; e.g. {"welch": 1024, "measure": "thd,sinad"}. Unknown members are E_ARGUMENT.
+ *  E_ANALYSIS: the file could not be analysed (the message says why, as the command does). */
+int tributary_analyze_file(const char *path, const char *options, char **json);
+
+/** Analyses a caller's float64 matrix, row-major channels × samples_per_channel, sampled at rate Hz
+ *  (an option "rate" overrides it), as `analyze` analyses an NPY file of that array: one source
+ *  with id 1, named by the option "name" (default "buffer"), which is also the document's "file". */
+int tributary_analyze_buffer(const double *samples, size_t channels, size_t samples_per_channel,
+                             double rate, const char *options, char **json);
+
+/* ---- Live subscription (SCCT_Subject) ------------------------------------------------------- */
+
+typedef struct tributary_subscription tributary_subscription;
+
+/** Opens a session with a publisher, sends the filters and the source selection and starts the data
+ *  (as `tributary subscribe` does). address: "tcp://HOST:PORT" or "HOST:PORT". options: NULL, "" or a
+ *  JSON object: "timeout" (seconds of silence before the session counts as lost, > 1, default 10),
+ *  "description" (this client's name), "channels" (an analog filter: "0-3", "0,2" or an array; data
+ *  for it carries filter id 1), "sources" (source selection: array of ids), "array_filters"
+ *  (["double:5-15;5-15", ...]), "curve_server_key" (path of the publisher's .pub file: encrypt),
+ *  "curve_key" (path of this subscriber's secret key; default a fresh pair), "capacity" (packages
+ *  held for next() before the subscriber stops reading its socket; default 256).
+ *  E_SCCT: the publisher refused or could not be reached; tributary_last_scct_error() gives the SCCT
+ *  code (1 wrong API key, 2 wrong timeout, 7 destination unreachable, 8 empty address, 9 wrong port…).
+ *  Close it with tributary_subscription_close(). */
+int tributary_subscription_open(const char *address, const char *api_key, const char *options,
+                                tributary_subscription **subscription);
+
+/** The SCCT error code of the last call on this thread that failed with TRIBUTARY_E_SCCT (0 if none). */
+int tributary_last_scct_error(void);
+
+/** The session: {"session_id", "description", "sources": [{"id", "description"}], "filter_ids": [...]}
+ *  (caller frees *json with tributary_free). */
+int tributary_subscription_info_json(tributary_subscription *subscription, char **json);
+
+/** Waits up to timeout_seconds (negative: forever) for the next package, in publisher order.
+ *  *kind: TRIBUTARY_KIND_*; *json (owned by the subscription, valid until the next call of next or
+ *  close): the package as `tributary subscribe --json` prints it ({"kind", "source_id", "sequence",
+ *  "timestamp_ns", "filter_id", "flags", "content"}), except that analog content has its shape only
+ *  ("format", "channel_count", "sample_count", "first_sample", "channel_indexes", int16 "scale" and
+ *  "offset"): read the samples with tributary_subscription_analog(_copy). Gaps (frames the publisher
+ *  dropped for this subscriber) arrive as TRIBUTARY_KIND_GAP packages; SCCT errors (lost connection,
+ *  expired timeout, …) as TRIBUTARY_KIND_ERROR packages with {"code", "name", "message"}.
+ *  Either out-pointer may be NULL. E_TIMEOUT: nothing arrived in time (call again); E_END: the
+ *  subscription was closed. A session that ended (an error package said why) then only times out. */
+int tributary_subscription_next(tributary_subscription *subscription, double timeout_seconds, int *kind,
+                                const char **json);
+
+/** The analog block next() handed out last, in place (zero-copy): *samples points to channels ×
+ *  samples_per_channel values of *sample_type, row-major, valid until the next call of next() or
+ *  close(). E_TYPE when the current package is not analog. Any out-pointer may be NULL. */
+int tributary_subscription_analog(tributary_subscription *subscription, const void **samples, int *sample_type,
+                                  uint32_t *channels, uint64_t *samples_per_channel);
+
+/** Copies the current analog block into a caller's buffer (row-major channels × samples):
+ *  TRIBUTARY_FLOAT64 gives physical values (int16 counts scaled), the stored type gives it as is. */
+int tributary_subscription_analog_copy(tributary_subscription *subscription, int sample_type, void *buffer,
+                                       size_t buffer_bytes);
+
+/** Ends the session (a normal close to the publisher) and frees the handle; a next() waiting on
+ *  another thread returns TRIBUTARY_E_END. Using the handle afterwards gives E_HANDLE. */
+int tributary_subscription_close(tributary_subscription *subscription);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRIBUTARY_H */

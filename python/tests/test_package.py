@@ -1,0 +1,367 @@
+"""Tests of the Python package `tributary` (ctypes over libtributary.so) against the command-line tool.
+
+The release binary is named by the environment variable TRIBUTARY, the library by TRIBUTARY_LIBRARY
+(`make python-tests` sets both). Captures are made with `tributary import`; what the package reads
+must be bit-exact to `tributary export`, what it analyses equal to `tributary analyze --json`.
+"""
+import json
+import os
+import hashlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import tributary
+
+BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+# The independent capture writer of the interop tests (written from docs/CAPTURE.md alone).
+INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Interop")
+
+
+def cli(*args, expect=0):
+    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
+    if proc.returncode != expect:
+        raise AssertionError(f"tributary {' '.join(map(str, args))}: exit {proc.returncode} (expected {expect}): {proc.stderr}")
+    return proc
+
+
+def cli_analyze(*args):
+    out = cli("analyze", *args, "--json").stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+class PackageTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        rng = np.random.default_rng(7)
+        n = 30_001  # several frames of 4096 samples and a partial one
+        t = np.arange(n) / 48_000.0
+        cls.arrays = {
+            "f64": np.vstack([np.sin(2 * np.pi * 1000 * t), rng.normal(0, 1, n), 0.25 * np.cos(2 * np.pi * 3000 * t)]),
+            "f32": rng.normal(0, 2, (2, n)).astype(np.float32),
+            "i16": rng.integers(-32768, 32767, (4, n), dtype=np.int16),
+        }
+        # Arbitrary float64 bit patterns (NaN payloads, denormals, infinities) must survive too.
+        bits = rng.integers(0, 2**63, (2, 5000), dtype=np.int64).view(np.float64)
+        cls.arrays["bits"] = bits
+        cls.captures = {}
+        for name, array in cls.arrays.items():
+            npy = cls.path(f"{name}.npy")
+            np.save(npy, array)
+            tcap = cls.path(f"{name}.tcap")
+            cli("import", npy, "--rate", 48000, "--out", tcap)
+            cls.captures[name] = tcap
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def path(cls, name):
+        return os.path.join(cls.tmp.name, name)
+
+    def export(self, name, *args):
+        out = self.path(f"{name}-export-{len(args)}.npy")
+        cli("export", self.captures[name], "--format", "npy", "--out", out, *args)
+        return np.load(out)
+
+    # -- reading --
+
+    def test_read_is_bit_exact_to_export(self):
+        for name, array in self.arrays.items():
+            with self.subTest(name), tributary.open(self.captures[name]) as cap:
+                stored = cap.read(counts=True)
+                exported = self.export(name)
+                self.assertEqual(stored.dtype, exported.dtype)
+                self.assertEqual(stored.shape, exported.shape)
+                self.assertEqual(stored.tobytes(), exported.tobytes())
+                self.assertEqual(stored.tobytes(), array.tobytes())
+                self.assertTrue(stored.flags.c_contiguous and stored.flags.owndata)
+
+    def test_physical_values(self):
+        with tributary.open(self.captures["i16"]) as cap:
+            src = cap.source()
+            self.assertEqual(src.sample_type, "int16")
+            counts = cap.read(counts=True)
+            volts = cap.read()
+            self.assertEqual(volts.dtype, np.float64)
+            scale = np.array([c.scale for c in src.channels])[:, None]
+            offset = np.array([c.offset for c in src.channels])[:, None]
+            np.testing.assert_array_equal(volts, counts * scale + offset)
+        with tributary.open(self.captures["f32"]) as cap:
+            np.testing.assert_array_equal(cap.read(), self.arrays["f32"].astype(np.float64))
+
+    def test_channel_and_sample_ranges(self):
+        array = self.arrays["f64"]
+        with tributary.open(self.captures["f64"]) as cap:
+            for start, stop in [(0, 1), (4095, 4097), (8190, 20_000), (29_999, 30_001), (30_000, 40_000), (5, 5)]:
+                got = cap.read(channels=[2, 0], start=start, stop=stop)
+                np.testing.assert_array_equal(got, array[[2, 0], start:min(stop, array.shape[1])])
+            np.testing.assert_array_equal(cap.read(channels=1), array[1:2])
+            np.testing.assert_array_equal(cap.read(channels=slice(1, 3), start=100, stop=200), array[1:3, 100:200])
+            exported = self.export("f64", "--channels", "1,2")
+            self.assertEqual(cap.read(channels=[1, 2]).tobytes(), exported.tobytes())
+
+    def test_metadata(self):
+        with tributary.open(self.captures["f64"]) as cap:
+            self.assertEqual([s.id for s in cap.sources], [1])
+            src = cap.sources[0]
+            self.assertEqual((src.sample_rate, src.sample_type, src.samples, len(src.channels)), (48000.0, "float64", 30_001, 3))
+            self.assertEqual([c.row for c in src.channels], [0, 1, 2])
+            self.assertEqual(src.channels[0].unit, "V")
+            self.assertEqual(src.gaps, [])
+            self.assertFalse(cap.recovered)
+            self.assertEqual(cap.damage, [])
+            packages = list(cap.packages())
+            self.assertEqual([p.kind for p in packages], ["configuration"])
+            self.assertEqual(len(packages[0].content["channels"]), 3)
+            self.assertEqual(list(cap.packages(kinds=["message"])), [])
+
+    def test_to_pandas(self):
+        with tributary.open(self.captures["f64"]) as cap:
+            df = cap.to_pandas(channels=[0, 2], start=48, stop=96)
+        self.assertEqual(list(df.columns), ["ch0", "ch2"])
+        self.assertEqual(df.shape, (48, 2))
+        self.assertAlmostEqual(df.index[0].total_seconds(), 0.001)
+        np.testing.assert_array_equal(df.to_numpy().T, self.arrays["f64"][[0, 2], 48:96])
+
+    def test_packages_of_every_kind_from_a_spec_capture(self):
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        content = bytes(range(200))
+        channel = lambda i: (i, 0, 1000.0, -1.0, 1.0, f"ai{i}", "V")
+        frames = [
+            ws.frame("configuration", ws.configuration("dev", "sim", [channel(0), channel(1)], [(0, 1, "do0")]), sequence=0, source_id=1),
+            ws.frame("analog", ws.analog_f64([0, 1], [[1.0, 2.0], [3.0, 4.0]]), sequence=1, source_id=1),
+            ws.frame("message", ws.message(3, "hello"), sequence=2, source_id=1),
+            ws.frame("xml", ws.xml("<a x='1'>ü</a>"), sequence=3, source_id=1),
+            ws.frame("file", ws.blob(1, 200, 0, 0, 1, hashlib.md5(content).digest(), 0, content, "f.bin", ["a=b"]),
+                     sequence=4, source_id=1),
+            ws.frame("array", ws.numeric_array(1, "d", [[1.0, 2.0], [3.0, 4.0]]), sequence=5, source_id=1),
+            ws.frame("array", ws.string_array([["a", "bc"], ["", "温"]]), sequence=6, source_id=1),
+            ws.frame("digital", ws.digital([0, 1], [[1, 0, 1], [0, 1, 1]]), sequence=7, source_id=1),
+            ws.frame("error", ws.error(5, "lost connection"), sequence=8, source_id=1),
+            ws.frame("analog", ws.analog_f64([0, 1], [[5.0], [6.0]]), sequence=9, source_id=1),
+        ]
+        for footer in (True, False):
+            path = self.path(f"kinds-{footer}.tcap")
+            with open(path, "wb") as f:
+                f.write(cs.capture([frames[:5], frames[5:]], footer=footer))
+            with self.subTest(footer=footer), tributary.open(path) as cap:
+                self.assertEqual(cap.recovered, not footer)
+                np.testing.assert_array_equal(cap.read(1), [[1.0, 2.0, 5.0], [3.0, 4.0, 6.0]])
+                np.testing.assert_array_equal(cap.read(1, start=1, stop=3), [[2.0, 5.0], [4.0, 6.0]])
+                self.assertEqual([c.name for c in cap.source(1).channels], ["ai0", "ai1"])
+                packages = list(cap.packages())
+                self.assertEqual([p.kind for p in packages],
+                                 ["configuration", "message", "xml", "file", "array", "array", "digital", "error"])
+                self.assertEqual([p.sequence for p in packages], [0, 2, 3, 4, 5, 6, 7, 8])
+                self.assertEqual((packages[1].content["code"], packages[1].content["text"]), (3, "hello"))
+                self.assertEqual(packages[2].content["xml"], "<a x='1'>ü</a>")
+                self.assertEqual(packages[3].data, content)
+                self.assertEqual(packages[3].content["name"], "f.bin")
+                np.testing.assert_array_equal(packages[4].array, [[1.0, 2.0], [3.0, 4.0]])
+                self.assertEqual(packages[5].array.tolist(), [["a", "bc"], ["", "温"]])
+                np.testing.assert_array_equal(packages[6].states, [[True, False, True], [False, True, True]])
+                self.assertEqual(packages[7].content["code"], 5)
+                self.assertEqual([p.kind for p in cap.packages(kinds=["xml", "error"])], ["xml", "error"])
+
+    def test_gap_records(self):
+        import struct
+
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        frames = [ws.frame("analog", ws.analog_f64([0], [[float(i)] * 10]), sequence=i, source_id=2) for i in (1, 2, 5, 6)]
+        payload = struct.pack("<QQII", 3, 2, 2, 0)  # sequences 3-4 missing, seen as a sequence jump
+        gap = cs.record(cs.envelope(2, 0, payload, source_id=2, first_sequence=3, last_sequence=4, first_time_ns=7), payload)
+        path = self.path("gaps.tcap")
+        with open(path, "wb") as f:
+            f.write(cs.header() + cs.chunk_record(frames[:2]) + gap + cs.chunk_record(frames[2:]))  # no footer: scanned
+        with tributary.open(path) as cap:
+            self.assertTrue(cap.recovered)
+            src = cap.source(2)
+            self.assertEqual(src.gaps, [tributary.Gap(first_missing_sequence=3, missing_count=2, cause="sequence jump", time_ns=7)])
+            self.assertEqual(src.samples, 40)
+            np.testing.assert_array_equal(cap.read(2)[0], np.repeat([1.0, 2.0, 5.0, 6.0], 10))
+
+    def test_a_source_that_changes_format_is_a_clear_error(self):
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        frames = [ws.frame("analog", ws.analog_f64([0], [[1.0, 2.0]]), sequence=1, source_id=4),
+                  ws.frame("analog", ws.analog_i16([0], [[1, 2, 3]], [0.1], [0.0]), sequence=2, source_id=4)]
+        path = self.path("mixed.tcap")
+        with open(path, "wb") as f:
+            f.write(cs.capture([frames]))
+        with tributary.open(path) as cap:
+            np.testing.assert_array_equal(cap.read(4, stop=2), [[1.0, 2.0]])  # the part before the change reads
+            with self.assertRaises(tributary.FormatError) as e:
+                cap.read(4)
+            self.assertIn("change", str(e.exception))
+
+    # -- analysis --
+
+    def assert_same_document(self, ours, theirs, ignore=()):
+        ours, theirs = json.loads(json.dumps(ours)), json.loads(json.dumps(theirs))
+        for doc in (ours, theirs):
+            for key in ignore:
+                if key == "file":
+                    doc.pop("file", None)
+                else:
+                    for s in doc["sources"]:
+                        s.pop(key, None)
+        self.assertEqual(ours, theirs)
+
+    def test_analyze_file_equals_cli(self):
+        cases = [
+            ({}, []),
+            (dict(welch=1024, overlap=0.25, window="hamming"), ["--welch", 1024, "--overlap", 0.25, "--window", "hamming"]),
+            (dict(measure=["tone", "thd", "sinad", "enob"], channels=[0]), ["--measure", "tone,thd,sinad,enob", "--channels", 0]),
+            (dict(stats=True, spectrum=4096, rate=1000), ["--stats", "--spectrum", 4096, "--rate", 1000]),
+        ]
+        for name in ("f64", "i16"):
+            for options, args in cases:
+                with self.subTest(name=name, options=options):
+                    ours = tributary.analyze(self.captures[name], **options)
+                    (theirs,) = cli_analyze(self.captures[name], *args)
+                    self.assert_same_document(ours, theirs)
+
+    def test_analyze_array_equals_cli_on_its_npy(self):
+        array = self.arrays["f64"]
+        ours = tributary.analyze(array, rate=48000, welch=2048, measure="all", name="f64.npy")
+        (theirs,) = cli_analyze(self.path("f64.npy"), "--rate", 48000, "--welch", 2048, "--measure", "all")
+        self.assert_same_document(ours, theirs, ignore=["file"])
+        tone = ours["sources"][0]["channels"][0]["tone"]
+        self.assertAlmostEqual(tone["frequency"], 1000.0, places=6)
+        # A 1-D array is one channel; a non-contiguous one is copied once.
+        one = tributary.analyze(array[0], rate=48000)
+        self.assertEqual(one["sources"][0]["channel_count"], 1)
+        strided = tributary.analyze(array[:, ::2], rate=24000)
+        self.assertEqual(strided["sources"][0]["channels"][0]["samples"], 15_001)
+        # int16 counts times int16_scale, as analyze reads an int16 NPY file.
+        ours = tributary.analyze(self.arrays["i16"], rate=48000, int16_scale=0.001)
+        (theirs,) = cli_analyze(self.path("i16.npy"), "--rate", 48000, "--int16-scale", 0.001)
+        self.assertEqual([c["stats"] for c in ours["sources"][0]["channels"]],
+                         [c["stats"] for c in theirs["sources"][0]["channels"]])
+
+    # -- misuse --
+
+    def test_closed_capture(self):
+        cap = tributary.open(self.captures["f64"])
+        cap.close()
+        cap.close()  # idempotent
+        with self.assertRaises(tributary.HandleError) as e:
+            cap.read()
+        self.assertIn("closed", str(e.exception))
+        with self.assertRaises(tributary.HandleError):
+            next(cap.packages())
+
+    def test_the_c_interface_reports_misuse_instead_of_crashing(self):
+        import ctypes
+        from ctypes import byref, c_uint32, c_uint64, c_void_p
+
+        from tributary import _native, subscription
+
+        lib = _native.lib()
+        subscription._declare(lib)
+        handle = c_void_p()
+
+        def status(call, expected):
+            self.assertEqual(call, expected, lib.tributary_last_error())
+            self.assertTrue(lib.tributary_last_error())
+
+        status(lib.tributary_capture_open(None, byref(handle)), _native.E_ARGUMENT)
+        status(lib.tributary_capture_open(self.captures["f64"].encode(), None), _native.E_ARGUMENT)
+        status(lib.tributary_capture_close(None), _native.E_HANDLE)
+        status(lib.tributary_capture_close(c_void_p(0xDEAD0)), _native.E_HANDLE)  # made up: looked up, never dereferenced
+        status(lib.tributary_capture_open(self.captures["f64"].encode(), byref(handle)), _native.OK)
+        try:
+            buffer = (ctypes.c_double * 8)()
+            read = c_uint64()
+            two = (c_uint32 * 2)(0, 1)
+            r = lambda channels, n, first, count, type_, buf, size: lib.tributary_capture_read(
+                handle, 1, channels, n, first, count, type_, buf, size, byref(read))
+            status(r(None, 2, 0, 1, _native.FLOAT64, buffer, 64), _native.E_ARGUMENT)       # channels NULL, count 2
+            status(r(two, 2, 0, 8, _native.FLOAT64, buffer, 64), _native.E_BUFFER)          # 2 x 8 doubles > 64 bytes
+            status(r(two, 2, 0, 4, _native.FLOAT64, None, 64), _native.E_ARGUMENT)          # NULL buffer
+            status(r(two, 2, 0, 4, 7, buffer, 64), _native.E_ARGUMENT)                      # no such sample type
+            status(r(two, 2, 0, 4, _native.INT16, buffer, 64), _native.E_TYPE)             # float64 data
+            status(r(two, 2, 2**64 - 1, 4, _native.FLOAT64, buffer, 64), _native.OK)        # past the end: nothing read
+            self.assertEqual(read.value, 0)
+            status(r(two, 2, 0, 2**63, _native.FLOAT64, buffer, 64), _native.E_RANGE)       # absurd count
+            status(lib.tributary_capture_read(handle, 99, None, 0, 0, 1, _native.FLOAT64, buffer, 64, None), _native.E_RANGE)
+            # A capture handle is not a subscription handle.
+            status(lib.tributary_subscription_close(handle), _native.E_HANDLE)
+            self.assertIn("not a subscription handle", lib.tributary_last_error().decode())
+        finally:
+            self.assertEqual(lib.tributary_capture_close(handle), _native.OK)
+        status(lib.tributary_capture_close(handle), _native.E_HANDLE)  # twice
+        json_out = c_void_p()
+        samples = (ctypes.c_double * 4)(1, 2, 3, 4)
+        status(lib.tributary_analyze_buffer(samples, 0, 4, 1.0, None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(None, 1, 4, 1.0, None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 4, float("nan"), None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 2**62, 1.0, None, byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 4, 1.0, b"[1, 2]", byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_buffer(samples, 1, 4, 1.0, b"{\"stats\": 3}", byref(json_out)), _native.E_ARGUMENT)
+        status(lib.tributary_analyze_file(None, None, byref(json_out)), _native.E_ARGUMENT)
+        self.assertIsNone(json_out.value)
+        status(lib.tributary_subscription_next(None, 0.0, None, None), _native.E_HANDLE)
+        status(lib.tributary_subscription_open(b"", b"k", None, byref(handle)), _native.E_ARGUMENT)
+        status(lib.tributary_subscription_open(b"tcp://127.0.0.1:1", b"k", b"{\"bogus\": 1}", byref(handle)), _native.E_ARGUMENT)
+
+    def test_bad_arguments(self):
+        with tributary.open(self.captures["f64"]) as cap:
+            with self.assertRaises(tributary.RangeError) as e:
+                cap.read(channels=[3])
+            self.assertIn("channel 3", str(e.exception))
+            with self.assertRaises(IndexError):  # RangeError is an IndexError too
+                cap.read(channels=[-1])
+            with self.assertRaises(tributary.RangeError):
+                cap.read(source=9)
+            with self.assertRaises(tributary.SampleTypeError) as e:
+                cap.read_raw(dtype=np.int16)
+            self.assertIn("float64", str(e.exception))
+            with self.assertRaises(TypeError):  # SampleTypeError is a TypeError too
+                cap.read_raw(dtype=np.int32)
+            with self.assertRaises(ValueError):
+                cap.read(start=-1)
+            with self.assertRaises(ValueError):
+                list(cap.packages(kinds=["analog"]))
+        with tributary.open(self.captures["i16"]) as cap:
+            self.assertEqual(cap.read_raw(dtype=np.int16, stop=3).dtype, np.int16)
+        with self.assertRaises(tributary.CaptureIOError):
+            tributary.open(self.path("missing.tcap"))
+        with self.assertRaises(OSError):
+            tributary.open(self.path("missing.tcap"))
+        with self.assertRaises(tributary.FormatError):
+            tributary.open(self.path("f64.npy"))
+        with self.assertRaises(tributary.ArgumentError) as e:
+            tributary.analyze(self.captures["f64"], welch=-4)
+        self.assertIn("welch", str(e.exception))
+        with self.assertRaises(tributary.ArgumentError):
+            tributary.analyze(self.captures["f64"], overlap=0.5)
+        with self.assertRaises(TypeError):
+            tributary.analyze(self.captures["f64"], bogus=1)
+        with self.assertRaises(TypeError):
+            tributary.analyze(np.array(["a", "b"]))
+        with self.assertRaises(tributary.AnalysisError) as e:
+            tributary.analyze(self.captures["f64"], channels=[7])
+        # The same failure, with the same message, as the command's.
+        proc = cli("analyze", self.captures["f64"], "--channels", 7, expect=1)
+        self.assertIn(str(e.exception).split(": ", 1)[1], proc.stderr)
+        with self.assertRaises(tributary.AnalysisError):
+            tributary.analyze(self.path("missing.npy"))
+
+
+if __name__ == "__main__":
+    unittest.main()

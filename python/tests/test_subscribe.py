@@ -1,0 +1,202 @@
+"""The Python package subscribed to `tributary serve --simulate` on 127.0.0.1 (port 0), bounded in time."""
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import tributary
+
+BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+TIMEOUT = 20
+# Channel k carries a sine of freq × (k+1) Hz.
+DEVICE_1 = "id=1,name=USB-6009,rate=1000,channels=4,freq=50,amp=1,noise=0.01,block=100"
+DEVICE_2 = "id=2,name=PCI-6024,rate=2000,channels=2,freq=10,amp=2,noise=0.01,bits=16,block=200"
+
+
+class Server:
+    """A `tributary serve` process; its first line gives the endpoint."""
+
+    def __init__(self, *args):
+        self.process = subprocess.Popen([BIN, "serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.lines = lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(l) for l in self.process.stdout], daemon=True).start()
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            if line.startswith("listening on "):
+                self.address = line.split("listening on ", 1)[1].strip()
+                break
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=TIMEOUT)
+        self.process.stdout.close()
+
+
+def dominant_frequency(samples, rate):
+    spectrum = np.abs(np.fft.rfft(samples - np.mean(samples)))
+    return np.fft.rfftfreq(len(samples), 1 / rate)[int(np.argmax(spectrum))]
+
+
+class SubscribeTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--simulate", DEVICE_1, "--simulate", DEVICE_2)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def collect(self, sub, samples, source):
+        blocks, others = [], []
+        deadline = time.monotonic() + TIMEOUT
+        while sum(b.data.shape[1] for b in blocks) < samples and time.monotonic() < deadline:
+            package = sub.next(timeout=1)
+            if package is None:
+                continue
+            (blocks if package.kind == "analog" and package.source_id == source else others).append(package)
+        return blocks, others
+
+    def test_filtered_channels_and_frequencies(self):
+        with tributary.subscribe(self.server.address, api_key="k", channels=[1, 3], sources=[1]) as sub:
+            self.assertEqual(sub.filter_ids, [1])
+            self.assertEqual(sorted(s["id"] for s in sub.sources), [1, 2])
+            blocks, others = self.collect(sub, 2000, source=1)
+        self.assertGreaterEqual(sum(b.data.shape[1] for b in blocks), 2000)
+        self.assertTrue(all(b.filter_id == 1 for b in blocks))
+        self.assertTrue(all(b.channel_indexes == [1, 3] for b in blocks))
+        self.assertFalse([p for p in others if p.kind == "analog"])  # source 2 was not selected
+        self.assertIn("configuration", [p.kind for p in others])
+        data = np.hstack([b.data for b in blocks])
+        self.assertEqual(data.dtype, np.float64)
+        self.assertEqual(dominant_frequency(data[0], 1000), 100.0)
+        self.assertEqual(dominant_frequency(data[1], 1000), 200.0)
+        sequences = [b.sequence for b in blocks]
+        self.assertEqual(sequences, sorted(sequences))
+
+    def test_int16_source_in_volts_and_counts(self):
+        with tributary.subscribe(self.server.address, api_key="k", sources=[2]) as sub:
+            volts, _ = self.collect(sub, 400, source=2)
+        with tributary.subscribe(self.server.address, api_key="k", sources=[2], counts=True) as sub:
+            counts, _ = self.collect(sub, 400, source=2)
+        self.assertEqual(volts[0].data.dtype, np.float64)
+        self.assertEqual(counts[0].data.dtype, np.int16)
+        self.assertEqual(volts[0].data.shape[0], 2)
+        self.assertLess(np.abs(volts[0].data).max(), 2.2)
+        self.assertGreater(np.abs(counts[0].data).max(), 1000)
+        data = np.hstack([b.data for b in volts])
+        self.assertEqual(dominant_frequency(data[0][:2000], 2000), 10.0)
+
+    def test_iteration_is_bounded(self):
+        start = time.monotonic()
+        with tributary.subscribe(self.server.address, api_key="k", sources=[1]) as sub:
+            packages = list(sub.packages(duration=0.5))
+        self.assertLess(time.monotonic() - start, 5)
+        self.assertTrue(any(p.kind == "analog" for p in packages))
+
+    def test_refusals_and_misuse(self):
+        with self.assertRaises(tributary.SCCTError) as e:
+            tributary.subscribe(self.server.address, api_key="wrong")
+        self.assertEqual(e.exception.code, 1)
+        self.assertIn("wrong API key", str(e.exception))
+        with self.assertRaises(tributary.SCCTError) as e:
+            tributary.subscribe("127.0.0.1:0", api_key="k")
+        self.assertEqual(e.exception.code, 9)
+        with self.assertRaises(tributary.ArgumentError):
+            tributary.subscribe(self.server.address, api_key="k", timeout=0.5)
+        with self.assertRaises(tributary.ArgumentError):
+            tributary.subscribe("udp://127.0.0.1:1", api_key="k")
+        sub = tributary.subscribe(self.server.address, api_key="k")
+        sub.close()
+        sub.close()
+        with self.assertRaises(tributary.HandleError):
+            sub.next(timeout=0.1)
+
+    def test_a_caller_that_stops_pulling_sees_the_losses_as_gaps(self):
+        server = Server("--simulate", "id=1,name=fast,rate=400000,channels=2,freq=50,block=100", "--status-interval", "0.5")
+        try:
+            with tributary.subscribe(server.address, api_key="k", capacity=1, description="stalled") as sub:
+                self.assertIsNotNone(sub.next(timeout=TIMEOUT))
+                # Not pulling: the subscriber stops reading its socket, the publisher drops and counts
+                # (its status lines say so); however loaded the machine, wait for that, not for a time.
+                deadline = time.monotonic() + 60
+                dropped = 0
+                while not dropped and time.monotonic() < deadline:
+                    try:
+                        line = server.lines.get(timeout=1)
+                    except queue.Empty:
+                        continue
+                    match = re.search(r"'stalled' .* (\d+) dropped", line)
+                    dropped = int(match.group(1)) if match else 0
+                self.assertGreater(dropped, 0, "the publisher never dropped")
+                gaps, analog_after = [], []
+                deadline = time.monotonic() + 60
+                while not analog_after and time.monotonic() < deadline:
+                    package = sub.next(timeout=1)
+                    if package is None:
+                        continue
+                    if package.kind == "gap":
+                        gaps.append(package)
+                    elif gaps and package.kind == "analog":
+                        analog_after.append(package)
+        finally:
+            server.stop()
+        self.assertTrue(gaps, "no gap package")
+        self.assertGreater(gaps[0].content["missing_count"], 0)
+        self.assertTrue(analog_after)
+        self.assertGreaterEqual(analog_after[0].sequence, gaps[0].content["first_missing_sequence"] + gaps[0].content["missing_count"])
+
+    def test_curve_keys(self):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = lambda name: os.path.join(tmp, name)
+            for name in ("server", "client", "other"):
+                subprocess.run([BIN, "keygen", "--out", path(name)], check=True, capture_output=True, timeout=TIMEOUT)
+            with open(path("client.pub"), encoding="utf-8") as source, open(path("allowed.txt"), "w", encoding="utf-8") as out:
+                out.writelines(line for line in source if not line.startswith("#"))
+            server = Server("--simulate", DEVICE_1, "--curve-secret", path("server.key"), "--curve-clients", path("allowed.txt"))
+            try:
+                with tributary.subscribe(server.address, api_key="k", curve_server_key=path("server.pub"),
+                                         curve_key=path("client.key")) as sub:
+                    blocks, _ = self.collect(sub, 100, source=1)
+                    self.assertTrue(blocks)
+                with self.assertRaises(tributary.SCCTError) as e:
+                    tributary.subscribe(server.address, api_key="k", curve_server_key=path("server.pub"),
+                                        curve_key=path("other.key"), timeout=2)
+                self.assertEqual(e.exception.code, 1)
+                with self.assertRaises(tributary.ArgumentError):
+                    tributary.subscribe(server.address, api_key="k", curve_key=path("client.key"))
+                with self.assertRaises(tributary.ArgumentError):
+                    tributary.subscribe(server.address, api_key="k", curve_server_key=path("missing.pub"))
+            finally:
+                server.stop()
+
+    def test_publisher_going_away_is_an_error_package(self):
+        server = Server("--simulate", DEVICE_1)
+        try:
+            with tributary.subscribe(server.address, api_key="k", timeout=2) as sub:
+                first, _ = self.collect(sub, 100, source=1)
+                self.assertTrue(first)
+                server.process.kill()
+                errors = []
+                deadline = time.monotonic() + TIMEOUT
+                while not errors and time.monotonic() < deadline:
+                    package = sub.next(timeout=0.5)
+                    if package is not None and package.kind == "error":
+                        errors.append(package)
+                self.assertTrue(errors, "no error package after the publisher died")
+                self.assertIn(errors[0].content["code"], (4, 5))  # expired timeout or lost connection
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()

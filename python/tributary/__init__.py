@@ -1,0 +1,25 @@
+"""Tributary from Python: captures, live subscriptions and the `analyze` pipeline.
+
+ctypes over libtributary.so (the project's C interface, include/tributary.h): the codec, the
+filters and the analysis are the Swift implementation the command-line tool runs, not a second one.
+
+>>> import tributary
+>>> with tributary.open("run.tcap") as cap:
+...     volts = cap.read(1, channels=[0, 1], start=0, stop=48_000)   # ndarray (2, 48000), float64
+>>> result = tributary.analyze("run.tcap", welch=1024, measure=["thd", "sinad"])
+
+The library is found through the environment variable TRIBUTARY_LIBRARY, else the copy `make python`
+installs beside the package.
+"""
+from ._native import (AnalysisError, ArgumentError, CaptureIOError, FormatError, HandleError, RangeError,
+                      SampleTypeError, TributaryError, version)
+from .analysis import analyze
+from .capture import Capture, Channel, Gap, Package, Source, open
+from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
+from . import batch
+
+__all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
+           "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
+           "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "batch"]
+__version__ = "1.0.0"
+

@@ -1,0 +1,161 @@
+"""ctypes bindings of libtributary.so (include/tributary.h): loading, signatures, status checks.
+
+The library is found, in this order, at the path in the environment variable TRIBUTARY_LIBRARY,
+beside this module (``_lib/libtributary.so``, the copy ``make python`` installs), then by the
+dynamic loader's search (``ctypes.util.find_library("tributary")``).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import Optional
+
+API_VERSION = 1
+
+OK = 0
+E_ARGUMENT = 1
+E_HANDLE = 2
+E_RANGE = 3
+E_IO = 4
+E_FORMAT = 5
+E_TYPE = 6
+E_ANALYSIS = 7
+E_TIMEOUT = 8
+E_END = 9
+E_SCCT = 10
+E_BUFFER = 11
+E_INTERNAL = 99
+
+FLOAT64 = 1
+FLOAT32 = 2
+INT16 = 3
+
+
+class TributaryError(Exception):
+    """A call into libtributary failed; ``status`` is its TRIBUTARY_E_* code, the text its message."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class HandleError(TributaryError, ValueError):
+    """A closed (or otherwise invalid) capture or subscription was used."""
+
+
+class RangeError(TributaryError, IndexError):
+    """A source, channel or sample range that the data does not have."""
+
+
+class SampleTypeError(TributaryError, TypeError):
+    """A sample type that the data is not stored in (int16 counts of float data, …)."""
+
+
+class ArgumentError(TributaryError, ValueError):
+    """An argument outside its domain (an unknown analysis option, …)."""
+
+
+class AnalysisError(TributaryError):
+    """The analysis could not be done (no analog data, a channel missing, too few samples, …)."""
+
+
+class CaptureIOError(TributaryError, OSError):
+    """The operating system refused (a file that cannot be read, an address that cannot be connected)."""
+
+
+class FormatError(TributaryError):
+    """Not a capture, a damaged one, or data that cannot be presented as asked."""
+
+
+_ERRORS = {E_HANDLE: HandleError, E_RANGE: RangeError, E_TYPE: SampleTypeError, E_ARGUMENT: ArgumentError,
+           E_ANALYSIS: AnalysisError, E_IO: CaptureIOError, E_FORMAT: FormatError}
+
+
+def _candidates():
+    env = os.environ.get("TRIBUTARY_LIBRARY")
+    if env:
+        yield env
+        return
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", "libtributary.so")
+    if os.path.exists(here):
+        yield here
+    found = ctypes.util.find_library("tributary")
+    if found:
+        yield found
+
+
+_lib: Optional[ctypes.CDLL] = None
+_lock = threading.Lock()
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library (loaded and checked on first use)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        errors = []
+        for path in _candidates():
+            try:
+                loaded = ctypes.CDLL(path)
+                break
+            except OSError as e:
+                errors.append(f"{path}: {e}")
+        else:
+            raise ImportError("libtributary.so not found: set TRIBUTARY_LIBRARY to its path, or run `make python` "
+                              "(which installs a copy beside the package)" + ("; " + "; ".join(errors) if errors else ""))
+        _declare(loaded)
+        if loaded.tributary_api_version() != API_VERSION:
+            raise ImportError(f"libtributary API version {loaded.tributary_api_version()}, this package needs {API_VERSION}")
+        _lib = loaded
+        return loaded
+
+
+def _declare(l: ctypes.CDLL) -> None:
+    def f(name, restype, *argtypes):
+        fn = getattr(l, name)
+        fn.restype = restype
+        fn.argtypes = list(argtypes)
+
+    pp = POINTER(c_void_p)
+    f("tributary_version", c_char_p)
+    f("tributary_api_version", c_int)
+    f("tributary_last_error", c_char_p)
+    f("tributary_free", None, c_void_p)
+    f("tributary_capture_open", c_int, c_char_p, pp)
+    f("tributary_capture_close", c_int, c_void_p)
+    f("tributary_capture_info_json", c_int, c_void_p, pp)
+    f("tributary_capture_read", c_int, c_void_p, c_uint32, POINTER(c_uint32), c_size_t, c_uint64, c_uint64, c_int,
+      c_void_p, c_size_t, POINTER(c_uint64))
+    f("tributary_capture_next_package", c_int, c_void_p, c_uint32, pp)
+    f("tributary_capture_rewind", c_int, c_void_p)
+    f("tributary_analyze_file", c_int, c_char_p, c_char_p, pp)
+    f("tributary_analyze_buffer", c_int, c_void_p, c_size_t, c_size_t, c_double, c_char_p, pp)
+
+
+def check(status: int) -> None:
+    """Raises the TributaryError of a failed status (with the library's message)."""
+    if status == OK:
+        return
+    message = (lib().tributary_last_error() or b"").decode("utf-8", "replace")
+    raise _ERRORS.get(status, TributaryError)(status, message)
+
+
+def take_string(pointer: c_void_p) -> str:
+    """The text of a library-allocated string, which is freed."""
+    if not pointer.value:
+        return ""
+    try:
+        return ctypes.string_at(pointer.value).decode("utf-8")
+    finally:
+        lib().tributary_free(pointer)
+
+
+def version() -> str:
+    """The version of the loaded libtributary."""
+    return lib().tributary_version().decode()

@@ -1,0 +1,84 @@
+"""The `tributary analyze` pipeline from Python: the same JSON document the command prints, as dicts."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from ctypes import c_void_p
+from typing import Any, Dict, Optional, Sequence, Union
+
+import numpy as np
+
+from ._native import check, lib, take_string
+
+_OPTIONS = {"rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure",
+            "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"}
+
+
+def _options(options: Dict[str, Any]) -> bytes:
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise TypeError(f"unknown analysis option(s) {sorted(unknown)}; options: {sorted(_OPTIONS)}")
+    clean = {k: v for k, v in options.items() if v is not None and v is not False}
+    if isinstance(clean.get("measure"), (list, tuple)):
+        clean["measure"] = [str(m) for m in clean["measure"]]
+    if isinstance(clean.get("channels"), (list, tuple, range, np.ndarray)):
+        clean["channels"] = [int(c) for c in clean["channels"]]
+    for k, v in list(clean.items()):
+        if isinstance(v, np.generic):
+            clean[k] = v.item()
+    return json.dumps(clean).encode()
+
+
+def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Optional[float] = None, *,
+            stats: bool = False, welch: Optional[int] = None, overlap: Optional[float] = None,
+            window: Optional[str] = None, detrend: Optional[str] = None, average: Optional[str] = None,
+            scaling: Optional[str] = None, spectrum: Optional[int] = None,
+            measure: Union[None, str, Sequence[str]] = None, harmonics: Optional[int] = None,
+            fold_aliases: bool = False, measure_window: Optional[str] = None,
+            channels: Union[None, str, Sequence[int]] = None, int16_scale: Optional[float] = None,
+            rigor: Optional[str] = None, name: Optional[str] = None) -> Dict[str, Any]:
+    """Runs ``tributary analyze --json`` on a file or an array and returns its document as a dict.
+
+    :param data: a path (capture, NPY or frame file), or an array shaped (channels, samples) or
+        (samples,) — analysed as ``analyze`` analyses an NPY file of it (one source, id 1; any real
+        dtype is converted to float64, int16 counts multiplied by ``int16_scale`` when given; the
+        document's "dtype" is then "<f8").
+    :param rate: sampling rate in Hz (files: overrides configured rates; arrays: default 1, as scipy's fs).
+    The other parameters are the command's options (``welch=1024`` is ``--welch 1024``,
+    ``measure=["thd", "sinad"]`` is ``--measure thd,sinad``, ``channels="0-3"`` or ``[0, 2]``).
+    Without stats/welch/spectrum/measure, stats are computed. ``name`` names an array's source and
+    the document's "file" (default "buffer").
+
+    :returns: ``{"file", "warnings", "sources": [{"id", "name", "sample_rate", "dtype", "channel_count",
+        "discontinuities", "channels": [{"index", "samples", "stats": {...}, "welch": {...}, ...}]}]}``
+        (docs/ANALYSIS.md); NaN and infinities are None, as in the command's JSON.
+    :raises tributary.AnalysisError: the data could not be analysed; ``tributary.ArgumentError`` for bad options.
+    """
+    options = dict(stats=stats, welch=welch, overlap=overlap, window=window, detrend=detrend, average=average,
+                   scaling=scaling, spectrum=spectrum, measure=measure, harmonics=harmonics, fold_aliases=fold_aliases,
+                   measure_window=measure_window, channels=channels, int16_scale=int16_scale, rigor=rigor)
+    out = c_void_p()
+    if isinstance(data, (str, os.PathLike)):
+        if name is not None:
+            raise TypeError("name is for arrays; a file's document is named by its path")
+        options["rate"] = rate
+        check(lib().tributary_analyze_file(os.fspath(data).encode(), _options(options), ctypes.byref(out)))
+    else:
+        array = np.asarray(data)
+        if array.dtype.kind not in "fiu" or array.dtype.kind == "c":
+            raise TypeError(f"cannot analyse an array of dtype {array.dtype}: real numbers only")
+        if array.ndim == 1:
+            array = array.reshape(1, -1)
+        if array.ndim != 2:
+            raise ValueError(f"the array must be shaped (channels, samples) or (samples,), not {array.shape}")
+        if array.dtype == np.int16 and int16_scale is not None:
+            # As analyze does with int16 NPY files: counts times the scale.
+            array = array.astype(np.float64) * float(int16_scale)
+        options["int16_scale"] = None
+        # One copy at most: none for a C-ordered float64 array.
+        array = np.ascontiguousarray(array, dtype=np.float64)
+        options["name"] = name
+        check(lib().tributary_analyze_buffer(array.ctypes.data_as(c_void_p), array.shape[0], array.shape[1],
+                                             float(rate) if rate is not None else 1.0, _options(options), ctypes.byref(out)))
+    return json.loads(take_string(out))

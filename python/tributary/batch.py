@@ -1,0 +1,105 @@
+"""Batch analysis of many files: one task per file, on a Dask cluster or on local processes.
+
+>>> from dask.distributed import Client
+>>> df = tributary.batch.analyze_many(paths, client=Client("tcp://scheduler:8786"), welch=1024, measure="all")
+>>> df.attrs["failures"]          # [{"file": ..., "error": ...}] — a broken file is never fatal
+>>> df.to_parquet("results.parquet")
+
+Each task opens one file through this package (the library every worker loads) and returns its rows;
+the caller's process concatenates them, in the order of ``paths``. Captures must be on storage every
+worker can read.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+from .analysis import analyze
+
+_STATS = ["count", "min", "max", "mean", "std", "std_sample", "variance", "rms", "positive_peak", "negative_peak",
+          "peak_to_peak"]
+_MEASURES = ["thd", "thd_n_db", "sinad_db", "snr_db", "enob", "sfdr_db"]
+
+
+def rows_of(document: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The rows (file × source × channel) of one `analyze` document: statistics and measurements as
+    columns, Welch and spectrum arrays as list columns."""
+    rows = []
+    for source in document["sources"]:
+        for ch in source["channels"]:
+            row: Dict[str, Any] = {
+                "file": document["file"], "source_id": source["id"], "source_name": source["name"],
+                "sample_rate": source["sample_rate"], "dtype": source["dtype"], "channel": ch["index"],
+                "samples": ch["samples"], "unit": ch.get("unit", ""), "discontinuities": source["discontinuities"],
+            }
+            if "stats" in ch:
+                for k in _STATS:
+                    row[k] = ch["stats"][k]
+            if "tone" in ch:
+                row["tone_frequency"] = ch["tone"]["frequency"]
+                row["tone_amplitude"] = ch["tone"]["amplitude"]
+                row["tone_phase_deg"] = ch["tone"]["phase_deg"]
+            for k in _MEASURES:
+                if k in ch:
+                    row[k] = ch[k]
+            if "measurement_error" in ch:
+                row["measurement_error"] = ch["measurement_error"]
+            if "welch" in ch:
+                row["welch_frequencies"] = ch["welch"]["frequencies"]
+                row["welch_psd"] = ch["welch"]["psd"]
+            if "spectrum" in ch:
+                row["spectrum_frequencies"] = ch["spectrum"]["frequencies"]
+                row["spectrum_amplitude_rms"] = ch["spectrum"]["amplitude_rms"]
+            rows.append(row)
+    return rows
+
+
+def analyze_file(path: str, options: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], Optional[Dict[str, str]]]:
+    """One task: the rows of one file, or its failure (never raises)."""
+    try:
+        return rows_of(analyze(path, **options)), None
+    except Exception as e:  # a broken file is a failure row, whatever broke
+        return [], {"file": os.fspath(path), "error": f"{type(e).__name__}: {e}"}
+
+
+def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *, processes: Optional[int] = None,
+                 out: Optional[Union[str, os.PathLike]] = None, **options: Any):
+    """Analyses many files as ``tributary analyze`` does, one task per file, and returns a pandas
+    DataFrame with one row per file × source × channel (see :func:`rows_of` for the columns).
+
+    :param paths: captures, NPY or frame files.
+    :param client: a ``dask.distributed.Client``: tasks run on its workers. None: on local processes.
+    :param processes: without a client, how many local processes (default: the number of cores;
+        1 runs every file in this process).
+    :param out: also write the table to this Parquet file.
+    :param options: the options of :func:`tributary.analyze` (``rate``, ``welch``, ``measure``, …).
+    :returns: the DataFrame; files that could not be analysed are listed in ``df.attrs["failures"]``
+        as ``{"file", "error"}`` dicts, in the order of ``paths``.
+    """
+    import pandas as pd
+
+    paths = [os.fspath(p) for p in paths]
+    if client is not None:
+        import uuid
+
+        # Unique keys: the same file with other options must not reuse a result the cluster still holds.
+        run = uuid.uuid4().hex
+        futures = client.map(analyze_file, paths, options=options, key=[f"tributary-analyze-{run}-{i}" for i in range(len(paths))])
+        results = client.gather(futures)
+    elif processes == 1 or len(paths) <= 1:
+        results = [analyze_file(p, options) for p in paths]
+    else:
+        import concurrent.futures
+        import multiprocessing
+
+        workers = min(len(paths), processes or os.cpu_count() or 1)
+        # spawn: the parent may hold threads (a loaded library, a Dask client) that fork would copy mid-flight.
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(analyze_file, paths, [options] * len(paths)))
+    rows = [row for file_rows, _ in results for row in file_rows]
+    failures = [failure for _, failure in results if failure is not None]
+    df = pd.DataFrame(rows)
+    df.attrs["failures"] = failures
+    if out is not None:
+        df.to_parquet(out)
+    return df

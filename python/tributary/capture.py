@@ -1,0 +1,297 @@
+"""Captures (.tcap) through libtributary: sources, channels, analog data as numpy arrays, other packages."""
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import os
+from ctypes import c_uint32, c_uint64, c_void_p
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _native
+from ._native import FLOAT32, FLOAT64, INT16, check, lib, take_string
+
+_DTYPES = {"float64": np.float64, "float32": np.float32, "int16": np.int16}
+_KINDS = {"configuration": 1, "error": 2, "analog": 3, "digital": 4, "message": 5, "xml": 6, "file": 7, "image": 8,
+          "array": 9, "gap": 21}
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One stored channel of a source: ``row`` is its position in the source's data, ``index`` its
+    configuration index, ``scale``/``offset`` convert int16 counts to physical units."""
+    row: int
+    index: int
+    name: str
+    unit: str
+    sample_rate: Optional[float]
+    scale: float
+    offset: float
+    min: Optional[float] = None
+    max: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Frames known to be lost (a gap record)."""
+    first_missing_sequence: int
+    missing_count: int
+    cause: Optional[str]
+    time_ns: int
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source of a capture: its configuration, the shape of its analog data and its gaps."""
+    id: int
+    name: Optional[str]
+    device_type: Optional[str]
+    sample_rate: Optional[float]
+    sample_type: Optional[str]
+    samples: int
+    frames: int
+    first_time_ns: int
+    last_time_ns: int
+    channels: List[Channel] = field(default_factory=list)
+    gaps: List[Gap] = field(default_factory=list)
+    lines: List[Dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def dtype(self) -> Optional[np.dtype]:
+        """The stored sample type as a numpy dtype (None without analog data)."""
+        return np.dtype(_DTYPES[self.sample_type]) if self.sample_type else None
+
+
+@dataclass(frozen=True)
+class Package:
+    """A package that is not analog data, as recorded: ``kind`` ('configuration', 'message', 'xml',
+    'file', 'image', 'array', 'digital', 'error', …), header fields, and ``content`` (a dict as in
+    ``tributary inspect --json``; file and image chunks carry their bytes in ``data``)."""
+    kind: str
+    source_id: int
+    sequence: int
+    timestamp_ns: int
+    filter_id: int
+    content: Dict[str, Any]
+
+    @property
+    def data(self) -> Optional[bytes]:
+        """The bytes of a file or image chunk (None for other kinds)."""
+        encoded = self.content.get("content_base64")
+        return base64.b64decode(encoded) if encoded is not None else None
+
+    @property
+    def array(self) -> Optional[np.ndarray]:
+        """The elements of a 2D-array package as a numpy array (None for other kinds)."""
+        if self.kind != "array":
+            return None
+        types = {"double": np.float64, "float": np.float32, "int32": np.int32, "int16": np.int16, "int64": np.int64,
+                 "bool": np.bool_, "string": object}
+        dtype = types.get(self.content.get("element_type"), object)
+        return np.array(self.content["elements"], dtype=dtype).reshape(self.content["rows"], self.content["columns"])
+
+    @property
+    def states(self) -> Optional[np.ndarray]:
+        """The line states of a digital package, shaped (lines, samples), as bools (None otherwise)."""
+        if self.kind != "digital":
+            return None
+        return np.array(self.content["states"], dtype=np.bool_).reshape(len(self.content["line_indexes"]), -1)
+
+
+def _package(text: str) -> Package:
+    d = json.loads(text)
+    return Package(kind=d["kind"], source_id=d["source_id"], sequence=d["sequence"], timestamp_ns=d["timestamp_ns"],
+                   filter_id=d["filter_id"], content=d["content"])
+
+
+class Capture:
+    """An open capture. Use as a context manager, or call :meth:`close`; after closing, every call
+    raises :class:`tributary.HandleError`.
+
+    >>> with tributary.open("run.tcap") as cap:
+    ...     volts = cap.read(1, channels=[0, 1], start=0, stop=48000)
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+        handle = c_void_p()
+        check(lib().tributary_capture_open(self.path.encode(), ctypes.byref(handle)))
+        self._handle = handle
+        self._closed = False
+        info = c_void_p()
+        try:
+            check(lib().tributary_capture_info_json(self._handle, ctypes.byref(info)))
+        except BaseException:
+            self.close()
+            raise
+        self.info: Dict[str, Any] = json.loads(take_string(info))
+        self.sources: List[Source] = [
+            Source(id=s["id"], name=s["name"], device_type=s["device_type"], sample_rate=s["sample_rate"],
+                   sample_type=s["sample_type"], samples=s["samples"], frames=s["frames"],
+                   first_time_ns=s["first_time_ns"], last_time_ns=s["last_time_ns"],
+                   channels=[Channel(**c) for c in s["channels"]], gaps=[Gap(**g) for g in s["gaps"]], lines=s["lines"])
+            for s in self.info["sources"]]
+
+    # -- life cycle --
+
+    def close(self) -> None:
+        """Closes the capture (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            check(lib().tributary_capture_close(self._handle))
+
+    def __enter__(self) -> "Capture":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self.sources)} source(s)"
+        return f"<tributary.Capture {self.path!r}: {state}>"
+
+    # -- metadata --
+
+    @property
+    def recovered(self) -> bool:
+        """True when the capture had no valid footer (a crashed writer) or was repaired."""
+        return bool(self.info["recovered"])
+
+    @property
+    def damage(self) -> List[str]:
+        """Damaged regions found when opening (skipped, never fatal)."""
+        return list(self.info["damage"])
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """The whole description of the capture (the JSON of ``tributary_capture_info_json``)."""
+        return self.info
+
+    def source(self, source: Optional[int] = None) -> Source:
+        """The source with id ``source`` (default: the lowest id with analog data)."""
+        if source is None:
+            analog = [s for s in self.sources if s.sample_type]
+            if not analog:
+                raise _native.RangeError(_native.E_RANGE, f"{self.path}: no source has analog data")
+            return analog[0]
+        for s in self.sources:
+            if s.id == source:
+                return s
+        raise _native.RangeError(_native.E_RANGE, f"{self.path}: no source {source} (sources: {[s.id for s in self.sources]})")
+
+    # -- data --
+
+    def read(self, source: Optional[int] = None, channels: Union[None, int, Sequence[int], slice] = None,
+             start: int = 0, stop: Optional[int] = None, counts: bool = False) -> np.ndarray:
+        """Analog samples of one source as an array shaped (channels, samples), C order.
+
+        :param source: source id (default: the lowest id with analog data).
+        :param channels: channel rows (positions in ``source.channels``): an int, a list, a slice, or None for all.
+        :param start, stop: sample range (Python slice semantics for non-negative values; ``stop`` default: the end).
+        :param counts: False (default): float64 physical values (int16 counts scaled by their scale and offset).
+            True: the samples as stored, bit-exact (int16 counts, float32 or float64).
+        """
+        self._check_open()
+        src = self.source(source)
+        if not src.sample_type:
+            raise _native.RangeError(_native.E_RANGE, f"source {src.id} has no analog data")
+        n_channels = len(src.channels)
+        if channels is None:
+            rows = list(range(n_channels))
+        elif isinstance(channels, slice):
+            rows = list(range(n_channels))[channels]
+        elif isinstance(channels, (int, np.integer)):
+            rows = [int(channels)]
+        else:
+            rows = [int(c) for c in channels]
+        for r in rows:
+            if r < 0 or r >= n_channels:
+                raise _native.RangeError(_native.E_RANGE, f"channel {r} is out of range: source {src.id} has {n_channels} channels")
+        if start < 0 or (stop is not None and stop < 0):
+            raise ValueError("start and stop must be non-negative")
+        stop = src.samples if stop is None else min(stop, src.samples)
+        count = max(0, stop - start)
+        dtype = src.dtype if counts else np.dtype(np.float64)
+        sample_type = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.int16): INT16}[dtype]
+        out = np.empty((len(rows), count), dtype=dtype)
+        if count == 0 or not rows:
+            return out
+        row_array = (c_uint32 * len(rows))(*rows)
+        got = c_uint64()
+        check(lib().tributary_capture_read(self._handle, src.id, row_array, len(rows), start, count, sample_type,
+                                           out.ctypes.data_as(c_void_p), out.nbytes, ctypes.byref(got)))
+        return out if got.value == count else out[:, :got.value].copy()
+
+    def read_raw(self, source: Optional[int] = None, channels=None, start: int = 0, stop: Optional[int] = None,
+                 dtype: Any = np.float64) -> np.ndarray:
+        """As :meth:`read`, asking for an explicit sample type (float64, float32 or int16); a type that
+        the source is not stored in raises :class:`tributary.SampleTypeError`."""
+        self._check_open()
+        src = self.source(source)
+        wanted = np.dtype(dtype)
+        if wanted not in (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int16)):
+            raise _native.SampleTypeError(_native.E_TYPE, f"dtype {wanted} is not float64, float32 or int16")
+        if wanted == np.dtype(np.float64):
+            return self.read(src.id, channels, start, stop)
+        if wanted != src.dtype:
+            raise _native.SampleTypeError(_native.E_TYPE, f"source {src.id} stores {src.sample_type}; read it as float64 or {src.sample_type}")
+        return self.read(src.id, channels, start, stop, counts=True)
+
+    def packages(self, kinds: Optional[Sequence[str]] = None) -> Iterator[Package]:
+        """The packages that are not analog data, in file order (configurations, messages, XML, file and
+        image chunks, arrays, digital lines, errors, …); ``kinds`` selects some (e.g. ["message", "xml"]).
+        Each call starts from the beginning of the capture; the capture has one cursor, so interleaving
+        two of these iterations mixes their packages (open the capture twice for that)."""
+        self._check_open()
+        mask = 0
+        for k in kinds or []:
+            if k not in _KINDS or k == "analog":
+                raise ValueError(f"unknown package kind {k!r} (kinds: {sorted(set(_KINDS) - {'analog'})})")
+            mask |= 1 << _KINDS[k]
+        check(lib().tributary_capture_rewind(self._handle))
+        while True:
+            text = c_void_p()
+            status = lib().tributary_capture_next_package(self._handle, mask, ctypes.byref(text))
+            if status == _native.E_END:
+                return
+            check(status)
+            yield _package(take_string(text))
+
+    def to_pandas(self, source: Optional[int] = None, channels=None, start: int = 0, stop: Optional[int] = None):
+        """The analog data of a source as a pandas DataFrame: one column per channel (named by the
+        channels' names), float64 physical values, indexed by time in seconds from the first sample
+        (a ``TimedeltaIndex`` when the source has a sampling rate, else the sample number)."""
+        import pandas as pd
+
+        src = self.source(source)
+        data = self.read(src.id, channels, start, stop)
+        rows = list(range(len(src.channels)))
+        if channels is not None:
+            rows = (rows[channels] if isinstance(channels, slice) else
+                    [int(channels)] if isinstance(channels, (int, np.integer)) else [int(c) for c in channels])
+        names = [src.channels[r].name for r in rows]
+        samples = np.arange(start, start + data.shape[1])
+        if src.sample_rate:
+            index = pd.to_timedelta(samples / src.sample_rate, unit="s")
+            index.name = "time"
+        else:
+            index = pd.Index(samples, name="sample")
+        return pd.DataFrame(data.T, index=index, columns=names)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise _native.HandleError(_native.E_HANDLE, f"the capture {self.path!r} is closed")
+
+
+def open(path: Union[str, os.PathLike]) -> Capture:  # noqa: A001 (the package's entry point is tributary.open)
+    """Opens a capture (.tcap): ``with tributary.open("run.tcap") as cap: cap.read(...)``."""
+    return Capture(path)
