@@ -5,7 +5,7 @@ CONFIG       ?= release
 VENV         := .venv
 PY           := $(VENV)/bin/python
 APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev pkg-config zstd
-PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel
+PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf
 FUZZ_SECONDS ?= 60
 BIN          = $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path)
 
@@ -117,8 +117,9 @@ demo: deps build
 	$(BIN)/tributary demo
 
 ## bench: benchmarks with peers measured in the same run (numpy, scipy, FFTW C, zstd, blosc2, pyzmq).
-bench: deps build
+bench: deps build python
 	$(BIN)/tributary-bench --python $(PY)
+	$(PY) Benchmarks/python_bench.py --tributary $(BIN)/tributary
 
 clean:
 	rm -rf .build $(VENV) Fuzz/.build lib python/tributary/_lib

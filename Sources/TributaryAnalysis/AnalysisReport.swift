@@ -60,6 +60,8 @@ package enum AnalysisJSON {
         if let d = r.distortion {
             if m.contains(.thd) {
                 members.append(("thd", .double(d.thd)))
+                members.append(("thd_db", .double(d.thdDB)))
+                members.append(("thd_percent", .double(d.thdPercent)))
                 members.append(("harmonics", .array(d.harmonics.map {
                     .object([("order", .int($0.order)), ("frequency", .double($0.frequency)), ("amplitude", .double($0.amplitude))])
                 })))
@@ -69,7 +71,16 @@ package enum AnalysisJSON {
             if m.contains(.snr) { members.append(("snr_db", .double(d.snrDB))) }
             if m.contains(.enob) { members.append(("enob", .double(d.enob))) }
             if m.contains(.sfdr) { members.append(("sfdr_db", .double(d.sfdrDB))) }
+            if let fs = r.fullScale {
+                members.append(("full_scale", .double(fs.fullScale)))
+                members.append(("signal_dbfs", .double(fs.signalDBFS)))
+                if m.contains(.sinad) { members.append(("sinad_dbfs", .double(fs.sinadDBFS))) }
+                if m.contains(.snr) { members.append(("snr_dbfs", .double(fs.snrDBFS))) }
+                if m.contains(.enob) { members.append(("enob_fs", .double(fs.enobFullScale))) }
+                if m.contains(.sfdr) { members.append(("sfdr_dbfs", .double(fs.sfdrDBFS))) }
+            }
         }
+        if !r.measurementWarnings.isEmpty { members.append(("warnings", .array(r.measurementWarnings.map { .string($0) }))) }
         if let e = r.measurementError { members.append(("measurement_error", .string(e))) }
         return .object(members)
     }
@@ -111,10 +122,18 @@ package enum AnalysisTable {
             var header = ["ch"]
             if m.contains(.tone) { header += ["freq Hz", "amplitude", "phase deg"] }
             let columns: [(AnalysisMeasurement, String, (DistortionMeasurement) -> Double)] = [
-                (.thd, "THD", { $0.thd }), (.thdn, "THD+N dB", { $0.thdPlusNoiseDB }), (.sinad, "SINAD dB", { $0.sinadDB }),
-                (.snr, "SNR dB", { $0.snrDB }), (.enob, "ENOB", { $0.enob }), (.sfdr, "SFDR dB", { $0.sfdrDB }),
+                (.thd, "THD dB", { $0.thdDB }), (.thd, "THD %", { $0.thdPercent }), (.thdn, "THD+N dB", { $0.thdPlusNoiseDB }),
+                (.sinad, "SINAD dB", { $0.sinadDB }), (.snr, "SNR dB", { $0.snrDB }), (.enob, "ENOB", { $0.enob }),
+                (.sfdr, "SFDR dB", { $0.sfdrDB }),
             ]
+            // Referred to full scale, when the channels' ranges (or --full-scale) give it.
+            let fullScaleColumns: [(AnalysisMeasurement, String, (FullScaleReadings) -> Double)] = [
+                (.sinad, "SINAD dBFS", { $0.sinadDBFS }), (.snr, "SNR dBFS", { $0.snrDBFS }),
+                (.enob, "ENOB fs", { $0.enobFullScale }), (.sfdr, "SFDR dBFS", { $0.sfdrDBFS }),
+            ]
+            let anyFullScale = reports.contains { $0.fullScale != nil }
             for c in columns where m.contains(c.0) { header.append(c.1) }
+            if anyFullScale { for c in fullScaleColumns where m.contains(c.0) { header.append(c.1) } }
             var rows = [header]
             for r in reports {
                 var row = [String(r.index)]
@@ -125,10 +144,17 @@ package enum AnalysisTable {
                 }
                 if m.contains(.tone), let t = r.tone { row += [g(t.frequency), g(t.amplitude), g(t.phaseDegrees)] }
                 if let d = r.distortion { for c in columns where m.contains(c.0) { row.append(g(c.2(d))) } }
+                if anyFullScale {
+                    for c in fullScaleColumns where m.contains(c.0) { row.append(r.fullScale.map { g(c.2($0)) } ?? "-") }
+                }
                 rows.append(row)
             }
             lines.append("")
             lines += table(rows)
+            if m.contains(.tone) { lines.append("(amplitude: peak, in the channel's unit; phase in degrees)") }
+            for r in reports {
+                for warning in r.measurementWarnings { lines.append("warning: channel \(r.index): \(warning.terminalSafe)") }
+            }
         }
         for r in reports {
             if let w = r.welch, let c = request.welch {

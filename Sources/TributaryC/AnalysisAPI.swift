@@ -17,7 +17,8 @@ struct AnalysisOptions {
     }
 
     static let keys: Set<String> = ["rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
-                                    "measure", "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"]
+                                    "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels", "int16_scale",
+                                    "rigor", "name"]
 
     /// The options as decoded (types checked), before the semantic checks.
     private struct Raw: Decodable {
@@ -34,6 +35,7 @@ struct AnalysisOptions {
         var harmonics: Int?
         var foldAliases: Bool?
         var measureWindow: String?
+        var fullScale: Double?
         var channels: String?
         var int16Scale: Double?
         var rigor: String?
@@ -67,6 +69,7 @@ struct AnalysisOptions {
             harmonics = try get("harmonics", Int.self, "an integer")
             foldAliases = try get("fold_aliases", Bool.self, "true or false")
             measureWindow = try get("measure_window", String.self, "a string")
+            fullScale = try get("full_scale", Double.self, "a number")
             if let list = try? get("channels", [Int].self, "") {
                 channels = list.map(String.init).joined(separator: ",")
             } else {
@@ -150,6 +153,10 @@ struct AnalysisOptions {
         if let spectrumLength = raw.spectrum { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
         request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: raw.harmonics ?? 5,
                                                        foldAliases: raw.foldAliases ?? false)
+        if let fullScale = raw.fullScale {
+            guard fullScale > 0, fullScale.isFinite else { throw bad("full_scale must be a positive number (the peak of a full-scale sine)") }
+            request.fullScale = fullScale
+        }
         var filters = SubscriberFilters()
         if let channelSpec {
             do {

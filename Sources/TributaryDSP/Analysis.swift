@@ -32,9 +32,14 @@ public struct AnalysisRequest: Sendable, Equatable {
     public var measurements: Set<AnalysisMeasurement>
     /// Parameters of the measurements.
     public var measurement: MeasurementConfiguration
+    /// Peak amplitude of a full-scale sine for the full-scale readings (ENOB_fs, dBFS); nil takes it
+    /// from each channel's configured range (half of max − min).
+    public var fullScale: Double?
 
     public init(statistics: Bool = false, welch: WelchConfiguration? = nil, spectrum: SpectrumRequest? = nil,
-                measurements: Set<AnalysisMeasurement> = [], measurement: MeasurementConfiguration = MeasurementConfiguration()) {
+                measurements: Set<AnalysisMeasurement> = [], measurement: MeasurementConfiguration = MeasurementConfiguration(),
+                fullScale: Double? = nil) {
+        self.fullScale = fullScale
         self.statistics = statistics
         self.welch = welch
         self.spectrum = spectrum
@@ -92,6 +97,11 @@ public struct ChannelReport: Sendable {
     public var spectrum: AveragedSpectrum?
     public var tone: ToneMeasurement?
     public var distortion: DistortionMeasurement?
+    /// The distortion readings referred to the channel's full scale (its configured range, or the
+    /// request's `fullScale`), when one is known.
+    public var fullScale: FullScaleReadings?
+    /// Why the measurements may be biased by the setup (`SpectralMeasurements.setupWarnings`).
+    public var measurementWarnings: [String] = []
     /// Why requested measurements are missing (e.g. no tone in the data), or nil.
     public var measurementError: String?
 }
@@ -146,9 +156,18 @@ public final class ChannelAnalyzer {
         }
         if !request.measurements.isEmpty {
             do {
-                let m = try SpectralMeasurements(asDoubles(), sampleRate: sampleRate, configuration: request.measurement)
-                if request.measurements.contains(.tone) { report.tone = try m.singleTone() }
-                if !request.measurements.subtracting([.tone]).isEmpty { report.distortion = try m.distortion() }
+                let values = asDoubles()
+                let m = try SpectralMeasurements(values, sampleRate: sampleRate, configuration: request.measurement)
+                let tone = try m.singleTone()
+                if request.measurements.contains(.tone) { report.tone = tone }
+                report.measurementWarnings = m.setupWarnings(for: tone, samples: values)
+                if !request.measurements.subtracting([.tone]).isEmpty {
+                    let distortion = try m.distortion()
+                    report.distortion = distortion
+                    if let fullScale = request.fullScale, distortion.fundamental.amplitude > 0 {
+                        report.fullScale = distortion.referred(toFullScale: fullScale)
+                    }
+                }
             } catch let error as MeasurementError {
                 report.measurementError = error.description
             }

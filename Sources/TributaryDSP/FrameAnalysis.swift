@@ -135,6 +135,8 @@ private final class SourceState {
     var name = ""
     var rates: [UInt32: Double] = [:]
     var units: [UInt32: String] = [:]
+    /// Peak amplitude of a full-scale sine per channel (half its configured range).
+    var fullScales: [UInt32: Double] = [:]
     var firstRate: Double?
     var channels: [ChannelKey: ChannelState] = [:]
     var order: [ChannelKey] = []
@@ -148,6 +150,8 @@ private final class SourceState {
         for c in configuration.channels {
             rates[c.index] = c.samplingRate
             units[c.index] = c.unit
+            let half = (c.maxValue - c.minValue) / 2
+            if half > 0, half.isFinite { fullScales[c.index] = half }
         }
         firstRate = firstRate ?? configuration.channels.first?.samplingRate
     }
@@ -168,6 +172,7 @@ private final class SourceState {
         if let state = channels[key] { return state }
         let state = try ChannelState(index: index, request: request, sampleRate: sampleRate,
                                      measurementLength: limits.measurement, recordLimit: limits.record)
+        state.fullScale = request.fullScale ?? fullScales[index]
         channels[key] = state
         order.append(key)
         return state
@@ -181,6 +186,8 @@ private final class ChannelState {
     let sampleRate: Double
     let recordLimit: Int
     let measurementLength: Int
+    /// Peak amplitude of a full-scale sine, when known.
+    var fullScale: Double?
     var count = 0
     var statistics = StatisticsAccumulator()
     let welch: StreamingWelch?
@@ -264,8 +271,16 @@ private final class ChannelState {
             do {
                 let measured = record.count > measurementLength ? Array(record[..<measurementLength]) : record
                 let m = try SpectralMeasurements(measured, sampleRate: sampleRate, configuration: request.measurement)
-                if request.measurements.contains(.tone) { report.tone = try m.singleTone() }
-                if !request.measurements.subtracting([.tone]).isEmpty { report.distortion = try m.distortion() }
+                let tone = try m.singleTone()
+                if request.measurements.contains(.tone) { report.tone = tone }
+                report.measurementWarnings = m.setupWarnings(for: tone, samples: measured)
+                if !request.measurements.subtracting([.tone]).isEmpty {
+                    let distortion = try m.distortion()
+                    report.distortion = distortion
+                    if let fullScale, distortion.fundamental.amplitude > 0 {
+                        report.fullScale = distortion.referred(toFullScale: fullScale)
+                    }
+                }
             } catch let error as MeasurementError {
                 report.measurementError = error.description
             }

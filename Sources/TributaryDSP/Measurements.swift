@@ -46,6 +46,34 @@ public struct DistortionMeasurement: Sendable, Equatable {
     public var thdDB: Double { 20 * log10(thd) }
     /// THD+N in dB (20 log10 thdPlusNoise = -SINAD).
     public var thdPlusNoiseDB: Double { 20 * log10(thdPlusNoise) }
+    /// THD in percent of the fundamental (100 × thd).
+    public var thdPercent: Double { 100 * thd }
+
+    /// The readings referred to full scale (IEEE 1241 ENOB, dBFS), as instruments report them next
+    /// to the signal-relative ones: a clean 1 V sine on a ±10 V 16-bit converter has an ENOB of about
+    /// 12.7 relative to its own level and about 16 referred to full scale.
+    /// - Parameter fullScale: the peak amplitude of a full-scale sine (half the converter's range).
+    public func referred(toFullScale fullScale: Double) -> FullScaleReadings {
+        // Noise and distortion relative to a full-scale sine instead of to the fundamental.
+        let gain = 20 * log10(fullScale / fundamental.amplitude)
+        let sinad = sinadDB + gain
+        return FullScaleReadings(fullScale: fullScale, signalDBFS: -gain, sinadDBFS: sinad, snrDBFS: snrDB + gain,
+                                 sfdrDBFS: sfdrDB + gain, enobFullScale: (sinad - 1.76) / 6.02)
+    }
+}
+
+/// Distortion readings referred to a converter's full scale (`DistortionMeasurement.referred(toFullScale:)`).
+public struct FullScaleReadings: Sendable, Equatable {
+    /// Peak amplitude of a full-scale sine (10 for a ±10 V range).
+    public var fullScale: Double
+    /// The fundamental's level, dB relative to full scale (≤ 0 for a signal inside the range).
+    public var signalDBFS: Double
+    /// SINAD, SNR and SFDR with full scale as the reference, in dBFS.
+    public var sinadDBFS: Double
+    public var snrDBFS: Double
+    public var sfdrDBFS: Double
+    /// ENOB referred to full scale: (SINAD_dBFS − 1.76) / 6.02.
+    public var enobFullScale: Double
 }
 
 /// Parameters of the spectral measurements.
@@ -188,6 +216,47 @@ public struct SpectralMeasurements: Sendable {
         }
         return chosen.map { tone(at: $0) }
     }
+
+    /// Why a tone measurement of this record may be biased by the setup rather than by the signal:
+    /// samples that repeat exactly with the tone's period (a tone that divides the sample rate into
+    /// a short pattern, quantised without dither: the quantisation error is then periodic, not
+    /// noise-like, and SINAD/ENOB read too high), a tone too close to DC or Nyquist for the window's
+    /// main lobe, and too few cycles in the record. Empty when none applies.
+    /// - Parameter samples: the record the measurement was made on.
+    public func setupWarnings(for tone: ToneMeasurement, samples: [Double]) -> [String] {
+        var warnings: [String] = []
+        let rate = spectrum.sampleRate, f = tone.frequency
+        guard f > 0, rate > 0, binWidth > 0 else { return warnings }
+        let length = Int((rate / binWidth).rounded())
+        // rate / f ≈ p / q with a small q: do the samples repeat exactly every p samples?
+        let ratio = rate / f
+        for q in 1...16 {
+            let p = Int((ratio * Double(q)).rounded())
+            guard p >= 2, p < samples.count / 4 else { continue }
+            let compared = Swift.min(samples.count - p, 8_192)
+            var equal = 0
+            for i in 0..<compared where samples[i] == samples[i + p] { equal += 1 }
+            if equal * 10 >= compared * 9 {
+                warnings.append("the tone (\(Self.format(f)) Hz) repeats its sample pattern every \(p) samples at "
+                                + "\(Self.format(rate)) S/s: the quantisation error is periodic, not noise, and SINAD/ENOB read too high; "
+                                + "a frequency such as \(Self.format(f * 1.0061)) Hz, or dither, avoids it")
+                break
+            }
+        }
+        let bin = Int((f / binWidth).rounded())
+        if bin <= 2 * lobe + 1 {
+            warnings.append("the tone (\(Self.format(f)) Hz) is within \(bin) bins of DC: the window's main lobe reaches DC and the reading is biased")
+        } else if bin >= bins - 2 * lobe - 1 {
+            warnings.append("the tone (\(Self.format(f)) Hz) is within \(Swift.max(0, bins - 1 - bin)) bins of Nyquist (\(Self.format(rate / 2)) Hz): the window's main lobe reaches it and the reading is biased")
+        }
+        let cycles = f * Double(length) / rate
+        if cycles < 10 {
+            warnings.append("only \(Self.format(cycles)) cycles of the tone in \(length) samples: use a record of at least 10 cycles")
+        }
+        return warnings
+    }
+
+    private static func format(_ value: Double) -> String { String(format: "%.6g", value) }
 
     /// THD, THD+N, SINAD, SNR, ENOB and SFDR.
     /// - Throws: `MeasurementError` when there is no tone.

@@ -66,3 +66,57 @@ import Testing
         #expect(throws: MeasurementError.self) { try SpectralMeasurements([Double](repeating: 1, count: 64), sampleRate: 1).singleTone() }
     }
 }
+
+/// Readings as instruments report them: full-scale ENOB and dBFS, THD in dB and %, setup warnings.
+@Suite struct FullScaleReadingTests {
+    /// A 16-bit ±10 V converter (LSB 20/65536 V) sampling `amplitude` V at `frequency` Hz, 10 kS/s,
+    /// with ±0.5 LSB of uniform dither so that quantisation error is noise-like.
+    private func quantised(amplitude: Double, frequency: Double, count: Int = 1 << 16) -> [Double] {
+        let lsb = 20.0 / 65_536
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return SignalGenerator.sine(count: count, sampleRate: 10_000, frequency: frequency, amplitude: amplitude).map { value in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let dither = (Double(state >> 11) / Double(1 << 53) - 0.5) * lsb
+            return ((value + dither) / lsb).rounded() * lsb
+        }
+    }
+
+    @Test func aOneVoltSineOnATenVoltSixteenBitConverter() throws {
+        let x = quantised(amplitude: 1, frequency: 50.3)
+        let m = try SpectralMeasurements(x, sampleRate: 10_000)
+        let d = try m.distortion()
+        let fs = d.referred(toFullScale: 10)
+        // Relative to the signal: 20 dB (3.32 bits) below what the converter can do.
+        #expect(abs(fs.enobFullScale - d.enob - 20 * log10(10 / d.fundamental.amplitude) / 6.02) < 1e-9)
+        #expect(abs(fs.signalDBFS + 20) < 0.01)
+        // Quantisation plus dither noise of a 16-bit converter: ENOB_fs a little below 16.
+        #expect(fs.enobFullScale > 15.3 && fs.enobFullScale < 16.1, "\(fs.enobFullScale)")
+        #expect(d.enob > 12.0 && d.enob < 12.8, "\(d.enob)")
+        #expect(abs(fs.sinadDBFS - (d.sinadDB + 20)) < 0.01)
+        #expect(abs(d.thdDB - 20 * log10(d.thd)) < 1e-12)
+        #expect(abs(d.thdPercent - 100 * d.thd) < 1e-12)
+        #expect(m.setupWarnings(for: try m.singleTone(), samples: x).isEmpty)
+    }
+
+    @Test func warningsNameTheSetupProblems() throws {
+        // 50 Hz at 10 kS/s, quantised without dither (the simulator's default): the samples repeat
+        // every 200, the quantisation error is periodic.
+        let lsb = 20.0 / 65_536
+        let periodic = SignalGenerator.sine(count: 1 << 16, sampleRate: 10_000, frequency: 50, amplitude: 1).map { ($0 / lsb).rounded() * lsb }
+        let coherent = try SpectralMeasurements(periodic, sampleRate: 10_000)
+        let warnings = coherent.setupWarnings(for: try coherent.singleTone(), samples: periodic)
+        #expect(warnings.count == 1 && warnings[0].contains("every 200 samples"), "\(warnings)")
+        // The same tone with dither: noise-like error, no warning.
+        let dithered = quantised(amplitude: 1, frequency: 50)
+        let fine = try SpectralMeasurements(dithered, sampleRate: 10_000)
+        #expect(fine.setupWarnings(for: try fine.singleTone(), samples: dithered).isEmpty)
+        // 3 cycles in the record.
+        let shortRecord = quantised(amplitude: 1, frequency: 30.7, count: 1_000)
+        let short = try SpectralMeasurements(shortRecord, sampleRate: 10_000)
+        #expect(short.setupWarnings(for: try short.singleTone(), samples: shortRecord).contains { $0.contains("cycles") })
+        // Next to Nyquist.
+        let highRecord = quantised(amplitude: 1, frequency: 4_999.3)
+        let high = try SpectralMeasurements(highRecord, sampleRate: 10_000)
+        #expect(high.setupWarnings(for: try high.singleTone(), samples: highRecord).contains { $0.contains("Nyquist") })
+    }
+}

@@ -109,7 +109,9 @@ final class PeerProcess: @unchecked Sendable {
         let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=fast,rate=409600,channels=8,freq=1,noise=0,block=1024"),
                                            paced: true, frameLimit: frames)
         let gate = GatedSource(source)
-        let publisher = try makePublisher(apiKey: "peer-key", sources: [gate]) { $0.subscriberQueueFrames = 16 }
+        // 64 queued frames (160 ms at this rate) let the running subscriber ride out a loaded machine's
+        // scheduling hiccups; the stopped one still overflows them within a second.
+        let publisher = try makePublisher(apiKey: "peer-key", sources: [gate]) { $0.subscriberQueueFrames = 64 }
         defer { publisher.stop() }
         let stopped = try PeerProcess(["subscribe", "\(publisher.port!)", "stopped"])
         let subject = try Subject()

@@ -35,7 +35,7 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
             window: Optional[str] = None, detrend: Optional[str] = None, average: Optional[str] = None,
             scaling: Optional[str] = None, spectrum: Optional[int] = None,
             measure: Union[None, str, Sequence[str]] = None, harmonics: Optional[int] = None,
-            fold_aliases: bool = False, measure_window: Optional[str] = None,
+            fold_aliases: bool = False, measure_window: Optional[str] = None, full_scale: Optional[float] = None,
             channels: Union[None, str, Sequence[int]] = None, int16_scale: Optional[float] = None,
             rigor: Optional[str] = None, name: Optional[str] = None) -> Dict[str, Any]:
     """Runs ``tributary analyze --json`` on a file or an array and returns its document as a dict.
@@ -57,7 +57,8 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
     """
     options = dict(stats=stats, welch=welch, overlap=overlap, window=window, detrend=detrend, average=average,
                    scaling=scaling, spectrum=spectrum, measure=measure, harmonics=harmonics, fold_aliases=fold_aliases,
-                   measure_window=measure_window, channels=channels, int16_scale=int16_scale, rigor=rigor)
+                   measure_window=measure_window, full_scale=full_scale, channels=channels, int16_scale=int16_scale,
+                   rigor=rigor)
     out = c_void_p()
     if isinstance(data, (str, os.PathLike)):
         if name is not None:

@@ -18,7 +18,8 @@ from .analysis import analyze
 
 _STATS = ["count", "min", "max", "mean", "std", "std_sample", "variance", "rms", "positive_peak", "negative_peak",
           "peak_to_peak"]
-_MEASURES = ["thd", "thd_n_db", "sinad_db", "snr_db", "enob", "sfdr_db"]
+_MEASURES = ["thd", "thd_db", "thd_percent", "thd_n_db", "sinad_db", "snr_db", "enob", "sfdr_db", "full_scale",
+             "signal_dbfs", "sinad_dbfs", "snr_dbfs", "enob_fs", "sfdr_dbfs"]
 
 
 def rows_of(document: Dict[str, Any]) -> List[Dict[str, Any]]:

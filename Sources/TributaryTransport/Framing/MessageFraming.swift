@@ -84,6 +84,51 @@ enum MessageFraming {
         }
     }
 
+    /// Decodes a frame whose first part was received into a reusable message (`header`, valid only
+    /// during the call) and whose payload part, if any, is `payload`; `extraParts` counts parts after
+    /// the payload (a malformed message). The subscriber's hot path: the 40-byte header part costs no
+    /// allocation, the payload is wrapped in place. A one-part frame (header and payload together, as
+    /// simple peers send it) is copied, since its bytes live in the reusable message.
+    /// - Throws: `WireError` as `decode(_:maxFrameSize:)`.
+    static func decode(header first: UnsafeRawBufferPointer, payload: ZMQReceivedMessage?, extraParts: Int,
+                       maxFrameSize: Int) throws(WireError) -> InboundFrame {
+        let peeked = try FrameHeader.peek(first, maxFrameSize: maxFrameSize, origin: 0)
+        let partCount = 1 + (payload == nil ? 0 : 1) + extraParts
+        let header: FrameHeader
+        switch peeked {
+        case .ignorable(let kind, let frameLength):
+            guard partCount <= 2, first.count + (payload?.count ?? 0) == frameLength else {
+                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                detail: "extension kind \(kind) announces \(frameLength) bytes")
+            }
+            return kind == TransportKind.keepalive ? .keepalive : .ignorable(kind: kind)
+        case .frame(let h):
+            header = h
+        }
+        switch (payload, extraParts) {
+        case (nil, 0):
+            guard first.count == header.frameLength else {
+                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                detail: "the frame has \(header.frameLength) bytes, the message part \(first.count)")
+            }
+            if header.payloadLength == 0 { return .frame(try Frame(header: header, payload: emptyPayload)) }
+            return .frame(try Frame(decoding: FrameBuffer(copying: first), at: 0, maxFrameSize: maxFrameSize))
+        case (let payloadPart?, 0):
+            guard first.count == header.headerLength else {
+                throw WireError(.badHeaderLength, field: "header.header_length", offset: 8,
+                                detail: "the header part has \(first.count) bytes, the header announces \(header.headerLength)")
+            }
+            guard payloadPart.count == header.payloadLength else {
+                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                detail: "the header announces \(header.payloadLength) payload bytes, the payload part has \(payloadPart.count)")
+            }
+            return .frame(try Frame(header: header, payload: wrap(payloadPart), position: 0))
+        default:
+            throw WireError(.lengthMismatch, field: "message.parts", offset: 0,
+                            detail: "\(partCount) parts; a frame is one part or a header part and a payload part")
+        }
+    }
+
     /// A frame buffer over a received part: in place when aligned, else an aligned copy.
     static func wrap(_ part: ZMQReceivedMessage) -> FrameBuffer {
         if part.isAligned(to: 8) {

@@ -227,6 +227,10 @@ final class PublisherEngine {
     private func handle(_ parts: [ZMQReceivedMessage], now: UInt64) {
         let routingID = parts[0].bytes
         let fd = parts.count > 1 ? parts[1].sourceFileDescriptor : nil
+        // A connection's ACCEPTED event is queued before anything it sends reaches the socket, but
+        // both may be ready in the same poll: read the events first when the connection is new, so
+        // that the table knows it before a session is bound to it.
+        if let fd, connections.state(of: fd) == nil { readConnectionEvents() }
         let session = byRoutingID[routingID]
         if session == nil, case .refused? = connections.state(of: fd) {
             // Refused, closing shortly: nothing it sends is read, and answers stay rate-limited.

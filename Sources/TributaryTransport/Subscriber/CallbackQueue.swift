@@ -63,7 +63,7 @@ public final class CallbackQueue: Sendable {
         if case .dedicatedThread(let name) = executor {
             let thread = Thread {
                 // Named from inside: on Linux a name set before start() is not applied to the kernel thread.
-                Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+                nameCurrentThread(name)
                 core.consume()
             }
             thread.start()

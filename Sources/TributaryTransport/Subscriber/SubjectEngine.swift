@@ -64,6 +64,8 @@ final class SubjectEngine {
     private(set) var phase = Phase.closed
     private var parameters: OpenParameters?
     private var dealer: ZMQSocket?
+    /// The header part of each received frame: received into this one message every time.
+    private var headerPart = ZMQMessage()
     private var monitor: ZMQMonitor?
     private(set) var welcome: Welcome?
     private var pendingError: ErrorReport?
@@ -241,9 +243,25 @@ final class SubjectEngine {
                 pause()
                 return
             }
-            let parts: [ZMQReceivedMessage]
-            do throws(ZMQError) { parts = try dealer.receiveMultipart(flags: .dontWait) } catch { return }
-            handle(parts)
+            // The header part goes into the same message every time (no allocation); only a payload
+            // part becomes an object that the frame's views keep alive.
+            var payload: ZMQReceivedMessage?
+            var extraParts = 0
+            do throws(ZMQError) {
+                try dealer.receive(into: &headerPart, flags: .dontWait)
+                if headerPart.hasMore {
+                    let part = try dealer.receive()
+                    payload = part
+                    var more = part.hasMore
+                    while more {
+                        more = try dealer.receive().hasMore
+                        extraParts += 1
+                    }
+                }
+            } catch {
+                return
+            }
+            handle(payload: payload, extraParts: extraParts)
             // The handler may have ended the session (and closed this socket).
             if self.dealer !== dealer { return }
         }
@@ -268,12 +286,15 @@ final class SubjectEngine {
         receiveAll()
     }
 
-    private func handle(_ parts: [ZMQReceivedMessage]) {
+    private func handle(payload: ZMQReceivedMessage?, extraParts: Int) {
         let now = monotonicNanoseconds()
         lastHeardNs = now
         let inbound: InboundFrame
         do throws(WireError) {
-            inbound = try MessageFraming.decode(parts[...], maxFrameSize: options.maxFrameSize)
+            let maxFrameSize = options.maxFrameSize
+            inbound = try headerPart.withUnsafeBytes { (bytes) throws(WireError) in
+                try MessageFraming.decode(header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize)
+            }
         } catch {
             let code: ErrorCode = error.code == .frameTooLarge ? .tooLarge : .malformedFrame
             endSession(ErrorReport(code, "the publisher sent a malformed frame: \(error)"), notifyPublisher: true, reconnect: true)

@@ -66,7 +66,7 @@ public final class ZMQLoop<State>: Sendable {
         let thread = Thread { [context] in
             // Named from inside: Foundation then also sets the kernel name (15 bytes), seen in top -H and gdb;
             // a name set before start() is not applied on Linux (the thread keeps its creator's name).
-            Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+            nameCurrentThread(name)
             shared.markLoopThread()
             let scope = ZMQLoopScope(context: context, eventFD: eventFD)
             var state: State?

@@ -40,6 +40,8 @@ enum AnalyzeCommand: Command {
         --harmonics H      highest harmonic of THD (default 5)
         --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
         --measure-window W window of the measurements (default blackman-harris-7)
+        --full-scale V     peak amplitude of a full-scale sine for ENOB_fs and the dBFS readings
+                           (default: half of each channel's configured range, e.g. 10 for ±10 V)
       --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
       --source IDS         sources to analyse, e.g. 2 or 1,3; repeatable (default all; results are
                            listed by source id)
@@ -66,6 +68,7 @@ enum AnalyzeCommand: Command {
         let harmonics = try arguments.integer("--harmonics", "a harmonic order", in: 2...1000)
         let fold = arguments.flag("--fold-aliases")
         let measureWindow = try arguments.option("--measure-window", "a window name (\(windowNames))") { WindowKind(name: $0) }
+        let fullScale = try arguments.number("--full-scale", "a peak amplitude", in: 0...Double.greatestFiniteMagnitude, above: true)
         let channelText = try arguments.option("--channels")
         let sourceTexts = try arguments.options("--source")
         let int16Scale = try arguments.number("--int16-scale", "a scale", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) ?? 1
@@ -81,8 +84,8 @@ enum AnalyzeCommand: Command {
             if overlap != nil { throw UsageError("--overlap needs --welch") }
             if detrend != nil || average != nil || scaling != nil { throw UsageError("--detrend, --average and --scaling need --welch") }
         }
-        if measureText == nil, harmonics != nil || fold || measureWindow != nil {
-            throw UsageError("--harmonics, --fold-aliases and --measure-window need --measure")
+        if measureText == nil, harmonics != nil || fold || measureWindow != nil || fullScale != nil {
+            throw UsageError("--harmonics, --fold-aliases, --measure-window and --full-scale need --measure")
         }
         var measurements = Set<AnalysisMeasurement>()
         if let measureText {
@@ -123,6 +126,7 @@ enum AnalyzeCommand: Command {
         }
         if let spectrumLength { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
         request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5, foldAliases: fold)
+        request.fullScale = fullScale
 
         if let wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
         var filters = SubscriberFilters()
