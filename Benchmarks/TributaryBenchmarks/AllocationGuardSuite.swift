@@ -69,8 +69,10 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
     let frames = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_FRAMES"] ?? "") ?? 2_000
     for delivery in [SourceDelivery.lossless, .live] {
         let result = try transportThroughputRun(frames: frames, delivery: delivery)
-        guardRow("publisher -> subject, 64 KiB \(delivery == .lossless ? "lossless" : "live"), per frame", limit: 14,
-                 result.allocationsPerFrame)
+        // Measured 7.2 (lossless) and 4.1 (live), libzmq's own included (its receive buffers, the
+        // 40-byte header part, the zero-copy payload's content record); was 13.4 and 6.6.
+        guardRow("publisher -> subject, 64 KiB \(delivery == .lossless ? "lossless" : "live"), per frame",
+                 limit: delivery == .lossless ? 9 : 6, result.allocationsPerFrame)
     }
 
     printTable("allocation guard (allocations per operation, steady state)", rows)
