@@ -61,7 +61,9 @@ package enum AnalysisInputs {
         let name = (path as NSString).lastPathComponent
         let configuration = Configuration(
             deviceName: name, deviceType: "NPY",
-            channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate) })
+            channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate,
+                                                           // An array says nothing of its converter's range.
+                                                           minValue: -.infinity, maxValue: .infinity) })
         try body(Frame(encoding: .configuration(configuration), sourceID: 1))
         let format: SampleFormat
         switch array.samples {

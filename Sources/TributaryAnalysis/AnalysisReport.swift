@@ -122,7 +122,8 @@ package enum AnalysisTable {
             var header = ["ch"]
             if m.contains(.tone) { header += ["freq Hz", "amplitude", "phase deg"] }
             let columns: [(AnalysisMeasurement, String, (DistortionMeasurement) -> Double)] = [
-                (.thd, "THD dB", { $0.thdDB }), (.thd, "THD %", { $0.thdPercent }), (.thdn, "THD+N dB", { $0.thdPlusNoiseDB }),
+                (.thd, "THD", { $0.thd }), (.thd, "THD dB", { $0.thdDB }), (.thd, "THD %", { $0.thdPercent }),
+                (.thdn, "THD+N dB", { $0.thdPlusNoiseDB }),
                 (.sinad, "SINAD dB", { $0.sinadDB }), (.snr, "SNR dB", { $0.snrDB }), (.enob, "ENOB", { $0.enob }),
                 (.sfdr, "SFDR dB", { $0.sfdrDB }),
             ]

@@ -217,7 +217,8 @@ public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channe
             // The frames `analyze` makes of an NPY file (AnalysisInputs.npyFrames), from memory.
             let configuration = Configuration(
                 deviceName: name, deviceType: "NPY",
-                channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: job.rate!) })
+                channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: job.rate!,
+                                                           minValue: -.infinity, maxValue: .infinity) })
             try analysis.add(Frame(encoding: .configuration(configuration), sourceID: 1))
             var start = 0
             var sequence: UInt64 = 1
