@@ -218,12 +218,15 @@ class HostilePeerTests(unittest.TestCase):
                     peers.append(RawZMTP(self.server.port))
                 except OSError:
                     pass  # closed at once: the pending-peer limit at work
-            senders = [threading.Thread(target=peer.send_some, args=(burst, 0.5)) for peer in peers]
+            # The bursts arrive just before a 1 s heartbeat tick would fire on these connections, and
+            # the resets right after, while the publisher still holds the bursts: libzmq 4.3.4's
+            # heartbeat timer asserts on a connection whose input has already failed. The moment
+            # shifts a little each round.
+            time.sleep(max(0.0, opened + 0.80 + 0.01 * round_number - time.monotonic()))
+            senders = [threading.Thread(target=peer.send_some, args=(burst, 0.3)) for peer in peers]
             for sender in senders:
                 sender.start()
-            # Reset just before a 1 s heartbeat tick would fire on these connections (libzmq 4.3.4's
-            # timer asserts on a connection whose input already failed), a little earlier each round.
-            time.sleep(max(0.0, opened + 0.98 - 0.02 * round_number - time.monotonic()))
+            time.sleep(max(0.0, opened + 0.95 + 0.01 * round_number - time.monotonic()))
             for peer in peers:
                 peer.reset()
             for sender in senders:
