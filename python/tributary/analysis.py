@@ -11,7 +11,7 @@ import numpy as np
 
 from ._native import check, lib, take_string
 
-_OPTIONS = {"rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure",
+_OPTIONS = {"rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure", "full_scale",
             "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"}
 
 
