@@ -1,5 +1,10 @@
 import Foundation
+import TributaryCapture
 import TributaryTransport
+import TributaryWire
+
+/// The tool's version (semantic versioning; the wire and capture formats carry their own versions).
+let tributaryVersion = "0.2.0"
 
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
@@ -27,7 +32,8 @@ let commands: [any Command.Type] = [
     Commands:
     \(list.joined(separator: "\n"))
 
-    Run 'tributary COMMAND --help' for the options of a command.
+    Run 'tributary help COMMAND' (or 'tributary COMMAND --help') for the options of a command,
+    'tributary --version' for the version.
     """
 }
 
@@ -40,6 +46,20 @@ let commands: [any Command.Type] = [
         return 2
     }
     argv.removeFirst()
+    if name == "--version" || name == "-V" {
+        StandardOutput.line("tributary \(tributaryVersion) (wire protocol version \(FrameHeader.currentVersion), "
+                            + "capture format version \(CaptureFormat.version))")
+        return StandardOutput.exitStatus(0, command: name)
+    }
+    if name == "help", let topic = argv.first {
+        // `tributary help COMMAND` is `tributary COMMAND --help`.
+        guard let command = commands.first(where: { $0.name == topic }) else {
+            printError("tributary help: unknown command '\(topic)'\n\n" + topLevelUsage())
+            return 2
+        }
+        StandardOutput.line(command.usage)
+        return StandardOutput.exitStatus(0, command: name)
+    }
     if name == "--help" || name == "-h" || name == "help" {
         StandardOutput.line(topLevelUsage())
         return StandardOutput.exitStatus(0, command: name)

@@ -410,3 +410,22 @@ class CLIRobustnessTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HelpAndVersionTests(unittest.TestCase):
+    """Issue 14 item 4: `--version` and `tributary help COMMAND`."""
+
+    def test_version_names_the_tool_and_its_formats(self):
+        result = subprocess.run([TRIBUTARY, "--version"], capture_output=True, text=True, timeout=20)
+        self.assertEqual(result.returncode, 0)
+        self.assertRegex(result.stdout, r"^tributary \d+\.\d+\.\d+ \(wire protocol version \d+, capture format version \d+\)")
+
+    def test_help_command_is_the_commands_usage(self):
+        for command in ("analyze", "serve", "record", "keygen"):
+            via_help = subprocess.run([TRIBUTARY, "help", command], capture_output=True, text=True, timeout=20)
+            via_flag = subprocess.run([TRIBUTARY, command, "--help"], capture_output=True, text=True, timeout=20)
+            self.assertEqual(via_help.returncode, 0)
+            self.assertEqual(via_help.stdout, via_flag.stdout)
+        unknown = subprocess.run([TRIBUTARY, "help", "nope"], capture_output=True, text=True, timeout=20)
+        self.assertEqual(unknown.returncode, 2)
+        self.assertIn("unknown command 'nope'", unknown.stderr)
