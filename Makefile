@@ -113,8 +113,9 @@ fuzz: apt-deps
 	./Fuzz/run.sh $(FUZZ_SECONDS)
 
 ## demo: the main job on an embedded default.
+## DEMO_OUT=DIR keeps the capture and the plot there (default: a new temporary directory).
 demo: deps build
-	$(BIN)/tributary demo
+	$(BIN)/tributary demo $(if $(DEMO_OUT),--out $(DEMO_OUT))
 
 ## bench: benchmarks with peers measured in the same run (numpy, scipy, FFTW C, zstd, blosc2, pyzmq).
 bench: deps build python

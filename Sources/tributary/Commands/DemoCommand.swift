@@ -25,12 +25,13 @@ enum DemoCommand: Command {
       4. the capture analysed: statistics, Welch PSD, tone and distortion (THD, SINAD, ENOB,
          SFDR), printed as a report, and the PSD written as an SVG plot whose path is printed.
 
-      --out DIR      where to write the capture and the plot (default ./out)
+      --out DIR      where to write the capture and the plot (default: a new directory under
+                     the system's temporary directory, printed at the end)
       --seconds S    seconds to stream (default 3, at most 20)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let outDirectory = try arguments.option("--out") ?? "out"
+        let outDirectory = try arguments.option("--out") ?? newTemporaryDirectory()
         let seconds = try arguments.option("--seconds", "a duration in (0, 20] seconds") {
             Double($0).flatMap { $0 > 0 && $0 <= 20 ? $0 : nil }
         } ?? 3
@@ -124,4 +125,13 @@ enum DemoCommand: Command {
         print("\nSpectrum plot: \(URL(fileURLWithPath: plotPath).standardizedFileURL.path)")
         return 0
     }
+}
+
+/// A new, empty directory for the demo's files under the system's temporary directory, so that a
+/// demo never writes into the caller's working tree (or over an earlier demo's capture).
+private func newTemporaryDirectory() -> String {
+    var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("tributary-demo-XXXXXX").utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    if made != nil { return String(cString: template) }
+    return (NSTemporaryDirectory() as NSString).appendingPathComponent("tributary-demo-\(getpid())")
 }
