@@ -10,9 +10,13 @@ import TributaryWire
 public protocol Observer: AnyObject {
     /// A source's configuration (after open, after a reconnect, and whenever the publisher re-sends it).
     func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader)
-    /// An error: from the publisher (1-3 on open, 10-14), or detected here (4 expired timeout,
+    /// An error: from the publisher (1-3 on open, 10-15), or detected here (4 expired timeout,
     /// 5 lost connection, 6 transmission error, 10 malformed frame from the publisher).
     func didReceiveError(_ error: ErrorReport)
+    /// The same, with the header of the frame that carried it: `sourceID` (the source the error
+    /// concerns, 0 for none) and `timestampNs` (when it was raised). Its default calls
+    /// `didReceiveError(_:)`; implement one of the two.
+    func didReceiveError(_ error: ErrorReport, header: FrameHeader)
     /// Analog samples (header.filterID: the filter they were produced for, 0 unfiltered).
     func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader)
     /// Digital line states.
@@ -42,6 +46,7 @@ public protocol Observer: AnyObject {
 extension Observer {
     public func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) {}
     public func didReceiveError(_ error: ErrorReport) {}
+    public func didReceiveError(_ error: ErrorReport, header: FrameHeader) { didReceiveError(error) }
     public func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) {}
     public func didReceiveDigitalData(_ data: DigitalView, header: FrameHeader) {}
     public func didReceiveMessage(_ message: Message, header: FrameHeader) {}
@@ -66,7 +71,7 @@ extension Observer {
         let header = package.header
         switch package.content {
         case .configuration(let c): didReceiveConfiguration(c, header: header)
-        case .error(let e): didReceiveError(e)
+        case .error(let e): didReceiveError(e, header: header)
         case .analog(let a): didReceiveAnalogData(a, header: header)
         case .digital(let d): didReceiveDigitalData(d, header: header)
         case .message(let m): didReceiveMessage(m, header: header)

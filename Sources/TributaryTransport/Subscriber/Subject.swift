@@ -204,6 +204,18 @@ public final class Subject: Sendable {
         try onLoop { engine throws(ErrorReport) in try engine.addFilter(.array(request)) }
     }
 
+    /// Changes an existing filter (SCCT: setting a filter's `query`): the publisher replaces it in one
+    /// step, and the data produced for it keeps carrying `id`.
+    /// - Throws: `ErrorReport` 6 when not open, 12 when there is no filter `id`.
+    public func changeFilter(_ id: UInt32, to request: AnalogFilterRequest) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in try engine.changeFilter(id, to: .analog(request)) }
+    }
+
+    /// Changes an existing array filter; see `changeFilter(_:to:)` for analog filters.
+    public func changeFilter(_ id: UInt32, to request: ArrayFilterRequest) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in try engine.changeFilter(id, to: .array(request)) }
+    }
+
     /// Removes a filter returned by `sendFilter`.
     /// - Throws: `ErrorReport` 6 when not open, 12 when there is no such filter.
     public func removeFilter(_ id: UInt32) throws(ErrorReport) {
@@ -216,6 +228,9 @@ public final class Subject: Sendable {
     public func selectSources(_ ids: [UInt32]) throws(ErrorReport) {
         try onLoop { engine throws(ErrorReport) in try engine.selectSources(ids) }
     }
+
+    /// Chooses one source to receive (`selectSources([id])`).
+    public func selectSource(_ id: UInt32) throws(ErrorReport) { try selectSources([id]) }
 
     /// The Subject's counters and its callback queue's measurements.
     public func statistics() -> SubjectStatistics {

@@ -565,6 +565,21 @@ final class SubjectEngine {
         return appID
     }
 
+    /// Replaces filter `appID` by `request` in one step; the application's id stays.
+    func changeFilter(_ appID: UInt32, to request: AppFilterRequest) throws(ErrorReport) {
+        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard let index = appFilters.firstIndex(where: { $0.id == appID }), let wire = appToWire[appID] else {
+            throw ErrorReport(.protocolViolation, "there is no filter \(appID) to change")
+        }
+        // Kept as a plain definition: a reconnection restores it without `replaces`.
+        let plain: AppFilterRequest = switch request {
+        case .analog(var r): { r.replaces = 0; return .analog(r) }()
+        case .array(var r): { r.replaces = 0; return .array(r) }()
+        }
+        try sendFilter(plain, appID: appID, replacingWire: wire)
+        appFilters[index] = (appID, plain)
+    }
+
     func removeFilter(_ appID: UInt32) throws(ErrorReport) {
         guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
         guard appFilters.contains(where: { $0.id == appID }), let wire = appToWire[appID] else {
