@@ -100,19 +100,24 @@ package enum AnalysisTable {
                          + ": \(count) channel(s) x \(samples) samples" + (input.dtypes[source.id].map { ", \($0)" } ?? "")
                          + ", \(g(source.sampleRate)) Hz"
                          + (source.discontinuities > 0 ? ", \(source.discontinuities) discontinuities" : ""))
-            lines += render(source.channels, request: request)
+            lines += render(source.channels, units: source.units, request: request)
         }
         return lines.joined(separator: "\n")
     }
 
-    package static func render(_ reports: [ChannelReport], request: AnalysisRequest) -> [String] {
+    /// - Parameter units: each channel's unit (from its configuration); a channel without one is "-".
+    package static func render(_ reports: [ChannelReport], units: [UInt32: String] = [:], request: AnalysisRequest) -> [String] {
         var lines: [String] = []
+        func unit(_ r: ChannelReport) -> String {
+            let u = units[UInt32(r.index)] ?? ""
+            return u.isEmpty ? "-" : u.terminalSafe
+        }
         if request.statistics {
-            let header = ["ch", "count", "min", "max", "mean", "std", "std(n-1)", "rms", "p-p"]
+            let header = ["ch", "unit", "count", "min", "max", "mean", "std", "std(n-1)", "rms", "p-p"]
             var rows = [header]
             for r in reports {
                 guard let s = r.statistics else { continue }
-                rows.append([String(r.index), String(s.count), g(s.min), g(s.max), g(s.mean), g(s.standardDeviation),
+                rows.append([String(r.index), unit(r), String(s.count), g(s.min), g(s.max), g(s.mean), g(s.standardDeviation),
                              g(s.sampleStandardDeviation), g(s.rms), g(s.peakToPeak)])
             }
             lines += table(rows)
@@ -161,13 +166,17 @@ package enum AnalysisTable {
             if let w = r.welch, let c = request.welch {
                 let peak = w.values.indices.dropFirst().max { w.values[$0] < w.values[$1] } ?? 0
                 let sorted = w.values.sorted()
+                let u = unit(r) == "-" ? "U" : unit(r)
+                let psdUnit = c.scaling == .density ? "\(u)²/Hz" : "\(u)²"
                 lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(w.segments) segments, \(c.scaling.rawValue)): "
-                             + "peak \(g(w.values[peak])) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])), \(w.values.count) bins (--json for values)")
+                             + "peak \(g(w.values[peak])) \(psdUnit) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])) \(psdUnit), "
+                             + "\(w.values.count) bins (--json for values)")
             }
             if let s = r.spectrum {
                 let peak = s.amplitudeRMS.indices.dropFirst().max { s.amplitudeRMS[$0] < s.amplitudeRMS[$1] } ?? 0
+                let u = unit(r) == "-" ? "" : " \(unit(r))"
                 lines.append("ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(s.averages) averages): "
-                             + "largest \(g(s.amplitudeRMS[peak])) RMS at \(g(s.frequencies[peak])) Hz")
+                             + "largest \(g(s.amplitudeRMS[peak]))\(u) RMS at \(g(s.frequencies[peak])) Hz")
             }
         }
         return lines
