@@ -43,44 +43,9 @@ enum MessageFraming {
         guard let first = parts.first else {
             throw WireError(.truncated, field: "message.parts", offset: 0, detail: "a message without frame parts")
         }
-        let peeked = try first.withUnsafeBytes { (bytes) throws(WireError) -> FrameHeader.Peek in
-            try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: 0)
-        }
-        let header: FrameHeader
-        switch peeked {
-        case .ignorable(let kind, let frameLength):
-            guard parts.count <= 2, parts.reduce(0, { $0 + $1.count }) == frameLength else {
-                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                detail: "extension kind \(kind) announces \(frameLength) bytes")
-            }
-            return kind == TransportKind.keepalive ? .keepalive : .ignorable(kind: kind)
-        case .frame(let h):
-            header = h
-        }
-        switch parts.count {
-        case 1:
-            guard first.count == header.frameLength else {
-                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                detail: "the frame has \(header.frameLength) bytes, the message part \(first.count)")
-            }
-            if header.payloadLength == 0 { return .frame(try Frame(header: header, payload: emptyPayload)) }
-            let buffer = wrap(first)
-            // The header was validated above; decode again from the aligned buffer for a contiguous frame.
-            return .frame(try Frame(decoding: buffer, at: 0, maxFrameSize: maxFrameSize))
-        case 2:
-            let payloadPart = parts[parts.startIndex + 1]
-            guard first.count == header.headerLength else {
-                throw WireError(.badHeaderLength, field: "header.header_length", offset: 8,
-                                detail: "the header part has \(first.count) bytes, the header announces \(header.headerLength)")
-            }
-            guard payloadPart.count == header.payloadLength else {
-                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                detail: "the header announces \(header.payloadLength) payload bytes, the payload part has \(payloadPart.count)")
-            }
-            return .frame(try Frame(header: header, payload: wrap(payloadPart), position: 0))
-        default:
-            throw WireError(.lengthMismatch, field: "message.parts", offset: 0,
-                            detail: "\(parts.count) parts; a frame is one part or a header part and a payload part")
+        let payload = parts.count >= 2 ? parts[parts.startIndex + 1] : nil
+        return try first.withUnsafeBytes { (bytes) throws(WireError) -> InboundFrame in
+            try decode(header: bytes, payload: payload, extraParts: Swift.max(0, parts.count - 2), maxFrameSize: maxFrameSize)
         }
     }
 
