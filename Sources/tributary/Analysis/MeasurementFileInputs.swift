@@ -1,0 +1,20 @@
+import Foundation
+import TributaryCapture
+import TributaryWire
+
+extension AnalysisInputs {
+    /// TDMS and XDF files as `analyze` inputs: every group / stream with numeric channels becomes a
+    /// source, read exactly as `tributary import` records it (FormatImport, docs/FORMATS.md).
+    /// - Parameter rate: the rate of TDMS groups without `wf_increment`.
+    static func measurementFileFrames(_ path: String, kind: FormatImport.Kind, rate: Double?, _ body: (Frame) throws -> Void) throws -> InputDescription {
+        let sources: [ImportedSource]
+        do { sources = try FormatImport.read(path: path, rate: rate) } catch { throw CommandError("\(error)") }
+        var description = InputDescription()
+        for source in sources {
+            description.dtype = description.dtype ?? source.samples.format.description
+            description.channelCounts[source.sourceID] = source.channelCount
+            try FormatImport.forEachFrame(source, samplesPerFrame: framesamples, body)
+        }
+        return description
+    }
+}
