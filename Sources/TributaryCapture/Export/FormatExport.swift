@@ -76,8 +76,9 @@ public enum FormatExport {
 
     /// Writes an XDF file: per source a stream header (name, type "Tributary", channel count, nominal
     /// rate, channel format, source id, channel labels / units), one samples chunk per recorded frame
-    /// whose first sample carries the frame's timestamp (seconds since 1970; the rest deduced from the
-    /// rate), boundary chunks about every 10 s of data, clock offsets of 0 at both ends and a footer
+    /// whose samples carry their times (seconds since 1970: the frame's timestamp + k / rate, each
+    /// computed once, because readers that deduce unstamped times by repeated addition drift by
+    /// microseconds at Unix-epoch magnitudes), boundary chunks about every 10 s of data, clock offsets of 0 at both ends and a footer
     /// with first / last timestamp, sample count, and the gaps.
     /// With `counts`, int16 sources are int16 streams whose description holds each channel's scale / offset.
     public static func writeXDF(_ series: [SourceSeries], counts: Bool, to path: String) throws(FormatError) {
@@ -114,18 +115,20 @@ public enum FormatExport {
                 let s = series[k], b = s.blocks[next[k]]
                 next[k] += 1
                 let t = Double(b.timestampNs) / 1e9
+                let rate = s.rate ?? 0
+                let stamps: [Double]? = rate > 0 ? (0..<b.count).map { Double(b.timestampNs) / 1e9 + Double($0) / rate } : nil
                 if counts && s.isCounts, case .int16(let v) = s.samples {
                     try typed {
                         try v.withUnsafeBufferPointer { p in
                             try writer.samples(streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
-                                               count: b.count, firstTimestamp: t)
+                                               count: b.count, firstTimestamp: t, timestamps: stamps)
                         }
                     }
                 } else {
                     try typed {
                         try physical[k].withUnsafeBufferPointer { p in
                             try writer.samples(streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
-                                               count: b.count, firstTimestamp: t)
+                                               count: b.count, firstTimestamp: t, timestamps: stamps)
                         }
                     }
                 }
