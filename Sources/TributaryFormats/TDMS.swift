@@ -24,8 +24,9 @@ public struct TDMSTimestamp: Sendable, Hashable {
         var r = ns % 1_000_000_000
         if r < 0 { r += 1_000_000_000; s -= 1 }
         seconds = s + Self.unixEpochOffset
-        // floor(r · 2⁶⁴ / 10⁹); r < 10⁹ so the quotient fits 64 bits.
-        fraction = UInt64(1_000_000_000).dividingFullWidth((high: UInt64(r), low: 0)).quotient &+ (r == 0 ? 0 : 1)
+        // ceil(r · 2⁶⁴ / 10⁹); r < 10⁹ so the quotient fits 64 bits.
+        let q = UInt64(1_000_000_000).dividingFullWidth((high: UInt64(r), low: 0))
+        fraction = q.quotient &+ (q.remainder == 0 ? 0 : 1)  // rounded up, so readers that truncate still get `ns`
     }
 
     /// Nanoseconds since 1970, rounded to the nearest nanosecond.
@@ -454,7 +455,7 @@ public struct TDMSFile: Sendable, Equatable {
                     return (object(e.path), i)
                 }
                 var chunk = 0
-                for (_, i) in dataObjects { chunk += i.type == TDMSType.string ? i.stringBytes + 4 * i.count : i.count * TDMSType.size(i.type)! }
+                for (_, i) in dataObjects { chunk += i.type == TDMSType.string ? i.stringBytes : i.count * TDMSType.size(i.type)! }
                 if chunk > 0 {
                     var d = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<segmentEnd]), file: file, offset: dataStart)
                     d.bigEndian = src.bigEndian
@@ -473,7 +474,8 @@ public struct TDMSFile: Sendable, Equatable {
                                 if i.type == TDMSType.string {
                                     var ends: [Int] = []
                                     for _ in 0..<i.count { ends.append(Int(try d.u32("string offsets of \(o.path)"))) }
-                                    let blob = try d.slice(i.stringBytes, "strings of \(o.path)")
+                                    guard i.stringBytes >= 4 * i.count else { throw d.fail("\(o.path): \(i.stringBytes) string bytes cannot hold \(i.count) offsets") }
+                                    let blob = try d.slice(i.stringBytes - 4 * i.count, "strings of \(o.path)")
                                     var start = 0
                                     for e in ends {
                                         guard e >= start, e <= blob.count else { throw d.fail("string offsets of \(o.path) out of order") }
