@@ -331,5 +331,103 @@ class FormatImportTests(unittest.TestCase):
         self.assertNotIn("EEG", out)
 
 
+class ExtractTests(unittest.TestCase):
+    """`extract` writes every package kind a capture holds; `inspect --packages` lists them."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = lambda name: os.path.join(self.dir.name, name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_every_package_kind_round_trips(self):
+        import hashlib
+        content = bytes(range(256)) * 40
+        half = len(content) // 2
+        md5 = hashlib.md5(content).digest()
+        png = b"\x89PNG\r\n\x1a\n" + bytes(100)
+        t = T0
+        source0 = [
+            ws.frame("message", ws.message(7, "Grüße"), sequence=1, timestamp_ns=t, source_id=0),
+            ws.frame("xml", ws.xml("<a x='1'>ü</a>"), sequence=2, timestamp_ns=t + 1, source_id=0),
+            ws.frame("error", ws.error(13, "too slow"), sequence=3, timestamp_ns=t + 2, source_id=0),
+            ws.frame("file", ws.blob(5, len(content), 0, 0, 2, md5, 0, content[:half], "../../etc/passwd", ["a=b", "c"]),
+                     sequence=4, timestamp_ns=t + 3, source_id=0),
+            ws.frame("file", ws.blob(5, len(content), half, 1, 2, md5, 0, content[half:], "../../etc/passwd", ["a=b", "c"]),
+                     sequence=5, timestamp_ns=t + 4, source_id=0),
+            ws.frame("file", ws.blob(6, 3, 0, 0, 1, hashlib.md5(b"abc").digest(), 0, b"abc", "passwd", []),
+                     sequence=6, timestamp_ns=t + 5, source_id=0),
+            ws.frame("image", ws.blob(8, len(png), 0, 0, 1, hashlib.md5(png).digest(), 1, png, "shot.png", ["w=10"]),
+                     sequence=7, timestamp_ns=t + 6, source_id=0),
+            ws.frame("array", ws.numeric_array(1, "d", [[1.5, -2.0], [3.0, 4.25]], 2, 3), sequence=8, timestamp_ns=t + 7, source_id=0),
+            ws.frame("array", ws.numeric_array(2, "f", [[1.0], [2.0]]), sequence=9, timestamp_ns=t + 8, source_id=0),
+            ws.frame("array", ws.numeric_array(3, "i", [[1, -2, 3]]), sequence=10, timestamp_ns=t + 9, source_id=0),
+            ws.frame("array", ws.numeric_array(4, "h", [[1], [2], [-3]]), sequence=11, timestamp_ns=t + 10, source_id=0),
+            ws.frame("array", ws.numeric_array(5, "q", [[2**40, -5]]), sequence=12, timestamp_ns=t + 11, source_id=0),
+            ws.frame("array", ws.numeric_array(6, "B", [[1, 0, 1]]), sequence=13, timestamp_ns=t + 12, source_id=0),
+            ws.frame("array", ws.string_array([["a", "bc"], ["", "温"]]), sequence=14, timestamp_ns=t + 13, source_id=0),
+        ]
+        lines_a = [[1, 0, 1, 1, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1, 0, 0, 1]]
+        lines_b = [[1, 1, 1], [0, 0, 0]]
+        source1 = [
+            ws.frame("digital", ws.digital([2, 5], lines_a, first_sample=0), sequence=1, timestamp_ns=t, source_id=1),
+            ws.frame("digital", ws.digital([2, 5], lines_b, first_sample=9), sequence=2, timestamp_ns=t + 9000, source_id=1),
+            ws.frame("message", ws.message(1, "from source 1"), sequence=3, timestamp_ns=t + 10000, source_id=1),
+        ]
+        with open(self.path("p.tcap"), "wb") as f:
+            f.write(cs.capture([source0, source1]))
+        listing = run("inspect", self.path("p.tcap"), "--packages")
+        self.assertEqual(listing.splitlines()[-1], "1 error, 2 digital, 2 message, 1 xml, 3 file, 1 image, 7 array")
+        self.assertEqual(len(listing.splitlines()), 18)
+        out = self.path("x")
+        run("extract", self.path("p.tcap"), "--out", out)
+
+        def jsonl(name):
+            with open(os.path.join(out, name)) as f:
+                return [json.loads(l) for l in f]
+        messages = jsonl("messages.jsonl")
+        self.assertEqual([(m["source_id"], m["sequence"], m["timestamp_ns"], m["content"]["code"], m["content"]["text"]) for m in messages],
+                         [(0, 1, T0, 7, "Grüße"), (1, 3, T0 + 10000, 1, "from source 1")])
+        self.assertEqual(jsonl("xml.jsonl")[0]["content"]["xml"], "<a x='1'>ü</a>")
+        self.assertEqual(jsonl("errors.jsonl")[0]["content"]["code"], 13)
+        files = jsonl("files.jsonl")
+        self.assertEqual([f["name"] for f in files], ["passwd", "passwd-2"])  # sanitised, never ../../etc
+        self.assertEqual(files[0]["sent_name"], "../../etc/passwd")
+        self.assertEqual(files[0]["attributes"], ["a=b", "c"])
+        self.assertTrue(files[0]["md5_checked"])
+        self.assertEqual(files[0]["md5"], hashlib.md5(content).hexdigest())
+        with open(os.path.join(out, "files", "passwd"), "rb") as f:
+            self.assertEqual(f.read(), content)
+        with open(os.path.join(out, "files", "passwd-2"), "rb") as f:
+            self.assertEqual(f.read(), b"abc")
+        images = jsonl("images.jsonl")
+        self.assertEqual((images[0]["name"], images[0]["format"], images[0]["attributes"]), ("shot.png", "png", ["w=10"]))
+        with open(os.path.join(out, "images", "shot.png"), "rb") as f:
+            self.assertEqual(f.read(), png)
+        arrays = jsonl("arrays.jsonl")
+        self.assertEqual(len(arrays), 7)
+        expected = [np.array([[1.5, -2.0], [3.0, 4.25]]), np.array([[1.0], [2.0]], dtype=np.float32), np.array([[1, -2, 3]], dtype=np.int32),
+                    np.array([[1], [2], [-3]], dtype=np.int16), np.array([[2**40, -5]], dtype=np.int64), np.array([[True, False, True]])]
+        for entry, want in zip(arrays, expected):
+            got = np.load(os.path.join(out, entry["path"]))
+            self.assertEqual(got.dtype, want.dtype)
+            np.testing.assert_array_equal(got, want)
+        self.assertEqual((arrays[0]["row_origin"], arrays[0]["column_origin"]), (2, 3))
+        with open(os.path.join(out, arrays[6]["path"])) as f:
+            self.assertEqual(json.load(f), [["a", "bc"], ["", "温"]])
+        lines = np.load(os.path.join(out, "digital", "source-1.npy"))
+        self.assertEqual(lines.dtype, np.uint8)
+        np.testing.assert_array_equal(lines, np.concatenate([np.array(lines_a), np.array(lines_b)], axis=1))
+        digital = jsonl("digital.jsonl")
+        self.assertEqual([(d["line_indexes"], d["first_sample"], d["start"], d["count"]) for d in digital],
+                         [([2, 5], 0, 0, 9), ([2, 5], 9, 9, 3)])
+        # --kinds selects; an existing extraction is not overwritten without --force.
+        result = subprocess.run([TRIBUTARY, "extract", self.path("p.tcap"), "--out", out], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        run("extract", self.path("p.tcap"), "--out", self.path("only"), "--kinds", "message,image")
+        self.assertEqual(sorted(os.listdir(self.path("only"))), ["images", "images.jsonl", "messages.jsonl"])
+
+
 if __name__ == "__main__":
     unittest.main()
