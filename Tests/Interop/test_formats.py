@@ -429,5 +429,37 @@ class ExtractTests(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(self.path("only"))), ["images", "images.jsonl", "messages.jsonl"])
 
 
+class ReplaySourceZeroTests(unittest.TestCase):
+    def test_replay_publishes_source_zero_packages(self):
+        from test_transport_cli import Server, run as run_cli
+        import hashlib
+        with tempfile.TemporaryDirectory() as directory:
+            capture = os.path.join(directory, "r.tcap")
+            config = ws.frame("configuration", ws.configuration("dev", "sim", [(0, 0, 1000.0, -1, 1, "ai0", "V")], []),
+                              timestamp_ns=T0, source_id=1)
+            analog = [ws.frame("analog", ws.analog_f64([0], [[float(k)] * 10], first_sample=10 * k), sequence=k + 1,
+                               timestamp_ns=T0 + k * 10_000_000, source_id=1) for k in range(5)]
+            zero = [ws.frame("message", ws.message(4, "operator note"), sequence=1, timestamp_ns=T0 + 15_000_000),
+                    ws.frame("xml", ws.xml("<run id='3'/>"), sequence=2, timestamp_ns=T0 + 16_000_000),
+                    ws.frame("file", ws.blob(9, 3, 0, 0, 1, hashlib.md5(b"xyz").digest(), 0, b"xyz", "notes.txt", []),
+                             sequence=3, timestamp_ns=T0 + 17_000_000),
+                    ws.frame("error", ws.error(13, "session error, not replayed"), sequence=4, timestamp_ns=T0 + 18_000_000)]
+            with open(capture, "wb") as f:
+                f.write(cs.capture([[config] + analog, zero]))
+            server = Server("--replay", capture, "--speed", "max", "--linger", "0.5")
+            try:
+                result = run_cli("subscribe", server.address, "--api-key", "k", "--json", "--duration", "10")
+                packages = [json.loads(l) for l in result.stdout.splitlines() if l.startswith("{")]
+                replayed = 256  # the header's 'replayed' flag
+                zero_kinds = [p["kind"] for p in packages if p["source_id"] == 0 and p["flags"] & replayed]
+                self.assertEqual(zero_kinds, ["message", "xml", "file"], result.stdout[-2000:] + result.stderr)
+                message = next(p for p in packages if p["kind"] == "message" and p["source_id"] == 0)
+                self.assertEqual(message["content"]["text"], "operator note")
+                self.assertEqual(message["timestamp_ns"], T0 + 15_000_000)
+                self.assertEqual(sum(1 for p in packages if p["kind"] == "analog"), 5)
+            finally:
+                server.stop()
+
+
 if __name__ == "__main__":
     unittest.main()
