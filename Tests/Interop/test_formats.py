@@ -429,6 +429,78 @@ class ExtractTests(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(self.path("only"))), ["images", "images.jsonl", "messages.jsonl"])
 
 
+class FilterCaptureTests(unittest.TestCase):
+    """`filter` on a capture gives what the same filters give on the same frames as a frame file, and
+    a filtered capture keeps the gap records and configurations."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = lambda name: os.path.join(self.dir.name, name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_capture_filter_equals_the_frame_file_filter_and_keeps_gaps(self):
+        rng = np.random.default_rng(12)
+        config1 = ws.frame("configuration", ws.configuration("A", "sim", [(i, 0, 100.0, -1, 1, f"a{i}", "V") for i in range(4)], []),
+                           timestamp_ns=T0, source_id=1)
+        config2 = ws.frame("configuration", ws.configuration("B", "sim", [(i, 0, 50.0, -1, 1, f"b{i}", "V") for i in range(3)], []),
+                           timestamp_ns=T0, source_id=2)
+        first1 = [config1] + [ws.frame("analog", ws.analog_f64([0, 1, 2, 3], rng.normal(size=(4, 8)).tolist(), first_sample=8 * k),
+                                       sequence=k + 1, timestamp_ns=T0 + k * 80_000_000, source_id=1) for k in range(3)]
+        # sequences 4-5 of source 1 were lost (a gap record), then it goes on
+        later1 = [ws.frame("analog", ws.analog_f64([0, 1, 2, 3], rng.normal(size=(4, 8)).tolist(), first_sample=8 * k),
+                           sequence=k + 1, timestamp_ns=T0 + k * 80_000_000, source_id=1) for k in range(5, 7)]
+        chunk2 = [config2] + [ws.frame("analog", ws.analog_i16([0, 1, 2], rng.integers(-99, 99, size=(3, 5)).tolist(), [0.1] * 3, [0.0] * 3,
+                                                         first_sample=5 * k), sequence=k + 1, timestamp_ns=T0 + k * 100_000_000, source_id=2)
+                              for k in range(3)]
+        zero = [ws.frame("message", ws.message(1, "note"), sequence=1, timestamp_ns=T0 + 1),
+                ws.frame("array", ws.numeric_array(1, "d", [[float(r * 10 + c) for c in range(6)] for r in range(6)]), sequence=2,
+                         timestamp_ns=T0 + 2)]
+        gap_payload = struct.pack("<QQII", 4, 2, 1, 0)
+        gap = cs.record(cs.envelope(2, 0, gap_payload, source_id=1, first_sequence=4, last_sequence=5, first_time_ns=T0 + 240_000_000,
+                                    last_time_ns=T0 + 240_000_000), gap_payload)
+        data = cs.header() + cs.chunk_record(first1) + cs.chunk_record(chunk2) + gap + cs.chunk_record(later1) + cs.chunk_record(zero)
+        with open(self.path("in.tcap"), "wb") as f:
+            f.write(data)
+        frames = b"".join(first1 + chunk2 + later1 + zero)
+        with open(self.path("in.frames"), "wb") as f:
+            f.write(frames)
+        specs = ["--filter", "analog:1-2;1", "--filter", "analog:0,2;2", "--filter", "double:1-3;2-4"]
+        run("filter", self.path("in.frames"), "--out", self.path("expected.frames"), *specs)
+        run("filter", self.path("in.tcap"), "--out", self.path("got.frames"), *specs)
+        with open(self.path("expected.frames"), "rb") as f:
+            expected = f.read()
+        with open(self.path("got.frames"), "rb") as f:
+            got = f.read()
+        self.assertGreater(len(expected), 0)
+        self.assertEqual(got, expected)
+        # capture → capture: the same frames, the gap record and the configurations kept.
+        run("filter", self.path("in.tcap"), "--out", self.path("out.tcap"), *specs)
+        info = json.loads(run("inspect", self.path("out.tcap"), "--json"))
+        text = json.dumps(info)
+        self.assertIn('"first_missing_sequence": 4', text)
+        run("filter", self.path("out.tcap"), "--out", self.path("again.frames"), "--filter", "string:0-0;0-0")  # governs nothing here
+        with open(self.path("again.frames"), "rb") as f:
+            again = f.read()
+
+        def by_source(data):
+            """Frames per source, in order (a capture's chunks group frames by source)."""
+            out, at = {}, 0
+            while at < len(data):
+                length = 40 + struct.unpack_from("<I", data, at + 12)[0]
+                out.setdefault(struct.unpack_from("<I", data, at + 32)[0], []).append(data[at:at + length])
+                at += length
+            return out
+        self.assertEqual(by_source(again), by_source(expected))
+        run("export", self.path("out.tcap"), "--format", "npy", "--source", "1", "--out", self.path("o1.npy"))
+        self.assertEqual(np.load(self.path("o1.npy")).shape, (2, 40))
+        # an existing capture is not replaced without --force
+        result = subprocess.run([TRIBUTARY, "filter", self.path("in.tcap"), "--out", self.path("out.tcap"), *specs], capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        run("filter", self.path("in.tcap"), "--out", self.path("out.tcap"), "--force", *specs)
+
+
 class ReplaySourceZeroTests(unittest.TestCase):
     def test_replay_publishes_source_zero_packages(self):
         from test_transport_cli import Server, run as run_cli
