@@ -1,3 +1,4 @@
+import CHDF5
 import Foundation
 import TributaryFormats
 import TributaryWire
@@ -156,5 +157,60 @@ public enum FormatExport {
 
     static func typed(_ body: () throws -> Void) throws(FormatError) {
         do { try body() } catch let e as FormatError { throw e } catch { throw FormatError(file: "", location: "", reason: "\(error)") }
+    }
+
+    // MARK: HDF5
+
+    /// Writes an HDF5 file (libhdf5): per source a group (named as TDMS groups, '/' replaced by '_')
+    /// with attributes source_id, device_name, device_type, sample_rate, start_time_ns, gaps (JSON) and
+    /// discontinuities; a dataset `data` shaped (channels, samples), float64 physical values or with
+    /// `counts` int16 counts, chunked and compressed (shuffle + deflate), with attributes
+    /// channel_names, units, channel_indexes, sample_rate, start_time_ns and, for counts, scale and
+    /// offset; and datasets `block_start` / `block_time_ns`: where each recorded frame starts and when.
+    public static func writeHDF5(_ series: [SourceSeries], counts: Bool, name: String, to path: String) throws(HDF5Error) {
+        let file = try HDF5Object.create(path: path)
+        do {
+            try file.setAttribute("writer", "tributary")
+            try file.setAttribute("capture", name)
+            for (s, groupName) in zip(series, names(series)) {
+                var g = groupName.replacingOccurrences(of: "/", with: "_")
+                if g == "." || g.isEmpty { g = "source \(s.sourceID)" }
+                let group = try file.createGroup(g)
+                try group.setAttribute("source_id", uint32s: [s.sourceID], scalar: true)
+                try group.setAttribute("device_name", s.deviceName)
+                try group.setAttribute("device_type", s.deviceType)
+                if let rate = s.rate { try group.setAttribute("sample_rate", doubles: [rate], scalar: true) }
+                try group.setAttribute("start_time_ns", int64s: [s.startNs], scalar: true)
+                try group.setAttribute("gaps", gapsJSON(s))
+                try group.setAttribute("discontinuities", int64s: s.discontinuities.map(Int64.init))
+                let asCounts = counts && s.isCounts
+                let dims = [s.channelCount, s.sampleCount]
+                let dataset: HDF5Object
+                if asCounts, case .int16(let v) = s.samples {
+                    dataset = try typedHDF5 { try v.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_int16(), dims: dims, bytes: $0) } }
+                    try dataset.setAttribute("scale", doubles: s.scale)
+                    try dataset.setAttribute("offset", doubles: s.offset)
+                    try dataset.setAttribute("value", "count * scale + offset")
+                } else {
+                    let values = s.physicalValues
+                    dataset = try typedHDF5 { try values.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_double(), dims: dims, bytes: $0) } }
+                }
+                try dataset.setAttribute("channel_names", strings: s.channelNames)
+                try dataset.setAttribute("units", strings: s.units)
+                try dataset.setAttribute("channel_indexes", uint32s: s.channelIndexes)
+                if let rate = s.rate { try dataset.setAttribute("sample_rate", doubles: [rate], scalar: true) }
+                try dataset.setAttribute("start_time_ns", int64s: [s.startNs], scalar: true)
+                let starts = s.blocks.map { Int64($0.start) }, times = s.blocks.map(\.timestampNs)
+                _ = try typedHDF5 { try starts.withUnsafeBytes { try group.writeDataset("block_start", type: chdf5_native_int64(), dims: [starts.count], bytes: $0, compress: false) } }
+                _ = try typedHDF5 { try times.withUnsafeBytes { try group.writeDataset("block_time_ns", type: chdf5_native_int64(), dims: [times.count], bytes: $0, compress: false) } }
+            }
+        } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
+    static func typedHDF5<R>(_ body: () throws -> R) throws(HDF5Error) -> R {
+        do { return try body() } catch let e as HDF5Error { throw e } catch { throw HDF5Error(file: "", reason: "\(error)") }
     }
 }

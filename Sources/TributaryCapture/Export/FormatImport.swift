@@ -31,15 +31,16 @@ public struct ImportedSource: Sendable {
 /// Reads TDMS, XDF (and HDF5 through the command's glue) files as capture sources (docs/FORMATS.md).
 public enum FormatImport {
     /// The formats recognised by their first bytes.
-    public enum Kind: String, Sendable { case tdms, xdf }
+    public enum Kind: String, Sendable { case tdms, xdf, hdf5 }
 
-    /// The format of a file by its magic bytes ("TDSm", "XDF:"), nil if neither.
+    /// The format of a file by its magic bytes ("TDSm", "XDF:", "\u{89}HDF\r\n\u{1A}\n"), nil if none.
     public static func kind(path: String) -> Kind? {
         guard let h = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? h.close() }
-        let magic = [UInt8](h.readData(ofLength: 4))
-        if magic == Array("TDSm".utf8) { return .tdms }
-        if magic == Array("XDF:".utf8) { return .xdf }
+        let magic = [UInt8](h.readData(ofLength: 8))
+        if magic.starts(with: Array("TDSm".utf8)) { return .tdms }
+        if magic.starts(with: Array("XDF:".utf8)) { return .xdf }
+        if magic == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .hdf5 }
         return nil
     }
 
@@ -53,7 +54,8 @@ public enum FormatImport {
             switch kind(path: path) {
             case .tdms: sources = try self.sources(tdms: TDMSFile.read(path: path), file: path, select: select, rate: rate)
             case .xdf: sources = try self.sources(xdf: XDFFile.read(path: path), file: path, select: select)
-            case nil: throw CaptureError(.usage, file: path, "not a TDMS or XDF file (unrecognised magic bytes)")
+            case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
+            case nil: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
             }
         } catch let error as CaptureError {
             throw error
@@ -224,6 +226,78 @@ public enum FormatImport {
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
+    }
+
+    // MARK: HDF5
+
+    /// Each numeric dataset of rank 1 (one channel) or 2 (channels, samples) becomes a source, except
+    /// `block_start` / `block_time_ns` (frame times written by `export`). Attributes are looked up on
+    /// the dataset, then its group: sample_rate (or sampling_rate, rate, fs), start_time_ns,
+    /// channel_names, units, device_name, source_id; int16 datasets with scale / offset are counts.
+    /// `select` names datasets (by path, name or group name).
+    public static func sources(hdf5 path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+        let file: HDF5Object
+        do { file = try HDF5Object.open(path: path) } catch { throw CaptureError(.usage, file: path, error.reason) }
+        var out: [ImportedSource] = []
+        var wanted: [UInt32?] = []
+        for datasetPath in file.datasetPaths() {
+            let parts = datasetPath.split(separator: "/").map(String.init)
+            let name = parts.last ?? datasetPath
+            let groupPath = "/" + parts.dropLast().joined(separator: "/")
+            if ["block_start", "block_time_ns"].contains(name) { continue }
+            if let select, !select.contains(datasetPath), !select.contains(name), !select.contains(parts.dropLast().last ?? "/") { continue }
+            guard let dataset = try? file.openDataset(datasetPath), let (dims, data) = dataset.readNumbers(), (1...2).contains(dims.count) else { continue }
+            let group = try? file.openGroup(groupPath)
+            func attribute(_ names: String...) -> HDF5Value? {
+                for n in names { if let v = dataset.attribute(n) ?? group?.attribute(n) { return v } }
+                return nil
+            }
+            let channels = dims.count == 2 ? dims[0] : 1, n = dims.count == 2 ? dims[1] : dims[0]
+            guard channels > 0, n > 0 else { continue }
+            guard let r = attribute("sample_rate", "sampling_rate", "rate", "fs")?.number ?? rate, r > 0, r.isFinite else {
+                throw CaptureError(.usage, file: path, "dataset \(datasetPath) has no sample_rate attribute; give the rate with --rate HZ")
+            }
+            let names = attribute("channel_names")?.strings.flatMap { $0.count == channels ? $0 : nil } ?? (0..<channels).map { "ch\($0)" }
+            let units = attribute("units")?.strings.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: "", count: channels)
+            let startNs = attribute("start_time_ns")?.number.map { Int64($0) } ?? 0
+            var blocks = [ImportedBlock(start: 0, timestampNs: startNs)]
+            if let g = group, let starts = (try? g.openDataset("block_start"))?.readNumbers(), let times = (try? g.openDataset("block_time_ns"))?.readNumbers(),
+               case .float64(let s) = starts.data, case .float64(let t) = times.data, s.count == t.count, !s.isEmpty, s[0] == 0,
+               zip(s, s.dropFirst()).allSatisfy({ $0 < $1 }), (s.last ?? 0) < Double(n) {
+                blocks = zip(s, t).map { ImportedBlock(start: Int($0), timestampNs: Int64($1)) }
+            }
+            // int64 nanoseconds read through float64 lose precision beyond 2^53: read them exactly.
+            if let exact = exactInt64(file: file, path: groupPath + "/block_time_ns"), exact.count == blocks.count, blocks.count > 1 || exact.first != nil {
+                for k in blocks.indices { blocks[k].timestampNs = exact[k] }
+            }
+            if let exactStart = exactInt64Attribute(dataset, "start_time_ns") ?? group.flatMap({ exactInt64Attribute($0, "start_time_ns") }), blocks.count == 1 {
+                blocks[0].timestampNs = exactStart
+            }
+            let samples: AnalogSamples
+            switch data {
+            case .float64(let v): samples = .float64(v)
+            case .float32(let v): samples = .float32(v)
+            case .int16(let v):
+                let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
+                let offset = attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
+                samples = .int16(counts: v, scale: scale, offset: offset)
+            }
+            wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
+            out.append(ImportedSource(sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
+                                      deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
+                                      samples: samples, sampleCount: n, blocks: blocks))
+        }
+        for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
+        return out
+    }
+
+    static func exactInt64(file: HDF5Object, path: String) -> [Int64]? {
+        guard let d = try? file.openDataset(path) else { return nil }
+        return d.readInt64s()
+    }
+
+    static func exactInt64Attribute(_ object: HDF5Object, _ name: String) -> Int64? {
+        object.int64Attribute(name)
     }
 
     // MARK: Frames and captures

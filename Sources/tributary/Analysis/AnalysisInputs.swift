@@ -41,7 +41,7 @@ enum AnalysisInputs {
         if magic.starts(with: Array("TRIB".utf8)) {
             return try frameFileFrames(path, body)
         }
-        // TDMS and XDF files (MeasurementFileInputs.swift, docs/FORMATS.md).
+        // TDMS, XDF and HDF5 files (MeasurementFileInputs.swift, docs/FORMATS.md).
         if let kind = FormatImport.kind(path: path) {
             return try measurementFileFrames(path, kind: kind, rate: rate, body)
         }

@@ -3,7 +3,7 @@ import TributaryCapture
 import TributaryWire
 
 extension AnalysisInputs {
-    /// TDMS and XDF files as `analyze` inputs: every group / stream with numeric channels becomes a
+    /// TDMS, XDF and HDF5 files as `analyze` inputs: every group / stream / dataset with numeric data becomes a
     /// source, read exactly as `tributary import` records it (FormatImport, docs/FORMATS.md).
     /// - Parameter rate: the rate of TDMS groups without `wf_increment`.
     static func measurementFileFrames(_ path: String, kind: FormatImport.Kind, rate: Double?, _ body: (Frame) throws -> Void) throws -> InputDescription {

@@ -3,13 +3,13 @@ import TributaryCapture
 import TributaryDSP
 import TributaryFormats
 
-/// `tributary export X.tcap --format npy|csv|wav|tdms|xdf --out PATH`: a capture's analog data as a file
+/// `tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH`: a capture's analog data as a file
 /// the measurement world reads (docs/FORMATS.md).
 enum ExportCommand: Command {
     static let name = "export"
-    static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS or XDF"
+    static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS, XDF or HDF5"
     static let usage = """
-    usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf --out PATH [--source N] [--channels SPEC]
+    usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH [--source N] [--channels SPEC]
                             [--start T] [--duration S] [--counts] [--time-column] [--allow-damage]
 
     Gathers the analog frames of a source, in order, into a channels × samples matrix.
@@ -27,12 +27,16 @@ enum ExportCommand: Command {
       xdf   every source (or --source N) as a stream: header with labels and units, a samples chunk per
             recorded frame stamped with its time, boundary chunks, clock offsets and a footer; double64
             physical values, with --counts int16 counts (scales in the header's description).
+      hdf5  every source (or --source N) as a group with attributes (source_id, device_name, sample_rate,
+            start_time_ns, gaps) and a chunked, compressed dataset 'data' (channels, samples) with
+            channel_names, units and channel_indexes; float64 physical values, with --counts int16
+            counts with scale and offset attributes; block_start / block_time_ns give the frame times.
 
       --source N       the source (npy/csv/wav default: the lowest source id with analog data)
       --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
       --start T        begin T seconds after the first sample (default 0)
       --duration S     export S seconds (default: to the end)
-      --counts         store int16 sources as counts (npy: with the sidecar; tdms/xdf: with their scales)
+      --counts         store int16 sources as counts (npy: with the sidecar; tdms/xdf/hdf5: with their scales)
       --time-column    csv: a first column of sample times
       --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
 
@@ -47,7 +51,7 @@ enum ExportCommand: Command {
     /// The exit status of an export refused because the capture is damaged.
     static let damagedStatus: Int32 = 3
 
-    static let formats = ["npy", "csv", "wav", "tdms", "xdf"]
+    static let formats = ["npy", "csv", "wav", "tdms", "xdf", "hdf5"]
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         guard let format = try arguments.option("--format") else { throw UsageError("missing --format \(formats.joined(separator: "|"))") }
@@ -77,7 +81,7 @@ enum ExportCommand: Command {
             wanted = [source]
         } else {
             guard let first = available.first else { throw CommandError("\(files[0]): no analog data") }
-            wanted = ["tdms", "xdf"].contains(format) ? available : [first]
+            wanted = ["tdms", "xdf", "hdf5"].contains(format) ? available : [first]
         }
         var series: [SourceSeries] = []
         for id in wanted {
@@ -141,6 +145,8 @@ enum ExportCommand: Command {
                 case .float64(let v): wav = WAVFile(sampleRate: Int(rate), format: .float64, channelCount: rows, samples: v)
                 }
                 try wav.write(to: out)
+            case "hdf5":
+                try FormatExport.writeHDF5(series, counts: counts, name: (files[0] as NSString).lastPathComponent, to: out)
             case "tdms":
                 try FormatExport.tdms(series, counts: counts, name: (files[0] as NSString).lastPathComponent).write(to: out)
             default:

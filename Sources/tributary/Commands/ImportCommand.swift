@@ -2,13 +2,13 @@ import Foundation
 import TributaryCapture
 import TributaryFormats
 
-/// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS or XDF file as a capture.
+/// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
 enum ImportCommand: Command {
     static let name = "import"
-    static let summary = "record an NPY, WAV, CSV, TDMS or XDF file as a capture (.tcap)"
+    static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """
     usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U] [--force]
-           tributary import FILE.tdms|.xdf --out X.tcap [--select NAMES] [--rate HZ] [--force]
+           tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--force]
 
     Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
     frames of 4096 samples.
@@ -24,8 +24,11 @@ enum ImportCommand: Command {
            float32, other numbers as float64.
       XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
            (corrected by the clock offsets) as frame times; int16 / int8 streams as counts.
+      HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
+           dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
+           device_name, source_id, and scale / offset for int16 counts (docs/FORMATS.md).
     The input must have 1 to 65,535 channels and at least one sample.
-      --select NAMES     TDMS / XDF: only these groups / streams (comma-separated names or source ids)
+      --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
 
       --rate HZ          samples per second (required except for WAV)
       --out X.tcap       the capture to write (required)
@@ -50,7 +53,7 @@ enum ImportCommand: Command {
         if let kind = FormatImport.kind(path: path) {
             return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force)
         }
-        if select != nil { throw UsageError("--select applies to TDMS and XDF files") }
+        if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
         // Checked before the input is read: refuse an existing output (without --force) or .partial early.
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
@@ -71,7 +74,7 @@ enum ImportCommand: Command {
                 let csv = try CSVTable.read(path: path)
                 signal = ImportedSignal(csv: csv)
                 shape = "CSV of \(csv.channelCount) columns × \(csv.sampleCount) data rows"
-            default: throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms or .xdf file")
+            default: throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
             }
         } catch let error as UsageError {
             throw error
@@ -90,7 +93,7 @@ enum ImportCommand: Command {
         return 0
     }
 
-    /// TDMS and XDF: every group / stream (or the selected ones) as a source of one capture.
+    /// TDMS, XDF and HDF5: every group / stream / dataset (or the selected ones) as a source of one capture.
     static func importMeasurementFile(_ path: String, kind: FormatImport.Kind, out: String, select: Set<String>?, rate: Double?, force: Bool) throws -> Int32 {
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
