@@ -167,7 +167,7 @@ class FormatExportTests(unittest.TestCase):
         self.assertEqual([float(c["offset"][0]) for c in scaling], self.expected["offset"])
 
     def test_exports_import_back_exactly(self):
-        for fmt in ("tdms", "xdf"):
+        for fmt in ("tdms", "xdf", "hdf5"):
             for counts in ((), ("--counts",)):
                 with self.subTest(fmt=fmt, counts=counts):
                     out = self.path(f"r.{fmt}")
@@ -185,6 +185,46 @@ class FormatExportTests(unittest.TestCase):
                     info = run("inspect", self.path("r.tcap"), "--json")
                     self.assertIn("USB-6009", info)
                     self.assertIn("degC", info)
+
+    def test_hdf5_groups_datasets_and_attributes(self):
+        import h5py
+        run("export", self.path("c.tcap"), "--format", "hdf5", "--out", self.path("p.h5"))
+        with h5py.File(self.path("p.h5"), "r") as f:
+            self.assertEqual(sorted(f.keys()), ["PCI-6024", "USB-6009"])
+            usb, pci = f["USB-6009"], f["PCI-6024"]
+            d = usb["data"]
+            self.assertEqual(d.dtype, np.float64)
+            self.assertIsNotNone(d.chunks)
+            self.assertEqual(d.compression, "gzip")
+            np.testing.assert_array_equal(d[()], self.expected["f64"])
+            np.testing.assert_array_equal(pci["data"][()], self.expected["physical2"])
+            self.assertEqual(list(d.attrs["channel_names"]), ["ai0", "ai1", "temp"])
+            self.assertEqual(list(d.attrs["units"]), ["V", "V", "degC"])
+            self.assertEqual(list(pci["data"].attrs["channel_indexes"]), [4, 7])
+            self.assertEqual(d.attrs["sample_rate"], 1000.0)
+            self.assertEqual(int(usb.attrs["start_time_ns"]), T0)
+            self.assertEqual(int(pci.attrs["start_time_ns"]), T0 + 5_000_000)
+            self.assertEqual(usb.attrs["device_name"], "USB-6009")
+            self.assertEqual(int(usb.attrs["source_id"]), 1)
+            self.assertEqual(list(usb.attrs["discontinuities"]), [500])
+            self.assertEqual(list(usb["block_time_ns"][()]), self.expected["times1"])
+        run("export", self.path("c.tcap"), "--format", "hdf5", "--counts", "--source", "2", "--out", self.path("n.h5"))
+        with h5py.File(self.path("n.h5"), "r") as f:
+            d = f["PCI-6024"]["data"]
+            self.assertEqual(d.dtype, np.int16)
+            np.testing.assert_array_equal(d[()], self.expected["counts"])
+            self.assertEqual(list(d.attrs["scale"]), self.expected["scale"])
+            self.assertEqual(list(d.attrs["offset"]), self.expected["offset"])
+            scaled = d[()] * d.attrs["scale"][:, None] + d.attrs["offset"][:, None]
+            np.testing.assert_allclose(scaled, self.expected["physical2"], rtol=0, atol=max(self.expected["scale"]) / 2)
+        # The frame times come back: a TDMS export of the re-imported source shows the lost block.
+        run("import", self.path("p.h5"), "--select", "USB-6009", "--out", self.path("h.tcap"))
+        run("export", self.path("h.tcap"), "--format", "xdf", "--out", self.path("h.xdf"))
+        import pyxdf
+        streams, _ = pyxdf.load_xdf(self.path("h.xdf"), dejitter_timestamps=False, synchronize_clocks=False)
+        self.assertEqual(len(streams), 1)
+        expected_t = np.concatenate([ts / 1e9 + np.arange(100) / 1000.0 for ts in self.expected["times1"]])
+        np.testing.assert_allclose(streams[0]["time_stamps"], expected_t, rtol=0, atol=1e-6)
 
     def test_npy_counts_sidecar_and_csv_time_column(self):
         run("export", self.path("c.tcap"), "--format", "npy", "--counts", "--source", "2", "--out", self.path("n.npy"))
@@ -291,6 +331,49 @@ class FormatImportTests(unittest.TestCase):
             self.assertAlmostEqual(stats["mean"], float(np.mean(signal[k])), places=12)
         self.assertAlmostEqual(sources[1]["channels"][0]["tone"]["frequency"], 50.0, places=3)
         self.assertAlmostEqual(sources[2]["channels"][0]["stats"]["mean"], float(np.mean(counts * 0.25 + 1.0)), places=9)
+
+    def test_h5py_written_file_imports_and_analyses(self):
+        import h5py
+        rng = np.random.default_rng(5)
+        t = np.arange(4096) / 2048.0
+        sig = np.stack([np.sin(2 * np.pi * 64 * t), rng.normal(size=t.size)])
+        counts = rng.integers(-1000, 1000, size=(3, 1000), dtype=np.int16)
+        with h5py.File(self.path("w.h5"), "w") as f:
+            g = f.create_group("rig")
+            d = g.create_dataset("signals", data=sig, chunks=(1, 1024), compression="gzip")
+            d.attrs["channel_names"] = ["sine", "noise"]
+            d.attrs["units"] = ["V", "Pa"]
+            g.attrs["sample_rate"] = 2048.0
+            g.attrs["start_time_ns"] = np.int64(T0)
+            g.attrs["device_name"] = "rig-1"
+            c = f.create_dataset("adc", data=counts)
+            c.attrs["fs"] = 500
+            c.attrs["scale"] = [0.5, 0.25, 0.125]
+            c.attrs["offset"] = [0.0, 1.0, -1.0]
+        with h5py.File(self.path("mono.h5"), "w") as f:
+            f.create_dataset("mono", data=np.arange(10, dtype=np.float32))  # no rate: needs --rate
+        out = run("import", self.path("w.h5"), "--out", self.path("w.tcap"))
+        self.assertIn("'rig-1'", out)
+        run("export", self.path("w.tcap"), "--format", "npy", "--source", "1", "--out", self.path("a.npy"))
+        run("export", self.path("w.tcap"), "--format", "npy", "--source", "2", "--out", self.path("s.npy"))
+        run("export", self.path("w.tcap"), "--format", "npy", "--source", "1", "--counts", "--out", self.path("c.npy"))
+        np.testing.assert_array_equal(np.load(self.path("a.npy")), counts)  # datasets in name order: /adc, then /rig/signals
+        np.testing.assert_array_equal(np.load(self.path("s.npy")), sig)
+        with open(self.path("c.npy.json")) as f:
+            side = json.load(f)
+        self.assertEqual((side["scale"], side["offset"], side["sample_rate"]), ([0.5, 0.25, 0.125], [0.0, 1.0, -1.0], 500.0))
+        info = json.loads(run("inspect", self.path("w.tcap"), "--json"))
+        self.assertIn("Pa", json.dumps(info))
+        result = subprocess.run([TRIBUTARY, "import", self.path("mono.h5"), "--out", self.path("x.tcap")], capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("sample_rate", result.stderr)
+        run("import", self.path("mono.h5"), "--rate", "10", "--out", self.path("x.tcap"))
+        result = json.loads(run("analyze", self.path("w.h5"), "--stats", "--measure", "tone", "--json").splitlines()[0])
+        sources = {s["device_name"] if "device_name" in s else s["name"]: s for s in result["sources"]}
+        rig = sources["rig-1"]
+        self.assertEqual(rig["sample_rate"], 2048.0)
+        self.assertAlmostEqual(rig["channels"][0]["tone"]["frequency"], 64.0, places=3)
+        self.assertAlmostEqual(rig["channels"][1]["stats"]["mean"], float(np.mean(sig[1])), places=12)
 
     def test_independent_xdf_imports_and_analyses(self):
         rng = np.random.default_rng(4)
