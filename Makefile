@@ -71,6 +71,7 @@ demo: deps build
 ## bench: benchmarks with peers measured in the same run (numpy, scipy, FFTW C, zstd, blosc2, pyzmq).
 bench: deps build
 	$(BIN)/tributary-bench --python $(PY)
+	$(PY) Benchmarks/formats_bench.py $(BIN)/tributary
 
 clean:
 	rm -rf .build $(VENV) Fuzz/.build
