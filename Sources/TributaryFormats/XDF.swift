@@ -351,16 +351,15 @@ public struct XDFFile: Sendable {
             var header: XDFStreamHeader
             var xml: String
             var footer: String?
-            var f64: [[Double]], f32: [[Float]], i16: [[Int16]], strings: [[String]]
+            var strings: [[String]]
             var timestamps: [Double] = []
             var stamped: [Int] = []
             var offsets: [(time: Double, value: Double)] = []
+            /// Numeric values sample-major as stored (little-endian), transposed at the end.
+            var raw: [UInt8] = []
             init(_ h: XDFStreamHeader, _ xml: String) {
                 header = h
                 self.xml = xml
-                f64 = Array(repeating: [], count: h.channelCount)
-                f32 = Array(repeating: [], count: h.channelCount)
-                i16 = Array(repeating: [], count: h.channelCount)
                 strings = Array(repeating: [], count: h.channelCount)
             }
         }
@@ -416,14 +415,9 @@ public struct XDFFile: Sendable {
                     } else {
                         throw c.fail("timestamp bytes \(tb), must be 0 or 8")
                     }
-                    switch s.header.format {
-                    case .double64: for k in 0..<channels { s.f64[k].append(try c.f64("value")) }
-                    case .float32: for k in 0..<channels { s.f32[k].append(try c.f32("value")) }
-                    case .int16: for k in 0..<channels { s.i16[k].append(Int16(bitPattern: try c.u16("value"))) }
-                    case .int8: for k in 0..<channels { s.i16[k].append(Int16(Int8(bitPattern: try c.u8("value")))) }
-                    case .int32: for k in 0..<channels { s.f64[k].append(Double(Int32(bitPattern: try c.u32("value")))) }
-                    case .int64: for k in 0..<channels { s.f64[k].append(Double(try c.i64("value"))) }
-                    case .string:
+                    if let size {
+                        s.raw.append(contentsOf: try c.slice(channels * size, "values"))
+                    } else {
                         for k in 0..<channels {
                             let len = try varlen(&c, "string length")
                             s.strings[k].append(try c.utf8(len, "string"))
@@ -444,14 +438,32 @@ public struct XDFFile: Sendable {
         var out = XDFFile(fileHeaderXML: fileHeader, streams: [])
         for id in order {
             guard let s = streams[id] else { continue }
+            let n = s.timestamps.count, channels = s.header.channelCount
+            func transpose<T, U>(_: T.Type, _ convert: (T) -> U, zero: U) -> [U] {
+                var result = [U](repeating: zero, count: n * channels)
+                s.raw.withUnsafeBytes { src in
+                    result.withUnsafeMutableBufferPointer { dst in
+                        let size = MemoryLayout<T>.size
+                        for i in 0..<n {
+                            for k in 0..<channels {
+                                dst[k * n + i] = convert(src.loadUnaligned(fromByteOffset: (i * channels + k) * size, as: T.self))
+                            }
+                        }
+                    }
+                }
+                return result
+            }
             let data: XDFData
             switch s.header.format {
-            case .double64, .int32, .int64: data = .float64(s.f64.flatMap { $0 })
-            case .float32: data = .float32(s.f32.flatMap { $0 })
-            case .int16, .int8: data = .int16(s.i16.flatMap { $0 })
+            case .double64: data = .float64(transpose(Double.self, { $0 }, zero: 0))
+            case .int32: data = .float64(transpose(Int32.self, { Double($0) }, zero: 0))
+            case .int64: data = .float64(transpose(Int64.self, { Double($0) }, zero: 0))
+            case .float32: data = .float32(transpose(Float.self, { $0 }, zero: 0))
+            case .int16: data = .int16(transpose(Int16.self, { $0 }, zero: 0))
+            case .int8: data = .int16(transpose(Int8.self, { Int16($0) }, zero: 0))
             case .string: data = .strings(s.strings.flatMap { $0 })
             }
-            out.streams.append(XDFStream(header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: s.timestamps.count, data: data,
+            out.streams.append(XDFStream(header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
                                          timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))
         }
         return out

@@ -85,12 +85,23 @@ public struct SourceSeries: Sendable {
         var rows: [Int] = []
         var indexes: [UInt32]?
         var format: SampleFormat?
-        var f64: [[Double]] = [], f32: [[Float]] = [], i16: [[Int16]] = []
+        // One channel-major buffer sized from the seek table (chunk envelopes count samples per
+        // channel), filled in place: no growth, no per-channel arrays to join.
+        let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
+        let expected = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
+            .reduce(0) { $0 + Int($1.envelope.sampleCount) }
+        var capacity = expected
+        var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = []
         var scale: [Double] = [], offset: [Double] = []
         var blocks: [SeriesBlock] = []
         var total = 0
         var problem: CaptureError?
         let path = reader.path
+        func grow<T>(_ v: inout [T], rows: Int, from old: Int, to new: Int, zero: T) {
+            var bigger = [T](repeating: zero, count: rows * new)
+            for r in 0..<rows { bigger[(r * new)..<(r * new + old)] = v[(r * old)..<(r * old + old)] }
+            v = bigger
+        }
         reader.forEachAnalogBlock(source: source) { header, view in
             guard problem == nil else { return }
             let viewIndexes = view.channelIndexes
@@ -110,23 +121,36 @@ public struct SourceSeries: Sendable {
                 }
                 scale = rows.map { view.scale($0) }
                 offset = rows.map { view.offset($0) }
-                f64 = Array(repeating: [], count: rows.count)
-                f32 = f64.map { _ in [] }
-                i16 = f64.map { _ in [] }
+                switch view.format {
+                case .float64: f64 = [Double](repeating: 0, count: rows.count * capacity)
+                case .float32: f32 = [Float](repeating: 0, count: rows.count * capacity)
+                case .int16: i16 = [Int16](repeating: 0, count: rows.count * capacity)
+                }
             }
             guard viewIndexes == indexes, view.format == format, rows.map({ view.scale($0) }) == scale, rows.map({ view.offset($0) }) == offset else {
                 problem = CaptureError(.usage, file: path, "the analog frames of source \(source) change channels, format or scaling; cannot export one matrix")
                 return
             }
-            blocks.append(SeriesBlock(start: total, count: view.sampleCount, timestampNs: header.timestampNs, firstSample: view.firstSample))
-            total += view.sampleCount
-            for (k, r) in rows.enumerated() {
+            let n = view.sampleCount
+            if total + n > capacity {
+                let bigger = max(2 * capacity, total + n)
                 switch view.format {
-                case .float64: view.withSamples(Double.self, channel: r) { f64[k].append(contentsOf: $0) }
-                case .float32: view.withSamples(Float.self, channel: r) { f32[k].append(contentsOf: $0) }
-                case .int16: view.withSamples(Int16.self, channel: r) { i16[k].append(contentsOf: $0) }
+                case .float64: grow(&f64, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                case .float32: grow(&f32, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                case .int16: grow(&i16, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                }
+                capacity = bigger
+            }
+            blocks.append(SeriesBlock(start: total, count: n, timestampNs: header.timestampNs, firstSample: view.firstSample))
+            for (k, r) in rows.enumerated() {
+                let at = k * capacity + total
+                switch view.format {
+                case .float64: view.withSamples(Double.self, channel: r) { src in f64.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
+                case .float32: view.withSamples(Float.self, channel: r) { src in f32.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
+                case .int16: view.withSamples(Int16.self, channel: r) { src in i16.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
                 }
             }
+            total += n
         }
         if let problem { throw problem }
         damage = reader.damage
@@ -145,10 +169,18 @@ public struct SourceSeries: Sendable {
         self.offset = offset
         self.blocks = blocks
         sampleCount = total
+        // Fewer samples than the seek table promised (a chunk skipped as damaged): close the rows up.
+        func compact<T>(_ v: [T]) -> [T] {
+            guard capacity != total else { return v }
+            var out: [T] = []
+            out.reserveCapacity(rows.count * total)
+            for r in 0..<rows.count { out.append(contentsOf: v[(r * capacity)..<(r * capacity + total)]) }
+            return out
+        }
         switch format {
-        case .float64: samples = .float64(f64.flatMap { $0 })
-        case .float32: samples = .float32(f32.flatMap { $0 })
-        case .int16: samples = .int16(i16.flatMap { $0 })
+        case .float64: samples = .float64(compact(f64))
+        case .float32: samples = .float32(compact(f32))
+        case .int16: samples = .int16(compact(i16))
         }
         gaps = reader.gaps.filter { $0.sourceID == source }
     }
