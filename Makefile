@@ -4,8 +4,8 @@ SWIFT        ?= swift
 CONFIG       ?= release
 VENV         := .venv
 PY           := $(VENV)/bin/python
-APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev pkg-config zstd
-PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf
+APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev libhdf5-dev pkg-config zstd
+PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf h5py
 FUZZ_SECONDS ?= 60
 BIN          = $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path)
 
@@ -121,6 +121,7 @@ demo: deps build
 bench: deps build python
 	$(BIN)/tributary-bench --python $(PY)
 	$(PY) Benchmarks/python_bench.py --tributary $(BIN)/tributary
+	$(PY) Benchmarks/formats_bench.py $(BIN)/tributary
 
 clean:
 	rm -rf .build $(VENV) Fuzz/.build lib python/tributary/_lib

@@ -28,8 +28,9 @@ let package = Package(
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW"]),
         /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
-        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export.
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "TributaryWire", "TributaryFormats"]),
+        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
+        /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CHDF5", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
@@ -61,6 +62,8 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // No pkgConfig: Debian's headers are in /usr/include/hdf5/serial (shim.h names the path), the library is hdf5_serial.
+        .systemLibrary(name: "CHDF5", providers: [.apt(["libhdf5-dev"])]),
         // No pkgConfig: libzmq.pc adds -isystem flags that SwiftPM rejects; the headers are in /usr/include.
         .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
         /// glibc's mallopt (part of libc: nothing to install or link).

@@ -51,6 +51,10 @@ package enum AnalysisInputs {
         if magic.starts(with: Array("TRIB".utf8)) {
             return try frameFileFrames(path, body)
         }
+        // TDMS, XDF and HDF5 files (MeasurementFileInputs.swift, docs/FORMATS.md).
+        if let kind = FormatImport.kind(path: path) {
+            return try measurementFileFrames(path, kind: kind, rate: rate, body)
+        }
         throw CommandError("\(path): not a capture, an NPY file or a frame file (unrecognised magic bytes)")
     }
 

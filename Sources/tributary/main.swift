@@ -14,6 +14,7 @@ let commands: [any Command.Type] = [
     InspectCommand.self,
     ImportCommand.self,
     ExportCommand.self,
+    ExtractCommand.self,
     RepairCommand.self,
     KeygenCommand.self,
     ServeCommand.self,

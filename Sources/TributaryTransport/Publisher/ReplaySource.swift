@@ -65,7 +65,9 @@ public struct ReplayProgress: Sendable, Equatable {
 /// live source — and configuration frames that differ from the source's first configuration. Frames
 /// that belonged to the recording's session (error, gap, close, control) are not; recorded gaps are
 /// not announced as gap notices (the replay's session itself loses nothing): they show as a jump in
-/// the analog frames' `first_sample`.
+/// the analog frames' `first_sample`. The application packages of no source (source id 0: messages,
+/// XML, files, images, arrays the publisher sent on its own) are replayed too, by the replay source
+/// with the lowest id, in file order with its own frames and under source id 0.
 public final class ReplaySource: Source {
     public let info: SourceInfo
     public let configuration: Configuration
@@ -76,11 +78,17 @@ public final class ReplaySource: Source {
     /// Started subscribers to wait for before the first frame (0: start at once).
     public let waitForSubscribers: Int
     private let progressState = Mutex(ReplayProgress())
+    /// Whether this replay also publishes the capture's application packages of source id 0.
+    public let includesSourceZero: Bool
+
+    /// The kinds of source-0 frames replayed: application packages, not the recording's session frames.
+    static let sourceZeroKinds: Set<FrameKind> = [.array, .message, .xml, .file, .image]
 
     static let replayedKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
 
-    /// Makes one replay source per recorded source of a capture (sources with id 0, which hold the
-    /// recording's session frames and application packages of no source, are not replayed).
+    /// Makes one replay source per recorded source of a capture. Source id 0 holds the recording's
+    /// session frames and the application packages of no source: it gets no replay source of its own,
+    /// its application packages are replayed by the first replay source (`includesSourceZero`).
     /// - Parameters:
     ///   - path: the capture (a `.partial` or damaged one is read as far as it is intact).
     ///   - speed: pace of the replay.
@@ -94,11 +102,13 @@ public final class ReplaySource: Source {
         let summaries = reader.sources.filter { $0.sourceID != 0 && (sourceIDs?.contains($0.sourceID) ?? true) }
         let origin = summaries.map(\.firstTimeNs).min() ?? 0
         let clock = ReplayClock(originNs: origin, speed: speed)
-        return summaries.map { summary in
+        let hasSourceZero = reader.sources.contains { $0.sourceID == 0 } && (sourceIDs?.contains(0) ?? true)
+        return summaries.enumerated().map { k, summary in
             let recorded = reader.configuration(source: summary.sourceID)
             let configuration = recorded ?? Configuration(deviceName: "source \(summary.sourceID)", deviceType: "replay")
             return ReplaySource(path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
-                                configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers)
+                                configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
+                                includesSourceZero: k == 0 && hasSourceZero)
         }
     }
 
@@ -109,7 +119,10 @@ public final class ReplaySource: Source {
     ///   - configuration: the configuration announced to subscribers.
     ///   - clock: shared by the sources of one replay.
     ///   - waitForSubscribers: started subscribers to wait for before the first frame.
-    public init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1) {
+    ///   - includesSourceZero: also replay the capture's application packages of source id 0.
+    public init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1,
+                includesSourceZero: Bool = false) {
+        self.includesSourceZero = includesSourceZero
         self.path = path
         self.info = info
         self.configuration = configuration
@@ -133,9 +146,23 @@ public final class ReplaySource: Source {
         }
         let start = clock.begin()
         do {
-            try reader.forEachFrame(sources: [info.id]) { frame in
+            try reader.forEachFrame(sources: includesSourceZero ? [info.id, 0] : [info.id]) { frame in
                 if sink.isCancelled { throw Cancelled() }
                 let kind = frame.header.kind
+                if frame.header.sourceID == 0 && info.id != 0 {
+                    guard Self.sourceZeroKinds.contains(kind) else { return }
+                    if let due = clock.deadline(forRecordedTime: frame.header.timestampNs, start: start) {
+                        sink.sleep(untilMonotonicNanoseconds: due)
+                    }
+                    var header = frame.header
+                    header.flags.insert(.replayed)
+                    header.filterID = 0
+                    // Not through sink.publish, which stamps this source's id: the package keeps id 0.
+                    let item = HandOffItem(frame: frame.withHeader(header), target: .all, lossless: true)
+                    guard sink.publisher.handOff.pushWaiting(item, while: { !sink.isCancelled }) else { throw Cancelled() }
+                    progressState.withLock { $0.framesPublished += 1 }
+                    return
+                }
                 guard Self.replayedKinds.contains(kind) || (kind == .configuration && isNewConfiguration(frame)) else {
                     progressState.withLock { $0.framesSkipped += 1 }
                     return

@@ -3,22 +3,41 @@ import TributaryCapture
 import TributaryDSP
 import TributaryFormats
 
-/// `tributary export X.tcap --format npy|csv|wav --out PATH`: one source's analog data as a file.
+/// `tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH`: a capture's analog data as a file
+/// the measurement world reads (docs/FORMATS.md).
 enum ExportCommand: Command {
     static let name = "export"
-    static let summary = "write a capture's analog data as NPY, CSV or WAV"
+    static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS, XDF or HDF5"
     static let usage = """
-    usage: tributary export X.tcap --format npy|csv|wav --out PATH [--source N] [--channels SPEC] [--allow-damage]
+    usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH [--source N] [--channels SPEC]
+                            [--start T] [--duration S] [--counts] [--time-column] [--allow-damage]
 
-    Gathers the analog frames of one source, in order, into a channels × samples matrix.
-      npy  shaped (channels, samples) in the recorded dtype (float64, float32, or int16 counts),
-           bit-exact to what was imported or received.
-      csv  one column per channel with a header of channel names; values as float64 (int16 counts
-           scaled: count × scale + offset), printed so that they read back exactly.
-      wav  int16 data as 16-bit PCM counts, float32 / float64 as IEEE float WAV; needs an integer rate.
+    Gathers the analog frames of a source, in order, into a channels × samples matrix.
+      npy   one source shaped (channels, samples) in the recorded dtype (float64, float32, or int16
+            counts), bit-exact to what was imported or received; with --counts a sidecar PATH.json
+            carries scale, offset, rate, start time, channel names and units.
+      csv   one source, one column per channel with a header of channel names; physical values
+            (int16 counts × scale + offset), printed so that they read back exactly. --time-column
+            adds a first column time_s: seconds since the first sample, from the recorded frame times.
+      wav   one source; int16 data as 16-bit PCM counts, float32 / float64 as IEEE float WAV; needs an
+            integer rate.
+      tdms  every source (or --source N) as a group of channels with DAQmx's waveform properties
+            (wf_start_time, wf_increment, unit_string, NI_ChannelName), float64 physical values; with
+            --counts int16 sources as I16 counts with an NI linear scale.
+      xdf   every source (or --source N) as a stream: header with labels and units, a samples chunk per
+            recorded frame stamped with its time, boundary chunks, clock offsets and a footer; double64
+            physical values, with --counts int16 counts (scales in the header's description).
+      hdf5  every source (or --source N) as a group with attributes (source_id, device_name, sample_rate,
+            start_time_ns, gaps) and a chunked, compressed dataset 'data' (channels, samples) with
+            channel_names, units and channel_indexes; float64 physical values, with --counts int16
+            counts with scale and offset attributes; block_start / block_time_ns give the frame times.
 
-      --source N       the source (default: the lowest source id with analog data)
+      --source N       the source (npy/csv/wav default: the lowest source id with analog data)
       --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
+      --start T        begin T seconds after the first sample (default 0)
+      --duration S     export S seconds (default: to the end)
+      --counts         store int16 sources as counts (npy: with the sidecar; tdms/xdf/hdf5: with their scales)
+      --time-column    csv: a first column of sample times
       --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
 
     Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
@@ -32,50 +51,90 @@ enum ExportCommand: Command {
     /// The exit status of an export refused because the capture is damaged.
     static let damagedStatus: Int32 = 3
 
+    static let formats = ["npy", "csv", "wav", "tdms", "xdf", "hdf5"]
+
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        guard let format = try arguments.option("--format") else { throw UsageError("missing --format npy|csv|wav") }
-        guard ["npy", "csv", "wav"].contains(format) else { throw UsageError("--format: '\(format)' is not npy, csv or wav") }
+        guard let format = try arguments.option("--format") else { throw UsageError("missing --format \(formats.joined(separator: "|"))") }
+        guard formats.contains(format) else { throw UsageError("--format: '\(format)' is not one of \(formats.joined(separator: ", "))") }
         guard let out = try arguments.option("--out") else { throw UsageError("missing --out PATH") }
         let source = try arguments.option("--source", "a source id") { UInt32($0) }
         let channelText = try arguments.option("--channels")
+        let start = try arguments.option("--start", "a time in seconds >= 0") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        let duration = try arguments.option("--duration", "a duration in seconds >= 0") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        let counts = arguments.flag("--counts")
+        let timeColumn = arguments.flag("--time-column")
         let allowDamage = arguments.flag("--allow-damage")
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
+        if timeColumn && format != "csv" { throw UsageError("--time-column applies to --format csv only") }
         var channels: [UInt32]?
         if let channelText {
             do { channels = try ChannelSpec(parsing: channelText).channels.map { UInt32($0) } } catch { throw UsageError("--channels: \(error)") }
         }
         let reader = try CaptureReader(path: files[0])
-        let analogMask = UInt32(1) << 3
-        guard let sourceID = source ?? reader.index.filter({ $0.envelope.type == .chunk && $0.envelope.kindMask & analogMask != 0 })
-            .map(\.envelope.sourceID).min() else { throw CommandError("\(files[0]): no analog data") }
-        let extracted = Result { () throws(CaptureError) -> ExtractedAnalog in
-            try ExtractedAnalog(reader: reader, source: sourceID, channels: channels, allowDamage: allowDamage)
+        let available = SourceSeries.analogSources(reader)
+        let wanted: [UInt32]
+        if let source {
+            guard available.contains(source) else {
+                throw CommandError("\(files[0]): source \(source) has no analog data (sources with analog data: \(available.map(String.init).joined(separator: ", ")))")
+            }
+            wanted = [source]
+        } else {
+            guard let first = available.first else { throw CommandError("\(files[0]): no analog data") }
+            wanted = ["tdms", "xdf", "hdf5"].contains(format) ? available : [first]
         }
-        let data: ExtractedAnalog
-        switch extracted {
-        case .success(let d): data = d
-        case .failure(let error) where error.kind != .damagedRecord: throw error
-        case .failure:
-            for d in reader.damage { printError("tributary export: \(files[0]): damage at \(d)") }
-            printError("tributary export: \(files[0]) is damaged (\(reader.damage.count) damaged regions); nothing written. "
-                       + "Pass --allow-damage to export what is intact, or run 'tributary repair \(files[0]) --out REPAIRED.tcap'")
-            return damagedStatus
+        var series: [SourceSeries] = []
+        for id in wanted {
+            let gathered = Result { () throws(CaptureError) -> SourceSeries in
+                try SourceSeries(reader: reader, source: id, channels: channels, allowDamage: allowDamage)
+            }
+            switch gathered {
+            case .success(var s):
+                if start != nil || duration != nil {
+                    do { s = try s.selecting(start: start ?? 0, duration: duration) } catch { throw CommandError("\(files[0]): \(error.description)") }
+                }
+                series.append(s)
+            case .failure(let error) where error.kind != .damagedRecord: throw error
+            case .failure:
+                for d in reader.damage { printError("tributary export: \(files[0]): damage at \(d)") }
+                printError("tributary export: \(files[0]) is damaged (\(reader.damage.count) damaged regions); nothing written. "
+                           + "Pass --allow-damage to export what is intact, or run 'tributary repair \(files[0]) --out REPAIRED.tcap'")
+                return damagedStatus
+            }
         }
-        for d in data.damage { printError("tributary export: warning: \(files[0]): damage at \(d); exported what is intact") }
+        for d in series.first?.damage ?? [] { printError("tributary export: warning: \(files[0]): damage at \(d); exported what is intact") }
         if !reader.hasFooter {
             printError("tributary export: warning: \(files[0]) has no footer (its recording did not close): "
                        + "what was being written when it stopped is missing")
         }
-        let rows = data.channelIndexes.count
+        if counts, ["csv", "wav"].contains(format) { throw UsageError("--counts applies to npy, tdms and xdf") }
+        if counts, format == "npy", !series[0].isCounts {
+            throw CommandError("--counts: source \(series[0].sourceID) is stored as \(series[0].samples.dtype == .float64 ? "float64" : "float32"), not int16 counts")
+        }
         do {
             switch format {
             case "npy":
-                try NPY.write(NPYArray(channels: rows, samplesPerChannel: data.sampleCount, samples: data.samples), path: out)
+                let data = series[0]
+                try NPY.write(NPYArray(channels: data.channelCount, samplesPerChannel: data.sampleCount, samples: data.samples), path: out)
+                if counts { try sidecar(data).write(to: URL(fileURLWithPath: out + ".json"), options: .atomic) }
             case "csv":
-                let names = data.channelIndexes.map { i in data.configuration?.channels.first { $0.index == i }?.description ?? "ch\(i)" }
-                try CSVTable(channelNames: names, channelCount: rows, values: data.physicalValues).write(to: out)
-            default:
+                let data = series[0]
+                var names = data.channelNames, values = data.physicalValues, columns = data.channelCount
+                if timeColumn {
+                    guard let rate = data.rate else { throw CommandError("--time-column needs one sampling rate; source \(data.sourceID) has none") }
+                    var times = [Double](repeating: 0, count: data.sampleCount)
+                    for b in data.blocks {
+                        let t = Double(b.timestampNs - data.startNs) / 1e9
+                        for k in 0..<b.count { times[b.start + k] = t + Double(k) / rate }
+                    }
+                    names.insert("time_s", at: 0)
+                    values.insert(contentsOf: times, at: 0)
+                    columns += 1
+                }
+                try CSVTable(channelNames: names, channelCount: columns, values: values).write(to: out)
+            case "wav":
+                let data = series[0]
+                let rows = data.channelCount
                 guard let rate = data.rate, rate == rate.rounded(), rate >= 1, rate <= 4_294_967_295 else {
                     throw CommandError("WAV needs one integer sampling rate; the configuration gives \(data.rate.map { "\($0)" } ?? "none")")
                 }
@@ -86,13 +145,33 @@ enum ExportCommand: Command {
                 case .float64(let v): wav = WAVFile(sampleRate: Int(rate), format: .float64, channelCount: rows, samples: v)
                 }
                 try wav.write(to: out)
+            case "hdf5":
+                try FormatExport.writeHDF5(series, counts: counts, name: (files[0] as NSString).lastPathComponent, to: out)
+            case "tdms":
+                try FormatExport.tdms(series, counts: counts, name: (files[0] as NSString).lastPathComponent).write(to: out)
+            default:
+                try FormatExport.writeXDF(series, counts: counts, to: out)
             }
         } catch let error as CommandError {
             throw error
         } catch {
             throw CommandError("\(error)")
         }
-        print("\(out): source \(sourceID), \(rows) channels × \(data.sampleCount) samples")
+        for s in series {
+            print("\(out): source \(s.sourceID), \(s.channelCount) channels × \(s.sampleCount) samples")
+        }
         return 0
+    }
+
+    /// The NPY sidecar of `--counts`: what turns the counts into physical values, and when they were taken.
+    static func sidecar(_ s: SourceSeries) throws -> Data {
+        let object: [String: Any] = [
+            "source_id": s.sourceID, "device_name": s.deviceName, "device_type": s.deviceType,
+            "channel_indexes": s.channelIndexes.map { Int($0) }, "channel_names": s.channelNames, "units": s.units,
+            "scale": s.scale, "offset": s.offset, "sample_rate": s.rate as Any, "start_time_ns": s.startNs,
+            "samples": s.sampleCount, "dtype": "int16", "value": "count * scale + offset",
+            "gaps": s.gaps.map { ["first_missing_sequence": $0.firstMissingSequence, "missing_count": $0.missingCount, "time_ns": $0.timeNs] },
+        ]
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
     }
 }

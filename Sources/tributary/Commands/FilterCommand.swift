@@ -1,28 +1,35 @@
 import Foundation
 import TributaryAnalysis
+import TributaryCapture
 import TributaryWire
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.
 enum FilterCommand: Command {
     static let name = "filter"
-    static let summary = "apply analog/array filters to a frame file, as the publisher would"
+    static let summary = "apply analog/array filters to a frame file or a capture, as the publisher would"
     static let usage = """
-    usage: tributary filter IN --out OUT --filter SPEC [--filter SPEC]...
+    usage: tributary filter IN --out OUT --filter SPEC [--filter SPEC]... [--force]
 
-    Reads IN, a file of frames (docs/PROTOCOL.md), and writes to OUT the frames a subscriber with
-    these filters would receive from a publisher (docs/PROTOCOL.md §6): filtered analog and array
-    frames carry their filter's id; frames no filter governs are copied unchanged. The filters get
-    ids 1, 2, … in the order given. Sequence numbers are kept from IN.
+    Reads IN, a file of frames (docs/PROTOCOL.md) or a capture (.tcap, recognised by its magic), and
+    writes to OUT the frames a subscriber with these filters would receive from a publisher
+    (docs/PROTOCOL.md §6): filtered analog and array frames carry their filter's id; frames no filter
+    governs are copied unchanged. The filters get ids 1, 2, … in the order given. Sequence numbers and
+    timestamps are kept from IN.
+    OUT is a capture when its name ends in .tcap, else a frame file. A capture written from a capture
+    keeps its gap records (in place) and configurations; an existing OUT.tcap is replaced only with
+    --force, once the new capture is complete. Damaged chunks of IN are skipped and listed on stderr.
 
       --filter analog:QUERY          an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2')
       --filter TYPE:QUERY            an array filter for arrays of TYPE (double, float, int32, int16,
                                      int64, bool, string), SCCT query 'ROWS;COLUMNS' (e.g. 'double:5-15;5-15')
-      --out OUT                      the frame file to write ('-' for standard output)
+      --out OUT                      the frame file or capture to write ('-' for standard output)
+      --force                        replace an existing OUT.tcap
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let specs = try arguments.options("--filter")
         guard let out = try arguments.option("--out") else { throw UsageError("missing --out OUT") }
+        let force = arguments.flag("--force")
         let inputs = try arguments.finish()
         guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN" : "expected one IN, got \(inputs.count)") }
         guard !specs.isEmpty else { throw UsageError("give at least one --filter") }
@@ -46,6 +53,9 @@ enum FilterCommand: Command {
             }
         }
 
+        if CaptureDescription.isCapture(inputs[0]) || out.hasSuffix(".tcap") {
+            return try filterToOrFromCapture(inputs[0], out: out, filters: filters, force: force)
+        }
         let input = try InputFile(inputs[0])
         let output = try OutputFile(out, inputs: inputs)
         var decoder = FrameStreamDecoder()
@@ -64,6 +74,72 @@ enum FilterCommand: Command {
             throw CommandError("\(inputs[0]): \(error)")
         }
         try output.write(pending)
+        return 0
+    }
+
+    /// A capture in (with its gap records) and/or a capture out.
+    static func filterToOrFromCapture(_ input: String, out: String, filters: SubscriberFilters, force: Bool) throws -> Int32 {
+        var sink: (Frame) throws -> Void
+        var recordGap: (CaptureGap) throws -> Void = { _ in }
+        var finish: () throws -> Void
+        var abandon: () -> Void = {}
+        if out.hasSuffix(".tcap") {
+            let destination: CaptureDestination
+            do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+            // Filters drop and repeat frames: their sequence numbers jump by design, which is no loss.
+            let writer = try CaptureWriter(destination: destination, options: CaptureWriterOptions(fsync: .none, detectSequenceJumps: false))
+            sink = { frame in try writer.append(frame) }
+            recordGap = { g in
+                try writer.recordGap(sourceID: g.sourceID, firstMissing: g.firstMissingSequence, count: g.missingCount,
+                                     cause: g.cause ?? .announced, timeNs: g.timeNs)
+            }
+            finish = { _ = try writer.close() }
+            abandon = { writer.abandon(); unlink(writer.partialPath) }
+        } else {
+            // write(2), never FileHandle: a closed pipe or a full disk is an error, not a trap.
+            let output = try OutputFile(out, inputs: [input])
+            var pending = Data()
+            sink = { frame in
+                frame.withUnsafeBytes { pending.append(contentsOf: $0) }
+                if pending.count > 1 << 20 { try output.write(pending); pending.removeAll(keepingCapacity: true) }
+            }
+            finish = { try output.write(pending) }
+        }
+        do {
+            if CaptureDescription.isCapture(input) {
+                let reader = try CaptureReader(path: input)
+                let gaps = Dictionary(reader.gaps.map { ($0.offset, $0) }, uniquingKeysWith: { a, _ in a })
+                for entry in reader.index {
+                    switch entry.envelope.type {
+                    case .chunk:
+                        guard let frames = try? reader.frames(of: entry) else { continue }
+                        for frame in frames { try filters.outputs(for: frame, sink) }
+                    case .gap:
+                        if let g = gaps[entry.offset] { try recordGap(g) }
+                    default:
+                        continue
+                    }
+                }
+                for d in reader.damage { printError("tributary filter: warning: \(input): damage at \(d); skipped") }
+            } else {
+                guard let handle = FileHandle(forReadingAtPath: input) else {
+                    throw CommandError("cannot open '\(input)': \(String(cString: strerror(errno)))")
+                }
+                defer { try? handle.close() }
+                var decoder = FrameStreamDecoder()
+                while true {
+                    let data = handle.readData(ofLength: 1 << 20)
+                    if data.isEmpty { break }
+                    try data.withUnsafeBytes { raw in try decoder.feed(raw) { frame in try filters.outputs(for: frame, sink) } }
+                }
+                try decoder.finish()
+            }
+            try finish()
+        } catch {
+            abandon()
+            if let e = error as? CommandError { throw e }
+            throw CommandError("\(input): \(error)")
+        }
         return 0
     }
 }

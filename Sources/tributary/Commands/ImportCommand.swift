@@ -2,12 +2,13 @@ import Foundation
 import TributaryCapture
 import TributaryFormats
 
-/// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV or CSV file as a capture.
+/// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
 enum ImportCommand: Command {
     static let name = "import"
-    static let summary = "record an NPY, WAV or CSV file as a capture (.tcap)"
+    static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """
     usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U] [--force]
+           tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--force]
 
     Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
     frames of 4096 samples.
@@ -17,7 +18,17 @@ enum ImportCommand: Command {
            24/32-bit PCM as float64 integer codes. --rate defaults to the WAV's rate.
       CSV  one column per channel, optional header row of channel names; float64: decimal numbers
            (1, -2.5, 1e-3) or nan / inf; hexadecimal and numbers beyond float64 are errors.
+      TDMS every group with numeric channels of equal length becomes a source (id from its source_id
+           property, else 1, 2, …): rate from wf_increment, start time from wf_start_time, names and
+           unit_string; I16 channels with an NI linear scale as counts with that scale; float32 as
+           float32, other numbers as float64.
+      XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
+           (corrected by the clock offsets) as frame times; int16 / int8 streams as counts.
+      HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
+           dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
+           device_name, source_id, and scale / offset for int16 counts (docs/FORMATS.md).
     The input must have 1 to 65,535 channels and at least one sample.
+      --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
 
       --rate HZ          samples per second (required except for WAV)
       --out X.tcap       the capture to write (required)
@@ -35,9 +46,14 @@ enum ImportCommand: Command {
         let sourceName = try arguments.option("--source-name")
         let unit = try arguments.option("--unit") ?? "V"
         let force = arguments.flag("--force")
+        let select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
+        if let kind = FormatImport.kind(path: path) {
+            return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force)
+        }
+        if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
         // Checked before the input is read: refuse an existing output (without --force) or .partial early.
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
@@ -58,7 +74,7 @@ enum ImportCommand: Command {
                 let csv = try CSVTable.read(path: path)
                 signal = ImportedSignal(csv: csv)
                 shape = "CSV of \(csv.channelCount) columns × \(csv.sampleCount) data rows"
-            default: throw UsageError("'\(path)': expected a .npy, .wav or .csv file")
+            default: throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
             }
         } catch let error as UsageError {
             throw error
@@ -74,6 +90,23 @@ enum ImportCommand: Command {
         } catch { throw CommandError("\(error)") }
         print("\(out): \(signal.channelCount) channels × \(signal.sampleCount) samples (\(signal.samples.format)), "
               + "\(summary.records) records, \(summary.fileBytes) bytes")
+        return 0
+    }
+
+    /// TDMS, XDF and HDF5: every group / stream / dataset (or the selected ones) as a source of one capture.
+    static func importMeasurementFile(_ path: String, kind: FormatImport.Kind, out: String, select: Set<String>?, rate: Double?, force: Bool) throws -> Int32 {
+        let destination: CaptureDestination
+        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        let sources: [ImportedSource]
+        let summary: CaptureWriteSummary
+        do {
+            sources = try FormatImport.read(path: path, select: select, rate: rate)
+            summary = try FormatImport.write(sources, to: destination)
+        } catch { throw CommandError("\(error)") }
+        for s in sources {
+            print("\(out): source \(s.sourceID) '\(s.deviceName)': \(s.channelCount) channels × \(s.sampleCount) samples (\(s.samples.format)) at \(s.rate) Hz")
+        }
+        print("\(out): \(summary.records) records, \(summary.fileBytes) bytes (from \(kind.rawValue.uppercased()))")
         return 0
     }
 }

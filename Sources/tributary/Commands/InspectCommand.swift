@@ -1,5 +1,6 @@
 import Foundation
 import TributaryAnalysis
+import TributaryCapture
 import TributaryWire
 
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.
@@ -8,6 +9,7 @@ enum InspectCommand: Command {
     static let summary = "describe a capture, or the frames in a file of concatenated frames"
     static let usage = """
     usage: tributary inspect FILE [--json] [--max-frame-size BYTES]
+           tributary inspect X.tcap --packages [--json]
 
     When FILE is a capture (recognised by its magic, docs/CAPTURE.md), prints its description
     instead: sources, channels with units, rate, duration, samples, chunks, compression ratio,
@@ -21,6 +23,10 @@ enum InspectCommand: Command {
                               filter_id, flags, size and the decoded content (numbers read back exactly;
                               NaN and infinities print as null)
       --max-frame-size BYTES  reject frames larger than this (40 to 67108864, the default)
+      --packages              for a capture: one line (or JSON object) per package other than analog
+                              data and configurations — messages, XML, errors, file and image chunks,
+                              arrays, digital lines, gap notices — then a count per kind (what
+                              'tributary extract' writes out)
 
     A malformed frame stops the listing with an error naming the field and the byte offset;
     the frames before it are still printed. Exit status: 0 ok, 1 malformed input, 2 usage.
@@ -28,6 +34,7 @@ enum InspectCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let json = arguments.flag("--json")
+        let packages = arguments.flag("--packages")
         let maxFrame = try arguments.integer("--max-frame-size", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize)
             ?? WireLimits.maxFrameSize
         let files = try arguments.finish()
@@ -35,8 +42,10 @@ enum InspectCommand: Command {
         let path = files[0]
         let input = try InputFile(path)
         if path != "-", CaptureDescription.isCapture(path) {
+            if packages { return try listPackages(path, json: json) }
             return try CaptureDescription.inspect(path, json: json)
         }
+        if packages { throw UsageError("--packages needs a capture (.tcap)") }
 
         var decoder = FrameStreamDecoder(maxFrameSize: maxFrame)
         var index = 0
@@ -74,6 +83,38 @@ enum InspectCommand: Command {
             out += "\(index) frames" + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "") + "\n"
         }
         try flush()
+        return 0
+    }
+
+    /// `--packages`: the application packages of a capture, in file order.
+    static func listPackages(_ path: String, json: Bool) throws -> Int32 {
+        let reader = try CaptureReader(path: path)
+        var out = ""
+        var counts: [FrameKind: Int] = [:]
+        func flush() {
+            // A closed or full standard output is remembered and reported at exit, never a trap.
+            var text = out
+            text.withUTF8 { try? StandardOutput.write(UnsafeRawBufferPointer($0)) }
+            out = ""
+        }
+        reader.forEachFrame { frame in
+            let kind = frame.header.kind
+            guard kind != .analog, kind != .configuration, let payload = try? frame.payload() else { return }
+            counts[kind, default: 0] += 1
+            if json {
+                FrameDescription.json(frame, payload: payload).render(into: &out)
+                out += "\n"
+            } else {
+                out += FrameDescription.line(frame, payload: payload) + "\n"
+            }
+            if out.utf8.count > 1 << 16 { flush() }
+        }
+        if !json {
+            out += counts.isEmpty ? "no packages besides analog data and configurations\n"
+                : counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "\n"
+        }
+        flush()
+        for d in reader.damage { printError("tributary inspect: \(path): damage at \(d)") }
         return 0
     }
 }

@@ -1,0 +1,379 @@
+import Foundation
+import TributaryFormats
+import TributaryWire
+
+/// Where a run of contiguous samples starts and when its first sample was taken.
+public struct ImportedBlock: Sendable, Equatable {
+    public var start: Int
+    public var timestampNs: Int64
+    public init(start: Int, timestampNs: Int64) {
+        self.start = start
+        self.timestampNs = timestampNs
+    }
+}
+
+/// One source read from a TDMS group or an XDF stream, ready to be recorded or analysed.
+public struct ImportedSource: Sendable {
+    public var sourceID: UInt32
+    public var deviceName: String
+    public var deviceType: String
+    public var channelNames: [String]
+    public var units: [String]
+    public var rate: Double
+    /// Channel-major samples.
+    public var samples: AnalogSamples
+    public var sampleCount: Int
+    /// Runs of contiguous samples (at least one, starting at 0).
+    public var blocks: [ImportedBlock]
+    public var channelCount: Int { channelNames.count }
+}
+
+/// Reads TDMS, XDF (and HDF5 through the command's glue) files as capture sources (docs/FORMATS.md).
+public enum FormatImport {
+    /// The formats recognised by their first bytes.
+    public enum Kind: String, Sendable { case tdms, xdf, hdf5 }
+
+    /// The format of a file by its magic bytes ("TDSm", "XDF:", "\u{89}HDF\r\n\u{1A}\n"), nil if none.
+    public static func kind(path: String) -> Kind? {
+        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? h.close() }
+        let magic = [UInt8](h.readData(ofLength: 8))
+        if magic.starts(with: Array("TDSm".utf8)) { return .tdms }
+        if magic.starts(with: Array("XDF:".utf8)) { return .xdf }
+        if magic == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .hdf5 }
+        return nil
+    }
+
+    /// Reads the sources of a TDMS or XDF file.
+    /// - Parameters:
+    ///   - select: group / stream names to import (nil: all with numeric data).
+    ///   - rate: the rate of sources whose file gives none (TDMS without `wf_increment`).
+    public static func read(path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+        let sources: [ImportedSource]
+        do {
+            switch kind(path: path) {
+            case .tdms: sources = try self.sources(tdms: TDMSFile.read(path: path), file: path, select: select, rate: rate)
+            case .xdf: sources = try self.sources(xdf: XDFFile.read(path: path), file: path, select: select)
+            case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
+            case nil: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
+            }
+        } catch let error as CaptureError {
+            throw error
+        } catch {
+            throw CaptureError(.usage, file: path, "\(error)")
+        }
+        if let select {
+            let missing = select.subtracting(sources.map(\.deviceName)).subtracting(sources.map { "\($0.sourceID)" })
+            if !missing.isEmpty && sources.count < select.count {
+                throw CaptureError(.usage, file: path, "no numeric group or stream named \(missing.sorted().joined(separator: ", "))")
+            }
+        }
+        guard !sources.isEmpty else { throw CaptureError(.usage, file: path, "no numeric channels to import") }
+        return sources
+    }
+
+    /// Assigns source ids: the wanted one when free and non-zero, else the next free one from 1.
+    static func assignIDs(_ wanted: [UInt32?]) -> [UInt32] {
+        var used = Set<UInt32>()
+        var out: [UInt32] = []
+        for w in wanted {
+            if let w, w != 0, !used.contains(w) { used.insert(w); out.append(w); continue }
+            var id: UInt32 = 1
+            while used.contains(id) || wanted.contains(where: { $0 == id }) { id += 1 }
+            used.insert(id)
+            out.append(id)
+        }
+        return out
+    }
+
+    // MARK: TDMS
+
+    /// Each group with numeric channels becomes a source; channels must have equal lengths. Rate from
+    /// `wf_increment`, start from `wf_start_time`, units from `unit_string`. int16 channels with one NI
+    /// linear scale are imported as counts with that scale and offset; unscaled int16 as counts with
+    /// scale 1; float32 channels as float32; everything else as float64.
+    public static func sources(tdms: TDMSFile, file: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+        var out: [ImportedSource] = []
+        var wanted: [UInt32?] = []
+        for group in tdms.groups {
+            let id = group.property("source_id")?.number.flatMap { UInt32(exactly: $0) }
+            if let select, !select.contains(group.name), !(id.map { select.contains("\($0)") } ?? false) { continue }
+            let channels = group.channels.filter { c in
+                if case .strings = c.data { return false }
+                return c.data.count > 0
+            }
+            guard let first = channels.first else { continue }
+            let n = first.data.count
+            guard channels.allSatisfy({ $0.data.count == n }) else {
+                throw CaptureError(.usage, file: file, "group '\(group.name)': channels of different lengths ("
+                                   + channels.map { "\($0.name): \($0.data.count)" }.joined(separator: ", ") + "); import them with --groups one at a time")
+            }
+            var r = first.property("wf_increment")?.number.flatMap { $0 > 0 ? 1 / $0 : nil } ?? rate
+            if let increment = first.property("wf_increment")?.number, increment > 0 {
+                // 1 / (1 / rate) is not always rate; prefer the nearest integer rate when it reproduces the increment.
+                let rounded = (1 / increment).rounded()
+                if rounded > 0, 1 / rounded == increment { r = rounded }
+            }
+            guard let r, r > 0, r.isFinite else {
+                throw CaptureError(.usage, file: file, "group '\(group.name)' has no wf_increment; give the rate with --rate HZ")
+            }
+            var startNs: Int64 = 0
+            if case .timestamp(let t)? = first.property("wf_start_time") { startNs = t.unixNanoseconds }
+            let samples: AnalogSamples
+            func linear(_ c: TDMSChannel) -> (Double, Double)? {
+                guard c.property("NI_Scaling_Status")?.text != "scaled", c.property("NI_Number_Of_Scales")?.number ?? 1 == 1,
+                      c.property("NI_Scale[0]_Scale_Type")?.text == "Linear",
+                      let s = c.property("NI_Scale[0]_Linear_Slope")?.number, let o = c.property("NI_Scale[0]_Linear_Y_Intercept")?.number else { return nil }
+                return (s, o)
+            }
+            if channels.allSatisfy({ if case .int16 = $0.data { true } else { false } }) {
+                var counts: [Int16] = [], scale: [Double] = [], offset: [Double] = []
+                counts.reserveCapacity(n * channels.count)
+                for c in channels {
+                    if case .int16(let v) = c.data { counts += v }
+                    let (s, o) = linear(c) ?? (1, 0)
+                    scale.append(s)
+                    offset.append(o)
+                }
+                samples = .int16(counts: counts, scale: scale, offset: offset)
+            } else if channels.allSatisfy({ if case .float32 = $0.data { linear($0) == nil } else { false } }) {
+                var v: [Float] = []
+                for c in channels { if case .float32(let x) = c.data { v += x } }
+                samples = .float32(v)
+            } else {
+                var v: [Double] = []
+                v.reserveCapacity(n * channels.count)
+                for c in channels {
+                    if case .float64(let x) = c.data { v += x; continue }
+                    var x = c.data.doubles ?? []
+                    if let (s, o) = linear(c) { x = x.map { $0 * s + o } }
+                    v += x
+                }
+                samples = .float64(v)
+            }
+            wanted.append(id)
+            out.append(ImportedSource(sourceID: 0, deviceName: group.property("device_name")?.text ?? group.name,
+                                      deviceType: group.property("device_type")?.text ?? "TDMS",
+                                      channelNames: channels.map(\.name), units: channels.map { $0.property("unit_string")?.text ?? "" },
+                                      rate: r, samples: samples, sampleCount: n, blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
+        }
+        for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
+        return out
+    }
+
+    // MARK: XDF
+
+    /// Each numeric stream becomes a source: rate = nominal rate (estimated from the timestamps for
+    /// irregular streams), channel labels and units from the header, timestamps corrected by the stream's
+    /// clock offsets (linear fit), a new block wherever a chunk starts with a timestamp that breaks the
+    /// nominal pace by more than half a sample.
+    public static func sources(xdf: XDFFile, file: String, select: Set<String>? = nil) throws(CaptureError) -> [ImportedSource] {
+        var out: [ImportedSource] = []
+        var wanted: [UInt32?] = []
+        for stream in xdf.streams {
+            let h = stream.header
+            if let select, !select.contains(h.name), !select.contains("\(h.streamID)") { continue }
+            if case .strings = stream.data { continue }
+            guard stream.sampleCount > 0, h.channelCount > 0 else { continue }
+            let n = stream.sampleCount
+            // Clock offsets: t + a + b·t (least squares over the offsets; constant for one).
+            var a = 0.0, b = 0.0
+            let o = stream.clockOffsets
+            if o.count == 1 { a = o[0].value } else if o.count > 1 {
+                let mt = o.map(\.time).reduce(0, +) / Double(o.count), mv = o.map(\.value).reduce(0, +) / Double(o.count)
+                let sxx = o.map { ($0.time - mt) * ($0.time - mt) }.reduce(0, +)
+                b = sxx > 0 ? o.map { ($0.time - mt) * ($0.value - mv) }.reduce(0, +) / sxx : 0
+                a = mv - b * mt
+            }
+            func corrected(_ t: Double) -> Double { t + a + b * t }
+            var rate = h.nominalRate
+            if !(rate > 0) {
+                let span = stream.timestamps[n - 1] - stream.timestamps[0]
+                rate = n > 1 && span > 0 ? Double(n - 1) / span : 1
+            }
+            var blocks = [ImportedBlock(start: 0, timestampNs: Int64((corrected(stream.timestamps[0]) * 1e9).rounded()))]
+            for s in stream.stampedSamples where s > 0 {
+                let expected = stream.timestamps[s - 1] + 1 / rate
+                if abs(stream.timestamps[s] - expected) > 0.5 / rate {
+                    blocks.append(ImportedBlock(start: s, timestampNs: Int64((corrected(stream.timestamps[s]) * 1e9).rounded())))
+                }
+            }
+            let samples: AnalogSamples
+            switch stream.data {
+            case .float64(let v): samples = .float64(v)
+            case .float32(let v): samples = .float32(v)
+            case .int16(let v):
+                var scale = Array(repeating: 1.0, count: h.channelCount), offset = Array(repeating: 0.0, count: h.channelCount)
+                if let scaling = XML.value(stream.headerXML, "scaling") {
+                    let items = XML.elements(scaling, "channel")
+                    if items.count == h.channelCount {
+                        scale = items.map { Double(XML.value($0, "scale") ?? "") ?? 1 }
+                        offset = items.map { Double(XML.value($0, "offset") ?? "") ?? 0 }
+                    }
+                }
+                samples = .int16(counts: v, scale: scale, offset: offset)
+            case .strings: continue
+            }
+            let names = (0..<h.channelCount).map { k in k < h.channels.count && !h.channels[k].label.isEmpty ? h.channels[k].label : "ch\(k)" }
+            let units = (0..<h.channelCount).map { k in k < h.channels.count ? h.channels[k].unit : "" }
+            let device = XML.value(stream.headerXML, "device")
+            var id: UInt32?
+            if h.sourceID.hasPrefix("tributary-source-") { id = UInt32(h.sourceID.dropFirst("tributary-source-".count)) }
+            wanted.append(id)
+            out.append(ImportedSource(sourceID: 0, deviceName: device.flatMap { XML.value($0, "name") } ?? h.name,
+                                      deviceType: device.flatMap { XML.value($0, "type") } ?? (h.type.isEmpty ? "XDF" : h.type),
+                                      channelNames: names, units: units, rate: rate, samples: samples, sampleCount: n, blocks: blocks))
+        }
+        for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
+        return out
+    }
+
+    // MARK: HDF5
+
+    /// Each numeric dataset of rank 1 (one channel) or 2 (channels, samples) becomes a source, except
+    /// `block_start` / `block_time_ns` (frame times written by `export`). Attributes are looked up on
+    /// the dataset, then its group: sample_rate (or sampling_rate, rate, fs), start_time_ns,
+    /// channel_names, units, device_name, source_id; int16 datasets with scale / offset are counts.
+    /// `select` names datasets (by path, name or group name).
+    public static func sources(hdf5 path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+        let file: HDF5Object
+        do { file = try HDF5Object.open(path: path) } catch { throw CaptureError(.usage, file: path, error.reason) }
+        var out: [ImportedSource] = []
+        var wanted: [UInt32?] = []
+        for datasetPath in file.datasetPaths() {
+            let parts = datasetPath.split(separator: "/").map(String.init)
+            let name = parts.last ?? datasetPath
+            let groupPath = "/" + parts.dropLast().joined(separator: "/")
+            if ["block_start", "block_time_ns"].contains(name) { continue }
+            if let select, !select.contains(datasetPath), !select.contains(name), !select.contains(parts.dropLast().last ?? "/") { continue }
+            guard let dataset = try? file.openDataset(datasetPath), let (dims, data) = dataset.readNumbers(), (1...2).contains(dims.count) else { continue }
+            let group = try? file.openGroup(groupPath)
+            func attribute(_ names: String...) -> HDF5Value? {
+                for n in names { if let v = dataset.attribute(n) ?? group?.attribute(n) { return v } }
+                return nil
+            }
+            let channels = dims.count == 2 ? dims[0] : 1, n = dims.count == 2 ? dims[1] : dims[0]
+            guard channels > 0, n > 0 else { continue }
+            guard let r = attribute("sample_rate", "sampling_rate", "rate", "fs")?.number ?? rate, r > 0, r.isFinite else {
+                throw CaptureError(.usage, file: path, "dataset \(datasetPath) has no sample_rate attribute; give the rate with --rate HZ")
+            }
+            let names = attribute("channel_names")?.strings.flatMap { $0.count == channels ? $0 : nil } ?? (0..<channels).map { "ch\($0)" }
+            let units = attribute("units")?.strings.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: "", count: channels)
+            let startNs = attribute("start_time_ns")?.number.map { Int64($0) } ?? 0
+            var blocks = [ImportedBlock(start: 0, timestampNs: startNs)]
+            if let g = group, let starts = (try? g.openDataset("block_start"))?.readNumbers(), let times = (try? g.openDataset("block_time_ns"))?.readNumbers(),
+               case .float64(let s) = starts.data, case .float64(let t) = times.data, s.count == t.count, !s.isEmpty, s[0] == 0,
+               zip(s, s.dropFirst()).allSatisfy({ $0 < $1 }), (s.last ?? 0) < Double(n) {
+                blocks = zip(s, t).map { ImportedBlock(start: Int($0), timestampNs: Int64($1)) }
+            }
+            // int64 nanoseconds read through float64 lose precision beyond 2^53: read them exactly.
+            if let exact = exactInt64(file: file, path: groupPath + "/block_time_ns"), exact.count == blocks.count, blocks.count > 1 || exact.first != nil {
+                for k in blocks.indices { blocks[k].timestampNs = exact[k] }
+            }
+            if let exactStart = exactInt64Attribute(dataset, "start_time_ns") ?? group.flatMap({ exactInt64Attribute($0, "start_time_ns") }), blocks.count == 1 {
+                blocks[0].timestampNs = exactStart
+            }
+            let samples: AnalogSamples
+            switch data {
+            case .float64(let v): samples = .float64(v)
+            case .float32(let v): samples = .float32(v)
+            case .int16(let v):
+                let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
+                let offset = attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
+                samples = .int16(counts: v, scale: scale, offset: offset)
+            }
+            wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
+            out.append(ImportedSource(sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
+                                      deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
+                                      samples: samples, sampleCount: n, blocks: blocks))
+        }
+        for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
+        return out
+    }
+
+    static func exactInt64(file: HDF5Object, path: String) -> [Int64]? {
+        guard let d = try? file.openDataset(path) else { return nil }
+        return d.readInt64s()
+    }
+
+    static func exactInt64Attribute(_ object: HDF5Object, _ name: String) -> Int64? {
+        object.int64Attribute(name)
+    }
+
+    // MARK: Frames and captures
+
+    /// The frames of a source: its configuration, then analog frames of at most `samplesPerFrame`
+    /// samples, each with the time of its first sample and a `first_sample` counter that jumps where
+    /// the blocks' times say samples are missing.
+    public static func forEachFrame(_ source: ImportedSource, samplesPerFrame: Int = 4096, _ body: (Frame) throws -> Void) rethrows {
+        let channels = source.channelCount, n = source.sampleCount, rate = source.rate
+        let configuration = Configuration(
+            deviceName: source.deviceName, deviceType: source.deviceType,
+            channels: (0..<channels).map {
+                ChannelConfiguration(index: UInt32($0), description: source.channelNames[$0], unit: source.units[$0], samplingRate: rate,
+                                     minValue: -.infinity, maxValue: .infinity)
+            })
+        let t0 = source.blocks.first?.timestampNs ?? 0
+        try body(Frame(encoding: .configuration(configuration), sequence: 0, timestampNs: t0, sourceID: source.sourceID))
+        let perFrame = max(1, min(samplesPerFrame, (32 << 20) / max(1, channels * 8)))
+        var sequence: UInt64 = 1
+        var counterEnd: UInt64 = 0
+        for (k, block) in source.blocks.enumerated() {
+            let end = k + 1 < source.blocks.count ? source.blocks[k + 1].start : n
+            let elapsed = Double(block.timestampNs - t0) / 1e9 * rate
+            var counter = k == 0 ? 0 : max(counterEnd, elapsed > 0 ? UInt64(elapsed.rounded()) : 0)
+            var first = block.start
+            while first < end {
+                let count = min(perFrame, end - first)
+                let layout = AnalogLayout(channelCount: channels, sampleCount: count, format: source.samples.format)
+                let header = FrameHeader(kind: .analog, sequence: sequence,
+                                         timestampNs: block.timestampNs + Int64((Double(first - block.start) / rate * 1e9).rounded()),
+                                         sourceID: source.sourceID)
+                let frame = Frame.analog(header: header, layout: layout, firstSample: counter) { w in
+                    for c in 0..<channels {
+                        w.setChannelIndex(c, UInt32(c))
+                        let destination = w.samples(channel: c)
+                        switch source.samples {
+                        case .float64(let v):
+                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 8)..<((c * n + first + count) * 8)])) }
+                        case .float32(let v):
+                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 4)..<((c * n + first + count) * 4)])) }
+                        case .int16(let v, let scale, let offset):
+                            w.setScale(c, scale: scale[c], offset: offset[c])
+                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 2)..<((c * n + first + count) * 2)])) }
+                        }
+                    }
+                }
+                try body(frame)
+                sequence += 1
+                first += count
+                counter += UInt64(count)
+            }
+            counterEnd = counter
+        }
+    }
+
+    /// Records the sources as a capture at a checked destination (replaced only once complete).
+    @discardableResult
+    public static func write(_ sources: [ImportedSource], to destination: CaptureDestination,
+                             options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
+        for s in sources {
+            let signal = ImportedSignal(samples: s.samples, channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames)
+            try signal.validate(file: destination.path)
+            for (what, text) in [("device name", s.deviceName)] + s.units.map({ ("unit", $0) }) where text.utf8.count > 65_536 {
+                throw CaptureError(.usage, file: destination.path, "the \(what) '\(text.prefix(40))…' is \(text.utf8.count) bytes; at most 65536")
+            }
+        }
+        let writer = try CaptureWriter(destination: destination, options: options)
+        do {
+            for s in sources {
+                try forEachFrame(s) { frame in try writer.append(frame) }
+            }
+            return try writer.close()
+        } catch {
+            writer.abandon()
+            unlink(writer.partialPath)
+            throw (error as? CaptureError) ?? CaptureError(.io, file: destination.path, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import CHDF5
+import Foundation
+
+/// H5P_DEFAULT (imported as Int32; hid_t is 64-bit).
+let h5pDefault: hid_t = 0
+
+/// A failed libhdf5 call, naming the file and the operation.
+public struct HDF5Error: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var reason: String
+    public var description: String { "\(file): \(reason)" }
+}
+
+/// A thin, closing wrapper over the HDF5 C library (Debian's libhdf5 1.10): what the capture
+/// mapping needs — groups, chunked and deflate-compressed datasets, and attributes — and no more.
+final class HDF5Object {
+    let id: hid_t
+    private let closer: (hid_t) -> herr_t
+    let file: String
+
+    init(_ id: hid_t, file: String, what: @autoclosure () -> String, closer: @escaping (hid_t) -> herr_t) throws(HDF5Error) {
+        guard id >= 0 else { throw HDF5Error(file: file, reason: what()) }
+        self.id = id
+        self.file = file
+        self.closer = closer
+    }
+
+    deinit { _ = closer(id) }
+
+    private static let initialised: Bool = {
+        H5open()
+        chdf5_silence()
+        return true
+    }()
+
+    static func create(path: String) throws(HDF5Error) -> HDF5Object {
+        _ = initialised
+        return try HDF5Object(H5Fcreate(path, chdf5_acc_trunc(), h5pDefault, h5pDefault), file: path, what: "cannot create the HDF5 file", closer: H5Fclose)
+    }
+
+    static func open(path: String) throws(HDF5Error) -> HDF5Object {
+        _ = initialised
+        return try HDF5Object(H5Fopen(path, chdf5_acc_rdonly(), h5pDefault), file: path, what: "cannot open as HDF5", closer: H5Fclose)
+    }
+
+    func createGroup(_ name: String) throws(HDF5Error) -> HDF5Object {
+        try HDF5Object(H5Gcreate2(id, name, h5pDefault, h5pDefault, h5pDefault), file: file, what: "cannot create group '\(name)'", closer: H5Gclose)
+    }
+
+    /// A dataset of `dims` elements of `type` from `bytes` (C order), chunked (rows of at most 64 Ki
+    /// samples) and compressed with shuffle + deflate level 4.
+    func writeDataset(_ name: String, type: hid_t, dims: [Int], bytes: UnsafeRawBufferPointer, compress: Bool = true) throws(HDF5Error) -> HDF5Object {
+        var d = dims.map { hsize_t($0) }
+        let space = try HDF5Object(H5Screate_simple(Int32(d.count), &d, nil), file: file, what: "dataspace of '\(name)'", closer: H5Sclose)
+        let plist = try HDF5Object(H5Pcreate(chdf5_dataset_create()), file: file, what: "property list of '\(name)'", closer: H5Pclose)
+        if compress, dims.allSatisfy({ $0 > 0 }) {
+            var chunk = d
+            for k in 0..<(chunk.count - 1) { chunk[k] = 1 }
+            chunk[chunk.count - 1] = min(chunk[chunk.count - 1], 65_536)
+            _ = H5Pset_chunk(plist.id, Int32(chunk.count), &chunk)
+            _ = H5Pset_shuffle(plist.id)
+            _ = H5Pset_deflate(plist.id, 4)
+        }
+        let dataset = try HDF5Object(H5Dcreate2(id, name, type, space.id, h5pDefault, plist.id, h5pDefault), file: file,
+                                     what: "cannot create dataset '\(name)'", closer: H5Dclose)
+        if bytes.count > 0 {
+            guard H5Dwrite(dataset.id, type, H5S_ALL_ID, H5S_ALL_ID, h5pDefault, bytes.baseAddress) >= 0 else {
+                throw HDF5Error(file: file, reason: "cannot write dataset '\(name)'")
+            }
+        }
+        return dataset
+    }
+
+    private var H5S_ALL_ID: hid_t { 0 }
+
+    // MARK: Attributes
+
+    private func attribute(_ name: String, type: hid_t, count: Int?, _ write: (hid_t) -> herr_t) throws(HDF5Error) {
+        if H5Aexists(id, name) > 0 { _ = H5Adelete(id, name) }
+        let space: HDF5Object
+        if let count {
+            var d = [hsize_t(count)]
+            space = try HDF5Object(H5Screate_simple(1, &d, nil), file: file, what: "attribute space", closer: H5Sclose)
+        } else {
+            space = try HDF5Object(H5Screate(H5S_SCALAR), file: file, what: "attribute space", closer: H5Sclose)
+        }
+        let a = try HDF5Object(H5Acreate2(id, name, type, space.id, h5pDefault, h5pDefault), file: file, what: "cannot create attribute '\(name)'",
+                               closer: H5Aclose)
+        guard write(a.id) >= 0 else { throw HDF5Error(file: file, reason: "cannot write attribute '\(name)'") }
+    }
+
+    private func stringType() throws(HDF5Error) -> HDF5Object {
+        let t = try HDF5Object(H5Tcopy(chdf5_c_s1()), file: file, what: "string type", closer: H5Tclose)
+        _ = H5Tset_size(t.id, chdf5_variable())
+        _ = H5Tset_cset(t.id, H5T_CSET_UTF8)
+        return t
+    }
+
+    func setAttribute(_ name: String, _ value: String) throws(HDF5Error) {
+        try setAttribute(name, strings: [value], scalar: true)
+    }
+
+    func setAttribute(_ name: String, strings: [String], scalar: Bool = false) throws(HDF5Error) {
+        let t = try stringType()
+        let c = strings.map { strdup($0) }
+        defer { c.forEach { free($0) } }
+        var pointers: [UnsafePointer<CChar>?] = c.map { UnsafePointer($0) }
+        try attribute(name, type: t.id, count: scalar ? nil : strings.count) { a in H5Awrite(a, t.id, &pointers) }
+    }
+
+    func setAttribute(_ name: String, doubles: [Double], scalar: Bool = false) throws(HDF5Error) {
+        var v = doubles
+        try attribute(name, type: chdf5_native_double(), count: scalar ? nil : v.count) { a in H5Awrite(a, chdf5_native_double(), &v) }
+    }
+
+    func setAttribute(_ name: String, int64s: [Int64], scalar: Bool = false) throws(HDF5Error) {
+        var v = int64s
+        try attribute(name, type: chdf5_native_int64(), count: scalar ? nil : v.count) { a in H5Awrite(a, chdf5_native_int64(), &v) }
+    }
+
+    func setAttribute(_ name: String, uint32s: [UInt32], scalar: Bool = false) throws(HDF5Error) {
+        var v = uint32s
+        try attribute(name, type: chdf5_native_uint32(), count: scalar ? nil : v.count) { a in H5Awrite(a, chdf5_native_uint32(), &v) }
+    }
+
+    /// An attribute's value: strings (variable or fixed length) or numbers as float64; nil when absent.
+    func attribute(_ name: String) -> HDF5Value? {
+        guard H5Aexists(id, name) > 0 else { return nil }
+        let a = H5Aopen(id, name, h5pDefault)
+        guard a >= 0 else { return nil }
+        defer { H5Aclose(a) }
+        let t = H5Aget_type(a), s = H5Aget_space(a)
+        defer { H5Tclose(t); H5Sclose(s) }
+        let n = max(1, Int(H5Sget_simple_extent_npoints(s)))
+        switch H5Tget_class(t) {
+        case H5T_STRING:
+            if H5Tis_variable_str(t) > 0 {
+                let mem = H5Tcopy(chdf5_c_s1())
+                _ = H5Tset_size(mem, chdf5_variable())
+                _ = H5Tset_cset(mem, H5Tget_cset(t))
+                defer { H5Tclose(mem) }
+                var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: n)
+                guard H5Aread(a, mem, &pointers) >= 0 else { return nil }
+                let out = pointers.map { $0.map { String(cString: $0) } ?? "" }
+                _ = H5Dvlen_reclaim(mem, s, h5pDefault, &pointers)
+                return .strings(out)
+            }
+            let size: Int = H5Tget_size(t)
+            var bytes = [UInt8](repeating: 0, count: size * n + 1)
+            guard H5Aread(a, t, &bytes) >= 0 else { return nil }
+            var out: [String] = []
+            for k in 0..<n {
+                let field: ArraySlice<UInt8> = bytes[(k * size)..<((k + 1) * size)]
+                out.append(String(decoding: field.prefix { $0 != 0 }, as: UTF8.self))
+            }
+            return .strings(out)
+        case H5T_INTEGER, H5T_FLOAT:
+            var v = [Double](repeating: 0, count: n)
+            guard H5Aread(a, chdf5_native_double(), &v) >= 0 else { return nil }
+            return .numbers(v)
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Reading
+
+    /// The paths of every dataset in the file, depth first in name order.
+    func datasetPaths() -> [String] {
+        final class Box { var names: [String] = [] }
+        var out: [String] = []
+        func visit(_ group: hid_t, prefix: String) {
+            let box = Box()
+            var index: hsize_t = 0
+            _ = withUnsafeMutablePointer(to: &index) { ip in
+                H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, ip, { _, name, _, data in
+                    Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().names.append(String(cString: name!))
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque())
+            }
+            for name in box.names {
+                let o = H5Oopen(group, name, h5pDefault)
+                guard o >= 0 else { continue }
+                defer { H5Oclose(o) }
+                switch H5Iget_type(o) {
+                case H5I_DATASET: out.append(prefix + name)
+                case H5I_GROUP: visit(o, prefix: prefix + name + "/")
+                default: break
+                }
+            }
+        }
+        visit(id, prefix: "/")
+        return out
+    }
+
+    func openDataset(_ path: String) throws(HDF5Error) -> HDF5Object {
+        try HDF5Object(H5Dopen2(id, path, h5pDefault), file: file, what: "cannot open dataset '\(path)'", closer: H5Dclose)
+    }
+
+    func openGroup(_ path: String) throws(HDF5Error) -> HDF5Object {
+        try HDF5Object(H5Gopen2(id, path, h5pDefault), file: file, what: "cannot open group '\(path)'", closer: H5Gclose)
+    }
+
+    /// A dataset's shape and values: int16 kept as int16, float32 as float32, other numbers as float64;
+    /// nil for non-numeric datasets.
+    func readNumbers() -> (dims: [Int], data: HDF5Data)? {
+        let s = H5Dget_space(id), t = H5Dget_type(id)
+        defer { H5Sclose(s); H5Tclose(t) }
+        let rank = Int(H5Sget_simple_extent_ndims(s))
+        guard rank >= 0 else { return nil }
+        var d = [hsize_t](repeating: 0, count: max(rank, 1))
+        _ = H5Sget_simple_extent_dims(s, &d, nil)
+        let dims = rank == 0 ? [] : d.map { Int($0) }
+        let n = dims.reduce(1, *)
+        let cls = H5Tget_class(t), size = H5Tget_size(t)
+        if cls == H5T_INTEGER, size == 2, H5Tget_sign(t) == H5T_SGN_2 {
+            var v = [Int16](repeating: 0, count: n)
+            guard n == 0 || H5Dread(id, chdf5_native_int16(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
+            return (dims, .int16(v))
+        }
+        if cls == H5T_FLOAT, size == 4 {
+            var v = [Float](repeating: 0, count: n)
+            guard n == 0 || H5Dread(id, chdf5_native_float(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
+            return (dims, .float32(v))
+        }
+        guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
+        var v = [Double](repeating: 0, count: n)
+        guard n == 0 || H5Dread(id, chdf5_native_double(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
+        return (dims, .float64(v))
+    }
+}
+
+extension HDF5Object {
+    /// An integer dataset read exactly as int64.
+    func readInt64s() -> [Int64]? {
+        let s = H5Dget_space(id), t = H5Dget_type(id)
+        defer { H5Sclose(s); H5Tclose(t) }
+        guard H5Tget_class(t) == H5T_INTEGER else { return nil }
+        let n = Int(H5Sget_simple_extent_npoints(s))
+        var v = [Int64](repeating: 0, count: n)
+        guard n == 0 || H5Dread(id, chdf5_native_int64(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
+        return v
+    }
+
+    /// A scalar integer attribute read exactly as int64.
+    func int64Attribute(_ name: String) -> Int64? {
+        guard H5Aexists(id, name) > 0 else { return nil }
+        let a = H5Aopen(id, name, h5pDefault)
+        guard a >= 0 else { return nil }
+        defer { H5Aclose(a) }
+        let t = H5Aget_type(a)
+        defer { H5Tclose(t) }
+        guard H5Tget_class(t) == H5T_INTEGER else { return nil }
+        var v: Int64 = 0
+        guard H5Aread(a, chdf5_native_int64(), &v) >= 0 else { return nil }
+        return v
+    }
+}
+
+enum HDF5Value {
+    case strings([String])
+    case numbers([Double])
+
+    var string: String? { if case .strings(let s) = self { s.first } else { nil } }
+    var strings: [String]? { if case .strings(let s) = self { s } else { nil } }
+    var number: Double? { if case .numbers(let v) = self { v.first } else { nil } }
+    var numbers: [Double]? { if case .numbers(let v) = self { v } else { nil } }
+}
+
+enum HDF5Data {
+    case float64([Double])
+    case float32([Float])
+    case int16([Int16])
+}

@@ -1,0 +1,471 @@
+import Foundation
+
+// XDF (Extensible Data Format, the Lab Streaming Layer's file format), written and read from its public
+// specification: the magic "XDF:", then chunks of [length-bytes count (1, 4 or 8)][length][tag u16][content],
+// tags 1 FileHeader (XML), 2 StreamHeader (stream id + XML), 3 Samples (stream id, varlen sample count,
+// per sample an optional float64 timestamp and the channel values), 4 ClockOffset, 5 Boundary, 6 StreamFooter.
+// All numbers little-endian. docs/FORMATS.md says how captures map onto it.
+
+/// The value type of an XDF stream's channels.
+public enum XDFChannelFormat: String, Sendable, CaseIterable {
+    case float32, double64, string, int8, int16, int32, int64
+
+    /// Bytes per value (nil for strings).
+    public var size: Int? {
+        switch self {
+        case .float32, .int32: 4
+        case .double64, .int64: 8
+        case .int8: 1
+        case .int16: 2
+        case .string: nil
+        }
+    }
+}
+
+/// One channel's description in a stream header (`<desc><channels><channel>`).
+public struct XDFChannelInfo: Sendable, Equatable {
+    public var label: String
+    public var unit: String
+    public var type: String
+    public init(label: String, unit: String = "", type: String = "") {
+        self.label = label
+        self.unit = unit
+        self.type = type
+    }
+}
+
+/// A stream header's fields.
+public struct XDFStreamHeader: Sendable, Equatable {
+    public var streamID: UInt32
+    public var name: String
+    public var type: String
+    public var channelCount: Int
+    /// Samples per second; 0 for irregular streams.
+    public var nominalRate: Double
+    public var format: XDFChannelFormat
+    public var sourceID: String
+    public var channels: [XDFChannelInfo]
+    /// Further XML elements placed inside `<desc>` after `<channels>` (already escaped), e.g. device metadata.
+    public var extraDescription: String
+
+    public init(streamID: UInt32, name: String, type: String, channelCount: Int, nominalRate: Double, format: XDFChannelFormat,
+                sourceID: String = "", channels: [XDFChannelInfo] = [], extraDescription: String = "") {
+        self.streamID = streamID
+        self.name = name
+        self.type = type
+        self.channelCount = channelCount
+        self.nominalRate = nominalRate
+        self.format = format
+        self.sourceID = sourceID
+        self.channels = channels
+        self.extraDescription = extraDescription
+    }
+
+    /// The header's XML.
+    public var xml: String {
+        var s = "<?xml version=\"1.0\"?><info><name>\(XML.escape(name))</name><type>\(XML.escape(type))</type>"
+        s += "<channel_count>\(channelCount)</channel_count><nominal_srate>\(XML.number(nominalRate))</nominal_srate>"
+        s += "<channel_format>\(format.rawValue)</channel_format><source_id>\(XML.escape(sourceID))</source_id>"
+        s += "<version>1.1</version><created_at>0</created_at><uid>\(streamID)</uid><session_id>default</session_id><hostname></hostname>"
+        s += "<desc>"
+        if !channels.isEmpty {
+            s += "<channels>"
+            for c in channels {
+                s += "<channel><label>\(XML.escape(c.label))</label><unit>\(XML.escape(c.unit))</unit><type>\(XML.escape(c.type))</type></channel>"
+            }
+            s += "</channels>"
+        }
+        s += extraDescription + "</desc></info>"
+        return s
+    }
+
+    /// Parses a stream header's XML.
+    public init(streamID: UInt32, xml: String) throws(FormatError) {
+        guard let count = XML.value(xml, "channel_count").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), count >= 0 else {
+            throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "no channel_count")
+        }
+        let formatText = XML.value(xml, "channel_format")?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard let format = XDFChannelFormat(rawValue: formatText) else {
+            throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "unknown channel_format '\(formatText)'")
+        }
+        var channels: [XDFChannelInfo] = []
+        if let list = XML.value(xml, "channels") {
+            for element in XML.elements(list, "channel") {
+                channels.append(XDFChannelInfo(label: XML.value(element, "label") ?? "", unit: XML.value(element, "unit") ?? "",
+                                               type: XML.value(element, "type") ?? ""))
+            }
+        }
+        self.init(streamID: streamID, name: XML.value(xml, "name") ?? "", type: XML.value(xml, "type") ?? "", channelCount: count,
+                  nominalRate: Double(XML.value(xml, "nominal_srate")?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0,
+                  format: format, sourceID: XML.value(xml, "source_id") ?? "", channels: channels)
+    }
+}
+
+/// Minimal XML helpers for the flat documents XDF uses.
+public enum XML {
+    public static func escape(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    public static func unescape(_ s: String) -> String {
+        guard s.contains("&") else { return s }
+        return s.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// A number as XML text that reads back exactly.
+    public static func number(_ v: Double) -> String {
+        v == v.rounded() && v.magnitude < 1e15 ? String(Int64(v)) : "\(v)"
+    }
+
+    /// The unescaped text of the first `<tag>…</tag>` (or "" for `<tag/>`), nil when absent. Nested
+    /// elements are returned as raw XML.
+    public static func value(_ xml: String, _ tag: String) -> String? {
+        if let open = xml.range(of: "<\(tag)>") {
+            guard let close = xml.range(of: "</\(tag)>", range: open.upperBound..<xml.endIndex) else { return nil }
+            let inner = String(xml[open.upperBound..<close.lowerBound])
+            return inner.contains("<") ? inner : unescape(inner)
+        }
+        return xml.contains("<\(tag)/>") ? "" : nil
+    }
+
+    /// The inner XML of every `<tag>…</tag>` in order.
+    public static func elements(_ xml: String, _ tag: String) -> [String] {
+        var out: [String] = []
+        var from = xml.startIndex
+        while let open = xml.range(of: "<\(tag)>", range: from..<xml.endIndex),
+              let close = xml.range(of: "</\(tag)>", range: open.upperBound..<xml.endIndex) {
+            out.append(String(xml[open.upperBound..<close.lowerBound]))
+            from = close.upperBound
+        }
+        return out
+    }
+}
+
+/// Chunk tags.
+public enum XDFTag: UInt16, Sendable {
+    case fileHeader = 1, streamHeader = 2, samples = 3, clockOffset = 4, boundary = 5, streamFooter = 6
+}
+
+/// The 16 bytes of a boundary chunk (XDF specification).
+let xdfBoundaryUUID: [UInt8] = [0x43, 0xA5, 0x46, 0xDC, 0xCB, 0xF5, 0x41, 0x0F, 0xB3, 0x0E, 0xD5, 0x46, 0x73, 0x83, 0xCB, 0xE4]
+
+/// Values XDF sample chunks carry.
+public protocol XDFSampleType: Sendable {
+    static var xdfFormat: XDFChannelFormat { get }
+}
+extension Double: XDFSampleType { public static var xdfFormat: XDFChannelFormat { .double64 } }
+extension Float: XDFSampleType { public static var xdfFormat: XDFChannelFormat { .float32 } }
+extension Int16: XDFSampleType { public static var xdfFormat: XDFChannelFormat { .int16 } }
+extension Int32: XDFSampleType { public static var xdfFormat: XDFChannelFormat { .int32 } }
+
+/// Writes an XDF file chunk by chunk.
+public final class XDFWriter {
+    private let sink: FileSink
+    private var buffer = ByteSink()
+    public let path: String
+
+    /// Creates the file and writes the magic and the file header (`<info><version>1.0</version>…</info>`).
+    public init(path: String, fileInfo: String = "") throws(FormatError) {
+        self.path = path
+        sink = try FileSink(path: path)
+        buffer.raw(Array("XDF:".utf8))
+        chunk(.fileHeader, Array("<?xml version=\"1.0\"?><info><version>1.0</version>\(fileInfo)</info>".utf8))
+    }
+
+    private func varlen(_ n: Int, into b: inout ByteSink) {
+        if n <= 0xFF { b.u8(1); b.u8(UInt8(n)) } else if n <= 0xFFFF_FFFF { b.u8(4); b.u32(UInt32(n)) } else { b.u8(8); b.u64(UInt64(n)) }
+    }
+
+    private func chunk(_ tag: XDFTag, _ content: [UInt8]) {
+        varlen(content.count + 2, into: &buffer)
+        buffer.u16(tag.rawValue)
+        buffer.raw(content)
+    }
+
+    private func flushIfLarge() throws(FormatError) {
+        if buffer.bytes.count >= 1 << 20 { try flush() }
+    }
+
+    private func flush() throws(FormatError) {
+        try sink.write(buffer.bytes)
+        buffer.bytes.removeAll(keepingCapacity: true)
+    }
+
+    public func streamHeader(_ header: XDFStreamHeader) throws(FormatError) {
+        var c = ByteSink()
+        c.u32(header.streamID)
+        c.raw(Array(header.xml.utf8))
+        chunk(.streamHeader, c.bytes)
+        try flushIfLarge()
+    }
+
+    /// A samples chunk of `count` samples taken channel-major from `channels` rows of `values`
+    /// (row r's samples at `values[r * stride + start ..< r * stride + start + count]`), the first
+    /// sample stamped with `firstTimestamp` (seconds) and the rest deduced from the nominal rate
+    /// (timestamp bytes 0), unless `timestamps` gives every sample's time.
+    public func samples<T: XDFSampleType>(streamID: UInt32, values: UnsafeBufferPointer<T>, channels: Int, stride: Int, start: Int, count: Int,
+                                          firstTimestamp: Double?, timestamps: [Double]? = nil) throws(FormatError) {
+        guard count > 0 else { return }
+        let size = MemoryLayout<T>.size
+        var header = ByteSink()
+        header.u32(streamID)
+        varlen(count, into: &header)
+        let perSample = channels * size
+        let stamped = timestamps != nil ? count : (firstTimestamp != nil ? 1 : 0)
+        let content = header.bytes.count + count * (1 + perSample) + stamped * 8
+        varlen(content + 2, into: &buffer)
+        buffer.u16(XDFTag.samples.rawValue)
+        buffer.raw(header.bytes)
+        let base = buffer.bytes.count
+        buffer.bytes.append(contentsOf: repeatElement(0, count: content - header.bytes.count))
+        buffer.bytes.withUnsafeMutableBytes { out in
+            var p = base
+            for s in 0..<count {
+                if let t = timestamps?[s] ?? (s == 0 ? firstTimestamp : nil) {
+                    out[p] = 8
+                    out.storeBytes(of: t.bitPattern.littleEndian, toByteOffset: p + 1, as: UInt64.self)
+                    p += 9
+                } else {
+                    out[p] = 0
+                    p += 1
+                }
+                for c in 0..<channels {
+                    out.storeBytes(of: values[c * stride + start + s], toByteOffset: p, as: T.self)
+                    p += size
+                }
+            }
+        }
+        try flushIfLarge()
+    }
+
+    /// A samples chunk of a string stream (one channel per string in each sample).
+    public func stringSamples(streamID: UInt32, samples: [[String]], timestamps: [Double?]) throws(FormatError) {
+        var c = ByteSink()
+        c.u32(streamID)
+        varlen(samples.count, into: &c)
+        for (k, sample) in samples.enumerated() {
+            if let t = timestamps[k] { c.u8(8); c.f64(t) } else { c.u8(0) }
+            for s in sample {
+                let u = Array(s.utf8)
+                varlen(u.count, into: &c)
+                c.raw(u)
+            }
+        }
+        chunk(.samples, c.bytes)
+        try flushIfLarge()
+    }
+
+    public func clockOffset(streamID: UInt32, collectionTime: Double, offset: Double) throws(FormatError) {
+        var c = ByteSink()
+        c.u32(streamID)
+        c.f64(collectionTime)
+        c.f64(offset)
+        chunk(.clockOffset, c.bytes)
+    }
+
+    public func boundary() throws(FormatError) {
+        chunk(.boundary, xdfBoundaryUUID)
+        try flushIfLarge()
+    }
+
+    /// The stream footer: first and last timestamps, sample count and the clock offsets written.
+    public func streamFooter(streamID: UInt32, firstTimestamp: Double, lastTimestamp: Double, sampleCount: Int,
+                             clockOffsets: [(time: Double, value: Double)] = [], extra: String = "") throws(FormatError) {
+        var xml = "<?xml version=\"1.0\"?><info><first_timestamp>\(firstTimestamp)</first_timestamp>"
+        xml += "<last_timestamp>\(lastTimestamp)</last_timestamp><sample_count>\(sampleCount)</sample_count>"
+        xml += "<clock_offsets>"
+        for o in clockOffsets { xml += "<offset><time>\(o.time)</time><value>\(o.value)</value></offset>" }
+        xml += "</clock_offsets>\(extra)</info>"
+        var c = ByteSink()
+        c.u32(streamID)
+        c.raw(Array(xml.utf8))
+        chunk(.streamFooter, c.bytes)
+    }
+
+    public func close() throws(FormatError) {
+        do {
+            try flush()
+            try sink.close()
+        } catch {
+            sink.discard()
+            throw error
+        }
+    }
+
+    /// Abandons the file (after an error) and removes it.
+    public func discard() { sink.discard() }
+}
+
+/// The samples of a stream, channel-major (all of channel 0, then channel 1, …).
+public enum XDFData: Sendable, Equatable {
+    case float64([Double])
+    case float32([Float])
+    case int16([Int16])
+    case strings([String])
+}
+
+/// A stream read from an XDF file.
+public struct XDFStream: Sendable {
+    public var header: XDFStreamHeader
+    public var headerXML: String
+    public var footerXML: String?
+    public var sampleCount: Int
+    /// Channel-major values: int8 / int16 as int16, float32 as float32, int32 / int64 / double64 as float64.
+    public var data: XDFData
+    /// Each sample's timestamp (seconds), deduced ones included.
+    public var timestamps: [Double]
+    /// Sample indexes where a chunk starts with a written timestamp (where a new block starts).
+    public var stampedSamples: [Int]
+    public var clockOffsets: [(time: Double, value: Double)]
+}
+
+/// An XDF file's streams.
+public struct XDFFile: Sendable {
+    public var fileHeaderXML: String
+    public var streams: [XDFStream]
+
+    /// Reads every chunk; a truncated last chunk ends the file (as a crashed recorder leaves it).
+    public static func read(path: String) throws(FormatError) -> XDFFile {
+        let data = try readWholeFile(path)
+        return try typedFormatError { try data.withUnsafeBytes { raw in try read(bytes: raw, file: path) } }
+    }
+
+    public static func read(bytes: UnsafeRawBufferPointer, file: String = "<memory>") throws(FormatError) -> XDFFile {
+        var src = ByteSource(bytes, file: file)
+        guard bytes.count >= 4, try src.utf8(4, "magic") == "XDF:" else { throw src.fail("not an XDF file (no 'XDF:' magic)", at: 0) }
+        final class Building {
+            var header: XDFStreamHeader
+            var xml: String
+            var footer: String?
+            var strings: [[String]]
+            var timestamps: [Double] = []
+            var stamped: [Int] = []
+            var offsets: [(time: Double, value: Double)] = []
+            /// Numeric values sample-major as stored (little-endian), transposed at the end.
+            var raw: [UInt8] = []
+            init(_ h: XDFStreamHeader, _ xml: String) {
+                header = h
+                self.xml = xml
+                strings = Array(repeating: [], count: h.channelCount)
+            }
+        }
+        var fileHeader = ""
+        var streams: [UInt32: Building] = [:]
+        var order: [UInt32] = []
+        func varlen(_ s: inout ByteSource, _ what: String) throws(FormatError) -> Int {
+            let at = s.offset
+            switch try s.u8("length bytes of \(what)") {
+            case 1: return Int(try s.u8(what))
+            case 4: return Int(try s.u32(what))
+            case 8:
+                let v = try s.u64(what)
+                guard v < UInt64(Int.max) else { throw s.fail("\(what): \(v) is too large", at: at) }
+                return Int(v)
+            case let n: throw s.fail("\(what): length bytes \(n), must be 1, 4 or 8", at: at)
+            }
+        }
+        while src.remaining > 0 {
+            let chunkStart = src.offset
+            guard let length = try? varlen(&src, "chunk length"), length >= 2, length <= src.remaining else { break }  // truncated tail
+            var c = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<(src.offset + length)]), file: file, offset: src.offset)
+            src.offset += length
+            let tagValue = try c.u16("chunk tag")
+            guard let tag = XDFTag(rawValue: tagValue) else { continue }  // unknown tags are skipped, as the specification asks
+            switch tag {
+            case .fileHeader:
+                fileHeader = try c.utf8(c.remaining, "file header")
+            case .streamHeader:
+                let id = try c.u32("stream id")
+                let xml = try c.utf8(c.remaining, "stream header")
+                let header: XDFStreamHeader
+                do { header = try XDFStreamHeader(streamID: id, xml: xml) } catch {
+                    throw c.fail("stream \(id) header: \(error.reason)", at: chunkStart)
+                }
+                if streams[id] == nil { order.append(id) }
+                streams[id] = Building(header, xml)
+            case .samples:
+                let id = try c.u32("stream id")
+                guard let s = streams[id] else { throw c.fail("samples of stream \(id) before its header", at: chunkStart) }
+                let n = try varlen(&c, "sample count")
+                let channels = s.header.channelCount
+                let step = s.header.nominalRate > 0 ? 1 / s.header.nominalRate : 0
+                let size = s.header.format.size
+                if let size { guard n <= c.remaining / max(1, 1 + channels * size) else { throw c.fail("sample count \(n) exceeds the chunk", at: chunkStart) } }
+                for _ in 0..<n {
+                    let tb = try c.u8("timestamp bytes")
+                    if tb == 8 {
+                        s.stamped.append(s.timestamps.count)
+                        s.timestamps.append(try c.f64("timestamp"))
+                    } else if tb == 0 {
+                        s.timestamps.append((s.timestamps.last ?? 0) + step)
+                    } else {
+                        throw c.fail("timestamp bytes \(tb), must be 0 or 8")
+                    }
+                    if let size {
+                        s.raw.append(contentsOf: try c.slice(channels * size, "values"))
+                    } else {
+                        for k in 0..<channels {
+                            let len = try varlen(&c, "string length")
+                            s.strings[k].append(try c.utf8(len, "string"))
+                        }
+                    }
+                }
+            case .clockOffset:
+                let id = try c.u32("stream id")
+                let t = try c.f64("collection time"), v = try c.f64("offset value")
+                streams[id]?.offsets.append((t, v))
+            case .boundary:
+                continue
+            case .streamFooter:
+                let id = try c.u32("stream id")
+                streams[id]?.footer = try c.utf8(c.remaining, "stream footer")
+            }
+        }
+        var out = XDFFile(fileHeaderXML: fileHeader, streams: [])
+        for id in order {
+            guard let s = streams[id] else { continue }
+            let n = s.timestamps.count, channels = s.header.channelCount
+            func transpose<T, U>(_: T.Type, _ convert: (T) -> U, zero: U) -> [U] {
+                var result = [U](repeating: zero, count: n * channels)
+                s.raw.withUnsafeBytes { src in
+                    result.withUnsafeMutableBufferPointer { dst in
+                        let size = MemoryLayout<T>.size
+                        for i in 0..<n {
+                            for k in 0..<channels {
+                                dst[k * n + i] = convert(src.loadUnaligned(fromByteOffset: (i * channels + k) * size, as: T.self))
+                            }
+                        }
+                    }
+                }
+                return result
+            }
+            let data: XDFData
+            switch s.header.format {
+            case .double64: data = .float64(transpose(Double.self, { $0 }, zero: 0))
+            case .int32: data = .float64(transpose(Int32.self, { Double($0) }, zero: 0))
+            case .int64: data = .float64(transpose(Int64.self, { Double($0) }, zero: 0))
+            case .float32: data = .float32(transpose(Float.self, { $0 }, zero: 0))
+            case .int16: data = .int16(transpose(Int16.self, { $0 }, zero: 0))
+            case .int8: data = .int16(transpose(Int8.self, { Int16($0) }, zero: 0))
+            case .string: data = .strings(s.strings.flatMap { $0 })
+            }
+            out.streams.append(XDFStream(header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
+                                         timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))
+        }
+        return out
+    }
+}
