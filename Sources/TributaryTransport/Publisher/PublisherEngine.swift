@@ -227,10 +227,12 @@ final class PublisherEngine {
     private func handle(_ parts: [ZMQReceivedMessage], now: UInt64) {
         let routingID = parts[0].bytes
         let fd = parts.count > 1 ? parts[1].sourceFileDescriptor : nil
-        // A connection's ACCEPTED event is queued before anything it sends reaches the socket, but
-        // both may be ready in the same poll: read the events first when the connection is new, so
-        // that the table knows it before a session is bound to it.
-        if let fd, connections.state(of: fd) == nil { readConnectionEvents() }
+        // A peer without a session: read the pending connection events first. Its connection's
+        // ACCEPTED event was queued before anything it sent, and the DISCONNECTED event of an earlier
+        // connection that had the same descriptor number before that; both may still be waiting in
+        // the same poll round. Without them the table would bind a new session to a stale entry, or
+        // take a new connection for a refused one.
+        if byRoutingID[routingID] == nil { readConnectionEvents() }
         let session = byRoutingID[routingID]
         if session == nil, case .refused? = connections.state(of: fd) {
             // Refused, closing shortly: nothing it sends is read, and answers stay rate-limited.
