@@ -35,9 +35,7 @@ public enum FormatImport {
 
     /// The format of a file by its magic bytes ("TDSm", "XDF:", "\u{89}HDF\r\n\u{1A}\n"), nil if none.
     public static func kind(path: String) -> Kind? {
-        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? h.close() }
-        let magic = [UInt8](h.readData(ofLength: 8))
+        let magic = FileMagic.prefix(of: path)
         if magic.starts(with: Array("TDSm".utf8)) { return .tdms }
         if magic.starts(with: Array("XDF:".utf8)) { return .xdf }
         if magic == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .hdf5 }

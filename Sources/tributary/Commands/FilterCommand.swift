@@ -53,6 +53,7 @@ enum FilterCommand: Command {
             }
         }
 
+        try InputFile.check(inputs[0])
         if CaptureDescription.isCapture(inputs[0]) || out.hasSuffix(".tcap") {
             return try filterToOrFromCapture(inputs[0], out: out, filters: filters, force: force)
         }
@@ -122,16 +123,9 @@ enum FilterCommand: Command {
                 }
                 for d in reader.damage { printError("tributary filter: warning: \(input): damage at \(d); skipped") }
             } else {
-                guard let handle = FileHandle(forReadingAtPath: input) else {
-                    throw CommandError("cannot open '\(input)': \(String(cString: strerror(errno)))")
-                }
-                defer { try? handle.close() }
+                let file = try InputFile(input)
                 var decoder = FrameStreamDecoder()
-                while true {
-                    let data = handle.readData(ofLength: 1 << 20)
-                    if data.isEmpty { break }
-                    try data.withUnsafeBytes { raw in try decoder.feed(raw) { frame in try filters.outputs(for: frame, sink) } }
-                }
+                while try file.readBlock({ raw in try decoder.feed(raw) { frame in try filters.outputs(for: frame, sink) } }) {}
                 try decoder.finish()
             }
             try finish()

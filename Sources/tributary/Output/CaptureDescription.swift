@@ -7,10 +7,7 @@ import TributaryWire
 enum CaptureDescription {
     /// True when the file starts with the capture magic.
     static func isCapture(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        let head = handle.readData(ofLength: 8)
-        return [UInt8](head) == CaptureFormat.fileMagic
+        FileMagic.prefix(of: path) == CaptureFormat.fileMagic
     }
 
     static func inspect(_ path: String, json: Bool) throws -> Int32 {
