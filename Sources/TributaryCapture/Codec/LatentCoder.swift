@@ -1,0 +1,386 @@
+import Foundation
+
+/// Entropy coding of a sequence of 64-bit integer latents (docs/CAPTURE.md §5.1, "latent block"):
+/// each value is split into a **bin** (an rANS-coded symbol, 12-bit probabilities) and the exact
+/// **offset bits** inside the bin (raw, LSB-first), as pcodec's binning does. Bins are `2^shift`
+/// wide and consecutive; values outside the window of bins take the escape symbol and are stored as
+/// `escapeWidth` raw bits above the block's minimum. The encoder chooses the shift and window by
+/// measuring the cost (order-0 entropy of the bins + offset bits + table) of each candidate.
+enum LatentCoder {
+    static let probabilityBits = 12
+    static let probabilityScale = 1 << 12
+    static let ransLow: UInt32 = 1 << 16
+    /// Most bins in a block (the escape symbol comes on top).
+    static let maxBins = 255
+
+    /// Why a latent block cannot be decoded.
+    struct Corrupt: Error {}
+
+    /// A chosen binning.
+    struct Plan {
+        var base: Int64 = 0
+        var shift = 0
+        var escapeWidth = 0
+        var binStart: UInt64 = 0
+        var binCount = 1
+        /// counts[0..<binCount] bins, counts[binCount] escapes.
+        var counts: [Int] = []
+        /// Estimated bits of the block (entropy of the bins + offset bits + table).
+        var bits: Double = 0
+    }
+
+    @inline(__always) static func bitLength(_ v: UInt64) -> Int { 64 - v.leadingZeroBitCount }
+
+    /// Measures candidate binnings of `r` and returns the cheapest.
+    /// - Parameter histogram: scratch for `histogramSize` Ints.
+    static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>) -> Plan {
+        var plan = Plan()
+        guard n > 0 else { plan.counts = [0, 0]; return plan }
+        var lo = r[0], hi = r[0]
+        for i in 1..<n {
+            let v = r[i]
+            lo = v < lo ? v : lo
+            hi = v > hi ? v : hi
+        }
+        let range = UInt64(bitPattern: hi &- lo)
+        let width = bitLength(range)
+        // The core of the distribution, from a sorted sample: far outliers become escapes rather
+        // than widening every bin.
+        var coreLo: UInt64 = 0, coreHi = range
+        if n >= 256 && width > 8 {
+            let m = min(n, 1024), stride = n / m
+            var sample = [UInt64](repeating: 0, count: m)
+            for j in 0..<m { sample[j] = UInt64(bitPattern: r[j * stride] &- lo) }
+            sample.sort()
+            let a = sample[m / 1000], b = sample[m - 1 - m / 1000]
+            let spread = (b - a) / 2
+            coreLo = a >= spread ? a - spread : 0
+            coreHi = range - b >= spread ? b + spread : range
+        }
+        let fine = max(0, bitLength(coreHi - coreLo) - 12)
+        let startFine = ((coreLo >> UInt64(fine)) >> 10) << 10
+        let fineBins = Int((coreHi >> UInt64(fine)) - startFine) + 1
+        histogram.initialize(repeating: 0, count: fineBins)
+        for i in 0..<n {
+            let index = (UInt64(bitPattern: r[i] &- lo) >> UInt64(fine)) &- startFine
+            if index < UInt64(fineBins) { histogram[Int(index)] += 1 }
+        }
+        plan.base = lo
+        plan.escapeWidth = width
+        plan.bits = .infinity
+        let total = Double(n)
+        var merged = [Int](repeating: 0, count: fineBins)
+        var bins = fineBins
+        for b in 0..<fineBins { merged[b] = histogram[b] }
+        for extra in 0...10 {
+            let shift = fine + extra
+            if shift > width { break }
+            if extra > 0 {
+                // Merge pairs of the previous level (startFine is a multiple of 2^10, so they align).
+                let previous = bins
+                bins = (previous + 1) / 2
+                for b in 0..<bins { merged[b] = merged[2 * b] + (2 * b + 1 < previous ? merged[2 * b + 1] : 0) }
+            }
+            // Window of at most maxBins consecutive bins holding the most samples.
+            var start = 0, count = min(bins, maxBins)
+            var inside = 0
+            for b in 0..<count { inside += merged[b] }
+            if bins > maxBins {
+                var best = inside, sum = inside
+                for s in 1...(bins - maxBins) {
+                    sum += merged[s + maxBins - 1] - merged[s - 1]
+                    if sum > best { best = sum; start = s }
+                }
+                inside = best
+            }
+            // Trim empty bins at the edges of the window.
+            while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
+            while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
+            let escapes = n - inside
+            var bits = 0.0
+            for b in start..<(start + count) where merged[b] > 0 {
+                let c = Double(merged[b])
+                bits += c * log2(total / c)
+            }
+            if escapes > 0 { bits += Double(escapes) * (log2(total / Double(escapes)) + Double(width)) }
+            bits += Double(inside) * Double(shift) + Double(count) * 10
+            if bits < plan.bits {
+                plan.bits = bits
+                plan.shift = shift
+                plan.binStart = (startFine >> UInt64(extra)) + UInt64(start)
+                plan.binCount = count
+                plan.counts = Array(merged[start..<(start + count)]) + [escapes]
+            }
+        }
+        return plan
+    }
+
+    /// Scratch Ints `plan` needs.
+    static let histogramSize = 4096 + 1024 + 2
+
+    /// Counts scaled to frequencies summing to `probabilityScale`, every used symbol at least 1.
+    static func frequencies(_ counts: [Int]) -> [Int] {
+        let total = counts.reduce(0, +)
+        guard total > 0 else { var f = [Int](repeating: 0, count: counts.count); f[0] = probabilityScale; return f }
+        var f = counts.map { $0 == 0 ? 0 : max(1, $0 * probabilityScale / total) }
+        var sum = f.reduce(0, +)
+        while sum != probabilityScale {
+            // Adjust the largest frequency (the one whose relative change costs least).
+            var largest = 0
+            for i in f.indices where f[i] > f[largest] { largest = i }
+            if sum < probabilityScale {
+                f[largest] += probabilityScale - sum
+                sum = probabilityScale
+            } else {
+                let take = min(sum - probabilityScale, f[largest] - 1)
+                if take == 0 { break }  // cannot happen with at most 256 symbols
+                f[largest] -= take
+                sum -= take
+            }
+        }
+        return f
+    }
+
+    /// Writes a latent block for `r` with `plan` at `out`; returns the bytes written.
+    /// - Parameter symbols: scratch for `n` bytes; `words`: scratch for `n + 2` UInt16.
+    static func encode(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
+                       words: UnsafeMutablePointer<UInt16>, into out: UnsafeMutableRawPointer) -> Int {
+        let freqs = frequencies(plan.counts)
+        var p = 0
+        out.storeBytes(of: UInt64(bitPattern: plan.base).littleEndian, toByteOffset: 0, as: UInt64.self)
+        out.storeBytes(of: UInt8(plan.shift), toByteOffset: 8, as: UInt8.self)
+        out.storeBytes(of: UInt8(plan.escapeWidth), toByteOffset: 9, as: UInt8.self)
+        out.storeBytes(of: UInt16(plan.binCount).littleEndian, toByteOffset: 10, as: UInt16.self)
+        out.storeBytes(of: plan.binStart.littleEndian, toByteOffset: 12, as: UInt64.self)
+        p = 20
+        for f in freqs {
+            var v = f
+            while v >= 0x80 { out.storeBytes(of: UInt8(v & 0x7F | 0x80), toByteOffset: p, as: UInt8.self); v >>= 7; p += 1 }
+            out.storeBytes(of: UInt8(v), toByteOffset: p, as: UInt8.self)
+            p += 1
+        }
+        let lengths = p
+        p += 8
+        // Offset bits, forward, and the symbols for the rANS pass.
+        let escape = UInt8(plan.binCount)
+        let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
+        let lowMask: UInt64 = plan.shift == 0 ? 0 : (plan.shift >= 64 ? ~0 : (1 << shift) - 1)
+        var writer = BitWriter(out + p)
+        for i in 0..<n {
+            let u = UInt64(bitPattern: r[i] &- plan.base)
+            let bin = (u >> shift) &- start
+            if bin < bins {
+                symbols[i] = UInt8(truncatingIfNeeded: bin)
+                writer.write(u & lowMask, plan.shift)
+            } else {
+                symbols[i] = escape
+                writer.write(u, plan.escapeWidth)
+            }
+        }
+        let offsetBytes = writer.finish()
+        p += offsetBytes
+        // rANS, last symbol first; words are written backwards so that the decoder reads forwards.
+        var cumulative = [UInt32](repeating: 0, count: freqs.count)
+        var c = 0
+        for (s, f) in freqs.enumerated() { cumulative[s] = UInt32(c); c += f }
+        var x = ransLow
+        var w = n + 2
+        cumulative.withUnsafeBufferPointer { cum in
+            freqs.map { UInt32($0) }.withUnsafeBufferPointer { freq in
+                var i = n - 1
+                while i >= 0 {
+                    let s = Int(symbols[i])
+                    let f = freq[s]
+                    if UInt64(x) >= UInt64(f) << 20 {
+                        w -= 1
+                        words[w] = UInt16(truncatingIfNeeded: x)
+                        x >>= 16
+                    }
+                    x = ((x / f) << 12) &+ (x % f) &+ cum[s]
+                    i -= 1
+                }
+            }
+        }
+        out.storeBytes(of: x.littleEndian, toByteOffset: p, as: UInt32.self)
+        p += 4
+        let wordCount = n + 2 - w
+        for j in 0..<wordCount { out.storeBytes(of: words[w + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
+        p += 2 * wordCount
+        out.storeBytes(of: UInt32(offsetBytes).littleEndian, toByteOffset: lengths, as: UInt32.self)
+        out.storeBytes(of: UInt32(4 + 2 * wordCount).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
+        return p
+    }
+
+    /// Decoding tables, reused from block to block.
+    struct Tables {
+        /// Per slot: frequency, slot − cumulative, symbol.
+        var slotFreq = [UInt16](repeating: 0, count: 4096)
+        var slotBias = [UInt16](repeating: 0, count: 4096)
+        var slotSymbol = [UInt8](repeating: 0, count: 4096)
+        var symbolBase = [UInt64](repeating: 0, count: 256)
+        var symbolWidth = [UInt8](repeating: 0, count: 256)
+    }
+
+    /// Decodes a latent block of `n` values from `input` into `r`; returns the bytes consumed.
+    static func decode(_ input: UnsafeRawBufferPointer, count n: Int, tables: inout Tables,
+                       into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
+        guard input.count >= 20 else { throw Corrupt() }
+        let base = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        let shift = Int(input[8]), escapeWidth = Int(input[9])
+        let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
+        let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
+        guard shift <= 63, escapeWidth <= 64, binCount <= maxBins else { throw Corrupt() }
+        var p = 20
+        var cumulative = 0
+        for s in 0...binCount {
+            var v = 0, k = 0
+            while true {
+                guard p < input.count, k < 14 else { throw Corrupt() }
+                let b = Int(input[p]); p += 1
+                v |= (b & 0x7F) << k
+                k += 7
+                if b < 0x80 { break }
+            }
+            guard v <= probabilityScale - cumulative else { throw Corrupt() }
+            for slot in cumulative..<(cumulative + v) {
+                tables.slotFreq[slot] = UInt16(v)
+                tables.slotBias[slot] = UInt16(slot - cumulative)
+                tables.slotSymbol[slot] = UInt8(s)
+            }
+            cumulative += v
+            if s < binCount {
+                tables.symbolBase[s] = base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift))
+                tables.symbolWidth[s] = UInt8(shift)
+            } else {
+                tables.symbolBase[s] = base
+                tables.symbolWidth[s] = UInt8(escapeWidth)
+            }
+        }
+        guard cumulative == probabilityScale, input.count - p >= 8 else { throw Corrupt() }
+        let offsetBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
+        let ransBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p + 4, as: UInt32.self)))
+        p += 8
+        guard offsetBytes <= input.count - p, ransBytes >= 4, ransBytes % 2 == 0, ransBytes <= input.count - p - offsetBytes else {
+            throw Corrupt()
+        }
+        var reader = BitReader(UnsafeRawBufferPointer(rebasing: input[p..<(p + offsetBytes)]))
+        let rans = UnsafeRawBufferPointer(rebasing: input[(p + offsetBytes)..<(p + offsetBytes + ransBytes)])
+        var x = UInt32(littleEndian: rans.loadUnaligned(as: UInt32.self))
+        let words = rans.baseAddress! + 4
+        let wordCount = (ransBytes - 4) / 2
+        var w = 0
+        var overrun = false
+        tables.slotFreq.withUnsafeBufferPointer { freq in
+            tables.slotBias.withUnsafeBufferPointer { bias in
+                tables.slotSymbol.withUnsafeBufferPointer { symbol in
+                    tables.symbolBase.withUnsafeBufferPointer { symbolBase in
+                        tables.symbolWidth.withUnsafeBufferPointer { symbolWidth in
+                            for i in 0..<n {
+                                let slot = Int(x & 0xFFF)
+                                let s = Int(symbol[slot])
+                                x = UInt32(freq[slot]) &* (x >> 12) &+ UInt32(bias[slot])
+                                if x < ransLow {
+                                    if w < wordCount {
+                                        x = x << 16 | UInt32(UInt16(littleEndian: words.loadUnaligned(fromByteOffset: 2 * w, as: UInt16.self)))
+                                    } else {
+                                        overrun = true
+                                        x = x << 16
+                                    }
+                                    w += 1
+                                }
+                                r[i] = Int64(bitPattern: symbolBase[s] &+ reader.read(Int(symbolWidth[s])))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard !overrun, w == wordCount, x == ransLow, !reader.overrun else { throw Corrupt() }
+        return p + offsetBytes + ransBytes
+    }
+}
+
+/// LSB-first bit writer (little-endian 32-bit stores); the caller guarantees room.
+struct BitWriter {
+    private let start: UnsafeMutableRawPointer
+    private var out: UnsafeMutableRawPointer
+    private var accumulator: UInt64 = 0
+    private var filled = 0
+
+    init(_ start: UnsafeMutableRawPointer) { self.start = start; out = start }
+
+    @inline(__always) mutating func write(_ value: UInt64, _ width: Int) {
+        if width > 32 {
+            put(value & 0xFFFF_FFFF, 32)
+            put(value >> 32, width - 32)
+        } else if width > 0 {
+            put(value, width)
+        }
+    }
+
+    @inline(__always) private mutating func put(_ value: UInt64, _ width: Int) {
+        accumulator |= value << UInt64(filled)
+        filled += width
+        if filled >= 32 {
+            out.storeBytes(of: UInt32(truncatingIfNeeded: accumulator).littleEndian, as: UInt32.self)
+            out += 4
+            accumulator >>= 32
+            filled -= 32
+        }
+    }
+
+    /// Flushes the last bits; returns the bytes written.
+    mutating func finish() -> Int {
+        while filled > 0 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: accumulator), as: UInt8.self)
+            out += 1
+            accumulator >>= 8
+            filled -= 8
+        }
+        filled = 0
+        return out - start
+    }
+}
+
+/// LSB-first bit reader over a bounded buffer: reading past the end gives zero bits and sets `overrun`.
+struct BitReader {
+    private let base: UnsafeRawPointer?
+    private let count: Int
+    private let totalBits: Int
+    private var position = 0
+    var overrun: Bool { position > totalBits }
+
+    init(_ buffer: UnsafeRawBufferPointer) {
+        base = buffer.baseAddress
+        count = buffer.count
+        totalBits = buffer.count * 8
+    }
+
+    @inline(__always) mutating func read(_ width: Int) -> UInt64 {
+        if width == 0 { return 0 }
+        if width > 56 {
+            let low = take(32)
+            return low | take(width - 32) << 32
+        }
+        return take(width)
+    }
+
+    @inline(__always) private mutating func take(_ width: Int) -> UInt64 {
+        let byte = position >> 3
+        let word: UInt64
+        if byte + 8 <= count {
+            word = UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: byte, as: UInt64.self))
+        } else {
+            var w: UInt64 = 0
+            var i = 0
+            while byte + i < count && i < 8 {
+                w |= UInt64(base!.load(fromByteOffset: byte + i, as: UInt8.self)) << UInt64(8 * i)
+                i += 1
+            }
+            word = w
+        }
+        let value = (word >> UInt64(position & 7)) & ((1 << UInt64(width)) - 1)
+        position += width
+        return value
+    }
+}

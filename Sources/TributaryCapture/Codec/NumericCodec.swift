@@ -1,0 +1,439 @@
+import Foundation
+
+/// The entropy-coded numeric transform (`ChunkTransforms.coded`, docs/CAPTURE.md §5.1): a stream of
+/// int16, int32, float32 or float64 samples cut into segments (one per channel group, at most
+/// `maxSegment` samples), each turned into integer latents and entropy coded by `LatentCoder`.
+///
+/// Per segment, chosen by measurement:
+/// - the **mode**: integers are their own latents; floats on an exact or affine grid
+///   (`offset + gain × k`, found from the data) become the counts `k` plus a second latent, the
+///   difference in bits between the sample and the grid value (zero on an exact grid, a few ulps
+///   where the writer rounded differently, anything for NaN, −0.0 …: lossless whatever it is);
+///   other floats become their order-preserving bit patterns;
+/// - the **predictor**: none, delta, or delta of delta.
+///
+/// Owns its scratch buffers (grown to the largest stream, then reused): one per thread.
+final class NumericCodec {
+    static let version: UInt8 = 1
+    static let maxSegment = 1 << 16
+    static let streamHeaderSize = 16
+
+    private let latents = Scratch<Int64>()
+    private let adjustments = Scratch<Int64>()
+    private let symbols = Scratch<UInt8>()
+    private let words = Scratch<UInt16>()
+    private let output = Scratch<UInt8>()
+    private let histogram = Scratch<Int>()
+    private var tables = LatentCoder.Tables()
+    /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
+    private var knownGrids: [(offset: Double, gain: Double)] = []
+
+    /// When set, `entropyBits` accumulates the empirical order-0 entropy of the coded latents.
+    var measureEntropy = false
+    private(set) var entropyBits = 0.0
+    func resetEntropy() { entropyBits = 0 }
+
+    init() {}
+
+    /// Bytes the coded form of `count` elements can take at most (the encoder gives up beyond the caller's capacity).
+    static func workingSize(elementCount n: Int) -> Int {
+        streamHeaderSize + 20 * n + (n / maxSegment + 1) * 2 * 1400 + 64
+    }
+
+    // MARK: Encoding
+
+    /// Encodes `raw` (whole elements of `elementType`, not `.bytes`).
+    /// - Parameters:
+    ///   - segments: element counts of the channel groups, in order (summing to the element count);
+    ///     nil cuts the stream into `maxSegment` pieces.
+    ///   - out: where the coded stream goes when it fits in `capacity` bytes.
+    /// - Returns: the coded size, or nil when it would not be smaller than `capacity`.
+    func encode(_ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]? = nil,
+                into out: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+        let size = elementType.size
+        let n = raw.count / size
+        latents.reserve(n)
+        adjustments.reserve(n)
+        symbols.reserve(n)
+        words.reserve(n + 2)
+        histogram.reserve(LatentCoder.histogramSize)
+        output.reserve(Self.workingSize(elementCount: n))
+        let o = UnsafeMutableRawPointer(output.base)
+        var lengths: [Int] = []
+        for group in segments ?? [n] {
+            var left = group
+            while left > 0 { lengths.append(min(left, Self.maxSegment)); left -= min(left, Self.maxSegment) }
+        }
+        o.storeBytes(of: Self.version, toByteOffset: 0, as: UInt8.self)
+        o.storeBytes(of: elementType.rawValue, toByteOffset: 1, as: UInt8.self)
+        o.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+        o.storeBytes(of: UInt32(lengths.count).littleEndian, toByteOffset: 4, as: UInt32.self)
+        o.storeBytes(of: UInt64(n).littleEndian, toByteOffset: 8, as: UInt64.self)
+        var p = Self.streamHeaderSize
+        var first = 0
+        for length in lengths {
+            p += encodeSegment(raw.baseAddress! + first * size, count: length, elementType: elementType, into: o + p)
+            first += length
+            if p >= capacity { return nil }
+        }
+        precondition(first == n, "segments do not add up to the stream")
+        out.copyMemory(from: o, byteCount: p)
+        return p
+    }
+
+    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType,
+                               into out: UnsafeMutableRawPointer) -> Int {
+        let v = latents.base, adj = adjustments.base
+        var mode: UInt8 = 0
+        var grid: (offset: Double, gain: Double)?
+        var hasAdjustments = false
+        switch elementType {
+        case .int16:
+            let x = values.assumingMemoryBound(to: Int16.self)
+            for i in 0..<n { v[i] = Int64(Int16(littleEndian: x[i])) }
+        case .int32:
+            let x = values.assumingMemoryBound(to: Int32.self)
+            for i in 0..<n { v[i] = Int64(Int32(littleEndian: x[i])) }
+        case .float64, .float32:
+            let float32 = elementType == .float32
+            grid = findGrid(values, count: n, float32: float32)
+            if let (offset, gain) = grid {
+                mode = 1
+                hasAdjustments = toGrid(values, count: n, float32: float32, offset: offset, gain: gain)
+            } else {
+                mode = 2
+                if float32 {
+                    let x = values.assumingMemoryBound(to: UInt32.self)
+                    for i in 0..<n { v[i] = Self.ordered32(Int64(Int32(bitPattern: UInt32(littleEndian: x[i])))) }
+                } else {
+                    let x = values.assumingMemoryBound(to: UInt64.self)
+                    for i in 0..<n { v[i] = Self.ordered(Int64(bitPattern: UInt64(littleEndian: x[i]))) }
+                }
+            }
+        case .bytes:
+            preconditionFailure("bytes are not coded")
+        }
+        let predictor = choosePredictor(v, count: n)
+        Self.predict(v, count: n, order: predictor)
+        out.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
+        out.storeBytes(of: mode, toByteOffset: 4, as: UInt8.self)
+        out.storeBytes(of: UInt8(predictor), toByteOffset: 5, as: UInt8.self)
+        out.storeBytes(of: UInt8(hasAdjustments ? 1 : 0), toByteOffset: 6, as: UInt8.self)
+        out.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
+        var p = 8
+        if let (offset, gain) = grid {
+            out.storeBytes(of: offset.bitPattern.littleEndian, toByteOffset: 8, as: UInt64.self)
+            out.storeBytes(of: gain.bitPattern.littleEndian, toByteOffset: 16, as: UInt64.self)
+            p = 24
+        }
+        p += block(v, count: n, into: out + p)
+        if hasAdjustments { p += block(adj, count: n, into: out + p) }
+        return p
+    }
+
+    private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
+        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base)
+        if measureEntropy { entropyBits += Self.entropy(r, count: n) }
+        return LatentCoder.encode(r, count: n, plan: plan, symbols: symbols.base, words: words.base, into: out)
+    }
+
+    /// Empirical order-0 entropy (bits) of `n` values.
+    static func entropy(_ r: UnsafePointer<Int64>, count n: Int) -> Double {
+        guard n > 0 else { return 0 }
+        var sorted = Array(UnsafeBufferPointer(start: r, count: n))
+        sorted.sort()
+        var bits = 0.0, run = 1
+        let total = Double(n)
+        for i in 1...n {
+            if i < n && sorted[i] == sorted[i - 1] { run += 1; continue }
+            bits += Double(run) * log2(total / Double(run))
+            run = 1
+        }
+        return bits
+    }
+
+    /// Order-preserving map of a float's bit pattern (sign-extended) to an integer; its own inverse.
+    @inline(__always) static func ordered(_ bits: Int64) -> Int64 { bits >= 0 ? bits : bits ^ Int64.max }
+    @inline(__always) static func ordered32(_ bits: Int64) -> Int64 { bits >= 0 ? bits : bits ^ Int64(Int32.max) }
+
+    /// Replaces `v` by its residuals of the given order (0 none, 1 delta, 2 delta of delta), from 0.
+    static func predict(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int) {
+        for _ in 0..<order {
+            var i = n - 1
+            while i > 0 { v[i] = v[i] &- v[i - 1]; i -= 1 }
+        }
+    }
+
+    /// Undoes `predict`.
+    static func integrate(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int) {
+        if order == 1 {
+            var s: Int64 = 0
+            for i in 0..<n { s = s &+ v[i]; v[i] = s }
+        } else if order == 2 {
+            var s: Int64 = 0, d: Int64 = 0
+            for i in 0..<n { d = d &+ v[i]; s = s &+ d; v[i] = s }
+        }
+    }
+
+    /// The predictor whose residuals cost least on runs sampled over the segment.
+    private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> Int {
+        guard n >= 16 else { return 0 }
+        let run = min(n, 512), runs = min(8, n / run)
+        var best = 0, bestBits = Double.infinity
+        var sample = [Int64](repeating: 0, count: run * runs)
+        for order in 0...2 {
+            for j in 0..<runs {
+                let start = (n - run) / max(1, runs - 1) * j
+                for i in 0..<run { sample[j * run + i] = v[start + i] }
+            }
+            let bits: Double = sample.withUnsafeMutableBufferPointer { s in
+                for j in 0..<runs { Self.predict(s.baseAddress! + j * run, count: run, order: order) }
+                // The first `order` residuals of a run are not representative.
+                for j in 0..<runs { for i in 0..<order { s[j * run + i] = s[j * run + order] } }
+                return LatentCoder.plan(s.baseAddress!, count: s.count, histogram: histogram.base).bits
+            }
+            if bits < bestBits * 0.995 { best = order; bestBits = bits }
+        }
+        return best
+    }
+
+    // MARK: Grids
+
+    /// Writes the counts `k` to `latents` and the bit differences from the grid to `adjustments`;
+    /// returns whether any difference is not zero.
+    private func toGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool, offset: Double, gain: Double) -> Bool {
+        let v = latents.base, adj = adjustments.base
+        let inverse = 1 / gain
+        var any: Int64 = 0
+        if float32 {
+            let x = values.assumingMemoryBound(to: UInt32.self)
+            for i in 0..<n {
+                let bits = UInt32(littleEndian: x[i])
+                let k = Self.count(Double(Float(bitPattern: bits)), offset: offset, inverse: inverse)
+                let y = Float(offset + gain * Double(k))
+                let d = Int64(Int32(bitPattern: bits &- y.bitPattern))
+                v[i] = k
+                adj[i] = d
+                any |= d
+            }
+        } else {
+            let x = values.assumingMemoryBound(to: UInt64.self)
+            for i in 0..<n {
+                let bits = UInt64(littleEndian: x[i])
+                let k = Self.count(Double(bitPattern: bits), offset: offset, inverse: inverse)
+                let y = offset + gain * Double(k)
+                let d = Int64(bitPattern: bits &- y.bitPattern)
+                v[i] = k
+                adj[i] = d
+                any |= d
+            }
+        }
+        return any != 0
+    }
+
+    @inline(__always) static func count(_ x: Double, offset: Double, inverse: Double) -> Int64 {
+        let q = ((x - offset) * inverse).rounded()
+        return abs(q) <= 0x1p52 ? Int64(q) : 0
+    }
+
+    @inline(__always) private static func reproduces(_ x: Double, offset: Double, gain: Double, float32: Bool) -> Bool {
+        let k = count(x, offset: offset, inverse: 1 / gain)
+        let y = offset + gain * Double(k)
+        return float32 ? Float(y).bitPattern == Float(x).bitPattern : y.bitPattern == x.bitPattern
+    }
+
+    /// An affine grid `offset + gain × k` that reproduces the segment's samples (most of them bit
+    /// for bit), or nil when the samples show no grid.
+    private func findGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> (offset: Double, gain: Double)? {
+        guard n >= 2 else { return nil }
+        let m = min(n, 2048), stride = n / m
+        var sample: [Double] = []
+        sample.reserveCapacity(m)
+        for j in 0..<m {
+            let x = float32 ? Double(values.load(fromByteOffset: 4 * j * stride, as: Float.self))
+                            : values.load(fromByteOffset: 8 * j * stride, as: Double.self)
+            if x.isFinite { sample.append(x) }
+        }
+        guard sample.count >= 2 else { return nil }
+        // A grid from an earlier segment that fits (nearly) every sampled value.
+        let tests = Swift.stride(from: 0, to: sample.count, by: max(1, sample.count / 64)).map { sample[$0] }
+        for known in knownGrids {
+            if tests.filter({ Self.reproduces($0, offset: known.offset, gain: known.gain, float32: float32) }).count * 10 >= tests.count * 9 {
+                return known
+            }
+        }
+        let sorted = Array(Set(sample)).sorted()
+        guard sorted.count >= 2 else { return nil }
+        let maxAbs = max(abs(sorted.first!), abs(sorted.last!))
+        let ulp = float32 ? Double(Float(maxAbs).ulp) : maxAbs.ulp
+        let floor = 64 * ulp
+        var differences: [Double] = []
+        for i in 1..<sorted.count { differences.append(sorted[i] - sorted[i - 1]) }
+        var g = differences.min()!
+        guard g > floor else { return nil }
+        // Tolerant Euclid over up to 256 differences: the GCD of values that are multiples of the
+        // gain give or take a few ulps.
+        for d in Swift.stride(from: 0, to: differences.count, by: max(1, differences.count / 256)).map({ differences[$0] }) {
+            var a = max(d, g), b = min(d, g)
+            var found = false
+            for _ in 0..<40 {
+                let q = (a / b).rounded()
+                let r = abs(a - q * b)
+                if r <= 8 * ulp * (1 + q) { found = true; break }
+                (a, b) = (b, r)
+                if b <= floor { break }
+            }
+            guard found, b > floor else { return nil }
+            g = b
+        }
+        // Refine the gain over the whole span of values.
+        let span = sorted.last! - sorted.first!
+        let steps = (span / g).rounded()
+        guard steps >= 1, steps < 0x1p40 else { return nil }
+        let gain = span / steps
+        // Most values must sit on the grid.
+        var near = 0
+        for x in sorted {
+            let q = (x - sorted.first!) / gain
+            if abs(q - q.rounded()) < 0.01 { near += 1 }
+        }
+        guard near * 10 >= sorted.count * 9 else { return nil }
+        // The exact gain (a few ulps around the estimate) and the origin of k: candidates in order
+        // of the smallest offset, kept when every test value is reproduced bit for bit.
+        var gains = [gain]
+        var up = gain, down = gain
+        for _ in 0..<3 { up = up.nextUp; down = down.nextDown; gains += [up, down] }
+        let first = sorted.first!
+        let c0 = (first / gain).rounded()
+        let probe = Array(tests.prefix(16))
+        var best: (offset: Double, gain: Double, score: Int) = (first - gain * c0, gain, -1)
+        search: for j in 0..<2049 {
+            let c = c0 + Double(j % 2 == 0 ? j / 2 : -(j + 1) / 2)
+            for g in gains {
+                let offset = first - g * c
+                var score = 0, misses = 0
+                for x in probe {
+                    if Self.reproduces(x, offset: offset, gain: g, float32: float32) { score += 1 } else { misses += 1; if misses > 2 { break } }
+                }
+                if score > best.score { best = (offset, g, score) }
+                if misses == 0 { break search }
+            }
+        }
+        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values.
+        var offsets = [best.offset]
+        for x in tests.prefix(8) {
+            let k = Double(Self.count(x, offset: best.offset, inverse: 1 / best.gain))
+            offsets.append(x - best.gain * k)
+        }
+        var chosen = (offset: best.offset, gain: best.gain), chosenScore = -1
+        for offset in offsets {
+            let score = tests.filter { Self.reproduces($0, offset: offset, gain: best.gain, float32: float32) }.count
+            if score > chosenScore { chosen = (offset, best.gain); chosenScore = score }
+        }
+        if chosenScore * 10 >= tests.count * 9 {
+            knownGrids.insert(chosen, at: 0)
+            if knownGrids.count > 16 { knownGrids.removeLast() }
+        }
+        return chosen
+    }
+
+    // MARK: Decoding
+
+    /// The element count a coded stream declares (nil when its header is malformed).
+    static func elementCount(of stored: UnsafeRawBufferPointer, elementType: ChunkElementType) -> Int? {
+        guard stored.count >= streamHeaderSize, stored[0] == version, stored[1] == elementType.rawValue,
+              stored[2] == 0, stored[3] == 0 else { return nil }
+        let n = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        guard n <= UInt64(Int.max / 8) else { return nil }
+        return Int(n)
+    }
+
+    /// Decodes a coded stream into `destination`, whose size must be the stream's element count × size.
+    func decode(_ stored: UnsafeRawBufferPointer, elementType: ChunkElementType,
+                into destination: UnsafeMutableRawBufferPointer) throws(NumericTransform.Failure) {
+        guard elementType != .bytes, let n = Self.elementCount(of: stored, elementType: elementType) else { throw .storedSize }
+        let size = elementType.size
+        guard n * size == destination.count else { throw .storedSize }
+        let segments = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        // Every segment holds at least one sample and at most maxSegment.
+        guard segments <= n, n <= segments * Self.maxSegment else { throw .storedSize }
+        latents.reserve(min(n, Self.maxSegment))
+        adjustments.reserve(min(n, Self.maxSegment))
+        var p = Self.streamHeaderSize
+        var done = 0
+        for _ in 0..<segments {
+            guard stored.count - p >= 8 else { throw .storedSize }
+            let count = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
+            let mode = stored[p + 4], predictor = Int(stored[p + 5]), flags = stored[p + 6]
+            guard count >= 1, count <= Self.maxSegment, count <= n - done, predictor <= 2, flags <= 1, stored[p + 7] == 0 else {
+                throw .storedSize
+            }
+            let isFloat = elementType == .float32 || elementType == .float64
+            guard isFloat ? (mode == 1 || mode == 2) : mode == 0, flags == 0 || mode == 1 else { throw .invalidTransforms }
+            p += 8
+            var offset = 0.0, gain = 0.0
+            if mode == 1 {
+                guard stored.count - p >= 16 else { throw .storedSize }
+                offset = Double(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt64.self)))
+                gain = Double(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 8, as: UInt64.self)))
+                p += 16
+            }
+            let v = latents.base, adj = adjustments.base
+            do {
+                p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: v)
+                if flags == 1 {
+                    p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: adj)
+                }
+            } catch { throw .storedSize }
+            Self.integrate(v, count: count, order: predictor)
+            let out = destination.baseAddress! + done * size
+            switch (elementType, mode) {
+            case (.int16, _):
+                let d = out.assumingMemoryBound(to: Int16.self)
+                for i in 0..<count { d[i] = Int16(truncatingIfNeeded: v[i]).littleEndian }
+            case (.int32, _):
+                let d = out.assumingMemoryBound(to: Int32.self)
+                for i in 0..<count { d[i] = Int32(truncatingIfNeeded: v[i]).littleEndian }
+            case (.float64, 1):
+                let d = out.assumingMemoryBound(to: UInt64.self)
+                if flags == 1 {
+                    for i in 0..<count { d[i] = ((offset + gain * Double(v[i])).bitPattern &+ UInt64(bitPattern: adj[i])).littleEndian }
+                } else {
+                    for i in 0..<count { d[i] = (offset + gain * Double(v[i])).bitPattern.littleEndian }
+                }
+            case (.float32, 1):
+                let d = out.assumingMemoryBound(to: UInt32.self)
+                if flags == 1 {
+                    for i in 0..<count {
+                        d[i] = (Float(offset + gain * Double(v[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])).littleEndian
+                    }
+                } else {
+                    for i in 0..<count { d[i] = Float(offset + gain * Double(v[i])).bitPattern.littleEndian }
+                }
+            case (.float64, _):
+                let d = out.assumingMemoryBound(to: UInt64.self)
+                for i in 0..<count { d[i] = UInt64(bitPattern: Self.ordered(v[i])).littleEndian }
+            default:
+                let d = out.assumingMemoryBound(to: UInt32.self)
+                for i in 0..<count { d[i] = UInt32(truncatingIfNeeded: Self.ordered32(v[i])).littleEndian }
+            }
+            done += count
+        }
+        guard done == n, p == stored.count else { throw .storedSize }
+    }
+}
+
+/// A growable scratch array of trivial elements (no initialisation; contents are the caller's).
+final class Scratch<T> {
+    private(set) var base: UnsafeMutablePointer<T> = .allocate(capacity: 1)
+    private var capacity = 1
+
+    deinit { base.deallocate() }
+
+    func reserve(_ count: Int) {
+        guard count > capacity else { return }
+        base.deallocate()
+        capacity = max(count, capacity * 3 / 2)
+        base = .allocate(capacity: capacity)
+    }
+}
