@@ -10,7 +10,8 @@ import Foundation
 ///   difference in bits between the sample and the grid value (zero on an exact grid, a few ulps
 ///   where the writer rounded differently, anything for NaN, −0.0 …: lossless whatever it is);
 ///   other floats become their order-preserving bit patterns;
-/// - the **predictor**: none, delta, or delta of delta.
+/// - the **predictor**: none, delta, delta of delta, or a linear predictor of order 2, 4 or 8
+///   (fixed-point coefficients fitted by least squares: cancels tones that delta only shrinks).
 ///
 /// Owns its scratch buffers (grown to the largest stream, then reused): one per thread.
 final class NumericCodec {
@@ -24,6 +25,7 @@ final class NumericCodec {
     private let words = Scratch<UInt16>()
     private let output = Scratch<UInt8>()
     private let histogram = Scratch<Int>()
+    private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     private var tables = LatentCoder.Tables()
     /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
     private var knownGrids: [(offset: Double, gain: Double)] = []
@@ -114,10 +116,14 @@ final class NumericCodec {
             preconditionFailure("bytes are not coded")
         }
         let predictor = choosePredictor(v, count: n)
-        Self.predict(v, count: n, order: predictor)
+        if predictor.coefficients.isEmpty {
+            Self.predict(v, count: n, order: predictor.order)
+        } else {
+            Self.predictLinear(v, count: n, coefficients: predictor.coefficients)
+        }
         out.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
         out.storeBytes(of: mode, toByteOffset: 4, as: UInt8.self)
-        out.storeBytes(of: UInt8(predictor), toByteOffset: 5, as: UInt8.self)
+        out.storeBytes(of: UInt8(predictor.coefficients.isEmpty ? predictor.order : 3), toByteOffset: 5, as: UInt8.self)
         out.storeBytes(of: UInt8(hasAdjustments ? 1 : 0), toByteOffset: 6, as: UInt8.self)
         out.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
         var p = 8
@@ -125,6 +131,15 @@ final class NumericCodec {
             out.storeBytes(of: offset.bitPattern.littleEndian, toByteOffset: 8, as: UInt64.self)
             out.storeBytes(of: gain.bitPattern.littleEndian, toByteOffset: 16, as: UInt64.self)
             p = 24
+        }
+        if !predictor.coefficients.isEmpty {
+            out.storeBytes(of: UInt8(predictor.coefficients.count), toByteOffset: p, as: UInt8.self)
+            out.storeBytes(of: UInt8(Self.linearShift), toByteOffset: p + 1, as: UInt8.self)
+            p += 2
+            for c in predictor.coefficients {
+                out.storeBytes(of: UInt64(bitPattern: c).littleEndian, toByteOffset: p, as: UInt64.self)
+                p += 8
+            }
         }
         p += block(v, count: n, into: out + p)
         if hasAdjustments { p += block(adj, count: n, into: out + p) }
@@ -175,24 +190,127 @@ final class NumericCodec {
         }
     }
 
-    /// The predictor whose residuals cost least on runs sampled over the segment.
-    private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> Int {
-        guard n >= 16 else { return 0 }
-        let run = min(n, 512), runs = min(8, n / run)
-        var best = 0, bestBits = Double.infinity
+    /// Fractional bits of the linear predictor's coefficients.
+    static let linearShift = 20
+
+    /// Residuals of the linear predictor `(Σ c[j] × v[i−1−j] + 2^(shift−1)) >> shift` (wrapping
+    /// 64-bit arithmetic; missing history counts as 0), written in place from the end.
+    static func predictLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: [Int64]) {
+        let p = c.count
+        let half: Int64 = 1 << (Int64(linearShift) - 1)
+        var i = n - 1
+        while i >= 0 {
+            var sum = half
+            for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &- (sum >> Int64(linearShift))
+            i -= 1
+        }
+    }
+
+    /// Undoes `predictLinear` in place.
+    static func integrateLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int, shift: Int) {
+        let half: Int64 = 1 << (Int64(shift) - 1)
+        for i in 0..<min(p, n) {
+            var sum = half
+            for j in 0..<i { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &+ (sum >> Int64(shift))
+        }
+        guard n > p else { return }
+        if p == 2 {
+            let c0 = c[0], c1 = c[1]
+            for i in 2..<n { v[i] = v[i] &+ ((half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2]) >> Int64(shift)) }
+        } else if p == 4 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
+            for i in 4..<n {
+                let sum = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
+                v[i] = v[i] &+ (sum >> Int64(shift))
+            }
+        } else {
+            for i in p..<n {
+                var sum = half
+                for j in 0..<p { sum = sum &+ c[j] &* v[i - 1 - j] }
+                v[i] = v[i] &+ (sum >> Int64(shift))
+            }
+        }
+    }
+
+    /// Least-squares linear predictors of orders 2, 4 and 8 fitted on `x`, as fixed-point coefficients.
+    static func fitLinear(_ x: UnsafePointer<Int64>, count m: Int) -> [[Int64]] {
+        let maxOrder = 8
+        guard m > 4 * maxOrder else { return [] }
+        var mean = 0.0
+        for i in 0..<m { mean += Double(x[i]) }
+        mean /= Double(m)
+        var r = [[Double]](repeating: [Double](repeating: 0, count: maxOrder), count: maxOrder)
+        var b = [Double](repeating: 0, count: maxOrder)
+        var lag = [Double](repeating: 0, count: maxOrder + 1)
+        for i in maxOrder..<m {
+            for j in 0...maxOrder { lag[j] = Double(x[i - j]) - mean }
+            for j in 0..<maxOrder {
+                b[j] += lag[0] * lag[j + 1]
+                for k in j..<maxOrder { r[j][k] += lag[j + 1] * lag[k + 1] }
+            }
+        }
+        for j in 0..<maxOrder { for k in 0..<j { r[j][k] = r[k][j] } }
+        var result: [[Int64]] = []
+        for order in [2, 4, 8] {
+            var a = (0..<order).map { Array(r[$0][0..<order]) + [b[$0]] }
+            let ridge = 1e-9 * (0..<order).map { a[$0][$0] }.reduce(0, +) / Double(order) + 1e-300
+            for j in 0..<order { a[j][j] += ridge }
+            // Gaussian elimination with partial pivoting.
+            var ok = true
+            for col in 0..<order {
+                var pivot = col
+                for row in col..<order where abs(a[row][col]) > abs(a[pivot][col]) { pivot = row }
+                guard abs(a[pivot][col]) > 0 else { ok = false; break }
+                a.swapAt(col, pivot)
+                for row in (col + 1)..<order {
+                    let f = a[row][col] / a[col][col]
+                    for k in col...order { a[row][k] -= f * a[col][k] }
+                }
+            }
+            guard ok else { continue }
+            var coefficients = [Double](repeating: 0, count: order)
+            for row in stride(from: order - 1, through: 0, by: -1) {
+                var v = a[row][order]
+                for k in (row + 1)..<order { v -= a[row][k] * coefficients[k] }
+                coefficients[row] = v / a[row][row]
+            }
+            guard coefficients.allSatisfy({ $0.isFinite && abs($0) < 1024 }) else { continue }
+            result.append(coefficients.map { Int64(($0 * Double(1 << linearShift)).rounded()) })
+        }
+        return result
+    }
+
+    /// The predictor whose residuals cost least on runs sampled over the segment: an order of
+    /// differences (0 … 2) or linear coefficients.
+    private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> (order: Int, coefficients: [Int64]) {
+        guard n >= 16 else { return (0, []) }
+        let run = min(n, 1024), runs = min(4, n / run)
+        var best: (order: Int, coefficients: [Int64]) = (0, []), bestBits = Double.infinity
         var sample = [Int64](repeating: 0, count: run * runs)
-        for order in 0...2 {
+        var candidates: [(order: Int, coefficients: [Int64])] = [(0, []), (1, []), (2, [])]
+        candidates += Self.fitLinear(v, count: min(n, 8192)).map { (0, $0) }
+        for candidate in candidates {
             for j in 0..<runs {
                 let start = (n - run) / max(1, runs - 1) * j
                 for i in 0..<run { sample[j * run + i] = v[start + i] }
             }
+            let skip = candidate.coefficients.isEmpty ? candidate.order : candidate.coefficients.count
             let bits: Double = sample.withUnsafeMutableBufferPointer { s in
-                for j in 0..<runs { Self.predict(s.baseAddress! + j * run, count: run, order: order) }
-                // The first `order` residuals of a run are not representative.
-                for j in 0..<runs { for i in 0..<order { s[j * run + i] = s[j * run + order] } }
+                for j in 0..<runs {
+                    if candidate.coefficients.isEmpty {
+                        Self.predict(s.baseAddress! + j * run, count: run, order: candidate.order)
+                    } else {
+                        Self.predictLinear(s.baseAddress! + j * run, count: run, coefficients: candidate.coefficients)
+                    }
+                }
+                // The first residuals of a run lack history: not representative.
+                for j in 0..<runs { for i in 0..<skip { s[j * run + i] = s[j * run + skip] } }
                 return LatentCoder.plan(s.baseAddress!, count: s.count, histogram: histogram.base).bits
+                    + Double(candidate.coefficients.count * 64) * Double(s.count) / Double(n)
             }
-            if bits < bestBits * 0.995 { best = order; bestBits = bits }
+            if bits < bestBits * 0.995 { best = candidate; bestBits = bits }
         }
         return best
     }
@@ -365,7 +483,7 @@ final class NumericCodec {
             guard stored.count - p >= 8 else { throw .storedSize }
             let count = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
             let mode = stored[p + 4], predictor = Int(stored[p + 5]), flags = stored[p + 6]
-            guard count >= 1, count <= Self.maxSegment, count <= n - done, predictor <= 2, flags <= 1, stored[p + 7] == 0 else {
+            guard count >= 1, count <= Self.maxSegment, count <= n - done, predictor <= 3, flags <= 1, stored[p + 7] == 0 else {
                 throw .storedSize
             }
             let isFloat = elementType == .float32 || elementType == .float64
@@ -378,6 +496,17 @@ final class NumericCodec {
                 gain = Double(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 8, as: UInt64.self)))
                 p += 16
             }
+            var order = 0, shift = 0
+            if predictor == 3 {
+                guard stored.count - p >= 2 else { throw .storedSize }
+                order = Int(stored[p])
+                shift = Int(stored[p + 1])
+                guard order >= 1, order <= 8, shift >= 1, shift <= 62, stored.count - p - 2 >= 8 * order else { throw .storedSize }
+                for j in 0..<order {
+                    coefficients.base[j] = Int64(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 2 + 8 * j, as: UInt64.self)))
+                }
+                p += 2 + 8 * order
+            }
             let v = latents.base, adj = adjustments.base
             do {
                 p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: v)
@@ -385,7 +514,11 @@ final class NumericCodec {
                     p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: adj)
                 }
             } catch { throw .storedSize }
-            Self.integrate(v, count: count, order: predictor)
+            if predictor == 3 {
+                Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift)
+            } else {
+                Self.integrate(v, count: count, order: predictor)
+            }
             let out = destination.baseAddress! + done * size
             switch (elementType, mode) {
             case (.int16, _):
