@@ -150,6 +150,22 @@ import TributaryWire
         }
     }
 
+    /// Seeds of the capture fuzzer for the coded decoder (mode byte 2, Fuzz/CaptureFuzz.swift).
+    @Test func fuzzSeedsForCodedStreams() throws {
+        guard ProcessInfo.processInfo.environment["TRIBUTARY_WRITE_FIXTURES"] == "1" else { return }
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/seeds/capture-fuzz")
+        let codec = NumericCodec()
+        for (name, type, payload) in Self.classes(300) {
+            var out = [UInt8](repeating: 0, count: payload.count)
+            let size = payload.withUnsafeBytes { p in
+                out.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: [100, 200], into: $0.baseAddress!, capacity: payload.count) }
+            }
+            guard let size else { continue }
+            try Data([2] + out[..<size]).write(to: directory.appendingPathComponent("coded-\(name)"))
+        }
+    }
+
     @Test func codedFlagsAreExclusiveAndSizesAreChecked() throws {
         for type in ChunkElementType.allCases {
             #expect(NumericTransform.isValid(.coded, for: type) == (type != .bytes))
