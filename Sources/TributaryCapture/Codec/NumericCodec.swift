@@ -25,6 +25,10 @@ final class NumericCodec {
     private let words = Scratch<UInt16>()
     private let output = Scratch<UInt8>()
     private let histogram = Scratch<Int>()
+    private let alternative = Scratch<UInt8>()
+    /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
+    /// that linear prediction does not overflow, the finer bits go to the adjustments.
+    static let fixedPointBits = 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     private var tables = LatentCoder.Tables()
     /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
@@ -83,7 +87,31 @@ final class NumericCodec {
         return p
     }
 
+    /// How a float segment becomes latents.
+    private enum FloatChoice { case detect, fixedPoint, bits }
+
     private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType,
+                               into out: UnsafeMutableRawPointer) -> Int {
+        guard elementType == .float32 || elementType == .float64 else {
+            return encodeSegment(values, count: n, elementType: elementType, choice: .detect, into: out)
+        }
+        if let size = encodeSegment(values, count: n, elementType: elementType, choice: .detect, into: out) as Int?, size > 0 {
+            return size
+        }
+        // No grid: a fixed-point grid (a power-of-two gain; the bits below it go to the adjustments,
+        // and prediction works on values) or the bit patterns, whichever codes smaller.
+        let fixed = encodeSegment(values, count: n, elementType: elementType, choice: .fixedPoint, into: out)
+        alternative.reserve(Self.workingSize(elementCount: n))
+        let bits = encodeSegment(values, count: n, elementType: elementType, choice: .bits, into: alternative.base)
+        if bits < fixed {
+            out.copyMemory(from: alternative.base, byteCount: bits)
+            return bits
+        }
+        return fixed
+    }
+
+    /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
+    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
                                into out: UnsafeMutableRawPointer) -> Int {
         let v = latents.base, adj = adjustments.base
         var mode: UInt8 = 0
@@ -98,7 +126,21 @@ final class NumericCodec {
             for i in 0..<n { v[i] = Int64(Int32(littleEndian: x[i])) }
         case .float64, .float32:
             let float32 = elementType == .float32
-            grid = findGrid(values, count: n, float32: float32)
+            switch choice {
+            case .detect:
+                grid = findGrid(values, count: n, float32: float32)
+                if grid == nil { return 0 }
+            case .fixedPoint:
+                var largest = 0.0
+                for i in 0..<n {
+                    let x = float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
+                    if x.isFinite && abs(x) > largest { largest = abs(x) }
+                }
+                let exponent = largest > 0 ? Int(largest.exponent) : 0
+                grid = (0, Double(sign: .plus, exponent: exponent - (float32 ? 23 : Self.fixedPointBits), significand: 1))
+            case .bits:
+                grid = nil
+            }
             if let (offset, gain) = grid {
                 mode = 1
                 hasAdjustments = toGrid(values, count: n, float32: float32, offset: offset, gain: gain)
@@ -424,25 +466,38 @@ final class NumericCodec {
         let first = sorted.first!
         let c0 = (first / gain).rounded()
         let probe = Array(tests.prefix(16))
+        /// The offset for an origin: taken at the sampled value nearest to it, where `gain × k` is
+        /// smallest, so that it is exact to about that value's ulp.
+        func offset(_ approximate: Double, _ g: Double) -> Double {
+            var lo = 0, hi = sorted.count - 1
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if sorted[mid] < approximate { lo = mid + 1 } else { hi = mid }
+            }
+            let near = lo > 0 && abs(sorted[lo - 1] - approximate) < abs(sorted[lo] - approximate) ? sorted[lo - 1] : sorted[lo]
+            return near - g * ((near - approximate) / g).rounded()
+        }
         var best: (offset: Double, gain: Double, score: Int) = (first - gain * c0, gain, -1)
         search: for j in 0..<2049 {
             let c = c0 + Double(j % 2 == 0 ? j / 2 : -(j + 1) / 2)
             for g in gains {
-                let offset = first - g * c
+                let o = offset(first - g * c, g)
                 var score = 0, misses = 0
                 for x in probe {
-                    if Self.reproduces(x, offset: offset, gain: g, float32: float32) { score += 1 } else { misses += 1; if misses > 2 { break } }
+                    if Self.reproduces(x, offset: o, gain: g, float32: float32) { score += 1 } else { misses += 1; if misses > 3 { break } }
                 }
-                if score > best.score { best = (offset, g, score) }
+                if score > best.score { best = (o, g, score) }
                 if misses == 0 { break search }
             }
         }
-        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values.
+        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values, the
+        // smallest |k| (the most exact) first.
         var offsets = [best.offset]
-        for x in tests.prefix(8) {
-            let k = Double(Self.count(x, offset: best.offset, inverse: 1 / best.gain))
-            offsets.append(x - best.gain * k)
-        }
+        let byCount = tests.map { ($0, Double(Self.count($0, offset: best.offset, inverse: 1 / best.gain))) }.sorted { abs($0.1) < abs($1.1) }
+        for (x, k) in byCount.prefix(8) { offsets.append(x - best.gain * k) }
+        // And the few ulps around the first (rounding in `x − gain × k` leaves it that close).
+        var above = best.offset, below = best.offset
+        for _ in 0..<16 { above = above.nextUp; below = below.nextDown; offsets += [above, below] }
         var chosen = (offset: best.offset, gain: best.gain), chosenScore = -1
         for offset in offsets {
             let score = tests.filter { Self.reproduces($0, offset: offset, gain: best.gain, float32: float32) }.count
