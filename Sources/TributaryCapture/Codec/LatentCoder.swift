@@ -24,7 +24,7 @@ enum LatentCoder {
         var binStart: UInt64 = 0
         var binCount = 1
         /// counts[0..<binCount] bins, counts[binCount] escapes.
-        var counts: [Int] = []
+        var counts = InlineArray<256, Int>(repeating: 0)
         /// Estimated bits of the block (entropy of the bins + offset bits + table).
         var bits: Double = 0
     }
@@ -32,10 +32,13 @@ enum LatentCoder {
     @inline(__always) static func bitLength(_ v: UInt64) -> Int { 64 - v.leadingZeroBitCount }
 
     /// Measures candidate binnings of `r` and returns the cheapest.
-    /// - Parameter histogram: scratch for `histogramSize` Ints.
-    static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>) -> Plan {
+    /// - Parameters:
+    ///   - histogram: scratch for `histogramSize` Ints.
+    ///   - sampleScratch: scratch for 1024 UInt64.
+    static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
+                     sampleScratch sample: UnsafeMutablePointer<UInt64>) -> Plan {
         var plan = Plan()
-        guard n > 0 else { plan.counts = [0, 0]; return plan }
+        guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
         for i in 1..<n {
             let v = r[i]
@@ -49,9 +52,8 @@ enum LatentCoder {
         var coreLo: UInt64 = 0, coreHi = range
         if n >= 256 && width > 8 {
             let m = min(n, 1024), stride = n / m
-            var sample = [UInt64](repeating: 0, count: m)
             for j in 0..<m { sample[j] = UInt64(bitPattern: r[j * stride] &- lo) }
-            sample.sort()
+            sortInPlace(sample, count: m)
             let a = sample[m / 1000], b = sample[m - 1 - m / 1000]
             let spread = (b - a) / 2
             coreLo = a >= spread ? a - spread : 0
@@ -69,9 +71,9 @@ enum LatentCoder {
         plan.escapeWidth = width
         plan.bits = .infinity
         let total = Double(n)
-        var merged = [Int](repeating: 0, count: fineBins)
+        // Coarser levels are merged in place: bin b of a level only reads bins 2b and 2b+1 of the previous.
+        let merged = histogram
         var bins = fineBins
-        for b in 0..<fineBins { merged[b] = histogram[b] }
         for extra in 0...10 {
             let shift = fine + extra
             if shift > width { break }
@@ -109,7 +111,8 @@ enum LatentCoder {
                 plan.shift = shift
                 plan.binStart = (startFine >> UInt64(extra)) + UInt64(start)
                 plan.binCount = count
-                plan.counts = Array(merged[start..<(start + count)]) + [escapes]
+                for b in 0..<count { plan.counts[b] = merged[start + b] }
+                plan.counts[count] = escapes
             }
         }
         return plan
@@ -118,16 +121,22 @@ enum LatentCoder {
     /// Scratch Ints `plan` needs.
     static let histogramSize = 4096 + 1024 + 2
 
-    /// Counts scaled to frequencies summing to `probabilityScale`, every used symbol at least 1.
-    static func frequencies(_ counts: [Int]) -> [Int] {
-        let total = counts.reduce(0, +)
-        guard total > 0 else { var f = [Int](repeating: 0, count: counts.count); f[0] = probabilityScale; return f }
-        var f = counts.map { $0 == 0 ? 0 : max(1, $0 * probabilityScale / total) }
-        var sum = f.reduce(0, +)
+    /// Counts (symbols 0 … `symbols` − 1) scaled to frequencies summing to `probabilityScale`,
+    /// every used symbol at least 1.
+    static func frequencies(_ counts: InlineArray<256, Int>, symbols: Int) -> InlineArray<256, Int> {
+        var f = InlineArray<256, Int>(repeating: 0)
+        var total = 0
+        for i in 0..<symbols { total += counts[i] }
+        guard total > 0 else { f[0] = probabilityScale; return f }
+        var sum = 0
+        for i in 0..<symbols {
+            f[i] = counts[i] == 0 ? 0 : max(1, counts[i] * probabilityScale / total)
+            sum += f[i]
+        }
         while sum != probabilityScale {
             // Adjust the largest frequency (the one whose relative change costs least).
             var largest = 0
-            for i in f.indices where f[i] > f[largest] { largest = i }
+            for i in 0..<symbols where f[i] > f[largest] { largest = i }
             if sum < probabilityScale {
                 f[largest] += probabilityScale - sum
                 sum = probabilityScale
@@ -141,11 +150,46 @@ enum LatentCoder {
         return f
     }
 
+    /// In-place sort of a small buffer (quicksort, median of three; insertion sort below 16).
+    static func sortInPlace<T: Comparable>(_ a: UnsafeMutablePointer<T>, count n: Int) {
+        var lo = 0, hi = n - 1
+        while hi - lo >= 16 {
+            let mid = lo + (hi - lo) / 2
+            if a[mid] < a[lo] { swap(&a[mid], &a[lo]) }
+            if a[hi] < a[lo] { swap(&a[hi], &a[lo]) }
+            if a[hi] < a[mid] { swap(&a[hi], &a[mid]) }
+            let pivot = a[mid]
+            var i = lo, j = hi
+            while i <= j {
+                while a[i] < pivot { i += 1 }
+                while pivot < a[j] { j -= 1 }
+                if i <= j { swap(&a[i], &a[j]); i += 1; j -= 1 }
+            }
+            // Recurse into the smaller side, loop on the larger: depth stays logarithmic.
+            if j - lo < hi - i {
+                sortInPlace(a + lo, count: j - lo + 1)
+                lo = i
+            } else {
+                sortInPlace(a + i, count: hi - i + 1)
+                hi = j
+            }
+        }
+        if hi > lo {
+            for i in (lo + 1)...hi {
+                let x = a[i]
+                var j = i - 1
+                while j >= lo && x < a[j] { a[j + 1] = a[j]; j -= 1 }
+                a[j + 1] = x
+            }
+        }
+    }
+
     /// Writes a latent block for `r` with `plan` at `out`; returns the bytes written.
     /// - Parameter symbols: scratch for `n` bytes; `words`: scratch for `n + 2` UInt16.
     static func encode(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
                        words: UnsafeMutablePointer<UInt16>, into out: UnsafeMutableRawPointer) -> Int {
-        let freqs = frequencies(plan.counts)
+        let symbolCount = plan.binCount + 1
+        let freqs = frequencies(plan.counts, symbols: symbolCount)
         var p = 0
         out.storeBytes(of: UInt64(bitPattern: plan.base).littleEndian, toByteOffset: 0, as: UInt64.self)
         out.storeBytes(of: UInt8(plan.shift), toByteOffset: 8, as: UInt8.self)
@@ -153,8 +197,8 @@ enum LatentCoder {
         out.storeBytes(of: UInt16(plan.binCount).littleEndian, toByteOffset: 10, as: UInt16.self)
         out.storeBytes(of: plan.binStart.littleEndian, toByteOffset: 12, as: UInt64.self)
         p = 20
-        for f in freqs {
-            var v = f
+        for s in 0..<symbolCount {
+            var v = freqs[s]
             while v >= 0x80 { out.storeBytes(of: UInt8(v & 0x7F | 0x80), toByteOffset: p, as: UInt8.self); v >>= 7; p += 1 }
             out.storeBytes(of: UInt8(v), toByteOffset: p, as: UInt8.self)
             p += 1
@@ -180,26 +224,22 @@ enum LatentCoder {
         let offsetBytes = writer.finish()
         p += offsetBytes
         // rANS, last symbol first; words are written backwards so that the decoder reads forwards.
-        var cumulative = [UInt32](repeating: 0, count: freqs.count)
+        var cum = InlineArray<256, UInt32>(repeating: 0), freq = InlineArray<256, UInt32>(repeating: 0)
         var c = 0
-        for (s, f) in freqs.enumerated() { cumulative[s] = UInt32(c); c += f }
+        for s in 0..<symbolCount { cum[s] = UInt32(c); freq[s] = UInt32(freqs[s]); c += freqs[s] }
         var x = ransLow
         var w = n + 2
-        cumulative.withUnsafeBufferPointer { cum in
-            freqs.map { UInt32($0) }.withUnsafeBufferPointer { freq in
-                var i = n - 1
-                while i >= 0 {
-                    let s = Int(symbols[i])
-                    let f = freq[s]
-                    if UInt64(x) >= UInt64(f) << 20 {
-                        w -= 1
-                        words[w] = UInt16(truncatingIfNeeded: x)
-                        x >>= 16
-                    }
-                    x = ((x / f) << 12) &+ (x % f) &+ cum[s]
-                    i -= 1
-                }
+        var i = n - 1
+        while i >= 0 {
+            let s = Int(symbols[i])
+            let f = freq[s]
+            if UInt64(x) >= UInt64(f) << 20 {
+                w -= 1
+                words[w] = UInt16(truncatingIfNeeded: x)
+                x >>= 16
             }
+            x = ((x / f) << 12) &+ (x % f) &+ cum[s]
+            i -= 1
         }
         out.storeBytes(of: x.littleEndian, toByteOffset: p, as: UInt32.self)
         p += 4

@@ -26,6 +26,12 @@ final class NumericCodec {
     private let output = Scratch<UInt8>()
     private let histogram = Scratch<Int>()
     private let alternative = Scratch<UInt8>()
+    private let planSample: Scratch<UInt64> = { let c = Scratch<UInt64>(); c.reserve(1024); return c }()
+    private let predictorSample: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(4096); return c }()
+    private let fitted: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(24); return c }()
+    private let chosen: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
+    private let gridSample: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(2048); return c }()
+    private let gridTests: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(128); return c }()
     /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
@@ -65,22 +71,26 @@ final class NumericCodec {
         histogram.reserve(LatentCoder.histogramSize)
         output.reserve(Self.workingSize(elementCount: n))
         let o = UnsafeMutableRawPointer(output.base)
-        var lengths: [Int] = []
-        for group in segments ?? [n] {
-            var left = group
-            while left > 0 { lengths.append(min(left, Self.maxSegment)); left -= min(left, Self.maxSegment) }
-        }
+        var segmentCount = 0
+        func pieces(_ group: Int) -> Int { (group + Self.maxSegment - 1) / Self.maxSegment }
+        if let segments { for group in segments { segmentCount += pieces(group) } } else { segmentCount = pieces(n) }
         o.storeBytes(of: Self.version, toByteOffset: 0, as: UInt8.self)
         o.storeBytes(of: elementType.rawValue, toByteOffset: 1, as: UInt8.self)
         o.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
-        o.storeBytes(of: UInt32(lengths.count).littleEndian, toByteOffset: 4, as: UInt32.self)
+        o.storeBytes(of: UInt32(segmentCount).littleEndian, toByteOffset: 4, as: UInt32.self)
         o.storeBytes(of: UInt64(n).littleEndian, toByteOffset: 8, as: UInt64.self)
         var p = Self.streamHeaderSize
         var first = 0
-        for length in lengths {
-            p += encodeSegment(raw.baseAddress! + first * size, count: length, elementType: elementType, into: o + p)
-            first += length
-            if p >= capacity { return nil }
+        let groups = segments?.count ?? 1
+        for g in 0..<groups {
+            var left = segments?[g] ?? n
+            while left > 0 {
+                let length = min(left, Self.maxSegment)
+                p += encodeSegment(raw.baseAddress! + first * size, count: length, elementType: elementType, into: o + p)
+                first += length
+                left -= length
+                if p >= capacity { return nil }
+            }
         }
         precondition(first == n, "segments do not add up to the stream")
         out.copyMemory(from: o, byteCount: p)
@@ -158,14 +168,15 @@ final class NumericCodec {
             preconditionFailure("bytes are not coded")
         }
         let predictor = choosePredictor(v, count: n)
-        if predictor.coefficients.isEmpty {
-            Self.predict(v, count: n, order: predictor.order)
+        let linearOrder = predictor.linear ? predictor.order : 0
+        if predictor.linear {
+            Self.predictLinear(v, count: n, coefficients: chosen.base, order: linearOrder)
         } else {
-            Self.predictLinear(v, count: n, coefficients: predictor.coefficients)
+            Self.predict(v, count: n, order: predictor.order)
         }
         out.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
         out.storeBytes(of: mode, toByteOffset: 4, as: UInt8.self)
-        out.storeBytes(of: UInt8(predictor.coefficients.isEmpty ? predictor.order : 3), toByteOffset: 5, as: UInt8.self)
+        out.storeBytes(of: UInt8(predictor.linear ? 3 : predictor.order), toByteOffset: 5, as: UInt8.self)
         out.storeBytes(of: UInt8(hasAdjustments ? 1 : 0), toByteOffset: 6, as: UInt8.self)
         out.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
         var p = 8
@@ -174,12 +185,12 @@ final class NumericCodec {
             out.storeBytes(of: gain.bitPattern.littleEndian, toByteOffset: 16, as: UInt64.self)
             p = 24
         }
-        if !predictor.coefficients.isEmpty {
-            out.storeBytes(of: UInt8(predictor.coefficients.count), toByteOffset: p, as: UInt8.self)
+        if predictor.linear {
+            out.storeBytes(of: UInt8(linearOrder), toByteOffset: p, as: UInt8.self)
             out.storeBytes(of: UInt8(Self.linearShift), toByteOffset: p + 1, as: UInt8.self)
             p += 2
-            for c in predictor.coefficients {
-                out.storeBytes(of: UInt64(bitPattern: c).littleEndian, toByteOffset: p, as: UInt64.self)
+            for j in 0..<linearOrder {
+                out.storeBytes(of: UInt64(bitPattern: chosen.base[j]).littleEndian, toByteOffset: p, as: UInt64.self)
                 p += 8
             }
         }
@@ -189,7 +200,7 @@ final class NumericCodec {
     }
 
     private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
-        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base)
+        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, sampleScratch: planSample.base)
         if measureEntropy { entropyBits += Self.entropy(r, count: n) }
         return LatentCoder.encode(r, count: n, plan: plan, symbols: symbols.base, words: words.base, into: out)
     }
@@ -235,10 +246,9 @@ final class NumericCodec {
     /// Fractional bits of the linear predictor's coefficients.
     static let linearShift = 20
 
-    /// Residuals of the linear predictor `(Σ c[j] × v[i−1−j] + 2^(shift−1)) >> shift` (wrapping
+    /// Residuals of the linear predictor `(2^(shift−1) + Σ c[j] × v[i−1−j]) >> shift` (wrapping
     /// 64-bit arithmetic; missing history counts as 0), written in place from the end.
-    static func predictLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: [Int64]) {
-        let p = c.count
+    static func predictLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int) {
         let half: Int64 = 1 << (Int64(linearShift) - 1)
         var i = n - 1
         while i >= 0 {
@@ -276,83 +286,96 @@ final class NumericCodec {
         }
     }
 
-    /// Least-squares linear predictors of orders 2, 4 and 8 fitted on `x`, as fixed-point coefficients.
-    static func fitLinear(_ x: UnsafePointer<Int64>, count m: Int) -> [[Int64]] {
+    /// Least-squares linear predictors of orders 2, 4 and 8 fitted on `x`, as fixed-point
+    /// coefficients: candidate k (0 … 2) at `out + 8k`; returns which candidates are usable (bit k).
+    static func fitLinear(_ x: UnsafePointer<Int64>, count m: Int, into out: UnsafeMutablePointer<Int64>) -> Int {
         let maxOrder = 8
-        guard m > 4 * maxOrder else { return [] }
+        guard m > 4 * maxOrder else { return 0 }
         var mean = 0.0
         for i in 0..<m { mean += Double(x[i]) }
         mean /= Double(m)
-        var r = [[Double]](repeating: [Double](repeating: 0, count: maxOrder), count: maxOrder)
-        var b = [Double](repeating: 0, count: maxOrder)
-        var lag = [Double](repeating: 0, count: maxOrder + 1)
+        var r = InlineArray<64, Double>(repeating: 0)
+        var b = InlineArray<8, Double>(repeating: 0)
+        var lag = InlineArray<9, Double>(repeating: 0)
         for i in maxOrder..<m {
             for j in 0...maxOrder { lag[j] = Double(x[i - j]) - mean }
             for j in 0..<maxOrder {
                 b[j] += lag[0] * lag[j + 1]
-                for k in j..<maxOrder { r[j][k] += lag[j + 1] * lag[k + 1] }
+                for k in j..<maxOrder { r[8 * j + k] += lag[j + 1] * lag[k + 1] }
             }
         }
-        for j in 0..<maxOrder { for k in 0..<j { r[j][k] = r[k][j] } }
-        var result: [[Int64]] = []
-        for order in [2, 4, 8] {
-            var a = (0..<order).map { Array(r[$0][0..<order]) + [b[$0]] }
-            let ridge = 1e-9 * (0..<order).map { a[$0][$0] }.reduce(0, +) / Double(order) + 1e-300
-            for j in 0..<order { a[j][j] += ridge }
+        for j in 0..<maxOrder { for k in 0..<j { r[8 * j + k] = r[8 * k + j] } }
+        var usable = 0
+        for candidate in 0..<3 {
+            let order = 2 << candidate
+            // Augmented matrix `order` × (`order` + 1), row stride 9.
+            var a = InlineArray<72, Double>(repeating: 0)
+            var trace = 0.0
+            for j in 0..<order {
+                for k in 0..<order { a[9 * j + k] = r[8 * j + k] }
+                a[9 * j + order] = b[j]
+                trace += r[8 * j + j]
+            }
+            let ridge = 1e-9 * trace / Double(order) + 1e-300
+            for j in 0..<order { a[9 * j + j] += ridge }
             // Gaussian elimination with partial pivoting.
             var ok = true
             for col in 0..<order {
                 var pivot = col
-                for row in col..<order where abs(a[row][col]) > abs(a[pivot][col]) { pivot = row }
-                guard abs(a[pivot][col]) > 0 else { ok = false; break }
-                a.swapAt(col, pivot)
+                for row in col..<order where abs(a[9 * row + col]) > abs(a[9 * pivot + col]) { pivot = row }
+                guard abs(a[9 * pivot + col]) > 0 else { ok = false; break }
+                if pivot != col { for k in 0...order { let t = a[9 * col + k]; a[9 * col + k] = a[9 * pivot + k]; a[9 * pivot + k] = t } }
                 for row in (col + 1)..<order {
-                    let f = a[row][col] / a[col][col]
-                    for k in col...order { a[row][k] -= f * a[col][k] }
+                    let f = a[9 * row + col] / a[9 * col + col]
+                    for k in col...order { a[9 * row + k] -= f * a[9 * col + k] }
                 }
             }
             guard ok else { continue }
-            var coefficients = [Double](repeating: 0, count: order)
+            var coefficients = InlineArray<8, Double>(repeating: 0)
+            var finite = true
             for row in stride(from: order - 1, through: 0, by: -1) {
-                var v = a[row][order]
-                for k in (row + 1)..<order { v -= a[row][k] * coefficients[k] }
-                coefficients[row] = v / a[row][row]
+                var v = a[9 * row + order]
+                for k in (row + 1)..<order { v -= a[9 * row + k] * coefficients[k] }
+                coefficients[row] = v / a[9 * row + row]
+                finite = finite && coefficients[row].isFinite && abs(coefficients[row]) < 1024
             }
-            guard coefficients.allSatisfy({ $0.isFinite && abs($0) < 1024 }) else { continue }
-            result.append(coefficients.map { Int64(($0 * Double(1 << linearShift)).rounded()) })
+            guard finite else { continue }
+            for j in 0..<order { out[8 * candidate + j] = Int64((coefficients[j] * Double(1 << linearShift)).rounded()) }
+            usable |= 1 << candidate
         }
-        return result
+        return usable
     }
 
     /// The predictor whose residuals cost least on runs sampled over the segment: an order of
-    /// differences (0 … 2) or linear coefficients.
-    private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> (order: Int, coefficients: [Int64]) {
-        guard n >= 16 else { return (0, []) }
+    /// differences (0 … 2), or linear (`linear`, its order, coefficients left in `chosen`).
+    private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> (order: Int, linear: Bool) {
+        guard n >= 16 else { return (0, false) }
         let run = min(n, 1024), runs = min(4, n / run)
-        var best: (order: Int, coefficients: [Int64]) = (0, []), bestBits = Double.infinity
-        var sample = [Int64](repeating: 0, count: run * runs)
-        var candidates: [(order: Int, coefficients: [Int64])] = [(0, []), (1, []), (2, [])]
-        candidates += Self.fitLinear(v, count: min(n, 8192)).map { (0, $0) }
-        for candidate in candidates {
+        var best = (order: 0, linear: false), bestBits = Double.infinity
+        let sample = predictorSample.base
+        let usable = Self.fitLinear(v, count: min(n, 4096), into: fitted.base)
+        for candidate in 0..<6 {
+            let linear = candidate >= 3
+            if linear && usable & (1 << (candidate - 3)) == 0 { continue }
+            let order = linear ? 2 << (candidate - 3) : candidate
             for j in 0..<runs {
                 let start = (n - run) / max(1, runs - 1) * j
                 for i in 0..<run { sample[j * run + i] = v[start + i] }
-            }
-            let skip = candidate.coefficients.isEmpty ? candidate.order : candidate.coefficients.count
-            let bits: Double = sample.withUnsafeMutableBufferPointer { s in
-                for j in 0..<runs {
-                    if candidate.coefficients.isEmpty {
-                        Self.predict(s.baseAddress! + j * run, count: run, order: candidate.order)
-                    } else {
-                        Self.predictLinear(s.baseAddress! + j * run, count: run, coefficients: candidate.coefficients)
-                    }
+                if linear {
+                    Self.predictLinear(sample + j * run, count: run, coefficients: fitted.base + 8 * (candidate - 3), order: order)
+                } else {
+                    Self.predict(sample + j * run, count: run, order: order)
                 }
                 // The first residuals of a run lack history: not representative.
-                for j in 0..<runs { for i in 0..<skip { s[j * run + i] = s[j * run + skip] } }
-                return LatentCoder.plan(s.baseAddress!, count: s.count, histogram: histogram.base).bits
-                    + Double(candidate.coefficients.count * 64) * Double(s.count) / Double(n)
+                for i in 0..<order { sample[j * run + i] = sample[j * run + order] }
             }
-            if bits < bestBits * 0.995 { best = candidate; bestBits = bits }
+            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base).bits
+                + Double(linear ? order * 64 : 0) * Double(run * runs) / Double(n)
+            if bits < bestBits * 0.995 {
+                best = (order, linear)
+                bestBits = bits
+                if linear { for j in 0..<order { chosen.base[j] = fitted.base[8 * (candidate - 3) + j] } }
+            }
         }
         return best
     }
@@ -407,33 +430,44 @@ final class NumericCodec {
     private func findGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> (offset: Double, gain: Double)? {
         guard n >= 2 else { return nil }
         let m = min(n, 2048), stride = n / m
-        var sample: [Double] = []
-        sample.reserveCapacity(m)
+        let sample = gridSample.base
+        var count = 0
         for j in 0..<m {
             let x = float32 ? Double(values.load(fromByteOffset: 4 * j * stride, as: Float.self))
                             : values.load(fromByteOffset: 8 * j * stride, as: Double.self)
-            if x.isFinite { sample.append(x) }
+            if x.isFinite { sample[count] = x; count += 1 }
         }
-        guard sample.count >= 2 else { return nil }
-        // A grid from an earlier segment that fits (nearly) every sampled value.
-        let tests = Swift.stride(from: 0, to: sample.count, by: max(1, sample.count / 64)).map { sample[$0] }
-        for known in knownGrids {
-            if tests.filter({ Self.reproduces($0, offset: known.offset, gain: known.gain, float32: float32) }).count * 10 >= tests.count * 9 {
-                return known
-            }
+        guard count >= 2 else { return nil }
+        // Test values spread over the segment (before sorting).
+        let tests = gridTests.base
+        let testStride = max(1, count / 64)
+        var testCount = 0
+        for j in Swift.stride(from: 0, to: count, by: testStride) where testCount < 128 { tests[testCount] = sample[j]; testCount += 1 }
+        func score(_ offset: Double, _ gain: Double, limit: Int) -> Int {
+            var s = 0
+            for t in 0..<min(limit, testCount) where Self.reproduces(tests[t], offset: offset, gain: gain, float32: float32) { s += 1 }
+            return s
         }
-        let sorted = Array(Set(sample)).sorted()
-        guard sorted.count >= 2 else { return nil }
-        let maxAbs = max(abs(sorted.first!), abs(sorted.last!))
+        // A grid from an earlier segment that fits (nearly) every tested value.
+        for known in knownGrids where score(known.offset, known.gain, limit: testCount) * 10 >= testCount * 9 {
+            return known
+        }
+        // Sorted distinct values.
+        LatentCoder.sortInPlace(sample, count: count)
+        var distinct = 1
+        for i in 1..<count where sample[i] != sample[distinct - 1] { sample[distinct] = sample[i]; distinct += 1 }
+        guard distinct >= 2 else { return nil }
+        let lowest = sample[0], highest = sample[distinct - 1]
+        let maxAbs = max(abs(lowest), abs(highest))
         let ulp = float32 ? Double(Float(maxAbs).ulp) : maxAbs.ulp
         let floor = 64 * ulp
-        var differences: [Double] = []
-        for i in 1..<sorted.count { differences.append(sorted[i] - sorted[i - 1]) }
-        var g = differences.min()!
+        var g = Double.infinity
+        for i in 1..<distinct { g = min(g, sample[i] - sample[i - 1]) }
         guard g > floor else { return nil }
         // Tolerant Euclid over up to 256 differences: the GCD of values that are multiples of the
         // gain give or take a few ulps.
-        for d in Swift.stride(from: 0, to: differences.count, by: max(1, differences.count / 256)).map({ differences[$0] }) {
+        for i in Swift.stride(from: 1, to: distinct, by: max(1, (distinct - 1) / 256)) {
+            let d = sample[i] - sample[i - 1]
             var a = max(d, g), b = min(d, g)
             var found = false
             for _ in 0..<40 {
@@ -447,63 +481,67 @@ final class NumericCodec {
             g = b
         }
         // Refine the gain over the whole span of values.
-        let span = sorted.last! - sorted.first!
+        let span = highest - lowest
         let steps = (span / g).rounded()
         guard steps >= 1, steps < 0x1p40 else { return nil }
         let gain = span / steps
         // Most values must sit on the grid.
         var near = 0
-        for x in sorted {
-            let q = (x - sorted.first!) / gain
+        for i in 0..<distinct {
+            let q = (sample[i] - lowest) / gain
             if abs(q - q.rounded()) < 0.01 { near += 1 }
         }
-        guard near * 10 >= sorted.count * 9 else { return nil }
-        // The exact gain (a few ulps around the estimate) and the origin of k: candidates in order
-        // of the smallest offset, kept when every test value is reproduced bit for bit.
-        var gains = [gain]
-        var up = gain, down = gain
-        for _ in 0..<3 { up = up.nextUp; down = down.nextDown; gains += [up, down] }
-        let first = sorted.first!
-        let c0 = (first / gain).rounded()
-        let probe = Array(tests.prefix(16))
+        guard near * 10 >= distinct * 9 else { return nil }
         /// The offset for an origin: taken at the sampled value nearest to it, where `gain × k` is
         /// smallest, so that it is exact to about that value's ulp.
         func offset(_ approximate: Double, _ g: Double) -> Double {
-            var lo = 0, hi = sorted.count - 1
+            var lo = 0, hi = distinct - 1
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if sorted[mid] < approximate { lo = mid + 1 } else { hi = mid }
+                if sample[mid] < approximate { lo = mid + 1 } else { hi = mid }
             }
-            let near = lo > 0 && abs(sorted[lo - 1] - approximate) < abs(sorted[lo] - approximate) ? sorted[lo - 1] : sorted[lo]
-            return near - g * ((near - approximate) / g).rounded()
+            let nearest = lo > 0 && abs(sample[lo - 1] - approximate) < abs(sample[lo] - approximate) ? sample[lo - 1] : sample[lo]
+            return nearest - g * ((nearest - approximate) / g).rounded()
         }
-        var best: (offset: Double, gain: Double, score: Int) = (first - gain * c0, gain, -1)
+        // The exact gain (a few ulps around the estimate) and the origin of k: candidates in order
+        // of the smallest offset, kept when every probe (the first 16 tests) is reproduced bit for bit.
+        let c0 = (lowest / gain).rounded()
+        var best: (offset: Double, gain: Double, score: Int) = (lowest - gain * c0, gain, -1)
         search: for j in 0..<2049 {
             let c = c0 + Double(j % 2 == 0 ? j / 2 : -(j + 1) / 2)
-            for g in gains {
-                let o = offset(first - g * c, g)
-                var score = 0, misses = 0
-                for x in probe {
-                    if Self.reproduces(x, offset: o, gain: g, float32: float32) { score += 1 } else { misses += 1; if misses > 3 { break } }
+            var g = gain
+            for u in 0..<7 {
+                // gain, +1 ulp, −1 ulp, +2 ulps, …
+                g = gain
+                for _ in 0..<((u + 1) / 2) { g = u % 2 == 1 ? g.nextUp : g.nextDown }
+                let o = offset(lowest - g * c, g)
+                var hits = 0, misses = 0
+                for t in 0..<min(16, testCount) {
+                    if Self.reproduces(tests[t], offset: o, gain: g, float32: float32) { hits += 1 } else { misses += 1; if misses > 3 { break } }
                 }
-                if score > best.score { best = (o, g, score) }
+                if hits > best.score { best = (o, g, hits) }
                 if misses == 0 { break search }
             }
         }
-        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values, the
-        // smallest |k| (the most exact) first.
-        var offsets = [best.offset]
-        let byCount = tests.map { ($0, Double(Self.count($0, offset: best.offset, inverse: 1 / best.gain))) }.sorted { abs($0.1) < abs($1.1) }
-        for (x, k) in byCount.prefix(8) { offsets.append(x - best.gain * k) }
-        // And the few ulps around the first (rounding in `x − gain × k` leaves it that close).
-        var above = best.offset, below = best.offset
-        for _ in 0..<16 { above = above.nextUp; below = below.nextDown; offsets += [above, below] }
-        var chosen = (offset: best.offset, gain: best.gain), chosenScore = -1
-        for offset in offsets {
-            let score = tests.filter { Self.reproduces($0, offset: offset, gain: best.gain, float32: float32) }.count
-            if score > chosenScore { chosen = (offset, best.gain); chosenScore = score }
+        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values, and
+        // the ulps around the best so far.
+        var chosen = (offset: best.offset, gain: best.gain), chosenScore = score(best.offset, best.gain, limit: testCount)
+        for t in 0..<testCount where chosenScore < testCount {
+            let k = Double(Self.count(tests[t], offset: best.offset, inverse: 1 / best.gain))
+            let candidate = tests[t] - best.gain * k
+            let s = score(candidate, best.gain, limit: testCount)
+            if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
         }
-        if chosenScore * 10 >= tests.count * 9 {
+        var above = chosen.offset, below = chosen.offset
+        for _ in 0..<16 where chosenScore < testCount {
+            above = above.nextUp
+            below = below.nextDown
+            for candidate in [above, below] {
+                let s = score(candidate, best.gain, limit: testCount)
+                if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
+            }
+        }
+        if chosenScore * 10 >= testCount * 9 {
             knownGrids.insert(chosen, at: 0)
             if knownGrids.count > 16 { knownGrids.removeLast() }
         }
