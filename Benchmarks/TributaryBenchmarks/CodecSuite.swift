@@ -23,11 +23,16 @@ private struct CodecBenchmark {
         let info = try context.runPeer("codec_data.py", [directory, String(samples)])
         let infoPath = directory + "/info.json"
         try JSONSerialization.data(withJSONObject: info).write(to: URL(fileURLWithPath: infoPath))
-        print("codec: running the peers (pcodec 3/8, blosc2, zstd-3)...")
-        let peer = try context.runPeer("codec_peer.py", [infoPath, String(repetitions)])
+        // TRIBUTARY_CODEC_NO_PEERS=1 skips the peers (for profiling the codec alone).
+        let environment = ProcessInfo.processInfo.environment
+        var peer: [String: Any] = [:]
+        if environment["TRIBUTARY_CODEC_NO_PEERS"] != "1" {
+            print("codec: running the peers (pcodec 3/8, blosc2, zstd-3)...")
+            peer = try context.runPeer("codec_peer.py", [infoPath, String(repetitions)])
+        }
         var lines: [[String]] = [["class", "trib", "limit", "fast", "pco-3", "pco-8", "blosc2", "zstd-3", "trib/pco8",
                                   "c MB/s trib", "pco-8", "d MB/s trib", "pco-8", "transforms"]]
-        for name in info.keys.sorted() {
+        for name in info.keys.sorted() where environment["TRIBUTARY_CODEC_ONLY"].map({ name == $0 }) ?? true {
             guard let meta = info[name] as? [String: Any], let file = meta["file"] as? String, let dtype = meta["dtype"] as? String,
                   let channels = (meta["channels"] as? NSNumber)?.intValue, let perChannel = (meta["samples"] as? NSNumber)?.intValue else {
                 throw BenchError("codec_data.py: no file, dtype, channels or samples for \(name)")

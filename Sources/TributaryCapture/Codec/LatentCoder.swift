@@ -36,7 +36,7 @@ enum LatentCoder {
     ///   - histogram: scratch for `histogramSize` Ints.
     ///   - sampleScratch: scratch for 1024 UInt64.
     static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
-                     sampleScratch sample: UnsafeMutablePointer<UInt64>) -> Plan {
+                     sampleScratch sample: UnsafeMutablePointer<UInt64>, robust: Bool = true) -> Plan {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
@@ -50,7 +50,7 @@ enum LatentCoder {
         // The core of the distribution, from a sorted sample: far outliers become escapes rather
         // than widening every bin.
         var coreLo: UInt64 = 0, coreHi = range
-        if n >= 256 && width > 8 {
+        if robust && n >= 256 && width > 8 {
             let m = min(n, 1024), stride = n / m
             for j in 0..<m { sample[j] = UInt64(bitPattern: r[j * stride] &- lo) }
             sortInPlace(sample, count: m)
@@ -224,9 +224,17 @@ enum LatentCoder {
         let offsetBytes = writer.finish()
         p += offsetBytes
         // rANS, last symbol first; words are written backwards so that the decoder reads forwards.
+        // x / f as a multiplication: with m = ⌊2^44 / f⌋ + 1 the error of x·m / 2^44 is below
+        // x / 2^44 < 2^-12 ≤ 1/f for x < 2^32, so the floor is exact.
         var cum = InlineArray<256, UInt32>(repeating: 0), freq = InlineArray<256, UInt32>(repeating: 0)
+        var reciprocal = InlineArray<256, UInt64>(repeating: 0)
         var c = 0
-        for s in 0..<symbolCount { cum[s] = UInt32(c); freq[s] = UInt32(freqs[s]); c += freqs[s] }
+        for s in 0..<symbolCount {
+            cum[s] = UInt32(c)
+            freq[s] = UInt32(freqs[s])
+            reciprocal[s] = freqs[s] == 0 ? 0 : (1 << 44) / UInt64(freqs[s]) + 1
+            c += freqs[s]
+        }
         var x = ransLow
         var w = n + 2
         var i = n - 1
@@ -238,7 +246,9 @@ enum LatentCoder {
                 words[w] = UInt16(truncatingIfNeeded: x)
                 x >>= 16
             }
-            x = ((x / f) << 12) &+ (x % f) &+ cum[s]
+            let product = UInt64(x).multipliedFullWidth(by: reciprocal[s])
+            let q = UInt32(truncatingIfNeeded: product.high << 20 | product.low >> 44)
+            x = (q << 12) &+ (x &- q &* f) &+ cum[s]
             i -= 1
         }
         out.storeBytes(of: x.littleEndian, toByteOffset: p, as: UInt32.self)
@@ -253,10 +263,8 @@ enum LatentCoder {
 
     /// Decoding tables, reused from block to block.
     struct Tables {
-        /// Per slot: frequency, slot − cumulative, symbol.
-        var slotFreq = [UInt16](repeating: 0, count: 4096)
-        var slotBias = [UInt16](repeating: 0, count: 4096)
-        var slotSymbol = [UInt8](repeating: 0, count: 4096)
+        /// Per slot: (frequency − 1) | (slot − cumulative) << 12 | symbol << 24.
+        var slots = [UInt32](repeating: 0, count: 4096)
         var symbolBase = [UInt64](repeating: 0, count: 256)
         var symbolWidth = [UInt8](repeating: 0, count: 256)
     }
@@ -282,10 +290,10 @@ enum LatentCoder {
                 if b < 0x80 { break }
             }
             guard v <= probabilityScale - cumulative else { throw Corrupt() }
-            for slot in cumulative..<(cumulative + v) {
-                tables.slotFreq[slot] = UInt16(v)
-                tables.slotBias[slot] = UInt16(slot - cumulative)
-                tables.slotSymbol[slot] = UInt8(s)
+            tables.slots.withUnsafeMutableBufferPointer { slots in
+                for slot in cumulative..<(cumulative + v) {
+                    slots[slot] = UInt32(v - 1) | UInt32(slot - cumulative) << 12 | UInt32(s) << 24
+                }
             }
             cumulative += v
             if s < binCount {
@@ -310,27 +318,23 @@ enum LatentCoder {
         let wordCount = (ransBytes - 4) / 2
         var w = 0
         var overrun = false
-        tables.slotFreq.withUnsafeBufferPointer { freq in
-            tables.slotBias.withUnsafeBufferPointer { bias in
-                tables.slotSymbol.withUnsafeBufferPointer { symbol in
-                    tables.symbolBase.withUnsafeBufferPointer { symbolBase in
-                        tables.symbolWidth.withUnsafeBufferPointer { symbolWidth in
-                            for i in 0..<n {
-                                let slot = Int(x & 0xFFF)
-                                let s = Int(symbol[slot])
-                                x = UInt32(freq[slot]) &* (x >> 12) &+ UInt32(bias[slot])
-                                if x < ransLow {
-                                    if w < wordCount {
-                                        x = x << 16 | UInt32(UInt16(littleEndian: words.loadUnaligned(fromByteOffset: 2 * w, as: UInt16.self)))
-                                    } else {
-                                        overrun = true
-                                        x = x << 16
-                                    }
-                                    w += 1
-                                }
-                                r[i] = Int64(bitPattern: symbolBase[s] &+ reader.read(Int(symbolWidth[s])))
+        tables.slots.withUnsafeBufferPointer { slots in
+            tables.symbolBase.withUnsafeBufferPointer { symbolBase in
+                tables.symbolWidth.withUnsafeBufferPointer { symbolWidth in
+                    for i in 0..<n {
+                        let entry = slots[Int(x & 0xFFF)]
+                        let s = Int(entry >> 24)
+                        x = ((entry & 0xFFF) &+ 1) &* (x >> 12) &+ ((entry >> 12) & 0xFFF)
+                        if x < ransLow {
+                            if w < wordCount {
+                                x = x << 16 | UInt32(UInt16(littleEndian: words.loadUnaligned(fromByteOffset: 2 * w, as: UInt16.self)))
+                            } else {
+                                overrun = true
+                                x = x << 16
                             }
+                            w += 1
                         }
+                        r[i] = Int64(bitPattern: symbolBase[s] &+ reader.read(Int(symbolWidth[s])))
                     }
                 }
             }

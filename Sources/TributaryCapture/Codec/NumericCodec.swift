@@ -38,7 +38,7 @@ final class NumericCodec {
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     private var tables = LatentCoder.Tables()
     /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
-    private var knownGrids: [(offset: Double, gain: Double)] = []
+    private var knownGrids: [(offset: Double, gain: Double, fit: Double)] = []
 
     /// When set, `entropyBits` accumulates the empirical order-0 entropy of the coded latents.
     var measureEntropy = false
@@ -277,6 +277,13 @@ final class NumericCodec {
                 let sum = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
                 v[i] = v[i] &+ (sum >> Int64(shift))
             }
+        } else if p == 8 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+            for i in 8..<n {
+                let a = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
+                let b = c4 &* v[i - 5] &+ c5 &* v[i - 6] &+ c6 &* v[i - 7] &+ c7 &* v[i - 8]
+                v[i] = v[i] &+ ((a &+ b) >> Int64(shift))
+            }
         } else {
             for i in p..<n {
                 var sum = half
@@ -350,7 +357,7 @@ final class NumericCodec {
     /// differences (0 … 2), or linear (`linear`, its order, coefficients left in `chosen`).
     private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> (order: Int, linear: Bool) {
         guard n >= 16 else { return (0, false) }
-        let run = min(n, 1024), runs = min(4, n / run)
+        let run = min(n, 1024), runs = min(2, n / run)
         var best = (order: 0, linear: false), bestBits = Double.infinity
         let sample = predictorSample.base
         let usable = Self.fitLinear(v, count: min(n, 4096), into: fitted.base)
@@ -369,7 +376,7 @@ final class NumericCodec {
                 // The first residuals of a run lack history: not representative.
                 for i in 0..<order { sample[j * run + i] = sample[j * run + order] }
             }
-            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base).bits
+            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base, robust: false).bits
                 + Double(linear ? order * 64 : 0) * Double(run * runs) / Double(n)
             if bits < bestBits * 0.995 {
                 best = (order, linear)
@@ -449,8 +456,8 @@ final class NumericCodec {
             return s
         }
         // A grid from an earlier segment that fits (nearly) every tested value.
-        for known in knownGrids where score(known.offset, known.gain, limit: testCount) * 10 >= testCount * 9 {
-            return known
+        for known in knownGrids where Double(score(known.offset, known.gain, limit: testCount)) >= (known.fit - 0.1) * Double(testCount) {
+            return (known.offset, known.gain)
         }
         // Sorted distinct values.
         LatentCoder.sortInPlace(sample, count: count)
@@ -541,8 +548,9 @@ final class NumericCodec {
                 if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
             }
         }
-        if chosenScore * 10 >= testCount * 9 {
-            knownGrids.insert(chosen, at: 0)
+        // Remembered with how well it fitted (a float32 or rounded grid fits only most values).
+        if chosenScore * 2 >= testCount {
+            knownGrids.insert((chosen.offset, chosen.gain, Double(chosenScore) / Double(testCount)), at: 0)
             if knownGrids.count > 16 { knownGrids.removeLast() }
         }
         return chosen
