@@ -235,12 +235,15 @@ enum LatentCoder {
             reciprocal[s] = freqs[s] == 0 ? 0 : (1 << 44) / UInt64(freqs[s]) + 1
             c += freqs[s]
         }
-        var x = ransLow
+        // Two interleaved states (symbol i uses state i mod 2) so that the decoder has two
+        // independent dependency chains; they share one word stream.
+        var states = (ransLow, ransLow)
         var w = n + 2
         var i = n - 1
         while i >= 0 {
             let s = Int(symbols[i])
             let f = freq[s]
+            var x = i & 1 == 0 ? states.0 : states.1
             if UInt64(x) >= UInt64(f) << 20 {
                 w -= 1
                 words[w] = UInt16(truncatingIfNeeded: x)
@@ -249,15 +252,17 @@ enum LatentCoder {
             let product = UInt64(x).multipliedFullWidth(by: reciprocal[s])
             let q = UInt32(truncatingIfNeeded: product.high << 20 | product.low >> 44)
             x = (q << 12) &+ (x &- q &* f) &+ cum[s]
+            if i & 1 == 0 { states.0 = x } else { states.1 = x }
             i -= 1
         }
-        out.storeBytes(of: x.littleEndian, toByteOffset: p, as: UInt32.self)
-        p += 4
+        out.storeBytes(of: states.0.littleEndian, toByteOffset: p, as: UInt32.self)
+        out.storeBytes(of: states.1.littleEndian, toByteOffset: p + 4, as: UInt32.self)
+        p += 8
         let wordCount = n + 2 - w
         for j in 0..<wordCount { out.storeBytes(of: words[w + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
         p += 2 * wordCount
         out.storeBytes(of: UInt32(offsetBytes).littleEndian, toByteOffset: lengths, as: UInt32.self)
-        out.storeBytes(of: UInt32(4 + 2 * wordCount).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
+        out.storeBytes(of: UInt32(8 + 2 * wordCount).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
         return p
     }
 
@@ -308,38 +313,50 @@ enum LatentCoder {
         let offsetBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
         let ransBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p + 4, as: UInt32.self)))
         p += 8
-        guard offsetBytes <= input.count - p, ransBytes >= 4, ransBytes % 2 == 0, ransBytes <= input.count - p - offsetBytes else {
+        guard offsetBytes <= input.count - p, ransBytes >= 8, ransBytes % 2 == 0, ransBytes <= input.count - p - offsetBytes else {
             throw Corrupt()
         }
         var reader = BitReader(UnsafeRawBufferPointer(rebasing: input[p..<(p + offsetBytes)]))
         let rans = UnsafeRawBufferPointer(rebasing: input[(p + offsetBytes)..<(p + offsetBytes + ransBytes)])
-        var x = UInt32(littleEndian: rans.loadUnaligned(as: UInt32.self))
-        let words = rans.baseAddress! + 4
-        let wordCount = (ransBytes - 4) / 2
+        var x0 = UInt32(littleEndian: rans.loadUnaligned(as: UInt32.self))
+        var x1 = UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        let words = rans.baseAddress! + 8
+        let wordCount = (ransBytes - 8) / 2
         var w = 0
-        var overrun = false
+        // With no words at all, a renormalisation reads the states' own bytes (harmless) and fails the count check.
+        let lastWord = max(0, wordCount - 1)
+        let wordBase = wordCount > 0 ? words : rans.baseAddress!
         tables.slots.withUnsafeBufferPointer { slots in
             tables.symbolBase.withUnsafeBufferPointer { symbolBase in
                 tables.symbolWidth.withUnsafeBufferPointer { symbolWidth in
-                    for i in 0..<n {
+                    /// One rANS step of state x: the symbol, then a branch-free renormalisation (the
+                    /// word is loaded whether needed or not, clamped to the last one; reading past the
+                    /// last shows as w > wordCount).
+                    @inline(__always) func step(_ x: inout UInt32) -> Int {
                         let entry = slots[Int(x & 0xFFF)]
-                        let s = Int(entry >> 24)
                         x = ((entry & 0xFFF) &+ 1) &* (x >> 12) &+ ((entry >> 12) & 0xFFF)
-                        if x < ransLow {
-                            if w < wordCount {
-                                x = x << 16 | UInt32(UInt16(littleEndian: words.loadUnaligned(fromByteOffset: 2 * w, as: UInt16.self)))
-                            } else {
-                                overrun = true
-                                x = x << 16
-                            }
-                            w += 1
-                        }
-                        r[i] = Int64(bitPattern: symbolBase[s] &+ reader.read(Int(symbolWidth[s])))
+                        let word = UInt32(UInt16(littleEndian: wordBase.loadUnaligned(fromByteOffset: 2 * min(w, lastWord), as: UInt16.self)))
+                        let renormalise = x < ransLow
+                        x = renormalise ? x << 16 | word : x
+                        w &+= renormalise ? 1 : 0
+                        return Int(entry >> 24)
+                    }
+                    var i = 0
+                    while i + 1 < n {
+                        let s0 = step(&x0)
+                        let s1 = step(&x1)
+                        r[i] = Int64(bitPattern: symbolBase[s0] &+ reader.read(Int(symbolWidth[s0])))
+                        r[i + 1] = Int64(bitPattern: symbolBase[s1] &+ reader.read(Int(symbolWidth[s1])))
+                        i += 2
+                    }
+                    if i < n {
+                        let s0 = step(&x0)
+                        r[i] = Int64(bitPattern: symbolBase[s0] &+ reader.read(Int(symbolWidth[s0])))
                     }
                 }
             }
         }
-        guard !overrun, w == wordCount, x == ransLow, !reader.overrun else { throw Corrupt() }
+        guard w == wordCount, x0 == ransLow, x1 == ransLow, !reader.overrun else { throw Corrupt() }
         return p + offsetBytes + ransBytes
     }
 }

@@ -251,6 +251,29 @@ final class NumericCodec {
     static func predictLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int) {
         let half: Int64 = 1 << (Int64(linearShift) - 1)
         var i = n - 1
+        // Backwards, so every prediction reads samples not yet replaced.
+        if p == 8 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+            while i >= 8 {
+                let a = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
+                let b = c4 &* v[i - 5] &+ c5 &* v[i - 6] &+ c6 &* v[i - 7] &+ c7 &* v[i - 8]
+                v[i] = v[i] &- ((a &+ b) >> Int64(linearShift))
+                i -= 1
+            }
+        } else if p == 4 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
+            while i >= 4 {
+                let sum = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
+                v[i] = v[i] &- (sum >> Int64(linearShift))
+                i -= 1
+            }
+        } else if p == 2 {
+            let c0 = c[0], c1 = c[1]
+            while i >= 2 {
+                v[i] = v[i] &- ((half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2]) >> Int64(linearShift))
+                i -= 1
+            }
+        }
         while i >= 0 {
             var sum = half
             for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
@@ -422,8 +445,9 @@ final class NumericCodec {
     }
 
     @inline(__always) static func count(_ x: Double, offset: Double, inverse: Double) -> Int64 {
-        let q = ((x - offset) * inverse).rounded()
-        return abs(q) <= 0x1p52 ? Int64(q) : 0
+        let q = (x - offset) * inverse
+        // Round to nearest by the 1.5 × 2^52 trick (no libm call); NaN and far values give 0.
+        return abs(q) <= 0x1p50 ? Int64((q + 0x1.8p52) - 0x1.8p52) : 0
     }
 
     @inline(__always) private static func reproduces(_ x: Double, offset: Double, gain: Double, float32: Bool) -> Bool {
