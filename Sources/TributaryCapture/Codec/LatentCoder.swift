@@ -185,7 +185,7 @@ enum LatentCoder {
     }
 
     /// Writes a latent block for `r` with `plan` at `out`; returns the bytes written.
-    /// - Parameter symbols: scratch for `n` bytes; `words`: scratch for `n + 2` UInt16.
+    /// - Parameter symbols: scratch for `n` bytes; `words`: scratch for `n + 4` UInt16.
     static func encode(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
                        words: UnsafeMutablePointer<UInt16>, into out: UnsafeMutableRawPointer) -> Int {
         let symbolCount = plan.binCount + 1
@@ -235,34 +235,40 @@ enum LatentCoder {
             reciprocal[s] = freqs[s] == 0 ? 0 : (1 << 44) / UInt64(freqs[s]) + 1
             c += freqs[s]
         }
-        // Two interleaved states (symbol i uses state i mod 2) so that the decoder has two
-        // independent dependency chains; they share one word stream.
+        // Two interleaved states (symbol i uses state i mod 2), each with its own word stream, so
+        // that the decoder has two independent dependency chains. `words` holds both stacks:
+        // state 0's grows down from `half`, state 1's from `n + 4`.
         var states = (ransLow, ransLow)
-        var w = n + 2
+        let half = n / 2 + 2
+        var w0 = half, w1 = n + 4
         var i = n - 1
         while i >= 0 {
             let s = Int(symbols[i])
             let f = freq[s]
-            var x = i & 1 == 0 ? states.0 : states.1
+            let even = i & 1 == 0
+            var x = even ? states.0 : states.1
             if UInt64(x) >= UInt64(f) << 20 {
-                w -= 1
-                words[w] = UInt16(truncatingIfNeeded: x)
+                if even { w0 -= 1; words[w0] = UInt16(truncatingIfNeeded: x) } else { w1 -= 1; words[w1] = UInt16(truncatingIfNeeded: x) }
                 x >>= 16
             }
             let product = UInt64(x).multipliedFullWidth(by: reciprocal[s])
             let q = UInt32(truncatingIfNeeded: product.high << 20 | product.low >> 44)
             x = (q << 12) &+ (x &- q &* f) &+ cum[s]
-            if i & 1 == 0 { states.0 = x } else { states.1 = x }
+            if even { states.0 = x } else { states.1 = x }
             i -= 1
         }
+        let count0 = half - w0, count1 = n + 4 - w1
         out.storeBytes(of: states.0.littleEndian, toByteOffset: p, as: UInt32.self)
         out.storeBytes(of: states.1.littleEndian, toByteOffset: p + 4, as: UInt32.self)
-        p += 8
-        let wordCount = n + 2 - w
-        for j in 0..<wordCount { out.storeBytes(of: words[w + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
-        p += 2 * wordCount
+        out.storeBytes(of: UInt32(count0).littleEndian, toByteOffset: p + 8, as: UInt32.self)
+        p += 12
+        for j in 0..<count0 { out.storeBytes(of: words[w0 + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
+        p += 2 * count0
+        for j in 0..<count1 { out.storeBytes(of: words[w1 + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
+        p += 2 * count1
+        let wordCount = count0 + count1
         out.storeBytes(of: UInt32(offsetBytes).littleEndian, toByteOffset: lengths, as: UInt32.self)
-        out.storeBytes(of: UInt32(8 + 2 * wordCount).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
+        out.storeBytes(of: UInt32(12 + 2 * wordCount).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
         return p
     }
 
@@ -313,29 +319,31 @@ enum LatentCoder {
         let offsetBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
         let ransBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p + 4, as: UInt32.self)))
         p += 8
-        guard offsetBytes <= input.count - p, ransBytes >= 8, ransBytes % 2 == 0, ransBytes <= input.count - p - offsetBytes else {
+        guard offsetBytes <= input.count - p, ransBytes >= 12, ransBytes % 2 == 0, ransBytes <= input.count - p - offsetBytes else {
             throw Corrupt()
         }
         var reader = BitReader(UnsafeRawBufferPointer(rebasing: input[p..<(p + offsetBytes)]))
         let rans = UnsafeRawBufferPointer(rebasing: input[(p + offsetBytes)..<(p + offsetBytes + ransBytes)])
         var x0 = UInt32(littleEndian: rans.loadUnaligned(as: UInt32.self))
         var x1 = UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-        let words = rans.baseAddress! + 8
-        let wordCount = (ransBytes - 8) / 2
-        var w = 0
-        // With no words at all, a renormalisation reads the states' own bytes (harmless) and fails the count check.
-        let lastWord = max(0, wordCount - 1)
-        let wordBase = wordCount > 0 ? words : rans.baseAddress!
+        let count0 = Int(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+        let totalWords = (ransBytes - 12) / 2
+        guard count0 <= totalWords else { throw Corrupt() }
+        let count1 = totalWords - count0
+        // Each stream is read branch-free: the word is loaded whether needed or not, clamped to the
+        // stream's last word (a stream without words reads the states' bytes, harmlessly); reading
+        // past the last shows as a count above the stream's.
+        let base0 = count0 > 0 ? rans.baseAddress! + 12 : rans.baseAddress!
+        let base1 = count1 > 0 ? rans.baseAddress! + 12 + 2 * count0 : rans.baseAddress!
+        let last0 = max(0, count0 - 1), last1 = max(0, count1 - 1)
+        var w0 = 0, w1 = 0
         tables.slots.withUnsafeBufferPointer { slots in
             tables.symbolBase.withUnsafeBufferPointer { symbolBase in
                 tables.symbolWidth.withUnsafeBufferPointer { symbolWidth in
-                    /// One rANS step of state x: the symbol, then a branch-free renormalisation (the
-                    /// word is loaded whether needed or not, clamped to the last one; reading past the
-                    /// last shows as w > wordCount).
-                    @inline(__always) func step(_ x: inout UInt32) -> Int {
+                    @inline(__always) func step(_ x: inout UInt32, _ w: inout Int, _ base: UnsafeRawPointer, _ last: Int) -> Int {
                         let entry = slots[Int(x & 0xFFF)]
                         x = ((entry & 0xFFF) &+ 1) &* (x >> 12) &+ ((entry >> 12) & 0xFFF)
-                        let word = UInt32(UInt16(littleEndian: wordBase.loadUnaligned(fromByteOffset: 2 * min(w, lastWord), as: UInt16.self)))
+                        let word = UInt32(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 &* min(w, last), as: UInt16.self)))
                         let renormalise = x < ransLow
                         x = renormalise ? x << 16 | word : x
                         w &+= renormalise ? 1 : 0
@@ -343,20 +351,20 @@ enum LatentCoder {
                     }
                     var i = 0
                     while i + 1 < n {
-                        let s0 = step(&x0)
-                        let s1 = step(&x1)
+                        let s0 = step(&x0, &w0, base0, last0)
+                        let s1 = step(&x1, &w1, base1, last1)
                         r[i] = Int64(bitPattern: symbolBase[s0] &+ reader.read(Int(symbolWidth[s0])))
                         r[i + 1] = Int64(bitPattern: symbolBase[s1] &+ reader.read(Int(symbolWidth[s1])))
                         i += 2
                     }
                     if i < n {
-                        let s0 = step(&x0)
+                        let s0 = step(&x0, &w0, base0, last0)
                         r[i] = Int64(bitPattern: symbolBase[s0] &+ reader.read(Int(symbolWidth[s0])))
                     }
                 }
             }
         }
-        guard w == wordCount, x0 == ransLow, x1 == ransLow, !reader.overrun else { throw Corrupt() }
+        guard w0 == count0, w1 == count1, x0 == ransLow, x1 == ransLow, !reader.overrun else { throw Corrupt() }
         return p + offsetBytes + ransBytes
     }
 }

@@ -67,7 +67,7 @@ final class NumericCodec {
         latents.reserve(n)
         adjustments.reserve(n)
         symbols.reserve(n)
-        words.reserve(n + 2)
+        words.reserve(n + 4)
         histogram.reserve(LatentCoder.histogramSize)
         output.reserve(Self.workingSize(elementCount: n))
         let o = UnsafeMutableRawPointer(output.base)
