@@ -74,6 +74,7 @@ enum LatentCoder {
         // Coarser levels are merged in place: bin b of a level only reads bins 2b and 2b+1 of the previous.
         let merged = histogram
         var bins = fineBins
+        var worse = 0
         for extra in 0...10 {
             let shift = fine + extra
             if shift > width { break }
@@ -99,13 +100,21 @@ enum LatentCoder {
             while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
             while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
             let escapes = n - inside
+            // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
             var bits = 0.0
             for b in start..<(start + count) where merged[b] > 0 {
                 let c = Double(merged[b])
-                bits += c * log2(total / c)
+                bits -= c * fastLog2(c)
             }
-            if escapes > 0 { bits += Double(escapes) * (log2(total / Double(escapes)) + Double(width)) }
-            bits += Double(inside) * Double(shift) + Double(count) * 10
+            if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
+            bits += total * fastLog2(total) + Double(inside) * Double(shift) + Double(count) * 10
+            // The cost falls, then rises with the shift: stop after two rises.
+            if bits >= plan.bits {
+                worse += 1
+                if worse >= 2 { break }
+            } else {
+                worse = 0
+            }
             if bits < plan.bits {
                 plan.bits = bits
                 plan.shift = shift
@@ -116,6 +125,14 @@ enum LatentCoder {
             }
         }
         return plan
+    }
+
+    /// log2 to about 1e-4 (exponent plus a polynomial of the mantissa): enough to compare costs.
+    @inline(__always) static func fastLog2(_ x: Double) -> Double {
+        let bits = x.bitPattern
+        let exponent = Double(Int((bits >> 52) & 0x7FF) - 1023)
+        let m = Double(bitPattern: bits & 0x000F_FFFF_FFFF_FFFF | 0x3FF0_0000_0000_0000)
+        return exponent + (-1.7417939 + (2.8212026 + (-1.4699568 + (0.44717955 - 0.056570851 * m) * m) * m) * m)
     }
 
     /// Scratch Ints `plan` needs.

@@ -383,7 +383,7 @@ final class NumericCodec {
         let run = min(n, 1024), runs = min(2, n / run)
         var best = (order: 0, linear: false), bestBits = Double.infinity
         let sample = predictorSample.base
-        let usable = Self.fitLinear(v, count: min(n, 4096), into: fitted.base)
+        let usable = Self.fitLinear(v, count: min(n, 2048), into: fitted.base)
         for candidate in 0..<6 {
             let linear = candidate >= 3
             if linear && usable & (1 << (candidate - 3)) == 0 { continue }
@@ -460,29 +460,34 @@ final class NumericCodec {
     /// for bit), or nil when the samples show no grid.
     private func findGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> (offset: Double, gain: Double)? {
         guard n >= 2 else { return nil }
-        let m = min(n, 2048), stride = n / m
-        let sample = gridSample.base
-        var count = 0
-        for j in 0..<m {
-            let x = float32 ? Double(values.load(fromByteOffset: 4 * j * stride, as: Float.self))
-                            : values.load(fromByteOffset: 8 * j * stride, as: Double.self)
-            if x.isFinite { sample[count] = x; count += 1 }
+        @inline(__always) func value(_ i: Int) -> Double {
+            float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
         }
-        guard count >= 2 else { return nil }
-        // Test values spread over the segment (before sorting).
+        // Test values spread over the segment.
         let tests = gridTests.base
-        let testStride = max(1, count / 64)
         var testCount = 0
-        for j in Swift.stride(from: 0, to: count, by: testStride) where testCount < 128 { tests[testCount] = sample[j]; testCount += 1 }
+        for j in Swift.stride(from: 0, to: n, by: max(1, n / 64)) where testCount < 128 {
+            let x = value(j)
+            if x.isFinite { tests[testCount] = x; testCount += 1 }
+        }
+        guard testCount >= 2 else { return nil }
         func score(_ offset: Double, _ gain: Double, limit: Int) -> Int {
             var s = 0
             for t in 0..<min(limit, testCount) where Self.reproduces(tests[t], offset: offset, gain: gain, float32: float32) { s += 1 }
             return s
         }
-        // A grid from an earlier segment that fits (nearly) every tested value.
+        // A grid from an earlier segment that fits about as well as it did.
         for known in knownGrids where Double(score(known.offset, known.gain, limit: testCount)) >= (known.fit - 0.1) * Double(testCount) {
             return (known.offset, known.gain)
         }
+        let m = min(n, 2048), stride = n / m
+        let sample = gridSample.base
+        var count = 0
+        for j in 0..<m {
+            let x = value(j * stride)
+            if x.isFinite { sample[count] = x; count += 1 }
+        }
+        guard count >= 2 else { return nil }
         // Sorted distinct values.
         LatentCoder.sortInPlace(sample, count: count)
         var distinct = 1
