@@ -62,7 +62,9 @@ private struct CodecBenchmark {
                           fmt(figures.decompress, 0), fmt(peerFigure("pcodec-8", "decompress_mbps"), 0), figures.transforms])
         }
         print("\n== Codec: ratio vs raw float64 (8 B/sample), MB/s of the class's own bytes, one core, 1 MiB chunks ==")
-        print("   (limit = raw / empirical order-0 entropy of the latents tributary chose; fast = entropyCoding off)")
+        print("   (limit = raw / empirical order-0 entropy of the latents tributary chose, per 64 Ki-sample segment: a bound")
+        print("    where latents repeat, as on grids; for latents that are nearly all distinct (float32-adc24,")
+        print("    float64-filtered) the estimate saturates at 16 bits and means nothing. fast = entropyCoding off)")
         let widths = (0..<lines[0].count).map { c in lines.map { $0[c].count }.max()! }
         for line in lines {
             print(line.enumerated().map { c, cell in c == 0 ? cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)
