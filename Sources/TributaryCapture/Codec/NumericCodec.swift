@@ -177,7 +177,12 @@ final class NumericCodec {
         out.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
         out.storeBytes(of: mode, toByteOffset: 4, as: UInt8.self)
         out.storeBytes(of: UInt8(predictor.linear ? 3 : predictor.order), toByteOffset: 5, as: UInt8.self)
-        out.storeBytes(of: UInt8(hasAdjustments ? 1 : 0), toByteOffset: 6, as: UInt8.self)
+        // Few adjustments (−0.0, the odd value off the grid) go in an exception list (ALP-style),
+        // which costs nothing per sample when decoding; many go in a latent block.
+        var exceptions = 0
+        if hasAdjustments { for i in 0..<n where adj[i] != 0 { exceptions += 1 } }
+        let asList = hasAdjustments && exceptions <= n / 64
+        out.storeBytes(of: UInt8(hasAdjustments ? (asList ? 2 : 1) : 0), toByteOffset: 6, as: UInt8.self)
         out.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
         var p = 8
         if let (offset, gain) = grid {
@@ -195,7 +200,18 @@ final class NumericCodec {
             }
         }
         p += block(v, count: n, into: out + p)
-        if hasAdjustments { p += block(adj, count: n, into: out + p) }
+        if asList {
+            out.storeBytes(of: UInt32(exceptions).littleEndian, toByteOffset: p, as: UInt32.self)
+            p += 4
+            for i in 0..<n where adj[i] != 0 {
+                out.storeBytes(of: UInt32(i).littleEndian, toByteOffset: p, as: UInt32.self)
+                out.storeBytes(of: UInt64(bitPattern: adj[i]).littleEndian, toByteOffset: p + 4, as: UInt64.self)
+                p += 12
+            }
+            if measureEntropy { entropyBits += Double(exceptions) * 96 }
+        } else if hasAdjustments {
+            p += block(adj, count: n, into: out + p)
+        }
         return p
     }
 
@@ -613,7 +629,7 @@ final class NumericCodec {
             guard stored.count - p >= 8 else { throw .storedSize }
             let count = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
             let mode = stored[p + 4], predictor = Int(stored[p + 5]), flags = stored[p + 6]
-            guard count >= 1, count <= Self.maxSegment, count <= n - done, predictor <= 3, flags <= 1, stored[p + 7] == 0 else {
+            guard count >= 1, count <= Self.maxSegment, count <= n - done, predictor <= 3, flags <= 2, stored[p + 7] == 0 else {
                 throw .storedSize
             }
             let isFloat = elementType == .float32 || elementType == .float64
@@ -644,6 +660,21 @@ final class NumericCodec {
                     p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: adj)
                 }
             } catch { throw .storedSize }
+            // An exception list: checked whole before anything is written.
+            var listStart = 0, listCount = 0
+            if flags == 2 {
+                guard stored.count - p >= 4 else { throw .storedSize }
+                listCount = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
+                guard listCount >= 1, listCount <= count, (stored.count - p - 4) / 12 >= listCount else { throw .storedSize }
+                listStart = p + 4
+                var previous = -1
+                for e in 0..<listCount {
+                    let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
+                    guard index > previous, index < count else { throw .storedSize }
+                    previous = index
+                }
+                p = listStart + 12 * listCount
+            }
             if predictor == 3 {
                 Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift)
             } else {
@@ -679,6 +710,17 @@ final class NumericCodec {
             default:
                 let d = out.assumingMemoryBound(to: UInt32.self)
                 for i in 0..<count { d[i] = UInt32(truncatingIfNeeded: Self.ordered32(v[i])).littleEndian }
+            }
+            for e in 0..<listCount {
+                let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
+                let a = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e + 4, as: UInt64.self))
+                if elementType == .float64 {
+                    let d = out.assumingMemoryBound(to: UInt64.self)
+                    d[index] = (UInt64(littleEndian: d[index]) &+ a).littleEndian
+                } else {
+                    let d = out.assumingMemoryBound(to: UInt32.self)
+                    d[index] = (UInt32(littleEndian: d[index]) &+ UInt32(truncatingIfNeeded: a)).littleEndian
+                }
             }
             done += count
         }
