@@ -255,25 +255,30 @@ enum LatentCoder {
         // Two interleaved states (symbol i uses state i mod 2), each with its own word stream, so
         // that the decoder has two independent dependency chains. `words` holds both stacks:
         // state 0's grows down from `half`, state 1's from `n + 4`.
-        var states = (ransLow, ransLow)
+        var x0 = ransLow, x1 = ransLow
         let half = n / 2 + 2
         var w0 = half, w1 = n + 4
-        var i = n - 1
-        while i >= 0 {
+        @inline(__always) func put(_ i: Int, _ x: inout UInt32, _ w: inout Int) {
             let s = Int(symbols[i])
             let f = freq[s]
-            let even = i & 1 == 0
-            var x = even ? states.0 : states.1
             if UInt64(x) >= UInt64(f) << 20 {
-                if even { w0 -= 1; words[w0] = UInt16(truncatingIfNeeded: x) } else { w1 -= 1; words[w1] = UInt16(truncatingIfNeeded: x) }
+                w -= 1
+                words[w] = UInt16(truncatingIfNeeded: x)
                 x >>= 16
             }
             let product = UInt64(x).multipliedFullWidth(by: reciprocal[s])
             let q = UInt32(truncatingIfNeeded: product.high << 20 | product.low >> 44)
             x = (q << 12) &+ (x &- q &* f) &+ cum[s]
-            if even { states.0 = x } else { states.1 = x }
-            i -= 1
         }
+        var i = n - 1
+        if i >= 0 && i & 1 == 1 { put(i, &x1, &w1); i -= 1 }
+        while i >= 1 {
+            put(i, &x0, &w0)
+            put(i - 1, &x1, &w1)
+            i -= 2
+        }
+        if i == 0 { put(0, &x0, &w0) }
+        let states = (x0, x1)
         let count0 = half - w0, count1 = n + 4 - w1
         out.storeBytes(of: states.0.littleEndian, toByteOffset: p, as: UInt32.self)
         out.storeBytes(of: states.1.littleEndian, toByteOffset: p + 4, as: UInt32.self)

@@ -273,61 +273,73 @@ final class NumericCodec {
             while i >= 8 {
                 let a = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
                 let b = c4 &* v[i - 5] &+ c5 &* v[i - 6] &+ c6 &* v[i - 7] &+ c7 &* v[i - 8]
-                v[i] = v[i] &- ((a &+ b) >> Int64(linearShift))
+                v[i] = v[i] &- ((a &+ b) &>> Int64(linearShift))
                 i -= 1
             }
         } else if p == 4 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
             while i >= 4 {
                 let sum = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
-                v[i] = v[i] &- (sum >> Int64(linearShift))
+                v[i] = v[i] &- (sum &>> Int64(linearShift))
                 i -= 1
             }
         } else if p == 2 {
             let c0 = c[0], c1 = c[1]
             while i >= 2 {
-                v[i] = v[i] &- ((half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2]) >> Int64(linearShift))
+                v[i] = v[i] &- ((half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2]) &>> Int64(linearShift))
                 i -= 1
             }
         }
         while i >= 0 {
             var sum = half
             for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
-            v[i] = v[i] &- (sum >> Int64(linearShift))
+            v[i] = v[i] &- (sum &>> Int64(linearShift))
             i -= 1
         }
     }
 
-    /// Undoes `predictLinear` in place.
+    /// Undoes `predictLinear` in place. The last samples are kept in registers (no store-to-load
+    /// round trip in the dependency chain) and shifts mask (`&>>`: `shift` is checked to be 1 … 62).
     static func integrateLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int, shift: Int) {
-        let half: Int64 = 1 << (Int64(shift) - 1)
+        let half: Int64 = 1 &<< (Int64(shift) - 1)
+        let q = Int64(shift)
         for i in 0..<min(p, n) {
             var sum = half
             for j in 0..<i { sum = sum &+ c[j] &* v[i - 1 - j] }
-            v[i] = v[i] &+ (sum >> Int64(shift))
+            v[i] = v[i] &+ (sum &>> q)
         }
         guard n > p else { return }
         if p == 2 {
             let c0 = c[0], c1 = c[1]
-            for i in 2..<n { v[i] = v[i] &+ ((half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2]) >> Int64(shift)) }
+            var a1 = v[1], a2 = v[0]
+            for i in 2..<n {
+                let x = v[i] &+ ((half &+ c0 &* a1 &+ c1 &* a2) &>> q)
+                v[i] = x
+                a2 = a1; a1 = x
+            }
         } else if p == 4 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
+            var a1 = v[3], a2 = v[2], a3 = v[1], a4 = v[0]
             for i in 4..<n {
-                let sum = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
-                v[i] = v[i] &+ (sum >> Int64(shift))
+                let x = v[i] &+ ((half &+ c0 &* a1 &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4) &>> q)
+                v[i] = x
+                a4 = a3; a3 = a2; a2 = a1; a1 = x
             }
         } else if p == 8 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+            var a1 = v[7], a2 = v[6], a3 = v[5], a4 = v[4], a5 = v[3], a6 = v[2], a7 = v[1], a8 = v[0]
             for i in 8..<n {
-                let a = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
-                let b = c4 &* v[i - 5] &+ c5 &* v[i - 6] &+ c6 &* v[i - 7] &+ c7 &* v[i - 8]
-                v[i] = v[i] &+ ((a &+ b) >> Int64(shift))
+                // The older terms do not depend on the newest sample: only c0 × a1 is on the chain.
+                let older = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4 &+ c4 &* a5 &+ c5 &* a6 &+ c6 &* a7 &+ c7 &* a8
+                let x = v[i] &+ ((older &+ c0 &* a1) &>> q)
+                v[i] = x
+                a8 = a7; a7 = a6; a6 = a5; a5 = a4; a4 = a3; a3 = a2; a2 = a1; a1 = x
             }
         } else {
             for i in p..<n {
                 var sum = half
                 for j in 0..<p { sum = sum &+ c[j] &* v[i - 1 - j] }
-                v[i] = v[i] &+ (sum >> Int64(shift))
+                v[i] = v[i] &+ (sum &>> q)
             }
         }
     }
