@@ -410,7 +410,7 @@ struct BitWriter {
     }
 
     @inline(__always) private mutating func put(_ value: UInt64, _ width: Int) {
-        accumulator |= value << UInt64(filled)
+        accumulator |= value &<< UInt64(filled)  // filled < 32
         filled += width
         if filled >= 32 {
             out.storeBytes(of: UInt32(truncatingIfNeeded: accumulator).littleEndian, as: UInt32.self)
@@ -435,14 +435,15 @@ struct BitWriter {
 
 /// LSB-first bit reader over a bounded buffer: reading past the end gives zero bits and sets `overrun`.
 struct BitReader {
-    private let base: UnsafeRawPointer?
+    /// Never read when `count` is 0 (then it is only a placeholder).
+    private let base: UnsafeRawPointer
     private let count: Int
     private let totalBits: Int
     private var position = 0
     var overrun: Bool { position > totalBits }
 
     init(_ buffer: UnsafeRawBufferPointer) {
-        base = buffer.baseAddress
+        base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 16)!
         count = buffer.count
         totalBits = buffer.count * 8
     }
@@ -459,19 +460,20 @@ struct BitReader {
     @inline(__always) private mutating func take(_ width: Int) -> UInt64 {
         let byte = position >> 3
         let word: UInt64
-        if byte + 8 <= count {
-            word = UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: byte, as: UInt64.self))
+        if byte &+ 8 <= count {
+            word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: byte, as: UInt64.self))
         } else {
             var w: UInt64 = 0
             var i = 0
             while byte + i < count && i < 8 {
-                w |= UInt64(base!.load(fromByteOffset: byte + i, as: UInt8.self)) << UInt64(8 * i)
+                w |= UInt64(base.load(fromByteOffset: byte + i, as: UInt8.self)) << UInt64(8 * i)
                 i += 1
             }
             word = w
         }
-        let value = (word >> UInt64(position & 7)) & ((1 << UInt64(width)) - 1)
-        position += width
+        // Masking shifts: width ≤ 56 and position & 7 ≤ 7, so no shift reaches 64.
+        let value = (word &>> UInt64(position & 7)) & ((1 &<< UInt64(width)) &- 1)
+        position &+= width
         return value
     }
 }
