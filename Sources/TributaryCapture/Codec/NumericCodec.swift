@@ -523,14 +523,24 @@ final class NumericCodec {
         guard distinct >= 2 else { return nil }
         let lowest = sample[0], highest = sample[distinct - 1]
         let maxAbs = max(abs(lowest), abs(highest))
-        let ulp = float32 ? Double(Float(maxAbs).ulp) : maxAbs.ulp
+        // float32 values beyond the grid's precision are rounded off it: the gain is sought among
+        // the small values (|x| ≤ max/16), which float32 holds exactly, when there are enough.
+        var first = 0, last = distinct - 1
+        if float32 {
+            let limit = maxAbs / 16
+            var a = 0, b = distinct - 1
+            while a < distinct && sample[a] < -limit { a += 1 }
+            while b >= 0 && sample[b] > limit { b -= 1 }
+            if b - a >= 16 { first = a; last = b }
+        }
+        let ulp = maxAbs.ulp
         let floor = 64 * ulp
         var g = Double.infinity
-        for i in 1..<distinct { g = min(g, sample[i] - sample[i - 1]) }
+        for i in (first + 1)...last { g = min(g, sample[i] - sample[i - 1]) }
         guard g > floor else { return nil }
         // Tolerant Euclid over up to 256 differences: the GCD of values that are multiples of the
         // gain give or take a few ulps.
-        for i in Swift.stride(from: 1, to: distinct, by: max(1, (distinct - 1) / 256)) {
+        for i in Swift.stride(from: first + 1, to: last + 1, by: max(1, (last - first) / 256)) {
             let d = sample[i] - sample[i - 1]
             var a = max(d, g), b = min(d, g)
             var found = false
@@ -544,16 +554,17 @@ final class NumericCodec {
             guard found, b > floor else { return nil }
             g = b
         }
-        // Refine the gain over the whole span of values.
-        let span = highest - lowest
+        // Refine the gain over the whole span of (exact) values.
+        let span = sample[last] - sample[first]
         let steps = (span / g).rounded()
         guard steps >= 1, steps < 0x1p40 else { return nil }
         let gain = span / steps
-        // Most values must sit on the grid.
+        // Most values must sit on the grid (float32: within their own rounding of it).
         var near = 0
         for i in 0..<distinct {
-            let q = (sample[i] - lowest) / gain
-            if abs(q - q.rounded()) < 0.01 { near += 1 }
+            let q = (sample[i] - sample[first]) / gain
+            let tolerance = float32 ? max(0.01, 0.01 + 0.5 * Double(Float(sample[i]).ulp) / gain) : 0.01
+            if abs(q - q.rounded()) < tolerance { near += 1 }
         }
         guard near * 10 >= distinct * 9 else { return nil }
         /// The offset for an origin: taken at the sampled value nearest to it, where `gain × k` is
@@ -574,10 +585,17 @@ final class NumericCodec {
         search: for j in 0..<2049 {
             let c = c0 + Double(j % 2 == 0 ? j / 2 : -(j + 1) / 2)
             var g = gain
-            for u in 0..<7 {
-                // gain, +1 ulp, −1 ulp, +2 ulps, …
-                g = gain
-                for _ in 0..<((u + 1) / 2) { g = u % 2 == 1 ? g.nextUp : g.nextDown }
+            for u in 0..<10 {
+                if u < 7 {
+                    // gain, +1 ulp, −1 ulp, +2 ulps, …
+                    g = gain
+                    for _ in 0..<((u + 1) / 2) { g = u % 2 == 1 ? g.nextUp : g.nextDown }
+                } else {
+                    // A gain of 24 significant bits (range / 2^bits and most written constants are):
+                    // the span of float32 values cannot pin the last bits of a binary64 gain.
+                    let rounded = Float(gain)
+                    g = Double(u == 7 ? rounded : (u == 8 ? rounded.nextUp : rounded.nextDown))
+                }
                 let o = offset(lowest - g * c, g)
                 var hits = 0, misses = 0
                 for t in 0..<min(16, testCount) {
