@@ -2,13 +2,19 @@
 // (footer or recovery scan), and every chunk is decoded and its frames' payloads parsed. When bit 0
 // of the first byte is set, the CRCs of the header and of every record found are fixed up first, so
 // that the fuzzer gets past the checksums into the envelope fields and the chunk body (stored
-// uncompressed with codec 0). Any crash, sanitizer report or hang is a bug; the input goes to
-// Fuzz/regressions/capture-fuzz/.
+// uncompressed with codec 0). When bit 1 is set, the rest is a coded numeric stream
+// (docs/CAPTURE.md §5.1) decoded directly as each element type its header allows, so that the
+// fuzzer works on the entropy decoder without a capture around it (seeds: Fuzz/seeds/capture-fuzz/coded-*).
+// Any crash, sanitizer report or hang is a bug; the input goes to Fuzz/regressions/capture-fuzz/.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func captureFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 1 else { return 0 }
+    if data[0] & 2 != 0 {
+        fuzzCodedStream(UnsafeRawBufferPointer(start: data + 1, count: size - 1))
+        return 0
+    }
     var bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     if data[0] & 1 != 0 { fixChecksums(&bytes) }
     let path = "/dev/shm/capture-fuzz-\(getpid()).tcap"
@@ -41,5 +47,17 @@ func fixChecksums(_ bytes: inout [UInt8]) {
                             toByteOffset: position + 84, as: UInt32.self)
             position += 88 + ((available + 7) & ~7)
         }
+    }
+}
+
+nonisolated(unsafe) let fuzzNumericCodec = NumericCodec()
+
+/// Decodes a coded stream into a destination of the size its header states (at most 8 MiB here).
+func fuzzCodedStream(_ stored: UnsafeRawBufferPointer) {
+    for type in [ChunkElementType.int16, .int32, .float32, .float64] {
+        guard let n = NumericCodec.elementCount(of: stored, elementType: type), n <= 1 << 20 else { continue }
+        let destination = UnsafeMutableRawBufferPointer.allocate(byteCount: n * type.size, alignment: 16)
+        defer { destination.deallocate() }
+        try? fuzzNumericCodec.decode(stored, elementType: type, into: destination)
     }
 }

@@ -3,6 +3,8 @@ import TributaryCapture
 
 /// Capture chunk compression: Tributary's ChunkCodec against python-blosc2 (bit-shuffle + zstd) and
 /// the zstd command-line tool, on ADC-quantised float64 and on the same samples as int16 counts.
+/// The transform sweeps are of the fast path (`entropyCoding: false`); the entropy-coded default
+/// has one row here and its own suite against pcodec (CodecSuite.swift).
 let compressionSuite = Suite(name: "compression", run: { context in
     try CompressionBenchmark(context: context).run()
 })
@@ -131,18 +133,20 @@ private struct CompressionBenchmark {
         let rawFloat64 = Double(data.volts.count * 8)
 
         let f64Configs: [(String, ChunkCodecOptions)] = [
-            ("zstd-1, no transform", .init(level: 1, bitShuffle: false, delta: false, quantiseFloats: false)),
-            ("zstd-3, no transform", .init(level: 3, bitShuffle: false, delta: false, quantiseFloats: false)),
-            ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: false)),
-            ("bitshuffle + zstd-3", .init(level: 3, bitShuffle: true, delta: false, quantiseFloats: false)),
-            ("quantised + bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: true)),
-            ("quantised + delta + bitshuffle + zstd-1 (default)", .init()),
+            ("zstd-1, no transform", .init(level: 1, bitShuffle: false, delta: false, quantiseFloats: false, entropyCoding: false)),
+            ("zstd-3, no transform", .init(level: 3, bitShuffle: false, delta: false, quantiseFloats: false, entropyCoding: false)),
+            ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: false, entropyCoding: false)),
+            ("bitshuffle + zstd-3", .init(level: 3, bitShuffle: true, delta: false, quantiseFloats: false, entropyCoding: false)),
+            ("quantised + bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: true, entropyCoding: false)),
+            ("quantised + delta + bitshuffle + zstd-1 (fast path)", .init(entropyCoding: false)),
+            ("entropy coded, §5.1 (default)", .init()),
         ]
         let i16Configs: [(String, ChunkCodecOptions)] = [
-            ("zstd-1, no transform", .init(level: 1, bitShuffle: false, delta: false)),
-            ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false)),
-            ("delta + bitshuffle + zstd-1 (default)", .init()),
-            ("delta + bitshuffle + zstd-3", .init(level: 3)),
+            ("zstd-1, no transform", .init(level: 1, bitShuffle: false, delta: false, entropyCoding: false)),
+            ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, entropyCoding: false)),
+            ("delta + bitshuffle + zstd-1 (fast path)", .init(entropyCoding: false)),
+            ("entropy coded, §5.1 (default)", .init()),
+            ("delta + bitshuffle + zstd-3", .init(level: 3, entropyCoding: false)),
         ]
 
         for chunkBytes in [1 << 20, 4 << 20] {

@@ -12,6 +12,7 @@ let suites: [Suite] = [
     allocationGuardSuite,
     wireSuite,
     compressionSuite,
+    codecSuite,
     captureSuite,
     zmqRawSuite,
     transportSuite,

@@ -11,6 +11,15 @@ public final class ChunkCodec {
     private var scratchA: UnsafeMutableRawPointer
     private var scratchB: UnsafeMutableRawPointer
     private var scratchCapacity: Int
+    private let numeric = NumericCodec()
+    /// Empirical entropy (bits) of the latents coded since `resetEntropy()`, when `measureEntropy` is set
+    /// (slow: for benchmarks).
+    public var measureEntropy: Bool {
+        get { numeric.measureEntropy }
+        set { numeric.measureEntropy = newValue }
+    }
+    public var entropyBits: Double { numeric.entropyBits }
+    public func resetEntropy() { numeric.resetEntropy() }
 
     /// Creates a codec.
     /// - Parameter options: which transforms to try and the zstd level.
@@ -48,8 +57,14 @@ public final class ChunkCodec {
                        into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> (byteCount: Int, transforms: ChunkTransforms) {
         guard payload.count % elementType.size == 0 else { throw .payloadSize(byteCount: payload.count, elementType: elementType) }
         ensureScratch(payload.count + 8)
-        let (content, transforms) = NumericTransform.apply(payload, elementType: elementType, options: options,
+        var (content, transforms) = (payload, ChunkTransforms())
+        if options.entropyCoding, elementType != .bytes, payload.count > 0,
+           let size = numeric.encode(payload, elementType: elementType, into: scratchB, capacity: payload.count) {
+            (content, transforms) = (UnsafeRawBufferPointer(start: scratchB, count: size), .coded)
+        } else {
+            (content, transforms) = NumericTransform.apply(payload, elementType: elementType, options: options,
                                                            scratch: scratchA, into: scratchB)
+        }
         do {
             return (try compressor.compress(content, into: destination), transforms)
         } catch { throw .zstd(error) }
@@ -75,6 +90,7 @@ public final class ChunkCodec {
     ///   `.contentSize`, `.destinationTooSmall`, `.invalidStep`.
     public func decode(_ encoded: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
                        into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> Int {
+        if transforms.contains(.coded) { return try decodeCoded(encoded, elementType: elementType, transforms: transforms, into: destination) }
         let decoded = try Self.decodedSize(of: encoded, elementType: elementType, transforms: transforms)
         guard decoded <= destination.count else { throw .destinationTooSmall(needed: decoded, available: destination.count) }
         let contentSize = transforms.contains(.quantised) ? 8 + decoded / 4 : decoded
@@ -88,6 +104,35 @@ public final class ChunkCodec {
         do throws(NumericTransform.Failure) {
             try NumericTransform.reverse(UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
                                          scratch: scratchA, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
+        } catch {
+            throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
+        }
+        return decoded
+    }
+
+    /// A coded chunk: never larger than its payload (the encoder falls back otherwise), so the zstd
+    /// content size is checked against the destination before anything is allocated.
+    private func decodeCoded(_ encoded: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+                             into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> Int {
+        guard NumericTransform.isValid(transforms, for: elementType) else { throw .unsupportedTransforms(transforms, elementType: elementType) }
+        let contentSize: Int
+        do { contentSize = try ZstdDecompressor.contentSize(of: encoded) } catch { throw .zstd(error) }
+        guard contentSize <= destination.count, contentSize >= NumericCodec.streamHeaderSize else {
+            throw .contentSize(contentSize, elementType: elementType, transforms: transforms)
+        }
+        ensureScratch(contentSize)
+        let content = UnsafeMutableRawBufferPointer(start: scratchB, count: contentSize)
+        do { _ = try decompressor.decompress(encoded, into: content) } catch { throw .zstd(error) }
+        guard let n = NumericCodec.elementCount(of: UnsafeRawBufferPointer(content), elementType: elementType) else {
+            throw .contentSize(contentSize, elementType: elementType, transforms: transforms)
+        }
+        guard n <= destination.count / elementType.size else {
+            throw .destinationTooSmall(needed: n * elementType.size, available: destination.count)
+        }
+        let decoded = n * elementType.size
+        do throws(NumericTransform.Failure) {
+            try numeric.decode(UnsafeRawBufferPointer(content), elementType: elementType,
+                               into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
         } catch {
             throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }

@@ -32,6 +32,8 @@ public enum ChunkElementType: UInt8, Sendable, CaseIterable {
 /// 2. `delta` (int16, int32, or quantised counts): wrapping differences, first element kept.
 /// 3. `bitShuffle`: BitShuffle layout with the element size of what is now stored
 ///    (2 for quantised counts); the 8-byte step is not shuffled.
+///
+/// `coded` replaces all three: the payload is stored in the format of `NumericCodec`.
 public struct ChunkTransforms: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -43,11 +45,15 @@ public struct ChunkTransforms: OptionSet, Sendable, Hashable, CustomStringConver
     /// Float64 stored as an 8-byte step followed by Int16 counts.
     public static let quantised = ChunkTransforms(rawValue: 1 << 2)
 
+    /// Entropy coded by `NumericCodec` (docs/CAPTURE.md §5.1); never combined with another flag.
+    public static let coded = ChunkTransforms(rawValue: 1 << 3)
+
     /// Every transform this version knows; other bits make a chunk unreadable (an error, not a guess).
-    public static let known: ChunkTransforms = [.bitShuffle, .delta, .quantised]
+    public static let known: ChunkTransforms = [.bitShuffle, .delta, .quantised, .coded]
 
     public var description: String {
         var names: [String] = []
+        if contains(.coded) { names.append("coded") }
         if contains(.quantised) { names.append("quantised") }
         if contains(.delta) { names.append("delta") }
         if contains(.bitShuffle) { names.append("bit-shuffle") }
@@ -67,12 +73,18 @@ public struct ChunkCodecOptions: Sendable, Equatable {
     public var delta: Bool
     /// Store float64 payloads that are exact multiples of one step as Int16 counts.
     public var quantiseFloats: Bool
+    /// Entropy code numeric payloads (`ChunkTransforms.coded`): grids, predictors and binning
+    /// chosen per segment; the other options then apply only when coding does not make the payload
+    /// smaller. Off = the fast path of bit-shuffle + zstd, for writers that must spend less CPU.
+    public var entropyCoding: Bool
 
     /// Creates options; the defaults are the measured best trade-off for ADC data (compression
     /// benchmark, 8 x 1M ADC samples, 1 MiB chunks, one core): float64 quantised + delta + bit-shuffle +
     /// zstd-1 gave 8.5x at ~1.6 GB/s against 5.5x at ~1.0 GB/s for bit-shuffle + zstd-1 alone; for int16,
     /// delta added 3 % ratio for 7 % speed; zstd-3 added ~4 % ratio for ~40 % less speed.
-    public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true) {
+    public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true,
+                entropyCoding: Bool = true) {
+        self.entropyCoding = entropyCoding
         self.level = level
         self.bitShuffle = bitShuffle
         self.delta = delta

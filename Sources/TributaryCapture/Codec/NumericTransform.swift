@@ -16,7 +16,8 @@ enum NumericTransform {
 
     /// Whether `transforms` can have been applied to payloads of `elementType`.
     static func isValid(_ transforms: ChunkTransforms, for elementType: ChunkElementType) -> Bool {
-        switch elementType {
+        if transforms.contains(.coded) { return transforms == .coded && elementType != .bytes }
+        return switch elementType {
         case .bytes: transforms.isEmpty
         case .float32: transforms.isSubset(of: [.bitShuffle])
         case .int16, .int32: transforms.isSubset(of: [.bitShuffle, .delta])
@@ -28,6 +29,8 @@ enum NumericTransform {
     /// - Throws: `.invalidTransforms` or `.storedSize`.
     static func payloadSize(storedSize: Int, elementType: ChunkElementType, transforms: ChunkTransforms) throws(Failure) -> Int {
         guard isValid(transforms, for: elementType) else { throw .invalidTransforms }
+        // A coded stream states its element count in its own header (NumericCodec.elementCount).
+        guard !transforms.contains(.coded) else { throw .storedSize }
         if transforms.contains(.quantised) {
             guard storedSize >= 8, (storedSize - 8) % 2 == 0, (storedSize - 8) / 2 <= Int.max / 8 else { throw .storedSize }
             return (storedSize - 8) / 2 * 8

@@ -117,6 +117,7 @@ final class ChunkEncoder {
     private let compressor: ZstdCompressor
     private let body = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
+    private let numeric = NumericCodec()
     /// The numeric streams regrouped per channel (§4.3), one after another.
     private let grouped = ByteStorage(capacity: 1 << 20)
 
@@ -159,7 +160,8 @@ final class ChunkEncoder {
             position = padded
             let format = SampleFormat(rawValue: UInt8(s + 1))!
             let raw = UnsafeRawBufferPointer(start: grouped.base + groupedStart[s], count: chunk.streams[s].count)
-            let (transforms, stored) = transform(raw, format: format, into: b + position)
+            let (transforms, stored) = transform(raw, format: format, groups: chunk.grouping.groupLengths(format: format.rawValue),
+                                                 into: b + position)
             let d = b + 16 + 24 * i
             d.put(format.rawValue, at: 0)
             d.put(transforms.rawValue, at: 1)
@@ -182,7 +184,14 @@ final class ChunkEncoder {
     }
 
     /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
-    private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
+    private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, groups: [Int],
+                           into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
+        // Entropy coding (§5.1), one segment per channel group, when it beats the stream's size.
+        if options.entropyCoding, raw.count > 0, groups.reduce(0, +) == raw.count,
+           let size = numeric.encode(raw, elementType: format.chunkElementType, segments: groups.map { $0 / format.size },
+                                     into: out, capacity: raw.count) {
+            return (.coded, size)
+        }
         counts.reserve(raw.count)
         let (stored, transforms) = NumericTransform.apply(raw, elementType: format.chunkElementType, options: options,
                                                           scratch: counts.base, into: out)
@@ -208,6 +217,7 @@ final class ChunkDecoder {
     private let body = ByteStorage(capacity: 1 << 20)
     private let samples = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
+    private let numeric = NumericCodec()
     private var grouping = StreamGrouping()
 
     init() throws(ZstdError) { decompressor = try ZstdDecompressor() }
@@ -353,6 +363,12 @@ final class ChunkDecoder {
                              into out: UnsafeMutableRawPointer, stream: Int) throws(RecordEnvelope.Problem) {
         counts.reserve(raw)
         do throws(NumericTransform.Failure) {
+            if transforms.contains(.coded) {
+                guard NumericTransform.isValid(transforms, for: format.chunkElementType) else { throw .invalidTransforms }
+                // `raw` was checked against the record's limit; the coded header must agree with it.
+                try numeric.decode(source, elementType: format.chunkElementType, into: UnsafeMutableRawBufferPointer(start: out, count: raw))
+                return
+            }
             try NumericTransform.reverse(source, elementType: format.chunkElementType, transforms: transforms, scratch: counts.base,
                                          into: UnsafeMutableRawBufferPointer(start: out, count: raw))
         } catch {

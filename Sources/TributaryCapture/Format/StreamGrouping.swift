@@ -46,6 +46,12 @@ struct StreamGrouping {
         rows.append(Row(key: UInt64(format) << 32 | UInt64(channel), length: length, position: position, grouped: 0))
     }
 
+    /// Bytes of each channel group of a format's stream, in stream order (after `finish`): the
+    /// segments the entropy coder models separately.
+    func groupLengths(format: UInt8) -> [Int] {
+        groups.filter { $0.key >> 32 == UInt64(format) }.map(\.bytes)
+    }
+
     /// Computes every row's `grouped` offset and the per-format totals.
     mutating func finish() {
         for f in totals.indices { totals[f] = 0 }

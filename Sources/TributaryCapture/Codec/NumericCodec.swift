@@ -1,0 +1,774 @@
+import Foundation
+
+/// The entropy-coded numeric transform (`ChunkTransforms.coded`, docs/CAPTURE.md §5.1): a stream of
+/// int16, int32, float32 or float64 samples cut into segments (one per channel group, at most
+/// `maxSegment` samples), each turned into integer latents and entropy coded by `LatentCoder`.
+///
+/// Per segment, chosen by measurement:
+/// - the **mode**: integers are their own latents; floats on an exact or affine grid
+///   (`offset + gain × k`, found from the data) become the counts `k` plus a second latent, the
+///   difference in bits between the sample and the grid value (zero on an exact grid, a few ulps
+///   where the writer rounded differently, anything for NaN, −0.0 …: lossless whatever it is);
+///   other floats become their order-preserving bit patterns;
+/// - the **predictor**: none, delta, delta of delta, or a linear predictor of order 2, 4 or 8
+///   (fixed-point coefficients fitted by least squares: cancels tones that delta only shrinks).
+///
+/// Owns its scratch buffers (grown to the largest stream, then reused): one per thread.
+final class NumericCodec {
+    static let version: UInt8 = 1
+    static let maxSegment = 1 << 16
+    static let streamHeaderSize = 16
+
+    private let latents = Scratch<Int64>()
+    private let adjustments = Scratch<Int64>()
+    private let symbols = Scratch<UInt8>()
+    private let words = Scratch<UInt16>()
+    private let output = Scratch<UInt8>()
+    private let histogram = Scratch<Int>()
+    private let alternative = Scratch<UInt8>()
+    private let planSample: Scratch<UInt64> = { let c = Scratch<UInt64>(); c.reserve(1024); return c }()
+    private let predictorSample: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(4096); return c }()
+    private let fitted: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(24); return c }()
+    private let chosen: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
+    private let gridSample: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(2048); return c }()
+    private let gridTests: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(128); return c }()
+    /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
+    /// that linear prediction does not overflow, the finer bits go to the adjustments.
+    static let fixedPointBits = 36
+    private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
+    private var tables = LatentCoder.Tables()
+    /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
+    private var knownGrids: [(offset: Double, gain: Double, fit: Double)] = []
+
+    /// When set, `entropyBits` accumulates the empirical order-0 entropy of the coded latents.
+    var measureEntropy = false
+    private(set) var entropyBits = 0.0
+    func resetEntropy() { entropyBits = 0 }
+
+    init() {}
+
+    /// Bytes the coded form of `count` elements can take at most (the encoder gives up beyond the caller's capacity).
+    static func workingSize(elementCount n: Int) -> Int {
+        streamHeaderSize + 20 * n + (n / maxSegment + 1) * 2 * 1400 + 64
+    }
+
+    // MARK: Encoding
+
+    /// Encodes `raw` (whole elements of `elementType`, not `.bytes`).
+    /// - Parameters:
+    ///   - segments: element counts of the channel groups, in order (summing to the element count);
+    ///     nil cuts the stream into `maxSegment` pieces.
+    ///   - out: where the coded stream goes when it fits in `capacity` bytes.
+    /// - Returns: the coded size, or nil when it would not be smaller than `capacity`.
+    func encode(_ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]? = nil,
+                into out: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+        let size = elementType.size
+        let n = raw.count / size
+        latents.reserve(n)
+        adjustments.reserve(n)
+        symbols.reserve(n)
+        words.reserve(n + 4)
+        histogram.reserve(LatentCoder.histogramSize)
+        output.reserve(Self.workingSize(elementCount: n))
+        let o = UnsafeMutableRawPointer(output.base)
+        var segmentCount = 0
+        func pieces(_ group: Int) -> Int { (group + Self.maxSegment - 1) / Self.maxSegment }
+        if let segments { for group in segments { segmentCount += pieces(group) } } else { segmentCount = pieces(n) }
+        o.storeBytes(of: Self.version, toByteOffset: 0, as: UInt8.self)
+        o.storeBytes(of: elementType.rawValue, toByteOffset: 1, as: UInt8.self)
+        o.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+        o.storeBytes(of: UInt32(segmentCount).littleEndian, toByteOffset: 4, as: UInt32.self)
+        o.storeBytes(of: UInt64(n).littleEndian, toByteOffset: 8, as: UInt64.self)
+        var p = Self.streamHeaderSize
+        var first = 0
+        let groups = segments?.count ?? 1
+        for g in 0..<groups {
+            var left = segments?[g] ?? n
+            while left > 0 {
+                let length = min(left, Self.maxSegment)
+                p += encodeSegment(raw.baseAddress! + first * size, count: length, elementType: elementType, into: o + p)
+                first += length
+                left -= length
+                if p >= capacity { return nil }
+            }
+        }
+        precondition(first == n, "segments do not add up to the stream")
+        out.copyMemory(from: o, byteCount: p)
+        return p
+    }
+
+    /// How a float segment becomes latents.
+    private enum FloatChoice { case detect, fixedPoint, bits }
+
+    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType,
+                               into out: UnsafeMutableRawPointer) -> Int {
+        guard elementType == .float32 || elementType == .float64 else {
+            return encodeSegment(values, count: n, elementType: elementType, choice: .detect, into: out)
+        }
+        if let size = encodeSegment(values, count: n, elementType: elementType, choice: .detect, into: out) as Int?, size > 0 {
+            return size
+        }
+        // No grid: a fixed-point grid (a power-of-two gain; the bits below it go to the adjustments,
+        // and prediction works on values) or the bit patterns, whichever codes smaller.
+        let fixed = encodeSegment(values, count: n, elementType: elementType, choice: .fixedPoint, into: out)
+        alternative.reserve(Self.workingSize(elementCount: n))
+        let bits = encodeSegment(values, count: n, elementType: elementType, choice: .bits, into: alternative.base)
+        if bits < fixed {
+            out.copyMemory(from: alternative.base, byteCount: bits)
+            return bits
+        }
+        return fixed
+    }
+
+    /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
+    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
+                               into out: UnsafeMutableRawPointer) -> Int {
+        let v = latents.base, adj = adjustments.base
+        var mode: UInt8 = 0
+        var grid: (offset: Double, gain: Double)?
+        var hasAdjustments = false
+        switch elementType {
+        case .int16:
+            let x = values.assumingMemoryBound(to: Int16.self)
+            for i in 0..<n { v[i] = Int64(Int16(littleEndian: x[i])) }
+        case .int32:
+            let x = values.assumingMemoryBound(to: Int32.self)
+            for i in 0..<n { v[i] = Int64(Int32(littleEndian: x[i])) }
+        case .float64, .float32:
+            let float32 = elementType == .float32
+            switch choice {
+            case .detect:
+                grid = findGrid(values, count: n, float32: float32)
+                if grid == nil { return 0 }
+            case .fixedPoint:
+                var largest = 0.0
+                for i in 0..<n {
+                    let x = float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
+                    if x.isFinite && abs(x) > largest { largest = abs(x) }
+                }
+                let exponent = largest > 0 ? Int(largest.exponent) : 0
+                grid = (0, Double(sign: .plus, exponent: exponent - (float32 ? 23 : Self.fixedPointBits), significand: 1))
+            case .bits:
+                grid = nil
+            }
+            if let (offset, gain) = grid {
+                mode = 1
+                hasAdjustments = toGrid(values, count: n, float32: float32, offset: offset, gain: gain)
+            } else {
+                mode = 2
+                if float32 {
+                    let x = values.assumingMemoryBound(to: UInt32.self)
+                    for i in 0..<n { v[i] = Self.ordered32(Int64(Int32(bitPattern: UInt32(littleEndian: x[i])))) }
+                } else {
+                    let x = values.assumingMemoryBound(to: UInt64.self)
+                    for i in 0..<n { v[i] = Self.ordered(Int64(bitPattern: UInt64(littleEndian: x[i]))) }
+                }
+            }
+        case .bytes:
+            preconditionFailure("bytes are not coded")
+        }
+        let predictor = choosePredictor(v, count: n)
+        let linearOrder = predictor.linear ? predictor.order : 0
+        if predictor.linear {
+            Self.predictLinear(v, count: n, coefficients: chosen.base, order: linearOrder)
+        } else {
+            Self.predict(v, count: n, order: predictor.order)
+        }
+        out.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
+        out.storeBytes(of: mode, toByteOffset: 4, as: UInt8.self)
+        out.storeBytes(of: UInt8(predictor.linear ? 3 : predictor.order), toByteOffset: 5, as: UInt8.self)
+        // Few adjustments (−0.0, the odd value off the grid) go in an exception list (ALP-style),
+        // which costs nothing per sample when decoding; many go in a latent block.
+        var exceptions = 0
+        if hasAdjustments { for i in 0..<n where adj[i] != 0 { exceptions += 1 } }
+        let asList = hasAdjustments && exceptions <= n / 64
+        out.storeBytes(of: UInt8(hasAdjustments ? (asList ? 2 : 1) : 0), toByteOffset: 6, as: UInt8.self)
+        out.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
+        var p = 8
+        if let (offset, gain) = grid {
+            out.storeBytes(of: offset.bitPattern.littleEndian, toByteOffset: 8, as: UInt64.self)
+            out.storeBytes(of: gain.bitPattern.littleEndian, toByteOffset: 16, as: UInt64.self)
+            p = 24
+        }
+        if predictor.linear {
+            out.storeBytes(of: UInt8(linearOrder), toByteOffset: p, as: UInt8.self)
+            out.storeBytes(of: UInt8(Self.linearShift), toByteOffset: p + 1, as: UInt8.self)
+            p += 2
+            for j in 0..<linearOrder {
+                out.storeBytes(of: UInt64(bitPattern: chosen.base[j]).littleEndian, toByteOffset: p, as: UInt64.self)
+                p += 8
+            }
+        }
+        p += block(v, count: n, into: out + p)
+        if asList {
+            out.storeBytes(of: UInt32(exceptions).littleEndian, toByteOffset: p, as: UInt32.self)
+            p += 4
+            for i in 0..<n where adj[i] != 0 {
+                out.storeBytes(of: UInt32(i).littleEndian, toByteOffset: p, as: UInt32.self)
+                out.storeBytes(of: UInt64(bitPattern: adj[i]).littleEndian, toByteOffset: p + 4, as: UInt64.self)
+                p += 12
+            }
+            if measureEntropy { entropyBits += Double(exceptions) * 96 }
+        } else if hasAdjustments {
+            p += block(adj, count: n, into: out + p)
+        }
+        return p
+    }
+
+    private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
+        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, sampleScratch: planSample.base)
+        if measureEntropy { entropyBits += Self.entropy(r, count: n) }
+        return LatentCoder.encode(r, count: n, plan: plan, symbols: symbols.base, words: words.base, into: out)
+    }
+
+    /// Empirical order-0 entropy (bits) of `n` values.
+    static func entropy(_ r: UnsafePointer<Int64>, count n: Int) -> Double {
+        guard n > 0 else { return 0 }
+        var sorted = Array(UnsafeBufferPointer(start: r, count: n))
+        sorted.sort()
+        var bits = 0.0, run = 1
+        let total = Double(n)
+        for i in 1...n {
+            if i < n && sorted[i] == sorted[i - 1] { run += 1; continue }
+            bits += Double(run) * log2(total / Double(run))
+            run = 1
+        }
+        return bits
+    }
+
+    /// Order-preserving map of a float's bit pattern (sign-extended) to an integer; its own inverse.
+    @inline(__always) static func ordered(_ bits: Int64) -> Int64 { bits >= 0 ? bits : bits ^ Int64.max }
+    @inline(__always) static func ordered32(_ bits: Int64) -> Int64 { bits >= 0 ? bits : bits ^ Int64(Int32.max) }
+
+    /// Replaces `v` by its residuals of the given order (0 none, 1 delta, 2 delta of delta), from 0.
+    static func predict(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int) {
+        for _ in 0..<order {
+            var i = n - 1
+            while i > 0 { v[i] = v[i] &- v[i - 1]; i -= 1 }
+        }
+    }
+
+    /// Undoes `predict`.
+    static func integrate(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int) {
+        if order == 1 {
+            var s: Int64 = 0
+            for i in 0..<n { s = s &+ v[i]; v[i] = s }
+        } else if order == 2 {
+            var s: Int64 = 0, d: Int64 = 0
+            for i in 0..<n { d = d &+ v[i]; s = s &+ d; v[i] = s }
+        }
+    }
+
+    /// Fractional bits of the linear predictor's coefficients.
+    static let linearShift = 20
+
+    /// Residuals of the linear predictor `(2^(shift−1) + Σ c[j] × v[i−1−j]) >> shift` (wrapping
+    /// 64-bit arithmetic; missing history counts as 0), written in place from the end.
+    static func predictLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int) {
+        let half: Int64 = 1 << (Int64(linearShift) - 1)
+        var i = n - 1
+        // Backwards, so every prediction reads samples not yet replaced.
+        if p == 8 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+            while i >= 8 {
+                let a = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
+                let b = c4 &* v[i - 5] &+ c5 &* v[i - 6] &+ c6 &* v[i - 7] &+ c7 &* v[i - 8]
+                v[i] = v[i] &- ((a &+ b) &>> Int64(linearShift))
+                i -= 1
+            }
+        } else if p == 4 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
+            while i >= 4 {
+                let sum = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
+                v[i] = v[i] &- (sum &>> Int64(linearShift))
+                i -= 1
+            }
+        } else if p == 2 {
+            let c0 = c[0], c1 = c[1]
+            while i >= 2 {
+                v[i] = v[i] &- ((half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2]) &>> Int64(linearShift))
+                i -= 1
+            }
+        }
+        while i >= 0 {
+            var sum = half
+            for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &- (sum &>> Int64(linearShift))
+            i -= 1
+        }
+    }
+
+    /// Undoes `predictLinear` in place. The last samples are kept in registers (no store-to-load
+    /// round trip in the dependency chain) and shifts mask (`&>>`: `shift` is checked to be 1 … 62).
+    static func integrateLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int, shift: Int) {
+        let half: Int64 = 1 &<< (Int64(shift) - 1)
+        let q = Int64(shift)
+        for i in 0..<min(p, n) {
+            var sum = half
+            for j in 0..<i { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &+ (sum &>> q)
+        }
+        guard n > p else { return }
+        if p == 2 {
+            let c0 = c[0], c1 = c[1]
+            var a1 = v[1], a2 = v[0]
+            for i in 2..<n {
+                let x = v[i] &+ ((half &+ c0 &* a1 &+ c1 &* a2) &>> q)
+                v[i] = x
+                a2 = a1; a1 = x
+            }
+        } else if p == 4 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
+            var a1 = v[3], a2 = v[2], a3 = v[1], a4 = v[0]
+            for i in 4..<n {
+                let x = v[i] &+ ((half &+ c0 &* a1 &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4) &>> q)
+                v[i] = x
+                a4 = a3; a3 = a2; a2 = a1; a1 = x
+            }
+        } else if p == 8 {
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+            var a1 = v[7], a2 = v[6], a3 = v[5], a4 = v[4], a5 = v[3], a6 = v[2], a7 = v[1], a8 = v[0]
+            for i in 8..<n {
+                // The older terms do not depend on the newest sample: only c0 × a1 is on the chain.
+                let older = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4 &+ c4 &* a5 &+ c5 &* a6 &+ c6 &* a7 &+ c7 &* a8
+                let x = v[i] &+ ((older &+ c0 &* a1) &>> q)
+                v[i] = x
+                a8 = a7; a7 = a6; a6 = a5; a5 = a4; a4 = a3; a3 = a2; a2 = a1; a1 = x
+            }
+        } else {
+            for i in p..<n {
+                var sum = half
+                for j in 0..<p { sum = sum &+ c[j] &* v[i - 1 - j] }
+                v[i] = v[i] &+ (sum &>> q)
+            }
+        }
+    }
+
+    /// Least-squares linear predictors of orders 2, 4 and 8 fitted on `x`, as fixed-point
+    /// coefficients: candidate k (0 … 2) at `out + 8k`; returns which candidates are usable (bit k).
+    static func fitLinear(_ x: UnsafePointer<Int64>, count m: Int, into out: UnsafeMutablePointer<Int64>) -> Int {
+        let maxOrder = 8
+        guard m > 4 * maxOrder else { return 0 }
+        var mean = 0.0
+        for i in 0..<m { mean += Double(x[i]) }
+        mean /= Double(m)
+        var r = InlineArray<64, Double>(repeating: 0)
+        var b = InlineArray<8, Double>(repeating: 0)
+        var lag = InlineArray<9, Double>(repeating: 0)
+        for i in maxOrder..<m {
+            for j in 0...maxOrder { lag[j] = Double(x[i - j]) - mean }
+            for j in 0..<maxOrder {
+                b[j] += lag[0] * lag[j + 1]
+                for k in j..<maxOrder { r[8 * j + k] += lag[j + 1] * lag[k + 1] }
+            }
+        }
+        for j in 0..<maxOrder { for k in 0..<j { r[8 * j + k] = r[8 * k + j] } }
+        var usable = 0
+        for candidate in 0..<3 {
+            let order = 2 << candidate
+            // Augmented matrix `order` × (`order` + 1), row stride 9.
+            var a = InlineArray<72, Double>(repeating: 0)
+            var trace = 0.0
+            for j in 0..<order {
+                for k in 0..<order { a[9 * j + k] = r[8 * j + k] }
+                a[9 * j + order] = b[j]
+                trace += r[8 * j + j]
+            }
+            let ridge = 1e-9 * trace / Double(order) + 1e-300
+            for j in 0..<order { a[9 * j + j] += ridge }
+            // Gaussian elimination with partial pivoting.
+            var ok = true
+            for col in 0..<order {
+                var pivot = col
+                for row in col..<order where abs(a[9 * row + col]) > abs(a[9 * pivot + col]) { pivot = row }
+                guard abs(a[9 * pivot + col]) > 0 else { ok = false; break }
+                if pivot != col { for k in 0...order { let t = a[9 * col + k]; a[9 * col + k] = a[9 * pivot + k]; a[9 * pivot + k] = t } }
+                for row in (col + 1)..<order {
+                    let f = a[9 * row + col] / a[9 * col + col]
+                    for k in col...order { a[9 * row + k] -= f * a[9 * col + k] }
+                }
+            }
+            guard ok else { continue }
+            var coefficients = InlineArray<8, Double>(repeating: 0)
+            var finite = true
+            for row in stride(from: order - 1, through: 0, by: -1) {
+                var v = a[9 * row + order]
+                for k in (row + 1)..<order { v -= a[9 * row + k] * coefficients[k] }
+                coefficients[row] = v / a[9 * row + row]
+                finite = finite && coefficients[row].isFinite && abs(coefficients[row]) < 1024
+            }
+            guard finite else { continue }
+            for j in 0..<order { out[8 * candidate + j] = Int64((coefficients[j] * Double(1 << linearShift)).rounded()) }
+            usable |= 1 << candidate
+        }
+        return usable
+    }
+
+    /// The predictor whose residuals cost least on runs sampled over the segment: an order of
+    /// differences (0 … 2), or linear (`linear`, its order, coefficients left in `chosen`).
+    private func choosePredictor(_ v: UnsafePointer<Int64>, count n: Int) -> (order: Int, linear: Bool) {
+        guard n >= 16 else { return (0, false) }
+        let run = min(n, 1024), runs = min(2, n / run)
+        var best = (order: 0, linear: false), bestBits = Double.infinity
+        let sample = predictorSample.base
+        let usable = Self.fitLinear(v, count: min(n, 2048), into: fitted.base)
+        for candidate in 0..<6 {
+            let linear = candidate >= 3
+            if linear && usable & (1 << (candidate - 3)) == 0 { continue }
+            let order = linear ? 2 << (candidate - 3) : candidate
+            for j in 0..<runs {
+                let start = (n - run) / max(1, runs - 1) * j
+                for i in 0..<run { sample[j * run + i] = v[start + i] }
+                if linear {
+                    Self.predictLinear(sample + j * run, count: run, coefficients: fitted.base + 8 * (candidate - 3), order: order)
+                } else {
+                    Self.predict(sample + j * run, count: run, order: order)
+                }
+                // The first residuals of a run lack history: not representative.
+                for i in 0..<order { sample[j * run + i] = sample[j * run + order] }
+            }
+            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base, robust: false).bits
+                + Double(linear ? order * 64 : 0) * Double(run * runs) / Double(n)
+            if bits < bestBits * 0.995 {
+                best = (order, linear)
+                bestBits = bits
+                if linear { for j in 0..<order { chosen.base[j] = fitted.base[8 * (candidate - 3) + j] } }
+            }
+        }
+        return best
+    }
+
+    // MARK: Grids
+
+    /// Writes the counts `k` to `latents` and the bit differences from the grid to `adjustments`;
+    /// returns whether any difference is not zero.
+    private func toGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool, offset: Double, gain: Double) -> Bool {
+        let v = latents.base, adj = adjustments.base
+        let inverse = 1 / gain
+        var any: Int64 = 0
+        if float32 {
+            let x = values.assumingMemoryBound(to: UInt32.self)
+            for i in 0..<n {
+                let bits = UInt32(littleEndian: x[i])
+                let k = Self.count(Double(Float(bitPattern: bits)), offset: offset, inverse: inverse)
+                let y = Float(offset + gain * Double(k))
+                let d = Int64(Int32(bitPattern: bits &- y.bitPattern))
+                v[i] = k
+                adj[i] = d
+                any |= d
+            }
+        } else {
+            let x = values.assumingMemoryBound(to: UInt64.self)
+            for i in 0..<n {
+                let bits = UInt64(littleEndian: x[i])
+                let k = Self.count(Double(bitPattern: bits), offset: offset, inverse: inverse)
+                let y = offset + gain * Double(k)
+                let d = Int64(bitPattern: bits &- y.bitPattern)
+                v[i] = k
+                adj[i] = d
+                any |= d
+            }
+        }
+        return any != 0
+    }
+
+    @inline(__always) static func count(_ x: Double, offset: Double, inverse: Double) -> Int64 {
+        let q = (x - offset) * inverse
+        // Round to nearest by the 1.5 × 2^52 trick (no libm call); NaN and far values give 0.
+        return abs(q) <= 0x1p50 ? Int64((q + 0x1.8p52) - 0x1.8p52) : 0
+    }
+
+    @inline(__always) private static func reproduces(_ x: Double, offset: Double, gain: Double, float32: Bool) -> Bool {
+        let k = count(x, offset: offset, inverse: 1 / gain)
+        let y = offset + gain * Double(k)
+        return float32 ? Float(y).bitPattern == Float(x).bitPattern : y.bitPattern == x.bitPattern
+    }
+
+    /// An affine grid `offset + gain × k` that reproduces the segment's samples (most of them bit
+    /// for bit), or nil when the samples show no grid.
+    private func findGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> (offset: Double, gain: Double)? {
+        guard n >= 2 else { return nil }
+        @inline(__always) func value(_ i: Int) -> Double {
+            float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
+        }
+        // Test values spread over the segment.
+        let tests = gridTests.base
+        var testCount = 0
+        for j in Swift.stride(from: 0, to: n, by: max(1, n / 64)) where testCount < 128 {
+            let x = value(j)
+            if x.isFinite { tests[testCount] = x; testCount += 1 }
+        }
+        guard testCount >= 2 else { return nil }
+        func score(_ offset: Double, _ gain: Double, limit: Int) -> Int {
+            var s = 0
+            for t in 0..<min(limit, testCount) where Self.reproduces(tests[t], offset: offset, gain: gain, float32: float32) { s += 1 }
+            return s
+        }
+        // A grid from an earlier segment that fits about as well as it did.
+        for known in knownGrids where Double(score(known.offset, known.gain, limit: testCount)) >= (known.fit - 0.1) * Double(testCount) {
+            return (known.offset, known.gain)
+        }
+        let m = min(n, 2048), stride = n / m
+        let sample = gridSample.base
+        var count = 0
+        for j in 0..<m {
+            let x = value(j * stride)
+            if x.isFinite { sample[count] = x; count += 1 }
+        }
+        guard count >= 2 else { return nil }
+        // Sorted distinct values.
+        LatentCoder.sortInPlace(sample, count: count)
+        var distinct = 1
+        for i in 1..<count where sample[i] != sample[distinct - 1] { sample[distinct] = sample[i]; distinct += 1 }
+        guard distinct >= 2 else { return nil }
+        let lowest = sample[0], highest = sample[distinct - 1]
+        let maxAbs = max(abs(lowest), abs(highest))
+        // float32 values beyond the grid's precision are rounded off it: the gain is sought among
+        // the small values (|x| ≤ max/16), which float32 holds exactly, when there are enough.
+        var first = 0, last = distinct - 1
+        if float32 {
+            let limit = maxAbs / 16
+            var a = 0, b = distinct - 1
+            while a < distinct && sample[a] < -limit { a += 1 }
+            while b >= 0 && sample[b] > limit { b -= 1 }
+            if b - a >= 16 { first = a; last = b }
+        }
+        let ulp = maxAbs.ulp
+        let floor = 64 * ulp
+        var g = Double.infinity
+        for i in (first + 1)...last { g = min(g, sample[i] - sample[i - 1]) }
+        guard g > floor else { return nil }
+        // Tolerant Euclid over up to 256 differences: the GCD of values that are multiples of the
+        // gain give or take a few ulps.
+        for i in Swift.stride(from: first + 1, to: last + 1, by: max(1, (last - first) / 256)) {
+            let d = sample[i] - sample[i - 1]
+            var a = max(d, g), b = min(d, g)
+            var found = false
+            for _ in 0..<40 {
+                let q = (a / b).rounded()
+                let r = abs(a - q * b)
+                if r <= 8 * ulp * (1 + q) { found = true; break }
+                (a, b) = (b, r)
+                if b <= floor { break }
+            }
+            guard found, b > floor else { return nil }
+            g = b
+        }
+        // Refine the gain over the whole span of (exact) values.
+        let span = sample[last] - sample[first]
+        let steps = (span / g).rounded()
+        guard steps >= 1, steps < 0x1p40 else { return nil }
+        let gain = span / steps
+        // Most values must sit on the grid (float32: within their own rounding of it).
+        var near = 0
+        for i in 0..<distinct {
+            let q = (sample[i] - sample[first]) / gain
+            let tolerance = float32 ? max(0.01, 0.01 + 0.5 * Double(Float(sample[i]).ulp) / gain) : 0.01
+            if abs(q - q.rounded()) < tolerance { near += 1 }
+        }
+        guard near * 10 >= distinct * 9 else { return nil }
+        /// The offset for an origin: taken at the sampled value nearest to it, where `gain × k` is
+        /// smallest, so that it is exact to about that value's ulp.
+        func offset(_ approximate: Double, _ g: Double) -> Double {
+            var lo = 0, hi = distinct - 1
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if sample[mid] < approximate { lo = mid + 1 } else { hi = mid }
+            }
+            let nearest = lo > 0 && abs(sample[lo - 1] - approximate) < abs(sample[lo] - approximate) ? sample[lo - 1] : sample[lo]
+            return nearest - g * ((nearest - approximate) / g).rounded()
+        }
+        // The exact gain (a few ulps around the estimate) and the origin of k: candidates in order
+        // of the smallest offset, kept when every probe (the first 16 tests) is reproduced bit for bit.
+        let c0 = (lowest / gain).rounded()
+        var best: (offset: Double, gain: Double, score: Int) = (lowest - gain * c0, gain, -1)
+        search: for j in 0..<2049 {
+            let c = c0 + Double(j % 2 == 0 ? j / 2 : -(j + 1) / 2)
+            var g = gain
+            for u in 0..<10 {
+                if u < 7 {
+                    // gain, +1 ulp, −1 ulp, +2 ulps, …
+                    g = gain
+                    for _ in 0..<((u + 1) / 2) { g = u % 2 == 1 ? g.nextUp : g.nextDown }
+                } else {
+                    // A gain of 24 significant bits (range / 2^bits and most written constants are):
+                    // the span of float32 values cannot pin the last bits of a binary64 gain.
+                    let rounded = Float(gain)
+                    g = Double(u == 7 ? rounded : (u == 8 ? rounded.nextUp : rounded.nextDown))
+                }
+                let o = offset(lowest - g * c, g)
+                var hits = 0, misses = 0
+                for t in 0..<min(16, testCount) {
+                    if Self.reproduces(tests[t], offset: o, gain: g, float32: float32) { hits += 1 } else { misses += 1; if misses > 3 { break } }
+                }
+                if hits > best.score { best = (o, g, hits) }
+                if misses == 0 { break search }
+            }
+        }
+        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values, and
+        // the ulps around the best so far.
+        var chosen = (offset: best.offset, gain: best.gain), chosenScore = score(best.offset, best.gain, limit: testCount)
+        for t in 0..<testCount where chosenScore < testCount {
+            let k = Double(Self.count(tests[t], offset: best.offset, inverse: 1 / best.gain))
+            let candidate = tests[t] - best.gain * k
+            let s = score(candidate, best.gain, limit: testCount)
+            if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
+        }
+        var above = chosen.offset, below = chosen.offset
+        for _ in 0..<16 where chosenScore < testCount {
+            above = above.nextUp
+            below = below.nextDown
+            for candidate in [above, below] {
+                let s = score(candidate, best.gain, limit: testCount)
+                if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
+            }
+        }
+        // Remembered with how well it fitted (a float32 or rounded grid fits only most values).
+        if chosenScore * 2 >= testCount {
+            knownGrids.insert((chosen.offset, chosen.gain, Double(chosenScore) / Double(testCount)), at: 0)
+            if knownGrids.count > 16 { knownGrids.removeLast() }
+        }
+        return chosen
+    }
+
+    // MARK: Decoding
+
+    /// The element count a coded stream declares (nil when its header is malformed).
+    static func elementCount(of stored: UnsafeRawBufferPointer, elementType: ChunkElementType) -> Int? {
+        guard stored.count >= streamHeaderSize, stored[0] == version, stored[1] == elementType.rawValue,
+              stored[2] == 0, stored[3] == 0 else { return nil }
+        let n = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        guard n <= UInt64(Int.max / 8) else { return nil }
+        return Int(n)
+    }
+
+    /// Decodes a coded stream into `destination`, whose size must be the stream's element count × size.
+    func decode(_ stored: UnsafeRawBufferPointer, elementType: ChunkElementType,
+                into destination: UnsafeMutableRawBufferPointer) throws(NumericTransform.Failure) {
+        guard elementType != .bytes, let n = Self.elementCount(of: stored, elementType: elementType) else { throw .storedSize }
+        let size = elementType.size
+        guard n * size == destination.count else { throw .storedSize }
+        let segments = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        // Every segment holds at least one sample and at most maxSegment.
+        guard segments <= n, n <= segments * Self.maxSegment else { throw .storedSize }
+        latents.reserve(min(n, Self.maxSegment))
+        adjustments.reserve(min(n, Self.maxSegment))
+        var p = Self.streamHeaderSize
+        var done = 0
+        for _ in 0..<segments {
+            guard stored.count - p >= 8 else { throw .storedSize }
+            let count = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
+            let mode = stored[p + 4], predictor = Int(stored[p + 5]), flags = stored[p + 6]
+            guard count >= 1, count <= Self.maxSegment, count <= n - done, predictor <= 3, flags <= 2, stored[p + 7] == 0 else {
+                throw .storedSize
+            }
+            let isFloat = elementType == .float32 || elementType == .float64
+            guard isFloat ? (mode == 1 || mode == 2) : mode == 0, flags == 0 || mode == 1 else { throw .invalidTransforms }
+            p += 8
+            var offset = 0.0, gain = 0.0
+            if mode == 1 {
+                guard stored.count - p >= 16 else { throw .storedSize }
+                offset = Double(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt64.self)))
+                gain = Double(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 8, as: UInt64.self)))
+                p += 16
+            }
+            var order = 0, shift = 0
+            if predictor == 3 {
+                guard stored.count - p >= 2 else { throw .storedSize }
+                order = Int(stored[p])
+                shift = Int(stored[p + 1])
+                guard order >= 1, order <= 8, shift >= 1, shift <= 62, stored.count - p - 2 >= 8 * order else { throw .storedSize }
+                for j in 0..<order {
+                    coefficients.base[j] = Int64(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 2 + 8 * j, as: UInt64.self)))
+                }
+                p += 2 + 8 * order
+            }
+            let v = latents.base, adj = adjustments.base
+            do {
+                p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: v)
+                if flags == 1 {
+                    p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: adj)
+                }
+            } catch { throw .storedSize }
+            // An exception list: checked whole before anything is written.
+            var listStart = 0, listCount = 0
+            if flags == 2 {
+                guard stored.count - p >= 4 else { throw .storedSize }
+                listCount = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
+                guard listCount >= 1, listCount <= count, (stored.count - p - 4) / 12 >= listCount else { throw .storedSize }
+                listStart = p + 4
+                var previous = -1
+                for e in 0..<listCount {
+                    let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
+                    guard index > previous, index < count else { throw .storedSize }
+                    previous = index
+                }
+                p = listStart + 12 * listCount
+            }
+            if predictor == 3 {
+                Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift)
+            } else {
+                Self.integrate(v, count: count, order: predictor)
+            }
+            let out = destination.baseAddress! + done * size
+            switch (elementType, mode) {
+            case (.int16, _):
+                let d = out.assumingMemoryBound(to: Int16.self)
+                for i in 0..<count { d[i] = Int16(truncatingIfNeeded: v[i]).littleEndian }
+            case (.int32, _):
+                let d = out.assumingMemoryBound(to: Int32.self)
+                for i in 0..<count { d[i] = Int32(truncatingIfNeeded: v[i]).littleEndian }
+            case (.float64, 1):
+                let d = out.assumingMemoryBound(to: UInt64.self)
+                if flags == 1 {
+                    for i in 0..<count { d[i] = ((offset + gain * Double(v[i])).bitPattern &+ UInt64(bitPattern: adj[i])).littleEndian }
+                } else {
+                    for i in 0..<count { d[i] = (offset + gain * Double(v[i])).bitPattern.littleEndian }
+                }
+            case (.float32, 1):
+                let d = out.assumingMemoryBound(to: UInt32.self)
+                if flags == 1 {
+                    for i in 0..<count {
+                        d[i] = (Float(offset + gain * Double(v[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])).littleEndian
+                    }
+                } else {
+                    for i in 0..<count { d[i] = Float(offset + gain * Double(v[i])).bitPattern.littleEndian }
+                }
+            case (.float64, _):
+                let d = out.assumingMemoryBound(to: UInt64.self)
+                for i in 0..<count { d[i] = UInt64(bitPattern: Self.ordered(v[i])).littleEndian }
+            default:
+                let d = out.assumingMemoryBound(to: UInt32.self)
+                for i in 0..<count { d[i] = UInt32(truncatingIfNeeded: Self.ordered32(v[i])).littleEndian }
+            }
+            for e in 0..<listCount {
+                let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
+                let a = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e + 4, as: UInt64.self))
+                if elementType == .float64 {
+                    let d = out.assumingMemoryBound(to: UInt64.self)
+                    d[index] = (UInt64(littleEndian: d[index]) &+ a).littleEndian
+                } else {
+                    let d = out.assumingMemoryBound(to: UInt32.self)
+                    d[index] = (UInt32(littleEndian: d[index]) &+ UInt32(truncatingIfNeeded: a)).littleEndian
+                }
+            }
+            done += count
+        }
+        guard done == n, p == stored.count else { throw .storedSize }
+    }
+}
+
+/// A growable scratch array of trivial elements (no initialisation; contents are the caller's).
+final class Scratch<T> {
+    private(set) var base: UnsafeMutablePointer<T> = .allocate(capacity: 1)
+    private var capacity = 1
+
+    deinit { base.deallocate() }
+
+    func reserve(_ count: Int) {
+        guard count > capacity else { return }
+        base.deallocate()
+        capacity = max(count, capacity * 3 / 2)
+        base = .allocate(capacity: capacity)
+    }
+}
