@@ -2,7 +2,7 @@ import Foundation
 
 /// The header at the start of every capture file (docs/CAPTURE.md §2).
 public struct CaptureFileHeader: Sendable, Equatable {
-    /// Format version (1).
+    /// Format version (`CaptureFormat.version` when written; 1 or 2 when read).
     public var version: UInt16
     /// A random identifier for the capture (RFC 4122 version 4 bytes).
     public var uuid: UUID
@@ -55,15 +55,18 @@ public struct CaptureFileHeader: Sendable, Equatable {
     }
 
     /// Parses the header from the first bytes of a file (give at least 8 + 4 + 300 bytes when available).
-    /// - Throws: `CaptureError.notACapture` when the magic is missing or the version is not 1.
+    /// - Throws: `CaptureError.notACapture` when the magic is missing or the version is not one this
+    ///   reader implements (`CaptureFormat.readableVersions`).
     public static func parse(_ bytes: UnsafeRawBufferPointer, file: String) throws(CaptureError) -> Parsed {
         guard bytes.count >= 8, bytes.prefix(8).elementsEqual(CaptureFormat.fileMagic) else {
             throw CaptureError(.notACapture, file: file, offset: 0, "no capture magic (89 54 43 41 50 0D 0A 1A) at byte 0")
         }
         guard bytes.count >= 10 else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }
         let version = bytes.u16(8)
-        guard version == CaptureFormat.version else {
-            throw CaptureError(.notACapture, file: file, offset: 8, "capture format version \(version); this reader implements version 1")
+        guard CaptureFormat.readableVersions.contains(version) else {
+            let known = CaptureFormat.readableVersions
+            throw CaptureError(.notACapture, file: file, offset: 8,
+                               "capture format version \(version); this reader implements versions \(known.lowerBound)-\(known.upperBound)")
         }
         guard bytes.count >= 48 else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }
         let length = Int(bytes.u32(12))
