@@ -29,7 +29,7 @@ let transportSuite = Suite(name: "transport", run: { context in
         if delivery == .lossless { losslessMBps = results.map(\.mbPerSecond) }
         let label = delivery == .lossless ? "lossless (credit)" : "live (drop and count)"
         rows.append(BenchRow(name: "64 KiB analog, \(label) [MB/s samples]", tributary: fmt(mbps, 0),
-                             peer: fmt(peerMBps, 0), ratio: fmt(median(ratios)) + " (median of per-round ratios)"))
+                             peer: fmt(peerMBps, 0), ratio: fmt(median(ratios)) + " (median of per-round ratios; rounds \(fmt(ratios.min() ?? 0))-\(fmt(ratios.max() ?? 0)))"))
         let dropped = results.map(\.dropped).reduce(0, +), missing = results.map(\.missing).reduce(0, +)
         let unaccounted = results.map(\.unaccounted).reduce(0, +)
         rows.append(BenchRow(name: "  \(label): allocations per frame, whole process", tributary: fmt(median(results.map(\.allocationsPerFrame)), 1),
