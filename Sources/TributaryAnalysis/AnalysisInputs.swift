@@ -62,19 +62,36 @@ package enum AnalysisInputs {
         let array: NPYArray
         do { array = try NPY.read(path: path) } catch let error as NPYError { throw CommandError(error.description) }
         let c = array.channels, n = array.samplesPerChannel
-        let name = (path as NSString).lastPathComponent
-        let configuration = Configuration(
-            deviceName: name, deviceType: "NPY",
-            channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate,
-                                                           // An array says nothing of its converter's range.
-                                                           minValue: -.infinity, maxValue: .infinity) })
-        try body(Frame(encoding: .configuration(configuration), sourceID: 1))
         let format: SampleFormat
         switch array.samples {
         case .float64: format = .float64
         case .float32: format = .float32
         case .int16: format = .int16
         }
+        try arrayFrames(name: (path as NSString).lastPathComponent, channels: c, samplesPerChannel: n, format: format,
+                        rate: rate, int16Scale: int16Scale, copy: { ch, range, out in
+            switch array.samples {
+            case .float64(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+            case .float32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+            case .int16(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+            }
+        }, body)
+        return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c], channelIndexes: [1: Set(0..<c)])
+    }
+
+    /// The frames `analyze` makes of channel-major samples — an NPY file's, or a caller's buffer
+    /// (the C interface): a configuration of source 1 (no converter range: an array says nothing of
+    /// it), then analog frames of `framesamples` samples per channel.
+    /// - Parameter copy: copies the samples `range` (channel-major indexes) of channel `ch` into `out`.
+    package static func arrayFrames(name: String, channels c: Int, samplesPerChannel n: Int, format: SampleFormat,
+                                    rate: Double, int16Scale: Double,
+                                    copy: (_ ch: Int, _ range: Range<Int>, _ out: UnsafeMutableRawBufferPointer) -> Void,
+                                    _ body: (Frame) throws -> Void) throws {
+        let configuration = Configuration(
+            deviceName: name, deviceType: "NPY",
+            channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate,
+                                                           minValue: -.infinity, maxValue: .infinity) })
+        try body(Frame(encoding: .configuration(configuration), sourceID: 1))
         var start = 0
         var sequence: UInt64 = 1
         repeat {
@@ -84,22 +101,14 @@ package enum AnalysisInputs {
             let frame = Frame.analog(header: header, layout: layout, firstSample: UInt64(start)) { writer in
                 for ch in 0..<c {
                     writer.setChannelIndex(ch, UInt32(ch))
-                    let range = (ch * n + start)..<(ch * n + start + count)
-                    let out = writer.samples(channel: ch)
-                    switch array.samples {
-                    case .float64(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
-                    case .float32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
-                    case .int16(let v):
-                        writer.setScale(ch, scale: int16Scale, offset: 0)
-                        v[range].withUnsafeBytes { out.copyMemory(from: $0) }
-                    }
+                    if format == .int16 { writer.setScale(ch, scale: int16Scale, offset: 0) }
+                    copy(ch, (ch * n + start)..<(ch * n + start + count), writer.samples(channel: ch))
                 }
             }
             try body(frame)
             start += count
             sequence += 1
         } while start < n
-        return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c], channelIndexes: [1: Set(0..<c)])
     }
 
     static func captureFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {

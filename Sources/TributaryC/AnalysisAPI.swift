@@ -214,28 +214,11 @@ public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channe
         let job = options.job
         let analysis = FrameAnalysis(request: job.request, filters: job.filters, sampleRate: job.rate)
         do {
-            // The frames `analyze` makes of an NPY file (AnalysisInputs.npyFrames), from memory.
-            let configuration = Configuration(
-                deviceName: name, deviceType: "NPY",
-                channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: job.rate!,
-                                                           minValue: -.infinity, maxValue: .infinity) })
-            try analysis.add(Frame(encoding: .configuration(configuration), sourceID: 1))
-            var start = 0
-            var sequence: UInt64 = 1
-            repeat {
-                let count = min(AnalysisInputs.framesamples, n - start)
-                let layout = AnalogLayout(channelCount: c, sampleCount: count, format: .float64)
-                let header = FrameHeader(kind: .analog, sequence: sequence, sourceID: 1)
-                let frame = Frame.analog(header: header, layout: layout, firstSample: UInt64(start)) { writer in
-                    for ch in 0..<c {
-                        writer.setChannelIndex(ch, UInt32(ch))
-                        writer.samples(channel: ch).copyMemory(from: UnsafeRawBufferPointer(start: samples + ch * n + start, count: count * 8))
-                    }
-                }
-                try analysis.add(frame)
-                start += count
-                sequence += 1
-            } while start < n
+            // The frames `analyze` makes of an NPY file, from memory.
+            try AnalysisInputs.arrayFrames(name: name, channels: c, samplesPerChannel: n, format: .float64, rate: job.rate!,
+                                           int16Scale: 1, copy: { ch, range, out in
+                out.copyMemory(from: UnsafeRawBufferPointer(start: samples + range.lowerBound, count: range.count * 8))
+            }) { frame in try analysis.add(frame) }
             let sources = try analysis.finish()
             if let requested = job.requestedChannels, let missing = requested.first(where: { $0 >= c }) {
                 throw APIError(.analysis, "\(name): channels: channel \(missing) is not in source 1 (\(c) channels)")
