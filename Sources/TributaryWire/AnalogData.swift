@@ -47,6 +47,28 @@ public enum AnalogSamples: Sendable, Hashable {
         case .int16(let v, _, _): v.count
         }
     }
+
+    /// An analog frame of samples `first ..< first + count` of every channel, these samples holding
+    /// `samplesPerChannel` per channel (channel-major); rows carry channel indexes 0, 1, … and, for
+    /// int16, each channel's scale and offset. What `import` writes, one frame at a time.
+    public func frame(header: FrameHeader, samplesPerChannel n: Int, first: Int, count: Int, firstSample: UInt64) -> Frame {
+        let channels = n > 0 ? elementCount / n : 0
+        let layout = AnalogLayout(channelCount: channels, sampleCount: count, format: format)
+        return Frame.analog(header: header, layout: layout, firstSample: firstSample) { w in
+            for c in 0..<channels {
+                w.setChannelIndex(c, UInt32(c))
+                let destination = w.samples(channel: c)
+                let range = (c * n + first)..<(c * n + first + count)
+                switch self {
+                case .float64(let v): v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
+                case .float32(let v): v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
+                case .int16(let v, let scale, let offset):
+                    w.setScale(c, scale: scale[c], offset: offset[c])
+                    v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
+                }
+            }
+        }
+    }
 }
 
 /// An owned analog data package: a channels × samples matrix (SCCT AnalogDataPackage).

@@ -323,25 +323,10 @@ public enum FormatImport {
             var first = block.start
             while first < end {
                 let count = min(perFrame, end - first)
-                let layout = AnalogLayout(channelCount: channels, sampleCount: count, format: source.samples.format)
                 let header = FrameHeader(kind: .analog, sequence: sequence,
                                          timestampNs: block.timestampNs + Int64((Double(first - block.start) / rate * 1e9).rounded()),
                                          sourceID: source.sourceID)
-                let frame = Frame.analog(header: header, layout: layout, firstSample: counter) { w in
-                    for c in 0..<channels {
-                        w.setChannelIndex(c, UInt32(c))
-                        let destination = w.samples(channel: c)
-                        switch source.samples {
-                        case .float64(let v):
-                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 8)..<((c * n + first + count) * 8)])) }
-                        case .float32(let v):
-                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 4)..<((c * n + first + count) * 4)])) }
-                        case .int16(let v, let scale, let offset):
-                            w.setScale(c, scale: scale[c], offset: offset[c])
-                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 2)..<((c * n + first + count) * 2)])) }
-                        }
-                    }
-                }
+                let frame = source.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: counter)
                 try body(frame)
                 sequence += 1
                 first += count

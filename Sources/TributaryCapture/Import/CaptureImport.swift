@@ -136,24 +136,9 @@ public enum CaptureImport {
             let perFrame = max(1, min(samplesPerFrame, channels > 0 ? (32 << 20) / (channels * 8) : samplesPerFrame))
             while first < n {
                 let count = min(perFrame, n - first)
-                let layout = AnalogLayout(channelCount: channels, sampleCount: count, format: signal.samples.format)
                 let header = FrameHeader(kind: .analog, sequence: sequence, timestampNs: startNs + Int64((Double(first) / rate * 1e9).rounded()),
                                          sourceID: sourceID)
-                let frame = Frame.analog(header: header, layout: layout, firstSample: UInt64(first)) { w in
-                    for c in 0..<channels {
-                        w.setChannelIndex(c, UInt32(c))
-                        let destination = w.samples(channel: c)
-                        switch signal.samples {
-                        case .float64(let v):
-                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 8)..<((c * n + first + count) * 8)])) }
-                        case .float32(let v):
-                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 4)..<((c * n + first + count) * 4)])) }
-                        case .int16(let v, let scale, let offset):
-                            w.setScale(c, scale: scale[c], offset: offset[c])
-                            v.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[((c * n + first) * 2)..<((c * n + first + count) * 2)])) }
-                        }
-                    }
-                }
+                let frame = signal.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: UInt64(first))
                 try writer.append(frame)
                 sequence += 1
                 first += count
