@@ -30,7 +30,7 @@ class CaptureInteropTests(unittest.TestCase):
         np.save(self.path("in.npy"), array)
         # --force: called more than once per test, and import refuses an existing capture without it.
         run("import", self.path("in.npy"), "--rate", "1000", "--out", self.path("x.tcap"), "--force")
-        run("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("out.npy"))
+        run("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("out.npy"), "--force")
         back = np.load(self.path("out.npy"))
         self.assertEqual(back.dtype, array.dtype)
         self.assertEqual(back.shape, array.shape)
@@ -136,7 +136,7 @@ class CaptureSpecInteropTests(unittest.TestCase):
     def export(self, data, source):
         with open(self.path("spec.tcap"), "wb") as f:
             f.write(data)
-        run("export", self.path("spec.tcap"), "--format", "npy", "--source", str(source), "--out", self.path("out.npy"))
+        run("export", self.path("spec.tcap"), "--format", "npy", "--source", str(source), "--out", self.path("out.npy"), "--force")
         return np.load(self.path("out.npy"))
 
     def test_regrouped_streams_decode_exactly(self):

@@ -269,13 +269,28 @@ class ExportAndRepairTests(Files):
                 first = records(data)[0][0]
                 data[first + 88 + 20] ^= 0x01  # the chunk holding the configuration: payload CRC fails
                 self.write("spec.tcap", bytes(data))
-                result = run("export", self.path("spec.tcap"), "--format", "csv", "--out", self.path("out.csv"))
+                result = run("export", self.path("spec.tcap"), "--format", "csv", "--out", self.path("out.csv"), "--force")
                 self.assertEqual(result.returncode, DAMAGED, result.stderr)
                 self.assertIn(f"byte {first}", result.stderr)
-                ok("export", self.path("spec.tcap"), "--format", "csv", "--out", self.path("out.csv"), "--allow-damage")
+                ok("export", self.path("spec.tcap"), "--format", "csv", "--out", self.path("out.csv"), "--allow-damage", "--force")
                 with open(self.path("out.csv")) as f:
                     self.assertEqual(f.readline().strip(), "left,right" if with_copy else "ch0,ch1", (footer, with_copy))
                     np.testing.assert_array_equal(np.loadtxt(f, delimiter=",", ndmin=2).T, rows[:, 8:])
+
+    def test_export_never_overwrites_silently(self):
+        self.capture("e.tcap", channels=2, samples=50)
+        path = self.path("e.tcap")
+        self.write("existing.npy", b"precious")
+        result = run("export", path, "--format", "npy", "--out", self.path("existing.npy"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("exists; pass --force", result.stderr)
+        self.assertEqual(self.read("existing.npy"), b"precious")
+        result = run("export", path, "--format", "npy", "--out", path, "--force")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("is the capture being exported", result.stderr)
+        ok("export", path, "--format", "npy", "--out", self.path("existing.npy"), "--force")
+        self.assertEqual(np.load(self.path("existing.npy")).shape, (2, 50))
+        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
 
     def test_a_truncated_capture_is_exit_3_unless_allowed(self):
         a = self.capture("x.tcap")

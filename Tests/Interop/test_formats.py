@@ -171,11 +171,11 @@ class FormatExportTests(unittest.TestCase):
             for counts in ((), ("--counts",)):
                 with self.subTest(fmt=fmt, counts=counts):
                     out = self.path(f"r.{fmt}")
-                    run("export", self.path("c.tcap"), "--format", fmt, *counts, "--out", out)
+                    run("export", self.path("c.tcap"), "--format", fmt, *counts, "--out", out, "--force")
                     run("import", out, "--out", self.path("r.tcap"), "--force")
-                    run("export", self.path("r.tcap"), "--format", "npy", "--source", "1", "--out", self.path("r1.npy"))
+                    run("export", self.path("r.tcap"), "--format", "npy", "--source", "1", "--out", self.path("r1.npy"), "--force")
                     np.testing.assert_array_equal(np.load(self.path("r1.npy")), self.expected["f64"])
-                    run("export", self.path("r.tcap"), "--format", "npy", "--source", "2", "--out", self.path("r2.npy"))
+                    run("export", self.path("r.tcap"), "--format", "npy", "--source", "2", "--out", self.path("r2.npy"), "--force")
                     back = np.load(self.path("r2.npy"))
                     if counts:
                         self.assertEqual(back.dtype, np.int16)

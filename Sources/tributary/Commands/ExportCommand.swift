@@ -10,7 +10,7 @@ enum ExportCommand: Command {
     static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS, XDF or HDF5"
     static let usage = """
     usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH [--source N] [--channels SPEC]
-                            [--start T] [--duration S] [--counts] [--time-column] [--allow-damage]
+                            [--start T] [--duration S] [--counts] [--time-column] [--allow-damage] [--force]
 
     Gathers the analog frames of a source, in order, into a channels × samples matrix.
       npy   one source shaped (channels, samples) in the recorded dtype (float64, float32, or int16
@@ -39,6 +39,7 @@ enum ExportCommand: Command {
       --counts         store int16 sources as counts (npy: with the sidecar; tdms/xdf/hdf5: with their scales)
       --time-column    csv: a first column of sample times
       --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
+      --force          replace PATH if it exists (only once the new file is complete; never the capture itself)
 
     Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
     unreadable bytes, a duplicated record, a damaged header or footer) is listed on stderr with byte
@@ -56,7 +57,8 @@ enum ExportCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         guard let format = try arguments.option("--format") else { throw UsageError("missing --format \(formats.joined(separator: "|"))") }
         guard formats.contains(format) else { throw UsageError("--format: '\(format)' is not one of \(formats.joined(separator: ", "))") }
-        guard let out = try arguments.option("--out") else { throw UsageError("missing --out PATH") }
+        guard let destination = try arguments.option("--out") else { throw UsageError("missing --out PATH") }
+        let force = arguments.flag("--force")
         let source = try arguments.option("--source", "a source id") { UInt32($0) }
         let channelText = try arguments.option("--channels")
         let start = try arguments.option("--start", "a time in seconds >= 0") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
@@ -67,6 +69,10 @@ enum ExportCommand: Command {
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
         if timeColumn && format != "csv" { throw UsageError("--time-column applies to --format csv only") }
+        try checkDestination(destination, input: files[0], force: force)
+        // Written beside the destination, renamed over it only once complete: an existing file is
+        // never left half-overwritten, and an export that fails leaves nothing behind.
+        let out = destination + ".\(getpid()).partial-export"
         var channels: [UInt32]?
         if let channelText {
             do { channels = try ChannelSpec(parsing: channelText).channels.map { UInt32($0) } } catch { throw UsageError("--channels: \(error)") }
@@ -116,7 +122,7 @@ enum ExportCommand: Command {
             case "npy":
                 let data = series[0]
                 try NPY.write(NPYArray(channels: data.channelCount, samplesPerChannel: data.sampleCount, samples: data.samples), path: out)
-                if counts { try sidecar(data).write(to: URL(fileURLWithPath: out + ".json"), options: .atomic) }
+                if counts { try sidecar(data).write(to: URL(fileURLWithPath: destination + ".json"), options: .atomic) }
             case "csv":
                 let data = series[0]
                 var names = data.channelNames, values = data.physicalValues, columns = data.channelCount
@@ -152,15 +158,33 @@ enum ExportCommand: Command {
             default:
                 try FormatExport.writeXDF(series, counts: counts, to: out)
             }
+            guard rename(out, destination) == 0 else {
+                throw CommandError("cannot rename the export to '\(destination)': \(String(cString: strerror(errno)))")
+            }
         } catch let error as CommandError {
+            unlink(out)
             throw error
         } catch {
+            unlink(out)
             throw CommandError("\(error)")
         }
         for s in series {
-            print("\(out): source \(s.sourceID), \(s.channelCount) channels × \(s.sampleCount) samples")
+            print("\(destination): source \(s.sourceID), \(s.channelCount) channels × \(s.sampleCount) samples")
         }
         return 0
+    }
+
+    /// Refuses to overwrite an existing file without `--force`, and ever to overwrite the capture
+    /// being exported or a directory.
+    static func checkDestination(_ path: String, input: String, force: Bool) throws {
+        var target = stat()
+        guard stat(path, &target) == 0 else { return }
+        var source = stat()
+        if stat(input, &source) == 0, source.st_dev == target.st_dev, source.st_ino == target.st_ino {
+            throw CommandError("'\(path)' is the capture being exported; choose another --out")
+        }
+        if target.st_mode & S_IFMT == S_IFDIR { throw CommandError("'\(path)' is a directory; --out names a file") }
+        if !force { throw CommandError("'\(path)' exists; pass --force to replace it (once the new file is complete)") }
     }
 
     /// The NPY sidecar of `--counts`: what turns the counts into physical values, and when they were taken.
