@@ -133,76 +133,38 @@ final class CaptureHandle {
         }
         let end = first.addingReportingOverflow(UInt64(count))
         let last = end.overflow ? UInt64.max : end.partialValue
-        var position: UInt64 = 0
-        var written = 0
-        var problem: APIError?
-        let damageBefore = reader.damage.count
+        // The chunks that hold samples first ..< last, with the sample position each starts at.
         let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogBit != 0 }
-        for entry in entries {
-            if position >= last || problem != nil { break }
-            let chunkSamples = entry.envelope.sampleCount
-            if position + chunkSamples <= first {
-                position += chunkSamples
-                continue
+        var selected: [IndexEntry] = []
+        var starts: [UInt64] = []
+        var position: UInt64 = 0
+        for entry in reader.index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
+            if position >= last { break }
+            let samples = entry.envelope.sampleCount
+            if position + samples > first {
+                selected.append(entry)
+                starts.append(position)
             }
-            let frames: [Frame]
-            do { frames = try reader.frames(of: entry) } catch {
-                throw APIError(.format, "\(error); run 'tributary repair' to read what is intact")
-            }
-            for frame in frames where frame.header.kind == .analog && frame.header.sourceID == source {
-                guard let view = try? frame.analog() else { continue }
-                let n = UInt64(view.sampleCount)
-                defer { position += n }
-                if position + n <= first { continue }
-                if position >= last { break }
-                guard view.channelIndexes == shape.channelIndexes, view.format == shape.format,
-                      rows.allSatisfy({ view.scale($0) == shape.scale[$0] && view.offset($0) == shape.offset[$0] }) else {
-                    problem = APIError(.format, "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately")
-                    break
-                }
-                let from = Int(max(first, position) - position)
-                let to = Int(min(last, position + n) - position)
-                let destinationStart = Int(max(first, position) - first)
-                for (k, r) in rows.enumerated() {
-                    let base = k * count + destinationStart
-                    switch (view.format, type) {
-                    case (.float64, _):
-                        view.withSamples(Double.self, channel: r) { s in
-                            let d = buffer.assumingMemoryBound(to: Double.self) + base
-                            for i in from..<to { d[i - from] = s[i] }
-                        }
-                    case (.float32, .float32):
-                        view.withSamples(Float.self, channel: r) { s in
-                            let d = buffer.assumingMemoryBound(to: Float.self) + base
-                            for i in from..<to { d[i - from] = s[i] }
-                        }
-                    case (.float32, _):
-                        view.withSamples(Float.self, channel: r) { s in
-                            let d = buffer.assumingMemoryBound(to: Double.self) + base
-                            for i in from..<to { d[i - from] = Double(s[i]) }
-                        }
-                    case (.int16, .int16):
-                        view.withSamples(Int16.self, channel: r) { s in
-                            let d = buffer.assumingMemoryBound(to: Int16.self) + base
-                            for i in from..<to { d[i - from] = s[i] }
-                        }
-                    case (.int16, _):
-                        let scale = view.scale(r), offset = view.offset(r)
-                        view.withSamples(Int16.self, channel: r) { s in
-                            let d = buffer.assumingMemoryBound(to: Double.self) + base
-                            for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
-                        }
-                    }
-                }
-                written = destinationStart + (to - from)
-            }
+            position += samples
         }
-        if let problem { throw problem }
+        // Chunks decode on every core, each copying its samples to their place in `buffer`.
+        let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
+                                  type: type, buffer: buffer)
+        let damageBefore = reader.damage.count
+        let chunkStarts = starts, chunkSamples = selected.map(\.envelope.sampleCount)
+        do {
+            try reader.forEachChunkConcurrently(selected, threads: ProcessInfo.processInfo.activeProcessorCount) { k, frames in
+                copier.copy(frames, startingAt: chunkStarts[k], chunkSamples: chunkSamples[k])
+            }
+        } catch {
+            throw APIError(.format, "\(error); run 'tributary repair' to read what is intact")
+        }
+        if let problem = copier.problem { throw problem }
         if reader.damage.count > damageBefore {
             throw APIError(.format, "\(reader.damage[damageBefore]); run 'tributary repair' to read what is intact")
         }
-        return written
+        guard let lastStart = starts.last, let lastEntry = selected.last else { return 0 }
+        return Int(min(last, lastStart + lastEntry.envelope.sampleCount) - max(first, starts[0]))
     }
 
     /// The next frame that is not analog data (and whose kind is in `mask`, when non-zero), in file order.
@@ -368,5 +330,89 @@ public func tributary_capture_rewind(_ capture: OpaquePointer?) -> Int32 {
     withCapture("tributary_capture_rewind", capture) { handle in
         handle.nextEntry = 0
         handle.pending = []
+    }
+}
+
+/// Copies the analog samples of decoded chunks into a caller's buffer; called from several threads at
+/// once, each with its own chunk (so each writes its own part of the buffer).
+private final class SampleCopier: @unchecked Sendable {
+    // @unchecked Sendable: the fields are immutable except `firstProblem`, which is guarded by `lock`;
+    // concurrent calls write disjoint sample ranges of `buffer`.
+    private let source: UInt32
+    private let rows: [Int]
+    private let shape: SourceShape
+    private let first: UInt64, last: UInt64
+    private let count: Int
+    private let type: CSampleType
+    private let buffer: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    private var firstProblem: (position: UInt64, error: APIError)?
+
+    init(source: UInt32, rows: [Int], shape: SourceShape, first: UInt64, last: UInt64, count: Int, type: CSampleType,
+         buffer: UnsafeMutableRawPointer) {
+        (self.source, self.rows, self.shape, self.first, self.last, self.count, self.type, self.buffer) =
+            (source, rows, shape, first, last, count, type, buffer)
+    }
+
+    /// The problem at the earliest sample position, if any chunk had one.
+    var problem: APIError? {
+        lock.lock(); defer { lock.unlock() }
+        return firstProblem?.error
+    }
+
+    private func report(_ position: UInt64, _ message: String) {
+        lock.lock(); defer { lock.unlock() }
+        if firstProblem == nil || position < firstProblem!.position { firstProblem = (position, APIError(.format, message)) }
+    }
+
+    /// Copies a chunk's samples, the chunk starting at sample `start` of the source.
+    func copy(_ frames: [Frame], startingAt start: UInt64, chunkSamples: UInt64) {
+        var position = start
+        for frame in frames where frame.header.kind == .analog && frame.header.sourceID == source {
+            guard let view = try? frame.analog() else { continue }
+            let n = UInt64(view.sampleCount)
+            defer { position += n }
+            if position + n <= first { continue }
+            if position >= last { continue }
+            guard view.channelIndexes == shape.channelIndexes, view.format == shape.format,
+                  rows.allSatisfy({ view.scale($0) == shape.scale[$0] && view.offset($0) == shape.offset[$0] }) else {
+                report(position, "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately")
+                return
+            }
+            let from = Int(max(first, position) - position)
+            let to = Int(min(last, position + n) - position)
+            let destinationStart = Int(max(first, position) - first)
+            for (k, r) in rows.enumerated() {
+                let base = k * count + destinationStart
+                switch (view.format, type) {
+                case (.float64, _):
+                    view.withSamples(Double.self, channel: r) { s in
+                        (buffer.assumingMemoryBound(to: Double.self) + base).update(from: s.baseAddress! + from, count: to - from)
+                    }
+                case (.float32, .float32):
+                    view.withSamples(Float.self, channel: r) { s in
+                        (buffer.assumingMemoryBound(to: Float.self) + base).update(from: s.baseAddress! + from, count: to - from)
+                    }
+                case (.float32, _):
+                    view.withSamples(Float.self, channel: r) { s in
+                        let d = buffer.assumingMemoryBound(to: Double.self) + base
+                        for i in from..<to { d[i - from] = Double(s[i]) }
+                    }
+                case (.int16, .int16):
+                    view.withSamples(Int16.self, channel: r) { s in
+                        (buffer.assumingMemoryBound(to: Int16.self) + base).update(from: s.baseAddress! + from, count: to - from)
+                    }
+                case (.int16, _):
+                    let scale = view.scale(r), offset = view.offset(r)
+                    view.withSamples(Int16.self, channel: r) { s in
+                        let d = buffer.assumingMemoryBound(to: Double.self) + base
+                        for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
+                    }
+                }
+            }
+        }
+        if position != start + chunkSamples {
+            report(start, "a chunk of source \(source) holds \(position - start) samples where its record says \(chunkSamples)")
+        }
     }
 }

@@ -209,7 +209,7 @@ public final class CaptureReader {
         guard envelope.type == .footer, offset + envelope.recordLength + 16 == fileSize else {
             return reject("the record at the footer offset is not a footer ending at the trailer")
         }
-        guard readPayload(envelope, at: offset) else { return reject("payload CRC32C mismatch") }
+        guard readPayload(envelope, at: offset, into: record) else { return reject("payload CRC32C mismatch") }
         let p = record.bytes
         guard p.count >= 16 else { return reject("payload too short") }
         let count = Int(p.u32(0))
@@ -277,7 +277,7 @@ public final class CaptureReader {
     /// The valid checkpoint record at `offset` (envelope, payload CRC, table), or nil.
     private func checkpoint(at offset: Int) -> Checkpoint? {
         guard offset & 7 == 0, let envelope = try? readEnvelope(at: offset), envelope.type == .checkpoint,
-              offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset) else { return nil }
+              offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset, into: record) else { return nil }
         let p = record.bytes
         guard p.count >= 16, p.u32(12) == 0 else { return nil }
         let count = Int(p.u32(8)), previous = p.u64(0)
@@ -355,7 +355,7 @@ public final class CaptureReader {
                 if end - position == CaptureFormat.trailerLength, isTrailer(at: position, footer: position - length) { return }
                 continue
             }
-            if !readPayload(envelope, at: position) {
+            if !readPayload(envelope, at: position, into: record) {
                 damage.append(CaptureDamage(offset: position, length: length, reason: "\(envelope.type) payload CRC32C mismatch"))
                 damagedOffsets.insert(position)
             } else if Self.isIndexed(envelope.type) {
@@ -406,7 +406,7 @@ public final class CaptureReader {
     }
 
     /// Reads a record's payload into `record` and checks its CRC.
-    private func readPayload(_ envelope: RecordEnvelope, at offset: Int) -> Bool {
+    private func readPayload(_ envelope: RecordEnvelope, at offset: Int, into record: ByteStorage) -> Bool {
         let length = Int(envelope.storedLength)
         record.removeAll()
         record.reserve(length)
@@ -423,21 +423,9 @@ public final class CaptureReader {
     /// - Returns: the recorded frames, back to back, exactly as they arrived.
     /// - Throws: `CaptureError.damagedRecord` naming the offset when the record is damaged (also added to `damage`).
     public func readChunk(_ entry: IndexEntry) throws(CaptureError) -> FrameBuffer {
-        func damaged(_ reason: String) -> CaptureError {
-            if damagedOffsets.insert(entry.offset).inserted {
-                damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
-            }
-            return CaptureError(.damagedRecord, file: path, offset: entry.offset, reason)
-        }
-        guard entry.envelope.type == .chunk else { throw damaged("not a chunk record") }
-        let onDisk: RecordEnvelope
-        do { onDisk = try readEnvelope(at: entry.offset) } catch { throw damaged("chunk envelope: \(error)") }
-        guard onDisk == entry.envelope else { throw damaged("the chunk envelope differs from its seek-table entry") }
-        guard readPayload(onDisk, at: entry.offset) else { throw damaged("chunk payload CRC32C mismatch") }
-        do {
-            return try decoder.decode(record.bytes, envelope: onDisk)
-        } catch {
-            throw damaged("\(error)")
+        switch decodeChunk(entry, record: record, decoder: decoder) {
+        case .success(let buffer): return buffer
+        case .failure(let reason): throw noteDamage(entry, reason.text)
         }
     }
 
@@ -445,8 +433,79 @@ public final class CaptureReader {
     /// - Throws: `CaptureError.damagedRecord` if a frame header inside is invalid.
     public func frames(of entry: IndexEntry) throws(CaptureError) -> [Frame] {
         let buffer = try readChunk(entry)
+        switch Self.splitFrames(buffer, expected: Int(entry.envelope.frameCount)) {
+        case .success(let frames): return frames
+        case .failure(let reason): throw noteDamage(entry, reason.text)
+        }
+    }
+
+    /// Decodes chunks on up to `threads` threads (each with its own buffer and zstd context; the file
+    /// is read with `pread`) and calls `body` with each chunk's position in `entries` and its frames.
+    /// `body` runs concurrently on the worker threads, once per intact chunk, in no particular order.
+    /// Damaged chunks are added to `damage` once all are done; the first of them in `entries` order is
+    /// then thrown (the intact chunks have all been delivered by then).
+    public func forEachChunkConcurrently(_ entries: [IndexEntry], threads: Int,
+                                         _ body: @Sendable (_ position: Int, _ frames: [Frame]) -> Void) throws(CaptureError) {
+        let workers = max(1, min(threads, entries.count))
+        let claims = WorkClaims(count: entries.count)
+        let reasons = DamageReasons()
+        nonisolated(unsafe) let reader = self
+        nonisolated(unsafe) let entries = entries
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let record = worker == 0 ? reader.record : ByteStorage(capacity: 1 << 20)
+            guard let decoder = worker == 0 ? reader.decoder : try? ChunkDecoder() else {
+                while let position = claims.next() { reasons.add(position, "cannot create a zstd context") }
+                return
+            }
+            while let position = claims.next() {
+                let entry = entries[position]
+                let frames = reader.decodeChunk(entry, record: record, decoder: decoder).flatMap {
+                    Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
+                }
+                switch frames {
+                case .success(let frames): body(position, frames)
+                case .failure(let reason): reasons.add(position, reason.text)
+                }
+            }
+        }
+        var first: CaptureError?
+        for (position, reason) in reasons.sorted() {
+            let error = noteDamage(entries[position], reason)
+            if first == nil { first = error }
+        }
+        if let first { throw first }
+    }
+
+    /// Records a damaged chunk (once per record) and returns the error that names it.
+    private func noteDamage(_ entry: IndexEntry, _ reason: String) -> CaptureError {
+        if damagedOffsets.insert(entry.offset).inserted {
+            damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
+        }
+        return CaptureError(.damagedRecord, file: path, offset: entry.offset, reason)
+    }
+
+    /// Why a chunk could not be read (without file and offset, which the caller adds).
+    struct ChunkProblem: Error { let text: String }
+
+    /// Reads, checks and decodes one chunk record with the given buffer and decoder. It changes no state
+    /// of the reader, so threads with their own buffer and decoder may call it at once.
+    private func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder) -> Result<FrameBuffer, ChunkProblem> {
+        guard entry.envelope.type == .chunk else { return .failure(ChunkProblem(text: "not a chunk record")) }
+        let onDisk: RecordEnvelope
+        do { onDisk = try readEnvelope(at: entry.offset) } catch { return .failure(ChunkProblem(text: "chunk envelope: \(error)")) }
+        guard onDisk == entry.envelope else { return .failure(ChunkProblem(text: "the chunk envelope differs from its seek-table entry")) }
+        guard readPayload(onDisk, at: entry.offset, into: record) else { return .failure(ChunkProblem(text: "chunk payload CRC32C mismatch")) }
+        do {
+            return .success(try decoder.decode(record.bytes, envelope: onDisk))
+        } catch {
+            return .failure(ChunkProblem(text: "\(error)"))
+        }
+    }
+
+    /// Splits a decoded chunk into its frames.
+    private static func splitFrames(_ buffer: FrameBuffer, expected: Int) -> Result<[Frame], ChunkProblem> {
         var frames: [Frame] = []
-        frames.reserveCapacity(Int(entry.envelope.frameCount))
+        frames.reserveCapacity(expected)
         var offset = 0
         while offset < buffer.count {
             do {
@@ -454,14 +513,10 @@ public final class CaptureReader {
                 frames.append(frame)
                 offset += frame.header.frameLength
             } catch {
-                let reason = "frame at chunk byte \(offset): \(error)"
-                if damagedOffsets.insert(entry.offset).inserted {
-                    damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
-                }
-                throw CaptureError(.damagedRecord, file: path, offset: entry.offset, reason)
+                return .failure(ChunkProblem(text: "frame at chunk byte \(offset): \(error)"))
             }
         }
-        return frames
+        return .success(frames)
     }
 
     /// Calls `body` with every recorded frame in file order (optionally of some sources only, from
@@ -520,7 +575,7 @@ public final class CaptureReader {
         }
         guard entry.envelope.type == .configuration else { return nil }
         guard (try? readEnvelope(at: entry.offset)) == entry.envelope else { return damaged("configuration record differs from its seek-table entry") }
-        guard readPayload(entry.envelope, at: entry.offset) else { return damaged("configuration payload CRC32C mismatch") }
+        guard readPayload(entry.envelope, at: entry.offset, into: record) else { return damaged("configuration payload CRC32C mismatch") }
         let buffer = FrameBuffer(copying: record.bytes)
         guard let frame = try? Frame(decoding: buffer, at: 0, position: 0), frame.header.kind == .configuration,
               frame.header.frameLength == buffer.count, frame.header.sourceID == entry.envelope.sourceID else {
@@ -554,7 +609,7 @@ public final class CaptureReader {
         index.compactMap { entry -> CaptureGap? in
             guard entry.envelope.type == .gap else { return nil }
             var cause: GapCause?
-            if readPayload(entry.envelope, at: entry.offset), record.count == 24 {
+            if readPayload(entry.envelope, at: entry.offset, into: record), record.count == 24 {
                 cause = GapCause(rawValue: record.bytes.u32(16))
             }
             return CaptureGap(sourceID: entry.envelope.sourceID, firstMissingSequence: entry.envelope.firstSequence,
@@ -579,7 +634,7 @@ public final class CaptureReader {
     /// CRC holds); a failure is added to `damage`. Needed for gap records indexed from a footer or
     /// checkpoints, whose payloads are not read when the capture is opened.
     func verify(_ entry: IndexEntry) -> Bool {
-        let intact = (try? readEnvelope(at: entry.offset)) == entry.envelope && readPayload(entry.envelope, at: entry.offset)
+        let intact = (try? readEnvelope(at: entry.offset)) == entry.envelope && readPayload(entry.envelope, at: entry.offset, into: record)
         if !intact, damagedOffsets.insert(entry.offset).inserted {
             damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength,
                                         reason: "\(entry.envelope.type) record differs from its seek-table entry or fails its payload CRC32C"))
@@ -608,4 +663,34 @@ func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: In
         done += n
     }
     return done
+}
+
+/// Hands out the positions 0..<count to worker threads, each once.
+private final class WorkClaims: @unchecked Sendable {
+    // @unchecked Sendable: `next` is accessed only with `lock` held.
+    private let lock = NSLock()
+    private var nextPosition = 0
+    private let count: Int
+    init(count: Int) { self.count = count }
+    func next() -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        guard nextPosition < count else { return nil }
+        nextPosition += 1
+        return nextPosition - 1
+    }
+}
+
+/// Reasons for damaged chunks, collected from worker threads.
+private final class DamageReasons: @unchecked Sendable {
+    // @unchecked Sendable: `items` is accessed only with `lock` held.
+    private let lock = NSLock()
+    private var items: [(Int, String)] = []
+    func add(_ position: Int, _ reason: String) {
+        lock.lock(); defer { lock.unlock() }
+        items.append((position, reason))
+    }
+    func sorted() -> [(Int, String)] {
+        lock.lock(); defer { lock.unlock() }
+        return items.sorted { $0.0 < $1.0 }
+    }
 }
