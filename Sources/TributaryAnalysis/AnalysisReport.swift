@@ -2,11 +2,22 @@ import Foundation
 import TributaryDSP
 import TributaryFormats
 
+/// How the document carries the Welch and spectrum arrays.
+package enum AnalysisArrayEncoding: String, Sendable {
+    /// JSON arrays of numbers (non-finite values as null), as `tributary analyze --json` prints them.
+    case json
+    /// One string per array: base64 of the little-endian float64 values (`JSON.float64Base64`); the
+    /// document then says `"array_encoding": "float64le-base64"`.
+    case base64
+}
+
 /// The JSON form of `tributary analyze`'s results (documented in docs/ANALYSIS.md).
 package enum AnalysisJSON {
-    package static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest) -> JSON {
-        .object([
-            ("file", .string(path)),
+    package static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest,
+                             arrays: AnalysisArrayEncoding = .json) -> JSON {
+        var members: [(String, JSON)] = [("file", .string(path))]
+        if arrays == .base64 { members.append(("array_encoding", .string("float64le-base64"))) }
+        return .object(members + [
             ("warnings", .strings(input.warnings)),
             ("sources", .array(sources.map { source in
                 .object([
@@ -16,7 +27,7 @@ package enum AnalysisJSON {
                     ("dtype", input.dtypes[source.id].map { .string($0) } ?? .null),
                     ("channel_count", .int(input.channelCounts[source.id] ?? source.channels.count)),
                     ("discontinuities", .int(source.discontinuities)),
-                    ("channels", .array(source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)]) })),
+                    ("channels", .array(source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)], arrays: arrays) })),
                 ])
             })),
         ])
@@ -27,7 +38,9 @@ package enum AnalysisJSON {
         .object([("file", .string(path)), ("error", .string(error))])
     }
 
-    package static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?) -> JSON {
+    package static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?,
+                                arrays: AnalysisArrayEncoding = .json) -> JSON {
+        func values(_ v: [Double]) -> JSON { arrays == .base64 ? .float64Base64(v) : .doubles(v) }
         var members: [(String, JSON)] = [("index", .int(r.index)), ("samples", .int(r.samples))]
         if let unit, !unit.isEmpty { members.append(("unit", .string(unit))) }
         if let s = r.statistics {
@@ -41,7 +54,7 @@ package enum AnalysisJSON {
         }
         if let w = r.welch, let c = request.welch {
             members.append(("welch", .object([
-                ("frequencies", .doubles(w.frequencies)), ("psd", .doubles(w.values)), ("segments", .int(w.segments)),
+                ("frequencies", values(w.frequencies)), ("psd", values(w.values)), ("segments", .int(w.segments)),
                 ("nperseg", .int(Swift.min(c.segmentLength, r.samples))), ("window", .string(c.window.rawValue)),
                 ("detrend", .string(c.detrend.rawValue)), ("average", .string(c.average.rawValue)),
                 ("scaling", .string(c.scaling.rawValue)),
@@ -49,7 +62,7 @@ package enum AnalysisJSON {
         }
         if let s = r.spectrum {
             members.append(("spectrum", .object([
-                ("frequencies", .doubles(s.frequencies)), ("amplitude_rms", .doubles(s.amplitudeRMS)),
+                ("frequencies", values(s.frequencies)), ("amplitude_rms", values(s.amplitudeRMS)),
                 ("averages", .int(s.averages)), ("window", .string(s.window.rawValue)),
             ])))
         }

@@ -8,6 +8,7 @@ import TributaryWire
 struct AnalysisOptions {
     var job: AnalysisJob
     var name: String?
+    var arrays = AnalysisArrayEncoding.json
 
     private struct Key: CodingKey {
         var stringValue: String
@@ -18,7 +19,7 @@ struct AnalysisOptions {
 
     static let keys: Set<String> = ["rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
                                     "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels", "int16_scale",
-                                    "rigor", "name"]
+                                    "rigor", "name", "arrays"]
 
     /// The options as decoded (types checked), before the semantic checks.
     private struct Raw: Decodable {
@@ -40,6 +41,7 @@ struct AnalysisOptions {
         var int16Scale: Double?
         var rigor: String?
         var name: String?
+        var arrays: String?
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
@@ -78,6 +80,7 @@ struct AnalysisOptions {
             int16Scale = try get("int16_scale", Double.self, "a number")
             rigor = try get("rigor", String.self, "a string")
             name = try get("name", String.self, "a string")
+            arrays = try get("arrays", String.self, "\"json\" or \"base64\"")
         }
     }
 
@@ -111,6 +114,10 @@ struct AnalysisOptions {
             guard let s = SpectralScaling(rawValue: n) else { throw bad("scaling must be density or spectrum") }
             return s
         }
+        let arrays = try raw.arrays.map { (n: String) throws(APIError) -> AnalysisArrayEncoding in
+            guard let a = AnalysisArrayEncoding(rawValue: n) else { throw bad("arrays must be \"json\" or \"base64\", not '\(n)'") }
+            return a
+        } ?? .json
         if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
         if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
         let measureWindow = try raw.measureWindow.map { (n: String) throws(APIError) -> WindowKind in
@@ -168,6 +175,7 @@ struct AnalysisOptions {
         job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels,
                           rate: raw.rate, int16Scale: raw.int16Scale ?? 1)
         name = raw.name
+        self.arrays = arrays
     }
 }
 
@@ -185,7 +193,7 @@ public func tributary_analyze_file(_ path: UnsafePointer<CChar>?, _ options: Uns
         case .failure(let error):
             throw APIError(.analysis, error.description)
         case .success(let (input, sources)):
-            result.pointee = try ownedCString(AnalysisJSON.file(path, input: input, sources: sources, request: options.job.request).text)
+            result.pointee = try ownedCString(AnalysisJSON.file(path, input: input, sources: sources, request: options.job.request, arrays: options.arrays).text)
         }
     }
 }
@@ -225,7 +233,7 @@ public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channe
             }
             guard !sources.isEmpty else { throw APIError(.analysis, "\(name): no analog data") }
             let input = InputDescription(memoryOf: "<f8", channels: c)
-            result.pointee = try ownedCString(AnalysisJSON.file(name, input: input, sources: sources, request: job.request).text)
+            result.pointee = try ownedCString(AnalysisJSON.file(name, input: input, sources: sources, request: job.request, arrays: options.arrays).text)
         } catch let error as APIError {
             throw error
         } catch {

@@ -253,6 +253,29 @@ class PackageTests(unittest.TestCase):
         self.assertEqual([c["stats"] for c in ours["sources"][0]["channels"]],
                          [c["stats"] for c in theirs["sources"][0]["channels"]])
 
+    def test_analyze_numpy_arrays_are_the_json_values_exactly(self):
+        # The package asks the library for base64 arrays (docs/C_API.md); lists and ndarrays hold the
+        # same float64 values as the command's decimal JSON.
+        options = dict(welch=1024, spectrum=4096, rate=1000)
+        lists = tributary.analyze(self.captures["f64"], **options)
+        arrays = tributary.analyze(self.captures["f64"], arrays="numpy", **options)
+        (cli,) = cli_analyze(self.captures["f64"], "--welch", 1024, "--spectrum", 4096, "--rate", 1000)
+        for l, a, c in zip(lists["sources"][0]["channels"], arrays["sources"][0]["channels"], cli["sources"][0]["channels"]):
+            for group, member in (("welch", "frequencies"), ("welch", "psd"), ("spectrum", "amplitude_rms")):
+                self.assertIsInstance(a[group][member], np.ndarray)
+                self.assertEqual(a[group][member].dtype, np.float64)
+                self.assertEqual(l[group][member], c[group][member])
+                self.assertEqual(a[group][member].tolist(), c[group][member])
+        with self.assertRaises(ValueError):
+            tributary.analyze(self.captures["f64"], arrays="dict")
+
+    def test_c_analysis_option_arrays_is_checked(self):
+        import ctypes
+        out = ctypes.c_void_p()
+        status = tributary._native.lib().tributary_analyze_file(self.captures["f64"].encode(), b'{"arrays": "hex"}', ctypes.byref(out))
+        self.assertNotEqual(status, 0)
+        self.assertIn("arrays must be", tributary._native.lib().tributary_last_error().decode())
+
     # -- misuse --
 
     def test_closed_capture(self):

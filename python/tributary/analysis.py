@@ -1,6 +1,7 @@
 """The `tributary analyze` pipeline from Python: the same JSON document the command prints, as dicts."""
 from __future__ import annotations
 
+import base64
 import ctypes
 import json
 import os
@@ -11,7 +12,7 @@ import numpy as np
 
 from ._native import check, lib, take_string
 
-_OPTIONS = {"rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure", "full_scale",
+_OPTIONS = {"arrays", "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure", "full_scale",
             "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"}
 
 
@@ -37,7 +38,7 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
             measure: Union[None, str, Sequence[str]] = None, harmonics: Optional[int] = None,
             fold_aliases: bool = False, measure_window: Optional[str] = None, full_scale: Optional[float] = None,
             channels: Union[None, str, Sequence[int]] = None, int16_scale: Optional[float] = None,
-            rigor: Optional[str] = None, name: Optional[str] = None) -> Dict[str, Any]:
+            rigor: Optional[str] = None, name: Optional[str] = None, arrays: str = "list") -> Dict[str, Any]:
     """Runs ``tributary analyze --json`` on a file or an array and returns its document as a dict.
 
     :param data: a path (capture, NPY or frame file), or an array shaped (channels, samples) or
@@ -48,17 +49,21 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
     The other parameters are the command's options (``welch=1024`` is ``--welch 1024``,
     ``measure=["thd", "sinad"]`` is ``--measure thd,sinad``, ``channels="0-3"`` or ``[0, 2]``).
     Without stats/welch/spectrum/measure, stats are computed. ``name`` names an array's source and
-    the document's "file" (default "buffer").
+    the document's "file" (default "buffer"). ``arrays="numpy"`` gives the Welch and spectrum arrays
+    (``frequencies``, ``psd``, ``amplitude_rms``) as float64 ndarrays, NaN kept; the default ``"list"``
+    gives lists of floats with None for NaN and infinities, exactly the command's document.
 
     :returns: ``{"file", "warnings", "sources": [{"id", "name", "sample_rate", "dtype", "channel_count",
         "discontinuities", "channels": [{"index", "samples", "stats": {...}, "welch": {...}, ...}]}]}``
         (docs/ANALYSIS.md); NaN and infinities are None, as in the command's JSON.
     :raises tributary.AnalysisError: the data could not be analysed; ``tributary.ArgumentError`` for bad options.
     """
+    if arrays not in ("list", "numpy"):
+        raise ValueError(f"arrays must be 'list' or 'numpy', not {arrays!r}")
     options = dict(stats=stats, welch=welch, overlap=overlap, window=window, detrend=detrend, average=average,
                    scaling=scaling, spectrum=spectrum, measure=measure, harmonics=harmonics, fold_aliases=fold_aliases,
                    measure_window=measure_window, full_scale=full_scale, channels=channels, int16_scale=int16_scale,
-                   rigor=rigor)
+                   rigor=rigor, arrays="base64")
     out = c_void_p()
     if isinstance(data, (str, os.PathLike)):
         if name is not None:
@@ -82,4 +87,27 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
         options["name"] = name
         check(lib().tributary_analyze_buffer(array.ctypes.data_as(c_void_p), array.shape[0], array.shape[1],
                                              float(rate) if rate is not None else 1.0, _options(options), ctypes.byref(out)))
-    return json.loads(take_string(out))
+    document = json.loads(take_string(out))
+    _decode_arrays(document, as_lists=arrays == "list")
+    return document
+
+
+_ARRAY_MEMBERS = {"welch": ("frequencies", "psd"), "spectrum": ("frequencies", "amplitude_rms")}
+
+
+def _decode_arrays(document: Dict[str, Any], as_lists: bool) -> None:
+    """Turns the base64 arrays of a document (``"arrays": "base64"``, docs/C_API.md) into ndarrays, or
+    into the lists the command's JSON has (None for NaN and infinities)."""
+    if document.pop("array_encoding", None) != "float64le-base64":
+        return
+    for source in document["sources"]:
+        for channel in source["channels"]:
+            for group, members in _ARRAY_MEMBERS.items():
+                if group not in channel:
+                    continue
+                for member in members:
+                    values = np.frombuffer(base64.b64decode(channel[group][member]), dtype="<f8")
+                    if as_lists:
+                        finite = np.isfinite(values)
+                        values = values.tolist() if finite.all() else [v if ok else None for v, ok in zip(values.tolist(), finite)]
+                    channel[group][member] = values

@@ -24,7 +24,7 @@ _MEASURES = ["thd", "thd_db", "thd_percent", "thd_n_db", "sinad_db", "snr_db", "
 
 def rows_of(document: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The rows (file × source × channel) of one `analyze` document: statistics and measurements as
-    columns, Welch and spectrum arrays as list columns."""
+    columns, Welch and spectrum arrays as array columns (ndarrays from :func:`analyze_many`)."""
     rows = []
     for source in document["sources"]:
         for ch in source["channels"]:
@@ -58,7 +58,7 @@ def rows_of(document: Dict[str, Any]) -> List[Dict[str, Any]]:
 def analyze_file(path: str, options: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], Optional[Dict[str, str]]]:
     """One task: the rows of one file, or its failure (never raises)."""
     try:
-        return rows_of(analyze(path, **options)), None
+        return rows_of(analyze(path, **{**options, "arrays": "numpy"})), None
     except Exception as e:  # a broken file is a failure row, whatever broke
         return [], {"file": os.fspath(path), "error": f"{type(e).__name__}: {e}"}
 
