@@ -96,10 +96,14 @@ python: lib py-deps
 	rm -rf python/build python/*.egg-info
 
 ## python-tests: the Python package against the CLI (import/export, analyze, serve), Dask LocalCluster
-## batches and misuse. About 1-2 minutes.
+## batches and misuse, then the README's quick start (examples/python/quickstart.py on a demo capture).
+## About 1-2 minutes.
 python-tests: python
 	cd python/tests && TRIBUTARY=$(BIN)/tributary TRIBUTARY_LIBRARY=$(CURDIR)/lib/libtributary.so \
 	    $(CURDIR)/$(PY) -m unittest discover -s . -p 'test_*.py' -v
+	quickstart=$$(mktemp -d) && trap "rm -rf $$quickstart" EXIT && \
+	  $(BIN)/tributary demo --out $$quickstart --seconds 1 > $$quickstart/demo.log && \
+	  $(PY) examples/python/quickstart.py $$quickstart/demo.tcap && test -s $$quickstart/quickstart-results.parquet
 
 ## alloc-guard: allocation counts of the hot paths (stable, unlike times), checked against their limits.
 alloc-guard: build

@@ -75,6 +75,43 @@ class BatchTests(unittest.TestCase):
         pd.testing.assert_frame_equal(single, distributed)
         self.assertEqual(single.attrs, distributed.attrs)
 
+    def test_scheduler_and_workers_started_as_docs_python_md_says(self):
+        # The several-machines recipe of docs/PYTHON.md, on 127.0.0.1: a `dask scheduler` process and a
+        # `dask worker` process with two single-threaded workers, reached by address.
+        import re
+        import subprocess
+        import sys
+        import time
+
+        from dask.distributed import Client
+
+        dask = os.path.join(os.path.dirname(sys.executable), "dask")
+        logs = tempfile.TemporaryDirectory()
+        self.addCleanup(logs.cleanup)
+        scheduler_log = open(os.path.join(logs.name, "scheduler.log"), "w+")
+        self.addCleanup(scheduler_log.close)
+        scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+                                     stdout=scheduler_log, stderr=subprocess.STDOUT)
+        self.addCleanup(scheduler.wait, 30)
+        self.addCleanup(scheduler.terminate)
+        address, deadline = None, time.monotonic() + 60
+        while address is None and time.monotonic() < deadline and scheduler.poll() is None:
+            time.sleep(0.2)
+            scheduler_log.seek(0)
+            found = re.search(r"Scheduler at:\s+(tcp://127\.0\.0\.1:\d+)", scheduler_log.read())
+            address = found.group(1) if found else None
+        self.assertIsNotNone(address, "dask scheduler did not print its address")
+        workers = subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--host", "127.0.0.1",
+                                    "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(workers.wait, 30)
+        self.addCleanup(workers.terminate)
+        single = batch.analyze_many(self.inputs, processes=1, **self.options)
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+            distributed = batch.analyze_many(self.inputs, client=client, **self.options)
+        pd.testing.assert_frame_equal(single, distributed)
+        self.assertEqual(single.attrs, distributed.attrs)
+
     def test_parquet(self):
         out = os.path.join(self.tmp.name, "results.parquet")
         df = batch.analyze_many(self.paths[:2], processes=1, out=out, stats=True)
