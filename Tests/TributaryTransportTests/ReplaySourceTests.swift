@@ -102,6 +102,8 @@ import TributaryWire
         #expect(clock.deadline(forRecordedTime: 1_000 + 1_000_000_000, start: 5) == 5 + 500_000_000)
         #expect(clock.deadline(forRecordedTime: 0, start: 5) == 5)  // before the origin: due at once
         #expect(ReplayClock(originNs: 0, speed: .asFastAsCredit).deadline(forRecordedTime: 9, start: 5) == nil)
+        // A slow factor over a very long recording: the deadline saturates instead of trapping.
+        #expect(ReplayClock(originNs: 0, speed: .factor(0.001)).deadline(forRecordedTime: .max, start: 5) == .max)
         let start = clock.begin()
         #expect(clock.begin() == start)  // shared by every source of the replay
     }

@@ -38,7 +38,10 @@ public final class ReplayClock: Sendable {
     func deadline(forRecordedTime timeNs: Int64, start: UInt64) -> UInt64? {
         guard case .factor(let factor) = speed else { return nil }
         let recorded = Double(max(0, timeNs &- originNs))
-        return start &+ UInt64(recorded / factor)
+        // A slow factor over a long recording can put the deadline past UInt64 (centuries away): clamp.
+        let delay = recorded / factor
+        guard delay < Double(UInt64.max - start) else { return UInt64.max }
+        return start + UInt64(delay)
     }
 }
 
