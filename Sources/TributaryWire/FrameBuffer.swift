@@ -1,8 +1,9 @@
 /// Immutable bytes that frames and package views point into, kept alive by reference.
 ///
 /// A frame buffer either owns an 8-byte-aligned allocation (frames the encoder writes, bytes the
-/// stream decoder assembles) or borrows memory from an owner object (a received libzmq message,
-/// a decompressed capture chunk) and keeps that owner alive. Views decoded from a frame retain the
+/// stream decoder assembles), or borrows memory from an owner object (a decompressed capture chunk)
+/// and keeps that owner alive, or borrows memory from a foreign handle that it releases through a C
+/// function when it dies (a received libzmq message: no second object per frame). Views decoded from a frame retain the
 /// buffer, so the bytes they point at stay valid as long as any view lives: no payload is copied.
 ///
 /// `@unchecked Sendable`: the bytes are written only before the buffer is shared (by the encoder
@@ -18,6 +19,9 @@ public final class FrameBuffer: @unchecked Sendable {
     private let capacity: Int
     private let owner: AnyObject?
     private let ownsMemory: Bool
+    /// Called with `releaseContext` in deinit, for bytes borrowed from a foreign handle.
+    private let release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    private let releaseContext: UnsafeMutableRawPointer?
 
     /// Allocates an 8-byte-aligned, zero-filled buffer of `capacity` bytes with `count` 0.
     init(capacity: Int) {
@@ -28,6 +32,8 @@ public final class FrameBuffer: @unchecked Sendable {
         count = 0
         owner = nil
         ownsMemory = true
+        release = nil
+        releaseContext = nil
     }
 
     /// Copies `bytes` into a new 8-byte-aligned buffer.
@@ -59,10 +65,38 @@ public final class FrameBuffer: @unchecked Sendable {
         capacity = count
         self.owner = owner
         ownsMemory = false
+        release = nil
+        releaseContext = nil
+    }
+
+    /// Borrows `count` bytes at `baseAddress` from a foreign handle, and calls `release(context)` when
+    /// this buffer dies (on whichever thread drops the last reference).
+    ///
+    /// - Parameters:
+    ///   - baseAddress: start of the bytes; must stay valid and unchanged until `release` is called.
+    ///   - count: number of bytes.
+    ///   - release: frees the handle (a C function: it captures nothing; `context` says which handle).
+    ///   - context: passed to `release`.
+    public init(borrowing baseAddress: UnsafeRawPointer, count: Int,
+                release: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void, context: UnsafeMutableRawPointer?) {
+        self.baseAddress = baseAddress
+        self.count = count
+        capacity = count
+        owner = nil
+        ownsMemory = false
+        self.release = release
+        releaseContext = context
     }
 
     deinit {
         if ownsMemory { UnsafeMutableRawPointer(mutating: baseAddress).deallocate() }
+        release?(releaseContext)
+    }
+
+    /// Whether the first byte's address is a multiple of `alignment` (a power of two), i.e. whether
+    /// frames can be decoded in place (they need 8).
+    public func isAligned(to alignment: Int) -> Bool {
+        Int(bitPattern: baseAddress) & (alignment - 1) == 0
     }
 
     /// The valid bytes; only valid while the caller keeps this buffer alive.

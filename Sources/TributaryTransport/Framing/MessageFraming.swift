@@ -44,8 +44,9 @@ enum MessageFraming {
             throw WireError(.truncated, field: "message.parts", offset: 0, detail: "a message without frame parts")
         }
         let payload = parts.count >= 2 ? parts[parts.startIndex + 1] : nil
+        let payloadBuffer = payload.map { FrameBuffer(owner: $0, baseAddress: $0.baseAddress, count: $0.count) }
         return try first.withUnsafeBytes { (bytes) throws(WireError) -> InboundFrame in
-            try decode(header: bytes, payload: payload, extraParts: Swift.max(0, parts.count - 2), maxFrameSize: maxFrameSize)
+            try decode(header: bytes, payload: payloadBuffer, extraParts: Swift.max(0, parts.count - 2), maxFrameSize: maxFrameSize)
         }
     }
 
@@ -55,7 +56,7 @@ enum MessageFraming {
     /// allocation, the payload is wrapped in place. A one-part frame (header and payload together, as
     /// simple peers send it) is copied, since its bytes live in the reusable message.
     /// - Throws: `WireError` as `decode(_:maxFrameSize:)`.
-    static func decode(header first: UnsafeRawBufferPointer, payload: ZMQReceivedMessage?, extraParts: Int,
+    static func decode(header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
                        maxFrameSize: Int) throws(WireError) -> InboundFrame {
         let peeked = try FrameHeader.peek(first, maxFrameSize: maxFrameSize, origin: 0)
         let partCount = 1 + (payload == nil ? 0 : 1) + extraParts
@@ -94,11 +95,9 @@ enum MessageFraming {
         }
     }
 
-    /// A frame buffer over a received part: in place when aligned, else an aligned copy.
-    static func wrap(_ part: ZMQReceivedMessage) -> FrameBuffer {
-        if part.isAligned(to: 8) {
-            return FrameBuffer(owner: part, baseAddress: part.baseAddress, count: part.count)
-        }
+    /// A frame buffer over a received part: the part itself when aligned, else an aligned copy.
+    static func wrap(_ part: FrameBuffer) -> FrameBuffer {
+        if part.isAligned(to: 8) { return part }
         return part.withUnsafeBytes { FrameBuffer(copying: $0) }
     }
 

@@ -244,17 +244,17 @@ final class SubjectEngine {
                 return
             }
             // The header part goes into the same message every time (no allocation); only a payload
-            // part becomes an object that the frame's views keep alive.
-            var payload: ZMQReceivedMessage?
+            // part becomes an object (a FrameBuffer over libzmq's bytes) that the frame's views keep alive.
+            var payload: FrameBuffer?
             var extraParts = 0
             do throws(ZMQError) {
                 try dealer.receive(into: &headerPart, flags: .dontWait)
                 if headerPart.hasMore {
-                    let part = try dealer.receive()
-                    payload = part
+                    let part = try dealer.receiveBuffer()
+                    payload = part.buffer
                     var more = part.hasMore
                     while more {
-                        more = try dealer.receive().hasMore
+                        more = try dealer.receiveBuffer().hasMore
                         extraParts += 1
                     }
                 }
@@ -286,7 +286,7 @@ final class SubjectEngine {
         receiveAll()
     }
 
-    private func handle(payload: ZMQReceivedMessage?, extraParts: Int) {
+    private func handle(payload: FrameBuffer?, extraParts: Int) {
         let now = monotonicNanoseconds()
         lastHeardNs = now
         let inbound: InboundFrame
