@@ -4,7 +4,7 @@ usage: make_coded_fixtures.py OUT_DIR
 
 OUT_DIR/<class>.npy, shaped (2, 3000). Tests/TributaryCaptureTests/Fixtures/coded-v1-<class>.tcap
 were made from these with `tributary import X.npy --rate 1000 --out X.tcap` by the writer of
-latent-block version 1 (commit c1b496e), and the .npy files kept beside them: they prove that
+coded-stream version 1 (2 rANS lanes; main at commit 6a776a6), and the .npy files kept beside them: they prove that
 every capture written before latent-block version 2 still reads (CodedFixtureTests,
 test_coded_spec.py).
 """
@@ -37,12 +37,16 @@ def classes():
     k24 = counts(12, 24, 300)
     step16 = 20.0 / 65536
     exact = k16 * step16
-    exact[k16 == 0] = -0.0  # as numpy.round leaves them near zero crossings: exceptions
-    affine = 1.3e-3 + step16 * 1.000171 * k16  # DAQmx-style: rounding off the grid
+    exact[:, ::97] = -0.0  # as numpy.round leaves them near zero crossings: an exception list
+    affine = 1.3e-3 + step16 * 1.000171 * k16  # DAQmx-style offset + gain * k
+    ranged = k16 / 32768 * 7.5  # rounded off offset + gain * k: adjustments
     unquantised = np.cumsum(k16 * step16 * 0.37, axis=1) / 3.0  # full mantissas
+    wide = np.power(2.0, k16 / 256.0)  # magnitudes 2^-128 ... 2^128: float bits
     return {
         "float64-exact": exact,
         "float64-affine": affine,
+        "float64-range": ranged,
+        "float64-wide": wide,
         "float64-bits": unquantised,
         "float32-adc24": (k24 * (20.0 / 2 ** 24)).astype(np.float32),
         "int16-counts": k16.astype(np.int16),
