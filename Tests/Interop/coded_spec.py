@@ -39,7 +39,8 @@ def _signed64(u):
 def chunk_streams(path):
     """Yields (sample_format, samples, stored_and_transforms) for every numeric stream of every chunk
     record, in file order; coded streams are decoded by decode_coded, others returned as stored."""
-    data = open(path, "rb").read()
+    with open(path, "rb") as f:
+        data = f.read()
     _require(data[:8] == FILE_MAGIC, "not a capture")
     version, _flags, header_length = struct.unpack_from("<HHI", data, 8)
     _require(version in (1, 2), f"version {version}")
