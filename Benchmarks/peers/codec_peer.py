@@ -6,7 +6,9 @@ For every data class: pcodec 1.1 (levels 3 and 8, one standalone compression per
 is meant to be used on a column), python-blosc2 (bit-shuffle + zstd-1, 1 MiB chunks, one thread) and
 zstandard (zstd -3, 1 MiB chunks). Prints one JSON object on its last line:
 {"<class>": {"<peer>": {"compressed_bytes":…, "compress_mbps":…, "decompress_mbps":…}}}, MB/s of the
-class's uncompressed bytes (10^6 bytes per second), medians over REPETITIONS runs, one core.
+class's uncompressed bytes (10^6 bytes per thread CPU second: time.thread_time(), as the Swift side
+measures, so that a busy machine slows neither more than the other), medians over REPETITIONS runs,
+one core.
 """
 import json
 import statistics
@@ -26,9 +28,9 @@ def timed(fn, repetitions):
     times, result = [], None
     result = fn()  # warm-up
     for _ in range(repetitions):
-        start = time.perf_counter()
+        start = time.thread_time()
         result = fn()
-        times.append(time.perf_counter() - start)
+        times.append(time.thread_time() - start)
     return statistics.median(times), result
 
 

@@ -201,10 +201,16 @@ enum LatentCoder {
         }
     }
 
+    /// rANS lanes of a latent block of stream version 1 and 2 (docs/CAPTURE.md §5.1).
+    static func lanes(version: UInt8) -> Int { version == 1 ? 2 : 4 }
+
     /// Writes a latent block for `r` with `plan` at `out`; returns the bytes written.
-    /// - Parameter symbols: scratch for `n` bytes; `words`: scratch for `n + 4` UInt16.
+    /// - Parameters:
+    ///   - symbols: scratch for `n` bytes; `words`: scratch for `n + 8` UInt16.
+    ///   - lanes: interleaved rANS states, 2 (stream version 1) or 4 (version 2).
     static func encode(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
-                       words: UnsafeMutablePointer<UInt16>, into out: UnsafeMutableRawPointer) -> Int {
+                       words: UnsafeMutablePointer<UInt16>, lanes: Int = 4, into out: UnsafeMutableRawPointer) -> Int {
+        precondition(lanes == 2 || lanes == 4, "2 or 4 rANS lanes")
         let symbolCount = plan.binCount + 1
         let freqs = frequencies(plan.counts, symbols: symbolCount)
         var p = 0
@@ -252,12 +258,13 @@ enum LatentCoder {
             reciprocal[s] = freqs[s] == 0 ? 0 : (1 << 44) / UInt64(freqs[s]) + 1
             c += freqs[s]
         }
-        // Two interleaved states (symbol i uses state i mod 2), each with its own word stream, so
-        // that the decoder has two independent dependency chains. `words` holds both stacks:
-        // state 0's grows down from `half`, state 1's from `n + 4`.
-        var x0 = ransLow, x1 = ransLow
-        let half = n / 2 + 2
-        var w0 = half, w1 = n + 4
+        // `lanes` interleaved states (symbol i uses state i mod lanes), each with its own word
+        // stream, so that the decoder has independent dependency chains. `words` holds the
+        // stacks: lane j's grows down from (j + 1) × stack (at most one word per symbol).
+        let stack = n / lanes + 2
+        var x = InlineArray<4, UInt32>(repeating: ransLow)
+        var w = InlineArray<4, Int>(repeating: 0)
+        for j in 0..<lanes { w[j] = (j + 1) * stack }
         @inline(__always) func put(_ i: Int, _ x: inout UInt32, _ w: inout Int) {
             let s = Int(symbols[i])
             let f = freq[s]
@@ -271,48 +278,86 @@ enum LatentCoder {
             x = (q << 12) &+ (x &- q &* f) &+ cum[s]
         }
         var i = n - 1
-        if i >= 0 && i & 1 == 1 { put(i, &x1, &w1); i -= 1 }
-        while i >= 1 {
-            put(i, &x0, &w0)
-            put(i - 1, &x1, &w1)
-            i -= 2
+        while i >= 0 && (i + 1) % lanes != 0 { put(i, &x[i % lanes], &w[i % lanes]); i -= 1 }
+        if lanes == 4 {
+            var x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]
+            while i >= 3 {
+                put(i, &x3, &w3)
+                put(i - 1, &x2, &w2)
+                put(i - 2, &x1, &w1)
+                put(i - 3, &x0, &w0)
+                i -= 4
+            }
+            (x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3]) = (x0, x1, x2, x3, w0, w1, w2, w3)
+        } else {
+            while i >= 0 { put(i, &x[i % lanes], &w[i % lanes]); i -= 1 }
         }
-        if i == 0 { put(0, &x0, &w0) }
-        let states = (x0, x1)
-        let count0 = half - w0, count1 = n + 4 - w1
-        out.storeBytes(of: states.0.littleEndian, toByteOffset: p, as: UInt32.self)
-        out.storeBytes(of: states.1.littleEndian, toByteOffset: p + 4, as: UInt32.self)
-        out.storeBytes(of: UInt32(count0).littleEndian, toByteOffset: p + 8, as: UInt32.self)
-        p += 12
-        for j in 0..<count0 { out.storeBytes(of: words[w0 + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
-        p += 2 * count0
-        for j in 0..<count1 { out.storeBytes(of: words[w1 + j].littleEndian, toByteOffset: p + 2 * j, as: UInt16.self) }
-        p += 2 * count1
-        let wordCount = count0 + count1
+        // States, then the word counts of all lanes but the last, then each lane's words.
+        for j in 0..<lanes { out.storeBytes(of: x[j].littleEndian, toByteOffset: p + 4 * j, as: UInt32.self) }
+        let ransStart = p
+        p += 4 * lanes
+        for j in 0..<(lanes - 1) {
+            out.storeBytes(of: UInt32((j + 1) * stack - w[j]).littleEndian, toByteOffset: p + 4 * j, as: UInt32.self)
+        }
+        p += 4 * (lanes - 1)
+        for j in 0..<lanes {
+            let count = (j + 1) * stack - w[j]
+            for k in 0..<count { out.storeBytes(of: words[w[j] + k].littleEndian, toByteOffset: p + 2 * k, as: UInt16.self) }
+            p += 2 * count
+        }
         out.storeBytes(of: UInt32(offsetBytes).littleEndian, toByteOffset: lengths, as: UInt32.self)
-        out.storeBytes(of: UInt32(12 + 2 * wordCount).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
+        out.storeBytes(of: UInt32(p - ransStart).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
         return p
     }
 
-    /// Decoding tables, reused from block to block.
-    struct Tables {
+    /// Decoding tables and scratch, allocated once and reused from block to block.
+    final class Tables {
         /// Per slot: (frequency − 1) | (slot − cumulative) << 12 | symbol << 24.
-        var slots = [UInt32](repeating: 0, count: 4096)
-        var symbolBase = [UInt64](repeating: 0, count: 256)
-        var symbolWidth = [UInt8](repeating: 0, count: 256)
+        let slots = UnsafeMutablePointer<UInt32>.allocate(capacity: 4096)
+        let symbolBase = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
+        let symbolWidth = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
+        /// The decoded symbols of a block.
+        private(set) var symbols = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        private var symbolCapacity = 1
+
+        init() {
+            slots.initialize(repeating: 0, count: 4096)
+            symbolBase.initialize(repeating: 0, count: 256)
+            symbolWidth.initialize(repeating: 0, count: 256)
+        }
+
+        deinit {
+            slots.deallocate()
+            symbolBase.deallocate()
+            symbolWidth.deallocate()
+            symbols.deallocate()
+        }
+
+        func reserve(_ n: Int) {
+            guard n > symbolCapacity else { return }
+            symbols.deallocate()
+            symbolCapacity = max(n, symbolCapacity * 3 / 2)
+            symbols = .allocate(capacity: symbolCapacity)
+        }
     }
 
     /// Decodes a latent block of `n` values from `input` into `r`; returns the bytes consumed.
-    static func decode(_ input: UnsafeRawBufferPointer, count n: Int, tables: inout Tables,
+    /// - Parameter lanes: interleaved rANS states, 2 (stream version 1) or 4 (version 2).
+    ///
+    /// Two passes, each a tight loop without bounds checks (everything is validated before, or
+    /// clamped and checked after): the bins (rANS), then the offset bits.
+    static func decode(_ input: UnsafeRawBufferPointer, count n: Int, lanes: Int, tables: Tables,
                        into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
-        guard input.count >= 20 else { throw Corrupt() }
+        guard input.count >= 20, lanes == 2 || lanes == 4 else { throw Corrupt() }
         let base = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
         let shift = Int(input[8]), escapeWidth = Int(input[9])
         let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
         let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
         guard shift <= 63, escapeWidth <= 64, binCount <= maxBins else { throw Corrupt() }
+        let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth
         var p = 20
         var cumulative = 0
+        var maxWidth = 0
         for s in 0...binCount {
             var v = 0, k = 0
             while true {
@@ -323,70 +368,111 @@ enum LatentCoder {
                 if b < 0x80 { break }
             }
             guard v <= probabilityScale - cumulative else { throw Corrupt() }
-            tables.slots.withUnsafeMutableBufferPointer { slots in
-                for slot in cumulative..<(cumulative + v) {
-                    slots[slot] = UInt32(v - 1) | UInt32(slot - cumulative) << 12 | UInt32(s) << 24
-                }
+            for slot in cumulative..<(cumulative + v) {
+                slots[slot] = UInt32(v - 1) | UInt32(slot - cumulative) << 12 | UInt32(s) << 24
             }
             cumulative += v
-            if s < binCount {
-                tables.symbolBase[s] = base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift))
-                tables.symbolWidth[s] = UInt8(shift)
-            } else {
-                tables.symbolBase[s] = base
-                tables.symbolWidth[s] = UInt8(escapeWidth)
-            }
+            let width = s < binCount ? shift : escapeWidth
+            symbolBase[s] = s < binCount ? base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) : base
+            symbolWidth[s] = UInt64(width)
+            if v > 0 { maxWidth = max(maxWidth, width) }
         }
+        let headerWords = 2 * lanes - 1
         guard cumulative == probabilityScale, input.count - p >= 8 else { throw Corrupt() }
         let offsetBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
         let ransBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p + 4, as: UInt32.self)))
         p += 8
-        guard offsetBytes <= input.count - p, ransBytes >= 12, ransBytes % 2 == 0, ransBytes <= input.count - p - offsetBytes else {
+        guard offsetBytes <= input.count - p, ransBytes >= 4 * headerWords, ransBytes % 2 == 0,
+              ransBytes <= input.count - p - offsetBytes else {
             throw Corrupt()
         }
-        var reader = BitReader(UnsafeRawBufferPointer(rebasing: input[p..<(p + offsetBytes)]))
-        let rans = UnsafeRawBufferPointer(rebasing: input[(p + offsetBytes)..<(p + offsetBytes + ransBytes)])
-        var x0 = UInt32(littleEndian: rans.loadUnaligned(as: UInt32.self))
-        var x1 = UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-        let count0 = Int(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        let totalWords = (ransBytes - 12) / 2
-        guard count0 <= totalWords else { throw Corrupt() }
-        let count1 = totalWords - count0
-        // Each stream is read branch-free: the word is loaded whether needed or not, clamped to the
-        // stream's last word (a stream without words reads the states' bytes, harmlessly); reading
-        // past the last shows as a count above the stream's.
-        let base0 = count0 > 0 ? rans.baseAddress! + 12 : rans.baseAddress!
-        let base1 = count1 > 0 ? rans.baseAddress! + 12 + 2 * count0 : rans.baseAddress!
-        let last0 = max(0, count0 - 1), last1 = max(0, count1 - 1)
-        var w0 = 0, w1 = 0
-        tables.slots.withUnsafeBufferPointer { slots in
-            tables.symbolBase.withUnsafeBufferPointer { symbolBase in
-                tables.symbolWidth.withUnsafeBufferPointer { symbolWidth in
-                    @inline(__always) func step(_ x: inout UInt32, _ w: inout Int, _ base: UnsafeRawPointer, _ last: Int) -> Int {
-                        let entry = slots[Int(x & 0xFFF)]
-                        x = ((entry & 0xFFF) &+ 1) &* (x >> 12) &+ ((entry >> 12) & 0xFFF)
-                        let word = UInt32(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 &* min(w, last), as: UInt16.self)))
-                        let renormalise = x < ransLow
-                        x = renormalise ? x << 16 | word : x
-                        w &+= renormalise ? 1 : 0
-                        return Int(entry >> 24)
-                    }
-                    var i = 0
-                    while i + 1 < n {
-                        let s0 = step(&x0, &w0, base0, last0)
-                        let s1 = step(&x1, &w1, base1, last1)
-                        r[i] = Int64(bitPattern: symbolBase[s0] &+ reader.read(Int(symbolWidth[s0])))
-                        r[i + 1] = Int64(bitPattern: symbolBase[s1] &+ reader.read(Int(symbolWidth[s1])))
-                        i += 2
-                    }
-                    if i < n {
-                        let s0 = step(&x0, &w0, base0, last0)
-                        r[i] = Int64(bitPattern: symbolBase[s0] &+ reader.read(Int(symbolWidth[s0])))
-                    }
-                }
-            }
+        let bits = input.baseAddress! + p
+        let rans = bits + offsetBytes
+        // The lanes' word streams: each read branch-free, the word loaded whether needed or not and
+        // its index clamped to the stream's last word (a stream without words reads the states'
+        // bytes, harmlessly); reading past the last shows as a count above the stream's.
+        var x = InlineArray<4, UInt32>(repeating: 0), counts = InlineArray<4, Int>(repeating: 0)
+        var streams = InlineArray<4, UnsafeRawPointer>(repeating: rans), lasts = InlineArray<4, Int>(repeating: 0)
+        var wordsBefore = 0
+        let totalWords = (ransBytes - 4 * headerWords) / 2
+        for j in 0..<lanes {
+            x[j] = UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * j, as: UInt32.self))
+            let count = j < lanes - 1
+                ? Int(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * (lanes + j), as: UInt32.self)))
+                : totalWords - wordsBefore
+            guard count >= 0, count <= totalWords - wordsBefore else { throw Corrupt() }
+            counts[j] = count
+            if count > 0 { streams[j] = rans + 4 * headerWords + 2 * wordsBefore }
+            lasts[j] = max(0, count - 1)
+            wordsBefore += count
         }
-        guard w0 == count0, w1 == count1, x0 == ransLow, x1 == ransLow, !reader.overrun else { throw Corrupt() }
+        tables.reserve(n)
+        let symbols = tables.symbols
+        @inline(__always) func step(_ x: inout UInt32, _ w: inout Int, _ stream: UnsafeRawPointer, _ last: Int) -> UInt8 {
+            let entry = slots[Int(x & 0xFFF)]
+            x = ((entry & 0xFFF) &+ 1) &* (x >> 12) &+ ((entry >> 12) & 0xFFF)
+            let word = UInt32(UInt16(littleEndian: stream.loadUnaligned(fromByteOffset: 2 &* min(w, last), as: UInt16.self)))
+            let renormalise = x < ransLow
+            x = renormalise ? x << 16 | word : x
+            w &+= renormalise ? 1 : 0
+            return UInt8(truncatingIfNeeded: entry >> 24)
+        }
+        // Pass 1: the symbols.
+        var w = InlineArray<4, Int>(repeating: 0)
+        var i = 0
+        if lanes == 4 {
+            var x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], w0 = 0, w1 = 0, w2 = 0, w3 = 0
+            let s0 = streams[0], s1 = streams[1], s2 = streams[2], s3 = streams[3]
+            let l0 = lasts[0], l1 = lasts[1], l2 = lasts[2], l3 = lasts[3]
+            while i + 3 < n {
+                symbols[i] = step(&x0, &w0, s0, l0)
+                symbols[i + 1] = step(&x1, &w1, s1, l1)
+                symbols[i + 2] = step(&x2, &w2, s2, l2)
+                symbols[i + 3] = step(&x3, &w3, s3, l3)
+                i += 4
+            }
+            (x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3]) = (x0, x1, x2, x3, w0, w1, w2, w3)
+        } else {
+            var x0 = x[0], x1 = x[1], w0 = 0, w1 = 0
+            let s0 = streams[0], s1 = streams[1], l0 = lasts[0], l1 = lasts[1]
+            while i + 1 < n {
+                symbols[i] = step(&x0, &w0, s0, l0)
+                symbols[i + 1] = step(&x1, &w1, s1, l1)
+                i += 2
+            }
+            (x[0], x[1], w[0], w[1]) = (x0, x1, w0, w1)
+        }
+        while i < n {
+            let j = i % lanes
+            symbols[i] = step(&x[j], &w[j], streams[j], lasts[j])
+            i += 1
+        }
+        for j in 0..<lanes where w[j] != counts[j] || x[j] != ransLow { throw Corrupt() }
+        // Pass 2: the offset bits.
+        if maxWidth <= 56 {
+            // A 64-bit load at the bit position's byte holds any value of up to 56 bits. The byte
+            // is clamped so that the load stays in `input` (the rANS section, ≥ 12 bytes, follows
+            // the offset bits, so a valid position is never clamped); reading past the offset bits
+            // shows as a final position beyond them.
+            let limit = input.count - p - 8
+            var position = 0
+            for i in 0..<n {
+                let s = Int(symbols[i])
+                let width = symbolWidth[s]
+                let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: min(position &>> 3, limit), as: UInt64.self))
+                let value = (word &>> UInt64(position & 7)) & ((1 &<< width) &- 1)
+                r[i] = Int64(bitPattern: symbolBase[s] &+ value)
+                position &+= Int(width)
+            }
+            guard position <= 8 * offsetBytes else { throw Corrupt() }
+        } else {
+            var reader = BitReader(UnsafeRawBufferPointer(start: bits, count: offsetBytes))
+            for i in 0..<n {
+                let s = Int(symbols[i])
+                r[i] = Int64(bitPattern: symbolBase[s] &+ reader.read(Int(symbolWidth[s])))
+            }
+            guard !reader.overrun else { throw Corrupt() }
+        }
         return p + offsetBytes + ransBytes
     }
 }

@@ -15,7 +15,9 @@ import Foundation
 ///
 /// Owns its scratch buffers (grown to the largest stream, then reused): one per thread.
 final class NumericCodec {
-    static let version: UInt8 = 1
+    /// The stream version written: 2 (latent blocks with 4 rANS lanes); 1 (2 lanes) is read too.
+    static let version: UInt8 = 2
+    static let readableVersions: ClosedRange<UInt8> = 1...2
     static let maxSegment = 1 << 16
     static let streamHeaderSize = 16
 
@@ -36,7 +38,7 @@ final class NumericCodec {
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
-    private var tables = LatentCoder.Tables()
+    private let tables = LatentCoder.Tables()
     /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
     private var knownGrids: [(offset: Double, gain: Double, fit: Double)] = []
 
@@ -67,7 +69,7 @@ final class NumericCodec {
         latents.reserve(n)
         adjustments.reserve(n)
         symbols.reserve(n)
-        words.reserve(n + 4)
+        words.reserve(n + 8)
         histogram.reserve(LatentCoder.histogramSize)
         output.reserve(Self.workingSize(elementCount: n))
         let o = UnsafeMutableRawPointer(output.base)
@@ -635,7 +637,7 @@ final class NumericCodec {
 
     /// The element count a coded stream declares (nil when its header is malformed).
     static func elementCount(of stored: UnsafeRawBufferPointer, elementType: ChunkElementType) -> Int? {
-        guard stored.count >= streamHeaderSize, stored[0] == version, stored[1] == elementType.rawValue,
+        guard stored.count >= streamHeaderSize, readableVersions.contains(stored[0]), stored[1] == elementType.rawValue,
               stored[2] == 0, stored[3] == 0 else { return nil }
         let n = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         guard n <= UInt64(Int.max / 8) else { return nil }
@@ -651,6 +653,7 @@ final class NumericCodec {
         let segments = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         // Every segment holds at least one sample and at most maxSegment.
         guard segments <= n, n <= segments * Self.maxSegment else { throw .storedSize }
+        let lanes = LatentCoder.lanes(version: stored[0])
         latents.reserve(min(n, Self.maxSegment))
         adjustments.reserve(min(n, Self.maxSegment))
         var p = Self.streamHeaderSize
@@ -685,9 +688,9 @@ final class NumericCodec {
             }
             let v = latents.base, adj = adjustments.base
             do {
-                p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: v)
+                p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, lanes: lanes, tables: tables, into: v)
                 if flags == 1 {
-                    p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, tables: &tables, into: adj)
+                    p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, lanes: lanes, tables: tables, into: adj)
                 }
             } catch { throw .storedSize }
             // An exception list: checked whole before anything is written.
