@@ -265,14 +265,16 @@ enum LatentCoder {
         var x = InlineArray<4, UInt32>(repeating: ransLow)
         var w = InlineArray<4, Int>(repeating: 0)
         for j in 0..<lanes { w[j] = (j + 1) * stack }
+        // Branch-free (whether a word is emitted is data, not a pattern a predictor learns): the
+        // word is stored below the stack's top either way and kept only when the top moves down
+        // (a lane pushes at most one word per symbol, so the slot below is always its own).
         @inline(__always) func put(_ i: Int, _ x: inout UInt32, _ w: inout Int) {
             let s = Int(symbols[i])
             let f = freq[s]
-            if UInt64(x) >= UInt64(f) << 20 {
-                w -= 1
-                words[w] = UInt16(truncatingIfNeeded: x)
-                x >>= 16
-            }
+            let emit = UInt64(x) >= UInt64(f) << 20
+            words[w - 1] = UInt16(truncatingIfNeeded: x)
+            w -= emit ? 1 : 0
+            x = emit ? x >> 16 : x
             let product = UInt64(x).multipliedFullWidth(by: reciprocal[s])
             let q = UInt32(truncatingIfNeeded: product.high << 20 | product.low >> 44)
             x = (q << 12) &+ (x &- q &* f) &+ cum[s]
@@ -316,28 +318,42 @@ enum LatentCoder {
         let slots = UnsafeMutablePointer<UInt32>.allocate(capacity: 4096)
         let symbolBase = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
         let symbolWidth = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
+        /// 2^width − 1 for widths ≤ 56.
+        let symbolMask = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
         /// The decoded symbols of a block.
         private(set) var symbols = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
         private var symbolCapacity = 1
+        /// The rANS words of a block, one padded region per lane.
+        private(set) var words = UnsafeMutablePointer<UInt16>.allocate(capacity: 1)
+        private var wordCapacity = 1
 
         init() {
             slots.initialize(repeating: 0, count: 4096)
             symbolBase.initialize(repeating: 0, count: 256)
             symbolWidth.initialize(repeating: 0, count: 256)
+            symbolMask.initialize(repeating: 0, count: 256)
         }
 
         deinit {
             slots.deallocate()
             symbolBase.deallocate()
             symbolWidth.deallocate()
+            symbolMask.deallocate()
             symbols.deallocate()
+            words.deallocate()
         }
 
-        func reserve(_ n: Int) {
-            guard n > symbolCapacity else { return }
-            symbols.deallocate()
-            symbolCapacity = max(n, symbolCapacity * 3 / 2)
-            symbols = .allocate(capacity: symbolCapacity)
+        func reserve(symbols n: Int, words count: Int) {
+            if n > symbolCapacity {
+                symbols.deallocate()
+                symbolCapacity = max(n, symbolCapacity * 3 / 2)
+                symbols = .allocate(capacity: symbolCapacity)
+            }
+            if count > wordCapacity {
+                words.deallocate()
+                wordCapacity = max(count, wordCapacity * 3 / 2)
+                words = .allocate(capacity: wordCapacity)
+            }
         }
     }
 
@@ -354,7 +370,7 @@ enum LatentCoder {
         let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
         let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
         guard shift <= 63, escapeWidth <= 64, binCount <= maxBins else { throw Corrupt() }
-        let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth
+        let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth, symbolMask = tables.symbolMask
         var p = 20
         var cumulative = 0
         var maxWidth = 0
@@ -375,6 +391,7 @@ enum LatentCoder {
             let width = s < binCount ? shift : escapeWidth
             symbolBase[s] = s < binCount ? base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) : base
             symbolWidth[s] = UInt64(width)
+            symbolMask[s] = width >= 64 ? ~0 : (1 << UInt64(width)) &- 1
             if v > 0 { maxWidth = max(maxWidth, width) }
         }
         let headerWords = 2 * lanes - 1
@@ -388,83 +405,72 @@ enum LatentCoder {
         }
         let bits = input.baseAddress! + p
         let rans = bits + offsetBytes
-        // The lanes' word streams: each read branch-free, the word loaded whether needed or not and
-        // its index clamped to the stream's last word (a stream without words reads the states'
-        // bytes, harmlessly); reading past the last shows as a count above the stream's.
-        var x = InlineArray<4, UInt32>(repeating: 0), counts = InlineArray<4, Int>(repeating: 0)
-        var streams = InlineArray<4, UnsafeRawPointer>(repeating: rans), lasts = InlineArray<4, Int>(repeating: 0)
+        // Each lane takes at most one word per symbol, so at most ⌈n / lanes⌉: the lanes' words are
+        // copied into regions of ⌈n / lanes⌉ + 1 words (zero beyond the stored ones), where every
+        // read is in bounds without a check; a lane that read other than its stored words is
+        // caught after.
+        let perLane = (n + lanes - 1) / lanes + 1
+        tables.reserve(symbols: n, words: lanes * perLane)
+        let symbols = tables.symbols, words = tables.words
+        var x = InlineArray<4, UInt64>(repeating: 0), counts = InlineArray<4, Int>(repeating: 0)
         var wordsBefore = 0
         let totalWords = (ransBytes - 4 * headerWords) / 2
         for j in 0..<lanes {
-            x[j] = UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * j, as: UInt32.self))
+            x[j] = UInt64(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * j, as: UInt32.self)))
             let count = j < lanes - 1
                 ? Int(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * (lanes + j), as: UInt32.self)))
                 : totalWords - wordsBefore
-            guard count >= 0, count <= totalWords - wordsBefore else { throw Corrupt() }
+            guard count >= 0, count <= totalWords - wordsBefore, count < perLane else { throw Corrupt() }
             counts[j] = count
-            if count > 0 { streams[j] = rans + 4 * headerWords + 2 * wordsBefore }
-            lasts[j] = max(0, count - 1)
+            let region = words + j * perLane
+            UnsafeMutableRawPointer(region).copyMemory(from: rans + 4 * headerWords + 2 * wordsBefore, byteCount: 2 * count)
+            (region + count).initialize(repeating: 0, count: perLane - count)
             wordsBefore += count
         }
-        tables.reserve(n)
-        let symbols = tables.symbols
-        @inline(__always) func step(_ x: inout UInt32, _ w: inout Int, _ stream: UnsafeRawPointer, _ last: Int) -> UInt8 {
-            let entry = slots[Int(x & 0xFFF)]
-            x = ((entry & 0xFFF) &+ 1) &* (x >> 12) &+ ((entry >> 12) & 0xFFF)
-            let word = UInt32(UInt16(littleEndian: stream.loadUnaligned(fromByteOffset: 2 &* min(w, last), as: UInt16.self)))
-            let renormalise = x < ransLow
-            x = renormalise ? x << 16 | word : x
-            w &+= renormalise ? 1 : 0
-            return UInt8(truncatingIfNeeded: entry >> 24)
+        // States are held in 64 bits: the same values (< 2^32), but the optimiser does not turn
+        // the lanes into SSE2 vectors, whose 32-bit multiply and lane moves lengthen the chain.
+        @inline(__always) func step(_ x: inout UInt64, _ w: inout UnsafeMutablePointer<UInt16>) -> UInt8 {
+            let entry = UInt64(slots[Int(x & 0xFFF)])
+            x = ((entry & 0xFFF) &+ 1) &* (x &>> 12) &+ ((entry &>> 12) & 0xFFF)
+            let word = UInt64(UInt16(littleEndian: w.pointee))
+            let renormalise = x < UInt64(ransLow)
+            x = renormalise ? x &<< 16 | word : x
+            w += renormalise ? 1 : 0
+            return UInt8(truncatingIfNeeded: entry &>> 24)
         }
         // Pass 1: the symbols.
-        var w = InlineArray<4, Int>(repeating: 0)
+        var w = InlineArray<4, UnsafeMutablePointer<UInt16>>(repeating: words)
+        for j in 0..<lanes { w[j] = words + j * perLane }
         var i = 0
         if lanes == 4 {
-            var x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], w0 = 0, w1 = 0, w2 = 0, w3 = 0
-            let s0 = streams[0], s1 = streams[1], s2 = streams[2], s3 = streams[3]
-            let l0 = lasts[0], l1 = lasts[1], l2 = lasts[2], l3 = lasts[3]
+            var x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]
             while i + 3 < n {
-                symbols[i] = step(&x0, &w0, s0, l0)
-                symbols[i + 1] = step(&x1, &w1, s1, l1)
-                symbols[i + 2] = step(&x2, &w2, s2, l2)
-                symbols[i + 3] = step(&x3, &w3, s3, l3)
+                symbols[i] = step(&x0, &w0)
+                symbols[i + 1] = step(&x1, &w1)
+                symbols[i + 2] = step(&x2, &w2)
+                symbols[i + 3] = step(&x3, &w3)
                 i += 4
             }
             (x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3]) = (x0, x1, x2, x3, w0, w1, w2, w3)
         } else {
-            var x0 = x[0], x1 = x[1], w0 = 0, w1 = 0
-            let s0 = streams[0], s1 = streams[1], l0 = lasts[0], l1 = lasts[1]
+            var x0 = x[0], x1 = x[1], w0 = w[0], w1 = w[1]
             while i + 1 < n {
-                symbols[i] = step(&x0, &w0, s0, l0)
-                symbols[i + 1] = step(&x1, &w1, s1, l1)
+                symbols[i] = step(&x0, &w0)
+                symbols[i + 1] = step(&x1, &w1)
                 i += 2
             }
             (x[0], x[1], w[0], w[1]) = (x0, x1, w0, w1)
         }
         while i < n {
             let j = i % lanes
-            symbols[i] = step(&x[j], &w[j], streams[j], lasts[j])
+            symbols[i] = step(&x[j], &w[j])
             i += 1
         }
-        for j in 0..<lanes where w[j] != counts[j] || x[j] != ransLow { throw Corrupt() }
+        for j in 0..<lanes where w[j] - (words + j * perLane) != counts[j] || x[j] != UInt64(ransLow) { throw Corrupt() }
         // Pass 2: the offset bits.
         if maxWidth <= 56 {
-            // A 64-bit load at the bit position's byte holds any value of up to 56 bits. The byte
-            // is clamped so that the load stays in `input` (the rANS section, ≥ 12 bytes, follows
-            // the offset bits, so a valid position is never clamped); reading past the offset bits
-            // shows as a final position beyond them.
-            let limit = input.count - p - 8
-            var position = 0
-            for i in 0..<n {
-                let s = Int(symbols[i])
-                let width = symbolWidth[s]
-                let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: min(position &>> 3, limit), as: UInt64.self))
-                let value = (word &>> UInt64(position & 7)) & ((1 &<< width) &- 1)
-                r[i] = Int64(bitPattern: symbolBase[s] &+ value)
-                position &+= Int(width)
-            }
-            guard position <= 8 * offsetBytes else { throw Corrupt() }
+            // The rANS section (≥ 12 bytes) follows the offset bits: 8 bytes can be loaded at any byte of them.
+            try offsets(bits, byteCount: offsetBytes, readable: input.count - p, symbols: symbols, count: n, tables: tables, into: r)
         } else {
             var reader = BitReader(UnsafeRawBufferPointer(start: bits, count: offsetBytes))
             for i in 0..<n {
@@ -475,45 +481,66 @@ enum LatentCoder {
         }
         return p + offsetBytes + ransBytes
     }
+
+    /// The values of symbols whose widths are all ≤ 56: a 64-bit load at the bit position's byte
+    /// holds any of them. The byte is clamped to `readable` − 8 so that the load stays in bounds
+    /// (a valid position is never clamped: see the caller); reading past the offset bits shows as
+    /// a final position beyond them. Kept apart from the rANS pass so that its few values live in
+    /// registers.
+    @inline(never)
+    private static func offsets(_ bits: UnsafeRawPointer, byteCount: Int, readable: Int, symbols: UnsafePointer<UInt8>,
+                                count n: Int, tables: Tables, into r: UnsafeMutablePointer<Int64>) throws(Corrupt) {
+        let symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth, symbolMask = tables.symbolMask
+        let limit = readable - 8
+        var position = 0
+        for i in 0..<n {
+            let s = Int(symbols[i])
+            let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: min(position &>> 3, limit), as: UInt64.self))
+            r[i] = Int64(bitPattern: symbolBase[s] &+ ((word &>> UInt64(position & 7)) & symbolMask[s]))
+            position &+= Int(symbolWidth[s])
+        }
+        guard position <= 8 * byteCount else { throw Corrupt() }
+    }
 }
 
-/// LSB-first bit writer (little-endian 32-bit stores); the caller guarantees room.
+/// LSB-first bit writer, branch-free: every write stores 8 bytes (little-endian) at the current
+/// byte and advances by the whole bytes filled; the caller guarantees 8 bytes of room past the end.
 struct BitWriter {
     private let start: UnsafeMutableRawPointer
     private var out: UnsafeMutableRawPointer
+    /// Pending bits (fewer than 8 after every write).
     private var accumulator: UInt64 = 0
-    private var filled = 0
+    private var filled: UInt64 = 0
 
     init(_ start: UnsafeMutableRawPointer) { self.start = start; out = start }
 
     @inline(__always) mutating func write(_ value: UInt64, _ width: Int) {
-        if width > 32 {
+        if width > 56 {
             put(value & 0xFFFF_FFFF, 32)
             put(value >> 32, width - 32)
-        } else if width > 0 {
+        } else {
             put(value, width)
         }
     }
 
+    /// `value` has no bits at or above `width` (≤ 56).
     @inline(__always) private mutating func put(_ value: UInt64, _ width: Int) {
-        accumulator |= value &<< UInt64(filled)  // filled < 32
-        filled += width
-        if filled >= 32 {
-            out.storeBytes(of: UInt32(truncatingIfNeeded: accumulator).littleEndian, as: UInt32.self)
-            out += 4
-            accumulator >>= 32
-            filled -= 32
-        }
+        accumulator |= value &<< filled  // filled < 8, so the value's bits all fit
+        filled &+= UInt64(width)
+        out.storeBytes(of: accumulator.littleEndian, as: UInt64.self)
+        let bytes = filled &>> 3  // ≤ 7
+        out += Int(bytes)
+        accumulator &>>= bytes &* 8
+        filled &= 7
     }
 
     /// Flushes the last bits; returns the bytes written.
     mutating func finish() -> Int {
-        while filled > 0 {
+        if filled > 0 {
             out.storeBytes(of: UInt8(truncatingIfNeeded: accumulator), as: UInt8.self)
             out += 1
-            accumulator >>= 8
-            filled -= 8
         }
+        accumulator = 0
         filled = 0
         return out - start
     }

@@ -111,9 +111,19 @@ final class NumericCodec {
             return size
         }
         // No grid: a fixed-point grid (a power-of-two gain; the bits below it go to the adjustments,
-        // and prediction works on values) or the bit patterns, whichever codes smaller.
-        let fixed = encodeSegment(values, count: n, elementType: elementType, choice: .fixedPoint, into: out)
+        // and prediction works on values) or the bit patterns, whichever codes smaller — judged on
+        // the first `trialLength` samples of a longer segment (each trial is a whole encoding),
+        // then the segment coded once.
         alternative.reserve(Self.workingSize(elementCount: n))
+        if n > Self.trialLength {
+            let measuring = measureEntropy
+            measureEntropy = false
+            let fixed = encodeSegment(values, count: Self.trialLength, elementType: elementType, choice: .fixedPoint, into: alternative.base)
+            let bits = encodeSegment(values, count: Self.trialLength, elementType: elementType, choice: .bits, into: alternative.base)
+            measureEntropy = measuring
+            return encodeSegment(values, count: n, elementType: elementType, choice: bits < fixed ? .bits : .fixedPoint, into: out)
+        }
+        let fixed = encodeSegment(values, count: n, elementType: elementType, choice: .fixedPoint, into: out)
         let bits = encodeSegment(values, count: n, elementType: elementType, choice: .bits, into: alternative.base)
         if bits < fixed {
             out.copyMemory(from: alternative.base, byteCount: bits)
@@ -121,6 +131,9 @@ final class NumericCodec {
         }
         return fixed
     }
+
+    /// Samples on which the float modes without a grid are compared.
+    static let trialLength = 8192
 
     /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
     private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
@@ -311,31 +324,38 @@ final class NumericCodec {
             v[i] = v[i] &+ (sum &>> q)
         }
         guard n > p else { return }
+        // Only c0 × (the newest sample) is on the dependency chain: the rest of the next sum is
+        // computed during this step and carried to the next (a loop-carried value, which the
+        // optimiser cannot reassociate into the chain).
         if p == 2 {
             let c0 = c[0], c1 = c[1]
-            var a1 = v[1], a2 = v[0]
+            var a1 = v[1]
+            var rest = half &+ c1 &* v[0]
             for i in 2..<n {
-                let x = v[i] &+ ((half &+ c0 &* a1 &+ c1 &* a2) &>> q)
+                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
+                rest = half &+ c1 &* a1
                 v[i] = x
-                a2 = a1; a1 = x
+                a1 = x
             }
         } else if p == 4 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
-            var a1 = v[3], a2 = v[2], a3 = v[1], a4 = v[0]
+            var a1 = v[3], a2 = v[2], a3 = v[1]
+            var rest = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* v[0]
             for i in 4..<n {
-                let x = v[i] &+ ((half &+ c0 &* a1 &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4) &>> q)
+                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
+                rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3
                 v[i] = x
-                a4 = a3; a3 = a2; a2 = a1; a1 = x
+                a3 = a2; a2 = a1; a1 = x
             }
         } else if p == 8 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
-            var a1 = v[7], a2 = v[6], a3 = v[5], a4 = v[4], a5 = v[3], a6 = v[2], a7 = v[1], a8 = v[0]
+            var a1 = v[7], a2 = v[6], a3 = v[5], a4 = v[4], a5 = v[3], a6 = v[2], a7 = v[1]
+            var rest = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4 &+ c4 &* a5 &+ c5 &* a6 &+ c6 &* a7 &+ c7 &* v[0]
             for i in 8..<n {
-                // The older terms do not depend on the newest sample: only c0 × a1 is on the chain.
-                let older = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4 &+ c4 &* a5 &+ c5 &* a6 &+ c6 &* a7 &+ c7 &* a8
-                let x = v[i] &+ ((older &+ c0 &* a1) &>> q)
+                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
+                rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3 &+ c4 &* a4 &+ c5 &* a5 &+ c6 &* a6 &+ c7 &* a7
                 v[i] = x
-                a8 = a7; a7 = a6; a6 = a5; a5 = a4; a4 = a3; a3 = a2; a2 = a1; a1 = x
+                a7 = a6; a6 = a5; a5 = a4; a4 = a3; a3 = a2; a2 = a1; a1 = x
             }
         } else {
             for i in p..<n {
