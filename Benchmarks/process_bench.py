@@ -349,7 +349,7 @@ class Bench:
                 "p99_us": max(r["latency_us"]["p99"] or 0 for r in results), "lost": sum(sum(r["missed"]) for r in results)}
 
     def fanout_lsl(self, n, rate, seconds):
-        setup = 1.5 + n / 16
+        setup = 2.5 + n / 16  # 128 inlets over 4 processes take seconds to resolve and open
         sid = f"tb-{uuid.uuid4().hex[:12]}"
         outlet = Proc([self.python, os.path.join(PEERS, "lsl_peer.py"), "outlet", "--source-id", sid, "--block", "16",
                        "--rate", str(rate), "--wait-subscribers", str(setup), "--seconds", str(seconds + 1.5)], stdin=True)
@@ -366,6 +366,10 @@ class Bench:
         outlet.p.stdin.flush()
         outlet.finish(30)
         results = [i.json() for i in inlets]
+        late = max(r.get("late_s", 0) for r in results)
+        if late > 0:
+            raise RuntimeError(f"LSL fan-out to {n}: inlets were opened {late:.2f} s after the window began; "
+                               "raise the set-up time in fanout_lsl")
         each = [c / 16 / seconds for r in results for c in r["counts"]]
         cpu_s, span = cpu.cpu_between(start, start + seconds)
         return {"per_subscriber": statistics.median(each), "min": min(each),

@@ -81,6 +81,8 @@ def inlet(args):
     if args.start_unix:
         window_start = args.start_unix
     window_end = window_start + args.seconds if args.expect == 0 else float("inf")
+    # Inlets opened after the window began would under-count: say so rather than report a low rate.
+    late = time.time() - window_start if args.expect == 0 and time.time() > window_start else 0.0
     while time.time() < deadline:
         now_wall = time.time()
         if now_wall >= window_end:
@@ -112,7 +114,7 @@ def inlet(args):
     print(json.dumps({
         "counts": counts, "lost": [max(0, args.expect - c) for c in counts] if args.expect else None,
         "mb_per_s": (total - args.block) * sample_bytes / (last - first) / 1e6 if args.expect and last and last > first else None,
-        "seconds": args.seconds, "window_start_unix": window_start, "window_end_unix": window_end,
+        "late_s": late, "seconds": args.seconds, "window_start_unix": window_start, "window_end_unix": window_end,
         "latency_us": {"p50": q(0.5), "p99": q(0.99), "p999": q(0.999)}}), flush=True)
     for i in inlets:
         i.close_stream()

@@ -34,7 +34,8 @@ struct BenchReport {
         var rows: [[String]] = [header]
         for p in points {
             let l = p.latency
-            let offered = p.offeredRate.map { String(format: "%.0f", $0) } ?? (p.samplesPerChannel != nil ? "max" : "-")
+            // Against a publisher: what it produced for the subscriber (delivered + announced lost).
+            let offered = p.offeredRate.map { String(format: "%.0f", $0) } ?? (p.samplesPerChannel != nil ? "max" : String(format: "%.0f", p.arrivedRate))
             let delivered = many ? String(format: "%.0f / %.0f", p.deliveredRate, p.deliveredRates.min() ?? 0) : String(format: "%.0f", p.deliveredRate)
             let mbps = many ? String(format: "%.1f (%.1f)", p.deliveredMBps, p.totalMBps) : String(format: "%.1f", p.deliveredMBps)
             var row = [Self.frameLabel(p), offered, delivered, mbps,
