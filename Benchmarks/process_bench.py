@@ -9,7 +9,8 @@
    - `tributary record` of the 64 KiB replay (MB/s of frames written, from its summary line);
    - peers: a pyzmq DEALER process -> a ROUTER process (zero-copy sends and receives) moving the
      same number of messages of the same size; an LSL outlet process -> an inlet process pushing
-     and pulling chunks of the same bytes (push_chunk / pull_chunk).
+     and pulling chunks of the same bytes (push_chunk / pull_chunk; at most 1024 / 10 000 chunks, since
+     LSL moves tens of MB/s and a round must stay short).
    Rounds interleave the systems; each figure is the median of the rounds with the spread (min-max),
    ratios are medians of per-round ratios.
 2. Fan-out: 1, 8, 32, 128 subscribers (spread over up to 4 processes) on one publisher offering
@@ -40,6 +41,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, "peers")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# LSL moves tens of MB/s: the same chunk size, but at most this many chunks, so a round stays short.
+LSL_MAX_CHUNKS_64K = 1024
+LSL_MAX_CHUNKS_SMALL = 10_000
 
 
 def median_spread(values):
@@ -230,7 +234,7 @@ class Bench:
         outlet.p.stdin.flush()
         outlet.finish(30)
         r, o = inlet.json(), outlet.json()
-        return {"mb_per_s": r["mb_per_s"], "lost_samples": r["lost"][0] if r.get("lost") else None,
+        return {"mb_per_s": r["mb_per_s"], "lost_samples": r["lost"][0] if r.get("lost") else None, "chunks": chunks,
                 "version": f"pylsl {o['pylsl']} (liblsl {o['liblsl']})"}
 
     def throughput(self):
@@ -246,7 +250,7 @@ class Bench:
         rows = {}
         cases = [
             ("64 KiB lossless replay", lambda: self.tributary_replay(big), lambda: self.pyzmq_pair(frames64, 65536),
-             lambda: self.lsl_pair(frames64, 2, 4096)),
+             lambda: self.lsl_pair(min(frames64, LSL_MAX_CHUNKS_64K), 2, 4096)),
             ("1 KiB (8x16) lossless replay", lambda: self.tributary_replay(small), None, None),
             ("64 KiB live (simulate 8x1024, 5000 frames/s offered)",
              lambda: self.tributary_live("id=1,name=live64,rate=5120000,channels=8,block=1024,noise=0", a.live_seconds), None, None),
@@ -264,7 +268,7 @@ class Bench:
                     t = trib()
                     small_frames = small_frames or t["frames"]
                     z = self.pyzmq_pair(small_frames, 8 * 16 * 8)
-                    l = self.lsl_pair(small_frames, 8, 16)
+                    l = self.lsl_pair(min(small_frames, LSL_MAX_CHUNKS_SMALL), 8, 16)
                 else:
                     t = trib()
                     z = zmqf() if zmqf else None
@@ -291,7 +295,7 @@ class Bench:
                          f"{sum(x['lost'] for x in row['pyzmq'])}; ratio {median_spread(row['ratio_pyzmq'])}")
                 versions = row["pyzmq"][0]["version"]
             if row["lsl"]:
-                line += (f"\n      LSL outlet->inlet processes {median_spread([x['mb_per_s'] for x in row['lsl']])}, samples lost "
+                line += (f"\n      LSL outlet->inlet processes ({row['lsl'][0]['chunks']} chunks of the same size) {median_spread([x['mb_per_s'] for x in row['lsl']])}, samples lost "
                          f"{sum(x['lost_samples'] or 0 for x in row['lsl'])}; ratio {median_spread(row['ratio_lsl'])}")
                 versions += ", " + row["lsl"][0]["version"]
             print(line)
@@ -328,50 +332,52 @@ class Bench:
                 "p99_us": p99, "announced": sum(p["announced_lost"] for p in points),
                 "unaccounted": sum(p["unaccounted_lost"] for p in points)}
 
-    def fanout_pyzmq(self, n, rate, seconds):
-        setup = 1.0 + n / 64
-        pub = Proc([self.python, os.path.join(PEERS, "zmq_process_peer.py"), "pub", "--size", "1024", "--rate", str(rate),
-                    "--wait-subscribers", str(setup), "--seconds", str(seconds + 1.5)])
-        endpoint = pub.wait_line("listening on ").split()[-1]
-        start = time.time() + setup + 0.5
+    def synchronised_peers(self, publisher_argv, subscriber_argvs, seconds):
+        """Starts the publisher, then the subscriber processes; once every subscriber says 'ready',
+        tells the publisher to start and every subscriber when its window starts."""
+        pub = Proc(publisher_argv, stdin=True)
+        first = pub.wait_line("listening on ") if "pub" in publisher_argv else pub.wait_line("ready")
+        endpoint = first.split()[-1]
         cpu = CPUSampler(pub.p.pid)
-        subs = [Proc([self.python, os.path.join(PEERS, "zmq_process_peer.py"), "sub", "--connect", endpoint, "--sockets", str(k),
-                      "--seconds", str(seconds), "--start-unix", str(start)]) for k in self.spread(n)]
+        subs = [Proc([a.replace("ENDPOINT", endpoint) for a in argv], stdin=True) for argv in subscriber_argvs]
+        for s in subs:
+            s.wait_line("ready", timeout=120)
+        start = time.time() + 0.5
+        pub.p.stdin.write("start\n")
+        pub.p.stdin.flush()
+        for s in subs:
+            s.p.stdin.write(f"{start}\n")
+            s.p.stdin.flush()
         for s in subs:
             s.finish(120)
-        pub.finish(60)
+        pub.wait_line("{", timeout=120)
         cpu.stop()
-        results = [s.json() for s in subs]
-        each = [c / seconds for r in results for c in r["counts"]]
+        pub.p.stdin.write("done\n")
+        pub.p.stdin.flush()
+        pub.finish(30)
         cpu_s, span = cpu.cpu_between(start, start + seconds)
+        return [s.json() for s in subs], cpu_s, span
+
+    def fanout_pyzmq(self, n, rate, seconds):
+        peer = os.path.join(PEERS, "zmq_process_peer.py")
+        results, cpu_s, span = self.synchronised_peers(
+            [self.python, peer, "pub", "--size", "1024", "--rate", str(rate), "--start-on-stdin", "--seconds", str(seconds + 1.0)],
+            [[self.python, peer, "sub", "--connect", "ENDPOINT", "--sockets", str(k), "--seconds", str(seconds), "--start-on-stdin"]
+             for k in self.spread(n)], seconds)
+        each = [c / seconds for r in results for c in r["counts"]]
         return {"per_subscriber": statistics.median(each), "min": min(each),
                 "cpu_us_per_frame_per_sub": cpu_s / (rate * span * n) * 1e6 if cpu_s is not None and span > 0 else None,
                 "p99_us": max(r["latency_us"]["p99"] or 0 for r in results), "lost": sum(sum(r["missed"]) for r in results)}
 
     def fanout_lsl(self, n, rate, seconds):
-        setup = 2.5 + n / 16  # 128 inlets over 4 processes take seconds to resolve and open
+        peer = os.path.join(PEERS, "lsl_peer.py")
         sid = f"tb-{uuid.uuid4().hex[:12]}"
-        outlet = Proc([self.python, os.path.join(PEERS, "lsl_peer.py"), "outlet", "--source-id", sid, "--block", "16",
-                       "--rate", str(rate), "--wait-subscribers", str(setup), "--seconds", str(seconds + 1.5)], stdin=True)
-        outlet.wait_line("ready")
-        start = time.time() + setup + 0.5
-        cpu = CPUSampler(outlet.p.pid)
-        inlets = [Proc([self.python, os.path.join(PEERS, "lsl_peer.py"), "inlet", "--source-id", sid, "--block", "16",
-                        "--inlets", str(k), "--seconds", str(seconds), "--start-unix", str(start)]) for k in self.spread(n)]
-        for i in inlets:
-            i.finish(180)
-        outlet.wait_line("{", timeout=60)
-        cpu.stop()
-        outlet.p.stdin.write("done\n")
-        outlet.p.stdin.flush()
-        outlet.finish(30)
-        results = [i.json() for i in inlets]
-        late = max(r.get("late_s", 0) for r in results)
-        if late > 0:
-            raise RuntimeError(f"LSL fan-out to {n}: inlets were opened {late:.2f} s after the window began; "
-                               "raise the set-up time in fanout_lsl")
+        results, cpu_s, span = self.synchronised_peers(
+            [self.python, peer, "outlet", "--source-id", sid, "--block", "16", "--rate", str(rate), "--start-on-stdin",
+             "--seconds", str(seconds + 1.0)],
+            [[self.python, peer, "inlet", "--source-id", sid, "--block", "16", "--inlets", str(k), "--seconds", str(seconds),
+              "--start-on-stdin"] for k in self.spread(n)], seconds)
         each = [c / 16 / seconds for r in results for c in r["counts"]]
-        cpu_s, span = cpu.cpu_between(start, start + seconds)
         return {"per_subscriber": statistics.median(each), "min": min(each),
                 "cpu_us_per_frame_per_sub": cpu_s / (rate * span * n) * 1e6 if cpu_s is not None and span > 0 else None,
                 "p99_us": max(r["latency_us"]["p99"] or 0 for r in results),
@@ -417,19 +423,14 @@ class Bench:
                 "unaccounted": p["unaccounted_lost"]}
 
     def latency_lsl(self, rate, seconds):
+        peer = os.path.join(PEERS, "lsl_peer.py")
         sid = f"tb-{uuid.uuid4().hex[:12]}"
-        outlet = Proc([self.python, os.path.join(PEERS, "lsl_peer.py"), "outlet", "--source-id", sid, "--block", "16",
-                       "--rate", str(rate), "--wait-subscribers", "1.5", "--seconds", str(seconds + 1.0)], stdin=True)
-        outlet.wait_line("ready")
-        start = time.time() + 2.0
-        inlet = Proc([self.python, os.path.join(PEERS, "lsl_peer.py"), "inlet", "--source-id", sid, "--block", "16",
-                      "--seconds", str(seconds), "--start-unix", str(start)])
-        inlet.finish(120)
-        outlet.wait_line("{", timeout=60)
-        outlet.p.stdin.write("done\n")
-        outlet.p.stdin.flush()
-        outlet.finish(30)
-        r = inlet.json()
+        results, _, _ = self.synchronised_peers(
+            [self.python, peer, "outlet", "--source-id", sid, "--block", "16", "--rate", str(rate), "--start-on-stdin",
+             "--seconds", str(seconds + 1.0)],
+            [[self.python, peer, "inlet", "--source-id", sid, "--block", "16", "--seconds", str(seconds), "--start-on-stdin"]],
+            seconds)
+        r = results[0]
         return {**r["latency_us"], "delivered": r["counts"][0] / 16 / seconds}
 
     def latency(self):

@@ -38,7 +38,10 @@ def outlet(args):
             out.push_chunk(chunk, pylsl.local_clock())
             pushed += 1
     else:
-        time.sleep(args.wait_subscribers)
+        if args.start_on_stdin:
+            sys.stdin.readline()  # the inlets are open
+        else:
+            time.sleep(args.wait_subscribers)
         period = 1.0 / args.rate
         start = time.perf_counter()
         end = start + args.seconds
@@ -71,6 +74,8 @@ def inlet(args):
         i.open_stream(timeout=10)
         inlets.append(i)
     print("ready", flush=True)
+    if args.start_on_stdin:
+        args.start_unix = float(sys.stdin.readline())  # when every inlet of the run is open
     channels = streams[0].channel_count()
     buf = np.empty((max(args.block * 64, 4096), channels))
     counts = [0] * len(inlets)
@@ -134,6 +139,8 @@ def main():
     parser.add_argument("--start-unix", type=float, default=0, help="start of the measurement window (default: --warmup s after start)")
     parser.add_argument("--wait-subscribers", type=float, default=1.0)
     parser.add_argument("--inlets", type=int, default=1)
+    parser.add_argument("--start-on-stdin", action="store_true",
+                        help="outlet: start pushing on a line from stdin; inlet: after 'ready', read the window's start (unix s)")
     parser.add_argument("--expect", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60)
     args = parser.parse_args()

@@ -66,7 +66,10 @@ def pub(args):
     sock.setsockopt(zmq.SNDHWM, 1000)
     sock.bind("tcp://127.0.0.1:0")
     print("listening on", sock.getsockopt(zmq.LAST_ENDPOINT).decode(), flush=True)
-    time.sleep(args.wait_subscribers)
+    if args.start_on_stdin:
+        sys.stdin.readline()  # the subscribers are connected
+    else:
+        time.sleep(args.wait_subscribers)
     body = bytearray(args.size)
     period = 1.0 / args.rate
     start = time.perf_counter()
@@ -100,6 +103,10 @@ def sub(args):
         poller.register(s, zmq.POLLIN)
         sockets.append(s)
     index = {s: i for i, s in enumerate(sockets)}
+    if args.start_on_stdin:
+        time.sleep(0.2)  # let the subscriptions reach the publisher
+        print("ready", flush=True)
+        args.start_unix = float(sys.stdin.readline())
     counts = [0] * len(sockets)
     last_seq = [None] * len(sockets)
     missed = [0] * len(sockets)
@@ -149,6 +156,8 @@ def main():
     parser.add_argument("--start-unix", type=float, default=0, help="start of the measurement window (default: --warmup s after start)")
     parser.add_argument("--wait-subscribers", type=float, default=1.0)
     parser.add_argument("--sockets", type=int, default=1)
+    parser.add_argument("--start-on-stdin", action="store_true",
+                        help="pub: start sending on a line from stdin; sub: after 'ready', read the window's start (unix s)")
     args = parser.parse_args()
     {"router": router, "dealer": dealer, "pub": pub, "sub": sub}[args.role](args)
 
