@@ -6,17 +6,18 @@
    - lossless replay: `tributary serve --replay X --speed max` -> `tributary subscribe --summary`;
    - live: `tributary serve --simulate ...` at a high offered rate -> `subscribe --summary` for
      --live-seconds (what arrives and what the gap notices announce);
-   - `tributary record` of the 64 KiB replay (MB/s of frames written, from its summary line);
+   - `tributary record` of the 64 KiB replay, default codec and --fast-codec (MB/s of frames written,
+     from its summary line);
    - peers: a pyzmq DEALER process -> a ROUTER process (zero-copy sends and receives) moving the
      same number of messages of the same size; an LSL outlet process -> an inlet process pushing
-     and pulling chunks of the same bytes (push_chunk / pull_chunk; at most 1024 / 10 000 chunks, since
+     and pulling chunks of the same bytes (push_chunk / pull_chunk; at most 512 / 10 000 chunks, since
      LSL moves tens of MB/s and a round must stay short).
    Rounds interleave the systems; each figure is the median of the rounds with the spread (min-max),
    ratios are medians of per-round ratios.
 2. Fan-out: 1, 8, 32, 128 subscribers (spread over up to 4 processes) on one publisher offering
    1000 frames/s of 8 x 16 float64: delivered frames/s per subscriber, publisher CPU per frame per
    subscriber (utime + stime of the publisher process from /proc/PID/stat over the measurement
-   window), p99 latency, loss; peers: a pyzmq PUB process with N SUB sockets, an LSL outlet with
+   window, divided by the frames all subscribers received in it), p99 latency, loss; peers: a pyzmq PUB process with N SUB sockets, an LSL outlet with
    N inlets.
 3. Latency against offered rate (100 ... 50 000 frames/s, 8 x 16 float64): `tributary bench`
    against `tributary serve --simulate` (callback latency) and LSL push_chunk -> pull_chunk in the
@@ -42,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, "peers")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # LSL moves tens of MB/s: the same chunk size, but at most this many chunks, so a round stays short.
-LSL_MAX_CHUNKS_64K = 1024
+LSL_MAX_CHUNKS_64K = 512
 LSL_MAX_CHUNKS_SMALL = 10_000
 
 
@@ -51,6 +52,13 @@ def median_spread(values):
     if not values:
         return "-"
     return f"{statistics.median(values):.4g} ({min(values):.4g}-{max(values):.4g})"
+
+
+def cpu_per_delivery(cpu_s, span, rates):
+    """Publisher CPU µs per frame delivered to one subscriber: CPU seconds over the window divided by
+    the frames all subscribers received in it (rates: frames/s of each subscriber)."""
+    delivered = sum(rates) * span
+    return cpu_s / delivered * 1e6 if cpu_s is not None and delivered > 0 else None
 
 
 def ratio(a, b):
@@ -192,11 +200,11 @@ class Bench:
         return {"mb_per_s": s["data_mb_per_s"], "frames": s["data_frames"], "announced": s["frames_announced_missing"],
                 "unaccounted": s["unaccounted_loss"]}
 
-    def tributary_record(self, capture):
+    def tributary_record(self, capture, *extra):
         out = os.path.join(self.tmp, f"rec-{uuid.uuid4().hex}.tcap")
         serve, address = self.serve("--replay", capture, "--speed", "max", "--linger", "0.2")
         started = time.perf_counter()
-        rec = Proc([self.tributary, "record", address, "--api-key", "bench", "--out", out])
+        rec = Proc([self.tributary, "record", address, "--api-key", "bench", "--out", out, *extra])
         rec.finish(300)
         serve.finish(60)
         elapsed = time.perf_counter() - started
@@ -256,7 +264,10 @@ class Bench:
              lambda: self.tributary_live("id=1,name=live64,rate=5120000,channels=8,block=1024,noise=0", a.live_seconds), None, None),
             ("1 KiB live (simulate 8x16, 20000 frames/s offered)",
              lambda: self.tributary_live("id=1,name=live1k,rate=320000,channels=8,block=16,noise=0", a.live_seconds), None, None),
-            ("record of the 64 KiB replay", lambda: self.tributary_record(big), None, None),
+            ("record of the 64 KiB replay (default codec: entropy coding, 2 compression threads)",
+             lambda: self.tributary_record(big), None, None),
+            ("record of the 64 KiB replay (--fast-codec: bit-shuffle + zstd, 2 compression threads)",
+             lambda: self.tributary_record(big, "--fast-codec"), None, None),
         ]
         for name, *_ in cases:
             rows[name] = {"tributary": [], "pyzmq": [], "lsl": [], "ratio_pyzmq": [], "ratio_lsl": []}
@@ -307,28 +318,34 @@ class Bench:
         procs = min(4, n)
         return [n // procs + (1 if i < n % procs else 0) for i in range(procs)]
 
-    def fanout_tributary(self, n, rate, seconds):
+    def fanout_tributary(self, n, rate, seconds, setup=None):
         serve, address = self.serve("--simulate", f"id=1,name=fanout,rate={rate * 16},channels=8,block=16,noise=0")
         cpu = CPUSampler(serve.p.pid)
+        # Every bench process measures the same window (--start-at), once all sessions are open.
+        setup = setup or 2.0 + n / 16
+        start_at = time.time() + setup
         benches = [Proc([self.tributary, "bench", address, "--api-key", "bench", "--subscribers", str(k), "--seconds", str(seconds),
-                         "--json", os.path.join(self.tmp, f"fan-{n}-{i}.json")]) for i, k in enumerate(self.spread(n))]
+                         "--start-at", f"{start_at:.3f}", "--json", os.path.join(self.tmp, f"fan-{n}-{i}.json")])
+                   for i, k in enumerate(self.spread(n))]
         for b in benches:
             b.finish(120)
         cpu.stop()
         serve.stop()
+        failed = [b for b in benches if b.p.returncode != 0]
+        if any("--start-at" in "".join(b.err) for b in failed) and setup < 60:
+            print(f"  ({n} sessions took longer than {setup:.1f} s to open; again with {2 * setup:.1f} s)", flush=True)
+            return self.fanout_tributary(n, rate, seconds, 2 * setup)
+        if failed:
+            raise RuntimeError(f"bench: exit {failed[0].p.returncode}: {''.join(failed[0].err)[-600:]}")
         points = []
-        for i, b in enumerate(benches):
-            if b.p.returncode != 0:
-                raise RuntimeError(f"bench: exit {b.p.returncode}: {''.join(b.err)[-600:]}")
+        for i in range(len(benches)):
             with open(os.path.join(self.tmp, f"fan-{n}-{i}.json")) as f:
                 points.append(json.load(f)["points"][0])
-        start = max(p["window_start_unix"] for p in points)
-        end = min(p["window_end_unix"] for p in points)
-        cpu_s, span = cpu.cpu_between(start, end)
+        cpu_s, span = cpu.cpu_between(start_at, start_at + seconds)
         each = [r for p in points for r in p["delivered_frames_per_s_each"]]
         p99 = max((p["latency_us"] or {}).get("p99") or 0 for p in points)
         return {"per_subscriber": statistics.median(each), "min": min(each),
-                "cpu_us_per_frame_per_sub": cpu_s / (rate * span * n) * 1e6 if cpu_s is not None and span > 0 else None,
+                "cpu_us_per_frame_per_sub": cpu_per_delivery(cpu_s, span, each),
                 "p99_us": p99, "announced": sum(p["announced_lost"] for p in points),
                 "unaccounted": sum(p["unaccounted_lost"] for p in points)}
 
@@ -352,8 +369,11 @@ class Bench:
             s.finish(120)
         pub.wait_line("{", timeout=120)
         cpu.stop()
-        pub.p.stdin.write("done\n")
-        pub.p.stdin.flush()
+        try:
+            pub.p.stdin.write("done\n")  # the LSL outlet waits for it; the pyzmq publisher has exited
+            pub.p.stdin.flush()
+        except BrokenPipeError:
+            pass
         pub.finish(30)
         cpu_s, span = cpu.cpu_between(start, start + seconds)
         return [s.json() for s in subs], cpu_s, span
@@ -366,7 +386,7 @@ class Bench:
              for k in self.spread(n)], seconds)
         each = [c / seconds for r in results for c in r["counts"]]
         return {"per_subscriber": statistics.median(each), "min": min(each),
-                "cpu_us_per_frame_per_sub": cpu_s / (rate * span * n) * 1e6 if cpu_s is not None and span > 0 else None,
+                "cpu_us_per_frame_per_sub": cpu_per_delivery(cpu_s, span, each),
                 "p99_us": max(r["latency_us"]["p99"] or 0 for r in results), "lost": sum(sum(r["missed"]) for r in results)}
 
     def fanout_lsl(self, n, rate, seconds):
@@ -379,7 +399,7 @@ class Bench:
               "--start-on-stdin"] for k in self.spread(n)], seconds)
         each = [c / 16 / seconds for r in results for c in r["counts"]]
         return {"per_subscriber": statistics.median(each), "min": min(each),
-                "cpu_us_per_frame_per_sub": cpu_s / (rate * span * n) * 1e6 if cpu_s is not None and span > 0 else None,
+                "cpu_us_per_frame_per_sub": cpu_per_delivery(cpu_s, span, each),
                 "p99_us": max(r["latency_us"]["p99"] or 0 for r in results),
                 "lost": sum(max(0, rate * seconds - c / 16) for r in results for c in r["counts"])}
 
@@ -456,6 +476,9 @@ class Bench:
                   f"p99 {median_spread([x.get('p99') for x in t])}, p99.9 {median_spread([x.get('p999') for x in t])}; "
                   f"delivered {median_spread([x['delivered'] for x in t])} frames/s, lost {sum(x['announced'] for x in t)} announced / "
                   f"{sum(x['unaccounted'] for x in t)} unaccounted")
+            if statistics.median(x["delivered"] for x in t) < 0.95 * rate:
+                print("                    (serve's simulated source produced fewer frames than offered, without loss: it could "
+                      "not generate them in time, and the latency includes how far behind it fell)")
             if row["lsl"]:
                 l = row["lsl"]
                 print(f"                    LSL push_chunk -> pull_chunk p50 {median_spread([x['p50'] for x in l])}, "

@@ -25,7 +25,8 @@ def outlet(args):
     rate = args.rate * args.block if args.rate > 0 else pylsl.IRREGULAR_RATE
     info = pylsl.StreamInfo("tributary-bench", "bench", args.channels, rate, pylsl.cf_double64, args.source_id)
     # Irregular rate: buffers are counted in hundreds of samples; make them hold the whole run.
-    buffered = 360 if args.rate > 0 else max(360, args.chunks * args.block // 100 + 100)
+    # Paced: 10 s of buffer per consumer (LSL's default 360 s costs ~370 MB per inlet at 16 000 samples/s x 8 ch).
+    buffered = 10 if args.rate > 0 else max(360, args.chunks * args.block // 100 + 100)
     out = pylsl.StreamOutlet(info, chunk_size=args.block, max_buffered=buffered)
     chunk = np.random.default_rng(1).standard_normal((args.block, args.channels))
     print("ready", flush=True)
@@ -69,7 +70,8 @@ def inlet(args):
     inlets = []
     for _ in range(args.inlets):
         # Irregular rate (--expect runs): the buffer is counted in hundreds of samples; let it hold the whole run.
-        buflen = max(360, args.expect // 100 + 100)
+        # Paced runs: 10 s.
+        buflen = max(360, args.expect // 100 + 100) if args.expect else 10
         i = pylsl.StreamInlet(streams[0], max_buflen=buflen, max_chunklen=args.block, recover=False)
         i.open_stream(timeout=10)
         inlets.append(i)

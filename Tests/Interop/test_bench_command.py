@@ -1,11 +1,12 @@
 """`tributary bench` end to end (a few seconds): a loopback sweep (table, JSON, SVG), a run against a
-running `tributary serve` with two simulated sources and two subscribers, `subscribe --summary`, and
-bad flags that must fail with a clear error before anything is measured.
+running `tributary serve` with two simulated sources and two subscribers, `subscribe --summary`,
+`record --fast-codec`, and bad flags that must fail with a clear error before anything is measured.
 
 Runs the release binary named by the environment variable TRIBUTARY.
 """
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -109,6 +110,21 @@ class BenchCommand(unittest.TestCase):
         self.assertIn("no source 7", err)
         err = bench(serve.address, "--api-key", "wrong", "--seconds", "0.3", expect=1).stderr
         self.assertIn("error 1", err)
+        # Two processes measuring the same window; a start time already past is refused.
+        start = time.time() + 1.5
+        procs = [subprocess.Popen([BIN, "bench", serve.address, "--api-key", "k", "--sources", "1", "--seconds", "0.3",
+                                   "--start-at", f"{start:.3f}", "--json", self.path(f"a{i}.json")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(2)]
+        for p in procs:
+            _, err = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 0, err)
+        for i in range(2):
+            with open(self.path(f"a{i}.json")) as f:
+                point = json.load(f)["points"][0]
+            self.assertAlmostEqual(point["window_start_unix"], start, delta=0.01)
+            self.assertAlmostEqual(point["arrived_frames_per_s"], 200, delta=40)
+        err = bench(serve.address, "--api-key", "k", "--seconds", "0.3", "--start-at", f"{time.time() - 5:.3f}", expect=1).stderr
+        self.assertIn("--start-at: the sessions were started", err)
 
     def test_subscribe_summary_counts_instead_of_printing(self):
         serve = ServeProcess("id=1,name=s,rate=16000,channels=8,block=16")
@@ -122,6 +138,19 @@ class BenchCommand(unittest.TestCase):
         self.assertAlmostEqual(s["data_frames"], 500, delta=120)
         self.assertEqual(s["data_bytes"], s["data_frames"] * 8 * 16 * 8)
         self.assertEqual((s["unaccounted_loss"], s["frames_announced_missing"], s["end"]), (0, 0, "durationElapsed"))
+
+    def test_record_fast_codec_writes_a_readable_capture(self):
+        serve = ServeProcess("id=1,name=s,rate=16000,channels=8,block=16")
+        self.addCleanup(serve.close)
+        out = self.path("fast.tcap")
+        proc = subprocess.run([BIN, "record", serve.address, "--api-key", "k", "--out", out, "--duration", "0.5", "--fast-codec"],
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        inspect = subprocess.run([BIN, "inspect", out], capture_output=True, text=True, timeout=30)
+        self.assertEqual(inspect.returncode, 0, inspect.stderr)
+        self.assertIn("no gaps, no damage", inspect.stdout)
+        frames = int(re.search(r"(\d+) frames", inspect.stdout).group(1))
+        self.assertGreater(frames, 300, inspect.stdout)  # 0.5 s at 1000 frames/s
 
     def test_bad_flags_fail_clearly(self):
         cases = [
@@ -139,6 +168,8 @@ class BenchCommand(unittest.TestCase):
             (["tcp://127.0.0.1:1", "--api-key", "k", "--duration", "3"], "--duration: bench measures --seconds per point"),
             (["udp://127.0.0.1:1", "--api-key", "k"], "only tcp:// addresses are supported"),
             (["--api-key", "k"], "missing ADDRESS"),
+            (["--start-at", "5"], "--start-at applies to runs against a publisher"),
+            (["tcp://127.0.0.1:1", "--api-key", "k", "--start-at", "soon"], "option --start-at: 'soon' is not a Unix time"),
         ]
         for args, message in cases:
             with self.subTest(args=args):

@@ -49,6 +49,8 @@ struct BenchPoint {
 struct BenchRunner {
     var subscribers: Int
     var seconds: Double
+    /// When the first point's window starts (Unix seconds), to align several bench processes; nil: after the warm-up.
+    var startAt: Double?
     var warmup: Double { min(0.5, seconds / 4) }
 
     /// Loopback: an in-process publisher on tcp://127.0.0.1 with one `BenchSource`.
@@ -77,7 +79,7 @@ struct BenchRunner {
             usleep(1_000)
         }
         source.startGate.signal()
-        var point = measure(sessions, sourceID: source.info.id, description: source.info.description)
+        var point = try measure(sessions, sourceID: source.info.id, description: source.info.description, startAt: nil)
         point.samplesPerChannel = samples
         point.offeredRate = rate
         point.publisherDropped = publisher.subscribers().reduce(0) { $0 + $1.framesDropped }
@@ -85,15 +87,16 @@ struct BenchRunner {
         return point
     }
 
-    /// Against a running publisher: the sessions select source `sourceID` only.
-    func remote(_ options: SubscriptionOptions, source: SourceInfo) throws -> BenchPoint {
+    /// Against a running publisher: the sessions select source `sourceID` only; `aligned`: the window
+    /// starts at `startAt`.
+    func remote(_ options: SubscriptionOptions, source: SourceInfo, aligned: Bool = false) throws -> BenchPoint {
         let sessions = try (0..<subscribers).map { i in
             try openSession(host: options.host, port: options.port, apiKey: options.apiKey,
                             description: options.description + (subscribers > 1 ? " \(i + 1)" : ""), timeout: options.timeout,
                             curve: options.curve, sourceID: source.id, analogFilter: options.analogFilter, arrayFilters: options.arrayFilters)
         }
         defer { for (subject, _) in sessions { subject.close() } }
-        return measure(sessions, sourceID: source.id, description: source.description)
+        return try measure(sessions, sourceID: source.id, description: source.description, startAt: aligned ? startAt : nil)
     }
 
     /// The sources a running publisher lists in its welcome (a session opened and closed, never started).
@@ -129,11 +132,20 @@ struct BenchRunner {
         return (subject, observer)
     }
 
-    private func measure(_ sessions: [(Subject, BenchObserver)], sourceID: UInt32, description: String) -> BenchPoint {
-        let start = BenchClock.monotonic() + UInt64(warmup * 1e9)
+    private func measure(_ sessions: [(Subject, BenchObserver)], sourceID: UInt32, description: String,
+                         startAt: Double?) throws -> BenchPoint {
+        let offset = Date().timeIntervalSince1970 - Double(BenchClock.monotonic()) / 1e9
+        var start = BenchClock.monotonic() + UInt64(warmup * 1e9)
+        if let startAt {
+            let wanted = (startAt - offset) * 1e9
+            guard wanted >= Double(BenchClock.monotonic()) else {
+                throw CommandError(String(format: "--start-at: the sessions were started %.2f s after it; give a later time",
+                                          Date().timeIntervalSince1970 - startAt))
+            }
+            start = UInt64(wanted)
+        }
         let end = start + UInt64(seconds * 1e9)
         for (_, observer) in sessions { observer.setWindow(start: start, end: end) }
-        let offset = Date().timeIntervalSince1970 - Double(BenchClock.monotonic()) / 1e9
         while BenchClock.monotonic() < end + 20_000_000 { usleep(20_000) }
         let counts = sessions.map { $0.1.counts }
         let unaccounted = sessions.reduce(UInt64(0)) { $0 + $1.0.statistics().unaccountedLoss }

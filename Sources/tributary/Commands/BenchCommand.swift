@@ -37,6 +37,8 @@ enum BenchCommand: Command {
       --seconds S               measured seconds per point, in [0.1, 3600] (default 2), after a
                                 warm-up of min(0.5, S/4) s
       --subscribers N           sessions measured at once, 1-256 (default 1)
+      --start-at T              against a publisher: start measuring the first point at Unix time T
+                                (s), so that several bench processes measure the same window
       --json PATH               also write the points as JSON
       --svg PATH                also write the curve (latency against MB/s, log-log) as SVG
     \(SubscriptionOptions.usageLines)
@@ -50,6 +52,7 @@ enum BenchCommand: Command {
         let subscribers = try arguments.integer("--subscribers", "a count of subscribers", in: 1...256) ?? 1
         let jsonPath = try arguments.option("--json")
         let svgPath = try arguments.option("--svg")
+        let startAt = try arguments.number("--start-at", "a Unix time in seconds", in: 0...1e11)
         // ADDRESS mode takes the subscription options (--api-key is required there, meaningless on loopback).
         var probe = arguments
         let remote = !(try probe.options("--api-key")).isEmpty
@@ -61,7 +64,7 @@ enum BenchCommand: Command {
         let rest = try arguments.finish()
         for path in [jsonPath, svgPath].compactMap({ $0 }) { try checkWritable(path) }
 
-        let runner = BenchRunner(subscribers: subscribers, seconds: seconds)
+        let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt)
         var report: BenchReport
         if var options {
             guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS (with --api-key)" : "expected one ADDRESS, got \(rest.count)") }
@@ -84,8 +87,11 @@ enum BenchCommand: Command {
             printError("bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(sources.count) source(s), "
                        + "\(subscribers) subscriber(s), \(seconds.formatted()) s per point")
             report = BenchReport(mode: "publisher", address: address, delivery: nil, subscribers: subscribers, points: [])
-            for source in sources {
-                let point = try runner.remote(options, source: source)
+            if let startAt, startAt - Date().timeIntervalSince1970 > 3_600 {
+                throw UsageError("option --start-at: \(startAt) is more than an hour from now")
+            }
+            for (index, source) in sources.enumerated() {
+                let point = try runner.remote(options, source: source, aligned: index == 0)
                 report.points.append(point)
                 printError("  source \(source.id) '\(source.description.terminalSafe)': \(String(format: "%.0f", point.deliveredRate)) frames/s")
             }
@@ -93,6 +99,7 @@ enum BenchCommand: Command {
             guard rest.isEmpty else {
                 throw UsageError("unexpected argument '\(rest[0])' (a publisher ADDRESS needs --api-key KEY)")
             }
+            if startAt != nil { throw UsageError("--start-at applies to runs against a publisher (ADDRESS)") }
             let rates = try parseList(ratesText ?? "100,1000,10000,50000,max", option: "--rates", what: "an offered rate in frames/s in [1, 1000000] or max") { text -> Double?? in
                 if text == "max" { return .some(nil) }
                 guard let v = Double(text), (1...1_000_000).contains(v) else { return nil }
