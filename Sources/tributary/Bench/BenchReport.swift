@@ -132,7 +132,7 @@ struct LogLogPlot {
         func px(_ x: Double) -> Double { left + (log10(max(x, 1e-300)) - x0) / (x1 - x0) * plotW }
         func py(_ y: Double) -> Double { top + (y1 - log10(max(y, 1e-300))) / (y1 - y0) * plotH }
         func f(_ v: Double) -> String { String(format: "%.2f", v) }
-        func tick(_ d: Double) -> String { d >= 0 && d < 7 ? String(Int(pow(10, d))) : "1e\(Int(d))" }
+        func tick(_ d: Double) -> String { d >= 0 && d < 7 ? String(Int(pow(10, d))) : d < 0 && d >= -4 ? String(format: "%g", pow(10, d)) : "1e\(Int(d))" }
         var svg = """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
         <rect width="100%" height="100%" fill="white"/>
