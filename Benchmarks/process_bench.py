@@ -3,7 +3,8 @@
 
 1. Throughput, process to process, 64 KiB frames (2 ch x 4096 float64, what `import` writes) and
    small frames (8 ch x 16 float64, 1 KiB):
-   - lossless replay: `tributary serve --replay X --speed max` -> `tributary subscribe --summary`;
+   - lossless replay: `tributary serve --replay X --speed max` -> `tributary subscribe --summary`
+     (and, 64 KiB, -> `tributary bench`: the library's Subject with an observer, no package stream);
    - live: `tributary serve --simulate ...` at a high offered rate -> `subscribe --summary` for
      --live-seconds (what arrives and what the gap notices announce);
    - `tributary record` of the 64 KiB replay, default codec and --fast-codec (MB/s of frames written,
@@ -191,6 +192,23 @@ class Bench:
         return {"mb_per_s": s["data_mb_per_s"], "frames": s["data_frames"], "announced": s["frames_announced_missing"],
                 "unaccounted": s["unaccounted_loss"]}
 
+    def tributary_replay_library(self, capture):
+        """The same replay into `tributary bench`: the library's Subject with an observer (callbacks on
+        the callback queue), without `subscribe`'s package stream; its point ends with the replay."""
+        serve, address = self.serve("--replay", capture, "--speed", "max", "--linger", "0.2")
+        out = os.path.join(self.tmp, f"replay-{uuid.uuid4().hex}.json")
+        b = Proc([self.tributary, "bench", address, "--api-key", "bench", "--seconds", "600", "--warmup", "0", "--json", out])
+        b.finish(300)
+        serve.finish(60)
+        if b.p.returncode != 0:
+            raise RuntimeError(f"bench: exit {b.p.returncode}: {''.join(b.err)[-600:]}")
+        with open(out) as f:
+            p = json.load(f)["points"][0]
+        if not p["publisher_closed"]:
+            raise RuntimeError("bench against a replay: the replay did not end within the point")
+        return {"mb_per_s": p["delivered_mb_per_s"], "frames": sum(p["delivered_frames_per_s_each"]) * p["seconds"],
+                "announced": p["announced_lost"], "unaccounted": p["unaccounted_lost"]}
+
     def tributary_live(self, spec, seconds):
         serve, address = self.serve("--simulate", spec)
         sub = Proc([self.tributary, "subscribe", address, "--api-key", "bench", "--summary", "--duration", str(seconds)])
@@ -259,6 +277,8 @@ class Bench:
         cases = [
             ("64 KiB lossless replay", lambda: self.tributary_replay(big), lambda: self.pyzmq_pair(frames64, 65536),
              lambda: self.lsl_pair(min(frames64, LSL_MAX_CHUNKS_64K), 2, 4096)),
+            ("64 KiB lossless replay -> tributary bench (library Subject + observer, first to last frame)",
+             lambda: self.tributary_replay_library(big), None, None),
             ("1 KiB (8x16) lossless replay", lambda: self.tributary_replay(small), None, None),
             ("64 KiB live (simulate 8x1024, 5000 frames/s offered)",
              lambda: self.tributary_live("id=1,name=live64,rate=5120000,channels=8,block=1024,noise=0", a.live_seconds), None, None),

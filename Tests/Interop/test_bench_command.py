@@ -126,6 +126,29 @@ class BenchCommand(unittest.TestCase):
         err = bench(serve.address, "--api-key", "k", "--seconds", "0.3", "--start-at", f"{time.time() - 5:.3f}", expect=1).stderr
         self.assertIn("--start-at: the sessions were started", err)
 
+    def test_a_replay_that_ends_during_the_point_is_measured_to_its_last_frame(self):
+        import numpy as np
+        np.save(self.path("r.npy"), np.sin(np.arange(2 * 4096 * 200).reshape(2, -1) * 0.01))
+        subprocess.run([BIN, "import", self.path("r.npy"), "--rate", "100000", "--out", self.path("r.tcap")],
+                       check=True, capture_output=True, timeout=60)
+        proc = subprocess.Popen([BIN, "serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--replay", self.path("r.tcap"),
+                                 "--speed", "max", "--linger", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.addCleanup(proc.wait, 30)
+        self.addCleanup(proc.stdout.close)
+        address = proc.stdout.readline().split()[-1]
+        started = time.time()
+        out = bench(address, "--api-key", "k", "--seconds", "600", "--warmup", "0", "--json", self.path("replay.json"))
+        self.assertLess(time.time() - started, 60)
+        self.assertIn("the publisher ended the session after", out.stdout)
+        with open(self.path("replay.json")) as f:
+            point = json.load(f)["points"][0]
+        self.assertTrue(point["publisher_closed"])
+        self.assertLess(point["seconds"], 600)
+        # Every frame of the replay, each 2 x 4096 float64, none lost; replayed frames get no latency.
+        self.assertAlmostEqual(point["delivered_frames_per_s"] * point["seconds"], 200, delta=0.5)
+        self.assertEqual((point["sample_bytes_per_frame"], point["replayed_frames"], point["latency_us"]), (65536, 200, None))
+        self.assertEqual((point["announced_lost"], point["unaccounted_lost"]), (0, 0))
+
     def test_subscribe_summary_counts_instead_of_printing(self):
         serve = ServeProcess("id=1,name=s,rate=16000,channels=8,block=16")
         self.addCleanup(serve.close)
@@ -169,6 +192,7 @@ class BenchCommand(unittest.TestCase):
             (["udp://127.0.0.1:1", "--api-key", "k"], "only tcp:// addresses are supported"),
             (["--api-key", "k"], "missing ADDRESS"),
             (["--start-at", "5"], "--start-at applies to runs against a publisher"),
+            (["--warmup", "-1"], "option --warmup: '-1' is not a duration in seconds in [0, 3600]"),
             (["tcp://127.0.0.1:1", "--api-key", "k", "--start-at", "soon"], "option --start-at: 'soon' is not a Unix time"),
         ]
         for args, message in cases:

@@ -73,6 +73,10 @@ final class BenchObserver: Observer, Sendable {
         var windowStart: UInt64 = .max
         var windowEnd: UInt64 = .max
         var firstError: ErrorReport?
+        /// Monotonic time of the last frame counted, and of a normal close by the publisher (a replay's end).
+        var firstCounted: UInt64 = 0
+        var lastCounted: UInt64 = 0
+        var closedAt: UInt64?
     }
     private let state = Mutex(State())
 
@@ -83,6 +87,9 @@ final class BenchObserver: Observer, Sendable {
 
     var counts: BenchCounts { state.withLock { $0.counts } }
     var firstError: ErrorReport? { state.withLock { $0.firstError } }
+    var firstCounted: UInt64 { state.withLock { $0.firstCounted } }
+    var lastCounted: UInt64 { state.withLock { $0.lastCounted } }
+    var closedAt: UInt64? { state.withLock { $0.closedAt } }
 
     func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) {
         let rate = configuration.channels.first?.samplingRate ?? 0
@@ -90,7 +97,14 @@ final class BenchObserver: Observer, Sendable {
     }
 
     func didReceiveError(_ error: ErrorReport) {
-        state.withLock { if $0.firstError == nil { $0.firstError = error } }
+        let now = BenchClock.monotonic()
+        state.withLock { s in
+            if error.isNormalCloseByPublisher {
+                if s.closedAt == nil { s.closedAt = now }
+            } else if s.firstError == nil {
+                s.firstError = error
+            }
+        }
     }
 
     func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) {
@@ -101,6 +115,8 @@ final class BenchObserver: Observer, Sendable {
             guard now >= s.windowStart && now < s.windowEnd else { return }
             s.counts.frames += 1
             s.counts.bytes += UInt64(bytes)
+            if s.counts.frames == 1 { s.firstCounted = now }
+            s.lastCounted = now
             s.counts.sampleBytesPerFrame = bytes
             if header.flags.contains(.replayed) {
                 s.counts.replayedFrames += 1

@@ -42,6 +42,7 @@ struct BenchReport {
                        Self.micro(l.quantile(0.5)), Self.micro(l.quantile(0.99)), Self.micro(l.quantile(0.999)),
                        "\(p.announcedLost)", "\(p.unaccounted)"]
             if let error = p.error { row[8] += "  (\(error))" }
+            if p.publisherClosed { row[8] += String(format: "  (the publisher ended the session after %.2f s)", p.seconds) }
             rows.append(row)
         }
         let widths = header.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
@@ -78,7 +79,7 @@ struct BenchReport {
                 ("publisher_dropped", p.publisherDropped.map { .uint($0) } ?? .null),
                 ("handoff_refused", p.handOffRefused.map { .uint($0) } ?? .null),
                 ("unaccounted_lost", .uint(p.unaccounted)),
-                ("seconds", .double(p.seconds)),
+                ("seconds", .double(p.seconds)), ("publisher_closed", .bool(p.publisherClosed)),
                 ("window_start_unix", .double(p.windowStartUnix)), ("window_end_unix", .double(p.windowEndUnix)),
                 ("error", p.error.map { .string($0) } ?? .null),
             ])

@@ -20,8 +20,11 @@ struct BenchPoint {
     var handOffRefused: UInt64?
     /// Sequence numbers that never arrived and that no gap notice covered, over every subscriber.
     var unaccounted: UInt64
-    /// The first session error a subscriber saw during the point, if any.
+    /// The first session error a subscriber saw during the point, if any (a normal close is none).
     var error: String?
+    /// The publisher closed the sessions before the window's end (a replay ended): `seconds` runs to
+    /// the last frame counted.
+    var publisherClosed = false
 
     var sampleBytesPerFrame: Int { subscribers.map(\.sampleBytesPerFrame).max() ?? 0 }
     var deliveredRates: [Double] { subscribers.map { Double($0.frames) / seconds } }
@@ -51,7 +54,8 @@ struct BenchRunner {
     var seconds: Double
     /// When the first point's window starts (Unix seconds), to align several bench processes; nil: after the warm-up.
     var startAt: Double?
-    var warmup: Double { min(0.5, seconds / 4) }
+    /// Seconds between the sessions' start and the window's (frames before it are not counted).
+    var warmup: Double
 
     /// Loopback: an in-process publisher on tcp://127.0.0.1 with one `BenchSource`.
     func loopback(samples: Int, rate: Double?, delivery: SourceDelivery) throws -> BenchPoint {
@@ -146,12 +150,27 @@ struct BenchRunner {
         }
         let end = start + UInt64(seconds * 1e9)
         for (_, observer) in sessions { observer.setWindow(start: start, end: end) }
-        while BenchClock.monotonic() < end + 20_000_000 { usleep(20_000) }
+        // A publisher that closes every session (a replay's end) before the window's end: the window
+        // runs from the first frame counted to the last.
+        while BenchClock.monotonic() < end + 20_000_000 && !sessions.allSatisfy({ $0.1.closedAt != nil }) { usleep(20_000) }
+        var measured = seconds
+        let closed = sessions.compactMap { $0.1.closedAt }
+        if closed.count == sessions.count, closed.max()! < end {
+            let firsts: [UInt64] = sessions.map { $0.1.firstCounted }.filter { $0 > 0 }
+            let lasts: [UInt64] = sessions.map { $0.1.lastCounted }
+            let first: UInt64 = firsts.min() ?? 0
+            let last: UInt64 = lasts.max() ?? 0
+            if first > 0 && last > first {
+                start = first
+                measured = Double(last - first) / 1e9
+            }
+        }
         let counts = sessions.map { $0.1.counts }
         let unaccounted = sessions.reduce(UInt64(0)) { $0 + $1.0.statistics().unaccountedLoss }
         let error = sessions.lazy.compactMap { $0.1.firstError }.first.map { "error \($0.code): \($0.message.terminalSafe)" }
-        return BenchPoint(sourceID: sourceID, sourceDescription: description, seconds: seconds,
-                          windowStartUnix: offset + Double(start) / 1e9, windowEndUnix: offset + Double(end) / 1e9,
-                          subscribers: counts, unaccounted: unaccounted, error: error)
+        return BenchPoint(sourceID: sourceID, sourceDescription: description, seconds: measured,
+                          windowStartUnix: offset + Double(start) / 1e9, windowEndUnix: offset + Double(start) / 1e9 + measured,
+                          subscribers: counts, unaccounted: unaccounted, error: error,
+                          publisherClosed: closed.count == sessions.count && measured < seconds)
     }
 }

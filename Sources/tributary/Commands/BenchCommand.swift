@@ -27,22 +27,36 @@ enum BenchCommand: Command {
     sources (or those of --sources) is one point; the sessions select that source only (source
     selection) for --seconds, so start the publisher with one --simulate per rate and frame size
     to sweep. Latency across machines needs clocks synchronised (PTP/NTP) better than the latencies
-    measured; frames of a replay keep their recorded timestamps and get no latency.
+    measured; frames of a replay keep their recorded timestamps and get no latency, and a replay
+    that ends during a point makes the point run from its first frame counted to its last.
 
       --rates LIST              loopback: offered frames/s, comma-separated, 'max' for unpaced
                                 (default 100,1000,10000,50000,max)
       --sizes LIST              loopback: samples per channel per frame (8 channels of float64:
                                 16 = 1 KiB, 1024 = 64 KiB; default 16,1024)
       --lossless                loopback: lossless (credit) delivery instead of live
-      --seconds S               measured seconds per point, in [0.1, 3600] (default 2), after a
-                                warm-up of min(0.5, S/4) s
+      --seconds S               measured seconds per point, in [0.1, 3600] (default 2)
+      --warmup S                seconds after the sessions start before a point is measured, in
+                                [0, 3600] (default min(0.5, S/4))
       --subscribers N           sessions measured at once, 1-256 (default 1)
       --start-at T              against a publisher: start measuring the first point at Unix time T
                                 (s), so that several bench processes measure the same window
       --json PATH               also write the points as JSON
       --svg PATH                also write the curve (latency against MB/s, log-log) as SVG
-    \(SubscriptionOptions.usageLines)
+    \(subscriptionUsage)
     """
+
+    /// The subscription options' usage without --duration (bench measures --seconds per point).
+    static var subscriptionUsage: String {
+        var lines: [Substring] = []
+        var skipping = false
+        for line in SubscriptionOptions.usageLines.split(separator: "\n", omittingEmptySubsequences: false) {
+            let option = line.trimmingCharacters(in: .whitespaces).hasPrefix("-")
+            if option { skipping = line.trimmingCharacters(in: .whitespaces).hasPrefix("--duration") }
+            if !skipping { lines.append(line) }
+        }
+        return lines.joined(separator: "\n")
+    }
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let ratesText = try arguments.option("--rates")
@@ -53,6 +67,7 @@ enum BenchCommand: Command {
         let jsonPath = try arguments.option("--json")
         let svgPath = try arguments.option("--svg")
         let startAt = try arguments.number("--start-at", "a Unix time in seconds", in: 0...1e11)
+        let warmup = try arguments.number("--warmup", "a duration in seconds", in: 0...3_600) ?? min(0.5, seconds / 4)
         // ADDRESS mode takes the subscription options (--api-key is required there, meaningless on loopback).
         var probe = arguments
         let remote = !(try probe.options("--api-key")).isEmpty
@@ -64,7 +79,7 @@ enum BenchCommand: Command {
         let rest = try arguments.finish()
         for path in [jsonPath, svgPath].compactMap({ $0 }) { try checkWritable(path) }
 
-        let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt)
+        let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt, warmup: warmup)
         var report: BenchReport
         if var options {
             guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS (with --api-key)" : "expected one ADDRESS, got \(rest.count)") }
