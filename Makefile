@@ -5,7 +5,7 @@ CONFIG       ?= release
 VENV         := .venv
 PY           := $(VENV)/bin/python
 APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev libhdf5-dev pkg-config zstd
-PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf h5py pcodec zstandard
+PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf h5py pcodec zstandard pylsl
 FUZZ_SECONDS ?= 60
 BIN          = $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path)
 
@@ -121,9 +121,12 @@ fuzz: apt-deps
 demo: deps build
 	$(BIN)/tributary demo $(if $(DEMO_OUT),--out $(DEMO_OUT))
 
-## bench: benchmarks with peers measured in the same run (numpy, scipy, FFTW C, zstd, blosc2, pyzmq).
+## bench: benchmarks with peers measured in the same run (numpy, scipy, FFTW C, zstd, blosc2, pyzmq,
+## Lab Streaming Layer via pylsl, whose wheel bundles liblsl). process_bench.py: serve/subscribe/record/bench
+## as separate processes, fan-out and the latency curve (about 3 minutes; --quick for a smoke run).
 bench: deps build python
 	$(BIN)/tributary-bench --python $(PY)
+	$(PY) Benchmarks/process_bench.py --tributary $(BIN)/tributary --python $(PY)
 	$(PY) Benchmarks/python_bench.py --tributary $(BIN)/tributary
 	$(PY) Benchmarks/formats_bench.py $(BIN)/tributary
 

@@ -20,6 +20,7 @@ let commands: [any Command.Type] = [
     ServeCommand.self,
     SubscribeCommand.self,
     RecordCommand.self,
+    BenchCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {

@@ -11,7 +11,7 @@ enum RecordCommand: Command {
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
     usage: tributary record ADDRESS --api-key KEY --out X.tcap [--duration S] [--channels SPEC]
-                            [--sources IDS] [--array-filter TYPE:QUERY]... [--force]
+                            [--sources IDS] [--array-filter TYPE:QUERY]... [--force] [--fast-codec]
 
     Opens a session like 'tributary subscribe' and appends every frame received to a capture
     (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
@@ -34,6 +34,8 @@ enum RecordCommand: Command {
     \(SubscriptionOptions.usageLines)
       --out X.tcap              the capture to write (required)
       --force                   replace X.tcap if it exists, once the new recording is complete
+      --fast-codec              compress with the fast path (bit-shuffle + zstd, no entropy coding):
+                                less CPU per MB, larger files
     """
 
     /// Counters shared by the recording task and the progress line.
@@ -54,6 +56,7 @@ enum RecordCommand: Command {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary record")
         guard let out = try arguments.option("--out") else { throw UsageError("missing --out X.tcap") }
         let force = arguments.flag("--force")
+        let fastCodec = arguments.flag("--fast-codec")
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         try options.setAddress(rest[0])
@@ -66,6 +69,7 @@ enum RecordCommand: Command {
         // authority on loss, and the Subject counts any unannounced jump (reported below).
         writerOptions.detectSequenceJumps = false
         writerOptions.writerName = "tributary record"
+        writerOptions.chunk.entropyCoding = !fastCodec
         // Connect first: a refused session (wrong API key...) must not create or touch any file.
         let (subject, stream, welcome) = try options.connect()
         let writer: CaptureWriter

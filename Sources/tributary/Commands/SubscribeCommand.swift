@@ -25,11 +25,14 @@ enum SubscribeCommand: Command {
 
     \(SubscriptionOptions.usageLines)
       --json                    one JSON object per package instead of a line
+      --summary                 print no package; at the end one JSON object on stdout: data frames
+                                and bytes, MB/s, frames announced missing, unaccounted loss
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary subscribe")
         let json = arguments.flag("--json")
+        let summary = arguments.flag("--summary") ? SubscriptionSummary() : nil
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         try options.setAddress(rest[0])
@@ -40,10 +43,12 @@ enum SubscribeCommand: Command {
         let received = Atomic<Int>(0)
         let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration) { package in
             received.add(1, ordering: .relaxed)
+            if let summary { summary.count(package); return nil }
             let text = json ? describeJSON(package).render() : describeLine(package)
             return StandardOutput.line(text) ? nil : "standard output is closed"
         }
         let count = received.load(ordering: .relaxed)
+        if let summary { StandardOutput.line(summary.json(statistics: subject.statistics(), end: "\(end)").render()) }
         switch end {
         case .failed(let report):
             throw CommandError("error \(report.code): \(report.message.terminalSafe) (after \(count) packages)")
