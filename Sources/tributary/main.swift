@@ -20,6 +20,8 @@ let commands: [any Command.Type] = [
     ServeCommand.self,
     SubscribeCommand.self,
     RecordCommand.self,
+    ViewCommand.self,
+    MonitorCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {
