@@ -13,6 +13,8 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
 /// everything else 404 — no file system behind it, so no path traversal), an optional access token,
 /// bounded connections and message sizes, and one writer thread per WebSocket client with a one-slot
 /// mailbox for updates, so that a slow browser only loses updates (counted) and never blocks the caller.
+/// A client has at most `maxUpdatesInFlight` updates sent and not yet acknowledged (`acknowledge`), so
+/// updates do not queue up in socket buffers either: what a slow browser cannot take is dropped here.
 ///
 /// `@unchecked Sendable`: `context` is written in `init` and cleared in `stop()` (after CivetWeb's threads
 /// are gone); the client table is behind a mutex.
@@ -29,6 +31,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxClients: Int = 8
         /// Largest message a client may send; a longer one closes its connection.
         public var maxMessageBytes: Int = 4_096
+        /// Updates sent to a client and not yet acknowledged, at most.
+        public var maxUpdatesInFlight: Int = 2
         public init(host: String, port: Int, token: String?) {
             self.host = host
             self.port = port
@@ -133,6 +137,11 @@ public final class HTTPServer: @unchecked Sendable {
         for client in clients.withLock({ Array($0.values) }) where id == 0 || client.id == id { client.queueText(text) }
     }
 
+    /// A client has processed one update: the next may be sent.
+    public func acknowledge(_ id: Int) {
+        for client in clients.withLock({ Array($0.values) }) where client.id == id { client.acknowledge() }
+    }
+
     /// The WebSocket clients and their counters.
     public func clientStatistics() -> [ClientStatistics] {
         clients.withLock { $0.values.map { $0.statistics } }.sorted { $0.id < $1.id }
@@ -200,7 +209,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func ready(_ connection: OpaquePointer) {
         pendingHandshakes.subtract(1, ordering: .relaxed)
-        let client = WebSocketClient(connection: connection, id: nextID.add(1, ordering: .relaxed).oldValue)
+        let client = WebSocketClient(connection: connection, id: nextID.add(1, ordering: .relaxed).oldValue,
+                                     maxInFlight: settings.maxUpdatesInFlight)
         clients.withLock { $0[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))] = client }
         client.start()
         onConnect(client.id)
@@ -245,11 +255,21 @@ final class WebSocketClient: @unchecked Sendable {
     private var isClosed = false
     private var sent: UInt64 = 0
     private var dropped: UInt64 = 0
+    private var inFlight = 0
+    private let maxInFlight: Int
     private let finished = DispatchSemaphore(value: 0)
 
-    init(connection: OpaquePointer, id: Int) {
+    init(connection: OpaquePointer, id: Int, maxInFlight: Int) {
         self.connection = connection
         self.id = id
+        self.maxInFlight = maxInFlight
+    }
+
+    func acknowledge() {
+        condition.lock()
+        inFlight = max(0, inFlight - 1)
+        condition.signal()
+        condition.unlock()
     }
 
     var statistics: HTTPServer.ClientStatistics {
@@ -293,13 +313,14 @@ final class WebSocketClient: @unchecked Sendable {
         defer { finished.signal() }
         while true {
             condition.lock()
-            while !isClosed && update == nil && texts.isEmpty { condition.wait() }
+            while !isClosed && texts.isEmpty && (update == nil || inFlight >= maxInFlight) { condition.wait() }
             if isClosed { condition.unlock(); return }
             let text: String? = texts.isEmpty ? nil : texts.removeFirst()
             var bytes: [UInt8]? = nil
             if text == nil {
                 bytes = update
                 update = nil
+                inFlight += 1
                 if let offset = droppedOffset, bytes != nil, offset + 8 <= bytes!.count {
                     let value = Double(dropped).bitPattern.littleEndian
                     bytes!.withUnsafeMutableBytes { $0.storeBytes(of: value, toByteOffset: offset, as: UInt64.self) }

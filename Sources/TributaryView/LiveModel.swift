@@ -71,8 +71,16 @@ public final class LiveModel: Observer, @unchecked Sendable {
     /// Incremented when configurations, selection or window change (the page's description is resent).
     public private(set) var revision = 0
 
-    public init(sources: [SourceInfo]) {
+    public init(sources: [SourceInfo] = []) {
         for s in sources { sourceNames[s.id] = s.description }
+    }
+
+    /// Names the sources (from the welcome).
+    public func name(_ sources: [SourceInfo]) {
+        lock.withLock {
+            for s in sources { sourceNames[s.id] = s.description }
+            revision += 1
+        }
     }
 
     // MARK: Observer (callback queue)

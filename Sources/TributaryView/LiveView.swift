@@ -77,6 +77,8 @@ public final class LiveView: @unchecked Sendable {
         switch type {
         case "ping":
             return
+        case "ack":
+            server.acknowledge(client)
         case "select":
             guard let pairs = object["channels"] as? [[Any]] else { return reply(client, "select: \"channels\" must be [[source, channel], ...]") }
             var keys: [ChannelKey] = []

@@ -23,14 +23,14 @@ section { background:var(--panel); border:1px solid var(--line); border-radius:8
 h2 { font-size:13px; margin:0 0 6px; color:var(--muted); text-transform:uppercase; letter-spacing:.04em; }
 .plots { display:grid; gap:12px; min-width:0; }
 canvas { width:100%; height:240px; display:block; touch-action:manipulation; }
-@media (max-width: 800px) { canvas { height:180px; } }
+@media (max-width: 800px) { canvas { height:180px; } .plots { order:-1; } }
 .row { display:flex; flex-wrap:wrap; gap:6px 12px; align-items:center; margin:4px 0; }
 label { white-space:nowrap; }
 input[type=number] { width:80px; }
 button, select, input { font:inherit; min-height:32px; }
 .source { margin:6px 0; }
 .source b { display:block; overflow-wrap:anywhere; }
-.channel { display:flex; align-items:center; gap:6px; min-height:32px; overflow-wrap:anywhere; }
+.channel { display:flex; align-items:center; gap:6px; min-height:32px; white-space:normal; overflow-wrap:anywhere; }
 .swatch { width:12px; height:12px; border-radius:2px; flex:none; }
 .scroll { overflow-x:auto; }
 table { border-collapse:collapse; width:100%; font-variant-numeric:tabular-nums; }
@@ -66,7 +66,7 @@ dt { color:var(--muted); } dd { margin:0; text-align:right; font-variant-numeric
 const colors = ["#1f77b4","#d62728","#2ca02c","#9467bd","#ff7f0e","#17becf","#8c564b","#e377c2"];
 const view = { updates:0, latencies:[], channels:[], health:null, config:null, errors:[], paused:false, peak:null };
 window.tributaryView = view;
-let socket = null, config = null, last = null;
+let socket = null, config = null, last = null, pending = null;
 const $ = id => document.getElementById(id);
 
 function fmt(x, digits) {
@@ -90,11 +90,14 @@ function connect() {
   socket.onmessage = ev => {
     if (typeof ev.data === "string") return text(JSON.parse(ev.data));
     const u = decode(ev.data);
+    socket.send('{"type":"ack"}');  // the server sends the next update once this one is taken
     if (!u) return;
     view.updates++;
     view.health = u.health;
-    if (!view.paused) { last = u; requestAnimationFrame(() => draw(u)); }
-    else health(u);
+    if (view.paused) return health(u);
+    const scheduled = pending !== null;
+    pending = u;
+    if (!scheduled) requestAnimationFrame(() => { const p = pending; pending = null; last = p; draw(p); });
   };
 }
 setInterval(() => { if (socket && socket.readyState === 1) socket.send('{"type":"ping"}'); }, 10000);

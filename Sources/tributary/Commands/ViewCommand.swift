@@ -64,7 +64,7 @@ enum ViewCommand: Command {
         let statistics = session.subject.statistics()
         session.close()
         printError("\(statistics.framesReceived) frames received, \(statistics.framesMissing) lost (gap notices), "
-                   + "\(statistics.reconnections) reconnections; \(built) updates built, \(bytes) bytes offered to browsers")
+                   + "\(statistics.unaccountedLoss) unaccounted, \(statistics.reconnections) reconnections; \(built) updates built, \(bytes) bytes offered to browsers")
         return 0
     }
 }

@@ -13,13 +13,16 @@ final class LiveSession {
     private(set) var view: LiveView?
 
     /// Opens the session, selects the sources, starts the data, waits for the configurations (at most
-    /// 5 s) and chooses the initial channels (`channels` per source: nil → the first two of each),
+    /// `timeout`) and chooses the initial channels (`channels` per source: nil → the first two of each),
     /// which `serve(http:)` or `applyInitialSelection()` turns into filters.
     init(host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
          sources: [UInt32]?, channels: ChannelSelection?) throws {
         do {
             subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
         } catch { throw CommandError("\(error)") }
+        // Registered before the session opens: the configurations follow the welcome at once.
+        model = LiveModel()
+        subject.register(model)
         do {
             welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description, timeout: timeout,
                                        sourceFilterEnabled: true)
@@ -27,8 +30,7 @@ final class LiveSession {
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
-        model = LiveModel(sources: welcome.sources)
-        subject.register(model)
+        model.name(welcome.sources)
         let wanted = sources ?? welcome.sources.map(\.id)
         for id in wanted where !welcome.sources.contains(where: { $0.id == id }) {
             subject.close()
@@ -42,7 +44,7 @@ final class LiveSession {
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline, !Set(wanted).isSubset(of: model.knownConfigurations.keys) { Thread.sleep(forTimeInterval: 0.02) }
         let configurations = model.knownConfigurations
         var keys: [ChannelKey] = []
