@@ -104,7 +104,7 @@ setInterval(() => { if (socket && socket.readyState === 1) socket.send('{"type":
 
 function text(m) {
   if (m.type === "config") { config = m; view.config = m; buildControls(); }
-  else if (m.type === "status") { $("error").textContent = m.error || ""; if (m.error) view.errors.push(m.error); }
+  else if (m.type === "status") { $("error").textContent = m.error ? "last error: " + m.error : ""; if (m.error) view.errors.push(m.error); }
   else if (m.type === "error") { $("error").textContent = m.message; view.errors.push(m.message); }
 }
 
@@ -241,9 +241,11 @@ function drawSpectrum(u) {
   const y = v => 1 + ph - (v - floor) / (top - floor) * ph;
   g.fillStyle = "#667085";
   for (let k = 0; k <= 4; k++) { const v = floor + (top - floor) * k / 4; g.fillText(fmt(v, 3), 2, Math.min(h - bottom, Math.max(10, y(v) + 4))); }
-  for (let k = 0; k <= 4; k++) {
-    const f = log ? fmin * Math.pow(fmax / fmin, k / 4) : fmax * k / 4;
-    g.fillText(fmt(f, 3) + " Hz", Math.min(w - 60, x(f)), h - 4);
+  const ticks = pw < 500 ? 2 : 4;
+  for (let k = 0; k <= ticks; k++) {
+    const f = log ? fmin * Math.pow(fmax / fmin, k / ticks) : fmax * k / ticks;
+    const label = fmt(f, 3) + " Hz";
+    g.fillText(label, Math.min(w - g.measureText(label).width - 2, x(f)), h - 4);
   }
   const peaks = [];
   for (const c of u.channels) {

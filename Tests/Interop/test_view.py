@@ -376,7 +376,7 @@ class BrowserTests(unittest.TestCase):
         port = self.server.port
         self.server.stop()
         wait_until(lambda: "lost" in self.driver.find_element("id", "state").text, what="state 'publisher lost'")
-        self.assertTrue(self.driver.find_element("id", "error").text.startswith("error "))
+        self.assertTrue(self.driver.find_element("id", "error").text.startswith("last error: error "))
         type(self).server = serve(port)
         wait_until(lambda: (h := self.js("return window.tributaryView.health")) and h["reconnections"] >= 1 and h["connected"],
                    what="reconnection")

@@ -164,7 +164,8 @@ enum ServeCommand: Command {
         for source in sources {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
-        let liveView = try ServeHTTP.start(http: http, endpoint: publisher.endpoint, apiKey: apiKey)  // serve --http
+        let liveView = try ServeHTTP.start(http: http, endpoint: publisher.endpoint, apiKey: apiKey,
+                                              curve: curveSecret != nil)  // serve --http
         defer { liveView?.close() }
 
         enum Event { case stop(Int32), list }

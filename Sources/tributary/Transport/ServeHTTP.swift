@@ -126,8 +126,12 @@ enum ServeHTTP {
     static let usageLine = "--http HOST:PORT     also serve the live view page of these sources (see 'tributary view')"
 
     /// Starts the view of `endpoint` (the publisher's bound `tcp://HOST:PORT`); nil when `http` is nil.
-    static func start(http: String?, endpoint: String, apiKey: String) throws -> LiveSession? {
+    /// - Throws: `UsageError` with `curve` (the in-process subscriber does not speak CURVE).
+    static func start(http: String?, endpoint: String, apiKey: String, curve: Bool) throws -> LiveSession? {
         guard let http else { return nil }
+        guard !curve else {
+            throw UsageError("--http cannot be combined with --curve-secret; run 'tributary view' with --curve-server-key instead")
+        }
         var (host, port) = try SubscriptionOptions.parseAddress(endpoint)
         if host == "0.0.0.0" || host == "*" { host = "127.0.0.1" }
         let session = try LiveSession(host: host, port: port, apiKey: apiKey, description: "tributary serve --http", timeout: 10,
