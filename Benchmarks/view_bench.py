@@ -101,7 +101,9 @@ def main():
                 received.append(got)
                 client.close()
                 view.process.terminate()
-                stderr = view.process.communicate(timeout=20)[1]
+                view.process.wait(timeout=20)
+                stderr = view.process.stderr.read()
+                view.process.stderr.close()
                 m = re.search(r"(\d+) lost \(gap notices\), (\d+) unaccounted", stderr)
                 losses.append(f"{m.group(1)}/{m.group(2)}" if m else "?")
                 peer_cpu.append(p)

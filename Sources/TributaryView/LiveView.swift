@@ -10,8 +10,9 @@ import TributaryWire
 ///
 /// `@unchecked Sendable`: `server` is set once in `init`.
 public final class LiveView: @unchecked Sendable {
-    /// Bytes a second an update stream may take per browser.
-    public static let byteBudget = 200_000.0
+    /// Bytes of updates a second per browser (WebSocket framing and the JSON messages come on top:
+    /// the total stays under 200 KB/s).
+    public static let byteBudget = 180_000.0
     /// Shortest interval between updates (10 Hz).
     public static let minimumInterval = 0.1
     /// Interval between readings (each costs an FFT of 16384 samples per channel).
