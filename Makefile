@@ -4,8 +4,8 @@ SWIFT        ?= swift
 CONFIG       ?= release
 VENV         := .venv
 PY           := $(VENV)/bin/python
-APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev libhdf5-dev pkg-config zstd
-PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf h5py pcodec zstandard pylsl
+APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev libhdf5-dev pkg-config zstd libcivetweb-dev chromium chromium-driver
+PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf h5py pcodec zstandard pylsl selenium
 FUZZ_SECONDS ?= 60
 BIN          = $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path)
 

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TributaryFormats", targets: ["TributaryFormats"]),
         .library(name: "TributaryCapture", targets: ["TributaryCapture"]),
         .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
+        .library(name: "TributaryView", targets: ["TributaryView"]),
         /// The C interface (include/tributary.h): libTributaryC.so, whose SONAME is libtributary.so; `make lib`
         /// copies it to lib/libtributary.so (a product cannot share the name of the `tributary` executable).
         .library(name: "TributaryC", type: .dynamic, targets: ["TributaryC"]),
@@ -33,6 +34,9 @@ let package = Package(
         .target(name: "TributaryCapture", dependencies: ["CZstd", "CHDF5", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
+        /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
+        /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
+        .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "CCivetWeb"]),
         /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
         /// analysis, the JSON document and the table (package-internal API).
         .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture"]),
@@ -47,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "tributary",
             dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                           "TributaryAnalysis"]
+                           "TributaryAnalysis", "TributaryView"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
@@ -66,6 +70,8 @@ let package = Package(
         .systemLibrary(name: "CHDF5", providers: [.apt(["libhdf5-dev"])]),
         // No pkgConfig: libzmq.pc adds -isystem flags that SwiftPM rejects; the headers are in /usr/include.
         .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
+        // No pkgConfig: Debian ships no civetweb.pc; the header is in /usr/include.
+        .systemLibrary(name: "CCivetWeb", providers: [.apt(["libcivetweb-dev"])]),
         /// glibc's mallopt (part of libc: nothing to install or link).
         .systemLibrary(name: "CMalloc"),
 
@@ -77,6 +83,7 @@ let package = Package(
         .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
         .testTarget(name: "TributaryTransportTests",
                     dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
+        .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
 
         // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)
 

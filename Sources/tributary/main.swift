@@ -21,6 +21,8 @@ let commands: [any Command.Type] = [
     SubscribeCommand.self,
     RecordCommand.self,
     BenchCommand.self,
+    ViewCommand.self,
+    MonitorCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {

@@ -52,6 +52,7 @@ enum ServeCommand: Command {
       --curve-secret FILE  encrypt with CURVE, with this secret key ('tributary keygen --out' writes it)
       --curve-clients FILE the allowed subscriber public keys, one per line (with --curve-secret)
       --curve-accept-any   with --curve-secret: let any client key in (traffic still encrypted)
+    \(ServeHTTP.usageLine)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -71,6 +72,7 @@ enum ServeCommand: Command {
         let curveSecret = try arguments.option("--curve-secret")
         let curveClients = try arguments.option("--curve-clients")
         let curveAcceptAny = arguments.flag("--curve-accept-any")
+        let http = try arguments.option("--http")
         let rest = try arguments.finish()
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
@@ -162,6 +164,9 @@ enum ServeCommand: Command {
         for source in sources {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
+        let liveView = try ServeHTTP.start(http: http, endpoint: publisher.endpoint, apiKey: apiKey,
+                                              curve: curveSecret != nil)  // serve --http
+        defer { liveView?.close() }
 
         enum Event { case stop(Int32), list }
         let events = Mutex<[Event]>([])

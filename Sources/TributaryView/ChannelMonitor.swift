@@ -1,0 +1,160 @@
+import TributaryDSP
+
+/// What one channel's live view keeps, in memory bounded whatever the sampling rate: the min/max of
+/// each trace column of the time window, the last `recentCapacity` samples (for the readings), and a
+/// streaming Welch accumulator (for the spectrum). Fed sample blocks by `LiveModel`; allocates nothing
+/// per block.
+final class ChannelMonitor {
+    /// Trace columns at most (one per pixel column of a wide screen, halved: the page stretches them).
+    static let maxColumns = 600
+    /// Samples kept for the readings.
+    static let recentCapacity = 16_384
+    /// Welch segments after which the running average restarts (so that the spectrum follows changes).
+    static let maxSegments = 32
+
+    let sampleRate: Double
+    let windowSeconds: Double
+    let columns: Int
+    let samplesPerColumn: Int
+    // Trace: a ring of completed columns and the column being filled.
+    private(set) var columnMin: [Float]
+    private(set) var columnMax: [Float]
+    private var columnHead = 0
+    private(set) var columnsFilled = 0
+    private var currentMin = Double.infinity, currentMax = -Double.infinity, currentCount = 0
+    // Recent samples.
+    private var recent: [Double]
+    private var recentHead = 0
+    private(set) var recentCount = 0
+    // Spectrum.
+    let welch: StreamingWelch
+    /// The last estimate over at least 4 segments, or the running one before there is such.
+    private(set) var spectrum: PowerSpectralDensity?
+
+    init(sampleRate: Double, windowSeconds: Double) throws {
+        self.sampleRate = sampleRate
+        self.windowSeconds = windowSeconds
+        let samplesInWindow = max(2.0, (sampleRate * windowSeconds).rounded())
+        columns = Int(min(Double(Self.maxColumns), samplesInWindow))
+        samplesPerColumn = max(1, Int((samplesInWindow / Double(columns)).rounded()))
+        columnMin = [Float](repeating: 0, count: columns)
+        columnMax = [Float](repeating: 0, count: columns)
+        recent = [Double](repeating: 0, count: Self.recentCapacity)
+        // Segments of about half a second (at least 256, at most 8192 samples): 1-4 updates a second.
+        var segment = 256
+        while segment * 2 <= min(8_192, Int(sampleRate / 2)) { segment *= 2 }
+        welch = try StreamingWelch(configuration: WelchConfiguration(segmentLength: segment, scaling: .spectrum),
+                                   sampleRate: sampleRate, channelCount: 1)
+    }
+
+    /// Consumes consecutive samples (physical values).
+    func add(_ samples: UnsafeBufferPointer<Double>) {
+        for v in samples {
+            if v < currentMin { currentMin = v }
+            if v > currentMax { currentMax = v }
+            currentCount += 1
+            if currentCount == samplesPerColumn {
+                columnMin[columnHead] = Float(currentMin)
+                columnMax[columnHead] = Float(currentMax)
+                columnHead = (columnHead + 1) % columns
+                columnsFilled = min(columns, columnsFilled + 1)
+                currentMin = .infinity
+                currentMax = -.infinity
+                currentCount = 0
+            }
+        }
+        // Recent samples: copy the tail that fits.
+        let capacity = recent.count
+        let take = min(samples.count, capacity)
+        var from = samples.count - take
+        recent.withUnsafeMutableBufferPointer { r in
+            var left = take
+            while left > 0 {
+                let chunk = min(left, capacity - recentHead)
+                (r.baseAddress! + recentHead).update(from: samples.baseAddress! + from, count: chunk)
+                recentHead = (recentHead + chunk) % capacity
+                from += chunk
+                left -= chunk
+            }
+        }
+        recentCount = min(capacity, recentCount + take)
+        welch.add(block: samples, samplesPerChannel: samples.count)
+    }
+
+    /// Refreshes `spectrum` from the accumulator (called at the update rate, not per block).
+    func refreshSpectrum() {
+        guard welch.segments > 0 else { return }
+        if welch.segments >= 4 || spectrum == nil || spectrum!.segments < 4 { spectrum = welch.estimate(channel: 0) }
+        if welch.segments >= Self.maxSegments { welch.reset() }
+    }
+
+    /// Completed columns, oldest first, as (min, max) pairs.
+    func trace() -> (min: [Float], max: [Float]) {
+        var mins = [Float](), maxs = [Float]()
+        mins.reserveCapacity(columnsFilled)
+        maxs.reserveCapacity(columnsFilled)
+        let start = (columnHead - columnsFilled + columns) % columns
+        for i in 0..<columnsFilled {
+            mins.append(columnMin[(start + i) % columns])
+            maxs.append(columnMax[(start + i) % columns])
+        }
+        return (mins, maxs)
+    }
+
+    /// The last `count` samples (at most `recentCount`), oldest first.
+    func recentSamples(_ count: Int) -> [Double] {
+        let n = min(count, recentCount)
+        let capacity = recent.count
+        let start = (recentHead - n + capacity) % capacity
+        return (0..<n).map { recent[(start + $0) % capacity] }
+    }
+}
+
+/// The readings of one channel (the library's `ChannelAnalyzer`: statistics, tone, distortion); NaN
+/// where a reading is not available (no tone found, too few samples).
+public struct ChannelReadings: Sendable, Equatable {
+    public var samples: Int = 0
+    public var rms = Double.nan
+    public var peakToPeak = Double.nan
+    public var mean = Double.nan
+    public var toneFrequency = Double.nan
+    public var toneAmplitude = Double.nan
+    public var thdDB = Double.nan
+    public var sinadDB = Double.nan
+    public var enob = Double.nan
+    /// Why the tone readings are missing, if they are.
+    public var problem: String?
+
+    /// The readings in the order of the update layout (docs/VIEW.md).
+    public var values: [Double] { [rms, peakToPeak, mean, toneFrequency, toneAmplitude, thdDB, sinadDB, enob] }
+
+    /// Analyses `samples` with the same code as `tributary analyze --stats --measure tone,thd,sinad,enob`.
+    static func measure(_ samples: [Double], analyzer: ChannelAnalyzer) -> ChannelReadings {
+        var readings = ChannelReadings()
+        readings.samples = samples.count
+        guard samples.count >= 16 else { readings.problem = "too few samples"; return readings }
+        do {
+            let report = try samples.withUnsafeBufferPointer { try analyzer.analyze(.float64($0), index: 0) }
+            if let s = report.statistics {
+                readings.rms = s.rms
+                readings.peakToPeak = s.peakToPeak
+                readings.mean = s.mean
+            }
+            if let tone = report.tone {
+                readings.toneFrequency = tone.frequency
+                readings.toneAmplitude = tone.amplitude
+            }
+            if let d = report.distortion {
+                readings.thdDB = d.thdDB
+                readings.sinadDB = d.sinadDB
+                readings.enob = d.enob
+            }
+            readings.problem = report.measurementError
+        } catch {
+            readings.problem = "\(error)"
+        }
+        return readings
+    }
+
+    static let request = AnalysisRequest(statistics: true, measurements: [.tone, .thd, .sinad, .enob])
+}

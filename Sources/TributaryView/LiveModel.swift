@@ -1,0 +1,281 @@
+import Foundation
+import TributaryDSP
+import TributaryTransport
+import TributaryWire
+
+/// A channel of a source.
+public struct ChannelKey: Hashable, Sendable, Comparable {
+    public var source: UInt32
+    public var channel: UInt32
+    public init(source: UInt32, channel: UInt32) {
+        self.source = source
+        self.channel = channel
+    }
+    public static func < (a: ChannelKey, b: ChannelKey) -> Bool { (a.source, a.channel) < (b.source, b.channel) }
+}
+
+/// The link's health at one moment.
+public struct LinkHealth: Sendable, Equatable {
+    public var framesPerSecond = 0.0
+    public var megabytesPerSecond = 0.0
+    public var framesReceived: UInt64 = 0
+    public var gapNotices: UInt64 = 0
+    /// Frames the publisher dropped for this subscriber, as its gap notices say.
+    public var framesLost: UInt64 = 0
+    /// Sequence jumps no gap notice explained.
+    public var unaccountedLoss: UInt64 = 0
+    public var reconnections: UInt64 = 0
+    public var callbackLatencyP50Ms = 0.0
+    public var callbackLatencyP99Ms = 0.0
+    /// Whether the session is up.
+    public var connected = true
+    /// The last SCCT error, in words ("error 5 (lost connection): …"), or nil.
+    public var lastError: String?
+}
+
+/// One channel's state for an update.
+public struct ChannelSnapshot: Sendable {
+    public var key: ChannelKey
+    public var sampleRate: Double
+    public var windowSeconds: Double
+    public var traceMin: [Float]
+    public var traceMax: [Float]
+    /// Welch power spectrum (unit² per bin, `scaling: .spectrum`), nil before the first segment.
+    public var spectrum: PowerSpectralDensity?
+    public var readings: ChannelReadings
+}
+
+/// The live state of a subscription, fed by its Subject (an `Observer` on the callback queue) and read
+/// by the update loop: configurations, the selected channels' `ChannelMonitor`s and link counters.
+///
+/// `@unchecked Sendable`: every mutable field is guarded by `lock`.
+public final class LiveModel: Observer, @unchecked Sendable {
+    /// Channels shown at most (bounds the update size).
+    public static let maxChannels = 8
+    /// Time windows the page offers, in seconds.
+    public static let windows: [Double] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10]
+
+    private let lock = NSLock()
+    private var configurations: [UInt32: Configuration] = [:]
+    private var sourceNames: [UInt32: String] = [:]
+    private var selection: [ChannelKey] = []
+    private var monitors: [ChannelKey: ChannelMonitor] = [:]
+    private var analyzers: [ChannelKey: ChannelAnalyzer] = [:]
+    private var window: Double = 0.1
+    private var scratch = [Double](repeating: 0, count: 4_096)
+    private var bytesReceived: UInt64 = 0
+    private var framesCounted: UInt64 = 0
+    private var lastTimestampNs: Int64 = 0
+    private var connected = true
+    private var lastError: String?
+    /// Incremented when configurations, selection or window change (the page's description is resent).
+    public private(set) var revision = 0
+
+    public init(sources: [SourceInfo] = []) {
+        for s in sources { sourceNames[s.id] = s.description }
+    }
+
+    /// Names the sources (from the welcome).
+    public func name(_ sources: [SourceInfo]) {
+        lock.withLock {
+            for s in sources { sourceNames[s.id] = s.description }
+            revision += 1
+        }
+    }
+
+    // MARK: Observer (callback queue)
+
+    public func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) {
+        lock.lock()
+        defer { lock.unlock() }
+        if configurations[header.sourceID] != configuration {
+            configurations[header.sourceID] = configuration
+            // Rates may have changed: rebuild the monitors of this source.
+            for key in monitors.keys where key.source == header.sourceID { monitors[key] = nil }
+            revision += 1
+        }
+    }
+
+    public func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) {
+        lock.lock()
+        defer { lock.unlock() }
+        bytesReceived += UInt64(header.frameLength)
+        framesCounted += 1
+        lastTimestampNs = header.timestampNs
+        let n = data.sampleCount
+        if scratch.count < n { scratch = [Double](repeating: 0, count: n) }
+        for row in 0..<data.channelCount {
+            let key = ChannelKey(source: header.sourceID, channel: data.channelIndex(row))
+            guard let monitor = monitor(for: key) else { continue }
+            scratch.withUnsafeMutableBufferPointer { out in
+                switch data.format {
+                case .float64:
+                    data.withSamples(Double.self, channel: row) { out.baseAddress!.update(from: $0.baseAddress!, count: n) }
+                case .float32:
+                    data.withSamples(Float.self, channel: row) { s in for i in 0..<n { out[i] = Double(s[i]) } }
+                case .int16:
+                    let scale = data.scale(row), offset = data.offset(row)
+                    data.withSamples(Int16.self, channel: row) { s in for i in 0..<n { out[i] = Double(s[i]) * scale + offset } }
+                }
+                monitor.add(UnsafeBufferPointer(rebasing: out[0..<n]))
+            }
+        }
+    }
+
+    public func didReceiveDigitalData(_ data: DigitalView, header: FrameHeader) { count(header) }
+    public func didReceiveArray(_ array: ArrayView, header: FrameHeader) { count(header) }
+
+    public func didReceiveError(_ error: ErrorReport, header: FrameHeader) {
+        lock.lock()
+        defer { lock.unlock() }
+        lastError = "error \(error.code): \(error.message)"
+        if [.expiredTimeout, .lostConnection].contains(error.code) || error.isNormalCloseByPublisher { connected = false }
+        revision += 1
+    }
+
+    public func didReconnect(_ welcome: Welcome) {
+        lock.lock()
+        defer { lock.unlock() }
+        connected = true
+        for s in welcome.sources { sourceNames[s.id] = s.description }
+        revision += 1
+    }
+
+    private func count(_ header: FrameHeader) {
+        lock.lock()
+        defer { lock.unlock() }
+        bytesReceived += UInt64(header.frameLength)
+        framesCounted += 1
+    }
+
+    /// The monitor of a selected channel, created once its source's configuration gives its rate.
+    private func monitor(for key: ChannelKey) -> ChannelMonitor? {
+        if let m = monitors[key] { return m }
+        guard selection.contains(key), let rate = sampleRate(key), rate > 0 else { return nil }
+        let m = try? ChannelMonitor(sampleRate: rate, windowSeconds: window)
+        monitors[key] = m
+        return m
+    }
+
+    private func sampleRate(_ key: ChannelKey) -> Double? {
+        configurations[key.source]?.channels.first { $0.index == key.channel }?.samplingRate
+    }
+
+    // MARK: Control (any thread)
+
+    /// The channels shown.
+    public var selectedChannels: [ChannelKey] { lock.withLock { selection } }
+
+    /// Every source's configuration received so far.
+    public var knownConfigurations: [UInt32: Configuration] { lock.withLock { configurations } }
+
+    /// Shows these channels (at most `maxChannels`, unknown ones refused by the caller).
+    public func select(_ keys: [ChannelKey]) {
+        lock.withLock {
+            selection = Array(keys.prefix(Self.maxChannels))
+            monitors = monitors.filter { selection.contains($0.key) }
+            revision += 1
+        }
+    }
+
+    /// The trace's time window (one of `windows`); the traces restart.
+    public func setWindow(_ seconds: Double) {
+        lock.withLock {
+            window = seconds
+            monitors.removeAll()
+            revision += 1
+        }
+    }
+
+    public var windowSeconds: Double { lock.withLock { window } }
+
+    /// The publisher timestamp of the newest data, in ns (0 before any).
+    public var newestTimestampNs: Int64 { lock.withLock { lastTimestampNs } }
+
+    /// Bytes and frames received so far (every kind).
+    public var traffic: (bytes: UInt64, frames: UInt64) { lock.withLock { (bytesReceived, framesCounted) } }
+
+    /// Session state and the last error.
+    public var session: (connected: Bool, lastError: String?) { lock.withLock { (connected, lastError) } }
+
+    /// The selected channels' traces, spectra and readings (readings computed outside the lock on a
+    /// copy of the recent samples).
+    /// - Parameter readings: compute the readings (they cost an FFT of `recentCapacity` per channel).
+    public func snapshot(readings computeReadings: Bool, previous: [ChannelKey: ChannelReadings] = [:]) -> [ChannelSnapshot] {
+        var pending: [(ChannelSnapshot, [Double])] = []
+        lock.withLock {
+            for key in selection {
+                guard let m = monitors[key] else { continue }
+                m.refreshSpectrum()
+                let (mins, maxs) = m.trace()
+                let samples = computeReadings ? m.recentSamples(ChannelMonitor.recentCapacity) : []
+                pending.append((ChannelSnapshot(key: key, sampleRate: m.sampleRate, windowSeconds: m.windowSeconds,
+                                                traceMin: mins, traceMax: maxs, spectrum: m.spectrum,
+                                                readings: previous[key] ?? ChannelReadings()), samples))
+            }
+        }
+        return pending.map { snapshot, samples in
+            var s = snapshot
+            if computeReadings, let analyzer = analyzer(for: s.key, rate: s.sampleRate) {
+                s.readings = ChannelReadings.measure(samples, analyzer: analyzer)
+            }
+            return s
+        }
+    }
+
+    private func analyzer(for key: ChannelKey, rate: Double) -> ChannelAnalyzer? {
+        if let a = lock.withLock({ analyzers[key] }), a.sampleRate == rate { return a }
+        let a = try? ChannelAnalyzer(request: ChannelReadings.request, sampleRate: rate)
+        lock.withLock { analyzers[key] = a }
+        return a
+    }
+
+    /// The description of sources, channels, selection and window the page draws its controls from
+    /// (docs/VIEW.md, message "config").
+    public func describe(filters: [UInt32: (id: UInt32, query: String)]) -> String {
+        lock.withLock {
+            var sources: [String] = []
+            let ids = Set(configurations.keys).union(sourceNames.keys).sorted()
+            for id in ids {
+                let c = configurations[id]
+                let channels = (c?.channels ?? []).map { ch in
+                    "{\"index\":\(ch.index),\"name\":\(jsonString(ch.description)),\"unit\":\(jsonString(ch.unit)),"
+                        + "\"rate\":\(jsonNumber(ch.samplingRate)),\"min\":\(jsonNumber(ch.minValue)),\"max\":\(jsonNumber(ch.maxValue))}"
+                }
+                let filter = filters[id].map { "{\"id\":\($0.id),\"query\":\(jsonString($0.query))}" } ?? "null"
+                sources.append("{\"id\":\(id),\"name\":\(jsonString(sourceNames[id] ?? c?.deviceName ?? "")),"
+                               + "\"device\":\(jsonString(c?.deviceName ?? "")),\"channels\":[\(channels.joined(separator: ","))],"
+                               + "\"filter\":\(filter)}")
+            }
+            let selected = selection.map { "[\($0.source),\($0.channel)]" }.joined(separator: ",")
+            return "{\"type\":\"config\",\"sources\":[\(sources.joined(separator: ","))],\"selection\":[\(selected)],"
+                + "\"window\":\(jsonNumber(window)),\"windows\":[\(Self.windows.map(jsonNumber).joined(separator: ","))],"
+                + "\"maxChannels\":\(Self.maxChannels)}"
+        }
+    }
+}
+
+/// A JSON string literal.
+func jsonString(_ s: String) -> String {
+    var out = "\""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case "<": out += "\\u003c"  // never closes a script element
+        default:
+            if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+        }
+    }
+    return out + "\""
+}
+
+/// A JSON number (null for NaN and infinities).
+func jsonNumber(_ x: Double) -> String {
+    guard x.isFinite else { return "null" }
+    if x == x.rounded() && abs(x) < 1e15 { return String(Int64(x)) }
+    return "\(x)"
+}

@@ -1,0 +1,106 @@
+import Foundation
+import TributaryDSP
+
+/// The binary update the WebSocket sends (docs/VIEW.md §"Binary update"): little-endian, a fixed
+/// header with the link's health, then one block per channel with its readings, its trace (min/max
+/// per column, 16-bit) and its spectrum (centi-dB, 16-bit). Its size depends on the channels shown,
+/// never on the sampling rate.
+public enum UpdateEncoding {
+    public static let magic: UInt32 = 0x3155_5654  // "TVU1"
+    public static let headerSize = 120
+    public static let channelHeaderSize = 144
+    /// Spectrum points per channel at most (bins are merged by their maximum beyond this).
+    public static let maxSpectrumPoints = 512
+    /// Byte offset of the per-client dropped-update count in the header.
+    public static let droppedOffset = 96
+
+    /// Encodes an update.
+    public static func encode(sequence: UInt32, serverTime: Double, dataTime: Double, health: LinkHealth,
+                              channels: [ChannelSnapshot]) -> [UInt8] {
+        var w = LittleEndianWriter()
+        w.u32(magic)
+        w.u32(sequence)
+        w.f64(serverTime)
+        w.f64(dataTime)
+        w.f64(health.framesPerSecond)
+        w.f64(health.megabytesPerSecond)
+        w.f64(Double(health.framesReceived))
+        w.f64(Double(health.gapNotices))
+        w.f64(Double(health.framesLost))
+        w.f64(Double(health.unaccountedLoss))
+        w.f64(Double(health.reconnections))
+        w.f64(health.callbackLatencyP50Ms)
+        w.f64(health.callbackLatencyP99Ms)
+        w.f64(0)  // updates dropped for this client: filled in per client at droppedOffset
+        w.f64(health.connected ? 1 : 0)
+        w.u32(UInt32(channels.count))
+        w.u32(0)
+        for c in channels { channel(c, into: &w) }
+        return w.bytes
+    }
+
+    private static func channel(_ c: ChannelSnapshot, into w: inout LittleEndianWriter) {
+        let lo = c.traceMin.min().map(Double.init) ?? 0
+        let hi = c.traceMax.max().map(Double.init) ?? 0
+        // The spectrum in dB, merged to at most maxSpectrumPoints points, and its interpolated peak.
+        var points: [Int16] = []
+        var pointWidth = 0.0, peakFrequency = Double.nan, peakDB = Double.nan
+        if let psd = c.spectrum, psd.values.count >= 2 {
+            let df = psd.frequencies[1] - psd.frequencies[0]
+            let db = psd.values.map { 10 * log10(max($0, 1e-30)) }
+            let group = (db.count + maxSpectrumPoints - 1) / maxSpectrumPoints
+            pointWidth = df * Double(group)
+            var i = 0
+            while i < db.count {
+                let top = db[i..<min(i + group, db.count)].max()!
+                points.append(Int16(max(-32_767, min(32_767, (top * 100).rounded()))))
+                i += group
+            }
+            var k = 1
+            for j in 1..<db.count where db[j] > db[k] { k = j }
+            peakDB = db[k]
+            peakFrequency = Double(k) * df
+            if k + 1 < db.count {
+                let a = db[k - 1], b = db[k], cc = db[k + 1]
+                let denominator = a - 2 * b + cc
+                if denominator < 0 {
+                    let p = 0.5 * (a - cc) / denominator
+                    peakFrequency = (Double(k) + p) * df
+                    peakDB = b - 0.25 * (a - cc) * p
+                }
+            }
+        }
+        w.u32(c.key.source)
+        w.u32(c.key.channel)
+        w.f64(c.sampleRate)
+        w.f64(c.windowSeconds)
+        w.f64(lo)
+        w.f64(hi)
+        w.u32(UInt32(c.traceMin.count))
+        w.u32(UInt32(points.count))
+        w.f64(pointWidth)
+        w.f64(peakFrequency)
+        w.f64(peakDB)
+        w.f64(Double(c.spectrum?.segments ?? 0))
+        for v in c.readings.values { w.f64(v) }
+        let range = hi - lo
+        func quantize(_ v: Float) -> Int16 {
+            guard range > 0 else { return -32_768 }
+            return Int16(max(-32_768, min(32_767, ((Double(v) - lo) / range * 65_535).rounded() - 32_768)))
+        }
+        for i in 0..<c.traceMin.count {
+            w.i16(quantize(c.traceMin[i]))
+            w.i16(quantize(c.traceMax[i]))
+        }
+        for p in points { w.i16(p) }
+        while w.bytes.count % 8 != 0 { w.bytes.append(0) }
+    }
+}
+
+/// Appends little-endian values.
+struct LittleEndianWriter {
+    var bytes: [UInt8] = []
+    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+    mutating func i16(_ v: Int16) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+    mutating func f64(_ v: Double) { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes += $0 } }
+}

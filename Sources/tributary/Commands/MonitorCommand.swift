@@ -1,0 +1,146 @@
+import Dispatch
+import Foundation
+import TributaryTransport
+import TributaryView
+import TributaryWire
+
+/// `tributary monitor`: the live view's readings as a table in the terminal.
+enum MonitorCommand: Command {
+    static let name = "monitor"
+    static let streamsFrames = true
+    static let summary = "live readings (RMS, p-p, tone, THD, SINAD, ENOB) and link health in the terminal"
+    static let readingNames = ["rms", "pp", "mean", "freq", "amp", "thd", "sinad", "enob"]
+    static let usage = """
+    usage: tributary monitor ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
+                             [--measure LIST] [--every S] [--duration S]
+
+    Subscribes to the publisher and prints, every --every seconds, the readings of the chosen
+    channels over their last 16384 samples (the library's measurements, as 'tributary analyze'
+    computes them) and the link's health. On a terminal the table is redrawn in place; otherwise one
+    JSON object per interval is written per line:
+      {"time":T,"health":{"frames_per_s":…,"mb_per_s":…,"frames_received":…,"gap_notices":…,
+       "frames_lost":…,"unaccounted_loss":…,"reconnections":…,"callback_latency_p50_ms":…,
+       "callback_latency_p99_ms":…,"connected":true,"error":null},
+       "channels":[{"source":1,"channel":0,"name":"…","unit":"V","samples":N,"rms":…,…}]}
+    (a reading that is not available is null). The session reconnects by itself.
+
+    Default channels: the first two of each source (at most 8 in all).
+
+    \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
+      --measure LIST            readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
+                                amplitude), thd (dB), sinad (dB), enob (default: all)
+      --every S                 seconds between tables, in [0.1, 3600] (default 1)
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary monitor")
+        let measureText = try arguments.option("--measure")
+        let every = try arguments.number("--every", "an interval in seconds", in: 0.1...3600) ?? 1
+        let rest = try arguments.finish()
+        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: monitor reads analog channels only") }
+        var measures = readingNames
+        if let measureText {
+            measures = measureText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            for m in measures where !readingNames.contains(m) {
+                throw UsageError("option --measure: '\(m)' is not one of \(readingNames.joined(separator: ", "))")
+            }
+            guard !measures.isEmpty else { throw UsageError("option --measure: the list is empty") }
+        }
+        try options.setAddress(rest[0])
+        let session = try LiveSession(host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
+                                      timeout: options.timeout, curve: options.curve, sources: options.sources,
+                                      channels: options.analogFilter?.channels)
+        defer { session.close() }
+        try session.applyInitialSelection()
+        let terminal = isatty(1) == 1
+        let stop = DispatchSemaphore(value: 0)
+        let signals = ProcessSignals([SIGINT, SIGTERM]) { _ in stop.signal() }
+        let end = options.duration.map { Date().addingTimeInterval($0) }
+        var lastTraffic = session.model.traffic
+        var lastTime = Date()
+        while true {
+            var wait = every
+            if let end { wait = min(wait, max(0, end.timeIntervalSinceNow)) }
+            if stop.wait(timeout: .now() + wait) == .success { break }
+            let now = Date()
+            let traffic = session.model.traffic
+            let elapsed = max(1e-3, now.timeIntervalSince(lastTime))
+            let fps = Double(traffic.frames - lastTraffic.frames) / elapsed
+            let mbps = Double(traffic.bytes - lastTraffic.bytes) / elapsed / 1e6
+            (lastTraffic, lastTime) = (traffic, now)
+            let statistics = session.subject.statistics()
+            let (connected, lastError) = session.model.session
+            let channels = session.model.snapshot(readings: true)
+            let configurations = session.model.knownConfigurations
+            func info(_ key: ChannelKey) -> (String, String) {
+                let c = configurations[key.source]?.channels.first { $0.index == key.channel }
+                return (c?.description ?? "channel \(key.channel)", c?.unit ?? "")
+            }
+            func value(_ r: ChannelReadings, _ name: String) -> Double {
+                r.values[readingNames.firstIndex(of: name)!]
+            }
+            let ok: Bool
+            if terminal {
+                var lines = ["\u{1B}[H\u{1B}[2J" + "tributary monitor — \(session.welcome.publisherDescription.terminalSafe) — "
+                             + (connected ? "connected" : "reconnecting") + " — every \(every) s (Ctrl-C to stop)", ""]
+                let header = ["source", "channel"] + measures
+                var rows = [header]
+                for c in channels {
+                    rows.append(["\(c.key.source)", "\(c.key.channel) \(info(c.key).0.terminalSafe)"]
+                                + measures.map { format(value(c.readings, $0)) })
+                }
+                let widths = (0..<header.count).map { i in rows.map { $0[i].count }.max()! }
+                for row in rows {
+                    lines.append(row.enumerated().map { i, t in i < 2 ? t.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: widths[i] - t.count) + t }.joined(separator: "  "))
+                }
+                lines.append("")
+                lines.append(String(format: "%.1f frames/s  %.3f MB/s  %llu received  %llu gap notices  %llu lost  %llu unaccounted  "
+                                    + "%llu reconnections  callback latency p50 %.3f ms p99 %.3f ms", fps, mbps,
+                                    statistics.framesReceived, statistics.gapNotices, statistics.framesMissing,
+                                    statistics.unaccountedLoss, statistics.reconnections,
+                                    Double(statistics.callbackQueue.latencyP50Ns) / 1e6, Double(statistics.callbackQueue.latencyP99Ns) / 1e6))
+                if let lastError { lines.append(lastError.terminalSafe) }
+                ok = StandardOutput.line(lines.joined(separator: "\n"))
+            } else {
+                let health = "{\"frames_per_s\":\(jsonNumber(fps)),\"mb_per_s\":\(jsonNumber(mbps)),"
+                    + "\"frames_received\":\(statistics.framesReceived),\"gap_notices\":\(statistics.gapNotices),"
+                    + "\"frames_lost\":\(statistics.framesMissing),\"unaccounted_loss\":\(statistics.unaccountedLoss),"
+                    + "\"reconnections\":\(statistics.reconnections),"
+                    + "\"callback_latency_p50_ms\":\(jsonNumber(Double(statistics.callbackQueue.latencyP50Ns) / 1e6)),"
+                    + "\"callback_latency_p99_ms\":\(jsonNumber(Double(statistics.callbackQueue.latencyP99Ns) / 1e6)),"
+                    + "\"connected\":\(connected),\"error\":\(lastError.map(jsonText) ?? "null")}"
+                let list = channels.map { c in
+                    let (name, unit) = info(c.key)
+                    return "{\"source\":\(c.key.source),\"channel\":\(c.key.channel),\"name\":\(jsonText(name)),\"unit\":\(jsonText(unit)),"
+                        + "\"samples\":\(c.readings.samples)," + measures.map { "\"\($0)\":\(jsonNumber(value(c.readings, $0)))" }.joined(separator: ",") + "}"
+                }
+                ok = StandardOutput.line("{\"time\":\(jsonNumber(now.timeIntervalSince1970)),\"health\":\(health),\"channels\":[\(list.joined(separator: ","))]}")
+            }
+            if !ok { break }
+            if let end, Date() >= end { break }
+        }
+        withExtendedLifetime(signals) {}
+        return 0
+    }
+
+    static func format(_ x: Double) -> String {
+        guard x.isFinite else { return "-" }
+        return abs(x) >= 1e5 || (abs(x) < 1e-3 && x != 0) ? String(format: "%.4g", x) : String(format: "%.5g", x)
+    }
+
+    static func jsonNumber(_ x: Double) -> String { x.isFinite ? "\(x)" : "null" }
+
+    static func jsonText(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            default: out += u.value < 0x20 ? String(format: "\\u%04x", u.value) : String(u)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+import TributaryTransport
+import TributaryView
+import TributaryWire
+
+/// `tributary view`: subscribes to a publisher and serves a live page (traces, spectrum, readings,
+/// link health) to browsers.
+enum ViewCommand: Command {
+    static let name = "view"
+    static let streamsFrames = true
+    static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
+    static let usage = """
+    usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
+                          [--duration S]
+
+    Subscribes to the publisher and serves one self-contained page (no network access needed) at
+    --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
+    The page shows the chosen channels' traces (min/max per column), their averaged Welch spectrum
+    with its peak, their readings (RMS, peak-to-peak, mean, tone frequency and amplitude, THD, SINAD,
+    ENOB, as 'tributary analyze' computes them) and the link's health; choosing channels on the page
+    changes this subscriber's server-side filter. Updates come at most 10 times a second and take at
+    most about 200 KB/s whatever the stream's rate (docs/VIEW.md). The session reconnects by itself
+    when the publisher goes away.
+
+    Bound to a loopback address (127.x.x.x) the page is open to this machine's users; bound to any
+    other address (or with --require-token), every request must carry the access token printed in
+    the URL. The API key never
+    reaches the page.
+
+    Default channels: the first two of each source (at most 8 in all).
+
+    \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
+      --http HOST:PORT          where to serve the page (IPv4; default 127.0.0.1:8080)
+      --require-token           require the access token on a loopback address too (a machine shared
+                                with other users)
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary view")
+        let http = try arguments.option("--http") ?? "127.0.0.1:8080"
+        let requireToken = arguments.flag("--require-token")
+        let rest = try arguments.finish()
+        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: the view shows analog channels only") }
+        try options.setAddress(rest[0])
+        _ = try LiveSession.parseHTTP(http)
+        let session = try LiveSession(host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
+                                      timeout: options.timeout, curve: options.curve, sources: options.sources,
+                                      channels: options.analogFilter?.channels)
+        let url: String
+        do { url = try session.serve(http: http, requireToken: requireToken) } catch {
+            session.close()
+            throw error
+        }
+        printError("subscribed to '\(session.welcome.publisherDescription.terminalSafe)' (session \(session.welcome.sessionID))")
+        StandardOutput.line("view: \(url)")
+        let stop = DispatchSemaphore(value: 0)
+        let signals = ProcessSignals([SIGINT, SIGTERM]) { _ in stop.signal() }
+        _ = stop.wait(timeout: options.duration.map { .now() + $0 } ?? .distantFuture)
+        withExtendedLifetime(signals) {}
+        let built = session.view?.updatesBuilt.load(ordering: .relaxed) ?? 0
+        let bytes = session.view?.bytesOffered.load(ordering: .relaxed) ?? 0
+        let statistics = session.subject.statistics()
+        session.close()
+        printError("\(statistics.framesReceived) frames received, \(statistics.framesMissing) lost (gap notices), "
+                   + "\(statistics.unaccountedLoss) unaccounted, \(statistics.reconnections) reconnections; \(built) updates built, \(bytes) bytes offered to browsers")
+        return 0
+    }
+}

@@ -1,0 +1,412 @@
+"""`tributary view`, `serve --http` and `monitor` as real processes on 127.0.0.1, the page in Debian's
+headless chromium (selenium + chromium-driver).
+
+The browser test loads the page from `view` against `serve --simulate`, checks that traces and the
+spectrum are drawn, that the peak readout is the simulated frequency, that the readings agree with
+`analyze` of a recording of the same stream, that choosing a channel changes the server-side filter,
+that stopping and restarting the publisher shows the loss and the reconnection, that a phone-sized
+viewport has no horizontal overflow, and that the console has no errors. Screenshots go to
+$TRIBUTARY_VIEW_SCREENSHOTS (default: a temporary directory). The security tests speak raw HTTP and
+WebSocket handshakes.
+"""
+import base64
+import http.client
+import json
+import os
+import queue
+import shutil
+import socket
+import statistics
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
+TIMEOUT = 20
+RATE, FREQ = 20000, 1000
+DEVICE = f"id=1,name=Sim,rate={RATE},channels=3,freq={FREQ},amp=1,noise=0.01,block=1000"
+BIN_WIDTH = RATE / 8192  # the view's Welch segment at 20 kS/s
+
+
+class Process:
+    """A tool process whose stdout lines are collected by a thread."""
+
+    def __init__(self, *args):
+        self.process = subprocess.Popen([TRIBUTARY, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        with self.process.stdout:
+            for line in self.process.stdout:
+                self.lines.put(line)
+
+    def wait_for(self, prefix, timeout=TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return line.split(prefix, 1)[1].strip()
+        raise AssertionError(f"no line starting with {prefix!r}; saw {self.seen}")
+
+    def stop(self, kill=False):
+        if self.process.poll() is None:
+            self.process.kill() if kill else self.process.terminate()
+        self.process.wait(timeout=TIMEOUT)
+        self.process.stderr.close()
+
+
+def serve(port=0, *extra):
+    p = Process("serve", "--bind", f"tcp://127.0.0.1:{port}", "--api-key", "secret-key", "--simulate", DEVICE, *extra)
+    p.address = p.wait_for("listening on ")
+    p.port = int(p.address.rsplit(":", 1)[1])
+    return p
+
+
+def view(publisher_port, *extra):
+    p = Process("view", f"127.0.0.1:{publisher_port}", "--api-key", "secret-key", "--http", "127.0.0.1:0", *extra)
+    p.url = p.wait_for("view: ")
+    return p
+
+
+def wait_until(predicate, timeout=TIMEOUT, what="condition"):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def websocket_handshake(host, port, path, origin=None):
+    """Sends a WebSocket handshake; returns (status line, socket)."""
+    s = socket.create_connection((host, port), timeout=5)
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n")
+    if origin:
+        request += f"Origin: {origin}\r\n"
+    s.sendall((request + "\r\n").encode())
+    response = b""
+    while b"\r\n\r\n" not in response:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        response += chunk
+    head, _, rest = response.partition(b"\r\n\r\n")
+    _leftover[s.fileno()] = rest  # frames that came with the response
+    return head.split(b"\r\n", 1)[0].decode(errors="replace"), s
+
+
+_leftover = {}
+
+
+def websocket_text(s, text):
+    """Sends one masked text frame."""
+    payload = text.encode()
+    mask = os.urandom(4)
+    header = bytes([0x81])
+    n = len(payload)
+    header += bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big") if n < 65536 else bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    s.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+
+def websocket_messages(s, timeout=5):
+    """Reads frames until the timeout or the close; returns [(opcode, payload)]."""
+    s.settimeout(timeout)
+    data, out = _leftover.pop(s.fileno(), b""), []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            while len(data) >= 2:
+                opcode, n, at = data[0] & 0xF, data[1] & 0x7F, 2
+                if n == 126:
+                    n, at = int.from_bytes(data[2:4], "big"), 4
+                elif n == 127:
+                    n, at = int.from_bytes(data[2:10], "big"), 10
+                if len(data) < at + n:
+                    break
+                out.append((opcode, data[at:at + n]))
+                data = data[at + n:]
+                if opcode == 8:
+                    return out
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    _leftover[s.fileno()] = data
+    return out
+
+
+def http_get(port, path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    c.putrequest("GET", path, skip_accept_encoding=True)
+    c.endheaders()
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, body
+
+
+class ViewSecurityTests(unittest.TestCase):
+    """The HTTP side: token, fixed routes, origin check, message size, client limit, no API key."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = serve()
+        cls.view = view(cls.server.port, "--require-token")
+        cls.port = int(cls.view.url.split(":")[2].split("/")[0])
+        cls.token = cls.view.url.split("token=", 1)[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.view.stop()
+        cls.server.stop()
+
+    def test_token_required(self):
+        self.assertRegex(self.token, "^[0-9a-f]{32}$")
+        self.assertEqual(http_get(self.port, "/")[0], 403)
+        self.assertEqual(http_get(self.port, "/?token=" + "0" * 32)[0], 403)
+        status, body = http_get(self.port, "/?token=" + self.token)
+        self.assertEqual(status, 200)
+        self.assertIn(b"<canvas", body)
+        self.assertNotIn(b"secret-key", body)
+        # A refused handshake gets an error status or a closed connection, never 101.
+        self.assertNotIn("101", websocket_handshake("127.0.0.1", self.port, "/ws")[0])
+        self.assertNotIn("101", websocket_handshake("127.0.0.1", self.port, "/ws?token=bad")[0])
+
+    def test_fixed_routes_only(self):
+        for path in ["/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/index.html", "//etc/passwd", "/ws/../../etc/passwd"]:
+            status, body = http_get(self.port, path + "?token=" + self.token)
+            self.assertIn(status, (400, 403, 404), path)
+            self.assertNotIn(b"root:", body, path)
+
+    def test_websocket_origin_size_and_no_api_key(self):
+        status, s = websocket_handshake("127.0.0.1", self.port, "/ws?token=" + self.token, origin="http://evil.example")
+        self.assertNotIn("101", status)
+        s.close()
+        status, s = websocket_handshake("127.0.0.1", self.port, "/ws?token=" + self.token, origin=f"http://127.0.0.1:{self.port}")
+        self.assertIn("101", status)
+        messages = websocket_messages(s, timeout=2)
+        texts = [m for op, m in messages if op == 1]
+        self.assertTrue(any(json.loads(t)["type"] == "config" for t in texts), texts)
+        self.assertTrue(any(op == 2 and m[:4] == b"TVU1" for op, m in messages))
+        self.assertFalse(any(b"secret-key" in m for _, m in messages))
+        websocket_text(s, '{"type":"select","channels":[[9,9]]}')
+        replies = [json.loads(m) for op, m in websocket_messages(s, timeout=1) if op == 1]
+        self.assertTrue(any(r["type"] == "error" and "[9, 9]" in r["message"] for r in replies), replies)
+        websocket_text(s, "x" * 5000)  # over the 4096-byte limit: the connection closes
+        closed = websocket_messages(s, timeout=3)
+        self.assertTrue(not closed or closed[-1][0] == 8 or all(op != 1 for op, _ in closed))
+        s.close()
+
+    def test_slow_browser_loses_updates_not_data(self):
+        """A client that acknowledges nothing gets 2 updates, then none; its next one counts the dropped."""
+        status, s = websocket_handshake("127.0.0.1", self.port, "/ws?token=" + self.token)
+        self.assertIn("101", status)
+        updates = [m for op, m in websocket_messages(s, timeout=2) if op == 2]
+        self.assertEqual(len(updates), 2)
+        websocket_text(s, '{"type":"ack"}')
+        [later] = [m for op, m in websocket_messages(s, timeout=1) if op == 2]
+        dropped, = struct.unpack_from("<d", later, 96)
+        self.assertGreaterEqual(dropped, 5)  # ~10 updates a second were built meanwhile
+        frames_before, = struct.unpack_from("<d", updates[0], 40)
+        frames_after, = struct.unpack_from("<d", later, 40)
+        self.assertGreater(frames_after - frames_before, 30)  # the subscriber kept receiving (20 frames/s)
+        lost, unaccounted = struct.unpack_from("<dd", later, 56)
+        self.assertEqual((lost, unaccounted), (0, 0))
+        s.close()
+
+    def test_client_limit(self):
+        sockets = []
+        try:
+            for _ in range(8):
+                status, s = websocket_handshake("127.0.0.1", self.port, "/ws?token=" + self.token)
+                sockets.append(s)
+                self.assertIn("101", status)
+            status, s = websocket_handshake("127.0.0.1", self.port, "/ws?token=" + self.token)
+            sockets.append(s)
+            self.assertFalse("101" in status, status)
+        finally:
+            for s in sockets:
+                s.close()
+
+
+class ServeHTTPTests(unittest.TestCase):
+    def test_serve_http_serves_the_page_of_its_sources(self):
+        p = Process("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "secret-key", "--simulate", DEVICE, "--http", "127.0.0.1:0")
+        try:
+            url = p.wait_for("view: ")
+            port = int(url.split(":")[2].split("/")[0])
+            self.assertEqual(http_get(port, "/")[0], 200)
+            status, s = websocket_handshake("127.0.0.1", port, "/ws")
+            self.assertIn("101", status)
+            texts = [json.loads(m) for op, m in websocket_messages(s, timeout=2) if op == 1]
+            config = next(t for t in texts if t["type"] == "config")
+            self.assertEqual([src["id"] for src in config["sources"]], [1])
+            self.assertEqual(len(config["sources"][0]["channels"]), 3)
+            s.close()
+        finally:
+            p.stop()
+
+
+class MonitorTests(unittest.TestCase):
+    def test_monitor_json_lines(self):
+        server = serve()
+        try:
+            out = subprocess.run([TRIBUTARY, "monitor", f"127.0.0.1:{server.port}", "--api-key", "secret-key", "--channels", "2",
+                                  "--every", "0.5", "--duration", "2.2", "--measure", "rms,freq"],
+                                 capture_output=True, text=True, timeout=TIMEOUT)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = [json.loads(line) for line in out.stdout.splitlines()]
+            self.assertGreaterEqual(len(lines), 3)
+            [channel] = lines[-1]["channels"]
+            self.assertEqual((channel["source"], channel["channel"]), (1, 2))
+            self.assertEqual(set(channel) - {"source", "channel", "name", "unit", "samples"}, {"rms", "freq"})
+            self.assertAlmostEqual(channel["freq"], 3 * FREQ, delta=0.5)
+            self.assertAlmostEqual(channel["rms"], 0.5 ** 0.5, delta=0.01)
+            bad = subprocess.run([TRIBUTARY, "monitor", "127.0.0.1:1", "--api-key", "k", "--measure", "rms,volume"],
+                                 capture_output=True, text=True, timeout=TIMEOUT)
+            self.assertEqual(bad.returncode, 2)
+            self.assertIn("'volume' is not one of", bad.stderr)
+        finally:
+            server.stop()
+
+
+class BrowserTests(unittest.TestCase):
+    """One page session walked through in order (test_1 … test_7)."""
+
+    @classmethod
+    def setUpClass(cls):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        cls.shots = os.environ.get("TRIBUTARY_VIEW_SCREENSHOTS") or tempfile.mkdtemp(prefix="tributary-view-")
+        os.makedirs(cls.shots, exist_ok=True)
+        cls.server = serve()
+        cls.view = view(cls.server.port)
+        options = webdriver.ChromeOptions()
+        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+        for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+                    "--no-first-run", "--disable-extensions"]:
+            options.add_argument(arg)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        cls.driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+        cls.driver.set_page_load_timeout(TIMEOUT)
+        cls.driver.get(cls.view.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.view.stop()
+        cls.server.stop()
+
+    def js(self, script):
+        return self.driver.execute_script(script)
+
+    def channels(self):
+        return self.js("return window.tributaryView.channels")
+
+    def test_1_traces_and_spectrum_update(self):
+        wait_until(lambda: self.js("return window.tributaryView.drawn || 0") >= 5, what="5 drawn updates")
+        channels = wait_until(lambda: (c := self.channels()) and all(x["columns"] > 100 and x["points"] > 100 for x in c) and c,
+                              what="traces and spectra")
+        self.assertEqual([(c["source"], c["channel"]) for c in channels], [(1, 0), (1, 1)])
+        first = self.js("return window.tributaryView.drawn")
+        wait_until(lambda: self.js("return window.tributaryView.drawn") >= first + 5, what="more updates")
+        for canvas in ["trace", "spectrum"]:
+            drawn = self.js(f"""const c = document.getElementById('{canvas}'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                               let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;""")
+            self.assertGreater(drawn, 1000, canvas)
+        self.driver.save_screenshot(os.path.join(self.shots, "view-desktop.png"))
+
+    def test_2_peak_readout_is_the_simulated_frequency(self):
+        peaks = wait_until(lambda: (p := self.js("return window.tributaryView.peak")) and len(p) == 2 and p, what="peaks")
+        self.assertAlmostEqual(peaks[0]["frequency"], FREQ, delta=BIN_WIDTH / 2)
+        self.assertAlmostEqual(peaks[1]["frequency"], 2 * FREQ, delta=BIN_WIDTH / 2)
+        self.assertIn(f"{peaks[0]['frequency']:.2f} Hz", self.driver.find_element("id", "peak").text)
+
+    def test_3_readings_match_analyze_of_a_recording(self):
+        wait_until(lambda: (c := self.channels()) and all(x["readings"]["sinadDB"] is not None and x["readings"]["rms"] is not None
+                                                          for x in c), what="readings")
+        capture = os.path.join(tempfile.mkdtemp(prefix="tributary-view-"), "rec.tcap")
+        recorded = subprocess.run([TRIBUTARY, "record", f"127.0.0.1:{self.server.port}", "--api-key", "secret-key",
+                                   "--channels", "0", "--out", capture, "--duration", "1.5"], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(recorded.returncode, 0, recorded.stderr)
+        analyzed = subprocess.run([TRIBUTARY, "analyze", capture, "--stats", "--measure", "tone,thd,sinad,enob", "--json"],
+                                  capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(analyzed.returncode, 0, analyzed.stderr)
+        doc = json.loads(analyzed.stdout.splitlines()[0])
+        channel = doc["sources"][0]["channels"][0]
+        page = self.channels()[0]["readings"]
+        stats, tone, distortion = channel["stats"], channel["tone"], channel
+        self.assertAlmostEqual(page["rms"], stats["rms"], delta=0.01 * stats["rms"])
+        self.assertAlmostEqual(page["mean"], stats["mean"], delta=0.01)
+        self.assertAlmostEqual(page["peakToPeak"], stats["peak_to_peak"], delta=0.05 * stats["peak_to_peak"])
+        self.assertAlmostEqual(page["toneFrequency"], tone["frequency"], delta=0.2)
+        self.assertAlmostEqual(page["toneAmplitude"], tone["amplitude"], delta=0.01)
+        self.assertAlmostEqual(page["sinadDB"], distortion["sinad_db"], delta=2)
+        self.assertAlmostEqual(page["enob"], distortion["enob"], delta=0.35)
+        self.assertEqual(self.driver.find_element("css selector", "#readings tbody tr td:nth-child(5)").text[:4], f"{page['toneFrequency']:.6g}"[:4])
+
+    def test_4_choosing_a_channel_changes_the_filter(self):
+        self.assertIn("filter 1 '0,1;1'", self.driver.find_element("id", "filters").text)
+        box = lambda channel: self.driver.find_element("css selector", f"#sources input[data-channel='{channel}']")
+        self.assertEqual(len(self.driver.find_elements("css selector", "#sources input[type=checkbox]")), 3)
+        box(0).click()  # hide channel 0
+        wait_until(lambda: "filter 1 '1;1'" in self.driver.find_element("id", "filters").text, what="filter 1 changed to 1")
+        box(2).click()  # show channel 2
+        wait_until(lambda: "filter 1 '1,2;1'" in self.driver.find_element("id", "filters").text, what="filter 1 changed to 1,2")
+        channels = wait_until(lambda: (c := self.channels()) and [x["channel"] for x in c] == [1, 2]
+                              and c[1]["readings"]["toneFrequency"] is not None and c, what="channels 1 and 2")
+        self.assertAlmostEqual(channels[1]["readings"]["toneFrequency"], 3 * FREQ, delta=0.5)
+
+    def test_5_publisher_stop_and_restart_show_loss_and_reconnection(self):
+        port = self.server.port
+        self.server.stop()
+        wait_until(lambda: "lost" in self.driver.find_element("id", "state").text, what="state 'publisher lost'")
+        self.assertTrue(self.driver.find_element("id", "error").text.startswith("last error: error "))
+        type(self).server = serve(port)
+        wait_until(lambda: (h := self.js("return window.tributaryView.health")) and h["reconnections"] >= 1 and h["connected"],
+                   what="reconnection")
+        start = self.js("return window.tributaryView.drawn")
+        wait_until(lambda: self.js("return window.tributaryView.drawn") >= start + 5, what="updates after the reconnection")
+        self.assertIn("Reconnects", self.driver.find_element("id", "health").text)
+
+    def test_6_phone_viewport_has_no_horizontal_overflow(self):
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            time.sleep(0.5)
+            start = self.js("return window.tributaryView.drawn")
+            wait_until(lambda: self.js("return window.tributaryView.drawn") >= start + 3, what="updates on the phone")
+            widths = self.js("return [document.documentElement.scrollWidth, document.documentElement.clientWidth, window.innerWidth]")
+            self.assertEqual(widths[2], 390)
+            self.assertLessEqual(widths[0], widths[1], widths)
+            self.driver.save_screenshot(os.path.join(self.shots, "view-phone.png"))
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def test_7_console_has_no_errors_and_latency(self):
+        errors = [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+        self.assertEqual(errors, [])
+        latencies = self.js("return window.tributaryView.latencies")
+        self.assertGreater(len(latencies), 20)
+        p50 = statistics.median(latencies)
+        print(f"\n  page update latency (publisher timestamp -> drawn): p50 {p50:.0f} ms, "
+              f"p90 {sorted(latencies)[int(0.9 * len(latencies))]:.0f} ms over {len(latencies)} updates; screenshots in {self.shots}")
+        self.assertLess(p50, 1000)
+
+
+if __name__ == "__main__":
+    unittest.main()

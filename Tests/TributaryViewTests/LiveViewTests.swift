@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import TributaryDSP
+@testable import TributaryView
+
+@Suite struct ChannelMonitorTests {
+    /// At 1 MS/s a one-sample spike lands in one column's maximum: the trace stays truthful.
+    @Test func minMaxColumnsKeepASingleSampleSpike() throws {
+        let m = try ChannelMonitor(sampleRate: 1e6, windowSeconds: 0.1)
+        #expect(m.columns == 600)
+        #expect(m.samplesPerColumn == 167)  // round(100000 / 600)
+        var x = [Double](repeating: 0, count: 100_000)
+        x[50_000] = 5
+        x[70_001] = -3
+        x.withUnsafeBufferPointer { m.add($0) }
+        let (mins, maxs) = m.trace()
+        #expect(mins.count == 100_000 / 167)
+        #expect(maxs.max() == 5 && maxs.firstIndex(of: 5) == 50_000 / 167)
+        #expect(mins.min() == -3 && mins.firstIndex(of: -3) == 70_001 / 167)
+        #expect(maxs.filter { $0 != 0 }.count == 1)
+    }
+
+    /// Memory is bounded: a long stream keeps `columns` columns and `recentCapacity` samples.
+    @Test func boundedWhateverTheLength() throws {
+        let m = try ChannelMonitor(sampleRate: 1000, windowSeconds: 1)
+        #expect(m.columns == 600 && m.samplesPerColumn == 2)
+        let block = (0..<10_000).map { Double($0) }
+        for _ in 0..<5 { block.withUnsafeBufferPointer { m.add($0) } }
+        #expect(m.trace().min.count == 600)
+        #expect(m.recentCount == ChannelMonitor.recentCapacity)
+        #expect(m.recentSamples(3) == [9_997, 9_998, 9_999])
+    }
+
+    /// The spectrum's peak and the readings find a simulated tone.
+    @Test func spectrumAndReadingsFindTheTone() throws {
+        let rate = 20_000.0
+        let m = try ChannelMonitor(sampleRate: rate, windowSeconds: 0.1)
+        let x = (0..<65_536).map { 0.5 * sin(2 * Double.pi * 1_234.5 * Double($0) / rate) + 0.1 }
+        x.withUnsafeBufferPointer { m.add($0) }
+        m.refreshSpectrum()
+        let analyzer = try ChannelAnalyzer(request: ChannelReadings.request, sampleRate: rate)
+        let r = ChannelReadings.measure(m.recentSamples(ChannelMonitor.recentCapacity), analyzer: analyzer)
+        #expect(abs(r.toneFrequency - 1_234.5) < 0.05)  // tolerance: 0.05 Hz (no noise; the tone is between bins)
+        #expect(abs(r.toneAmplitude - 0.5) < 2e-3)
+        #expect(abs(r.mean - 0.1) < 1e-3)
+        #expect(abs(r.rms - (0.01 + 0.125).squareRoot()) < 1e-3)
+        let snapshot = ChannelSnapshot(key: ChannelKey(source: 1, channel: 0), sampleRate: rate, windowSeconds: 0.1,
+                                       traceMin: m.trace().min, traceMax: m.trace().max, spectrum: m.spectrum, readings: r)
+        let update = UpdateEncoding.encode(sequence: 1, serverTime: 0, dataTime: 0, health: LinkHealth(), channels: [snapshot])
+        let peak = update.withUnsafeBytes { Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 120 + 56, as: UInt64.self))) }
+        #expect(abs(peak - 1_234.5) < rate / 8_192 / 2)  // within half a Welch bin
+    }
+}
+
+@Suite struct UpdateEncodingTests {
+    func u32(_ b: [UInt8], _ at: Int) -> UInt32 { b.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) } }
+    func f64(_ b: [UInt8], _ at: Int) -> Double { b.withUnsafeBytes { Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt64.self))) } }
+    func i16(_ b: [UInt8], _ at: Int) -> Int16 { b.withUnsafeBytes { Int16(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: Int16.self)) } }
+
+    /// The layout of docs/VIEW.md §3, field by field.
+    @Test func layoutOfDocsView() {
+        var health = LinkHealth()
+        health.framesPerSecond = 20
+        health.framesReceived = 7
+        health.framesLost = 3
+        health.reconnections = 1
+        health.connected = false
+        var readings = ChannelReadings()
+        readings.rms = 0.7
+        readings.enob = 9.5
+        let psd = PowerSpectralDensity(frequencies: [0, 10, 20, 30], values: [1e-6, 1e-2, 1, 1e-2], segments: 5)
+        let channel = ChannelSnapshot(key: ChannelKey(source: 2, channel: 3), sampleRate: 40, windowSeconds: 0.5,
+                                      traceMin: [-1, 0], traceMax: [0.5, 2], spectrum: psd, readings: readings)
+        let b = UpdateEncoding.encode(sequence: 9, serverTime: 100, dataTime: 99.5, health: health, channels: [channel])
+        #expect(Array(b[0..<4]) == Array("TVU1".utf8))
+        #expect(u32(b, 4) == 9 && f64(b, 8) == 100 && f64(b, 16) == 99.5 && f64(b, 24) == 20)
+        #expect(f64(b, 40) == 7 && f64(b, 56) == 3 && f64(b, 72) == 1 && f64(b, 104) == 0)
+        #expect(u32(b, 112) == 1)
+        let c = 120
+        #expect(u32(b, c) == 2 && u32(b, c + 4) == 3 && f64(b, c + 8) == 40 && f64(b, c + 16) == 0.5)
+        #expect(f64(b, c + 24) == -1 && f64(b, c + 32) == 2)
+        #expect(u32(b, c + 40) == 2 && u32(b, c + 44) == 4 && f64(b, c + 48) == 10)
+        #expect(abs(f64(b, c + 56) - 20) < 1e-9 && abs(f64(b, c + 64) - 0) < 1e-9)  // symmetric neighbours: the bin itself
+        #expect(f64(b, c + 72) == 5 && f64(b, c + 80) == 0.7 && f64(b, c + 80 + 56) == 9.5 && f64(b, c + 88).isNaN)
+        // Trace (min, max) pairs: lo → -32768, hi → 32767.
+        #expect(i16(b, c + 144) == -32_768 && i16(b, c + 146) == Int16((1.5 / 3 * 65_535).rounded() - 32_768))
+        #expect(i16(b, c + 150) == 32_767)
+        // Spectrum centi-dB.
+        #expect(i16(b, c + 152) == -6_000 && i16(b, c + 154) == -2_000 && i16(b, c + 156) == 0 && i16(b, c + 158) == -2_000)
+        #expect(b.count == c + 160)  // 144 + 8 + 8, already a multiple of 8
+    }
+}
+
+@Suite struct HTTPServerTests {
+    @Test func refusesWhatItCannotBind() {
+        #expect(throws: HTTPServerError.self) {
+            try HTTPServer(settings: .init(host: "localhost", port: 0, token: nil), page: [], onConnect: { _ in }, onMessage: { _, _ in })
+        }
+        #expect(throws: HTTPServerError.self) {
+            try HTTPServer(settings: .init(host: "127.0.0.1", port: 70_000, token: nil), page: [], onConnect: { _ in }, onMessage: { _, _ in })
+        }
+    }
+
+    @Test func constantTimeComparison() {
+        #expect(constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
+    }
+}
