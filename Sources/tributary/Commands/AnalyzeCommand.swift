@@ -12,8 +12,7 @@ enum AnalyzeCommand: Command {
     usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
                              [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
                              [--spectrum N] [--measure LIST [--harmonics H] [--fold-aliases]
-                             [--measure-window NAME]
-                             [--full-scale V]] [--channels SPEC] [--source IDS]... [--int16-scale S]
+                             [--measure-window NAME] [--full-scale V]] [--channels SPEC] [--source IDS]... [--int16-scale S]
                              [--plot FILE.svg [--log-frequency]] [--json] [--jobs N]
                              [--rigor estimate|measure|patient] [--wisdom FILE]
 

@@ -10,7 +10,7 @@ enum RecordCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
-    usage: tributary record ADDRESS --out X.tcap [--force] \(SubscriptionOptions.synopsis)
+    \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]"]))
 
     Opens a session like 'tributary subscribe' and appends every frame received to a capture
     (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors

@@ -22,14 +22,24 @@ struct SubscriptionOptions {
     /// Packages to send to the publisher once the session has started (`--send-*`).
     var outgoing: [OutgoingPackage] = []
 
-    /// The options in a usage synopsis, after ADDRESS.
-    static let synopsis = """
-    --api-key KEY [--channels SPEC] [--sources IDS] [--array-filter TYPE:QUERY]...
-            [--duration S] [--timeout S] [--description TEXT] [--reconnect]
-            [--send-message TEXT]... [--send-xml FILE|TEXT]... [--send-file PATH]...
-            [--send-image PATH]... [--send-array TYPE:FILE.npy]...
-            [--curve-server-key FILE [--curve-key FILE]]
-    """
+    /// The synopsis of `subscribe` or `record`: ADDRESS, the command's own options, then these,
+    /// wrapped under the first option.
+    static func synopsis(command: String, own: [String]) -> String {
+        let items = ["--api-key KEY"] + own + [
+            "[--channels SPEC]", "[--sources IDS]", "[--array-filter TYPE:QUERY]...", "[--duration S]", "[--timeout S]",
+            "[--description TEXT]", "[--reconnect]", "[--send-message TEXT]...", "[--send-xml FILE|TEXT]...",
+            "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
+            "[--curve-server-key FILE [--curve-key FILE]]",
+        ]
+        let head = "usage: tributary \(command) ADDRESS "
+        let indent = String(repeating: " ", count: head.count)
+        var lines = [head]
+        for item in items {
+            if lines[lines.count - 1].count + item.count > 100 { lines.append(indent) }
+            lines[lines.count - 1] += (lines[lines.count - 1].hasSuffix(" ") ? "" : " ") + item
+        }
+        return lines.joined(separator: "\n")
+    }
 
     /// The option lines of the usage text.
     static let usageLines = """
