@@ -13,8 +13,9 @@ enum InspectCommand: Command {
 
     When FILE is a capture (recognised by its magic, docs/CAPTURE.md), prints its description
     instead: its records (chunks of frames, gap records, configuration records), then each source
-    by id — channels with units, rate, samples, duration, start and end times (ISO 8601 in UTC and
-    in local time, and nanoseconds since 1970), frames, chunks, compression ratio — then its gaps,
+    by id — channels with units, rate, samples, duration, start and end times (the timestamps of
+    its first and last frames, in ISO 8601 in UTC and in local time (TZ), and in nanoseconds since
+    1970), frames, chunks, compression ratio — then its gaps,
     whether it was recovered, and any damage found (every chunk is read and checked).
 
     Reads FILE, a sequence of frames exactly as they travel on the wire (docs/PROTOCOL.md), and
