@@ -341,6 +341,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         out, err = record.communicate(timeout=TIMEOUT)
         self.assertEqual(record.returncode, 0, err)
         self.assertIn("session lost: error 5", err)
+        self.assertIn("reconnected to 'tributary serve' (session", err)
         self.assertRegex(err, r"source 1 resumed: a gap of \d+ frames recorded for the outage")
         info = json.loads(self.run_tool("inspect", capture, "--json").stdout)
         gaps = [g for g in info["gaps"] if g["source_id"] == 1]

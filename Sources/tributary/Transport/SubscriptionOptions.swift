@@ -158,6 +158,7 @@ struct SubscriptionOptions {
         let policy = reconnect ? ReconnectPolicy(initialDelay: .milliseconds(200), maxDelay: .seconds(2)) : nil
         do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve)) } catch { throw CommandError("\(error)") }
         let stream = subject.packages(capacity: 1_024)
+        if reconnect { subject.register(ReconnectNotice()) }
         do {
             let welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description,
                                            timeout: timeout, sourceFilterEnabled: sources != nil)
@@ -174,5 +175,14 @@ struct SubscriptionOptions {
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
+    }
+}
+
+/// With `--reconnect`: a line on standard error when a lost session has been opened again (the
+/// Subject retains its observers).
+private final class ReconnectNotice: Observer {
+    func didReconnect(_ welcome: Welcome) {
+        printError("reconnected to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)): "
+                   + "filters, source selection and start restored")
     }
 }
