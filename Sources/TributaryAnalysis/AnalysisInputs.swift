@@ -55,7 +55,8 @@ package enum AnalysisInputs {
         if let kind = FormatImport.kind(path: path) {
             return try measurementFileFrames(path, kind: kind, rate: rate, body)
         }
-        throw CommandError("\(path): not a capture, an NPY file or a frame file (unrecognised magic bytes)")
+        throw CommandError("\(path): not a capture, an NPY file, a frame file, or a TDMS, XDF or HDF5 file (unrecognised magic bytes; "
+                           + "convert WAV and CSV files with 'tributary import' first)")
     }
 
     static func npyFrames(_ path: String, rate: Double, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {

@@ -110,9 +110,9 @@ package enum AnalysisTable {
             let samples = source.channels.map(\.samples).max() ?? 0
             let count = input.channelCounts[source.id] ?? source.channels.count
             lines.append("\(file.terminalSafe): source \(source.id)" + (source.name.isEmpty ? "" : " '\(source.name.terminalSafe)'")
-                         + ": \(count) channel(s) x \(samples) samples" + (input.dtypes[source.id].map { ", \($0)" } ?? "")
+                         + ": \(count) \(count == 1 ? "channel" : "channels") x \(samples) \(samples == 1 ? "sample" : "samples")" + (input.dtypes[source.id].map { ", \($0)" } ?? "")
                          + ", \(g(source.sampleRate)) Hz"
-                         + (source.discontinuities > 0 ? ", \(source.discontinuities) discontinuities" : ""))
+                         + (source.discontinuities > 0 ? ", \(source.discontinuities) \(source.discontinuities == 1 ? "discontinuity" : "discontinuities")" : ""))
             lines += render(source.channels, units: source.units, request: request)
         }
         return lines.joined(separator: "\n")

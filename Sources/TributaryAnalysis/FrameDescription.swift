@@ -6,9 +6,15 @@ package enum FrameDescription {
     /// One line: kind, source, sequence, time, filter, size and a content summary.
     package static func line(_ frame: Frame, payload: Payload) -> String {
         let h = frame.header
-        return "\(h.kind.description.padding(toLength: 14, withPad: " ", startingAt: 0)) source=\(h.sourceID) "
-            + "seq=\(h.sequence) t=\(timestamp(h.timestampNs)) filter=\(h.filterID) size=\(h.frameLength)"
-            + (h.flags.contains(.replayed) ? " replayed" : "") + "  " + summary(payload)
+        // Fields padded to widths that hold typical values, so that a listing's columns line up.
+        return pad(h.kind.description, 14) + " " + pad("source=\(h.sourceID)", 10) + " " + pad("seq=\(h.sequence)", 11)
+            + " t=\(timestamp(h.timestampNs)) " + pad("filter=\(h.filterID)", 9) + " " + pad("size=\(h.frameLength)", 12)
+            + (h.flags.contains(.replayed) ? " replayed" : "") + " " + summary(payload)
+    }
+
+    /// `text` followed by spaces up to `width` characters (longer text is kept whole).
+    package static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
     /// ISO 8601 UTC with nanoseconds.

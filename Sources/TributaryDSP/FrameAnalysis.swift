@@ -10,6 +10,8 @@ public struct SourceAnalysis: Sendable {
     public var channels: [ChannelReport]
     /// Units by configuration index, from the configuration.
     public var units: [UInt32: String]
+    /// Channel names (descriptions) by configuration index, from the configuration.
+    public var channelNames: [UInt32: String] = [:]
     /// Analog frames whose first sample did not follow the previous frame's last (lost or skipped data).
     public var discontinuities: Int
 }
@@ -107,7 +109,7 @@ public final class FrameAnalysis {
             guard !state.order.isEmpty else { return nil }
             return SourceAnalysis(id: id, name: state.name, sampleRate: sampleRateOverride ?? state.firstRate ?? 0,
                                   channels: try state.order.map { try state.channels[$0]!.report() },
-                                  units: state.units, discontinuities: state.discontinuities)
+                                  units: state.units, channelNames: state.channelNames, discontinuities: state.discontinuities)
         }
     }
 }
@@ -135,6 +137,7 @@ private final class SourceState {
     var name = ""
     var rates: [UInt32: Double] = [:]
     var units: [UInt32: String] = [:]
+    var channelNames: [UInt32: String] = [:]
     /// Peak amplitude of a full-scale sine per channel (half its configured range).
     var fullScales: [UInt32: Double] = [:]
     var firstRate: Double?
@@ -150,6 +153,7 @@ private final class SourceState {
         for c in configuration.channels {
             rates[c.index] = c.samplingRate
             units[c.index] = c.unit
+            channelNames[c.index] = c.description
             let half = (c.maxValue - c.minValue) / 2
             if half > 0, half.isFinite { fullScales[c.index] = half }
         }

@@ -264,7 +264,7 @@ class AnalyzeInterop(unittest.TestCase):
         self.assertEqual([line["file"] for line in lines], files)  # input order, one line per file
         self.assertIn("error", lines[1])
         self.assertIn(broken, result.stderr)
-        self.assertIn("1 of 4 file(s) failed", result.stderr)
+        self.assertIn("1 of 4 files failed", result.stderr)
         first = lines[0]["sources"][0]["channels"]
         self.assertEqual(lines[2]["sources"][0]["channels"], first)
         self.assertEqual(lines[3]["sources"][0]["channels"], first)

@@ -325,7 +325,7 @@ class CLIRobustnessTests(unittest.TestCase):
         self.assertEqual({s["id"]: s["dtype"] for s in sources}, {1: "float64", 2: "int16"})
         table = run("analyze", self.frames).stdout
         self.assertLess(table.index("source 1"), table.index("source 2"))
-        self.assertIn("source 2 'int16 device': 4 channel(s) x 2048 samples, int16", table)
+        self.assertIn("source 2 'int16 device': 4 channels x 2048 samples, int16", table)
 
     def test_analyze_source_selects_and_names_what_is_missing(self):
         only = json.loads(run("analyze", self.frames, "--json", "--source", 2).stdout)

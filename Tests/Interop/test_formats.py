@@ -461,7 +461,7 @@ class ExtractTests(unittest.TestCase):
         with open(self.path("p.tcap"), "wb") as f:
             f.write(cs.capture([source0, source1]))
         listing = run("inspect", self.path("p.tcap"), "--packages")
-        self.assertEqual(listing.splitlines()[-1], "1 error, 2 digital, 2 message, 1 xml, 3 file, 1 image, 7 array")
+        self.assertEqual(listing.splitlines()[-1], "1 error frame, 2 digital frames, 2 message frames, 1 xml frame, 3 file frames, 1 image frame, 7 array frames")
         self.assertEqual(len(listing.splitlines()), 18)
         out = self.path("x")
         run("extract", self.path("p.tcap"), "--out", out)

@@ -90,6 +90,12 @@ import TributaryWire
         }
         if case .analog(let a) = received[12].package.content { #expect(a.materialize() == AnalogData(channels: [[0.5, 1.5]])) } else { Issue.record("analog") }
         if case .digital(let d) = received[13].package.content { #expect(d.materialize() == DigitalData(lines: [[true, true]])) } else { Issue.record("digital") }
+        // Single-frame packages keep the frame as it arrived (to store or print whole); files and images are reassembled.
+        for (index, package) in received.map(\.package).enumerated() {
+            let reassembled = package.header.kind == .file || package.header.kind == .image
+            #expect((package.frame == nil) == reassembled, "package \(index)")
+            if let frame = package.frame { #expect(frame.header.kind == package.header.kind && frame.header.sequence == package.header.sequence) }
+        }
         subject.close()
     }
 

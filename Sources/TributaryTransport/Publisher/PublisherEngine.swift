@@ -325,7 +325,7 @@ final class PublisherEngine {
             case .error(let e): content = .error(e)
             default: return
             }
-            deliver(content, header, from: session)
+            deliver(content, header, from: session, frame: frame)
         case .file, .image:
             guard let payload = decodedPayload(frame, session, now) else { return }
             let chunk: BlobChunk
@@ -374,9 +374,11 @@ final class PublisherEngine {
         }
     }
 
-    private func deliver(_ content: ReceivedContent, _ header: FrameHeader, from session: Session) {
+    /// - Parameter frame: the frame as received, kept in the package (as a Subject does) for
+    ///   applications that store or print it whole; nil for files and images (reassembled).
+    private func deliver(_ content: ReceivedContent, _ header: FrameHeader, from session: Session, frame: Frame? = nil) {
         core.deliver(SubscriberPackage(sessionID: session.sessionID, subscriberDescription: session.description,
-                                       package: ReceivedPackage(header: header, content: content)))
+                                       package: ReceivedPackage(header: header, content: content, frame: frame)))
     }
 
     // MARK: Sessions

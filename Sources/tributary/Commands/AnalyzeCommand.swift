@@ -4,21 +4,24 @@ import TributaryDSP
 import TributaryFormats
 import TributaryWire
 
-/// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of NPY files.
+/// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of captures and array files.
 enum AnalyzeCommand: Command {
     static let name = "analyze"
-    static let summary = "statistics, Welch PSD, spectra and THD/SINAD/ENOB of NPY files"
+    static let summary = "statistics, Welch PSD, spectra and THD/SINAD/ENOB of captures, NPY, frame, TDMS, XDF and HDF5 files"
     static let usage = """
     usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
                              [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
                              [--spectrum N] [--measure LIST [--harmonics H] [--fold-aliases]
-                             [--measure-window NAME]] [--channels SPEC] [--source IDS]... [--int16-scale S]
-                             [--plot FILE.svg] [--json] [--rigor estimate|measure|patient] [--wisdom FILE]
+                             [--measure-window NAME] [--full-scale V]] [--channels SPEC] [--source IDS]... [--int16-scale S]
+                             [--plot FILE.svg [--log-frequency]] [--json] [--jobs N]
+                             [--rigor estimate|measure|patient] [--wisdom FILE]
 
     Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
     (int16 counts are multiplied by --int16-scale, default 1; each NPY file is one source with id 1),
-    captures (docs/CAPTURE.md) and frame files (docs/PROTOCOL.md): every source in them, rates from
-    their configurations; a damaged capture chunk is skipped with a warning naming its offset.
+    captures (docs/CAPTURE.md), frame files (docs/PROTOCOL.md), and NI TDMS, LSL XDF and HDF5 files
+    (every group, stream or numeric dataset a source; docs/FORMATS.md): every source in them, rates
+    from their configurations; a damaged capture chunk is skipped with a warning naming its offset.
+    WAV and CSV files are not read directly: 'tributary import' turns them into captures.
     Files are streamed: memory does not grow with their length (measurements use the first 2^20
     samples of a channel). A file that cannot be analysed is reported by name and the others go on;
     the exit status is 1 when any file failed.
@@ -46,7 +49,9 @@ enum AnalyzeCommand: Command {
       --source IDS         sources to analyse, e.g. 2 or 1,3; repeatable (default all; results are
                            listed by source id)
       --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis, as SVG
-                           (the name must end in .svg)
+                           (the name must end in .svg): the y axis in the channels' unit (V²/Hz...),
+                           each curve named by file, device, source id, channel index and name
+        --log-frequency    a logarithmic frequency axis (DC is left out)
       --json               one JSON object per input file, one per line; NaN/inf are written as null
       --jobs N             analyse N files at a time (default: the number of cores); a progress bar
                            is shown on stderr when it is a terminal
@@ -73,6 +78,7 @@ enum AnalyzeCommand: Command {
         let sourceTexts = try arguments.options("--source")
         let int16Scale = try arguments.number("--int16-scale", "a scale", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) ?? 1
         let plotPath = try arguments.option("--plot")
+        let logFrequency = arguments.flag("--log-frequency")
         let json = arguments.flag("--json")
         let rigor = try arguments.option("--rigor", "estimate, measure or patient") { FFTRigor(name: $0) } ?? .estimate
         let wisdom = try arguments.option("--wisdom")
@@ -105,6 +111,7 @@ enum AnalyzeCommand: Command {
         }
         if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty { wantStats = true }
         if plotPath != nil && welchLength == nil && spectrumLength == nil { throw UsageError("--plot needs --welch or --spectrum") }
+        if logFrequency && plotPath == nil { throw UsageError("--log-frequency needs --plot") }
         if let plotPath, !plotPath.lowercased().hasSuffix(".svg") {
             throw UsageError("option --plot: '\(plotPath)': the plot is written as SVG; give a file name ending in .svg")
         }
@@ -164,11 +171,15 @@ enum AnalyzeCommand: Command {
                 let name = (file as NSString).lastPathComponent
                 for source in sources {
                     for r in source.channels {
-                        let label = (files.count > 1 ? "\(name) " : "") + (sources.count > 1 ? "src \(source.id) " : "") + "ch \(r.index)"
+                        let index = UInt32(r.index)
+                        let channelName = source.channelNames[index].flatMap { $0.isEmpty ? nil : " \($0)" } ?? ""
+                        let label = (files.count > 1 ? "\(name): " : "") + (source.name.isEmpty ? "" : "\(source.name) ")
+                            + "(source \(source.id)) ch \(r.index)\(channelName)"
+                        let unit = source.units[index] ?? ""
                         if let w = r.welch {
-                            plotSeries.append(.init(label: label, x: w.frequencies, y: w.values))
+                            plotSeries.append(.init(label: label, unit: unit, x: w.frequencies, y: w.values))
                         } else if let sp = r.spectrum {
-                            plotSeries.append(.init(label: label, x: sp.frequencies, y: sp.amplitudeRMS))
+                            plotSeries.append(.init(label: label, unit: unit, x: sp.frequencies, y: sp.amplitudeRMS))
                         }
                     }
                 }
@@ -180,12 +191,18 @@ enum AnalyzeCommand: Command {
         if let plotPath, !plotSeries.isEmpty {
             let isWelch = request.welch != nil
             let density = request.welch?.scaling != .spectrum
+            // The y axis in the channels' unit; when they differ, each legend entry gives its own.
+            let units = Set(plotSeries.map(\.unit))
+            let unit = units.count == 1 && !units.first!.isEmpty ? units.first! : "unit"
+            if units.count > 1 {
+                for i in plotSeries.indices { plotSeries[i].label += " [\(plotSeries[i].unit.isEmpty ? "no unit" : plotSeries[i].unit)]" }
+            }
             let plot = SVGSpectrumPlot(
                 title: isWelch ? "Welch \(density ? "PSD" : "power spectrum") (nperseg \(request.welch!.segmentLength), \(request.welch!.window.rawValue))"
                     : "Amplitude spectrum (N \(request.spectrum!.length), \(request.spectrum!.window.rawValue), RMS average)",
-                xLabel: "Frequency (Hz)",
-                yLabel: isWelch ? (density ? "PSD (unit²/Hz)" : "Power (unit²)") : "Amplitude (unit RMS)",
-                series: plotSeries)
+                xLabel: "Frequency (Hz)" + (logFrequency ? ", log scale" : ""),
+                yLabel: isWelch ? (density ? "PSD (\(unit)²/Hz)" : "Power (\(unit)²)") : "Amplitude (\(unit) RMS)",
+                series: plotSeries, logFrequency: logFrequency)
             do {
                 try plot.render().write(toFile: plotPath, atomically: true, encoding: .utf8)
             } catch {
@@ -196,7 +213,7 @@ enum AnalyzeCommand: Command {
         if let wisdom {
             do { try FFTPlanCache.shared.saveWisdom(path: wisdom) } catch { throw CommandError("\(error)") }
         }
-        if failures > 0 { printError("tributary analyze: \(failures) of \(files.count) file(s) failed") }
+        if failures > 0 { printError("tributary analyze: \(failures) of \(counted(files.count, "file")) failed") }
         return failures == 0 ? 0 : 1
     }
 

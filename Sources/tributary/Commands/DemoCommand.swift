@@ -99,10 +99,11 @@ enum DemoCommand: Command {
         if case .failed(let report) = end { throw CommandError("the subscription failed: error \(report.code): \(report.message)") }
         if let failure = counters.withLock({ $0.failure }) { throw CommandError("recording failed: \(failure)") }
         let received = counters.withLock { $0 }
-        print("  publisher: \(published.framesPublished) frames published; subscriber: \(received.frames) frames received "
+        print("  publisher: \(counted(published.framesPublished, "frame")) published; subscriber: \(counted(received.frames, "frame")) received "
               + "(\(received.bytes / 1024) KiB), \(statistics.framesMissing) lost and announced, \(statistics.unaccountedLoss) unaccounted; "
               + String(format: "callback queue p50 %.0f µs, p99 %.0f µs", Double(statistics.callbackQueue.latencyP50Ns) / 1e3, Double(statistics.callbackQueue.latencyP99Ns) / 1e3))
-        print("  capture: \(summary.records) records, \(summary.fileBytes / 1024) KiB on disk, "
+        print("  capture: \(counted(summary.frames, "frame")) in \(counted(summary.records, "record")) (chunks of frames, "
+              + "configuration and gap records), \(summary.fileBytes / 1024) KiB on disk, "
               + String(format: "%.1fx smaller than the frames", Double(summary.frameBytes) / Double(max(summary.fileBytes, 1))))
 
         // 4. Analyse the capture and plot.
@@ -116,11 +117,17 @@ enum DemoCommand: Command {
         var series: [SVGSpectrumPlot.Series] = []
         for source in sources {
             for r in source.channels {
-                if let w = r.welch { series.append(.init(label: "source \(source.id) ch \(r.index)", x: w.frequencies, y: w.values)) }
+                let name = source.channelNames[UInt32(r.index)].map { " \($0)" } ?? ""
+                if let w = r.welch {
+                    series.append(.init(label: "\(source.name) (source \(source.id)) ch \(r.index)\(name)", unit: source.units[UInt32(r.index)] ?? "",
+                                        x: w.frequencies, y: w.values))
+                }
             }
         }
+        let units = Set(series.map(\.unit))
+        let unit = units.count == 1 && !units.first!.isEmpty ? units.first! : "unit"
         let plot = SVGSpectrumPlot(title: "Welch PSD of the recorded subscription (nperseg 4096, hann)", xLabel: "Frequency (Hz)",
-                                   yLabel: "PSD (V²/Hz)", series: series)
+                                   yLabel: "PSD (\(unit)²/Hz)", series: series)
         try plot.render().write(toFile: plotPath, atomically: true, encoding: .utf8)
         print("\nSpectrum plot: \(URL(fileURLWithPath: plotPath).standardizedFileURL.path)")
         return 0

@@ -12,8 +12,11 @@ enum InspectCommand: Command {
            tributary inspect X.tcap --packages [--json]
 
     When FILE is a capture (recognised by its magic, docs/CAPTURE.md), prints its description
-    instead: sources, channels with units, rate, duration, samples, chunks, compression ratio,
-    gaps, whether it was recovered, and any damage found (every chunk is read and checked).
+    instead: its records (chunks of frames, gap records, configuration records), then each source
+    by id — channels with units, rate, samples, duration, start and end times (the timestamps of
+    its first and last frames, in ISO 8601 in UTC and in local time (TZ), and in nanoseconds since
+    1970), frames, chunks, compression ratio — then its gaps,
+    whether it was recovered, and any damage found (every chunk is read and checked).
 
     Reads FILE, a sequence of frames exactly as they travel on the wire (docs/PROTOCOL.md), and
     prints one line per frame: kind, source, sequence, timestamp, filter id, size and a summary
@@ -59,7 +62,8 @@ enum InspectCommand: Command {
                 FrameDescription.json(frame, payload: payload).render(into: &out)
                 out += "\n"
             } else {
-                out += "#\(index) @\(frame.position) " + FrameDescription.line(frame, payload: payload) + "\n"
+                out += FrameDescription.pad("#\(index)", 7) + " " + FrameDescription.pad("@\(frame.position)", 11) + " "
+                    + FrameDescription.line(frame, payload: payload) + "\n"
             }
             index += 1
             if out.utf8.count > 1 << 16 { try flush() }
@@ -80,7 +84,7 @@ enum InspectCommand: Command {
             throw error
         }
         if !json {
-            out += "\(index) frames" + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "") + "\n"
+            out += counted(index, "frame") + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "") + "\n"
         }
         try flush()
         return 0
@@ -111,7 +115,7 @@ enum InspectCommand: Command {
         }
         if !json {
             out += counts.isEmpty ? "no packages besides analog data and configurations\n"
-                : counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "\n"
+                : counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { counted($0.value, "\($0.key) frame") }.joined(separator: ", ") + "\n"
         }
         flush()
         for d in reader.damage { printError("tributary inspect: \(path): damage at \(d)") }

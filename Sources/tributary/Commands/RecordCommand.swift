@@ -10,8 +10,7 @@ enum RecordCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
-    usage: tributary record ADDRESS --api-key KEY --out X.tcap [--duration S] [--channels SPEC]
-                            [--sources IDS] [--array-filter TYPE:QUERY]... [--force] [--fast-codec]
+    \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"]))
 
     Opens a session like 'tributary subscribe' and appends every frame received to a capture
     (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
@@ -26,6 +25,11 @@ enum RecordCommand: Command {
     existing X.tcap is replaced only by a complete recording: one that received data and ended
     without an error; otherwise X.tcap is left untouched and the recording (if it holds any frame)
     stays in X.tcap.partial, closed with its footer; the exit status is then 1.
+
+    With --reconnect a lost session (the publisher restarted, the network broke) is opened again and
+    the recording goes on in the same capture: a lost connection or an expired timeout is recorded
+    as an error frame (a publisher's normal close is not), and for each source the analog frames it sent meanwhile (the hole in its
+    timestamps, in frame periods) as a gap record with cause 'sequence jump' (docs/CAPTURE.md §6).
 
     A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
     terminal; a summary is always printed at the end. A refused or broken session prints the SCCT
@@ -47,6 +51,8 @@ enum RecordCommand: Command {
         var failure: String?
         /// Frames that carry data (not configuration, errors or session frames).
         var dataFrames = 0
+        /// With --reconnect: what each source missed while the session was lost.
+        var outage = OutageGaps()
     }
 
     /// Wire kinds that are a source's data.
@@ -84,15 +90,28 @@ enum RecordCommand: Command {
         var lastProgress = Date.distantPast
         func progressText() -> String {
             let c = counters.withLock { $0 }
-            return String(format: "%d frames, %.2f MB, %d gaps (%llu frames missing), %.1f s",
-                          c.frames, Double(c.bytes) / 1e6, c.gaps, c.framesMissing, Date().timeIntervalSince(started))
+            return counted(c.frames, "frame") + String(format: ", %.2f MB, ", Double(c.bytes) / 1e6) + counted(c.gaps, "gap")
+                + " (\(counted(c.framesMissing, "frame")) missing)" + String(format: ", %.1f s", Date().timeIntervalSince(started))
         }
         let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration, tick: {
             guard interactive, Date().timeIntervalSince(lastProgress) >= 1 else { return }
             lastProgress = Date()
             StandardOutput.error("\rrecording: " + progressText() + "   ")
-        }) { package in
+        }) { [reconnect = options.reconnect] package in
             do {
+                if reconnect {
+                    if case .error(let report) = package.content {
+                        printError("session lost: error \(report.code): \(report.message.terminalSafe); reconnecting")
+                        // The chunks before the outage are closed: the frames after it start new ones.
+                        try writer.flush()
+                    }
+                    if let gap = counters.withLock({ $0.outage.observe(package) }) {
+                        try writer.recordGap(sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
+                                             cause: .sequenceJump, timeNs: gap.timeNs)
+                        counters.withLock { $0.gaps += 1; $0.framesMissing += gap.count }
+                        printError("source \(gap.sourceID) resumed: a gap of \(gap.count) \(gap.count == 1 ? "frame" : "frames") recorded for the outage")
+                    }
+                }
                 let appended = try CaptureRecording.append(package, to: writer)
                 counters.withLock { c in
                     c.frames += appended.frames
@@ -137,7 +156,7 @@ enum RecordCommand: Command {
         let discarded = destination.existed && !complete && final.frames == 0
         printError((discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
                    + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
-                   + (statistics.unaccountedLoss > 0 ? ", \(statistics.unaccountedLoss) frames lost without a gap notice" : ""))
+                   + (statistics.unaccountedLoss > 0 ? ", \(counted(statistics.unaccountedLoss, "frame")) lost without a gap notice" : ""))
         switch end {
         case .failed(let report):
             throw CommandError("error \(report.code): \(report.message)")

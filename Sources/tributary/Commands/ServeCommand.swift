@@ -15,6 +15,8 @@ enum ServeCommand: Command {
     static let usage = """
     usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
                            [--replay X.tcap [--speed F|max] [--wait-subscribers N] [--linger S]]
+                           [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
+                           [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO] [--inbox DIR]
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
                            [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
 
@@ -41,6 +43,35 @@ enum ServeCommand: Command {
       --linger S         once a replay has been delivered, seconds to give subscribers before the
                          publisher closes their sessions and exits (default 1; only when every source
                          is a replay)
+
+    Application packages (source 0, as an SCCT publisher's application sends them):
+      --message TEXT     a message (code 0); repeatable
+      --xml FILE|TEXT    an XML document: TEXT when it starts with '<', else read from FILE; repeatable
+      --file PATH        a file (sent in 1 MiB chunks with its MD5, under its base name); repeatable
+      --image PATH       an image: png, jpeg, bmp or tiff, from the extension; repeatable
+      --array TYPE:FILE.npy  a 2D array from an NPY file (float64, float32 or int16; shape (rows,
+                         columns) or (columns,)) as TYPE double, float, int32, int16, int64 or bool;
+                         repeatable
+                         These are sent to each subscriber once, when it starts (in this order:
+                         messages, XML, files, images, arrays), and with --every to every started
+                         subscriber again every S seconds.
+      --every S          repeat the packages above every S seconds, S in [0.01, 86400]
+      --control -|FIFO   JSON lines from a script, on standard input (-) or a FIFO (mkfifo; opened
+                         again after each writer), each published at once to every started subscriber:
+                           {"kind":"message","text":"hello","code":0}
+                           {"kind":"xml","text":"<a/>"} or {"kind":"xml","file":"doc.xml"}
+                           {"kind":"file","path":"a.bin","name":"optional.bin"}
+                           {"kind":"image","path":"p.png","format":"png (optional)"}
+                           {"kind":"array","type":"double","npy":"a.npy"} or
+                           {"kind":"array","type":"int32","values":[[1,2],[3,4]]} (type string: strings)
+                         A bad line is reported on stderr with its number and skipped.
+
+    What subscribers send (messages, XML, files, images, arrays) is printed, one line each
+    ('from session 3 'name': message ...'):
+      --inbox DIR        also record it: files and images written into DIR under their sanitised
+                         names (never overwriting: a taken name gets -1, -2, ...), and every package
+                         as a JSON object per line in DIR/packages.jsonl (the objects of 'subscribe
+                         --json' with "session", "subscriber" and, for files, "stored_as")
 
     Publisher:
       --bind ENDPOINT    tcp://HOST:PORT (or HOST:PORT) to listen on (required)
@@ -73,6 +104,10 @@ enum ServeCommand: Command {
         let curveClients = try arguments.option("--curve-clients")
         let curveAcceptAny = arguments.flag("--curve-accept-any")
         let http = try arguments.option("--http")
+        let packages = try OutgoingPackage.parse(&arguments, .publish)
+        let every = try arguments.number("--every", "a period in seconds", in: 0.01...86_400)
+        let controlPath = try arguments.option("--control")
+        let inboxDirectory = try arguments.option("--inbox")
         let rest = try arguments.finish()
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
@@ -118,10 +153,17 @@ enum ServeCommand: Command {
             let gaps = reader?.gaps ?? []
             printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
                        + (speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(speedText ?? "1") x the recorded pace")
-                       + (gaps.isEmpty ? "" : "; the capture records \(gaps.count) gaps (\(gaps.reduce(0) { $0 + $1.missingCount }) frames missing), not re-announced"))
+                       + (gaps.isEmpty ? "" : "; the capture records \(counted(gaps.count, "gap")) (\(counted(gaps.reduce(0) { $0 + $1.missingCount }, "frame")) missing), not re-announced"))
             sources += replays
         }
-        if sources.isEmpty { printError("no --simulate or --replay: serving application packages only (none in this command)") }
+        if every != nil && packages.isEmpty {
+            throw UsageError("--every needs packages to repeat (--message, --xml, --file, --image or --array)")
+        }
+        if sources.isEmpty {
+            printError("no --simulate or --replay: serving application packages only"
+                       + (packages.isEmpty && controlPath == nil ? " (none given: subscribers receive nothing but can send)" : ""))
+        }
+        let inbox = try PublisherInbox(directory: inboxDirectory)
 
         // CURVE: the ZAP handler must run on the publisher's context before it binds.
         var context: ZMQContext?
@@ -156,7 +198,9 @@ enum ServeCommand: Command {
         let configuration = PublisherConfiguration(endpoint: bind, apiKey: apiKey, description: description,
                                                    slowConsumerPolicy: policy, curve: curve)
         let publisher: Publisher
-        do { publisher = try Publisher(configuration: configuration, sources: sources, context: context) } catch {
+        do {
+            publisher = try Publisher(configuration: configuration, sources: sources, context: context) { inbox.receive($0) }
+        } catch {
             zap?.stop()
             throw CommandError("\(error)")
         }
@@ -167,6 +211,24 @@ enum ServeCommand: Command {
         let liveView = try ServeHTTP.start(http: http, endpoint: publisher.endpoint, apiKey: apiKey,
                                               curve: curveSecret != nil)  // serve --http
         defer { liveView?.close() }
+
+        // Control lines are published as they come, from the reading thread.
+        var control: ControlInput?
+        if let controlPath {
+            control = try ControlInput(path: controlPath) { [publisher] line, number in
+                do {
+                    let package = try OutgoingPackage.parse(jsonLine: line)
+                    let sent = package.publish(on: publisher)
+                    StandardOutput.line("control line \(number): " + (sent ? "published " : "refused (the publisher's queue is full): ") + package.summary)
+                } catch {
+                    printError("tributary serve: --control \(controlPath.terminalSafe) line \(number): \(error)")
+                }
+            }
+            control?.start()
+        }
+        /// Subscribers that have been sent the packages of the command line.
+        var greeted = Set<UInt64>()
+        var lastRepeat = Date()
 
         enum Event { case stop(Int32), list }
         let events = Mutex<[Event]>([])
@@ -200,9 +262,25 @@ enum ServeCommand: Command {
                                     + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
             }
             for (id, info) in known where !ids.contains(id) {
-                StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(info.framesSent) frames sent, \(info.framesDropped) dropped")
+                StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(counted(info.framesSent, "frame")) sent, \(info.framesDropped) dropped")
             }
             known = Dictionary(uniqueKeysWithValues: current.map { ($0.sessionID, $0) })
+            // The command line's packages: to each subscriber as it starts, and with --every to all again.
+            if !packages.isEmpty {
+                for info in current where info.isStarted && !greeted.contains(info.sessionID) {
+                    greeted.insert(info.sessionID)
+                    let sent = packages.filter { $0.publish(on: publisher, to: .session(info.sessionID)) }.count
+                    StandardOutput.line("sent \(sent) of \(counted(packages.count, "package")) to session \(info.sessionID)")
+                }
+                greeted.formIntersection(ids)
+                if let every, Date().timeIntervalSince(lastRepeat) >= every {
+                    lastRepeat = Date()
+                    if current.contains(where: \.isStarted) {
+                        let sent = packages.filter { $0.publish(on: publisher) }.count
+                        StandardOutput.line("sent \(sent) of \(counted(packages.count, "package")) to every started subscriber")
+                    }
+                }
+            }
             if let statusInterval, Date().timeIntervalSince(lastStatus) >= statusInterval {
                 lastStatus = Date()
                 printList(current)
@@ -212,7 +290,7 @@ enum ServeCommand: Command {
                 if replayDeliveredAt == nil, replays.allSatisfy({ $0.progress.finished }), publisher.losslessFramesPending == 0 {
                     replayDeliveredAt = Date()
                     let frames = replays.reduce(0) { $0 + $1.progress.framesPublished }
-                    StandardOutput.line("replay complete: \(frames) frames")
+                    StandardOutput.line("replay complete: \(counted(frames, "frame"))")
                 }
                 if let at = replayDeliveredAt, Date().timeIntervalSince(at) >= linger {
                     stopReason = "the replay has ended"
@@ -222,16 +300,18 @@ enum ServeCommand: Command {
             }
         }
         withExtendedLifetime(signals) {}
+        control?.stop()
         let statistics = publisher.statistics()
         // At a replay's end, subscribers get time to read everything queued for them (and its close);
         // on a signal the operator wants the publisher gone soon.
         publisher.stop(reason: stopReason, drain: replayEnded ? .seconds(30) : .seconds(2))
         zap?.stop()
+        inbox.close()
         for replay in replays {
             for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \("\(problem)".terminalSafe)") }
         }
-        StandardOutput.line("\(stopReason): \(statistics.framesPublished) frames published, \(statistics.sessionsOpened) sessions opened, "
-                            + "\(statistics.sessionsRefused) refused, \(statistics.handOffRefused) frames refused at the hand-off")
+        StandardOutput.line("\(stopReason): \(counted(statistics.framesPublished, "frame")) published, \(counted(statistics.sessionsOpened, "session")) opened, "
+                            + "\(statistics.sessionsRefused) refused, \(counted(statistics.handOffRefused, "frame")) refused at the hand-off")
         return 0
     }
 
@@ -253,12 +333,12 @@ enum ServeCommand: Command {
     private static func sourceSummary(_ source: any Source) -> String {
         if let simulated = source as? SimulatedDeviceSource {
             let s = simulated.spec
-            return "simulated, \(s.channels) channels at \(s.rate) S/s, \(s.samplesPerFrame) samples per frame, "
+            return "simulated, \(counted(s.channels, "channel")) at \(s.rate) S/s, \(s.samplesPerFrame) samples per frame, "
                 + (s.bits.map { "\($0)-bit int16 counts" } ?? "float64") + ", \(s.wave) \(s.frequency) Hz x (k+1)"
-                + (s.lines > 0 ? ", \(s.lines) digital lines" : "")
+                + (s.lines > 0 ? ", \(counted(s.lines, "digital line"))" : "")
         }
         let c = source.configuration
-        return "replay, \(c.channels.count) channels" + (c.channels.first.map { " at \($0.samplingRate) S/s" } ?? "")
+        return "replay, \(counted(c.channels.count, "channel"))" + (c.channels.first.map { " at \($0.samplingRate) S/s" } ?? "")
     }
 
     private static func printList(_ subscribers: [SubscriberInfo]) {
@@ -266,7 +346,7 @@ enum ServeCommand: Command {
         for s in subscribers {
             let filters = s.filters.isEmpty ? "no filters" : "filters \("\(s.filters)".terminalSafe)"
             StandardOutput.line("  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
-                                + "\(s.isStarted ? "started" : "stopped"), \(s.framesSent) frames sent, \(s.framesDropped) dropped, \(filters)"
+                                + "\(s.isStarted ? "started" : "stopped"), \(counted(s.framesSent, "frame")) sent, \(s.framesDropped) dropped, \(filters)"
                                 + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
         }
     }

@@ -10,8 +10,7 @@ enum SubscribeCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"
     static let usage = """
-    usage: tributary subscribe ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
-                               [--array-filter TYPE:QUERY]... [--duration S] [--json]
+    \(SubscriptionOptions.synopsis(command: "subscribe", own: ["[--json]"]))
 
     Opens a session with a publisher (docs/PROTOCOL.md §4), sends the filters and the source
     selection, starts the data and prints every package that arrives: one summary line each (kind,
@@ -19,7 +18,8 @@ enum SubscribeCommand: Command {
     (the objects of 'tributary inspect --json'; a file or image, reassembled and MD5-checked,
     as {"kind":"file", ..., "content":{"name", "size", "md5", "attributes", "format"}}).
 
-    Ends after --duration, on SIGINT/SIGTERM, or when the publisher closes the session (exit 0).
+    Ends after --duration, on SIGINT/SIGTERM, or when the publisher closes the session (exit 0;
+    with --reconnect the session is opened again instead).
     A refused or broken session prints the SCCT error, e.g. 'error 1 (wrong API key): ...' or
     'error 5 (lost connection): ...', and exits with status 1.
 
@@ -51,11 +51,11 @@ enum SubscribeCommand: Command {
         if let summary { StandardOutput.line(summary.json(statistics: subject.statistics(), end: "\(end)").render()) }
         switch end {
         case .failed(let report):
-            throw CommandError("error \(report.code): \(report.message.terminalSafe) (after \(count) packages)")
+            throw CommandError("error \(report.code): \(report.message.terminalSafe) (after \(counted(count, "package")))")
         case .publisherClosed(let reason):
-            printError("\(reason.terminalSafe); \(count) packages received")
+            printError("\(reason.terminalSafe); \(counted(count, "package")) received")
         case .durationElapsed, .interrupted, .handlerStopped:
-            printError("\(count) packages received")
+            printError("\(counted(count, "package")) received")
         }
         return 0
     }
@@ -77,8 +77,10 @@ enum SubscribeCommand: Command {
         let h = package.header
         switch package.content {
         case .file(let file), .image(let file):
-            return "\(h.kind.description.padding(toLength: 14, withPad: " ", startingAt: 0)) source=\(h.sourceID) seq=\(h.sequence) "
-                + "t=\(FrameDescription.timestamp(h.timestampNs)) filter=\(h.filterID)  '\(file.originalName.terminalSafe)' \(file.content.count) bytes"
+            return FrameDescription.pad(h.kind.description, 14) + " " + FrameDescription.pad("source=\(h.sourceID)", 10) + " "
+                + FrameDescription.pad("seq=\(h.sequence)", 11) + " t=\(FrameDescription.timestamp(h.timestampNs)) "
+                + FrameDescription.pad("filter=\(h.filterID)", 9) + " " + FrameDescription.pad("size=\(file.content.count)", 12)
+                + " '\(file.originalName.terminalSafe)' \(counted(file.content.count, "byte"))"
                 + (file.md5 != nil ? ", MD5 verified" : "")
         default:
             return "\(h.kind) source=\(h.sourceID) seq=\(h.sequence)"

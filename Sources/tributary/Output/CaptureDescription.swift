@@ -21,9 +21,12 @@ enum CaptureDescription {
         var sourceObjects: [JSON] = []
         var lines: [String] = []
         let h = reader.header
-        lines.append("\(path): capture v1, \(reader.fileSize) bytes, writer \(h?.writer ?? "?"), uuid \(h?.uuid.uuidString ?? "?"), created_ns \(h?.createdNs ?? 0)")
+        lines.append("\(path): capture v1, \(counted(reader.fileSize, "byte")), writer \(h?.writer.terminalSafe ?? "?"), uuid \(h?.uuid.uuidString ?? "?")")
+        if let h { lines.append("created: \(TimeText.both(h.createdNs))") }
+        let chunkCount = reader.index.filter { $0.envelope.type == .chunk }.count
         lines.append("footer: \(reader.hasFooter ? "yes" : "no")" + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : "")
-                     + "; index from " + indexSource(reader))
+                     + "; index from " + indexSource(reader) + "; \(counted(reader.index.count, "record")): \(counted(chunkCount, "chunk")) of frames, "
+                     + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))")
         for s in sources {
             let configuration = reader.configuration(source: s.sourceID)
             let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
@@ -43,17 +46,35 @@ enum CaptureDescription {
                 ("duration_s", .double(duration)),
                 ("first_time_ns", .int(Int(s.firstTimeNs))),
                 ("last_time_ns", .int(Int(s.lastTimeNs))),
+                ("first_time", .string(TimeText.utc(s.firstTimeNs))),
+                ("last_time", .string(TimeText.utc(s.lastTimeNs))),
+                ("first_time_local", .string(TimeText.local(s.firstTimeNs))),
+                ("last_time_local", .string(TimeText.local(s.lastTimeNs))),
                 ("chunks", .int(Int(s.chunks))),
                 ("frames", .int(Int(s.frames))),
                 ("frame_bytes", .int(Int(s.frameBytes))),
                 ("stored_bytes", .int(Int(s.storedBytes))),
                 ("compression_ratio", .double(ratio)),
             ]))
-            let channelText = (configuration?.channels ?? []).map { "\($0.description.terminalSafe) [\($0.unit.terminalSafe)]" }.joined(separator: ", ")
-            lines.append("source \(s.sourceID)" + (configuration.map { " \"\($0.deviceName.terminalSafe)\"" } ?? "")
-                         + ": \(configuration?.channels.count ?? 0) channels (\(channelText))"
-                         + (rate.map { ", \($0) Hz" } ?? "") + ", \(s.samples) samples, \(String(format: "%.3f", duration)) s, "
-                         + "\(s.chunks) chunks, \(s.frames) frames, ratio \(String(format: "%.2f", ratio))x")
+            let configured = configuration?.channels ?? []
+            let storage = "\(counted(s.frames, "frame")) in \(counted(s.chunks, "chunk")), ratio \(String(format: "%.2f", ratio))x"
+            if configured.isEmpty && s.samples == 0 {
+                // Application packages (messages, XML, files, arrays...), or a device without analog channels.
+                let what = s.sourceID == 0 ? "application packages (source 0: frames of no device)"
+                    : (configuration.map { "\"\($0.deviceName.terminalSafe)\", no analog channels" } ?? "no configuration, no analog data")
+                lines.append("source \(s.sourceID): \(what), \(storage)")
+            } else {
+                let channelText = configured.map { "\($0.description.terminalSafe) [\($0.unit.terminalSafe)]" }.joined(separator: ", ")
+                let device: String = configuration.map { " \"\($0.deviceName.terminalSafe)\"" } ?? ""
+                let list: String = configured.isEmpty ? "" : " (\(channelText))"
+                let rateText: String = rate.map { ", \($0) Hz" } ?? ""
+                let seconds = String(format: "%.3f", duration)
+                let samples = counted(s.samples, "sample")
+                let channelCount = counted(configured.count, "channel")
+                lines.append("source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText), \(samples) per channel, \(seconds) s, \(storage)")
+            }
+            lines.append("  start: \(TimeText.both(s.firstTimeNs))")
+            lines.append("  end:   \(TimeText.both(s.lastTimeNs))")
         }
         let gapObjects: [JSON] = gaps.map {
             .object([("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
@@ -61,13 +82,13 @@ enum CaptureDescription {
                      ("offset", .int(Int($0.offset)))])
         }
         for g in gaps {
-            lines.append("gap: source \(g.sourceID), \(g.missingCount) frames from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)")
+            lines.append("gap: source \(g.sourceID), \(counted(g.missingCount, "frame")) from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)")
         }
         let damageObjects: [JSON] = reader.damage.map {
             .object([("offset", .int(Int($0.offset))), ("length", $0.length.map { .int(Int($0)) } ?? .null), ("reason", .string($0.reason))])
         }
         for d in reader.damage { lines.append("damage at \(d)") }
-        if lines.count == 2 + sources.count { lines.append("no gaps, no damage") }
+        if gaps.isEmpty && reader.damage.isEmpty { lines.append("no gaps, no damage") }
         if json {
             let object = JSON.object([
                 ("file", .string(path)), ("format", .string("capture")), ("version", .int(1)),

@@ -1,9 +1,13 @@
 import Foundation
 
-/// A line plot of spectra with a logarithmic y axis, written as a self-contained SVG that a browser shows.
+/// A line plot of spectra with a logarithmic y axis and a linear or logarithmic frequency axis,
+/// written as a self-contained SVG that a browser shows.
 struct SVGSpectrumPlot {
     struct Series {
+        /// The legend entry (file, device, source, channel).
         var label: String
+        /// The channel's unit ("" when it has none).
+        var unit: String = ""
         var x: [Double]
         var y: [Double]
     }
@@ -12,16 +16,33 @@ struct SVGSpectrumPlot {
     var xLabel: String
     var yLabel: String
     var series: [Series]
+    /// A logarithmic x axis: points at x <= 0 (DC) are left out, ticks at 1, 2 and 5 per decade.
+    var logFrequency = false
 
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
     /// The SVG document.
     func render(width: Double = 900, height: Double = 520) -> String {
-        let left = 80.0, right = 170.0, top = 40.0, bottom = 60.0
+        // The legend column grows with the longest label, the plot keeps its width.
+        let longest = self.series.map { $0.label.count }.max() ?? 0
+        let right = Swift.max(170.0, 56 + 7 * Double(longest))
+        let width = width + right - 170
+        let left = 80.0, top = 40.0, bottom = 60.0
         let plotW = width - left - right, plotH = height - top - bottom
+        // On a log x axis the x values are plotted as their log10; x <= 0 has no place on it.
+        let series = logFrequency
+            ? self.series.map { s in
+                let kept = zip(s.x, s.y).filter { $0.0 > 0 && $0.0.isFinite }
+                return Series(label: s.label, unit: s.unit, x: kept.map { log10($0.0) }, y: kept.map(\.1))
+            }
+            : self.series
         let xs = series.flatMap(\.x).filter(\.isFinite)
         let positives = series.flatMap(\.y).filter { $0 > 0 && $0.isFinite }
-        let xMin = xs.min() ?? 0, xMax = Swift.max(xs.max() ?? 1, (xs.min() ?? 0) + 1e-12)
+        var xMin = xs.min() ?? 0, xMax = Swift.max(xs.max() ?? 1, (xs.min() ?? 0) + 1e-12)
+        if logFrequency {
+            xMin = floor(xMin)
+            xMax = Swift.max(ceil(xMax), xMin + 1)
+        }
         var decadeLo = floor(log10(positives.min() ?? 1e-12))
         let decadeHi = ceil(log10(positives.max() ?? 1))
         // Keep at most 16 decades so that a floor of exact zeros (clamped) does not flatten the plot.
@@ -48,13 +69,29 @@ struct SVGSpectrumPlot {
             svg += "<text x=\"\(f(left - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">1e\(Int(d))</text>\n"
             d += Double(decadeStep)
         }
-        let xStep = niceStep((xMax - xMin) / 8)
-        var xt = ceil(xMin / xStep) * xStep
-        while xt <= xMax + xStep * 1e-9 {
-            let x = px(xt)
-            svg += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"#eee\"/>\n"
-            svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(tickLabel(xt))</text>\n"
-            xt += xStep
+        if logFrequency {
+            // 1, 2 and 5 in each decade; every decade labelled, the others when decades are few.
+            let decades = Int(xMax - xMin)
+            for decade in Int(xMin)..<Int(xMax) + 1 {
+                for m in [1.0, 2, 5] {
+                    let l = Double(decade) + log10(m)
+                    guard l <= xMax + 1e-9 else { continue }
+                    let x = px(l)
+                    svg += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"\(m == 1 ? "#ddd" : "#f3f3f3")\"/>\n"
+                    if m == 1 || decades <= 4 {
+                        svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(tickLabel(m * pow(10, Double(decade))))</text>\n"
+                    }
+                }
+            }
+        } else {
+            let xStep = niceStep((xMax - xMin) / 8)
+            var xt = ceil(xMin / xStep) * xStep
+            while xt <= xMax + xStep * 1e-9 {
+                let x = px(xt)
+                svg += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"#eee\"/>\n"
+                svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(tickLabel(xt))</text>\n"
+                xt += xStep
+            }
         }
         svg += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotW))\" height=\"\(f(plotH))\" fill=\"none\" stroke=\"black\"/>\n"
         svg += "<text x=\"\(f(left + plotW / 2))\" y=\"\(f(height - 15))\" text-anchor=\"middle\">\(escape(xLabel))</text>\n"

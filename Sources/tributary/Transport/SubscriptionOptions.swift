@@ -17,6 +17,29 @@ struct SubscriptionOptions {
     /// Sources to receive (source selection), from `--sources`.
     var sources: [UInt32]?
     var curve: SubjectCurve?
+    /// Reconnect after a lost session (`--reconnect`), restoring filters, selection and start.
+    var reconnect = false
+    /// Packages to send to the publisher once the session has started (`--send-*`).
+    var outgoing: [OutgoingPackage] = []
+
+    /// The synopsis of `subscribe` or `record`: ADDRESS, the command's own options, then these,
+    /// wrapped under the first option.
+    static func synopsis(command: String, own: [String]) -> String {
+        let items = ["--api-key KEY"] + own + [
+            "[--channels SPEC]", "[--sources IDS]", "[--array-filter TYPE:QUERY]...", "[--duration S]", "[--timeout S]",
+            "[--description TEXT]", "[--reconnect]", "[--send-message TEXT]...", "[--send-xml FILE|TEXT]...",
+            "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
+            "[--curve-server-key FILE [--curve-key FILE]]",
+        ]
+        let head = "usage: tributary \(command) ADDRESS "
+        let indent = String(repeating: " ", count: head.count)
+        var lines = [head]
+        for item in items {
+            if lines[lines.count - 1].count + item.count > 100 { lines.append(indent) }
+            lines[lines.count - 1] += (lines[lines.count - 1].hasSuffix(" ") ? "" : " ") + item
+        }
+        return lines.joined(separator: "\n")
+    }
 
     /// The option lines of the usage text.
     static let usageLines = """
@@ -36,6 +59,19 @@ struct SubscriptionOptions {
       --curve-server-key FILE   the publisher's CURVE public key (its .pub file): encrypt the connection
       --curve-key FILE          this subscriber's CURVE secret key (default: a fresh key pair, for
                                 publishers that accept any client key)
+      --reconnect               when the session is lost (the publisher stopped or restarted, the network
+                                broke), connect again — after 0.2 s, then doubling up to 2 s, without
+                                end — and restore the filters, the source selection and the start; the
+                                lost session is printed as an error 5 line and does not end the command
+                                (a refusal, errors 1-3, still does)
+      --send-message TEXT       send a message (code 0) to the publisher once started; repeatable
+      --send-xml FILE|TEXT      send an XML document: TEXT when it starts with '<', else read from FILE
+      --send-file PATH          send a file (chunked, with its MD5, under its base name); repeatable
+      --send-image PATH         send an image: png, jpeg, bmp or tiff, from the extension; repeatable
+      --send-array TYPE:FILE.npy  send a 2D array from an NPY file (float64, float32 or int16) as TYPE
+                                double, float, int32, int16, int64 or bool; repeatable
+                                (sent in this order — messages, XML, files, images, arrays — right
+                                after the start, once, not again after a reconnection)
     """
 
     /// Reads the options (not the positional ADDRESS).
@@ -49,8 +85,12 @@ struct SubscriptionOptions {
         let description = try arguments.option("--description") ?? defaultDescription
         let serverKeyPath = try arguments.option("--curve-server-key")
         let clientKeyPath = try arguments.option("--curve-key")
+        let reconnect = arguments.flag("--reconnect")
+        let outgoing = try OutgoingPackage.parse(&arguments, .send)
 
         var options = SubscriptionOptions(host: "", port: 0, apiKey: apiKey, description: description, timeout: timeout, duration: duration)
+        options.reconnect = reconnect
+        options.outgoing = outgoing
         if let sourcesText {
             let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
             guard !ids.isEmpty, ids.allSatisfy({ $0 != nil && $0! > 0 }) else {
@@ -115,8 +155,10 @@ struct SubscriptionOptions {
     /// - Throws: `CommandError` "error N (meaning): detail" when the publisher refuses or cannot be reached.
     func connect() throws -> (Subject, PackageStream, Welcome) {
         let subject: Subject
-        do { subject = try Subject(options: SubjectOptions(curve: curve)) } catch { throw CommandError("\(error)") }
+        let policy = reconnect ? ReconnectPolicy(initialDelay: .milliseconds(200), maxDelay: .seconds(2)) : nil
+        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve)) } catch { throw CommandError("\(error)") }
         let stream = subject.packages(capacity: 1_024)
+        if reconnect { subject.register(ReconnectNotice()) }
         do {
             let welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description,
                                            timeout: timeout, sourceFilterEnabled: sources != nil)
@@ -124,10 +166,23 @@ struct SubscriptionOptions {
             for filter in arrayFilters { try subject.sendFilter(filter) }
             if let sources { try subject.selectSources(sources) }
             try subject.start()
+            for package in outgoing {
+                try package.send(on: subject)
+                printError("sent \(package.summary)")
+            }
             return (subject, stream, welcome)
         } catch {
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
+    }
+}
+
+/// With `--reconnect`: a line on standard error when a lost session has been opened again (the
+/// Subject retains its observers).
+private final class ReconnectNotice: Observer {
+    func didReconnect(_ welcome: Welcome) {
+        printError("reconnected to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)): "
+                   + "filters, source selection and start restored")
     }
 }

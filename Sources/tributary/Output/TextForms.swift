@@ -1,0 +1,31 @@
+import Foundation
+import TributaryAnalysis
+
+/// "1 frame", "2 frames", "0 frames": a count with its noun in the right number.
+func counted(_ count: some BinaryInteger, _ singular: String, _ plural: String? = nil) -> String {
+    "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
+}
+
+/// Times as people read them.
+enum TimeText {
+    /// ISO 8601 UTC with nanoseconds: 2026-11-30T15:04:05.123456789Z.
+    static func utc(_ ns: Int64) -> String { FrameDescription.timestamp(ns) }
+
+    /// ISO 8601 in the local time zone (TZ) with nanoseconds and the offset: 2026-11-30T16:04:05.123456789+01:00.
+    static func local(_ ns: Int64) -> String {
+        let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
+        let fraction = ns - seconds * 1_000_000_000
+        var t = time_t(seconds)
+        var parts = tm()
+        localtime_r(&t, &parts)
+        let offset = parts.tm_gmtoff
+        let frac = String(fraction)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec)
+            + String(repeating: "0", count: 9 - frac.count) + frac
+            + (offset < 0 ? "-" : "+") + String(format: "%02d:%02d", Int32(abs(offset) / 3600), Int32((abs(offset) % 3600) / 60))
+    }
+
+    /// "2026-11-30T15:04:05.123456789Z (local 2026-11-30T16:04:05.123456789+01:00, 1764515045123456789 ns)".
+    static func both(_ ns: Int64) -> String { "\(utc(ns)) (local \(local(ns)), \(ns) ns)" }
+}

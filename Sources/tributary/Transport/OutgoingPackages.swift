@@ -1,0 +1,235 @@
+import Foundation
+import TributaryAnalysis
+import TributaryFormats
+import TributaryTransport
+import TributaryWire
+
+/// An application package the command line sends: `serve --message/--xml/--file/--image/--array`
+/// (published), `subscribe`/`record --send-*` (sent to the publisher), or a JSON line of a control
+/// input (`serve --control`). Loaded completely when parsed, so a missing file or a bad array is a
+/// usage error before anything connects.
+enum OutgoingPackage: Sendable {
+    case message(String, code: Int32)
+    case xml(String)
+    case file(content: [UInt8], name: String)
+    case image(content: [UInt8], name: String, format: ImageFormat)
+    case array(Array2D)
+
+    /// What it is, for the lines the commands print ("message 'hello'", "file 'a.bin' (12 bytes)").
+    var summary: String {
+        switch self {
+        case .message(let text, let code): "message (code \(code)) \(FrameDescription.quoted(text))"
+        case .xml(let text): "XML (\(text.utf8.count) bytes)"
+        case .file(let content, let name): "file '\(name.terminalSafe)' (\(content.count) bytes)"
+        case .image(let content, let name, let format): "\(format) image '\(name.terminalSafe)' (\(content.count) bytes)"
+        case .array(let a): "\(a.elementType) array \(a.rowCount) x \(a.columnCount)"
+        }
+    }
+
+    // MARK: From the command line
+
+    /// The option names of one direction: `--message ...` for serve, `--send-message ...` for
+    /// subscribe and record.
+    struct OptionNames {
+        var message, xml, file, image, array: String
+        static let publish = OptionNames(message: "--message", xml: "--xml", file: "--file", image: "--image", array: "--array")
+        static let send = OptionNames(message: "--send-message", xml: "--send-xml", file: "--send-file", image: "--send-image",
+                                      array: "--send-array")
+    }
+
+    /// Reads every package option (each repeatable), in the order message, XML, file, image, array.
+    static func parse(_ arguments: inout Arguments, _ names: OptionNames) throws -> [OutgoingPackage] {
+        var packages: [OutgoingPackage] = []
+        for text in try arguments.options(names.message) { packages.append(.message(text, code: 0)) }
+        for text in try arguments.options(names.xml) { packages.append(.xml(try xmlText(text, option: names.xml))) }
+        for path in try arguments.options(names.file) { packages.append(try loadFile(path, option: names.file)) }
+        for path in try arguments.options(names.image) { packages.append(try loadImage(path, format: nil, option: names.image)) }
+        for text in try arguments.options(names.array) {
+            guard let colon = text.firstIndex(of: ":"), let type = elementType(String(text[..<colon])) else {
+                throw UsageError("option \(names.array): '\(text)' is not TYPE:FILE.npy with TYPE \(typeNames)")
+            }
+            packages.append(.array(try npyArray(String(text[text.index(after: colon)...]), as: type, option: names.array)))
+        }
+        return packages
+    }
+
+    static let typeNames = "double, float, int32, int16, int64 or bool"
+
+    static func elementType(_ name: String) -> ArrayElementType? {
+        ArrayElementType.allCases.first { $0.description == name }
+    }
+
+    /// `--xml FILE|TEXT`: text that starts with '<' is the document itself, anything else a file.
+    static func xmlText(_ text: String, option: String) throws -> String {
+        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("<") { return text }
+        let bytes = try readFile(text, option: option)
+        guard let xml = String(validating: bytes, as: UTF8.self) else {
+            throw UsageError("option \(option): \(text) is not UTF-8 text (an XML document, or text starting with '<')")
+        }
+        return xml
+    }
+
+    static func loadFile(_ path: String, option: String) throws -> OutgoingPackage {
+        .file(content: try readFile(path, option: option), name: (path as NSString).lastPathComponent)
+    }
+
+    /// An image; the format from `format`, else from the file's extension.
+    static func loadImage(_ path: String, format: String?, option: String) throws -> OutgoingPackage {
+        let name = format ?? (path as NSString).pathExtension.lowercased()
+        let resolved: ImageFormat? = switch name {
+        case "png": .png
+        case "jpg", "jpeg": .jpeg
+        case "bmp": .bmp
+        case "tif", "tiff": .tiff
+        default: nil
+        }
+        guard let resolved else {
+            throw UsageError("option \(option): \(path): the image format must be png, jpeg, bmp or tiff (from the file's extension"
+                             + (format == nil ? ")" : " or \"format\"); got '\(name)'"))
+        }
+        return .image(content: try readFile(path, option: option), name: (path as NSString).lastPathComponent, format: resolved)
+    }
+
+    static func readFile(_ path: String, option: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let why = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+            throw UsageError("option \(option): \(path) \(why)")
+        }
+        return [UInt8](data)
+    }
+
+    /// An NPY array (float64, float32 or int16; shape (rows, columns) or (columns,)) as a 2D array of
+    /// `type`: integer types need integral values in their range, bool is value != 0.
+    static func npyArray(_ path: String, as type: ArrayElementType, option: String) throws -> Array2D {
+        let npy: NPYArray
+        do { npy = try NPY.read(path: path) } catch { throw UsageError("option \(option): \(error)") }
+        var values: [Double] = []
+        values.reserveCapacity(npy.samples.count)
+        for row in 0..<npy.channels { values += npy.channelAsDouble(row) }
+        do {
+            return try makeArray(values, rows: npy.channels, columns: npy.samplesPerChannel, as: type)
+        } catch let error as UsageError {
+            throw UsageError("option \(option): \(path): \(error)")
+        }
+    }
+
+    /// Row-major `values` as a rows × columns array of `type`.
+    static func makeArray(_ values: [Double], rows: Int, columns: Int, as type: ArrayElementType) throws -> Array2D {
+        func integers<T: FixedWidthInteger>(_: T.Type) throws -> [T] {
+            try values.enumerated().map { index, value in
+                guard let exact = T(exactly: value) else {
+                    throw UsageError("element \(index) (\(value)) is not an integer in \(T.min)...\(T.max) (\(type))")
+                }
+                return exact
+            }
+        }
+        let elements: ArrayElements
+        switch type {
+        case .double: elements = .double(values)
+        case .float: elements = .float(values.map { Float($0) })
+        case .int32: elements = .int32(try integers(Int32.self))
+        case .int16: elements = .int16(try integers(Int16.self))
+        case .int64: elements = .int64(try integers(Int64.self))
+        case .bool: elements = .bool(values.map { $0 != 0 })
+        case .string: throw UsageError("string arrays come from JSON control lines (\"values\"), not from NPY files")
+        }
+        return Array2D(rowCount: rows, columnCount: columns, elements: elements)
+    }
+
+    // MARK: From a JSON control line
+
+    /// One JSON object: {"kind":"message","text":"…","code":0}, {"kind":"xml","text":"<a/>"} or
+    /// {"kind":"xml","file":PATH}, {"kind":"file","path":PATH,"name":NAME?}, {"kind":"image","path":PATH,
+    /// "format":"png"?}, {"kind":"array","type":"double","npy":PATH} or {"kind":"array","type":"int32",
+    /// "values":[[1,2],[3,4]]} (strings for "string").
+    /// - Throws: `UsageError` naming what is wrong with the line.
+    static func parse(jsonLine line: String) throws -> OutgoingPackage {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+            throw UsageError("not a JSON object")
+        }
+        func string(_ key: String) throws -> String {
+            guard let value = object[key] as? String else { throw UsageError("\"\(key)\" (a string) is missing") }
+            return value
+        }
+        let kind = try string("kind")
+        let known: [String: Set<String>] = [
+            "message": ["kind", "text", "code"], "xml": ["kind", "text", "file"], "file": ["kind", "path", "name"],
+            "image": ["kind", "path", "name", "format"], "array": ["kind", "type", "npy", "values"],
+        ]
+        guard let keys = known[kind] else { throw UsageError("\"kind\" '\(kind)' is not message, xml, file, image or array") }
+        if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw UsageError("\"\(unknown)\" is not a key of a \(kind) line (keys: \(keys.sorted().joined(separator: ", ")))")
+        }
+        switch kind {
+        case "message":
+            var code: Int32 = 0
+            if let value = object["code"] {
+                guard let number = value as? NSNumber, let exact = Int32(exactly: number.doubleValue) else {
+                    throw UsageError("\"code\" must be an integer in \(Int32.min)...\(Int32.max)")
+                }
+                code = exact
+            }
+            return .message(try string("text"), code: code)
+        case "xml":
+            if let text = object["text"] as? String { return .xml(text) }
+            return .xml(try xmlText(try string("file"), option: "\"file\""))
+        case "file":
+            let loaded = try loadFile(try string("path"), option: "\"path\"")
+            guard case .file(let content, let name) = loaded else { return loaded }
+            return .file(content: content, name: (object["name"] as? String) ?? name)
+        case "image":
+            let loaded = try loadImage(try string("path"), format: object["format"] as? String, option: "\"path\"")
+            guard case .image(let content, let name, let format) = loaded else { return loaded }
+            return .image(content: content, name: (object["name"] as? String) ?? name, format: format)
+        default:
+            let typeName = try string("type")
+            guard let type = elementType(typeName) ?? (typeName == "string" ? .string : nil) else {
+                throw UsageError("\"type\" '\(typeName)' is not \(typeNames) or string")
+            }
+            if let npy = object["npy"] as? String { return .array(try npyArray(npy, as: type, option: "\"npy\"")) }
+            guard let rows = object["values"] as? [[Any]] else {
+                throw UsageError("an array line needs \"npy\" (a path) or \"values\" (a list of rows)")
+            }
+            let columns = rows.first?.count ?? 0
+            guard rows.allSatisfy({ $0.count == columns }) else { throw UsageError("the rows of \"values\" differ in length") }
+            if type == .string {
+                let strings = try rows.flatMap { try $0.map { value -> String in
+                    guard let s = value as? String else { throw UsageError("a string array holds strings only") }
+                    return s
+                } }
+                return .array(Array2D(rowCount: rows.count, columnCount: columns, elements: .string(strings)))
+            }
+            let numbers = try rows.flatMap { try $0.map { value -> Double in
+                guard let n = value as? NSNumber, !(value is String) else { throw UsageError("\"values\" holds a non-number") }
+                return n.doubleValue
+            } }
+            return .array(try makeArray(numbers, rows: rows.count, columns: columns, as: type))
+        }
+    }
+
+    // MARK: Sending
+
+    /// Publishes to every started subscriber, or to one session; source 0 (the application's).
+    /// - Returns: false when the publisher's hand-off queue refused a frame.
+    @discardableResult
+    func publish(on publisher: Publisher, to recipients: Recipients = .all) -> Bool {
+        switch self {
+        case .message(let text, let code): publisher.publish(.message(Message(text, code: code)), to: recipients)
+        case .xml(let text): publisher.publish(.xml(text), to: recipients)
+        case .file(let content, let name): publisher.publishFile(content, name: name, to: recipients)
+        case .image(let content, let name, let format): publisher.publishFile(content, name: name, imageFormat: format, to: recipients)
+        case .array(let array): publisher.publish(.array(array), to: recipients)
+        }
+    }
+
+    /// Sends to the publisher's application.
+    func send(on subject: Subject) throws(ErrorReport) {
+        switch self {
+        case .message(let text, let code): try subject.sendMessage(text, code: code)
+        case .xml(let text): try subject.sendXML(text)
+        case .file(let content, let name): try subject.sendFile(content, name: name)
+        case .image(let content, let name, let format): try subject.sendImage(content, description: name, format: format)
+        case .array(let array): try subject.sendArray(array)
+        }
+    }
+}
