@@ -300,6 +300,12 @@ class Bench:
                     small_frames = small_frames or t["frames"]
                     z = self.pyzmq_pair(small_frames, 8 * 16 * 8)
                     l = self.lsl_pair(min(small_frames, LSL_MAX_CHUNKS_SMALL), 8, 16)
+                elif name.startswith("64 KiB lossless replay -> tributary bench"):
+                    # Compared with the pyzmq processes of this round's 64 KiB case (the same bytes).
+                    t = trib()
+                    z = rows["64 KiB lossless replay"]["pyzmq"][-1]
+                    row["ratio_pyzmq"].append(ratio(t["mb_per_s"], z["mb_per_s"]))
+                    z, l = None, None
                 else:
                     t = trib()
                     z = zmqf() if zmqf else None
@@ -321,6 +327,8 @@ class Bench:
                          f"{sum(x['announced'] for x in t)}, unaccounted {sum(x['unaccounted'] for x in t)}")
             if "gaps" in t[0]:
                 line += f" (from its summary; wall clock incl. connect: {median_spread([x['wall_mb_per_s'] for x in t])}), gaps {sum(x['gaps'] for x in t)}"
+            if row["ratio_pyzmq"] and not row["pyzmq"]:
+                line += f"\n      ratio to the pyzmq processes of the same round {median_spread(row['ratio_pyzmq'])}"
             if row["pyzmq"]:
                 line += (f"\n      pyzmq DEALER->ROUTER processes {median_spread([x['mb_per_s'] for x in row['pyzmq']])}, lost "
                          f"{sum(x['lost'] for x in row['pyzmq'])}; ratio {median_spread(row['ratio_pyzmq'])}")
