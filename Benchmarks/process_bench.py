@@ -467,7 +467,8 @@ class Bench:
             raise RuntimeError(f"bench: exit {b.p.returncode}: {''.join(b.err)[-600:]}")
         with open(out) as f:
             p = json.load(f)["points"][0]
-        return {**(p["latency_us"] or {}), "delivered": p["delivered_frames_per_s"], "announced": p["announced_lost"],
+        return {**(p["latency_us"] or {}), "delivered": p["delivered_frames_per_s"], "arrived": p["arrived_frames_per_s"],
+                "announced": p["announced_lost"],
                 "unaccounted": p["unaccounted_lost"]}
 
     def latency_lsl(self, rate, seconds):
@@ -504,9 +505,9 @@ class Bench:
                   f"p99 {median_spread([x.get('p99') for x in t])}, p99.9 {median_spread([x.get('p999') for x in t])}; "
                   f"delivered {median_spread([x['delivered'] for x in t])} frames/s, lost {sum(x['announced'] for x in t)} announced / "
                   f"{sum(x['unaccounted'] for x in t)} unaccounted")
-            if statistics.median(x["delivered"] for x in t) < 0.95 * rate:
-                print("                    (serve's simulated source produced fewer frames than offered, without loss: it could "
-                      "not generate them in time, and the latency includes how far behind it fell)")
+            if statistics.median(x["arrived"] for x in t) < 0.95 * rate:
+                print("                    (serve's simulated source produced fewer frames than offered (delivered + announced "
+                      "lost): it could not generate them in time, and the latency includes how far behind it fell)")
             if row["lsl"]:
                 l = row["lsl"]
                 print(f"                    LSL push_chunk -> pull_chunk p50 {median_spread([x['p50'] for x in l])}, "
