@@ -30,6 +30,7 @@ pyzmq's and LSL's as messages / samples that did not arrive.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -534,12 +535,17 @@ def main():
         args.rounds, args.live_seconds, args.fanout_seconds, args.latency_seconds, args.latency_rounds = 2, 1.0, 1.0, 1.0, 1
     if not os.access(args.tributary, os.X_OK):
         parser.error(f"--tributary {args.tributary}: not an executable")
-    bench = Bench(args)
-    started = time.time()
-    for suite in args.only.split(","):
+    suites = args.only.split(",")
+    for suite in suites:
         if suite not in ("throughput", "fanout", "latency"):
             parser.error(f"--only: unknown suite '{suite}' (throughput, fanout, latency)")
-        getattr(bench, suite)()
+    bench = Bench(args)
+    started = time.time()
+    try:
+        for suite in suites:
+            getattr(bench, suite)()
+    finally:
+        shutil.rmtree(bench.tmp, ignore_errors=True)  # the captures: hundreds of MB
     print(f"\nprocess_bench: {time.time() - started:.0f} s (figures on a busy machine are noisy)")
     if args.json:
         with open(args.json, "w") as f:
