@@ -175,6 +175,22 @@ class BenchCommand(unittest.TestCase):
         frames = int(re.search(r"(\d+) frames", inspect.stdout).group(1))
         self.assertGreater(frames, 300, inspect.stdout)  # 0.5 s at 1000 frames/s
 
+    def test_process_bench_latency_suite_runs(self):
+        """Benchmarks/process_bench.py's quickest suite end to end (serve -> bench, LSL outlet -> inlet),
+        so that the script `make bench` runs does not rot."""
+        import sys
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Benchmarks", "process_bench.py")
+        proc = subprocess.run([sys.executable, script, "--tributary", BIN, "--python", sys.executable, "--quick", "--only", "latency",
+                               "--json", self.path("pb.json")], capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+        self.assertIn("1000 frames/s: tributary serve -> bench p50", proc.stdout)
+        self.assertIn("LSL push_chunk -> pull_chunk p50", proc.stdout)
+        with open(self.path("pb.json")) as f:
+            row = json.load(f)["latency"]["1000"]
+        self.assertEqual(row["tributary"][0]["unaccounted"], 0)
+        self.assertGreater(row["tributary"][0]["p50"], 0)
+        self.assertAlmostEqual(row["lsl"][0]["delivered"], 1000, delta=150)
+
     def test_bad_flags_fail_clearly(self):
         cases = [
             (["--rates", "100,fast"], "option --rates: 'fast' is not an offered rate"),
