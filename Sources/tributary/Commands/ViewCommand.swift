@@ -12,7 +12,7 @@ enum ViewCommand: Command {
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
     static let usage = """
     usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
-                          [--duration S]
+                          [--require-token] [--duration S]
 
     Subscribes to the publisher and serves one self-contained page (no network access needed) at
     --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
@@ -25,8 +25,7 @@ enum ViewCommand: Command {
 
     Bound to a loopback address (127.x.x.x) the page is open to this machine's users; bound to any
     other address (or with --require-token), every request must carry the access token printed in
-    the URL. The API key never
-    reaches the page.
+    the URL. The API key never reaches the page.
 
     Default channels: the first two of each source (at most 8 in all).
 

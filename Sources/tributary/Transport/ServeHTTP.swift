@@ -123,7 +123,7 @@ final class LiveSession {
 /// `serve --http HOST:PORT`: the live page of the publisher's own sources, through an in-process
 /// subscriber to the publisher's endpoint (the API key stays in the process).
 enum ServeHTTP {
-    static let usageLine = "--http HOST:PORT     also serve the live view page of these sources (see 'tributary view')"
+    static let usageLine = "  --http HOST:PORT     also serve the live view page of these sources (see 'tributary view')"
 
     /// Starts the view of `endpoint` (the publisher's bound `tcp://HOST:PORT`); nil when `http` is nil.
     /// - Throws: `UsageError` with `curve` (the in-process subscriber does not speak CURVE).
