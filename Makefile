@@ -43,9 +43,9 @@ build: apt-deps
 test: deps
 	$(MAKE) unit-tests
 	$(MAKE) build
-	$(MAKE) interop-tests
 	$(MAKE) c-example
 	$(MAKE) python-tests
+	$(MAKE) interop-tests
 	$(MAKE) alloc-guard
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"

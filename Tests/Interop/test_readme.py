@@ -27,9 +27,12 @@ from test_transport_cli import TIMEOUT, TRIBUTARY
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SKIPPED = {
     "make test": "the whole suite, which runs this very test",
+    "make python": "make test runs python-tests, which installs the package, before this test",
 }
 SUBSTITUTED = {
+    "make demo DEMO_OUT=demo-out": "tributary demo --out demo-out",
     "make demo": "tributary demo --out .",
+    ".venv/bin/python examples/": f'"$PY" {ROOT}/examples/',
 }
 
 
@@ -145,9 +148,23 @@ class ReadmeCommandsRun(unittest.TestCase):
                 notes.append(f"skipped: {command!r} ({SKIPPED[name]})")
                 continue
             if name in SUBSTITUTED:
-                command = SUBSTITUTED[name]
+                command = SUBSTITUTED[name] + command[len(name):] if name.endswith("/") else SUBSTITUTED[name]
             command = command.replace("0.0.0.0", "127.0.0.1")
+            # Tests reach this machine only: the README's other machine ('daq-pc'), and any IPv4
+            # address that is not loopback, become 127.0.0.1.
+            command = command.replace("daq-pc", "127.0.0.1")
+            command = re.sub(r"\b(?!127\.)\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", "127.0.0.1", command)
+            if command.startswith("tributary serve"):
+                # A publisher binds a port of its own, even where the README reuses a number for a
+                # later example (a user would have stopped the first one); later commands that name
+                # the number reach the newest publisher.
+                for number in re.findall(r":(55[0-9]{2})\b", command):
+                    ports[number] = free_port()
             command = re.sub(r":(55[0-9]{2})\b", port, command)
+            if re.match(r"tributary bench\b", command):
+                # Points of 0.5 s and at most 2 subscribers: the README's sweeps take minutes.
+                command = re.sub(r"--seconds \S+", "", command) + " --seconds 0.5"
+                command = re.sub(r"--subscribers (\d+)", lambda m: f"--subscribers {min(int(m.group(1)), 2)}", command)
             if re.match(r"tributary (subscribe|record) ", command):
                 command = re.sub(r"--duration (\d+(\.\d+)?)", lambda m: f"--duration {min(float(m.group(1)), 3):g}", command)
             if command != original:

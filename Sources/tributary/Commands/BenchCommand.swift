@@ -10,6 +10,7 @@ enum BenchCommand: Command {
     static let usage = """
     usage: tributary bench [--rates LIST] [--sizes LIST] [--lossless] [COMMON OPTIONS]
            tributary bench ADDRESS --api-key KEY [--sources IDS] [SUBSCRIPTION OPTIONS] [COMMON OPTIONS]
+    COMMON OPTIONS: [--seconds S] [--warmup S] [--subscribers N] [--start-at T] [--json PATH] [--svg PATH]
 
     Measures, point by point, what subscribers receive: delivered frames/s and MB/s of samples,
     callback latency (p50, p99, p99.9: the wall-clock time of the observer callback minus the time

@@ -18,7 +18,7 @@ enum ServeCommand: Command {
                            [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
                            [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO] [--inbox DIR]
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
-                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
+                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)] [--http HOST:PORT]
 
     Runs a publisher (docs/PROTOCOL.md): subscribers connect with the API key, get the welcome and
     each source's configuration, and receive data through their own filters. Prints the endpoint it

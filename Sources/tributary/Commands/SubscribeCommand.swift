@@ -10,7 +10,7 @@ enum SubscribeCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"
     static let usage = """
-    \(SubscriptionOptions.synopsis(command: "subscribe", own: ["[--json]"]))
+    \(SubscriptionOptions.synopsis(command: "subscribe", own: ["[--json | --summary]"]))
 
     Opens a session with a publisher (docs/PROTOCOL.md §4), sends the filters and the source
     selection, starts the data and prints every package that arrives: one summary line each (kind,
