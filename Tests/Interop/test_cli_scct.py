@@ -63,6 +63,19 @@ class Server:
                 return line
         raise AssertionError(f"serve printed no line starting with {prefix!r}; saw {self.seen}, stderr {self.errors}")
 
+    def wait_started(self, count=1, timeout=TIMEOUT):
+        """Until `count` subscribers are started (asked with SIGUSR1: control lines go to started ones)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.process.send_signal(signal.SIGUSR1)
+            self.wait_for("subscribers: ")
+            listed = int(self.seen[-1].split()[1])
+            started = sum(": started," in self.wait_for("  session") for _ in range(listed))
+            if started >= count:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{count} subscribers did not start; saw {self.seen}")
+
     def stop(self):
         """SIGINT (a clean stop), then kill if it hangs; returns its stderr."""
         if self.process.poll() is None:
@@ -207,7 +220,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.processes.append(subscriber)
         server.wait_for("subscriber + session")
-        time.sleep(0.5)  # its start follows the welcome
+        server.wait_started()
         lines = [
             {"kind": "message", "text": "héllo, subscribers", "code": 0},
             {"kind": "xml", "text": '<inline a="1"/>'},
@@ -244,7 +257,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.processes.append(subscriber)
         server.wait_for("subscriber + session")
-        time.sleep(0.5)
+        server.wait_started()
         for text in ("first writer", "second writer"):
             with open(fifo, "w") as f:   # opens when serve reads; closing ends this writer
                 f.write(json.dumps({"kind": "message", "text": text}) + "\n")
