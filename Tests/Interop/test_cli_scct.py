@@ -192,8 +192,9 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         server = self.serve("--simulate", "id=1,rate=1000,channels=1,block=100", "--message", "tick", "--every", "0.3")
         packages, _ = self.subscribe_json(server.address, "--sources", "1", duration=2)
         ticks = [p for p in packages if p["kind"] == "message"]
-        # One at the start, then one every 0.3 s (checked every 0.2 s, so every 0.4 s at worst): 4 or more in 2 s.
-        self.assertGreaterEqual(len(ticks), 4, ticks)
+        # One at the start, then one every 0.3 s (checked every 0.2 s, so every 0.4 s at worst): 3 or more in the
+        # 2 s the subscriber runs, even if its start takes half a second.
+        self.assertGreaterEqual(len(ticks), 3, ticks)
         self.assertLessEqual(len(ticks), 9, ticks)
         self.assertTrue(all(t["content"]["text"] == "tick" for t in ticks))
         self.assertTrue(any(p["kind"] == "analog" for p in packages))
