@@ -6,7 +6,7 @@
    this very test), `make demo` (run as `tributary demo --out .`: make would also install and build),
    the `export PATH=…` line (the test puts the tool under test and the venv's python there itself).
    Addresses are rewritten to 127.0.0.1 on free ports, and the wall-clock `--duration` of `subscribe`
-   and `record` is cut to 2 s. `serve` runs in the background until the end (a replay-only `serve`
+   and `record` is cut to 5 s. `serve` runs in the background until the end (a replay-only `serve`
    ends by itself). No README command needs a second machine.
 2. Every option each command's parser reads appears in its usage synopsis (the lines before the
    first blank line of `tributary help COMMAND`), read from the Swift sources.
@@ -166,7 +166,7 @@ class ReadmeCommandsRun(unittest.TestCase):
                 command = re.sub(r"--seconds \S+", "", command) + " --seconds 0.5"
                 command = re.sub(r"--subscribers (\d+)", lambda m: f"--subscribers {min(int(m.group(1)), 2)}", command)
             if re.match(r"tributary (subscribe|record) ", command):
-                command = re.sub(r"--duration (\d+(\.\d+)?)", lambda m: f"--duration {min(float(m.group(1)), 3):g}", command)
+                command = re.sub(r"--duration (\d+(\.\d+)?)", lambda m: f"--duration {min(float(m.group(1)), 5):g}", command)
             if command != original:
                 notes.append(f"substituted: {original!r} -> {command!r}")
             if command.startswith("tributary serve"):

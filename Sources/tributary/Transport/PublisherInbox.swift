@@ -50,7 +50,14 @@ final class PublisherInbox: Sendable {
         if case .object(let object) = SubscribeCommand.describeJSON(package) { fields += object }
         if let stored { fields.append(("stored_as", .string(stored))) }
         let line = JSON.object(fields).render() + "\n"
-        log.withLock { $0?.write(Data(line.utf8)) }
+        let failure: String? = log.withLock { handle in
+            do { try handle?.write(contentsOf: Data(line.utf8)) } catch {
+                handle = nil  // said once; the packages are still printed
+                return "\(error.localizedDescription)"
+            }
+            return nil
+        }
+        if let failure { printError("tributary serve: --inbox: cannot write packages.jsonl, no longer recording packages there: \(failure)") }
     }
 
     /// Writes a received file under its sanitised name, adding "-1", "-2", … when the name is taken.
