@@ -154,13 +154,16 @@ class ReadmeCommandsRun(unittest.TestCase):
             # address that is not loopback, become 127.0.0.1.
             command = command.replace("daq-pc", "127.0.0.1")
             command = re.sub(r"\b(?!127\.)\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b", "127.0.0.1", command)
-            if command.startswith("tributary serve"):
-                # A publisher binds a port of its own, even where the README reuses a number for a
-                # later example (a user would have stopped the first one); later commands that name
-                # the number reach the newest publisher.
-                for number in re.findall(r":(55[0-9]{2})\b", command):
+            if command.startswith("tributary serve") or command.startswith("tributary view"):
+                # A publisher (55xx) or a page (80xx) binds a port of its own, even where the README
+                # reuses a number for a later example (a user would have stopped the first one);
+                # later commands that name the number reach the newest one.
+                bound = r":(55[0-9]{2}|80[0-9]{2})\b" if command.startswith("tributary serve") else r"--http [0-9.]+:(80[0-9]{2})\b"
+                for number in re.findall(bound, command):
                     ports[number] = free_port()
-            command = re.sub(r":(55[0-9]{2})\b", port, command)
+            command = re.sub(r":(55[0-9]{2}|80[0-9]{2})\b", port, command)
+            if re.match(r"tributary (view|monitor) ", command) and "--duration" not in command:
+                command += " --duration 3"  # they run until stopped
             if re.match(r"tributary bench\b", command):
                 # Points of 0.5 s and at most 2 subscribers: the README's sweeps take minutes.
                 command = re.sub(r"--seconds \S+", "", command) + " --seconds 0.5"
