@@ -128,7 +128,8 @@ def main():
         m = statistics.median(mine)
         entry = {"format": fmt, "direction": direction, "tributary_ms": [1e3 * x for x in mine], "tributary_median_ms": 1e3 * m,
                  "tributary_mb_s": mb / m, "peer": peer_name}
-        line = f"{fmt + ' ' + direction:28} {mb / m:15.1f} {fmt_t(mine):>20}   "
+        rate_text = f"{mb / m:15.1f}" if fmt != "-" else f"{'':15}"  # process start moves no data
+        line = f"{fmt + ' ' + direction:28} {rate_text} {fmt_t(mine):>20}   "
         if peer:
             pm = statistics.median(peer)
             entry.update({"peer_ms": [1e3 * x for x in peer], "peer_median_ms": 1e3 * pm, "peer_mb_s": mb / pm, "ratio": pm / m})
