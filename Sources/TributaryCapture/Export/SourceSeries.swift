@@ -271,10 +271,10 @@ extension SourceSeries {
     /// the second on a worker thread with its own reader), each writing its frames' samples straight
     /// into one channel-major buffer at the offsets the seek table's per-chunk sample counts give.
     /// Returns nil — and the caller gathers sequentially, which reports what went wrong — on anything
-    /// unusual: fewer than 4 chunks, one core, damage, a frame that changes channels, format or scaling,
+    /// unusual: fewer than 4 chunks, one core, no footer (a second reader would scan the file again), damage, a frame that changes channels, format or scaling,
     /// a wanted channel missing, or a chunk whose samples differ from its seek-table count.
     static func gatherInParallel(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) -> ParallelGather? {
-        guard entries.count >= 4, ProcessInfo.processInfo.activeProcessorCount > 1, reader.damage.isEmpty,
+        guard entries.count >= 4, ProcessInfo.processInfo.activeProcessorCount > 1, reader.hasFooter, reader.damage.isEmpty,
               let frames = try? reader.frames(of: entries[0]),
               let firstFrame = frames.first(where: { $0.header.kind == .analog }), let view = try? firstFrame.analog() else { return nil }
         let indexes = view.channelIndexes
