@@ -108,6 +108,16 @@ final class FileSink {
         try typedFormatError { try array.withUnsafeBytes { p in try write(p) } }
     }
 
+    /// Writes the elements at `range` of `array` in one call, straight from its storage.
+    func write<T>(array: [T], range: Range<Int>) throws(FormatError) {
+        try typedFormatError {
+            try array.withUnsafeBytes { p in
+                let size = MemoryLayout<T>.stride
+                try write(UnsafeRawBufferPointer(rebasing: p[(range.lowerBound * size)..<(range.upperBound * size)]))
+            }
+        }
+    }
+
     func close() throws(FormatError) {
         guard Glibc.close(fd) == 0 else { throw FormatError(file: path, location: "", reason: "close failed: \(String(cString: strerror(errno)))") }
     }

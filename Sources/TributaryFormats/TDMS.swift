@@ -94,9 +94,15 @@ public enum TDMSData: Sendable, Equatable {
     case int16([Int16])
     case int32([Int32])
     case strings([String])
+    /// float64 values at `range` of a shared buffer (a row of a channel-major matrix), written
+    /// without being copied out of it. The reader never produces it.
+    case float64Row([Double], Range<Int>)
+    /// int16 values at `range` of a shared buffer, as `float64Row`.
+    case int16Row([Int16], Range<Int>)
 
     public var count: Int {
         switch self {
+        case .float64Row(_, let r), .int16Row(_, let r): r.count
         case .float64(let v): v.count
         case .float32(let v): v.count
         case .int16(let v): v.count
@@ -108,9 +114,9 @@ public enum TDMSData: Sendable, Equatable {
     /// TDMS data type code.
     var typeCode: UInt32 {
         switch self {
-        case .float64: TDMSType.double
+        case .float64, .float64Row: TDMSType.double
         case .float32: TDMSType.single
-        case .int16: TDMSType.i16
+        case .int16, .int16Row: TDMSType.i16
         case .int32: TDMSType.i32
         case .strings: TDMSType.string
         }
@@ -123,6 +129,8 @@ public enum TDMSData: Sendable, Equatable {
         case .float32(let v): v.map(Double.init)
         case .int16(let v): v.map(Double.init)
         case .int32(let v): v.map(Double.init)
+        case .float64Row(let v, let r): Array(v[r])
+        case .int16Row(let v, let r): v[r].map(Double.init)
         case .strings: nil
         }
     }
@@ -278,6 +286,8 @@ public struct TDMSFile: Sendable, Equatable {
                     case .float32(let v): try out.write(array: v)
                     case .int16(let v): try out.write(array: v)
                     case .int32(let v): try out.write(array: v)
+                    case .float64Row(let v, let r): try out.write(array: v, range: r)
+                    case .int16Row(let v, let r): try out.write(array: v, range: r)
                     case .strings:
                         try out.write(stringBlobs[nextString])
                         nextString += 1

@@ -232,24 +232,44 @@ public final class XDFWriter {
         buffer.raw(header.bytes)
         let base = buffer.bytes.count
         buffer.bytes.append(contentsOf: repeatElement(0, count: content - header.bytes.count))
+        // The transposition runs on fixed-width words (this generic function is not specialised for
+        // callers in other modules; per-value generic stores would go through value witnesses).
+        let src = UnsafeRawPointer(values.baseAddress!)
         buffer.bytes.withUnsafeMutableBytes { out in
-            var p = base
+            let o = out.baseAddress! + base
+            switch size {
+            case 8: Self.interleave(UInt64.self, src, o, channels, stride, start, count, firstTimestamp, timestamps)
+            case 4: Self.interleave(UInt32.self, src, o, channels, stride, start, count, firstTimestamp, timestamps)
+            case 2: Self.interleave(UInt16.self, src, o, channels, stride, start, count, firstTimestamp, timestamps)
+            default: Self.interleave(UInt8.self, src, o, channels, stride, start, count, firstTimestamp, timestamps)
+            }
+        }
+        try flushIfLarge()
+    }
+
+    /// Writes `count` samples sample-major at `out` (each: timestamp byte count, optional float64
+    /// timestamp, one `W` per channel) from the channel-major rows of `src`.
+    @inline(__always)
+    private static func interleave<W: FixedWidthInteger>(_: W.Type, _ src: UnsafeRawPointer, _ out: UnsafeMutableRawPointer, _ channels: Int,
+                                                          _ stride: Int, _ start: Int, _ count: Int, _ firstTimestamp: Double?, _ timestamps: [Double]?) {
+        let size = MemoryLayout<W>.size
+        var p = 0
+        timestamps.withOptionalBuffer { stamps in
             for s in 0..<count {
-                if let t = timestamps?[s] ?? (s == 0 ? firstTimestamp : nil) {
-                    out[p] = 8
+                if let t = stamps.map({ $0[s] }) ?? (s == 0 ? firstTimestamp : nil) {
+                    out.storeBytes(of: 8, toByteOffset: p, as: UInt8.self)
                     out.storeBytes(of: t.bitPattern.littleEndian, toByteOffset: p + 1, as: UInt64.self)
                     p += 9
                 } else {
-                    out[p] = 0
+                    out.storeBytes(of: 0, toByteOffset: p, as: UInt8.self)
                     p += 1
                 }
                 for c in 0..<channels {
-                    out.storeBytes(of: values[c * stride + start + s], toByteOffset: p, as: T.self)
+                    out.storeBytes(of: src.loadUnaligned(fromByteOffset: (c * stride + start + s) * size, as: W.self), toByteOffset: p, as: W.self)
                     p += size
                 }
             }
         }
-        try flushIfLarge()
     }
 
     /// A samples chunk of a string stream (one channel per string in each sample).
@@ -467,5 +487,16 @@ public struct XDFFile: Sendable {
                                          timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))
         }
         return out
+    }
+}
+
+extension Optional where Wrapped == [Double] {
+    /// Calls `body` with the array's buffer, or nil.
+    @inline(__always)
+    func withOptionalBuffer<R>(_ body: (UnsafeBufferPointer<Double>?) -> R) -> R {
+        switch self {
+        case .some(let a): a.withUnsafeBufferPointer { body($0) }
+        case .none: body(nil)
+        }
     }
 }

@@ -30,7 +30,9 @@ class CaptureInteropTests(unittest.TestCase):
         np.save(self.path("in.npy"), array)
         # --force: called more than once per test, and import refuses an existing capture without it.
         run("import", self.path("in.npy"), "--rate", "1000", "--out", self.path("x.tcap"), "--force")
-        run("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("out.npy"), "--force")
+        # int16 is stored as counts (scale 1, offset 0): --counts gives them back as they were.
+        counts = ("--counts",) if array.dtype == np.int16 else ()
+        run("export", self.path("x.tcap"), "--format", "npy", *counts, "--out", self.path("out.npy"), "--force")
         back = np.load(self.path("out.npy"))
         self.assertEqual(back.dtype, array.dtype)
         self.assertEqual(back.shape, array.shape)
@@ -52,7 +54,15 @@ class CaptureInteropTests(unittest.TestCase):
     def test_npy_float32_and_int16_exact(self):
         rng = np.random.default_rng(9)
         self.roundtrip_npy(rng.normal(size=(3, 5000)).astype(np.float32))
-        self.roundtrip_npy(rng.integers(-32768, 32767, size=(5, 7001), dtype=np.int16))
+        counts = rng.integers(-32768, 32767, size=(5, 7001), dtype=np.int16)
+        self.roundtrip_npy(counts)
+        # Without --counts an int16 source is exported in physical units (count × 1 + 0), and no sidecar.
+        os.remove(self.path("out.npy.json"))
+        run("export", self.path("x.tcap"), "--format", "npy", "--out", self.path("phys.npy"))
+        physical = np.load(self.path("phys.npy"))
+        self.assertEqual(physical.dtype, np.float64)
+        np.testing.assert_array_equal(physical, counts.astype(np.float64))
+        self.assertFalse(os.path.exists(self.path("phys.npy.json")))
 
     def test_wav_export_reads_with_scipy(self):
         counts = (np.arange(2 * 8000).reshape(2, 8000) % 2000 - 1000).astype(np.int16)
@@ -133,10 +143,10 @@ class CaptureSpecInteropTests(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def export(self, data, source):
+    def export(self, data, source, *options):
         with open(self.path("spec.tcap"), "wb") as f:
             f.write(data)
-        run("export", self.path("spec.tcap"), "--format", "npy", "--source", str(source), "--out", self.path("out.npy"), "--force")
+        run("export", self.path("spec.tcap"), "--format", "npy", "--source", str(source), *options, "--out", self.path("out.npy"), "--force")
         return np.load(self.path("out.npy"))
 
     def test_regrouped_streams_decode_exactly(self):
@@ -156,7 +166,10 @@ class CaptureSpecInteropTests(unittest.TestCase):
             for delta in (False, True):
                 data = cs.capture([chunk1, chunk2, chunk3], footer=footer, delta_int16=delta)
                 np.testing.assert_array_equal(self.export(data, 1), np.concatenate(f64, axis=1))
-                self.assertEqual(self.export(data, 2).tobytes(), np.concatenate(i16, axis=1).tobytes())
+                self.assertEqual(self.export(data, 2, "--counts").tobytes(), np.concatenate(i16, axis=1).tobytes())
+                # By default the counts come out as physical values: count × scale + offset per row.
+                physical = np.concatenate(i16, axis=1) * np.array([[0.5], [0.25]]) + np.array([[0.0], [1.0]])
+                np.testing.assert_array_equal(self.export(data, 2), physical)
                 self.assertEqual(self.export(data, 3).tobytes(), np.concatenate(f32, axis=1).tobytes())
 
     def test_mixed_chunk_decodes_without_damage(self):

@@ -36,7 +36,7 @@ class Demo(unittest.TestCase):
                 self.assertLess(abs(float(m.group(3)) - 0.011180) / 0.011180, 0.01)
             # Only the filtered channels of source 1 were received and recorded.
             exported = os.path.join(out, "demo.npy")
-            subprocess.run([TRIBUTARY, "export", os.path.join(out, "demo.tcap"), "--format", "npy", "--out", exported],
+            subprocess.run([TRIBUTARY, "export", os.path.join(out, "demo.tcap"), "--format", "npy", "--counts", "--out", exported],
                            check=True, capture_output=True, timeout=60)
             data = np.load(exported)
             self.assertEqual(data.shape[0], 2)

@@ -175,7 +175,7 @@ class FormatExportTests(unittest.TestCase):
                     run("import", out, "--out", self.path("r.tcap"), "--force")
                     run("export", self.path("r.tcap"), "--format", "npy", "--source", "1", "--out", self.path("r1.npy"), "--force")
                     np.testing.assert_array_equal(np.load(self.path("r1.npy")), self.expected["f64"])
-                    run("export", self.path("r.tcap"), "--format", "npy", "--source", "2", "--out", self.path("r2.npy"), "--force")
+                    run("export", self.path("r.tcap"), "--format", "npy", "--source", "2", *counts, "--out", self.path("r2.npy"), "--force")
                     back = np.load(self.path("r2.npy"))
                     if counts:
                         self.assertEqual(back.dtype, np.int16)
@@ -332,6 +332,35 @@ class FormatImportTests(unittest.TestCase):
         self.assertAlmostEqual(sources[1]["channels"][0]["tone"]["frequency"], 50.0, places=3)
         self.assertAlmostEqual(sources[2]["channels"][0]["stats"]["mean"], float(np.mean(counts * 0.25 + 1.0)), places=9)
 
+    def test_tdms_of_many_segments_imports_exactly(self):
+        # DAQmx and loggers append a segment per buffer: 60 segments of uneven sizes, a property changed
+        # midway, one channel's type float32, metadata written only when it changes (npTDMS writes
+        # "reuse the previous index" for unchanged raw data indexes).
+        from nptdms import TdmsWriter, ChannelObject, GroupObject
+        rng = np.random.default_rng(6)
+        sizes = rng.integers(1, 700, size=60)
+        n = int(sizes.sum())
+        a = rng.normal(size=n)
+        b = rng.normal(size=n).astype(np.float32)
+        with TdmsWriter(self.path("m.tdms")) as w:
+            at = 0
+            for k, size in enumerate(sizes):
+                sl = slice(at, at + int(size))
+                props = {"wf_increment": 1 / 2500, "unit_string": "V"} if k == 0 else ({"unit_string": "mV"} if k == 30 else {})
+                objs = [ChannelObject("Dev1", "ai0", a[sl], properties=props), ChannelObject("Dev1", "ai1", b[sl], properties=props)]
+                if k == 0:
+                    objs.insert(0, GroupObject("Dev1", {"device_name": "Dev1"}))
+                w.write_segment(objs)
+                at += int(size)
+        from nptdms import TdmsFile
+        self.assertEqual(len(TdmsFile.read(self.path("m.tdms"))["Dev1"]["ai0"][:]), n)  # npTDMS agrees on the content
+        out = run("import", self.path("m.tdms"), "--out", self.path("m.tcap"))
+        self.assertIn(f"2 channels × {n} samples", out)
+        run("export", self.path("m.tcap"), "--format", "npy", "--out", self.path("m.npy"))
+        np.testing.assert_array_equal(np.load(self.path("m.npy")), np.stack([a, b.astype(np.float64)]))
+        info = json.loads(run("inspect", self.path("m.tcap"), "--json"))
+        self.assertEqual({c["unit"] for c in info["sources"][0]["channels"]}, {"mV"})  # the latest property value wins
+
     def test_h5py_written_file_imports_and_analyses(self):
         import h5py
         rng = np.random.default_rng(5)
@@ -357,7 +386,9 @@ class FormatImportTests(unittest.TestCase):
         run("export", self.path("w.tcap"), "--format", "npy", "--source", "1", "--out", self.path("a.npy"))
         run("export", self.path("w.tcap"), "--format", "npy", "--source", "2", "--out", self.path("s.npy"))
         run("export", self.path("w.tcap"), "--format", "npy", "--source", "1", "--counts", "--out", self.path("c.npy"))
-        np.testing.assert_array_equal(np.load(self.path("a.npy")), counts)  # datasets in name order: /adc, then /rig/signals
+        # datasets in name order: /adc, then /rig/signals; int16 counts come out in physical units unless --counts
+        np.testing.assert_array_equal(np.load(self.path("a.npy")), counts * np.array([[0.5], [0.25], [0.125]]) + np.array([[0.0], [1.0], [-1.0]]))
+        np.testing.assert_array_equal(np.load(self.path("c.npy")), counts)
         np.testing.assert_array_equal(np.load(self.path("s.npy")), sig)
         with open(self.path("c.npy.json")) as f:
             side = json.load(f)
@@ -505,9 +536,21 @@ class ExtractTests(unittest.TestCase):
         digital = jsonl("digital.jsonl")
         self.assertEqual([(d["line_indexes"], d["first_sample"], d["start"], d["count"]) for d in digital],
                          [([2, 5], 0, 0, 9), ([2, 5], 9, 9, 3)])
-        # --kinds selects; an existing extraction is not overwritten without --force.
+        # --kinds selects; an existing extraction, or any directory that is not empty, is not written into without --force.
         result = subprocess.run([TRIBUTARY, "extract", self.path("p.tcap"), "--out", out], capture_output=True, text=True)
         self.assertEqual(result.returncode, 1)
+        self.assertIn("--force", result.stderr)
+        os.makedirs(self.path("busy"))
+        with open(os.path.join(self.path("busy"), "notes.txt"), "w") as f:
+            f.write("mine")
+        result = subprocess.run([TRIBUTARY, "extract", self.path("p.tcap"), "--out", self.path("busy")], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("not empty", result.stderr)
+        self.assertEqual(os.listdir(self.path("busy")), ["notes.txt"])
+        run("extract", self.path("p.tcap"), "--out", self.path("busy"), "--kinds", "message", "--force")
+        self.assertEqual(sorted(os.listdir(self.path("busy"))), ["messages.jsonl", "notes.txt"])
+        os.makedirs(self.path("empty"))
+        run("extract", self.path("p.tcap"), "--out", self.path("empty"), "--kinds", "message")
         run("extract", self.path("p.tcap"), "--out", self.path("only"), "--kinds", "message,image")
         self.assertEqual(sorted(os.listdir(self.path("only"))), ["images", "images.jsonl", "messages.jsonl"])
 
@@ -582,6 +625,19 @@ class FilterCaptureTests(unittest.TestCase):
         result = subprocess.run([TRIBUTARY, "filter", self.path("in.tcap"), "--out", self.path("out.tcap"), *specs], capture_output=True, text=True)
         self.assertNotEqual(result.returncode, 0)
         run("filter", self.path("in.tcap"), "--out", self.path("out.tcap"), "--force", *specs)
+        # nor an existing frame file (from a frame file or a capture); with --force it is replaced, once complete
+        for source in ("in.frames", "in.tcap"):
+            with open(self.path("keep.frames"), "wb") as f:
+                f.write(b"precious")
+            result = subprocess.run([TRIBUTARY, "filter", self.path(source), "--out", self.path("keep.frames"), *specs], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 1, source)
+            self.assertIn("--force", result.stderr)
+            with open(self.path("keep.frames"), "rb") as f:
+                self.assertEqual(f.read(), b"precious")
+            run("filter", self.path(source), "--out", self.path("keep.frames"), "--force", *specs)
+            with open(self.path("keep.frames"), "rb") as f:
+                self.assertEqual(f.read(), expected if source == "in.frames" else got)
+        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
 
 
 class ReplaySourceZeroTests(unittest.TestCase):

@@ -211,14 +211,59 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (path, s) = try importedCaptureWithDamagedFirstChunk(in: dir)
         let damaged = try CaptureReader(path: path)
-        #expect(throws: CaptureError.self) { try ExtractedAnalog(reader: damaged, source: 1) }
-        do { _ = try ExtractedAnalog(reader: try CaptureReader(path: path), source: 1) } catch {
+        #expect(throws: CaptureError.self) { try SourceSeries(reader: damaged, source: 1) }
+        do { _ = try SourceSeries(reader: try CaptureReader(path: path), source: 1) } catch {
             #expect(error.kind == .damagedRecord && error.offset == damaged.index.first { $0.envelope.type == .chunk }?.offset)
         }
-        let partial = try ExtractedAnalog(reader: try CaptureReader(path: path), source: 1, allowDamage: true)
+        let partial = try SourceSeries(reader: try CaptureReader(path: path), source: 1, allowDamage: true)
         #expect(partial.damage.count == 1)
         #expect(partial.sampleCount > 0 && partial.sampleCount < s.sampleCount)
-        #expect(partial.configuration?.channels.map(\.description) == ["c0", "c1", "c2"])
+        #expect(partial.channelNames == ["c0", "c1", "c2"])
+    }
+
+    /// Many chunks: the two-reader gather must give exactly the sequential result (rows selected and
+    /// reordered, int16 counts with their scales, blocks), and damage in the second half must still be
+    /// an error, or with allowDamage the intact samples.
+    @Test func exportGathersManyChunksExactlyAndStillReportsLateDamage() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let options = CaptureWriterOptions(minChunkBytes: 0, maxChunkBytes: 64 << 10, fsync: .none)
+        let s = signal(channels: 3, samples: 60_000)
+        let path = dir + "/f.tcap"
+        try CaptureImport.write(s, rate: 1000, samplesPerFrame: 1000, to: path, options: options)
+        let reader = try CaptureReader(path: path)
+        let chunks = reader.index.filter { $0.envelope.type == .chunk }
+        #expect(chunks.count >= 8)
+        guard case .float64(let v) = s.samples else { Issue.record("not float64"); return }
+        let all = try SourceSeries(reader: reader, source: 1)
+        #expect(all.sampleCount == 60_000 && all.channelNames == ["c0", "c1", "c2"])
+        if case .float64(let got) = all.samples { #expect(got == v) } else { Issue.record("not float64") }
+        #expect(all.blocks.count == 60 && all.blocks.enumerated().allSatisfy { $0.element.start == $0.offset * 1000 && $0.element.count == 1000 })
+        let picked = try SourceSeries(reader: try CaptureReader(path: path), source: 1, channels: [2, 0])
+        if case .float64(let got) = picked.samples { #expect(got == Array(v[120_000..<180_000] + v[0..<60_000])) } else { Issue.record("not float64") }
+        #expect(throws: CaptureError.self) { try SourceSeries(reader: try CaptureReader(path: path), source: 1, channels: [7]) }
+
+        let counts = (0..<(2 * 50_000)).map { Int16(truncatingIfNeeded: $0 * 37 % 60_001 - 30_000) }
+        let c = ImportedSignal(samples: .int16(counts: counts, scale: [0.5, 0.25], offset: [0, 1]), channelCount: 2, sampleCount: 50_000)
+        let cpath = dir + "/c.tcap"
+        try CaptureImport.write(c, rate: 1000, samplesPerFrame: 1000, to: cpath, options: options)
+        let series = try SourceSeries(reader: try CaptureReader(path: cpath), source: 1)
+        if case .int16(let got) = series.samples { #expect(got == counts) } else { Issue.record("not int16") }
+        #expect(series.scale == [0.5, 0.25] && series.offset == [0, 1])
+
+        // Damage the last chunk (decoded by the second reader).
+        let last = try #require(chunks.last)
+        var b = try bytes(path)
+        b[last.offset + 88 + Int(last.envelope.storedLength) / 2] ^= 0x04
+        try write(b, path)
+        #expect(throws: CaptureError.self) { try SourceSeries(reader: try CaptureReader(path: path), source: 1) }
+        let partial = try SourceSeries(reader: try CaptureReader(path: path), source: 1, allowDamage: true)
+        #expect(partial.damage.count == 1 && partial.damage[0].offset == last.offset)
+        let kept = 60_000 - Int(last.envelope.sampleCount)
+        #expect(partial.sampleCount == kept)
+        if case .float64(let got) = partial.samples {
+            #expect(got == Array(v[0..<kept] + v[60_000..<(60_000 + kept)] + v[120_000..<(120_000 + kept)]))
+        }
     }
 
     @Test func exportingATruncatedCaptureIsAnError() throws {
@@ -230,8 +275,8 @@ import TributaryWire
         try write(Array(b[..<(b.count * 2 / 3)]), path)
         let reader = try CaptureReader(path: path)
         #expect(!reader.hasFooter)
-        #expect(throws: CaptureError.self) { try ExtractedAnalog(reader: reader, source: 1) }
-        let partial = try ExtractedAnalog(reader: try CaptureReader(path: path), source: 1, allowDamage: true)
+        #expect(throws: CaptureError.self) { try SourceSeries(reader: reader, source: 1) }
+        let partial = try SourceSeries(reader: try CaptureReader(path: path), source: 1, allowDamage: true)
         #expect(partial.damage.contains { $0.reason.contains("torn tail") })
     }
 
@@ -278,7 +323,7 @@ import TributaryWire
         let widest = ImportedSignal(samples: .int16(counts: [Int16](repeating: 3, count: 65_535), scale: [Double](repeating: 1, count: 65_535),
                                                     offset: [Double](repeating: 0, count: 65_535)), channelCount: 65_535, sampleCount: 1)
         try CaptureImport.write(widest, rate: 1, to: path)
-        let back = try ExtractedAnalog(reader: try CaptureReader(path: path), source: 1)
+        let back = try SourceSeries(reader: try CaptureReader(path: path), source: 1)
         #expect(back.channelIndexes.count == 65_535 && back.sampleCount == 1)
     }
 }

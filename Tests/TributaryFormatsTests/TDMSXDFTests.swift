@@ -34,6 +34,24 @@ private func temporaryPath(_ name: String) -> String {
     #expect(back == file)
 }
 
+/// Rows of a shared channel-major matrix are written without copies and read back as plain arrays.
+@Test func tdmsWritesRowsOfASharedMatrix() throws {
+    let matrix: [Double] = (0..<12).map { Double($0) * 0.5 - 1 }
+    let counts: [Int16] = [1, -2, 3, -4, 5, -6]
+    let file = TDMSFile(groups: [TDMSGroup(name: "g", channels: [
+        TDMSChannel(name: "a", data: .float64Row(matrix, 0..<6)),
+        TDMSChannel(name: "b", data: .float64Row(matrix, 6..<12)),
+        TDMSChannel(name: "c", data: .int16Row(counts, 3..<6)),
+    ])])
+    #expect(file.groups[0].channels.map(\.data.count) == [6, 6, 3])
+    #expect(file.groups[0].channels[2].data.doubles == [-4, 5, -6])
+    let path = temporaryPath("rows.tdms")
+    defer { unlink(path) }
+    try file.write(to: path)
+    let back = try TDMSFile.read(path: path)
+    #expect(back.groups[0].channels.map(\.data) == [.float64(Array(matrix[0..<6])), .float64(Array(matrix[6..<12])), .int16([-4, 5, -6])])
+}
+
 /// Two segments as loggers write them: the second has no new object list and reuses the raw data
 /// index (0x00000000) of one channel, appends a new one, and holds two chunks of raw data.
 @Test func tdmsReadsIncrementalSegmentsAndRepeatedChunks() throws {

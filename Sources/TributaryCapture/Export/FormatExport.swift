@@ -56,9 +56,9 @@ public enum FormatExport {
                 let data: TDMSData
                 let range = (c * s.sampleCount)..<((c + 1) * s.sampleCount)
                 if let values {
-                    data = .float64(Array(values[range]))
+                    data = .float64Row(values, range)
                 } else if case .int16(let v) = s.samples {
-                    data = .int16(Array(v[range]))
+                    data = .int16Row(v, range)
                     p += [TDMSProperty("NI_Scaling_Status", .string("unscaled")), TDMSProperty("NI_Number_Of_Scales", .uint32(1)),
                           TDMSProperty("NI_Scale[0]_Scale_Type", .string("Linear")),
                           TDMSProperty("NI_Scale[0]_Linear_Slope", .double(s.scale[c])),

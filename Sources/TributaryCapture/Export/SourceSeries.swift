@@ -88,8 +88,10 @@ public struct SourceSeries: Sendable {
         // One channel-major buffer sized from the seek table (chunk envelopes count samples per
         // channel), filled in place: no growth, no per-channel arrays to join.
         let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        let expected = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
-            .reduce(0) { $0 + Int($1.envelope.sampleCount) }
+        let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
+        let expected = entries.reduce(0) { $0 + Int($1.envelope.sampleCount) }
+        // Two readers decoding at once when nothing is unusual; else (or when it finds anything odd) one pass here.
+        let parallel = Self.gatherInParallel(reader: reader, source: source, channels: channels, entries: entries)
         var capacity = expected
         var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = []
         var scale: [Double] = [], offset: [Double] = []
@@ -102,7 +104,16 @@ public struct SourceSeries: Sendable {
             for r in 0..<rows { bigger[(r * new)..<(r * new + old)] = v[(r * old)..<(r * old + old)] }
             v = bigger
         }
-        reader.forEachAnalogBlock(source: source) { header, view in
+        if let parallel {
+            rows = parallel.rows
+            indexes = parallel.indexes
+            format = parallel.format
+            scale = parallel.scale
+            offset = parallel.offset
+            blocks = parallel.blocks
+            total = parallel.total
+            capacity = parallel.total
+        } else { reader.forEachAnalogBlock(source: source) { header, view in
             guard problem == nil else { return }
             let viewIndexes = view.channelIndexes
             if indexes == nil {
@@ -151,7 +162,7 @@ public struct SourceSeries: Sendable {
                 }
             }
             total += n
-        }
+        } }
         if let problem { throw problem }
         damage = reader.damage
         if let d = damage.first, !allowDamage {
@@ -160,7 +171,8 @@ public struct SourceSeries: Sendable {
         }
         guard let indexes, let format else { throw CaptureError(.usage, file: path, "source \(source) has no analog data") }
         channelIndexes = rows.map { indexes[$0] }
-        let configured = channelIndexes.map { i in configuration?.channels.first { $0.index == i } }
+        let byIndex = Dictionary((configuration?.channels ?? []).map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        let configured = channelIndexes.map { byIndex[$0] }
         channelNames = zip(channelIndexes, configured).map { i, c in c.map { $0.description.isEmpty ? "ch\(i)" : $0.description } ?? "ch\(i)" }
         units = configured.map { $0?.unit ?? "" }
         let rates = Set(configured.compactMap { $0?.samplingRate }.filter { $0 > 0 && $0.isFinite })
@@ -177,10 +189,14 @@ public struct SourceSeries: Sendable {
             for r in 0..<rows.count { out.append(contentsOf: v[(r * capacity)..<(r * capacity + total)]) }
             return out
         }
-        switch format {
-        case .float64: samples = .float64(compact(f64))
-        case .float32: samples = .float32(compact(f32))
-        case .int16: samples = .int16(compact(i16))
+        if let parallel {
+            samples = parallel.samples
+        } else {
+            switch format {
+            case .float64: samples = .float64(compact(f64))
+            case .float32: samples = .float32(compact(f32))
+            case .int16: samples = .int16(compact(i16))
+            }
         }
         gaps = reader.gaps.filter { $0.sourceID == source }
     }
@@ -218,5 +234,116 @@ public struct SourceSeries: Sendable {
             out.gaps = []
         }
         return out
+    }
+}
+
+/// What the two-reader gather produced (nil from `gatherInParallel`: take the sequential path).
+struct ParallelGather {
+    var rows: [Int]
+    var indexes: [UInt32]
+    var format: SampleFormat
+    var scale: [Double]
+    var offset: [Double]
+    var samples: NPYSamples
+    var blocks: [SeriesBlock]
+    var total: Int
+}
+
+/// The gather buffer's address, shared by the two threads that fill disjoint parts of it.
+private struct SendableAddress: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+}
+
+/// The shared state of one gather half (the worker thread's inputs and results).
+private final class GatherHalf: @unchecked Sendable {
+    let reader: CaptureReader
+    let entries: ArraySlice<IndexEntry>
+    var blocks: [SeriesBlock] = []
+    var ok = false
+    init(reader: CaptureReader, entries: ArraySlice<IndexEntry>) {
+        self.reader = reader
+        self.entries = entries
+    }
+}
+
+extension SourceSeries {
+    /// Decodes the chunks of `source` with two readers at once (the first half of the chunks here,
+    /// the second on a worker thread with its own reader), each writing its frames' samples straight
+    /// into one channel-major buffer at the offsets the seek table's per-chunk sample counts give.
+    /// Returns nil — and the caller gathers sequentially, which reports what went wrong — on anything
+    /// unusual: fewer than 4 chunks, one core, no footer (a second reader would scan the file again), damage, a frame that changes channels, format or scaling,
+    /// a wanted channel missing, or a chunk whose samples differ from its seek-table count.
+    static func gatherInParallel(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) -> ParallelGather? {
+        guard entries.count >= 4, ProcessInfo.processInfo.activeProcessorCount > 1, reader.hasFooter, reader.damage.isEmpty,
+              let frames = try? reader.frames(of: entries[0]),
+              let firstFrame = frames.first(where: { $0.header.kind == .analog }), let view = try? firstFrame.analog() else { return nil }
+        let indexes = view.channelIndexes
+        var rows: [Int] = []
+        if let channels {
+            for w in channels {
+                guard let r = indexes.firstIndex(of: w) else { return nil }
+                rows.append(r)
+            }
+        } else {
+            rows = Array(indexes.indices)
+        }
+        let format = view.format
+        let scale = rows.map { view.scale($0) }, offset = rows.map { view.offset($0) }
+        var starts = [0]
+        for e in entries { starts.append(starts.last! + Int(e.envelope.sampleCount)) }
+        let total = starts.last!
+        guard total > 0, let second = try? CaptureReader(path: reader.path), second.index == reader.index, second.damage.isEmpty else { return nil }
+        // Split where half the samples are.
+        let split = max(1, min(entries.count - 1, starts.firstIndex { $0 >= total / 2 } ?? entries.count / 2))
+        let (rowList, startList) = (rows, starts)
+        let mine = GatherHalf(reader: reader, entries: entries[0..<split])
+        let theirs = GatherHalf(reader: second, entries: entries[split...])
+
+        func gather<T: AnalogSampleType & Sendable>(_: T.Type, zero: T) -> [T] {
+            [T](unsafeUninitializedCapacity: rowList.count * total) { buffer, count in
+                count = rowList.count * total
+                let base = SendableAddress(pointer: UnsafeMutableRawPointer(buffer.baseAddress!))
+                let run: @Sendable (GatherHalf) -> Void = { half in
+                    let out = base.pointer.assumingMemoryBound(to: T.self)
+                    var blocks: [SeriesBlock] = []
+                    for (k, entry) in zip(half.entries.indices, half.entries) {
+                        guard let frames = try? half.reader.frames(of: entry) else { return }
+                        var at = startList[k]
+                        for frame in frames where frame.header.kind == .analog {
+                            guard let view = try? frame.analog(), view.format == format, view.channelCount == indexes.count,
+                                  indexes.indices.allSatisfy({ view.channelIndex($0) == indexes[$0] }),
+                                  rowList.indices.allSatisfy({ view.scale(rowList[$0]) == scale[$0] && view.offset(rowList[$0]) == offset[$0] }) else { return }
+                            let n = view.sampleCount
+                            guard at + n <= startList[k + 1] else { return }
+                            for (c, r) in rowList.enumerated() {
+                                view.withSamples(T.self, channel: r) { src in
+                                    (out + c * total + at).initialize(from: src.baseAddress!, count: n)
+                                }
+                            }
+                            blocks.append(SeriesBlock(start: at, count: n, timestampNs: frame.header.timestampNs, firstSample: view.firstSample))
+                            at += n
+                        }
+                        guard at == startList[k + 1] else { return }
+                    }
+                    half.blocks = blocks
+                    half.ok = half.reader.damage.isEmpty
+                }
+                let done = DispatchSemaphore(value: 0)
+                let worker = Thread { run(theirs); done.signal() }
+                worker.stackSize = 1 << 20
+                worker.start()
+                run(mine)
+                done.wait()
+            }
+        }
+        let samples: NPYSamples
+        switch format {
+        case .float64: samples = .float64(gather(Double.self, zero: 0))
+        case .float32: samples = .float32(gather(Float.self, zero: 0))
+        case .int16: samples = .int16(gather(Int16.self, zero: 0))
+        }
+        guard mine.ok, theirs.ok else { return nil }
+        return ParallelGather(rows: rows, indexes: indexes, format: format, scale: scale, offset: offset, samples: samples,
+                              blocks: mine.blocks + theirs.blocks, total: total)
     }
 }

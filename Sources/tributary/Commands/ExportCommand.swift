@@ -13,9 +13,10 @@ enum ExportCommand: Command {
                             [--start T] [--duration S] [--counts] [--time-column] [--allow-damage] [--force]
 
     Gathers the analog frames of a source, in order, into a channels × samples matrix.
-      npy   one source shaped (channels, samples) in the recorded dtype (float64, float32, or int16
-            counts), bit-exact to what was imported or received; with --counts a sidecar PATH.json
-            carries scale, offset, rate, start time, channel names and units.
+      npy   one source shaped (channels, samples): float64 / float32 sources in their recorded dtype,
+            bit-exact to what was imported or received; int16 sources as float64 physical values
+            (count × scale + offset), or with --counts as the stored int16 counts plus a sidecar
+            PATH.json carrying scale, offset, rate, start time, channel names and units.
       csv   one source, one column per channel with a header of channel names; physical values
             (int16 counts × scale + offset), printed so that they read back exactly. --time-column
             adds a first column time_s: seconds since the first sample, from the recorded frame times.
@@ -36,7 +37,7 @@ enum ExportCommand: Command {
       --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
       --start T        begin T seconds after the first sample (default 0)
       --duration S     export S seconds (default: to the end)
-      --counts         store int16 sources as counts (npy: with the sidecar; tdms/xdf/hdf5: with their scales)
+      --counts         store int16 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5: with their scales)
       --time-column    csv: a first column of sample times
       --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
       --force          replace PATH if it exists (only once the new file is complete; never the capture itself)
@@ -113,7 +114,7 @@ enum ExportCommand: Command {
             printError("tributary export: warning: \(files[0]) has no footer (its recording did not close): "
                        + "what was being written when it stopped is missing")
         }
-        if counts, ["csv", "wav"].contains(format) { throw UsageError("--counts applies to npy, tdms and xdf") }
+        if counts, ["csv", "wav"].contains(format) { throw UsageError("--counts applies to npy, tdms, xdf and hdf5") }
         if counts, format == "npy", !series[0].isCounts {
             throw CommandError("--counts: source \(series[0].sourceID) is stored as \(series[0].samples.dtype == .float64 ? "float64" : "float32"), not int16 counts")
         }
@@ -121,7 +122,9 @@ enum ExportCommand: Command {
             switch format {
             case "npy":
                 let data = series[0]
-                try NPY.write(NPYArray(channels: data.channelCount, samplesPerChannel: data.sampleCount, samples: data.samples), path: out)
+                // Physical units unless the counts are asked for: an int16 matrix without its scale is not a measurement.
+                let samples: NPYSamples = data.isCounts && !counts ? .float64(data.physicalValues) : data.samples
+                try NPY.write(NPYArray(channels: data.channelCount, samplesPerChannel: data.sampleCount, samples: samples), path: out)
                 if counts { try sidecar(data).write(to: URL(fileURLWithPath: destination + ".json"), options: .atomic) }
             case "csv":
                 let data = series[0]

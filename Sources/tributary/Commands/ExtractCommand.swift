@@ -29,7 +29,7 @@ enum ExtractCommand: Command {
 
       --kinds LIST   comma-separated subset of message,xml,error,file,image,array,digital (default all)
       --sources IDS  comma-separated source ids (default all, source 0 included)
-      --force        write into a DIR that already holds extracted files
+      --force        write into a DIR that exists and is not empty (files of the same names are replaced)
 
     A file whose chunks are incomplete or fail their MD5 is reported on stderr and not written;
     the exit status is then 1. Analog data is exported with 'tributary export'.
@@ -64,9 +64,11 @@ enum ExtractCommand: Command {
         var isDirectory: ObjCBool = false
         if fm.fileExists(atPath: out, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw CommandError("\(out) exists and is not a directory") }
-            let existing = (try? fm.contentsOfDirectory(atPath: out)) ?? []
-            if !force, existing.contains(where: { ["messages.jsonl", "xml.jsonl", "errors.jsonl", "files", "images", "arrays", "digital"].contains($0) }) {
-                throw CommandError("\(out) already holds extracted files; pass --force to write into it")
+            let existing: [String]
+            do { existing = try fm.contentsOfDirectory(atPath: out) } catch { throw CommandError("cannot read \(out): \(error.localizedDescription)") }
+            if !force, !existing.isEmpty {
+                let extracted = existing.contains { ["messages.jsonl", "xml.jsonl", "errors.jsonl", "files", "images", "arrays", "digital"].contains($0) }
+                throw CommandError("\(out) " + (extracted ? "already holds extracted files" : "exists and is not empty") + "; pass --force to write into it")
             }
         }
         do { try fm.createDirectory(atPath: out, withIntermediateDirectories: true) } catch { throw CommandError("cannot create \(out): \(error.localizedDescription)") }

@@ -16,14 +16,15 @@ enum FilterCommand: Command {
     governs are copied unchanged. The filters get ids 1, 2, … in the order given. Sequence numbers and
     timestamps are kept from IN.
     OUT is a capture when its name ends in .tcap, else a frame file. A capture written from a capture
-    keeps its gap records (in place) and configurations; an existing OUT.tcap is replaced only with
-    --force, once the new capture is complete. Damaged chunks of IN are skipped and listed on stderr.
+    keeps its gap records (in place) and configurations. An existing OUT (capture or frame file) is
+    replaced only with --force, and only once the new file is complete (written beside it, then
+    renamed). Damaged chunks of IN are skipped and listed on stderr.
 
       --filter analog:QUERY          an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2')
       --filter TYPE:QUERY            an array filter for arrays of TYPE (double, float, int32, int16,
                                      int64, bool, string), SCCT query 'ROWS;COLUMNS' (e.g. 'double:5-15;5-15')
       --out OUT                      the frame file or capture to write ('-' for standard output)
-      --force                        replace an existing OUT.tcap
+      --force                        replace an existing OUT
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -58,7 +59,8 @@ enum FilterCommand: Command {
             return try filterToOrFromCapture(inputs[0], out: out, filters: filters, force: force)
         }
         let input = try InputFile(inputs[0])
-        let output = try OutputFile(out, inputs: inputs)
+        let target = try FrameFileTarget(out, input: inputs[0], force: force)
+        let output = target.file
         var decoder = FrameStreamDecoder()
         var pending = Data()
         do {
@@ -70,12 +72,56 @@ enum FilterCommand: Command {
                 if pending.count > 1 << 20 { try output.write(pending); pending.removeAll(keepingCapacity: true) }
             }
             try decoder.finish()
-        } catch let error as WireError {
             try output.write(pending)
+            try target.commit()
+        } catch let error as WireError {
+            // Standard output or a device gets what was filtered before the bad frame; a file is not replaced.
+            if target.temporary == nil { try output.write(pending) } else { target.abandon() }
             throw CommandError("\(inputs[0]): \(error)")
+        } catch {
+            target.abandon()
+            throw error
         }
-        try output.write(pending)
         return 0
+    }
+
+    /// A frame-file OUT: standard output and devices are written directly; a regular file is refused
+    /// when it exists without --force, else written beside OUT and renamed over it once complete.
+    struct FrameFileTarget {
+        let file: OutputFile
+        let path: String
+        let temporary: String?
+
+        init(_ path: String, input: String, force: Bool) throws {
+            self.path = path
+            var target = stat()
+            var direct = path == "-"
+            if !direct, stat(path, &target) == 0 {
+                var source = stat()
+                if stat(input, &source) == 0, source.st_dev == target.st_dev, source.st_ino == target.st_ino {
+                    throw CommandError("'\(path)' is the input file '\(input)': writing it would destroy the input")
+                }
+                switch target.st_mode & S_IFMT {
+                case S_IFDIR: throw CommandError("'\(path)' is a directory, not a file")
+                case S_IFREG:
+                    if !force { throw CommandError("'\(path)' exists; pass --force to replace it (once the new file is complete)") }
+                default: direct = true  // a device or a pipe: nothing to replace
+                }
+            }
+            temporary = direct ? nil : path + ".\(getpid()).partial-filter"
+            file = try OutputFile(temporary ?? path, inputs: [input])
+        }
+
+        func commit() throws {
+            guard let temporary else { return }
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw CommandError("cannot rename the output to '\(path)': \(reason)")
+            }
+        }
+
+        func abandon() { if let temporary { unlink(temporary) } }
     }
 
     /// A capture in (with its gap records) and/or a capture out.
@@ -98,13 +144,18 @@ enum FilterCommand: Command {
             abandon = { writer.abandon(); unlink(writer.partialPath) }
         } else {
             // write(2), never FileHandle: a closed pipe or a full disk is an error, not a trap.
-            let output = try OutputFile(out, inputs: [input])
+            let target = try FrameFileTarget(out, input: input, force: force)
+            let output = target.file
             var pending = Data()
             sink = { frame in
                 frame.withUnsafeBytes { pending.append(contentsOf: $0) }
                 if pending.count > 1 << 20 { try output.write(pending); pending.removeAll(keepingCapacity: true) }
             }
-            finish = { try output.write(pending) }
+            finish = {
+                try output.write(pending)
+                try target.commit()
+            }
+            abandon = { target.abandon() }
         }
         do {
             if CaptureDescription.isCapture(input) {

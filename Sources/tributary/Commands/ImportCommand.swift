@@ -7,8 +7,8 @@ enum ImportCommand: Command {
     static let name = "import"
     static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """
-    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U] [--force]
-           tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--force]
+    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U] [--fast-codec] [--force]
+           tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--fast-codec] [--force]
 
     Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
     frames of 4096 samples.
@@ -35,6 +35,8 @@ enum ImportCommand: Command {
       --source-id N      source id, default 1
       --source-name S    device name in the configuration, default the file name
       --unit U           unit of every channel, default V
+      --fast-codec       compress with the codec's fast path (bit-shuffle + zstd, no entropy coding):
+                         less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
       --force            replace X.tcap if it exists, once the new capture is complete
     X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
     """
@@ -46,12 +48,13 @@ enum ImportCommand: Command {
         let sourceName = try arguments.option("--source-name")
         let unit = try arguments.option("--unit") ?? "V"
         let force = arguments.flag("--force")
+        let options = CaptureWriterOptions(chunk: ChunkCodecOptions(entropyCoding: !arguments.flag("--fast-codec")), fsync: .none)
         let select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
         if let kind = FormatImport.kind(path: path) {
-            return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force)
+            return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force, options: options)
         }
         if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
         // Checked before the input is read: refuse an existing output (without --force) or .partial early.
@@ -86,7 +89,8 @@ enum ImportCommand: Command {
         let summary: CaptureWriteSummary
         do {
             summary = try CaptureImport.write(signal, rate: effectiveRate, sourceID: sourceID,
-                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, to: destination)
+                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, to: destination,
+                                              options: options)
         } catch { throw CommandError("\(error)") }
         print("\(out): \(signal.channelCount) channels × \(signal.sampleCount) samples (\(signal.samples.format)), "
               + "\(summary.records) records, \(summary.fileBytes) bytes")
@@ -94,14 +98,15 @@ enum ImportCommand: Command {
     }
 
     /// TDMS, XDF and HDF5: every group / stream / dataset (or the selected ones) as a source of one capture.
-    static func importMeasurementFile(_ path: String, kind: FormatImport.Kind, out: String, select: Set<String>?, rate: Double?, force: Bool) throws -> Int32 {
+    static func importMeasurementFile(_ path: String, kind: FormatImport.Kind, out: String, select: Set<String>?, rate: Double?, force: Bool,
+                                      options: CaptureWriterOptions) throws -> Int32 {
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
         let sources: [ImportedSource]
         let summary: CaptureWriteSummary
         do {
             sources = try FormatImport.read(path: path, select: select, rate: rate)
-            summary = try FormatImport.write(sources, to: destination)
+            summary = try FormatImport.write(sources, to: destination, options: options)
         } catch { throw CommandError("\(error)") }
         for s in sources {
             print("\(out): source \(s.sourceID) '\(s.deviceName)': \(s.channelCount) channels × \(s.sampleCount) samples (\(s.samples.format)) at \(s.rate) Hz")
