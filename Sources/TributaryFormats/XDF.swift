@@ -398,6 +398,21 @@ public struct XDFFile: Sendable {
             case let n: throw s.fail("\(what): length bytes \(n), must be 1, 4 or 8", at: at)
             }
         }
+        // A first pass over the chunk headers counts each stream's samples, so that its buffer is
+        // allocated once (growing it chunk by chunk copied and faulted in the data several times).
+        var expected: [UInt32: Int] = [:]
+        do {
+            var scan = ByteSource(bytes, file: file, offset: 4)
+            while scan.remaining > 0 {
+                guard let length = try? varlen(&scan, "chunk length"), length >= 2, length <= scan.remaining else { break }
+                let end = scan.offset + length
+                if let tag = try? scan.u16("chunk tag"), tag == XDFTag.samples.rawValue, length >= 2 + 4 + 2,
+                   let id = try? scan.u32("stream id"), let n = try? varlen(&scan, "sample count"), n <= length {
+                    expected[id, default: 0] += n
+                }
+                scan.offset = end
+            }
+        }
         while src.remaining > 0 {
             let chunkStart = src.offset
             guard let length = try? varlen(&src, "chunk length"), length >= 2, length <= src.remaining else { break }  // truncated tail
@@ -416,7 +431,17 @@ public struct XDFFile: Sendable {
                     throw c.fail("stream \(id) header: \(error.reason)", at: chunkStart)
                 }
                 if streams[id] == nil { order.append(id) }
-                streams[id] = Building(header, xml)
+                let building = Building(header, xml)
+                // The counts are only a hint: never more than the file could hold.
+                if let size = header.format.size, let n = expected[id] {
+                    let (perSample, overflow) = header.channelCount.multipliedReportingOverflow(by: size)
+                    if !overflow, perSample > 0 {
+                        let count = min(n, bytes.count / perSample)
+                        building.raw.reserveCapacity(count * perSample)
+                        building.timestamps.reserveCapacity(count)
+                    }
+                }
+                streams[id] = building
             case .samples:
                 let id = try c.u32("stream id")
                 guard let s = streams[id] else { throw c.fail("samples of stream \(id) before its header", at: chunkStart) }
@@ -425,6 +450,32 @@ public struct XDFFile: Sendable {
                 let step = s.header.nominalRate > 0 ? 1 / s.header.nominalRate : 0
                 let size = s.header.format.size
                 if let size { guard n <= c.remaining / max(1, 1 + channels * size) else { throw c.fail("sample count \(n) exceeds the chunk", at: chunkStart) } }
+                if let size {
+                    // Fixed-size values: copied into the stream's buffer, grown once per chunk.
+                    let width = channels * size, old = s.raw.count
+                    s.raw.append(contentsOf: repeatElement(0, count: n * width))
+                    s.timestamps.reserveCapacity(s.timestamps.count + n)
+                    try typedFormatError {
+                        try s.raw.withUnsafeMutableBytes { dst in
+                            var p = dst.baseAddress! + old
+                            for _ in 0..<n {
+                                let tb = try c.u8("timestamp bytes")
+                                if tb == 8 {
+                                    s.stamped.append(s.timestamps.count)
+                                    s.timestamps.append(try c.f64("timestamp"))
+                                } else if tb == 0 {
+                                    s.timestamps.append((s.timestamps.last ?? 0) + step)
+                                } else {
+                                    throw c.fail("timestamp bytes \(tb), must be 0 or 8")
+                                }
+                                let v = try c.slice(width, "values")
+                                if width > 0 { p.copyMemory(from: v.baseAddress!, byteCount: width) }
+                                p += width
+                            }
+                        }
+                    }
+                    continue
+                }
                 for _ in 0..<n {
                     let tb = try c.u8("timestamp bytes")
                     if tb == 8 {
@@ -435,13 +486,9 @@ public struct XDFFile: Sendable {
                     } else {
                         throw c.fail("timestamp bytes \(tb), must be 0 or 8")
                     }
-                    if let size {
-                        s.raw.append(contentsOf: try c.slice(channels * size, "values"))
-                    } else {
-                        for k in 0..<channels {
-                            let len = try varlen(&c, "string length")
-                            s.strings[k].append(try c.utf8(len, "string"))
-                        }
+                    for k in 0..<channels {
+                        let len = try varlen(&c, "string length")
+                        s.strings[k].append(try c.utf8(len, "string"))
                     }
                 }
             case .clockOffset:
