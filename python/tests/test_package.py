@@ -75,7 +75,8 @@ class PackageTests(unittest.TestCase):
         for name, array in self.arrays.items():
             with self.subTest(name), tributary.open(self.captures[name]) as cap:
                 stored = cap.read(counts=True)
-                exported = self.export(name)
+                # export writes physical values unless --counts (int16 sources store counts)
+                exported = self.export(name, *(("--counts",) if array.dtype == np.int16 else ()))
                 self.assertEqual(stored.dtype, exported.dtype)
                 self.assertEqual(stored.shape, exported.shape)
                 self.assertEqual(stored.tobytes(), exported.tobytes())
