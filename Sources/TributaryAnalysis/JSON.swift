@@ -55,6 +55,12 @@ package enum JSON {
 
     package static func quote(_ s: String, into out: inout String) {
         out += "\""
+        // Printable ASCII without quote or backslash (names, units, base64 arrays) goes in whole.
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
