@@ -450,7 +450,6 @@ public final class CaptureReader {
         let claims = WorkClaims(count: entries.count)
         let reasons = DamageReasons()
         nonisolated(unsafe) let reader = self
-        nonisolated(unsafe) let entries = entries
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let record = worker == 0 ? reader.record : ByteStorage(capacity: 1 << 20)
             guard let decoder = worker == 0 ? reader.decoder : try? ChunkDecoder() else {
