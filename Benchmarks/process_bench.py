@@ -28,6 +28,7 @@ Every loss is reported: Tributary's from its gap notices (and unaccounted loss, 
 pyzmq's and LSL's as messages / samples that did not arrive.
 """
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -67,6 +68,19 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+_children = []
+
+
+@atexit.register
+def _end_children():
+    """A suite that fails part-way must not leave publishers and subscribers running (they would load
+    the machine for whatever is measured next)."""
+    for p in _children:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 class Proc:
     """A child process whose stdout lines are collected on a thread."""
 
@@ -74,6 +88,7 @@ class Proc:
         self.argv = argv
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   stdin=subprocess.PIPE if stdin else subprocess.DEVNULL)
+        _children.append(self.p)
         self.lines = []
         self.err = []
         self.t = threading.Thread(target=self._read, daemon=True)
