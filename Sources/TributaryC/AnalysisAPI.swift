@@ -10,13 +10,6 @@ struct AnalysisOptions {
     var name: String?
     var arrays = AnalysisArrayEncoding.json
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     static let keys: Set<String> = ["rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
                                     "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels", "int16_scale",
                                     "rigor", "name", "arrays"]
@@ -44,15 +37,8 @@ struct AnalysisOptions {
         var arrays: String?
 
         init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: Key.self)
-            if let unknown = c.allKeys.first(where: { !AnalysisOptions.keys.contains($0.stringValue) }) {
-                throw APIError(.argument, "unknown option '\(unknown.stringValue)' (options: \(AnalysisOptions.keys.sorted().joined(separator: ", ")))")
-            }
-            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? {
-                let key = Key(stringValue: name)
-                guard c.contains(key), try !c.decodeNil(forKey: key) else { return nil }
-                do { return try c.decode(T.self, forKey: key) } catch { throw APIError(.argument, "option '\(name)' must be \(what)") }
-            }
+            let members = try OptionMembers(decoder, known: AnalysisOptions.keys)
+            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
             rate = try get("rate", Double.self, "a number")
             stats = try get("stats", Bool.self, "true or false")
             welch = try get("welch", Int.self, "an integer")
@@ -72,11 +58,7 @@ struct AnalysisOptions {
             foldAliases = try get("fold_aliases", Bool.self, "true or false")
             measureWindow = try get("measure_window", String.self, "a string")
             fullScale = try get("full_scale", Double.self, "a number")
-            if let list = try? get("channels", [Int].self, "") {
-                channels = list.map(String.init).joined(separator: ",")
-            } else {
-                channels = try get("channels", String.self, "a channel list such as \"0-3\" or an array of integers")
-            }
+            channels = try members.channels()
             int16Scale = try get("int16_scale", Double.self, "a number")
             rigor = try get("rigor", String.self, "a string")
             name = try get("name", String.self, "a string")

@@ -14,13 +14,6 @@ struct SubscriptionSettings {
     var curve: SubjectCurve?
     var capacity = 256
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     static let keys: Set<String> = ["timeout", "description", "channels", "sources", "array_filters", "curve_server_key",
                                     "curve_key", "capacity"]
 
@@ -35,22 +28,11 @@ struct SubscriptionSettings {
         var capacity: Int?
 
         init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: Key.self)
-            if let unknown = c.allKeys.first(where: { !SubscriptionSettings.keys.contains($0.stringValue) }) {
-                throw APIError(.argument, "unknown option '\(unknown.stringValue)' (options: \(SubscriptionSettings.keys.sorted().joined(separator: ", ")))")
-            }
-            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? {
-                let key = Key(stringValue: name)
-                guard c.contains(key), try !c.decodeNil(forKey: key) else { return nil }
-                do { return try c.decode(T.self, forKey: key) } catch { throw APIError(.argument, "option '\(name)' must be \(what)") }
-            }
+            let members = try OptionMembers(decoder, known: SubscriptionSettings.keys)
+            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
             timeout = try get("timeout", Double.self, "a number of seconds")
             description = try get("description", String.self, "a string")
-            if let list = try? get("channels", [Int].self, "") {
-                channels = list.map(String.init).joined(separator: ",")
-            } else {
-                channels = try get("channels", String.self, "a channel list such as \"0-3\" or an array of integers")
-            }
+            channels = try members.channels()
             if let list = try? get("sources", [UInt32].self, "") {
                 sources = list
             } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
