@@ -228,6 +228,24 @@ import TributaryWire
         #expect(framesBySource(reader) == bySource(frames))
     }
 
+    /// A capture whose coded streams are of stream version 2 (latent blocks with 4 rANS lanes),
+    /// written before version 3; it must keep reading bit for bit.
+    @Test func codedVersion2CaptureFixtureStillReads() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("CaptureFixtures/coded-stream-v2.tcap").path
+        let frames = Self.adcFrames(12) + syntheticFrames(60)
+        if ProcessInfo.processInfo.environment["TRIBUTARY_WRITE_FIXTURES"] == "1" && NumericCodec.version == 2 {
+            try? FileManager.default.removeItem(atPath: fixture)
+            let writer = try CaptureWriter(path: fixture, options: CaptureWriterOptions(
+                chunk: ChunkOptions(entropyCoding: true), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+            for f in frames { try writer.append(f) }
+            try writer.close()
+        }
+        let reader = try CaptureReader(path: fixture)
+        #expect(reader.damage.isEmpty)
+        #expect(framesBySource(reader) == bySource(frames))
+    }
+
     /// A capture written before the coded transform existed (entropy coding off writes exactly what
     /// that version wrote; the fixture was made that way and must keep reading).
     @Test func legacyCaptureFixtureStillReads() throws {
