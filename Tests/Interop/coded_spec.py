@@ -4,7 +4,7 @@ container, §5.1 for the transform): pure Python + numpy (+ zstandard for the re
     for fmt, samples, counts in chunk_streams(path): ...   # every numeric stream of every chunk
     decode_coded(stored, fmt) -> numpy array of the stream's samples
 
-Used by test_coded_spec.py; slow (one Python step per rANS symbol), meant for small captures.
+Used by test_coded_spec.py; slow (one Python step per symbol and per bit), meant for small captures.
 """
 import struct
 
@@ -43,7 +43,7 @@ def chunk_streams(path):
         data = f.read()
     _require(data[:8] == FILE_MAGIC, "not a capture")
     version, _flags, header_length = struct.unpack_from("<HHI", data, 8)
-    _require(version in (1, 2), f"version {version}")
+    _require(version in (1, 2, 3), f"version {version}")
     offset = header_length
     while offset + 88 <= len(data):
         _require(data[offset:offset + 8] == RECORD_SYNC, f"no record at {offset}")
@@ -69,7 +69,7 @@ def _body_streams(body, version):
         stored = body[position:position + stored_bytes]
         position += stored_bytes
         if transforms == CODED:
-            _require(version == 2, "a coded stream in a version-1 capture")
+            _require(version in (2, 3), "a coded stream in a version-1 capture")
             samples = decode_coded(stored, fmt)
             _require(samples.nbytes == sample_bytes, "sample_bytes")
             yield fmt, samples, transforms
@@ -85,7 +85,7 @@ def decode_coded(stored, sample_format):
     stored = bytes(stored)
     _require(len(stored) >= 16, "coded stream header")
     version, element_type, reserved, segments, n = struct.unpack_from("<BBHIQ", stored, 0)
-    _require(version in (1, 2), f"coded stream version {version}")
+    _require(version in (1, 2, 3), f"coded stream version {version}")
     _require(element_type == ELEMENT_TYPES[sample_format] and reserved == 0, "element_type / reserved")
     lanes = 2 if version == 1 else 4
     dtype = DTYPES[sample_format]
@@ -106,10 +106,11 @@ def decode_coded(stored, sample_format):
             _require(1 <= order <= 8 and 1 <= q <= 62, "linear predictor")
             coefficients = struct.unpack_from(f"<{order}q", stored, p + 2)
             p += 2 + 8 * order
-        r, p = decode_latent_block(stored, p, m, lanes)
+        block = decode_latent_block_v3 if version == 3 else (lambda b, q, k: decode_latent_block(b, q, k, lanes))
+        r, p = block(stored, p, m)
         adjustments = np.zeros(m, dtype=np.uint64)
         if flags == 1:
-            a, p = decode_latent_block(stored, p, m, lanes)
+            a, p = block(stored, p, m)
             adjustments = np.array([x & MASK64 for x in a], dtype=np.uint64)
         elif flags == 2:
             (e,) = struct.unpack_from("<I", stored, p)
@@ -170,6 +171,52 @@ def _samples(v, mode, sample_format, adjustments, offset, gain):
         return b.view(np.float64)
     b = np.where(v >= 0, v, v ^ np.int64(0x7FFF_FFFF))
     return (b & np.int64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+
+
+def _bits(field, start, k):
+    """k bits of an LSB-first bit field from bit `start` (bit j is bit j mod 8 of byte j // 8)."""
+    value = 0
+    for b in range(k):
+        j = start + b
+        value |= ((field[j // 8] >> (j % 8)) & 1) << b
+    return value
+
+
+def decode_latent_block_v3(stored, p, m):
+    """The m values of a latent block of stream version 3 at p, and the offset after it."""
+    _require(p + 28 <= len(stored), "latent block header")
+    base, s, w, bins, t, z, e = struct.unpack_from("<QBBHQII", stored, p)
+    _require(s <= 56 and w <= 64 and bins <= 255 and 1 <= z <= m and e <= m, "latent block header")
+    p += 28
+    _require(p + z <= len(stored), "symbols")
+    if z == m:
+        symbols = stored[p:p + z]
+    else:
+        frame = stored[p:p + z]
+        try:
+            _require(zstandard.frame_content_size(frame) == m, "symbol frame size")
+            symbols = zstandard.ZstdDecompressor().decompress(frame)
+        except zstandard.ZstdError as error:
+            raise Damage(f"symbol frame: {error}")
+        _require(len(symbols) == m, "symbol frame content")
+    p += z
+    low_bytes = (m * s + 7) // 8
+    high_width = max(0, w - s)
+    high_bytes = (e * high_width + 7) // 8
+    _require(p + low_bytes + high_bytes <= len(stored), "bit fields")
+    low, high = stored[p:p + low_bytes], stored[p + low_bytes:p + low_bytes + high_bytes]
+    values, k = [], 0
+    for i, symbol in enumerate(symbols):
+        lo = _bits(low, i * s, s)
+        if symbol < bins:
+            u = ((t + symbol) << s) | lo
+        else:
+            _require(symbol == bins and k < e, "symbol beyond the escape, or too many escapes")
+            u = (_bits(high, k * high_width, high_width) << s) | lo
+            k += 1
+        values.append(_signed64(base + u))
+    _require(k == e, "escape count")
+    return values, p + low_bytes + high_bytes
 
 
 def decode_latent_block(stored, p, m, lanes):

@@ -1,5 +1,5 @@
 """The coded transform read by an independent decoder written from docs/CAPTURE.md (coded_spec.py):
-captures written now by `tributary import`, and the version-1 fixtures written by the earlier writer,
+captures written now by `tributary import`, and the version-1 and -2 fixtures written by the earlier writers,
 decode bit for bit to the imported data and to what `tributary export` gives.
 
 TRIBUTARY=path/to/tributary python -m unittest test_coded_spec -v
@@ -62,20 +62,21 @@ class CodedSpecTests(unittest.TestCase):
                 run("import", source, "--rate", "1000", "--out", capture)
                 with open(capture, "rb") as f:
                     head = f.read(10)
-                self.assertEqual(head[8], 2, "capture version 2")
-                # The coded streams written now are version 2 (4 rANS lanes).
+                self.assertEqual(head[8], 3, "capture version 3")
+                # The coded streams written now are version 3 (zstd-coded symbols).
                 versions = {stored[0] for stored in self.coded_streams(capture)}
-                self.assertEqual(versions, {2}, name)
+                self.assertEqual(versions, {3}, name)
                 self.check(capture, data, name)
 
-    def test_version_1_fixtures_decode_by_the_spec_and_by_tributary(self):
-        names = sorted(f[len("coded-v1-"):-len(".tcap")] for f in os.listdir(FIXTURES) if f.endswith(".tcap"))
+    def test_version_1_and_2_fixtures_decode_by_the_spec_and_by_tributary(self):
+        names = sorted(f[len("coded-v1-"):-len(".npy")] for f in os.listdir(FIXTURES) if f.endswith(".npy"))
         self.assertGreaterEqual(len(names), 5)
-        for name in names:
-            with self.subTest(name):
-                capture = os.path.join(FIXTURES, f"coded-v1-{name}.tcap")
-                self.assertEqual({stored[0] for stored in self.coded_streams(capture)}, {1}, name)
-                self.check(capture, np.load(os.path.join(FIXTURES, f"coded-v1-{name}.npy")), name)
+        for version in (1, 2):
+            for name in names:
+                with self.subTest(f"v{version} {name}"):
+                    capture = os.path.join(FIXTURES, f"coded-v{version}-{name}.tcap")
+                    self.assertEqual({stored[0] for stored in self.coded_streams(capture)}, {version}, name)
+                    self.check(capture, np.load(os.path.join(FIXTURES, f"coded-v1-{name}.npy")), name)
 
     def test_a_damaged_latent_block_is_refused(self):
         capture = os.path.join(FIXTURES, "coded-v1-int16-counts.tcap")

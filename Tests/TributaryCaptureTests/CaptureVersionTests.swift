@@ -3,7 +3,7 @@ import Testing
 @testable import TributaryCapture
 import TributaryWire
 
-/// Version 2 (the coded transform) is written; versions 1 and 2 are read; others are refused at the header.
+/// Version 3 (coded streams of stream version 3) is written; versions 1, 2 and 3 are read; others are refused at the header.
 @Suite struct CaptureVersionTests {
     private func capture(version: UInt16?) throws -> String {
         let dir = temporaryDirectory()
@@ -24,11 +24,11 @@ import TributaryWire
         return path
     }
 
-    @Test func writesVersionTwoAndReadsOneAndTwo() throws {
+    @Test func writesVersionThreeAndReadsOneToThree() throws {
         let written = try capture(version: nil)
         let head = try [UInt8](Data(contentsOf: URL(fileURLWithPath: written)).prefix(10))
-        #expect(head[8] == 2 && head[9] == 0)
-        for version: UInt16 in [1, 2] {
+        #expect(head[8] == 3 && head[9] == 0)
+        for version: UInt16 in [1, 2, 3] {
             let reader = try CaptureReader(path: try capture(version: version))
             #expect(reader.damage.isEmpty, "version \(version): \(reader.damage)")
             var frames = 0
@@ -39,11 +39,11 @@ import TributaryWire
 
     @Test func anUnknownVersionIsRefusedByName() throws {
         do {
-            _ = try CaptureReader(path: try capture(version: 3))
-            Issue.record("a version 3 capture was read")
+            _ = try CaptureReader(path: try capture(version: 4))
+            Issue.record("a version 4 capture was read")
         } catch let error as CaptureError {
-            #expect("\(error)".contains("version 3"))
-            #expect("\(error)".contains("versions 1-2"))
+            #expect("\(error)".contains("version 4"))
+            #expect("\(error)".contains("versions 1-3"))
         }
     }
 }

@@ -11,7 +11,7 @@ public final class ChunkCodec {
     private var scratchA: UnsafeMutableRawPointer
     private var scratchB: UnsafeMutableRawPointer
     private var scratchCapacity: Int
-    private let numeric = NumericCodec()
+    private let numeric: NumericCodec
     /// Empirical entropy (bits) of the latents coded since `resetEntropy()`, when `measureEntropy` is set
     /// (slow: for benchmarks).
     public var measureEntropy: Bool {
@@ -29,6 +29,7 @@ public final class ChunkCodec {
         do {
             compressor = try ZstdCompressor(level: options.level)
             decompressor = try ZstdDecompressor()
+            numeric = try NumericCodec()
         } catch { throw .zstd(error) }
         scratchCapacity = 0
         scratchA = .allocate(byteCount: 0, alignment: 16)

@@ -35,8 +35,12 @@ enum LatentCoder {
     /// - Parameters:
     ///   - histogram: scratch for `histogramSize` Ints.
     ///   - sampleScratch: scratch for 1024 UInt64.
+    /// - Parameters:
+    ///   - maxShift: the widest bins allowed (2^`maxShift`).
+    ///   - huffmanBound: count the bound of a prefix code's loss in the cost (stream version 3).
     static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
-                     sampleScratch sample: UnsafeMutablePointer<UInt64>, robust: Bool = true) -> Plan {
+                     sampleScratch sample: UnsafeMutablePointer<UInt64>, robust: Bool = true, maxShift: Int = 63,
+                     huffmanBound: Bool = false) -> Plan {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
@@ -77,7 +81,7 @@ enum LatentCoder {
         var worse = 0
         for extra in 0...10 {
             let shift = fine + extra
-            if shift > width { break }
+            if shift > width || shift > maxShift { break }
             if extra > 0 {
                 // Merge pairs of the previous level (startFine is a multiple of 2^10, so they align).
                 let previous = bins
@@ -102,10 +106,15 @@ enum LatentCoder {
             let escapes = n - inside
             // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
             var bits = 0.0
+            var largest = 0
             for b in start..<(start + count) where merged[b] > 0 {
                 let c = Double(merged[b])
                 bits -= c * fastLog2(c)
+                largest = max(largest, merged[b])
             }
+            // A prefix code (the Huffman coding of stream version 3's symbols) loses up to
+            // p_max + 0.086 bits per symbol (Gallager's bound), most when few bins hold most values.
+            if huffmanBound { bits += Double(largest) + 0.086 * total }
             if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
             bits += total * fastLog2(total) + Double(inside) * Double(shift) + Double(count) * 10
             // The cost falls, then rises with the shift: stop after two rises.
@@ -312,6 +321,59 @@ enum LatentCoder {
         return p
     }
 
+    /// Bytes of a latent block's header in stream version 3.
+    static let headerSizeV3 = 28
+    /// The widest bins of stream version 3: a 64-bit load at a value's byte holds its offset bits.
+    static let maxShiftV3 = 56
+
+    /// Writes a latent block of stream version 3 for `r` with `plan` (`plan.shift` ≤ `maxShiftV3`)
+    /// at `out`; returns the bytes written. The symbols (one byte per value) are one zstd frame,
+    /// whose Huffman-coded literals come within ~1 % of the symbols' order-0 entropy and decode
+    /// several times faster than rANS; the offset bits are `shift` bits per value at fixed
+    /// positions; the escapes' bits above them follow, in order.
+    /// - Parameters:
+    ///   - symbols: scratch for `n` bytes.
+    ///   - compressor: a level-1 context without checksums (the capture's frame has one).
+    ///   - out: room for `headerSizeV3` + 9 × `n` + 8 bytes.
+    static func encodeV3(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
+                         compressor: ZstdCompressor, into out: UnsafeMutableRawPointer) -> Int {
+        precondition(plan.shift <= maxShiftV3, "bins of stream version 3 are at most 2^56 wide")
+        let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
+        let escape = UInt8(plan.binCount)
+        var escapes = 0
+        for i in 0..<n {
+            let bin = (UInt64(bitPattern: r[i] &- plan.base) >> shift) &- start
+            let isBin = bin < bins
+            symbols[i] = isBin ? UInt8(truncatingIfNeeded: bin) : escape
+            escapes += isBin ? 0 : 1
+        }
+        out.storeBytes(of: UInt64(bitPattern: plan.base).littleEndian, toByteOffset: 0, as: UInt64.self)
+        out.storeBytes(of: UInt8(plan.shift), toByteOffset: 8, as: UInt8.self)
+        out.storeBytes(of: UInt8(plan.escapeWidth), toByteOffset: 9, as: UInt8.self)
+        out.storeBytes(of: UInt16(plan.binCount).littleEndian, toByteOffset: 10, as: UInt16.self)
+        out.storeBytes(of: plan.binStart.littleEndian, toByteOffset: 12, as: UInt64.self)
+        out.storeBytes(of: UInt32(escapes).littleEndian, toByteOffset: 24, as: UInt32.self)
+        var p = headerSizeV3
+        // A zstd frame only when it is shorter than the symbols: `symbol_bytes` = n means stored as they are.
+        let frame = try? compressor.compress(UnsafeRawBufferPointer(start: symbols, count: n),
+                                             into: UnsafeMutableRawBufferPointer(start: out + p, count: n - 1))
+        let symbolBytes = frame ?? n
+        if frame == nil { (out + p).copyMemory(from: symbols, byteCount: n) }
+        out.storeBytes(of: UInt32(symbolBytes).littleEndian, toByteOffset: 20, as: UInt32.self)
+        p += symbolBytes
+        let lowMask: UInt64 = shift == 0 ? 0 : (1 << shift) - 1
+        var writer = BitWriter(out + p)
+        for i in 0..<n { writer.write(UInt64(bitPattern: r[i] &- plan.base) & lowMask, plan.shift) }
+        p += writer.finish()
+        if escapes > 0 {
+            let highWidth = max(0, plan.escapeWidth - plan.shift)
+            var high = BitWriter(out + p)
+            for i in 0..<n where symbols[i] == escape { high.write(UInt64(bitPattern: r[i] &- plan.base) >> shift, highWidth) }
+            p += high.finish()
+        }
+        return p
+    }
+
     /// Decoding tables and scratch, allocated once and reused from block to block.
     final class Tables {
         /// Per slot: (frequency − 1) | (slot − cumulative) << 12 | symbol << 24.
@@ -500,6 +562,81 @@ enum LatentCoder {
             position &+= Int(symbolWidth[s])
         }
         guard position <= 8 * byteCount else { throw Corrupt() }
+    }
+
+    /// Decodes a latent block of stream version 3 (`encodeV3`) of `n` values from `input` into `r`;
+    /// returns the bytes consumed. Every read is bounded by `input`; a block that breaks a rule of
+    /// docs/CAPTURE.md §5.1 throws.
+    static func decodeV3(_ input: UnsafeRawBufferPointer, count n: Int, tables: Tables, decompressor: ZstdDecompressor,
+                         into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
+        guard input.count >= headerSizeV3, n >= 1 else { throw Corrupt() }
+        let base = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        let shift = Int(input[8]), escapeWidth = Int(input[9])
+        let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
+        let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
+        let symbolBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        let escapes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: 24, as: UInt32.self)))
+        guard shift <= maxShiftV3, escapeWidth <= 64, binCount <= maxBins, escapes <= n,
+              symbolBytes <= n, symbolBytes <= input.count - headerSizeV3 else { throw Corrupt() }
+        let start = input.baseAddress!
+        var p = headerSizeV3
+        let symbols: UnsafePointer<UInt8>
+        if symbolBytes == n {
+            symbols = UnsafeRawPointer(start + p).bindMemory(to: UInt8.self, capacity: n)
+        } else {
+            tables.reserve(symbols: n, words: 0)
+            do {
+                let written = try decompressor.decompress(UnsafeRawBufferPointer(start: start + p, count: symbolBytes),
+                                                          into: UnsafeMutableRawBufferPointer(start: tables.symbols, count: n))
+                guard written == n else { throw Corrupt() }
+            } catch { throw Corrupt() }
+            symbols = UnsafePointer(tables.symbols)
+        }
+        p += symbolBytes
+        let offsetBytes = (n * shift + 7) / 8
+        let highWidth = max(0, escapeWidth - shift)
+        let escapeBytes = (escapes * highWidth + 7) / 8
+        guard offsetBytes <= input.count - p, escapeBytes <= input.count - p - offsetBytes else { throw Corrupt() }
+        let bits = start + p
+        var high = BitReader(UnsafeRawBufferPointer(start: bits + offsetBytes, count: escapeBytes))
+        // (t + S) << s for every bin symbol S; the escape and symbols beyond it are handled apart.
+        let binValue = tables.symbolBase
+        for s in 0..<binCount { binValue[s] = (binStart &+ UInt64(s)) &<< UInt64(shift) }
+        let q = UInt64(shift), mask: UInt64 = (1 << q) &- 1
+        // Values whose 8-byte load at their first byte stays inside `input`; the rest (the last
+        // few, when the block ends the stream) are read byte by byte.
+        let readable = input.count - p
+        let fast = shift == 0 ? n : (readable < 8 ? 0 : min(n, (8 * (readable - 8) + 7) / shift + 1))
+        var taken = 0
+        @inline(__always) func value(_ i: Int, _ low: UInt64) throws(Corrupt) {
+            let s = Int(symbols[i])
+            if s < binCount {
+                r[i] = Int64(bitPattern: base &+ (binValue[s] | low))
+            } else {
+                guard s == binCount, taken < escapes else { throw Corrupt() }
+                r[i] = Int64(bitPattern: base &+ ((high.read(highWidth) &<< q) | low))
+                taken += 1
+            }
+        }
+        if shift == 0 {
+            for i in 0..<n { try value(i, 0) }
+        } else {
+            var position = 0
+            for i in 0..<fast {
+                let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: position &>> 3, as: UInt64.self))
+                try value(i, (word &>> UInt64(position & 7)) & mask)
+                position &+= shift
+            }
+            for i in fast..<n {
+                let byte = position &>> 3
+                var word: UInt64 = 0
+                for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
+                try value(i, (word &>> UInt64(position & 7)) & mask)
+                position &+= shift
+            }
+        }
+        guard taken == escapes, !high.overrun else { throw Corrupt() }
+        return p + offsetBytes + escapeBytes
     }
 }
 

@@ -15,9 +15,10 @@ import Foundation
 ///
 /// Owns its scratch buffers (grown to the largest stream, then reused): one per thread.
 final class NumericCodec {
-    /// The stream version written: 2 (latent blocks with 4 rANS lanes); 1 (2 lanes) is read too.
-    static let version: UInt8 = 2
-    static let readableVersions: ClosedRange<UInt8> = 1...2
+    /// The stream version written: 3 (latent blocks with zstd-coded symbols); 2 (4 rANS lanes) and
+    /// 1 (2 lanes) are read too.
+    static let version: UInt8 = 3
+    static let readableVersions: ClosedRange<UInt8> = 1...3
     static let maxSegment = 1 << 16
     static let streamHeaderSize = 16
 
@@ -39,6 +40,9 @@ final class NumericCodec {
     static let fixedPointBits = 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     private let tables = LatentCoder.Tables()
+    /// The symbols' zstd frames of stream version 3 (nested in the chunk's frame: no checksum of their own).
+    private let symbolCompressor: ZstdCompressor
+    private let symbolDecompressor: ZstdDecompressor
     /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
     private var knownGrids: [(offset: Double, gain: Double, fit: Double)] = []
 
@@ -47,7 +51,11 @@ final class NumericCodec {
     private(set) var entropyBits = 0.0
     func resetEntropy() { entropyBits = 0 }
 
-    init() {}
+    /// - Throws: `ZstdError` when a zstd context cannot be created (out of memory).
+    init() throws(ZstdError) {
+        symbolCompressor = try ZstdCompressor(level: 1, checksum: false)
+        symbolDecompressor = try ZstdDecompressor()
+    }
 
     /// Bytes the coded form of `count` elements can take at most (the encoder gives up beyond the caller's capacity).
     static func workingSize(elementCount n: Int) -> Int {
@@ -231,9 +239,10 @@ final class NumericCodec {
     }
 
     private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
-        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, sampleScratch: planSample.base)
+        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, sampleScratch: planSample.base, maxShift: LatentCoder.maxShiftV3,
+                                    huffmanBound: true)
         if measureEntropy { entropyBits += Self.entropy(r, count: n) }
-        return LatentCoder.encode(r, count: n, plan: plan, symbols: symbols.base, words: words.base, into: out)
+        return LatentCoder.encodeV3(r, count: n, plan: plan, symbols: symbols.base, compressor: symbolCompressor, into: out)
     }
 
     /// Empirical order-0 entropy (bits) of `n` values.
@@ -673,7 +682,13 @@ final class NumericCodec {
         let segments = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         // Every segment holds at least one sample and at most maxSegment.
         guard segments <= n, n <= segments * Self.maxSegment else { throw .storedSize }
-        let lanes = LatentCoder.lanes(version: stored[0])
+        let version = stored[0], lanes = LatentCoder.lanes(version: version)
+        func latentBlock(at p: Int, count: Int, into r: UnsafeMutablePointer<Int64>) throws(LatentCoder.Corrupt) -> Int {
+            let block = UnsafeRawBufferPointer(rebasing: stored[p...])
+            return version == 3
+                ? try LatentCoder.decodeV3(block, count: count, tables: tables, decompressor: symbolDecompressor, into: r)
+                : try LatentCoder.decode(block, count: count, lanes: lanes, tables: tables, into: r)
+        }
         latents.reserve(min(n, Self.maxSegment))
         adjustments.reserve(min(n, Self.maxSegment))
         var p = Self.streamHeaderSize
@@ -708,10 +723,8 @@ final class NumericCodec {
             }
             let v = latents.base, adj = adjustments.base
             do {
-                p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, lanes: lanes, tables: tables, into: v)
-                if flags == 1 {
-                    p += try LatentCoder.decode(UnsafeRawBufferPointer(rebasing: stored[p...]), count: count, lanes: lanes, tables: tables, into: adj)
-                }
+                p += try latentBlock(at: p, count: count, into: v)
+                if flags == 1 { p += try latentBlock(at: p, count: count, into: adj) }
             } catch { throw .storedSize }
             // An exception list: checked whole before anything is written.
             var listStart = 0, listCount = 0

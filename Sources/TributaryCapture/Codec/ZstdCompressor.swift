@@ -9,9 +9,12 @@ public final class ZstdCompressor {
     public private(set) var level: Int
 
     /// Creates a compressor.
-    /// - Parameter level: zstd compression level; 1 (fast) unless a slower, denser setting is wanted.
+    /// - Parameters:
+    ///   - level: zstd compression level; 1 (fast) unless a slower, denser setting is wanted.
+    ///   - checksum: whether frames carry their content's checksum (off only for frames nested in
+    ///     a checksummed one).
     /// - Throws: `ZstdError` when the context cannot be created or the level is rejected.
-    public init(level: Int = 1) throws(ZstdError) {
+    public init(level: Int = 1, checksum: Bool = true) throws(ZstdError) {
         guard let context = ZSTD_createCCtx() else {
             throw ZstdError(.contextCreation, "ZSTD_createCCtx returned NULL")
         }
@@ -20,7 +23,7 @@ public final class ZstdCompressor {
         try setLevel(level)
         // Both flags make every frame self-verifying and sized, so a reader can bound its buffer
         // before decompressing and detect corruption that the record CRC missed.
-        try setParameter(ZSTD_c_checksumFlag, 1)
+        try setParameter(ZSTD_c_checksumFlag, checksum ? 1 : 0)
         try setParameter(ZSTD_c_contentSizeFlag, 1)
     }
 

@@ -117,13 +117,14 @@ final class ChunkEncoder {
     private let compressor: ZstdCompressor
     private let body = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
-    private let numeric = NumericCodec()
+    private let numeric: NumericCodec
     /// The numeric streams regrouped per channel (§4.3), one after another.
     private let grouped = ByteStorage(capacity: 1 << 20)
 
     init(options: ChunkOptions) throws(ZstdError) {
         self.options = options
         compressor = try ZstdCompressor(level: options.level)
+        numeric = try NumericCodec()
     }
 
     /// Encodes the chunk into `chunk.encoded` and returns its envelope (payload CRC included).
@@ -217,10 +218,13 @@ final class ChunkDecoder {
     private let body = ByteStorage(capacity: 1 << 20)
     private let samples = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
-    private let numeric = NumericCodec()
+    private let numeric: NumericCodec
     private var grouping = StreamGrouping()
 
-    init() throws(ZstdError) { decompressor = try ZstdDecompressor() }
+    init() throws(ZstdError) {
+        decompressor = try ZstdDecompressor()
+        numeric = try NumericCodec()
+    }
 
     /// Decodes a chunk payload into a new buffer of concatenated frames.
     /// - Parameters:
