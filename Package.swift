@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CHDF5", "TributaryWire", "TributaryFormats"]),
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
@@ -66,6 +66,7 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         // No pkgConfig: Debian's headers are in /usr/include/hdf5/serial (shim.h names the path), the library is hdf5_serial.
         .systemLibrary(name: "CHDF5", providers: [.apt(["libhdf5-dev"])]),
         // No pkgConfig: libzmq.pc adds -isystem flags that SwiftPM rejects; the headers are in /usr/include.
