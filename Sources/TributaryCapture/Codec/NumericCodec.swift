@@ -141,7 +141,7 @@ final class NumericCodec {
     }
 
     /// Samples on which the float modes without a grid are compared.
-    static let trialLength = 8192
+    static let trialLength = 2048
 
     /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
     private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
