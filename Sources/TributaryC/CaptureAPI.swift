@@ -53,14 +53,11 @@ final class CaptureHandle {
         if let known = shapes[source] { return known }
         _ = try summary(source)
         var found: SourceShape?
-        struct Stop: Error {}
-        do {
-            try reader.forEachAnalogBlock(source: source) { _, view in
-                found = SourceShape(channelIndexes: view.channelIndexes, format: view.format,
-                                    scale: (0..<view.channelCount).map(view.scale), offset: (0..<view.channelCount).map(view.offset))
-                throw Stop()
-            }
-        } catch {}
+        // Its layout only: the chunk's samples are not decoded.
+        if let frame = reader.firstAnalogLayout(source: source), let view = try? frame.analog() {
+            found = SourceShape(channelIndexes: view.channelIndexes, format: view.format,
+                                scale: (0..<view.channelCount).map(view.scale), offset: (0..<view.channelCount).map(view.offset))
+        }
         shapes[source] = .some(found)
         return found
     }

@@ -431,8 +431,14 @@ public final class CaptureReader {
 
     /// The frames of a decoded chunk, in order.
     /// - Throws: `CaptureError.damagedRecord` if a frame header inside is invalid.
-    public func frames(of entry: IndexEntry) throws(CaptureError) -> [Frame] {
-        let buffer = try readChunk(entry)
+    /// - Parameter samples: false for the frames with their analog sample matrices left zero (the
+    ///   numeric streams are not decoded): headers, layouts and every other payload, much faster.
+    public func frames(of entry: IndexEntry, samples: Bool = true) throws(CaptureError) -> [Frame] {
+        let buffer: FrameBuffer
+        switch decodeChunk(entry, record: record, decoder: decoder, samples: samples) {
+        case .success(let decoded): buffer = decoded
+        case .failure(let reason): throw noteDamage(entry, reason.text)
+        }
         switch Self.splitFrames(buffer, expected: Int(entry.envelope.frameCount)) {
         case .success(let frames): return frames
         case .failure(let reason): throw noteDamage(entry, reason.text)
@@ -488,14 +494,15 @@ public final class CaptureReader {
 
     /// Reads, checks and decodes one chunk record with the given buffer and decoder. It changes no state
     /// of the reader, so threads with their own buffer and decoder may call it at once.
-    private func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder) -> Result<FrameBuffer, ChunkProblem> {
+    private func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder,
+                             samples: Bool = true) -> Result<FrameBuffer, ChunkProblem> {
         guard entry.envelope.type == .chunk else { return .failure(ChunkProblem(text: "not a chunk record")) }
         let onDisk: RecordEnvelope
         do { onDisk = try readEnvelope(at: entry.offset) } catch { return .failure(ChunkProblem(text: "chunk envelope: \(error)")) }
         guard onDisk == entry.envelope else { return .failure(ChunkProblem(text: "the chunk envelope differs from its seek-table entry")) }
         guard readPayload(onDisk, at: entry.offset, into: record) else { return .failure(ChunkProblem(text: "chunk payload CRC32C mismatch")) }
         do {
-            return .success(try decoder.decode(record.bytes, envelope: onDisk))
+            return .success(try decoder.decode(record.bytes, envelope: onDisk, samples: samples))
         } catch {
             return .failure(ChunkProblem(text: "\(error)"))
         }
@@ -547,13 +554,25 @@ public final class CaptureReader {
         }
     }
 
+    /// The first analog frame of `source` with its samples left zero (its chunk's numeric streams are
+    /// not decoded): its channels, sample format, scales and offsets, for a fraction of a chunk's
+    /// decoding. Nil when the source has no intact analog chunk.
+    public func firstAnalogLayout(source: UInt32) -> Frame? {
+        let mask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
+        for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & mask != 0 {
+            guard let frames = try? frames(of: entry, samples: false) else { continue }
+            if let frame = frames.first(where: { $0.header.kind == .analog && (try? $0.analog()) != nil }) { return frame }
+        }
+        return nil
+    }
+
     /// The first configuration recorded for `source`: read from the first chunk that holds one, or, when
     /// every such chunk is damaged, from the first intact configuration record (the copies the writer
     /// makes, docs/CAPTURE.md §6).
     public func configuration(source: UInt32) -> Configuration? {
         let mask = UInt32(1) << UInt32(FrameKind.configuration.rawValue)
         for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & mask != 0 {
-            guard let frames = try? frames(of: entry) else { continue }
+            guard let frames = try? frames(of: entry, samples: false) else { continue }
             for frame in frames where frame.header.kind == .configuration {
                 if case .configuration(let c)? = try? frame.payload() { return c }
             }

@@ -230,9 +230,11 @@ final class ChunkDecoder {
     /// - Parameters:
     ///   - stored: the record payload (without padding).
     ///   - envelope: its envelope (codec, content length, frame count).
+    ///   - samples: false to leave the numeric streams undecoded and the analog sample matrices zero:
+    ///     the frames' headers, layouts and every other payload, for a fraction of the work.
     /// - Returns: the frames' bytes, 16-byte aligned, exactly as they were recorded.
     /// - Throws: a description of what is inconsistent (the caller adds file and offset).
-    func decode(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope) throws(RecordEnvelope.Problem) -> FrameBuffer {
+    func decode(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope, samples: Bool = true) throws(RecordEnvelope.Problem) -> FrameBuffer {
         let contentLength = Int(envelope.contentLength)
         let content: UnsafeRawBufferPointer
         switch envelope.codec {
@@ -252,14 +254,14 @@ final class ChunkDecoder {
             }
             content = UnsafeRawBufferPointer(start: body.base, count: contentLength)
         }
-        let frames = try assemble(content, frameCount: Int(envelope.frameCount))
+        let frames = try assemble(content, frameCount: Int(envelope.frameCount), samples: samples)
         guard frames.count == Int(envelope.framesLength) else {
             throw .invalidField("chunk decodes to \(frames.count) bytes of frames, the envelope says \(envelope.framesLength)")
         }
         return frames
     }
 
-    private func assemble(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int) throws(RecordEnvelope.Problem) -> FrameBuffer {
+    private func assemble(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> FrameBuffer {
         guard c.count >= 16 else { throw .invalidField("chunk body of \(c.count) bytes is shorter than its 16-byte header") }
         let frameCount = Int(c.u32(0))
         let streamCount = Int(c.u16(4))
@@ -292,10 +294,12 @@ final class ChunkDecoder {
             }
             let raw = Int(raw64), stored = Int(stored64)
             guard raw % format.size == 0 else { throw .invalidField("chunk stream \(i): \(raw) bytes is not whole \(format) samples") }
-            let source = UnsafeRawBufferPointer(rebasing: c[position..<(position + stored)])
-            samples.reserve(total + raw)
-            try untransform(source, raw: raw, format: format, transforms: transforms, into: samples.base + total, stream: i)
-            samples.setCount(total + raw)
+            if wanted {
+                let source = UnsafeRawBufferPointer(rebasing: c[position..<(position + stored)])
+                samples.reserve(total + raw)
+                try untransform(source, raw: raw, format: format, transforms: transforms, into: samples.base + total, stream: i)
+                samples.setCount(total + raw)
+            }
             streamStart[Int(format.rawValue) - 1] = total
             streamLength[Int(format.rawValue) - 1] = raw
             total += raw
@@ -357,7 +361,11 @@ final class ChunkDecoder {
         grouping.finish()
         for row in grouping.rows {
             let f = Int(row.key >> 32) - 1
-            out.advanced(by: row.position).copyMemory(from: samples.base + streamStart[f] + row.grouped, byteCount: row.length)
+            if wanted {
+                out.advanced(by: row.position).copyMemory(from: samples.base + streamStart[f] + row.grouped, byteCount: row.length)
+            } else {
+                out.advanced(by: row.position).initializeMemory(as: UInt8.self, repeating: 0, count: row.length)
+            }
         }
         storage.setCount(o)
         return FrameBuffer(owner: storage, baseAddress: UnsafeRawPointer(storage.base), count: o)
