@@ -40,10 +40,12 @@ package enum AnalysisInputs {
     /// - Parameters:
     ///   - rate: the sample rate of array files, which carry none (default 1 Hz, as scipy's fs).
     ///   - int16Scale: physical value of one int16 count in array files.
-    package static func frames(of path: String, rate: Double?, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
+    ///   - threads: threads that decode a capture's chunks ahead of `body` (1: none).
+    package static func frames(of path: String, rate: Double?, int16Scale: Double, threads: Int = 1,
+                               _ body: (Frame) throws -> Void) throws -> InputDescription {
         let magic = try InputFile.head(path, count: 8)
         if magic.starts(with: [0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A]) {
-            return try captureFrames(path, body)
+            return try captureFrames(path, threads: threads, body)
         }
         if magic.starts(with: [0x93] + Array("NUMPY".utf8)) {
             return try npyFrames(path, rate: rate ?? 1, int16Scale: int16Scale, body)
@@ -112,11 +114,11 @@ package enum AnalysisInputs {
         } while start < n
     }
 
-    static func captureFrames(_ path: String, _ body: (Frame) throws -> Void) throws -> InputDescription {
+    static func captureFrames(_ path: String, threads: Int, _ body: (Frame) throws -> Void) throws -> InputDescription {
         let reader: CaptureReader
         do { reader = try CaptureReader(path: path) } catch { throw CommandError("\(error)") }
         var description = InputDescription()
-        try reader.forEachFrame { frame in
+        try reader.forEachFrame(threads: threads) { frame in
             description.note(frame)
             try body(frame)
         }

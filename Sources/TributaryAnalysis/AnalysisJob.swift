@@ -12,6 +12,9 @@ package struct AnalysisJob: Sendable {
     package var requestedSources: Set<UInt32>?
     package var rate: Double?
     package var int16Scale: Double
+    /// Threads that decode a capture's chunks ahead of the analysis (1: none; more when one file is
+    /// analysed at a time, so that decoding and analysis overlap).
+    package var decodeThreads = 1
 
     package init(request: AnalysisRequest, filters: SubscriberFilters, requestedChannels: [Int]?, requestedSources: Set<UInt32>? = nil,
                  rate: Double?, int16Scale: Double) {
@@ -27,7 +30,7 @@ package struct AnalysisJob: Sendable {
     package func run(_ path: String) -> Result<(InputDescription, [SourceAnalysis]), CommandError> {
         do {
             let analysis = FrameAnalysis(request: request, filters: filters, sampleRate: rate)
-            let input = try AnalysisInputs.frames(of: path, rate: rate, int16Scale: int16Scale) { frame in
+            let input = try AnalysisInputs.frames(of: path, rate: rate, int16Scale: int16Scale, threads: decodeThreads) { frame in
                 if let requestedSources, !requestedSources.contains(frame.header.sourceID) { return }
                 try analysis.add(frame)
             }

@@ -530,12 +530,57 @@ public final class CaptureReader {
     /// - Parameters:
     ///   - sources: the sources wanted, or nil for all.
     ///   - start: position in `index` to start from (see `seek`).
+    ///   - threads: threads that decode chunks ahead of `body` (1: none; `body` always runs on the
+    ///     calling thread, in order).
     ///   - body: receives each frame; it may keep the frame (the chunk's buffer stays alive with it).
-    public func forEachFrame(sources: Set<UInt32>? = nil, from start: Int = 0, _ body: (Frame) throws -> Void) rethrows {
-        for entry in index[min(start, index.count)...] where entry.envelope.type == .chunk {
-            if let sources, !sources.contains(entry.envelope.sourceID) { continue }
-            guard let frames = try? frames(of: entry) else { continue }
+    public func forEachFrame(sources: Set<UInt32>? = nil, from start: Int = 0, threads: Int = 1, _ body: (Frame) throws -> Void) rethrows {
+        let entries = index[min(start, index.count)...].filter { entry in
+            entry.envelope.type == .chunk && (sources?.contains(entry.envelope.sourceID) ?? true)
+        }
+        try forEachChunkInOrder(entries, threads: threads) { frames in
             for frame in frames { try body(frame) }
+        }
+    }
+
+    /// Calls `body` with the frames of each intact chunk of `entries`, in order, on the calling
+    /// thread; damaged chunks are added to `damage` and skipped. With `threads` > 1 that many
+    /// threads decode ahead, at most 2 × `threads` chunks before the one `body` has (so memory
+    /// stays bounded however slow `body` is); they are stopped and awaited before this returns or
+    /// throws.
+    private func forEachChunkInOrder(_ entries: [IndexEntry], threads: Int, _ body: ([Frame]) throws -> Void) rethrows {
+        guard threads > 1 && entries.count > 1 else {
+            for entry in entries {
+                guard let frames = try? frames(of: entry) else { continue }
+                try body(frames)
+            }
+            return
+        }
+        let workers = min(threads, entries.count)
+        let slots = OrderedSlots(count: entries.count, window: 2 * workers, workers: workers)
+        nonisolated(unsafe) let reader = self
+        for _ in 0..<workers {
+            Thread.detachNewThread {
+                defer { slots.workerDone() }
+                let record = ByteStorage(capacity: 1 << 20)
+                let decoder = try? ChunkDecoder()
+                while let position = slots.claim() {
+                    let entry = entries[position]
+                    guard let decoder else {
+                        slots.store(position, .failure(ChunkProblem(text: "cannot create a zstd context")))
+                        continue
+                    }
+                    slots.store(position, reader.decodeChunk(entry, record: record, decoder: decoder).flatMap {
+                        Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
+                    })
+                }
+            }
+        }
+        defer { slots.stop() }
+        for position in entries.indices {
+            switch slots.take(position) {
+            case .success(let frames): try body(frames)
+            case .failure(let reason): _ = noteDamage(entries[position], reason.text)
+            }
         }
     }
 
@@ -543,10 +588,14 @@ public final class CaptureReader {
     /// - Parameters:
     ///   - source: the source id.
     ///   - body: receives the header and the zero-copy view of each analog frame.
-    public func forEachAnalogBlock(source: UInt32, from start: Int = 0, _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
-        for entry in index[min(start, index.count)...] where entry.envelope.type == .chunk && entry.envelope.sourceID == source
-            && entry.envelope.kindMask & (1 << UInt32(FrameKind.analog.rawValue)) != 0 {
-            guard let frames = try? frames(of: entry) else { continue }
+    ///   - threads: threads that decode chunks ahead of `body` (as for `forEachFrame`).
+    public func forEachAnalogBlock(source: UInt32, from start: Int = 0, threads: Int = 1,
+                                   _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
+        let entries = index[min(start, index.count)...].filter { entry in
+            entry.envelope.type == .chunk && entry.envelope.sourceID == source
+                && entry.envelope.kindMask & (1 << UInt32(FrameKind.analog.rawValue)) != 0
+        }
+        try forEachChunkInOrder(entries, threads: threads) { frames in
             for frame in frames where frame.header.kind == .analog {
                 guard let view = try? frame.analog() else { continue }
                 try body(frame.header, view)
@@ -695,6 +744,65 @@ private final class WorkClaims: @unchecked Sendable {
         guard nextPosition < count else { return nil }
         nextPosition += 1
         return nextPosition - 1
+    }
+}
+
+/// The decoded chunks of `forEachChunkInOrder`: claimed by worker threads at most `window` ahead of
+/// the consumer, stored, and taken in order.
+private final class OrderedSlots: @unchecked Sendable {
+    // @unchecked Sendable: every field is accessed only with `condition` locked.
+    private let condition = NSCondition()
+    private var slots: [Result<[Frame], CaptureReader.ChunkProblem>?]
+    private let window: Int
+    private var claimed = 0
+    private var taken = 0
+    private var stopped = false
+    private var running: Int
+
+    init(count: Int, window: Int, workers: Int) {
+        slots = Array(repeating: nil, count: count)
+        self.window = window
+        running = workers
+    }
+
+    /// The next position to decode, when the consumer is near enough; nil when all are claimed or stopped.
+    func claim() -> Int? {
+        condition.lock(); defer { condition.unlock() }
+        while !stopped && claimed < slots.count && claimed - taken >= window { condition.wait() }
+        guard !stopped && claimed < slots.count else { return nil }
+        claimed += 1
+        return claimed - 1
+    }
+
+    func store(_ position: Int, _ result: Result<[Frame], CaptureReader.ChunkProblem>) {
+        condition.lock(); defer { condition.unlock() }
+        slots[position] = result
+        condition.broadcast()
+    }
+
+    /// Waits for `position` (the consumer takes them in order) and hands it over.
+    func take(_ position: Int) -> Result<[Frame], CaptureReader.ChunkProblem> {
+        condition.lock(); defer { condition.unlock() }
+        while slots[position] == nil { condition.wait() }
+        let result = slots[position]!
+        slots[position] = nil
+        taken = position + 1
+        condition.broadcast()
+        return result
+    }
+
+    func workerDone() {
+        condition.lock(); defer { condition.unlock() }
+        running -= 1
+        condition.broadcast()
+    }
+
+    /// Claims nothing more and waits until every worker has finished.
+    func stop() {
+        condition.lock(); defer { condition.unlock() }
+        stopped = true
+        condition.broadcast()
+        while running > 0 { condition.wait() }
     }
 }
 

@@ -70,8 +70,39 @@ import TributaryWire
                 }
                 #expect(framesBySource(reader) == expected)
                 #expect(reader.damage.map(\.offset) == [victim.offset], "\(reader.damage)")
+                // Decoding ahead on threads yields the same frames in the same order, and the same damage.
+                for threads in [2, 3] {
+                    let ahead = try CaptureReader(path: damaged)
+                    var frames: [UInt32: [[UInt8]]] = [:]
+                    ahead.forEachFrame(threads: threads) { frames[$0.header.sourceID, default: []].append($0.encodedBytes) }
+                    #expect(frames == expected)
+                    #expect(ahead.damage.map(\.offset) == [victim.offset])
+                }
             }
         }
+    }
+
+    /// A body that stops early (throws) while chunks are decoded ahead: the decoding threads stop.
+    @Test func stoppingEarlyWhileDecodingAheadEndsTheThreads() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        try record(syntheticFrames(400), to: path)
+        let reader = try CaptureReader(path: path)
+        struct Enough: Error {}
+        var seen = 0
+        #expect(throws: Enough.self) {
+            try reader.forEachFrame(threads: 2) { _ in
+                seen += 1
+                if seen == 50 { throw Enough() }
+            }
+        }
+        #expect(seen == 50)
+        // The reader is still usable afterwards, on the calling thread and ahead.
+        var serial = 0, ahead = 0
+        reader.forEachFrame { _ in serial += 1 }
+        reader.forEachFrame(threads: 2) { _ in ahead += 1 }
+        #expect(ahead == serial && serial > 50)
     }
 
     @Test func aDamagedEnvelopeIsSkippedToTheNextRecord() throws {

@@ -142,8 +142,12 @@ enum AnalyzeCommand: Command {
                 throw UsageError("--channels: \(error)")
             }
         }
-        let job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels, requestedSources: requestedSources,
-                              rate: rate, int16Scale: int16Scale)
+        var analysis = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels, requestedSources: requestedSources,
+                                   rate: rate, int16Scale: int16Scale)
+        // The cores not taken by files analysed side by side decode each file's chunks ahead.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        analysis.decodeThreads = max(1, cores / max(1, min(files.count, jobs ?? cores)))
+        let job = analysis
         var plotSeries: [SVGSpectrumPlot.Series] = []
         var failures = 0
         let progress = ProgressBar(total: files.count, enabled: isatty(STDERR_FILENO) == 1 && files.count > 1)
