@@ -11,7 +11,7 @@ import ctypes.util
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Optional
+from typing import Optional, TypeVar
 
 API_VERSION = 1
 
@@ -68,6 +68,37 @@ class CaptureIOError(TributaryError, OSError):
 
 class FormatError(TributaryError):
     """Not a capture, a damaged one, or data that cannot be presented as asked."""
+
+
+_Owner = TypeVar("_Owner", bound="HandleOwner")
+
+
+class HandleOwner:
+    """Owns a library handle (``_handle``) that one library call closes: :meth:`close` (idempotent),
+    the context manager and garbage collection close it once. A subclass names that call in
+    ``_close_call`` and sets ``_closed`` to False once the handle is open."""
+
+    _close_call: str
+    _closed: bool
+    _handle: ctypes.c_void_p
+
+    def close(self) -> None:
+        """Closes the handle (idempotent); any use after it raises :class:`HandleError`."""
+        if not self._closed:
+            self._closed = True
+            check(getattr(lib(), self._close_call)(self._handle))
+
+    def __enter__(self: _Owner) -> _Owner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
 _ERRORS = {E_HANDLE: HandleError, E_RANGE: RangeError, E_TYPE: SampleTypeError, E_ARGUMENT: ArgumentError,
