@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
@@ -147,11 +148,15 @@ def lib() -> ctypes.CDLL:
         return loaded
 
 
+def declare(l: ctypes.CDLL, name: str, restype, *argtypes) -> None:
+    """Sets the result and argument types of the library's function ``name``."""
+    fn = getattr(l, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+
+
 def _declare(l: ctypes.CDLL) -> None:
-    def f(name, restype, *argtypes):
-        fn = getattr(l, name)
-        fn.restype = restype
-        fn.argtypes = list(argtypes)
+    f = functools.partial(declare, l)
 
     pp = POINTER(c_void_p)
     f("tributary_version", c_char_p)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import re
 import time
@@ -20,10 +21,7 @@ _TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT16: np.int16}
 
 
 def _declare(l: ctypes.CDLL) -> None:
-    def f(name, restype, *argtypes):
-        fn = getattr(l, name)
-        fn.restype = restype
-        fn.argtypes = list(argtypes)
+    f = functools.partial(_native.declare, l)
 
     pp = POINTER(c_void_p)
     f("tributary_subscription_open", c_int, c_char_p, c_char_p, c_char_p, pp)
