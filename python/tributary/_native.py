@@ -84,7 +84,7 @@ class HandleOwner:
     _handle: ctypes.c_void_p
 
     def close(self) -> None:
-        """Closes the handle (idempotent); any use after it raises :class:`HandleError`."""
+        """Closes the handle (idempotent); a call that needs it afterwards raises :class:`HandleError`."""
         if not self._closed:
             self._closed = True
             check(getattr(lib(), self._close_call)(self._handle))
