@@ -36,7 +36,8 @@ let package = Package(
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
-        .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "CCivetWeb"]),
+        .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryAnalysis",
+                                                      "CCivetWeb"]),
         /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
         /// analysis, the JSON document and the table (package-internal API).
         .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture"]),

@@ -53,10 +53,20 @@ package enum JSON {
     /// Swift prints 1e+20 as "1e+20" and 5.0 as "5.0": both are valid JSON numbers.
     private static func number(_ text: String) -> String { text }
 
-    package static func quote(_ s: String, into out: inout String) {
+    /// `s` as a JSON string literal.
+    /// - Parameter inScript: also escapes `<` (as `\u003c`), so that the literal can stand in an HTML
+    ///   script element, which it then never closes (the live view's page and its messages).
+    package static func quoted(_ s: String, inScript: Bool = false) -> String {
+        var out = ""
+        quote(s, into: &out, inScript: inScript)
+        return out
+    }
+
+    /// Appends `s` as a JSON string literal to `out` (see `quoted(_:inScript:)`).
+    package static func quote(_ s: String, into out: inout String, inScript: Bool = false) {
         out += "\""
         // Printable ASCII without quote or backslash (names, units, base64 arrays) goes in whole.
-        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C && !(inScript && $0 == 0x3C) }) {
             out += s
             out += "\""
             return
@@ -68,6 +78,7 @@ package enum JSON {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
+            case "<" where inScript: out += "\\u003c"
             case _ where scalar.isUnsafeForTerminal:
                 // C0 (required by JSON) and DEL, C1, U+2028/2029 and bidi controls (`terminalSafe`):
                 // a line of JSON output shown on a terminal cannot be forged or reordered either.

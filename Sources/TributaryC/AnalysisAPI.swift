@@ -67,50 +67,26 @@ struct AnalysisOptions {
     }
 
     init(json text: String?) throws(APIError) {
-        let raw: Raw
-        do {
-            raw = try JSONDecoder().decode(Raw.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw APIError(.argument, "the options are not a JSON object: \(error)")
-        }
+        let raw = try OptionMembers.decode(Raw.self, from: text)
         func bad(_ text: String) -> APIError { APIError(.argument, text) }
         let windowNames = WindowKind.allCases.map(\.rawValue).joined(separator: ", ")
         if let r = raw.rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
         if let w = raw.welch, w <= 0 { throw bad("welch must be a positive integer") }
         if let o = raw.overlap, !(o >= 0 && o < 1) { throw bad("overlap must be a fraction in [0, 1)") }
-        let window = try raw.window.map { (n: String) throws(APIError) -> WindowKind in
-            guard let w = WindowKind(name: n) else { throw bad("window '\(n)' is not one of \(windowNames)") }
-            return w
-        }
-        let detrend = try raw.detrend.map { (n: String) throws(APIError) -> Detrend in
-            guard let d = Detrend(rawValue: n) else { throw bad("detrend must be none, constant or linear") }
-            return d
-        }
-        let average = try raw.average.map { (n: String) throws(APIError) -> WelchAverage in
-            guard let a = WelchAverage(rawValue: n) else { throw bad("average must be mean or median") }
-            return a
-        }
-        let scaling = try raw.scaling.map { (n: String) throws(APIError) -> SpectralScaling in
-            guard let s = SpectralScaling(rawValue: n) else { throw bad("scaling must be density or spectrum") }
-            return s
-        }
-        let arrays = try raw.arrays.map { (n: String) throws(APIError) -> AnalysisArrayEncoding in
-            guard let a = AnalysisArrayEncoding(rawValue: n) else { throw bad("arrays must be \"json\" or \"base64\", not '\(n)'") }
-            return a
+        let window = try namedValue(raw.window, WindowKind.init(name:)) { "window '\($0)' is not one of \(windowNames)" }
+        let detrend = try namedValue(raw.detrend, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
+        let average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
+        let scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
+        let arrays = try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
+            "arrays must be \"json\" or \"base64\", not '\($0)'"
         } ?? .json
         if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
         if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
-        let measureWindow = try raw.measureWindow.map { (n: String) throws(APIError) -> WindowKind in
-            guard let w = WindowKind(name: n) else { throw bad("measure_window '\(n)' is not one of \(windowNames)") }
-            return w
+        let measureWindow = try namedValue(raw.measureWindow, WindowKind.init(name:)) {
+            "measure_window '\($0)' is not one of \(windowNames)"
         }
         if let s = raw.int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
-        let rigor = try raw.rigor.map { (n: String) throws(APIError) -> FFTRigor in
-            guard let r = FFTRigor(name: n) else { throw bad("rigor must be estimate, measure or patient") }
-            return r
-        } ?? .estimate
+        let rigor = try namedValue(raw.rigor, FFTRigor.init(name:)) { _ in "rigor must be estimate, measure or patient" } ?? .estimate
         if raw.welch == nil {
             if raw.overlap != nil { throw bad("overlap needs welch") }
             if detrend != nil || average != nil || scaling != nil { throw bad("detrend, average and scaling need welch") }

@@ -36,3 +36,27 @@ struct OptionMembers {
         return try get(name, String.self, "a channel list such as \"0-3\" or an array of integers")
     }
 }
+
+extension OptionMembers {
+    /// Decodes the options type `T` (whose `init(from:)` reads an `OptionMembers`) from the options
+    /// text of a C call; NULL or empty text is the empty object.
+    /// - Throws: the `APIError` of a member, else `APIError(.argument)` "the options are not a JSON object".
+    static func decode<T: Decodable>(_ type: T.Type, from text: String?) throws(APIError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.argument, "the options are not a JSON object: \(error)")
+        }
+    }
+}
+
+/// The value named by the option text `name` (a window, a detrend, …; nil when the option is absent),
+/// read by `parse`.
+/// - Throws: `APIError(.argument, message(name))` when `parse` knows no such name.
+func namedValue<T>(_ name: String?, _ parse: (String) -> T?, else message: (String) -> String) throws(APIError) -> T? {
+    guard let name else { return nil }
+    guard let value = parse(name) else { throw APIError(.argument, message(name)) }
+    return value
+}

@@ -48,14 +48,7 @@ struct SubscriptionSettings {
     }
 
     init(json text: String?) throws(APIError) {
-        let raw: Raw
-        do {
-            raw = try JSONDecoder().decode(Raw.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw APIError(.argument, "the options are not a JSON object: \(error)")
-        }
+        let raw = try OptionMembers.decode(Raw.self, from: text)
         if let t = raw.timeout {
             guard t > 1, t.isFinite else { throw APIError(.argument, "timeout must be more than 1 second") }
             timeout = t

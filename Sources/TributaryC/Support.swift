@@ -160,14 +160,7 @@ public func tributary_last_error() -> UnsafePointer<CChar> { lastErrorPointer() 
 /// Copies the last error message into a caller's buffer (for LabVIEW); returns its full length.
 @_cdecl("tributary_last_error_copy")
 public func tributary_last_error_copy(_ buffer: UnsafeMutablePointer<CChar>?, _ size: UInt) -> UInt {
-    let message = lastErrorPointer()
-    let length = strlen(message)
-    if let buffer, size > 0 {
-        let n = min(Int(length), Int(clamping: size) - 1)
-        memcpy(buffer, message, n)
-        buffer[n] = 0
-    }
-    return UInt(length)
+    tributary_string_copy(lastErrorPointer(), buffer, size)
 }
 
 /// Frees a string or buffer the library allocated for the caller (NULL is allowed).

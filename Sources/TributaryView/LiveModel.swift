@@ -1,4 +1,5 @@
 import Foundation
+import TributaryAnalysis
 import TributaryDSP
 import TributaryTransport
 import TributaryWire
@@ -255,23 +256,9 @@ public final class LiveModel: Observer, @unchecked Sendable {
     }
 }
 
-/// A JSON string literal.
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case "<": out += "\\u003c"  // never closes a script element
-        default:
-            if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
-        }
-    }
-    return out + "\""
-}
+/// A JSON string literal that never closes a script element (`<` escaped), its control characters
+/// escaped as in every JSON output of the tool.
+func jsonString(_ s: String) -> String { JSON.quoted(s, inScript: true) }
 
 /// A JSON number (null for NaN and infinities).
 func jsonNumber(_ x: Double) -> String {

@@ -10,58 +10,27 @@ import base64
 import hashlib
 import json
 import os
-import queue
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 
 import numpy as np
 
-from test_transport_cli import TIMEOUT, TRIBUTARY
+from tool_process import TIMEOUT, TRIBUTARY, Serve
 
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 
-class Server:
-    """A `tributary serve` process; its stdout and stderr lines are collected by threads."""
+class Server(Serve):
+    """A `tributary serve` process (API key "k"), standard input closed unless given."""
 
     def __init__(self, *args, bind="tcp://127.0.0.1:0", stdin=subprocess.DEVNULL):
-        self.process = subprocess.Popen([TRIBUTARY, "serve", "--bind", bind, "--api-key", "k", *args],
-                                        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines = queue.Queue()
-        self.seen = []
-        self.errors = []
-        self.readers = [threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put), daemon=True),
-                        threading.Thread(target=self._read, args=(self.process.stderr, self.errors.append), daemon=True)]
-        for reader in self.readers:
-            reader.start()
-        line = self.wait_for("listening on ")
-        self.address = line.split("listening on ", 1)[1].strip()
-
-    @staticmethod
-    def _read(stream, put):
-        with stream:
-            for line in stream:
-                put(line)
-
-    def wait_for(self, prefix, timeout=TIMEOUT):
-        """The next line (after those already taken) that starts with `prefix`."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return line
-        raise AssertionError(f"serve printed no line starting with {prefix!r}; saw {self.seen}, stderr {self.errors}")
+        super().__init__(*args, bind=bind, stdin=stdin)
 
     def wait_started(self, count=1, timeout=TIMEOUT):
         """Until `count` subscribers are started (asked with SIGUSR1: control lines go to started ones)."""
@@ -78,18 +47,7 @@ class Server:
 
     def stop(self):
         """SIGINT (a clean stop), then kill if it hangs; returns its stderr."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=TIMEOUT)
-        for reader in self.readers:
-            reader.join(timeout=TIMEOUT)
-        if self.process.stdin:
-            self.process.stdin.close()
-        return "".join(self.errors)
+        return super().stop(signal.SIGINT, kill_if_hung=True)
 
 
 def free_port():

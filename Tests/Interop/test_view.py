@@ -13,67 +13,29 @@ import base64
 import http.client
 import json
 import os
-import queue
 import shutil
 import socket
 import statistics
 import struct
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 
-TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
-TIMEOUT = 20
+from tool_process import TIMEOUT, TRIBUTARY, Serve, ToolProcess
+
 RATE, FREQ = 20000, 1000
 DEVICE = f"id=1,name=Sim,rate={RATE},channels=3,freq={FREQ},amp=1,noise=0.01,block=1000"
 BIN_WIDTH = RATE / 8192  # the view's Welch segment at 20 kS/s
 
 
-class Process:
-    """A tool process whose stdout lines are collected by a thread."""
-
-    def __init__(self, *args):
-        self.process = subprocess.Popen([TRIBUTARY, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines = queue.Queue()
-        self.seen = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        with self.process.stdout:
-            for line in self.process.stdout:
-                self.lines.put(line)
-
-    def wait_for(self, prefix, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return line.split(prefix, 1)[1].strip()
-        raise AssertionError(f"no line starting with {prefix!r}; saw {self.seen}")
-
-    def stop(self, kill=False):
-        if self.process.poll() is None:
-            self.process.kill() if kill else self.process.terminate()
-        self.process.wait(timeout=TIMEOUT)
-        self.process.stderr.close()
-
-
 def serve(port=0, *extra):
-    p = Process("serve", "--bind", f"tcp://127.0.0.1:{port}", "--api-key", "secret-key", "--simulate", DEVICE, *extra)
-    p.address = p.wait_for("listening on ")
-    p.port = int(p.address.rsplit(":", 1)[1])
-    return p
+    return Serve("--simulate", DEVICE, *extra, bind=f"tcp://127.0.0.1:{port}", api_key="secret-key")
 
 
 def view(publisher_port, *extra):
-    p = Process("view", f"127.0.0.1:{publisher_port}", "--api-key", "secret-key", "--http", "127.0.0.1:0", *extra)
-    p.url = p.wait_for("view: ")
+    p = ToolProcess("view", f"127.0.0.1:{publisher_port}", "--api-key", "secret-key", "--http", "127.0.0.1:0", *extra)
+    p.url = p.value_after("view: ")
     return p
 
 
@@ -246,9 +208,9 @@ class ViewSecurityTests(unittest.TestCase):
 
 class ServeHTTPTests(unittest.TestCase):
     def test_serve_http_serves_the_page_of_its_sources(self):
-        p = Process("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "secret-key", "--simulate", DEVICE, "--http", "127.0.0.1:0")
+        p = ToolProcess("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "secret-key", "--simulate", DEVICE, "--http", "127.0.0.1:0")
         try:
-            url = p.wait_for("view: ")
+            url = p.value_after("view: ")
             port = int(url.split(":")[2].split("/")[0])
             self.assertEqual(http_get(port, "/")[0], 200)
             status, s = websocket_handshake("127.0.0.1", port, "/ws")

@@ -91,6 +91,20 @@ import Testing
     }
 }
 
+@Suite struct JSONTextTests {
+    /// The view's strings are the tool's JSON strings with `<` escaped: a name cannot close the page's
+    /// script element, and control, bidi and separator characters are escaped as in `analyze --json`.
+    @Test func stringsNeverCloseAScriptElement() throws {
+        #expect(jsonString("Sim") == "\"Sim\"")
+        #expect(jsonString("</script><b>") == "\"\\u003c/script>\\u003cb>\"")
+        #expect(jsonString("a\"b\\c\nd\u{1}\u{7F}\u{2028}\u{202E}é") == "\"a\\\"b\\\\c\\nd\\u0001\\u007f\\u2028\\u202eé\"")
+        // Read back by a JSON parser, the same text.
+        let text = "x < y </script>\u{2029}\t\u{0}"
+        let decoded = try JSONDecoder().decode([String].self, from: Data("[\(jsonString(text))]".utf8))
+        #expect(decoded == [text])
+    }
+}
+
 @Suite struct HTTPServerTests {
     @Test func refusesWhatItCannotBind() {
         #expect(throws: HTTPServerError.self) {

@@ -342,6 +342,17 @@ class PackageTests(unittest.TestCase):
         status(lib.tributary_subscription_next(None, 0.0, None, None), _native.E_HANDLE)
         status(lib.tributary_subscription_open(b"", b"k", None, byref(handle)), _native.E_ARGUMENT)
         status(lib.tributary_subscription_open(b"tcp://127.0.0.1:1", b"k", b"{\"bogus\": 1}", byref(handle)), _native.E_ARGUMENT)
+        # The last error copied into a caller's buffer (LabVIEW): cut to the buffer, NUL-terminated, full length returned.
+        _native.declare(lib, "tributary_last_error_copy", ctypes.c_size_t, c_void_p, ctypes.c_size_t)
+        message = lib.tributary_last_error()
+        self.assertIn(b"bogus", message)
+        small = ctypes.create_string_buffer(b"\xff" * 8, 8)
+        self.assertEqual(lib.tributary_last_error_copy(small, 8), len(message))
+        self.assertEqual(small.raw, message[:7] + b"\0")
+        whole = ctypes.create_string_buffer(len(message) + 1)
+        self.assertEqual(lib.tributary_last_error_copy(whole, len(whole)), len(message))
+        self.assertEqual(whole.value, message)
+        self.assertEqual(lib.tributary_last_error_copy(None, 0), len(message))
 
     def test_bad_arguments(self):
         with tributary.open(self.captures["f64"]) as cap:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Optional
+from typing import Optional, TypeVar
 
 API_VERSION = 1
 
@@ -70,6 +71,37 @@ class FormatError(TributaryError):
     """Not a capture, a damaged one, or data that cannot be presented as asked."""
 
 
+_Owner = TypeVar("_Owner", bound="HandleOwner")
+
+
+class HandleOwner:
+    """Owns a library handle (``_handle``) that one library call closes: :meth:`close` (idempotent),
+    the context manager and garbage collection close it once. A subclass names that call in
+    ``_close_call`` and sets ``_closed`` to False once the handle is open."""
+
+    _close_call: str
+    _closed: bool
+    _handle: ctypes.c_void_p
+
+    def close(self) -> None:
+        """Closes the handle (idempotent); a call that needs it afterwards raises :class:`HandleError`."""
+        if not self._closed:
+            self._closed = True
+            check(getattr(lib(), self._close_call)(self._handle))
+
+    def __enter__(self: _Owner) -> _Owner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 _ERRORS = {E_HANDLE: HandleError, E_RANGE: RangeError, E_TYPE: SampleTypeError, E_ARGUMENT: ArgumentError,
            E_ANALYSIS: AnalysisError, E_IO: CaptureIOError, E_FORMAT: FormatError}
 
@@ -116,11 +148,15 @@ def lib() -> ctypes.CDLL:
         return loaded
 
 
+def declare(l: ctypes.CDLL, name: str, restype, *argtypes) -> None:
+    """Sets the result and argument types of the library's function ``name``."""
+    fn = getattr(l, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+
+
 def _declare(l: ctypes.CDLL) -> None:
-    def f(name, restype, *argtypes):
-        fn = getattr(l, name)
-        fn.restype = restype
-        fn.argtypes = list(argtypes)
+    f = functools.partial(declare, l)
 
     pp = POINTER(c_void_p)
     f("tributary_version", c_char_p)

@@ -107,13 +107,15 @@ def _package(text: str) -> Package:
                    filter_id=d["filter_id"], content=d["content"])
 
 
-class Capture:
+class Capture(_native.HandleOwner):
     """An open capture. Use as a context manager, or call :meth:`close`; after closing, every call
     raises :class:`tributary.HandleError`.
 
     >>> with tributary.open("run.tcap") as cap:
     ...     volts = cap.read(1, channels=[0, 1], start=0, stop=48000)
     """
+
+    _close_call = "tributary_capture_close"
 
     def __init__(self, path: Union[str, os.PathLike]):
         self.path = os.fspath(path)
@@ -134,26 +136,6 @@ class Capture:
                    first_time_ns=s["first_time_ns"], last_time_ns=s["last_time_ns"],
                    channels=[Channel(**c) for c in s["channels"]], gaps=[Gap(**g) for g in s["gaps"]], lines=s["lines"])
             for s in self.info["sources"]]
-
-    # -- life cycle --
-
-    def close(self) -> None:
-        """Closes the capture (idempotent)."""
-        if not self._closed:
-            self._closed = True
-            check(lib().tributary_capture_close(self._handle))
-
-    def __enter__(self) -> "Capture":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self.sources)} source(s)"

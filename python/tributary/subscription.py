@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import re
 import time
@@ -20,10 +21,7 @@ _TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT16: np.int16}
 
 
 def _declare(l: ctypes.CDLL) -> None:
-    def f(name, restype, *argtypes):
-        fn = getattr(l, name)
-        fn.restype = restype
-        fn.argtypes = list(argtypes)
+    f = functools.partial(_native.declare, l)
 
     pp = POINTER(c_void_p)
     f("tributary_subscription_open", c_int, c_char_p, c_char_p, c_char_p, pp)
@@ -62,7 +60,7 @@ def _error_code(package: Package) -> Optional[int]:
     return package.content.get("code") if package.kind == "error" else None
 
 
-class Subscription:
+class Subscription(_native.HandleOwner):
     """A session with a publisher that iterates the packages it receives.
 
     >>> with tributary.subscribe("tcp://127.0.0.1:5555", api_key="k", channels=[0, 1], sources=[1]) as sub:
@@ -72,6 +70,8 @@ class Subscription:
     ...         elif package.kind in ("gap", "error"):
     ...             print(package.kind, package.content)
     """
+
+    _close_call = "tributary_subscription_close"  # ends the session
 
     def __init__(self, address: str, api_key: str, *, channels: Union[None, str, Sequence[int]] = None,
                  sources: Optional[Sequence[int]] = None, array_filters: Optional[Sequence[str]] = None,
@@ -167,24 +167,6 @@ class Subscription:
 
     def __iter__(self):
         return self.packages()
-
-    def close(self) -> None:
-        """Ends the session (idempotent)."""
-        if not self._closed:
-            self._closed = True
-            check(lib().tributary_subscription_close(self._handle))
-
-    def __enter__(self) -> "Subscription":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def subscribe(address: str, api_key: str, **options) -> Subscription:
