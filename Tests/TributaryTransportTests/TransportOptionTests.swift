@@ -108,6 +108,46 @@ import TributaryWire
         }
     }
 
+    /// Inline delivery: observers run on each Subject's socket thread, in order, and two Subjects
+    /// sharing the queue never call them at the same time.
+    @Test func observersCanRunInlineOnTheSocketThread() throws {
+        let publisher = try makePublisher()
+        defer { publisher.stop() }
+        let queue = CallbackQueue(executor: .inline)
+        final class Overlap: Observer, @unchecked Sendable {
+            let lock = NSLock()
+            var running = 0, most = 0
+            func didReceiveMessage(_ message: Message, header: FrameHeader) {
+                lock.withLock { running += 1; most = max(most, running) }
+                usleep(200)  // long enough for the other Subject's message to arrive meanwhile
+                lock.withLock { running -= 1 }
+            }
+        }
+        let overlap = Overlap()
+        var sessions: [(Subject, Recorder)] = []
+        for i in 0..<2 {
+            let subject = try Subject(callbackQueue: queue)
+            let recorder = Recorder()
+            subject.register(recorder)
+            subject.register(overlap)
+            try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "inline \(i)", timeout: 5)
+            try subject.start()
+            sessions.append((subject, recorder))
+        }
+        #expect(waitUntil { publisher.subscribers().filter(\.isStarted).count == 2 })
+        for i in 0..<100 { #expect(publisher.publish(.message(Message("m\(i)", code: Int32(i))))) }
+        for (subject, recorder) in sessions {
+            #expect(waitUntil { recorder.of("message").count == 100 })
+            #expect(recorder.of("message").map { entry -> Int32 in
+                if case .message(let m)? = entry.package { return m.code } else { return -1 }
+            } == (0..<100).map { Int32($0) })
+            #expect(recorder.all.allSatisfy { $0.callbackThread == "tributary-sub" }, "\(Set(recorder.all.map(\.callbackThread)))")
+            subject.close()
+        }
+        #expect(overlap.most == 1)
+        #expect(queue.statistics.delivered >= 200 && queue.statistics.depth == 0)
+    }
+
     @Test func observersCanRunOnACallersDispatchQueue() throws {
         let publisher = try makePublisher()
         defer { publisher.stop() }

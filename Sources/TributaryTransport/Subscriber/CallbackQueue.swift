@@ -40,8 +40,8 @@ public struct CallbackQueueStatistics: Sendable, Equatable {
 /// the TCP connection; the publisher then drops and counts frames for this subscriber) instead of
 /// growing memory. Several Subjects may share one queue; each Subject's deliveries stay in order.
 ///
-/// Executors: a dedicated thread (default; an item costs no allocation and no GCD hop), or a
-/// `DispatchQueue` such as `.main` for UI code (one `async` per item).
+/// Executors: a dedicated thread (default; an item costs no allocation and no GCD hop), a
+/// `DispatchQueue` such as `.main` for UI code (one `async` per item), or inline delivery.
 public final class CallbackQueue: Sendable {
     /// Where callbacks run.
     public enum Executor: Sendable {
@@ -49,6 +49,13 @@ public final class CallbackQueue: Sendable {
         case dedicatedThread(name: String)
         /// A serial dispatch queue (e.g. `.main`).
         case dispatch(DispatchQueue)
+        /// On the receiving Subject's socket thread, as each message is read: no hand-off to another
+        /// thread (the lowest callback latency and CPU per frame). Callbacks of the Subjects sharing
+        /// the queue still run one at a time and each Subject's in order. An observer that takes long
+        /// holds up that Subject's reading (the publisher then drops and announces, or waits in
+        /// lossless mode), and it must not call the Subject's blocking methods (open, close, start,
+        /// stop …) from the callback: they wait for the socket thread it is running on.
+        case inline
     }
 
     let core: CallbackQueueCore
@@ -56,7 +63,7 @@ public final class CallbackQueue: Sendable {
     /// Creates a callback queue.
     /// - Parameters:
     ///   - capacity: items before back-pressure (at least 2).
-    ///   - executor: a dedicated thread (default) or a dispatch queue.
+    ///   - executor: a dedicated thread (default), a dispatch queue or inline delivery.
     public init(capacity: Int = 1_024, executor: Executor = .dedicatedThread(name: "tributary-cb")) {
         let core = CallbackQueueCore(capacity: capacity, executor: executor)
         self.core = core
@@ -113,6 +120,10 @@ final class CallbackQueueCore: Sendable {
     private let state: Mutex<State>
     private let wake = DispatchSemaphore(value: 0)
     private let dispatchQueue: DispatchQueue?
+    /// The inline executor: callbacks run on the enqueuing thread, holding `inlineTurn` so that
+    /// Subjects sharing the queue take turns.
+    private let isInline: Bool
+    private let inlineTurn = Mutex(())
 
     /// Creates a callback queue.
     /// - Parameters:
@@ -126,8 +137,13 @@ final class CallbackQueueCore: Sendable {
         switch executor {
         case .dispatch(let queue):
             dispatchQueue = queue
+            isInline = false
         case .dedicatedThread:
             dispatchQueue = nil
+            isInline = false
+        case .inline:
+            dispatchQueue = nil
+            isInline = true
         }
     }
 
@@ -156,6 +172,19 @@ final class CallbackQueueCore: Sendable {
     /// exceeds `capacity` by at most one item per Subject sharing it).
     func enqueue(_ target: any CallbackTarget, _ event: SubjectEvent) {
         let item = Item(target: target, event: event, enqueuedNs: monotonicNanoseconds())
+        if isInline {
+            // Counted as queued while it runs: a Subject on another thread sees the depth it adds.
+            state.withLock { state in
+                state.depth += 1
+                state.maxDepth = max(state.maxDepth, state.depth)
+            }
+            inlineTurn.withLock { _ in
+                record(item)
+                item.target.deliver(item.event)
+            }
+            completed()
+            return
+        }
         if let dispatchQueue {
             state.withLock { state in
                 state.depth += 1

@@ -10,6 +10,8 @@ struct BenchReport {
     /// Loopback: "live" or "lossless"; nil against a running publisher (its sources decide).
     var delivery: String?
     var subscribers: Int
+    /// Whether observers ran on the sessions' socket threads (`--inline`).
+    var inlineCallbacks = false
     var points: [BenchPoint]
 
     static func micro(_ ns: Double?) -> String { ns.map { String(format: "%.0f", $0 / 1e3) } ?? "-" }
@@ -87,6 +89,7 @@ struct BenchReport {
         return .object([
             ("tributary_bench", .int(1)), ("mode", .string(mode)), ("address", .string(address)),
             ("delivery", delivery.map { .string($0) } ?? .null), ("subscribers", .int(subscribers)),
+            ("callbacks", .string(inlineCallbacks ? "inline" : "callback thread")),
             ("points", .array(items)),
         ])
     }

@@ -56,6 +56,9 @@ struct BenchRunner {
     var startAt: Double?
     /// Seconds between the sessions' start and the window's (frames before it are not counted).
     var warmup: Double
+    /// Observers called on each Subject's socket thread (`CallbackQueue.Executor.inline`) instead of
+    /// a callback thread.
+    var inline = false
 
     /// Loopback: an in-process publisher on tcp://127.0.0.1 with one `BenchSource`.
     func loopback(samples: Int, rate: Double?, delivery: SourceDelivery) throws -> BenchPoint {
@@ -119,7 +122,9 @@ struct BenchRunner {
     private func openSession(host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
                              sourceID: UInt32?, analogFilter: AnalogFilterRequest?, arrayFilters: [ArrayFilterRequest]) throws -> (Subject, BenchObserver) {
         let subject: Subject
-        do { subject = try Subject(options: SubjectOptions(curve: curve)) } catch { throw CommandError("\(error)") }
+        do {
+            subject = try Subject(options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil)
+        } catch { throw CommandError("\(error)") }
         let observer = BenchObserver()
         subject.register(observer)
         do {

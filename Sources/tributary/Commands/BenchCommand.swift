@@ -10,7 +10,7 @@ enum BenchCommand: Command {
     static let usage = """
     usage: tributary bench [--rates LIST] [--sizes LIST] [--lossless] [COMMON OPTIONS]
            tributary bench ADDRESS --api-key KEY [--sources IDS] [SUBSCRIPTION OPTIONS] [COMMON OPTIONS]
-    COMMON OPTIONS: [--seconds S] [--warmup S] [--subscribers N] [--start-at T] [--json PATH] [--svg PATH]
+    COMMON OPTIONS: [--seconds S] [--warmup S] [--subscribers N] [--inline] [--start-at T] [--json PATH] [--svg PATH]
 
     Measures, point by point, what subscribers receive: delivered frames/s and MB/s of samples,
     callback latency (p50, p99, p99.9: the wall-clock time of the observer callback minus the time
@@ -40,6 +40,9 @@ enum BenchCommand: Command {
       --warmup S                seconds after the sessions start before a point is measured, in
                                 [0, 3600] (default min(0.5, S/4))
       --subscribers N           sessions measured at once, 1-256 (default 1)
+      --inline                  call the observers on each session's socket thread as messages
+                                are read (the library's inline callback queue) instead of on a
+                                callback thread: no hand-off between threads
       --start-at T              against a publisher: start measuring the first point at Unix time T
                                 (s), so that several bench processes measure the same window
       --json PATH               also write the points as JSON
@@ -65,6 +68,7 @@ enum BenchCommand: Command {
         let lossless = arguments.flag("--lossless")
         let seconds = try arguments.number("--seconds", "a duration in seconds", in: 0.1...3_600) ?? 2
         let subscribers = try arguments.integer("--subscribers", "a count of subscribers", in: 1...256) ?? 1
+        let inline = arguments.flag("--inline")
         let jsonPath = try arguments.option("--json")
         let svgPath = try arguments.option("--svg")
         let startAt = try arguments.number("--start-at", "a Unix time in seconds", in: 0...1e11)
@@ -80,7 +84,7 @@ enum BenchCommand: Command {
         let rest = try arguments.finish()
         for path in [jsonPath, svgPath].compactMap({ $0 }) { try checkWritable(path) }
 
-        let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt, warmup: warmup)
+        let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt, warmup: warmup, inline: inline)
         var report: BenchReport
         if var options {
             guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS (with --api-key)" : "expected one ADDRESS, got \(rest.count)") }
@@ -101,8 +105,8 @@ enum BenchCommand: Command {
             guard !sources.isEmpty else { throw CommandError("the publisher at \(rest[0]) lists no source to measure") }
             let address = "tcp://\(options.host):\(options.port)"
             printError("bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(sources.count) source(s), "
-                       + "\(subscribers) subscriber(s), \(seconds.formatted()) s per point")
-            report = BenchReport(mode: "publisher", address: address, delivery: nil, subscribers: subscribers, points: [])
+                       + "\(subscribers) subscriber(s)\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
+            report = BenchReport(mode: "publisher", address: address, delivery: nil, subscribers: subscribers, inlineCallbacks: inline, points: [])
             if let startAt, startAt - Date().timeIntervalSince1970 > 3_600 {
                 throw UsageError("option --start-at: \(startAt) is more than an hour from now")
             }
@@ -127,9 +131,9 @@ enum BenchCommand: Command {
             }
             let delivery: SourceDelivery = lossless ? .lossless : .live
             printError("bench: loopback publisher on tcp://127.0.0.1, \(lossless ? "lossless" : "live") delivery, "
-                       + "\(subscribers) subscriber(s), \(sizes.count * rates.count) points of \(seconds.formatted()) s")
+                       + "\(subscribers) subscriber(s)\(inline ? " (inline callbacks)" : ""), \(sizes.count * rates.count) points of \(seconds.formatted()) s")
             report = BenchReport(mode: "loopback", address: "tcp://127.0.0.1", delivery: lossless ? "lossless" : "live",
-                                 subscribers: subscribers, points: [])
+                                 subscribers: subscribers, inlineCallbacks: inline, points: [])
             for samples in sizes {
                 for rate in rates {
                     report.points.append(try runner.loopback(samples: samples, rate: rate, delivery: delivery))
