@@ -42,4 +42,32 @@ import TributaryWire
         }
         #expect(reader.damage.isEmpty)
     }
+
+    /// The decoder reuses a chunk's frame buffer only once nothing holds it: frames kept from one
+    /// chunk stay intact while the next chunks are decoded.
+    @Test func keptFramesSurviveTheNextChunks() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        let frames = CodedCodecTests.adcFrames(20)
+        try record(frames, to: path, threads: 1, maxChunkBytes: 64 << 10)
+        let reader = try CaptureReader(path: path)
+        let chunks = reader.index.filter { $0.envelope.type == .chunk }
+        #expect(chunks.count > 3)
+        var kept: [Frame] = []
+        for (n, entry) in chunks.enumerated() {
+            let decoded = try reader.frames(of: entry)
+            if n % 2 == 0 { kept += decoded }  // the odd chunks' frames are let go, so their buffers get reused
+        }
+        // What was recorded, chunk by chunk (frames of source 3 in order).
+        var expected: [[UInt8]] = []
+        var next = 0
+        for (n, entry) in chunks.enumerated() {
+            let count = Int(entry.envelope.frameCount)
+            if n % 2 == 0 { expected += frames[next..<(next + count)].map(\.encodedBytes) }
+            next += count
+        }
+        #expect(next == frames.count)
+        #expect(kept.map(\.encodedBytes) == expected)
+    }
 }

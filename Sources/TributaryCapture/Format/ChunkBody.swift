@@ -220,10 +220,26 @@ final class ChunkDecoder {
     private let counts = ByteStorage(capacity: 1 << 18)
     private let numeric: NumericCodec
     private var grouping = StreamGrouping()
+    /// The buffer of the last decoded chunk's frames, reused for the next once nothing else holds it.
+    private var output: ByteStorage?
 
     init() throws(ZstdError) {
         decompressor = try ZstdDecompressor()
         numeric = try NumericCodec()
+    }
+
+    /// A buffer for a chunk's frames: the previous one when every frame decoded into it has been
+    /// released (so a reader that handles each chunk's frames and lets them go allocates — and
+    /// faults in — no new memory per chunk), otherwise a new one.
+    private func outputStorage(capacity: Int) -> ByteStorage {
+        if output != nil, isKnownUniquelyReferenced(&output!) {
+            output!.removeAll()
+            output!.reserve(capacity)
+            return output!
+        }
+        let fresh = ByteStorage(capacity: capacity)
+        output = fresh
+        return fresh
     }
 
     /// Decodes a chunk payload into a new buffer of concatenated frames.
@@ -311,7 +327,7 @@ final class ChunkDecoder {
         // Rebuild the frames: structure pieces first, leaving a hole for each sample matrix, and the
         // rows of every matrix noted so that they can be taken from the channel groups afterwards.
         grouping.reset()
-        let storage = ByteStorage(capacity: structureLength + total)
+        let storage = outputStorage(capacity: structureLength + total)
         let out = storage.base
         let structure = UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)])
         var s = 0, o = 0, frames = 0
