@@ -21,8 +21,8 @@
    window, divided by the frames all subscribers received in it), p99 latency, loss; peers: a pyzmq PUB process with N SUB sockets, an LSL outlet with
    N inlets.
 3. Latency against offered rate (100 ... 50 000 frames/s, 8 x 16 float64): `tributary bench`
-   against `tributary serve --simulate` (callback latency) and LSL push_chunk -> pull_chunk in the
-   same rounds.
+   against `tributary serve --simulate` (callback latency), with observers on a callback thread and
+   with `--inline` (on the socket thread), and LSL push_chunk -> pull_chunk in the same rounds.
 
 Every loss is reported: Tributary's from its gap notices (and unaccounted loss, which must be 0),
 pyzmq's and LSL's as messages / samples that did not arrive.
@@ -473,10 +473,12 @@ class Bench:
         self.results["fanout"] = rows
 
     # ---- 3. latency curve -----------------------------------------------------------------------
-    def latency_tributary(self, rate, seconds):
+    def latency_tributary(self, rate, seconds, inline=False):
+        """serve --simulate -> bench; `inline`: the observers run on the socket thread (bench --inline)."""
         serve, address = self.serve("--simulate", f"id=1,name=lat,rate={rate * 16},channels=8,block=16,noise=0")
         out = os.path.join(self.tmp, f"lat-{rate}.json")
-        b = Proc([self.tributary, "bench", address, "--api-key", "bench", "--seconds", str(seconds), "--json", out])
+        b = Proc([self.tributary, "bench", address, "--api-key", "bench", "--seconds", str(seconds), "--json", out,
+                  *(["--inline"] if inline else [])])
         b.finish(120)
         serve.stop()
         if b.p.returncode != 0:
@@ -506,21 +508,29 @@ class Bench:
               "median (min-max) µs")
         rows = {}
         for rate in rates:
-            rows[rate] = {"tributary": [], "lsl": [], "p50_ratio": []}
+            rows[rate] = {"tributary": [], "inline": [], "lsl": [], "p50_ratio": [], "inline_p50_ratio": []}
         for r in range(rounds):
             for rate in rates:
                 t = self.latency_tributary(rate, a.latency_seconds)
                 rows[rate]["tributary"].append(t)
+                i = self.latency_tributary(rate, a.latency_seconds, inline=True)
+                rows[rate]["inline"].append(i)
                 if not a.no_lsl:
                     l = self.latency_lsl(rate, a.latency_seconds)
                     rows[rate]["lsl"].append(l)
                     rows[rate]["p50_ratio"].append(ratio(t.get("p50"), l.get("p50")))
+                    rows[rate]["inline_p50_ratio"].append(ratio(i.get("p50"), l.get("p50")))
         for rate, row in rows.items():
             t = row["tributary"]
             print(f"  {rate:6d} frames/s: tributary serve -> bench p50 {median_spread([x.get('p50') for x in t])}, "
                   f"p99 {median_spread([x.get('p99') for x in t])}, p99.9 {median_spread([x.get('p999') for x in t])}; "
                   f"delivered {median_spread([x['delivered'] for x in t])} frames/s, lost {sum(x['announced'] for x in t)} announced / "
                   f"{sum(x['unaccounted'] for x in t)} unaccounted")
+            i = row["inline"]
+            print(f"                    bench --inline p50 {median_spread([x.get('p50') for x in i])}, "
+                  f"p99 {median_spread([x.get('p99') for x in i])}, p99.9 {median_spread([x.get('p999') for x in i])}; "
+                  f"lost {sum(x['announced'] for x in i)} announced / {sum(x['unaccounted'] for x in i)} unaccounted"
+                  + (f"; p50 ratio to LSL {median_spread(row['inline_p50_ratio'])}" if row["lsl"] else ""))
             if statistics.median(x["arrived"] for x in t) < 0.95 * rate:
                 print("                    (serve's simulated source produced fewer frames than offered (delivered + announced "
                       "lost): it could not generate them in time, and the latency includes how far behind it fell)")
