@@ -7,16 +7,16 @@ replay at full speed that reproduces every recorded frame bit for bit, and a kil
 """
 import json
 import os
-import queue
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 
 import numpy as np
+
+from tool_process import Serve
 
 TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 20  # seconds any one command may take
@@ -26,46 +26,12 @@ DEVICE_1 = "id=1,name=USB-6009,rate=1000,channels=4,freq=50,amp=1,noise=0.01,blo
 DEVICE_2 = "id=2,name=PCI-6024,rate=2000,channels=2,freq=10,amp=2,noise=0.01,bits=16"
 
 
-class Server:
-    """A `tributary serve` process whose stdout lines are collected by a thread."""
-
-    def __init__(self, *args):
-        self.process = subprocess.Popen([TRIBUTARY, "serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines = queue.Queue()
-        self.seen = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        line = self.wait_for("listening on ")
-        self.address = line.split("listening on ", 1)[1].strip()
-        self.port = int(self.address.rsplit(":", 1)[1])
-
-    def _read(self):
-        with self.process.stdout:
-            for line in self.process.stdout:
-                self.lines.put(line)
-
-    def wait_for(self, prefix, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return line
-            if self.process.poll() is not None and self.lines.empty():
-                break
-        raise AssertionError(f"serve printed no line starting with {prefix!r}; saw {self.seen}, "
-                             f"stderr {self.process.stderr.read() if self.process.poll() is not None else '(running)'}")
+class Server(Serve):
+    """A `tributary serve` on 127.0.0.1 (API key "k") whose output lines are collected by threads;
+    `stop` kills it."""
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=TIMEOUT)
-        self.reader.join(timeout=TIMEOUT)
-        self.process.stderr.close()
+        return super().stop(signal.SIGKILL)
 
 
 def run(*args, timeout=TIMEOUT):
