@@ -1,13 +1,13 @@
 import Foundation
 
 /// Entropy coding of a sequence of 64-bit integer latents (docs/CAPTURE.md §5.1, "latent block"):
-/// each value is split into a **bin** (an rANS-coded symbol, 12-bit probabilities) and the exact
+/// each value is split into a **bin** (a symbol; stream version 3 codes the symbols as one zstd
+/// frame, versions 1 and 2 — still read — with rANS and 12-bit probabilities) and the exact
 /// **offset bits** inside the bin (raw, LSB-first), as pcodec's binning does. Bins are `2^shift`
 /// wide and consecutive; values outside the window of bins take the escape symbol and are stored as
 /// `escapeWidth` raw bits above the block's minimum. The encoder chooses the shift and window by
 /// measuring the cost (order-0 entropy of the bins + offset bits + table) of each candidate.
 enum LatentCoder {
-    static let probabilityBits = 12
     static let probabilityScale = 1 << 12
     static let ransLow: UInt32 = 1 << 16
     /// Most bins in a block (the escape symbol comes on top).
@@ -23,8 +23,6 @@ enum LatentCoder {
         var escapeWidth = 0
         var binStart: UInt64 = 0
         var binCount = 1
-        /// counts[0..<binCount] bins, counts[binCount] escapes.
-        var counts = InlineArray<256, Int>(repeating: 0)
         /// Estimated bits of the block (entropy of the bins + offset bits + table).
         var bits: Double = 0
     }
@@ -129,8 +127,6 @@ enum LatentCoder {
                 plan.shift = shift
                 plan.binStart = (startFine >> UInt64(extra)) + UInt64(start)
                 plan.binCount = count
-                for b in 0..<count { plan.counts[b] = merged[start + b] }
-                plan.counts[count] = escapes
             }
         }
         return plan
@@ -146,35 +142,6 @@ enum LatentCoder {
 
     /// Scratch Ints `plan` needs.
     static let histogramSize = 4096 + 1024 + 2
-
-    /// Counts (symbols 0 … `symbols` − 1) scaled to frequencies summing to `probabilityScale`,
-    /// every used symbol at least 1.
-    static func frequencies(_ counts: InlineArray<256, Int>, symbols: Int) -> InlineArray<256, Int> {
-        var f = InlineArray<256, Int>(repeating: 0)
-        var total = 0
-        for i in 0..<symbols { total += counts[i] }
-        guard total > 0 else { f[0] = probabilityScale; return f }
-        var sum = 0
-        for i in 0..<symbols {
-            f[i] = counts[i] == 0 ? 0 : max(1, counts[i] * probabilityScale / total)
-            sum += f[i]
-        }
-        while sum != probabilityScale {
-            // Adjust the largest frequency (the one whose relative change costs least).
-            var largest = 0
-            for i in 0..<symbols where f[i] > f[largest] { largest = i }
-            if sum < probabilityScale {
-                f[largest] += probabilityScale - sum
-                sum = probabilityScale
-            } else {
-                let take = min(sum - probabilityScale, f[largest] - 1)
-                if take == 0 { break }  // cannot happen with at most 256 symbols
-                f[largest] -= take
-                sum -= take
-            }
-        }
-        return f
-    }
 
     /// In-place sort of a small buffer (quicksort, median of three; insertion sort below 16).
     static func sortInPlace<T: Comparable>(_ a: UnsafeMutablePointer<T>, count n: Int) {
@@ -212,114 +179,6 @@ enum LatentCoder {
 
     /// rANS lanes of a latent block of stream version 1 and 2 (docs/CAPTURE.md §5.1).
     static func lanes(version: UInt8) -> Int { version == 1 ? 2 : 4 }
-
-    /// Writes a latent block for `r` with `plan` at `out`; returns the bytes written.
-    /// - Parameters:
-    ///   - symbols: scratch for `n` bytes; `words`: scratch for `n + 8` UInt16.
-    ///   - lanes: interleaved rANS states, 2 (stream version 1) or 4 (version 2).
-    static func encode(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
-                       words: UnsafeMutablePointer<UInt16>, lanes: Int = 4, into out: UnsafeMutableRawPointer) -> Int {
-        precondition(lanes == 2 || lanes == 4, "2 or 4 rANS lanes")
-        let symbolCount = plan.binCount + 1
-        let freqs = frequencies(plan.counts, symbols: symbolCount)
-        var p = 0
-        out.storeBytes(of: UInt64(bitPattern: plan.base).littleEndian, toByteOffset: 0, as: UInt64.self)
-        out.storeBytes(of: UInt8(plan.shift), toByteOffset: 8, as: UInt8.self)
-        out.storeBytes(of: UInt8(plan.escapeWidth), toByteOffset: 9, as: UInt8.self)
-        out.storeBytes(of: UInt16(plan.binCount).littleEndian, toByteOffset: 10, as: UInt16.self)
-        out.storeBytes(of: plan.binStart.littleEndian, toByteOffset: 12, as: UInt64.self)
-        p = 20
-        for s in 0..<symbolCount {
-            var v = freqs[s]
-            while v >= 0x80 { out.storeBytes(of: UInt8(v & 0x7F | 0x80), toByteOffset: p, as: UInt8.self); v >>= 7; p += 1 }
-            out.storeBytes(of: UInt8(v), toByteOffset: p, as: UInt8.self)
-            p += 1
-        }
-        let lengths = p
-        p += 8
-        // Offset bits, forward, and the symbols for the rANS pass.
-        let escape = UInt8(plan.binCount)
-        let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
-        let lowMask: UInt64 = plan.shift == 0 ? 0 : (plan.shift >= 64 ? ~0 : (1 << shift) - 1)
-        var writer = BitWriter(out + p)
-        for i in 0..<n {
-            let u = UInt64(bitPattern: r[i] &- plan.base)
-            let bin = (u >> shift) &- start
-            if bin < bins {
-                symbols[i] = UInt8(truncatingIfNeeded: bin)
-                writer.write(u & lowMask, plan.shift)
-            } else {
-                symbols[i] = escape
-                writer.write(u, plan.escapeWidth)
-            }
-        }
-        let offsetBytes = writer.finish()
-        p += offsetBytes
-        // rANS, last symbol first; words are written backwards so that the decoder reads forwards.
-        // x / f as a multiplication: with m = ⌊2^44 / f⌋ + 1 the error of x·m / 2^44 is below
-        // x / 2^44 < 2^-12 ≤ 1/f for x < 2^32, so the floor is exact.
-        var cum = InlineArray<256, UInt32>(repeating: 0), freq = InlineArray<256, UInt32>(repeating: 0)
-        var reciprocal = InlineArray<256, UInt64>(repeating: 0)
-        var c = 0
-        for s in 0..<symbolCount {
-            cum[s] = UInt32(c)
-            freq[s] = UInt32(freqs[s])
-            reciprocal[s] = freqs[s] == 0 ? 0 : (1 << 44) / UInt64(freqs[s]) + 1
-            c += freqs[s]
-        }
-        // `lanes` interleaved states (symbol i uses state i mod lanes), each with its own word
-        // stream, so that the decoder has independent dependency chains. `words` holds the
-        // stacks: lane j's grows down from (j + 1) × stack (at most one word per symbol).
-        let stack = n / lanes + 2
-        var x = InlineArray<4, UInt32>(repeating: ransLow)
-        var w = InlineArray<4, Int>(repeating: 0)
-        for j in 0..<lanes { w[j] = (j + 1) * stack }
-        // Branch-free (whether a word is emitted is data, not a pattern a predictor learns): the
-        // word is stored below the stack's top either way and kept only when the top moves down
-        // (a lane pushes at most one word per symbol, so the slot below is always its own).
-        @inline(__always) func put(_ i: Int, _ x: inout UInt32, _ w: inout Int) {
-            let s = Int(symbols[i])
-            let f = freq[s]
-            let emit = UInt64(x) >= UInt64(f) << 20
-            words[w - 1] = UInt16(truncatingIfNeeded: x)
-            w -= emit ? 1 : 0
-            x = emit ? x >> 16 : x
-            let product = UInt64(x).multipliedFullWidth(by: reciprocal[s])
-            let q = UInt32(truncatingIfNeeded: product.high << 20 | product.low >> 44)
-            x = (q << 12) &+ (x &- q &* f) &+ cum[s]
-        }
-        var i = n - 1
-        while i >= 0 && (i + 1) % lanes != 0 { put(i, &x[i % lanes], &w[i % lanes]); i -= 1 }
-        if lanes == 4 {
-            var x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]
-            while i >= 3 {
-                put(i, &x3, &w3)
-                put(i - 1, &x2, &w2)
-                put(i - 2, &x1, &w1)
-                put(i - 3, &x0, &w0)
-                i -= 4
-            }
-            (x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3]) = (x0, x1, x2, x3, w0, w1, w2, w3)
-        } else {
-            while i >= 0 { put(i, &x[i % lanes], &w[i % lanes]); i -= 1 }
-        }
-        // States, then the word counts of all lanes but the last, then each lane's words.
-        for j in 0..<lanes { out.storeBytes(of: x[j].littleEndian, toByteOffset: p + 4 * j, as: UInt32.self) }
-        let ransStart = p
-        p += 4 * lanes
-        for j in 0..<(lanes - 1) {
-            out.storeBytes(of: UInt32((j + 1) * stack - w[j]).littleEndian, toByteOffset: p + 4 * j, as: UInt32.self)
-        }
-        p += 4 * (lanes - 1)
-        for j in 0..<lanes {
-            let count = (j + 1) * stack - w[j]
-            for k in 0..<count { out.storeBytes(of: words[w[j] + k].littleEndian, toByteOffset: p + 2 * k, as: UInt16.self) }
-            p += 2 * count
-        }
-        out.storeBytes(of: UInt32(offsetBytes).littleEndian, toByteOffset: lengths, as: UInt32.self)
-        out.storeBytes(of: UInt32(p - ransStart).littleEndian, toByteOffset: lengths + 4, as: UInt32.self)
-        return p
-    }
 
     /// Bytes of a latent block's header in stream version 3.
     static let headerSizeV3 = 28
