@@ -458,19 +458,40 @@ enum LatentCoder {
         guard offsetBytes <= input.count - p, escapeBytes <= input.count - p - offsetBytes else { throw Corrupt() }
         let bits = start + p
         var high = BitReader(UnsafeRawBufferPointer(start: bits + offsetBytes, count: escapeBytes))
-        // (t + S) << s for every bin symbol S; the escape and symbols beyond it are handled apart.
+        // base + ((t + S) << s) for every bin symbol S; the escape and symbols beyond it are handled apart.
         let binValue = tables.symbolBase
-        for s in 0..<binCount { binValue[s] = (binStart &+ UInt64(s)) &<< UInt64(shift) }
+        for s in 0..<binCount { binValue[s] = base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) }
         let q = UInt64(shift), mask: UInt64 = (1 << q) &- 1
         // Values whose 8-byte load at their first byte stays inside `input`; the rest (the last
         // few, when the block ends the stream) are read byte by byte.
         let readable = input.count - p
         let fast = shift == 0 ? n : (readable < 8 ? 0 : min(n, (8 * (readable - 8) + 7) / shift + 1))
+        // Without escapes every symbol must be a bin: checked once (a vectorised maximum), then the
+        // values are made without a test each.
+        if escapes == 0 && shift > 0 {
+            var largest: UInt8 = 0
+            for i in 0..<n { largest = max(largest, symbols[i]) }
+            guard Int(largest) < binCount else { throw Corrupt() }
+            var position = 0
+            for i in 0..<fast {
+                let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: position &>> 3, as: UInt64.self))
+                r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ ((word &>> UInt64(position & 7)) & mask))
+                position &+= shift
+            }
+            for i in fast..<n {
+                let byte = position &>> 3
+                var word: UInt64 = 0
+                for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
+                r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ ((word &>> UInt64(position & 7)) & mask))
+                position &+= shift
+            }
+            return p + offsetBytes
+        }
         var taken = 0
         @inline(__always) func value(_ i: Int, _ low: UInt64) throws(Corrupt) {
             let s = Int(symbols[i])
             if s < binCount {
-                r[i] = Int64(bitPattern: base &+ (binValue[s] | low))
+                r[i] = Int64(bitPattern: binValue[s] &+ low)
             } else {
                 guard s == binCount, taken < escapes else { throw Corrupt() }
                 r[i] = Int64(bitPattern: base &+ ((high.read(highWidth) &<< q) | low))
