@@ -68,6 +68,12 @@ import Testing
         bad = good
         bad[10] = bad[10] &- 1  // one bin fewer: the last bin's symbol is now beyond the escape or an escape too many
         #expect(throws: LatentCoder.Corrupt.self) { try Self.decode(bad, count: n) }
+        // Without escapes too: a symbol beyond the bins is damage.
+        let plain = try Self.encode(Self.values(n, spread: 40, outliers: false, seed: 4))
+        #expect(u32(plain, 24) == 0 && plain[8] > 0)
+        var fewer = plain
+        fewer[10] = fewer[10] &- 1
+        #expect(throws: LatentCoder.Corrupt.self) { try Self.decode(fewer, count: n) }
         // The symbol frame must hold exactly m symbols: decoding for another m is an error.
         #expect(throws: LatentCoder.Corrupt.self) { try Self.decode(good, count: n - 1) }
         // Truncated anywhere: an error, never a read out of bounds.
