@@ -214,7 +214,19 @@ public final class CaptureWriter: @unchecked Sendable {
             open[h.sourceID] = b
             builder = b
         }
-        frame.withUnsafeBytes { builder!.append($0, header: h, now: now) }
+        if frame.isContiguous {
+            frame.withUnsafeBytes { builder!.append($0, header: h, now: now) }
+        } else {
+            // A received frame (header and payload in two parts) or one with a replaced header: the
+            // header is encoded on the stack and the payload copied once, straight into the chunk —
+            // `withUnsafeBytes` would first join them in a fresh zeroed array (an allocation and two
+            // extra passes over every 64 KiB frame a recording receives).
+            withUnsafeTemporaryAllocation(byteCount: h.headerLength, alignment: 8) { bytes in
+                bytes.initializeMemory(as: UInt8.self, repeating: 0)
+                h.encode(into: bytes.baseAddress!)
+                frame.withUnsafePayloadBytes { builder!.append(header: UnsafeRawBufferPointer(bytes), payload: $0, frameHeader: h, now: now) }
+            }
+        }
         if h.kind == .configuration {
             // Kept with the chunk so that copies are written once it is (docs/CAPTURE.md §6, configuration copies).
             builder!.configuration = ConfigurationCopy(frame: frame.encodedBytes, sequence: h.sequence, timeNs: h.timestampNs)

@@ -78,6 +78,29 @@ func everyElementTypeAndOptionSetRoundTrips(count: Int) throws {
     #expect(try roundTrip(bytes(values), .float64, codec: codec).0 == [.bitShuffle])
 }
 
+@Test func quantisationChecksEveryBlockAndRejectsOffGridDataEarly() {
+    let step = 10.0 / 32768
+    // Full-scale counts (both Int16 limits) are accepted, wherever they fall.
+    var counts = adcCounts(5_000, seed: 2)
+    counts[0] = .min
+    counts[4_999] = .max
+    var values = counts.map { Double($0) * step }
+    var out = [Int16](repeating: 0, count: values.count)
+    values.withUnsafeBufferPointer { v in
+        #expect(Quantisation.candidateStep(v) == step)
+        #expect(out.withUnsafeMutableBufferPointer { Quantisation.toCounts(v, step: step, into: $0) })
+    }
+    #expect(out == counts)
+    // A miss in the last, partial block (the check runs block by block) is still found.
+    values[4_999] = values[4_999].nextDown
+    values.withUnsafeBufferPointer { v in
+        #expect(!out.withUnsafeMutableBufferPointer { Quantisation.toCounts(v, step: step, into: $0) })
+    }
+    // A computed sine shows no step that Int16 counts could reach.
+    let sine = (0..<4_096).map { sin(Double($0) * 0.01) }
+    sine.withUnsafeBufferPointer { #expect(Quantisation.candidateStep($0) == nil) }
+}
+
 @Test func decodeValidatesTransformsSizesAndCorruption() throws {
     let codec = try ChunkCodec()
     let payload = bytes(adcCounts(5_000, seed: 3).map { Double($0) * 0.5 })

@@ -71,22 +71,25 @@ public enum BitShuffle {
                             forward: Bool) {
         let n = count / size
         let blockElements = blockElementCount(elementSize: size)
-        // 64 words of scratch for one 64-element group, on the stack.
+        // Scratch on the stack: 64 words for each of two 64-element groups, and their paired form.
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 128) { scratch in
-            let w = scratch.baseAddress!
-            var start = 0
-            while start + blockElements <= n {
-                block(src + start * size, dst + start * size, elements: blockElements, size: size,
-                      forward: forward, w: w)
-                start += blockElements
+            withUnsafeTemporaryAllocation(of: SIMD2<UInt64>.self, capacity: 64) { pairs in
+                let w = scratch.baseAddress!
+                let v = pairs.baseAddress!
+                var start = 0
+                while start + blockElements <= n {
+                    block(src + start * size, dst + start * size, elements: blockElements, size: size,
+                          forward: forward, w: w, v: v)
+                    start += blockElements
+                }
+                let last = (n - start) - (n - start) % 8
+                if last > 0 {
+                    block(src + start * size, dst + start * size, elements: last, size: size, forward: forward, w: w, v: v)
+                    start += last
+                }
+                let tail = count - start * size
+                if tail > 0 { (dst + start * size).copyMemory(from: src + start * size, byteCount: tail) }
             }
-            let last = (n - start) - (n - start) % 8
-            if last > 0 {
-                block(src + start * size, dst + start * size, elements: last, size: size, forward: forward, w: w)
-                start += last
-            }
-            let tail = count - start * size
-            if tail > 0 { (dst + start * size).copyMemory(from: src + start * size, byteCount: tail) }
         }
     }
 
@@ -96,13 +99,40 @@ public enum BitShuffle {
     /// column p of that matrix, one 64-bit word per group. The group is packed into `bits = 8 size`
     /// words, word i holding elements i, i + bits, i + 2 bits, ... side by side, so that one
     /// bits x bits transpose of every 'bits'-wide lane at once produces the rows.
+    ///
+    /// Two neighbouring groups go through the transpose together, one in each lane of a
+    /// `SIMD2<UInt64>` (one SSE2 register): their row words are adjacent in the output, so each row
+    /// is one 16-byte store or load. The transpose was most of the kernel's time.
     @inline(__always)
     private static func block(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer, elements: Int, size: Int,
-                              forward: Bool, w: UnsafeMutablePointer<UInt64>) {
+                              forward: Bool, w: UnsafeMutablePointer<UInt64>, v: UnsafeMutablePointer<SIMD2<UInt64>>) {
         let bits = 8 * size
         let rowBytes = elements / 8
         let groups = elements / 64
-        for g in 0..<groups {
+        var first = 0
+        #if _endian(little)
+        while first + 2 <= groups {
+            let g = first
+            if forward {
+                gather(src + g * 64 * size, w, size: size)
+                gather(src + (g + 1) * 64 * size, w + 64, size: size)
+                for i in 0..<bits { v[i] = SIMD2(w[i], w[64 + i]) }
+                transpose(v, bits: bits)
+                for p in 0..<bits { (dst + p * rowBytes + g * 8).storeBytes(of: v[p], as: SIMD2<UInt64>.self) }
+            } else {
+                for p in 0..<bits { v[p] = (src + p * rowBytes + g * 8).loadUnaligned(as: SIMD2<UInt64>.self) }
+                transpose(v, bits: bits)
+                for i in 0..<bits {
+                    w[i] = v[i][0]
+                    w[64 + i] = v[i][1]
+                }
+                scatter(w, dst + g * 64 * size, size: size)
+                scatter(w + 64, dst + (g + 1) * 64 * size, size: size)
+            }
+            first += 2
+        }
+        #endif
+        for g in first..<groups {
             if forward {
                 gather(src + g * 64 * size, w, size: size)
                 transpose(w, bits: bits)
@@ -217,6 +247,26 @@ public enum BitShuffle {
                 for r in k..<(k + j) {
                     let t = ((w[r] &>> UInt64(j)) ^ w[r + j]) & m
                     w[r] ^= t &<< UInt64(j)
+                    w[r + j] ^= t
+                }
+                k += 2 * j
+            }
+            j /= 2
+        }
+    }
+
+    /// `transpose` of two groups at once, one per lane.
+    @inline(__always)
+    private static func transpose(_ w: UnsafeMutablePointer<SIMD2<UInt64>>, bits: Int) {
+        var j = bits / 2
+        while j > 0 {
+            let m = SIMD2<UInt64>(repeating: mask(j))
+            let shift = SIMD2<UInt64>(repeating: UInt64(j))
+            var k = 0
+            while k < bits {
+                for r in k..<(k + j) {
+                    let t = ((w[r] &>> shift) ^ w[r + j]) & m
+                    w[r] ^= t &<< shift
                     w[r + j] ^= t
                 }
                 k += 2 * j

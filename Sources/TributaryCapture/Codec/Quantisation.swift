@@ -21,6 +21,10 @@ public enum Quantisation {
             if d == 0 { continue }
             step = step == 0 ? d : gcd(step, d)
             guard step > 0 else { return nil }
+            // Int16 counts reach at most 32 768 steps from zero, and the step only shrinks from here:
+            // a probe beyond that can never be reproduced, so data that is not quantised (a computed
+            // sine, say) is rejected after one or two probes instead of 512 rounds of `fmod`.
+            guard Swift.max(abs(a), abs(b)) <= 32_768 * step else { return nil }
         }
         if step == 0 {
             // Constant over every probe: any value is a multiple of itself.
@@ -43,19 +47,26 @@ public enum Quantisation {
         guard step > 0, step.isFinite else { return false }
         let inverse = 1 / step
         guard let src = values.baseAddress, let dst = counts.baseAddress else { return true }
-        // One flag accumulated without branches keeps the loop simple for the vectoriser; a bad sample
-        // is rare and costs only this buffer's pass.
-        var mismatch: UInt64 = 0
-        for i in 0..<values.count {
-            let x = src[i]
-            let r = (x * inverse).rounded(.toNearestOrEven)
-            let inRange = r >= -32768 && r <= 32767
-            let k = Int16(inRange ? r : 0)
-            dst[i] = k
-            mismatch |= (Double(k) * step).bitPattern ^ x.bitPattern
-            mismatch |= inRange ? 0 : 1
+        // One flag accumulated without branches keeps each block's loop simple for the vectoriser; it
+        // is tested after every block, so samples that are not on the grid (the usual case for
+        // computed data) cost one block, not a pass over the whole buffer.
+        var start = 0
+        while start < values.count {
+            let end = Swift.min(start + 512, values.count)
+            var mismatch: UInt64 = 0
+            for i in start..<end {
+                let x = src[i]
+                let r = (x * inverse).rounded(.toNearestOrEven)
+                let inRange = r >= -32768 && r <= 32767
+                let k = Int16(inRange ? r : 0)
+                dst[i] = k
+                mismatch |= (Double(k) * step).bitPattern ^ x.bitPattern
+                mismatch |= inRange ? 0 : 1
+            }
+            if mismatch != 0 { return false }
+            start = end
         }
-        return mismatch == 0
+        return true
     }
 
     /// Rebuilds samples from counts: `values[i] = Double(counts[i]) * step` (one IEEE multiplication).

@@ -22,6 +22,17 @@ func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLeng
     return (headerLength + layout.samplesOffset, channels * samples * format.size, format)
 }
 
+/// `analogSplit` for an analog payload on its own: where its sample matrix starts in the payload.
+func analogSplit(payload: UnsafeRawBufferPointer, kind: FrameKind, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)? {
+    guard kind == .analog, payloadLength >= 24, payload.count >= 24 else { return nil }
+    let channels = Int(payload.u32(0))
+    let samples = Int(payload.u32(4))
+    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: payload.u8(16)) else { return nil }
+    let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
+    guard pad8(layout.contentLength) == payloadLength else { return nil }
+    return (layout.samplesOffset, channels * samples * format.size, format)
+}
+
 /// A source's configuration frame as received, with its sequence number and time: the payload of a
 /// configuration record (docs/CAPTURE.md §6).
 struct ConfigurationCopy: Sendable {
@@ -77,6 +88,15 @@ final class ChunkBuilder: @unchecked Sendable {
 
     /// Adds one whole frame (header and payload bytes, as on the wire).
     func append(_ frame: UnsafeRawBufferPointer, header: FrameHeader, now: UInt64) {
+        let split = min(header.headerLength, frame.count)
+        append(header: UnsafeRawBufferPointer(rebasing: frame[..<split]), payload: UnsafeRawBufferPointer(rebasing: frame[split...]),
+               frameHeader: header, now: now)
+    }
+
+    /// Appends a frame whose encoded header and payload lie apart (a received frame: libzmq delivers
+    /// them as two parts), without joining them first: the bytes are copied once, into the chunk.
+    func append(header headerBytes: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, frameHeader header: FrameHeader,
+                now: UInt64) {
         if frameCount == 0 {
             firstSequence = header.sequence
             firstTimeNs = header.timestampNs
@@ -86,23 +106,24 @@ final class ChunkBuilder: @unchecked Sendable {
         lastSequence = header.sequence
         lastTimeNs = header.timestampNs
         kindMask |= header.kind.rawValue < 32 ? 1 << UInt32(header.kind.rawValue) : 0
-        if let split = analogSplit(frame, headerLength: header.headerLength, payloadLength: header.payloadLength) {
-            let samples = Int(frame.u32(header.headerLength + 4))
+        structure.append(headerBytes)
+        if let split = analogSplit(payload: payload, kind: header.kind, payloadLength: header.payloadLength) {
+            let samples = Int(payload.u32(4))
             sampleCount &+= UInt64(samples)
-            structure.append(UnsafeRawBufferPointer(rebasing: frame[..<split.start]))
+            structure.append(UnsafeRawBufferPointer(rebasing: payload[..<split.start]))
             let stream = streams[Int(split.format.rawValue) - 1]
             let rowLength = samples * split.format.size
             if rowLength > 0 {
                 let channels = split.count / rowLength
                 for r in 0..<channels {
-                    grouping.add(format: split.format.rawValue, channel: frame.u32(header.headerLength + 24 + 4 * r),
+                    grouping.add(format: split.format.rawValue, channel: payload.u32(24 + 4 * r),
                                  length: rowLength, position: stream.count + r * rowLength)
                 }
             }
-            stream.append(UnsafeRawBufferPointer(rebasing: frame[split.start..<(split.start + split.count)]))
-            structure.append(UnsafeRawBufferPointer(rebasing: frame[(split.start + split.count)...]))
+            stream.append(UnsafeRawBufferPointer(rebasing: payload[split.start..<(split.start + split.count)]))
+            structure.append(UnsafeRawBufferPointer(rebasing: payload[(split.start + split.count)...]))
         } else {
-            structure.append(frame)
+            structure.append(payload)
         }
     }
 }

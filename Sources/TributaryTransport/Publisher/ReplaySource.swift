@@ -62,8 +62,10 @@ public struct ReplayProgress: Sendable, Equatable {
 /// data frame, in order, with its recorded timestamp, first sample and content, flagged `replayed`
 /// (docs/PROTOCOL.md §2.3), paced at the recorded pace × a factor or as fast as credit allows.
 ///
-/// The capture is read chunk by chunk (memory stays bounded by the publisher's lossless window, 64
-/// frames, plus one chunk). What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
+/// The capture is read chunk by chunk, decoded on `decodeThreads` threads ahead of the frames being
+/// published (`CaptureReader.forEachFrame(threads:)`; memory stays bounded by the publisher's lossless
+/// window, 64 frames, plus 2 × `decodeThreads` + 1 chunks): decoding, not the transport, is what
+/// bounds a replay's pace. What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
 /// XML, file and image frames, under filter id 0 — the subscribers' own filters then apply as for a
 /// live source — and configuration frames that differ from the source's first configuration. Frames
 /// that belonged to the recording's session (error, gap, close, control) are not; recorded gaps are
@@ -83,6 +85,8 @@ public final class ReplaySource: Source {
     private let progressState = Mutex(ReplayProgress())
     /// Whether this replay also publishes the capture's application packages of source id 0.
     public let includesSourceZero: Bool
+    /// Threads that decode chunks ahead of the one being published (`CaptureReader.forEachFrame(threads:)`).
+    public let decodeThreads: Int
 
     /// The kinds of source-0 frames replayed: application packages, not the recording's session frames.
     static let sourceZeroKinds: Set<FrameKind> = [.array, .message, .xml, .file, .image]
@@ -97,10 +101,11 @@ public final class ReplaySource: Source {
     ///   - speed: pace of the replay.
     ///   - waitForSubscribers: started subscribers to wait for before the first frame.
     ///   - sourceIDs: the sources to replay (nil: all).
+    ///   - decodeThreads: threads decoding chunks ahead, per source (default 2).
     /// - Returns: The sources, sorted by id.
     /// - Throws: `CaptureError` when the file cannot be opened or is not a capture.
     public static func sources(capture path: String, speed: ReplaySpeed, waitForSubscribers: Int = 1,
-                               sourceIDs: Set<UInt32>? = nil) throws(CaptureError) -> [ReplaySource] {
+                               sourceIDs: Set<UInt32>? = nil, decodeThreads: Int = 2) throws(CaptureError) -> [ReplaySource] {
         let reader = try CaptureReader(path: path)
         let summaries = reader.sources.filter { $0.sourceID != 0 && (sourceIDs?.contains($0.sourceID) ?? true) }
         let origin = summaries.map(\.firstTimeNs).min() ?? 0
@@ -111,7 +116,7 @@ public final class ReplaySource: Source {
             let configuration = recorded ?? Configuration(deviceName: "source \(summary.sourceID)", deviceType: "replay")
             return ReplaySource(path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
                                 configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
-                                includesSourceZero: k == 0 && hasSourceZero)
+                                includesSourceZero: k == 0 && hasSourceZero, decodeThreads: decodeThreads)
         }
     }
 
@@ -123,9 +128,11 @@ public final class ReplaySource: Source {
     ///   - clock: shared by the sources of one replay.
     ///   - waitForSubscribers: started subscribers to wait for before the first frame.
     ///   - includesSourceZero: also replay the capture's application packages of source id 0.
+    ///   - decodeThreads: threads decoding chunks ahead of the one being published (at least 1).
     public init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1,
-                includesSourceZero: Bool = false) {
+                includesSourceZero: Bool = false, decodeThreads: Int = 2) {
         self.includesSourceZero = includesSourceZero
+        self.decodeThreads = max(1, decodeThreads)
         self.path = path
         self.info = info
         self.configuration = configuration
@@ -149,7 +156,7 @@ public final class ReplaySource: Source {
         }
         let start = clock.begin()
         do {
-            try reader.forEachFrame(sources: includesSourceZero ? [info.id, 0] : [info.id]) { frame in
+            try reader.forEachFrame(sources: includesSourceZero ? [info.id, 0] : [info.id], threads: decodeThreads) { frame in
                 if sink.isCancelled { throw Cancelled() }
                 let kind = frame.header.kind
                 if frame.header.sourceID == 0 && info.id != 0 {
