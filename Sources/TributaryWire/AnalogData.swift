@@ -192,7 +192,8 @@ public struct AnalogView: @unchecked Sendable {
         guard bytes.count >= 24 else { throw Self.preambleError(bytes, origin) }
         let channelCount = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
         let sampleCount = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
-        guard channelCount <= WireLimits.maxChannels, let format = SampleFormat(rawValue: bytes[16]) else {
+        guard channelCount <= WireLimits.maxChannels, channelCount > 0 || sampleCount <= WireLimits.maxEmptyDimension,
+              let format = SampleFormat(rawValue: bytes[16]) else {
             throw Self.preambleError(bytes, origin)
         }
         let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
@@ -215,6 +216,11 @@ public struct AnalogView: @unchecked Sendable {
                                  detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
             }
             let sampleCount = Int(try r.read(UInt32.self, "analog.sample_count"))
+            guard channelCount > 0 || sampleCount <= WireLimits.maxEmptyDimension else {
+                return WireError(.countTooLarge, field: "analog.sample_count", offset: origin + 4,
+                                 detail: "\(sampleCount) samples of no channel: a frame without channels has at most "
+                                     + "\(WireLimits.maxEmptyDimension) samples")
+            }
             _ = try r.read(UInt64.self, "analog.first_sample")
             let rawFormat = try r.read(UInt8.self, "analog.sample_format")
             guard let format = SampleFormat(rawValue: rawFormat) else {

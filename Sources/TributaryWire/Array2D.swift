@@ -80,6 +80,8 @@ public struct Array2D: Sendable, Hashable {
 
     public init(rowCount: Int, columnCount: Int, rowOrigin: UInt32 = 0, columnOrigin: UInt32 = 0, elements: ArrayElements) {
         precondition(elements.count == rowCount * columnCount, "elements must be rows × columns")
+        precondition(elements.count > 0 || max(rowCount, columnCount) <= WireLimits.maxEmptyDimension,
+                     "an array without elements has at most \(WireLimits.maxEmptyDimension) rows or columns (docs/PROTOCOL.md §2.4)")
         self.rowCount = rowCount
         self.columnCount = columnCount
         self.rowOrigin = rowOrigin
@@ -167,6 +169,12 @@ public struct ArrayView: @unchecked Sendable {
         guard !overflow, n <= available else {
             throw WireError(.countTooLarge, field: "array.row_count", offset: origin + 4,
                             detail: "\(rows) × \(columns) elements cannot fit in the \(available) bytes that follow")
+        }
+        guard n > 0 || max(rows, columns) <= WireLimits.maxEmptyDimension else {
+            throw WireError(.countTooLarge, field: rows > columns ? "array.row_count" : "array.column_count",
+                            offset: origin + (rows > columns ? 4 : 8),
+                            detail: "an empty \(rows) × \(columns) array: an array without elements has at most "
+                                + "\(WireLimits.maxEmptyDimension) rows or columns")
         }
         if type == .string {
             let tableBytes = 4 * (n + 1)
@@ -281,10 +289,13 @@ public struct ArrayView: @unchecked Sendable {
         case .int64: elements = .int64(withElements(Int64.self) { Array($0) })
         case .bool: elements = .bool(withElements(UInt8.self) { $0.map { $0 != 0 } })
         case .string:
-            var strings: [String] = []
-            strings.reserveCapacity(rowCount * columnCount)
-            for r in 0..<rowCount { for c in 0..<columnCount { strings.append(string(row: r, column: c)) } }
-            elements = .string(strings)
+            // Row-major, as stored: one pass over the elements, whatever the dimensions.
+            elements = .string(withExtendedLifetime(buffer) {
+                (0..<(rowCount * columnCount)).map { i in
+                    let range = stringRange(i)
+                    return String(decoding: UnsafeRawBufferPointer(start: payload + range.lowerBound, count: range.count), as: UTF8.self)
+                }
+            })
         }
         return Array2D(rowCount: rowCount, columnCount: columnCount, rowOrigin: rowOrigin,
                        columnOrigin: columnOrigin, elements: elements)

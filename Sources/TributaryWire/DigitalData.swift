@@ -78,6 +78,11 @@ public struct DigitalView: @unchecked Sendable {
                             detail: "\(lineCount) exceeds the limit \(WireLimits.maxChannels)")
         }
         let sampleCount = Int(try r.read(UInt32.self, "digital.sample_count"))
+        guard lineCount > 0 || sampleCount <= WireLimits.maxEmptyDimension else {
+            throw WireError(.countTooLarge, field: "digital.sample_count", offset: origin + 4,
+                            detail: "\(sampleCount) samples of no line: a frame without lines has at most "
+                                + "\(WireLimits.maxEmptyDimension) samples")
+        }
         firstSample = try r.read(UInt64.self, "digital.first_sample")
         let layout = DigitalLayout(lineCount: lineCount, sampleCount: sampleCount)
         guard align8(layout.contentLength) == bytes.count else {

@@ -8,6 +8,10 @@ public enum WireLimits {
     public static let maxChannels = 65_535
     /// The longest string field in bytes (16 MiB); message and XML texts are bounded by the frame.
     public static let maxStringLength = 16 << 20
+    /// The largest other dimension of a package with no elements (an array with no columns, an
+    /// analog frame with no channels …): an empty package costs no bytes, so without this bound a
+    /// few bytes could make a receiver loop over 2^32 empty rows.
+    public static let maxEmptyDimension = 65_536
 }
 
 /// Header flags. Bits 0-7 are critical: a receiver that does not know a set critical bit must reject
