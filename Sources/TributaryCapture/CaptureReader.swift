@@ -421,9 +421,10 @@ public final class CaptureReader {
     /// Reads and decodes one chunk record into its frames' bytes.
     /// - Parameter entry: a chunk entry of `index`.
     /// - Returns: the recorded frames, back to back, exactly as they arrived.
+    /// - Parameter samples: false to leave the analog sample matrices zero (see `frames(of:samples:)`).
     /// - Throws: `CaptureError.damagedRecord` naming the offset when the record is damaged (also added to `damage`).
-    public func readChunk(_ entry: IndexEntry) throws(CaptureError) -> FrameBuffer {
-        switch decodeChunk(entry, record: record, decoder: decoder) {
+    public func readChunk(_ entry: IndexEntry, samples: Bool = true) throws(CaptureError) -> FrameBuffer {
+        switch decodeChunk(entry, record: record, decoder: decoder, samples: samples) {
         case .success(let buffer): return buffer
         case .failure(let reason): throw noteDamage(entry, reason.text)
         }
@@ -434,11 +435,7 @@ public final class CaptureReader {
     /// - Parameter samples: false for the frames with their analog sample matrices left zero (the
     ///   numeric streams are not decoded): headers, layouts and every other payload, much faster.
     public func frames(of entry: IndexEntry, samples: Bool = true) throws(CaptureError) -> [Frame] {
-        let buffer: FrameBuffer
-        switch decodeChunk(entry, record: record, decoder: decoder, samples: samples) {
-        case .success(let decoded): buffer = decoded
-        case .failure(let reason): throw noteDamage(entry, reason.text)
-        }
+        let buffer = try readChunk(entry, samples: samples)
         switch Self.splitFrames(buffer, expected: Int(entry.envelope.frameCount)) {
         case .success(let frames): return frames
         case .failure(let reason): throw noteDamage(entry, reason.text)

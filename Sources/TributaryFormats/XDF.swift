@@ -382,6 +382,20 @@ public struct XDFFile: Sendable {
                 self.xml = xml
                 strings = Array(repeating: [], count: h.channelCount)
             }
+
+            /// A sample's timestamp: 8 bytes of f64 after its length byte, or none (0): the previous
+            /// one plus `step`.
+            func readTimestamp(_ c: inout ByteSource, step: Double) throws(FormatError) {
+                let tb = try c.u8("timestamp bytes")
+                if tb == 8 {
+                    stamped.append(timestamps.count)
+                    timestamps.append(try c.f64("timestamp"))
+                } else if tb == 0 {
+                    timestamps.append((timestamps.last ?? 0) + step)
+                } else {
+                    throw c.fail("timestamp bytes \(tb), must be 0 or 8")
+                }
+            }
         }
         var fileHeader = ""
         var streams: [UInt32: Building] = [:]
@@ -459,15 +473,7 @@ public struct XDFFile: Sendable {
                         try s.raw.withUnsafeMutableBytes { dst in
                             var p = dst.baseAddress! + old
                             for _ in 0..<n {
-                                let tb = try c.u8("timestamp bytes")
-                                if tb == 8 {
-                                    s.stamped.append(s.timestamps.count)
-                                    s.timestamps.append(try c.f64("timestamp"))
-                                } else if tb == 0 {
-                                    s.timestamps.append((s.timestamps.last ?? 0) + step)
-                                } else {
-                                    throw c.fail("timestamp bytes \(tb), must be 0 or 8")
-                                }
+                                try s.readTimestamp(&c, step: step)
                                 let v = try c.slice(width, "values")
                                 if width > 0 { p.copyMemory(from: v.baseAddress!, byteCount: width) }
                                 p += width
@@ -477,15 +483,7 @@ public struct XDFFile: Sendable {
                     continue
                 }
                 for _ in 0..<n {
-                    let tb = try c.u8("timestamp bytes")
-                    if tb == 8 {
-                        s.stamped.append(s.timestamps.count)
-                        s.timestamps.append(try c.f64("timestamp"))
-                    } else if tb == 0 {
-                        s.timestamps.append((s.timestamps.last ?? 0) + step)
-                    } else {
-                        throw c.fail("timestamp bytes \(tb), must be 0 or 8")
-                    }
+                    try s.readTimestamp(&c, step: step)
                     for k in 0..<channels {
                         let len = try varlen(&c, "string length")
                         s.strings[k].append(try c.utf8(len, "string"))

@@ -466,29 +466,38 @@ enum LatentCoder {
         // few, when the block ends the stream) are read byte by byte.
         let readable = input.count - p
         let fast = shift == 0 ? n : (readable < 8 ? 0 : min(n, (8 * (readable - 8) + 7) / shift + 1))
-        // Without escapes every symbol must be a bin: checked once (a vectorised maximum), then the
-        // values are made without a test each.
-        if escapes == 0 && shift > 0 {
-            var largest: UInt8 = 0
-            for i in 0..<n { largest = max(largest, symbols[i]) }
-            guard Int(largest) < binCount else { throw Corrupt() }
+        /// Calls `body` with each value's index and low bits, in order: one 8-byte load per value,
+        /// byte by byte for the last few.
+        @inline(__always) func forEachLow(_ body: (Int, UInt64) throws(Corrupt) -> Void) throws(Corrupt) {
+            guard shift > 0 else {
+                for i in 0..<n { try body(i, 0) }
+                return
+            }
             var position = 0
             for i in 0..<fast {
                 let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: position &>> 3, as: UInt64.self))
-                r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ ((word &>> UInt64(position & 7)) & mask))
+                try body(i, (word &>> UInt64(position & 7)) & mask)
                 position &+= shift
             }
             for i in fast..<n {
                 let byte = position &>> 3
                 var word: UInt64 = 0
                 for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
-                r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ ((word &>> UInt64(position & 7)) & mask))
+                try body(i, (word &>> UInt64(position & 7)) & mask)
                 position &+= shift
             }
+        }
+        // Without escapes every symbol must be a bin: checked once (a vectorised maximum), then the
+        // values are made without a test each.
+        if escapes == 0 {
+            var largest: UInt8 = 0
+            for i in 0..<n { largest = max(largest, symbols[i]) }
+            guard Int(largest) < binCount else { throw Corrupt() }
+            try forEachLow { i, low in r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ low) }
             return p + offsetBytes
         }
         var taken = 0
-        @inline(__always) func value(_ i: Int, _ low: UInt64) throws(Corrupt) {
+        try forEachLow { i, low throws(Corrupt) in
             let s = Int(symbols[i])
             if s < binCount {
                 r[i] = Int64(bitPattern: binValue[s] &+ low)
@@ -496,23 +505,6 @@ enum LatentCoder {
                 guard s == binCount, taken < escapes else { throw Corrupt() }
                 r[i] = Int64(bitPattern: base &+ ((high.read(highWidth) &<< q) | low))
                 taken += 1
-            }
-        }
-        if shift == 0 {
-            for i in 0..<n { try value(i, 0) }
-        } else {
-            var position = 0
-            for i in 0..<fast {
-                let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: position &>> 3, as: UInt64.self))
-                try value(i, (word &>> UInt64(position & 7)) & mask)
-                position &+= shift
-            }
-            for i in fast..<n {
-                let byte = position &>> 3
-                var word: UInt64 = 0
-                for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
-                try value(i, (word &>> UInt64(position & 7)) & mask)
-                position &+= shift
             }
         }
         guard taken == escapes, !high.overrun else { throw Corrupt() }
