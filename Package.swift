@@ -33,7 +33,7 @@ let package = Package(
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
         .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["CMalloc", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
+        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
         .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryAnalysis",
@@ -76,6 +76,7 @@ let package = Package(
         .systemLibrary(name: "CCivetWeb", providers: [.apt(["libcivetweb-dev"])]),
         /// glibc's mallopt (part of libc: nothing to install or link).
         .systemLibrary(name: "CMalloc"),
+        .systemLibrary(name: "CSocketControl"),
 
         // MARK: - Tests
 

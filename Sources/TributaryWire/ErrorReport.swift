@@ -34,6 +34,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let checksumMismatch = ErrorCode(rawValue: 14)
     /// 15: the publisher has as many sessions as it accepts; try again later.
     public static let publisherFull = ErrorCode(rawValue: 15)
+    /// 16: the peer sent frames faster than the receiver reads them (the publisher's
+    /// `maxInboundFramesPerSecond`); its connection is closed.
+    public static let tooManyFrames = ErrorCode(rawValue: 16)
 
     /// SCCT's name for the code.
     public var name: String {
@@ -53,6 +56,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case 13: "slow consumer"
         case 14: "checksum mismatch"
         case 15: "publisher full"
+        case 16: "too many frames"
         default: "error \(rawValue)"
         }
     }

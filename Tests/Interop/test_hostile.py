@@ -16,7 +16,9 @@ import unittest
 import zmq
 
 import wire_spec as w
-from test_transport_cli import Server
+import subprocess
+
+from test_transport_cli import Server, TRIBUTARY
 
 KEY = "k"
 DEVICE = "id=1,name=victim-feed,rate=2000,channels=4,freq=50,amp=1,noise=0.01,block=100"
@@ -95,11 +97,13 @@ class Victim:
 class RawZMTP:
     """A raw TCP peer that speaks just enough ZMTP 3.0 (NULL mechanism, DEALER) to reach the ROUTER."""
 
-    def __init__(self, port):
+    def __init__(self, port, identity=b""):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         greeting = b"\xff" + b"\0" * 8 + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\0") + b"\0" + b"\0" * 31
         self.sock.sendall(greeting)
         body = b"\x05READY" + b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
+        if identity:
+            body += b"\x08Identity" + struct.pack(">I", len(identity)) + identity
         self.sock.sendall(b"\x04" + bytes([len(body)]) + body)
         received = b""
         while len(received) < 64:
@@ -138,6 +142,11 @@ class RawZMTP:
             except OSError:
                 break
         return total
+
+    @staticmethod
+    def ping(ttl_deciseconds=100):
+        """A ZMTP 3.1 PING command (libzmq answers it with a PONG from its I/O thread)."""
+        return bytes([0x04, 7]) + b"\x04PING" + struct.pack(">H", ttl_deciseconds)
 
     def reset(self):
         """Closes with RST (SO_LINGER 0) while the publisher may still hold what was sent."""
@@ -350,10 +359,130 @@ class HostilePeerTests(unittest.TestCase):
         self.assert_survived("file-chunk amplification", rss_budget=16 * MIB, peak=meter.stop())
         del started
 
+    def test_7_a_ping_behind_a_stalled_burst_and_a_reset_never_crashes_the_publisher(self):
+        """libzmq 4.3.4 aborts (`!_io_error`, stream_engine_base.cpp:331) when a connection whose
+        reading it stopped (receive queue full) is reset and then resumed with a PING among the bytes
+        it had buffered. A bounded receive queue let any peer do this without a key: 30 connections
+        x (a burst of small frames, a PING, RST) killed the publisher within two rounds."""
+        junk = RawZMTP.message(b"XXXX" + b"\x01" * 36)
+        for round_number in range(12):
+            peers = []
+            for _ in range(30):
+                try:
+                    peers.append(RawZMTP(self.server.port))
+                except OSError:
+                    pass  # closed at once: the pending-peer limit at work
+            payload = junk * (120 + 5 * round_number) + RawZMTP.ping()
+            for peer in peers:
+                try:
+                    peer.sock.sendall(payload)
+                except OSError:
+                    pass
+            for peer in peers:
+                peer.reset()
+            time.sleep(0.05)
+            self.assertIsNone(self.server.process.poll(), f"serve died in round {round_number + 1}")
+        self.assert_survived("12 rounds of bursts ending in a PING, then resets")
+
+    def flood(self, make_peer, data, seconds, threads=4):
+        """Peers from `make_peer` each send `data` over and over for `seconds` (a new peer when the
+        publisher closes one); returns how many peers were closed by the publisher."""
+        closed, stop = [0], time.monotonic() + seconds
+
+        def blast():
+            while time.monotonic() < stop:
+                try:
+                    peer = make_peer()
+                except OSError:
+                    time.sleep(0.01)
+                    continue
+                peer.sock.settimeout(0.5)
+                try:
+                    while time.monotonic() < stop:
+                        peer.sock.sendall(data)
+                except OSError:
+                    closed[0] += 1
+                peer.reset()
+
+        workers = [threading.Thread(target=blast) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return closed[0]
+
+    def test_8_floods_without_a_session_are_cut_off(self):
+        """Peers without a session that flood (tiny frames; or a duplicate routing id, whose frames
+        libzmq keeps without ever handing them to the publisher) are closed within the 64 KiB a
+        connection may send before its session opens, and what they cost stays bounded."""
+        meter = PeakRSS(self.server.process.pid)
+        port = self.server.port
+        closed = self.flood(lambda: RawZMTP(port), RawZMTP.message(b"") * 20_000, seconds=2.0)
+        self.assertGreater(closed, 0, "no flooding connection was closed")
+        anchor = RawZMTP(port, identity=b"same")
+        closed = self.flood(lambda: RawZMTP(port, identity=b"same"), RawZMTP.message(b"same") * 20_000, seconds=2.0)
+        anchor.reset()
+        self.assertGreater(closed, 0, "no connection flooding under a duplicate routing id was closed")
+        time.sleep(0.5)
+        self.assert_survived("floods of tiny frames and under a duplicate routing id", rss_budget=128 * MIB,
+                             peak=meter.stop())
+
+    def test_9_a_session_that_floods_gets_error_16_and_is_closed(self):
+        """A subscriber with the key that sends faster than the publisher reads: error 16 (too many
+        frames), then its connection is closed; the other subscribers lose nothing."""
+        meter = PeakRSS(self.server.process.pid)
+        s = authenticated(self.server.port, description="flooder")
+        burst = [w.frame("credit", w.credit(1), sequence=n + 1) for n in range(2_000)]
+        error, deadline = None, time.monotonic() + 10
+        s.setsockopt(zmq.SNDTIMEO, 100)
+        while error is None and time.monotonic() < deadline:
+            for frame in burst:
+                try:
+                    s.send(frame, zmq.DONTWAIT)
+                except zmq.Again:
+                    break
+            while error is None:
+                try:
+                    data = b"".join(s.recv_multipart(zmq.DONTWAIT))
+                except zmq.Again:
+                    break
+                if data[5] == w.KINDS["error"]:
+                    error = (struct.unpack_from("<I", data, 40)[0], data[48:48 + struct.unpack_from("<I", data, 44)[0]].decode())
+        s.close()
+        self.assertIsNotNone(error, "a session sending 2 000 frames at a time for 10 s was never stopped")
+        self.assertEqual(error[0], 16, error)
+        time.sleep(0.5)
+        self.assert_survived("a flooding session", rss_budget=128 * MIB, peak=meter.stop())
+
     def server_cpu(self):
         with open(f"/proc/{self.server.process.pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class DyingPublisherTests(unittest.TestCase):
+    def test_a_paused_subscriber_outlives_its_publisher(self):
+        """A subscriber too slow for its publisher pauses (its queue is full, libzmq stops reading);
+        its publisher then dies. With ZMTP heartbeats on, libzmq 4.3.4 aborted the subscriber at the
+        next PING (`!_io_error`, stream_engine_base.cpp:331). It must instead deliver what it had and
+        end with error 5."""
+        server = Server("--simulate", "id=1,name=fast,rate=400000,channels=8,block=100")
+        subscriber = subprocess.Popen([TRIBUTARY, "subscribe", f"127.0.0.1:{server.port}", "--api-key", KEY],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(3.0)  # nobody reads its output: its observer blocks, its queues fill
+            server.stop()
+            time.sleep(3.0)  # a PING timer (1 s) would have fired on the dead connection by now
+            died = subscriber.poll()
+            output, errors = subscriber.communicate(timeout=60)
+            self.assertIsNone(died, f"the paused subscriber died ({died}): {errors.decode()[:300]}")
+        finally:
+            if subscriber.poll() is None:
+                subscriber.kill()
+                subscriber.communicate()
+        self.assertGreater(len(output), 0)
+        self.assertEqual(subscriber.returncode, 1, errors.decode()[-300:])
+        self.assertIn("error 5 (lost connection)", errors.decode())
 
 
 if __name__ == "__main__":

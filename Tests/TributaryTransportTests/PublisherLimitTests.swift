@@ -20,6 +20,34 @@ import TributaryWire
         #expect(publisher.subscribers().count == 2)
     }
 
+    @Test func aSessionSendingMoreFramesThanAllowedGetsErrorSixteen() throws {
+        // 1 000 a second: at most 100 within one 100 ms window.
+        let publisher = try makePublisher { $0.maxInboundFramesPerSecond = 1_000 }
+        defer { publisher.stop() }
+        let client = try RawClient(port: publisher.port!)
+        try client.hello()
+        #expect(client.receive(until: .welcome) != nil)
+        for sequence in 1...300 { try client.send(.credit(1), sequence: UInt64(sequence)) }
+        let report = errorReport(in: client.receive(until: .close))
+        #expect(report?.code == .tooManyFrames)
+        #expect(report?.message.contains("more than 100 frames within 100 ms") == true)
+        #expect(waitUntil(.seconds(3)) { publisher.subscribers().isEmpty })
+    }
+
+    @Test func aSessionWithinTheFrameRateKeepsGoing() throws {
+        let publisher = try makePublisher { $0.maxInboundFramesPerSecond = 1_000 }
+        defer { publisher.stop() }
+        let client = try RawClient(port: publisher.port!)
+        try client.hello()
+        #expect(client.receive(until: .welcome) != nil)
+        // 90 frames, a pause longer than the window, 90 more: never more than 100 in 100 ms.
+        for sequence in 1...90 { try client.send(.credit(1), sequence: UInt64(sequence)) }
+        usleep(150_000)
+        for sequence in 91...180 { try client.send(.credit(1), sequence: UInt64(sequence)) }
+        usleep(100_000)
+        #expect(publisher.subscribers().count == 1)
+    }
+
     @Test func nonFiniteTimeoutsAreRefusedAndHugeOnesCapped() throws {
         let publisher = try makePublisher { $0.maxSessionTimeout = .seconds(2) }
         defer { publisher.stop() }

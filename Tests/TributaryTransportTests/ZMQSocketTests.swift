@@ -151,7 +151,9 @@ func port(of endpoint: String) -> UInt16? {
         #expect(try router.option(.heartbeatInterval) == 0)
         #expect(try router.option(.handshakeInterval) == 5_000)
         #expect(try router.option(.tcpKeepalive) == 1)
-        #expect(try router.option(.receiveHighWaterMark) == 100)
+        // The ROUTER never stops reading a peer (libzmq 4.3.4 aborts when a stopped, reset connection
+        // resumes with a PING buffered); the publisher bounds what peers send itself.
+        #expect(try router.option(.receiveHighWaterMark) == 0)
         #expect(try router.option(.maxMessageSize) == 4_096)
         try router.setOption(.receiveTimeout, 3_000)
         try router.bind("tcp://127.0.0.1:0")
@@ -160,6 +162,9 @@ func port(of endpoint: String) -> UInt16? {
         dealerSettings.routingID = Array("sub-7".utf8)
         let dealer = try ZMQSocket.subscriberDealer(context: context, settings: dealerSettings)
         #expect(try dealer.option(.reconnectInterval) == 100)
+        // No ZMTP PINGs from a subscriber either: a PING timer that fires on a connection stopped by
+        // a full receive queue and then reset (a publisher dying while the subscriber pauses) aborts.
+        #expect(try dealer.option(.heartbeatInterval) == 0)
         #expect(try dealer.option(.reconnectIntervalMax) == 5_000)
         #expect(try dealer.option(.maxMessageSize) == 256 << 20)
         try dealer.setOption(.receiveTimeout, 3_000)

@@ -1,16 +1,20 @@
+import CSocketControl
 import Foundation
 
 /// The TCP connections of the publisher's ROUTER, as its socket monitor reports them, and what each
 /// has done: opened a session, been refused, or nothing yet. Lives on the publisher's loop thread.
 ///
 /// libzmq 4.3 gives a ROUTER no way to drop one peer, and holds for every connection whatever that
-/// peer sends, authenticated or not. This table is how the publisher bounds that (docs/PROTOCOL.md
-/// §4.8): it counts the connections without a session and closes the excess at once, closes those
-/// that send no acceptable hello in time or that were refused, and tells the engine when a session's
-/// connection is gone so that the session goes with it.
+/// peer sends, authenticated or not (the ROUTER reads without a high-water mark: see
+/// `ZMQRouterSettings.receiveHighWaterMark`). This table is how the publisher bounds that
+/// (docs/PROTOCOL.md §4.8): it counts the connections without a session and closes the excess at
+/// once; closes those that send no acceptable hello in time, that were refused, that keep sending
+/// after a refusal, or that send more bytes than a hello may take; and tells the engine when a
+/// session's connection is gone so that the session goes with it.
 ///
-/// A connection is closed with `shutdown(2)` on its descriptor (libzmq then sees the end of the
-/// stream and tears the connection down itself; the descriptor stays libzmq's to close). The
+/// A connection is closed by making the kernel drop whatever its peer still sends (a socket filter)
+/// and `shutdown(2)` on its descriptor: libzmq reads what was already queued, sees the end of the
+/// stream and tears the connection down itself (the descriptor stays libzmq's to close). The
 /// descriptor is only touched while the table knows it to be open — the monitor reports a
 /// disconnection before libzmq closes the descriptor, and the table reads every pending event
 /// before it acts — and only if the descriptor's peer is still the one recorded when it was
@@ -31,21 +35,35 @@ final class PeerConnections {
         let peer: String
         let acceptedNs: UInt64
         var state: State
+        /// The connection's received-byte count when it last became sessionless (what it sends
+        /// without a session is measured from here).
+        var bytesBaseline: Int64 = 0
+        /// Messages read from it since it was refused.
+        var messagesAfterRefusal = 0
+        /// Whether the kernel drops what its peer sends (`silence`).
+        var silenced = false
     }
 
     private(set) var connections: [Int32: Connection] = [:]
     let maxPending: Int
     let helloDeadlineNs: UInt64
+    /// What a connection may send while it has no session (a hello, or whatever comes before its
+    /// refusal is read); beyond it the connection is closed at the next `closeOverdue`.
+    let maxBytesWithoutSession: Int64
     /// How long a refused connection stays open for its error and close frames to leave.
     static let refusalGraceNs: UInt64 = 500_000_000
+    /// Messages a refused peer may still send (frames it had in flight) before it is closed at once.
+    static let messagesAfterRefusalAllowed = 64
     /// Connections closed by this table, by reason (statistics and tests).
     private(set) var closedForLimit: UInt64 = 0
     private(set) var closedForDeadline: UInt64 = 0
     private(set) var closedAfterRefusal: UInt64 = 0
+    private(set) var closedForFlooding: UInt64 = 0
 
-    init(maxPending: Int, helloDeadlineNs: UInt64) {
+    init(maxPending: Int, helloDeadlineNs: UInt64, maxBytesWithoutSession: Int64) {
         self.maxPending = maxPending
         self.helloDeadlineNs = helloDeadlineNs
+        self.maxBytesWithoutSession = maxBytesWithoutSession
     }
 
     /// Connections without a session (pending or refused).
@@ -89,7 +107,30 @@ final class PeerConnections {
     func endedSession(on fd: Int32?, refused: Bool, now: UInt64) {
         guard let fd, let old = connections[fd] else { return }
         connections[fd] = Connection(fd: fd, peer: old.peer, acceptedNs: now,
-                                     state: refused ? .refused(closeAtNs: now + Self.refusalGraceNs) : .pending)
+                                     state: refused ? .refused(closeAtNs: now + Self.refusalGraceNs) : .pending,
+                                     bytesBaseline: max(0, tributary_tcp_bytes_received(fd)))
+    }
+
+    /// A message from a refused connection: true when it has now sent more than it may have had in
+    /// flight at its refusal (it is not waiting for its answer), and was silenced.
+    func messageAfterRefusal(on fd: Int32?, now: UInt64) -> Bool {
+        guard let fd, connections[fd] != nil else { return false }
+        connections[fd]!.messagesAfterRefusal += 1
+        guard connections[fd]!.messagesAfterRefusal > Self.messagesAfterRefusalAllowed else { return false }
+        silence(fd, now: now)
+        return true
+    }
+
+    /// A flooding peer: from now on the kernel drops what it sends, and the connection is refused
+    /// (closed after the grace period, so that the error and close already queued can still leave).
+    func silence(_ fd: Int32?, now: UInt64) {
+        guard let fd, let connection = connections[fd], !connection.silenced else { return }
+        guard !connection.peer.isEmpty, Self.peerName(of: fd) == connection.peer else { return }
+        _ = tributary_drop_input(fd)
+        connections[fd]!.silenced = true
+        closedForFlooding += 1
+        if case .refused = connection.state { return }
+        connections[fd]!.state = .refused(closeAtNs: now + Self.refusalGraceNs)
     }
 
     /// Marks a connection without a session as refused: it is closed after a short grace period.
@@ -99,24 +140,36 @@ final class PeerConnections {
         connections[fd]!.state = .refused(closeAtNs: now + Self.refusalGraceNs)
     }
 
-    /// Closes refused connections whose grace has passed and pending ones past the hello deadline.
-    /// Call only after every queued monitor event has been read.
+    /// Closes refused connections whose grace has passed, pending ones past the hello deadline, and
+    /// any without a session that received more than `maxBytesWithoutSession`. Call only after every
+    /// queued monitor event has been read.
     func closeOverdue(now: UInt64) {
-        var overdue: [(Int32, String, Bool)] = []
+        enum Reason { case deadline, refusal, flooding }
+        var overdue: [(Int32, String, Reason)] = []
         for connection in connections.values {
+            if connection.hasSession { continue }
+            // Bytes the kernel received, whether or not libzmq has handed them to the publisher yet
+            // (a peer whose messages libzmq does not deliver, e.g. under a duplicate routing id).
+            if tributary_tcp_bytes_received(connection.fd) - connection.bytesBaseline > maxBytesWithoutSession {
+                overdue.append((connection.fd, connection.peer, .flooding))
+                continue
+            }
             switch connection.state {
             case .session: continue
             case .pending:
-                if now &- connection.acceptedNs > helloDeadlineNs { overdue.append((connection.fd, connection.peer, false)) }
+                if now &- connection.acceptedNs > helloDeadlineNs { overdue.append((connection.fd, connection.peer, .deadline)) }
             case .refused(let closeAt):
-                if now >= closeAt { overdue.append((connection.fd, connection.peer, true)) }
+                if now >= closeAt { overdue.append((connection.fd, connection.peer, .refusal)) }
             }
         }
-        for (fd, peer, wasRefused) in overdue {
+        for (fd, peer, reason) in overdue {
             // Forgotten now; the disconnection event that follows finds nothing.
             connections[fd] = nil
-            if Self.shutDown(fd, expectedPeer: peer) {
-                if wasRefused { closedAfterRefusal += 1 } else { closedForDeadline += 1 }
+            guard Self.shutDown(fd, expectedPeer: peer) else { continue }
+            switch reason {
+            case .deadline: closedForDeadline += 1
+            case .refusal: closedAfterRefusal += 1
+            case .flooding: closedForFlooding += 1
             }
         }
     }
@@ -141,10 +194,13 @@ final class PeerConnections {
         return String(cString: host) + ":" + String(cString: port)
     }
 
-    /// Shuts a connection down if its descriptor still leads to `expectedPeer`.
+    /// Shuts a connection down if its descriptor still leads to `expectedPeer`. Without the filter a
+    /// peer that keeps sending would keep the connection open: Linux queues data that arrives after
+    /// `shutdown`, and libzmq goes on reading and decoding it.
     @discardableResult
     static func shutDown(_ fd: Int32, expectedPeer: String) -> Bool {
         guard !expectedPeer.isEmpty, peerName(of: fd) == expectedPeer else { return false }
+        _ = tributary_drop_input(fd)
         return shutdown(fd, Int32(SHUT_RDWR)) == 0
     }
 }

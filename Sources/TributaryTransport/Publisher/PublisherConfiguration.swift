@@ -25,10 +25,11 @@ public struct PublisherCurve: Sendable {
 /// Everything a `Publisher` is configured with; all fields have working defaults except the endpoint.
 ///
 /// The limits bound what a peer can make the publisher hold (docs/PROTOCOL.md §4.8): a connection
-/// that has not opened a session holds at most one partial message of `maxInboundFrameSize` bytes in
-/// libzmq, and there are at most `maxPendingPeers` of them, so all peers without a session together
-/// hold at most `maxPendingPeers × maxInboundFrameSize` (32 MiB with the defaults); each session may
-/// hold at most `maxInboundTransferSize` of files being reassembled, all sessions together at most
+/// that has not opened a session may send at most `maxBytesWithoutSession` bytes, and there are at
+/// most `maxPendingPeers` of them (`pendingPeerMemoryBound`, plus what arrives within the 2 ms
+/// between checks); a session may send at most `maxInboundFramesPerSecond` frames a second and get
+/// at most `maxUnreadBytesPerSession` ahead of the publisher's reading; each session may hold at
+/// most `maxInboundTransferSize` of files being reassembled, all sessions together at most
 /// `maxReassemblyBytes`.
 public struct PublisherConfiguration: Sendable {
     /// Where to listen: `tcp://0.0.0.0:5560`, `tcp://127.0.0.1:0` (any free port; read `Publisher.endpoint`).
@@ -56,6 +57,13 @@ public struct PublisherConfiguration: Sendable {
     /// Connections that have not opened a session (no accepted hello yet, or refused): a new
     /// connection beyond this is closed at once.
     public var maxPendingPeers: Int
+    /// Frames a session may send a second, counted over windows of 100 ms; a subscriber that sends
+    /// more gets error 16 (too many frames) and its connection is closed.
+    public var maxInboundFramesPerSecond: Int
+    /// How far a session's subscriber may get ahead of the publisher's reading (bytes its connection
+    /// received that the publisher has not read yet, checked every 20 ms); beyond it the subscriber
+    /// gets error 16 and its connection is closed. At least two `maxInboundFrameSize`.
+    public var maxUnreadBytesPerSession: Int
     /// Sessions open at once; a hello beyond this is refused with error 15.
     public var maxSessions: Int
     /// Time a connection has to send an acceptable hello; then it is closed.
@@ -76,7 +84,9 @@ public struct PublisherConfiguration: Sendable {
                 maxClockSkew: Duration? = .seconds(300), slowConsumerPolicy: SlowConsumerPolicy = .dropAndCount,
                 subscriberQueueFrames: Int32 = 1_000, maxInboundFrameSize: Int = 1 << 20,
                 maxInboundTransferSize: UInt64 = 64 << 20, maxReassemblyBytes: UInt64 = 256 << 20,
-                maxPendingPeers: Int = 32, maxSessions: Int = 256, helloDeadline: Duration = .seconds(10),
+                maxPendingPeers: Int = 32, maxInboundFramesPerSecond: Int = 100_000,
+                maxUnreadBytesPerSession: Int = 16 << 20, maxSessions: Int = 256,
+                helloDeadline: Duration = .seconds(10),
                 maxSessionTimeout: Duration = .seconds(3_600), maxFiltersPerSession: Int = 16,
                 handOffCapacity: Int = 4_096, digitalOnChangeOnly: Bool = false, curve: PublisherCurve? = nil) {
         self.endpoint = endpoint
@@ -89,6 +99,8 @@ public struct PublisherConfiguration: Sendable {
         self.maxInboundTransferSize = maxInboundTransferSize
         self.maxReassemblyBytes = maxReassemblyBytes
         self.maxPendingPeers = maxPendingPeers
+        self.maxInboundFramesPerSecond = maxInboundFramesPerSecond
+        self.maxUnreadBytesPerSession = maxUnreadBytesPerSession
         self.maxSessions = maxSessions
         self.helloDeadline = helloDeadline
         self.maxSessionTimeout = maxSessionTimeout
@@ -98,9 +110,13 @@ public struct PublisherConfiguration: Sendable {
         self.curve = curve
     }
 
+    /// What one connection may send before its session opens, handshake included: 64 KiB (a hello
+    /// is a few hundred bytes; the rest covers the frames a refused peer may have had in flight).
+    public var maxBytesWithoutSession: Int { 64 << 10 }
+
     /// The most that connections without a session can make the publisher hold together, in bytes
-    /// (`maxPendingPeers × maxInboundFrameSize`).
-    public var pendingPeerMemoryBound: Int { maxPendingPeers * maxInboundFrameSize }
+    /// (`maxPendingPeers × maxBytesWithoutSession`), plus what arrives within the 2 ms between checks.
+    public var pendingPeerMemoryBound: Int { maxPendingPeers * maxBytesWithoutSession }
 }
 
 /// One subscriber as the publisher sees it (`Publisher.subscribers()`).

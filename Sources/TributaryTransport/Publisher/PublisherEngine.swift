@@ -1,3 +1,4 @@
+import CSocketControl
 import Foundation
 import TributaryWire
 
@@ -49,6 +50,14 @@ final class PublisherEngine {
     private(set) var sessionsRefused: UInt64 = 0
     private let maxFrameSize: Int
     private var housekeepingRounds = 0
+    /// The flood guard: a session may send at most this many frames per `inboundWindowNs`.
+    private let inboundFramesPerWindow: Int
+    static let inboundWindowNs: UInt64 = 100_000_000
+    /// The backlog guard: how far a session's peer may get ahead of the publisher's reading, in bytes
+    /// received by the kernel and not yet read; `backlogSlackPerRound` per housekeeping round is
+    /// forgiven (ZMTP commands libzmq consumes itself, such as a subscriber's heartbeat PINGs).
+    private let maxUnreadBytes: Int64
+    static let backlogSlackPerRound: Int64 = 4_096
 
     static let dataKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
 
@@ -69,7 +78,10 @@ final class PublisherEngine {
         endpoint = try router.lastEndpoint()
         self.router = router
         connections = PeerConnections(maxPending: max(1, configuration.maxPendingPeers),
-                                      helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline))
+                                      helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline),
+                                      maxBytesWithoutSession: Int64(configuration.maxBytesWithoutSession))
+        inboundFramesPerWindow = max(1, configuration.maxInboundFramesPerSecond / Int(1_000_000_000 / Self.inboundWindowNs))
+        maxUnreadBytes = max(Int64(configuration.maxUnreadBytesPerSession), 2 * Int64(configuration.maxInboundFrameSize))
         replyTokens = Self.replyBurst
         var channelCounts: [UInt32: Int] = [:]
         for source in core.sources { channelCounts[source.info.id] = source.configuration.channels.count }
@@ -80,6 +92,14 @@ final class PublisherEngine {
         scope.register(router) { [unowned self] _, _ in self.receiveAll() }
         scope.register(monitor.socket) { [unowned self] _, _ in self.readConnectionEvents() }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
+        // Connections without a session are checked more often: libzmq may hold what such a peer
+        // sends without ever handing it to the publisher (a duplicate routing id), so the only bound
+        // is how soon its received bytes are seen.
+        scope.addTimer(every: .milliseconds(2)) { [unowned self] in
+            guard self.connections.pendingCount > 0 else { return }
+            self.readConnectionEvents()
+            self.connections.closeOverdue(now: monotonicNanoseconds())
+        }
     }
 
     // MARK: Fan-out
@@ -235,7 +255,14 @@ final class PublisherEngine {
         if byRoutingID[routingID] == nil { readConnectionEvents() }
         let session = byRoutingID[routingID]
         if session == nil, case .refused? = connections.state(of: fd) {
-            // Refused, closing shortly: nothing it sends is read, and answers stay rate-limited.
+            // Refused, closing shortly: nothing it sends is read, and answers stay rate-limited. A peer
+            // that keeps sending is not waiting for its answer: it is closed at once.
+            if !connections.messageAfterRefusal(on: fd, now: now) { answerUnknownPeer(routingID, fd: fd, now: now) }
+            return
+        }
+        if session == nil, closedPeers[routingID] != nil, connections.state(of: fd) == nil {
+            // What a connection closed by the publisher (a flood, a refusal) still had queued: drained
+            // without being decoded, so that a flood costs the publisher as little as it can.
             answerUnknownPeer(routingID, fd: fd, now: now)
             return
         }
@@ -261,6 +288,15 @@ final class PublisherEngine {
             return
         }
         session.lastHeardNs = now
+        session.countRead(parts[1...], curve: core.configuration.curve != nil)
+        if session.countInbound(now: now, windowNs: Self.inboundWindowNs, limit: inboundFramesPerWindow) {
+            // Frames come faster than the publisher reads them: libzmq would hold the excess.
+            end(session, ErrorReport(.tooManyFrames, "the subscriber sent more than \(inboundFramesPerWindow) frames within "
+                                     + "\(Self.inboundWindowNs / 1_000_000) ms (the publisher accepts \(core.configuration.maxInboundFramesPerSecond) a second)"),
+                now: now)
+            connections.silence(fd, now: now)
+            return
+        }
         guard case .frame(let frame) = inbound else { return }  // keepalive or ignorable extension
         handle(frame, from: session, now: now)
     }
@@ -384,6 +420,10 @@ final class PublisherEngine {
     // MARK: Sessions
 
     private func accept(_ frame: Frame, routingID: [UInt8], fd: Int32?, firstPart: ZMQReceivedMessage, now: UInt64) {
+        // A hello read from a TCP connection the table does not know (its events were read just
+        // before): the publisher closed it (over the pending limit, flooding) or it is gone. A session
+        // opened on it would outlive it: its disconnection would find no session to end.
+        if let fd, connections.state(of: fd) == nil { return }
         let hello: Hello
         do throws(WireError) {
             guard case .hello(let h) = try frame.payload() else { return }
@@ -567,13 +607,24 @@ final class PublisherEngine {
         connections.closeOverdue(now: now)
         var gone: [Session] = []
         var expired: [Session] = []
+        var flooding: [Session] = []
         for session in sessions {
             if session.hasExpired(now: now) { expired.append(session); continue }
+            if let fd = session.fileDescriptor, case let received = tributary_tcp_bytes_received(fd), received >= 0,
+               session.checkBacklog(received: received, slack: Self.backlogSlackPerRound) > maxUnreadBytes {
+                flooding.append(session)
+                continue
+            }
             if session.flushGap(on: router, now: now) == .gone || !session.keepAliveIfIdle(on: router, now: now) {
                 gone.append(session)
             }
         }
         for session in gone { forget(session) }
+        for session in flooding {
+            end(session, ErrorReport(.tooManyFrames, "the subscriber is more than \(maxUnreadBytes) bytes ahead of what the publisher has read"),
+                now: now)
+            connections.silence(session.fileDescriptor, now: now)
+        }
         for session in expired {
             end(session, ErrorReport(.expiredTimeout, "nothing was heard from the subscriber within its timeout"), now: now)
         }

@@ -37,6 +37,15 @@ final class Session {
 
     /// The TCP connection the session was opened on (nil for inproc).
     var fileDescriptor: Int32?
+    /// The flood guard's window: when it started, and the frames read from the subscriber in it.
+    private var inboundWindowStartNs: UInt64 = 0
+    private var inboundInWindow = 0
+    /// The backlog guard: bytes of ZMTP frames read from the subscriber, the connection's received
+    /// bytes and bytes read at the last check, and how far the peer is ahead of the publisher's reading.
+    var bytesRead: Int64 = 0
+    private var receivedAtCheck: Int64 = -1
+    private var readAtCheck: Int64 = 0
+    private(set) var unreadBytes: Int64 = 0
 
     /// - Parameter timeoutNs: the hello's timeout, already checked and bounded by the publisher.
     init(sessionID: UInt64, routingID: [UInt8], hello: Hello, timeoutNs: UInt64, address: String, userID: String?,
@@ -53,6 +62,40 @@ final class Session {
         assembler = BlobAssembler(maxTransferSize: maxTransferSize, maxPendingTransfers: 4)
         lastHeardNs = now
         lastSentNs = now
+    }
+
+    /// Counts a frame read from the subscriber; true when more than `limit` were read within the
+    /// current window of `windowNs`.
+    func countInbound(now: UInt64, windowNs: UInt64, limit: Int) -> Bool {
+        if now &- inboundWindowStartNs >= windowNs {
+            inboundWindowStartNs = now
+            inboundInWindow = 0
+        }
+        inboundInWindow += 1
+        return inboundInWindow > limit
+    }
+
+    /// Counts the bytes a message read from the subscriber took on the wire: each part's size and its
+    /// ZMTP framing (2 bytes, 9 when the frame is longer than 255 bytes); with CURVE each part is a
+    /// MESSAGE command of 33 bytes more (name, nonce, MAC and flags).
+    func countRead(_ parts: ArraySlice<ZMQReceivedMessage>, curve: Bool) {
+        let boxing = curve ? 33 : 0
+        for part in parts {
+            let frame = part.count + boxing
+            bytesRead += Int64(frame + (frame > 255 ? 9 : 2))
+        }
+    }
+
+    /// Updates `unreadBytes` from the connection's received-byte count: what arrived since the last
+    /// check minus what the publisher read, less `slack` (ZMTP commands such as PINGs, which libzmq
+    /// consumes itself), never below zero. Returns it.
+    func checkBacklog(received: Int64, slack: Int64) -> Int64 {
+        if receivedAtCheck >= 0 {
+            unreadBytes = max(0, unreadBytes + (received - receivedAtCheck) - (bytesRead - readAtCheck) - slack)
+        }
+        receivedAtCheck = received
+        readAtCheck = bytesRead
+        return unreadBytes
     }
 
     /// Whether the session receives data of `sourceID` now (started, and the source selected when

@@ -303,6 +303,16 @@ final class SubjectEngine {
         guard case .frame(let frame) = inbound else { return }
         framesReceived += 1
         let header = frame.header
+        if isOpen && header.kind != .gap && header.sequence < expectedSequence {
+            // Sequence numbers never go back within a session: this frame comes from a new connection
+            // libzmq opened under the session after the old one broke (the publisher answers a
+            // peer it does not know with an error and a close numbered from 0).
+            endSession(ErrorReport(.lostConnection, "the connection to \(parameters?.endpoint ?? "the publisher") broke down "
+                                   + "(a \(header.kind) frame numbered \(header.sequence) came after \(expectedSequence &- 1): "
+                                   + "the publisher no longer knows this session)"),
+                       notifyPublisher: false, reconnect: true)
+            return
+        }
         if header.kind != .gap {
             if header.sequence > expectedSequence { unaccountedLoss += header.sequence - expectedSequence }
             expectedSequence = header.sequence &+ 1

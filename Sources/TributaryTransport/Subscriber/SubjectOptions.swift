@@ -65,12 +65,17 @@ public struct SubjectOptions: Sendable {
     public var maxFrameSize: Int
     /// Largest file or image accepted from the publisher.
     public var maxTransferSize: UInt64
-    /// ZMTP heartbeat period (the timeout is the session timeout given to `open`).
+    /// ZMTP heartbeat PING period (the timeout is the session timeout given to `open`); `.zero`, the
+    /// default, sends none. The session's own keepalives and timeout (docs/PROTOCOL.md §4.4) detect a
+    /// silent publisher without them. Do not enable PINGs with libzmq 4.3.4: it aborts the whole
+    /// process (`Assertion failed: !_io_error (stream_engine_base.cpp:331)`) when a PING timer fires
+    /// on a connection it had stopped reading (a full receive queue: the subscriber paused, §4.5)
+    /// and that was then reset — which is what a publisher that dies while a subscriber is slow does.
     public var heartbeatInterval: Duration
 
     public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
                 receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
-                maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .seconds(1)) {
+                maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero) {
         self.reconnect = reconnect
         self.curve = curve
         self.creditWindow = creditWindow

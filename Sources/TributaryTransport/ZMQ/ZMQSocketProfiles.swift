@@ -4,9 +4,14 @@ import CZMQ
 public struct ZMQRouterSettings: Sendable, Equatable {
     /// Messages queued per subscriber before sends fail with `.again` (counted, then dropped or disconnected).
     public var sendHighWaterMark: Int32 = 1_000
-    /// Messages queued from each peer before libzmq stops reading its connection. Kept small: every
-    /// message queued may be `maxInboundMessageSize` bytes, and the publisher reads them at once anyway.
-    public var receiveHighWaterMark: Int32 = 100
+    /// Messages queued from each peer before libzmq stops reading its connection; 0 (the default):
+    /// never stop. libzmq 4.3.4 aborts the whole process (`Assertion failed: !_io_error
+    /// (stream_engine_base.cpp:331)`) when a connection whose reading was stopped by this mark is
+    /// reset and then resumed with a ZMTP PING among the bytes it had buffered — which any peer,
+    /// without a key, can arrange (a burst of small messages, a PING, a TCP reset; upstream
+    /// zeromq/libzmq#4841). So the ROUTER reads everything, and the publisher bounds what a peer can
+    /// send instead (`PeerConnections`, `PublisherConfiguration.maxInboundFramesPerSecond`).
+    public var receiveHighWaterMark: Int32 = 0
     /// ZMTP heartbeat PING period; `.zero` (the default) sends none. libzmq 4.3.4 aborts the whole
     /// process (`Assertion failed: !_io_error (stream_engine_base.cpp:331)`) when a heartbeat timer
     /// fires on a connection whose input already failed — which any peer can arrange by filling its
@@ -35,8 +40,10 @@ public struct ZMQDealerSettings: Sendable, Equatable {
     public var receiveHighWaterMark: Int32 = 1_000
     /// Messages queued for the publisher.
     public var sendHighWaterMark: Int32 = 1_000
-    /// PING period; a publisher silent for `heartbeatTimeout` after a PING is disconnected (then reconnected).
-    public var heartbeatInterval: Duration = .milliseconds(200)
+    /// PING period; a publisher silent for `heartbeatTimeout` after a PING is disconnected (then
+    /// reconnected). `.zero` sends none (see `SubjectOptions.heartbeatInterval` for why that is the
+    /// subscriber's default).
+    public var heartbeatInterval: Duration = .zero
     /// See `heartbeatInterval`.
     public var heartbeatTimeout: Duration = .seconds(1)
     /// First reconnection delay.
@@ -83,7 +90,9 @@ extension ZMQSocket {
         let socket = try ZMQSocket(context: context, type: .dealer)
         try socket.setOption(.receiveHighWaterMark, settings.receiveHighWaterMark)
         try socket.setOption(.sendHighWaterMark, settings.sendHighWaterMark)
-        try socket.setHeartbeat(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout)
+        if settings.heartbeatInterval > .zero {
+            try socket.setHeartbeat(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout)
+        }
         try socket.setReconnect(initial: settings.reconnectInterval, maximum: settings.reconnectIntervalMax)
         try socket.setOption(.maxMessageSize, settings.maxInboundMessageSize)
         if let routingID = settings.routingID { try socket.setOption(.routingID, routingID) }
