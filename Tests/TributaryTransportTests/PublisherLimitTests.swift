@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TributaryTransport
 import TributaryWire
@@ -46,6 +47,34 @@ import TributaryWire
         for sequence in 91...180 { try client.send(.credit(1), sequence: UInt64(sequence)) }
         usleep(100_000)
         #expect(publisher.subscribers().count == 1)
+    }
+
+    @Test func aBurstOfSubjectsBeyondThePendingLimitAllOpen() throws {
+        // One connection without a session at most: most of the 48 are closed at once, some after
+        // their hello left. Each Subject must still open (a new connection, its hello sent again).
+        let publisher = try makePublisher { $0.maxPendingPeers = 1 }
+        defer { publisher.stop() }
+        let port = publisher.port!
+        let outcomes = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for index in 0..<48 {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                do {
+                    let subject = try Subject()
+                    defer { subject.close() }
+                    _ = try subject.open(address: "127.0.0.1", port: port, apiKey: "secret", description: "burst \(index)", timeout: 4)
+                    outcomes.withLock { $0.append("open") }
+                } catch {
+                    outcomes.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        done.wait()
+        let all = outcomes.withLock { $0 }
+        #expect(all.count == 48)
+        #expect(all.allSatisfy { $0 == "open" }, "\(all.filter { $0 != "open" })")
     }
 
     @Test func nonFiniteTimeoutsAreRefusedAndHugeOnesCapped() throws {

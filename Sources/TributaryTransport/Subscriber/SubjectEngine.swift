@@ -71,6 +71,11 @@ final class SubjectEngine {
     private var pendingError: ErrorReport?
     /// Handshakes of the current open that failed without saying why (`openingFailure`).
     private var handshakeFailuresWithoutDetail = 0
+    static let handshakeFailuresBeforeDiagnosis = 4
+    /// The previous monitor event was a failed handshake (its connection's disconnection follows).
+    private var previousEventWasHandshakeFailure = false
+    /// When to open a new connection for an open whose connection closed before the welcome.
+    private var reopenAtNs: UInt64?
 
     // What the application asked for (restored after a reconnection).
     private var appFilters: [(id: UInt32, request: AppFilterRequest)] = []
@@ -176,6 +181,8 @@ final class SubjectEngine {
 
     private func resetSession() {
         handshakeFailuresWithoutDetail = 0
+        previousEventWasHandshakeFailure = false
+        reopenAtNs = nil
         wireFilters = SubscriberFilters()
         wireToApp = [:]
         appToWire = [:]
@@ -417,6 +424,20 @@ final class SubjectEngine {
             let received: ZMQMonitorEvent??
             do throws(ZMQError) { received = try monitor.receiveEvent(flags: .dontWait) } catch { return }
             guard let event = received ?? nil else { continue }
+            let afterHandshakeFailure = previousEventWasHandshakeFailure
+            previousEventWasHandshakeFailure = event.event.contains(.handshakeFailed)
+            if event.event.contains(.disconnected), case .opening = phase, !afterHandshakeFailure {
+                // The connection closed after its handshake and before the welcome: the publisher
+                // closed it (over its pending-connection limit, in a burst of subscribers) and the
+                // hello went with it. libzmq would reconnect the same DEALER without the hello; a new
+                // DEALER sends it again, 100 ms on, within the same deadline. (A connection that
+                // fails during its handshake never took the hello: libzmq's own retry sends it.)
+                receiveAll()
+                guard case .opening = phase else { return }
+                teardown()
+                reopenAtNs = monotonicNanoseconds() + 100_000_000
+                return
+            }
             if event.event.contains(.disconnected), isOpen {
                 // Frames the publisher sent before the connection closed may still wait in the socket
                 // (the monitor can be read first): a close among them is a normal end, not a lost
@@ -451,14 +472,16 @@ final class SubjectEngine {
         }
         guard event.event.contains(.handshakeFailedProtocol) || event.event.contains(.handshakeFailedNoDetail) else { return nil }
         if event.event.contains(.handshakeFailedNoDetail) {
-            // The connection closed mid-handshake: the next attempt (100 ms on) may say more — the
-            // refusal of this subscriber's key (error 1) or the mechanism mismatch.
+            // The connection closed mid-handshake: the next attempts (libzmq's back-off: 100, 200,
+            // 400 ms on) may say more — the refusal of this subscriber's key (error 1) or the
+            // mechanism mismatch. A publisher with more connections than `maxPendingPeers` also
+            // closes new ones at once (a burst of subscribers): that passes within an attempt or two.
             handshakeFailuresWithoutDetail += 1
-            if handshakeFailuresWithoutDetail < 2 { return nil }
+            if handshakeFailuresWithoutDetail < Self.handshakeFailuresBeforeDiagnosis { return nil }
         }
         // A mechanism mismatch is reported as such only by the side that detects it; the other one
         // sees the connection closed during the handshake (no detail, EPIPE). Against a publisher
-        // without CURVE, a subscriber without CURVE has no handshake that can fail otherwise.
+        // without CURVE, a subscriber without CURVE has no other handshake that fails every time.
         let mismatch = event.event.contains(.handshakeFailedProtocol) && event.value == ConnectDiagnosis.mechanismMismatch
         let message = switch (options.curve != nil, mismatch) {
         case (false, _): "the publisher at \(endpoint) requires CURVE (handshake failed): connect with its public key"
@@ -492,6 +515,9 @@ final class SubjectEngine {
         case .opening(let deadline, _, _):
             if now > deadline {
                 failOpening(ErrorReport(.destinationUnreachable, "nothing answered within the timeout (\(parameters?.endpoint ?? ""))"))
+            } else if let at = reopenAtNs, now >= at {
+                reopenAtNs = nil
+                connect(now: now)
             }
         case .open:
             guard let parameters else { return }
