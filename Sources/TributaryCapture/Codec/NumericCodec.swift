@@ -270,14 +270,17 @@ final class NumericCodec {
         }
     }
 
-    /// Undoes `predict`.
-    static func integrate(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int) {
+    /// Undoes `predict`, handing each latent to `out` (which may be `v` itself: the latent at i is
+    /// stored after v[i] is read and before v[i + 1] is).
+    static func integrate<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int, into out: Out) {
         if order == 1 {
             var s: Int64 = 0
-            for i in 0..<n { s = s &+ v[i]; v[i] = s }
+            for i in 0..<n { s = s &+ v[i]; out.store(i, s) }
         } else if order == 2 {
             var s: Int64 = 0, d: Int64 = 0
-            for i in 0..<n { d = d &+ v[i]; s = s &+ d; v[i] = s }
+            for i in 0..<n { d = d &+ v[i]; s = s &+ d; out.store(i, s) }
+        } else {
+            for i in 0..<n { out.store(i, v[i]) }
         }
     }
 
@@ -320,16 +323,26 @@ final class NumericCodec {
         }
     }
 
-    /// Undoes `predictLinear` in place. The last samples are kept in registers (no store-to-load
-    /// round trip in the dependency chain) and shifts mask (`&>>`: `shift` is checked to be 1 … 62).
-    static func integrateLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int, shift: Int) {
+    /// Undoes `predictLinear`, handing each latent to `out` (which may be `v` itself, as in
+    /// `integrate`). The last latents are kept in registers (no store-to-load round trip in the
+    /// dependency chain; the first `order` are read back from `v` only when `out` writes there)
+    /// and shifts mask (`&>>`: `shift` is checked to be 1 … 62). The conversion `out` makes to the
+    /// element type costs little here: the loop is bound by its multiplies (8 per sample at order 8).
+    static func integrateLinear<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+                                                   order p: Int, shift: Int, into out: Out) {
+        if p == 8 {
+            integrateLinear8(v, count: n, coefficients: c, shift: shift, into: out)
+            return
+        }
         let half: Int64 = 1 &<< (Int64(shift) - 1)
         let q = Int64(shift)
+        // The first latents (no full history yet) in place, so that the loops below read them from v.
         for i in 0..<min(p, n) {
             var sum = half
             for j in 0..<i { sum = sum &+ c[j] &* v[i - 1 - j] }
             v[i] = v[i] &+ (sum &>> q)
         }
+        for i in 0..<min(p, n) { out.store(i, v[i]) }
         guard n > p else { return }
         // Only c0 × (the newest sample) is on the dependency chain: the rest of the next sum is
         // computed during this step and carried to the next (a loop-carried value, which the
@@ -341,7 +354,7 @@ final class NumericCodec {
             for i in 2..<n {
                 let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
                 rest = half &+ c1 &* a1
-                v[i] = x
+                out.store(i, x)
                 a1 = x
             }
         } else if p == 4 {
@@ -351,25 +364,110 @@ final class NumericCodec {
             for i in 4..<n {
                 let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
                 rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3
-                v[i] = x
+                out.store(i, x)
                 a3 = a2; a2 = a1; a1 = x
             }
-        } else if p == 8 {
-            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
-            var a1 = v[7], a2 = v[6], a3 = v[5], a4 = v[4], a5 = v[3], a6 = v[2], a7 = v[1]
-            var rest = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4 &+ c4 &* a5 &+ c5 &* a6 &+ c6 &* a7 &+ c7 &* v[0]
-            for i in 8..<n {
-                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
-                rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3 &+ c4 &* a4 &+ c5 &* a5 &+ c6 &* a6 &+ c7 &* a7
-                v[i] = x
-                a7 = a6; a6 = a5; a5 = a4; a4 = a3; a3 = a2; a2 = a1; a1 = x
-            }
         } else {
+            // Other orders (1, 3, 5, 6, 7: never written by the encoder) in place, then handed on.
             for i in p..<n {
                 var sum = half
                 for j in 0..<p { sum = sum &+ c[j] &* v[i - 1 - j] }
                 v[i] = v[i] &+ (sum &>> q)
             }
+            for i in p..<n { out.store(i, v[i]) }
+        }
+    }
+
+    /// `integrateLinear` of order 8, from sample 0 with the missing history as zeros (the sums are
+    /// then those of the first samples' shorter ones). Unrolled by 8 so that the history is a ring of
+    /// eight registers renamed from step to step, not moved: the loop is bound by its instruction
+    /// count (8 multiplies, each after a copy, and 8 adds per sample), and the moves were a fifth of it.
+    static func integrateLinear8<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+                                                    shift: Int, into out: Out) {
+        let half: Int64 = 1 &<< (Int64(shift) - 1)
+        let q = Int64(shift)
+        let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+        // h(k mod 8) holds the latent of sample i + k − 8 …; `rest` is the next sum but for c0 × the newest.
+        var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
+        var rest = half
+        var i = 0
+        while i + 8 <= n {
+            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
+            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ c4 &* h4 &+ c5 &* h3 &+ c6 &* h2 &+ c7 &* h1
+            out.store(i + 0, x0)
+            h0 = x0
+            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
+            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ c4 &* h5 &+ c5 &* h4 &+ c6 &* h3 &+ c7 &* h2
+            out.store(i + 1, x1)
+            h1 = x1
+            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
+            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ c4 &* h6 &+ c5 &* h5 &+ c6 &* h4 &+ c7 &* h3
+            out.store(i + 2, x2)
+            h2 = x2
+            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
+            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ c4 &* h7 &+ c5 &* h6 &+ c6 &* h5 &+ c7 &* h4
+            out.store(i + 3, x3)
+            h3 = x3
+            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
+            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ c4 &* h0 &+ c5 &* h7 &+ c6 &* h6 &+ c7 &* h5
+            out.store(i + 4, x4)
+            h4 = x4
+            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
+            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ c4 &* h1 &+ c5 &* h0 &+ c6 &* h7 &+ c7 &* h6
+            out.store(i + 5, x5)
+            h5 = x5
+            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
+            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ c4 &* h2 &+ c5 &* h1 &+ c6 &* h0 &+ c7 &* h7
+            out.store(i + 6, x6)
+            h6 = x6
+            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
+            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ c4 &* h3 &+ c5 &* h2 &+ c6 &* h1 &+ c7 &* h0
+            out.store(i + 7, x7)
+            h7 = x7
+            i += 8
+        }
+        // The last n mod 8 samples.
+        if i < n {
+            if i + 0 == n { return }
+            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
+            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ c4 &* h4 &+ c5 &* h3 &+ c6 &* h2 &+ c7 &* h1
+            out.store(i + 0, x0)
+            h0 = x0
+            if i + 1 == n { return }
+            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
+            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ c4 &* h5 &+ c5 &* h4 &+ c6 &* h3 &+ c7 &* h2
+            out.store(i + 1, x1)
+            h1 = x1
+            if i + 2 == n { return }
+            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
+            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ c4 &* h6 &+ c5 &* h5 &+ c6 &* h4 &+ c7 &* h3
+            out.store(i + 2, x2)
+            h2 = x2
+            if i + 3 == n { return }
+            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
+            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ c4 &* h7 &+ c5 &* h6 &+ c6 &* h5 &+ c7 &* h4
+            out.store(i + 3, x3)
+            h3 = x3
+            if i + 4 == n { return }
+            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
+            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ c4 &* h0 &+ c5 &* h7 &+ c6 &* h6 &+ c7 &* h5
+            out.store(i + 4, x4)
+            h4 = x4
+            if i + 5 == n { return }
+            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
+            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ c4 &* h1 &+ c5 &* h0 &+ c6 &* h7 &+ c7 &* h6
+            out.store(i + 5, x5)
+            h5 = x5
+            if i + 6 == n { return }
+            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
+            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ c4 &* h2 &+ c5 &* h1 &+ c6 &* h0 &+ c7 &* h7
+            out.store(i + 6, x6)
+            h6 = x6
+            if i + 7 == n { return }
+            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
+            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ c4 &* h3 &+ c5 &* h2 &+ c6 &* h1 &+ c7 &* h0
+            out.store(i + 7, x7)
+            h7 = x7
         }
     }
 
@@ -739,41 +837,39 @@ final class NumericCodec {
                 }
                 p = listStart + 12 * listCount
             }
-            if predictor == 3 {
-                Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift)
-            } else {
-                Self.integrate(v, count: count, order: predictor)
-            }
+            // The predictor is undone and the latents converted to the element type in one pass
+            // (specialised per conversion); with an adjustment block, in place first, then converted.
             let out = destination.baseAddress! + done * size
+            func integrated<Out: LatentOutput>(into output: Out) {
+                if predictor == 3 {
+                    Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift, into: output)
+                } else {
+                    Self.integrate(v, count: count, order: predictor, into: output)
+                }
+            }
             switch (elementType, mode) {
             case (.int16, _):
-                let d = out.assumingMemoryBound(to: Int16.self)
-                for i in 0..<count { d[i] = Int16(truncatingIfNeeded: v[i]).littleEndian }
+                integrated(into: Int16Output(out))
             case (.int32, _):
-                let d = out.assumingMemoryBound(to: Int32.self)
-                for i in 0..<count { d[i] = Int32(truncatingIfNeeded: v[i]).littleEndian }
+                integrated(into: Int32Output(out))
+            case (.float64, 1) where flags != 1:
+                integrated(into: Grid64Output(out, offset: offset, gain: gain))
+            case (.float32, 1) where flags != 1:
+                integrated(into: Grid32Output(out, offset: offset, gain: gain))
             case (.float64, 1):
+                integrated(into: LatentsInPlace(v))
                 let d = out.assumingMemoryBound(to: UInt64.self)
-                if flags == 1 {
-                    for i in 0..<count { d[i] = ((offset + gain * Double(v[i])).bitPattern &+ UInt64(bitPattern: adj[i])).littleEndian }
-                } else {
-                    for i in 0..<count { d[i] = (offset + gain * Double(v[i])).bitPattern.littleEndian }
-                }
+                for i in 0..<count { d[i] = ((offset + gain * Double(v[i])).bitPattern &+ UInt64(bitPattern: adj[i])).littleEndian }
             case (.float32, 1):
+                integrated(into: LatentsInPlace(v))
                 let d = out.assumingMemoryBound(to: UInt32.self)
-                if flags == 1 {
-                    for i in 0..<count {
-                        d[i] = (Float(offset + gain * Double(v[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])).littleEndian
-                    }
-                } else {
-                    for i in 0..<count { d[i] = Float(offset + gain * Double(v[i])).bitPattern.littleEndian }
+                for i in 0..<count {
+                    d[i] = (Float(offset + gain * Double(v[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])).littleEndian
                 }
             case (.float64, _):
-                let d = out.assumingMemoryBound(to: UInt64.self)
-                for i in 0..<count { d[i] = UInt64(bitPattern: Self.ordered(v[i])).littleEndian }
+                integrated(into: Bits64Output(out))
             default:
-                let d = out.assumingMemoryBound(to: UInt32.self)
-                for i in 0..<count { d[i] = UInt32(truncatingIfNeeded: Self.ordered32(v[i])).littleEndian }
+                integrated(into: Bits32Output(out))
             }
             for e in 0..<listCount {
                 let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
@@ -790,6 +886,68 @@ final class NumericCodec {
         }
         guard done == n, p == stored.count else { throw .storedSize }
     }
+}
+
+/// Where `NumericCodec.integrate` and `integrateLinear` put each latent: converted to the element
+/// type (docs/CAPTURE.md §5.1, "samples from latents") at the segment's output, or back in place.
+protocol LatentOutput {
+    func store(_ i: Int, _ latent: Int64)
+}
+
+struct LatentsInPlace: LatentOutput {
+    let v: UnsafeMutablePointer<Int64>
+    init(_ v: UnsafeMutablePointer<Int64>) { self.v = v }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { v[i] = latent }
+}
+
+/// Integers: the latent's low 16 bits.
+struct Int16Output: LatentOutput {
+    let d: UnsafeMutablePointer<Int16>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: Int16.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = Int16(truncatingIfNeeded: latent).littleEndian }
+}
+
+/// Integers: the latent's low 32 bits.
+struct Int32Output: LatentOutput {
+    let d: UnsafeMutablePointer<Int32>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: Int32.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = Int32(truncatingIfNeeded: latent).littleEndian }
+}
+
+/// float64 on a grid without an adjustment block: offset + gain × k.
+struct Grid64Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt64>
+    let offset: Double, gain: Double
+    init(_ out: UnsafeMutableRawPointer, offset: Double, gain: Double) {
+        d = out.assumingMemoryBound(to: UInt64.self)
+        (self.offset, self.gain) = (offset, gain)
+    }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = (offset + gain * Double(latent)).bitPattern.littleEndian }
+}
+
+/// float32 on a grid without an adjustment block: offset + gain × k in binary64, rounded to binary32.
+struct Grid32Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt32>
+    let offset: Double, gain: Double
+    init(_ out: UnsafeMutableRawPointer, offset: Double, gain: Double) {
+        d = out.assumingMemoryBound(to: UInt32.self)
+        (self.offset, self.gain) = (offset, gain)
+    }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = Float(offset + gain * Double(latent)).bitPattern.littleEndian }
+}
+
+/// float64 bit patterns, order-preserving map undone.
+struct Bits64Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt64>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: UInt64.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = UInt64(bitPattern: NumericCodec.ordered(latent)).littleEndian }
+}
+
+/// float32 bit patterns (the latent's low 32 bits), order-preserving map undone.
+struct Bits32Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt32>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: UInt32.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = UInt32(truncatingIfNeeded: NumericCodec.ordered32(latent)).littleEndian }
 }
 
 /// A growable scratch array of trivial elements (no initialisation; contents are the caller's).
