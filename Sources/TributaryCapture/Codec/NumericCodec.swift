@@ -336,46 +336,44 @@ final class NumericCodec {
         }
         let half: Int64 = 1 &<< (Int64(shift) - 1)
         let q = Int64(shift)
-        // The first latents (no full history yet) in place, so that the loops below read them from v.
-        for i in 0..<min(p, n) {
-            var sum = half
-            for j in 0..<i { sum = sum &+ c[j] &* v[i - 1 - j] }
-            v[i] = v[i] &+ (sum &>> q)
-        }
-        for i in 0..<min(p, n) { out.store(i, v[i]) }
-        guard n > p else { return }
-        // Only c0 × (the newest sample) is on the dependency chain: the rest of the next sum is
-        // computed during this step and carried to the next (a loop-carried value, which the
-        // optimiser cannot reassociate into the chain).
+        // Orders 2 and 4 from sample 0 with the missing history as zeros, on the prediction t
+        // (x = v + t) rather than the latent: t(i) = (r + c0 × t(i−1)) >> shift, where r = the
+        // sum's other terms + c0 × v(i−1) (the same sum modulo 2^64, as c0 × x = c0 × v + c0 × t).
+        // The dependency chain is then a multiply, an add and the shift — one add shorter than on
+        // the latent — and bounds these loops (one more multiply per sample is off the chain).
         if p == 2 {
             let c0 = c[0], c1 = c[1]
-            var a1 = v[1]
-            var rest = half &+ c1 &* v[0]
-            for i in 2..<n {
-                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
-                rest = half &+ c1 &* a1
+            var t: Int64 = 0, a1: Int64 = 0, r = half
+            for i in 0..<n {
+                t = (r &+ c0 &* t) &>> q
+                let vi = v[i]
+                let x = vi &+ t
+                r = half &+ c0 &* vi &+ c1 &* a1
                 out.store(i, x)
                 a1 = x
             }
-        } else if p == 4 {
+            return
+        }
+        if p == 4 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
-            var a1 = v[3], a2 = v[2], a3 = v[1]
-            var rest = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* v[0]
-            for i in 4..<n {
-                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
-                rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3
+            var t: Int64 = 0, a1: Int64 = 0, a2: Int64 = 0, a3: Int64 = 0, r = half
+            for i in 0..<n {
+                t = (r &+ c0 &* t) &>> q
+                let vi = v[i]
+                let x = vi &+ t
+                r = half &+ c0 &* vi &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3
                 out.store(i, x)
                 a3 = a2; a2 = a1; a1 = x
             }
-        } else {
-            // Other orders (1, 3, 5, 6, 7: never written by the encoder) in place, then handed on.
-            for i in p..<n {
-                var sum = half
-                for j in 0..<p { sum = sum &+ c[j] &* v[i - 1 - j] }
-                v[i] = v[i] &+ (sum &>> q)
-            }
-            for i in p..<n { out.store(i, v[i]) }
+            return
         }
+        // Other orders (1, 3, 5, 6, 7: never written by the encoder) in place, then handed on.
+        for i in 0..<n {
+            var sum = half
+            for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &+ (sum &>> q)
+        }
+        for i in 0..<n { out.store(i, v[i]) }
     }
 
     /// `integrateLinear` of order 8, from sample 0 with the missing history as zeros (the sums are
