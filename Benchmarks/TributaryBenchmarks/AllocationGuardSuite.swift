@@ -63,6 +63,20 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
             })
         }
     }
+    // And decoding it back (the coded stream's latent blocks, predictors and conversions).
+    let (encodedSize, transforms) = try data.withUnsafeBytes { payload in
+        try compressed.withUnsafeMutableBytes { try codec.encode(payload, elementType: .float64, into: $0) }
+    }
+    var decoded = [Double](repeating: 0, count: data.count)
+    compressed.withUnsafeBytes { encoded in
+        decoded.withUnsafeMutableBytes { destination in
+            let frame = UnsafeRawBufferPointer(rebasing: encoded[..<encodedSize])
+            guardRow("chunk codec decode, 4 MiB f64", limit: 0, allocationsPerOperation(operations: 1) {
+                _ = try! codec.decode(frame, elementType: .float64, transforms: transforms, into: destination)
+            })
+        }
+    }
+    guard decoded == data else { throw BenchError("allocation guard: the chunk codec's round trip differs") }
 
     // The whole publisher -> subscriber path over TCP loopback, both processes' halves counted
     // (publisher, subscriber, libzmq): 64 KiB frames, lossless and live.

@@ -487,26 +487,36 @@ enum LatentCoder {
                 position &+= shift
             }
         }
-        // Without escapes every symbol must be a bin: checked once (a vectorised maximum), then the
-        // values are made without a test each.
-        if escapes == 0 {
-            var largest: UInt8 = 0
-            for i in 0..<n { largest = max(largest, symbols[i]) }
-            guard Int(largest) < binCount else { throw Corrupt() }
-            try forEachLow { i, low in r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ low) }
-            return p + offsetBytes
-        }
+        // Every symbol must be a bin, or the escape when there are escapes: checked once (a
+        // vectorised maximum), then every value is made as a bin's without a test each — the
+        // escape's "bin" is the block's minimum, so that its value is base + its low bits — and
+        // the few escapes are found again (8 symbols at a time) and given their high bits.
+        var largest: UInt8 = 0
+        for i in 0..<n { largest = max(largest, symbols[i]) }
+        guard Int(largest) < binCount + (escapes > 0 ? 1 : 0) else { throw Corrupt() }
+        binValue[binCount] = base
+        try forEachLow { i, low in r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ low) }
+        guard escapes > 0 else { return p + offsetBytes }
+        let escape = UInt8(binCount)
         var taken = 0
-        try forEachLow { i, low throws(Corrupt) in
-            let s = Int(symbols[i])
-            if s < binCount {
-                r[i] = Int64(bitPattern: binValue[s] &+ low)
-            } else {
-                guard s == binCount, taken < escapes else { throw Corrupt() }
-                r[i] = Int64(bitPattern: base &+ ((high.read(highWidth) &<< q) | low))
-                taken += 1
-            }
+        @inline(__always) func addHigh(_ i: Int) throws(Corrupt) {
+            guard taken < escapes else { throw Corrupt() }
+            let low = UInt64(bitPattern: r[i]) &- base
+            r[i] = Int64(bitPattern: base &+ ((high.read(highWidth) &<< q) | low))
+            taken += 1
         }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let pattern = ones &* UInt64(escape)
+        var i = 0
+        while i + 8 <= n {
+            // A byte of `word` is zero where the symbol is the escape (the classic has-zero-byte test).
+            let word = UInt64(littleEndian: UnsafeRawPointer(symbols + i).loadUnaligned(as: UInt64.self)) ^ pattern
+            if (word &- ones) & ~word & (ones &<< 7) != 0 {
+                for k in i..<(i + 8) where symbols[k] == escape { try addHigh(k) }
+            }
+            i += 8
+        }
+        for k in i..<n where symbols[k] == escape { try addHigh(k) }
         guard taken == escapes, !high.overrun else { throw Corrupt() }
         return p + offsetBytes + escapeBytes
     }

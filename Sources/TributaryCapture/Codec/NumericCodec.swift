@@ -270,14 +270,17 @@ final class NumericCodec {
         }
     }
 
-    /// Undoes `predict`.
-    static func integrate(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int) {
+    /// Undoes `predict`, handing each latent to `out` (which may be `v` itself: the latent at i is
+    /// stored after v[i] is read and before v[i + 1] is).
+    static func integrate<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, order: Int, into out: Out) {
         if order == 1 {
             var s: Int64 = 0
-            for i in 0..<n { s = s &+ v[i]; v[i] = s }
+            for i in 0..<n { s = s &+ v[i]; out.store(i, s) }
         } else if order == 2 {
             var s: Int64 = 0, d: Int64 = 0
-            for i in 0..<n { d = d &+ v[i]; s = s &+ d; v[i] = s }
+            for i in 0..<n { d = d &+ v[i]; s = s &+ d; out.store(i, s) }
+        } else {
+            for i in 0..<n { out.store(i, v[i]) }
         }
     }
 
@@ -320,57 +323,291 @@ final class NumericCodec {
         }
     }
 
-    /// Undoes `predictLinear` in place. The last samples are kept in registers (no store-to-load
-    /// round trip in the dependency chain) and shifts mask (`&>>`: `shift` is checked to be 1 … 62).
-    static func integrateLinear(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>, order p: Int, shift: Int) {
+    /// Undoes `predictLinear`, handing each latent to `out` (which may be `v` itself, as in
+    /// `integrate`). The last latents are kept in registers (no store-to-load round trip in the
+    /// dependency chain; the first `order` are read back from `v` only when `out` writes there)
+    /// and shifts mask (`&>>`: `shift` is checked to be 1 … 62). The conversion `out` makes to the
+    /// element type costs little here: the loop is bound by its multiplies (8 per sample at order 8).
+    static func integrateLinear<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+                                                   order p: Int, shift: Int, into out: Out) {
+        if p == 8 {
+            // In place, a failed split loop would have lost the residuals.
+            if Out.self == LatentsInPlace.self || !integrateLinear8Split(v, count: n, coefficients: c, shift: shift, into: out) {
+                integrateLinear8(v, count: n, coefficients: c, shift: shift, into: out)
+            }
+            return
+        }
         let half: Int64 = 1 &<< (Int64(shift) - 1)
         let q = Int64(shift)
-        for i in 0..<min(p, n) {
-            var sum = half
-            for j in 0..<i { sum = sum &+ c[j] &* v[i - 1 - j] }
-            v[i] = v[i] &+ (sum &>> q)
-        }
-        guard n > p else { return }
-        // Only c0 × (the newest sample) is on the dependency chain: the rest of the next sum is
-        // computed during this step and carried to the next (a loop-carried value, which the
-        // optimiser cannot reassociate into the chain).
+        // Orders 2 and 4 from sample 0 with the missing history as zeros, on the prediction t
+        // (x = v + t) rather than the latent: t(i) = (r + c0 × t(i−1)) >> shift, where r = the
+        // sum's other terms + c0 × v(i−1) (the same sum modulo 2^64, as c0 × x = c0 × v + c0 × t).
+        // The dependency chain is then a multiply, an add and the shift — one add shorter than on
+        // the latent — and bounds these loops (one more multiply per sample is off the chain).
         if p == 2 {
             let c0 = c[0], c1 = c[1]
-            var a1 = v[1]
-            var rest = half &+ c1 &* v[0]
-            for i in 2..<n {
-                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
-                rest = half &+ c1 &* a1
-                v[i] = x
+            var t: Int64 = 0, a1: Int64 = 0, r = half
+            for i in 0..<n {
+                t = (r &+ c0 &* t) &>> q
+                let vi = v[i]
+                let x = vi &+ t
+                r = half &+ c0 &* vi &+ c1 &* a1
+                out.store(i, x)
                 a1 = x
             }
-        } else if p == 4 {
+            return
+        }
+        if p == 4 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
-            var a1 = v[3], a2 = v[2], a3 = v[1]
-            var rest = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* v[0]
-            for i in 4..<n {
-                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
-                rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3
-                v[i] = x
+            var t: Int64 = 0, a1: Int64 = 0, a2: Int64 = 0, a3: Int64 = 0, r = half
+            for i in 0..<n {
+                t = (r &+ c0 &* t) &>> q
+                let vi = v[i]
+                let x = vi &+ t
+                r = half &+ c0 &* vi &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3
+                out.store(i, x)
                 a3 = a2; a2 = a1; a1 = x
             }
-        } else if p == 8 {
-            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
-            var a1 = v[7], a2 = v[6], a3 = v[5], a4 = v[4], a5 = v[3], a6 = v[2], a7 = v[1]
-            var rest = half &+ c1 &* a2 &+ c2 &* a3 &+ c3 &* a4 &+ c4 &* a5 &+ c5 &* a6 &+ c6 &* a7 &+ c7 &* v[0]
-            for i in 8..<n {
-                let x = v[i] &+ ((rest &+ c0 &* a1) &>> q)
-                rest = half &+ c1 &* a1 &+ c2 &* a2 &+ c3 &* a3 &+ c4 &* a4 &+ c5 &* a5 &+ c6 &* a6 &+ c7 &* a7
-                v[i] = x
-                a7 = a6; a6 = a5; a5 = a4; a4 = a3; a3 = a2; a2 = a1; a1 = x
-            }
-        } else {
-            for i in p..<n {
-                var sum = half
-                for j in 0..<p { sum = sum &+ c[j] &* v[i - 1 - j] }
-                v[i] = v[i] &+ (sum &>> q)
-            }
+            return
         }
+        // Other orders (1, 3, 5, 6, 7: never written by the encoder) in place, then handed on.
+        for i in 0..<n {
+            var sum = half
+            for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &+ (sum &>> q)
+        }
+        for i in 0..<n { out.store(i, v[i]) }
+    }
+
+    /// `integrateLinear` of order 8, from sample 0 with the missing history as zeros (the sums are
+    /// then those of the first samples' shorter ones). Unrolled by 8 so that the history is a ring of
+    /// eight registers renamed from step to step, not moved: the loop is bound by its instruction
+    /// count (8 multiplies, each after a copy, and 8 adds per sample), and the moves were a fifth of it.
+    static func integrateLinear8<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+                                                    shift: Int, into out: Out) {
+        let half: Int64 = 1 &<< (Int64(shift) - 1)
+        let q = Int64(shift)
+        let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+        // h(k mod 8) holds the latent of sample i + k − 8 …; `rest` is the next sum but for c0 × the newest.
+        var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
+        var rest = half
+        var i = 0
+        while i + 8 <= n {
+            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
+            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ c4 &* h4 &+ c5 &* h3 &+ c6 &* h2 &+ c7 &* h1
+            out.store(i + 0, x0)
+            h0 = x0
+            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
+            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ c4 &* h5 &+ c5 &* h4 &+ c6 &* h3 &+ c7 &* h2
+            out.store(i + 1, x1)
+            h1 = x1
+            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
+            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ c4 &* h6 &+ c5 &* h5 &+ c6 &* h4 &+ c7 &* h3
+            out.store(i + 2, x2)
+            h2 = x2
+            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
+            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ c4 &* h7 &+ c5 &* h6 &+ c6 &* h5 &+ c7 &* h4
+            out.store(i + 3, x3)
+            h3 = x3
+            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
+            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ c4 &* h0 &+ c5 &* h7 &+ c6 &* h6 &+ c7 &* h5
+            out.store(i + 4, x4)
+            h4 = x4
+            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
+            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ c4 &* h1 &+ c5 &* h0 &+ c6 &* h7 &+ c7 &* h6
+            out.store(i + 5, x5)
+            h5 = x5
+            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
+            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ c4 &* h2 &+ c5 &* h1 &+ c6 &* h0 &+ c7 &* h7
+            out.store(i + 6, x6)
+            h6 = x6
+            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
+            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ c4 &* h3 &+ c5 &* h2 &+ c6 &* h1 &+ c7 &* h0
+            out.store(i + 7, x7)
+            h7 = x7
+            i += 8
+        }
+        // The last n mod 8 samples.
+        if i < n {
+            if i + 0 == n { return }
+            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
+            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ c4 &* h4 &+ c5 &* h3 &+ c6 &* h2 &+ c7 &* h1
+            out.store(i + 0, x0)
+            h0 = x0
+            if i + 1 == n { return }
+            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
+            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ c4 &* h5 &+ c5 &* h4 &+ c6 &* h3 &+ c7 &* h2
+            out.store(i + 1, x1)
+            h1 = x1
+            if i + 2 == n { return }
+            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
+            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ c4 &* h6 &+ c5 &* h5 &+ c6 &* h4 &+ c7 &* h3
+            out.store(i + 2, x2)
+            h2 = x2
+            if i + 3 == n { return }
+            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
+            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ c4 &* h7 &+ c5 &* h6 &+ c6 &* h5 &+ c7 &* h4
+            out.store(i + 3, x3)
+            h3 = x3
+            if i + 4 == n { return }
+            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
+            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ c4 &* h0 &+ c5 &* h7 &+ c6 &* h6 &+ c7 &* h5
+            out.store(i + 4, x4)
+            h4 = x4
+            if i + 5 == n { return }
+            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
+            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ c4 &* h1 &+ c5 &* h0 &+ c6 &* h7 &+ c7 &* h6
+            out.store(i + 5, x5)
+            h5 = x5
+            if i + 6 == n { return }
+            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
+            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ c4 &* h2 &+ c5 &* h1 &+ c6 &* h0 &+ c7 &* h7
+            out.store(i + 6, x6)
+            h6 = x6
+            if i + 7 == n { return }
+            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
+            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ c4 &* h3 &+ c5 &* h2 &+ c6 &* h1 &+ c7 &* h0
+            out.store(i + 7, x7)
+            h7 = x7
+        }
+    }
+
+    /// `integrateLinear8` with c4 … c7 × the four older latents in binary64 (exact: every product and
+    /// partial sum an integer below 2^51, turned back into an integer by adding 1.5 × 2^52 and reading
+    /// the bits) while every latent stays within ±`bound` (4 × max |c4 … c7| × `bound` < 2^51), so
+    /// that the sum is the one of wrapping 64-bit arithmetic. The integer loop is bound by its 8
+    /// multiplies per sample on the one integer multiplier; this leaves it 4 and gives the others to
+    /// the floating-point units. Returns false, having stored part of the output, when a latent
+    /// leaves the bound (at once for latents of 2^36, as float64 without a grid has): the caller
+    /// starts over with the integer loop from `v`, which this does not write.
+    static func integrateLinear8Split<Out: LatentOutput>(_ v: UnsafePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+                                                         shift: Int, into out: Out) -> Bool {
+        var largest: Int64 = 0
+        for j in 4..<8 {
+            guard c[j] > -(1 << 40), c[j] < 1 << 40 else { return false }
+            largest = max(largest, abs(c[j]))
+        }
+        let bound = (Int64(1) << 51) / (4 * (largest + 1))
+        let span = UInt64(2 * bound)
+        let half: Int64 = 1 &<< (Int64(shift) - 1)
+        let q = Int64(shift)
+        let magic = 0x1.8p52, magicBits = Int64(bitPattern: magic.bitPattern)
+        let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
+        let d4 = Double(c[4]), d5 = Double(c[5]), d6 = Double(c[6]), d7 = Double(c[7])
+        var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
+        var g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0, g4 = 0.0, g5 = 0.0, g6 = 0.0, g7 = 0.0
+        var rest = half
+        var i = 0
+        while i + 8 <= n {
+            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
+            guard UInt64(bitPattern: x0 &+ bound) <= span else { return false }
+            let older0 = Int64(bitPattern: ((d4 * g4 + d5 * g3) + (d6 * g2 + d7 * g1) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ older0
+            out.store(i + 0, x0)
+            h0 = x0; g0 = Double(x0)
+            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
+            guard UInt64(bitPattern: x1 &+ bound) <= span else { return false }
+            let older1 = Int64(bitPattern: ((d4 * g5 + d5 * g4) + (d6 * g3 + d7 * g2) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ older1
+            out.store(i + 1, x1)
+            h1 = x1; g1 = Double(x1)
+            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
+            guard UInt64(bitPattern: x2 &+ bound) <= span else { return false }
+            let older2 = Int64(bitPattern: ((d4 * g6 + d5 * g5) + (d6 * g4 + d7 * g3) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ older2
+            out.store(i + 2, x2)
+            h2 = x2; g2 = Double(x2)
+            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
+            guard UInt64(bitPattern: x3 &+ bound) <= span else { return false }
+            let older3 = Int64(bitPattern: ((d4 * g7 + d5 * g6) + (d6 * g5 + d7 * g4) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ older3
+            out.store(i + 3, x3)
+            h3 = x3; g3 = Double(x3)
+            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
+            guard UInt64(bitPattern: x4 &+ bound) <= span else { return false }
+            let older4 = Int64(bitPattern: ((d4 * g0 + d5 * g7) + (d6 * g6 + d7 * g5) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ older4
+            out.store(i + 4, x4)
+            h4 = x4; g4 = Double(x4)
+            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
+            guard UInt64(bitPattern: x5 &+ bound) <= span else { return false }
+            let older5 = Int64(bitPattern: ((d4 * g1 + d5 * g0) + (d6 * g7 + d7 * g6) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ older5
+            out.store(i + 5, x5)
+            h5 = x5; g5 = Double(x5)
+            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
+            guard UInt64(bitPattern: x6 &+ bound) <= span else { return false }
+            let older6 = Int64(bitPattern: ((d4 * g2 + d5 * g1) + (d6 * g0 + d7 * g7) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ older6
+            out.store(i + 6, x6)
+            h6 = x6; g6 = Double(x6)
+            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
+            guard UInt64(bitPattern: x7 &+ bound) <= span else { return false }
+            let older7 = Int64(bitPattern: ((d4 * g3 + d5 * g2) + (d6 * g1 + d7 * g0) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ older7
+            out.store(i + 7, x7)
+            h7 = x7; g7 = Double(x7)
+            i += 8
+        }
+        if i < n {
+            if i + 0 == n { return true }
+            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
+            guard UInt64(bitPattern: x0 &+ bound) <= span else { return false }
+            let older0 = Int64(bitPattern: ((d4 * g4 + d5 * g3) + (d6 * g2 + d7 * g1) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ older0
+            out.store(i + 0, x0)
+            h0 = x0; g0 = Double(x0)
+            if i + 1 == n { return true }
+            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
+            guard UInt64(bitPattern: x1 &+ bound) <= span else { return false }
+            let older1 = Int64(bitPattern: ((d4 * g5 + d5 * g4) + (d6 * g3 + d7 * g2) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ older1
+            out.store(i + 1, x1)
+            h1 = x1; g1 = Double(x1)
+            if i + 2 == n { return true }
+            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
+            guard UInt64(bitPattern: x2 &+ bound) <= span else { return false }
+            let older2 = Int64(bitPattern: ((d4 * g6 + d5 * g5) + (d6 * g4 + d7 * g3) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ older2
+            out.store(i + 2, x2)
+            h2 = x2; g2 = Double(x2)
+            if i + 3 == n { return true }
+            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
+            guard UInt64(bitPattern: x3 &+ bound) <= span else { return false }
+            let older3 = Int64(bitPattern: ((d4 * g7 + d5 * g6) + (d6 * g5 + d7 * g4) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ older3
+            out.store(i + 3, x3)
+            h3 = x3; g3 = Double(x3)
+            if i + 4 == n { return true }
+            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
+            guard UInt64(bitPattern: x4 &+ bound) <= span else { return false }
+            let older4 = Int64(bitPattern: ((d4 * g0 + d5 * g7) + (d6 * g6 + d7 * g5) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ older4
+            out.store(i + 4, x4)
+            h4 = x4; g4 = Double(x4)
+            if i + 5 == n { return true }
+            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
+            guard UInt64(bitPattern: x5 &+ bound) <= span else { return false }
+            let older5 = Int64(bitPattern: ((d4 * g1 + d5 * g0) + (d6 * g7 + d7 * g6) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ older5
+            out.store(i + 5, x5)
+            h5 = x5; g5 = Double(x5)
+            if i + 6 == n { return true }
+            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
+            guard UInt64(bitPattern: x6 &+ bound) <= span else { return false }
+            let older6 = Int64(bitPattern: ((d4 * g2 + d5 * g1) + (d6 * g0 + d7 * g7) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ older6
+            out.store(i + 6, x6)
+            h6 = x6; g6 = Double(x6)
+            if i + 7 == n { return true }
+            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
+            guard UInt64(bitPattern: x7 &+ bound) <= span else { return false }
+            let older7 = Int64(bitPattern: ((d4 * g3 + d5 * g2) + (d6 * g1 + d7 * g0) + magic).bitPattern) &- magicBits
+            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ older7
+            out.store(i + 7, x7)
+            h7 = x7; g7 = Double(x7)
+        }
+        return true
     }
 
     /// Least-squares linear predictors of orders 2, 4 and 8 fitted on `x`, as fixed-point
@@ -739,41 +976,33 @@ final class NumericCodec {
                 }
                 p = listStart + 12 * listCount
             }
-            if predictor == 3 {
-                Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift)
-            } else {
-                Self.integrate(v, count: count, order: predictor)
-            }
+            // The predictor is undone and the latents converted to the element type in one pass
+            // (specialised per conversion); with an adjustment block, in place first, then converted.
             let out = destination.baseAddress! + done * size
+            func integrated<Out: LatentOutput>(into output: Out) {
+                if predictor == 3 {
+                    Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift, into: output)
+                } else {
+                    Self.integrate(v, count: count, order: predictor, into: output)
+                }
+            }
             switch (elementType, mode) {
             case (.int16, _):
-                let d = out.assumingMemoryBound(to: Int16.self)
-                for i in 0..<count { d[i] = Int16(truncatingIfNeeded: v[i]).littleEndian }
+                integrated(into: Int16Output(out))
             case (.int32, _):
-                let d = out.assumingMemoryBound(to: Int32.self)
-                for i in 0..<count { d[i] = Int32(truncatingIfNeeded: v[i]).littleEndian }
+                integrated(into: Int32Output(out))
+            case (.float64, 1) where flags != 1:
+                integrated(into: Grid64Output(out, offset: offset, gain: gain))
+            case (.float32, 1) where flags != 1:
+                integrated(into: Grid32Output(out, offset: offset, gain: gain))
             case (.float64, 1):
-                let d = out.assumingMemoryBound(to: UInt64.self)
-                if flags == 1 {
-                    for i in 0..<count { d[i] = ((offset + gain * Double(v[i])).bitPattern &+ UInt64(bitPattern: adj[i])).littleEndian }
-                } else {
-                    for i in 0..<count { d[i] = (offset + gain * Double(v[i])).bitPattern.littleEndian }
-                }
+                integrated(into: Grid64AdjustedOutput(out, offset: offset, gain: gain, adjustments: adj))
             case (.float32, 1):
-                let d = out.assumingMemoryBound(to: UInt32.self)
-                if flags == 1 {
-                    for i in 0..<count {
-                        d[i] = (Float(offset + gain * Double(v[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])).littleEndian
-                    }
-                } else {
-                    for i in 0..<count { d[i] = Float(offset + gain * Double(v[i])).bitPattern.littleEndian }
-                }
+                integrated(into: Grid32AdjustedOutput(out, offset: offset, gain: gain, adjustments: adj))
             case (.float64, _):
-                let d = out.assumingMemoryBound(to: UInt64.self)
-                for i in 0..<count { d[i] = UInt64(bitPattern: Self.ordered(v[i])).littleEndian }
+                integrated(into: Bits64Output(out))
             default:
-                let d = out.assumingMemoryBound(to: UInt32.self)
-                for i in 0..<count { d[i] = UInt32(truncatingIfNeeded: Self.ordered32(v[i])).littleEndian }
+                integrated(into: Bits32Output(out))
             }
             for e in 0..<listCount {
                 let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
@@ -790,6 +1019,96 @@ final class NumericCodec {
         }
         guard done == n, p == stored.count else { throw .storedSize }
     }
+}
+
+/// Where `NumericCodec.integrate` and `integrateLinear` put each latent: converted to the element
+/// type (docs/CAPTURE.md §5.1, "samples from latents") at the segment's output, or back in place.
+protocol LatentOutput {
+    func store(_ i: Int, _ latent: Int64)
+}
+
+struct LatentsInPlace: LatentOutput {
+    let v: UnsafeMutablePointer<Int64>
+    init(_ v: UnsafeMutablePointer<Int64>) { self.v = v }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { v[i] = latent }
+}
+
+/// Integers: the latent's low 16 bits.
+struct Int16Output: LatentOutput {
+    let d: UnsafeMutablePointer<Int16>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: Int16.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = Int16(truncatingIfNeeded: latent).littleEndian }
+}
+
+/// Integers: the latent's low 32 bits.
+struct Int32Output: LatentOutput {
+    let d: UnsafeMutablePointer<Int32>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: Int32.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = Int32(truncatingIfNeeded: latent).littleEndian }
+}
+
+/// float64 on a grid without an adjustment block: offset + gain × k.
+struct Grid64Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt64>
+    let offset: Double, gain: Double
+    init(_ out: UnsafeMutableRawPointer, offset: Double, gain: Double) {
+        d = out.assumingMemoryBound(to: UInt64.self)
+        (self.offset, self.gain) = (offset, gain)
+    }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = (offset + gain * Double(latent)).bitPattern.littleEndian }
+}
+
+/// float64 on a grid with an adjustment block: the grid value's bits + the adjustment (wrapping).
+struct Grid64AdjustedOutput: LatentOutput {
+    let d: UnsafeMutablePointer<UInt64>
+    let adjustments: UnsafePointer<Int64>
+    let offset: Double, gain: Double
+    init(_ out: UnsafeMutableRawPointer, offset: Double, gain: Double, adjustments: UnsafePointer<Int64>) {
+        d = out.assumingMemoryBound(to: UInt64.self)
+        (self.offset, self.gain, self.adjustments) = (offset, gain, adjustments)
+    }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) {
+        d[i] = ((offset + gain * Double(latent)).bitPattern &+ UInt64(bitPattern: adjustments[i])).littleEndian
+    }
+}
+
+/// float32 on a grid without an adjustment block: offset + gain × k in binary64, rounded to binary32.
+struct Grid32Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt32>
+    let offset: Double, gain: Double
+    init(_ out: UnsafeMutableRawPointer, offset: Double, gain: Double) {
+        d = out.assumingMemoryBound(to: UInt32.self)
+        (self.offset, self.gain) = (offset, gain)
+    }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = Float(offset + gain * Double(latent)).bitPattern.littleEndian }
+}
+
+/// float32 on a grid with an adjustment block: the grid value's bits + the adjustment's low 32 bits (wrapping).
+struct Grid32AdjustedOutput: LatentOutput {
+    let d: UnsafeMutablePointer<UInt32>
+    let adjustments: UnsafePointer<Int64>
+    let offset: Double, gain: Double
+    init(_ out: UnsafeMutableRawPointer, offset: Double, gain: Double, adjustments: UnsafePointer<Int64>) {
+        d = out.assumingMemoryBound(to: UInt32.self)
+        (self.offset, self.gain, self.adjustments) = (offset, gain, adjustments)
+    }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) {
+        d[i] = (Float(offset + gain * Double(latent)).bitPattern &+ UInt32(truncatingIfNeeded: adjustments[i])).littleEndian
+    }
+}
+
+/// float64 bit patterns, order-preserving map undone.
+struct Bits64Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt64>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: UInt64.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = UInt64(bitPattern: NumericCodec.ordered(latent)).littleEndian }
+}
+
+/// float32 bit patterns (the latent's low 32 bits), order-preserving map undone.
+struct Bits32Output: LatentOutput {
+    let d: UnsafeMutablePointer<UInt32>
+    init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: UInt32.self) }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = UInt32(truncatingIfNeeded: NumericCodec.ordered32(latent)).littleEndian }
 }
 
 /// A growable scratch array of trivial elements (no initialisation; contents are the caller's).
