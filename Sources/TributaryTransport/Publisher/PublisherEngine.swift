@@ -50,6 +50,9 @@ final class PublisherEngine {
     private(set) var sessionsRefused: UInt64 = 0
     private let maxFrameSize: Int
     private var housekeepingRounds = 0
+    private let scope: ZMQLoopScope
+    /// The 2 ms check of the connections without a session, running only while there are some.
+    private var sessionlessTimer: ZMQTimerID?
     /// The flood guard: a session may send at most this many frames per `inboundWindowNs`.
     private let inboundFramesPerWindow: Int
     static let inboundWindowNs: UInt64 = 100_000_000
@@ -77,6 +80,7 @@ final class PublisherEngine {
         try router.bind(configuration.endpoint)
         endpoint = try router.lastEndpoint()
         self.router = router
+        self.scope = scope
         connections = PeerConnections(maxPending: max(1, configuration.maxPendingPeers),
                                       helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline),
                                       maxBytesWithoutSession: Int64(configuration.maxBytesWithoutSession))
@@ -92,14 +96,6 @@ final class PublisherEngine {
         scope.register(router) { [unowned self] _, _ in self.receiveAll() }
         scope.register(monitor.socket) { [unowned self] _, _ in self.readConnectionEvents() }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
-        // Connections without a session are checked more often: libzmq may hold what such a peer
-        // sends without ever handing it to the publisher (a duplicate routing id), so the only bound
-        // is how soon its received bytes are seen.
-        scope.addTimer(every: .milliseconds(2)) { [unowned self] in
-            guard self.connections.pendingCount > 0 else { return }
-            self.readConnectionEvents()
-            self.connections.closeOverdue(now: monotonicNanoseconds())
-        }
     }
 
     // MARK: Fan-out
@@ -305,12 +301,15 @@ final class PublisherEngine {
     /// session of a connection that is gone (a peer that vanished before `start` or during a stall).
     private func readConnectionEvents() {
         let now = monotonicNanoseconds()
+        var accepted = false
+        defer { if accepted { watchSessionless() } }
         while true {
             let event: ZMQMonitorEvent?
             do throws(ZMQError) { event = try monitor.receiveEvent(flags: .dontWait) } catch { return }
             guard let event else { continue }
             let fd = Int32(bitPattern: event.value)
             if event.event == .accepted {
+                accepted = true
                 connections.accepted(fd: fd, now: now)
             } else if event.event == .disconnected {
                 closingConnections.remove(fd)
@@ -600,11 +599,29 @@ final class PublisherEngine {
 
     // MARK: Housekeeping
 
+    /// Checks the connections without a session every 2 ms while there are any: libzmq may hold what
+    /// such a peer sends without ever handing it to the publisher (a duplicate routing id), so the
+    /// only bound is how soon its received bytes are seen. An idle publisher keeps its 20 ms rounds.
+    private func watchSessionless() {
+        if connections.pendingCount > 0 {
+            guard sessionlessTimer == nil else { return }
+            sessionlessTimer = scope.addTimer(every: .milliseconds(2)) { [unowned self] in
+                self.readConnectionEvents()
+                self.connections.closeOverdue(now: monotonicNanoseconds())
+                self.watchSessionless()
+            }
+        } else if let timer = sessionlessTimer {
+            scope.cancelTimer(timer)
+            sessionlessTimer = nil
+        }
+    }
+
     private func housekeeping() {
         // Every pending connection event first: the table must be current before it closes anything.
         readConnectionEvents()
         let now = monotonicNanoseconds()
         connections.closeOverdue(now: now)
+        watchSessionless()
         var gone: [Session] = []
         var expired: [Session] = []
         var flooding: [Session] = []
