@@ -427,7 +427,10 @@ final class NumericCodec {
             h7 = x7
             i += 8
         }
-        // The last n mod 8 samples.
+        // The last n mod 8 samples: the same steps, each behind its own exit. (Putting those exits in
+        // the main loop instead, one body for both, measured 2 % slower on the 24-bit and
+        // float64-filtered classes, so the steps are written twice, here and in
+        // `integrateLinear8Split`.)
         if i < n {
             if i + 0 == n { return }
             let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
