@@ -7,7 +7,7 @@ import TributaryWire
 
 /// A publisher that welcomes a hello and then misbehaves: stays silent, or sends bytes that are no frame.
 final class FakePublisher {
-    enum Behaviour: Sendable { case silentAfterWelcome, garbageAfterWelcome }
+    enum Behaviour: Sendable { case silentAfterWelcome, garbageAfterWelcome, strangerAfterWelcome }
     final class State {
         let router: ZMQSocket
         init(router: ZMQSocket) { self.router = router }
@@ -32,6 +32,19 @@ final class FakePublisher {
                     try? MessageFraming.send(header: welcome.header, payload: &payload, routingID: routingID, on: socket)
                     if behaviour == .garbageAfterWelcome {
                         try? socket.send(multipart: [routingID, Array("this is not a Tributary frame at all....".utf8)], flags: .dontWait)
+                    }
+                    if behaviour == .strangerAfterWelcome {
+                        // One frame of the session, then what a publisher answers a peer it does not
+                        // know (the frames a subscriber gets when libzmq reconnected under it):
+                        // error 12 and a close, numbered from 0 again.
+                        let frames = [Frame(encoding: .message(Message("in session", code: 1)), sequence: 1),
+                                      Frame(encoding: .error(ErrorReport(.protocolViolation, "no session: the first frame must be a hello")),
+                                            sequence: 0),
+                                      Frame(encoding: .close(Close(code: .protocolViolation, reason: "no session")), sequence: 1)]
+                        for frame in frames {
+                            var payload = try? MessageFraming.payloadMessage(frame)
+                            try? MessageFraming.send(header: frame.header, payload: &payload, routingID: routingID, on: socket)
+                        }
                     }
                 }
             }
@@ -125,6 +138,18 @@ func freePort() throws -> Int {
         #expect(waitUntil { second.errors.contains { $0.code == .malformedFrame } })
         // The subscriber told the publisher why it is leaving.
         #expect(waitUntil { garbage.closeCount == 1 })
+    }
+
+    @Test func framesNumberedFromZeroAgainAreALostConnectionNotTheirError() throws {
+        let stranger = try FakePublisher(.strangerAfterWelcome)
+        let subject = try Subject()
+        let recorder = Recorder()
+        subject.register(recorder)
+        try subject.open(address: "127.0.0.1", port: stranger.port, apiKey: "k", description: "d", timeout: 5)
+        #expect(waitUntil { !recorder.errors.isEmpty })
+        #expect(recorder.errors.map(\.code) == [.lostConnection], "\(recorder.errors)")
+        #expect(recorder.errors.first?.message.contains("no longer knows this session") == true)
+        #expect(waitUntil { !subject.isOpen })
     }
 
     @Test func aStoppingPublisherIsALostConnection() throws {
