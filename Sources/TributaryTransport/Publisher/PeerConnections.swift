@@ -54,11 +54,6 @@ final class PeerConnections {
     static let refusalGraceNs: UInt64 = 500_000_000
     /// Messages a refused peer may still send (frames it had in flight) before it is closed at once.
     static let messagesAfterRefusalAllowed = 64
-    /// Connections closed by this table, by reason (statistics and tests).
-    private(set) var closedForLimit: UInt64 = 0
-    private(set) var closedForDeadline: UInt64 = 0
-    private(set) var closedAfterRefusal: UInt64 = 0
-    private(set) var closedForFlooding: UInt64 = 0
 
     init(maxPending: Int, helloDeadlineNs: UInt64, maxBytesWithoutSession: Int64) {
         self.maxPending = maxPending
@@ -77,7 +72,7 @@ final class PeerConnections {
     func accepted(fd: Int32, now: UInt64) {
         let peer = Self.peerName(of: fd) ?? ""
         if pendingCount >= maxPending {
-            if Self.shutDown(fd, expectedPeer: peer) { closedForLimit += 1 }
+            Self.shutDown(fd, expectedPeer: peer)
             // Left out of the table: its disconnection event will find nothing to forget.
             return
         }
@@ -128,7 +123,6 @@ final class PeerConnections {
         guard !connection.peer.isEmpty, Self.peerName(of: fd) == connection.peer else { return }
         _ = tributary_drop_input(fd)
         connections[fd]!.silenced = true
-        closedForFlooding += 1
         if case .refused = connection.state { return }
         connections[fd]!.state = .refused(closeAtNs: now + Self.refusalGraceNs)
     }
@@ -144,33 +138,23 @@ final class PeerConnections {
     /// any without a session that received more than `maxBytesWithoutSession`. Call only after every
     /// queued monitor event has been read.
     func closeOverdue(now: UInt64) {
-        enum Reason { case deadline, refusal, flooding }
-        var overdue: [(Int32, String, Reason)] = []
-        for connection in connections.values {
-            if connection.hasSession { continue }
+        var overdue: [Connection] = []
+        for connection in connections.values where !connection.hasSession {
             // Bytes the kernel received, whether or not libzmq has handed them to the publisher yet
             // (a peer whose messages libzmq does not deliver, e.g. under a duplicate routing id).
-            if tributary_tcp_bytes_received(connection.fd) - connection.bytesBaseline > maxBytesWithoutSession {
-                overdue.append((connection.fd, connection.peer, .flooding))
-                continue
-            }
+            let flooding = tributary_tcp_bytes_received(connection.fd) - connection.bytesBaseline > maxBytesWithoutSession
             switch connection.state {
             case .session: continue
             case .pending:
-                if now &- connection.acceptedNs > helloDeadlineNs { overdue.append((connection.fd, connection.peer, .deadline)) }
+                if flooding || now &- connection.acceptedNs > helloDeadlineNs { overdue.append(connection) }
             case .refused(let closeAt):
-                if now >= closeAt { overdue.append((connection.fd, connection.peer, .refusal)) }
+                if flooding || now >= closeAt { overdue.append(connection) }
             }
         }
-        for (fd, peer, reason) in overdue {
+        for connection in overdue {
             // Forgotten now; the disconnection event that follows finds nothing.
-            connections[fd] = nil
-            guard Self.shutDown(fd, expectedPeer: peer) else { continue }
-            switch reason {
-            case .deadline: closedForDeadline += 1
-            case .refusal: closedAfterRefusal += 1
-            case .flooding: closedForFlooding += 1
-            }
+            connections[connection.fd] = nil
+            Self.shutDown(connection.fd, expectedPeer: connection.peer)
         }
     }
 
@@ -197,11 +181,10 @@ final class PeerConnections {
     /// Shuts a connection down if its descriptor still leads to `expectedPeer`. Without the filter a
     /// peer that keeps sending would keep the connection open: Linux queues data that arrives after
     /// `shutdown`, and libzmq goes on reading and decoding it.
-    @discardableResult
-    static func shutDown(_ fd: Int32, expectedPeer: String) -> Bool {
-        guard !expectedPeer.isEmpty, peerName(of: fd) == expectedPeer else { return false }
+    static func shutDown(_ fd: Int32, expectedPeer: String) {
+        guard !expectedPeer.isEmpty, peerName(of: fd) == expectedPeer else { return }
         _ = tributary_drop_input(fd)
-        return shutdown(fd, Int32(SHUT_RDWR)) == 0
+        _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 }
 

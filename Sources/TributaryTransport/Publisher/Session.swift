@@ -45,7 +45,7 @@ final class Session {
     var bytesRead: Int64 = 0
     private var receivedAtCheck: Int64 = -1
     private var readAtCheck: Int64 = 0
-    private(set) var unreadBytes: Int64 = 0
+    private var unreadBytes: Int64 = 0
 
     /// - Parameter timeoutNs: the hello's timeout, already checked and bounded by the publisher.
     init(sessionID: UInt64, routingID: [UInt8], hello: Hello, timeoutNs: UInt64, address: String, userID: String?,
