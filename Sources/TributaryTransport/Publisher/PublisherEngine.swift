@@ -33,6 +33,10 @@ final class PublisherEngine {
     private var sessions: [Session] = []
     private var byRoutingID: [[UInt8]: Session] = [:]
     private var closedPeers: [[UInt8]: ClosedPeer] = [:]
+    /// Routing ids of sessions whose connection is gone (its `DISCONNECTED` event was read), with
+    /// when: frames of theirs still queued in the ROUTER are dropped unread. Answering them would mark
+    /// refused the descriptor they name, which a new connection may already have been given.
+    private var goneRoutingIDs: [[UInt8]: UInt64] = [:]
     private var nextSessionID: UInt64
     private var drained: [HandOffItem] = []
     /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
@@ -242,6 +246,13 @@ final class PublisherEngine {
 
     private func handle(_ parts: [ZMQReceivedMessage], now: UInt64) {
         let routingID = parts[0].bytes
+        if byRoutingID[routingID] == nil, goneRoutingIDs[routingID] != nil {
+            // A peer that chose its own routing id may connect again under it: its hello is read.
+            let isHello = parts.count > 1 && parts[1].count > 5
+                && parts[1].baseAddress.load(fromByteOffset: 5, as: UInt8.self) == FrameKind.hello.rawValue
+            guard isHello else { return }
+            goneRoutingIDs[routingID] = nil
+        }
         let fd = parts.count > 1 ? parts[1].sourceFileDescriptor : nil
         // A peer without a session: read the pending connection events first. Its connection's
         // ACCEPTED event was queued before anything it sent, and the DISCONNECTED event of an earlier
@@ -314,6 +325,7 @@ final class PublisherEngine {
             } else if event.event == .disconnected {
                 closingConnections.remove(fd)
                 if let id = connections.disconnected(fd: fd), let session = sessions.first(where: { $0.sessionID == id }) {
+                    goneRoutingIDs[session.routingID] = now
                     forget(session)
                 }
             }
@@ -646,7 +658,10 @@ final class PublisherEngine {
             end(session, ErrorReport(.expiredTimeout, "nothing was heard from the subscriber within its timeout"), now: now)
         }
         housekeepingRounds &+= 1
-        if !closedPeers.isEmpty && housekeepingRounds % 500 == 0 { closedPeers = closedPeers.filter { $0.value.expiresNs > now } }
+        if housekeepingRounds % 500 == 0 {
+            if !closedPeers.isEmpty { closedPeers = closedPeers.filter { $0.value.expiresNs > now } }
+            if !goneRoutingIDs.isEmpty { goneRoutingIDs = goneRoutingIDs.filter { now &- $0.value < 10_000_000_000 } }
+        }
         if losslessHead < lossless.count { pumpLossless(now: now) }
     }
 
