@@ -40,35 +40,58 @@ public final class StreamingWelch {
     }
 
     /// Consumes a channel-major block (`samplesPerChannel` samples of channel 0, then channel 1, ...).
-    /// Allocates nothing.
+    /// Allocates nothing. Segments that lie wholly inside the block are transformed where they are;
+    /// only a segment that straddles blocks is assembled in `pending`, and the tail of the block that
+    /// the next segment needs is kept there.
     public func add(block: UnsafeBufferPointer<Double>, samplesPerChannel n: Int) {
         precondition(block.count >= n * channelCount, "block shorter than channels x samples")
+        guard n > 0 else { return }
         let L = core.segmentLength, bins = core.binCount
-        var consumed = 0
+        let x = block.baseAddress!
         pending.withUnsafeMutableBufferPointer { p in
             sums.withUnsafeMutableBufferPointer { s in
-                while consumed < n {
-                    let take = Swift.min(L - pendingCount, n - consumed)
+                let p = p.baseAddress!, s = s.baseAddress!
+                // `pending` holds the pendingCount stream samples from the next segment's start; `used`
+                // samples of the block have been appended to it.
+                var used = 0
+                while pendingCount > used {
+                    let take = Swift.min(L - pendingCount, n - used)
                     for c in 0..<channelCount {
-                        (p.baseAddress! + c * L + pendingCount).update(from: block.baseAddress! + c * n + consumed, count: take)
+                        (p + c * L + pendingCount).update(from: x + c * n + used, count: take)
                     }
                     pendingCount += take
-                    consumed += take
-                    if pendingCount == L {
-                        for c in 0..<channelCount {
-                            core.transform(p.baseAddress! + c * L)
-                            core.accumulatePower(into: s.baseAddress! + c * bins)
-                            // Keep the overlap for the next segment.
-                            let row = p.baseAddress! + c * L
-                            row.update(from: row + step, count: L - step)
-                        }
-                        pendingCount = L - step
-                        segments += 1
+                    used += take
+                    guard pendingCount == L else { return }  // the block ended inside this segment
+                    for c in 0..<channelCount { accumulate(p + c * L, into: s + c * bins) }
+                    segments += 1
+                    // Keep the overlap for the next segment.
+                    pendingCount = L - step
+                    for c in 0..<channelCount {
+                        let row = p + c * L
+                        row.update(from: row + step, count: pendingCount)
                     }
+                }
+                // The next segment starts inside the block (the pending samples, if any, are the block's
+                // samples before `used`): transform in place, then keep the tail.
+                var start = used - pendingCount
+                while start + L <= n {
+                    for c in 0..<channelCount { accumulate(x + c * n + start, into: s + c * bins) }
+                    segments += 1
+                    start += step
+                }
+                pendingCount = n - start
+                for c in 0..<channelCount {
+                    (p + c * L).update(from: x + c * n + start, count: pendingCount)
                 }
             }
         }
         samplesPerChannel += n
+    }
+
+    @inline(__always)
+    private func accumulate(_ segment: UnsafePointer<Double>, into sums: UnsafeMutablePointer<Double>) {
+        core.transform(segment)
+        core.accumulatePower(into: sums)
     }
 
     /// The estimate of channel `channel` so far (nil before the first complete segment).
