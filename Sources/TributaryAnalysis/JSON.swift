@@ -62,11 +62,24 @@ package enum JSON {
         return out
     }
 
+    /// Whether `s` is printable ASCII without quote or backslash (nor `<` in a script), scanned over
+    /// its contiguous UTF-8 bytes when it has them (a base64 array is megabytes long).
+    private static func isPlain(_ s: String, inScript: Bool) -> Bool {
+        let lessThan: UInt8 = inScript ? 0x3C : 0x22
+        func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            for b in bytes where b < 0x20 || b >= 0x7F || b == 0x22 || b == 0x5C || b == lessThan { return false }
+            return true
+        }
+        if let result = s.utf8.withContiguousStorageIfAvailable(plain) { return result }
+        var copy = s
+        return copy.withUTF8(plain)
+    }
+
     /// Appends `s` as a JSON string literal to `out` (see `quoted(_:inScript:)`).
     package static func quote(_ s: String, into out: inout String, inScript: Bool = false) {
         out += "\""
         // Printable ASCII without quote or backslash (names, units, base64 arrays) goes in whole.
-        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C && !(inScript && $0 == 0x3C) }) {
+        if isPlain(s, inScript: inScript) {
             out += s
             out += "\""
             return
