@@ -150,7 +150,7 @@ final class CaptureHandle {
         let damageBefore = reader.damage.count
         let chunkStarts = starts, chunkSamples = selected.map(\.envelope.sampleCount)
         do {
-            try reader.forEachChunkConcurrently(selected, threads: ProcessInfo.processInfo.activeProcessorCount) { k, frames in
+            try reader.forEachAnalogChunkConcurrently(selected, threads: ProcessInfo.processInfo.activeProcessorCount) { k, frames in
                 copier.copy(frames, startingAt: chunkStarts[k], chunkSamples: chunkSamples[k])
             }
         } catch {
@@ -363,16 +363,16 @@ private final class SampleCopier: @unchecked Sendable {
     }
 
     /// Copies a chunk's samples, the chunk starting at sample `start` of the source.
-    func copy(_ frames: [Frame], startingAt start: UInt64, chunkSamples: UInt64) {
+    func copy(_ frames: [AnalogChunkFrame], startingAt start: UInt64, chunkSamples: UInt64) {
         var position = start
-        for frame in frames where frame.header.kind == .analog && frame.header.sourceID == source {
-            guard let view = try? frame.analog() else { continue }
-            let n = UInt64(view.sampleCount)
+        for frame in frames where frame.header.sourceID == source {
+            let n = UInt64(frame.sampleCount)
             defer { position += n }
             if position + n <= first { continue }
             if position >= last { continue }
-            guard view.channelIndexes == shape.channelIndexes, view.format == shape.format,
-                  rows.allSatisfy({ view.scale($0) == shape.scale[$0] && view.offset($0) == shape.offset[$0] }) else {
+            guard frame.channelCount == shape.channelIndexes.count, frame.format == shape.format,
+                  shape.channelIndexes.indices.allSatisfy({ frame.channelIndex($0) == shape.channelIndexes[$0] }),
+                  rows.allSatisfy({ frame.scale($0) == shape.scale[$0] && frame.offset($0) == shape.offset[$0] }) else {
                 report(position, "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately")
                 return
             }
@@ -381,30 +381,21 @@ private final class SampleCopier: @unchecked Sendable {
             let destinationStart = Int(max(first, position) - first)
             for (k, r) in rows.enumerated() {
                 let base = k * count + destinationStart
-                switch (view.format, type) {
+                let samples = frame.samples(row: r)
+                switch (frame.format, type) {
                 case (.float64, _):
-                    view.withSamples(Double.self, channel: r) { s in
-                        (buffer.assumingMemoryBound(to: Double.self) + base).update(from: s.baseAddress! + from, count: to - from)
-                    }
+                    (buffer.assumingMemoryBound(to: Double.self) + base).update(from: samples.assumingMemoryBound(to: Double.self) + from, count: to - from)
                 case (.float32, .float32):
-                    view.withSamples(Float.self, channel: r) { s in
-                        (buffer.assumingMemoryBound(to: Float.self) + base).update(from: s.baseAddress! + from, count: to - from)
-                    }
+                    (buffer.assumingMemoryBound(to: Float.self) + base).update(from: samples.assumingMemoryBound(to: Float.self) + from, count: to - from)
                 case (.float32, _):
-                    view.withSamples(Float.self, channel: r) { s in
-                        let d = buffer.assumingMemoryBound(to: Double.self) + base
-                        for i in from..<to { d[i - from] = Double(s[i]) }
-                    }
+                    let s = samples.assumingMemoryBound(to: Float.self), d = buffer.assumingMemoryBound(to: Double.self) + base
+                    for i in from..<to { d[i - from] = Double(s[i]) }
                 case (.int16, .int16):
-                    view.withSamples(Int16.self, channel: r) { s in
-                        (buffer.assumingMemoryBound(to: Int16.self) + base).update(from: s.baseAddress! + from, count: to - from)
-                    }
+                    (buffer.assumingMemoryBound(to: Int16.self) + base).update(from: samples.assumingMemoryBound(to: Int16.self) + from, count: to - from)
                 case (.int16, _):
-                    let scale = view.scale(r), offset = view.offset(r)
-                    view.withSamples(Int16.self, channel: r) { s in
-                        let d = buffer.assumingMemoryBound(to: Double.self) + base
-                        for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
-                    }
+                    let scale = frame.scale(r), offset = frame.offset(r)
+                    let s = samples.assumingMemoryBound(to: Int16.self), d = buffer.assumingMemoryBound(to: Double.self) + base
+                    for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
                 }
             }
         }

@@ -449,6 +449,42 @@ public final class CaptureReader {
     /// then thrown (the intact chunks have all been delivered by then).
     public func forEachChunkConcurrently(_ entries: [IndexEntry], threads: Int,
                                          _ body: @Sendable (_ position: Int, _ frames: [Frame]) -> Void) throws(CaptureError) {
+        nonisolated(unsafe) let reader = self
+        try concurrently(entries, threads: threads) { position, entry, record, decoder in
+            let frames = reader.decodeChunk(entry, record: record, decoder: decoder).flatMap {
+                Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
+            }
+            switch frames {
+            case .success(let frames): body(position, frames); return nil
+            case .failure(let reason): return reason
+            }
+        }
+    }
+
+    /// `forEachChunkConcurrently` for readers of analog samples only: `body` gets each chunk's analog
+    /// frames with their layouts and rows, decoded without rebuilding the frames (one copy of every
+    /// sample fewer; see `ChunkDecoder.analogFrames`), valid during the call.
+    package func forEachAnalogChunkConcurrently(_ entries: [IndexEntry], threads: Int,
+                                                _ body: @Sendable (_ position: Int, _ frames: [AnalogChunkFrame]) -> Void) throws(CaptureError) {
+        nonisolated(unsafe) let reader = self
+        try concurrently(entries, threads: threads) { position, entry, record, decoder in
+            switch reader.readChecked(entry, record: record) {
+            case .failure(let reason): return reason
+            case .success(let envelope):
+                do throws(RecordEnvelope.Problem) {
+                    try decoder.analogFrames(record.bytes, envelope: envelope) { body(position, $0) }
+                    return nil
+                } catch {
+                    return ChunkProblem(text: "\(error)")
+                }
+            }
+        }
+    }
+
+    /// Runs `work` on up to `threads` threads for every entry, each thread with its own record buffer
+    /// and decoder; the problems it returns are added to `damage`, the first in `entries` order thrown.
+    private func concurrently(_ entries: [IndexEntry], threads: Int,
+                              _ work: @Sendable (_ position: Int, _ entry: IndexEntry, _ record: ByteStorage, _ decoder: ChunkDecoder) -> ChunkProblem?) throws(CaptureError) {
         let workers = max(1, min(threads, entries.count))
         let claims = WorkClaims(count: entries.count)
         let reasons = DamageReasons()
@@ -460,14 +496,7 @@ public final class CaptureReader {
                 return
             }
             while let position = claims.next() {
-                let entry = entries[position]
-                let frames = reader.decodeChunk(entry, record: record, decoder: decoder).flatMap {
-                    Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
-                }
-                switch frames {
-                case .success(let frames): body(position, frames)
-                case .failure(let reason): reasons.add(position, reason.text)
-                }
+                if let problem = work(position, entries[position], record, decoder) { reasons.add(position, problem.text) }
             }
         }
         var first: CaptureError?
@@ -493,16 +522,26 @@ public final class CaptureReader {
     /// of the reader, so threads with their own buffer and decoder may call it at once.
     private func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder,
                              samples: Bool = true) -> Result<FrameBuffer, ChunkProblem> {
-        guard entry.envelope.type == .chunk else { return .failure(ChunkProblem(text: "not a chunk record")) }
         let onDisk: RecordEnvelope
-        do { onDisk = try readEnvelope(at: entry.offset) } catch { return .failure(ChunkProblem(text: "chunk envelope: \(error)")) }
-        guard onDisk == entry.envelope else { return .failure(ChunkProblem(text: "the chunk envelope differs from its seek-table entry")) }
-        guard readPayload(onDisk, at: entry.offset, into: record) else { return .failure(ChunkProblem(text: "chunk payload CRC32C mismatch")) }
+        switch readChecked(entry, record: record) {
+        case .success(let envelope): onDisk = envelope
+        case .failure(let problem): return .failure(problem)
+        }
         do {
             return .success(try decoder.decode(record.bytes, envelope: onDisk, samples: samples))
         } catch {
             return .failure(ChunkProblem(text: "\(error)"))
         }
+    }
+
+    /// Reads a chunk record's payload into `record`, checked against its seek-table entry and CRC.
+    private func readChecked(_ entry: IndexEntry, record: ByteStorage) -> Result<RecordEnvelope, ChunkProblem> {
+        guard entry.envelope.type == .chunk else { return .failure(ChunkProblem(text: "not a chunk record")) }
+        let onDisk: RecordEnvelope
+        do { onDisk = try readEnvelope(at: entry.offset) } catch { return .failure(ChunkProblem(text: "chunk envelope: \(error)")) }
+        guard onDisk == entry.envelope else { return .failure(ChunkProblem(text: "the chunk envelope differs from its seek-table entry")) }
+        guard readPayload(onDisk, at: entry.offset, into: record) else { return .failure(ChunkProblem(text: "chunk payload CRC32C mismatch")) }
+        return .success(onDisk)
     }
 
     /// Splits a decoded chunk into its frames.

@@ -34,6 +34,83 @@ import TributaryWire
         #expect(reader.damage.isEmpty)
     }
 
+    /// What `forEachAnalogChunkConcurrently` hands out of each analog frame, as comparable values.
+    struct AnalogSummary: Equatable {
+        var sequence: UInt64, format: SampleFormat, indexes: [UInt32], scales: [Double], offsets: [Double], rows: [[UInt8]]
+    }
+
+    final class CollectedAnalog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var byPosition: [Int: [AnalogSummary]] = [:]
+        func add(_ position: Int, _ frames: [AnalogChunkFrame]) {
+            let summaries = frames.map { f in
+                AnalogSummary(sequence: f.header.sequence, format: f.format, indexes: (0..<f.channelCount).map(f.channelIndex),
+                              scales: (0..<f.channelCount).map(f.scale), offsets: (0..<f.channelCount).map(f.offset),
+                              rows: (0..<f.channelCount).map { [UInt8](UnsafeRawBufferPointer(start: f.samples(row: $0), count: f.sampleCount * f.format.size)) })
+            }
+            lock.lock(); defer { lock.unlock() }
+            #expect(byPosition[position] == nil, "chunk \(position) delivered twice")
+            byPosition[position] = summaries
+        }
+        var all: [Int: [AnalogSummary]] { lock.lock(); defer { lock.unlock() }; return byPosition }
+    }
+
+    /// The analog frames decoded without rebuilding the chunk's frames (the C interface's read) are
+    /// those of the rebuilt frames: layouts, scales and every row's bytes, for float64, float32 and
+    /// int16 frames among every other kind.
+    @Test(arguments: [1, 2])
+    func analogFramesMatchTheRebuiltFrames(threads: Int) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        try record(syntheticFrames(300), to: path)
+        let reader = try CaptureReader(path: path)
+        let chunks = reader.index.filter { $0.envelope.type == .chunk }
+        let collected = CollectedAnalog()
+        try reader.forEachAnalogChunkConcurrently(chunks, threads: threads) { position, frames in collected.add(position, frames) }
+        var formats = Set<SampleFormat>()
+        var expected: [Int: [AnalogSummary]] = [:]
+        for (position, chunk) in chunks.enumerated() {
+            expected[position] = try reader.frames(of: chunk).compactMap { frame in
+                guard frame.header.kind == .analog, let view = try? frame.analog(), view.channelCount * view.sampleCount > 0 else { return nil }
+                formats.insert(view.format)
+                let rows: [[UInt8]] = (0..<view.channelCount).map { r in
+                    switch view.format {
+                    case .float64: view.withSamples(Double.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
+                    case .float32: view.withSamples(Float.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
+                    case .int16: view.withSamples(Int16.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
+                    }
+                }
+                return AnalogSummary(sequence: frame.header.sequence, format: view.format, indexes: view.channelIndexes,
+                                     scales: (0..<view.channelCount).map(view.scale), offsets: (0..<view.channelCount).map(view.offset), rows: rows)
+            }
+        }
+        #expect(formats == [.float64, .float32, .int16])
+        #expect(collected.all == expected)
+        #expect(reader.damage.isEmpty)
+    }
+
+    @Test func aDamagedChunkIsReportedByTheAnalogReaderToo() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        try record(syntheticFrames(300), to: path)
+        let chunks = try CaptureReader(path: path).index.filter { $0.envelope.type == .chunk }
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[chunks[2].offset + 88 + Int(chunks[2].envelope.storedLength) / 2] ^= 0x10
+        let damaged = dir + "/damaged.tcap"
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let reader = try CaptureReader(path: damaged)
+        let collected = CollectedAnalog()
+        var thrown: CaptureError?
+        do {
+            try reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) { collected.add($0, $1) }
+        } catch { thrown = error }
+        #expect(thrown?.offset == chunks[2].offset, "\(String(describing: thrown))")
+        #expect(Set(collected.all.keys) == Set(chunks.indices).subtracting([2]))
+        #expect(reader.damage.map(\.offset) == [chunks[2].offset])
+    }
+
     @Test func aDamagedChunkIsThrownAfterTheIntactOnesAreDelivered() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -233,6 +233,42 @@ extension SampleFormat {
     }
 }
 
+/// One analog frame of a chunk as `ChunkDecoder.analogFrames` hands it out: its header, its layout
+/// and where its rows' samples were decoded (valid during the call that hands it out).
+package struct AnalogChunkFrame {
+    /// The frame's header.
+    package let header: FrameHeader
+    /// The frame's payload up to its sample matrix: layout, channel indexes, scales and offsets.
+    package let layout: UnsafeRawBufferPointer
+    /// The frame's rows and those after it, in walk order.
+    let rows: UnsafeBufferPointer<StreamGrouping.Row>
+    /// Where each format's stream starts in the decoder's buffer.
+    let streams: (UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer)
+
+    /// Rows of the matrix (the layout was checked when the chunk was decoded).
+    package var channelCount: Int { Int(layout.u32(0)) }
+    /// Samples per row.
+    package var sampleCount: Int { Int(layout.u32(4)) }
+    package var format: SampleFormat { SampleFormat(rawValue: layout.u8(16))! }
+    /// The configuration index of row `k`.
+    package func channelIndex(_ k: Int) -> UInt32 { layout.u32(24 + 4 * k) }
+    /// Scale of row `k` (int16: value = count × scale + offset); 1 for float formats.
+    package func scale(_ k: Int) -> Double {
+        format == .int16 ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * k)) : 1
+    }
+    /// Offset of row `k`; 0 for float formats.
+    package func offset(_ k: Int) -> Double {
+        format == .int16 ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * (channelCount + k))) : 0
+    }
+
+    /// The samples of row `k` of the matrix (0 ..< its channel count).
+    package func samples(row k: Int) -> UnsafeRawPointer {
+        let row = rows[k]
+        let base = switch row.key >> 32 { case 1: streams.0; case 2: streams.1; default: streams.2 }
+        return base + row.grouped
+    }
+}
+
 /// Decodes chunk record payloads back into the exact frame bytes. One per reading thread.
 final class ChunkDecoder {
     private let decompressor: ZstdDecompressor
@@ -272,11 +308,57 @@ final class ChunkDecoder {
     /// - Returns: the frames' bytes, 16-byte aligned, exactly as they were recorded.
     /// - Throws: a description of what is inconsistent (the caller adds file and offset).
     func decode(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope, samples: Bool = true) throws(RecordEnvelope.Problem) -> FrameBuffer {
+        let content = try decompress(stored, envelope: envelope)
+        let frames = try assemble(content, frameCount: Int(envelope.frameCount), samples: samples)
+        guard frames.count == Int(envelope.framesLength) else {
+            throw .invalidField("chunk decodes to \(frames.count) bytes of frames, the envelope says \(envelope.framesLength)")
+        }
+        return frames
+    }
+
+    /// Decodes a chunk's analog samples without rebuilding its frames, for readers that copy samples
+    /// out (the C interface's read): `body` gets the chunk's analog frames with samples, in order,
+    /// their samples where the numeric streams were decoded — one copy of every sample fewer than
+    /// `decode`, and no frame buffer. The chunk is checked as `decode` checks it before `body` is called.
+    func analogFrames(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope,
+                      _ body: ([AnalogChunkFrame]) -> Void) throws(RecordEnvelope.Problem) {
+        let content = try decompress(stored, envelope: envelope)
+        let streams = try decodeStreams(content, frameCount: Int(envelope.frameCount), samples: true)
+        var analog: [(structureOffset: Int, layoutEnd: Int, firstRow: Int)] = []
+        analog.reserveCapacity(Int(envelope.frameCount))
+        let length = try walkStructure(streams) { s, _, _, split in
+            if let split, split.count > 0 { analog.append((s, split.start, grouping.rows.count)) }
+        }
+        guard length == Int(envelope.framesLength) else {
+            throw .invalidField("chunk decodes to \(length) bytes of frames, the envelope says \(envelope.framesLength)")
+        }
+        var headers: [FrameHeader] = []
+        headers.reserveCapacity(analog.count)
+        for frame in analog {
+            // The header is checked as `Frame(decoding:)` checks it when frames are rebuilt.
+            let piece = UnsafeRawBufferPointer(rebasing: streams.structure[frame.structureOffset...])
+            guard case .frame(let header)? = try? FrameHeader.peek(piece, maxFrameSize: .max) else {
+                throw .invalidField("chunk structure at byte \(frame.structureOffset): not a valid analog frame header")
+            }
+            headers.append(header)
+        }
+        let base = UnsafeRawPointer(samples.base)
+        let starts = (base + streams.start[0], base + streams.start[1], base + streams.start[2])
+        grouping.rows.withUnsafeBufferPointer { rows in
+            body(zip(analog, headers).map { frame, header in
+                let piece = UnsafeRawBufferPointer(rebasing: streams.structure[frame.structureOffset...])
+                return AnalogChunkFrame(header: header, layout: UnsafeRawBufferPointer(rebasing: piece[header.headerLength..<frame.layoutEnd]),
+                                  rows: UnsafeBufferPointer(rebasing: rows[frame.firstRow...]), streams: starts)
+            })
+        }
+    }
+
+    /// The chunk body, decompressed when the record is.
+    private func decompress(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope) throws(RecordEnvelope.Problem) -> UnsafeRawBufferPointer {
         let contentLength = Int(envelope.contentLength)
-        let content: UnsafeRawBufferPointer
         switch envelope.codec {
         case .none:
-            content = stored
+            return stored
         case .zstd:
             body.reserve(contentLength)
             do {
@@ -289,16 +371,22 @@ final class ChunkDecoder {
             } catch {
                 throw .invalidField("\(error)")
             }
-            content = UnsafeRawBufferPointer(start: body.base, count: contentLength)
+            return UnsafeRawBufferPointer(start: body.base, count: contentLength)
         }
-        let frames = try assemble(content, frameCount: Int(envelope.frameCount), samples: samples)
-        guard frames.count == Int(envelope.framesLength) else {
-            throw .invalidField("chunk decodes to \(frames.count) bytes of frames, the envelope says \(envelope.framesLength)")
-        }
-        return frames
     }
 
-    private func assemble(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> FrameBuffer {
+    /// A chunk body's numeric streams, decoded one after another into `samples`.
+    private struct Streams {
+        var structure: UnsafeRawBufferPointer
+        var frameCount: Int
+        /// Start and length in `samples` of each format's stream (index `SampleFormat.rawValue - 1`).
+        var start = [0, 0, 0], length = [0, 0, 0]
+        var total = 0
+    }
+
+    /// Checks a chunk body's header and stream descriptors and decodes its streams into `samples`
+    /// (or, with `samples` false, only checks and measures them).
+    private func decodeStreams(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> Streams {
         guard c.count >= 16 else { throw .invalidField("chunk body of \(c.count) bytes is shorter than its 16-byte header") }
         let frameCount = Int(c.u32(0))
         let streamCount = Int(c.u16(4))
@@ -310,11 +398,11 @@ final class ChunkDecoder {
             throw .invalidField("chunk body: structure_length \(structureLength64) exceeds the body")
         }
         let structureLength = Int(structureLength64)
+        var streams = Streams(structure: UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)]),
+                              frameCount: frameCount)
         // Decode every stream into `samples`, one after another, remembering where each starts.
         samples.removeAll()
-        var streamStart = [0, 0, 0], streamLength = [0, 0, 0]
         var position = descriptorEnd + structureLength
-        var total = 0
         var lastFormat = 0
         for i in 0..<streamCount {
             let d = UnsafeRawBufferPointer(rebasing: c[(16 + 24 * i)..<(40 + 24 * i)])
@@ -333,27 +421,33 @@ final class ChunkDecoder {
             guard raw % format.size == 0 else { throw .invalidField("chunk stream \(i): \(raw) bytes is not whole \(format) samples") }
             if wanted {
                 let source = UnsafeRawBufferPointer(rebasing: c[position..<(position + stored)])
-                samples.reserve(total + raw)
-                try untransform(source, raw: raw, format: format, transforms: transforms, into: samples.base + total, stream: i)
-                samples.setCount(total + raw)
+                samples.reserve(streams.total + raw)
+                try untransform(source, raw: raw, format: format, transforms: transforms, into: samples.base + streams.total, stream: i)
+                samples.setCount(streams.total + raw)
             }
-            streamStart[Int(format.rawValue) - 1] = total
-            streamLength[Int(format.rawValue) - 1] = raw
-            total += raw
+            streams.start[Int(format.rawValue) - 1] = streams.total
+            streams.length[Int(format.rawValue) - 1] = raw
+            streams.total += raw
             position += stored
         }
         guard position == c.count || (streamCount == 0 && descriptorEnd + structureLength == c.count) else {
             throw .invalidField("chunk body has \(c.count - position) bytes after its last stream")
         }
-        // Rebuild the frames: structure pieces first, leaving a hole for each sample matrix, and the
-        // rows of every matrix noted so that they can be taken from the channel groups afterwards.
+        return streams
+    }
+
+    /// Walks the frames of a chunk's structure, checking each, and notes every analog row in
+    /// `grouping` (position: the row's offset in the rebuilt frames); `visit` is called for each frame
+    /// before its rows are noted, with its offset in the structure and in the rebuilt frames, its
+    /// header length and, for an analog frame, its matrix's place.
+    /// - Returns: the length of the rebuilt frames; `grouping` is finished.
+    private func walkStructure(_ streams: Streams,
+                               _ visit: (_ s: Int, _ o: Int, _ headerLength: Int, _ split: (start: Int, count: Int, format: SampleFormat)?) -> Void) throws(RecordEnvelope.Problem) -> Int {
         grouping.reset()
-        let storage = outputStorage(capacity: structureLength + total)
-        let out = storage.base
-        let structure = UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)])
+        let structure = streams.structure
         var s = 0, o = 0, frames = 0
         var used = [0, 0, 0]
-        while s < structureLength {
+        while s < structure.count {
             let rest = UnsafeRawBufferPointer(rebasing: structure[s...])
             guard rest.count >= WireLimits.headerLength else { throw .invalidField("chunk structure ends inside frame \(frames)'s header") }
             let headerLength = Int(rest.u16(8)), payloadLength = Int(rest.u32(12))
@@ -363,10 +457,10 @@ final class ChunkDecoder {
             if let split = analogSplit(rest, headerLength: headerLength, payloadLength: payloadLength) {
                 let f = Int(split.format.rawValue) - 1
                 let tail = headerLength + payloadLength - split.start - split.count
-                guard rest.count >= split.start + tail, used[f] + split.count <= streamLength[f] else {
+                guard rest.count >= split.start + tail, used[f] + split.count <= streams.length[f] else {
                     throw .invalidField("chunk frame \(frames): its samples exceed the \(split.format) stream or the structure")
                 }
-                out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: split.start)
+                visit(s, o, headerLength, split)
                 let sampleCount = Int(rest.u32(headerLength + 4))
                 let rowLength = sampleCount * split.format.size
                 if rowLength > 0 {
@@ -375,37 +469,57 @@ final class ChunkDecoder {
                                      length: rowLength, position: o + split.start + r * rowLength)
                     }
                 }
-                if tail > 0 {
-                    out.advanced(by: o + split.start + split.count).copyMemory(from: rest.baseAddress! + split.start, byteCount: tail)
-                }
                 used[f] += split.count
                 s += split.start + tail
                 o += split.start + split.count + tail
             } else {
                 let length = headerLength + payloadLength
                 guard rest.count >= length else { throw .invalidField("chunk structure ends inside frame \(frames)") }
-                out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: length)
+                visit(s, o, headerLength, nil)
                 s += length
                 o += length
             }
             frames += 1
         }
-        guard frames == frameCount, used == streamLength else {
-            throw .invalidField("chunk body: \(frames) frames and \(used) stream bytes used, \(frameCount) and \(streamLength) declared")
+        guard frames == streams.frameCount, used == streams.length else {
+            throw .invalidField("chunk body: \(frames) frames and \(used) stream bytes used, \(streams.frameCount) and \(streams.length) declared")
         }
         // Every row's bytes are in its channel's group; the groups fill each stream exactly (the rows
-        // add up to `used`, checked above), so every copy below stays inside the stream and the frames.
+        // add up to `used`, checked above), so every row lies inside its stream.
         grouping.finish()
+        return o
+    }
+
+    private func assemble(_ c: UnsafeRawBufferPointer, frameCount: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> FrameBuffer {
+        let streams = try decodeStreams(c, frameCount: frameCount, samples: wanted)
+        // Rebuild the frames: structure pieces first, leaving a hole for each sample matrix, then the
+        // rows of every matrix taken from the channel groups.
+        let storage = outputStorage(capacity: streams.structure.count + streams.total)
+        let out = storage.base
+        let structure = streams.structure
+        let length = try walkStructure(streams) { s, o, headerLength, split in
+            let rest = UnsafeRawBufferPointer(rebasing: structure[s...])
+            let frameLength = headerLength + Int(rest.u32(12))
+            guard let split else {
+                out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: frameLength)
+                return
+            }
+            out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: split.start)
+            let tail = frameLength - split.start - split.count
+            if tail > 0 {
+                out.advanced(by: o + split.start + split.count).copyMemory(from: rest.baseAddress! + split.start, byteCount: tail)
+            }
+        }
         for row in grouping.rows {
             let f = Int(row.key >> 32) - 1
             if wanted {
-                out.advanced(by: row.position).copyMemory(from: samples.base + streamStart[f] + row.grouped, byteCount: row.length)
+                out.advanced(by: row.position).copyMemory(from: samples.base + streams.start[f] + row.grouped, byteCount: row.length)
             } else {
                 out.advanced(by: row.position).initializeMemory(as: UInt8.self, repeating: 0, count: row.length)
             }
         }
-        storage.setCount(o)
-        return FrameBuffer(owner: storage, baseAddress: UnsafeRawPointer(storage.base), count: o)
+        storage.setCount(length)
+        return FrameBuffer(owner: storage, baseAddress: UnsafeRawPointer(storage.base), count: length)
     }
 
     private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
