@@ -36,9 +36,11 @@ enum LatentCoder {
     /// - Parameters:
     ///   - maxShift: the widest bins allowed (2^`maxShift`).
     ///   - huffmanBound: count the bound of a prefix code's loss in the cost (stream version 3).
+    ///   - fineBits: the finest histogram has about 2^`fineBits` bins over the core (at most 12); its
+    ///     bins, not the latents, are most of the work on short runs (`choosePredictor` passes 10).
     static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
                      sampleScratch sample: UnsafeMutablePointer<UInt64>, robust: Bool = true, maxShift: Int = 63,
-                     huffmanBound: Bool = false) -> Plan {
+                     huffmanBound: Bool = false, fineBits: Int = 12) -> Plan {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
@@ -61,7 +63,7 @@ enum LatentCoder {
             coreLo = a >= spread ? a - spread : 0
             coreHi = range - b >= spread ? b + spread : range
         }
-        let fine = max(0, bitLength(coreHi - coreLo) - 12)
+        let fine = max(0, bitLength(coreHi - coreLo) - min(fineBits, 12))
         let startFine = ((coreLo >> UInt64(fine)) >> 10) << 10
         let fineBins = Int((coreHi >> UInt64(fine)) - startFine) + 1
         histogram.initialize(repeating: 0, count: fineBins)

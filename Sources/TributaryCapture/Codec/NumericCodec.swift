@@ -714,7 +714,8 @@ final class NumericCodec {
                 // The first residuals of a run lack history: not representative.
                 for i in 0..<order { sample[j * run + i] = sample[j * run + order] }
             }
-            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base, robust: false).bits
+            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base, robust: false,
+                                        fineBits: 10).bits
                 + Double(linear ? order * 64 : 0) * Double(run * runs) / Double(n)
             if bits < bestBits * 0.995 {
                 best = (order, linear)
