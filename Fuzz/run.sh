@@ -15,7 +15,7 @@ build() {  # name, sources...
   newest=$(ls -t $(printf "%s\n" "$@" | grep "\.swift$") | head -1)
   if [ ! -x "$out" ] || [ "$newest" -nt "$out" ]; then
     echo "fuzz: building $name"
-    swiftc -sanitize=fuzzer,address -O -parse-as-library -module-name "${name//-/_}" "$@" -o "$out" 2> Fuzz/.build/$name.log \
+    swiftc -sanitize=fuzzer,address -O -parse-as-library -package-name tributary -module-name "${name//-/_}" "$@" -o "$out" 2> Fuzz/.build/$name.log \
       || { cat Fuzz/.build/$name.log; exit 1; }
   fi
 }
