@@ -18,20 +18,36 @@ import TributaryWire
         var all: [Int: [[UInt8]]] { lock.lock(); defer { lock.unlock() }; return byPosition }
     }
 
-    @Test(arguments: [1, 2, 4, 16])
-    func matchesTheSequentialReader(threads: Int) throws {
+    /// A capture of 300 synthetic frames (every kind, float64, float32 and int16 analog) in small chunks.
+    func withSyntheticCapture(_ body: (_ directory: String, _ path: String) throws -> Void) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         try record(syntheticFrames(300), to: path)
-        let reader = try CaptureReader(path: path)
-        let chunks = reader.index.filter { $0.envelope.type == .chunk }
-        #expect(chunks.count > 4)
-        let collected = Collected()
-        try reader.forEachChunkConcurrently(chunks, threads: threads) { position, frames in collected.add(position, frames) }
-        let expected = try Dictionary(uniqueKeysWithValues: chunks.enumerated().map { ($0.offset, try reader.frames(of: $0.element).map(\.encodedBytes)) })
-        #expect(collected.all == expected)
-        #expect(reader.damage.isEmpty)
+        try body(dir, path)
+    }
+
+    /// A copy of the capture at `path` with one byte flipped in the middle of each victim's payload.
+    func damagedCopy(of path: String, in dir: String, victims: [IndexEntry]) throws -> String {
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        for victim in victims { bytes[victim.offset + 88 + Int(victim.envelope.storedLength) / 2] ^= 0x10 }
+        let damaged = dir + "/damaged.tcap"
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        return damaged
+    }
+
+    @Test(arguments: [1, 2, 4, 16])
+    func matchesTheSequentialReader(threads: Int) throws {
+        try withSyntheticCapture { _, path in
+            let reader = try CaptureReader(path: path)
+            let chunks = reader.index.filter { $0.envelope.type == .chunk }
+            #expect(chunks.count > 4)
+            let collected = Collected()
+            try reader.forEachChunkConcurrently(chunks, threads: threads) { position, frames in collected.add(position, frames) }
+            let expected = try Dictionary(uniqueKeysWithValues: chunks.enumerated().map { ($0.offset, try reader.frames(of: $0.element).map(\.encodedBytes)) })
+            #expect(collected.all == expected)
+            #expect(reader.damage.isEmpty)
+        }
     }
 
     /// What `forEachAnalogChunkConcurrently` hands out of each analog frame, as comparable values.
@@ -60,10 +76,10 @@ import TributaryWire
     /// int16 frames among every other kind.
     @Test(arguments: [1, 2])
     func analogFramesMatchTheRebuiltFrames(threads: Int) throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        try record(syntheticFrames(300), to: path)
+        try withSyntheticCapture { _, path in try analogFramesMatch(path, threads: threads) }
+    }
+
+    private func analogFramesMatch(_ path: String, threads: Int) throws {
         let reader = try CaptureReader(path: path)
         let chunks = reader.index.filter { $0.envelope.type == .chunk }
         let collected = CollectedAnalog()
@@ -91,48 +107,35 @@ import TributaryWire
     }
 
     @Test func aDamagedChunkIsReportedByTheAnalogReaderToo() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        try record(syntheticFrames(300), to: path)
-        let chunks = try CaptureReader(path: path).index.filter { $0.envelope.type == .chunk }
-        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        bytes[chunks[2].offset + 88 + Int(chunks[2].envelope.storedLength) / 2] ^= 0x10
-        let damaged = dir + "/damaged.tcap"
-        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
-        let reader = try CaptureReader(path: damaged)
-        let collected = CollectedAnalog()
-        var thrown: CaptureError?
-        do {
-            try reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) { collected.add($0, $1) }
-        } catch { thrown = error }
-        #expect(thrown?.offset == chunks[2].offset, "\(String(describing: thrown))")
-        #expect(Set(collected.all.keys) == Set(chunks.indices).subtracting([2]))
-        #expect(reader.damage.map(\.offset) == [chunks[2].offset])
+        try withSyntheticCapture { dir, path in
+            let chunks = try CaptureReader(path: path).index.filter { $0.envelope.type == .chunk }
+            let reader = try CaptureReader(path: try damagedCopy(of: path, in: dir, victims: [chunks[2]]))
+            let collected = CollectedAnalog()
+            var thrown: CaptureError?
+            do {
+                try reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) { collected.add($0, $1) }
+            } catch let error as CaptureError { thrown = error }
+            #expect(thrown?.offset == chunks[2].offset, "\(String(describing: thrown))")
+            #expect(Set(collected.all.keys) == Set(chunks.indices).subtracting([2]))
+            #expect(reader.damage.map(\.offset) == [chunks[2].offset])
+        }
     }
 
     @Test func aDamagedChunkIsThrownAfterTheIntactOnesAreDelivered() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        try record(syntheticFrames(300), to: path)
-        let clean = try CaptureReader(path: path)
-        let chunks = clean.index.filter { $0.envelope.type == .chunk }
-        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let victims = [chunks[1], chunks[3]]
-        for victim in victims { bytes[victim.offset + 88 + Int(victim.envelope.storedLength) / 2] ^= 0x10 }
-        let damaged = dir + "/damaged.tcap"
-        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
-        let reader = try CaptureReader(path: damaged)
-        let collected = Collected()
-        var thrown: CaptureError?
-        do {
-            try reader.forEachChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) { position, frames in
-                collected.add(position, frames)
-            }
-        } catch { thrown = error }
-        #expect(thrown?.offset == chunks[1].offset, "\(String(describing: thrown))")
-        #expect(Set(collected.all.keys) == Set(chunks.indices).subtracting([1, 3]))
-        #expect(reader.damage.map(\.offset) == victims.map(\.offset))
+        try withSyntheticCapture { dir, path in
+            let chunks = try CaptureReader(path: path).index.filter { $0.envelope.type == .chunk }
+            let victims = [chunks[1], chunks[3]]
+            let reader = try CaptureReader(path: try damagedCopy(of: path, in: dir, victims: victims))
+            let collected = Collected()
+            var thrown: CaptureError?
+            do {
+                try reader.forEachChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) { position, frames in
+                    collected.add(position, frames)
+                }
+            } catch let error as CaptureError { thrown = error }
+            #expect(thrown?.offset == chunks[1].offset, "\(String(describing: thrown))")
+            #expect(Set(collected.all.keys) == Set(chunks.indices).subtracting([1, 3]))
+            #expect(reader.damage.map(\.offset) == victims.map(\.offset))
+        }
     }
 }
