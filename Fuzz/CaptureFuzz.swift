@@ -23,8 +23,12 @@ public func captureFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     defer { unlink(path) }
     guard let reader = try? CaptureReader(path: path) else { return 0 }
     reader.forEachFrame { frame in _ = try? frame.payload() }
-    // The C interface's read path: analog rows decoded without rebuilding the frames.
-    try? reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 1) { _, frames in
+    // The C interface's read path: analog rows decoded without rebuilding the frames, and (every
+    // other chunk) straight into a buffer per channel sized from the frames, as a reader's array.
+    let scratch = FuzzPlaces()
+    try? reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 1, direct: { position, frames in
+        position % 2 == 0 ? scratch.places(for: frames) : nil
+    }) { _, frames in
         var sum = 0.0
         for frame in frames {
             for k in 0..<frame.channelCount {
@@ -39,6 +43,25 @@ public func captureFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = reader.gaps
     _ = reader.seek(timeNs: 0)
     return 0
+}
+
+/// Buffers for `direct` decoding, one per (format, channel), each exactly the frames' samples.
+final class FuzzPlaces: @unchecked Sendable {
+    private var buffers: [UnsafeMutableRawBufferPointer] = []
+    func places(for frames: [AnalogChunkFrame]) -> (SampleFormat, UInt32) -> UnsafeMutableRawPointer? {
+        var sizes: [UInt64: Int] = [:]
+        for f in frames {
+            for k in 0..<f.channelCount { sizes[UInt64(f.format.rawValue) << 32 | UInt64(f.channelIndex(k)), default: 0] += f.sampleCount * f.format.size }
+        }
+        var places: [UInt64: UnsafeMutableRawPointer] = [:]
+        for (key, size) in sizes {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
+            buffers.append(buffer)
+            places[key] = buffer.baseAddress!
+        }
+        return { format, channel in places[UInt64(format.rawValue) << 32 | UInt64(channel)] }
+    }
+    deinit { for buffer in buffers { buffer.deallocate() } }
 }
 
 @inline(never) func blackHole(_ x: Double) { if x.isNaN && x.sign == .minus && x.significandWidth == 99 { print(x) } }

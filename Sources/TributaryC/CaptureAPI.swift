@@ -150,7 +150,9 @@ final class CaptureHandle {
         let damageBefore = reader.damage.count
         let chunkStarts = starts, chunkSamples = selected.map(\.envelope.sampleCount)
         do {
-            try reader.forEachAnalogChunkConcurrently(selected, threads: ProcessInfo.processInfo.activeProcessorCount) { k, frames in
+            try reader.forEachAnalogChunkConcurrently(selected, threads: ProcessInfo.processInfo.activeProcessorCount, direct: { k, frames in
+                copier.places(frames, startingAt: chunkStarts[k], chunkSamples: chunkSamples[k])
+            }) { k, frames in
                 copier.copy(frames, startingAt: chunkStarts[k], chunkSamples: chunkSamples[k])
             }
         } catch {
@@ -360,6 +362,29 @@ private final class SampleCopier: @unchecked Sendable {
     private func report(_ position: UInt64, _ message: String) {
         lock.lock(); defer { lock.unlock() }
         if firstProblem == nil || position < firstProblem!.position { firstProblem = (position, APIError(.format, message)) }
+    }
+
+    /// Where each channel's samples of a chunk go in `buffer`, when the chunk can be decoded there
+    /// directly: it lies wholly inside the range read, every channel is read once, in the stored
+    /// type, and its frames all have the source's layout (nil otherwise: it is decoded and copied).
+    func places(_ frames: [AnalogChunkFrame], startingAt start: UInt64, chunkSamples: UInt64) -> ((SampleFormat, UInt32) -> UnsafeMutableRawPointer?)? {
+        let size = shape.format.size
+        guard type == CSampleType(shape.format), start >= first, start + chunkSamples <= last,
+              rows.count == shape.channelIndexes.count, Set(rows).count == rows.count,
+              Set(shape.channelIndexes).count == shape.channelIndexes.count,  // one row per channel: each place holds one row
+              Int(bitPattern: buffer) % size == 0,
+              frames.reduce(0, { $0 + UInt64($1.sampleCount) }) == chunkSamples,
+              frames.allSatisfy({ frame in
+                  frame.header.sourceID == source && frame.channelCount == shape.channelIndexes.count && frame.format == shape.format
+                      && shape.channelIndexes.indices.allSatisfy({ frame.channelIndex($0) == shape.channelIndexes[$0]
+                          && frame.scale($0) == shape.scale[$0] && frame.offset($0) == shape.offset[$0] })
+              }) else { return nil }
+        var place: [UInt32: UnsafeMutableRawPointer] = [:]
+        for (k, r) in rows.enumerated() {
+            place[shape.channelIndexes[r]] = buffer + (k * count + Int(start - first)) * size
+        }
+        let format = shape.format
+        return { f, channel in f == format ? place[channel] : nil }
     }
 
     /// Copies a chunk's samples, the chunk starting at sample `start` of the source.

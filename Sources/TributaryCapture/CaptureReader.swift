@@ -464,15 +464,23 @@ public final class CaptureReader {
     /// `forEachChunkConcurrently` for readers of analog samples only: `body` gets each chunk's analog
     /// frames with their layouts and rows, decoded without rebuilding the frames (one copy of every
     /// sample fewer; see `ChunkDecoder.analogFrames`), valid during the call.
-    package func forEachAnalogChunkConcurrently(_ entries: [IndexEntry], threads: Int,
-                                                _ body: @Sendable (_ position: Int, _ frames: [AnalogChunkFrame]) -> Void) throws(CaptureError) {
+    /// - Parameter direct: for a chunk's frames (samples not yet decoded), where each channel's
+    ///   samples go, by format and channel index; when it places every channel, the chunk is decoded
+    ///   there and `body` is not called for it (see `ChunkDecoder.analogFrames`).
+    package func forEachAnalogChunkConcurrently(
+        _ entries: [IndexEntry], threads: Int,
+        direct: (@Sendable (_ position: Int, _ frames: [AnalogChunkFrame]) -> ((SampleFormat, UInt32) -> UnsafeMutableRawPointer?)?)? = nil,
+        _ body: @Sendable (_ position: Int, _ frames: [AnalogChunkFrame]) -> Void
+    ) throws(CaptureError) {
         nonisolated(unsafe) let reader = self
         try concurrently(entries, threads: threads) { position, entry, record, decoder in
             switch reader.readChecked(entry, record: record) {
             case .failure(let reason): return reason
             case .success(let envelope):
                 do throws(RecordEnvelope.Problem) {
-                    try decoder.analogFrames(record.bytes, envelope: envelope) { body(position, $0) }
+                    try decoder.analogFrames(record.bytes, envelope: envelope, direct: direct.map { place in { place(position, $0) } }) {
+                        body(position, $0)
+                    }
                     return nil
                 } catch {
                     return ChunkProblem(text: "\(error)")

@@ -106,6 +106,77 @@ import TributaryWire
         #expect(reader.damage.isEmpty)
     }
 
+    /// Each chunk's samples per (format, channel), in frame order, as bytes.
+    struct GroupKey: Hashable { var format: SampleFormat, channel: UInt32 }
+
+    final class Groups: @unchecked Sendable {
+        private let lock = NSLock()
+        private var byPosition: [Int: [GroupKey: [UInt8]]] = [:]
+        private var buffers: [Int: [GroupKey: UnsafeMutableRawBufferPointer]] = [:]
+        func add(_ position: Int, _ frames: [AnalogChunkFrame]) {
+            var groups: [GroupKey: [UInt8]] = [:]
+            for f in frames {
+                for k in 0..<f.channelCount {
+                    groups[GroupKey(format: f.format, channel: f.channelIndex(k)), default: []]
+                        += UnsafeRawBufferPointer(start: f.samples(row: k), count: f.sampleCount * f.format.size)
+                }
+            }
+            lock.lock(); defer { lock.unlock() }
+            byPosition[position] = groups
+        }
+        /// A buffer for each (format, channel) of the frames, sized for their samples.
+        func allocate(_ position: Int, _ frames: [AnalogChunkFrame]) -> [GroupKey: UnsafeMutableRawPointer] {
+            var sizes: [GroupKey: Int] = [:]
+            for f in frames {
+                for k in 0..<f.channelCount { sizes[GroupKey(format: f.format, channel: f.channelIndex(k)), default: 0] += f.sampleCount * f.format.size }
+            }
+            let made = sizes.mapValues { UnsafeMutableRawBufferPointer.allocate(byteCount: $0, alignment: 16) }
+            for buffer in made.values { buffer.initializeMemory(as: UInt8.self, repeating: 0xA5) }
+            lock.lock(); defer { lock.unlock() }
+            buffers[position] = made
+            return made.mapValues { $0.baseAddress! }
+        }
+        var all: [Int: [GroupKey: [UInt8]]] {
+            lock.lock(); defer { lock.unlock() }
+            var result = byPosition
+            for (position, groups) in buffers where result[position] == nil { result[position] = groups.mapValues { [UInt8]($0) } }
+            return result
+        }
+        deinit { for groups in buffers.values { for buffer in groups.values { buffer.deallocate() } } }
+    }
+
+    /// Chunks decoded straight into the places a reader names (the C interface's read into the
+    /// caller's array) hold exactly the samples the copying path hands out; a chunk with a channel
+    /// left unplaced falls back to that path.
+    @Test func directDecodingWritesEveryChannelWhereItIsPlaced() throws {
+        try withSyntheticCapture { _, path in
+            let reader = try CaptureReader(path: path)
+            let chunks = reader.index.filter { $0.envelope.type == .chunk }
+            let expected = Groups()
+            try reader.forEachAnalogChunkConcurrently(chunks, threads: 2) { expected.add($0, $1) }
+            let placed = Groups(), copied = Groups()
+            try reader.forEachAnalogChunkConcurrently(chunks, threads: 2, direct: { position, frames in
+                guard !frames.isEmpty else { return nil }
+                let places = placed.allocate(position, frames)
+                // Every third chunk leaves one channel without a place: it must be copied instead.
+                let skipped = position % 3 == 0 ? GroupKey(format: frames[0].format, channel: frames[0].channelIndex(0)) : nil
+                return { format, channel in
+                    let key = GroupKey(format: format, channel: channel)
+                    return key == skipped ? nil : places[key]
+                }
+            }) { copied.add($0, $1) }
+            // Chunks whose streams are not entropy coded (the encoder keeps the plain transforms when
+            // they are smaller) are copied too.
+            let copiedPositions = Set(copied.all.filter { !$0.value.isEmpty }.keys)
+            let direct = placed.all.filter { !copiedPositions.contains($0.key) }
+            #expect(direct.count > chunks.count / 3, "\(direct.count) of \(chunks.count) chunks decoded in place")
+            #expect(copiedPositions.contains(where: { $0 % 3 == 0 }), "no chunk with an unplaced channel fell back")
+            for (position, groups) in direct { #expect(groups == expected.all[position], "chunk \(position)") }
+            for (position, groups) in copied.all { #expect(groups == expected.all[position], "chunk \(position)") }
+            #expect(copiedPositions.union(direct.keys) == Set(expected.all.filter { !$0.value.isEmpty }.keys))
+        }
+    }
+
     @Test func aDamagedChunkIsReportedByTheAnalogReaderToo() throws {
         try withSyntheticCapture { dir, path in
             let chunks = try CaptureReader(path: path).index.filter { $0.envelope.type == .chunk }

@@ -931,8 +931,11 @@ final class NumericCodec {
     }
 
     /// Decodes a coded stream into `destination`, whose size must be the stream's element count × size.
+    /// - Parameter placement: where to write the segment of `count` elements that starts at element
+    ///   `first` of the stream instead (nil: its place in `destination`); it must have room for them.
     func decode(_ stored: UnsafeRawBufferPointer, elementType: ChunkElementType,
-                into destination: UnsafeMutableRawBufferPointer) throws(NumericTransform.Failure) {
+                into destination: UnsafeMutableRawBufferPointer,
+                placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(NumericTransform.Failure) {
         guard elementType != .bytes, let n = Self.elementCount(of: stored, elementType: elementType) else { throw .storedSize }
         let size = elementType.size
         guard n * size == destination.count else { throw .storedSize }
@@ -1000,7 +1003,7 @@ final class NumericCodec {
             }
             // The predictor is undone and the latents converted to the element type in one pass
             // (specialised per conversion); with an adjustment block, in place first, then converted.
-            let out = destination.baseAddress! + done * size
+            let out = placement?(done, count) ?? destination.baseAddress! + done * size
             func integrated<Out: LatentOutput>(into output: Out) {
                 if predictor == 3 {
                     Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift, into: output)

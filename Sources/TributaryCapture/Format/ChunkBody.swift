@@ -320,10 +320,17 @@ final class ChunkDecoder {
     /// out (the C interface's read): `body` gets the chunk's analog frames with samples, in order,
     /// their samples where the numeric streams were decoded — one copy of every sample fewer than
     /// `decode`, and no frame buffer. The chunk is checked as `decode` checks it before `body` is called.
+    /// - Parameter direct: called first, with the frames' headers and layouts (their samples not yet
+    ///   decoded); it may name where each channel's samples of the chunk go, by format and channel
+    ///   index (room for all of them, aligned to the sample size). When it names a place for every
+    ///   channel and the streams are entropy coded, they are decoded straight there (no copy at all),
+    ///   `body` is not called and the result is true.
+    @discardableResult
     func analogFrames(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope,
-                      _ body: ([AnalogChunkFrame]) -> Void) throws(RecordEnvelope.Problem) {
+                      direct: (([AnalogChunkFrame]) -> ((_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?)?)? = nil,
+                      _ body: ([AnalogChunkFrame]) -> Void) throws(RecordEnvelope.Problem) -> Bool {
         let content = try decompress(stored, envelope: envelope)
-        let streams = try decodeStreams(content, frameCount: Int(envelope.frameCount), samples: true)
+        let streams = try parseStreams(content, frameCount: Int(envelope.frameCount))
         var analog: [(structureOffset: Int, layoutEnd: Int, firstRow: Int)] = []
         analog.reserveCapacity(Int(envelope.frameCount))
         let length = try walkStructure(streams) { s, _, _, split in
@@ -342,15 +349,55 @@ final class ChunkDecoder {
             }
             headers.append(header)
         }
+        // The streams' place in `samples` is fixed before the frames point into it.
+        samples.removeAll()
+        samples.reserve(streams.total)
         let base = UnsafeRawPointer(samples.base)
         let starts = (base + streams.start[0], base + streams.start[1], base + streams.start[2])
-        grouping.rows.withUnsafeBufferPointer { rows in
-            body(zip(analog, headers).map { frame, header in
+        func frames(_ rows: UnsafeBufferPointer<StreamGrouping.Row>) -> [AnalogChunkFrame] {
+            zip(analog, headers).map { frame, header in
                 let piece = UnsafeRawBufferPointer(rebasing: streams.structure[frame.structureOffset...])
                 return AnalogChunkFrame(header: header, layout: UnsafeRawBufferPointer(rebasing: piece[header.headerLength..<frame.layoutEnd]),
-                                  rows: UnsafeBufferPointer(rebasing: rows[frame.firstRow...]), streams: starts)
-            })
+                                        rows: UnsafeBufferPointer(rebasing: rows[frame.firstRow...]), streams: starts)
+            }
         }
+        if let direct, streams.stored.allSatisfy({ $0.transforms.contains(.coded) }),
+           let target = grouping.rows.withUnsafeBufferPointer({ direct(frames($0)) }),
+           try decodeDirect(streams, target) {
+            return true
+        }
+        try decode(streams)
+        grouping.rows.withUnsafeBufferPointer { body(frames($0)) }
+        return false
+    }
+
+    /// Decodes every stream with each channel group's segments at `target`'s place for the group;
+    /// false (part of it written) when a group has no place or a segment spans two groups (which
+    /// the encoder never writes; the caller then decodes as usual).
+    private func decodeDirect(_ streams: Streams,
+                              _ target: (_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?) throws(RecordEnvelope.Problem) -> Bool {
+        // Per format: the groups in stream order with their places.
+        var groups: [[(start: Int, end: Int, place: UnsafeMutableRawPointer)]] = [[], [], []]
+        for stream in streams.stored {
+            let f = Int(stream.format.rawValue) - 1
+            for range in grouping.groupRanges(format: stream.format.rawValue) {
+                guard let place = target(stream.format, UInt32(truncatingIfNeeded: range.key)) else { return false }
+                groups[f].append((range.start, range.start + range.bytes, place))
+            }
+        }
+        var cursor = [0, 0, 0]
+        var spanned = false
+        try decode(streams) { format, first, count in
+            let f = Int(format.rawValue) - 1, size = format.size
+            let start = first * size, end = (first + count) * size
+            while cursor[f] < groups[f].count && groups[f][cursor[f]].end <= start { cursor[f] += 1 }
+            guard cursor[f] < groups[f].count, groups[f][cursor[f]].start <= start, end <= groups[f][cursor[f]].end else {
+                spanned = true
+                return nil
+            }
+            return groups[f][cursor[f]].place + (start - groups[f][cursor[f]].start)
+        }
+        return !spanned
     }
 
     /// The chunk body, decompressed when the record is.
@@ -382,11 +429,36 @@ final class ChunkDecoder {
         /// Start and length in `samples` of each format's stream (index `SampleFormat.rawValue - 1`).
         var start = [0, 0, 0], length = [0, 0, 0]
         var total = 0
+        /// Each stream as stored, in order: its format, transforms and bytes in the body.
+        var stored: [(format: SampleFormat, transforms: ChunkTransforms, bytes: UnsafeRawBufferPointer)] = []
     }
 
     /// Checks a chunk body's header and stream descriptors and decodes its streams into `samples`
     /// (or, with `samples` false, only checks and measures them).
-    private func decodeStreams(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> Streams {
+    private func decodeStreams(_ c: UnsafeRawBufferPointer, frameCount: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> Streams {
+        let streams = try parseStreams(c, frameCount: frameCount)
+        if wanted { try decode(streams) }
+        return streams
+    }
+
+    /// Decodes the streams into `samples`, one after another; a segment that `placement` gives a
+    /// place (by format, its first element in the stream and its element count) is written there
+    /// instead.
+    private func decode(_ streams: Streams,
+                        placement: ((_ format: SampleFormat, _ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(RecordEnvelope.Problem) {
+        samples.removeAll()
+        samples.reserve(streams.total)
+        for (i, stream) in streams.stored.enumerated() {
+            let f = Int(stream.format.rawValue) - 1
+            let place = placement.map { place in { (first: Int, count: Int) in place(stream.format, first, count) } }
+            try untransform(stream.bytes, raw: streams.length[f], format: stream.format, transforms: stream.transforms,
+                            into: samples.base + streams.start[f], stream: i, placement: place)
+        }
+        samples.setCount(streams.total)
+    }
+
+    /// Checks a chunk body's header and stream descriptors, and measures the streams.
+    private func parseStreams(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int) throws(RecordEnvelope.Problem) -> Streams {
         guard c.count >= 16 else { throw .invalidField("chunk body of \(c.count) bytes is shorter than its 16-byte header") }
         let frameCount = Int(c.u32(0))
         let streamCount = Int(c.u16(4))
@@ -400,8 +472,7 @@ final class ChunkDecoder {
         let structureLength = Int(structureLength64)
         var streams = Streams(structure: UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)]),
                               frameCount: frameCount)
-        // Decode every stream into `samples`, one after another, remembering where each starts.
-        samples.removeAll()
+        // The streams lie in `samples` one after another: remember where each starts.
         var position = descriptorEnd + structureLength
         var lastFormat = 0
         for i in 0..<streamCount {
@@ -419,12 +490,7 @@ final class ChunkDecoder {
             }
             let raw = Int(raw64), stored = Int(stored64)
             guard raw % format.size == 0 else { throw .invalidField("chunk stream \(i): \(raw) bytes is not whole \(format) samples") }
-            if wanted {
-                let source = UnsafeRawBufferPointer(rebasing: c[position..<(position + stored)])
-                samples.reserve(streams.total + raw)
-                try untransform(source, raw: raw, format: format, transforms: transforms, into: samples.base + streams.total, stream: i)
-                samples.setCount(streams.total + raw)
-            }
+            streams.stored.append((format, transforms, UnsafeRawBufferPointer(rebasing: c[position..<(position + stored)])))
             streams.start[Int(format.rawValue) - 1] = streams.total
             streams.length[Int(format.rawValue) - 1] = raw
             streams.total += raw
@@ -523,13 +589,15 @@ final class ChunkDecoder {
     }
 
     private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
-                             into out: UnsafeMutableRawPointer, stream: Int) throws(RecordEnvelope.Problem) {
+                             into out: UnsafeMutableRawPointer, stream: Int,
+                             placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(RecordEnvelope.Problem) {
         counts.reserve(raw)
         do throws(NumericTransform.Failure) {
             if transforms.contains(.coded) {
                 guard NumericTransform.isValid(transforms, for: format.chunkElementType) else { throw .invalidTransforms }
                 // `raw` was checked against the record's limit; the coded header must agree with it.
-                try numeric.decode(source, elementType: format.chunkElementType, into: UnsafeMutableRawBufferPointer(start: out, count: raw))
+                try numeric.decode(source, elementType: format.chunkElementType, into: UnsafeMutableRawBufferPointer(start: out, count: raw),
+                                   placement: placement)
                 return
             }
             try NumericTransform.reverse(source, elementType: format.chunkElementType, transforms: transforms, scratch: counts.base,

@@ -52,6 +52,16 @@ struct StreamGrouping {
         groups.filter { $0.key >> 32 == UInt64(format) }.map(\.bytes)
     }
 
+    /// Each channel group of a format's stream, in stream order (after `finish`): its key, and the
+    /// byte range it occupies in the stream.
+    func groupRanges(format: UInt8) -> [(key: UInt64, start: Int, bytes: Int)] {
+        var start = 0
+        return groups.filter { $0.key >> 32 == UInt64(format) }.map { group in
+            defer { start += group.bytes }
+            return (group.key, start, group.bytes)
+        }
+    }
+
     /// Computes every row's `grouped` offset and the per-format totals.
     mutating func finish() {
         for f in totals.indices { totals[f] = 0 }
