@@ -137,12 +137,17 @@ final class CaptureHandle {
         var position: UInt64 = 0
         for entry in reader.index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
             if position >= last { break }
-            let samples = entry.envelope.sampleCount
-            if position + samples > first {
+            // The counts are the file's claims: a damaged or hostile seek table may hold any value.
+            let (next, overflow) = position.addingReportingOverflow(entry.envelope.sampleCount)
+            if overflow {
+                throw APIError(.format, "the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
+                               + "beyond any capture; run 'tributary repair' to read what is intact")
+            }
+            if next > first {
                 selected.append(entry)
                 starts.append(position)
             }
-            position += samples
+            position = next
         }
         // Chunks decode on every core, each copying its samples to their place in `buffer`.
         let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
@@ -392,8 +397,13 @@ private final class SampleCopier: @unchecked Sendable {
         var position = start
         for frame in frames where frame.header.sourceID == source {
             let n = UInt64(frame.sampleCount)
-            defer { position += n }
-            if position + n <= first { continue }
+            let (end, overflow) = position.addingReportingOverflow(n)
+            if overflow {
+                report(position, "a chunk of source \(source) holds more samples than its record says (\(chunkSamples))")
+                return
+            }
+            defer { position = end }
+            if end <= first { continue }
             if position >= last { continue }
             guard frame.channelCount == shape.channelIndexes.count, frame.format == shape.format,
                   shape.channelIndexes.indices.allSatisfy({ frame.channelIndex($0) == shape.channelIndexes[$0] }),
@@ -402,7 +412,7 @@ private final class SampleCopier: @unchecked Sendable {
                 return
             }
             let from = Int(max(first, position) - position)
-            let to = Int(min(last, position + n) - position)
+            let to = Int(min(last, end) - position)
             let destinationStart = Int(max(first, position) - first)
             for (k, r) in rows.enumerated() {
                 let base = k * count + destinationStart

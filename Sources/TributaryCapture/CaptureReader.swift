@@ -704,7 +704,8 @@ public final class CaptureReader {
                                                               firstTimeNs: e.firstTimeNs, lastTimeNs: e.lastTimeNs, storedBytes: 0, contentBytes: 0, frameBytes: 0)
             s.chunks += 1
             s.frames += Int(e.frameCount)
-            s.samples += e.sampleCount
+            // Saturating: the counts are the file's claims (a damaged or hostile seek table may hold any value).
+            s.samples = s.samples.addingReportingOverflow(e.sampleCount).overflow ? .max : s.samples + e.sampleCount
             s.firstTimeNs = min(s.firstTimeNs, e.firstTimeNs)
             s.lastTimeNs = max(s.lastTimeNs, e.lastTimeNs)
             s.storedBytes += Int(e.storedLength)

@@ -4,7 +4,8 @@ import Testing
 import TributaryWire
 
 /// Replays the capture fuzzer's seeds and every input that ever tripped it (Fuzz/regressions/capture-fuzz/),
-/// exactly as Fuzz/CaptureFuzz.swift feeds them: bit 0 of the first byte asks for the CRCs to be fixed up.
+/// as Fuzz/CaptureFuzz.swift feeds them (bit 0 of the first byte asks for the CRCs to be fixed up),
+/// through the frame reader, the analog-row reader, the per-source totals and the gaps.
 @Suite struct CaptureFuzzRegressionTests {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -30,6 +31,11 @@ import TributaryWire
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         guard let reader = try? CaptureReader(path: path) else { return }
         reader.forEachFrame { frame in _ = try? frame.payload() }
+        try? reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 1) { _, frames in
+            for frame in frames where frame.channelCount > 0 {
+                _ = UnsafeRawBufferPointer(start: frame.samples(row: frame.channelCount - 1), count: frame.sampleCount * frame.format.size).last
+            }
+        }
         _ = reader.sources
         _ = reader.gaps
     }

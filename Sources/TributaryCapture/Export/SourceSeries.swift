@@ -89,7 +89,7 @@ public struct SourceSeries: Sendable {
         // channel), filled in place: no growth, no per-channel arrays to join.
         let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
         let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
-        let expected = entries.reduce(0) { $0 + Int($1.envelope.sampleCount) }
+        let expected = Self.claimedSamples(entries)
         // Two readers decoding at once when nothing is unusual; else (or when it finds anything odd) one pass here.
         let parallel = Self.gatherInParallel(reader: reader, source: source, channels: channels, entries: entries)
         var capacity = expected
@@ -132,6 +132,8 @@ public struct SourceSeries: Sendable {
                 }
                 scale = rows.map { view.scale($0) }
                 offset = rows.map { view.offset($0) }
+                // The seek table's counts are claims: reserve no more than the chunks' frames can hold.
+                capacity = min(capacity, Self.samplesTheFramesCanHold(entries, format: view.format, channels: viewIndexes.count))
                 switch view.format {
                 case .float64: f64 = [Double](repeating: 0, count: rows.count * capacity)
                 case .float32: f32 = [Float](repeating: 0, count: rows.count * capacity)
@@ -254,6 +256,26 @@ private struct SendableAddress: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
 }
 
+extension SourceSeries {
+    /// `a` + `b` samples, or Int.max when that does not fit (the counts come from the file).
+    static func saturatingSum(_ a: Int, _ b: UInt64) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(Int(clamping: b))
+        return overflow ? .max : sum
+    }
+
+    /// The samples per channel that the seek table claims for `entries` (saturating).
+    static func claimedSamples(_ entries: [IndexEntry]) -> Int {
+        entries.reduce(0) { saturatingSum($0, $1.envelope.sampleCount) }
+    }
+
+    /// The most samples per channel that the frames of `entries` can hold with `channels` rows of
+    /// `format` (every such sample takes that many bytes of the frames).
+    static func samplesTheFramesCanHold(_ entries: [IndexEntry], format: SampleFormat, channels: Int) -> Int {
+        let bytes = entries.reduce(0) { $0 + Int($1.envelope.framesLength) }
+        return bytes / max(1, format.size * channels)
+    }
+}
+
 /// The shared state of one gather half (the worker thread's inputs and results).
 private final class GatherHalf: @unchecked Sendable {
     let reader: CaptureReader
@@ -290,9 +312,10 @@ extension SourceSeries {
         let format = view.format
         let scale = rows.map { view.scale($0) }, offset = rows.map { view.offset($0) }
         var starts = [0]
-        for e in entries { starts.append(starts.last! + Int(e.envelope.sampleCount)) }
+        for e in entries { starts.append(Self.saturatingSum(starts.last!, e.envelope.sampleCount)) }
         let total = starts.last!
-        guard total > 0, let second = try? CaptureReader(path: reader.path), second.index == reader.index, second.damage.isEmpty else { return nil }
+        // The seek table's counts are claims: one the chunks' frames cannot hold goes the careful way.
+        guard total > 0, total <= Self.samplesTheFramesCanHold(entries, format: format, channels: indexes.count), let second = try? CaptureReader(path: reader.path), second.index == reader.index, second.damage.isEmpty else { return nil }
         // Split where half the samples are.
         let split = max(1, min(entries.count - 1, starts.firstIndex { $0 >= total / 2 } ?? entries.count / 2))
         let (rowList, startList) = (rows, starts)
