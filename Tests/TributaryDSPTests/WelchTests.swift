@@ -42,8 +42,10 @@ import Testing
     }
 
     /// Segments inside a block are transformed in place and only straddling ones are assembled, so
-    /// every way of cutting the stream must give bit-identical sums, for any overlap (none, half,
-    /// all but one sample) and blocks shorter, equal to and longer than a segment.
+    /// every way of cutting the stream must give the same sums, for any overlap (none, half, all but
+    /// one sample) and blocks shorter, equal to and longer than a segment. (To rounding, not to the
+    /// bit: the FFT plan cache hands a later estimator a better plan once another test has made one,
+    /// and its roundoff differs; a segment taken from the wrong place differs by far more.)
     @Test(arguments: [0, 32, 63])
     func streamingIsIndependentOfBlockBoundaries(overlap: Int) throws {
         let n = 5_000, channels = 2
@@ -75,7 +77,11 @@ import Testing
         for sizes in cuts {
             let w = try stream(sizes)
             #expect(w.segments == whole.segments)
-            for c in 0..<channels { #expect(w.estimate(channel: c)!.values == whole.estimate(channel: c)!.values) }
+            for c in 0..<channels {
+                let got = w.estimate(channel: c)!.values, want = whole.estimate(channel: c)!.values
+                let scale = want.max()!
+                #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 1e-13 * scale }, "channel \(c), cut \(sizes.count) blocks")  // tolerance: 1e-13 of the max (plans' roundoff)
+            }
         }
         for c in 0..<channels {
             let batch = try welch(signal[c], configuration: config)
