@@ -121,31 +121,32 @@ func freePort() throws -> Int {
         subject.close()
     }
 
-    @Test func silenceIsExpiredTimeoutAndGarbageIsMalformedFrame() throws {
-        let silent = try FakePublisher(.silentAfterWelcome)
+    /// A Subject with a recorder, opened on a fake publisher.
+    private func openRecorded(on fake: FakePublisher, timeout: Double) throws -> (Subject, Recorder) {
         let subject = try Subject()
         let recorder = Recorder()
         subject.register(recorder)
-        try subject.open(address: "127.0.0.1", port: silent.port, apiKey: "k", description: "d", timeout: 1.5)
+        try subject.open(address: "127.0.0.1", port: fake.port, apiKey: "k", description: "d", timeout: timeout)
+        return (subject, recorder)
+    }
+
+    @Test func silenceIsExpiredTimeoutAndGarbageIsMalformedFrame() throws {
+        let silent = try FakePublisher(.silentAfterWelcome)
+        let (subject, recorder) = try openRecorded(on: silent, timeout: 1.5)
         #expect(waitUntil(.seconds(6)) { recorder.errors.contains { $0.code == .expiredTimeout } })
         #expect(waitUntil { !subject.isOpen })
 
         let garbage = try FakePublisher(.garbageAfterWelcome)
-        let second = Recorder()
-        let other = try Subject()
-        other.register(second)
-        try other.open(address: "127.0.0.1", port: garbage.port, apiKey: "k", description: "d", timeout: 5)
+        let (other, second) = try openRecorded(on: garbage, timeout: 5)
         #expect(waitUntil { second.errors.contains { $0.code == .malformedFrame } })
         // The subscriber told the publisher why it is leaving.
         #expect(waitUntil { garbage.closeCount == 1 })
+        withExtendedLifetime(other) {}
     }
 
     @Test func framesNumberedFromZeroAgainAreALostConnectionNotTheirError() throws {
         let stranger = try FakePublisher(.strangerAfterWelcome)
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
-        try subject.open(address: "127.0.0.1", port: stranger.port, apiKey: "k", description: "d", timeout: 5)
+        let (subject, recorder) = try openRecorded(on: stranger, timeout: 5)
         #expect(waitUntil { !recorder.errors.isEmpty })
         #expect(recorder.errors.map(\.code) == [.lostConnection], "\(recorder.errors)")
         #expect(recorder.errors.first?.message.contains("no longer knows this session") == true)
