@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "TributaryWire", "TributaryFormats"]),
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
@@ -76,6 +76,8 @@ let package = Package(
         .systemLibrary(name: "CCivetWeb", providers: [.apt(["libcivetweb-dev"])]),
         /// glibc's mallopt (part of libc: nothing to install or link).
         .systemLibrary(name: "CMalloc"),
+        /// The order-8 predictor's inverse four channels at a time (AVX2, chosen at run time): a header.
+        .systemLibrary(name: "CLinearPredictor"),
         .systemLibrary(name: "CSocketControl"),
 
         // MARK: - Tests
@@ -83,7 +85,7 @@ let package = Package(
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor"]),
         .testTarget(name: "TributaryTransportTests",
                     dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),

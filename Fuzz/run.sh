@@ -41,5 +41,5 @@ run wire-fuzz Fuzz/.build/seeds-wire
 # The capture reader: its format and codec sources plus the wire module, linked against libzstd and ISA-L.
 mkdir -p Fuzz/regressions/capture-fuzz
 build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
-  Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal
+  Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal -I Sources/CLinearPredictor
 run capture-fuzz Fuzz/seeds/capture-fuzz

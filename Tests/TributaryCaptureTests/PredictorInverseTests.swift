@@ -40,15 +40,18 @@ import Testing
                 }
                 let expected = Self.reference(residuals, coefficients: c, shift: shift)
                 var padded = c + [Int64](repeating: 0x5555, count: 8 - order)  // beyond the order: never read
-                // In place.
+                // The latents themselves.
                 var v = residuals
+                var latents = [Int64](repeating: 0, count: n)
                 v.withUnsafeMutableBufferPointer { vp in
                     padded.withUnsafeMutableBufferPointer { cp in
-                        NumericCodec.integrateLinear(vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
-                                                     into: LatentsInPlace(vp.baseAddress!))
+                        latents.withUnsafeMutableBufferPointer { lp in
+                            NumericCodec.integrateLinear(vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
+                                                         into: LatentArray(d: lp.baseAddress!))
+                        }
                     }
                 }
-                #expect(v == expected, "order \(order), n \(n), trial \(trial), in place")
+                #expect(latents == expected, "order \(order), n \(n), trial \(trial), latents")
                 // Converted to int32 on the way out.
                 v = residuals
                 var out = [Int32](repeating: 0, count: n)
@@ -80,4 +83,10 @@ import Testing
             #expect(out == expected.map { Int16(truncatingIfNeeded: $0) }, "order \(order), n \(n)")
         }
     }
+}
+
+/// The latents themselves, into an array of their own.
+struct LatentArray: LatentOutput {
+    let d: UnsafeMutablePointer<Int64>
+    func store(_ i: Int, _ latent: Int64) { d[i] = latent }
 }

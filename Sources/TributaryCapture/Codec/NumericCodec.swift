@@ -1,3 +1,4 @@
+import CLinearPredictor
 import Foundation
 
 /// The entropy-coded numeric transform (`ChunkTransforms.coded`, docs/CAPTURE.md §5.1): a stream of
@@ -38,6 +39,14 @@ final class NumericCodec {
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
+    /// Segments of order-8 prediction waiting to be undone four at a time (`finishLanes`), with their
+    /// coefficients (8 per lane), shifts and undone latents (`latents` holds their residuals).
+    private var waiting: [SegmentOutput] = { var w: [SegmentOutput] = []; w.reserveCapacity(4); return w }()
+    private let laneCoefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(32); return c }()
+    private let laneShifts: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(4); return c }()
+    private let laneLatents = Scratch<Int64>()
+    /// Segments whose predictor the four-lane kernel undid (tests and profiles look at it).
+    private(set) var fourLaneSegments = 0
     private let tables = LatentCoder.Tables()
     /// The symbols' zstd frames of stream version 3 (nested in the chunk's frame: no checksum of their own).
     private let symbolCompressor: ZstdCompressor
@@ -323,16 +332,14 @@ final class NumericCodec {
         }
     }
 
-    /// Undoes `predictLinear`, handing each latent to `out` (which may be `v` itself, as in
-    /// `integrate`). The last latents are kept in registers (no store-to-load round trip in the
-    /// dependency chain; the first `order` are read back from `v` only when `out` writes there)
-    /// and shifts mask (`&>>`: `shift` is checked to be 1 … 62). The conversion `out` makes to the
+    /// Undoes `predictLinear` for one channel, handing each latent to `out` (`decode` takes order 8
+    /// four channels at a time where it can: `finishLanes`). The last latents are kept in registers
+    /// (no store-to-load round trip in the dependency chain) and shifts mask (`&>>`: `shift` is checked to be 1 … 62). The conversion `out` makes to the
     /// element type costs little here: the loop is bound by its multiplies (8 per sample at order 8).
     static func integrateLinear<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
                                                    order p: Int, shift: Int, into out: Out) {
         if p == 8 {
-            // In place, a failed split loop would have lost the residuals.
-            if Out.self == LatentsInPlace.self || !integrateLinear8Split(v, count: n, coefficients: c, shift: shift, into: out) {
+            if !integrateLinear8Split(v, count: n, coefficients: c, shift: shift, into: out) {
                 integrateLinear8(v, count: n, coefficients: c, shift: shift, into: out)
             }
             return
@@ -949,8 +956,12 @@ final class NumericCodec {
                 ? try LatentCoder.decodeV3(block, count: count, tables: tables, decompressor: symbolDecompressor, into: r)
                 : try LatentCoder.decode(block, count: count, lanes: lanes, tables: tables, into: r)
         }
-        latents.reserve(min(n, Self.maxSegment))
-        adjustments.reserve(min(n, Self.maxSegment))
+        // Four latent slots (the segments `finishLanes` takes together), each the longest segment's length.
+        let stride = min(n, Self.maxSegment)
+        latents.reserve(4 * stride)
+        adjustments.reserve(stride)
+        if Self.fourLanes { laneLatents.reserve(4 * stride) }
+        waiting.removeAll(keepingCapacity: true)
         var p = Self.streamHeaderSize
         var done = 0
         for _ in 0..<segments {
@@ -981,7 +992,11 @@ final class NumericCodec {
                 }
                 p += 2 + 8 * order
             }
-            let v = latents.base, adj = adjustments.base
+            // A segment that can wait for `finishLanes` must have the waiting ones' length; else they go first.
+            if let first = waiting.first, first.count != count || !(predictor == 3 && order == 8 && flags != 1) {
+                finishLanes(stride: stride, elementType: elementType, stored: stored)
+            }
+            let v = latents.base + waiting.count * stride, adj = adjustments.base
             do {
                 p += try latentBlock(at: p, count: count, into: v)
                 if flags == 1 { p += try latentBlock(at: p, count: count, into: adj) }
@@ -1001,61 +1016,138 @@ final class NumericCodec {
                 }
                 p = listStart + 12 * listCount
             }
-            // The predictor is undone and the latents converted to the element type in one pass
-            // (specialised per conversion); with an adjustment block, in place first, then converted.
-            let out = placement?(done, count) ?? destination.baseAddress! + done * size
-            func integrated<Out: LatentOutput>(into output: Out) {
-                if predictor == 3 {
-                    Self.integrateLinear(v, count: count, coefficients: coefficients.base, order: order, shift: shift, into: output)
-                } else {
-                    Self.integrate(v, count: count, order: predictor, into: output)
-                }
-            }
-            switch (elementType, mode) {
-            case (.int16, _):
-                integrated(into: Int16Output(out))
-            case (.int32, _):
-                integrated(into: Int32Output(out))
-            case (.float64, 1) where flags != 1:
-                integrated(into: Grid64Output(out, offset: offset, gain: gain))
-            case (.float32, 1) where flags != 1:
-                integrated(into: Grid32Output(out, offset: offset, gain: gain))
-            case (.float64, 1):
-                integrated(into: Grid64AdjustedOutput(out, offset: offset, gain: gain, adjustments: adj))
-            case (.float32, 1):
-                integrated(into: Grid32AdjustedOutput(out, offset: offset, gain: gain, adjustments: adj))
-            case (.float64, _):
-                integrated(into: Bits64Output(out))
-            default:
-                integrated(into: Bits32Output(out))
-            }
-            for e in 0..<listCount {
-                let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e, as: UInt32.self)))
-                let a = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: listStart + 12 * e + 4, as: UInt64.self))
-                if elementType == .float64 {
-                    let d = out.assumingMemoryBound(to: UInt64.self)
-                    d[index] = (UInt64(littleEndian: d[index]) &+ a).littleEndian
-                } else {
-                    let d = out.assumingMemoryBound(to: UInt32.self)
-                    d[index] = (UInt32(littleEndian: d[index]) &+ UInt32(truncatingIfNeeded: a)).littleEndian
-                }
+            let segment = SegmentOutput(count: count, out: placement?(done, count) ?? destination.baseAddress! + done * size,
+                                        mode: mode, flags: flags, offset: offset, gain: gain, listStart: listStart, listCount: listCount)
+            if Self.fourLanes && predictor == 3 && order == 8 && flags != 1 {
+                // Kept for `finishLanes`, which undoes the predictor of four such segments at once.
+                let lane = waiting.count
+                for j in 0..<8 { laneCoefficients.base[8 * lane + j] = coefficients.base[j] }
+                laneShifts.base[lane] = Int64(shift)
+                waiting.append(segment)
+                if waiting.count == 4 { finishLanes(stride: stride, elementType: elementType, stored: stored) }
+            } else {
+                // The predictor is undone and the latents converted to the element type in one pass
+                // (specialised per conversion).
+                write(segment, elementType: elementType, stored: stored, adjustments: adj,
+                      from: Residuals(v: v, predictor: predictor, order: order, shift: shift, coefficients: coefficients.base))
             }
             done += count
         }
         guard done == n, p == stored.count else { throw .storedSize }
+        if !waiting.isEmpty { finishLanes(stride: stride, elementType: elementType, stored: stored) }
+    }
+
+    /// Where and how one segment's latents are written (`decode`).
+    private struct SegmentOutput {
+        var count: Int
+        var out: UnsafeMutableRawPointer
+        var mode: UInt8, flags: UInt8
+        var offset: Double, gain: Double
+        /// The segment's exception list in the stored stream (none when `listCount` is 0).
+        var listStart: Int, listCount: Int
+    }
+
+    /// Whether `finishLanes` runs the four-lane kernel (AVX2) on this processor.
+    private static let fourLanes = tributary_linear8_x4_available()
+
+    /// Undoes the order-8 predictor of the waiting segments (1 … 4, of equal length; their residuals
+    /// in latent slots 0 … 3, their coefficients and shifts in lanes 0 … 3) four channels at a time,
+    /// then writes each. A lane with no segment repeats lane 0 into its own slot. Where a latent
+    /// leaves the kernel's 32-bit range, every segment is undone by the one-channel loop instead.
+    private func finishLanes(stride: Int, elementType: ChunkElementType, stored: UnsafeRawBufferPointer) {
+        let count = waiting[0].count
+        func residuals(_ k: Int) -> UnsafeMutablePointer<Int64> { latents.base + k * stride }
+        func undone(_ k: Int) -> UnsafeMutablePointer<Int64> { laneLatents.base + k * stride }
+        var complete = false
+        if waiting.count > 1 {
+            for k in waiting.count..<4 {
+                for j in 0..<8 { laneCoefficients.base[8 * k + j] = laneCoefficients.base[j] }
+                laneShifts.base[k] = laneShifts.base[0]
+            }
+            func lane(_ k: Int) -> Int { k < waiting.count ? k : 0 }
+            let finished = tributary_linear8_x4(residuals(lane(0)), residuals(lane(1)), residuals(lane(2)), residuals(lane(3)),
+                                                undone(0), undone(1), undone(2), undone(3), count,
+                                                laneCoefficients.base, laneShifts.base)
+            complete = finished == count
+        }
+        if complete { fourLaneSegments += waiting.count }
+        for (k, segment) in waiting.enumerated() {
+            if complete {
+                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base, from: Undone(x: undone(k)))
+            } else {
+                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base,
+                      from: Residuals(v: residuals(k), predictor: 3, order: 8, shift: Int(laneShifts.base[k]),
+                                      coefficients: laneCoefficients.base + 8 * k))
+            }
+        }
+        waiting.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes a segment's latents, converted to the element type, at its output, then applies its exception list.
+    private func write<Source: LatentSource>(_ s: SegmentOutput, elementType: ChunkElementType, stored: UnsafeRawBufferPointer,
+                                             adjustments adj: UnsafePointer<Int64>, from source: Source) {
+        let out = s.out
+        switch (elementType, s.mode) {
+        case (.int16, _):
+            source.emit(count: s.count, into: Int16Output(out))
+        case (.int32, _):
+            source.emit(count: s.count, into: Int32Output(out))
+        case (.float64, 1) where s.flags != 1:
+            source.emit(count: s.count, into: Grid64Output(out, offset: s.offset, gain: s.gain))
+        case (.float32, 1) where s.flags != 1:
+            source.emit(count: s.count, into: Grid32Output(out, offset: s.offset, gain: s.gain))
+        case (.float64, 1):
+            source.emit(count: s.count, into: Grid64AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
+        case (.float32, 1):
+            source.emit(count: s.count, into: Grid32AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
+        case (.float64, _):
+            source.emit(count: s.count, into: Bits64Output(out))
+        default:
+            source.emit(count: s.count, into: Bits32Output(out))
+        }
+        for e in 0..<s.listCount {
+            let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: s.listStart + 12 * e, as: UInt32.self)))
+            let a = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: s.listStart + 12 * e + 4, as: UInt64.self))
+            if elementType == .float64 {
+                let d = out.assumingMemoryBound(to: UInt64.self)
+                d[index] = (UInt64(littleEndian: d[index]) &+ a).littleEndian
+            } else {
+                let d = out.assumingMemoryBound(to: UInt32.self)
+                d[index] = (UInt32(littleEndian: d[index]) &+ UInt32(truncatingIfNeeded: a)).littleEndian
+            }
+        }
     }
 }
 
-/// Where `NumericCodec.integrate` and `integrateLinear` put each latent: converted to the element
-/// type (docs/CAPTURE.md §5.1, "samples from latents") at the segment's output, or back in place.
-protocol LatentOutput {
-    func store(_ i: Int, _ latent: Int64)
+/// Where a segment's latents come from when `NumericCodec.write` converts them.
+private protocol LatentSource {
+    func emit<Out: LatentOutput>(count: Int, into out: Out)
 }
 
-struct LatentsInPlace: LatentOutput {
+/// The residuals, with the segment's predictor still to undo (in one pass with the conversion).
+private struct Residuals: LatentSource {
     let v: UnsafeMutablePointer<Int64>
-    init(_ v: UnsafeMutablePointer<Int64>) { self.v = v }
-    @inline(__always) func store(_ i: Int, _ latent: Int64) { v[i] = latent }
+    let predictor: Int, order: Int, shift: Int
+    let coefficients: UnsafePointer<Int64>
+    func emit<Out: LatentOutput>(count: Int, into out: Out) {
+        if predictor == 3 {
+            NumericCodec.integrateLinear(v, count: count, coefficients: coefficients, order: order, shift: shift, into: out)
+        } else {
+            NumericCodec.integrate(v, count: count, order: predictor, into: out)
+        }
+    }
+}
+
+/// The latents, the predictor already undone.
+private struct Undone: LatentSource {
+    let x: UnsafeMutablePointer<Int64>
+    func emit<Out: LatentOutput>(count: Int, into out: Out) { NumericCodec.integrate(x, count: count, order: 0, into: out) }
+}
+
+/// Where `NumericCodec.integrate` and `integrateLinear` put each latent: converted to the element
+/// type (docs/CAPTURE.md §5.1, "samples from latents") at the segment's output.
+protocol LatentOutput {
+    func store(_ i: Int, _ latent: Int64)
 }
 
 /// Integers: the latent's low 16 bits.

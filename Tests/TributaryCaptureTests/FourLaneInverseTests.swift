@@ -1,0 +1,158 @@
+import CLinearPredictor
+import Foundation
+import Testing
+@testable import TributaryCapture
+
+/// The order-8 predictor's inverse four channels at a time (`tributary_linear8_x4`, AVX2) and the
+/// decoder's use of it (`NumericCodec.finishLanes`): exact against the rule of docs/CAPTURE.md §5.1
+/// wherever it reports a latent final, stopping at the first block with a latent outside 32 bits,
+/// and every stream decoding bit for bit whichever way its segments were undone.
+@Suite(.enabled(if: tributary_linear8_x4_available(), "the four-lane kernel needs AVX2"))
+struct FourLaneInverseTests {
+    static let block = 64
+
+    /// Runs the kernel on four lanes of equal length: how many samples it reports final, and the latents.
+    static func kernel(_ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64]) -> (finished: Int, latents: [[Int64]]) {
+        let n = residuals[0].count
+        let v = residuals.flatMap { $0 }, c = coefficients.flatMap { $0 }
+        var x = [Int64](repeating: 0x7777, count: 4 * n)
+        var finished = 0
+        v.withUnsafeBufferPointer { vp in
+            x.withUnsafeMutableBufferPointer { xp in
+                let r = vp.baseAddress!, o = xp.baseAddress!
+                finished = tributary_linear8_x4(r, r + n, r + 2 * n, r + 3 * n, o, o + n, o + 2 * n, o + 3 * n, n, c, shifts)
+            }
+        }
+        return (finished, (0..<4).map { Array(x[($0 * n)..<($0 * n + n)]) })
+    }
+
+    /// Where the kernel must stop: the start of the first block in which some lane's latent leaves
+    /// [−2^31, 2^31), else n.
+    static func expectedFinish(_ latents: [[Int64]]) -> Int {
+        let n = latents[0].count
+        for i in 0..<n where latents.contains(where: { $0[i] < Int64(Int32.min) || $0[i] > Int64(Int32.max) }) {
+            return i / block * block
+        }
+        return n
+    }
+
+    static let lengths = [1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 1000]
+
+    @Test func realisticLanesMatchTheRule() {
+        var rng = SplitMix64(seed: 41)
+        for n in Self.lengths {
+            // Four different stable filters at shift 20 (as the encoder writes), residuals of a few hundred.
+            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
+            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let expected = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
+            let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: [20, 20, 20, 20])
+            #expect(finished == n, "n \(n)")
+            #expect(latents == expected, "n \(n)")
+        }
+    }
+
+    @Test func anythingMatchesTheRuleUpToTheFirstBlockOutside32Bits() {
+        // Any coefficients within 32 bits, shifts 1 … 62 per lane, residuals of any size: the sums
+        // wrap, the latents leave 32 bits sooner or later (or never, for small residuals and large shifts).
+        var rng = SplitMix64(seed: 43)
+        var stoppedEarly = 0, ranThrough = 0
+        for trial in 0..<200 {
+            let n = Self.lengths[trial % Self.lengths.count]
+            let shifts = (0..<4).map { _ in Int64(rng.next() % 62) + 1 }
+            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) } }
+            let magnitude = Int64(rng.next() % 40)
+            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
+            let expected = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: shifts)
+            let stop = Self.expectedFinish(expected)
+            #expect(finished == stop, "trial \(trial)")
+            for k in 0..<4 { #expect(latents[k][..<min(finished, stop)] == expected[k][..<min(finished, stop)], "trial \(trial), lane \(k)") }
+            if stop < n { stoppedEarly += 1 } else { ranThrough += 1 }
+        }
+        // Both outcomes were exercised.
+        #expect(stoppedEarly > 10 && ranThrough > 10, "\(stoppedEarly) stopped early, \(ranThrough) ran through")
+    }
+
+    @Test func theBoundsAreExactlyThoseOf32Bits() {
+        // Zero coefficients (the prediction is (2^19) >> 20 = 0): the latents are the residuals.
+        let zero = [[Int64]](repeating: [Int64](repeating: 0, count: 8), count: 4)
+        let n = 200
+        for (value, inside) in [(Int64(Int32.max), true), (Int64(Int32.min), true), (Int64(Int32.max) + 1, false), (Int64(Int32.min) - 1, false)] {
+            var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
+            residuals[2][150] = value
+            let (finished, latents) = Self.kernel(residuals, coefficients: zero, shifts: [20, 20, 20, 20])
+            #expect(finished == (inside ? n : 128), "\(value)")
+            if inside { #expect(latents == residuals) }
+        }
+        // A coefficient outside 32 bits: nothing is final.
+        var c = zero
+        c[3][5] = Int64(1) << 31
+        #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: 4), coefficients: c, shifts: [20, 20, 20, 20]).finished == 0)
+        c[3][5] = -(Int64(1) << 31)
+        #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: 4), coefficients: c, shifts: [20, 20, 20, 20]).finished == 3)
+    }
+
+    /// Three tones and a little noise per channel: only the order-8 predictor cancels them, so the encoder chooses it.
+    static func tones(_ n: Int, channel: Int, amplitude: Double, noise: Double, seed: UInt64) -> [Double] {
+        var rng = SplitMix64(seed: seed &+ UInt64(channel))
+        return (0..<n).map { i in
+            let t = Double(i)
+            let u = Double(rng.next() >> 11) * 0x1p-53 - 0.5
+            return amplitude * (0.5 * sin(0.31 * t + Double(channel)) + 0.3 * sin(0.77 * t) + 0.2 * sin(1.9 * t + 0.4)) + noise * u
+        }
+    }
+
+    static func roundTrip(_ payload: [UInt8], _ type: ChunkElementType, segments: [Int], codec: NumericCodec) throws -> [UInt8] {
+        var coded = [UInt8](repeating: 0, count: NumericCodec.workingSize(elementCount: segments.reduce(0, +)))
+        let size = payload.withUnsafeBytes { p in
+            coded.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count) }
+        }
+        let stored = try #require(size)
+        var back = [UInt8](repeating: 0xEE, count: payload.count)
+        try coded.withUnsafeBytes { c in
+            try back.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: c[..<stored]), elementType: type, into: $0) }
+        }
+        return back
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5, 7, 8, 9])
+    func streamsOfEveryChannelCountDecodeBitForBit(channels: Int) throws {
+        let codec = try NumericCodec()
+        let n = 3000
+        let step = 20.0 / 65536
+        var counts: [Int64] = []
+        for ch in 0..<channels { counts += Self.tones(n, channel: ch, amplitude: 12_000, noise: 8, seed: 5).map { Int64($0.rounded()) } }
+        let segments = [Int](repeating: n, count: channels)
+        for (type, payload) in [(ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
+                                (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 200) })),
+                                (.float64, CodedCodecTests.bytes(counts.map { Double($0) * step }))] {
+            let before = codec.fourLaneSegments
+            #expect(try Self.roundTrip(payload, type, segments: segments, codec: codec) == payload, "\(type), \(channels) channels")
+            // Every segment but a lone one (one channel, or the fifth or ninth) goes four at a time.
+            let single = channels % 4 == 1 ? 1 : 0
+            #expect(codec.fourLaneSegments - before == channels - single, "\(type), \(channels) channels")
+        }
+    }
+
+    @Test func mixedSegmentsKeepTheirOrderAndPlaces() throws {
+        let codec = try NumericCodec()
+        let step = 20.0 / 65536
+        // Order-8 channels of two lengths, a constant channel (no predictor) between them, and a
+        // channel on a fine grid whose counts need 40 bits (order 8, but beyond the kernel's range).
+        var values: [Double] = [], segments: [Int] = []
+        func add(_ v: [Double]) { values += v; segments.append(v.count) }
+        add(Self.tones(2000, channel: 0, amplitude: 9000, noise: 6, seed: 9).map { $0.rounded() * step })
+        add(Self.tones(2000, channel: 1, amplitude: 9000, noise: 6, seed: 9).map { $0.rounded() * step })
+        add([Double](repeating: 0.25, count: 2000))
+        add(Self.tones(2000, channel: 2, amplitude: 9000, noise: 6, seed: 9).map { $0.rounded() * step })
+        add(Self.tones(1500, channel: 3, amplitude: 9000, noise: 6, seed: 9).map { $0.rounded() * step })
+        add(Self.tones(1500, channel: 4, amplitude: 9000, noise: 6, seed: 9).map { $0.rounded() * step })
+        add(Self.tones(2000, channel: 5, amplitude: 0x1p39, noise: 64, seed: 9).map { $0.rounded() * 0x1p-40 })
+        add(Self.tones(2000, channel: 6, amplitude: 0x1p39, noise: 64, seed: 9).map { $0.rounded() * 0x1p-40 })
+        let payload = CodedCodecTests.bytes(values)
+        #expect(try Self.roundTrip(payload, .float64, segments: segments, codec: codec) == payload)
+        // The first two went together (the constant channel ends their wait), the fourth alone (the
+        // next is shorter), the two 1 500-sample ones together; the 40-bit ones were undone one at a time.
+        #expect(codec.fourLaneSegments == 2 + 2)
+    }
+}
