@@ -334,8 +334,9 @@ final class NumericCodec {
 
     /// Undoes `predictLinear` for one channel, handing each latent to `out` (`decode` takes order 8
     /// four channels at a time where it can: `finishLanes`). The last latents are kept in registers
-    /// (no store-to-load round trip in the dependency chain) and shifts mask (`&>>`: `shift` is checked to be 1 … 62). The conversion `out` makes to the
-    /// element type costs little here: the loop is bound by its multiplies (8 per sample at order 8).
+    /// (no store-to-load round trip in the dependency chain) and shifts mask (`&>>`: `shift` is
+    /// checked to be 1 … 62). The conversion `out` makes to the element type costs little here: the
+    /// loop is bound by its multiplies (8 per sample at order 8).
     static func integrateLinear<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
                                                    order p: Int, shift: Int, into out: Out) {
         if p == 8 {
@@ -992,8 +993,10 @@ final class NumericCodec {
                 }
                 p += 2 + 8 * order
             }
-            // A segment that can wait for `finishLanes` must have the waiting ones' length; else they go first.
-            if let first = waiting.first, first.count != count || !(predictor == 3 && order == 8 && flags != 1) {
+            // Order 8 without an adjustment block waits for `finishLanes`, which undoes the predictor of
+            // up to four segments of one length at once; any other segment lets the waiting ones go first.
+            let waits = Self.fourLanes && predictor == 3 && order == 8 && flags != 1
+            if let first = waiting.first, first.count != count || !waits {
                 finishLanes(stride: stride, elementType: elementType, stored: stored)
             }
             let v = latents.base + waiting.count * stride, adj = adjustments.base
@@ -1018,8 +1021,7 @@ final class NumericCodec {
             }
             let segment = SegmentOutput(count: count, out: placement?(done, count) ?? destination.baseAddress! + done * size,
                                         mode: mode, flags: flags, offset: offset, gain: gain, listStart: listStart, listCount: listCount)
-            if Self.fourLanes && predictor == 3 && order == 8 && flags != 1 {
-                // Kept for `finishLanes`, which undoes the predictor of four such segments at once.
+            if waits {
                 let lane = waiting.count
                 for j in 0..<8 { laneCoefficients.base[8 * lane + j] = coefficients.base[j] }
                 laneShifts.base[lane] = Int64(shift)
