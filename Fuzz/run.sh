@@ -38,8 +38,15 @@ mkdir -p Fuzz/regressions/wire-fuzz
 build wire-fuzz Sources/TributaryWire/*.swift Fuzz/WireFuzz.swift
 run wire-fuzz Fuzz/.build/seeds-wire
 
-# The capture reader: its format and codec sources plus the wire module, linked against libzstd and ISA-L.
+# The capture reader: its format and codec sources plus the wire module, linked against libzstd and ISA-L,
+# and the C kernels of the decoder (compiled with the same sanitizers).
 mkdir -p Fuzz/regressions/capture-fuzz
+if [ ! -f Fuzz/.build/linear_predictor.o ] || [ Sources/CLinearPredictor/linear_predictor.c -nt Fuzz/.build/linear_predictor.o ]; then
+  clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CLinearPredictor/include -c Sources/CLinearPredictor/linear_predictor.c \
+    -o Fuzz/.build/linear_predictor.o
+  rm -f Fuzz/.build/capture-fuzz
+fi
 build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
-  Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal -I Sources/CLinearPredictor
+  Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal \
+  -I Sources/CLinearPredictor/include Fuzz/.build/linear_predictor.o
 run capture-fuzz Fuzz/seeds/capture-fuzz

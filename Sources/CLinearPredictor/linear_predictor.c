@@ -6,21 +6,13 @@
 // the vector units. VPMULDQ multiplies the low 32 bits of each lane (signed) into 64, so the lanes
 // give the wrapping 64-bit result exactly while every coefficient and every latent lies in
 // [-2^31, 2^31): the coefficients are checked first, the latents in blocks as they are made.
-//
-// Swift on Linux compiles for the baseline x86-64, so this kernel lives in C with a per-function
-// target and is chosen at run time (tributary_linear8_x4_available). Elsewhere it compiles to nothing.
-#ifndef TRIBUTARY_LINEAR_PREDICTOR_H
-#define TRIBUTARY_LINEAR_PREDICTOR_H
-
-#include <stddef.h>
-#include <stdint.h>
-#include <stdbool.h>
+// The declarations and their contracts: include/linear_predictor.h.
+#include "linear_predictor.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-/// Whether this processor (and its operating system) runs AVX2.
-static inline bool tributary_linear8_x4_available(void) {
+bool tributary_linear8_x4_available(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2");
 }
@@ -28,14 +20,10 @@ static inline bool tributary_linear8_x4_available(void) {
 /// Steps of one block between checks of the latents' range.
 #define TRIBUTARY_LINEAR8_BLOCK 64
 
-/// Undoes the order-8 predictor of four channels of `n` samples each: xk[i] from the residuals
-/// vk[i], the coefficients c[8k ... 8k+7] and the shift q[k] (1 ... 62) of lane k. Returns how
-/// many samples of every lane are final: `n`, or the start of the first block in which a latent
-/// left [-2^31, 2^31) (0 when a coefficient is outside it); the caller redoes the lanes.
 __attribute__((target("avx2")))
-static inline size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
-                                          int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
-                                          const int64_t *c, const int64_t *q) {
+size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
+                            int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
+                            const int64_t *c, const int64_t *q) {
     for (int j = 0; j < 32; j++) {
         if (c[j] < -(INT64_C(1) << 31) || c[j] >= (INT64_C(1) << 31)) return 0;
     }
@@ -82,10 +70,9 @@ static inline size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, 
     return n;
 }
 #else
-static inline bool tributary_linear8_x4_available(void) { return false; }
-static inline size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
-                                          int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
-                                          const int64_t *c, const int64_t *q) { return 0; }
-#endif
-
+// Off x86-64: never available, never called.
+bool tributary_linear8_x4_available(void) { return false; }
+size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
+                            int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
+                            const int64_t *c, const int64_t *q) { return 0; }
 #endif

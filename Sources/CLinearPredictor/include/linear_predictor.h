@@ -1,0 +1,23 @@
+// The order-8 linear predictor's inverse for four channels at once (docs/CAPTURE.md §5.1), in AVX2
+// (linear_predictor.c). Swift on Linux compiles for the baseline x86-64, so these kernels live in C
+// with a per-function target, and the decoder calls them only where
+// tributary_linear8_x4_available() says the processor runs them.
+#ifndef TRIBUTARY_LINEAR_PREDICTOR_H
+#define TRIBUTARY_LINEAR_PREDICTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/// Whether this processor (and its operating system) runs AVX2 (always false off x86-64).
+bool tributary_linear8_x4_available(void);
+
+/// Undoes the order-8 predictor of four channels of `n` samples each: xk[i] from the residuals
+/// vk[i], the coefficients c[8k ... 8k+7] and the shift q[k] (1 ... 62) of lane k. Returns how
+/// many samples of every lane are final: `n`, or the start of the first 64-sample block in which
+/// a latent left [-2^31, 2^31) (0 when a coefficient is outside it); the caller redoes the lanes.
+size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
+                            int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
+                            const int64_t *c, const int64_t *q);
+
+#endif
