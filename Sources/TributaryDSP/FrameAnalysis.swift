@@ -90,6 +90,11 @@ public final class FrameAnalysis {
             let channel = try state.channel(index, filterID: view.header.filterID, request: request,
                                             sampleRate: sampleRateOverride ?? state.sampleRate(forChannelIndex: index),
                                             limits: (measurementLength, recordLimit))
+            if view.format == .float64 {
+                // Already physical values: analysed where they lie.
+                try view.withSamples(Double.self, channel: row) { samples throws in try channel.add(samples) }
+                continue
+            }
             try scratch.withUnsafeMutableBufferPointer { buffer in
                 let values = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.sampleCount])
                 convert(view, row: row, into: values)
