@@ -227,6 +227,38 @@ import TributaryWire
         let reader = try CaptureReader(path: path)
         #expect(reader.damage.isEmpty)
         #expect(framesBySource(reader) == bySource(frames))
+        // Entropy-coded chunks are stored as they are (zstd finds nothing in them); the fast path's keep zstd.
+        let chunks = reader.index.filter { $0.envelope.type == .chunk }
+        #expect(!chunks.isEmpty)
+        #expect(chunks.allSatisfy { $0.envelope.codec == (entropyCoding ? .none : .zstd) })
+    }
+
+    @Test func chunksMostlyOfOtherThanCodedSamplesKeepZstd() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/m.tcap"
+        // Source 2: messages only. Source 4: 8 × 16-sample ADC frames, coded, but whose headers are
+        // far more than 1/32 of each chunk body. Source 3: 8 × 1000-sample frames, stored as they are.
+        let step = 20.0 / 65536
+        var frames = Self.adcFrames(4)
+        for j in 0..<300 { frames.append(Frame(encoding: .message(Message("note \(j) of a long, repetitive log")), sequence: UInt64(j), sourceID: 2)) }
+        let k = Self.counts(16 * 8 * 400, bits: 16, noise: 8, seed: 4)
+        for f in 0..<400 {
+            let data = AnalogData(channelIndexes: Array(0..<8), sampleCount: 16, samples: .float64(k[(f * 128)..<(f * 128 + 128)].map { Double($0) * step }))
+            frames.append(Frame(encoding: .analog(data), sequence: UInt64(f), timestampNs: Int64(f) * 1_000_000, sourceID: 4))
+        }
+        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+        for f in frames { try writer.append(f) }
+        try writer.close()
+        let reader = try CaptureReader(path: path)
+        #expect(reader.damage.isEmpty)
+        #expect(framesBySource(reader) == bySource(frames))
+        func codecs(_ source: UInt32) -> Set<RecordCodec> {
+            Set(reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source }.map(\.envelope.codec))
+        }
+        #expect(codecs(2) == [.zstd])
+        #expect(codecs(4) == [.zstd])
+        #expect(codecs(3) == [.none])
     }
 
     /// A capture written before the coded transform existed (entropy coding off writes exactly what
