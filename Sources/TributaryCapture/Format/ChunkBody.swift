@@ -141,9 +141,8 @@ final class ChunkEncoder {
     private let numeric: NumericCodec
     /// The numeric streams regrouped per channel (§4.3), one after another.
     private let grouped = ByteStorage(capacity: 1 << 20)
-    /// A chunk whose streams are all entropy-coded is stored without zstd when its structure is at
-    /// most 1/`storedStructureShare` of the body (messages, files and the like keep zstd).
-    static let storedStructureShare = 32
+    /// A chunk body is stored without zstd when its zstd frame would save less than 1/`storedShare` of it.
+    static let storedShare = 128
 
     init(options: ChunkOptions) throws(ZstdError) {
         self.options = options
@@ -179,7 +178,6 @@ final class ChunkEncoder {
             (b + descriptorEnd).copyMemory(from: chunk.structure.base, byteCount: chunk.structure.count)
         }
         var position = descriptorEnd + chunk.structure.count
-        var allCoded = !present.isEmpty
         for (i, s) in present.enumerated() {
             let padded = pad8(position)
             (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
@@ -196,21 +194,17 @@ final class ChunkEncoder {
             d.put(UInt64(chunk.streams[s].count), at: 8)
             d.put(UInt64(stored), at: 16)
             position += stored
-            allCoded = allCoded && transforms == .coded
         }
         let content = UnsafeRawBufferPointer(start: b, count: position)
-        // Entropy-coded streams leave zstd nothing to find (measured: stored 0.01 % larger than the
-        // content on 16-bit, int16 and batch captures); with little else in the body, it is stored as
-        // it is and read without a decompression pass (docs/CAPTURE.md §4).
-        let stored = allCoded && chunk.structure.count * Self.storedStructureShare <= position
-        let size: Int
+        output.reserve(max(position, ZstdCompressor.maxCompressedSize(position)))
+        var size = try compressor.compress(content, into: UnsafeMutableRawBufferPointer(start: output.base, count: output.capacity))
+        // A body that zstd shrinks by less than 1/`storedShare` is stored as it is, and read without a
+        // decompression pass: entropy-coded streams leave zstd next to nothing (their records came out
+        // 0.01 % larger compressed), periodic or repetitive data does not (docs/CAPTURE.md §4).
+        let stored = size > position - position / Self.storedShare
         if stored {
-            output.reserve(position)
             output.base.copyMemory(from: b, byteCount: position)
             size = position
-        } else {
-            output.reserve(ZstdCompressor.maxCompressedSize(position))
-            size = try compressor.compress(content, into: UnsafeMutableRawBufferPointer(start: output.base, count: output.capacity))
         }
         output.setCount(size)
         return RecordEnvelope(
