@@ -16,6 +16,15 @@ enum CSampleType: Int32 {
         case .int16: self = .int16
         }
     }
+
+    /// Bytes per sample.
+    var size: Int {
+        switch self {
+        case .float64: 8
+        case .float32: 4
+        case .int16: 2
+        }
+    }
 }
 
 /// What the first analog frame of a source says: its channels as stored, their format and scaling.
@@ -154,8 +163,7 @@ final class CaptureHandle {
         // threads at once (each fault zeroing a 2 MiB huge page) took 6–50 ms, erratically, for
         // 64 MiB on this project's 2-core VM; populated first, 8–12 ms steadily.
         let threads = ProcessInfo.processInfo.activeProcessorCount
-        let elementSize = type == .float64 ? 8 : (type == .float32 ? 4 : 2)
-        if threads > 1 && selected.count > 1 { populate(buffer, byteCount: rows.count * count * elementSize) }
+        if threads > 1 && selected.count > 1 { populate(buffer, byteCount: rows.count * count * type.size) }
         let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
                                   type: type, buffer: buffer)
         let damageBefore = reader.damage.count
@@ -315,7 +323,7 @@ public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, 
         }
         let rowCount = rows?.count ?? shape.channelIndexes.count
         guard sampleCount <= UInt64(Int.max / 16) else { throw APIError(.range, "sample_count \(sampleCount) is too large") }
-        let elementSize = type == .float64 ? 8 : (type == .float32 ? 4 : 2)
+        let elementSize = type.size
         let (elements, o1) = rowCount.multipliedReportingOverflow(by: Int(sampleCount))
         let (bytes, o2) = elements.multipliedReportingOverflow(by: elementSize)
         guard !o1, !o2 else { throw APIError(.range, "channels × samples is too large") }

@@ -365,7 +365,7 @@ public func tributary_subscription_analog_copy(_ subscription: OpaquePointer?, _
         guard type == .float64 || type == CSampleType(view.format) else {
             throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
         }
-        let size = type == .float64 ? 8 : view.format.size
+        let size = type.size
         let n = view.channelCount * view.sampleCount
         guard UInt(n * size) <= bufferBytes else {
             throw APIError(.buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")

@@ -1140,13 +1140,10 @@ private struct Residuals: LatentSource {
     }
 }
 
-/// The latents, the predictor already undone by the four-lane kernel, which leaves every one within
-/// 32 bits: said as such, the conversions to floating point vectorise (packed int32 → float64).
+/// The latents, the predictor already undone (by the four-lane kernel).
 private struct Undone: LatentSource {
     let x: UnsafeMutablePointer<Int64>
-    func emit<Out: LatentOutput>(count: Int, into out: Out) {
-        for i in 0..<count { out.store(i, Int64(Int32(truncatingIfNeeded: x[i]))) }
-    }
+    func emit<Out: LatentOutput>(count: Int, into out: Out) { NumericCodec.integrate(x, count: count, order: 0, into: out) }
 }
 
 /// Where `NumericCodec.integrate` and `integrateLinear` put each latent: converted to the element
