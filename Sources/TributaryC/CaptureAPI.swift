@@ -160,8 +160,8 @@ final class CaptureHandle {
         }
         // Chunks decode on every core, each copying its samples to their place in `buffer`. A large
         // buffer's pages are made present first, in one call: fresh pages first written from two
-        // threads at once (each fault zeroing a 2 MiB huge page) took 6–50 ms, erratically, for
-        // 64 MiB on this project's 2-core VM; populated first, 8–12 ms steadily.
+        // threads at once (each fault zeroing a 2 MiB huge page) stall erratically on this project's
+        // 2-core VM (Benchmarks/kernels/first_touch.c: 64 MiB in 9.6–204.6 ms; populated first, 9.3–12.4).
         let threads = ProcessInfo.processInfo.activeProcessorCount
         if threads > 1 && selected.count > 1 { populate(buffer, byteCount: rows.count * count * type.size) }
         let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
