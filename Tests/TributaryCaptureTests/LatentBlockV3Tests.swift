@@ -18,12 +18,11 @@ import Testing
     static func encode(_ r: [Int64]) throws -> [UInt8] {
         let n = r.count
         var histogram = [Int](repeating: 0, count: LatentCoder.histogramSize)
-        var sample = [UInt64](repeating: 0, count: 1024)
         var symbols = [UInt8](repeating: 0, count: n)
         var out = [UInt8](repeating: 0, count: LatentCoder.headerSizeV3 + 9 * n + 64)
         let compressor = try ZstdCompressor(level: 1, checksum: false)
         let size = r.withUnsafeBufferPointer { rp in
-            let plan = LatentCoder.plan(rp.baseAddress!, count: n, histogram: &histogram, sampleScratch: &sample,
+            let plan = LatentCoder.plan(rp.baseAddress!, count: n, histogram: &histogram,
                                         maxShift: LatentCoder.maxShiftV3, huffmanBound: true)
             return LatentCoder.encodeV3(rp.baseAddress!, count: n, plan: plan, symbols: &symbols, compressor: compressor, into: &out)
         }
@@ -46,6 +45,33 @@ import Testing
     func valuesRoundTrip(n: Int, spread: UInt64, outliers: Bool) throws {
         let r = Self.values(n, spread: spread, outliers: outliers, seed: UInt64(n) &+ spread)
         #expect(try Self.decode(try Self.encode(r), count: n) == r)
+    }
+
+    /// The encoder's core of a distribution (its binning window) is the sorted sample's, found
+    /// without sorting: the same two quantiles on sample sizes either side of 1000, with duplicates,
+    /// outliers at both ends and values near the ends of the 64-bit range.
+    @Test func theCoreIsTheSortedSamplesQuantiles() {
+        var rng = SplitMix64(seed: 77)
+        for n in [256, 300, 999, 1000, 1023, 1024, 1025, 5000, 65536] {
+            for kind in 0..<4 {
+                let r: [Int64] = (0..<n).map { i in
+                    switch kind {
+                    case 0: return Int64(rng.next() % 2001) - 1000
+                    case 1: return Int64(rng.next() % 7)  // many duplicates
+                    case 2: return i % 97 == 3 ? Int64(bitPattern: rng.next()) : Int64(rng.next() % 50_000)
+                    default: return i % 2 == 0 ? Int64.min + Int64(rng.next() % 3) : Int64.max - Int64(rng.next() % 3)
+                    }
+                }
+                let lo = r.min()!, range = UInt64(bitPattern: r.max()! &- lo)
+                // The sorting form it replaced.
+                let m = min(n, 1024), stride = n / m
+                let sample = (0..<m).map { UInt64(bitPattern: r[$0 * stride] &- lo) }.sorted()
+                let a = sample[m / 1000], b = sample[m - 1 - m / 1000], spread = (b - a) / 2
+                let expected = (a >= spread ? a - spread : 0, range - b >= spread ? b + spread : range)
+                let got = r.withUnsafeBufferPointer { LatentCoder.core($0.baseAddress!, count: n, lowest: lo, range: range) }
+                #expect(got.low == expected.0 && got.high == expected.1, "n \(n), kind \(kind)")
+            }
+        }
     }
 
     @Test func eachRuleOfTheLayoutIsEnforced() throws {

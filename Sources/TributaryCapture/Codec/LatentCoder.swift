@@ -32,14 +32,12 @@ enum LatentCoder {
     /// Measures candidate binnings of `r` and returns the cheapest.
     /// - Parameters:
     ///   - histogram: scratch for `histogramSize` Ints.
-    ///   - sampleScratch: scratch for 1024 UInt64.
-    /// - Parameters:
     ///   - maxShift: the widest bins allowed (2^`maxShift`).
     ///   - huffmanBound: count the bound of a prefix code's loss in the cost (stream version 3).
     ///   - fineBits: the finest histogram has about 2^`fineBits` bins over the core (at most 12); its
     ///     bins, not the latents, are most of the work on short runs (`choosePredictor` passes 10).
     static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
-                     sampleScratch sample: UnsafeMutablePointer<UInt64>, robust: Bool = true, maxShift: Int = 63,
+                     robust: Bool = true, maxShift: Int = 63,
                      huffmanBound: Bool = false, fineBits: Int = 12) -> Plan {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
@@ -51,18 +49,9 @@ enum LatentCoder {
         }
         let range = UInt64(bitPattern: hi &- lo)
         let width = bitLength(range)
-        // The core of the distribution, from a sorted sample: far outliers become escapes rather
-        // than widening every bin.
-        var coreLo: UInt64 = 0, coreHi = range
-        if robust && n >= 256 && width > 8 {
-            let m = min(n, 1024), stride = n / m
-            for j in 0..<m { sample[j] = UInt64(bitPattern: r[j * stride] &- lo) }
-            sortInPlace(sample, count: m)
-            let a = sample[m / 1000], b = sample[m - 1 - m / 1000]
-            let spread = (b - a) / 2
-            coreLo = a >= spread ? a - spread : 0
-            coreHi = range - b >= spread ? b + spread : range
-        }
+        // The core of the distribution: far outliers become escapes rather than widening every bin.
+        var (coreLo, coreHi) = (UInt64(0), range)
+        if robust && n >= 256 && width > 8 { (coreLo, coreHi) = core(r, count: n, lowest: lo, range: range) }
         let fine = max(0, bitLength(coreHi - coreLo) - min(fineBits, 12))
         let startFine = ((coreLo >> UInt64(fine)) >> 10) << 10
         let fineBins = Int((coreHi >> UInt64(fine)) - startFine) + 1
@@ -132,6 +121,24 @@ enum LatentCoder {
             }
         }
         return plan
+    }
+
+    /// The core of `r`'s distribution (relative to its minimum `lowest`), from a sample of
+    /// m = min(n, 1024) values spread over it: the sample's (m/1000 + 1)-th smallest a and largest b
+    /// (the 0.1 % quantiles — with m ≤ 1024, the first or second), widened by (b − a)/2 on each side
+    /// within [0, range]. One pass keeps the two smallest and two largest; no sort (docs/CAPTURE.md
+    /// does not fix the encoder's choice, but captures stay byte-identical to the sorting form's).
+    static func core(_ r: UnsafePointer<Int64>, count n: Int, lowest: Int64, range: UInt64) -> (low: UInt64, high: UInt64) {
+        let m = min(n, 1024), stride = n / m
+        var small0 = UInt64.max, small1 = UInt64.max, large0: UInt64 = 0, large1: UInt64 = 0
+        for j in 0..<m {
+            let v = UInt64(bitPattern: r[j * stride] &- lowest)
+            if v < small1 { if v < small0 { small1 = small0; small0 = v } else { small1 = v } }
+            if v > large1 { if v > large0 { large1 = large0; large0 = v } else { large1 = v } }
+        }
+        let (a, b) = m >= 1000 ? (small1, large1) : (small0, large0)
+        let spread = (b - a) / 2
+        return (a >= spread ? a - spread : 0, range - b >= spread ? b + spread : range)
     }
 
     /// log2 to about 1e-4 (exponent plus a polynomial of the mantissa): enough to compare costs.

@@ -29,7 +29,6 @@ final class NumericCodec {
     private let output = Scratch<UInt8>()
     private let histogram = Scratch<Int>()
     private let alternative = Scratch<UInt8>()
-    private let planSample: Scratch<UInt64> = { let c = Scratch<UInt64>(); c.reserve(1024); return c }()
     private let predictorSample: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(4096); return c }()
     private let fitted: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(24); return c }()
     private let chosen: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
@@ -246,7 +245,7 @@ final class NumericCodec {
     }
 
     private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
-        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, sampleScratch: planSample.base, maxShift: LatentCoder.maxShiftV3,
+        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3,
                                     huffmanBound: true)
         if measureEntropy { entropyBits += Self.entropy(r, count: n) }
         return LatentCoder.encodeV3(r, count: n, plan: plan, symbols: symbols.base, compressor: symbolCompressor, into: out)
@@ -722,7 +721,7 @@ final class NumericCodec {
                 // The first residuals of a run lack history: not representative.
                 for i in 0..<order { sample[j * run + i] = sample[j * run + order] }
             }
-            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, sampleScratch: planSample.base, robust: false,
+            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, robust: false,
                                         fineBits: 10).bits
                 + Double(linear ? order * 64 : 0) * Double(run * runs) / Double(n)
             if bits < bestBits * 0.995 {
