@@ -84,7 +84,7 @@ public final class SpectrumAnalyzer {
         guard sampleRate > 0, sampleRate.isFinite else { throw SpectralParameterError("sample rate", "must be positive and finite") }
         self.count = count
         self.sampleRate = sampleRate
-        self.window = Window(window, count: count, periodic: true)
+        self.window = Window.shared(window, count: count, periodic: true)
         fft = try RealFFT<Double>(count: count, rigor: rigor)
     }
 

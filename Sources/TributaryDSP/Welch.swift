@@ -101,7 +101,7 @@ final class SegmentPeriodogram<T: FFTScalar> {
         self.segmentLength = segmentLength
         self.fftLength = fftLength
         self.detrend = detrend
-        let w = Window(kind, count: segmentLength, periodic: true)
+        let w = Window.shared(kind, count: segmentLength, periodic: true)
         window = w.values.map { T($0) }
         windowSum = w.sum
         windowSumOfSquares = w.sumOfSquares

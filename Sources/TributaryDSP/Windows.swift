@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The window functions of the analysis, all sums of cosines (general cosine windows).
 public enum WindowKind: String, Sendable, CaseIterable {
@@ -87,6 +88,25 @@ public struct Window: Sendable, Equatable {
             }
         }
     }
+
+    /// The window of `init(_:count:periodic:)`, computed once per process and shared (its values
+    /// are copy-on-write): an analysis makes one estimator per channel, and each used to compute
+    /// the same cosines again. Up to `sharedLimit` windows are kept; beyond that the cache starts over.
+    public static func shared(_ kind: WindowKind, count: Int, periodic: Bool = true) -> Window {
+        let key = SharedKey(kind: kind, count: count, periodic: periodic)
+        if let window = sharedWindows.withLock({ $0[key] }) { return window }
+        let window = Window(kind, count: count, periodic: periodic)
+        sharedWindows.withLock { cache in
+            if cache.count >= sharedLimit { cache.removeAll() }
+            cache[key] = window
+        }
+        return window
+    }
+
+    /// How many windows `shared` keeps.
+    public static let sharedLimit = 32
+    private struct SharedKey: Hashable { var kind: WindowKind, count: Int, periodic: Bool }
+    private static let sharedWindows = Mutex<[SharedKey: Window]>([:])
 
     /// Number of values.
     public var count: Int { values.count }

@@ -2,6 +2,21 @@ import Testing
 @testable import TributaryDSP
 
 @Suite struct WindowTests {
+    /// The shared windows are the windows: every kind, both symmetries, lengths 1 … 5000, and
+    /// still after the cache has started over more than once.
+    @Test func sharedWindowsEqualFreshOnes() {
+        for round in 0..<3 {
+            for kind in WindowKind.allCases {
+                for count in [1, 2, 7, 64, 4096, 5000 - round] {
+                    for periodic in [true, false] where count > 1 || periodic {
+                        #expect(Window.shared(kind, count: count, periodic: periodic) == Window(kind, count: count, periodic: periodic),
+                                "\(kind) \(count) periodic \(periodic)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func normalisationConstants() {
         // tolerance: 1e-12 absolute (large N makes periodic windows' constants exact)
         let hann = Window(.hann, count: 4096)

@@ -63,6 +63,9 @@ class BatchTests(unittest.TestCase):
         local = batch.analyze_many(self.inputs, processes=2, **self.options)
         pd.testing.assert_frame_equal(single, local)
         self.assertEqual(single.attrs, local.attrs)
+        chunked = batch.analyze_many(self.inputs, processes=2, batch=2, **self.options)
+        pd.testing.assert_frame_equal(single, chunked)
+        self.assertEqual(single.attrs, chunked.attrs)
 
     def test_dask_local_cluster_equals_single_process(self):
         from dask.distributed import Client, LocalCluster
@@ -71,9 +74,21 @@ class BatchTests(unittest.TestCase):
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
             distributed = batch.analyze_many(self.inputs, client=client, **self.options)
+            # Several files a task (the broken and the missing file inside groups): the same table, in order.
+            grouped = batch.analyze_many(self.inputs, client=client, batch=3, **self.options)
             self.assertEqual(len(client.scheduler_info()["workers"]), 2)
         pd.testing.assert_frame_equal(single, distributed)
         self.assertEqual(single.attrs, distributed.attrs)
+        pd.testing.assert_frame_equal(single, grouped)
+        self.assertEqual(single.attrs, grouped.attrs)
+
+    def test_files_per_task(self):
+        self.assertEqual([batch.files_per_task(n, 2) for n in (1, 7, 8, 16, 64, 1000)], [1, 1, 1, 2, 8, 8])
+        self.assertEqual(batch.files_per_task(16, 1), 4)
+        self.assertEqual(batch.files_per_task(16, 0), 4)
+        for bad in (0, -1, 1.5, "2"):
+            with self.assertRaisesRegex(ValueError, "batch must be a positive number of files per task"):
+                batch.analyze_many(self.inputs, processes=1, batch=bad, **self.options)
 
     def test_scheduler_and_workers_started_as_docs_python_md_says(self):
         # The several-machines recipe of docs/PYTHON.md, on 127.0.0.1: a `dask scheduler` process and a

@@ -63,8 +63,21 @@ def analyze_file(path: str, options: Dict[str, Any]) -> Tuple[List[Dict[str, Any
         return [], {"file": os.fspath(path), "error": f"{type(e).__name__}: {e}"}
 
 
+def analyze_files(paths: List[str], options: Dict[str, Any]) -> List[Tuple[List[Dict[str, Any]], Optional[Dict[str, str]]]]:
+    """One task of several files: :func:`analyze_file` of each, in order."""
+    return [analyze_file(path, options) for path in paths]
+
+
+def files_per_task(files: int, threads: int) -> int:
+    """How many files one task analyses: about four tasks per worker thread, so that a slow file
+    still leaves the others work to take, and at most 8 files a task. One file is tens of
+    milliseconds of work, close to a scheduler's cost per task (a few milliseconds on a busy
+    two-core machine), which Dask's guidance puts at 100 ms and more per task."""
+    return max(1, min(8, files // (4 * max(1, threads))))
+
+
 def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *, processes: Optional[int] = None,
-                 out: Optional[Union[str, os.PathLike]] = None, **options: Any):
+                 out: Optional[Union[str, os.PathLike]] = None, batch: Optional[int] = None, **options: Any):
     """Analyses many files as ``tributary analyze`` does, one task per file, and returns a pandas
     DataFrame with one row per file × source × channel (see :func:`rows_of` for the columns).
 
@@ -73,6 +86,8 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
     :param processes: without a client, how many local processes (default: the number of cores;
         1 runs every file in this process).
     :param out: also write the table to this Parquet file.
+    :param batch: files per task (default :func:`files_per_task`: about four tasks per worker
+        thread, 1 … 8 files each); 1 makes one task per file.
     :param options: the options of :func:`tributary.analyze` (``rate``, ``welch``, ``measure``, …).
     :returns: the DataFrame; files that could not be analysed are listed in ``df.attrs["failures"]``
         as ``{"file", "error"}`` dicts, in the order of ``paths``.
@@ -80,13 +95,17 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
     import pandas as pd
 
     paths = [os.fspath(p) for p in paths]
+    if batch is not None and (not isinstance(batch, int) or batch < 1):
+        raise ValueError(f"batch must be a positive number of files per task, not {batch!r}")
     if client is not None:
         import uuid
 
+        size = batch or files_per_task(len(paths), sum(client.nthreads().values()))
+        groups = [paths[i:i + size] for i in range(0, len(paths), size)]
         # Unique keys: the same file with other options must not reuse a result the cluster still holds.
         run = uuid.uuid4().hex
-        futures = client.map(analyze_file, paths, options=options, key=[f"tributary-analyze-{run}-{i}" for i in range(len(paths))])
-        results = client.gather(futures)
+        futures = client.map(analyze_files, groups, options=options, key=[f"tributary-analyze-{run}-{i}" for i in range(len(groups))])
+        results = [result for group in client.gather(futures) for result in group]
     elif processes == 1 or len(paths) <= 1:
         results = [analyze_file(p, options) for p in paths]
     else:
@@ -96,7 +115,8 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
         workers = min(len(paths), processes or os.cpu_count() or 1)
         # spawn: the parent may hold threads (a loaded library, a Dask client) that fork would copy mid-flight.
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = list(pool.map(analyze_file, paths, [options] * len(paths)))
+            results = list(pool.map(analyze_file, paths, [options] * len(paths),
+                                    chunksize=batch or files_per_task(len(paths), workers)))
     rows = [row for file_rows, _ in results for row in file_rows]
     failures = [failure for _, failure in results if failure is not None]
     df = pd.DataFrame(rows)
