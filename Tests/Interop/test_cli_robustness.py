@@ -293,6 +293,36 @@ class CLIRobustnessTests(unittest.TestCase):
         # libzmq's heartbeat TTL (16 bits of deciseconds) cannot take more: 7000 failed inside zmq_setsockopt.
         self.assertUsageError(run("subscribe", "127.0.0.1:5", "--api-key", "k", "--timeout", "7000", timeout=10), "--timeout")
 
+    def test_an_export_beyond_the_memory_available_is_refused_before_it_starts(self):
+        import numpy as np
+        counts, floats = self.path("counts.npy"), self.path("floats.npy")
+        np.save(counts, (np.arange(4 * 50_000, dtype=np.int64).reshape(4, -1) % 2000 - 1000).astype(np.int16))
+        np.save(floats, np.linspace(-1, 1, 4 * 50_000).reshape(4, -1))
+        for npy in (counts, floats):
+            self.assertEqual(run("import", npy, "--rate", 1000, "--out", npy + ".tcap", "--force").returncode, 0)
+        out = self.path("export.tdms")
+        # int16 counts exported as physical values: 4 × 50 000 × (2 + 8) bytes = 2 000 000.
+        env = dict(os.environ, TRIBUTARY_MEMORY_LIMIT="1999999")
+        result = run("export", counts + ".tcap", "--format", "tdms", "--out", out, env=env)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        for needle in ("needs about 1.9 MiB of memory", "1.9 MiB is available", "--channels", "--counts", "TRIBUTARY_MEMORY_LIMIT"):
+            self.assertIn(needle, result.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([f for f in os.listdir(self.directory) if "partial-export" in f], [])
+        # The counts alone (2 bytes a sample), or half the channels, fit; so does the same limit written as 2m.
+        for args, limit in ((["--counts"], "1999999"), (["--channels", "0-1"], "1999999"), ([], "2m")):
+            result = run("export", counts + ".tcap", "--format", "tdms", "--out", out, "--force", *args,
+                         env=dict(os.environ, TRIBUTARY_MEMORY_LIMIT=limit))
+            self.assertEqual(result.returncode, 0, f"{args}: {result.stderr}")
+        # float64: 4 × 50 000 × 8 = 1 600 000 bytes; no --counts advice for a source that has none.
+        result = run("export", floats + ".tcap", "--format", "npy", "--out", self.path("f.npy"),
+                     env=dict(os.environ, TRIBUTARY_MEMORY_LIMIT="1.5m"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("needs about 1.5 MiB", result.stderr)
+        self.assertNotIn("--counts", result.stderr)
+        self.assertUsageError(run("export", floats + ".tcap", "--format", "npy", "--out", self.path("f.npy"),
+                                  env=dict(os.environ, TRIBUTARY_MEMORY_LIMIT="lots")), "TRIBUTARY_MEMORY_LIMIT", "'lots' is not a size")
+
     def test_every_numeric_flag_refuses_nan_infinity_negative_and_huge_values(self):
         flags = {
             ("analyze", self.frames): ["--rate", "--welch", "--spectrum", "--harmonics", "--jobs", "--overlap", "--int16-scale"],

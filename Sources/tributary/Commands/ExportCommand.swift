@@ -42,6 +42,11 @@ enum ExportCommand: Command {
       --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
       --force          replace PATH if it exists (only once the new file is complete; never the capture itself)
 
+    Export holds a source's samples in memory (int16 counts exported as physical values also as
+    float64): a source that would not fit in the memory available (MemAvailable, or the cgroup's
+    limit) is refused before anything is decoded; TRIBUTARY_MEMORY_LIMIT=SIZE (bytes, or 512m, 4g,
+    ...) sets the budget instead.
+
     Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
     unreadable bytes, a duplicated record, a damaged header or footer) is listed on stderr with byte
     offsets, nothing is written and the exit status is 3, unless --allow-damage is given: then what
@@ -89,6 +94,24 @@ enum ExportCommand: Command {
         } else {
             guard let first = available.first else { throw CommandError("\(files[0]): no analog data") }
             wanted = ["tdms", "xdf", "hdf5"].contains(format) ? available : [first]
+        }
+        // Export holds each source's samples in memory: refuse, before decoding anything, what would
+        // not fit rather than let the allocation fail or the system's out-of-memory killer pick a victim.
+        let budget = try MemoryBudget.available()
+        var needed = 0
+        for id in wanted {
+            guard let budget, let (bytes, isCounts) = SourceSeries.gatherBytes(reader: reader, source: id, channels: channels,
+                                                                                 physical: !counts || ["csv", "wav"].contains(format)) else { continue }
+            needed = needed.addingReportingOverflow(bytes).overflow ? .max : needed + bytes
+            if needed > budget {
+                throw CommandError("\(files[0]): exporting source \(id) needs about \(MemoryBudget.describe(needed)) of memory "
+                                   + (wanted.count > 1 ? "with the sources before it " : "")
+                                   + "(export holds a source's samples in memory) and \(MemoryBudget.describe(budget)) is available; "
+                                   + "export fewer channels at a time (--channels)"
+                                   + (wanted.count > 1 ? ", one source at a time (--source N)" : "")
+                                   + (isCounts && !counts && !["csv", "wav"].contains(format) ? ", or its int16 counts (--counts)" : "")
+                                   + ", or set TRIBUTARY_MEMORY_LIMIT to allow more")
+            }
         }
         var series: [SourceSeries] = []
         for id in wanted {
