@@ -135,9 +135,15 @@ def main():
     readers = {"tributary.open().read()": read_tributary, "numpy.load (NPY)": read_npy,
                "nptdms TdmsFile.read (TDMS)": read_tdms, "pyxdf.load_xdf (XDF)": read_xdf}
     times = {name: [] for name in readers}
-    for _ in range(arguments.rounds):
-        for name, reader in readers.items():
-            times[name].append(timed(reader)[0])
+    # The order rotates round by round, so that every reader follows every other equally often: the
+    # first to fill 64 MB after pyxdf's seconds-long read pays for memory that the VM's free page
+    # reporting has handed back to the host in the meantime (Benchmarks/kernels/idle_first_touch.c:
+    # a first touch of 64 MiB after 2.5 s idle took up to 189 ms where one right after a free took
+    # 8-14 ms). In a fixed order that reader was always tributary's.
+    names = list(readers)
+    for round in range(arguments.rounds):
+        for name in names[round % len(names):] + names[:round % len(names)]:
+            times[name].append(timed(readers[name])[0])
     megabytes = data.nbytes / 1e6
     print(f"\n== Reading 8 x {1 << 20} float64 ({megabytes:.0f} MB) into numpy, {arguments.rounds} interleaved rounds ==")
     print(f"{'reader':32} {'median s (min-max)':28} {'MB/s':>8}  tributary is")
