@@ -322,6 +322,13 @@ class CLIRobustnessTests(unittest.TestCase):
         self.assertNotIn("--counts", result.stderr)
         self.assertUsageError(run("export", floats + ".tcap", "--format", "npy", "--out", self.path("f.npy"),
                                   env=dict(os.environ, TRIBUTARY_MEMORY_LIMIT="lots")), "TRIBUTARY_MEMORY_LIMIT", "'lots' is not a size")
+        # CSV is built as text in memory (~80 bytes a value with its copies): 10 MiB holds the NPY, not the CSV.
+        ten = dict(os.environ, TRIBUTARY_MEMORY_LIMIT="10m")
+        self.assertEqual(run("export", floats + ".tcap", "--format", "npy", "--out", self.path("f.npy"), env=ten).returncode, 0)
+        result = run("export", floats + ".tcap", "--format", "csv", "--out", self.path("f.csv"), env=ten)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("is available", result.stderr)
+        self.assertFalse(os.path.exists(self.path("f.csv")))
 
     def test_every_numeric_flag_refuses_nan_infinity_negative_and_huge_values(self):
         flags = {

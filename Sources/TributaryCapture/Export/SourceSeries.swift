@@ -74,22 +74,22 @@ public struct SourceSeries: Sendable {
         return Set(reader.index.filter { $0.envelope.type == .chunk && $0.envelope.kindMask & mask != 0 }.map(\.envelope.sourceID)).sorted()
     }
 
-    /// The memory gathering `source` takes (`init`), estimated before any sample is decoded: its
-    /// channels (or the `channels` wanted) × the samples its chunks hold — the seek table's counts,
-    /// bounded by what the chunks' frames can hold — in the type of its first analog frame, plus a
-    /// float64 copy when int16 counts will be turned into `physical` values; and whether the source
-    /// holds counts. nil when the source has no readable analog frame (the gather then says why).
-    public static func gatherBytes(reader: CaptureReader, source: UInt32, channels: [UInt32]?,
-                                   physical: Bool) -> (bytes: Int, counts: Bool)? {
+    /// What gathering `source` (`init`) holds in memory, estimated before any sample is decoded: the
+    /// values — its channels (or the `channels` wanted) × the samples its chunks hold, the seek
+    /// table's counts bounded by what the chunks' frames can hold — and the bytes each takes in the
+    /// type of its first analog frame, plus a float64 copy when int16 counts will be turned into
+    /// `physical` values; and whether the source holds counts. nil when the source has no readable
+    /// analog frame (the gather then says why).
+    public static func gatherSize(reader: CaptureReader, source: UInt32, channels: [UInt32]?,
+                                  physical: Bool) -> (values: Int, bytesPerValue: Int, counts: Bool)? {
         let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
         let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
         guard let first = entries.first, let frames = try? reader.frames(of: first),
               let frame = frames.first(where: { $0.header.kind == .analog }), let view = try? frame.analog() else { return nil }
         let samples = min(claimedSamples(entries), samplesTheFramesCanHold(entries, format: view.format, channels: view.channelCount))
-        let perSample = view.format.size + (physical && view.format == .int16 ? MemoryLayout<Double>.size : 0)
-        let (bytes, overflow) = (channels?.count ?? view.channelCount).multipliedReportingOverflow(by: samples)
-        let (total, over) = bytes.multipliedReportingOverflow(by: perSample)
-        return (overflow || over ? .max : total, view.format == .int16)
+        let (values, overflow) = (channels?.count ?? view.channelCount).multipliedReportingOverflow(by: samples)
+        let perValue = view.format.size + (physical && view.format == .int16 ? MemoryLayout<Double>.size : 0)
+        return (overflow ? .max : values, perValue, view.format == .int16)
     }
 
     /// Gathers every analog frame of `source` in one pass.

@@ -100,9 +100,13 @@ enum ExportCommand: Command {
         let budget = try MemoryBudget.available()
         var needed = 0
         for id in wanted {
-            guard let budget, let (bytes, isCounts) = SourceSeries.gatherBytes(reader: reader, source: id, channels: channels,
-                                                                                 physical: !counts || ["csv", "wav"].contains(format)) else { continue }
-            needed = needed.addingReportingOverflow(bytes).overflow ? .max : needed + bytes
+            guard let budget, let (values, perValue, isCounts) = SourceSeries.gatherSize(reader: reader, source: id, channels: channels,
+                                                                                           physical: !counts || ["csv", "wav"].contains(format)) else { continue }
+            // CSV is written as one text (about 25 bytes a value) and its UTF-8 copy, beside the values
+            // (and a time column); WAV converts to float64 and builds its file in memory.
+            let extra = format == "csv" ? 3 * 8 + 2 * 25 : format == "wav" ? 2 * 8 : 0
+            let (bytes, overflow) = values.multipliedReportingOverflow(by: perValue + extra)
+            needed = overflow || needed.addingReportingOverflow(bytes).overflow ? .max : needed + bytes
             if needed > budget {
                 throw CommandError("\(files[0]): exporting source \(id) needs about \(MemoryBudget.describe(needed)) of memory "
                                    + (wanted.count > 1 ? "with the sources before it " : "")
