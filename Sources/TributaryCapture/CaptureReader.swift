@@ -639,6 +639,11 @@ public final class CaptureReader {
             entry.envelope.type == .chunk && entry.envelope.sourceID == source
                 && entry.envelope.kindMask & (1 << UInt32(FrameKind.analog.rawValue)) != 0
         }
+        try forEachAnalogBlock(in: entries, threads: threads, body)
+    }
+
+    /// `forEachAnalogBlock(source:)` over the chunks `entries` only (in their order).
+    func forEachAnalogBlock(in entries: [IndexEntry], threads: Int = 1, _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
         try forEachChunkInOrder(entries, threads: threads) { frames in
             for frame in frames where frame.header.kind == .analog {
                 guard let view = try? frame.analog() else { continue }

@@ -130,6 +130,41 @@ class FormatExportTests(unittest.TestCase):
         np.testing.assert_array_equal(np.stack([c[:] for c in g.channels()]), self.expected["f64"][:, 250:350])
         self.assertEqual(tdms_ns(g["ai0"].properties["wf_start_time"]), T0 + 250_000_000)
 
+    def test_a_selection_reads_only_the_chunks_it_needs_and_equals_the_whole_cut(self):
+        from nptdms import TdmsFile
+        rng = np.random.default_rng(11)
+        npy, tcap = self.path("long.npy"), self.path("long.tcap")
+        data = np.cumsum(rng.normal(size=(4, 200_003)), axis=1)  # ~50 chunks of one frame
+        np.save(npy, data)
+        run("import", npy, "--rate", "1000", "--out", tcap)
+        for start, duration in ((0, None), (0.5, 1.0), (12.3, 0.0001), (45.0, 10.0), (4.096, 4.096), (8.1915, None),
+                                (100, 100.0005), (199.9, None), (1000, None), (3, 0)):
+            half_up = lambda x: int(np.floor(x + 0.5))  # the tool rounds halves away from zero
+            first = min(data.shape[1], half_up(start * 1000))
+            end = data.shape[1] if duration is None else min(data.shape[1], first + half_up(duration * 1000))
+            args = ["--start", str(start)] + ([] if duration is None else ["--duration", str(duration)])
+            out = self.path("part.npy")
+            run("export", tcap, "--format", "npy", "--out", out, "--force", *args)
+            np.testing.assert_array_equal(np.load(out), data[:, first:end], err_msg=f"{args}")
+            if end > first:
+                run("export", tcap, "--format", "tdms", "--out", self.path("part.tdms"), "--force", *args)
+                g = TdmsFile.read(self.path("part.tdms"))["long.npy"]
+                np.testing.assert_array_equal(np.stack([c[:] for c in g.channels()]), data[:, first:end], err_msg=f"{args}")
+                self.assertEqual(g.channels()[0].properties["wf_samples"], end - first)
+        # A chunk damaged near the end: the whole export refuses it (exit 3); a selection at the start
+        # does not read it and is exported whole and exact.
+        damaged = self.path("long-damaged.tcap")
+        with open(tcap, "rb") as f:
+            raw = bytearray(f.read())
+        raw[len(raw) * 9 // 10] ^= 0xFF
+        with open(damaged, "wb") as f:
+            f.write(bytes(raw))
+        result = subprocess.run([TRIBUTARY, "export", damaged, "--format", "npy", "--out", self.path("d.npy")],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        run("export", damaged, "--format", "npy", "--out", self.path("d.npy"), "--start", "1", "--duration", "20")
+        np.testing.assert_array_equal(np.load(self.path("d.npy")), data[:, 1000:21000])
+
     def test_xdf_streams_values_timestamps_and_headers(self):
         import pyxdf
         run("export", self.path("c.tcap"), "--format", "xdf", "--out", self.path("p.xdf"))

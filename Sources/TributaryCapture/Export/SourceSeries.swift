@@ -31,6 +31,9 @@ public struct SourceSeries: Sendable {
     public var scale: [Double]
     public var offset: [Double]
     public var blocks: [SeriesBlock]
+    /// The source's sample (counted from its first) at which this series starts: 0 unless the
+    /// gather was given a window and skipped the chunks before it (`selecting` counts from the source's first sample).
+    public var firstSampleIndex = 0
     /// Gap records of the source (lost frames).
     public var gaps: [CaptureGap]
     public var damage: [CaptureDamage]
@@ -74,16 +77,41 @@ public struct SourceSeries: Sendable {
         return Set(reader.index.filter { $0.envelope.type == .chunk && $0.envelope.kindMask & mask != 0 }.map(\.envelope.sourceID)).sorted()
     }
 
+    /// The configured channels of `indexes` (nil where the configuration has none).
+    static func configured(_ indexes: [UInt32], of configuration: Configuration?) -> [ChannelConfiguration?] {
+        let byIndex = Dictionary((configuration?.channels ?? []).map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        return indexes.map { byIndex[$0] }
+    }
+
+    /// The one sampling rate of `configured` channels, or nil (unknown or mixed).
+    static func rate(of configured: [ChannelConfiguration?]) -> Double? {
+        let rates = Set(configured.compactMap { $0?.samplingRate }.filter { $0 > 0 && $0.isFinite })
+        return rates.count == 1 && configured.allSatisfy({ $0 != nil }) ? rates.first : nil
+    }
+
+    /// The samples of `source` that `selecting(start:duration:)` will keep, by the rate its
+    /// configuration gives the channels of its first analog frame (or `channels`), as a `window`
+    /// for `init`; nil when that rate is not known (then `selecting` says why) or no frame is readable.
+    public static func window(reader: CaptureReader, source: UInt32, channels: [UInt32]?, start: Double, duration: Double?) -> Range<Int>? {
+        guard let first = analogEntries(reader, source: source).first, let frames = try? reader.frames(of: first),
+              let frame = frames.first(where: { $0.header.kind == .analog }), let view = try? frame.analog(),
+              let rate = rate(of: configured(channels ?? view.channelIndexes, of: reader.configuration(source: source))) else { return nil }
+        let limit = Double(Int.max / 4)
+        let lower = max(0, min(limit, (start * rate).rounded()))
+        let upper = duration.map { lower + max(0, min(limit, ($0 * rate).rounded())) } ?? limit
+        return Int(lower)..<Int(max(lower, upper))
+    }
+
     /// What gathering `source` (`init`) holds in memory, estimated before any sample is decoded: the
     /// values — its channels (or the `channels` wanted) × the samples its chunks hold, the seek
     /// table's counts bounded by what the chunks' frames can hold — and the bytes each takes in the
     /// type of its first analog frame, plus a float64 copy when int16 counts will be turned into
     /// `physical` values; and whether the source holds counts. nil when the source has no readable
     /// analog frame (the gather then says why).
-    public static func gatherSize(reader: CaptureReader, source: UInt32, channels: [UInt32]?,
+    public static func gatherSize(reader: CaptureReader, source: UInt32, channels: [UInt32]?, window: Range<Int>? = nil,
                                   physical: Bool) -> (values: Int, bytesPerValue: Int, counts: Bool)? {
-        let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
+        let all = analogEntries(reader, source: source)
+        let entries = window.flatMap { Self.entries(all, covering: $0)?.kept } ?? all
         guard let first = entries.first, let frames = try? reader.frames(of: first),
               let frame = frames.first(where: { $0.header.kind == .analog }), let view = try? frame.analog() else { return nil }
         let samples = min(claimedSamples(entries), samplesTheFramesCanHold(entries, format: view.format, channels: view.channelCount))
@@ -95,7 +123,46 @@ public struct SourceSeries: Sendable {
     /// Gathers every analog frame of `source` in one pass.
     /// - Throws: `CaptureError.usage` when frames change channels, format or scaling or a wanted channel is
     ///   missing; `.damagedRecord` when the reader found damage and `allowDamage` is false.
-    public init(reader: CaptureReader, source: UInt32, channels: [UInt32]? = nil, allowDamage: Bool = false) throws(CaptureError) {
+    /// - Parameter window: the source's samples (counted from its first, by the seek table's counts)
+    ///   that will be used (`selecting`); the chunks wholly outside it are not read. When the chunks
+    ///   read do not hold the samples their counts claim, every chunk is read after all.
+    public init(reader: CaptureReader, source: UInt32, channels: [UInt32]? = nil, allowDamage: Bool = false,
+                window: Range<Int>? = nil) throws(CaptureError) {
+        let all = Self.analogEntries(reader, source: source)
+        if let window, let (kept, skipped) = Self.entries(all, covering: window), kept.count < all.count {
+            let part = try SourceSeries(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: kept)
+            if part.sampleCount == Self.claimedSamples(kept) {
+                self = part
+                firstSampleIndex = skipped
+                return
+            }
+        }
+        try self.init(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: all)
+    }
+
+    /// The analog chunks of `source`, in file order.
+    static func analogEntries(_ reader: CaptureReader, source: UInt32) -> [IndexEntry] {
+        let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
+        return reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
+    }
+
+    /// The chunks of `entries` holding any of the samples `window` (by their claimed counts), and
+    /// the samples before the first of them; nil when none does or the counts overflow.
+    static func entries(_ entries: [IndexEntry], covering window: Range<Int>) -> (kept: [IndexEntry], skipped: Int)? {
+        var start = 0, kept: [IndexEntry] = [], skipped = 0
+        for e in entries {
+            let end = saturatingSum(start, e.envelope.sampleCount)
+            guard end < Int.max else { return nil }
+            if start < window.upperBound && end > window.lowerBound {
+                if kept.isEmpty { skipped = start }
+                kept.append(e)
+            }
+            start = end
+        }
+        return kept.isEmpty ? nil : (kept, skipped)
+    }
+
+    private init(reader: CaptureReader, source: UInt32, channels: [UInt32]?, allowDamage: Bool, entries: [IndexEntry]) throws(CaptureError) {
         sourceID = source
         let configuration = reader.configuration(source: source)
         deviceName = configuration?.deviceName ?? "source \(source)"
@@ -105,8 +172,6 @@ public struct SourceSeries: Sendable {
         var format: SampleFormat?
         // One channel-major buffer sized from the seek table (chunk envelopes count samples per
         // channel), filled in place: no growth, no per-channel arrays to join.
-        let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        let entries = reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
         let expected = Self.claimedSamples(entries)
         // Two readers decoding at once when nothing is unusual; else (or when it finds anything odd) one pass here.
         let parallel = Self.gatherInParallel(reader: reader, source: source, channels: channels, entries: entries)
@@ -131,7 +196,7 @@ public struct SourceSeries: Sendable {
             blocks = parallel.blocks
             total = parallel.total
             capacity = parallel.total
-        } else { reader.forEachAnalogBlock(source: source) { header, view in
+        } else { reader.forEachAnalogBlock(in: entries) { header, view in
             guard problem == nil else { return }
             let viewIndexes = view.channelIndexes
             if indexes == nil {
@@ -191,12 +256,10 @@ public struct SourceSeries: Sendable {
         }
         guard let indexes, let format else { throw CaptureError(.usage, file: path, "source \(source) has no analog data") }
         channelIndexes = rows.map { indexes[$0] }
-        let byIndex = Dictionary((configuration?.channels ?? []).map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
-        let configured = channelIndexes.map { byIndex[$0] }
+        let configured = Self.configured(channelIndexes, of: configuration)
         channelNames = zip(channelIndexes, configured).map { i, c in c.map { $0.description.isEmpty ? "ch\(i)" : $0.description } ?? "ch\(i)" }
         units = configured.map { $0?.unit ?? "" }
-        let rates = Set(configured.compactMap { $0?.samplingRate }.filter { $0 > 0 && $0.isFinite })
-        rate = rates.count == 1 && configured.allSatisfy({ $0 != nil }) ? rates.first : nil
+        rate = Self.rate(of: configured)
         self.scale = scale
         self.offset = offset
         self.blocks = blocks
@@ -225,10 +288,11 @@ public struct SourceSeries: Sendable {
     /// Needs a rate. Blocks are cut to the selection; gaps outside it are dropped.
     public func selecting(start: Double, duration: Double?) throws(CaptureError) -> SourceSeries {
         guard let rate else { throw CaptureError(.usage, file: "", "source \(sourceID) has no single sampling rate; cannot select by time") }
-        let first = min(sampleCount, max(0, Int((start * rate).rounded())))
+        let first = min(sampleCount, max(0, Int((start * rate).rounded()) - firstSampleIndex))
         let end = duration.map { min(sampleCount, first + max(0, Int(($0 * rate).rounded()))) } ?? sampleCount
         var out = self
         out.sampleCount = end - first
+        out.firstSampleIndex = firstSampleIndex + first
         func cut<T>(_ v: [T]) -> [T] {
             var r: [T] = []
             r.reserveCapacity(channelCount * (end - first))

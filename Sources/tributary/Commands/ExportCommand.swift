@@ -45,7 +45,8 @@ enum ExportCommand: Command {
     Export holds a source's samples in memory (int16 counts exported as physical values also as
     float64): a source that would not fit in the memory available (MemAvailable, or the cgroup's
     limit) is refused before anything is decoded; TRIBUTARY_MEMORY_LIMIT=SIZE (bytes, or 512m, 4g,
-    ...) sets the budget instead.
+    ...) sets the budget instead. With --start/--duration only the chunks holding the selected
+    samples are read (and checked for damage).
 
     Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
     unreadable bytes, a duplicated record, a damaged header or footer) is listed on stderr with byte
@@ -97,10 +98,17 @@ enum ExportCommand: Command {
         }
         // Export holds each source's samples in memory: refuse, before decoding anything, what would
         // not fit rather than let the allocation fail or the system's out-of-memory killer pick a victim.
+        // With --start/--duration only the chunks holding the selected samples are read.
+        var windows: [UInt32: Range<Int>] = [:]
+        if start != nil || duration != nil {
+            for id in wanted {
+                windows[id] = SourceSeries.window(reader: reader, source: id, channels: channels, start: start ?? 0, duration: duration)
+            }
+        }
         let budget = try MemoryBudget.available()
         var needed = 0
         for id in wanted {
-            guard let budget, let (values, perValue, isCounts) = SourceSeries.gatherSize(reader: reader, source: id, channels: channels,
+            guard let budget, let (values, perValue, isCounts) = SourceSeries.gatherSize(reader: reader, source: id, channels: channels, window: windows[id],
                                                                                            physical: !counts || ["csv", "wav"].contains(format)) else { continue }
             // CSV is written as one text (about 25 bytes a value) and its UTF-8 copy, beside the values
             // (and a time column); WAV converts to float64 and builds its file in memory.
@@ -111,7 +119,8 @@ enum ExportCommand: Command {
                 throw CommandError("\(files[0]): exporting source \(id) needs about \(MemoryBudget.describe(needed)) of memory "
                                    + (wanted.count > 1 ? "with the sources before it " : "")
                                    + "(export holds a source's samples in memory) and \(MemoryBudget.describe(budget)) is available; "
-                                   + "export fewer channels at a time (--channels)"
+                                   + "export a part at a time (--start/--duration: only the chunks it needs are read), "
+                                   + "fewer channels (--channels)"
                                    + (wanted.count > 1 ? ", one source at a time (--source N)" : "")
                                    + (isCounts && !counts && !["csv", "wav"].contains(format) ? ", or its int16 counts (--counts)" : "")
                                    + ", or set TRIBUTARY_MEMORY_LIMIT to allow more")
@@ -120,7 +129,7 @@ enum ExportCommand: Command {
         var series: [SourceSeries] = []
         for id in wanted {
             let gathered = Result { () throws(CaptureError) -> SourceSeries in
-                try SourceSeries(reader: reader, source: id, channels: channels, allowDamage: allowDamage)
+                try SourceSeries(reader: reader, source: id, channels: channels, allowDamage: allowDamage, window: windows[id])
             }
             switch gathered {
             case .success(var s):
