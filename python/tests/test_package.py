@@ -107,6 +107,31 @@ class PackageTests(unittest.TestCase):
             exported = self.export("f64", "--channels", "1,2")
             self.assertEqual(cap.read(channels=[1, 2]).tobytes(), exported.tobytes())
 
+    def test_read_into_an_array_given(self):
+        array = self.arrays["f64"]
+        with tributary.open(self.captures["f64"]) as cap:
+            block = np.full((2, 4096), np.nan)
+            for start in range(0, 20_000, 4096):
+                got = cap.read(channels=[2, 0], start=start, stop=start + 4096, out=block)
+                self.assertIs(got, block)
+                np.testing.assert_array_equal(block, array[[2, 0], start:start + 4096])
+            with self.assertRaisesRegex(ValueError, r"out must be float64 shaped \(2, 4096\) for this read, not float64 shaped \(2, 100\)"):
+                cap.read(channels=[2, 0], start=0, stop=4096, out=np.empty((2, 100)))
+            with self.assertRaisesRegex(ValueError, "not float32"):
+                cap.read(channels=[2, 0], start=0, stop=4096, out=np.empty((2, 4096), dtype=np.float32))
+            with self.assertRaisesRegex(ValueError, "C-contiguous and writeable"):
+                cap.read(channels=[2, 0], start=0, stop=4096, out=np.empty((2, 8192))[:, ::2])
+            frozen = np.empty((2, 4096))
+            frozen.setflags(write=False)
+            with self.assertRaisesRegex(ValueError, "C-contiguous and writeable"):
+                cap.read(channels=[2, 0], start=0, stop=4096, out=frozen)
+            with self.assertRaisesRegex(TypeError, "out must be a numpy array, not list"):
+                cap.read(channels=[0], start=0, stop=2, out=[[0.0, 0.0]])
+        with tributary.open(self.captures["i16"]) as cap:
+            counts = np.empty((len(cap.source().channels), self.arrays["i16"].shape[1]), dtype=np.int16)
+            self.assertIs(cap.read(counts=True, out=counts), counts)
+            self.assertEqual(counts.tobytes(), self.arrays["i16"].tobytes())
+
     def test_metadata(self):
         with tributary.open(self.captures["f64"]) as cap:
             self.assertEqual([s.id for s in cap.sources], [1])

@@ -173,7 +173,8 @@ class Capture(_native.HandleOwner):
     # -- data --
 
     def read(self, source: Optional[int] = None, channels: Union[None, int, Sequence[int], slice] = None,
-             start: int = 0, stop: Optional[int] = None, counts: bool = False) -> np.ndarray:
+             start: int = 0, stop: Optional[int] = None, counts: bool = False,
+             out: Optional[np.ndarray] = None) -> np.ndarray:
         """Analog samples of one source as an array shaped (channels, samples), C order.
 
         :param source: source id (default: the lowest id with analog data).
@@ -181,6 +182,12 @@ class Capture(_native.HandleOwner):
         :param start, stop: sample range (Python slice semantics for non-negative values; ``stop`` default: the end).
         :param counts: False (default): float64 physical values (int16 counts scaled by their scale and offset).
             True: the samples as stored, bit-exact (int16 counts, float32 or float64).
+        :param out: an array to read into instead of a new one (as numpy's ``out=``): C-contiguous,
+            writeable, of the dtype and shape (channels, samples) this call would return. Reading
+            block after block, or file after file, into one array spares the allocation and the
+            first touch of its pages each time. Returned as it is (filled) when the capture holds
+            all the samples; a capture that ends early raises :class:`ValueError` rather than hand
+            back an array partly old.
         """
         self._check_open()
         src = self.source(source)
@@ -204,14 +211,27 @@ class Capture(_native.HandleOwner):
         count = max(0, stop - start)
         dtype = src.dtype if counts else np.dtype(np.float64)
         sample_type = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.int16): INT16}[dtype]
-        out = np.empty((len(rows), count), dtype=dtype)
+        given = out is not None
+        if given:
+            if not isinstance(out, np.ndarray):
+                raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+            if out.dtype != dtype or out.shape != (len(rows), count):
+                raise ValueError(f"out must be {dtype} shaped {(len(rows), count)} for this read, not {out.dtype} shaped {out.shape}")
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError("out must be C-contiguous and writeable")
+        else:
+            out = np.empty((len(rows), count), dtype=dtype)
         if count == 0 or not rows:
             return out
         row_array = (c_uint32 * len(rows))(*rows)
         got = c_uint64()
         check(lib().tributary_capture_read(self._handle, src.id, row_array, len(rows), start, count, sample_type,
                                            out.ctypes.data_as(c_void_p), out.nbytes, ctypes.byref(got)))
-        return out if got.value == count else out[:, :got.value].copy()
+        if got.value == count:
+            return out
+        if given:
+            raise ValueError(f"{self.path}: source {src.id} holds {got.value} of the {count} samples asked for; out is partly filled")
+        return out[:, :got.value].copy()
 
     def read_raw(self, source: Optional[int] = None, channels=None, start: int = 0, stop: Optional[int] = None,
                  dtype: Any = np.float64) -> np.ndarray:
