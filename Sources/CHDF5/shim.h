@@ -12,6 +12,7 @@ static inline hid_t chdf5_native_uint32(void) { return H5T_NATIVE_UINT; }
 static inline hid_t chdf5_native_uint8(void) { return H5T_NATIVE_UCHAR; }
 static inline hid_t chdf5_c_s1(void) { return H5T_C_S1; }
 static inline hid_t chdf5_dataset_create(void) { return H5P_DATASET_CREATE; }
+static inline hid_t chdf5_group_create(void) { return H5P_GROUP_CREATE; }
 static inline unsigned chdf5_acc_trunc(void) { return H5F_ACC_TRUNC; }
 static inline unsigned chdf5_acc_rdonly(void) { return H5F_ACC_RDONLY; }
 static inline size_t chdf5_variable(void) { return H5T_VARIABLE; }

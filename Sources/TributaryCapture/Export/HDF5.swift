@@ -43,8 +43,12 @@ final class HDF5Object {
         return try HDF5Object(H5Fopen(path, chdf5_acc_rdonly(), h5pDefault), file: path, what: "cannot open as HDF5", closer: H5Fclose)
     }
 
+    /// Groups and datasets carry no access/modification/change/birth times (libhdf5 records them by
+    /// default), so that exporting the same capture twice gives the same bytes.
     func createGroup(_ name: String) throws(HDF5Error) -> HDF5Object {
-        try HDF5Object(H5Gcreate2(id, name, h5pDefault, h5pDefault, h5pDefault), file: file, what: "cannot create group '\(name)'", closer: H5Gclose)
+        let plist = try HDF5Object(H5Pcreate(chdf5_group_create()), file: file, what: "property list of group '\(name)'", closer: H5Pclose)
+        _ = H5Pset_obj_track_times(plist.id, false)
+        return try HDF5Object(H5Gcreate2(id, name, h5pDefault, plist.id, h5pDefault), file: file, what: "cannot create group '\(name)'", closer: H5Gclose)
     }
 
     /// A dataset of `dims` elements of `type` from `bytes` (C order), chunked (rows of at most 64 Ki
@@ -53,6 +57,7 @@ final class HDF5Object {
         var d = dims.map { hsize_t($0) }
         let space = try HDF5Object(H5Screate_simple(Int32(d.count), &d, nil), file: file, what: "dataspace of '\(name)'", closer: H5Sclose)
         let plist = try HDF5Object(H5Pcreate(chdf5_dataset_create()), file: file, what: "property list of '\(name)'", closer: H5Pclose)
+        _ = H5Pset_obj_track_times(plist.id, false)
         if compress, dims.allSatisfy({ $0 > 0 }) {
             var chunk = d
             for k in 0..<(chunk.count - 1) { chunk[k] = 1 }
