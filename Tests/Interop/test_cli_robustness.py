@@ -330,6 +330,18 @@ class CLIRobustnessTests(unittest.TestCase):
         self.assertIn("is available", result.stderr)
         self.assertFalse(os.path.exists(self.path("f.csv")))
 
+    def test_export_times_beyond_any_capture_select_nothing_or_everything(self):
+        import numpy as np
+        npy = self.path("times.npy")
+        np.save(npy, np.arange(3 * 5000, dtype=np.float64).reshape(3, -1))
+        self.assertEqual(run("import", npy, "--rate", 1000, "--out", npy + ".tcap", "--force").returncode, 0)
+        for args, samples in ((["--start", "1e300"], 0), (["--duration", "1e300"], 5000), (["--start", "2", "--duration", "1e300"], 3000),
+                              (["--start", "1e300", "--duration", "1e300"], 0)):
+            out = self.path("times-out.npy")
+            result = run("export", npy + ".tcap", "--format", "npy", "--out", out, "--force", *args)
+            self.assertEqual(result.returncode, 0, f"{args}: {result.stderr}")
+            self.assertEqual(np.load(out).shape, (3, samples), args)
+
     def test_every_numeric_flag_refuses_nan_infinity_negative_and_huge_values(self):
         flags = {
             ("analyze", self.frames): ["--rate", "--welch", "--spectrum", "--harmonics", "--jobs", "--overlap", "--int16-scale"],

@@ -96,10 +96,16 @@ public struct SourceSeries: Sendable {
         guard let first = analogEntries(reader, source: source).first, let frames = try? reader.frames(of: first),
               let frame = frames.first(where: { $0.header.kind == .analog }), let view = try? frame.analog(),
               let rate = rate(of: configured(channels ?? view.channelIndexes, of: reader.configuration(source: source))) else { return nil }
-        let limit = Double(Int.max / 4)
-        let lower = max(0, min(limit, (start * rate).rounded()))
-        let upper = duration.map { lower + max(0, min(limit, ($0 * rate).rounded())) } ?? limit
-        return Int(lower)..<Int(max(lower, upper))
+        let lower = samples(start, rate: rate)
+        return lower..<(duration.map { lower + samples($0, rate: rate) } ?? Int.max / 2)
+    }
+
+    /// `seconds` × `rate` as a number of samples, rounded, within 0 … Int.max / 4 (further than any
+    /// capture reaches; two of them still add up without overflow): a time of 1e300 s selects
+    /// nothing or everything instead of trapping.
+    static func samples(_ seconds: Double, rate: Double) -> Int {
+        let n = (seconds * rate).rounded()
+        return n.isNaN ? 0 : Int(max(0, min(Double(Int.max / 4), n)))
     }
 
     /// What gathering `source` (`init`) holds in memory, estimated before any sample is decoded: the
@@ -288,8 +294,8 @@ public struct SourceSeries: Sendable {
     /// Needs a rate. Blocks are cut to the selection; gaps outside it are dropped.
     public func selecting(start: Double, duration: Double?) throws(CaptureError) -> SourceSeries {
         guard let rate else { throw CaptureError(.usage, file: "", "source \(sourceID) has no single sampling rate; cannot select by time") }
-        let first = min(sampleCount, max(0, Int((start * rate).rounded()) - firstSampleIndex))
-        let end = duration.map { min(sampleCount, first + max(0, Int(($0 * rate).rounded()))) } ?? sampleCount
+        let first = min(sampleCount, max(0, Self.samples(start, rate: rate) - firstSampleIndex))
+        let end = duration.map { min(sampleCount, first + Self.samples($0, rate: rate)) } ?? sampleCount
         var out = self
         out.sampleCount = end - first
         out.firstSampleIndex = firstSampleIndex + first
