@@ -93,8 +93,7 @@ public struct SourceSeries: Sendable {
     /// configuration gives the channels of its first analog frame (or `channels`), as a `window`
     /// for `init`; nil when that rate is not known (then `selecting` says why) or no frame is readable.
     public static func window(reader: CaptureReader, source: UInt32, channels: [UInt32]?, start: Double, duration: Double?) -> Range<Int>? {
-        guard let first = analogEntries(reader, source: source).first, let frames = try? reader.frames(of: first),
-              let frame = frames.first(where: { $0.header.kind == .analog }), let view = try? frame.analog(),
+        guard let view = firstAnalogView(reader, analogEntries(reader, source: source)),
               let rate = rate(of: configured(channels ?? view.channelIndexes, of: reader.configuration(source: source))) else { return nil }
         let lower = samples(start, rate: rate)
         return lower..<(duration.map { lower + samples($0, rate: rate) } ?? Int.max / 2)
@@ -118,8 +117,7 @@ public struct SourceSeries: Sendable {
                                   physical: Bool) -> (values: Int, bytesPerValue: Int, counts: Bool)? {
         let all = analogEntries(reader, source: source)
         let entries = window.flatMap { Self.entries(all, covering: $0)?.kept } ?? all
-        guard let first = entries.first, let frames = try? reader.frames(of: first),
-              let frame = frames.first(where: { $0.header.kind == .analog }), let view = try? frame.analog() else { return nil }
+        guard let view = firstAnalogView(reader, entries) else { return nil }
         let samples = min(claimedSamples(entries), samplesTheFramesCanHold(entries, format: view.format, channels: view.channelCount))
         let (values, overflow) = (channels?.count ?? view.channelCount).multipliedReportingOverflow(by: samples)
         let perValue = view.format.size + (physical && view.format == .int16 ? MemoryLayout<Double>.size : 0)
@@ -144,6 +142,14 @@ public struct SourceSeries: Sendable {
             }
         }
         try self.init(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: all)
+    }
+
+    /// The first analog frame of the first of `entries` (the view keeps its frame's buffer), or nil
+    /// when there is none or that chunk cannot be read.
+    static func firstAnalogView(_ reader: CaptureReader, _ entries: [IndexEntry]) -> AnalogView? {
+        guard let first = entries.first, let frames = try? reader.frames(of: first),
+              let frame = frames.first(where: { $0.header.kind == .analog }) else { return nil }
+        return try? frame.analog()
     }
 
     /// The analog chunks of `source`, in file order.
@@ -385,8 +391,7 @@ extension SourceSeries {
     /// a wanted channel missing, or a chunk whose samples differ from its seek-table count.
     static func gatherInParallel(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) -> ParallelGather? {
         guard entries.count >= 4, ProcessInfo.processInfo.activeProcessorCount > 1, reader.hasFooter, reader.damage.isEmpty,
-              let frames = try? reader.frames(of: entries[0]),
-              let firstFrame = frames.first(where: { $0.header.kind == .analog }), let view = try? firstFrame.analog() else { return nil }
+              let view = firstAnalogView(reader, entries) else { return nil }
         let indexes = view.channelIndexes
         var rows: [Int] = []
         if let channels {

@@ -106,10 +106,11 @@ enum ExportCommand: Command {
             }
         }
         let budget = try MemoryBudget.available()
+        let physical = !counts || ["csv", "wav"].contains(format)
         var needed = 0
         for id in wanted {
-            guard let budget, let (values, perValue, isCounts) = SourceSeries.gatherSize(reader: reader, source: id, channels: channels, window: windows[id],
-                                                                                           physical: !counts || ["csv", "wav"].contains(format)) else { continue }
+            guard let budget, let (values, perValue, isCounts) = SourceSeries.gatherSize(reader: reader, source: id, channels: channels,
+                                                                                           window: windows[id], physical: physical) else { continue }
             // CSV is written as one text (about 25 bytes a value) and its UTF-8 copy, beside the values
             // (and a time column); WAV converts to float64 and builds its file in memory.
             let extra = format == "csv" ? 3 * 8 + 2 * 25 : format == "wav" ? 2 * 8 : 0
@@ -122,7 +123,7 @@ enum ExportCommand: Command {
                                    + "export a part at a time (--start/--duration: only the chunks it needs are read), "
                                    + "fewer channels (--channels)"
                                    + (wanted.count > 1 ? ", one source at a time (--source N)" : "")
-                                   + (isCounts && !counts && !["csv", "wav"].contains(format) ? ", or its int16 counts (--counts)" : "")
+                                   + (isCounts && physical && !["csv", "wav"].contains(format) ? ", or its int16 counts (--counts)" : "")
                                    + ", or set TRIBUTARY_MEMORY_LIMIT to allow more")
             }
         }
