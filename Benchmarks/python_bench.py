@@ -135,11 +135,10 @@ def main():
     readers = {"tributary.open().read()": read_tributary, "numpy.load (NPY)": read_npy,
                "nptdms TdmsFile.read (TDMS)": read_tdms, "pyxdf.load_xdf (XDF)": read_xdf}
     times = {name: [] for name in readers}
-    # The order rotates round by round, so that every reader follows every other equally often: the
-    # first to fill 64 MB after pyxdf's seconds-long read pays for memory that the VM's free page
-    # reporting has handed back to the host in the meantime (Benchmarks/kernels/idle_first_touch.c:
-    # a first touch of 64 MiB after 2.5 s idle took up to 189 ms where one right after a free took
-    # 8-14 ms). In a fixed order that reader was always tributary's.
+    # The order rotates round by round, so that every reader follows every other equally often: in a
+    # fixed order tributary's read always ran right after pyxdf's seconds-long, memory-hungry one, and
+    # first touches of fresh 64 MB buffers stall erratically on this VM
+    # (Benchmarks/kernels/idle_first_touch.c, docs/PERFORMANCE.md "Eighth round").
     names = list(readers)
     for round in range(arguments.rounds):
         for name in names[round % len(names):] + names[:round % len(names)]:

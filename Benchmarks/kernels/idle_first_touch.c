@@ -1,9 +1,9 @@
-// Why Benchmarks/python_bench.py rotates the order of its readers: on this project's VM, memory
-// freed and left idle for a couple of seconds is handed back to the host (free page reporting), and
-// the next program to touch that much memory waits for the host to back it again. Each round frees
-// 512 MiB, then first-touches a fresh 64 MiB buffer (madvised for huge pages, as numpy's arrays are)
-// at once, and again after an idle pause; prints both times in ms. A reader that always ran right
-// after a long, memory-hungry one (pyxdf's) paid the second figure in every round.
+// First touches of a fresh 64 MiB buffer (madvised for huge pages, as numpy's arrays are), right
+// after 512 MiB were freed and again after an idle pause, in ms per round. On this project's VM
+// (free page reporting hands idle freed memory back to the host) they stall erratically, which is why
+// Benchmarks/python_bench.py rotates its readers' order instead of always running tributary's read
+// right after pyxdf's seconds-long, memory-hungry one. The stalls do not come every run: see
+// docs/PERFORMANCE.md ("Eighth round") for the runs and their spread.
 //   cc -O2 Benchmarks/kernels/idle_first_touch.c -o /tmp/idle_first_touch && /tmp/idle_first_touch [PAUSE_S=2.5] [ROUNDS=12]
 #include <stdio.h>
 #include <stdlib.h>
