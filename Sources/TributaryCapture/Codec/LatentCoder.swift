@@ -56,14 +56,20 @@ enum LatentCoder {
         let startFine = ((coreLo >> UInt64(fine)) >> 10) << 10
         let fineBins = Int((coreHi >> UInt64(fine)) - startFine) + 1
         histogram.initialize(repeating: 0, count: fineBins)
-        for i in 0..<n {
+        // Long blocks are measured on every `step`-th value: the costs below are those of the
+        // sample, scaled to the block (the minimum and the width above are the block's own).
+        let step = n >= histogramSampleAbove ? histogramStep : 1
+        let sampled = (n + step - 1) / step
+        var i = 0
+        while i < n {
             let index = (UInt64(bitPattern: r[i] &- lo) >> UInt64(fine)) &- startFine
             if index < UInt64(fineBins) { histogram[Int(index)] += 1 }
+            i &+= step
         }
         plan.base = lo
         plan.escapeWidth = width
         plan.bits = .infinity
-        let total = Double(n)
+        let total = Double(sampled), scale = Double(step)
         // Coarser levels are merged in place: bin b of a level only reads bins 2b and 2b+1 of the previous.
         let merged = histogram
         var bins = fineBins
@@ -92,7 +98,7 @@ enum LatentCoder {
             // Trim empty bins at the edges of the window.
             while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
             while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
-            let escapes = n - inside
+            let escapes = sampled - inside
             // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
             var bits = 0.0
             var largest = 0
@@ -105,7 +111,8 @@ enum LatentCoder {
             // p_max + 0.086 bits per symbol (Gallager's bound), most when few bins hold most values.
             if huffmanBound { bits += Double(largest) + 0.086 * total }
             if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
-            bits += total * fastLog2(total) + Double(inside) * Double(shift) + Double(count) * 10
+            bits += total * fastLog2(total) + Double(inside) * Double(shift)
+            bits = bits * scale + Double(count) * 10
             // The cost falls, then rises with the shift: stop after two rises.
             if bits >= plan.bits {
                 worse += 1
@@ -148,6 +155,10 @@ enum LatentCoder {
         let m = Double(bitPattern: bits & 0x000F_FFFF_FFFF_FFFF | 0x3FF0_0000_0000_0000)
         return exponent + (-1.7417939 + (2.8212026 + (-1.4699568 + (0.44717955 - 0.056570851 * m) * m) * m) * m)
     }
+
+    /// Blocks of at least this many values are planned on a sample of every `histogramStep`-th.
+    static let histogramSampleAbove = 16384
+    static let histogramStep = 4
 
     /// Scratch Ints `plan` needs.
     static let histogramSize = 4096 + 1024 + 2

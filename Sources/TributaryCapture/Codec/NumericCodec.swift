@@ -125,18 +125,15 @@ final class NumericCodec {
             return size
         }
         // No grid: a fixed-point grid (a power-of-two gain; the bits below it go to the adjustments,
-        // and prediction works on values) or the bit patterns, whichever codes smaller — judged on
-        // the first `trialLength` samples of a longer segment (each trial is a whole encoding),
-        // then the segment coded once.
-        alternative.reserve(Self.workingSize(elementCount: n))
+        // and prediction works on values) or the bit patterns, whichever codes smaller. A longer
+        // segment is judged on the estimated cost of its first `trialLength` samples (latents,
+        // predictor and binning plans as the encoder makes them; no block coded), then coded once.
         if n > Self.trialLength {
-            let measuring = measureEntropy
-            measureEntropy = false
-            let fixed = encodeSegment(values, count: Self.trialLength, elementType: elementType, choice: .fixedPoint, into: alternative.base)
-            let bits = encodeSegment(values, count: Self.trialLength, elementType: elementType, choice: .bits, into: alternative.base)
-            measureEntropy = measuring
+            let fixed = trialCost(values, count: Self.trialLength, elementType: elementType, choice: .fixedPoint)
+            let bits = trialCost(values, count: Self.trialLength, elementType: elementType, choice: .bits)
             return encodeSegment(values, count: n, elementType: elementType, choice: bits < fixed ? .bits : .fixedPoint, into: out)
         }
+        alternative.reserve(Self.workingSize(elementCount: n))
         let fixed = encodeSegment(values, count: n, elementType: elementType, choice: .fixedPoint, into: out)
         let bits = encodeSegment(values, count: n, elementType: elementType, choice: .bits, into: alternative.base)
         if bits < fixed {
@@ -146,13 +143,36 @@ final class NumericCodec {
         return fixed
     }
 
+    /// The estimated bits of coding `n` float samples the `choice` way: the binning plans' costs of
+    /// the residuals, under the predictor the encoder would choose, and of the adjustments.
+    private func trialCost(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice) -> Double {
+        let v = latents.base, adj = adjustments.base
+        guard let made = makeLatents(values, count: n, elementType: elementType, choice: choice) else { return .infinity }
+        let predictor = choosePredictor(v, count: n)
+        if predictor.linear {
+            Self.predictLinear(v, count: n, coefficients: chosen.base, order: predictor.order)
+        } else {
+            Self.predict(v, count: n, order: predictor.order)
+        }
+        var bits = LatentCoder.plan(v, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3, huffmanBound: true).bits
+        if made.hasAdjustments {
+            var exceptions = 0
+            for i in 0..<n where adj[i] != 0 { exceptions += 1 }
+            bits += exceptions <= n / 64 ? Double(exceptions) * 96
+                : LatentCoder.plan(adj, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3, huffmanBound: true).bits
+        }
+        return bits + Double(predictor.linear ? predictor.order * 64 : 0)
+    }
+
     /// Samples on which the float modes without a grid are compared.
     static let trialLength = 2048
 
-    /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
-    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
-                               into out: UnsafeMutableRawPointer) -> Int {
-        let v = latents.base, adj = adjustments.base
+    /// Writes the latents of `n` samples to `latents` (and, on a grid, the bit differences from it
+    /// to `adjustments`): mode 0 integers, 1 a grid (found, or the fixed-point one), 2 float bit
+    /// patterns. Nil when `.detect` finds no grid in float samples.
+    private func makeLatents(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice)
+        -> (mode: UInt8, grid: (offset: Double, gain: Double)?, hasAdjustments: Bool)? {
+        let v = latents.base
         var mode: UInt8 = 0
         var grid: (offset: Double, gain: Double)?
         var hasAdjustments = false
@@ -168,7 +188,7 @@ final class NumericCodec {
             switch choice {
             case .detect:
                 grid = findGrid(values, count: n, float32: float32)
-                if grid == nil { return 0 }
+                if grid == nil { return nil }
             case .fixedPoint:
                 var largest = 0.0
                 for i in 0..<n {
@@ -196,6 +216,14 @@ final class NumericCodec {
         case .bytes:
             preconditionFailure("bytes are not coded")
         }
+        return (mode, grid, hasAdjustments)
+    }
+
+    /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
+    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
+                               into out: UnsafeMutableRawPointer) -> Int {
+        let v = latents.base, adj = adjustments.base
+        guard let (mode, grid, hasAdjustments) = makeLatents(values, count: n, elementType: elementType, choice: choice) else { return 0 }
         let predictor = choosePredictor(v, count: n)
         let linearOrder = predictor.linear ? predictor.order : 0
         if predictor.linear {
@@ -646,15 +674,31 @@ final class NumericCodec {
         var mean = 0.0
         for i in 0..<m { mean += Double(x[i]) }
         mean /= Double(m)
+        // P(a, b) = Σ_{i=8}^{m−1} y[i−a]·y[i−b] (y = x − mean, a, b ≤ 8): the normal equations are
+        // b[j] = P(0, j+1) and r[j][k] = P(j+1, k+1). The first row takes one pass (nine products
+        // per sample); the rest follows from P(a+1, b+1) = P(a, b) + y[7−a]·y[7−b] − y[m−1−a]·y[m−1−b].
+        @inline(__always) func y(_ i: Int) -> Double { Double(x[i]) - mean }
+        var p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0, p4 = 0.0, p5 = 0.0, p6 = 0.0, p7 = 0.0, p8 = 0.0
+        var y1 = y(7), y2 = y(6), y3 = y(5), y4 = y(4), y5 = y(3), y6 = y(2), y7 = y(1), y8 = y(0)
+        for i in maxOrder..<m {
+            let y0 = y(i)
+            p0 += y0 * y0; p1 += y0 * y1; p2 += y0 * y2; p3 += y0 * y3; p4 += y0 * y4
+            p5 += y0 * y5; p6 += y0 * y6; p7 += y0 * y7; p8 += y0 * y8
+            (y8, y7, y6, y5, y4, y3, y2, y1) = (y7, y6, y5, y4, y3, y2, y1, y0)
+        }
+        var full = InlineArray<81, Double>(repeating: 0)  // P(a, b) at 9a + b, a ≤ b
+        let row: InlineArray<9, Double> = [p0, p1, p2, p3, p4, p5, p6, p7, p8]
+        for d in 0...maxOrder { full[d] = row[d] }
+        for a in 1...maxOrder {
+            for c in a...maxOrder {
+                full[9 * a + c] = full[9 * (a - 1) + c - 1] + y(8 - a) * y(8 - c) - y(m - a) * y(m - c)
+            }
+        }
         var r = InlineArray<64, Double>(repeating: 0)
         var b = InlineArray<8, Double>(repeating: 0)
-        var lag = InlineArray<9, Double>(repeating: 0)
-        for i in maxOrder..<m {
-            for j in 0...maxOrder { lag[j] = Double(x[i - j]) - mean }
-            for j in 0..<maxOrder {
-                b[j] += lag[0] * lag[j + 1]
-                for k in j..<maxOrder { r[8 * j + k] += lag[j + 1] * lag[k + 1] }
-            }
+        for j in 0..<maxOrder {
+            b[j] = full[j + 1]
+            for k in j..<maxOrder { r[8 * j + k] = full[9 * (j + 1) + k + 1] }
         }
         for j in 0..<maxOrder { for k in 0..<j { r[8 * j + k] = r[8 * k + j] } }
         var usable = 0
