@@ -1,7 +1,8 @@
 // Why the C interface's read populates its destination first (Sources/TributaryC/CaptureAPI.swift):
 // a fresh 64 MiB buffer (madvised for huge pages, as numpy's are) written chunk by chunk the way a
-// read places its samples (8 rows, 16 Ki-sample pieces), by one thread, by two threads at once, and
-// by two threads after one MADV_POPULATE_WRITE. Prints ms per buffer: median (min-max) of 9 rounds.
+// read places its samples (8 rows, 16 Ki-sample pieces), by one thread, by two threads at once, by
+// two threads after one MADV_POPULATE_WRITE, and by two threads each populating its half first (what
+// the read does since session 9). Prints ms per buffer: median (min-max) of 9 rounds.
 //   cc -O2 -pthread Benchmarks/kernels/first_touch.c -o /tmp/first_touch && /tmp/first_touch
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +24,16 @@ static void *write_pieces(void *first) {
     return NULL;
 }
 
+static pthread_barrier_t barrier;
+
+// Populates one half of the buffer (MADV_POPULATE_WRITE), waits for the other thread, then writes.
+static void *populate_then_write(void *first) {
+    size_t half = ROWS * ROW * 8 / 2;
+    madvise((char *)buffer + (size_t)first * half, half, 23 /* MADV_POPULATE_WRITE */);
+    pthread_barrier_wait(&barrier);
+    return write_pieces(first);
+}
+
 static int compare(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 static void measure(const char *name, int threads, int populate) {
@@ -32,8 +43,14 @@ static void measure(const char *name, int threads, int populate) {
         double t0 = now();
         buffer = mmap(NULL, ROWS * ROW * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         madvise(buffer, ROWS * ROW * 8, MADV_HUGEPAGE);
-        if (populate) madvise(buffer, ROWS * ROW * 8, 23 /* MADV_POPULATE_WRITE */);
-        if (threads == 1) {
+        if (populate == 1) madvise(buffer, ROWS * ROW * 8, 23 /* MADV_POPULATE_WRITE */);
+        if (populate == 2) {
+            pthread_t t[2];
+            pthread_barrier_init(&barrier, NULL, 2);
+            for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, populate_then_write, (void *)i);
+            for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+            pthread_barrier_destroy(&barrier);
+        } else if (threads == 1) {
             write_pieces((void *)0); write_pieces((void *)1);
         } else {
             pthread_t t[2];
@@ -51,5 +68,6 @@ int main(void) {
     measure("one thread", 1, 0);
     measure("two threads", 2, 0);
     measure("two threads after MADV_POPULATE_WRITE", 2, 1);
+    measure("two threads, each populating its half", 2, 2);
     return 0;
 }
