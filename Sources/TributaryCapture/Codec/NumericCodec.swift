@@ -156,13 +156,24 @@ final class NumericCodec {
         }
         var bits = LatentCoder.plan(v, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3, huffmanBound: true).bits
         if made.hasAdjustments {
-            var exceptions = 0
-            for i in 0..<n where adj[i] != 0 { exceptions += 1 }
-            bits += exceptions <= n / 64 ? Double(exceptions) * 96
+            let exceptions = adjustmentCount(n)
+            bits += Self.asExceptionList(exceptions, of: n) ? Double(exceptions) * 96
                 : LatentCoder.plan(adj, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3, huffmanBound: true).bits
         }
         return bits + Double(predictor.linear ? predictor.order * 64 : 0)
     }
+
+    /// The adjustments of the first `n` samples that are not 0.
+    private func adjustmentCount(_ n: Int) -> Int {
+        let adj = adjustments.base
+        var count = 0
+        for i in 0..<n where adj[i] != 0 { count += 1 }
+        return count
+    }
+
+    /// Whether `exceptions` adjustments of `n` go in an exception list (ALP-style; 12 bytes each,
+    /// nothing to decode per sample) rather than a latent block.
+    static func asExceptionList(_ exceptions: Int, of n: Int) -> Bool { exceptions <= n / 64 }
 
     /// Samples on which the float modes without a grid are compared.
     static let trialLength = 2048
@@ -236,9 +247,8 @@ final class NumericCodec {
         out.storeBytes(of: UInt8(predictor.linear ? 3 : predictor.order), toByteOffset: 5, as: UInt8.self)
         // Few adjustments (−0.0, the odd value off the grid) go in an exception list (ALP-style),
         // which costs nothing per sample when decoding; many go in a latent block.
-        var exceptions = 0
-        if hasAdjustments { for i in 0..<n where adj[i] != 0 { exceptions += 1 } }
-        let asList = hasAdjustments && exceptions <= n / 64
+        let exceptions = hasAdjustments ? adjustmentCount(n) : 0
+        let asList = hasAdjustments && Self.asExceptionList(exceptions, of: n)
         out.storeBytes(of: UInt8(hasAdjustments ? (asList ? 2 : 1) : 0), toByteOffset: 6, as: UInt8.self)
         out.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
         var p = 8
