@@ -1,7 +1,7 @@
-// The four-lane order-8 inverse (Sources/CLinearPredictor) on 4 × 16 384 realistic residuals (three
-// tones and noise through a stable filter at shift 20), against the rule written as a one-channel C
-// loop in the same run; checks they agree, then prints ns per sample: median (min-max) of 7 rounds
-// of 200 calls. Build and run:
+// The four-lane and eight-lane order-8 inverses (Sources/CLinearPredictor) on 8 × 16 384 realistic
+// residuals (three tones and noise through a stable filter at shift 20), against the rule written
+// as a one-channel C loop in the same run; checks they agree, then prints ns per sample: median
+// (min-max) of 7 rounds of 200 calls. Build and run:
 //   clang -O2 -I Sources/CLinearPredictor/include Benchmarks/kernels/linear8_bench.c \
 //     Sources/CLinearPredictor/linear_predictor.c -lm -o /tmp/linear8_bench && /tmp/linear8_bench
 #include "linear_predictor.h"
@@ -33,14 +33,15 @@ static void predict(int64_t *y, size_t n, const int64_t *c, int q) {
 static int compare(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 int main(void) {
-    if (!tributary_linear8_x4_available()) { puts("no AVX2: the kernel is not used on this processor"); return 0; }
+    if (!tributary_linear8_x4_available()) { puts("no AVX2: the kernels are not used on this processor"); return 0; }
+    int eight = tributary_linear8_x8_available();
     enum { N = 16384, ROUNDS = 7, CALLS = 200 };
     const int q = 20;
     const double filter[8] = {1.6, -0.3, -0.2, 0.1, -0.05, 0.02, -0.1, -0.08};
-    int64_t c[32], shifts[4] = {q, q, q, q};
-    int64_t *v[4], *x[4], *expected[4];
+    int64_t c[64], shifts[8] = {q, q, q, q, q, q, q, q};
+    int64_t *v[8], *x[8], *expected[8];
     srand(1);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 8; k++) {
         v[k] = malloc(8 * N); x[k] = malloc(8 * N); expected[k] = malloc(8 * N);
         for (int j = 0; j < 8; j++) c[8 * k + j] = llround(filter[j] * (1 << q)) + k;
         for (size_t i = 0; i < N; i++)
@@ -48,23 +49,43 @@ int main(void) {
         predict(v[k], N, c + 8 * k, q);
         rule(v[k], expected[k], N, c + 8 * k, q);
     }
-    size_t finished = tributary_linear8_x4(v[0], v[1], v[2], v[3], x[0], x[1], x[2], x[3], N, c, shifts);
-    size_t wrong = 0;
-    for (int k = 0; k < 4; k++) for (size_t i = 0; i < N; i++) wrong += x[k][i] != expected[k][i];
-    if (finished != N || wrong) { printf("kernel disagrees with the rule: finished %zu of %d, %zu wrong\n", finished, N, wrong); return 1; }
-    double kernel[ROUNDS], one[ROUNDS];
+    // Lengths that are not multiples of the lanes' steps, then the full one.
+    const size_t lengths[] = {1, 7, 13, 100, N - 3, N};
+    for (size_t t = 0; t < sizeof lengths / sizeof *lengths; t++) {
+        size_t n = lengths[t], wrong = 0;
+        for (int k = 0; k < 8; k++) rule(v[k], expected[k], n, c + 8 * k, q);
+        size_t four = tributary_linear8_x4(v[0], v[1], v[2], v[3], x[0], x[1], x[2], x[3], n, c, shifts)
+            + tributary_linear8_x4(v[4], v[5], v[6], v[7], x[4], x[5], x[6], x[7], n, c + 32, shifts + 4);
+        for (int k = 0; k < 8; k++) for (size_t i = 0; i < n; i++) wrong += x[k][i] != expected[k][i];
+        if (four != 2 * n || wrong) { printf("four-lane kernel disagrees with the rule at n = %zu: %zu wrong\n", n, wrong); return 1; }
+        if (eight) {
+            size_t finished = tributary_linear8_x8((const int64_t *const *)v, x, n, c, shifts);
+            for (int k = 0; k < 8; k++) for (size_t i = 0; i < n; i++) wrong += x[k][i] != expected[k][i];
+            if (finished != n || wrong) { printf("eight-lane kernel disagrees with the rule at n = %zu: %zu wrong\n", n, wrong); return 1; }
+        }
+    }
+    double kernel[ROUNDS], kernel8[ROUNDS], one[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = now();
-        for (int i = 0; i < CALLS; i++) tributary_linear8_x4(v[0], v[1], v[2], v[3], x[0], x[1], x[2], x[3], N, c, shifts);
+        for (int i = 0; i < CALLS; i++) {
+            tributary_linear8_x4(v[0], v[1], v[2], v[3], x[0], x[1], x[2], x[3], N, c, shifts);
+            tributary_linear8_x4(v[4], v[5], v[6], v[7], x[4], x[5], x[6], x[7], N, c + 32, shifts + 4);
+        }
         double t1 = now();
-        for (int i = 0; i < CALLS / 4; i++) for (int k = 0; k < 4; k++) rule(v[k], expected[k], N, c + 8 * k, q);
+        if (eight) for (int i = 0; i < CALLS; i++) tributary_linear8_x8((const int64_t *const *)v, x, N, c, shifts);
         double t2 = now();
-        kernel[r] = (t1 - t0) / (CALLS * 4.0 * N) * 1e9;
-        one[r] = (t2 - t1) / (CALLS / 4 * 4.0 * N) * 1e9;
+        for (int i = 0; i < CALLS / 8; i++) for (int k = 0; k < 8; k++) rule(v[k], expected[k], N, c + 8 * k, q);
+        double t3 = now();
+        kernel[r] = (t1 - t0) / (CALLS * 8.0 * N) * 1e9;
+        kernel8[r] = (t2 - t1) / (CALLS * 8.0 * N) * 1e9;
+        one[r] = (t3 - t2) / (CALLS / 8 * 8.0 * N) * 1e9;
     }
     qsort(kernel, ROUNDS, sizeof(double), compare);
+    qsort(kernel8, ROUNDS, sizeof(double), compare);
     qsort(one, ROUNDS, sizeof(double), compare);
     printf("four-lane kernel   %.3f ns/sample (%.3f-%.3f)\n", kernel[ROUNDS / 2], kernel[0], kernel[ROUNDS - 1]);
+    if (eight) printf("eight-lane kernel  %.3f ns/sample (%.3f-%.3f)\n", kernel8[ROUNDS / 2], kernel8[0], kernel8[ROUNDS - 1]);
+    else puts("eight-lane kernel  not measured: no AVX-512F on this processor");
     printf("one-channel C rule %.3f ns/sample (%.3f-%.3f)\n", one[ROUNDS / 2], one[0], one[ROUNDS - 1]);
     return 0;
 }

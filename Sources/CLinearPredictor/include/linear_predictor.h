@@ -1,7 +1,7 @@
-// The order-8 linear predictor's inverse for four channels at once (docs/CAPTURE.md §5.1), in AVX2
-// (linear_predictor.c). Swift on Linux compiles for the baseline x86-64, so these kernels live in C
-// with a per-function target, and the decoder calls them only where
-// tributary_linear8_x4_available() says the processor runs them.
+// The order-8 linear predictor's inverse for four channels at once (docs/CAPTURE.md §5.1), in AVX2,
+// or eight at once in AVX-512 (linear_predictor.c). Swift on Linux compiles for the baseline x86-64,
+// so these kernels live in C with a per-function target, and the decoder calls each only where its
+// `_available()` function says the processor runs it.
 #ifndef TRIBUTARY_LINEAR_PREDICTOR_H
 #define TRIBUTARY_LINEAR_PREDICTOR_H
 
@@ -19,5 +19,12 @@ bool tributary_linear8_x4_available(void);
 size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
                             const int64_t *c, const int64_t *q);
+
+/// Whether this processor (and its operating system) runs AVX-512F (always false off x86-64).
+bool tributary_linear8_x8_available(void);
+
+/// `tributary_linear8_x4` for eight channels: lane k reads v[k], writes x[k], and takes the
+/// coefficients c[8k ... 8k+7] and the shift q[k]. Same contract and return value.
+size_t tributary_linear8_x8(const int64_t *const v[8], int64_t *const x[8], size_t n, const int64_t *c, const int64_t *q);
 
 #endif

@@ -38,14 +38,14 @@ final class NumericCodec {
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
-    /// Segments of order-8 prediction waiting to be undone four at a time (`finishLanes`), with their
+    /// Segments of order-8 prediction waiting to be undone `lanes` at a time (`finishLanes`), with their
     /// coefficients (8 per lane), shifts and undone latents (`latents` holds their residuals).
-    private var waiting: [SegmentOutput] = { var w: [SegmentOutput] = []; w.reserveCapacity(4); return w }()
-    private let laneCoefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(32); return c }()
-    private let laneShifts: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(4); return c }()
+    private var waiting: [SegmentOutput] = { var w: [SegmentOutput] = []; w.reserveCapacity(8); return w }()
+    private let laneCoefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(64); return c }()
+    private let laneShifts: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     private let laneLatents = Scratch<Int64>()
-    /// Segments whose predictor the four-lane kernel undid (tests and profiles look at it).
-    private(set) var fourLaneSegments = 0
+    /// Segments whose predictor a lane kernel (four or eight at a time) undid (tests and profiles look at it).
+    private(set) var laneSegments = 0
     private let tables = LatentCoder.Tables()
     /// The symbols' zstd frames of stream version 3 (nested in the chunk's frame: no checksum of their own).
     private let symbolCompressor: ZstdCompressor
@@ -370,7 +370,7 @@ final class NumericCodec {
     }
 
     /// Undoes `predictLinear` for one channel, handing each latent to `out` (`decode` takes order 8
-    /// four channels at a time where it can: `finishLanes`). The last latents are kept in registers
+    /// four or eight channels at a time where it can: `finishLanes`). The last latents are kept in registers
     /// (no store-to-load round trip in the dependency chain) and shifts mask (`&>>`: `shift` is
     /// checked to be 1 … 62). The conversion `out` makes to the element type costs little here: the
     /// loop is bound by its multiplies (8 per sample at order 8).
@@ -1010,11 +1010,11 @@ final class NumericCodec {
                 ? try LatentCoder.decodeV3(block, count: count, tables: tables, decompressor: symbolDecompressor, into: r)
                 : try LatentCoder.decode(block, count: count, lanes: lanes, tables: tables, into: r)
         }
-        // Four latent slots (the segments `finishLanes` takes together), each the longest segment's length.
+        // A latent slot per lane (the segments `finishLanes` takes together), each the longest segment's length.
         let stride = min(n, Self.maxSegment)
-        latents.reserve(4 * stride)
+        latents.reserve(max(1, Self.lanes) * stride)
         adjustments.reserve(stride)
-        if Self.fourLanes { laneLatents.reserve(4 * stride) }
+        if Self.lanes > 0 { laneLatents.reserve(Self.lanes * stride) }
         waiting.removeAll(keepingCapacity: true)
         var p = Self.streamHeaderSize
         var done = 0
@@ -1047,8 +1047,8 @@ final class NumericCodec {
                 p += 2 + 8 * order
             }
             // Order 8 without an adjustment block waits for `finishLanes`, which undoes the predictor of
-            // up to four segments of one length at once; any other segment lets the waiting ones go first.
-            let waits = Self.fourLanes && predictor == 3 && order == 8 && flags != 1
+            // up to `lanes` segments of one length at once; any other segment lets the waiting ones go first.
+            let waits = Self.lanes > 0 && predictor == 3 && order == 8 && flags != 1
             if let first = waiting.first, first.count != count || !waits {
                 finishLanes(stride: stride, elementType: elementType, stored: stored)
             }
@@ -1079,7 +1079,7 @@ final class NumericCodec {
                 for j in 0..<8 { laneCoefficients.base[8 * lane + j] = coefficients.base[j] }
                 laneShifts.base[lane] = Int64(shift)
                 waiting.append(segment)
-                if waiting.count == 4 { finishLanes(stride: stride, elementType: elementType, stored: stored) }
+                if waiting.count == Self.lanes { finishLanes(stride: stride, elementType: elementType, stored: stored) }
             } else {
                 // The predictor is undone and the latents converted to the element type in one pass
                 // (specialised per conversion).
@@ -1102,30 +1102,47 @@ final class NumericCodec {
         var listStart: Int, listCount: Int
     }
 
-    /// Whether `finishLanes` runs the four-lane kernel (AVX2) on this processor.
-    private static let fourLanes = tributary_linear8_x4_available()
+    /// How many segments `finishLanes` undoes at once on this processor: 8 with AVX-512F (one
+    /// 512-bit vector), 4 with AVX2, 0 without either (every segment then by the one-channel loop).
+    static let lanes = tributary_linear8_x8_available() ? 8 : (tributary_linear8_x4_available() ? 4 : 0)
 
-    /// Undoes the order-8 predictor of the waiting segments (1 … 4, of equal length; their residuals
-    /// in latent slots 0 … 3, their coefficients and shifts in lanes 0 … 3) four channels at a time,
-    /// then writes each. A lane with no segment repeats lane 0 into its own slot. Where a latent
-    /// leaves the kernel's 32-bit range, every segment is undone by the one-channel loop instead.
+    /// Undoes the order-8 predictor of the waiting segments (1 … `lanes`, of equal length; their
+    /// residuals in latent slots 0 … `lanes` − 1, their coefficients and shifts in the lanes of the
+    /// same numbers) with the kernel of four lanes (up to four segments) or eight, then writes each.
+    /// A lane with no segment repeats lane 0 into its own slot. Where a latent leaves the kernels'
+    /// 32-bit range, every segment is undone by the one-channel loop instead.
     private func finishLanes(stride: Int, elementType: ChunkElementType, stored: UnsafeRawBufferPointer) {
         let count = waiting[0].count
         func residuals(_ k: Int) -> UnsafeMutablePointer<Int64> { latents.base + k * stride }
         func undone(_ k: Int) -> UnsafeMutablePointer<Int64> { laneLatents.base + k * stride }
         var complete = false
         if waiting.count > 1 {
-            for k in waiting.count..<4 {
+            let width = waiting.count > 4 ? 8 : 4
+            for k in waiting.count..<width {
                 for j in 0..<8 { laneCoefficients.base[8 * k + j] = laneCoefficients.base[j] }
                 laneShifts.base[k] = laneShifts.base[0]
             }
             func lane(_ k: Int) -> Int { k < waiting.count ? k : 0 }
-            let finished = tributary_linear8_x4(residuals(lane(0)), residuals(lane(1)), residuals(lane(2)), residuals(lane(3)),
+            let finished: Int
+            if width == 8 {
+                // The lanes' pointers on the stack (no allocation per call).
+                finished = withUnsafeTemporaryAllocation(of: UnsafePointer<Int64>?.self, capacity: 8) { v in
+                    withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<Int64>?.self, capacity: 8) { x in
+                        for k in 0..<8 {
+                            v.initializeElement(at: k, to: UnsafePointer(residuals(lane(k))))
+                            x.initializeElement(at: k, to: undone(k))
+                        }
+                        return tributary_linear8_x8(v.baseAddress, x.baseAddress, count, laneCoefficients.base, laneShifts.base)
+                    }
+                }
+            } else {
+                finished = tributary_linear8_x4(residuals(lane(0)), residuals(lane(1)), residuals(lane(2)), residuals(lane(3)),
                                                 undone(0), undone(1), undone(2), undone(3), count,
                                                 laneCoefficients.base, laneShifts.base)
+            }
             complete = finished == count
         }
-        if complete { fourLaneSegments += waiting.count }
+        if complete { laneSegments += waiting.count }
         for (k, segment) in waiting.enumerated() {
             if complete {
                 write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base, from: Undone(x: undone(k)))
@@ -1193,7 +1210,7 @@ private struct Residuals: LatentSource {
     }
 }
 
-/// The latents, the predictor already undone (by the four-lane kernel).
+/// The latents, the predictor already undone (by a lane kernel).
 private struct Undone: LatentSource {
     let x: UnsafeMutablePointer<Int64>
     func emit<Out: LatentOutput>(count: Int, into out: Out) { NumericCodec.integrate(x, count: count, order: 0, into: out) }

@@ -3,27 +3,38 @@ import Foundation
 import Testing
 @testable import TributaryCapture
 
-/// The order-8 predictor's inverse four channels at a time (`tributary_linear8_x4`, AVX2) and the
-/// decoder's use of it (`NumericCodec.finishLanes`): exact against the rule of docs/CAPTURE.md §5.1
+/// The order-8 predictor's inverse four channels at a time (`tributary_linear8_x4`, AVX2) or eight
+/// (`tributary_linear8_x8`, AVX-512F, where the processor has it) and the decoder's use of them
+/// (`NumericCodec.finishLanes`): exact against the rule of docs/CAPTURE.md §5.1
 /// wherever it reports a latent final, stopping at the first block with a latent outside 32 bits,
 /// and every stream decoding bit for bit whichever way its segments were undone.
-@Suite(.enabled(if: tributary_linear8_x4_available(), "the four-lane kernel needs AVX2"))
-struct FourLaneInverseTests {
+@Suite(.enabled(if: tributary_linear8_x4_available(), "the lane kernels need AVX2 (and AVX-512F for eight lanes)"))
+struct LaneInverseTests {
     static let block = 64
 
-    /// Runs the kernel on four lanes of equal length: how many samples it reports final, and the latents.
+    /// The lane counts this processor has kernels for.
+    static let widths = tributary_linear8_x8_available() ? [4, 8] : [4]
+
+    /// Runs the kernel of `residuals.count` lanes (4 or 8) of equal length: how many samples it
+    /// reports final, and the latents.
     static func kernel(_ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64]) -> (finished: Int, latents: [[Int64]]) {
-        let n = residuals[0].count
+        let n = residuals[0].count, lanes = residuals.count
         let v = residuals.flatMap { $0 }, c = coefficients.flatMap { $0 }
-        var x = [Int64](repeating: 0x7777, count: 4 * n)
+        var x = [Int64](repeating: 0x7777, count: lanes * n)
         var finished = 0
         v.withUnsafeBufferPointer { vp in
             x.withUnsafeMutableBufferPointer { xp in
                 let r = vp.baseAddress!, o = xp.baseAddress!
-                finished = tributary_linear8_x4(r, r + n, r + 2 * n, r + 3 * n, o, o + n, o + 2 * n, o + 3 * n, n, c, shifts)
+                if lanes == 8 {
+                    let inputs: [UnsafePointer<Int64>?] = (0..<8).map { r + $0 * n }
+                    let outputs: [UnsafeMutablePointer<Int64>?] = (0..<8).map { o + $0 * n }
+                    finished = tributary_linear8_x8(inputs, outputs, n, c, shifts)
+                } else {
+                    finished = tributary_linear8_x4(r, r + n, r + 2 * n, r + 3 * n, o, o + n, o + 2 * n, o + 3 * n, n, c, shifts)
+                }
             }
         }
-        return (finished, (0..<4).map { Array(x[($0 * n)..<($0 * n + n)]) })
+        return (finished, (0..<lanes).map { Array(x[($0 * n)..<($0 * n + n)]) })
     }
 
     /// Where the kernel must stop: the start of the first block in which some lane's latent leaves
@@ -38,58 +49,62 @@ struct FourLaneInverseTests {
 
     static let lengths = [1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 1000]
 
-    @Test func realisticLanesMatchTheRule() {
+    @Test(arguments: widths)
+    func realisticLanesMatchTheRule(lanes: Int) {
         var rng = SplitMix64(seed: 41)
         for n in Self.lengths {
-            // Four different stable filters at shift 20 (as the encoder writes), residuals of a few hundred.
-            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
-            let expected = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
-            let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: [20, 20, 20, 20])
+            // Different stable filters at shift 20 (as the encoder writes), residuals of a few hundred.
+            let c = (0..<lanes).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
+            let residuals = (0..<lanes).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let expected = (0..<lanes).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
+            let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: [Int64](repeating: 20, count: lanes))
             #expect(finished == n, "n \(n)")
             #expect(latents == expected, "n \(n)")
         }
     }
 
-    @Test func anythingMatchesTheRuleUpToTheFirstBlockOutside32Bits() {
+    @Test(arguments: widths)
+    func anythingMatchesTheRuleUpToTheFirstBlockOutside32Bits(lanes: Int) {
         // Any coefficients within 32 bits, shifts 1 … 62 per lane, residuals of any size: the sums
         // wrap, the latents leave 32 bits sooner or later (or never, for small residuals and large shifts).
         var rng = SplitMix64(seed: 43)
         var stoppedEarly = 0, ranThrough = 0
         for trial in 0..<200 {
             let n = Self.lengths[trial % Self.lengths.count]
-            let shifts = (0..<4).map { _ in Int64(rng.next() % 62) + 1 }
-            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) } }
+            let shifts = (0..<lanes).map { _ in Int64(rng.next() % 62) + 1 }
+            let c = (0..<lanes).map { _ in (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) } }
             let magnitude = Int64(rng.next() % 40)
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
-            let expected = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let residuals = (0..<lanes).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
+            let expected = (0..<lanes).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
             let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: shifts)
             let stop = Self.expectedFinish(expected)
             #expect(finished == stop, "trial \(trial)")
-            for k in 0..<4 { #expect(latents[k][..<min(finished, stop)] == expected[k][..<min(finished, stop)], "trial \(trial), lane \(k)") }
+            for k in 0..<lanes { #expect(latents[k][..<min(finished, stop)] == expected[k][..<min(finished, stop)], "trial \(trial), lane \(k)") }
             if stop < n { stoppedEarly += 1 } else { ranThrough += 1 }
         }
         // Both outcomes were exercised.
         #expect(stoppedEarly > 10 && ranThrough > 10, "\(stoppedEarly) stopped early, \(ranThrough) ran through")
     }
 
-    @Test func theBoundsAreExactlyThoseOf32Bits() {
+    @Test(arguments: widths)
+    func theBoundsAreExactlyThoseOf32Bits(lanes: Int) {
         // Zero coefficients (the prediction is (2^19) >> 20 = 0): the latents are the residuals.
-        let zero = [[Int64]](repeating: [Int64](repeating: 0, count: 8), count: 4)
+        let zero = [[Int64]](repeating: [Int64](repeating: 0, count: 8), count: lanes)
+        let shifts = [Int64](repeating: 20, count: lanes)
         let n = 200
         for (value, inside) in [(Int64(Int32.max), true), (Int64(Int32.min), true), (Int64(Int32.max) + 1, false), (Int64(Int32.min) - 1, false)] {
-            var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
-            residuals[2][150] = value
-            let (finished, latents) = Self.kernel(residuals, coefficients: zero, shifts: [20, 20, 20, 20])
+            var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: lanes)
+            residuals[lanes - 2][150] = value
+            let (finished, latents) = Self.kernel(residuals, coefficients: zero, shifts: shifts)
             #expect(finished == (inside ? n : 128), "\(value)")
             if inside { #expect(latents == residuals) }
         }
-        // A coefficient outside 32 bits: nothing is final.
+        // A coefficient outside 32 bits (in the last lane): nothing is final.
         var c = zero
-        c[3][5] = Int64(1) << 31
-        #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: 4), coefficients: c, shifts: [20, 20, 20, 20]).finished == 0)
-        c[3][5] = -(Int64(1) << 31)
-        #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: 4), coefficients: c, shifts: [20, 20, 20, 20]).finished == 3)
+        c[lanes - 1][5] = Int64(1) << 31
+        #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: lanes), coefficients: c, shifts: shifts).finished == 0)
+        c[lanes - 1][5] = -(Int64(1) << 31)
+        #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: lanes), coefficients: c, shifts: shifts).finished == 3)
     }
 
     /// Three tones and a little noise per channel: only the order-8 predictor cancels them, so the encoder chooses it.
@@ -127,11 +142,12 @@ struct FourLaneInverseTests {
                                 (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 200) })),
                                 // On a grid, written by the kernel, with a few −0.0 as exceptions.
                                 (.float64, CodedCodecTests.bytes(counts.enumerated().map { i, k in i % 500 == 7 ? -0.0 : Double(k) * step }))] {
-            let before = codec.fourLaneSegments
+            let before = codec.laneSegments
             #expect(try Self.roundTrip(payload, type, segments: segments, codec: codec) == payload, "\(type), \(channels) channels")
-            // Every segment but a lone one (one channel, or the fifth or ninth) goes four at a time.
-            let single = channels % 4 == 1 ? 1 : 0
-            #expect(codec.fourLaneSegments - before == channels - single, "\(type), \(channels) channels")
+            // Every segment but a lone one (one channel, or the one after a full set of lanes) goes
+            // with others, four or eight at a time.
+            let single = NumericCodec.lanes > 0 && channels % NumericCodec.lanes == 1 ? 1 : 0
+            #expect(codec.laneSegments - before == channels - single, "\(type), \(channels) channels")
         }
     }
 
@@ -154,6 +170,6 @@ struct FourLaneInverseTests {
         #expect(try Self.roundTrip(payload, .float64, segments: segments, codec: codec) == payload)
         // The first two went together (the constant channel ends their wait), the fourth alone (the
         // next is shorter), the two 1 500-sample ones together; the 40-bit ones were undone one at a time.
-        #expect(codec.fourLaneSegments == 2 + 2)
+        #expect(codec.laneSegments == 2 + 2)
     }
 }
