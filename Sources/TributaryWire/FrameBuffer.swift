@@ -10,13 +10,13 @@
 /// that creates it, or by the stream decoder beyond every offset it has handed out), and only read
 /// afterwards; the owner object is never touched after initialisation except to be released.
 public final class FrameBuffer: @unchecked Sendable {
-    /// Start of the bytes.
-    @usableFromInline let baseAddress: UnsafeRawPointer
+    /// Start of the bytes (changed only by `rebind`, while the caller holds the only reference).
+    @usableFromInline @exclusivity(unchecked) var baseAddress: UnsafeRawPointer
     /// Number of valid bytes.
     // Written only by the stream decoder while it alone holds the bytes beyond every handed-out frame;
     // exclusivity checks on it would cost more than the whole header validation.
     @exclusivity(unchecked) public private(set) var count: Int
-    private let capacity: Int
+    private var capacity: Int
     private let owner: AnyObject?
     private let ownsMemory: Bool
     /// Called with `releaseContext` in deinit, for bytes borrowed from a foreign handle.
@@ -86,6 +86,19 @@ public final class FrameBuffer: @unchecked Sendable {
         ownsMemory = false
         self.release = release
         releaseContext = context
+    }
+
+    /// Points a buffer made by `init(borrowing:count:release:context:)` at new bytes of the same handle,
+    /// for a receiver that reuses its buffers and handles (a pool of received libzmq messages refilled
+    /// in place: no object per frame). The release hook and its context stay as they were.
+    ///
+    /// - Precondition: the caller holds the only reference (`isKnownUniquelyReferenced`), so no view
+    ///   into the old bytes is alive; the buffer borrows from a foreign handle.
+    public func rebind(borrowing baseAddress: UnsafeRawPointer, count: Int) {
+        precondition(release != nil && !ownsMemory && owner == nil, "only a buffer borrowing a foreign handle can be rebound")
+        self.baseAddress = baseAddress
+        self.count = count
+        capacity = count
     }
 
     deinit {

@@ -22,6 +22,9 @@ public struct FrameFlags: OptionSet, Sendable, Hashable {
 
     /// The frame comes from a replayed capture, not a live source (informational).
     public static let replayed = FrameFlags(rawValue: 1 << 8)
+    /// On a hello: the subscriber accepts compact header parts on its connection (informational;
+    /// docs/PROTOCOL.md §3.2). A publisher that does not know the bit ignores it.
+    public static let compactHeaders = FrameFlags(rawValue: 1 << 9)
 
     /// Critical flags this version understands (none yet).
     @usableFromInline static let knownCritical: UInt16 = 0
@@ -167,6 +170,37 @@ public struct FrameHeader: Sendable, Hashable {
         writer.write(timestampNs)
         writer.write(sourceID)
         writer.write(filterID)
+    }
+}
+
+/// The 32-byte compact form of a header, for the header part of a split frame on a libzmq connection
+/// whose receiver asked for it (docs/PROTOCOL.md §3.2): the 40-byte header without its bytes 0-3
+/// (`magic`) and 8-11 (`header_length`, reserved), which a libzmq part of that size carries without
+/// a heap allocation on either side (libzmq keeps parts of at most 32 bytes inside the message).
+public enum CompactHeader {
+    /// Bytes of a compact header part.
+    public static let length = 32
+
+    /// Writes the compact form of `header` (32 bytes) at `base`.
+    @inlinable
+    public static func encode(_ header: FrameHeader, into base: UnsafeMutableRawPointer) {
+        withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) { full in
+            header.encode(into: full.baseAddress!)
+            base.copyMemory(from: full.baseAddress! + 4, byteCount: 4)
+            (base + 4).copyMemory(from: full.baseAddress! + 12, byteCount: 28)
+        }
+    }
+
+    /// Writes the 40-byte header that the 32 compact bytes stand for at `base` (magic "TRIB" and a
+    /// `header_length` of 40 put back), for `FrameHeader.peek` to validate like any other header.
+    /// - Precondition: `compact.count == length`.
+    @inlinable
+    public static func expand(_ compact: UnsafeRawBufferPointer, into base: UnsafeMutableRawPointer) {
+        base.storeBytes(of: FrameHeader.magic.littleEndian, as: UInt32.self)
+        (base + 4).copyMemory(from: compact.baseAddress!, byteCount: 4)
+        (base + 8).storeBytes(of: UInt16(WireLimits.headerLength).littleEndian, as: UInt16.self)
+        (base + 10).storeBytes(of: UInt16(0), as: UInt16.self)
+        (base + 12).copyMemory(from: compact.baseAddress! + 4, byteCount: 28)
     }
 }
 

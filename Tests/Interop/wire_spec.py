@@ -28,6 +28,26 @@ def frame(kind: str, payload: bytes, sequence=0, timestamp_ns=0, source_id=0, fi
     return header + payload
 
 
+COMPACT_HEADERS = 1 << 9  # hello flag bit 9: "I accept compact header parts" (PROTOCOL.md §3.2)
+HEADER_FIELDS = ("version", "kind", "flags", "header_length", "payload_length", "sequence", "timestamp_ns",
+                 "source_id", "filter_id")
+
+
+def expand_compact(part: bytes) -> bytes:
+    """The 40-byte header that a 32-byte compact header part stands for (PROTOCOL.md §3.2)."""
+    assert len(part) == 32, len(part)
+    return MAGIC + part[0:4] + struct.pack("<HH", 40, 0) + part[4:32]
+
+
+def parse_header(header: bytes) -> dict:
+    """The fields of a 40-byte header (PROTOCOL.md §2), checked as §2 says."""
+    assert header[:4] == MAGIC, header[:4]
+    values = struct.unpack_from("<BBHHxxIQqII", header, 4)
+    fields = dict(zip(HEADER_FIELDS, values))
+    assert fields["version"] == 1 and fields["header_length"] >= 40 and fields["payload_length"] % 8 == 0, fields
+    return fields
+
+
 def configuration(device_name, device_type, channels, lines) -> bytes:
     """channels: (index, direction, rate, min, max, description, unit); lines: (index, direction, description)"""
     out = string(device_name) + string(device_type) + struct.pack("<I", len(channels))

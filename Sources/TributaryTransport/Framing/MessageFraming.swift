@@ -56,8 +56,27 @@ enum MessageFraming {
     /// allocation, the payload is wrapped in place. A one-part frame (header and payload together, as
     /// simple peers send it) is copied, since its bytes live in the reusable message.
     /// - Throws: `WireError` as `decode(_:maxFrameSize:)`.
+    ///
+    /// With `acceptCompact` (the receiver asked for compact headers, docs/PROTOCOL.md §3.2) a first part
+    /// of exactly 32 bytes is a compact header: it is expanded to the 40-byte header it stands for and
+    /// then checked like any other, and the frame must be in the split form.
     static func decode(header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
-                       maxFrameSize: Int) throws(WireError) -> InboundFrame {
+                       maxFrameSize: Int, acceptCompact: Bool = false) throws(WireError) -> InboundFrame {
+        if acceptCompact && first.count == CompactHeader.length {
+            return try withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) {
+                (full) throws(WireError) -> InboundFrame in
+                CompactHeader.expand(first, into: full.baseAddress!)
+                return try decodeSplit(header: UnsafeRawBufferPointer(full), payload: payload, extraParts: extraParts,
+                                       maxFrameSize: maxFrameSize, compact: true)
+            }
+        }
+        return try decodeSplit(header: first, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize, compact: false)
+    }
+
+    /// `decode(header:…)` once the header part is a 40-byte (or longer) header; `compact` says that it was
+    /// expanded from a compact one, which only the split form carries (a header-only frame is one part).
+    private static func decodeSplit(header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
+                                    maxFrameSize: Int, compact: Bool) throws(WireError) -> InboundFrame {
         let peeked = try FrameHeader.peek(first, maxFrameSize: maxFrameSize, origin: 0)
         let partCount = 1 + (payload == nil ? 0 : 1) + extraParts
         let header: FrameHeader
@@ -73,6 +92,14 @@ enum MessageFraming {
         }
         switch (payload, extraParts) {
         case (nil, 0):
+            if compact {
+                // A compact header never starts a whole frame: its part holds the header alone.
+                guard header.payloadLength == 0 else {
+                    throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
+                                    detail: "a compact header part announces \(header.payloadLength) payload bytes and no payload part follows")
+                }
+                return .frame(try Frame(header: header, payload: emptyPayload))
+            }
             guard first.count == header.frameLength else {
                 throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
                                 detail: "the frame has \(header.frameLength) bytes, the message part \(first.count)")
@@ -118,10 +145,12 @@ enum MessageFraming {
     /// Only the first part can fail with `.again` (full pipe) or `.hostUnreachable` (peer gone, ROUTER
     /// with `ZMQ_ROUTER_MANDATORY`): libzmq then queued nothing, and the frame can be counted as dropped.
     /// - Throws: `ZMQError` of the first part; later parts cannot fail short of context termination.
+    /// With `compact` the header part is the 32-byte compact header (docs/PROTOCOL.md §3.2), for a
+    /// receiver that asked for it.
     static func send(header: FrameHeader, payload: inout ZMQMessage?, routingID: [UInt8]?,
-                     on socket: ZMQSocket) throws(ZMQError) {
+                     compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {
         if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
-        try sendHeader(header, more: payload != nil, on: socket)
+        try sendHeader(header, more: payload != nil, compact: compact, on: socket)
         if payload != nil { try socket.send(sharing: &payload!, flags: .dontWait) }
     }
 
@@ -129,29 +158,43 @@ enum MessageFraming {
     /// bytes inside the message itself): no allocation on the path, and nothing is built when the
     /// first part already fails with `.again`.
     static func send(header: FrameHeader, copying payload: UnsafeRawBufferPointer, routingID: [UInt8]?,
-                     on socket: ZMQSocket) throws(ZMQError) {
+                     compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {
         if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
-        try sendHeader(header, more: !payload.isEmpty, on: socket)
+        try sendHeader(header, more: !payload.isEmpty, compact: compact, on: socket)
         if !payload.isEmpty { try socket.send(payload, flags: .dontWait) }
     }
 
     /// Sends a header-only extension frame (kind 128-255) with the given sequence number.
     static func sendExtension(kind: UInt8, sequence: UInt64, timestampNs: Int64, routingID: [UInt8]?,
-                              on socket: ZMQSocket) throws(ZMQError) {
+                              compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {
         if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
         var header = FrameHeader(kind: .start, sequence: sequence, timestampNs: timestampNs)
         header.payloadLength = 0
         try withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) { (bytes) throws(ZMQError) in
             header.encode(into: bytes.baseAddress!)
             bytes[5] = kind
-            try socket.send(UnsafeRawBufferPointer(bytes), flags: .dontWait)
+            if compact {
+                // The compact form of these 40 bytes: bytes 4-7 and 12-39 (docs/PROTOCOL.md §3.2).
+                (bytes.baseAddress! + 8).copyMemory(from: bytes.baseAddress! + 12, byteCount: 28)
+                try socket.send(UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + CompactHeader.length)]), flags: .dontWait)
+            } else {
+                try socket.send(UnsafeRawBufferPointer(bytes), flags: .dontWait)
+            }
         }
     }
 
-    private static func sendHeader(_ header: FrameHeader, more: Bool, on socket: ZMQSocket) throws(ZMQError) {
+    /// Sends the header part: 40 bytes, or the 32-byte compact form, which libzmq keeps inside the
+    /// message (no allocation here, and none in the receiver's libzmq: docs/PROTOCOL.md §3.2).
+    private static func sendHeader(_ header: FrameHeader, more: Bool, compact: Bool, on socket: ZMQSocket) throws(ZMQError) {
         try withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) { (bytes) throws(ZMQError) in
-            header.encode(into: bytes.baseAddress!)
-            try socket.send(UnsafeRawBufferPointer(bytes), flags: more ? [.dontWait, .sendMore] : .dontWait)
+            let flags: ZMQSendFlags = more ? [.dontWait, .sendMore] : .dontWait
+            if compact {
+                CompactHeader.encode(header, into: bytes.baseAddress!)
+                try socket.send(UnsafeRawBufferPointer(rebasing: bytes[..<CompactHeader.length]), flags: flags)
+            } else {
+                header.encode(into: bytes.baseAddress!)
+                try socket.send(UnsafeRawBufferPointer(bytes), flags: flags)
+            }
         }
     }
 }

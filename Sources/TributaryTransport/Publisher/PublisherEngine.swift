@@ -468,7 +468,8 @@ final class PublisherEngine {
         let timeoutNs = min(UInt64(hello.timeoutSeconds * 1e9), Self.nanoseconds(configuration.maxSessionTimeout))
         let session = Session(sessionID: nextSessionID, routingID: routingID, hello: hello, timeoutNs: timeoutNs,
                               address: firstPart.metadata("Peer-Address") ?? "", userID: userID,
-                              maxTransferSize: configuration.maxInboundTransferSize, now: now)
+                              maxTransferSize: configuration.maxInboundTransferSize,
+                              compactHeaders: frame.header.flags.contains(.compactHeaders), now: now)
         session.fileDescriptor = fd
         nextSessionID += 1
         sessionsOpened += 1

@@ -16,6 +16,9 @@ final class Session {
     /// Silence (nanoseconds) after which the session has expired (the hello's timeout).
     let timeoutNs: UInt64
     let sourceFilterEnabled: Bool
+    /// The hello asked for compact header parts (docs/PROTOCOL.md §3.2): every frame of the session is
+    /// sent with one, which costs no allocation in libzmq on either side.
+    let compactHeaders: Bool
 
     var started = false
     var selectedSources: Set<UInt32> = []
@@ -49,8 +52,9 @@ final class Session {
 
     /// - Parameter timeoutNs: the hello's timeout, already checked and bounded by the publisher.
     init(sessionID: UInt64, routingID: [UInt8], hello: Hello, timeoutNs: UInt64, address: String, userID: String?,
-         maxTransferSize: UInt64, now: UInt64) {
+         maxTransferSize: UInt64, compactHeaders: Bool = false, now: UInt64) {
         self.sessionID = sessionID
+        self.compactHeaders = compactHeaders
         self.routingID = routingID
         description = hello.clientDescription
         self.address = address
@@ -129,7 +133,7 @@ final class Session {
         var header = header
         header.sequence = nextSequence
         do throws(ZMQError) {
-            try MessageFraming.send(header: header, payload: &payload, routingID: routingID, on: socket)
+            try MessageFraming.send(header: header, payload: &payload, routingID: routingID, compact: compactHeaders, on: socket)
         } catch {
             guard error.code == .again else { return .gone }
             return retryable ? .dropped : drop()
@@ -168,7 +172,7 @@ final class Session {
             try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { (bytes) throws(ZMQError) in
                 let length = gap.encodePayload(into: bytes)
                 try MessageFraming.send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]),
-                                        routingID: routingID, on: socket)
+                                        routingID: routingID, compact: compactHeaders, on: socket)
             }
         } catch {
             // The notice itself was not queued: nothing consumed, the gap stays pending.
@@ -196,7 +200,8 @@ final class Session {
         guard now &- lastSentNs >= timeoutNs / 4 else { return true }
         do throws(ZMQError) {
             try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: nextSequence,
-                                             timestampNs: wallClockNanoseconds(), routingID: routingID, on: socket)
+                                             timestampNs: wallClockNanoseconds(), routingID: routingID,
+                                             compact: compactHeaders, on: socket)
             lastSentNs = now
         } catch {
             return error.code == .again

@@ -66,6 +66,8 @@ final class SubjectEngine {
     private var dealer: ZMQSocket?
     /// The header part of each received frame: received into this one message every time.
     private var headerPart = ZMQMessage()
+    /// Payload parts, received into reused buffers and message handles (no allocation of ours per frame).
+    private let receivePool: ZMQReceivePool
     private var monitor: ZMQMonitor?
     private(set) var welcome: Welcome?
     private var pendingError: ErrorReport?
@@ -112,6 +114,8 @@ final class SubjectEngine {
         self.handle = handle
         self.scope = scope
         assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
+        // Enough slots for a full callback queue (which is what can hold frames at once) and a few more.
+        receivePool = ZMQReceivePool(capacity: min(callbacks.capacity, 4_096) + 16)
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
     }
 
@@ -175,7 +179,7 @@ final class SubjectEngine {
         let hello = Hello(apiKey: parameters.apiKey, clientDescription: parameters.description,
                           timeoutSeconds: parameters.timeoutSeconds, sourceFilterEnabled: parameters.sourceFilterEnabled)
         // Queued by libzmq until the connection is up; an empty pipe cannot refuse it.
-        _ = try? send(.hello(hello), now: now, requireOpen: false)
+        _ = try? send(.hello(hello), now: now, requireOpen: false, flags: options.compactHeaders ? .compactHeaders : [])
         lastHeardNs = now
     }
 
@@ -257,7 +261,7 @@ final class SubjectEngine {
             do throws(ZMQError) {
                 try dealer.receive(into: &headerPart, flags: .dontWait)
                 if headerPart.hasMore {
-                    let part = try dealer.receiveBuffer()
+                    let part = try receivePool.receive(on: dealer)
                     payload = part.buffer
                     var more = part.hasMore
                     while more {
@@ -298,9 +302,10 @@ final class SubjectEngine {
         lastHeardNs = now
         let inbound: InboundFrame
         do throws(WireError) {
-            let maxFrameSize = options.maxFrameSize
+            let maxFrameSize = options.maxFrameSize, acceptCompact = options.compactHeaders
             inbound = try headerPart.withUnsafeBytes { (bytes) throws(WireError) in
-                try MessageFraming.decode(header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize)
+                try MessageFraming.decode(header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize,
+                                          acceptCompact: acceptCompact)
             }
         } catch {
             let code: ErrorCode = error.code == .frameTooLarge ? .tooLarge : .malformedFrame
@@ -501,14 +506,31 @@ final class SubjectEngine {
 
     private func grantCredit(_ count: UInt32) {
         uncreditedFrames = 0
-        guard count > 0 else { return }
-        _ = try? send(.credit(count), now: monotonicNanoseconds())
+        guard count > 0, isOpen, let dealer else { return }
+        // Encoded on the stack and copied into the message, like the publisher's gap notices: a grant,
+        // one per half window of a lossless stream, costs no object of ours.
+        let credit = Package.credit(count)
+        let header = FrameHeader(kind: .credit, sequence: sendSequence, timestampNs: wallClockNanoseconds(),
+                                 payloadLength: credit.payloadLength)
+        do throws(ZMQError) {
+            try withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { (bytes) throws(ZMQError) in
+                let length = credit.encodePayload(into: bytes)
+                try MessageFraming.send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]),
+                                        routingID: nil, on: dealer)
+            }
+        } catch {
+            uncreditedFrames = count  // not sent (a full queue to the publisher): the next grant carries them
+            return
+        }
+        sendSequence += 1
+        lastSentNs = monotonicNanoseconds()
     }
 
     // MARK: Housekeeping
 
     private func housekeeping() {
         let now = monotonicNanoseconds()
+        receivePool.trim()
         switch phase {
         case .closed:
             break
@@ -546,11 +568,12 @@ final class SubjectEngine {
     /// - Throws: `ErrorReport` 6 (transmission error) when not open or the send queue is full.
     @discardableResult
     func send(_ package: Package, filterID: UInt32 = 0, now: UInt64 = monotonicNanoseconds(),
-              requireOpen: Bool = true) throws(ErrorReport) -> UInt64 {
+              requireOpen: Bool = true, flags: FrameFlags = []) throws(ErrorReport) -> UInt64 {
         guard let dealer, !requireOpen || isOpen else {
             throw ErrorReport(.transmissionError, "the subject is not open")
         }
-        let frame = Frame(encoding: package, sequence: sendSequence, timestampNs: wallClockNanoseconds(), filterID: filterID)
+        let frame = Frame(encoding: package, sequence: sendSequence, timestampNs: wallClockNanoseconds(), filterID: filterID,
+                          flags: flags)
         do throws(ZMQError) {
             var payload = try MessageFraming.payloadMessage(frame)
             try MessageFraming.send(header: frame.header, payload: &payload, routingID: nil, on: dealer)

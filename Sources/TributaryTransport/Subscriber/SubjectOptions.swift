@@ -72,10 +72,16 @@ public struct SubjectOptions: Sendable {
     /// on a connection it had stopped reading (a full receive queue: the subscriber paused, §4.5)
     /// and that was then reset — which is what a publisher that dies while a subscriber is slow does.
     public var heartbeatInterval: Duration
+    /// Ask the publisher for compact header parts (docs/PROTOCOL.md §3.2; on by default): a 32-byte
+    /// header part is kept inside its libzmq message, so a frame costs neither the publisher nor the
+    /// subscriber a heap allocation for its header. A publisher that does not know them sends the
+    /// 40-byte header, which is always accepted.
+    public var compactHeaders: Bool
 
     public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
                 receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
-                maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero) {
+                maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero, compactHeaders: Bool = true) {
+        self.compactHeaders = compactHeaders
         self.reconnect = reconnect
         self.curve = curve
         self.creditWindow = creditWindow

@@ -1,11 +1,13 @@
 import CZMQ
 import TributaryWire
 
-/// Closes a received message held by a `FrameBuffer` and frees its heap slot (the buffer's release hook).
+/// Closes a received message held by a `FrameBuffer` and frees its heap slot (the buffer's release hook;
+/// `ZMQReceivePool`'s buffers use it too).
 ///
-/// The slot is allocated per message, not pooled: a process-wide pool behind one lock made a convoy of
-/// 64 subscribers' I/O and callback threads (a bench with 64 sessions stalled in the pool's lock).
-private let closeReceivedMessage: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+/// Here the slot is allocated per message. A process-wide pool behind one lock made a convoy of 64
+/// subscribers' I/O and callback threads (a bench with 64 sessions stalled in the pool's lock); the
+/// pool that a Subject uses (`ZMQReceivePool`) is its loop's own, without a lock.
+let closeReceivedMessage: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
     guard let slot = context?.assumingMemoryBound(to: zmq_msg_t.self) else { return }
     zmq_msg_close(slot)
     slot.deallocate()

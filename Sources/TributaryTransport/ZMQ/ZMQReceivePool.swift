@@ -1,0 +1,110 @@
+import CZMQ
+import Synchronization
+import TributaryWire
+
+/// Received message parts for one socket loop, as `FrameBuffer`s that are reused: each slot is a
+/// message handle and the buffer over its bytes, allocated once, refilled in place when the frames
+/// that pointed into it are gone. A subscriber's frame then costs no object and no handle of ours
+/// (`ZMQSocket.receiveBuffer` costs both).
+///
+/// A slot is free when the pool holds the only reference to its buffer: every view, frame and
+/// package decoded from it has been released (on the callback queue's thread, typically). Slots are
+/// taken in ring order, which is the order the callback queue releases them in; a slot still held
+/// (an application keeping a package) is skipped and that part gets a buffer of its own, as does a
+/// part larger than `maxPooledPartSize`, so that the pool never keeps large messages alive.
+/// `trim()` closes the messages of the free slots (the loop's housekeeping calls it), so the bytes
+/// of frames already consumed are not kept until their slot comes round again.
+///
+/// Lives on its loop's thread only (not Sendable); one pool per socket, never shared, so that no lock
+/// sits between subscribers (a process-wide pool behind one lock made a convoy of 64 sessions).
+final class ZMQReceivePool {
+    /// Parts above this size are not pooled (their own allocation is small beside their bytes).
+    static let maxPooledPartSize = 1 << 20
+
+    private var buffers: [FrameBuffer]
+    private let handles: [UnsafeMutablePointer<zmq_msg_t>]
+    /// Whether a slot's handle holds a received message (not yet closed by reuse or `trim`).
+    private var filled: [Bool]
+    private var next = 0
+    /// Parts that got a buffer of their own because the next slot was still held or the part was large.
+    private(set) var unpooledParts: UInt64 = 0
+
+    /// - Parameter capacity: slots; at least the frames that may wait in the callback queue at once.
+    init(capacity: Int) {
+        let count = max(1, capacity)
+        var handles: [UnsafeMutablePointer<zmq_msg_t>] = []
+        var buffers: [FrameBuffer] = []
+        handles.reserveCapacity(count)
+        buffers.reserveCapacity(count)
+        for _ in 0..<count {
+            let handle = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
+            handle.initialize(to: zmq_msg_t())
+            zmq_msg_init(handle)
+            handles.append(handle)
+            // The buffer owns its handle: its release hook closes the message and frees the handle when
+            // the buffer dies (with the pool, or later if a frame still holds it then).
+            buffers.append(FrameBuffer(borrowing: UnsafeRawPointer(zmq_msg_data(handle)!), count: 0,
+                                       release: closeReceivedMessage, context: UnsafeMutableRawPointer(handle)))
+        }
+        self.handles = handles
+        self.buffers = buffers
+        filled = [Bool](repeating: false, count: count)
+    }
+
+    /// Receives one part into the next free slot (or, when it is held, into a buffer of its own).
+    /// - Throws: `ZMQError` as `ZMQSocket.receiveBuffer`; the slot stays free.
+    func receive(on socket: ZMQSocket, flags: ZMQReceiveFlags = []) throws(ZMQError) -> (buffer: FrameBuffer, hasMore: Bool) {
+        let index = next
+        next = next + 1 == buffers.count ? 0 : next + 1
+        guard isFree(index) else {
+            unpooledParts += 1
+            return try socket.receiveBuffer(flags: flags)
+        }
+        let handle = handles[index]
+        if filled[index] {
+            zmq_msg_close(handle)
+            zmq_msg_init(handle)
+            filled[index] = false
+        }
+        let socketHandle = try socket.openHandle("zmq_msg_recv")
+        while zmq_msg_recv(handle, socketHandle, flags.rawValue) < 0 {
+            let error = ZMQError.last("zmq_msg_recv")
+            if error.code == .interrupted { continue }
+            throw error
+        }
+        let hasMore = zmq_msg_more(handle) != 0
+        let size = zmq_msg_size(handle)
+        if size > Self.maxPooledPartSize {
+            // Moved out to a handle of its own, which its own buffer closes when it dies.
+            unpooledParts += 1
+            let own = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
+            own.initialize(to: zmq_msg_t())
+            zmq_msg_init(own)
+            zmq_msg_move(own, handle)
+            let buffer = FrameBuffer(borrowing: UnsafeRawPointer(zmq_msg_data(own)!), count: zmq_msg_size(own),
+                                     release: closeReceivedMessage, context: UnsafeMutableRawPointer(own))
+            return (buffer, hasMore)
+        }
+        filled[index] = true
+        // zmq_msg_data never returns NULL for an initialised message (an empty one points at its inline bytes).
+        buffers[index].rebind(borrowing: UnsafeRawPointer(zmq_msg_data(handle)!), count: size)
+        return (buffers[index], hasMore)
+    }
+
+    /// Closes the messages of the free slots (the bytes of frames already consumed).
+    func trim() {
+        for index in buffers.indices where filled[index] && isFree(index) {
+            zmq_msg_close(handles[index])
+            zmq_msg_init(handles[index])
+            filled[index] = false
+        }
+    }
+
+    /// Whether only the pool holds the slot's buffer. The acquiring fence orders the loop's next writes
+    /// into the slot after the other thread's last reads of it, which its release of the buffer published.
+    private func isFree(_ index: Int) -> Bool {
+        guard isKnownUniquelyReferenced(&buffers[index]) else { return false }
+        atomicMemoryFence(ordering: .acquiring)
+        return true
+    }
+}
