@@ -12,8 +12,9 @@ import TributaryWire
 /// taken in ring order, which is the order the callback queue releases them in; a slot still held
 /// (an application keeping a package) is skipped and that part gets a buffer of its own, as does a
 /// part larger than `maxPooledPartSize`, so that the pool never keeps large messages alive.
-/// `trim()` closes the messages of the free slots (the loop's housekeeping calls it), so the bytes
-/// of frames already consumed are not kept until their slot comes round again.
+/// The messages of released slots are closed as soon as the loop next receives (`closeReleased`), and
+/// `trim()` (the loop's housekeeping) closes those behind a slot still held, so the bytes of frames
+/// already consumed are not kept until their slot comes round again.
 ///
 /// Lives on its loop's thread only (not Sendable); one pool per socket, never shared, so that no lock
 /// sits between subscribers (a process-wide pool behind one lock made a convoy of 64 sessions).
@@ -26,6 +27,8 @@ final class ZMQReceivePool {
     /// Whether a slot's handle holds a received message (not yet closed by reuse or `trim`).
     private var filled: [Bool]
     private var next = 0
+    /// The oldest slot that may still hold a message: `receive` closes released ones from here on.
+    private var oldest = 0
     /// Parts that got a buffer of their own because the next slot was still held or the part was large.
     private(set) var unpooledParts: UInt64 = 0
 
@@ -54,6 +57,7 @@ final class ZMQReceivePool {
     /// Receives one part into the next free slot (or, when it is held, into a buffer of its own).
     /// - Throws: `ZMQError` as `ZMQSocket.receiveBuffer`; the slot stays free.
     func receive(on socket: ZMQSocket, flags: ZMQReceiveFlags = []) throws(ZMQError) -> (buffer: FrameBuffer, hasMore: Bool) {
+        closeReleased()
         let index = next
         next = next + 1 == buffers.count ? 0 : next + 1
         guard isFree(index) else {
@@ -91,7 +95,23 @@ final class ZMQReceivePool {
         return (buffers[index], hasMore)
     }
 
-    /// Closes the messages of the free slots (the bytes of frames already consumed).
+    /// Closes the messages of the slots released since the last call, oldest first, up to the first
+    /// slot still held. The bytes of a consumed frame go back to the allocator at once, as they did when
+    /// each frame had its own buffer: libzmq's I/O thread, which allocates the next parts, then gets
+    /// memory that is still in the cache instead of cycling through a pool's worth of it.
+    private func closeReleased() {
+        while oldest != next {
+            if filled[oldest] {
+                guard isFree(oldest) else { return }
+                zmq_msg_close(handles[oldest])
+                zmq_msg_init(handles[oldest])
+                filled[oldest] = false
+            }
+            oldest = oldest + 1 == buffers.count ? 0 : oldest + 1
+        }
+    }
+
+    /// Closes the messages of every free slot (what `closeReleased` left behind a slot still held).
     func trim() {
         for index in buffers.indices where filled[index] && isFree(index) {
             zmq_msg_close(handles[index])
