@@ -32,5 +32,25 @@ public func wireFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         // Typed errors are the expected outcome for malformed input.
     }
+    compactHeaderFuzz(stream)
     return 0
+}
+
+/// The same bytes read as a compact header part (docs/PROTOCOL.md §3.2) and the payload part after it:
+/// the expanded header must validate like any other, and a header that validates must give back the
+/// same 32 bytes when compacted again (every compact byte is a field).
+func compactHeaderFuzz(_ stream: UnsafeRawBufferPointer) {
+    guard stream.count >= CompactHeader.length else { return }
+    let compact = UnsafeRawBufferPointer(rebasing: stream[..<CompactHeader.length])
+    withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) { full in
+        CompactHeader.expand(compact, into: full.baseAddress!)
+        guard case .frame(let header)? = try? FrameHeader.peek(UnsafeRawBufferPointer(full), maxFrameSize: 1 << 20) else { return }
+        withUnsafeTemporaryAllocation(byteCount: CompactHeader.length, alignment: 8) { again in
+            CompactHeader.encode(header, into: again.baseAddress!)
+            if !again.elementsEqual(compact) { fatalError("compact header does not round-trip: \(header)") }
+        }
+        let rest = UnsafeRawBufferPointer(rebasing: stream[CompactHeader.length...])
+        guard rest.count == header.payloadLength, let frame = try? Frame(header: header, payload: FrameBuffer(copying: rest)) else { return }
+        _ = try? frame.payload().materialize()
+    }
 }
