@@ -11,28 +11,58 @@ let transportSuite = Suite(name: "transport", run: { context in
     var rows: [BenchRow] = []
     var pyzmqVersion = "?"
     var losslessMBps: [Double] = []
+    // Each round measures, back to back: raw pyzmq, the project's raw libzmq wrapper with a zero-copy
+    // send per message (`zmqRawRun`: one context with one I/O thread, the receiver counting on its
+    // own thread: the ceiling for this path through libzmq), and Tributary in three set-ups:
+    //  - the defaults: publisher and Subject each with its own context (so two libzmq I/O threads),
+    //    callbacks on the callback queue's thread;
+    //  - one context shared by both (one I/O thread, as the raw wrapper has), callbacks on their thread;
+    //  - one context and inline delivery (`CallbackQueue(executor: .inline)`: callbacks on the
+    //    Subject's socket thread), the raw wrapper's thread layout exactly.
+    // Ratios are medians of per-round ratios: on a shared machine the load drifts, and figures
+    // measured seconds apart compare different machines.
+    let setups: [(label: String, sharedContext: Bool, inline: Bool)] = [
+        ("defaults (two contexts, callback thread)", false, false),
+        ("one context, callback thread", true, false),
+        ("one context, inline delivery", true, true),
+    ]
     for delivery in [SourceDelivery.lossless, .live] {
-        _ = try transportThroughputRun(frames: frames, delivery: delivery)  // warm-up
-        // Peer and Tributary alternate round by round: on a shared machine the load drifts, and a
-        // ratio of figures measured seconds apart would compare different machines.
-        var results: [TransportThroughput] = [], peerRuns: [Double] = [], ratios: [Double] = []
+        for setup in setups {  // warm-up
+            _ = try transportThroughputRun(frames: frames, delivery: delivery, inline: setup.inline, sharedContext: setup.sharedContext)
+        }
+        var results = [[TransportThroughput]](repeating: [], count: setups.count)
+        var ratios = [[Double]](repeating: [], count: setups.count), rawRatios = [[Double]](repeating: [], count: setups.count)
+        var peerRuns: [Double] = [], rawRuns: [Double] = []
         for _ in 0..<runs {
             let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(frames)", "--size", "65536", "--runs", "1", "--warmup", "1"])
             guard let peerMBps = peer["mb_per_s_median"] as? Double else { throw BenchError("zmq_raw_peer.py: no mb_per_s_median") }
             pyzmqVersion = "\(peer["pyzmq"] ?? "?")"
-            let result = try transportThroughputRun(frames: frames, delivery: delivery)
-            results.append(result)
+            let rawMBps = try zmqRawRun(mode: .zeroCopy, messages: frames, size: 65_536)
             peerRuns.append(peerMBps)
-            ratios.append(result.mbPerSecond / peerMBps)
+            rawRuns.append(rawMBps)
+            for (index, setup) in setups.enumerated() {
+                let result = try transportThroughputRun(frames: frames, delivery: delivery, inline: setup.inline,
+                                                        sharedContext: setup.sharedContext)
+                results[index].append(result)
+                ratios[index].append(result.mbPerSecond / peerMBps)
+                rawRatios[index].append(result.mbPerSecond / rawMBps)
+            }
         }
-        let mbps = median(results.map(\.mbPerSecond)), peerMBps = median(peerRuns)
-        if delivery == .lossless { losslessMBps = results.map(\.mbPerSecond) }
+        func spread(_ values: [Double]) -> String {
+            "\(fmt(median(values))) (rounds \(fmt(values.min() ?? 0))-\(fmt(values.max() ?? 0)))"
+        }
+        if delivery == .lossless { losslessMBps = results[0].map(\.mbPerSecond) }
         let label = delivery == .lossless ? "lossless (credit)" : "live (drop and count)"
-        rows.append(BenchRow(name: "64 KiB analog, \(label) [MB/s samples]", tributary: fmt(mbps, 0),
-                             peer: fmt(peerMBps, 0), ratio: fmt(median(ratios)) + " (median of per-round ratios; rounds \(fmt(ratios.min() ?? 0))-\(fmt(ratios.max() ?? 0)))"))
-        let dropped = results.map(\.dropped).reduce(0, +), missing = results.map(\.missing).reduce(0, +)
-        let unaccounted = results.map(\.unaccounted).reduce(0, +)
-        rows.append(BenchRow(name: "  \(label): allocations per frame, whole process", tributary: fmt(median(results.map(\.allocationsPerFrame)), 1),
+        rows.append(BenchRow(name: "64 KiB analog, \(label): raw pyzmq / raw wrapper [MB/s]", tributary: "-",
+                             peer: "\(fmt(median(peerRuns), 0)) / \(fmt(median(rawRuns), 0))", ratio: "-"))
+        for (index, setup) in setups.enumerated() {
+            rows.append(BenchRow(name: "  \(setup.label) [MB/s samples]", tributary: fmt(median(results[index].map(\.mbPerSecond)), 0),
+                                 peer: "-", ratio: "pyzmq \(spread(ratios[index])), raw wrapper \(spread(rawRatios[index]))"))
+        }
+        let all = results.flatMap { $0 }
+        let dropped = all.map(\.dropped).reduce(0, +), missing = all.map(\.missing).reduce(0, +)
+        let unaccounted = all.map(\.unaccounted).reduce(0, +)
+        rows.append(BenchRow(name: "  \(label): allocations per frame, whole process", tributary: fmt(median(results[0].map(\.allocationsPerFrame)), 2),
                              peer: "-", ratio: "-"))
         rows.append(BenchRow(name: "  \(label): dropped / announced in gaps / unaccounted", tributary: "\(dropped) / \(missing) / \(unaccounted)",
                              peer: "-", ratio: dropped == missing && unaccounted == 0 ? "exact" : "MISMATCH"))
@@ -49,7 +79,7 @@ let transportSuite = Suite(name: "transport", run: { context in
         rows.append(BenchRow(name: "raw pyzmq with the same allocator settings [MB/s]", tributary: "-", peer: fmt(median(tunedPeer), 0),
                              ratio: "lossless \(fmt(median(losslessMBps) / median(tunedPeer)))x of it"))
     }
-    printTable("Transport throughput vs raw pyzmq \(pyzmqVersion) DEALER->ROUTER, tcp loopback, \(runs) interleaved rounds", rows)
+    printTable("Transport throughput vs raw pyzmq \(pyzmqVersion) and the raw libzmq wrapper, DEALER->ROUTER, tcp loopback, \(runs) interleaved rounds", rows)
 
     var latencyRows: [BenchRow] = []
     for rate in [100, 1_000, 10_000, 50_000, 0] {
@@ -145,12 +175,15 @@ final class RepeatingSource: Source {
     }
 }
 
-func transportThroughputRun(frames: Int, delivery: SourceDelivery) throws -> TransportThroughput {
+/// One publisher → Subject run over TCP loopback; `inline` delivers on the Subject's socket thread,
+/// `sharedContext` gives both one libzmq context (one I/O thread) instead of one each.
+func transportThroughputRun(frames: Int, delivery: SourceDelivery, inline: Bool = false, sharedContext: Bool = false) throws -> TransportThroughput {
     let source = RepeatingSource(delivery: delivery, count: frames)
+    let context = sharedContext ? try ZMQContext() : nil
     let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "bench"),
-                                  sources: [source])
+                                  sources: [source], context: context)
     defer { publisher.stop() }
-    let subject = try Subject()
+    let subject = try inline ? Subject(callbackQueue: CallbackQueue(executor: .inline), context: context) : Subject(context: context)
     let observer = ThroughputObserver(expected: frames)
     subject.register(observer)
     try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
