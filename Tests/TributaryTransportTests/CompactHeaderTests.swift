@@ -195,3 +195,47 @@ import TributaryWire
         subject.close()
     }
 }
+
+/// `ZMQReceivePool` on its own, over an inproc pair: reuse, prompt release, held slots and large parts.
+@Suite struct ReceivePoolTests {
+    @Test func slotsAreReusedReleasedPromptlyAndNeverWhileHeld() throws {
+        let context = try ZMQContext()
+        let receiver = try testSocket(context, .pair), sender = try testSocket(context, .pair)
+        defer { sender.close(); receiver.close() }
+        try receiver.bind("inproc://receive-pool")
+        try sender.connect("inproc://receive-pool")
+        let pool = ZMQReceivePool(capacity: 4)
+        func send(_ byte: UInt8, count: Int = 64) throws { try sender.send([UInt8](repeating: byte, count: count)) }
+
+        // Consumed parts: each receive closes what was released before it, so at most one slot holds a message.
+        var first: FrameBuffer? = nil
+        for byte in UInt8(1)...10 {
+            try send(byte)
+            let (buffer, more) = try pool.receive(on: receiver)
+            #expect(!more)
+            #expect(buffer.array == [UInt8](repeating: byte, count: 64))
+            if byte == 1 { first = buffer }  // slot 0 stays held from here on
+        }
+        #expect(pool.unpooledParts == 2, "slot 0 came round twice while held")
+        #expect(first?.array == [UInt8](repeating: 1, count: 64), "a held slot was refilled")
+        pool.trim()
+        #expect(pool.filledSlots == 1, "only the held slot keeps its message after a trim")
+        first = nil
+        pool.trim()
+        #expect(pool.filledSlots == 0)
+        // With nothing held, each receive closes the message released before it, without a trim.
+        for byte in UInt8(11)...20 {
+            try send(byte)
+            #expect(try pool.receive(on: receiver).buffer.array.first == byte)
+            #expect(pool.filledSlots == 1, "after part \(byte)")
+        }
+        pool.trim()
+
+        // A part above the pooled size gets a buffer of its own, and the slot stays empty.
+        try send(7, count: ZMQReceivePool.maxPooledPartSize + 8)
+        let (large, _) = try pool.receive(on: receiver)
+        #expect(large.count == ZMQReceivePool.maxPooledPartSize + 8)
+        #expect(pool.unpooledParts == 3)
+        #expect(pool.filledSlots == 0)
+    }
+}

@@ -31,6 +31,8 @@ final class ZMQReceivePool {
     private var oldest = 0
     /// Parts that got a buffer of their own because the next slot was still held or the part was large.
     private(set) var unpooledParts: UInt64 = 0
+    /// Slots whose handle holds a received message (for tests and diagnostics).
+    var filledSlots: Int { filled.reduce(0) { $0 + ($1 ? 1 : 0) } }
 
     /// - Parameter capacity: slots; at least the frames that may wait in the callback queue at once.
     init(capacity: Int) {
