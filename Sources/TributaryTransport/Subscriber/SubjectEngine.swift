@@ -430,7 +430,10 @@ final class SubjectEngine {
             do throws(ZMQError) { received = try monitor.receiveEvent(flags: .dontWait) } catch { return }
             guard let event = received ?? nil else { continue }
             let afterHandshakeFailure = previousEventWasHandshakeFailure
-            previousEventWasHandshakeFailure = event.event.contains(.handshakeFailed)
+            // Any of the three failure events: `contains(.handshakeFailed)` would ask for all three bits
+            // at once, which no event has, and took every disconnection after a failed handshake for a
+            // publisher's close after the handshake (a reopen that forgot the failures counted so far).
+            previousEventWasHandshakeFailure = !event.event.isDisjoint(with: .handshakeFailed)
             if event.event.contains(.disconnected), case .opening = phase, !afterHandshakeFailure {
                 // The connection closed after its handshake and before the welcome: the publisher
                 // closed it (over its pending-connection limit, in a burst of subscribers) and the
