@@ -164,6 +164,21 @@ enum MessageFraming {
         if !payload.isEmpty { try socket.send(payload, flags: .dontWait) }
     }
 
+    /// Sends a small control frame (a gap notice, a credit: a payload of at most 16 bytes) encoded on the
+    /// stack and copied into the message, timestamped now: nothing is allocated on the way.
+    /// - Throws: `ZMQError` of the first part, as `send(header:payload:routingID:compact:on:)`.
+    static func sendSmall(_ package: Package, sequence: UInt64, routingID: [UInt8]?, compact: Bool = false,
+                          on socket: ZMQSocket) throws(ZMQError) {
+        precondition(package.payloadLength <= 16, "sendSmall takes payloads of at most 16 bytes")
+        let header = FrameHeader(kind: package.kind, sequence: sequence, timestampNs: wallClockNanoseconds(),
+                                 payloadLength: package.payloadLength)
+        try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { (bytes) throws(ZMQError) in
+            let length = package.encodePayload(into: bytes)
+            try send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]), routingID: routingID,
+                     compact: compact, on: socket)
+        }
+    }
+
     /// Sends a header-only extension frame (kind 128-255) with the given sequence number.
     static func sendExtension(kind: UInt8, sequence: UInt64, timestampNs: Int64, routingID: [UInt8]?,
                               compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {

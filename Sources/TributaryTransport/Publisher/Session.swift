@@ -166,14 +166,8 @@ final class Session {
         // Called for every frame while a subscriber is stalled, so nothing here allocates: the 16-byte
         // payload is encoded on the stack and copied into the message.
         let gap = Package.gap(Gap(firstMissingSequence: gapFirst, missingCount: gapCount))
-        let header = FrameHeader(kind: .gap, sequence: nextSequence, timestampNs: wallClockNanoseconds(),
-                                 payloadLength: gap.payloadLength)
         do throws(ZMQError) {
-            try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { (bytes) throws(ZMQError) in
-                let length = gap.encodePayload(into: bytes)
-                try MessageFraming.send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]),
-                                        routingID: routingID, compact: compactHeaders, on: socket)
-            }
+            try MessageFraming.sendSmall(gap, sequence: nextSequence, routingID: routingID, compact: compactHeaders, on: socket)
         } catch {
             // The notice itself was not queued: nothing consumed, the gap stays pending.
             return error.code == .again ? .dropped : .gone

@@ -512,15 +512,8 @@ final class SubjectEngine {
         guard count > 0, isOpen, let dealer else { return }
         // Encoded on the stack and copied into the message, like the publisher's gap notices: a grant,
         // one per half window of a lossless stream, costs no object of ours.
-        let credit = Package.credit(count)
-        let header = FrameHeader(kind: .credit, sequence: sendSequence, timestampNs: wallClockNanoseconds(),
-                                 payloadLength: credit.payloadLength)
         do throws(ZMQError) {
-            try withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { (bytes) throws(ZMQError) in
-                let length = credit.encodePayload(into: bytes)
-                try MessageFraming.send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]),
-                                        routingID: nil, on: dealer)
-            }
+            try MessageFraming.sendSmall(.credit(count), sequence: sendSequence, routingID: nil, on: dealer)
         } catch {
             uncreditedFrames = count  // not sent (a full queue to the publisher): the next grant carries them
             return
