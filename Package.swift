@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "TributaryWire", "TributaryFormats"]),
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CCodecKernels", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
@@ -79,6 +79,9 @@ let package = Package(
         /// The order-8 predictor's inverse four channels at a time (AVX2, chosen at run time), in C: Swift
         /// on Linux compiles for the baseline x86-64 and cannot target a function at AVX2.
         .target(name: "CLinearPredictor"),
+        /// The capture decoder's other hot loops (bin values from symbols and low bits, latents to grid
+        /// samples) with AVX-512, AVX2 or BMI2, chosen at run time; portable loops elsewhere.
+        .target(name: "CCodecKernels"),
         .systemLibrary(name: "CSocketControl"),
 
         // MARK: - Tests
@@ -86,7 +89,7 @@ let package = Package(
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CCodecKernels"]),
         .testTarget(name: "TributaryTransportTests",
                     dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),

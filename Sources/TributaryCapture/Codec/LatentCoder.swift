@@ -1,3 +1,4 @@
+import CCodecKernels
 import Foundation
 
 /// Entropy coding of a sequence of 64-bit integer latents (docs/CAPTURE.md §5.1, "latent block"):
@@ -478,35 +479,11 @@ enum LatentCoder {
         guard offsetBytes <= input.count - p, escapeBytes <= input.count - p - offsetBytes else { throw Corrupt() }
         let bits = start + p
         var high = BitReader(UnsafeRawBufferPointer(start: bits + offsetBytes, count: escapeBytes))
-        // base + ((t + S) << s) for every bin symbol S; the escape and symbols beyond it are handled apart.
-        let binValue = tables.symbolBase
-        for s in 0..<binCount { binValue[s] = base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) }
         let q = UInt64(shift), mask: UInt64 = (1 << q) &- 1
         // Values whose 8-byte load at their first byte stays inside `input`; the rest (the last
         // few, when the block ends the stream) are read byte by byte.
         let readable = input.count - p
         let fast = shift == 0 ? n : (readable < 8 ? 0 : min(n, (8 * (readable - 8) + 7) / shift + 1))
-        /// Calls `body` with each value's index and low bits, in order: one 8-byte load per value,
-        /// byte by byte for the last few.
-        @inline(__always) func forEachLow(_ body: (Int, UInt64) throws(Corrupt) -> Void) throws(Corrupt) {
-            guard shift > 0 else {
-                for i in 0..<n { try body(i, 0) }
-                return
-            }
-            var position = 0
-            for i in 0..<fast {
-                let word = UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: position &>> 3, as: UInt64.self))
-                try body(i, (word &>> UInt64(position & 7)) & mask)
-                position &+= shift
-            }
-            for i in fast..<n {
-                let byte = position &>> 3
-                var word: UInt64 = 0
-                for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
-                try body(i, (word &>> UInt64(position & 7)) & mask)
-                position &+= shift
-            }
-        }
         // Every symbol must be a bin, or the escape when there are escapes: checked once (a
         // vectorised maximum), then every value is made as a bin's without a test each — the
         // escape's "bin" is the block's minimum, so that its value is base + its low bits — and
@@ -514,8 +491,23 @@ enum LatentCoder {
         var largest: UInt8 = 0
         for i in 0..<n { largest = max(largest, symbols[i]) }
         guard Int(largest) < binCount + (escapes > 0 ? 1 : 0) else { throw Corrupt() }
-        binValue[binCount] = base
-        try forEachLow { i, low in r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ low) }
+        // The first `fast` values by the kernel (eight at a time with AVX-512, codec_kernels.h).
+        tributary_unpack_bins(symbols, bits.assumingMemoryBound(to: UInt8.self), fast, UInt32(shift), base, binStart,
+                              UInt8(binCount), r)
+        if fast < n {
+            // base + ((t + S) << s) for every bin symbol S, base for the escape.
+            let binValue = tables.symbolBase
+            for s in 0..<binCount { binValue[s] = base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) }
+            binValue[binCount] = base
+            var position = fast * shift
+            for i in fast..<n {
+                let byte = position &>> 3
+                var word: UInt64 = 0
+                for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
+                r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ ((word &>> UInt64(position & 7)) & mask))
+                position &+= shift
+            }
+        }
         guard escapes > 0 else { return p + offsetBytes }
         let escape = UInt8(binCount)
         var taken = 0

@@ -1,3 +1,4 @@
+import CCodecKernels
 import CLinearPredictor
 import Foundation
 
@@ -1165,9 +1166,19 @@ final class NumericCodec {
         case (.int32, _):
             source.emit(count: s.count, into: Int32Output(out))
         case (.float64, 1) where s.flags != 1:
-            source.emit(count: s.count, into: Grid64Output(out, offset: s.offset, gain: s.gain))
+            // The latents as they are, eight at a time (codec_kernels.h), or with an order-8 predictor
+            // still to undo, in one pass with the conversion.
+            if let x = source.undoneInPlace(count: s.count) {
+                tributary_grid64(x, out.assumingMemoryBound(to: UInt64.self), s.count, s.offset, s.gain)
+            } else {
+                source.emit(count: s.count, into: Grid64Output(out, offset: s.offset, gain: s.gain))
+            }
         case (.float32, 1) where s.flags != 1:
-            source.emit(count: s.count, into: Grid32Output(out, offset: s.offset, gain: s.gain))
+            if let x = source.undoneInPlace(count: s.count) {
+                tributary_grid32(x, out.assumingMemoryBound(to: UInt32.self), s.count, s.offset, s.gain)
+            } else {
+                source.emit(count: s.count, into: Grid32Output(out, offset: s.offset, gain: s.gain))
+            }
         case (.float64, 1):
             source.emit(count: s.count, into: Grid64AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
         case (.float32, 1):
@@ -1194,6 +1205,9 @@ final class NumericCodec {
 /// Where a segment's latents come from when `NumericCodec.write` converts them.
 private protocol LatentSource {
     func emit<Out: LatentOutput>(count: Int, into out: Out)
+    /// The latents themselves, with no predictor left to undo — a delta is undone in place (the
+    /// residuals are scratch) — or nil when the order-8 predictor is still to undo.
+    func undoneInPlace(count: Int) -> UnsafeMutablePointer<Int64>?
 }
 
 /// The residuals, with the segment's predictor still to undo (in one pass with the conversion).
@@ -1208,12 +1222,27 @@ private struct Residuals: LatentSource {
             NumericCodec.integrate(v, count: count, order: predictor, into: out)
         }
     }
+    func undoneInPlace(count n: Int) -> UnsafeMutablePointer<Int64>? {
+        switch predictor {
+        case 0: return v
+        case 1:
+            var s: Int64 = 0
+            for i in 0..<n { s = s &+ v[i]; v[i] = s }
+            return v
+        case 2:
+            var s: Int64 = 0, d: Int64 = 0
+            for i in 0..<n { d = d &+ v[i]; s = s &+ d; v[i] = s }
+            return v
+        default: return nil
+        }
+    }
 }
 
 /// The latents, the predictor already undone (by a lane kernel).
 private struct Undone: LatentSource {
     let x: UnsafeMutablePointer<Int64>
     func emit<Out: LatentOutput>(count: Int, into out: Out) { NumericCodec.integrate(x, count: count, order: 0, into: out) }
+    func undoneInPlace(count: Int) -> UnsafeMutablePointer<Int64>? { x }
 }
 
 /// Where `NumericCodec.integrate` and `integrateLinear` put each latent: converted to the element

@@ -1,0 +1,78 @@
+// A stream-version-3 latent block's values from its bin symbols and low bits (codec_kernels.h).
+#include "codec_kernels.h"
+#include "dispatch.h"
+#include <string.h>
+
+static inline uint64_t value_of(uint8_t s, uint8_t escape, uint64_t base, uint64_t bin_start, unsigned shift) {
+    return s == escape ? base : base + ((bin_start + s) << shift);
+}
+
+/// Values first ..< n.
+static void unpack_portable(const uint8_t *symbols, const uint8_t *bits, size_t first, size_t n, unsigned shift,
+                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+    if (shift == 0) {
+        for (size_t i = first; i < n; i++) r[i] = (int64_t)value_of(symbols[i], escape, base, bin_start, 0);
+        return;
+    }
+    const uint64_t mask = (UINT64_C(1) << shift) - 1;
+    size_t position = first * shift;
+    for (size_t i = first; i < n; i++, position += shift) {
+        uint64_t word;
+        memcpy(&word, bits + (position >> 3), 8);  // little-endian hosts only (as the Swift reader)
+        r[i] = (int64_t)(value_of(symbols[i], escape, base, bin_start, shift) + ((word >> (position & 7)) & mask));
+    }
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+// The scalar loop with SHRX and BZHI: variable shifts without the CL register's extra micro-ops.
+__attribute__((target("bmi2")))
+static void unpack_bmi2(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
+                        uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+    unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r);
+}
+
+// Eight values a step: their 8-byte words gathered at each value's byte, shifted by each value's
+// bit, masked; the bin's value from the symbol by a shift and an add, the escape's by a blend.
+__attribute__((target("avx512f")))
+static void unpack_avx512(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
+                          uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+    if (shift == 0) { unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r); return; }
+    const __m512i mask = _mm512_set1_epi64((int64_t)((UINT64_C(1) << shift) - 1));
+    const __m512i seven = _mm512_set1_epi64(7);
+    const __m512i vbase = _mm512_set1_epi64((int64_t)base), vstart = _mm512_set1_epi64((int64_t)bin_start);
+    const __m512i vescape = _mm512_set1_epi64(escape);
+    const __m128i count = _mm_cvtsi32_si128((int)shift);
+    const __m512i step = _mm512_set1_epi64((int64_t)(8 * (uint64_t)shift));
+    // Lane j's bit position: j × shift, then 8 × shift more each step.
+    __m512i position = _mm512_set_epi64(7 * (int64_t)shift, 6 * (int64_t)shift, 5 * (int64_t)shift, 4 * (int64_t)shift,
+                                3 * (int64_t)shift, 2 * (int64_t)shift, (int64_t)shift, 0);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i words = _mm512_i64gather_epi64(_mm512_srli_epi64(position, 3), (const void *)bits, 1);
+        __m512i low = _mm512_and_si512(_mm512_srlv_epi64(words, _mm512_and_si512(position, seven)), mask);
+        __m512i s = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(symbols + i)));
+        __m512i bin = _mm512_sll_epi64(_mm512_add_epi64(vstart, s), count);
+        bin = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(s, vescape), bin, _mm512_setzero_si512());
+        _mm512_storeu_si512((void *)(r + i), _mm512_add_epi64(_mm512_add_epi64(vbase, bin), low));
+        position = _mm512_add_epi64(position, step);
+    }
+    unpack_portable(symbols, bits, i, n, shift, base, bin_start, escape, r);
+}
+
+
+void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
+                           uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+    switch (tributary_codec_kernel_level()) {
+    case KERNEL_AVX512: unpack_avx512(symbols, bits, n, shift, base, bin_start, escape, r); break;
+    case KERNEL_AVX2_BMI2: unpack_bmi2(symbols, bits, n, shift, base, bin_start, escape, r); break;
+    default: unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r);
+    }
+}
+#else
+void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
+                           uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+    unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r);
+}
+#endif

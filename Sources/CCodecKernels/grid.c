@@ -1,0 +1,94 @@
+// Latents on a grid to binary64 / binary32 samples (codec_kernels.h).
+#include "codec_kernels.h"
+#include "dispatch.h"
+#include <string.h>
+
+// The reference semantics: a product and a sum, each rounded; a contraction into one fused
+// multiply-add would change the last bit of some samples.
+#pragma STDC FP_CONTRACT OFF
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+static inline uint64_t bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+static inline uint32_t bits32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static void grid64_portable(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
+    for (size_t i = 0; i < n; i++) out[i] = bits64(offset + gain * (double)x[i]);
+}
+
+static void grid32_portable(const int64_t *x, uint32_t *out, size_t n, double offset, double gain) {
+    for (size_t i = 0; i < n; i++) out[i] = bits32((float)(offset + gain * (double)x[i]));
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+// VCVTQQ2PD converts eight int64 at once (round to nearest, as the scalar conversion).
+__attribute__((target("avx512f,avx512dq")))
+static void grid64_avx512(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
+    const __m512d o = _mm512_set1_pd(offset), g = _mm512_set1_pd(gain);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d d = _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(x + i)));
+        _mm512_storeu_pd((double *)(out + i), _mm512_add_pd(o, _mm512_mul_pd(g, d)));
+    }
+    grid64_portable(x + i, out + i, n - i, offset, gain);
+}
+
+__attribute__((target("avx512f,avx512dq")))
+static void grid32_avx512(const int64_t *x, uint32_t *out, size_t n, double offset, double gain) {
+    const __m512d o = _mm512_set1_pd(offset), g = _mm512_set1_pd(gain);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d d = _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(x + i)));
+        _mm256_storeu_ps((float *)(out + i), _mm512_cvtpd_ps(_mm512_add_pd(o, _mm512_mul_pd(g, d))));
+    }
+    grid32_portable(x + i, out + i, n - i, offset, gain);
+}
+
+// AVX2 has no int64 → double conversion; for |x| < 2^51, adding 1.5 × 2^52 to the bits of
+// (x + 1.5 × 2^52 as an integer) gives a double whose value is exactly x + 1.5 × 2^52, and
+// subtracting 1.5 × 2^52 back is exact. Blocks with a larger latent take the scalar loop.
+__attribute__((target("avx2")))
+static void grid64_avx2(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
+    const __m256d o = _mm256_set1_pd(offset), g = _mm256_set1_pd(gain);
+    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
+    const __m256d magicd = _mm256_set1_pd(6755399441055744.0);  // 1.5 × 2^52
+    const __m256i limit = _mm256_set1_epi64x((INT64_C(1) << 51) - 1), negative = _mm256_set1_epi64x(-(INT64_C(1) << 51));
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i outside = _mm256_or_si256(_mm256_cmpgt_epi64(v, limit), _mm256_cmpgt_epi64(negative, v));
+        if (!_mm256_testz_si256(outside, outside)) {
+            grid64_portable(x + i, out + i, 4, offset, gain);
+            continue;
+        }
+        __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(v, magic)), magicd);
+        _mm256_storeu_pd((double *)(out + i), _mm256_add_pd(o, _mm256_mul_pd(g, d)));
+    }
+    grid64_portable(x + i, out + i, n - i, offset, gain);
+}
+
+
+void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
+    switch (tributary_codec_kernel_level()) {
+    case KERNEL_AVX512: grid64_avx512(x, out, n, offset, gain); break;
+    case KERNEL_AVX2_BMI2: grid64_avx2(x, out, n, offset, gain); break;
+    default: grid64_portable(x, out, n, offset, gain);
+    }
+}
+
+void tributary_grid32(const int64_t *x, uint32_t *out, size_t n, double offset, double gain) {
+    if (tributary_codec_kernel_level() == KERNEL_AVX512) grid32_avx512(x, out, n, offset, gain);
+    else grid32_portable(x, out, n, offset, gain);
+}
+
+#else
+void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
+    grid64_portable(x, out, n, offset, gain);
+}
+void tributary_grid32(const int64_t *x, uint32_t *out, size_t n, double offset, double gain) {
+    grid32_portable(x, out, n, offset, gain);
+}
+#endif

@@ -1,0 +1,95 @@
+import CCodecKernels
+import Foundation
+import Testing
+@testable import TributaryCapture
+
+/// The decoder's C kernels (codec_kernels.h) at every instruction-set level this processor has —
+/// portable, BMI2/AVX2, AVX-512 — bit for bit against the Swift loops that state their rule
+/// (docs/CAPTURE.md §5.1): a stream-version-3 block's values from bin symbols and low bits, and
+/// grid latents to binary64 and binary32 samples. Lengths cover every tail of the 8-wide steps.
+@Suite(.serialized)
+struct CodecKernelTests {
+    static let lengths = [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4099]
+
+    /// Runs `body` once at each level (the kernels fall back to the best the processor has when a
+    /// level is above it), restoring the default after.
+    static func atEveryLevel(_ body: (Int32) -> Void) {
+        defer { _ = tributary_codec_kernels_cap(2) }
+        for level: Int32 in 0...2 {
+            _ = tributary_codec_kernels_cap(level)
+            body(level)
+        }
+    }
+
+    /// The rule: base + ((binStart + s) << shift) + low (base + low for the escape), wrapping.
+    static func referenceValues(symbols: [UInt8], bits: [UInt8], shift: Int, base: UInt64, binStart: UInt64, escape: UInt8) -> [Int64] {
+        let mask: UInt64 = shift == 0 ? 0 : (1 << UInt64(shift)) &- 1
+        return symbols.indices.map { i in
+            let position = i * shift
+            var word: UInt64 = 0
+            if shift > 0 { for k in 0..<8 { word |= UInt64(bits[position / 8 + k]) << UInt64(8 * k) } }
+            let s = symbols[i]
+            let bin = s == escape ? base : base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift))
+            return Int64(bitPattern: bin &+ ((word >> UInt64(position % 8)) & mask))
+        }
+    }
+
+    @Test func binValuesMatchTheRuleAtEveryLevel() {
+        var rng = SplitMix64(seed: 2026_12_01)
+        Self.atEveryLevel { level in
+            for shift in [0, 1, 2, 3, 5, 7, 8, 9, 12, 16, 17, 24, 31, 32, 33, 40, 48, 55, 56] {
+                for n in Self.lengths {
+                    let bins = Int(rng.next() % 255) + 1
+                    let escape = UInt8(bins)
+                    let symbols = (0..<n).map { _ in UInt8(rng.next() % UInt64(bins + 1)) }
+                    // 8 readable bytes at every value's first byte.
+                    let bits = (0..<((n * shift) / 8 + 8)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                    let base = rng.next(), binStart = rng.next() >> UInt64(rng.next() % 64)
+                    let expected = Self.referenceValues(symbols: symbols, bits: bits, shift: shift, base: base,
+                                                        binStart: binStart, escape: escape)
+                    var got = [Int64](repeating: 0x5A5A, count: n + 1)
+                    got.withUnsafeMutableBufferPointer { r in
+                        tributary_unpack_bins(symbols, bits, n, UInt32(shift), base, binStart, escape, r.baseAddress!)
+                    }
+                    #expect(Array(got[0..<n]) == expected, "level \(level), shift \(shift), n \(n)")
+                    #expect(got[n] == 0x5A5A, "level \(level), shift \(shift), n \(n): wrote past n")
+                }
+            }
+        }
+    }
+
+    /// Latents of every size class: small (the usual), up to ±2^51 (the AVX2 conversion's range) and
+    /// beyond, and the extremes.
+    static func latents(_ n: Int, _ rng: inout SplitMix64) -> [Int64] {
+        (0..<n).map { i in
+            switch rng.next() % 8 {
+            case 0: return Int64(bitPattern: rng.next())
+            case 1: return (1 << 51) - Int64(rng.next() % 3)
+            case 2: return -(1 << 51) + Int64(rng.next() % 3) - 1
+            case 3: return [Int64.min, Int64.max, 0, -1, 1 << 53 + 1][i % 5]
+            default: return Int64(rng.next() % 65_536) - 32_768
+            }
+        }
+    }
+
+    @Test func gridSamplesMatchTheRuleAtEveryLevel() {
+        var rng = SplitMix64(seed: 7)
+        let grids: [(Double, Double)] = [(0, 20.0 / 65_536), (-10, 20.0 / 65_536), (0.1234, 3.0517578125e-4), (1e-3, 1.1e-7), (5, -0.3)]
+        Self.atEveryLevel { level in
+            for (offset, gain) in grids {
+                for n in Self.lengths {
+                    let x = Self.latents(n, &rng)
+                    var out64 = [UInt64](repeating: 0xDEAD, count: n + 1)
+                    var out32 = [UInt32](repeating: 0xBEEF, count: n + 1)
+                    out64.withUnsafeMutableBufferPointer { tributary_grid64(x, $0.baseAddress!, n, offset, gain) }
+                    out32.withUnsafeMutableBufferPointer { tributary_grid32(x, $0.baseAddress!, n, offset, gain) }
+                    #expect(Array(out64[0..<n]) == x.map { (offset + gain * Double($0)).bitPattern },
+                            "level \(level), grid \(offset) + \(gain) k, n \(n)")
+                    #expect(Array(out32[0..<n]) == x.map { Float(offset + gain * Double($0)).bitPattern },
+                            "level \(level), grid \(offset) + \(gain) k, n \(n)")
+                    #expect(out64[n] == 0xDEAD && out32[n] == 0xBEEF, "level \(level), n \(n): wrote past n")
+                }
+            }
+        }
+    }
+}
