@@ -82,10 +82,28 @@ class BatchTests(unittest.TestCase):
         pd.testing.assert_frame_equal(single, grouped)
         self.assertEqual(single.attrs, grouped.attrs)
 
+    def test_packed_rows_come_back_equal(self):
+        # A worker's rows travel with each array column stacked when every row has it at one length.
+        rows = [{"file": "a", "channel": c, "welch_frequencies": np.arange(5.0), "welch_psd": np.full(5, c + 0.5),
+                 "spectrum_frequencies": np.arange(3 + c, dtype=float), "spectrum_amplitude_rms": np.ones(3 + c)}
+                for c in range(3)]
+        rows.append({"file": "a", "channel": 3, "welch_frequencies": np.arange(5.0), "welch_psd": np.zeros(5)})
+        packed, stacked = batch._packed([dict(r) for r in rows])
+        self.assertEqual(sorted(stacked), ["welch_frequencies", "welch_psd"])
+        self.assertEqual(stacked["welch_psd"].shape, (4, 5))
+        self.assertNotIn("welch_psd", packed[0])
+        self.assertIn("spectrum_amplitude_rms", packed[0])  # lengths differ: left in its rows
+        back = batch._unpacked(packed, stacked)
+        self.assertEqual([list(r) for r in back], [list(r) for r in rows])
+        for got, want in zip(back, rows):
+            for k in want:
+                np.testing.assert_array_equal(got[k], want[k])
+        self.assertEqual(batch._packed([]), ([], {}))
+
     def test_files_per_task(self):
-        self.assertEqual([batch.files_per_task(n, 2) for n in (1, 7, 8, 16, 64, 1000)], [1, 1, 1, 2, 8, 8])
-        self.assertEqual(batch.files_per_task(16, 1), 4)
-        self.assertEqual(batch.files_per_task(16, 0), 4)
+        self.assertEqual([batch.files_per_task(n, 2) for n in (1, 3, 4, 8, 16, 32, 1000)], [1, 1, 1, 2, 4, 8, 8])
+        self.assertEqual(batch.files_per_task(16, 1), 8)
+        self.assertEqual(batch.files_per_task(16, 0), 8)
         for bad in (0, -1, 1.5, "2"):
             with self.assertRaisesRegex(ValueError, "batch must be a positive number of files per task"):
                 batch.analyze_many(self.inputs, processes=1, batch=bad, **self.options)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+import numpy as np
+
 from .analysis import analyze
 
 _STATS = ["count", "min", "max", "mean", "std", "std_sample", "variance", "rms", "positive_peak", "negative_peak",
@@ -63,17 +65,51 @@ def analyze_file(path: str, options: Dict[str, Any]) -> Tuple[List[Dict[str, Any
         return [], {"file": os.fspath(path), "error": f"{type(e).__name__}: {e}"}
 
 
-def analyze_files(paths: List[str], options: Dict[str, Any]) -> List[Tuple[List[Dict[str, Any]], Optional[Dict[str, str]]]]:
-    """One task of several files: :func:`analyze_file` of each, in order."""
-    return [analyze_file(path, options) for path in paths]
+_ARRAY_COLUMNS = ("welch_frequencies", "welch_psd", "spectrum_frequencies", "spectrum_amplitude_rms")
+
+
+def _packed(rows: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
+    """A file's rows for the trip back from a worker: each array column whose rows all hold arrays
+    of one length moved into one 2-D array (a row per row), so that the result is a few buffers
+    rather than a few per channel — a cluster serialises every array apart."""
+    stacked: Dict[str, Any] = {}
+    for column in _ARRAY_COLUMNS:
+        values = [row.get(column) for row in rows]
+        if rows and all(isinstance(v, np.ndarray) and v.ndim == 1 and v.shape == values[0].shape for v in values):
+            stacked[column] = np.stack(values)
+    if not stacked:
+        return rows, stacked
+    return [{k: v for k, v in row.items() if k not in stacked} for row in rows], stacked
+
+
+def _unpacked(rows: List[Dict[str, Any]], stacked: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The rows `_packed` took apart: each row's arrays as rows of the stacked arrays (views), the
+    array columns last and in :func:`rows_of`'s order, as an unpacked row has them."""
+    if not stacked:
+        return rows
+    for i, row in enumerate(rows):
+        arrays = {column: stacked[column][i] if column in stacked else row.pop(column)
+                  for column in _ARRAY_COLUMNS if column in stacked or column in row}
+        row.update(arrays)
+    return rows
+
+
+def analyze_files(paths: List[str], options: Dict[str, Any]) -> List[Tuple[List[Dict[str, Any]], Dict[str, Any], Optional[Dict[str, str]]]]:
+    """One task of several files: for each, in order, its rows packed (:func:`_packed`) and its failure."""
+    results = []
+    for path in paths:
+        rows, failure = analyze_file(path, options)
+        results.append((*_packed(rows), failure))
+    return results
 
 
 def files_per_task(files: int, threads: int) -> int:
-    """How many files one task analyses: about four tasks per worker thread, so that a slow file
+    """How many files one task analyses: about two tasks per worker thread, so that a slow file
     still leaves the others work to take, and at most 8 files a task. One file is tens of
-    milliseconds of work, close to a scheduler's cost per task (a few milliseconds on a busy
-    two-core machine), which Dask's guidance puts at 100 ms and more per task."""
-    return max(1, min(8, files // (4 * max(1, threads))))
+    milliseconds of work, and a task costs the scheduler and client a few milliseconds on a busy
+    two-core machine (3-4 ms measured with a LocalCluster of two processes), which Dask's guidance
+    puts at 100 ms and more per task."""
+    return max(1, min(8, files // (2 * max(1, threads))))
 
 
 def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *, processes: Optional[int] = None,
@@ -86,7 +122,7 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
     :param processes: without a client, how many local processes (default: the number of cores;
         1 runs every file in this process).
     :param out: also write the table to this Parquet file.
-    :param batch: files per task (default :func:`files_per_task`: about four tasks per worker
+    :param batch: files per task (default :func:`files_per_task`: about two tasks per worker
         thread, 1 … 8 files each); 1 makes one task per file.
     :param options: the options of :func:`tributary.analyze` (``rate``, ``welch``, ``measure``, …).
     :returns: the DataFrame; files that could not be analysed are listed in ``df.attrs["failures"]``
@@ -105,7 +141,7 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
         # Unique keys: the same file with other options must not reuse a result the cluster still holds.
         run = uuid.uuid4().hex
         futures = client.map(analyze_files, groups, options=options, key=[f"tributary-analyze-{run}-{i}" for i in range(len(groups))])
-        results = [result for group in client.gather(futures) for result in group]
+        results = [(_unpacked(rows, stacked), failure) for group in client.gather(futures) for rows, stacked, failure in group]
     elif processes == 1 or len(paths) <= 1:
         results = [analyze_file(p, options) for p in paths]
     else:
