@@ -26,12 +26,12 @@ let package = Package(
         /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
         .target(name: "TributaryWire"),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
-        .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW"]),
+        .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW", "CKernels"]),
         /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CCodecKernels", "TributaryWire", "TributaryFormats"]),
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CKernels", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
@@ -79,17 +79,18 @@ let package = Package(
         /// The order-8 predictor's inverse four channels at a time (AVX2, chosen at run time), in C: Swift
         /// on Linux compiles for the baseline x86-64 and cannot target a function at AVX2.
         .target(name: "CLinearPredictor"),
-        /// The capture decoder's other hot loops (bin values from symbols and low bits, latents to grid
-        /// samples) with AVX-512, AVX2 or BMI2, chosen at run time; portable loops elsewhere.
-        .target(name: "CCodecKernels"),
+        /// Hot loops that need instruction sets Swift cannot target (AVX-512, AVX2, BMI2, chosen at run
+        /// time; portable loops elsewhere): the capture decoder's bin values and grid conversion, the
+        /// Welch segment's mean, window and power. Each bit for bit its Swift rule (CodecKernelTests, SegmentKernelTests).
+        .target(name: "CKernels"),
         .systemLibrary(name: "CSocketControl"),
 
         // MARK: - Tests
 
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
-        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW"]),
+        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CCodecKernels"]),
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CKernels"]),
         .testTarget(name: "TributaryTransportTests",
                     dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),

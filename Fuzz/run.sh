@@ -42,19 +42,19 @@ run wire-fuzz Fuzz/.build/seeds-wire
 # and the C kernels of the decoder (compiled with the same sanitizers).
 mkdir -p Fuzz/regressions/capture-fuzz
 # The C kernels the decoder calls, instrumented too (ASan sees their reads of the stored bytes).
-kernels=(Sources/CLinearPredictor/linear_predictor.c Sources/CCodecKernels/bins.c Sources/CCodecKernels/grid.c
-         Sources/CCodecKernels/dispatch.c)
+kernels=(Sources/CLinearPredictor/linear_predictor.c Sources/CKernels/codec_bins.c Sources/CKernels/codec_grid.c
+         Sources/CKernels/dispatch.c)
 objects=()
 for c in "${kernels[@]}"; do
   o=Fuzz/.build/$(basename "${c%.c}").o
   objects+=("$o")
-  if [ ! -f "$o" ] || [ "$c" -nt "$o" ] || [ Sources/CCodecKernels/include/codec_kernels.h -nt "$o" ]; then
-    clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CLinearPredictor/include -I Sources/CCodecKernels/include \
+  if [ ! -f "$o" ] || [ "$c" -nt "$o" ] || [ Sources/CKernels/include/codec_kernels.h -nt "$o" ]; then
+    clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CLinearPredictor/include -I Sources/CKernels/include \
       -c "$c" -o "$o"
     rm -f Fuzz/.build/capture-fuzz
   fi
 done
 build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
   Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal \
-  -I Sources/CLinearPredictor/include -I Sources/CCodecKernels/include "${objects[@]}"
+  -I Sources/CLinearPredictor/include -I Sources/CKernels/include "${objects[@]}"
 run capture-fuzz Fuzz/seeds/capture-fuzz

@@ -67,7 +67,19 @@ package enum JSON {
     private static func isPlain(_ s: String, inScript: Bool) -> Bool {
         let lessThan: UInt8 = inScript ? 0x3C : 0x22
         func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            for b in bytes where b < 0x20 || b >= 0x7F || b == 0x22 || b == 0x5C || b == lessThan { return false }
+            // Branch-free over blocks of 64 bytes, which the compiler turns into vector compares.
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + 64)
+                var bad: UInt8 = 0
+                for i in start..<end {
+                    let b = bytes[i]
+                    // Outside 0x20 … 0x7E (wrapping), a quote, a backslash, or `<` in a script.
+                    bad |= (b &- 0x20 >= 0x5F ? 1 : 0) | (b == 0x22 ? 1 : 0) | (b == 0x5C ? 1 : 0) | (b == lessThan ? 1 : 0)
+                }
+                if bad != 0 { return false }
+                start = end
+            }
             return true
         }
         if let result = s.utf8.withContiguousStorageIfAvailable(plain) { return result }

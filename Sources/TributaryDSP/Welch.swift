@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 /// How each segment is detrended before windowing (scipy's `detrend`).
@@ -119,6 +120,14 @@ final class SegmentPeriodogram<T: FFTScalar> {
         let n = segmentLength
         window.withUnsafeBufferPointer { wb in
             let w = wb.baseAddress!
+            if T.self == Double.self, detrend != .linear {
+                // The same arithmetic eight values at a time (dsp_kernels.h); mean 0 is no detrend.
+                let xd = UnsafeRawPointer(x).assumingMemoryBound(to: Double.self)
+                let mean = detrend == .constant ? tributary_pairwise_sum(xd, n) / Double(n) : 0
+                tributary_detrend_window(xd, UnsafeRawPointer(w).assumingMemoryBound(to: Double.self), mean,
+                                         UnsafeMutableRawPointer(out).assumingMemoryBound(to: Double.self), n)
+                return
+            }
             switch detrend {
             case .none:
                 for i in 0..<n { out[i] = x[i] * w[i] }
@@ -150,6 +159,10 @@ final class SegmentPeriodogram<T: FFTScalar> {
     @inline(__always)
     func accumulatePower(into sums: UnsafeMutablePointer<Double>) {
         let y = fft.alignedOutput
+        if T.self == Double.self {
+            tributary_accumulate_power(UnsafeRawPointer(y).assumingMemoryBound(to: Double.self), sums, binCount)
+            return
+        }
         for k in 0..<binCount {
             let re = Double(y[2 * k]), im = Double(y[2 * k + 1])
             sums[k] += re * re + im * im
@@ -335,6 +348,9 @@ public func welch(_ x: [Double], sampleRate: Double = 1, configuration: WelchCon
 /// accumulators, halves (rounded to multiples of 8) summed recursively.
 @inline(__always)
 func pairwiseSum<T: FFTScalar>(_ a: UnsafePointer<T>, _ n: Int) -> T {
+    if T.self == Double.self {
+        return T(tributary_pairwise_sum(UnsafeRawPointer(a).assumingMemoryBound(to: Double.self), n))
+    }
     if n < 8 {
         var r: T = 0
         for i in 0..<n { r += a[i] }

@@ -1,4 +1,4 @@
-import CCodecKernels
+import CKernels
 import Foundation
 import Testing
 @testable import TributaryCapture
@@ -14,9 +14,9 @@ struct CodecKernelTests {
     /// Runs `body` once at each level (the kernels fall back to the best the processor has when a
     /// level is above it), restoring the default after.
     static func atEveryLevel(_ body: (Int32) -> Void) {
-        defer { _ = tributary_codec_kernels_cap(2) }
+        defer { _ = tributary_kernels_cap(2) }
         for level: Int32 in 0...2 {
-            _ = tributary_codec_kernels_cap(level)
+            _ = tributary_kernels_cap(level)
             body(level)
         }
     }

@@ -103,6 +103,24 @@ import Testing
         let decoded = try JSONDecoder().decode([String].self, from: Data("[\(jsonString(text))]".utf8))
         #expect(decoded == [text])
     }
+
+    /// The plain-text check runs over blocks of 64 bytes: a character to escape is found at every
+    /// position of a long string, in the first block, across a block's end and in the last one.
+    @Test func aCharacterToEscapeIsFoundAnywhereInALongString() throws {
+        let plain = String(repeating: "QUJD", count: 50)  // 200 bytes of base64-like text
+        #expect(jsonString(plain) == "\"" + plain + "\"")
+        for special in ["\"", "\\", "\n", "\u{1F}", "\u{7F}", "é", "<"] {
+            for position in [0, 1, 62, 63, 64, 65, 127, 128, 199] {
+                var characters = Array(plain)
+                characters[position] = Character(special)
+                let text = String(characters)
+                let quoted = jsonString(text)
+                #expect(quoted != "\"" + text + "\"" || special == "é", "\(special.debugDescription) at \(position) went in unescaped")
+                let decoded = try JSONDecoder().decode([String].self, from: Data("[\(quoted)]".utf8))
+                #expect(decoded == [text], "\(special.debugDescription) at \(position)")
+            }
+        }
+    }
 }
 
 @Suite struct HTTPServerTests {

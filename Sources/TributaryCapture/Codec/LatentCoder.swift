@@ -1,4 +1,4 @@
-import CCodecKernels
+import CKernels
 import Foundation
 
 /// Entropy coding of a sequence of 64-bit integer latents (docs/CAPTURE.md §5.1, "latent block"):

@@ -1,4 +1,4 @@
-import CCodecKernels
+import CKernels
 import CLinearPredictor
 import Foundation
 

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels_level.h"
+
 /// out[i] = the binary64 bits of offset + gain × (double)x[i], the product and the sum each rounded
 /// to nearest (never fused), for i < n.
 void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, double gain);
@@ -23,11 +25,5 @@ void tributary_grid32(const int64_t *x, uint32_t *out, size_t n, double offset, 
 /// byte ⌊i × shift / 8⌋ of `bits` for every i < n (`bits` is not read when shift is 0).
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r);
-
-/// The widest instruction set the kernels use: 0 the portable loops, 1 BMI2 / AVX2, 2 AVX-512 (the
-/// default: the best the processor has). For tests, which compare every level with the reference
-/// loops; returns the previous cap. Every level computes the same values, so a change while
-/// other threads decode changes only their speed.
-int tributary_codec_kernels_cap(int level);
 
 #endif

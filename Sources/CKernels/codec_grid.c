@@ -72,7 +72,7 @@ static void grid64_avx2(const int64_t *x, uint64_t *out, size_t n, double offset
 
 
 void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
-    switch (tributary_codec_kernel_level()) {
+    switch (tributary_kernel_level()) {
     case KERNEL_AVX512: grid64_avx512(x, out, n, offset, gain); break;
     case KERNEL_AVX2_BMI2: grid64_avx2(x, out, n, offset, gain); break;
     default: grid64_portable(x, out, n, offset, gain);
@@ -80,7 +80,7 @@ void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, 
 }
 
 void tributary_grid32(const int64_t *x, uint32_t *out, size_t n, double offset, double gain) {
-    if (tributary_codec_kernel_level() == KERNEL_AVX512) grid32_avx512(x, out, n, offset, gain);
+    if (tributary_kernel_level() == KERNEL_AVX512) grid32_avx512(x, out, n, offset, gain);
     else grid32_portable(x, out, n, offset, gain);
 }
 

@@ -1,10 +1,10 @@
-// The instruction set the codec kernels use (codec_kernels.h), chosen once at run time.
-#include "codec_kernels.h"
+// The instruction set the C kernels use (kernels_level.h), chosen once at run time.
+#include "kernels_level.h"
 #include "dispatch.h"
 
 static int cap = KERNEL_AVX512;
 
-int tributary_codec_kernels_cap(int level) {
+int tributary_kernels_cap(int level) {
     int previous = __atomic_load_n(&cap, __ATOMIC_RELAXED);
     __atomic_store_n(&cap, level < KERNEL_PORTABLE ? KERNEL_PORTABLE : level > KERNEL_AVX512 ? KERNEL_AVX512 : level,
                      __ATOMIC_RELAXED);
@@ -20,7 +20,7 @@ static int processor_level(void) {
     return KERNEL_PORTABLE;
 }
 
-int tributary_codec_kernel_level(void) {
+int tributary_kernel_level(void) {
     static int chosen = -1;  // every thread that finds it unset stores the same value
     int level = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
     if (level < 0) {

@@ -64,7 +64,7 @@ static void unpack_avx512(const uint8_t *symbols, const uint8_t *bits, size_t n,
 
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
-    switch (tributary_codec_kernel_level()) {
+    switch (tributary_kernel_level()) {
     case KERNEL_AVX512: unpack_avx512(symbols, bits, n, shift, base, bin_start, escape, r); break;
     case KERNEL_AVX2_BMI2: unpack_bmi2(symbols, bits, n, shift, base, bin_start, escape, r); break;
     default: unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r);

@@ -1,0 +1,25 @@
+// The Welch segment's loops around the FFT (TributaryDSP's SegmentPeriodogram) in C, with AVX-512 or
+// AVX2 chosen at run time (Swift on Linux compiles for the baseline x86-64). Each computes exactly
+// what the Swift loop it replaces computes, bit for bit: the same operations in the same order,
+// every product and sum rounded apart (never fused).
+#ifndef TRIBUTARY_DSP_KERNELS_H
+#define TRIBUTARY_DSP_KERNELS_H
+
+#include <stddef.h>
+
+#include "kernels_level.h"
+
+/// numpy's pairwise summation of a[0 ..< n] (its `pairwise_sum`, so that a segment's mean is
+/// scipy's bit for bit): below 8 values one running sum from 0; up to 128, eight running sums
+/// r0 … r7 started at a[0 … 7] and stepped 8 values at a time, combined as
+/// ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then the last n mod 8 values added in order;
+/// above 128, the sums of the first ⌊n/2⌋ rounded down to a multiple of 8 and of the rest, added.
+double tributary_pairwise_sum(const double *a, size_t n);
+
+/// out[i] = (x[i] − mean) × w[i] for i < n (mean 0 gives x[i] × w[i] exactly).
+void tributary_detrend_window(const double *x, const double *w, double mean, double *out, size_t n);
+
+/// sums[k] += y[2k] × y[2k] + y[2k+1] × y[2k+1] for k < bins (y: an interleaved complex spectrum).
+void tributary_accumulate_power(const double *y, double *sums, size_t bins);
+
+#endif
