@@ -21,8 +21,41 @@ static void grid32_portable(const int64_t *x, uint32_t *out, size_t n, double of
     for (size_t i = 0; i < n; i++) out[i] = bits32((float)(offset + gain * (double)x[i]));
 }
 
+static void grid64_adjusted_portable(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain) {
+    for (size_t i = 0; i < n; i++) out[i] = bits64(offset + gain * (double)x[i]) + (uint64_t)adj[i];
+}
+
+static void grid32_adjusted_portable(const int64_t *x, const int64_t *adj, uint32_t *out, size_t n, double offset, double gain) {
+    for (size_t i = 0; i < n; i++) out[i] = bits32((float)(offset + gain * (double)x[i])) + (uint32_t)adj[i];
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+__attribute__((target("avx512f,avx512dq")))
+static void grid64_adjusted_avx512(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain) {
+    const __m512d o = _mm512_set1_pd(offset), g = _mm512_set1_pd(gain);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d d = _mm512_add_pd(o, _mm512_mul_pd(g, _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(x + i)))));
+        __m512i bits = _mm512_add_epi64(_mm512_castpd_si512(d), _mm512_loadu_si512((const void *)(adj + i)));
+        _mm512_storeu_si512((void *)(out + i), bits);
+    }
+    grid64_adjusted_portable(x + i, adj + i, out + i, n - i, offset, gain);
+}
+
+__attribute__((target("avx512f,avx512dq")))
+static void grid32_adjusted_avx512(const int64_t *x, const int64_t *adj, uint32_t *out, size_t n, double offset, double gain) {
+    const __m512d o = _mm512_set1_pd(offset), g = _mm512_set1_pd(gain);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d d = _mm512_add_pd(o, _mm512_mul_pd(g, _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(x + i)))));
+        __m256i low = _mm512_cvtepi64_epi32(_mm512_loadu_si512((const void *)(adj + i)));  // truncating
+        __m256i bits = _mm256_add_epi32(_mm256_castps_si256(_mm512_cvtpd_ps(d)), low);
+        _mm256_storeu_si256((__m256i *)(out + i), bits);
+    }
+    grid32_adjusted_portable(x + i, adj + i, out + i, n - i, offset, gain);
+}
 
 // VCVTQQ2PD converts eight int64 at once (round to nearest, as the scalar conversion).
 __attribute__((target("avx512f,avx512dq")))
@@ -84,7 +117,23 @@ void tributary_grid32(const int64_t *x, uint32_t *out, size_t n, double offset, 
     else grid32_portable(x, out, n, offset, gain);
 }
 
+void tributary_grid64_adjusted(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain) {
+    if (tributary_kernel_level() == KERNEL_AVX512) grid64_adjusted_avx512(x, adj, out, n, offset, gain);
+    else grid64_adjusted_portable(x, adj, out, n, offset, gain);
+}
+
+void tributary_grid32_adjusted(const int64_t *x, const int64_t *adj, uint32_t *out, size_t n, double offset, double gain) {
+    if (tributary_kernel_level() == KERNEL_AVX512) grid32_adjusted_avx512(x, adj, out, n, offset, gain);
+    else grid32_adjusted_portable(x, adj, out, n, offset, gain);
+}
+
 #else
+void tributary_grid64_adjusted(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain) {
+    grid64_adjusted_portable(x, adj, out, n, offset, gain);
+}
+void tributary_grid32_adjusted(const int64_t *x, const int64_t *adj, uint32_t *out, size_t n, double offset, double gain) {
+    grid32_adjusted_portable(x, adj, out, n, offset, gain);
+}
 void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
     grid64_portable(x, out, n, offset, gain);
 }

@@ -88,6 +88,17 @@ struct CodecKernelTests {
                     #expect(Array(out32[0..<n]) == x.map { Float(offset + gain * Double($0)).bitPattern },
                             "level \(level), grid \(offset) + \(gain) k, n \(n)")
                     #expect(out64[n] == 0xDEAD && out32[n] == 0xBEEF, "level \(level), n \(n): wrote past n")
+                    // With an adjustment block: the grid value's bits plus the adjustment, wrapping.
+                    let adj = (0..<n).map { _ in Int64(bitPattern: rng.next() >> UInt64(rng.next() % 64)) * (rng.next() % 2 == 0 ? 1 : -1) }
+                    out64.withUnsafeMutableBufferPointer { tributary_grid64_adjusted(x, adj, $0.baseAddress!, n, offset, gain) }
+                    out32.withUnsafeMutableBufferPointer { tributary_grid32_adjusted(x, adj, $0.baseAddress!, n, offset, gain) }
+                    let want64 = (0..<n).map { (i: Int) -> UInt64 in (offset + gain * Double(x[i])).bitPattern &+ UInt64(bitPattern: adj[i]) }
+                    let want32 = (0..<n).map { (i: Int) -> UInt32 in
+                        Float(offset + gain * Double(x[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])
+                    }
+                    #expect(Array(out64[0..<n]) == want64, "level \(level), adjusted, grid \(offset) + \(gain) k, n \(n)")
+                    #expect(Array(out32[0..<n]) == want32, "level \(level), adjusted, grid \(offset) + \(gain) k, n \(n)")
+                    #expect(out64[n] == 0xDEAD && out32[n] == 0xBEEF, "level \(level), adjusted, n \(n): wrote past n")
                 }
             }
         }

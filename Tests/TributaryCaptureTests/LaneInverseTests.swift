@@ -141,7 +141,9 @@ struct LaneInverseTests {
         for (type, payload) in [(ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
                                 (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 200) })),
                                 // On a grid, written by the kernel, with a few −0.0 as exceptions.
-                                (.float64, CodedCodecTests.bytes(counts.enumerated().map { i, k in i % 500 == 7 ? -0.0 : Double(k) * step }))] {
+                                (.float64, CodedCodecTests.bytes(counts.enumerated().map { i, k in i % 500 == 7 ? -0.0 : Double(k) * step })),
+                                // DAQmx-style offset + gain × k, rounded: an adjustment block per segment (each lane its own).
+                                (.float64, CodedCodecTests.bytes(counts.map { -0.0123 + 3.0517578125e-4 * 1.0000003 * Double($0) }))] {
             let before = codec.laneSegments
             #expect(try Self.roundTrip(payload, type, segments: segments, codec: codec) == payload, "\(type), \(channels) channels")
             // Every segment but a lone one (one channel, or the one after a full set of lanes) goes

@@ -18,6 +18,13 @@ void tributary_grid64(const int64_t *x, uint64_t *out, size_t n, double offset, 
 /// tributary_grid64, then one rounding to binary32), for i < n.
 void tributary_grid32(const int64_t *x, uint32_t *out, size_t n, double offset, double gain);
 
+/// out[i] = (the binary64 bits of offset + gain × (double)x[i], as tributary_grid64) + adj[i], the
+/// addition of the bit patterns wrapping (an adjustment block, docs/CAPTURE.md §5.1).
+void tributary_grid64_adjusted(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain);
+
+/// out[i] = (the binary32 bits as tributary_grid32) + the low 32 bits of adj[i], wrapping.
+void tributary_grid32_adjusted(const int64_t *x, const int64_t *adj, uint32_t *out, size_t n, double offset, double gain);
+
 /// The values of a latent block's first n samples (stream version 3, docs/CAPTURE.md §5.1), in
 /// wrapping 64-bit arithmetic: r[i] = base + ((bin_start + symbols[i]) << shift) + low_i, but
 /// r[i] = base + low_i where symbols[i] == escape, low_i being the i-th `shift`-bit field of `bits`

@@ -1014,7 +1014,7 @@ final class NumericCodec {
         // A latent slot per lane (the segments `finishLanes` takes together), each the longest segment's length.
         let stride = min(n, Self.maxSegment)
         latents.reserve(max(1, Self.lanes) * stride)
-        adjustments.reserve(stride)
+        adjustments.reserve(max(1, Self.lanes) * stride)
         if Self.lanes > 0 { laneLatents.reserve(Self.lanes * stride) }
         waiting.removeAll(keepingCapacity: true)
         var p = Self.streamHeaderSize
@@ -1047,13 +1047,14 @@ final class NumericCodec {
                 }
                 p += 2 + 8 * order
             }
-            // Order 8 without an adjustment block waits for `finishLanes`, which undoes the predictor of
-            // up to `lanes` segments of one length at once; any other segment lets the waiting ones go first.
-            let waits = Self.lanes > 0 && predictor == 3 && order == 8 && flags != 1
+            // Order 8 waits for `finishLanes`, which undoes the predictor of up to `lanes` segments of one
+            // length at once (each with its latent and adjustment slots); any other segment lets the
+            // waiting ones go first.
+            let waits = Self.lanes > 0 && predictor == 3 && order == 8
             if let first = waiting.first, first.count != count || !waits {
                 finishLanes(stride: stride, elementType: elementType, stored: stored)
             }
-            let v = latents.base + waiting.count * stride, adj = adjustments.base
+            let v = latents.base + waiting.count * stride, adj = adjustments.base + waiting.count * stride
             do {
                 p += try latentBlock(at: p, count: count, into: v)
                 if flags == 1 { p += try latentBlock(at: p, count: count, into: adj) }
@@ -1107,6 +1108,7 @@ final class NumericCodec {
     /// 512-bit vector), 4 with AVX2, 0 without either (every segment then by the one-channel loop).
     static let lanes = tributary_linear8_x8_available() ? 8 : (tributary_linear8_x4_available() ? 4 : 0)
 
+
     /// Undoes the order-8 predictor of the waiting segments (1 … `lanes`, of equal length; their
     /// residuals in latent slots 0 … `lanes` − 1, their coefficients and shifts in the lanes of the
     /// same numbers) with the kernel of four lanes (up to four segments) or eight, then writes each.
@@ -1146,9 +1148,9 @@ final class NumericCodec {
         if complete { laneSegments += waiting.count }
         for (k, segment) in waiting.enumerated() {
             if complete {
-                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base, from: Undone(x: undone(k)))
+                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride, from: Undone(x: undone(k)))
             } else {
-                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base,
+                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride,
                       from: Residuals(v: residuals(k), predictor: 3, order: 8, shift: Int(laneShifts.base[k]),
                                       coefficients: laneCoefficients.base + 8 * k))
             }
@@ -1180,9 +1182,17 @@ final class NumericCodec {
                 source.emit(count: s.count, into: Grid32Output(out, offset: s.offset, gain: s.gain))
             }
         case (.float64, 1):
-            source.emit(count: s.count, into: Grid64AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
+            if let x = source.undoneInPlace(count: s.count) {
+                tributary_grid64_adjusted(x, adj, out.assumingMemoryBound(to: UInt64.self), s.count, s.offset, s.gain)
+            } else {
+                source.emit(count: s.count, into: Grid64AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
+            }
         case (.float32, 1):
-            source.emit(count: s.count, into: Grid32AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
+            if let x = source.undoneInPlace(count: s.count) {
+                tributary_grid32_adjusted(x, adj, out.assumingMemoryBound(to: UInt32.self), s.count, s.offset, s.gain)
+            } else {
+                source.emit(count: s.count, into: Grid32AdjustedOutput(out, offset: s.offset, gain: s.gain, adjustments: adj))
+            }
         case (.float64, _):
             source.emit(count: s.count, into: Bits64Output(out))
         default:
