@@ -29,8 +29,31 @@ static void grid32_adjusted_portable(const int64_t *x, const int64_t *adj, uint3
     for (size_t i = 0; i < n; i++) out[i] = bits32((float)(offset + gain * (double)x[i])) + (uint32_t)adj[i];
 }
 
+static void narrow16_portable(const int64_t *x, int16_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = (int16_t)(uint16_t)(uint64_t)x[i];
+}
+
+static void narrow32_portable(const int64_t *x, int32_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = (int32_t)(uint32_t)(uint64_t)x[i];
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+// VPMOVQW / VPMOVQD: eight latents truncated at once.
+__attribute__((target("avx512f")))
+static void narrow16_avx512(const int64_t *x, int16_t *out, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi64_epi16(_mm512_loadu_si512((const void *)(x + i))));
+    narrow16_portable(x + i, out + i, n - i);
+}
+
+__attribute__((target("avx512f")))
+static void narrow32_avx512(const int64_t *x, int32_t *out, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtepi64_epi32(_mm512_loadu_si512((const void *)(x + i))));
+    narrow32_portable(x + i, out + i, n - i);
+}
 
 __attribute__((target("avx512f,avx512dq")))
 static void grid64_adjusted_avx512(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain) {
@@ -127,7 +150,19 @@ void tributary_grid32_adjusted(const int64_t *x, const int64_t *adj, uint32_t *o
     else grid32_adjusted_portable(x, adj, out, n, offset, gain);
 }
 
+void tributary_narrow16(const int64_t *x, int16_t *out, size_t n) {
+    if (tributary_kernel_level() == KERNEL_AVX512) narrow16_avx512(x, out, n);
+    else narrow16_portable(x, out, n);
+}
+
+void tributary_narrow32(const int64_t *x, int32_t *out, size_t n) {
+    if (tributary_kernel_level() == KERNEL_AVX512) narrow32_avx512(x, out, n);
+    else narrow32_portable(x, out, n);
+}
+
 #else
+void tributary_narrow16(const int64_t *x, int16_t *out, size_t n) { narrow16_portable(x, out, n); }
+void tributary_narrow32(const int64_t *x, int32_t *out, size_t n) { narrow32_portable(x, out, n); }
 void tributary_grid64_adjusted(const int64_t *x, const int64_t *adj, uint64_t *out, size_t n, double offset, double gain) {
     grid64_adjusted_portable(x, adj, out, n, offset, gain);
 }

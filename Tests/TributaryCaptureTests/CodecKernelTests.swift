@@ -99,6 +99,13 @@ struct CodecKernelTests {
                     #expect(Array(out64[0..<n]) == want64, "level \(level), adjusted, grid \(offset) + \(gain) k, n \(n)")
                     #expect(Array(out32[0..<n]) == want32, "level \(level), adjusted, grid \(offset) + \(gain) k, n \(n)")
                     #expect(out64[n] == 0xDEAD && out32[n] == 0xBEEF, "level \(level), adjusted, n \(n): wrote past n")
+                    // Integer samples: the latents' low 16 or 32 bits.
+                    var out16 = [Int16](repeating: 0x1234, count: n + 1), outInt32 = [Int32](repeating: 0x1234, count: n + 1)
+                    out16.withUnsafeMutableBufferPointer { tributary_narrow16(x, $0.baseAddress!, n) }
+                    outInt32.withUnsafeMutableBufferPointer { tributary_narrow32(x, $0.baseAddress!, n) }
+                    #expect(Array(out16[0..<n]) == x.map { Int16(truncatingIfNeeded: $0) }, "level \(level), int16, n \(n)")
+                    #expect(Array(outInt32[0..<n]) == x.map { Int32(truncatingIfNeeded: $0) }, "level \(level), int32, n \(n)")
+                    #expect(out16[n] == 0x1234 && outInt32[n] == 0x1234, "level \(level), integers, n \(n): wrote past n")
                 }
             }
         }

@@ -25,6 +25,12 @@ void tributary_grid64_adjusted(const int64_t *x, const int64_t *adj, uint64_t *o
 /// out[i] = (the binary32 bits as tributary_grid32) + the low 32 bits of adj[i], wrapping.
 void tributary_grid32_adjusted(const int64_t *x, const int64_t *adj, uint32_t *out, size_t n, double offset, double gain);
 
+/// out[i] = the low 16 bits of x[i] (integer samples from their latents), for i < n.
+void tributary_narrow16(const int64_t *x, int16_t *out, size_t n);
+
+/// out[i] = the low 32 bits of x[i], for i < n.
+void tributary_narrow32(const int64_t *x, int32_t *out, size_t n);
+
 /// The values of a latent block's first n samples (stream version 3, docs/CAPTURE.md §5.1), in
 /// wrapping 64-bit arithmetic: r[i] = base + ((bin_start + symbols[i]) << shift) + low_i, but
 /// r[i] = base + low_i where symbols[i] == escape, low_i being the i-th `shift`-bit field of `bits`

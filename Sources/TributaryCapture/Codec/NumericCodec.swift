@@ -1164,9 +1164,17 @@ final class NumericCodec {
         let out = s.out
         switch (elementType, s.mode) {
         case (.int16, _):
-            source.emit(count: s.count, into: Int16Output(out))
+            if let x = source.undoneInPlace(count: s.count) {
+                tributary_narrow16(x, out.assumingMemoryBound(to: Int16.self), s.count)
+            } else {
+                source.emit(count: s.count, into: Int16Output(out))
+            }
         case (.int32, _):
-            source.emit(count: s.count, into: Int32Output(out))
+            if let x = source.undoneInPlace(count: s.count) {
+                tributary_narrow32(x, out.assumingMemoryBound(to: Int32.self), s.count)
+            } else {
+                source.emit(count: s.count, into: Int32Output(out))
+            }
         case (.float64, 1) where s.flags != 1:
             // The latents as they are, eight at a time (codec_kernels.h), or with an order-8 predictor
             // still to undo, in one pass with the conversion.
