@@ -1108,7 +1108,6 @@ final class NumericCodec {
     /// 512-bit vector), 4 with AVX2, 0 without either (every segment then by the one-channel loop).
     static let lanes = tributary_linear8_x8_available() ? 8 : (tributary_linear8_x4_available() ? 4 : 0)
 
-
     /// Undoes the order-8 predictor of the waiting segments (1 … `lanes`, of equal length; their
     /// residuals in latent slots 0 … `lanes` − 1, their coefficients and shifts in the lanes of the
     /// same numbers) with the kernel of four lanes (up to four segments) or eight, then writes each.
