@@ -123,13 +123,19 @@ final class PeerProcess: @unchecked Sendable {
         gate.open()
         #expect(waitUntil { recorder.analog.count >= 100 })
         stopped.signal(SIGSTOP)
-        // While it is stopped the other subscriber keeps receiving every frame.
-        #expect(waitUntil(.seconds(10)) { recorder.analog.count >= 900 })
-        let dropsWhileStopped = publisher.subscribers().first { $0.description == "stopped" }?.framesDropped ?? 0
+        // Once the stopped subscriber's queue is full (the publisher drops its frames), the other one
+        // keeps receiving: it must get a further 300 frames while the first is still stopped. The
+        // conditions are on progress, not on time (a loaded 2-core CI machine ran this 7× slower than
+        // real time once), so the timeouts are generous.
+        func stoppedDrops() -> UInt64 { publisher.subscribers().first { $0.description == "stopped" }?.framesDropped ?? 0 }
+        #expect(waitUntil(.seconds(30)) { stoppedDrops() > 0 })
+        let countAtFirstDrop = recorder.analog.count
+        #expect(waitUntil(.seconds(30)) { recorder.analog.count >= min(frames, countAtFirstDrop + 300) })
+        let dropsWhileStopped = stoppedDrops()
         stopped.signal(SIGCONT)
         #expect(dropsWhileStopped > 0)
         // Wait until the source is done and the stopped subscriber has everything or its gap notice for it.
-        #expect(waitUntil(.seconds(15)) {
+        #expect(waitUntil(.seconds(30)) {
             guard let counters = stopped.lastCounters, let analog = counters["analog"] as? Int,
                   let missing = counters["missing"] as? Int else { return false }
             return analog + missing == frames
@@ -138,6 +144,7 @@ final class PeerProcess: @unchecked Sendable {
         let counters = stopped.lastCounters ?? [:]
         #expect((counters["missing"] as? Int).map(UInt64.init) == drops)
         #expect(counters["unaccounted"] as? Int == 0)
+        #expect(waitUntil(.seconds(10)) { recorder.analog.count >= frames })
         #expect(recorder.analog.count == frames)
         #expect(recorder.of("gap").isEmpty)
         #expect(subject.statistics().unaccountedLoss == 0)
