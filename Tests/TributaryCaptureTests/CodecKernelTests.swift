@@ -110,4 +110,85 @@ struct CodecKernelTests {
             }
         }
     }
+
+    // MARK: Encoder kernels (codec_encode.c)
+
+    @Test func orderEightPredictionMatchesTheRuleAtEveryLevel() {
+        var rng = SplitMix64(seed: 88)
+        Self.atEveryLevel { level in
+            for n in Self.lengths + [24, 25, 31, 32, 33] {
+                // Fitted coefficients are small (Q20); wrapping products come from large ones and latents.
+                let coefficientSets: [[Int64]] = [
+                    (0..<8).map { _ in Int64(rng.next() % (1 << 22)) - (1 << 21) },
+                    (0..<8).map { _ in Int64(bitPattern: rng.next()) },
+                ]
+                for coefficients in coefficientSets {
+                    let input = Self.latents(n, &rng)
+                    var expected = input, got = input
+                    expected.withUnsafeMutableBufferPointer { NumericCodec.predictLinearReference8($0.baseAddress!, count: n, coefficients: coefficients) }
+                    got.withUnsafeMutableBufferPointer { NumericCodec.predictLinear($0.baseAddress!, count: n, coefficients: coefficients, order: 8) }
+                    #expect(got == expected, "level \(level), n \(n)")
+                }
+            }
+        }
+    }
+
+    @Test func binary64GridLatentsMatchTheRuleAtEveryLevel() {
+        var rng = SplitMix64(seed: 64)
+        let grids: [(Double, Double)] = [(0, 20.0 / 65_536), (-10, 20.0 / 65_536), (0.1234, 3.0517578125e-4), (0, 0x1p-40), (5, -0.3), (0, 1e-300)]
+        let specials: [Double] = [.nan, -.nan, .infinity, -.infinity, -0.0, 0, 1e300, -1e300, .leastNonzeroMagnitude, 0x1p50, -0x1p50]
+        Self.atEveryLevel { level in
+            for (offset, gain) in grids {
+                for n in Self.lengths {
+                    let samples: [UInt64] = (0..<n).map { i in
+                        switch rng.next() % 6 {
+                        case 0: return specials[i % specials.count].bitPattern
+                        case 1: return rng.next()   // any bit pattern
+                        case 2: return (offset + gain * Double(Int64(rng.next() % 200_001) - 100_000) + 1e-9).bitPattern
+                        default: return (offset + gain * Double(Int64(rng.next() % 65_536) - 32_768)).bitPattern
+                        }
+                    }
+                    var k = [Int64](repeating: 0, count: n + 1), adj = [Int64](repeating: 0, count: n + 1)
+                    var kRef = k, adjRef = adj
+                    let anyRef = NumericCodec.toGridReference64(samples, k: &kRef, adj: &adjRef, count: n, offset: offset, gain: gain)
+                    let any = tributary_to_grid64(samples, &k, &adj, n, offset, gain, 1 / gain)
+                    #expect(k == kRef && adj == adjRef, "level \(level), grid (\(offset), \(gain)), n \(n)")
+                    #expect(Int64(bitPattern: any) == anyRef, "level \(level), n \(n)")
+                }
+            }
+        }
+    }
+
+    @Test func minimumAndMaximumMatchAtEveryLevel() {
+        var rng = SplitMix64(seed: 1_2_3)
+        Self.atEveryLevel { level in
+            for n in Self.lengths where n > 0 {
+                let values = Self.latents(n, &rng)
+                var lo: Int64 = 0, hi: Int64 = 0
+                tributary_min_max64(values, n, &lo, &hi)
+                #expect(lo == values.min() && hi == values.max(), "level \(level), n \(n)")
+            }
+        }
+    }
+
+    @Test func binSymbolsAndNonzeroCountsMatchAtEveryLevel() {
+        var rng = SplitMix64(seed: 4_5_6)
+        Self.atEveryLevel { level in
+            for n in Self.lengths {
+                let values = Self.latents(n, &rng)
+                for shift in [0, 1, 7, 8, 20, 33, 56, 63] {
+                    let bins = UInt64(rng.next() % 255) + 1
+                    let base = Int64(bitPattern: rng.next() >> UInt64(rng.next() % 64))
+                    let start = rng.next() >> UInt64(rng.next() % 64)
+                    var expected = [UInt8](repeating: 0xA5, count: n + 1), got = expected
+                    let expectedEscapes = LatentCoder.binSymbolsReference(values, count: n, base: base, shift: UInt64(shift), start: start,
+                                                                          bins: bins, escape: UInt8(bins), into: &expected)
+                    let escapes = tributary_bin_symbols(values, n, UInt64(bitPattern: base), UInt32(shift), start, bins, UInt8(bins), &got)
+                    #expect(got == expected && escapes == expectedEscapes, "level \(level), n \(n), shift \(shift)")
+                }
+                let sparse = values.map { $0 % 3 == 0 ? 0 : $0 }
+                #expect(tributary_count_nonzero64(sparse, n) == sparse.filter { $0 != 0 }.count, "level \(level), n \(n)")
+            }
+        }
+    }
 }

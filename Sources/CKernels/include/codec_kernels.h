@@ -39,4 +39,26 @@ void tributary_narrow32(const int64_t *x, int32_t *out, size_t n);
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r);
 
+
+// The encoder's loops (codec_encode.c).
+
+/// The residuals of order-8 linear prediction, in place: for i from n − 1 down to 8,
+/// v[i] −= (2^(shift−1) + Σ_j coefficients[j] × v[i − 1 − j]) >> shift, in wrapping 64-bit
+/// arithmetic with an arithmetic shift, each prediction reading the samples as they were. v[0 … 7]
+/// (whose history is short) are the caller's. Requires 1 ≤ shift ≤ 62.
+void tributary_predict_linear8(int64_t *v, size_t n, const int64_t *coefficients, unsigned shift);
+/// The latents of n binary64 samples (bit patterns x) on the grid offset + gain × k:
+/// q = (x − offset) × inverse; k[i] = q rounded to nearest (ties to even) when |q| ≤ 2^50, else 0
+/// (NaN too); adj[i] = x[i] − the bits of offset + gain × (double)k[i] (product and sum each
+/// rounded), wrapping. Returns the OR of every adj[i] (0: every sample on the grid).
+/// A latent block's symbols (stream version 3): bin = ((r[i] − base) >> shift) − start in wrapping
+/// unsigned 64-bit arithmetic; symbols[i] = bin (its low byte) when bin < bins, else escape.
+/// Returns the number of escapes. Requires shift ≤ 63.
+size_t tributary_bin_symbols(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
+                             uint8_t escape, uint8_t *symbols);
+/// How many of x[0 … n − 1] are not 0.
+size_t tributary_count_nonzero64(const int64_t *x, size_t n);
+/// The smallest and the largest of r[0 … n − 1] (n ≥ 1), signed.
+void tributary_min_max64(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest);
+uint64_t tributary_to_grid64(const uint64_t *x, int64_t *k, int64_t *adj, size_t n, double offset, double gain, double inverse);
 #endif

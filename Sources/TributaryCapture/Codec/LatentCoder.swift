@@ -43,11 +43,7 @@ enum LatentCoder {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
-        for i in 1..<n {
-            let v = r[i]
-            lo = v < lo ? v : lo
-            hi = v > hi ? v : hi
-        }
+        tributary_min_max64(r, n, &lo, &hi)   // a C kernel: VPMINSQ/VPMAXSQ where the processor has them
         let range = UInt64(bitPattern: hi &- lo)
         let width = bitLength(range)
         // The core of the distribution: far outliers become escapes rather than widening every bin.
@@ -56,17 +52,12 @@ enum LatentCoder {
         let fine = max(0, bitLength(coreHi - coreLo) - min(fineBits, 12))
         let startFine = ((coreLo >> UInt64(fine)) >> 10) << 10
         let fineBins = Int((coreHi >> UInt64(fine)) - startFine) + 1
-        histogram.initialize(repeating: 0, count: fineBins)
         // Long blocks are measured on every `step`-th value: the costs below are those of the
         // sample, scaled to the block (the minimum and the width above are the block's own).
         let step = n >= histogramSampleAbove ? histogramStep : 1
         let sampled = (n + step - 1) / step
-        var i = 0
-        while i < n {
-            let index = (UInt64(bitPattern: r[i] &- lo) >> UInt64(fine)) &- startFine
-            if index < UInt64(fineBins) { histogram[Int(index)] += 1 }
-            i &+= step
-        }
+        tally(r, count: n, step: step, lowest: lo, shift: UInt64(fine), start: startFine, bins: fineBins,
+              into: histogram, split: sampled >= splitTallyAbove)
         plan.base = lo
         plan.escapeWidth = width
         plan.bits = .infinity
@@ -82,16 +73,17 @@ enum LatentCoder {
                 // Merge pairs of the previous level (startFine is a multiple of 2^10, so they align).
                 let previous = bins
                 bins = (previous + 1) / 2
-                for b in 0..<bins { merged[b] = merged[2 * b] + (2 * b + 1 < previous ? merged[2 * b + 1] : 0) }
+                // Counts add up to at most n: the wrapping adds never wrap (and keep the loops branch-free).
+                for b in 0..<bins { merged[b] = merged[2 * b] &+ (2 * b + 1 < previous ? merged[2 * b + 1] : 0) }
             }
             // Window of at most maxBins consecutive bins holding the most samples.
             var start = 0, count = min(bins, maxBins)
             var inside = 0
-            for b in 0..<count { inside += merged[b] }
+            for b in 0..<count { inside &+= merged[b] }
             if bins > maxBins {
                 var best = inside, sum = inside
                 for s in 1...(bins - maxBins) {
-                    sum += merged[s + maxBins - 1] - merged[s - 1]
+                    sum = sum &+ merged[s + maxBins - 1] &- merged[s - 1]
                     if sum > best { best = sum; start = s }
                 }
                 inside = best
@@ -149,6 +141,49 @@ enum LatentCoder {
         return (a >= spread ? a - spread : 0, range - b >= spread ? b + spread : range)
     }
 
+    /// Counts every `step`-th value of `r` into `bins` bins (value − lowest, shifted right by
+    /// `shift`, less `start`; values outside are not counted). `split` counts into four histograms
+    /// in turn and adds them up: smooth data puts consecutive values in one bin, and one histogram
+    /// then makes each increment wait for the previous one's store (a third of `plan`'s time on
+    /// long blocks); four break the chain. Same counts either way.
+    @inline(__always) static func tally(_ r: UnsafePointer<Int64>, count n: Int, step: Int, lowest: Int64, shift: UInt64,
+                                        start: UInt64, bins: Int, into histogram: UnsafeMutablePointer<Int>, split: Bool) {
+        @inline(__always) func bin(_ i: Int) -> UInt64 { (UInt64(bitPattern: r[i] &- lowest) >> shift) &- start }
+        let limit = UInt64(bins)
+        guard split else {
+            histogram.initialize(repeating: 0, count: bins)
+            var i = 0
+            while i < n {
+                let index = bin(i)
+                if index < limit { histogram[Int(index)] += 1 }
+                i &+= step
+            }
+            return
+        }
+        let h1 = histogram + bins, h2 = h1 + bins, h3 = h2 + bins
+        histogram.initialize(repeating: 0, count: 4 * bins)
+        var i = 0
+        let stride4 = 4 * step
+        while i + 3 * step < n {
+            let a = bin(i), b = bin(i &+ step), c = bin(i &+ 2 * step), d = bin(i &+ 3 * step)
+            if a < limit { histogram[Int(a)] &+= 1 }
+            if b < limit { h1[Int(b)] &+= 1 }
+            if c < limit { h2[Int(c)] &+= 1 }
+            if d < limit { h3[Int(d)] &+= 1 }
+            i &+= stride4
+        }
+        while i < n {
+            let index = bin(i)
+            if index < limit { histogram[Int(index)] &+= 1 }
+            i &+= step
+        }
+        for b in 0..<bins { histogram[b] = histogram[b] &+ h1[b] &+ h2[b] &+ h3[b] }
+    }
+
+    /// Sampled counts from which `tally` splits its histogram (below, clearing four costs more than
+    /// the chains do).
+    static let splitTallyAbove = 8192
+
     /// log2 to about 1e-4 (exponent plus a polynomial of the mantissa): enough to compare costs.
     @inline(__always) static func fastLog2(_ x: Double) -> Double {
         let bits = x.bitPattern
@@ -161,42 +196,8 @@ enum LatentCoder {
     static let histogramSampleAbove = 16384
     static let histogramStep = 4
 
-    /// Scratch Ints `plan` needs.
-    static let histogramSize = 4096 + 1024 + 2
-
-    /// In-place sort of a small buffer (quicksort, median of three; insertion sort below 16).
-    static func sortInPlace<T: Comparable>(_ a: UnsafeMutablePointer<T>, count n: Int) {
-        var lo = 0, hi = n - 1
-        while hi - lo >= 16 {
-            let mid = lo + (hi - lo) / 2
-            if a[mid] < a[lo] { swap(&a[mid], &a[lo]) }
-            if a[hi] < a[lo] { swap(&a[hi], &a[lo]) }
-            if a[hi] < a[mid] { swap(&a[hi], &a[mid]) }
-            let pivot = a[mid]
-            var i = lo, j = hi
-            while i <= j {
-                while a[i] < pivot { i += 1 }
-                while pivot < a[j] { j -= 1 }
-                if i <= j { swap(&a[i], &a[j]); i += 1; j -= 1 }
-            }
-            // Recurse into the smaller side, loop on the larger: depth stays logarithmic.
-            if j - lo < hi - i {
-                sortInPlace(a + lo, count: j - lo + 1)
-                lo = i
-            } else {
-                sortInPlace(a + i, count: hi - i + 1)
-                hi = j
-            }
-        }
-        if hi > lo {
-            for i in (lo + 1)...hi {
-                let x = a[i]
-                var j = i - 1
-                while j >= lo && x < a[j] { a[j + 1] = a[j]; j -= 1 }
-                a[j + 1] = x
-            }
-        }
-    }
+    /// Scratch Ints `plan` needs: four histograms of up to 4096 + 1024 + 2 fine bins (`tally`).
+    static let histogramSize = 4 * (4096 + 1024 + 2)
 
     /// rANS lanes of a latent block of stream version 1 and 2 (docs/CAPTURE.md §5.1).
     static func lanes(version: UInt8) -> Int { version == 1 ? 2 : 4 }
@@ -220,13 +221,9 @@ enum LatentCoder {
         precondition(plan.shift <= maxShiftV3, "bins of stream version 3 are at most 2^56 wide")
         let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
         let escape = UInt8(plan.binCount)
-        var escapes = 0
-        for i in 0..<n {
-            let bin = (UInt64(bitPattern: r[i] &- plan.base) >> shift) &- start
-            let isBin = bin < bins
-            symbols[i] = isBin ? UInt8(truncatingIfNeeded: bin) : escape
-            escapes += isBin ? 0 : 1
-        }
+        // bin = ((r[i] − base) >> shift) − start; the symbol is the bin when below binCount, else
+        // the escape (a C kernel: eight values at a time with AVX-512; `binSymbolsReference`).
+        let escapes = tributary_bin_symbols(r, n, UInt64(bitPattern: plan.base), UInt32(shift), start, bins, escape, symbols)
         out.storeBytes(of: UInt64(bitPattern: plan.base).littleEndian, toByteOffset: 0, as: UInt64.self)
         out.storeBytes(of: UInt8(plan.shift), toByteOffset: 8, as: UInt8.self)
         out.storeBytes(of: UInt8(plan.escapeWidth), toByteOffset: 9, as: UInt8.self)
@@ -242,16 +239,55 @@ enum LatentCoder {
         out.storeBytes(of: UInt32(symbolBytes).littleEndian, toByteOffset: 20, as: UInt32.self)
         p += symbolBytes
         let lowMask: UInt64 = shift == 0 ? 0 : (1 << shift) - 1
-        var writer = BitWriter(out + p)
-        for i in 0..<n { writer.write(UInt64(bitPattern: r[i] &- plan.base) & lowMask, plan.shift) }
-        p += writer.finish()
+        if plan.shift > 0 {
+            // Narrow offsets go several to a write (as many as 56 bits hold; the values' bits in
+            // order, least significant first, as one at a time): the writer's chain of dependent
+            // shifts is then several times shorter.
+            let width = plan.shift, perWrite = 56 / width
+            var writer = BitWriter(out + p)
+            var i = 0
+            if perWrite > 1 {
+                while i + perWrite <= n {
+                    var word: UInt64 = 0
+                    for j in 0..<perWrite { word |= (UInt64(bitPattern: r[i + j] &- plan.base) & lowMask) &<< UInt64(j * width) }
+                    writer.write(word, perWrite * width)
+                    i += perWrite
+                }
+            }
+            while i < n { writer.write(UInt64(bitPattern: r[i] &- plan.base) & lowMask, width); i += 1 }
+            p += writer.finish()
+        }
         if escapes > 0 {
             let highWidth = max(0, plan.escapeWidth - plan.shift)
             var high = BitWriter(out + p)
-            for i in 0..<n where symbols[i] == escape { high.write(UInt64(bitPattern: r[i] &- plan.base) >> shift, highWidth) }
+            // Escapes are few: eight symbols at a time are skipped when none of them is one.
+            let pattern = UInt64(escape) &* 0x0101_0101_0101_0101
+            var i = 0
+            while i < n {
+                if i + 8 <= n {
+                    let x = UnsafeRawPointer(symbols + i).loadUnaligned(as: UInt64.self) ^ pattern
+                    // A zero byte in x is an escape (the classic has-zero-byte test; exact: no false negatives).
+                    if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 == 0 { i &+= 8; continue }
+                }
+                if symbols[i] == escape { high.write(UInt64(bitPattern: r[i] &- plan.base) >> shift, highWidth) }
+                i &+= 1
+            }
             p += high.finish()
         }
         return p
+    }
+
+    /// The symbols of `encodeV3` in Swift (the kernel's reference in the tests); returns the escapes.
+    static func binSymbolsReference(_ r: UnsafePointer<Int64>, count n: Int, base: Int64, shift: UInt64, start: UInt64, bins: UInt64,
+                                    escape: UInt8, into symbols: UnsafeMutablePointer<UInt8>) -> Int {
+        var escapes = 0
+        for i in 0..<n {
+            let bin = (UInt64(bitPattern: r[i] &- base) >> shift) &- start
+            let isBin = bin < bins
+            symbols[i] = isBin ? UInt8(truncatingIfNeeded: bin) : escape
+            escapes += isBin ? 0 : 1
+        }
+        return escapes
     }
 
     /// Decoding tables and scratch, allocated once and reused from block to block.

@@ -35,6 +35,8 @@ final class NumericCodec {
     private let chosen: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     private let gridSample: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(2048); return c }()
     private let gridTests: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(128); return c }()
+    private let gridKeys: Scratch<UInt64> = { let c = Scratch<UInt64>(); c.reserve(2 * 2048); return c }()
+    private let gridCounts: Scratch<Int> = { let c = Scratch<Int>(); c.reserve(RadixSort.countsSize); return c }()
     /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
@@ -167,9 +169,7 @@ final class NumericCodec {
     /// The adjustments of the first `n` samples that are not 0.
     private func adjustmentCount(_ n: Int) -> Int {
         let adj = adjustments.base
-        var count = 0
-        for i in 0..<n where adj[i] != 0 { count += 1 }
-        return count
+        return tributary_count_nonzero64(adj, n)   // a C kernel (VPTESTMQ and a popcount where the processor has them)
     }
 
     /// Whether `exceptions` adjustments of `n` go in an exception list (ALP-style; 12 bytes each,
@@ -341,13 +341,10 @@ final class NumericCodec {
         var i = n - 1
         // Backwards, so every prediction reads samples not yet replaced.
         if p == 8 {
-            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
-            while i >= 8 {
-                let a = half &+ c0 &* v[i - 1] &+ c1 &* v[i - 2] &+ c2 &* v[i - 3] &+ c3 &* v[i - 4]
-                let b = c4 &* v[i - 5] &+ c5 &* v[i - 6] &+ c6 &* v[i - 7] &+ c7 &* v[i - 8]
-                v[i] = v[i] &- ((a &+ b) &>> Int64(linearShift))
-                i -= 1
-            }
+            // The C kernel (eight residuals at a time with VPMULLQ where the processor has it)
+            // computes exactly `predictLinearReference` for i ≥ 8.
+            if n > 8 { tributary_predict_linear8(v, n, c, UInt32(linearShift)) }
+            i = min(i, 7)
         } else if p == 4 {
             let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
             while i >= 4 {
@@ -365,6 +362,18 @@ final class NumericCodec {
         while i >= 0 {
             var sum = half
             for j in 0..<min(p, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
+            v[i] = v[i] &- (sum &>> Int64(linearShift))
+            i -= 1
+        }
+    }
+
+    /// `predictLinear`'s order-8 rule in Swift (the kernel's reference in the tests).
+    static func predictLinearReference8(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>) {
+        let half: Int64 = 1 << (Int64(linearShift) - 1)
+        var i = n - 1
+        while i >= 0 {
+            var sum = half
+            for j in 0..<min(8, i) { sum = sum &+ c[j] &* v[i - 1 - j] }
             v[i] = v[i] &- (sum &>> Int64(linearShift))
             i -= 1
         }
@@ -808,18 +817,28 @@ final class NumericCodec {
                 any |= d
             }
         } else {
-            let x = values.assumingMemoryBound(to: UInt64.self)
-            for i in 0..<n {
-                let bits = UInt64(littleEndian: x[i])
-                let k = Self.count(Double(bitPattern: bits), offset: offset, inverse: inverse)
-                let y = offset + gain * Double(k)
-                let d = Int64(bitPattern: bits &- y.bitPattern)
-                v[i] = k
-                adj[i] = d
-                any |= d
-            }
+            // The C kernel computes `toGridReference64` (eight samples at a time with AVX-512).
+            return tributary_to_grid64(values.assumingMemoryBound(to: UInt64.self), v, adj, n, offset, gain, inverse) != 0
         }
         return any != 0
+    }
+
+    /// The binary64 branch of `toGrid` in Swift (the kernel's reference in the tests): latents to
+    /// `k`, bit differences to `adj`; returns their OR.
+    static func toGridReference64(_ x: UnsafePointer<UInt64>, k: UnsafeMutablePointer<Int64>, adj: UnsafeMutablePointer<Int64>,
+                                  count n: Int, offset: Double, gain: Double) -> Int64 {
+        let inverse = 1 / gain
+        var any: Int64 = 0
+        for i in 0..<n {
+            let bits = UInt64(littleEndian: x[i])
+            let count = Self.count(Double(bitPattern: bits), offset: offset, inverse: inverse)
+            let y = offset + gain * Double(count)
+            let d = Int64(bitPattern: bits &- y.bitPattern)
+            k[i] = count
+            adj[i] = d
+            any |= d
+        }
+        return any
     }
 
     @inline(__always) static func count(_ x: Double, offset: Double, inverse: Double) -> Int64 {
@@ -867,7 +886,7 @@ final class NumericCodec {
         }
         guard count >= 2 else { return nil }
         // Sorted distinct values.
-        LatentCoder.sortInPlace(sample, count: count)
+        RadixSort.sort(sample, count: count, scratch: gridKeys.base, counts: gridCounts.base)
         var distinct = 1
         for i in 1..<count where sample[i] != sample[distinct - 1] { sample[distinct] = sample[i]; distinct += 1 }
         guard distinct >= 2 else { return nil }

@@ -1,0 +1,203 @@
+// Hot loops of the capture encoder (codec_kernels.h): the order-8 linear prediction and the grid
+// latents of binary64 samples, eight samples at a time with AVX-512 (VPMULLQ, VCVTPD2QQ), which
+// Swift's baseline x86-64 code cannot use.
+#include "codec_kernels.h"
+#include "dispatch.h"
+#include <string.h>
+
+// As the Swift reference: a product and a sum, each rounded (no fused multiply-add).
+#pragma STDC FP_CONTRACT OFF
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+static inline uint64_t bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+static inline double double64(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+
+// One residual: wrapping 64-bit products and sums, arithmetic shift (as Swift's &* &+ &>>).
+static inline int64_t residual8(const int64_t *v, size_t i, const int64_t *c, unsigned shift) {
+    uint64_t sum = (uint64_t)1 << (shift - 1);
+    for (int j = 0; j < 8; j++) sum += (uint64_t)c[j] * (uint64_t)v[i - 1 - j];
+    return (int64_t)((uint64_t)v[i] - (uint64_t)((int64_t)sum >> shift));
+}
+
+static void predict8_portable(int64_t *v, size_t n, const int64_t *c, unsigned shift) {
+    for (size_t i = n; i-- > 8;) v[i] = residual8(v, i, c, shift);
+}
+
+static inline int64_t grid_count(double x, double offset, double inverse) {
+    double q = (x - offset) * inverse;
+    // Round to nearest by adding and removing 1.5 × 2^52; NaN and far values give 0.
+    return __builtin_fabs(q) <= 0x1p50 ? (int64_t)((q + 0x1.8p52) - 0x1.8p52) : 0;
+}
+
+static uint64_t to_grid64_portable(const uint64_t *x, int64_t *k, int64_t *adj, size_t n, double offset, double gain, double inverse) {
+    uint64_t any = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t count = grid_count(double64(x[i]), offset, inverse);
+        uint64_t d = x[i] - bits64(offset + gain * (double)count);
+        k[i] = count;
+        adj[i] = (int64_t)d;
+        any |= d;
+    }
+    return any;
+}
+
+static void min_max64_portable(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest) {
+    int64_t lo = r[0], hi = r[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = r[i] < lo ? r[i] : lo;
+        hi = r[i] > hi ? r[i] : hi;
+    }
+    *lowest = lo;
+    *highest = hi;
+}
+
+static size_t bin_symbols_portable(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
+                                   uint8_t escape, uint8_t *symbols) {
+    size_t escapes = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t bin = (((uint64_t)r[i] - base) >> shift) - start;
+        int inside = bin < bins;
+        symbols[i] = inside ? (uint8_t)bin : escape;
+        escapes += !inside;
+    }
+    return escapes;
+}
+
+static size_t count_nonzero64_portable(const int64_t *x, size_t n) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) count += x[i] != 0;
+    return count;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("avx512f")))
+static size_t bin_symbols_avx512(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
+                                 uint8_t escape, uint8_t *symbols) {
+    const __m512i b = _mm512_set1_epi64((int64_t)base), s = _mm512_set1_epi64((int64_t)start);
+    const __m512i limit = _mm512_set1_epi64((int64_t)bins), e = _mm512_set1_epi64(escape);
+    const __m128i count = _mm_cvtsi32_si128((int)shift);
+    size_t escapes = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i v = _mm512_loadu_si512((const void *)(r + i));
+        __m512i bin = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_sub_epi64(v, b), count), s);
+        __mmask8 inside = _mm512_cmplt_epu64_mask(bin, limit);
+        __m512i symbol = _mm512_mask_blend_epi64(inside, e, bin);
+        _mm_storel_epi64((__m128i *)(symbols + i), _mm512_cvtepi64_epi8(symbol));  // VPMOVQB: the low bytes
+        escapes += 8 - (size_t)__builtin_popcount((unsigned)inside);
+    }
+    return escapes + bin_symbols_portable(r + i, n - i, base, shift, start, bins, escape, symbols + i);
+}
+
+__attribute__((target("avx512f")))
+static size_t count_nonzero64_avx512(const int64_t *x, size_t n) {
+    size_t count = 0, i = 0;
+    for (; i + 8 <= n; i += 8)
+        count += (size_t)__builtin_popcount((unsigned)_mm512_test_epi64_mask(_mm512_loadu_si512((const void *)(x + i)),
+                                                                             _mm512_loadu_si512((const void *)(x + i))));
+    return count + count_nonzero64_portable(x + i, n - i);
+}
+
+// VPMINSQ / VPMAXSQ: signed 64-bit minimum and maximum of eight lanes (baseline x86-64 has no
+// 64-bit vector compare, so the Swift loop runs one value a cycle).
+__attribute__((target("avx512f")))
+static void min_max64_avx512(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest) {
+    if (n < 16) { min_max64_portable(r, n, lowest, highest); return; }
+    __m512i lo = _mm512_loadu_si512((const void *)r), hi = lo;
+    size_t i = 8;
+    for (; i + 8 <= n; i += 8) {
+        __m512i v = _mm512_loadu_si512((const void *)(r + i));
+        lo = _mm512_min_epi64(lo, v);
+        hi = _mm512_max_epi64(hi, v);
+    }
+    int64_t l = _mm512_reduce_min_epi64(lo), h = _mm512_reduce_max_epi64(hi);
+    for (; i < n; i++) {
+        l = r[i] < l ? r[i] : l;
+        h = r[i] > h ? r[i] : h;
+    }
+    *lowest = l;
+    *highest = h;
+}
+
+// Backwards in blocks of eight: a block reads the eight samples before each of its own, which
+// lie below it and are not yet replaced.
+__attribute__((target("avx512f,avx512dq")))
+static void predict8_avx512(int64_t *v, size_t n, const int64_t *c, unsigned shift) {
+    __m512i coefficient[8];
+    for (int j = 0; j < 8; j++) coefficient[j] = _mm512_set1_epi64(c[j]);
+    const __m512i half = _mm512_set1_epi64((int64_t)1 << (shift - 1));
+    const __m128i count = _mm_cvtsi32_si128((int)shift);
+    size_t top = n;
+    while (top >= 16) {
+        size_t b = top - 8;
+        __m512i sum = half;
+        for (int j = 0; j < 8; j++)
+            sum = _mm512_add_epi64(sum, _mm512_mullo_epi64(coefficient[j], _mm512_loadu_si512((const void *)(v + b - 1 - j))));
+        __m512i r = _mm512_sub_epi64(_mm512_loadu_si512((const void *)(v + b)), _mm512_sra_epi64(sum, count));
+        _mm512_storeu_si512((void *)(v + b), r);
+        top = b;
+    }
+    for (size_t i = top; i-- > 8;) v[i] = residual8(v, i, c, shift);
+}
+
+__attribute__((target("avx512f,avx512dq")))
+static uint64_t to_grid64_avx512(const uint64_t *x, int64_t *k, int64_t *adj, size_t n, double offset, double gain, double inverse) {
+    const __m512d o = _mm512_set1_pd(offset), g = _mm512_set1_pd(gain), inv = _mm512_set1_pd(inverse);
+    const __m512d magic = _mm512_set1_pd(0x1.8p52), limit = _mm512_set1_pd(0x1p50);
+    __m512i any = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i bits = _mm512_loadu_si512((const void *)(x + i));
+        __m512d q = _mm512_mul_pd(_mm512_sub_pd(_mm512_castsi512_pd(bits), o), inv);
+        __mmask8 near = _mm512_cmp_pd_mask(_mm512_abs_pd(q), limit, _CMP_LE_OQ);  // false for NaN
+        __m512d rounded = _mm512_sub_pd(_mm512_add_pd(q, magic), magic);
+        // The rounded value is an integer below 2^50 in magnitude: the conversion is exact.
+        __m512i count = _mm512_maskz_cvttpd_epi64(near, rounded);
+        __m512d y = _mm512_add_pd(o, _mm512_mul_pd(g, _mm512_cvtepi64_pd(count)));
+        __m512i d = _mm512_sub_epi64(bits, _mm512_castpd_si512(y));
+        _mm512_storeu_si512((void *)(k + i), count);
+        _mm512_storeu_si512((void *)(adj + i), d);
+        any = _mm512_or_si512(any, d);
+    }
+    return (uint64_t)_mm512_reduce_or_epi64(any) | to_grid64_portable(x + i, k + i, adj + i, n - i, offset, gain, inverse);
+}
+#endif
+
+void tributary_predict_linear8(int64_t *v, size_t n, const int64_t *coefficients, unsigned shift) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() == KERNEL_AVX512) { predict8_avx512(v, n, coefficients, shift); return; }
+#endif
+    predict8_portable(v, n, coefficients, shift);
+}
+
+uint64_t tributary_to_grid64(const uint64_t *x, int64_t *k, int64_t *adj, size_t n, double offset, double gain, double inverse) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() == KERNEL_AVX512) return to_grid64_avx512(x, k, adj, n, offset, gain, inverse);
+#endif
+    return to_grid64_portable(x, k, adj, n, offset, gain, inverse);
+}
+
+void tributary_min_max64(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() == KERNEL_AVX512) { min_max64_avx512(r, n, lowest, highest); return; }
+#endif
+    min_max64_portable(r, n, lowest, highest);
+}
+
+size_t tributary_bin_symbols(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
+                             uint8_t escape, uint8_t *symbols) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() == KERNEL_AVX512) return bin_symbols_avx512(r, n, base, shift, start, bins, escape, symbols);
+#endif
+    return bin_symbols_portable(r, n, base, shift, start, bins, escape, symbols);
+}
+
+size_t tributary_count_nonzero64(const int64_t *x, size_t n) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() == KERNEL_AVX512) return count_nonzero64_avx512(x, n);
+#endif
+    return count_nonzero64_portable(x, n);
+}
