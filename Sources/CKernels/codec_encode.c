@@ -92,6 +92,44 @@ static size_t bin_symbols_avx512(const int64_t *r, size_t n, uint64_t base, unsi
     return escapes + bin_symbols_portable(r + i, n - i, base, shift, start, bins, escape, symbols + i);
 }
 
+// Bit-shuffle of 8-byte elements (BitShuffle.swift's layout): per group of 64 elements, the bytes
+// j of the 64 elements gathered into one vector (VPERMB within each 8 elements, then a qword
+// gather), and each of its 8 bit rows taken by VPMOVB2M (the bytes' top bits), shifting one bit up
+// between rows.
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void bitshuffle8_avx512(const uint8_t *src, uint8_t *dst, size_t groups, size_t row_bytes) {
+    uint8_t order[64];
+    for (int j = 0; j < 8; j++)
+        for (int e = 0; e < 8; e++) order[8 * j + e] = (uint8_t)(8 * e + j);  // byte j of element e
+    const __m512i by_byte = _mm512_loadu_si512((const void *)order);
+    const __m512i columns = _mm512_setr_epi64(0, 8, 16, 24, 32, 40, 48, 56);
+    uint64_t scratch[64] __attribute__((aligned(64)));
+    for (size_t g = 0; g < groups; g++) {
+        const uint8_t *in = src + g * 512;
+        for (int i = 0; i < 8; i++)
+            _mm512_store_si512((void *)(scratch + 8 * i), _mm512_permutexvar_epi8(by_byte, _mm512_loadu_si512((const void *)(in + 64 * i))));
+        for (int j = 0; j < 8; j++) {
+            // Byte t of v: byte j of element t of the group.
+            __m512i v = _mm512_i64gather_epi64(_mm512_add_epi64(columns, _mm512_set1_epi64(j)), (const void *)scratch, 8);
+            for (int k = 7; k >= 0; k--) {
+                uint64_t row = (uint64_t)_mm512_movepi8_mask(_mm512_slli_epi64(v, 7 - k) );
+                memcpy(dst + (size_t)(8 * j + k) * row_bytes + g * 8, &row, 8);
+            }
+        }
+    }
+}
+
+static int has_bitshuffle8_kernel(void) {
+    static int known = -1;
+    int has = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+        __atomic_store_n(&known, has, __ATOMIC_RELAXED);
+    }
+    return has;
+}
+
 __attribute__((target("avx512f")))
 static size_t count_nonzero64_avx512(const int64_t *x, size_t n) {
     size_t count = 0, i = 0;
@@ -200,4 +238,15 @@ size_t tributary_count_nonzero64(const int64_t *x, size_t n) {
     if (tributary_kernel_level() == KERNEL_AVX512) return count_nonzero64_avx512(x, n);
 #endif
     return count_nonzero64_portable(x, n);
+}
+
+size_t tributary_bitshuffle8_groups(const uint8_t *src, uint8_t *dst, size_t groups, size_t row_bytes) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() == KERNEL_AVX512 && has_bitshuffle8_kernel()) {
+        bitshuffle8_avx512(src, dst, groups, row_bytes);
+        return groups;
+    }
+#endif
+    (void)src; (void)dst; (void)row_bytes;
+    return 0;
 }

@@ -1,3 +1,4 @@
+import CKernels
 import Testing
 @testable import TributaryCapture
 
@@ -59,4 +60,21 @@ func shuffleMatchesReferenceLayout(elementSize: Int) {
     #expect(BitShuffle.blockElementCount(elementSize: 2) == 4096)
     #expect(BitShuffle.blockElementCount(elementSize: 4) == 2048)
     #expect(BitShuffle.blockElementCount(elementSize: 8) == 1024)
+}
+
+/// Eight-byte elements go through a C kernel where the processor has AVX-512BW and VBMI: the same
+/// layout at every kernel level (CodecKernelTests' levels), against the bit-by-bit reference.
+@Test func eightByteShuffleMatchesTheReferenceAtEveryKernelLevel() {
+    var rng = SplitMix64(seed: 808)
+    let blockBytes = BitShuffle.blockElementCount(elementSize: 8) * 8
+    defer { _ = tributary_kernels_cap(2) }
+    for level: Int32 in 0...2 {
+        _ = tributary_kernels_cap(level)
+        for count in [64 * 8, 64 * 8 + 5, 128 * 8, 192 * 8 + 8, blockBytes, blockBytes + 64 * 8 + 24, 3 * blockBytes + 1000 * 8 + 3] {
+            let input = rng.bytes(count)
+            var shuffled = [UInt8](repeating: 0xAA, count: count)
+            input.withUnsafeBytes { src in shuffled.withUnsafeMutableBytes { BitShuffle.shuffle(src, into: $0, elementSize: 8) } }
+            #expect(shuffled == referenceShuffle(input, elementSize: 8), "level \(level), count \(count)")
+        }
+    }
 }

@@ -1,3 +1,5 @@
+import CKernels
+
 /// Bit-shuffle: rearranges an array of fixed-size numbers so that bit k of every element is stored
 /// contiguously, which turns slowly varying samples into long runs that zstd compresses well.
 ///
@@ -111,6 +113,11 @@ public enum BitShuffle {
         let groups = elements / 64
         var first = 0
         #if _endian(little)
+        if forward && size == 8 && groups > 0 {
+            // A C kernel (AVX-512BW + VBMI) does the block's full groups where the processor has it.
+            first = tributary_bitshuffle8_groups(src.assumingMemoryBound(to: UInt8.self), dst.assumingMemoryBound(to: UInt8.self),
+                                                 groups, rowBytes)
+        }
         while first + 2 <= groups {
             let g = first
             if forward {
