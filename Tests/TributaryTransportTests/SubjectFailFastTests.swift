@@ -78,6 +78,25 @@ import TributaryWire
         }
     }
 
+    /// The probe that tells a mechanism mismatch from a publisher closing connections over its
+    /// pending limit: it reads the mechanism from the publisher's greeting.
+    @Test func theProbeReadsThePublishersMechanism() throws {
+        let plain = try makePublisher(apiKey: "k")
+        defer { plain.stop() }
+        #expect(ConnectDiagnosis.peerMechanism(host: "127.0.0.1", port: "\(plain.port!)") == "NULL")
+        let context = try ZMQContext()
+        let zap = try ZMQZAPHandler(context: context, policy: .acceptAnyClient())
+        defer { zap.stop() }
+        let curve = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k",
+                                                                        curve: PublisherCurve(keys: try ZMQCurveKeyPair.generate())),
+                                  context: context)
+        defer { curve.stop() }
+        #expect(ConnectDiagnosis.peerMechanism(host: "127.0.0.1", port: "\(curve.port!)") == "CURVE")
+        // Nothing listens: no mechanism (and no wait beyond the probe's bound).
+        let closed = try freePort()
+        #expect(ConnectDiagnosis.peerMechanism(host: "127.0.0.1", port: "\(closed)") == nil)
+    }
+
     @Test func aPublisherWithoutCurveRefusesACurveSubjectAtOnce() throws {
         let publisher = try makePublisher(apiKey: "k")
         defer { publisher.stop() }

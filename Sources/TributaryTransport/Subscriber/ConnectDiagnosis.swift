@@ -47,6 +47,54 @@ enum ConnectDiagnosis {
         return outcome.withLock { $0 } ?? nil
     }
 
+    /// The security mechanism the ZMTP peer at `host`:`port` announces in its greeting ("NULL",
+    /// "CURVE", …), read from one probe connection that sends only the signature and major version of
+    /// a greeting (ZMTP 3: a peer sends the rest of its own once it has those; a whole NULL greeting
+    /// would let a CURVE peer find the mismatch and close before its mechanism is out) and closes; nil when
+    /// the connection is closed or silent before the mechanism arrives (at most `timeoutMs` for the
+    /// whole probe) — a publisher over its pending-connection limit closes it at once.
+    static func peerMechanism(host: String, port: String, timeoutMs: Int32 = 500) -> String? {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, port, &hints, &list) == 0, let first = list else { return nil }
+        defer { freeaddrinfo(list) }
+        let address = first.pointee
+        let fd = socket(address.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let deadline = monotonicNanoseconds() + UInt64(max(0, timeoutMs)) * 1_000_000
+        func wait(_ events: Int32) -> Bool {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return false }
+            var p = pollfd(fd: fd, events: Int16(events), revents: 0)
+            return poll(&p, 1, Int32((deadline - now) / 1_000_000) + 1) == 1 && p.revents & Int16(events) != 0
+        }
+        if connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
+            guard errno == EINPROGRESS, wait(Int32(POLLOUT)) else { return nil }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 else { return nil }
+        }
+        // Signature (0xFF, 8 bytes, 0x7F) and major version 3.
+        var greeting = [UInt8](repeating: 0, count: 11)
+        greeting[0] = 0xFF
+        greeting[9] = 0x7F
+        greeting[10] = 3
+        guard greeting.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == greeting.count else { return nil }
+        var received = [UInt8](repeating: 0, count: 64)
+        var count = 0
+        while count < 32 {
+            guard wait(Int32(POLLIN)) else { return nil }
+            let n = received.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + count, 64 - count, 0) }
+            guard n > 0 else { return nil }
+            count += n
+        }
+        guard received[0] == 0xFF, received[9] == 0x7F, received[10] >= 3 else { return nil }
+        let name = received[12..<32].prefix { $0 != 0 }
+        return String(decoding: name, as: UTF8.self)
+    }
+
     /// Why a TCP connection to `host`:`port` fails, from one probe connection (non-blocking, at most
     /// `timeoutMs`); nil when it succeeds (something listens now) or the cause is not known in time.
     static func connectionFailure(host: String, port: String, timeoutMs: Int32 = 500) -> String? {

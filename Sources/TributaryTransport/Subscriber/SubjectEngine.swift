@@ -486,10 +486,22 @@ final class SubjectEngine {
             // closes new ones at once (a burst of subscribers): that passes within an attempt or two.
             handshakeFailuresWithoutDetail += 1
             if handshakeFailuresWithoutDetail < Self.handshakeFailuresBeforeDiagnosis { return nil }
+            // A mechanism mismatch and a publisher that keeps closing new connections (over its
+            // pending limit, on a loaded machine) look alike from here: the publisher's greeting
+            // names its mechanism. Unknown (the probe was closed too) or no mismatch: keep trying
+            // within the open's timeout.
+            handshakeFailuresWithoutDetail = 0
+            guard let (host, port) = ConnectDiagnosis.tcpHostPort(endpoint),
+                  let mechanism = ConnectDiagnosis.peerMechanism(host: host, port: port) else { return nil }
+            let usesCurve = options.curve != nil
+            if !usesCurve && mechanism == "NULL" { return nil }
+            if mechanism == "NULL" && usesCurve {
+                return ErrorReport(.destinationUnreachable, "the publisher at \(endpoint) does not use CURVE (handshake failed: security mechanism mismatch)")
+            }
         }
         // A mechanism mismatch is reported as such only by the side that detects it; the other one
-        // sees the connection closed during the handshake (no detail, EPIPE). Against a publisher
-        // without CURVE, a subscriber without CURVE has no other handshake that fails every time.
+        // sees the connection closed during the handshake (no detail, EPIPE). Without CURVE, a
+        // no-detail failure reaches here only when the publisher's greeting says CURVE.
         let mismatch = event.event.contains(.handshakeFailedProtocol) && event.value == ConnectDiagnosis.mechanismMismatch
         let message = switch (options.curve != nil, mismatch) {
         case (false, _): "the publisher at \(endpoint) requires CURVE (handshake failed): connect with its public key"
