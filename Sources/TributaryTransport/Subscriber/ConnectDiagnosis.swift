@@ -54,15 +54,10 @@ enum ConnectDiagnosis {
     /// the connection is closed or silent before the mechanism arrives (at most `timeoutMs` for the
     /// whole probe) — a publisher over its pending-connection limit closes it at once.
     static func peerMechanism(host: String, port: String, timeoutMs: Int32 = 500) -> String? {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, port, &hints, &list) == 0, let first = list else { return nil }
-        defer { freeaddrinfo(list) }
-        let address = first.pointee
-        let fd = socket(address.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        withProbeSocket(host: host, port: port) { fd, address in peerMechanism(fd, address, timeoutMs: timeoutMs) }
+    }
+
+    private static func peerMechanism(_ fd: Int32, _ address: addrinfo, timeoutMs: Int32) -> String? {
         let deadline = monotonicNanoseconds() + UInt64(max(0, timeoutMs)) * 1_000_000
         func wait(_ events: Int32) -> Bool {
             let now = monotonicNanoseconds()
@@ -98,6 +93,12 @@ enum ConnectDiagnosis {
     /// Why a TCP connection to `host`:`port` fails, from one probe connection (non-blocking, at most
     /// `timeoutMs`); nil when it succeeds (something listens now) or the cause is not known in time.
     static func connectionFailure(host: String, port: String, timeoutMs: Int32 = 500) -> String? {
+        withProbeSocket(host: host, port: port) { fd, address in connectionFailure(fd, address, host: host, port: port, timeoutMs: timeoutMs) }
+    }
+
+    /// Runs `body` with a non-blocking TCP socket for the first address of `host`:`port` (closed
+    /// after); nil when the address does not resolve or no socket can be made.
+    private static func withProbeSocket<T>(host: String, port: String, _ body: (Int32, addrinfo) -> T?) -> T? {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -107,6 +108,10 @@ enum ConnectDiagnosis {
         let fd = socket(address.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return body(fd, address)
+    }
+
+    private static func connectionFailure(_ fd: Int32, _ address: addrinfo, host: String, port: String, timeoutMs: Int32) -> String? {
         var error: Int32 = 0
         if connect(fd, address.ai_addr, address.ai_addrlen) == 0 { return nil }
         if errno != EINPROGRESS {
