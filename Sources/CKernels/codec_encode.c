@@ -112,7 +112,7 @@ static void bitshuffle8_avx512(const uint8_t *src, uint8_t *dst, size_t groups, 
             // Byte t of v: byte j of element t of the group.
             __m512i v = _mm512_i64gather_epi64(_mm512_add_epi64(columns, _mm512_set1_epi64(j)), (const void *)scratch, 8);
             for (int k = 7; k >= 0; k--) {
-                uint64_t row = (uint64_t)_mm512_movepi8_mask(_mm512_slli_epi64(v, 7 - k) );
+                uint64_t row = (uint64_t)_mm512_movepi8_mask(_mm512_slli_epi64(v, 7 - k));
                 memcpy(dst + (size_t)(8 * j + k) * row_bytes + g * 8, &row, 8);
             }
         }

@@ -24,25 +24,23 @@ enum RadixSort {
         var from = scratch, to = scratch + n
         // Every pass's byte counts, in one pass over the keys.
         c.initialize(repeating: 0, count: countsSize)
-        do {
+        for i in 0..<n {
+            let k = key(a[i])
+            from[i] = k
+            for byte in 0..<8 { c[byte << 8 | Int((k >> UInt64(8 * byte)) & 0xFF)] += 1 }
+        }
+        for byte in 0..<8 {
+            let shift = UInt64(8 * byte)
+            let pass = c + byte << 8
+            if pass[Int((from[0] >> shift) & 0xFF)] == n { continue }
+            var sum = 0
+            for d in 0..<256 { let count = pass[d]; pass[d] = sum; sum += count }
             for i in 0..<n {
-                let k = key(a[i])
-                from[i] = k
-                for byte in 0..<8 { c[byte << 8 | Int((k >> UInt64(8 * byte)) & 0xFF)] += 1 }
+                let k = from[i], d = Int((k >> shift) & 0xFF)
+                to[pass[d]] = k
+                pass[d] += 1
             }
-            for byte in 0..<8 {
-                let shift = UInt64(8 * byte)
-                let pass = c + byte << 8
-                if pass[Int((from[0] >> shift) & 0xFF)] == n { continue }
-                var sum = 0
-                for d in 0..<256 { let count = pass[d]; pass[d] = sum; sum += count }
-                for i in 0..<n {
-                    let k = from[i], d = Int((k >> shift) & 0xFF)
-                    to[pass[d]] = k
-                    pass[d] += 1
-                }
-                swap(&from, &to)
-            }
+            swap(&from, &to)
         }
         for i in 0..<n { a[i] = value(from[i]) }
     }
