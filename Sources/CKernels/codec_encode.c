@@ -1,8 +1,10 @@
-// Hot loops of the capture encoder (codec_kernels.h): the order-8 linear prediction and the grid
-// latents of binary64 samples, eight samples at a time with AVX-512 (VPMULLQ, VCVTPD2QQ), which
+// Hot loops of the capture encoder (codec_kernels.h) — the order-8 linear prediction, binary64 grid
+// latents, a latent block's bin symbols, non-zero counts, min/max, the bit-shuffle of 8-byte
+// elements — eight values at a time with AVX-512 (VPMULLQ, VCVTTPD2QQ, VPMOVQB, VPMOVB2M), which
 // Swift's baseline x86-64 code cannot use.
 #include "codec_kernels.h"
 #include "dispatch.h"
+#include "bits.h"
 #include <string.h>
 
 // As the Swift reference: a product and a sum, each rounded (no fused multiply-add).
@@ -11,8 +13,6 @@
 #pragma clang fp contract(off)
 #endif
 
-static inline uint64_t bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
-static inline double double64(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 
 // One residual: wrapping 64-bit products and sums, arithmetic shift (as Swift's &* &+ &>>).
 static inline int64_t residual8(const int64_t *v, size_t i, const int64_t *c, unsigned shift) {

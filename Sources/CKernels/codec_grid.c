@@ -1,6 +1,7 @@
 // Latents on a grid to binary64 / binary32 samples (codec_kernels.h).
 #include "codec_kernels.h"
 #include "dispatch.h"
+#include "bits.h"
 #include <string.h>
 
 // The reference semantics: a product and a sum, each rounded; a contraction into one fused
@@ -10,8 +11,6 @@
 #pragma clang fp contract(off)
 #endif
 
-static inline uint64_t bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
-static inline uint32_t bits32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
 static void grid64_portable(const int64_t *x, uint64_t *out, size_t n, double offset, double gain) {
     for (size_t i = 0; i < n; i++) out[i] = bits64(offset + gain * (double)x[i]);

@@ -56,8 +56,13 @@ enum LatentCoder {
         // sample, scaled to the block (the minimum and the width above are the block's own).
         let step = n >= histogramSampleAbove ? histogramStep : 1
         let sampled = (n + step - 1) / step
-        tally(r, count: n, step: step, lowest: lo, shift: UInt64(fine), start: startFine, bins: fineBins,
-              into: histogram, split: sampled >= splitTallyAbove)
+        histogram.initialize(repeating: 0, count: fineBins)
+        var i = 0
+        while i < n {
+            let index = (UInt64(bitPattern: r[i] &- lo) >> UInt64(fine)) &- startFine
+            if index < UInt64(fineBins) { histogram[Int(index)] += 1 }
+            i &+= step
+        }
         plan.base = lo
         plan.escapeWidth = width
         plan.bits = .infinity
@@ -141,49 +146,6 @@ enum LatentCoder {
         return (a >= spread ? a - spread : 0, range - b >= spread ? b + spread : range)
     }
 
-    /// Counts every `step`-th value of `r` into `bins` bins (value − lowest, shifted right by
-    /// `shift`, less `start`; values outside are not counted). `split` counts into four histograms
-    /// in turn and adds them up: smooth data puts consecutive values in one bin, and one histogram
-    /// then makes each increment wait for the previous one's store (a third of `plan`'s time on
-    /// long blocks); four break the chain. Same counts either way.
-    @inline(__always) static func tally(_ r: UnsafePointer<Int64>, count n: Int, step: Int, lowest: Int64, shift: UInt64,
-                                        start: UInt64, bins: Int, into histogram: UnsafeMutablePointer<Int>, split: Bool) {
-        @inline(__always) func bin(_ i: Int) -> UInt64 { (UInt64(bitPattern: r[i] &- lowest) >> shift) &- start }
-        let limit = UInt64(bins)
-        guard split else {
-            histogram.initialize(repeating: 0, count: bins)
-            var i = 0
-            while i < n {
-                let index = bin(i)
-                if index < limit { histogram[Int(index)] += 1 }
-                i &+= step
-            }
-            return
-        }
-        let h1 = histogram + bins, h2 = h1 + bins, h3 = h2 + bins
-        histogram.initialize(repeating: 0, count: 4 * bins)
-        var i = 0
-        let stride4 = 4 * step
-        while i + 3 * step < n {
-            let a = bin(i), b = bin(i &+ step), c = bin(i &+ 2 * step), d = bin(i &+ 3 * step)
-            if a < limit { histogram[Int(a)] &+= 1 }
-            if b < limit { h1[Int(b)] &+= 1 }
-            if c < limit { h2[Int(c)] &+= 1 }
-            if d < limit { h3[Int(d)] &+= 1 }
-            i &+= stride4
-        }
-        while i < n {
-            let index = bin(i)
-            if index < limit { histogram[Int(index)] &+= 1 }
-            i &+= step
-        }
-        for b in 0..<bins { histogram[b] = histogram[b] &+ h1[b] &+ h2[b] &+ h3[b] }
-    }
-
-    /// Sampled counts from which `tally` splits its histogram (below, clearing four costs more than
-    /// the chains do).
-    static let splitTallyAbove = 8192
-
     /// log2 to about 1e-4 (exponent plus a polynomial of the mantissa): enough to compare costs.
     @inline(__always) static func fastLog2(_ x: Double) -> Double {
         let bits = x.bitPattern
@@ -196,8 +158,8 @@ enum LatentCoder {
     static let histogramSampleAbove = 16384
     static let histogramStep = 4
 
-    /// Scratch Ints `plan` needs: four histograms of up to 4096 + 1024 + 2 fine bins (`tally`).
-    static let histogramSize = 4 * (4096 + 1024 + 2)
+    /// Scratch Ints `plan` needs.
+    static let histogramSize = 4096 + 1024 + 2
 
     /// rANS lanes of a latent block of stream version 1 and 2 (docs/CAPTURE.md §5.1).
     static func lanes(version: UInt8) -> Int { version == 1 ? 2 : 4 }
