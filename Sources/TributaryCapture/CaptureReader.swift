@@ -90,8 +90,13 @@ public final class CaptureReader {
     public let recordsStart: Int
 
     private let fd: Int32
-    private let record = ByteStorage(capacity: 1 << 20)
-    private var decoder: ChunkDecoder
+    /// This reader's record buffer and chunk decoder, from `pool` and given back when it is freed.
+    private let workspace: DecodeWorkspace
+    private let pool: DecodeWorkspacePool
+    private var record: ByteStorage { workspace.record }
+    private var decoder: ChunkDecoder { workspace.decoder }
+    /// Which workspace this reader holds (tests: readers open at once never share one).
+    var workspaceIdentity: ObjectIdentifier { ObjectIdentifier(workspace) }
     private var damagedOffsets: Set<Int> = []
 
     /// Opens a capture and builds its index (from the footer, else from checkpoints, else by scanning).
@@ -101,8 +106,14 @@ public final class CaptureReader {
     ///     checkpoints index it (`repair`: a record the footer does not list, or lists elsewhere, is still
     ///     found). `hasFooter` still says whether the footer was valid.
     /// - Throws: `CaptureError.io` when it cannot be opened, `.notACapture` when it is not a capture.
-    public init(path: String, scanAll: Bool = false) throws(CaptureError) {
+    public convenience init(path: String, scanAll: Bool = false) throws(CaptureError) {
+        try self.init(path: path, scanAll: scanAll, pool: .shared)
+    }
+
+    /// `init(path:scanAll:)` with the decode workspaces of `pool` (tests give their own).
+    init(path: String, scanAll: Bool = false, pool: DecodeWorkspacePool) throws(CaptureError) {
         self.path = path
+        self.pool = pool
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         self.fd = fd
         guard fd >= 0 else { throw CaptureError(.io, file: path, "cannot open: \(String(cString: strerror(errno)))") }
@@ -112,7 +123,7 @@ public final class CaptureReader {
             throw CaptureError(.io, file: path, "cannot stat: \(String(cString: strerror(errno)))")
         }
         fileSize = Int(st.st_size)
-        do { decoder = try ChunkDecoder() } catch {
+        do { workspace = try pool.take() } catch {
             Foundation.close(fd)
             throw CaptureError(.io, file: path, "cannot create a zstd context: \(error)")
         }
@@ -185,7 +196,10 @@ public final class CaptureReader {
         if kept.count != index.count { index = kept }
     }
 
-    deinit { Foundation.close(fd) }
+    deinit {
+        Foundation.close(fd)
+        pool.giveBack(workspace)
+    }
 
     // MARK: Index
 
@@ -498,13 +512,13 @@ public final class CaptureReader {
         let reasons = DamageReasons()
         nonisolated(unsafe) let reader = self
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let record = worker == 0 ? reader.record : ByteStorage(capacity: 1 << 20)
-            guard let decoder = worker == 0 ? reader.decoder : try? ChunkDecoder() else {
+            guard let workspace = worker == 0 ? reader.workspace : try? reader.pool.take() else {
                 while let position = claims.next() { reasons.add(position, "cannot create a zstd context") }
                 return
             }
+            defer { if worker != 0 { reader.pool.giveBack(workspace) } }
             while let position = claims.next() {
-                if let problem = work(position, entries[position], record, decoder) { reasons.add(position, problem.text) }
+                if let problem = work(position, entries[position], workspace.record, workspace.decoder) { reasons.add(position, problem.text) }
             }
         }
         var first: CaptureError?
@@ -605,15 +619,15 @@ public final class CaptureReader {
         for _ in 0..<workers {
             Thread.detachNewThread {
                 defer { slots.workerDone() }
-                let record = ByteStorage(capacity: 1 << 20)
-                let decoder = try? ChunkDecoder()
+                let workspace = try? reader.pool.take()
+                defer { if let workspace { reader.pool.giveBack(workspace) } }
                 while let position = slots.claim() {
                     let entry = entries[position]
-                    guard let decoder else {
+                    guard let workspace else {
                         slots.store(position, .failure(ChunkProblem(text: "cannot create a zstd context")))
                         continue
                     }
-                    slots.store(position, reader.decodeChunk(entry, record: record, decoder: decoder).flatMap {
+                    slots.store(position, reader.decodeChunk(entry, record: workspace.record, decoder: workspace.decoder).flatMap {
                         Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
                     })
                 }
