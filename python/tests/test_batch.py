@@ -91,6 +91,7 @@ class BatchTests(unittest.TestCase):
         packed, stacked = batch._packed([dict(r) for r in rows])
         self.assertEqual(sorted(stacked), ["welch_frequencies", "welch_psd"])
         self.assertEqual(stacked["welch_psd"].shape, (4, 5))
+        self.assertEqual(stacked["welch_frequencies"].shape, (5,))  # every row the same: sent once
         self.assertNotIn("welch_psd", packed[0])
         self.assertIn("spectrum_amplitude_rms", packed[0])  # lengths differ: left in its rows
         back = batch._unpacked(packed, stacked)
@@ -99,6 +100,17 @@ class BatchTests(unittest.TestCase):
             for k in want:
                 np.testing.assert_array_equal(got[k], want[k])
         self.assertEqual(batch._packed([]), ([], {}))
+        # Rows rebuilt from one sent row are arrays of their own, as unpacked rows are.
+        back[0]["welch_frequencies"][0] = 99.0
+        self.assertEqual(back[1]["welch_frequencies"][0], 0.0)
+        # Equal means bit for bit: NaN rows are one row, 0.0 and -0.0 are not.
+        nan = [{"welch_psd": np.array([np.nan, 1.0])} for _ in range(2)]
+        self.assertEqual(batch._packed(nan)[1]["welch_psd"].shape, (2,))
+        signed = [{"welch_psd": np.array([0.0, 1.0])}, {"welch_psd": np.array([-0.0, 1.0])}]
+        _, stacked = batch._packed([dict(r) for r in signed])
+        self.assertEqual(stacked["welch_psd"].shape, (2, 2))
+        back = batch._unpacked([{}, {}], stacked)
+        self.assertEqual([np.signbit(r["welch_psd"][0]) for r in back], [False, True])
 
     def test_files_per_task(self):
         self.assertEqual([batch.files_per_task(n, 2) for n in (1, 3, 4, 8, 16, 32, 1000)], [1, 1, 1, 2, 4, 8, 8])
