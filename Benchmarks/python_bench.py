@@ -14,6 +14,7 @@ medians of per-round ratios. Run by `make bench`; needs the package installed (`
 import argparse
 import multiprocessing
 import os
+import shutil
 import statistics
 import struct
 import subprocess
@@ -92,6 +93,14 @@ def timed(function, *args):
 
 
 def main():
+    work = tempfile.mkdtemp(prefix="tributary-pybench-")
+    try:
+        return run(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # the NPY, TDMS, XDF and capture files: about 490 MB
+
+
+def run(work):
     parser = argparse.ArgumentParser()
     parser.add_argument("--tributary", required=True, help="the tributary executable")
     parser.add_argument("--rounds", type=int, default=5)
@@ -102,7 +111,6 @@ def main():
     import nptdms
     import pyxdf
 
-    work = tempfile.mkdtemp(prefix="tributary-pybench-")
     data = adc_data(8, 1 << 20, seed=1)
     npy, tcap = os.path.join(work, "data.npy"), os.path.join(work, "data.tcap")
     tdms, xdf = os.path.join(work, "data.tdms"), os.path.join(work, "data.xdf")
