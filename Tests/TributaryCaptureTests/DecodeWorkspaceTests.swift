@@ -62,12 +62,14 @@ import TributaryWire
     }
 
     @Test func thePoolKeepsAtMostItsCapacityAndNoHugeWorkspace() throws {
-        let pool = DecodeWorkspacePool(capacity: 2, largestKept: 2 << 20)
+        let pool = DecodeWorkspacePool(capacity: 2, largestKept: 8 << 20)
         let taken = try (0..<4).map { _ in try pool.take() }
+        #expect(taken[0].retainedBytes < 8 << 20)
         for workspace in taken { pool.giveBack(workspace) }
         #expect(pool.idleCount == 2)
         let big = try pool.take()
-        big.record.reserve(4 << 20)
+        big.record.reserve(16 << 20)
+        #expect(big.retainedBytes > 16 << 20)
         pool.giveBack(big)
         #expect(pool.idleCount == 1)
     }

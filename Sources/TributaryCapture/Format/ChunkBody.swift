@@ -295,6 +295,9 @@ final class ChunkDecoder {
         numeric = try NumericCodec()
     }
 
+    /// Bytes held by its buffers that grow with the chunks decoded (and the last chunk's frames).
+    var retainedBytes: Int { body.capacity + samples.capacity + counts.capacity + (output?.capacity ?? 0) }
+
     /// A buffer for a chunk's frames: the previous one when every frame decoded into it has been
     /// released (so a reader that handles each chunk's frames and lets them go allocates — and
     /// faults in — no new memory per chunk), otherwise a new one.

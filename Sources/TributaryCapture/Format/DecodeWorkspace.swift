@@ -20,6 +20,9 @@ final class DecodeWorkspace: @unchecked Sendable {
         record = ByteStorage(capacity: 1 << 20)
         decoder = try ChunkDecoder()
     }
+
+    /// Bytes its buffers hold, which grow to the largest chunk read.
+    var retainedBytes: Int { record.capacity + decoder.retainedBytes }
 }
 
 /// Idle decode workspaces, handed out to readers and taken back (see `DecodeWorkspace`).
@@ -30,8 +33,8 @@ final class DecodeWorkspacePool: Sendable {
     /// How many idle workspaces are kept: one per decoding thread of two concurrent readers on a
     /// two-core machine. More are made when more are in use; those given back beyond it are freed.
     let capacity: Int
-    /// A workspace whose record buffer grew beyond this is freed rather than kept (a capture with
-    /// huge chunks should not pin their memory after it is closed).
+    /// A workspace whose buffers grew beyond this is freed rather than kept (a capture with huge
+    /// chunks, or a crafted one, should not pin their memory after it is closed).
     let largestKept: Int
     private let idle = Mutex<[DecodeWorkspace]>([])
 
@@ -49,10 +52,9 @@ final class DecodeWorkspacePool: Sendable {
 
     /// Gives a workspace back; the caller must not use it after this.
     func giveBack(_ workspace: DecodeWorkspace) {
-        guard workspace.record.capacity <= largestKept else { return }
-        let workspace = Optional(workspace)
+        guard workspace.retainedBytes <= largestKept else { return }
         idle.withLock { list in
-            if list.count < capacity, let workspace { list.append(workspace) }
+            if list.count < capacity { list.append(workspace) }
         }
     }
 
