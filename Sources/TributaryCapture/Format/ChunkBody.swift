@@ -2,6 +2,7 @@
 #if canImport(TributaryWire)
 import TributaryWire
 #endif
+import Synchronization
 
 /// The split rule shared by writer and reader (docs/CAPTURE.md §4.2): an analog frame whose preamble
 /// is consistent has its sample matrix moved to the numeric stream of its format.
@@ -303,6 +304,10 @@ final class ChunkDecoder {
     /// faults in — no new memory per chunk), otherwise a new one.
     private func outputStorage(capacity: Int) -> ByteStorage {
         if output != nil, isKnownUniquelyReferenced(&output!) {
+            // Frames of the last chunk may have been read and released on another thread (a replay's
+            // publisher loop, or a reader closed there whose workspace this is now): the acquiring
+            // fence orders the writes below after those reads, which the release published.
+            atomicMemoryFence(ordering: .acquiring)
             output!.removeAll()
             output!.reserve(capacity)
             return output!
