@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TributaryWire
+import CTimerSlack
 
 /// Why a publisher could not start.
 public enum PublisherError: Error, Sendable, CustomStringConvertible {
@@ -127,6 +128,9 @@ public final class Publisher: Sendable {
             sourceThreadsDone.enter()
             let group = sourceThreadsDone
             let thread = Thread {
+                // A pacing source sleeps until each frame is due; the kernel's default 50 µs timer slack
+                // would make every frame that much later (docs/PERFORMANCE.md, fourteenth round).
+                _ = tributary_set_timer_slack(1)
                 source.run(sink)
                 group.leave()
             }

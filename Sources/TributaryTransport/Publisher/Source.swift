@@ -68,14 +68,16 @@ public final class SourceSink: Sendable {
     }
 
     /// Sleeps until `deadline` (CLOCK_MONOTONIC nanoseconds) or until the sink is cancelled, in steps of
-    /// at most 50 ms; for pacing sources.
+    /// at most 50 ms; for pacing sources. The publisher's source threads have a timer slack of 1 ns, so
+    /// the wake-up comes as close to the deadline as the machine allows.
     public func sleep(untilMonotonicNanoseconds deadline: UInt64) {
         while !isCancelled {
             let now = monotonicNanoseconds()
             if now >= deadline { return }
-            let step = min(deadline - now, 50_000_000)
-            var request = timespec(tv_sec: Int(step / 1_000_000_000), tv_nsec: Int(step % 1_000_000_000))
-            _ = nanosleep(&request, nil)
+            // An absolute wake-up time: no drift from the time spent between reading the clock and sleeping.
+            let wake = min(deadline, now + 50_000_000)
+            var request = timespec(tv_sec: Int(wake / 1_000_000_000), tv_nsec: Int(wake % 1_000_000_000))
+            _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil)
         }
     }
 
