@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TributaryWire
 @testable import TributaryTransport
@@ -114,5 +115,34 @@ import TributaryWire
             if codes.count == 20 { subject.close() }
         }
         #expect(codes == Array(0..<20))
+    }
+
+    @Test func packageHandlerRunsOnTheCallbackQueueInOrderAndEndsOnceOnClose() throws {
+        let publisher = try makePublisher()
+        defer { publisher.stop() }
+        let subject = try Subject()
+        let codes = Mutex<[Int32]>([])
+        let ends = Atomic<Int>(0)
+        let endedAfterLast = Atomic<Bool>(false)
+        subject.addPackageHandler({ package in
+            if case .message(let m) = package.content { codes.withLock { $0.append(m.code) } }
+        }, ended: {
+            endedAfterLast.store(codes.withLock { $0.count } == 20, ordering: .relaxed)
+            ends.add(1, ordering: .relaxed)
+        })
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "handler")
+        try subject.start()
+        #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
+        for index in 0..<20 { publisher.publish(.message(Message("m\(index)", code: Int32(index)))) }
+        #expect(waitUntil { codes.withLock { $0.count } == 20 })
+        subject.close()
+        #expect(waitUntil { ends.load(ordering: .relaxed) == 1 })
+        #expect(codes.withLock { $0 } == Array(0..<20))
+        let endedLast = endedAfterLast.load(ordering: .relaxed)
+        #expect(endedLast)
+        // Closed: nothing more is handled, and the end is not announced twice.
+        subject.close()
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(ends.load(ordering: .relaxed) == 1)
     }
 }

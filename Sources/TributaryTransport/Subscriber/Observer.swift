@@ -94,19 +94,26 @@ extension Observer {
     }
 }
 
-/// A Subject's observers and package streams: the target its callback-queue items are delivered to.
+/// A closure consumer of a Subject's packages (`Subject.addPackageHandler`).
+struct PackageHandler: Sendable {
+    let handle: @Sendable (ReceivedPackage) -> Void
+    let ended: @Sendable () -> Void
+}
+
+/// A Subject's observers, package handlers and package streams: the target its callback-queue items are delivered to.
 ///
 /// `@unchecked Sendable`: the lists are read and written only under `lock`; observers themselves are
 /// only ever called from the callback queue, which is serial, so an observer that is not Sendable is
 /// still only used by one thread at a time (the contract of `Observer`).
 ///
 /// Observers are retained from `register` until `unregister` (as SCCT's `register` does): an observer
-/// created inline and registered keeps receiving. Delivery copies the two lists under the lock — a
+/// created inline and registered keeps receiving. Delivery copies the three lists under the lock — a
 /// reference-count increment, no allocation per package.
 final class SubjectDelivery: CallbackTarget, @unchecked Sendable {
     private let lock = NSLock()
     private var observers: [any Observer] = []
     private var streams: [PackageStream] = []
+    private var handlers: [PackageHandler] = []
 
     func register(_ observer: any Observer) {
         lock.withLock {
@@ -121,22 +128,26 @@ final class SubjectDelivery: CallbackTarget, @unchecked Sendable {
 
     func add(_ stream: PackageStream) { lock.withLock { streams.append(stream) } }
 
-    /// Ends every stream (the Subject was closed or lost its session for good).
+    func add(_ handler: PackageHandler) { lock.withLock { handlers.append(handler) } }
+
+    /// Ends every stream and handler (the Subject was closed or lost its session for good).
     func finishStreams() {
-        let ended = lock.withLock { () -> [PackageStream] in
-            defer { streams.removeAll() }
-            return streams
+        let (endedStreams, endedHandlers) = lock.withLock { () -> ([PackageStream], [PackageHandler]) in
+            defer { streams.removeAll(); handlers.removeAll() }
+            return (streams, handlers)
         }
-        for stream in ended { stream.finish() }
+        for stream in endedStreams { stream.finish() }
+        for handler in endedHandlers { handler.ended() }
     }
 
     var observerCount: Int { lock.withLock { observers.count } }
 
     func deliver(_ event: SubjectEvent) {
-        let (current, currentStreams) = lock.withLock { (observers, streams) }
+        let (current, currentStreams, currentHandlers) = lock.withLock { (observers, streams, handlers) }
         switch event {
         case .package(let package):
             for observer in current { observer.dispatch(package) }
+            for handler in currentHandlers { handler.handle(package) }
             for stream in currentStreams { stream.push(package) }
         case .reconnected(let welcome):
             for observer in current { observer.didReconnect(welcome) }

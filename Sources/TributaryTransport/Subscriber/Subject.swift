@@ -147,6 +147,17 @@ public final class Subject: Sendable {
         return stream
     }
 
+    /// Calls `handle` for every package received from now on, on the callback queue (in publisher
+    /// order, one at a time, as observers are called), and `ended` once after the last one, when the
+    /// Subject is closed or loses its session for good (as `packages()` ends). The same packages as
+    /// `packages()` without its hand-off to a task: a consumer that needs no `async` saves a thread
+    /// wake-up and a lock hand-over per package. A handler that takes its time holds up the callback
+    /// queue, and through it the socket (lossless sources slow down; live ones drop and count).
+    public func addPackageHandler(_ handle: @escaping @Sendable (ReceivedPackage) -> Void,
+                                  ended: @escaping @Sendable () -> Void = {}) {
+        delivery.add(PackageHandler(handle: handle, ended: ended))
+    }
+
     // MARK: Sending
 
     /// Sends a package to the publisher's application: message, XML, array, analog or digital data

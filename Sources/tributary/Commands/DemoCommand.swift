@@ -64,7 +64,8 @@ enum DemoCommand: Command {
         // 2. The subscriber: source selection plus a server-side analog filter.
         let subject: Subject
         do { subject = try Subject() } catch { throw CommandError("\(error)") }
-        let stream = subject.packages(capacity: 1_024)
+        let run = SubscriptionRun()
+        run.attach(to: subject)
         let query = "0-1;1"
         do {
             let welcome = try subject.open(address: "127.0.0.1", port: port, apiKey: "demo-key", description: "demo subscriber",
@@ -74,15 +75,19 @@ enum DemoCommand: Command {
             try subject.start()
             print("  subscriber: session \(welcome.sessionID), source 1 selected, analog filter \(filterID) '\(query)' (channels 0-1)")
         } catch let error as ErrorReport {
+            run.abandon()
             throw CommandError("error \(error.code): \(error.message)")
         }
 
         // 3. Record what arrives for `seconds`.
         let writer: CaptureWriter
-        do { writer = try CaptureWriter(path: capturePath) } catch { throw CommandError("\(error)") }
+        do { writer = try CaptureWriter(path: capturePath) } catch {
+            run.abandon()
+            throw CommandError("\(error)")
+        }
         let counters = Mutex((frames: 0, bytes: 0, failure: String?.none))
         print(String(format: "  streaming and recording for %.0f s to %@ ...", seconds, capturePath))
-        let end = SubscriptionRun().run(subject: subject, stream: stream, duration: seconds) { package in
+        let end = run.run(subject: subject, duration: seconds) { package in
             do {
                 let appended = try CaptureRecording.append(package, to: writer)
                 counters.withLock { $0.frames += appended.frames; $0.bytes += appended.bytes }

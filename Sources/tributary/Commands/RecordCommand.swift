@@ -77,9 +77,11 @@ enum RecordCommand: Command {
         writerOptions.writerName = "tributary record"
         writerOptions.chunk.entropyCoding = !fastCodec
         // Connect first: a refused session (wrong API key...) must not create or touch any file.
-        let (subject, stream, welcome) = try options.connect()
+        let run = SubscriptionRun()
+        let (subject, welcome) = try options.connect(run)
         let writer: CaptureWriter
         do { writer = try CaptureWriter(destination: destination, options: writerOptions) } catch {
+            run.abandon()
             subject.close()
             throw CommandError("\(error)")
         }
@@ -93,7 +95,7 @@ enum RecordCommand: Command {
             return counted(c.frames, "frame") + String(format: ", %.2f MB, ", Double(c.bytes) / 1e6) + counted(c.gaps, "gap")
                 + " (\(counted(c.framesMissing, "frame")) missing)" + String(format: ", %.1f s", Date().timeIntervalSince(started))
         }
-        let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration, tick: {
+        let end = run.run(subject: subject, duration: options.duration, tick: {
             guard interactive, Date().timeIntervalSince(lastProgress) >= 1 else { return }
             lastProgress = Date()
             StandardOutput.error("\rrecording: " + progressText() + "   ")

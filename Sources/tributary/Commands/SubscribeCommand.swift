@@ -37,11 +37,12 @@ enum SubscribeCommand: Command {
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         try options.setAddress(rest[0])
 
-        let (subject, stream, welcome) = try options.connect()
+        let run = SubscriptionRun()
+        let (subject, welcome) = try options.connect(run)
         printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), sources "
                    + welcome.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", "))
         let received = Atomic<Int>(0)
-        let end = SubscriptionRun().run(subject: subject, stream: stream, duration: options.duration) { package in
+        let end = run.run(subject: subject, duration: options.duration) { package in
             received.add(1, ordering: .relaxed)
             if let summary { summary.count(package); return nil }
             let text = json ? describeJSON(package).render() : describeLine(package)

@@ -153,11 +153,15 @@ struct SubscriptionOptions {
     /// - Returns: the Subject (streaming), its package stream (subscribed before the session opened,
     ///   so that the configurations are in it) and the welcome.
     /// - Throws: `CommandError` "error N (meaning): detail" when the publisher refuses or cannot be reached.
-    func connect() throws -> (Subject, PackageStream, Welcome) {
+    /// Opens and starts the session with `run` attached to it (abandoned if this throws).
+    func connect(_ run: SubscriptionRun) throws -> (Subject, Welcome) {
         let subject: Subject
         let policy = reconnect ? ReconnectPolicy(initialDelay: .milliseconds(200), maxDelay: .seconds(2)) : nil
-        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve)) } catch { throw CommandError("\(error)") }
-        let stream = subject.packages(capacity: 1_024)
+        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve)) } catch {
+            run.abandon()
+            throw CommandError("\(error)")
+        }
+        run.attach(to: subject)
         if reconnect { subject.register(ReconnectNotice()) }
         do {
             let welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description,
@@ -170,8 +174,9 @@ struct SubscriptionOptions {
                 try package.send(on: subject)
                 printError("sent \(package.summary)")
             }
-            return (subject, stream, welcome)
+            return (subject, welcome)
         } catch {
+            run.abandon()
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }

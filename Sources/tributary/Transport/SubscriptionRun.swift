@@ -18,52 +18,94 @@ enum SubscriptionEnd: Sendable, Equatable {
     case handlerStopped(String)
 }
 
-/// Drives an open, started Subject until it should stop: reads its package stream on a task, calls
-/// `handle` for every package (in order, one at a time), and returns when `--duration` elapses, a
-/// signal arrives, the session ends, or `handle` asks to stop. The Subject is closed on return and
-/// every package already received has been handled.
+/// Drives an open, started Subject until it should stop: calls `handle` for every package on the
+/// Subject's callback queue (in order, one at a time), and returns when `--duration` elapses, a signal
+/// arrives, the session ends, or `handle` asks to stop. The Subject is closed on return and every
+/// package already received has been handled.
+///
+/// `attach(to:)` registers the run's package handler before the Subject is opened, so that nothing
+/// the publisher sends first (the configuration) is missed; packages that arrive before `run` gives
+/// the handler wait on the callback queue (which, when full, makes the Subject stop reading its
+/// socket). `abandon()` releases them unhandled when the command fails before `run`.
 final class SubscriptionRun: Sendable {
     private let outcome = Mutex<SubscriptionEnd?>(nil)
     private let wake = DispatchSemaphore(value: 0)
     private let consumerDone = DispatchSemaphore(value: 0)
+    /// Set once, by `run`. (A class box: a closure stored directly in a `Mutex` came back from it as
+    /// a pair of reabstraction thunks calling each other without end, seen in a Swift 6.3.1 release build.)
+    private let handler = Mutex<Handler?>(nil)
+    private final class Handler: Sendable {
+        let handle: @Sendable (ReceivedPackage) -> String?
+        init(_ handle: @escaping @Sendable (ReceivedPackage) -> String?) { self.handle = handle }
+    }
+    /// `run` or `abandon` has been called: the callback queue need not wait for the handler.
+    private let released = Atomic<Bool>(false)
+    private let release = DispatchSemaphore(value: 0)
+    /// Only touched on the callback queue.
+    private let lastError = Mutex<ErrorReport?>(nil)
+    private let stopped = Atomic<Bool>(false)
+
+    /// Registers the run's handler on `subject`; call before opening it.
+    func attach(to subject: Subject) {
+        subject.addPackageHandler({ [self] package in receive(package) }, ended: { [self] in sessionEnded() })
+    }
+
+    /// The command fails before `run`: packages are released unhandled.
+    func abandon() {
+        released.store(true, ordering: .releasing)
+        release.signal()
+    }
 
     /// - Parameters:
-    ///   - subject: the open and started Subject.
-    ///   - stream: its package stream.
+    ///   - subject: the open and started Subject, `attach(to:)`ed before it was opened.
     ///   - duration: seconds to run (nil: until something else ends it).
     ///   - tick: called about every 250 ms on the calling thread (progress lines).
-    ///   - handle: called for each package; returns nil to go on, or why to stop.
-    func run(subject: Subject, stream: PackageStream, duration: Double?, tick: () -> Void = {},
+    ///   - handle: called for each package on the callback queue; returns nil to go on, or why to stop.
+    func run(subject: Subject, duration: Double?, tick: () -> Void = {},
              handle: @escaping @Sendable (ReceivedPackage) -> String?) -> SubscriptionEnd {
         let signals = ProcessSignals([SIGINT, SIGTERM]) { [self] _ in finish(.interrupted) }
-        Task.detached { [self] in
-            var lastError: ErrorReport?
-            for await package in stream {
-                if case .error(let report) = package.content { lastError = report }
-                if let reason = handle(package) {
-                    finish(.handlerStopped(reason))
-                    break
-                }
-            }
-            // The stream ends when the session does; the error delivered last says why.
-            if let lastError {
-                finish(lastError.isNormalCloseByPublisher ? .publisherClosed(lastError.message) : .failed(lastError))
-            } else {
-                finish(.publisherClosed("the session ended"))
-            }
-            consumerDone.signal()
-        }
+        handler.withLock { $0 = Handler(handle) }
+        released.store(true, ordering: .releasing)
+        release.signal()
         let deadline = duration.map { DispatchTime.now() + $0 }
         while outcome.withLock({ $0 }) == nil {
             _ = wake.wait(timeout: .now() + .milliseconds(250))
             tick()
             if let deadline, DispatchTime.now() >= deadline { finish(.durationElapsed) }
         }
-        // Closing ends the stream after the packages it already holds; the consumer handles them.
+        // Closing ends the session after the packages already queued; the handler takes them.
         subject.close()
         _ = consumerDone.wait(timeout: .now() + .seconds(10))
         withExtendedLifetime(signals) {}
         return outcome.withLock { $0! }
+    }
+
+    /// Waits, on the callback queue, until `run` or `abandon` has been called.
+    private func awaitRelease() {
+        guard !released.load(ordering: .acquiring) else { return }
+        release.wait()
+        release.signal()  // for the next wait, if any
+    }
+
+    private func receive(_ package: ReceivedPackage) {
+        awaitRelease()
+        guard !stopped.load(ordering: .relaxed), let handler = handler.withLock({ $0 }) else { return }
+        if case .error(let report) = package.content { lastError.withLock { $0 = report } }
+        if let reason = handler.handle(package) {
+            stopped.store(true, ordering: .relaxed)
+            finish(.handlerStopped(reason))
+        }
+    }
+
+    /// The session is over (closed here, or lost for good); the error delivered last says why.
+    private func sessionEnded() {
+        awaitRelease()
+        if let last = lastError.withLock({ $0 }) {
+            finish(last.isNormalCloseByPublisher ? .publisherClosed(last.message) : .failed(last))
+        } else {
+            finish(.publisherClosed("the session ended"))
+        }
+        consumerDone.signal()
     }
 
     /// Records the first reason to stop and wakes the waiting thread.
