@@ -33,7 +33,7 @@ let package = Package(
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
         .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CKernels", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimerSlack", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
+        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
         .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryAnalysis",
@@ -84,7 +84,7 @@ let package = Package(
         /// Welch segment's mean, window and power. Each bit for bit its Swift rule (CodecKernelTests, SegmentKernelTests).
         .target(name: "CKernels"),
         .systemLibrary(name: "CSocketControl"),
-        .systemLibrary(name: "CTimerSlack"),
+        .systemLibrary(name: "CTimers"),
 
         // MARK: - Tests
 

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import CTimerSlack
+import CTimers
 @testable import TributaryTransport
 import TributaryWire
 
@@ -27,6 +27,60 @@ import TributaryWire
             }
             done.signal()
         }
+    }
+
+    /// Publishes, once a subscriber has started: two frames due later (source 8), one due at once
+    /// after them (source 8: must wait for them), and one of source 9 at once (must not wait).
+    final class ScheduledSource: Source {
+        let info: SourceInfo
+        let configuration = Configuration(deviceName: "scheduled", deviceType: "test")
+        let delivery = SourceDelivery.live
+        let dues = Mutex<[UInt64]>([])
+        init(id: UInt32) { info = SourceInfo(id: id, description: "scheduled \(id)") }
+
+        func run(_ sink: SourceSink) {
+            guard sink.waitForStartedSubscribers(1) else { return }
+            if info.id == 8 {
+                let now = monotonicNanoseconds()
+                let plan: [UInt64] = [now + 40_000_000, now + 80_000_000, 0]
+                dues.withLock { $0 = plan }
+                for (index, due) in plan.enumerated() {
+                    sink.publish(rampFrame(channels: 1, samples: 4, first: index, sourceID: 8), dueAtMonotonicNanoseconds: due)
+                }
+            } else {
+                sink.sleep(untilMonotonicNanoseconds: monotonicNanoseconds() + 5_000_000)
+                sink.publish(rampFrame(channels: 1, samples: 4, first: 100, sourceID: 9))
+            }
+        }
+    }
+
+    final class ArrivalLog: Observer {
+        let arrivals = Mutex<[(source: UInt32, first: UInt64, at: UInt64)]>([])
+        func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) {
+            let now = monotonicNanoseconds()
+            arrivals.withLock { $0.append((header.sourceID, data.firstSample, now)) }
+        }
+    }
+
+    @Test func framesPublishedForLaterGoOutAtTheirTimeInTheirSourcesOrder() throws {
+        let scheduled = ScheduledSource(id: 8), immediate = ScheduledSource(id: 9)
+        let publisher = try makePublisher(sources: [scheduled, immediate])
+        defer { publisher.stop() }
+        let subject = try Subject()
+        let log = ArrivalLog()
+        subject.register(log)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "scheduled")
+        try subject.start()
+        #expect(waitUntil { log.arrivals.withLock { $0.count } == 4 })
+        subject.close()
+        let arrivals = log.arrivals.withLock { $0 }
+        let dues = scheduled.dues.withLock { $0 }
+        // Source 9's frame did not wait for source 8's.
+        #expect(arrivals.first.map { $0.source } == 9)
+        let eight = arrivals.filter { $0.source == 8 }
+        #expect(eight.map(\.first) == [0, 1, 2])
+        // Never early (one monotonic clock: the same process); the third, due at once, waited for the second.
+        for (arrival, due) in zip(eight, [dues[0], dues[1], dues[1]]) { #expect(arrival.at >= due) }
     }
 
     @Test func sourcesRunWithATimerSlackOfOneNanosecondAndNeverWakeEarly() throws {

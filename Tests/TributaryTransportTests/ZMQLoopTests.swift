@@ -99,6 +99,44 @@ final class EchoState {
         }
     }
 
+    @Test func preciseWakeRunsOnceAtItsLatestDeadlineBesideTheSockets() throws {
+        let context = try ZMQContext()
+        // Wake times, and the deadline they were for; a socket registered too, so the timerfd sits
+        // after it in the poll set and the socket's handler must still be the one called for it.
+        let woke = ZMQLoopBox<[(at: UInt64, deadline: UInt64)]>([])
+        let pairMessages = ZMQLoopBox<Int>(0)
+        let loop = try ZMQLoop<Int>(name: "test-precise", context: context) { scope in
+            let socket = try ZMQSocket(context: scope.context, type: .pair)
+            try socket.bind("inproc://precise")
+            scope.register(socket) { socket, _ in
+                while (try? socket.receiveMultipart(flags: .dontWait)) != nil { pairMessages.value.withLock { $0 += 1 } }
+            }
+            return 0
+        }
+        defer { loop.shutdown() }
+        let peer = try ZMQSocket(context: context, type: .pair)
+        defer { peer.close() }
+        try peer.connect("inproc://precise")
+        let deadlines = ZMQLoopBox<(first: UInt64, second: UInt64)>((0, 0))
+        try loop.performAndWait { _, scope in
+            let now = monotonicNanoseconds()
+            let first = now + 20_000_000, second = now + 60_000_000
+            deadlines.value.withLock { $0 = (first, second) }
+            scope.setPreciseWakeHandler {
+                let at = monotonicNanoseconds()
+                woke.value.withLock { $0.append((at, deadlines.value.withLock { $0.second })) }
+            }
+            scope.wake(atMonotonicNanoseconds: first)
+            scope.wake(atMonotonicNanoseconds: second)  // replaces the first
+        }
+        try peer.send(multipart: [[1, 2, 3]], flags: [])
+        #expect(eventually { woke.value.withLock { $0.count } == 1 && pairMessages.value.withLock { $0 } == 1 })
+        Thread.sleep(forTimeInterval: 0.05)
+        let wakes = woke.value.withLock { $0 }
+        #expect(wakes.count == 1)
+        #expect(wakes.allSatisfy { $0.at >= $0.deadline })
+    }
+
     @Test func stopFromAHandlerEndsTheLoop() throws {
         let context = try ZMQContext()
         let loop = try ZMQLoop<Int>(name: "test-stop", context: context) { _ in 0 }

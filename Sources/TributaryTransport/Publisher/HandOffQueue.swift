@@ -16,6 +16,8 @@ struct HandOffItem: Sendable {
     var target: HandOffTarget
     /// From a lossless source: wait for credit instead of dropping.
     var lossless: Bool
+    /// When to send it (CLOCK_MONOTONIC nanoseconds; 0: at once): `SourceSink.publish(_:dueAtMonotonicNanoseconds:)`.
+    var due: UInt64 = 0
 }
 
 /// The bounded queue between the threads that publish and the publisher's socket thread.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TributaryWire
-import CTimerSlack
+import CTimers
 
 /// Why a publisher could not start.
 public enum PublisherError: Error, Sendable, CustomStringConvertible {

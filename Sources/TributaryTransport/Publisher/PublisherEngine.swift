@@ -39,6 +39,11 @@ final class PublisherEngine {
     private var goneRoutingIDs: [[UInt8]: UInt64] = [:]
     private var nextSessionID: UInt64
     private var drained: [HandOffItem] = []
+    /// Frames handed off for a later time (`HandOffItem.due`), in hand-off order; the loop's precise
+    /// wake-up releases them. `releasing` and `heldSources` are scratch that keeps its capacity.
+    private var scheduled: [HandOffItem] = []
+    private var releasing: [HandOffItem] = []
+    private var heldSources: [UInt32] = []
     /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
     private var lossless: [HandOffItem] = []
     private var losslessHead = 0
@@ -97,6 +102,10 @@ final class PublisherEngine {
         // Session ids are not guessable across restarts (a subscriber log mentioning one is unambiguous).
         nextSessionID = UInt64.random(in: 1...(UInt64(1) << 40))
         drained.reserveCapacity(core.handOff.capacity)
+        scheduled.reserveCapacity(core.handOff.capacity)
+        releasing.reserveCapacity(core.handOff.capacity)
+        heldSources.reserveCapacity(max(1, core.sources.count))
+        scope.setPreciseWakeHandler { [unowned self] in self.releaseScheduled() }
         scope.register(router) { [unowned self] _, _ in self.receiveAll() }
         scope.register(monitor.socket) { [unowned self] _, _ in self.readConnectionEvents() }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
@@ -109,14 +118,62 @@ final class PublisherEngine {
         core.handOff.drain(into: &drained)
         let now = monotonicNanoseconds()
         for item in drained {
-            if item.lossless {
-                lossless.append(item)
+            if item.due > now || (!scheduled.isEmpty && isHeld(item.frame.header.sourceID)) {
+                hold(item, now: now)
             } else {
-                fanOut(item, now: now)
+                route(item, now: now)
             }
         }
         drained.removeAll(keepingCapacity: true)
+        if !scheduled.isEmpty { armScheduledWake() }
         if losslessHead < lossless.count { pumpLossless(now: now) }
+    }
+
+    private func route(_ item: HandOffItem, now: UInt64) {
+        if item.lossless {
+            lossless.append(item)
+        } else {
+            fanOut(item, now: now)
+        }
+    }
+
+    private func isHeld(_ source: UInt32) -> Bool { scheduled.contains { $0.frame.header.sourceID == source } }
+
+    /// Keeps `item` until its time; when as many wait as the hand-off queue holds, the oldest goes now.
+    private func hold(_ item: HandOffItem, now: UInt64) {
+        if scheduled.count >= core.handOff.capacity { route(scheduled.removeFirst(), now: now) }
+        scheduled.append(item)
+    }
+
+    /// The precise wake-up: sends the held frames that are due, each source's in order.
+    private func releaseScheduled() {
+        let now = monotonicNanoseconds()
+        swap(&scheduled, &releasing)
+        heldSources.removeAll(keepingCapacity: true)
+        for item in releasing {
+            let source = item.frame.header.sourceID
+            if item.due > now || heldSources.contains(source) {
+                scheduled.append(item)
+                if !heldSources.contains(source) { heldSources.append(source) }
+            } else {
+                route(item, now: now)
+            }
+        }
+        releasing.removeAll(keepingCapacity: true)
+        if !scheduled.isEmpty { armScheduledWake() }
+        if losslessHead < lossless.count { pumpLossless(now: now) }
+    }
+
+    /// Wakes the loop when the first held frame of some source is due (a source's later frames wait
+    /// for its first, so only the first of each counts).
+    private func armScheduledWake() {
+        heldSources.removeAll(keepingCapacity: true)
+        var earliest = UInt64.max
+        for item in scheduled where !heldSources.contains(item.frame.header.sourceID) {
+            heldSources.append(item.frame.header.sourceID)
+            earliest = min(earliest, item.due)
+        }
+        scope.wake(atMonotonicNanoseconds: earliest)
     }
 
     private func fanOut(_ item: HandOffItem, now: UInt64) {

@@ -56,11 +56,22 @@ public final class SourceSink: Sendable {
     /// sources wait for room and for credit.
     /// - Returns: Whether the publisher took the frame (false also once cancelled).
     @discardableResult
-    public func publish(_ frame: Frame) -> Bool {
+    public func publish(_ frame: Frame) -> Bool { publish(frame, dueAtMonotonicNanoseconds: 0) }
+
+    /// Publishes a frame of this source to go out at `due` (CLOCK_MONOTONIC nanoseconds, as
+    /// `sleep(untilMonotonicNanoseconds:)`) rather than at once: handed over ahead of time, it is sent
+    /// by the publisher's loop when its time comes (a timerfd, to within the machine's wake-up
+    /// latency), which takes the hand-off between this thread and the loop's out of the frame's
+    /// latency. For a paced source that makes its frames ahead, as the simulated device does. A
+    /// source's frames keep their order (one due later, or published with 0, waits for the earlier);
+    /// the loop holds at most the hand-off queue's capacity of frames (beyond that the oldest go at
+    /// once); frames still waiting when the publisher stops are not sent. Refusal as `publish(_:)`.
+    @discardableResult
+    public func publish(_ frame: Frame, dueAtMonotonicNanoseconds due: UInt64) -> Bool {
         var header = frame.header
         header.sourceID = sourceID
         let item = HandOffItem(frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
-                               lossless: delivery == .lossless)
+                               lossless: delivery == .lossless, due: due)
         switch delivery {
         case .live: return publisher.handOff.push(item)
         case .lossless: return publisher.handOff.pushWaiting(item, while: { !self.isCancelled })

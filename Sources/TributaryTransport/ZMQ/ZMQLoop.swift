@@ -246,6 +246,7 @@ final class ZMQLoopShared<State>: @unchecked Sendable {
                 break
             }
             if ready > 0 { scope.dispatchReadySockets() }
+            scope.runPreciseWake()
             scope.runDueTimers()
             if scope.wakeSignalled {
                 var counter: UInt64 = 0

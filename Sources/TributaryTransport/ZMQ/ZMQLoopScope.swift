@@ -1,3 +1,4 @@
+import CTimers
 import CZMQ
 import Foundation
 
@@ -52,12 +53,20 @@ public final class ZMQLoopScope {
     private var itemsStale = false
     private var timers: [Timer] = []
     private var nextTimerID = 0
+    /// The precise wake-up: a timerfd polled after the sockets (-1 until first used, or when the
+    /// kernel refused one: then the poll's millisecond timeout stands in), its handler and deadline
+    /// (0: none).
+    private var preciseFD: Int32 = -1
+    private var preciseHandler: (() -> Void)?
+    private var preciseDeadline: UInt64 = 0
 
     init(context: ZMQContext, eventFD: Int32) {
         self.context = context
         self.eventFD = eventFD
         items = [zmq_pollitem_t(socket: nil, fd: eventFD, events: Int16(ZMQ_POLLIN), revents: 0)]
     }
+
+    deinit { if preciseFD >= 0 { close(preciseFD) } }
 
     // MARK: Sockets
 
@@ -123,6 +132,41 @@ public final class ZMQLoopScope {
     /// Stops the loop after the current round (from a command or handler).
     public func stop() { stopRequested = true }
 
+    // MARK: Precise wake-up
+
+    /// Sets what runs on the loop thread when the time given to `wake(atMonotonicNanoseconds:)` comes.
+    public func setPreciseWakeHandler(_ handler: @escaping () -> Void) {
+        preciseHandler = handler
+        if preciseFD < 0 {
+            preciseFD = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+            itemsStale = true
+        }
+    }
+
+    /// Runs the precise-wake handler once at `deadline` (CLOCK_MONOTONIC nanoseconds; a later call
+    /// replaces it): to within the machine's wake-up latency, where timers fire on the poll's
+    /// millisecond timeout. The deadline is a timerfd's (no timer slack), in the poll set.
+    public func wake(atMonotonicNanoseconds deadline: UInt64) {
+        let deadline = max(deadline, 1)
+        guard deadline != preciseDeadline else { return }
+        preciseDeadline = deadline
+        guard preciseFD >= 0 else { return }
+        var setting = itimerspec()
+        setting.it_value = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        _ = timerfd_settime(preciseFD, Int32(TFD_TIMER_ABSTIME), &setting, nil)
+    }
+
+    /// Calls the precise-wake handler when its deadline has passed.
+    func runPreciseWake() {
+        guard preciseDeadline != 0, monotonicNanoseconds() >= preciseDeadline else { return }
+        if preciseFD >= 0 {
+            var expirations: UInt64 = 0
+            _ = read(preciseFD, &expirations, MemoryLayout<UInt64>.size)  // non-blocking: clears readiness
+        }
+        preciseDeadline = 0
+        preciseHandler?()
+    }
+
     // MARK: Loop machinery
 
     /// Polls until a socket, the wake-up or the next timer is due; returns the number of ready items.
@@ -178,6 +222,8 @@ public final class ZMQLoopScope {
         }
         registrations.removeAll()
         timers.removeAll()
+        preciseHandler = nil
+        preciseDeadline = 0
         itemsStale = true
     }
 
@@ -187,11 +233,17 @@ public final class ZMQLoopScope {
             items.append(zmq_pollitem_t(socket: registration.socket.handle, fd: 0,
                                         events: registration.events.rawValue, revents: 0))
         }
+        // After the sockets, so that item i + 1 stays registration i.
+        if preciseFD >= 0 { items.append(zmq_pollitem_t(socket: nil, fd: preciseFD, events: Int16(ZMQ_POLLIN), revents: 0)) }
         itemsStale = false
     }
 
     private func pollTimeoutMilliseconds() -> Int {
-        guard let deadline = timers.lazy.map(\.deadline).min() else { return -1 }
+        var earliest = timers.lazy.map(\.deadline).min()
+        // The precise deadline bounds the timeout too (rounded up, so the timerfd comes first): the
+        // fallback when there is no timerfd.
+        if preciseDeadline != 0 { earliest = min(earliest ?? .max, preciseDeadline) }
+        guard let deadline = earliest else { return -1 }
         let now = monotonicNanoseconds()
         if deadline <= now { return 0 }
         // Round up: waking a little late is fine, spinning on a 0 ms timeout is not.
