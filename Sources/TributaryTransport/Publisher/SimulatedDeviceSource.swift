@@ -43,34 +43,28 @@ public final class SimulatedDeviceSource: Source {
             // Time of the block's first sample and of the end of the block, from the sample index (no drift).
             let firstOffset = UInt64(Double(block * blockSamples) / spec.rate * 1e9)
             let endOffset = UInt64(Double((block + 1) * blockSamples) / spec.rate * 1e9)
-            if paced {
-                // The block is made half a block ahead and handed over with its due time, when its
-                // last sample is acquired; the publisher's loop sends it then, so that neither the
-                // making nor the hand-off between threads adds to its latency.
-                let due = startMonotonic + endOffset
-                sink.sleep(untilMonotonicNanoseconds: due - (endOffset - firstOffset) / 2)
-                if sink.isCancelled { return }
-                let timestamp = startWall + Int64(firstOffset)
-                let analog = device.nextAnalogFrame(timestampNs: timestamp)
-                // A live device does not wait: a full hand-off queue loses the block (counted by the publisher).
-                sink.publish(analog, dueAtMonotonicNanoseconds: due)
-                if let digital = device.digitalFrame(forBlockEndingAt: device.nextSample, timestampNs: timestamp) {
-                    sink.publish(digital, dueAtMonotonicNanoseconds: due)
-                }
-            } else {
-                let timestamp = wallClockNanoseconds()
-                let analog = device.nextAnalogFrame(timestampNs: timestamp)
-                publish(analog, sink)
-                if let digital = device.digitalFrame(forBlockEndingAt: device.nextSample, timestampNs: timestamp) {
-                    publish(digital, sink)
-                }
+            // Paced, the block is made half a block ahead and handed over with its due time, when its
+            // last sample is acquired; the publisher's loop sends it then, so that neither the making
+            // nor the hand-off between threads adds to its latency.
+            let due = paced ? startMonotonic + endOffset : 0
+            if paced { sink.sleep(untilMonotonicNanoseconds: due - (endOffset - firstOffset) / 2) }
+            if sink.isCancelled { return }
+            let timestamp = paced ? startWall + Int64(firstOffset) : wallClockNanoseconds()
+            publish(device.nextAnalogFrame(timestampNs: timestamp), due: due, sink)
+            if let digital = device.digitalFrame(forBlockEndingAt: device.nextSample, timestampNs: timestamp) {
+                publish(digital, due: due, sink)
             }
             block += 1
         }
     }
 
-    /// Unpaced: waits for room rather than lose frames at the hand-off.
-    private func publish(_ frame: Frame, _ sink: SourceSink) {
-        while !sink.isCancelled && !sink.publish(frame) { usleep(50) }
+    private func publish(_ frame: Frame, due: UInt64, _ sink: SourceSink) {
+        if paced {
+            // A live device does not wait: a full hand-off queue loses the block (counted by the publisher).
+            sink.publish(frame, dueAtMonotonicNanoseconds: due)
+        } else {
+            // Unpaced: wait for room rather than lose frames at the hand-off.
+            while !sink.isCancelled && !sink.publish(frame) { usleep(50) }
+        }
     }
 }

@@ -156,13 +156,17 @@ public final class ZMQLoopScope {
         _ = timerfd_settime(preciseFD, Int32(TFD_TIMER_ABSTIME), &setting, nil)
     }
 
-    /// Calls the precise-wake handler when its deadline has passed.
+    /// Clears the timerfd when the last poll found it readable, and calls the precise-wake handler
+    /// when its deadline has passed. (Cleared whatever the deadline: the clock may pass a deadline a
+    /// moment before its timerfd fires, and a readable timerfd left unread would make every later
+    /// poll return at once.)
     func runPreciseWake() {
-        guard preciseDeadline != 0, monotonicNanoseconds() >= preciseDeadline else { return }
-        if preciseFD >= 0 {
+        if preciseFD >= 0, let last = items.last, last.socket == nil, last.fd == preciseFD,
+           last.revents & Int16(ZMQ_POLLIN) != 0 {
             var expirations: UInt64 = 0
-            _ = read(preciseFD, &expirations, MemoryLayout<UInt64>.size)  // non-blocking: clears readiness
+            _ = read(preciseFD, &expirations, MemoryLayout<UInt64>.size)
         }
+        guard preciseDeadline != 0, monotonicNanoseconds() >= preciseDeadline else { return }
         preciseDeadline = 0
         preciseHandler?()
     }
