@@ -51,10 +51,7 @@ final class SubscriptionRun: Sendable {
     }
 
     /// The command fails before `run`: packages are released unhandled.
-    func abandon() {
-        released.store(true, ordering: .releasing)
-        release.signal()
-    }
+    func abandon() { releaseWaitingPackages() }
 
     /// - Parameters:
     ///   - subject: the open and started Subject, `attach(to:)`ed before it was opened.
@@ -65,8 +62,7 @@ final class SubscriptionRun: Sendable {
              handle: @escaping @Sendable (ReceivedPackage) -> String?) -> SubscriptionEnd {
         let signals = ProcessSignals([SIGINT, SIGTERM]) { [self] _ in finish(.interrupted) }
         handler.withLock { $0 = Handler(handle) }
-        released.store(true, ordering: .releasing)
-        release.signal()
+        releaseWaitingPackages()
         let deadline = duration.map { DispatchTime.now() + $0 }
         while outcome.withLock({ $0 }) == nil {
             _ = wake.wait(timeout: .now() + .milliseconds(250))
@@ -78,6 +74,12 @@ final class SubscriptionRun: Sendable {
         _ = consumerDone.wait(timeout: .now() + .seconds(10))
         withExtendedLifetime(signals) {}
         return outcome.withLock { $0! }
+    }
+
+    /// Lets the callback queue go on, with the handler if `run` has set it.
+    private func releaseWaitingPackages() {
+        released.store(true, ordering: .releasing)
+        release.signal()
     }
 
     /// Waits, on the callback queue, until `run` or `abandon` has been called.
