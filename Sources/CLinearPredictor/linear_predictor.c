@@ -9,6 +9,13 @@
 // [-2^31, 2^31): the coefficients are checked first, the latents in blocks as they are made.
 // The declarations and their contracts: include/linear_predictor.h.
 #include "linear_predictor.h"
+#include <math.h>
+
+// The grid conversion as tributary_grid64 defines it: a product and a sum, each rounded.
+#pragma STDC FP_CONTRACT OFF
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -22,9 +29,175 @@ bool tributary_linear8_x4_available(void) {
 #define TRIBUTARY_LINEAR8_BLOCK 64
 
 __attribute__((target("avx2")))
+static size_t linear8_x4_int(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
+                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
+                             const int64_t *c, const int64_t *q);
+
+static bool fma_available(void) {
+    static int known = -1;
+    if (known < 0) { __builtin_cpu_init(); known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+    return known;
+}
+
+/// The largest power of two B ≤ 2^30 for which the binary64 kernel is exact while every latent
+/// lies in [-B, B), or 0 when there is none ≥ 2^8 (or a coefficient is outside [-2^31, 2^31), or
+/// q outside 1 … 50). With W = Σ|c[j]|, a residual is then |v| ≤ B + 2 + W·B / 2^q (the latent
+/// minus its prediction), and every partial sum of a step, in units of 2^-q, is at most
+/// 2^(q-1) + 2^q·|v| + W·B ≤ 2^q·(B + 2) + 2·W·B, which must stay below 2^53.
+static int64_t exact_bound(const int64_t *c, int64_t q) {
+    if (q < 1 || q > 50) return 0;
+    unsigned __int128 w = 0;
+    for (int j = 0; j < 8; j++) {
+        if (c[j] < -(INT64_C(1) << 31) || c[j] >= (INT64_C(1) << 31)) return 0;
+        w += (unsigned __int128)(c[j] < 0 ? -c[j] : c[j]);
+    }
+    const unsigned __int128 limit = (unsigned __int128)1 << 53;
+    for (int k = 30; k >= 8; k--) {
+        const unsigned __int128 b = (unsigned __int128)1 << k;
+        if ((((unsigned __int128)1 << q) * (b + 2)) + 2 * w * b < limit) return (int64_t)b;
+    }
+    return 0;
+}
+
+/// What the binary64 kernel writes for each lane: the latents, or the samples on a binary64 grid.
+enum linear8_output { LINEAR8_LATENTS, LINEAR8_GRID64 };
+
+// The recurrence in binary64 with fused multiply-adds, where that is exact: with the coefficients
+// scaled by 2^-q (exact: they have 32 bits), a step's sum v + 1/2 + Σ c[j] 2^-q x[i-1-j] is a
+// multiple of 2^-q, and while the latents lie in [-B, B) (`exact_bound`) every partial sum is an
+// integer number of 2^-q below 2^53: every product and addition is exact, in any order, and the
+// floor of the sum is the integer rule's v + ((2^(q-1) + Σ) >> q). A block in which a latent left
+// [-B, B) ends the call (its return value is then < n and nothing written is to be used). A
+// residual whose conversion is not exact (|v| ≥ 2^51) becomes a binary64 of at least 2^51 in
+// magnitude, or NaN, which is replaced by 2^60: the latent it makes leaves [-B, B) either way.
+// On Zen 1 a 256-bit FMA runs a cycle on two pipes, a 64-bit integer product on one: this takes
+// the integer kernel's 2.3 ns a sample to about 1.5 (Benchmarks/kernels/linear8_bench.c).
+__attribute__((target("avx2,fma"), always_inline))
+static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4], size_t n,
+                                    const int64_t *c, const int64_t *q, enum linear8_output mode,
+                                    const double *offset, const double *gain) {
+    if (n == 0 || !fma_available()) return 0;
+    double bound[4];
+    for (int k = 0; k < 4; k++) {
+        int64_t b = exact_bound(c + 8 * k, q[k]);
+        if (b == 0) return 0;
+        bound[k] = (double)b;
+    }
+    const int64_t *const v0 = v[0], *const v1 = v[1], *const v2 = v[2], *const v3 = v[3];
+    __m256d cv[8];
+    for (int j = 0; j < 8; j++)
+        cv[j] = _mm256_set_pd(ldexp((double)c[24 + j], -(int)q[3]), ldexp((double)c[16 + j], -(int)q[2]),
+                              ldexp((double)c[8 + j], -(int)q[1]), ldexp((double)c[j], -(int)q[0]));
+    const __m256d above = _mm256_set_pd(bound[3], bound[2], bound[1], bound[0]);
+    const __m256d below = _mm256_sub_pd(_mm256_setzero_pd(), above);
+    // int64 ↔ binary64 for |value| < 2^51: the integer added to the bits of 1.5 × 2^52.
+    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
+    const __m256d magicd = _mm256_set1_pd(6755399441055744.0);
+    const __m256d half = _mm256_set1_pd(0.5), far = _mm256_set1_pd(0x1p60);
+    __m256d go = _mm256_setzero_pd(), gg = go;  // the lanes' grid
+    if (mode == LINEAR8_GRID64) {
+        go = _mm256_set_pd(offset[3], offset[2], offset[1], offset[0]);
+        gg = _mm256_set_pd(gain[3], gain[2], gain[1], gain[0]);
+    }
+    // The transposed form: when a latent is made, its eight products go at once into the sums of
+    // the eight steps after it. `sum` is this step's complete sum, a1 … a7 the running sums of the
+    // seven after it (a1 still without its newest product). The next step's sum is made right
+    // after the floor, ahead of the other seven products, which become ready at the same moment
+    // (the scheduler takes the oldest first). Every sum starts at 1/2, the rounding term 2^(q-1)
+    // in units of 2^-q, and takes its residual one step before its newest product.
+#define TRIBUTARY_LINEAR8_RESIDUAL(residual)                                                                        \
+    _mm256_min_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(residual, magic)), magicd), far)
+    __m256d sum = _mm256_add_pd(half, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_set_epi64x(v3[0], v2[0], v1[0], v0[0])));
+    __m256d a1 = half, a2 = half, a3 = half, a4 = half, a5 = half, a6 = half, a7 = half;
+    // The block's largest and smallest latents (a NaN latent needs a NaN residual, replaced first).
+    __m256d highest = below, lowest = above;
+#define TRIBUTARY_LINEAR8_F64_STEP(result)                                                                          \
+    do {                                                                                                            \
+        __m256d x = _mm256_round_pd(sum, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                                \
+        sum = _mm256_fmadd_pd(cv[0], x, a1);                                                                        \
+        a1 = _mm256_fmadd_pd(cv[1], x, a2);                                                                         \
+        a2 = _mm256_fmadd_pd(cv[2], x, a3);                                                                         \
+        a3 = _mm256_fmadd_pd(cv[3], x, a4);                                                                         \
+        a4 = _mm256_fmadd_pd(cv[4], x, a5);                                                                         \
+        a5 = _mm256_fmadd_pd(cv[5], x, a6);                                                                         \
+        a6 = _mm256_fmadd_pd(cv[6], x, a7);                                                                         \
+        a7 = _mm256_fmadd_pd(cv[7], x, half);                                                                       \
+        highest = _mm256_max_pd(x, highest);                                                                        \
+        lowest = _mm256_min_pd(x, lowest);                                                                          \
+        if (mode == LINEAR8_GRID64) result = _mm256_castpd_si256(_mm256_add_pd(go, _mm256_mul_pd(gg, x)));         \
+        else result = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(x, magicd)), magic);                      \
+    } while (0)
+    uint64_t *const o0 = out[0], *const o1 = out[1], *const o2 = out[2], *const o3 = out[3];
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i < TRIBUTARY_LINEAR8_BLOCK ? n : i + TRIBUTARY_LINEAR8_BLOCK;
+        size_t s = i;
+        // Four steps at a time, with the residuals of the four steps after them (s + 1 … s + 4):
+        // each step vector from two 128-bit loads and an unpack, the results back the same way.
+        for (; s + 4 <= end && s + 4 < n; s += 4) {
+            const size_t t = s + 1;
+            __m256i a02 = _mm256_loadu2_m128i((const __m128i *)(v2 + t), (const __m128i *)(v0 + t));
+            __m256i b13 = _mm256_loadu2_m128i((const __m128i *)(v3 + t), (const __m128i *)(v1 + t));
+            __m256i c02 = _mm256_loadu2_m128i((const __m128i *)(v2 + t + 2), (const __m128i *)(v0 + t + 2));
+            __m256i d13 = _mm256_loadu2_m128i((const __m128i *)(v3 + t + 2), (const __m128i *)(v1 + t + 2));
+            a1 = _mm256_add_pd(a1, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpacklo_epi64(a02, b13)));
+            a2 = _mm256_add_pd(a2, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpackhi_epi64(a02, b13)));
+            a3 = _mm256_add_pd(a3, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpacklo_epi64(c02, d13)));
+            a4 = _mm256_add_pd(a4, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpackhi_epi64(c02, d13)));
+            __m256i l0, l1, l2, l3;
+            TRIBUTARY_LINEAR8_F64_STEP(l0);
+            TRIBUTARY_LINEAR8_F64_STEP(l1);
+            TRIBUTARY_LINEAR8_F64_STEP(l2);
+            TRIBUTARY_LINEAR8_F64_STEP(l3);
+            _mm256_storeu2_m128i((__m128i *)(o2 + s), (__m128i *)(o0 + s), _mm256_unpacklo_epi64(l0, l1));
+            _mm256_storeu2_m128i((__m128i *)(o3 + s), (__m128i *)(o1 + s), _mm256_unpackhi_epi64(l0, l1));
+            _mm256_storeu2_m128i((__m128i *)(o2 + s + 2), (__m128i *)(o0 + s + 2), _mm256_unpacklo_epi64(l2, l3));
+            _mm256_storeu2_m128i((__m128i *)(o3 + s + 2), (__m128i *)(o1 + s + 2), _mm256_unpackhi_epi64(l2, l3));
+        }
+        for (; s < end; s++) {
+            if (s + 1 < n) a1 = _mm256_add_pd(a1, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_set_epi64x(v3[s + 1], v2[s + 1], v1[s + 1], v0[s + 1])));
+            __m256i result;
+            TRIBUTARY_LINEAR8_F64_STEP(result);
+            o0[s] = (uint64_t)_mm256_extract_epi64(result, 0);
+            o1[s] = (uint64_t)_mm256_extract_epi64(result, 1);
+            o2[s] = (uint64_t)_mm256_extract_epi64(result, 2);
+            o3[s] = (uint64_t)_mm256_extract_epi64(result, 3);
+        }
+        __m256d outside = _mm256_or_pd(_mm256_cmp_pd(highest, above, _CMP_GE_OQ), _mm256_cmp_pd(lowest, below, _CMP_LT_OQ));
+        if (!_mm256_testz_pd(outside, outside)) return i;
+        i = end;
+    }
+#undef TRIBUTARY_LINEAR8_F64_STEP
+#undef TRIBUTARY_LINEAR8_RESIDUAL
+    return n;
+}
+
+__attribute__((target("avx2,fma")))
+static size_t linear8_x4_f64_latents(const int64_t *const v[4], int64_t *const x[4], size_t n, const int64_t *c, const int64_t *q) {
+    void *const out[4] = {x[0], x[1], x[2], x[3]};
+    return linear8_x4_f64(v, out, n, c, q, LINEAR8_LATENTS, NULL, NULL);
+}
+
+__attribute__((target("avx2,fma")))
+size_t tributary_linear8_grid64_x4(const int64_t *const v[4], uint64_t *const out[4], size_t n, const int64_t *c, const int64_t *q,
+                                   const double *offset, const double *gain) {
+    void *const o[4] = {out[0], out[1], out[2], out[3]};
+    return linear8_x4_f64(v, o, n, c, q, LINEAR8_GRID64, offset, gain);
+}
+
 size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
                             const int64_t *c, const int64_t *q) {
+    const int64_t *const v[4] = {v0, v1, v2, v3};
+    int64_t *const x[4] = {x0, x1, x2, x3};
+    if (linear8_x4_f64_latents(v, x, n, c, q) == n) return n;
+    return linear8_x4_int(v0, v1, v2, v3, x0, x1, x2, x3, n, c, q);
+}
+
+__attribute__((target("avx2")))
+static size_t linear8_x4_int(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
+                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
+                             const int64_t *c, const int64_t *q) {
     for (int j = 0; j < 32; j++) {
         if (c[j] < -(INT64_C(1) << 31) || c[j] >= (INT64_C(1) << 31)) return 0;
     }
@@ -190,6 +363,8 @@ size_t tributary_linear8_x8(const int64_t *const v[8], int64_t *const x[8], size
 // Off x86-64: never available, never called.
 bool tributary_linear8_x4_available(void) { return false; }
 bool tributary_linear8_x8_available(void) { return false; }
+size_t tributary_linear8_grid64_x4(const int64_t *const v[4], uint64_t *const out[4], size_t n, const int64_t *c, const int64_t *q,
+                                   const double *offset, const double *gain) { return 0; }
 size_t tributary_linear8_x8(const int64_t *const v[8], int64_t *const x[8], size_t n, const int64_t *c, const int64_t *q) { return 0; }
 size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,

@@ -107,6 +107,97 @@ struct LaneInverseTests {
         #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: lanes), coefficients: c, shifts: shifts).finished == 3)
     }
 
+    /// The four-lane inverse fused with the grid conversion: the samples, and how many it reports.
+    static func gridKernel(_ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64], offset: [Double], gain: [Double])
+        -> (finished: Int, samples: [[UInt64]]) {
+        let n = residuals[0].count
+        let v = residuals.flatMap { $0 }, c = coefficients.flatMap { $0 }
+        var out = [UInt64](repeating: 0x7777, count: 4 * n)
+        let finished = v.withUnsafeBufferPointer { vp in
+            out.withUnsafeMutableBufferPointer { op in
+                let inputs: [UnsafePointer<Int64>?] = (0..<4).map { vp.baseAddress! + $0 * n }
+                let outputs: [UnsafeMutablePointer<UInt64>?] = (0..<4).map { op.baseAddress! + $0 * n }
+                return tributary_linear8_grid64_x4(inputs, outputs, n, c, shifts, offset, gain)
+            }
+        }
+        return (finished, (0..<4).map { Array(out[($0 * n)..<($0 * n + n)]) })
+    }
+
+    /// docs/CAPTURE.md §5.1's conversion of a latent on a binary64 grid (product and sum each rounded).
+    static func grid(_ latents: [Int64], offset: Double, gain: Double) -> [UInt64] {
+        latents.map { (offset + gain * Double($0)).bitPattern }
+    }
+
+    static let gridOffsets = [-10.0, 0.0, 1.5, 3.0e-7], gridGains = [20.0 / 65536, 1.0 / 3.0, 0.1, 1.0000003e-3]
+
+    @Test func fusedGridLanesMatchTheRuleAndTheConversion() {
+        var rng = SplitMix64(seed: 47)
+        for n in Self.lengths {
+            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
+            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let shifts = [Int64](repeating: 20, count: 4)
+            let expected = (0..<4).map {
+                Self.grid(PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20),
+                          offset: Self.gridOffsets[$0], gain: Self.gridGains[$0])
+            }
+            let (finished, samples) = Self.gridKernel(residuals, coefficients: c, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains)
+            #expect(finished == n, "n \(n)")
+            #expect(samples == expected, "n \(n)")
+        }
+    }
+
+    @Test func fusedGridLanesAreExactWheneverTheyReportDone() {
+        // Anything within the kernels' contract: where the fused kernel reports every sample done,
+        // each is the rule's latent converted; where it declines, the latents were large (beyond
+        // 2^30) or the sums could leave binary64's exact integers. Both outcomes occur.
+        var rng = SplitMix64(seed: 53)
+        var declined = 0, done = 0
+        for trial in 0..<300 {
+            let n = Self.lengths[trial % Self.lengths.count]
+            let shifts = (0..<4).map { _ in Int64(rng.next() % 40) + 1 }
+            let c = (0..<4).map { k in (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32 + (shifts[k] < 12 ? 20 : 0)) } }
+            let magnitude = Int64(rng.next() % 34)
+            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
+            let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let (finished, samples) = Self.gridKernel(residuals, coefficients: c, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains)
+            if finished == n {
+                done += 1
+                for k in 0..<4 {
+                    #expect(samples[k] == Self.grid(latents[k], offset: Self.gridOffsets[k], gain: Self.gridGains[k]), "trial \(trial), lane \(k)")
+                    #expect(latents[k].allSatisfy { $0 >= -(1 << 30) && $0 < 1 << 30 }, "trial \(trial), lane \(k)")
+                }
+            } else {
+                declined += 1
+                #expect(finished < n && finished % Self.block == 0, "trial \(trial)")
+            }
+        }
+        #expect(declined > 20 && done > 20, "\(declined) declined, \(done) done")
+    }
+
+    @Test func fusedGridLanesDeclineResidualsTheirArithmeticCannotHold() {
+        // Zero coefficients: the latents are the residuals. One residual per value below in lane 2,
+        // among small ones: beyond the kernel's 2^30 (its exact conversion ends at 2^51, and some
+        // of these make the bits of an infinity or a NaN there), the call must decline.
+        let zero = [[Int64]](repeating: [Int64](repeating: 0, count: 8), count: 4)
+        let shifts = [Int64](repeating: 20, count: 4)
+        let n = 200
+        let outside: [Int64] = [1 << 30, -(1 << 30) - 1, 1 << 51, -(1 << 51), (1 << 51) + 12345, Int64.max, Int64.min,
+                                0x3CC8_0000_0000_0000, 0x3CB8_0000_0000_0001, -0x3CB8_0000_0000_0000, 0x7FF0_0000_0000_0000 - 0x4338_0000_0000_0000,
+                                Int64(bitPattern: 0xFFF8_0000_0000_0000 &- 0x4338_0000_0000_0000)]
+        for value in outside {
+            var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
+            residuals[2][150] = value
+            #expect(Self.gridKernel(residuals, coefficients: zero, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains).finished < n,
+                    "\(value)")
+        }
+        var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
+        residuals[2][150] = (1 << 30) - 1
+        residuals[1][20] = -(1 << 30)
+        let (finished, samples) = Self.gridKernel(residuals, coefficients: zero, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains)
+        #expect(finished == n)
+        #expect(samples == (0..<4).map { Self.grid(residuals[$0], offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) })
+    }
+
     /// Three tones and a little noise per channel: only the order-8 predictor cancels them, so the encoder chooses it.
     static func tones(_ n: Int, channel: Int, amplitude: Double, noise: Double, seed: UInt64) -> [Double] {
         var rng = SplitMix64(seed: seed &+ UInt64(channel))

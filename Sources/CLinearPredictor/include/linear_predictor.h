@@ -20,6 +20,15 @@ size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t 
                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
                             const int64_t *c, const int64_t *q);
 
+/// The order-8 predictor's inverse of four lanes as `tributary_linear8_x4` (v[k], c[8k ... 8k+7],
+/// q[k]), each latent converted as `tributary_grid64` converts it: out[k][i] = the binary64 bits of
+/// offset[k] + gain[k] × (double)x (the product and the sum each rounded, never fused). Returns n,
+/// or less — 0 without AVX2 and FMA — when the lanes are outside what its binary64 arithmetic
+/// computes exactly (coefficients, shifts, or latents too large): nothing written is then to be
+/// used, and the caller undoes the lanes with `tributary_linear8_x4` and converts them itself.
+size_t tributary_linear8_grid64_x4(const int64_t *const v[4], uint64_t *const out[4], size_t n, const int64_t *c, const int64_t *q,
+                                   const double *offset, const double *gain);
+
 /// Whether this processor (and its operating system) runs AVX-512F (always false off x86-64).
 bool tributary_linear8_x8_available(void);
 

@@ -1144,6 +1144,13 @@ final class NumericCodec {
                 laneShifts.base[k] = laneShifts.base[0]
             }
             func lane(_ k: Int) -> Int { k < waiting.count ? k : 0 }
+            if width == 4, elementType == .float64, waiting.allSatisfy({ $0.mode == 1 && $0.flags != 1 }),
+               finishGridLanes(count: count, residuals: residuals, lane: lane, scratch: undone) {
+                laneSegments += waiting.count
+                for segment in waiting { applyExceptions(segment, elementType: elementType, stored: stored) }
+                waiting.removeAll(keepingCapacity: true)
+                return
+            }
             let finished: Int
             if width == 8 {
                 // The lanes' pointers on the stack (no allocation per call).
@@ -1174,6 +1181,30 @@ final class NumericCodec {
             }
         }
         waiting.removeAll(keepingCapacity: true)
+    }
+
+    /// Four waiting segments on a binary64 grid (mode 1 without adjustments) undone and converted in
+    /// one pass by `tributary_linear8_grid64_x4`, straight into their outputs (a lane with no
+    /// segment into its scratch slot): whether it could (false leaves the outputs to be rewritten).
+    private func finishGridLanes(count: Int, residuals: (Int) -> UnsafeMutablePointer<Int64>, lane: (Int) -> Int,
+                                 scratch: (Int) -> UnsafeMutablePointer<Int64>) -> Bool {
+        withUnsafeTemporaryAllocation(of: UnsafePointer<Int64>?.self, capacity: 4) { v in
+            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt64>?.self, capacity: 4) { out in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: 8) { grid in
+                    for k in 0..<4 {
+                        v.initializeElement(at: k, to: UnsafePointer(residuals(lane(k))))
+                        let segment = waiting[lane(k)]
+                        let target = k < waiting.count ? segment.out : UnsafeMutableRawPointer(scratch(k))
+                        out.initializeElement(at: k, to: target.assumingMemoryBound(to: UInt64.self))
+                        grid.initializeElement(at: k, to: segment.offset)
+                        grid.initializeElement(at: 4 + k, to: segment.gain)
+                    }
+                    let base = grid.baseAddress!
+                    return tributary_linear8_grid64_x4(v.baseAddress, out.baseAddress, count, laneCoefficients.base, laneShifts.base,
+                                                       base, base + 4) == count
+                }
+            }
+        }
     }
 
     /// Writes a segment's latents, converted to the element type, at its output, then applies its exception list.
@@ -1224,6 +1255,12 @@ final class NumericCodec {
         default:
             source.emit(count: s.count, into: Bits32Output(out))
         }
+        applyExceptions(s, elementType: elementType, stored: stored)
+    }
+
+    /// Adds a segment's exception list to the samples at its output (docs/CAPTURE.md §5.1).
+    private func applyExceptions(_ s: SegmentOutput, elementType: ChunkElementType, stored: UnsafeRawBufferPointer) {
+        let out = s.out
         for e in 0..<s.listCount {
             let index = Int(UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: s.listStart + 12 * e, as: UInt32.self)))
             let a = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: s.listStart + 12 * e + 4, as: UInt64.self))
