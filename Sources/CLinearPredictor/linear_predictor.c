@@ -69,7 +69,7 @@ enum linear8_output { LINEAR8_LATENTS, LINEAR8_GRID64 };
 // floor of the sum is the integer rule's v + ((2^(q-1) + Σ) >> q). A block in which a latent left
 // [-B, B) ends the call (its return value is then < n and nothing written is to be used). A
 // residual whose conversion is not exact (|v| ≥ 2^51) becomes a binary64 of at least 2^51 in
-// magnitude, or NaN, which is replaced by 2^60: the latent it makes leaves [-B, B) either way.
+// magnitude, an infinity or a NaN: the latent it makes leaves [-B, B) or is NaN, caught either way.
 // On Zen 1 a 256-bit FMA runs a cycle on two pipes, a 64-bit integer product on one: this takes
 // the integer kernel's 2.3 ns a sample to about 1.5 (Benchmarks/kernels/linear8_bench.c).
 __attribute__((target("avx2,fma"), always_inline))
@@ -93,7 +93,7 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
     // int64 ↔ binary64 for |value| < 2^51: the integer added to the bits of 1.5 × 2^52.
     const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
     const __m256d magicd = _mm256_set1_pd(6755399441055744.0);
-    const __m256d half = _mm256_set1_pd(0.5), far = _mm256_set1_pd(0x1p60);
+    const __m256d half = _mm256_set1_pd(0.5);
     __m256d go = _mm256_setzero_pd(), gg = go;  // the lanes' grid
     if (mode == LINEAR8_GRID64) {
         go = _mm256_set_pd(offset[3], offset[2], offset[1], offset[0]);
@@ -106,10 +106,12 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
     // (the scheduler takes the oldest first). Every sum starts at 1/2, the rounding term 2^(q-1)
     // in units of 2^-q, and takes its residual one step before its newest product.
 #define TRIBUTARY_LINEAR8_RESIDUAL(residual)                                                                        \
-    _mm256_min_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(residual, magic)), magicd), far)
+    _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(residual, magic)), magicd)
     __m256d sum = _mm256_add_pd(half, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_set_epi64x(v3[0], v2[0], v1[0], v0[0])));
     __m256d a1 = half, a2 = half, a3 = half, a4 = half, a5 = half, a6 = half, a7 = half;
-    // The block's largest and smallest latents (a NaN latent needs a NaN residual, replaced first).
+    // The block's largest and smallest latents. A NaN (from a residual whose bits made one) is not
+    // seen by them, but it stays in its lane: every later sum takes a product of it (0 × NaN is
+    // NaN too), so the next step's sum is NaN at the block's end.
     __m256d highest = below, lowest = above;
 #define TRIBUTARY_LINEAR8_F64_STEP(result)                                                                          \
     do {                                                                                                            \
@@ -163,7 +165,8 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
             o2[s] = (uint64_t)_mm256_extract_epi64(result, 2);
             o3[s] = (uint64_t)_mm256_extract_epi64(result, 3);
         }
-        __m256d outside = _mm256_or_pd(_mm256_cmp_pd(highest, above, _CMP_GE_OQ), _mm256_cmp_pd(lowest, below, _CMP_LT_OQ));
+        __m256d outside = _mm256_or_pd(_mm256_or_pd(_mm256_cmp_pd(highest, above, _CMP_GE_OQ), _mm256_cmp_pd(lowest, below, _CMP_LT_OQ)),
+                                       _mm256_cmp_pd(sum, sum, _CMP_UNORD_Q));
         if (!_mm256_testz_pd(outside, outside)) return i;
         i = end;
     }
