@@ -9,17 +9,41 @@ package enum AnalysisArrayEncoding: String, Sendable {
     /// One string per array: base64 of the little-endian float64 values (`JSON.float64Base64`); the
     /// document then says `"array_encoding": "float64le-base64"`.
     case base64
+    /// Each array as `{"offset": bytes, "count": values}` into a block of little-endian float64
+    /// values that travels beside the text (`ArrayBlock`); the document then says
+    /// `"array_encoding": "float64le-block"` and `"array_block_bytes"`. No text encoding or parsing
+    /// of the values at all (the C interface puts the block after the text, docs/C_API.md).
+    case block
+}
+
+/// The values of a document's arrays under `AnalysisArrayEncoding.block`, in the order written.
+package final class ArrayBlock {
+    package private(set) var values: [Double] = []
+    package init() {}
+    /// Appends `v` and returns its reference.
+    func add(_ v: [Double]) -> JSON {
+        let offset = values.count * 8
+        values.append(contentsOf: v)
+        return .object([("offset", .int(offset)), ("count", .int(v.count))])
+    }
 }
 
 /// The JSON form of `tributary analyze`'s results (documented in docs/ANALYSIS.md).
 package enum AnalysisJSON {
+    /// - Parameter block: where the arrays go under `.block` (required then).
     package static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest,
-                             arrays: AnalysisArrayEncoding = .json) -> JSON {
+                             arrays: AnalysisArrayEncoding = .json, block: ArrayBlock? = nil) -> JSON {
+        precondition(arrays != .block || block != nil, "the block encoding needs a block")
         var members: [(String, JSON)] = [("file", .string(path))]
         if arrays == .base64 { members.append(("array_encoding", .string("float64le-base64"))) }
+        if arrays == .block { members.append(("array_encoding", .string("float64le-block"))) }
+        let channels = sources.map { source in
+            source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)], arrays: arrays, block: block) }
+        }
+        if let block, arrays == .block { members.append(("array_block_bytes", .int(block.values.count * 8))) }
         return .object(members + [
             ("warnings", .strings(input.warnings)),
-            ("sources", .array(sources.map { source in
+            ("sources", .array(zip(sources, channels).map { source, channels in
                 .object([
                     ("id", .int(Int(source.id))),
                     ("name", .string(source.name)),
@@ -27,7 +51,7 @@ package enum AnalysisJSON {
                     ("dtype", input.dtypes[source.id].map { .string($0) } ?? .null),
                     ("channel_count", .int(input.channelCounts[source.id] ?? source.channels.count)),
                     ("discontinuities", .int(source.discontinuities)),
-                    ("channels", .array(source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)], arrays: arrays) })),
+                    ("channels", .array(channels)),
                 ])
             })),
         ])
@@ -39,8 +63,14 @@ package enum AnalysisJSON {
     }
 
     package static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?,
-                                arrays: AnalysisArrayEncoding = .json) -> JSON {
-        func values(_ v: [Double]) -> JSON { arrays == .base64 ? .float64Base64(v) : .doubles(v) }
+                                arrays: AnalysisArrayEncoding = .json, block: ArrayBlock? = nil) -> JSON {
+        func values(_ v: [Double]) -> JSON {
+            switch arrays {
+            case .json: .doubles(v)
+            case .base64: .float64Base64(v)
+            case .block: block!.add(v)
+            }
+        }
         var members: [(String, JSON)] = [("index", .int(r.index)), ("samples", .int(r.samples))]
         if let unit, !unit.isEmpty { members.append(("unit", .string(unit))) }
         if let s = r.statistics {

@@ -62,7 +62,7 @@ struct AnalysisOptions {
             int16Scale = try get("int16_scale", Double.self, "a number")
             rigor = try get("rigor", String.self, "a string")
             name = try get("name", String.self, "a string")
-            arrays = try get("arrays", String.self, "\"json\" or \"base64\"")
+            arrays = try get("arrays", String.self, "\"json\", \"base64\" or \"block\"")
         }
     }
 
@@ -78,7 +78,7 @@ struct AnalysisOptions {
         let average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
         let scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
         let arrays = try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
-            "arrays must be \"json\" or \"base64\", not '\($0)'"
+            "arrays must be \"json\", \"base64\" or \"block\", not '\($0)'"
         } ?? .json
         if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
         if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
@@ -151,7 +151,9 @@ public func tributary_analyze_file(_ path: UnsafePointer<CChar>?, _ options: Uns
         case .failure(let error):
             throw APIError(.analysis, error.description)
         case .success(let (input, sources)):
-            result.pointee = try ownedCString(AnalysisJSON.file(path, input: input, sources: sources, request: options.job.request, arrays: options.arrays).text)
+            result.pointee = try ownedDocument(arrays: options.arrays) { block in
+                AnalysisJSON.file(path, input: input, sources: sources, request: options.job.request, arrays: options.arrays, block: block)
+            }
         }
     }
 }
@@ -191,11 +193,35 @@ public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channe
             }
             guard !sources.isEmpty else { throw APIError(.analysis, "\(name): no analog data") }
             let input = InputDescription(memoryOf: "<f8", channels: c)
-            result.pointee = try ownedCString(AnalysisJSON.file(name, input: input, sources: sources, request: job.request, arrays: options.arrays).text)
+            result.pointee = try ownedDocument(arrays: options.arrays) { block in
+                AnalysisJSON.file(name, input: input, sources: sources, request: job.request, arrays: options.arrays, block: block)
+            }
         } catch let error as APIError {
             throw error
         } catch {
             throw APIError(.analysis, "\(name): \(error)")
         }
     }
+}
+
+/// A document as a library-allocated C string (freed with tributary_free). Under the block encoding
+/// the arrays' values follow the text in the same allocation (docs/C_API.md): from the first multiple
+/// of 8 bytes after the text's terminating NUL (zero bytes between), `array_block_bytes` bytes of
+/// little-endian float64 values.
+private func ownedDocument(arrays: AnalysisArrayEncoding, _ build: (ArrayBlock?) -> JSON) throws(APIError) -> UnsafeMutablePointer<CChar> {
+    guard arrays == .block else { return try ownedCString(build(nil).text) }
+    let block = ArrayBlock()
+    var text = build(block).text
+    let values = block.values
+    let memory = text.withUTF8 { (utf8: UnsafeBufferPointer<UInt8>) -> UnsafeMutableRawPointer? in
+        let start = (utf8.count + 1 + 7) & ~7
+        guard let memory = calloc(start + values.count * 8, 1) else { return nil }
+        memory.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
+        for (i, value) in values.enumerated() {
+            memory.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: start + 8 * i, as: UInt64.self)
+        }
+        return memory
+    }
+    guard let memory else { throw APIError(.internal, "out of memory") }
+    return memory.assumingMemoryBound(to: CChar.self)
 }

@@ -280,8 +280,8 @@ class PackageTests(unittest.TestCase):
                          [c["stats"] for c in theirs["sources"][0]["channels"]])
 
     def test_analyze_numpy_arrays_are_the_json_values_exactly(self):
-        # The package asks the library for base64 arrays (docs/C_API.md); lists and ndarrays hold the
-        # same float64 values as the command's decimal JSON.
+        # The package asks the library for its arrays in a block after the text (docs/C_API.md); lists
+        # and ndarrays hold the same float64 values as the command's decimal JSON.
         options = dict(welch=1024, spectrum=4096, rate=1000)
         lists = tributary.analyze(self.captures["f64"], **options)
         arrays = tributary.analyze(self.captures["f64"], arrays="numpy", **options)
@@ -294,6 +294,38 @@ class PackageTests(unittest.TestCase):
                 self.assertEqual(a[group][member].tolist(), c[group][member])
         with self.assertRaises(ValueError):
             tributary.analyze(self.captures["f64"], arrays="dict")
+
+    def test_c_analysis_array_block_holds_the_base64_values_bit_for_bit(self):
+        # docs/C_API.md: with "arrays": "block" each array is {"offset", "count"} into the float64
+        # block that starts at the first multiple of 8 after the text's NUL (zeros between).
+        import base64
+        import ctypes
+        lib = tributary._native.lib()
+        documents = {}
+        for encoding in ("base64", "block"):
+            out = ctypes.c_void_p()
+            options = json.dumps({"welch": 1024, "spectrum": 4096, "rate": 1000, "arrays": encoding}).encode()
+            self.assertEqual(lib.tributary_analyze_file(self.captures["f64"].encode(), options, ctypes.byref(out)), 0)
+            text = ctypes.string_at(out.value)
+            document = json.loads(text)
+            if encoding == "block":
+                self.assertEqual(list(document)[:3], ["file", "array_encoding", "array_block_bytes"])
+                self.assertEqual(document["array_encoding"], "float64le-block")
+                start = (len(text) + 1 + 7) & ~7
+                self.assertEqual(ctypes.string_at(out.value + len(text), start - len(text)), bytes(start - len(text)))
+                block = ctypes.string_at(out.value + start, document["array_block_bytes"])
+                document["block"] = block
+            lib.tributary_free(out)
+            documents[encoding] = document
+        used = 0
+        for b, k in zip(documents["base64"]["sources"][0]["channels"], documents["block"]["sources"][0]["channels"]):
+            for group, member in (("welch", "frequencies"), ("welch", "psd"), ("spectrum", "frequencies"), ("spectrum", "amplitude_rms")):
+                place = k[group][member]
+                self.assertEqual(place["offset"] % 8, 0)
+                values = documents["block"]["block"][place["offset"]:place["offset"] + 8 * place["count"]]
+                self.assertEqual(values, base64.b64decode(b[group][member]), f"{group}.{member}")
+                used += 8 * place["count"]
+        self.assertEqual(used, documents["block"]["array_block_bytes"])
 
     def test_c_analysis_option_arrays_is_checked(self):
         import ctypes

@@ -1,7 +1,6 @@
 """The `tributary analyze` pipeline from Python: the same JSON document the command prints, as dicts."""
 from __future__ import annotations
 
-import base64
 import ctypes
 import json
 import os
@@ -10,7 +9,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
-from ._native import check, lib, take_string
+from ._native import check, lib
 
 _OPTIONS = {"arrays", "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure", "full_scale",
             "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"}
@@ -63,7 +62,7 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
     options = dict(stats=stats, welch=welch, overlap=overlap, window=window, detrend=detrend, average=average,
                    scaling=scaling, spectrum=spectrum, measure=measure, harmonics=harmonics, fold_aliases=fold_aliases,
                    measure_window=measure_window, full_scale=full_scale, channels=channels, int16_scale=int16_scale,
-                   rigor=rigor, arrays="base64")
+                   rigor=rigor, arrays="block")
     out = c_void_p()
     if isinstance(data, (str, os.PathLike)):
         if name is not None:
@@ -87,27 +86,46 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
         options["name"] = name
         check(lib().tributary_analyze_buffer(array.ctypes.data_as(c_void_p), array.shape[0], array.shape[1],
                                              float(rate) if rate is not None else 1.0, _options(options), ctypes.byref(out)))
-    document = json.loads(take_string(out))
-    _decode_arrays(document, as_lists=arrays == "list")
+    document = _take_document(out)
+    if arrays == "list":
+        _as_lists(document)
     return document
 
 
 _ARRAY_MEMBERS = {"welch": ("frequencies", "psd"), "spectrum": ("frequencies", "amplitude_rms")}
 
 
-def _decode_arrays(document: Dict[str, Any], as_lists: bool) -> None:
-    """Turns the base64 arrays of a document (``"arrays": "base64"``, docs/C_API.md) into ndarrays, or
-    into the lists the command's JSON has (None for NaN and infinities)."""
-    if document.pop("array_encoding", None) != "float64le-base64":
-        return
+def _take_document(pointer: c_void_p) -> Dict[str, Any]:
+    """The document of an analysis with ``"arrays": "block"`` (docs/C_API.md), its arrays as ndarrays:
+    read-only views of one block of float64 values, which follows the text in the same allocation
+    (from the first multiple of 8 bytes after the text's NUL). The allocation is freed."""
+    try:
+        text = ctypes.string_at(pointer.value)
+        document = json.loads(text)
+        if document.pop("array_encoding", None) != "float64le-block":
+            return document
+        size = document.pop("array_block_bytes")
+        block = np.frombuffer(ctypes.string_at(pointer.value + ((len(text) + 1 + 7) & ~7), size), dtype="<f8")
+    finally:
+        lib().tributary_free(pointer)
     for source in document["sources"]:
         for channel in source["channels"]:
             for group, members in _ARRAY_MEMBERS.items():
-                if group not in channel:
-                    continue
-                for member in members:
-                    values = np.frombuffer(base64.b64decode(channel[group][member]), dtype="<f8")
-                    if as_lists:
+                if group in channel:
+                    for member in members:
+                        place = channel[group][member]
+                        first = place["offset"] // 8
+                        channel[group][member] = block[first:first + place["count"]]
+    return document
+
+
+def _as_lists(document: Dict[str, Any]) -> None:
+    """The arrays as the lists the command's JSON has (None for NaN and infinities)."""
+    for source in document["sources"]:
+        for channel in source["channels"]:
+            for group, members in _ARRAY_MEMBERS.items():
+                if group in channel:
+                    for member in members:
+                        values = channel[group][member]
                         finite = np.isfinite(values)
-                        values = values.tolist() if finite.all() else [v if ok else None for v, ok in zip(values.tolist(), finite)]
-                    channel[group][member] = values
+                        channel[group][member] = values.tolist() if finite.all() else [v if ok else None for v, ok in zip(values.tolist(), finite)]
