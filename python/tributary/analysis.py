@@ -108,24 +108,25 @@ def _take_document(pointer: c_void_p) -> Dict[str, Any]:
         block = np.frombuffer(ctypes.string_at(pointer.value + ((len(text) + 1 + 7) & ~7), size), dtype="<f8")
     finally:
         lib().tributary_free(pointer)
+    for arrays, member in _array_places(document):
+        first = arrays[member]["offset"] // 8
+        arrays[member] = block[first:first + arrays[member]["count"]]
+    return document
+
+
+def _array_places(document: Dict[str, Any]):
+    """Each Welch and spectrum array of a document, as (the dict holding it, its key)."""
     for source in document["sources"]:
         for channel in source["channels"]:
             for group, members in _ARRAY_MEMBERS.items():
                 if group in channel:
                     for member in members:
-                        place = channel[group][member]
-                        first = place["offset"] // 8
-                        channel[group][member] = block[first:first + place["count"]]
-    return document
+                        yield channel[group], member
 
 
 def _as_lists(document: Dict[str, Any]) -> None:
     """The arrays as the lists the command's JSON has (None for NaN and infinities)."""
-    for source in document["sources"]:
-        for channel in source["channels"]:
-            for group, members in _ARRAY_MEMBERS.items():
-                if group in channel:
-                    for member in members:
-                        values = channel[group][member]
-                        finite = np.isfinite(values)
-                        channel[group][member] = values.tolist() if finite.all() else [v if ok else None for v, ok in zip(values.tolist(), finite)]
+    for arrays, member in _array_places(document):
+        values = arrays[member]
+        finite = np.isfinite(values)
+        arrays[member] = values.tolist() if finite.all() else [v if ok else None for v, ok in zip(values.tolist(), finite)]
