@@ -6,7 +6,7 @@ spectrum are drawn, that the peak readout is the simulated frequency, that the r
 `analyze` of a recording of the same stream, that choosing a channel changes the server-side filter,
 that stopping and restarting the publisher shows the loss and the reconnection, that a phone-sized
 viewport has no horizontal overflow, and that the console has no errors. Screenshots go to
-$TRIBUTARY_VIEW_SCREENSHOTS (default: a temporary directory). The security tests speak raw HTTP and
+$TRIBUTARY_VIEW_SCREENSHOTS (default: a temporary directory, removed afterwards). The security tests speak raw HTTP and
 WebSocket handshakes.
 """
 import base64
@@ -254,6 +254,8 @@ class BrowserTests(unittest.TestCase):
     def setUpClass(cls):
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
+        # Screenshots stay where TRIBUTARY_VIEW_SCREENSHOTS says; otherwise in a directory removed at the end.
+        cls.keep_shots = bool(os.environ.get("TRIBUTARY_VIEW_SCREENSHOTS"))
         cls.shots = os.environ.get("TRIBUTARY_VIEW_SCREENSHOTS") or tempfile.mkdtemp(prefix="tributary-view-")
         os.makedirs(cls.shots, exist_ok=True)
         cls.server = serve()
@@ -273,6 +275,8 @@ class BrowserTests(unittest.TestCase):
         cls.driver.quit()
         cls.view.stop()
         cls.server.stop()
+        if not cls.keep_shots:
+            shutil.rmtree(cls.shots, ignore_errors=True)
 
     def js(self, script):
         return self.driver.execute_script(script)
@@ -302,7 +306,9 @@ class BrowserTests(unittest.TestCase):
     def test_3_readings_match_analyze_of_a_recording(self):
         wait_until(lambda: (c := self.channels()) and all(x["readings"]["sinadDB"] is not None and x["readings"]["rms"] is not None
                                                           for x in c), what="readings")
-        capture = os.path.join(tempfile.mkdtemp(prefix="tributary-view-"), "rec.tcap")
+        directory = tempfile.mkdtemp(prefix="tributary-view-")
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        capture = os.path.join(directory, "rec.tcap")
         recorded = subprocess.run([TRIBUTARY, "record", f"127.0.0.1:{self.server.port}", "--api-key", "secret-key",
                                    "--channels", "0", "--out", capture, "--duration", "1.5"], capture_output=True, text=True, timeout=TIMEOUT)
         self.assertEqual(recorded.returncode, 0, recorded.stderr)
@@ -369,7 +375,8 @@ class BrowserTests(unittest.TestCase):
         self.assertGreater(len(latencies), 20)
         p50 = statistics.median(latencies)
         print(f"\n  page update latency (publisher timestamp -> drawn): p50 {p50:.0f} ms, "
-              f"p90 {sorted(latencies)[int(0.9 * len(latencies))]:.0f} ms over {len(latencies)} updates; screenshots in {self.shots}")
+              f"p90 {sorted(latencies)[int(0.9 * len(latencies))]:.0f} ms over {len(latencies)} updates"
+              + (f"; screenshots in {self.shots}" if self.keep_shots else ""))
         self.assertLess(p50, 1000)
 
 

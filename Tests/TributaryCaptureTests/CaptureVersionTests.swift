@@ -4,10 +4,13 @@ import Testing
 import TributaryWire
 
 /// Version 3 (coded streams of stream version 3) is written; versions 1, 2 and 3 are read; others are refused at the header.
-@Suite struct CaptureVersionTests {
+@Suite final class CaptureVersionTests {
+    /// Every capture of a test lives here, removed when the test's instance goes.
+    private let dir = temporaryDirectory()
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
     private func capture(version: UInt16?) throws -> String {
-        let dir = temporaryDirectory()
-        let path = dir + "/v.tcap"
+        let path = dir + "/v\(version.map(String.init) ?? "").tcap"
         let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(fsync: .none, checkpointInterval: 0))
         for frame in syntheticFrames(40) { try writer.append(frame) }
         _ = try writer.close()

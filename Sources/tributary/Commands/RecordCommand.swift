@@ -93,7 +93,7 @@ enum RecordCommand: Command {
         func progressText() -> String {
             let c = counters.withLock { $0 }
             return counted(c.frames, "frame") + String(format: ", %.2f MB, ", Double(c.bytes) / 1e6) + counted(c.gaps, "gap")
-                + " (\(counted(c.framesMissing, "frame")) missing)" + String(format: ", %.1f s", Date().timeIntervalSince(started))
+                + " (\(counted(c.framesMissing, "frame")) missing)" + String(format: ", %.3f s", Date().timeIntervalSince(started))
         }
         let end = run.run(subject: subject, duration: options.duration, tick: {
             guard interactive, Date().timeIntervalSince(lastProgress) >= 1 else { return }
