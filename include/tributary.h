@@ -179,7 +179,10 @@ int tributary_capture_rewind(tributary_capture *capture);
  *  object whose members are the command's options: "rate", "stats", "welch", "overlap", "window",
  *  "detrend", "average", "scaling", "spectrum", "measure" (comma list or array), "harmonics",
  *  "fold_aliases", "measure_window", "channels" ("0-3", "0,2" or an array), "int16_scale",
- *  "rigor"; e.g. {"welch": 1024, "measure": "thd,sinad"}. Unknown members are E_ARGUMENT.
+ *  "rigor", and "arrays": how the Welch and spectrum arrays are written — "json" (numbers, as the
+ *  command prints them; the default), "base64" (one string per array) or "block" (float64 values
+ *  after the text's NUL in the same allocation, the document naming each array's offset and count:
+ *  docs/C_API.md); e.g. {"welch": 1024, "measure": "thd,sinad"}. Unknown members are E_ARGUMENT.
  *  E_ANALYSIS: the file could not be analysed (the message says why, as the command does). */
 int tributary_analyze_file(const char *path, const char *options, char **json);
 
