@@ -76,7 +76,8 @@ let package = Package(
         .systemLibrary(name: "CCivetWeb", providers: [.apt(["libcivetweb-dev"])]),
         /// glibc's mallopt (part of libc: nothing to install or link).
         .systemLibrary(name: "CMalloc"),
-        /// The order-8 predictor's inverse four channels at a time (AVX2, chosen at run time), in C: Swift
+        /// The order-8 predictor's inverse four channels at a time (AVX2: binary64 FMAs where exact, fused
+        /// with the binary64 grid conversion, else 64-bit integer lanes; chosen at run time), in C: Swift
         /// on Linux compiles for the baseline x86-64 and cannot target a function at AVX2.
         .target(name: "CLinearPredictor"),
         /// Hot loops that need instruction sets Swift cannot target (AVX-512, AVX2, BMI2, chosen at run
