@@ -1,8 +1,10 @@
 // The four-lane and eight-lane order-8 inverses (Sources/CLinearPredictor) on 8 × 16 384 realistic
 // residuals (three tones and noise through a stable filter at shift 20), against the rule written
-// as a one-channel C loop in the same run, and the four-lane inverse fused with the binary64 grid
-// conversion against the inverse followed by tributary_grid64 (what the decoder did before);
-// checks they agree, then prints ns per sample: median (min-max) of 7 rounds of 200 calls.
+// as a one-channel C loop in the same run, and the four-lane inverse fused with the conversion to
+// samples (tributary_linear8_samples_x4: binary64 and binary32 grids, int32, int16) against the
+// inverse followed by the conversion's own pass (tributary_grid64, _grid32, _narrow32, _narrow16:
+// what the decoder did before); checks they agree, then prints ns per sample: median (min-max) of
+// 7 rounds of 200 calls.
 // Build and run:
 //   clang -O2 -I Sources/CLinearPredictor/include -I Sources/CKernels/include -I Sources/CKernels \
 //     Benchmarks/kernels/linear8_bench.c Sources/CLinearPredictor/linear_predictor.c \
@@ -69,21 +71,37 @@ int main(void) {
             if (finished != n || wrong) { printf("eight-lane kernel disagrees with the rule at n = %zu: %zu wrong\n", n, wrong); return 1; }
         }
     }
-    // The fused grid conversion against the inverse then tributary_grid64, bit for bit.
+    // Each fused conversion against the inverse then the conversion's pass, bit for bit.
     const double offset[4] = {-10.0, 0.0, 1.5, 3.0}, gain[4] = {20.0 / 65536, 1.0 / 3.0, 0.1, 1e-3};
-    uint64_t *g[8], *expectedGrid[8];
-    for (int k = 0; k < 8; k++) { g[k] = malloc(8 * N); expectedGrid[k] = malloc(8 * N); }
-    for (size_t t = 0; t < sizeof lengths / sizeof *lengths; t++) {
-        size_t n = lengths[t], wrong = 0;
-        for (int k = 0; k < 4; k++) {
-            rule(v[k], expected[k], n, c + 8 * k, q);
-            tributary_grid64(expected[k], expectedGrid[k], n, offset[k], gain[k]);
+    const int kinds[4] = {TRIBUTARY_SAMPLES_GRID64, TRIBUTARY_SAMPLES_GRID32, TRIBUTARY_SAMPLES_INT32, TRIBUTARY_SAMPLES_INT16};
+    const char *names[4] = {"grid64", "grid32", "int32", "int16"};
+    const size_t widths[4] = {8, 4, 4, 2};
+    void *g[8], *expectedSamples[8];
+    for (int k = 0; k < 8; k++) { g[k] = malloc(8 * N); expectedSamples[k] = malloc(8 * N); }
+    // The conversion as its own pass (what the fused kernel replaces).
+#define CONVERT(kind, from, to, n, k)                                                                                  \
+    do {                                                                                                            \
+        if ((kind) == TRIBUTARY_SAMPLES_GRID64) tributary_grid64(from, (uint64_t *)(to), n, offset[(k) % 4], gain[(k) % 4]); \
+        else if ((kind) == TRIBUTARY_SAMPLES_GRID32) tributary_grid32(from, (uint32_t *)(to), n, offset[(k) % 4], gain[(k) % 4]); \
+        else if ((kind) == TRIBUTARY_SAMPLES_INT32) tributary_narrow32(from, (int32_t *)(to), n);                     \
+        else tributary_narrow16(from, (int16_t *)(to), n);                                                          \
+    } while (0)
+    for (int kind = 0; kind < 4; kind++) {
+        for (size_t t = 0; t < sizeof lengths / sizeof *lengths; t++) {
+            size_t n = lengths[t], wrong = 0;
+            for (int k = 0; k < 4; k++) {
+                rule(v[k], expected[k], n, c + 8 * k, q);
+                CONVERT(kinds[kind], expected[k], expectedSamples[k], n, k);
+            }
+            size_t done = tributary_linear8_samples_x4((const int64_t *const *)v, g, n, c, shifts, kinds[kind], offset, gain);
+            for (int k = 0; k < 4; k++) wrong += memcmp(g[k], expectedSamples[k], widths[kind] * n) != 0;
+            if (done != n || wrong) {
+                printf("fused %s kernel disagrees at n = %zu: %zu lanes wrong, %zu done\n", names[kind], n, wrong, done);
+                return 1;
+            }
         }
-        size_t done = tributary_linear8_grid64_x4((const int64_t *const *)v, g, n, c, shifts, offset, gain);
-        for (int k = 0; k < 4; k++) wrong += memcmp(g[k], expectedGrid[k], 8 * n) != 0;
-        if (done != n || wrong) { printf("fused grid kernel disagrees at n = %zu: %zu lanes wrong, %zu done\n", n, wrong, done); return 1; }
     }
-    double kernel[ROUNDS], kernel8[ROUNDS], one[ROUNDS], fused[ROUNDS], separate[ROUNDS];
+    double kernel[ROUNDS], kernel8[ROUNDS], one[ROUNDS], fused[4][ROUNDS], separate[4][ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = now();
         for (int i = 0; i < CALLS; i++) {
@@ -95,33 +113,39 @@ int main(void) {
         double t2 = now();
         for (int i = 0; i < CALLS / 8; i++) for (int k = 0; k < 8; k++) rule(v[k], expected[k], N, c + 8 * k, q);
         double t3 = now();
-        for (int i = 0; i < CALLS; i++) {
-            tributary_linear8_grid64_x4((const int64_t *const *)v, g, N, c, shifts, offset, gain);
-            tributary_linear8_grid64_x4((const int64_t *const *)v + 4, g + 4, N, c + 32, shifts + 4, offset, gain);
-        }
-        double t4 = now();
-        for (int i = 0; i < CALLS; i++) {
-            tributary_linear8_x4(v[0], v[1], v[2], v[3], x[0], x[1], x[2], x[3], N, c, shifts);
-            tributary_linear8_x4(v[4], v[5], v[6], v[7], x[4], x[5], x[6], x[7], N, c + 32, shifts + 4);
-            for (int k = 0; k < 8; k++) tributary_grid64(x[k], g[k], N, offset[k % 4], gain[k % 4]);
-        }
-        double t5 = now();
-        fused[r] = (t4 - t3) / (CALLS * 8.0 * N) * 1e9;
-        separate[r] = (t5 - t4) / (CALLS * 8.0 * N) * 1e9;
         kernel[r] = (t1 - t0) / (CALLS * 8.0 * N) * 1e9;
         kernel8[r] = (t2 - t1) / (CALLS * 8.0 * N) * 1e9;
         one[r] = (t3 - t2) / (CALLS / 8 * 8.0 * N) * 1e9;
+        for (int kind = 0; kind < 4; kind++) {
+            double t4 = now();
+            for (int i = 0; i < CALLS; i++) {
+                tributary_linear8_samples_x4((const int64_t *const *)v, g, N, c, shifts, kinds[kind], offset, gain);
+                tributary_linear8_samples_x4((const int64_t *const *)v + 4, g + 4, N, c + 32, shifts + 4, kinds[kind], offset, gain);
+            }
+            double t5 = now();
+            for (int i = 0; i < CALLS; i++) {
+                tributary_linear8_x4(v[0], v[1], v[2], v[3], x[0], x[1], x[2], x[3], N, c, shifts);
+                tributary_linear8_x4(v[4], v[5], v[6], v[7], x[4], x[5], x[6], x[7], N, c + 32, shifts + 4);
+                for (int k = 0; k < 8; k++) CONVERT(kinds[kind], x[k], g[k], N, k);
+            }
+            double t6 = now();
+            fused[kind][r] = (t5 - t4) / (CALLS * 8.0 * N) * 1e9;
+            separate[kind][r] = (t6 - t5) / (CALLS * 8.0 * N) * 1e9;
+        }
     }
+#undef CONVERT
     qsort(kernel, ROUNDS, sizeof(double), compare);
     qsort(kernel8, ROUNDS, sizeof(double), compare);
     qsort(one, ROUNDS, sizeof(double), compare);
-    qsort(fused, ROUNDS, sizeof(double), compare);
-    qsort(separate, ROUNDS, sizeof(double), compare);
     printf("four-lane kernel   %.3f ns/sample (%.3f-%.3f)\n", kernel[ROUNDS / 2], kernel[0], kernel[ROUNDS - 1]);
     if (eight) printf("eight-lane kernel  %.3f ns/sample (%.3f-%.3f)\n", kernel8[ROUNDS / 2], kernel8[0], kernel8[ROUNDS - 1]);
     else puts("eight-lane kernel  not measured: no AVX-512F on this processor");
     printf("one-channel C rule %.3f ns/sample (%.3f-%.3f)\n", one[ROUNDS / 2], one[0], one[ROUNDS - 1]);
-    printf("four-lane + grid64 %.3f ns/sample (%.3f-%.3f) fused, %.3f (%.3f-%.3f) as two passes\n", fused[ROUNDS / 2], fused[0],
-           fused[ROUNDS - 1], separate[ROUNDS / 2], separate[0], separate[ROUNDS - 1]);
+    for (int kind = 0; kind < 4; kind++) {
+        qsort(fused[kind], ROUNDS, sizeof(double), compare);
+        qsort(separate[kind], ROUNDS, sizeof(double), compare);
+        printf("four-lane + %-6s %.3f ns/sample (%.3f-%.3f) fused, %.3f (%.3f-%.3f) as two passes\n", names[kind], fused[kind][ROUNDS / 2],
+               fused[kind][0], fused[kind][ROUNDS - 1], separate[kind][ROUNDS / 2], separate[kind][0], separate[kind][ROUNDS - 1]);
+    }
     return 0;
 }

@@ -61,8 +61,9 @@ static int64_t exact_bound(const int64_t *c, int64_t q) {
     return 0;
 }
 
-/// What the binary64 kernel writes for each lane: the latents, or the samples on a binary64 grid.
-enum linear8_output { LINEAR8_LATENTS, LINEAR8_GRID64 };
+/// What the binary64 kernel writes for each lane: the latents (int64), or the samples of one of
+/// the kinds of `tributary_linear8_samples_x4` (linear_predictor.h).
+enum { LINEAR8_LATENTS = 0 };
 
 // The recurrence in binary64 with fused multiply-adds, where that is exact: with the coefficients
 // scaled by 2^-q (exact: they have 32 bits), a step's sum v + 1/2 + Σ c[j] 2^-q x[i-1-j] is a
@@ -77,7 +78,7 @@ enum linear8_output { LINEAR8_LATENTS, LINEAR8_GRID64 };
 // two passes (Benchmarks/kernels/linear8_bench.c, session 15).
 __attribute__((target("avx2,fma"), always_inline))
 static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4], size_t n,
-                                    const int64_t *c, const int64_t *q, enum linear8_output mode,
+                                    const int64_t *c, const int64_t *q, int mode,
                                     const double *offset, const double *gain) {
     if (n == 0 || !fma_available()) return 0;
     double bound[4];
@@ -98,7 +99,7 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
     const __m256d magicd = _mm256_set1_pd(6755399441055744.0);
     const __m256d half = _mm256_set1_pd(0.5);
     __m256d go = _mm256_setzero_pd(), gg = go;  // the lanes' grid
-    if (mode == LINEAR8_GRID64) {
+    if (mode == TRIBUTARY_SAMPLES_GRID64 || mode == TRIBUTARY_SAMPLES_GRID32) {
         go = _mm256_set_pd(offset[3], offset[2], offset[1], offset[0]);
         gg = _mm256_set_pd(gain[3], gain[2], gain[1], gain[0]);
     }
@@ -116,9 +117,9 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
     // seen by them, but it stays in its lane: every later sum takes a product of it (0 × NaN is
     // NaN too), so the next step's sum is NaN at the block's end.
     __m256d highest = below, lowest = above;
-#define TRIBUTARY_LINEAR8_F64_STEP(result)                                                                          \
+#define TRIBUTARY_LINEAR8_F64_STEP(x)                                                                               \
     do {                                                                                                            \
-        __m256d x = _mm256_round_pd(sum, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                                \
+        x = _mm256_round_pd(sum, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                                        \
         sum = _mm256_fmadd_pd(cv[0], x, a1);                                                                        \
         a1 = _mm256_fmadd_pd(cv[1], x, a2);                                                                         \
         a2 = _mm256_fmadd_pd(cv[2], x, a3);                                                                         \
@@ -129,10 +130,20 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
         a7 = _mm256_fmadd_pd(cv[7], x, half);                                                                       \
         highest = _mm256_max_pd(x, highest);                                                                        \
         lowest = _mm256_min_pd(x, lowest);                                                                          \
-        if (mode == LINEAR8_GRID64) result = _mm256_castpd_si256(_mm256_add_pd(go, _mm256_mul_pd(gg, x)));         \
-        else result = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(x, magicd)), magic);                      \
     } while (0)
-    uint64_t *const o0 = out[0], *const o1 = out[1], *const o2 = out[2], *const o3 = out[3];
+    // A step's four latents (integers in binary64) as 64-bit output elements (latents, grid64) ...
+#define TRIBUTARY_LINEAR8_WIDE(x)                                                                                   \
+    (mode == TRIBUTARY_SAMPLES_GRID64 ? _mm256_castpd_si256(_mm256_add_pd(go, _mm256_mul_pd(gg, x)))                \
+                                      : _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(x, magicd)), magic))
+    // ... or 32-bit ones (grid32: the binary64 sample rounded to binary32 as the C cast does; the
+    // integers, |x| < 2^30, converted exactly; int16 keeps their low 16 bits when it is stored).
+#define TRIBUTARY_LINEAR8_NARROW(x)                                                                                 \
+    (mode == TRIBUTARY_SAMPLES_GRID32 ? _mm_castps_si128(_mm256_cvtpd_ps(_mm256_add_pd(go, _mm256_mul_pd(gg, x))))  \
+                                      : _mm256_cvtpd_epi32(x))
+    const bool wide = mode == LINEAR8_LATENTS || mode == TRIBUTARY_SAMPLES_GRID64;
+    // The low two bytes of each 32-bit element, packed into the low eight bytes.
+    const __m128i low16 = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+    char *const o[4] = {out[0], out[1], out[2], out[3]};
     size_t i = 0;
     while (i < n) {
         size_t end = n - i < TRIBUTARY_LINEAR8_BLOCK ? n : i + TRIBUTARY_LINEAR8_BLOCK;
@@ -149,24 +160,70 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
             a2 = _mm256_add_pd(a2, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpackhi_epi64(a02, b13)));
             a3 = _mm256_add_pd(a3, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpacklo_epi64(c02, d13)));
             a4 = _mm256_add_pd(a4, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_unpackhi_epi64(c02, d13)));
-            __m256i l0, l1, l2, l3;
-            TRIBUTARY_LINEAR8_F64_STEP(l0);
-            TRIBUTARY_LINEAR8_F64_STEP(l1);
-            TRIBUTARY_LINEAR8_F64_STEP(l2);
-            TRIBUTARY_LINEAR8_F64_STEP(l3);
-            _mm256_storeu2_m128i((__m128i *)(o2 + s), (__m128i *)(o0 + s), _mm256_unpacklo_epi64(l0, l1));
-            _mm256_storeu2_m128i((__m128i *)(o3 + s), (__m128i *)(o1 + s), _mm256_unpackhi_epi64(l0, l1));
-            _mm256_storeu2_m128i((__m128i *)(o2 + s + 2), (__m128i *)(o0 + s + 2), _mm256_unpacklo_epi64(l2, l3));
-            _mm256_storeu2_m128i((__m128i *)(o3 + s + 2), (__m128i *)(o1 + s + 2), _mm256_unpackhi_epi64(l2, l3));
+            __m256d x0, x1, x2, x3;
+            TRIBUTARY_LINEAR8_F64_STEP(x0);
+            TRIBUTARY_LINEAR8_F64_STEP(x1);
+            TRIBUTARY_LINEAR8_F64_STEP(x2);
+            TRIBUTARY_LINEAR8_F64_STEP(x3);
+            if (wide) {
+                __m256i l0 = TRIBUTARY_LINEAR8_WIDE(x0), l1 = TRIBUTARY_LINEAR8_WIDE(x1);
+                __m256i l2 = TRIBUTARY_LINEAR8_WIDE(x2), l3 = TRIBUTARY_LINEAR8_WIDE(x3);
+                uint64_t *const w0 = (uint64_t *)o[0], *const w1 = (uint64_t *)o[1], *const w2 = (uint64_t *)o[2], *const w3 = (uint64_t *)o[3];
+                _mm256_storeu2_m128i((__m128i *)(w2 + s), (__m128i *)(w0 + s), _mm256_unpacklo_epi64(l0, l1));
+                _mm256_storeu2_m128i((__m128i *)(w3 + s), (__m128i *)(w1 + s), _mm256_unpackhi_epi64(l0, l1));
+                _mm256_storeu2_m128i((__m128i *)(w2 + s + 2), (__m128i *)(w0 + s + 2), _mm256_unpacklo_epi64(l2, l3));
+                _mm256_storeu2_m128i((__m128i *)(w3 + s + 2), (__m128i *)(w1 + s + 2), _mm256_unpackhi_epi64(l2, l3));
+            } else if (mode == TRIBUTARY_SAMPLES_INT16) {
+                // x + 1.5 × 2^52 holds the integer in its low bits; the four steps' low 16 bits
+                // gathered into each lane's 64 bits by blends are that lane's four samples.
+                __m256i y0 = _mm256_castpd_si256(_mm256_add_pd(x0, magicd)), y1 = _mm256_castpd_si256(_mm256_add_pd(x1, magicd));
+                __m256i y2 = _mm256_castpd_si256(_mm256_add_pd(x2, magicd)), y3 = _mm256_castpd_si256(_mm256_add_pd(x3, magicd));
+                __m256i w = _mm256_blend_epi16(y0, _mm256_slli_epi64(y1, 16), 0x22);
+                w = _mm256_blend_epi16(w, _mm256_slli_epi64(y2, 32), 0x44);
+                w = _mm256_blend_epi16(w, _mm256_slli_epi64(y3, 48), 0x88);
+                __m128i low = _mm256_castsi256_si128(w), high = _mm256_extracti128_si256(w, 1);
+                _mm_storel_epi64((__m128i *)(o[0] + 2 * s), low);
+                _mm_storeh_pd((double *)(o[1] + 2 * s), _mm_castsi128_pd(low));
+                _mm_storel_epi64((__m128i *)(o[2] + 2 * s), high);
+                _mm_storeh_pd((double *)(o[3] + 2 * s), _mm_castsi128_pd(high));
+            } else if (mode == TRIBUTARY_SAMPLES_INT32) {
+                // The same with 32 bits: two steps a lane in each 64 bits, lanes 0 and 2 of both
+                // pairs in one vector, 1 and 3 in the other.
+                __m256i y0 = _mm256_castpd_si256(_mm256_add_pd(x0, magicd)), y1 = _mm256_castpd_si256(_mm256_add_pd(x1, magicd));
+                __m256i y2 = _mm256_castpd_si256(_mm256_add_pd(x2, magicd)), y3 = _mm256_castpd_si256(_mm256_add_pd(x3, magicd));
+                __m256i p01 = _mm256_blend_epi32(y0, _mm256_slli_epi64(y1, 32), 0xAA);
+                __m256i p23 = _mm256_blend_epi32(y2, _mm256_slli_epi64(y3, 32), 0xAA);
+                _mm256_storeu2_m128i((__m128i *)(o[2] + 4 * s), (__m128i *)(o[0] + 4 * s), _mm256_unpacklo_epi64(p01, p23));
+                _mm256_storeu2_m128i((__m128i *)(o[3] + 4 * s), (__m128i *)(o[1] + 4 * s), _mm256_unpackhi_epi64(p01, p23));
+            } else {
+                // The 4 × 4 transpose of 32-bit elements: step-major vectors into lane-major ones.
+                __m128i l0 = TRIBUTARY_LINEAR8_NARROW(x0), l1 = TRIBUTARY_LINEAR8_NARROW(x1);
+                __m128i l2 = TRIBUTARY_LINEAR8_NARROW(x2), l3 = TRIBUTARY_LINEAR8_NARROW(x3);
+                __m128i t0 = _mm_unpacklo_epi32(l0, l1), t1 = _mm_unpackhi_epi32(l0, l1);
+                __m128i t2 = _mm_unpacklo_epi32(l2, l3), t3 = _mm_unpackhi_epi32(l2, l3);
+                __m128i r[4] = {_mm_unpacklo_epi64(t0, t2), _mm_unpackhi_epi64(t0, t2), _mm_unpacklo_epi64(t1, t3), _mm_unpackhi_epi64(t1, t3)};
+                for (int k = 0; k < 4; k++) {
+                    if (mode == TRIBUTARY_SAMPLES_INT16) _mm_storel_epi64((__m128i *)(o[k] + 2 * s), _mm_shuffle_epi8(r[k], low16));
+                    else _mm_storeu_si128((__m128i *)(o[k] + 4 * s), r[k]);
+                }
+            }
         }
         for (; s < end; s++) {
             if (s + 1 < n) a1 = _mm256_add_pd(a1, TRIBUTARY_LINEAR8_RESIDUAL(_mm256_set_epi64x(v3[s + 1], v2[s + 1], v1[s + 1], v0[s + 1])));
-            __m256i result;
-            TRIBUTARY_LINEAR8_F64_STEP(result);
-            o0[s] = (uint64_t)_mm256_extract_epi64(result, 0);
-            o1[s] = (uint64_t)_mm256_extract_epi64(result, 1);
-            o2[s] = (uint64_t)_mm256_extract_epi64(result, 2);
-            o3[s] = (uint64_t)_mm256_extract_epi64(result, 3);
+            __m256d x;
+            TRIBUTARY_LINEAR8_F64_STEP(x);
+            if (wide) {
+                uint64_t lanes[4];
+                _mm256_storeu_si256((__m256i *)lanes, TRIBUTARY_LINEAR8_WIDE(x));
+                for (int k = 0; k < 4; k++) ((uint64_t *)o[k])[s] = lanes[k];
+            } else {
+                uint32_t lanes[4];
+                _mm_storeu_si128((__m128i *)lanes, TRIBUTARY_LINEAR8_NARROW(x));
+                for (int k = 0; k < 4; k++) {
+                    if (mode == TRIBUTARY_SAMPLES_INT16) ((uint16_t *)o[k])[s] = (uint16_t)lanes[k];
+                    else ((uint32_t *)o[k])[s] = lanes[k];
+                }
+            }
         }
         __m256d outside = _mm256_or_pd(_mm256_or_pd(_mm256_cmp_pd(highest, above, _CMP_GE_OQ), _mm256_cmp_pd(lowest, below, _CMP_LT_OQ)),
                                        _mm256_cmp_pd(sum, sum, _CMP_UNORD_Q));
@@ -174,6 +231,8 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
         i = end;
     }
 #undef TRIBUTARY_LINEAR8_F64_STEP
+#undef TRIBUTARY_LINEAR8_WIDE
+#undef TRIBUTARY_LINEAR8_NARROW
 #undef TRIBUTARY_LINEAR8_RESIDUAL
     return n;
 }
@@ -184,11 +243,29 @@ static size_t linear8_x4_f64_latents(const int64_t *const v[4], int64_t *const x
     return linear8_x4_f64(v, out, n, c, q, LINEAR8_LATENTS, NULL, NULL);
 }
 
-__attribute__((target("avx2,fma")))
-size_t tributary_linear8_grid64_x4(const int64_t *const v[4], uint64_t *const out[4], size_t n, const int64_t *c, const int64_t *q,
-                                   const double *offset, const double *gain) {
-    void *const o[4] = {out[0], out[1], out[2], out[3]};
-    return linear8_x4_f64(v, o, n, c, q, LINEAR8_GRID64, offset, gain);
+// One instance of the kernel per output kind: the kind is a constant in each, so that its
+// conversion and stores are chosen at compile time.
+#define TRIBUTARY_LINEAR8_SAMPLES(kind)                                                                             \
+    __attribute__((target("avx2,fma"))) static size_t linear8_x4_##kind(                                            \
+        const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,                \
+        const double *offset, const double *gain) {                                                                 \
+        return linear8_x4_f64(v, out, n, c, q, TRIBUTARY_SAMPLES_##kind, offset, gain);                             \
+    }
+TRIBUTARY_LINEAR8_SAMPLES(GRID64)
+TRIBUTARY_LINEAR8_SAMPLES(GRID32)
+TRIBUTARY_LINEAR8_SAMPLES(INT32)
+TRIBUTARY_LINEAR8_SAMPLES(INT16)
+#undef TRIBUTARY_LINEAR8_SAMPLES
+
+size_t tributary_linear8_samples_x4(const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,
+                                    int kind, const double *offset, const double *gain) {
+    switch (kind) {
+    case TRIBUTARY_SAMPLES_GRID64: return linear8_x4_GRID64(v, out, n, c, q, offset, gain);
+    case TRIBUTARY_SAMPLES_GRID32: return linear8_x4_GRID32(v, out, n, c, q, offset, gain);
+    case TRIBUTARY_SAMPLES_INT32: return linear8_x4_INT32(v, out, n, c, q, offset, gain);
+    case TRIBUTARY_SAMPLES_INT16: return linear8_x4_INT16(v, out, n, c, q, offset, gain);
+    default: return 0;
+    }
 }
 
 size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
@@ -369,8 +446,8 @@ size_t tributary_linear8_x8(const int64_t *const v[8], int64_t *const x[8], size
 // Off x86-64: never available, never called.
 bool tributary_linear8_x4_available(void) { return false; }
 bool tributary_linear8_x8_available(void) { return false; }
-size_t tributary_linear8_grid64_x4(const int64_t *const v[4], uint64_t *const out[4], size_t n, const int64_t *c, const int64_t *q,
-                                   const double *offset, const double *gain) { return 0; }
+size_t tributary_linear8_samples_x4(const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,
+                                    int kind, const double *offset, const double *gain) { return 0; }
 size_t tributary_linear8_x8(const int64_t *const v[8], int64_t *const x[8], size_t n, const int64_t *c, const int64_t *q) { return 0; }
 size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t *v2, const int64_t *v3,
                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,

@@ -107,46 +107,71 @@ struct LaneInverseTests {
         #expect(Self.kernel([[Int64]](repeating: [1, 2, 3], count: lanes), coefficients: c, shifts: shifts).finished == 3)
     }
 
-    /// The four-lane inverse fused with the grid conversion: the samples, and how many it reports.
-    static func gridKernel(_ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64], offset: [Double], gain: [Double])
-        -> (finished: Int, samples: [[UInt64]]) {
-        let n = residuals[0].count
-        let v = residuals.flatMap { $0 }, c = coefficients.flatMap { $0 }
-        var out = [UInt64](repeating: 0x7777, count: 4 * n)
-        let finished = v.withUnsafeBufferPointer { vp in
-            out.withUnsafeMutableBufferPointer { op in
-                let inputs: [UnsafePointer<Int64>?] = (0..<4).map { vp.baseAddress! + $0 * n }
-                let outputs: [UnsafeMutablePointer<UInt64>?] = (0..<4).map { op.baseAddress! + $0 * n }
-                return tributary_linear8_grid64_x4(inputs, outputs, n, c, shifts, offset, gain)
-            }
+    /// The sample kinds of `tributary_linear8_samples_x4`.
+    static let kinds = [TRIBUTARY_SAMPLES_GRID64, TRIBUTARY_SAMPLES_GRID32, TRIBUTARY_SAMPLES_INT32, TRIBUTARY_SAMPLES_INT16].map { Int32($0) }
+
+    /// Bytes a sample of `kind`.
+    static func width(_ kind: Int32) -> Int {
+        switch Int(kind) {
+        case Int(TRIBUTARY_SAMPLES_GRID64): 8
+        case Int(TRIBUTARY_SAMPLES_INT16): 2
+        default: 4
         }
-        return (finished, (0..<4).map { Array(out[($0 * n)..<($0 * n + n)]) })
     }
 
-    /// docs/CAPTURE.md §5.1's conversion of a latent on a binary64 grid (product and sum each rounded).
-    static func grid(_ latents: [Int64], offset: Double, gain: Double) -> [UInt64] {
-        latents.map { (offset + gain * Double($0)).bitPattern }
+    /// The four-lane inverse fused with the conversion to samples of `kind`: how many it reports,
+    /// and the samples (each widened to 64 bits; a byte past each lane's end checked untouched).
+    static func samplesKernel(_ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64], kind: Int32,
+                              offset: [Double] = gridOffsets, gain: [Double] = gridGains) -> (finished: Int, samples: [[UInt64]]) {
+        let n = residuals[0].count, w = width(kind), lane = n * w + 16
+        let v = residuals.flatMap { $0 }, c = coefficients.flatMap { $0 }
+        var out = [UInt8](repeating: 0x77, count: 4 * lane)
+        let finished = v.withUnsafeBufferPointer { vp in
+            out.withUnsafeMutableBytes { op in
+                let inputs: [UnsafePointer<Int64>?] = (0..<4).map { vp.baseAddress! + $0 * n }
+                let outputs: [UnsafeMutableRawPointer?] = (0..<4).map { op.baseAddress! + $0 * lane }
+                return tributary_linear8_samples_x4(inputs, outputs, n, c, shifts, kind, offset, gain)
+            }
+        }
+        for k in 0..<4 { #expect(out[(k * lane + n * w)..<(k * lane + lane)].allSatisfy { $0 == 0x77 }, "lane \(k) written past its end") }
+        let samples = (0..<4).map { k in
+            (0..<n).map { i in (0..<w).reduce(UInt64(0)) { $0 | UInt64(out[k * lane + i * w + $1]) << (8 * $1) } }
+        }
+        return (finished, samples)
+    }
+
+    /// docs/CAPTURE.md §5.1's conversion of latents to samples of `kind` (grids: product and sum
+    /// each rounded, then to binary32 for that grid; integers: the low bits), widened to 64 bits.
+    static func convert(_ latents: [Int64], kind: Int32, offset: Double, gain: Double) -> [UInt64] {
+        switch Int(kind) {
+        case Int(TRIBUTARY_SAMPLES_GRID64): latents.map { (offset + gain * Double($0)).bitPattern }
+        case Int(TRIBUTARY_SAMPLES_GRID32): latents.map { UInt64(Float(offset + gain * Double($0)).bitPattern) }
+        case Int(TRIBUTARY_SAMPLES_INT32): latents.map { UInt64(UInt32(truncatingIfNeeded: $0)) }
+        default: latents.map { UInt64(UInt16(truncatingIfNeeded: $0)) }
+        }
     }
 
     static let gridOffsets = [-10.0, 0.0, 1.5, 3.0e-7], gridGains = [20.0 / 65536, 1.0 / 3.0, 0.1, 1.0000003e-3]
 
-    @Test func fusedGridLanesMatchTheRuleAndTheConversion() {
+    @Test(arguments: kinds)
+    func fusedLanesMatchTheRuleAndTheConversion(kind: Int32) {
         var rng = SplitMix64(seed: 47)
         for n in Self.lengths {
             let c = (0..<4).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
             let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
             let shifts = [Int64](repeating: 20, count: 4)
             let expected = (0..<4).map {
-                Self.grid(PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20),
-                          offset: Self.gridOffsets[$0], gain: Self.gridGains[$0])
+                Self.convert(PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20),
+                             kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0])
             }
-            let (finished, samples) = Self.gridKernel(residuals, coefficients: c, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains)
+            let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
             #expect(finished == n, "n \(n)")
             #expect(samples == expected, "n \(n)")
         }
     }
 
-    @Test func fusedGridLanesAreExactWheneverTheyReportDone() {
+    @Test(arguments: kinds)
+    func fusedLanesAreExactWheneverTheyReportDone(kind: Int32) {
         // Anything within the kernels' contract: where the fused kernel reports every sample done,
         // each is the rule's latent converted; where it declines, the latents were large (beyond
         // 2^30) or the sums could leave binary64's exact integers. Both outcomes occur.
@@ -159,11 +184,12 @@ struct LaneInverseTests {
             let magnitude = Int64(rng.next() % 34)
             let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
             let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
-            let (finished, samples) = Self.gridKernel(residuals, coefficients: c, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains)
+            let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
             if finished == n {
                 done += 1
                 for k in 0..<4 {
-                    #expect(samples[k] == Self.grid(latents[k], offset: Self.gridOffsets[k], gain: Self.gridGains[k]), "trial \(trial), lane \(k)")
+                    #expect(samples[k] == Self.convert(latents[k], kind: kind, offset: Self.gridOffsets[k], gain: Self.gridGains[k]),
+                            "trial \(trial), lane \(k)")
                     #expect(latents[k].allSatisfy { $0 >= -(1 << 30) && $0 < 1 << 30 }, "trial \(trial), lane \(k)")
                 }
             } else {
@@ -174,7 +200,8 @@ struct LaneInverseTests {
         #expect(declined > 20 && done > 20, "\(declined) declined, \(done) done")
     }
 
-    @Test func fusedGridLanesDeclineResidualsTheirArithmeticCannotHold() {
+    @Test(arguments: kinds)
+    func fusedLanesDeclineResidualsTheirArithmeticCannotHold(kind: Int32) {
         // Zero coefficients: the latents are the residuals. One residual per value below in lane 2,
         // among small ones: beyond the kernel's 2^30 (its exact conversion ends at 2^51, and some
         // of these make the bits of an infinity or a NaN there), the call must decline.
@@ -187,15 +214,14 @@ struct LaneInverseTests {
         for value in outside {
             var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
             residuals[2][150] = value
-            #expect(Self.gridKernel(residuals, coefficients: zero, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains).finished < n,
-                    "\(value)")
+            #expect(Self.samplesKernel(residuals, coefficients: zero, shifts: shifts, kind: kind).finished < n, "\(value)")
         }
         var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
         residuals[2][150] = (1 << 30) - 1
         residuals[1][20] = -(1 << 30)
-        let (finished, samples) = Self.gridKernel(residuals, coefficients: zero, shifts: shifts, offset: Self.gridOffsets, gain: Self.gridGains)
+        let (finished, samples) = Self.samplesKernel(residuals, coefficients: zero, shifts: shifts, kind: kind)
         #expect(finished == n)
-        #expect(samples == (0..<4).map { Self.grid(residuals[$0], offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) })
+        #expect(samples == (0..<4).map { Self.convert(residuals[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) })
     }
 
     /// Three tones and a little noise per channel: only the order-8 predictor cancels them, so the encoder chooses it.
@@ -231,6 +257,8 @@ struct LaneInverseTests {
         let segments = [Int](repeating: n, count: channels)
         for (type, payload) in [(ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
                                 (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 200) })),
+                                // A binary32 grid, converted by the kernel.
+                                (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * step) })),
                                 // On a grid, written by the kernel, with a few −0.0 as exceptions.
                                 (.float64, CodedCodecTests.bytes(counts.enumerated().map { i, k in i % 500 == 7 ? -0.0 : Double(k) * step })),
                                 // DAQmx-style offset + gain × k, rounded: an adjustment block per segment (each lane its own).

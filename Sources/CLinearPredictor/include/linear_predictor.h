@@ -20,14 +20,29 @@ size_t tributary_linear8_x4(const int64_t *v0, const int64_t *v1, const int64_t 
                             int64_t *x0, int64_t *x1, int64_t *x2, int64_t *x3, size_t n,
                             const int64_t *c, const int64_t *q);
 
+/// The kinds of samples `tributary_linear8_samples_x4` writes, each as `NumericCodec` converts a
+/// latent x of a segment to its element type (docs/CAPTURE.md §5.1, "samples from latents"):
+enum {
+    /// binary64 grid: the bits of offset + gain × (double)x, the product and the sum each rounded
+    /// (never fused), as `tributary_grid64`; 8 bytes an element.
+    TRIBUTARY_SAMPLES_GRID64 = 1,
+    /// binary32 grid: the binary64 value of the grid rounded to binary32, as `tributary_grid32`; 4 bytes.
+    TRIBUTARY_SAMPLES_GRID32 = 2,
+    /// int32: the latent's low 32 bits, as `tributary_narrow32`; 4 bytes.
+    TRIBUTARY_SAMPLES_INT32 = 3,
+    /// int16: the latent's low 16 bits, as `tributary_narrow16`; 2 bytes.
+    TRIBUTARY_SAMPLES_INT16 = 4,
+};
+
 /// The order-8 predictor's inverse of four lanes as `tributary_linear8_x4` (v[k], c[8k ... 8k+7],
-/// q[k]), each latent converted as `tributary_grid64` converts it: out[k][i] = the binary64 bits of
-/// offset[k] + gain[k] × (double)x (the product and the sum each rounded, never fused). Returns n,
-/// or less — 0 without AVX2 and FMA — when the lanes are outside what its binary64 arithmetic
-/// computes exactly (coefficients, shifts, or latents too large): nothing written is then to be
-/// used, and the caller undoes the lanes with `tributary_linear8_x4` and converts them itself.
-size_t tributary_linear8_grid64_x4(const int64_t *const v[4], uint64_t *const out[4], size_t n, const int64_t *c, const int64_t *q,
-                                   const double *offset, const double *gain);
+/// q[k]), each latent converted in the same pass to a sample of `kind` (above) at out[k][i], with
+/// the grid offset[k], gain[k] for the grid kinds (unread for the integer kinds: may be NULL).
+/// Returns n, or less — 0 without AVX2 and FMA, or for an unknown kind — when the lanes are
+/// outside what its binary64 arithmetic computes exactly (coefficients, shifts, or latents too
+/// large): nothing written is then to be used, and the caller undoes the lanes with
+/// `tributary_linear8_x4` and converts them itself.
+size_t tributary_linear8_samples_x4(const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,
+                                    int kind, const double *offset, const double *gain);
 
 /// Whether this processor (and its operating system) runs AVX-512F (always false off x86-64).
 bool tributary_linear8_x8_available(void);

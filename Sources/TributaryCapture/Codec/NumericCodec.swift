@@ -1144,8 +1144,8 @@ final class NumericCodec {
                 laneShifts.base[k] = laneShifts.base[0]
             }
             func lane(_ k: Int) -> Int { k < waiting.count ? k : 0 }
-            if width == 4, elementType == .float64, waiting.allSatisfy({ $0.mode == 1 && $0.flags != 1 }),
-               finishGridLanes(count: count, residuals: residuals, lane: lane, scratch: undone) {
+            if width == 4, let kind = sampleKind(elementType),
+               finishSampleLanes(kind: kind, count: count, residuals: residuals, lane: lane, scratch: undone) {
                 laneSegments += waiting.count
                 for segment in waiting { applyExceptions(segment, elementType: elementType, stored: stored) }
                 waiting.removeAll(keepingCapacity: true)
@@ -1183,25 +1183,38 @@ final class NumericCodec {
         waiting.removeAll(keepingCapacity: true)
     }
 
-    /// Four waiting segments on a binary64 grid (mode 1 without adjustments) undone and converted in
-    /// one pass by `tributary_linear8_grid64_x4`, straight into their outputs (a lane with no
-    /// segment into its scratch slot): whether it could (false leaves the outputs to be rewritten).
-    private func finishGridLanes(count: Int, residuals: (Int) -> UnsafeMutablePointer<Int64>, lane: (Int) -> Int,
-                                 scratch: (Int) -> UnsafeMutablePointer<Int64>) -> Bool {
+    /// The kind of samples `tributary_linear8_samples_x4` makes of the waiting segments' latents as
+    /// `write` converts them (integers; binary64 and binary32 grids without adjustments), or nil
+    /// for the conversions it does not make.
+    private func sampleKind(_ elementType: ChunkElementType) -> Int32? {
+        let grid = waiting.allSatisfy { $0.mode == 1 && $0.flags != 1 }
+        switch elementType {
+        case .int16: return Int32(TRIBUTARY_SAMPLES_INT16)
+        case .int32: return Int32(TRIBUTARY_SAMPLES_INT32)
+        case .float64 where grid: return Int32(TRIBUTARY_SAMPLES_GRID64)
+        case .float32 where grid: return Int32(TRIBUTARY_SAMPLES_GRID32)
+        default: return nil
+        }
+    }
+
+    /// Four waiting segments undone and converted to samples of `kind` in one pass by
+    /// `tributary_linear8_samples_x4`, straight into their outputs (a lane with no segment into its
+    /// scratch slot): whether it could (false leaves the outputs to be rewritten).
+    private func finishSampleLanes(kind: Int32, count: Int, residuals: (Int) -> UnsafeMutablePointer<Int64>, lane: (Int) -> Int,
+                                   scratch: (Int) -> UnsafeMutablePointer<Int64>) -> Bool {
         withUnsafeTemporaryAllocation(of: UnsafePointer<Int64>?.self, capacity: 4) { v in
-            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt64>?.self, capacity: 4) { out in
+            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: 4) { out in
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: 8) { grid in
                     for k in 0..<4 {
                         v.initializeElement(at: k, to: UnsafePointer(residuals(lane(k))))
                         let segment = waiting[lane(k)]
-                        let target = k < waiting.count ? segment.out : UnsafeMutableRawPointer(scratch(k))
-                        out.initializeElement(at: k, to: target.assumingMemoryBound(to: UInt64.self))
+                        out.initializeElement(at: k, to: k < waiting.count ? segment.out : UnsafeMutableRawPointer(scratch(k)))
                         grid.initializeElement(at: k, to: segment.offset)
                         grid.initializeElement(at: 4 + k, to: segment.gain)
                     }
                     let base = grid.baseAddress!
-                    return tributary_linear8_grid64_x4(v.baseAddress, out.baseAddress, count, laneCoefficients.base, laneShifts.base,
-                                                       base, base + 4) == count
+                    return tributary_linear8_samples_x4(v.baseAddress, out.baseAddress, count, laneCoefficients.base, laneShifts.base,
+                                                        kind, base, base + 4) == count
                 }
             }
         }

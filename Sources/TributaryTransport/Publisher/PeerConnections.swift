@@ -175,7 +175,8 @@ final class PeerConnections {
             }
         }
         guard ok == 0 else { return nil }
-        return String(cString: host) + ":" + String(cString: port)
+        func text(_ c: [CChar]) -> String { String(decoding: c.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        return text(host) + ":" + text(port)
     }
 
     /// Shuts a connection down if its descriptor still leads to `expectedPeer`. Without the filter a
