@@ -83,14 +83,16 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
     let frames = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_FRAMES"] ?? "") ?? 2_000
     for delivery in [SourceDelivery.lossless, .live] {
         let result = try transportThroughputRun(frames: frames, delivery: delivery)
-        // Measured 2.14 (lossless) and 1.06-1.56 (live, fewer when frames are dropped), libzmq's own
+        // Measured 2.09 (lossless) and 1.05-1.16 (live, fewer when frames are dropped), libzmq's own
         // included. Per frame: the zero-copy send's content record on the publisher and the 64 KiB
         // receive buffer in the subscriber's libzmq, both libzmq's and both unavoidable through its API;
         // the header part is compact (32 bytes, kept inside the message: docs/PROTOCOL.md §3.2) and the
         // payload is received into the Subject's pool of reused buffers (ZMQReceivePool). The lossless
-        // path's 0.14 beyond 2 is the credit round trip, one per 128 frames (the publisher's receipt of
-        // a credit, its burst of sends). Was 13.4 and 6.6 (first round), 7.2 and 4.1 (second), 6.2 and
-        // 3.6 (sessions 3-9).
+        // path's 0.09 beyond 2 is the publisher's receipt of a credit, one per 128 frames: about 11
+        // objects (each part's object and message slot, the parts array, the routing id's key, the
+        // payload's buffer). Was 2.14 until session 16 (a reabstraction thunk and a loop command per
+        // wake-up of the publisher's loop, and a message slot for each poll round's last, empty
+        // receive), 13.4 and 6.6 (first round), 7.2 and 4.1 (second), 6.2 and 3.6 (sessions 3-9).
         guardRow("publisher -> subject, 64 KiB \(delivery == .lossless ? "lossless" : "live"), per frame",
                  limit: 2.5, result.allocationsPerFrame)
     }

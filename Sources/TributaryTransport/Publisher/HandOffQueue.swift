@@ -20,11 +20,20 @@ struct HandOffItem: Sendable {
     var due: UInt64 = 0
 }
 
+/// What schedules a drain of the queue on the publisher's loop thread.
+///
+/// An object rather than a closure: a closure handed out of the queue's lock (a generic `withLock`)
+/// is wrapped in a reabstraction thunk, one heap object per wake-up, and so was the loop command a
+/// closure built for each wake-up. The waker holds one prebuilt command.
+protocol HandOffWaker: AnyObject, Sendable {
+    func wake()
+}
+
 /// The bounded queue between the threads that publish and the publisher's socket thread.
 ///
 /// Publishing appends under a lock and, only when no drain is already scheduled, wakes the loop with
 /// one prebuilt command (so a burst of frames costs one wake-up, and steady state allocates nothing:
-/// both arrays keep their capacity). A full queue refuses live frames at once — `publish` never blocks
+/// both arrays keep their capacity, and the waker is an object with its command built once). A full queue refuses live frames at once — `publish` never blocks
 /// on subscribers — while lossless sources wait for room (and for the loop's lossless backlog to
 /// shrink below `losslessWindow`).
 final class HandOffQueue: Sendable {
@@ -36,7 +45,7 @@ final class HandOffQueue: Sendable {
         var refused: UInt64 = 0
         /// Lossless frames the loop holds waiting for credit.
         var losslessBacklog = 0
-        var wake: (@Sendable () -> Void)?
+        var waker: (any HandOffWaker)?
     }
 
     let capacity: Int
@@ -53,15 +62,15 @@ final class HandOffQueue: Sendable {
         state = Mutex(initial)
     }
 
-    /// Sets the function that schedules a drain on the loop thread (once, before the first push).
-    func setWake(_ wake: @escaping @Sendable () -> Void) { state.withLock { $0.wake = wake } }
+    /// Sets what schedules a drain on the loop thread (once, before the first push).
+    func setWaker(_ waker: any HandOffWaker) { state.withLock { $0.waker = waker } }
 
     /// Appends an item unless the queue is full; never blocks.
     func push(_ item: HandOffItem) -> Bool {
-        let (accepted, wake) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+        let (accepted, waker) = state.withLock { state -> (Bool, (any HandOffWaker)?) in
             let full = state.items.count >= capacity
                 || (item.lossless && state.items.count + state.losslessBacklog >= losslessWindow)
-            if full || state.wake == nil {
+            if full || state.waker == nil {
                 state.refused += 1
                 return (false, nil)
             }
@@ -69,9 +78,9 @@ final class HandOffQueue: Sendable {
             state.accepted += 1
             if state.drainScheduled { return (true, nil) }
             state.drainScheduled = true
-            return (true, state.wake)
+            return (true, state.waker)
         }
-        wake?()
+        waker?.wake()
         return accepted
     }
 

@@ -120,8 +120,7 @@ public final class Publisher: Sendable {
             throw .loop("\(error)")
         }
         // One prebuilt command: waking the loop for a burst of frames allocates nothing.
-        let drain: @Sendable (PublisherEngine, ZMQLoopScope) -> Void = { engine, _ in engine.drainHandOff() }
-        core.handOff.setWake { [loop] in try? loop.perform(drain) }
+        core.handOff.setWaker(DrainWaker(loop: loop))
         sinks = sources.map { SourceSink(publisher: core, sourceID: $0.info.id, delivery: $0.delivery) }
         sourceThreadsDone = DispatchGroup()
         for (source, sink) in zip(sources, sinks) {
@@ -235,4 +234,14 @@ public final class Publisher: Sendable {
         }
         loop.shutdown()
     }
+}
+
+/// Wakes the publisher's loop to drain the hand-off queue, with one command built once.
+private final class DrainWaker: HandOffWaker {
+    private let loop: ZMQLoop<PublisherEngine>
+    private let command = ZMQLoopCommand<PublisherEngine>(run: { engine, _ in engine.drainHandOff() }, cancel: nil)
+
+    init(loop: ZMQLoop<PublisherEngine>) { self.loop = loop }
+
+    func wake() { try? loop.enqueue(command) }
 }

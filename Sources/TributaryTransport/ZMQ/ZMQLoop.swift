@@ -98,6 +98,12 @@ public final class ZMQLoop<State>: Sendable {
         try shared.enqueue(ZMQLoopCommand(run: command, cancel: nil))
     }
 
+    /// Queues a command built beforehand (`perform` builds one per call, and converting its closure
+    /// to the generic command's form costs a heap object each time).
+    func enqueue(_ command: ZMQLoopCommand<State>) throws(ZMQLoopError) {
+        try shared.enqueue(command)
+    }
+
     /// Runs `body` on the loop thread and returns its result (or rethrows its error) to the caller.
     /// - Throws: What `body` throws; `ZMQLoopError.stopped` when the loop stopped before running it;
     ///   `ZMQLoopError.calledFromLoopThread` when called from the loop thread itself.

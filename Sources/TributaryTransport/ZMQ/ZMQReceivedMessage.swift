@@ -27,18 +27,24 @@ public final class ZMQReceivedMessage: @unchecked Sendable {
     /// True when more parts of the same message follow this one.
     public let hasMore: Bool
 
-    /// Receives one part from `handle` into a new object.
+    /// Receives one part from `handle` into a new object. The part is received into a message on the
+    /// stack and moved to the heap slot only once it arrived: a poll round's last, failing receive
+    /// (`.again`) allocates nothing.
     init(receivingFrom handle: UnsafeMutableRawPointer, flags: Int32) throws(ZMQError) {
+        var received = zmq_msg_t()
+        zmq_msg_init(&received)
+        while zmq_msg_recv(&received, handle, flags) < 0 {
+            let error = ZMQError.last("zmq_msg_recv")
+            if error.code == .interrupted { continue }
+            zmq_msg_close(&received)
+            throw error
+        }
         let storage = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
         storage.initialize(to: zmq_msg_t())
         zmq_msg_init(storage)
-        while zmq_msg_recv(storage, handle, flags) < 0 {
-            let error = ZMQError.last("zmq_msg_recv")
-            if error.code == .interrupted { continue }
-            zmq_msg_close(storage)
-            storage.deallocate()
-            throw error
-        }
+        // Moves the content (a small part's bytes with it, into the slot's own inline buffer).
+        zmq_msg_move(storage, &received)
+        zmq_msg_close(&received)
         self.storage = storage
         count = zmq_msg_size(storage)
         // zmq_msg_data never returns NULL for an initialised message (an empty one points at its inline bytes).
@@ -99,9 +105,11 @@ extension ZMQSocket {
     public func receiveMultipart(flags: ZMQReceiveFlags = []) throws(ZMQError) -> [ZMQReceivedMessage] {
         // Room for a routing id, a header and a payload up front: growing the array part by part
         // reallocated it once per message on the subscriber's hot path.
+        // The first part before the array: a poll round ends with a receive that finds nothing.
+        let first = try receive(flags: flags)
         var parts: [ZMQReceivedMessage] = []
         parts.reserveCapacity(3)
-        parts.append(try receive(flags: flags))
+        parts.append(first)
         while parts[parts.count - 1].hasMore { parts.append(try receive()) }
         return parts
     }
