@@ -1,7 +1,8 @@
 // Hot loops of the capture encoder (codec_kernels.h) — the order-8 linear prediction, binary64 grid
 // latents, a latent block's bin symbols, non-zero counts, min/max, the bit-shuffle of 8-byte
 // elements — eight values at a time with AVX-512 (VPMULLQ, VCVTTPD2QQ, VPMOVQB, VPMOVB2M), which
-// Swift's baseline x86-64 code cannot use.
+// Swift's baseline x86-64 code cannot use, and (all but the prediction and the bit-shuffle, whose
+// 64-bit products and byte gathers AVX2 lacks) four at a time with AVX2.
 #include "codec_kernels.h"
 #include "dispatch.h"
 #include "bits.h"
@@ -73,6 +74,104 @@ static size_t count_nonzero64_portable(const int64_t *x, size_t n) {
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+// AVX2: four values a step. The grid latents as the AVX-512 kernel, with the rounded quotient's
+// integer taken from the bits of q + 1.5 × 2^52 (exact below 2^51; lanes beyond 2^50, and NaN,
+// masked to 0 as the rule says).
+__attribute__((target("avx2")))
+static uint64_t to_grid64_avx2(const uint64_t *x, int64_t *k, int64_t *adj, size_t n, double offset, double gain, double inverse) {
+    const __m256d o = _mm256_set1_pd(offset), g = _mm256_set1_pd(gain), inv = _mm256_set1_pd(inverse);
+    const __m256d magic = _mm256_set1_pd(0x1.8p52), limit = _mm256_set1_pd(0x1p50);
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    const __m256i magicBits = _mm256_castpd_si256(magic);
+    __m256i any = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i bits = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256d q = _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(bits), o), inv);
+        __m256d near = _mm256_cmp_pd(_mm256_andnot_pd(sign, q), limit, _CMP_LE_OQ);  // false for NaN
+        __m256d shifted = _mm256_add_pd(q, magic);
+        __m256d rounded = _mm256_and_pd(near, _mm256_sub_pd(shifted, magic));
+        __m256i count = _mm256_and_si256(_mm256_castpd_si256(near), _mm256_sub_epi64(_mm256_castpd_si256(shifted), magicBits));
+        __m256d y = _mm256_add_pd(o, _mm256_mul_pd(g, rounded));
+        __m256i d = _mm256_sub_epi64(bits, _mm256_castpd_si256(y));
+        _mm256_storeu_si256((__m256i *)(k + i), count);
+        _mm256_storeu_si256((__m256i *)(adj + i), d);
+        any = _mm256_or_si256(any, d);
+    }
+    uint64_t lanes[4];
+    _mm256_storeu_si256((__m256i *)lanes, any);
+    return (lanes[0] | lanes[1] | lanes[2] | lanes[3]) | to_grid64_portable(x + i, k + i, adj + i, n - i, offset, gain, inverse);
+}
+
+// Sixteen values a step: four vectors of bins (unsigned comparison by flipping the sign bits),
+// each value below 256 once the escapes are blended in, packed to bytes in their order.
+__attribute__((target("avx2")))
+static size_t bin_symbols_avx2(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
+                               uint8_t escape, uint8_t *symbols) {
+    const __m256i b = _mm256_set1_epi64x((int64_t)base), s = _mm256_set1_epi64x((int64_t)start);
+    const __m256i flip = _mm256_set1_epi64x(INT64_MIN);
+    const __m256i limit = _mm256_set1_epi64x((int64_t)(bins ^ (UINT64_C(1) << 63))), e = _mm256_set1_epi64x(escape);
+    const __m128i count = _mm_cvtsi32_si128((int)shift);
+    size_t escapes = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i t[4];
+        for (int j = 0; j < 4; j++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(r + i + 4 * j));
+            __m256i bin = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_sub_epi64(v, b), count), s);
+            __m256i inside = _mm256_cmpgt_epi64(limit, _mm256_xor_si256(bin, flip));  // bin < bins, unsigned
+            escapes += 4 - (size_t)__builtin_popcount((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(inside)));
+            t[j] = _mm256_blendv_epi8(e, bin, inside);
+        }
+        // Each 128-bit lane: the low dwords of two vectors' qwords, then words, then bytes; the two
+        // lanes' halves interleaved back into value order.
+        __m256i t01 = _mm256_blend_epi32(_mm256_shuffle_epi32(t[0], 0x88), _mm256_shuffle_epi32(t[1], 0x88), 0xCC);
+        __m256i t23 = _mm256_blend_epi32(_mm256_shuffle_epi32(t[2], 0x88), _mm256_shuffle_epi32(t[3], 0x88), 0xCC);
+        __m256i w = _mm256_packus_epi32(t01, t23);
+        __m256i bytes = _mm256_packus_epi16(w, w);
+        __m128i low = _mm256_castsi256_si128(bytes), high = _mm256_extracti128_si256(bytes, 1);
+        _mm_storeu_si128((__m128i *)(symbols + i), _mm_unpacklo_epi16(low, high));
+    }
+    return escapes + bin_symbols_portable(r + i, n - i, base, shift, start, bins, escape, symbols + i);
+}
+
+__attribute__((target("avx2")))
+static size_t count_nonzero64_avx2(const int64_t *x, size_t n) {
+    const __m256i zero = _mm256_setzero_si256();
+    size_t zeros = 0, i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i equal = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(x + i)), zero);
+        zeros += (size_t)__builtin_popcount((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(equal)));
+    }
+    return (i - zeros) + count_nonzero64_portable(x + i, n - i);
+}
+
+// VPCMPGTQ and blends: signed 64-bit minimum and maximum of four lanes.
+__attribute__((target("avx2")))
+static void min_max64_avx2(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest) {
+    if (n < 8) { min_max64_portable(r, n, lowest, highest); return; }
+    __m256i lo = _mm256_loadu_si256((const __m256i *)r), hi = lo;
+    size_t i = 4;
+    for (; i + 4 <= n; i += 4) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(r + i));
+        lo = _mm256_blendv_epi8(lo, v, _mm256_cmpgt_epi64(lo, v));
+        hi = _mm256_blendv_epi8(hi, v, _mm256_cmpgt_epi64(v, hi));
+    }
+    int64_t l[4], h[4];
+    _mm256_storeu_si256((__m256i *)l, lo);
+    _mm256_storeu_si256((__m256i *)h, hi);
+    int64_t a = l[0], z = h[0];
+    for (int j = 1; j < 4; j++) {
+        a = l[j] < a ? l[j] : a;
+        z = h[j] > z ? h[j] : z;
+    }
+    for (; i < n; i++) {
+        a = r[i] < a ? r[i] : a;
+        z = r[i] > z ? r[i] : z;
+    }
+    *lowest = a;
+    *highest = z;
+}
 
 __attribute__((target("avx512f")))
 static size_t bin_symbols_avx512(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
@@ -214,6 +313,7 @@ void tributary_predict_linear8(int64_t *v, size_t n, const int64_t *coefficients
 uint64_t tributary_to_grid64(const uint64_t *x, int64_t *k, int64_t *adj, size_t n, double offset, double gain, double inverse) {
 #if defined(__x86_64__)
     if (tributary_kernel_level() == KERNEL_AVX512) return to_grid64_avx512(x, k, adj, n, offset, gain, inverse);
+    if (tributary_kernel_level() == KERNEL_AVX2_BMI2) return to_grid64_avx2(x, k, adj, n, offset, gain, inverse);
 #endif
     return to_grid64_portable(x, k, adj, n, offset, gain, inverse);
 }
@@ -221,6 +321,7 @@ uint64_t tributary_to_grid64(const uint64_t *x, int64_t *k, int64_t *adj, size_t
 void tributary_min_max64(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest) {
 #if defined(__x86_64__)
     if (tributary_kernel_level() == KERNEL_AVX512) { min_max64_avx512(r, n, lowest, highest); return; }
+    if (tributary_kernel_level() == KERNEL_AVX2_BMI2) { min_max64_avx2(r, n, lowest, highest); return; }
 #endif
     min_max64_portable(r, n, lowest, highest);
 }
@@ -229,6 +330,7 @@ size_t tributary_bin_symbols(const int64_t *r, size_t n, uint64_t base, unsigned
                              uint8_t escape, uint8_t *symbols) {
 #if defined(__x86_64__)
     if (tributary_kernel_level() == KERNEL_AVX512) return bin_symbols_avx512(r, n, base, shift, start, bins, escape, symbols);
+    if (tributary_kernel_level() == KERNEL_AVX2_BMI2) return bin_symbols_avx2(r, n, base, shift, start, bins, escape, symbols);
 #endif
     return bin_symbols_portable(r, n, base, shift, start, bins, escape, symbols);
 }
@@ -236,6 +338,7 @@ size_t tributary_bin_symbols(const int64_t *r, size_t n, uint64_t base, unsigned
 size_t tributary_count_nonzero64(const int64_t *x, size_t n) {
 #if defined(__x86_64__)
     if (tributary_kernel_level() == KERNEL_AVX512) return count_nonzero64_avx512(x, n);
+    if (tributary_kernel_level() == KERNEL_AVX2_BMI2) return count_nonzero64_avx2(x, n);
 #endif
     return count_nonzero64_portable(x, n);
 }
