@@ -33,10 +33,39 @@ static void unpack_portable(const uint8_t *symbols, const uint8_t *bits, size_t 
 // The bin's value from the symbol by a shift and an add, the escape's by a mask. Wider low bits
 // (rare: noise of thousands of steps in a bin) and the last values take the scalar loop with SHRX
 // and BZHI.
+// Low bits wider than 16 (up to 56, with the bit offset 63 at most: the 8 bytes at a value's first byte hold it): one
+// scalar load and shift per value, the four assembled in a vector for the rest.
+__attribute__((target("avx2,bmi2")))
+static void unpack_wide_avx2(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
+                             uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+    const __m256i mask = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << shift) - 1));
+    const __m256i vbase = _mm256_set1_epi64x((int64_t)base), vstart = _mm256_set1_epi64x((int64_t)bin_start);
+    const __m256i vescape = _mm256_set1_epi64x(escape);
+    const __m128i count = _mm_cvtsi32_si128((int)shift);
+    size_t i = 0, position = 0;
+    for (; i + 4 <= n; i += 4, position += 4 * (size_t)shift) {
+        uint64_t w[4];
+        for (int j = 0; j < 4; j++) {
+            size_t p = position + (size_t)j * shift;
+            memcpy(&w[j], bits + (p >> 3), 8);  // each value's first byte: readable (codec_kernels.h)
+            w[j] >>= p & 7;
+        }
+        __m256i low = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)w), mask);
+        uint32_t four;
+        memcpy(&four, symbols + i, 4);
+        __m256i sym = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128((int)four));
+        __m256i bin = _mm256_sll_epi64(_mm256_add_epi64(vstart, sym), count);
+        bin = _mm256_andnot_si256(_mm256_cmpeq_epi64(sym, vescape), bin);
+        _mm256_storeu_si256((__m256i *)(r + i), _mm256_add_epi64(_mm256_add_epi64(vbase, bin), low));
+    }
+    unpack_portable(symbols, bits, i, n, shift, base, bin_start, escape, r);
+}
+
 __attribute__((target("avx2,bmi2")))
 static void unpack_avx2(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                         uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
-    if (shift > 16) { unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r); return; }
+    if (shift > 56) { unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r); return; }
+    if (shift > 16) { unpack_wide_avx2(symbols, bits, n, shift, base, bin_start, escape, r); return; }
     const int64_t s = (int64_t)shift;
     const __m256i mask = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << shift) - 1));
     const __m256i lanes = _mm256_set_epi64x(3 * s, 2 * s, s, 0);
