@@ -26,22 +26,26 @@ static void unpack_portable(const uint8_t *symbols, const uint8_t *bits, size_t 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-// Four values a step, for low-bit widths up to 16: the four values' bits, 4 × shift <= 64 of them,
-// start at a bit offset of 0 or 4 in the 8 bytes at the first value's first byte (4 × shift × k is
-// a multiple of 4), so one scalar load and shift serve all four; the lanes take them apart by
-// variable shifts (no gather, which is slow on the AVX2 processors of this project's machines).
-// The bin's value from the symbol by a shift and an add, the escape's by a mask. Wider low bits
-// (rare: noise of thousands of steps in a bin) and the last values take the scalar loop with SHRX
-// and BZHI.
-// Low bits wider than 16 (up to 56, with the bit offset 63 at most: the 8 bytes at a value's first byte hold it): one
-// scalar load and shift per value, the four assembled in a vector for the rest.
+// The AVX2 kernels' step: four values from their symbols at `symbols` and their low bits `low`
+// (one in each lane): the bin's value by a shift and an add, the escape's by a mask.
+struct bins_avx2 { __m256i base, start, escape; __m128i shift; };
+
+__attribute__((target("avx2"), always_inline))
+static inline void store_four_avx2(const struct bins_avx2 *b, const uint8_t *symbols, __m256i low, int64_t *r) {
+    uint32_t four;
+    memcpy(&four, symbols, 4);
+    __m256i sym = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128((int)four));
+    __m256i bin = _mm256_sll_epi64(_mm256_add_epi64(b->start, sym), b->shift);
+    bin = _mm256_andnot_si256(_mm256_cmpeq_epi64(sym, b->escape), bin);
+    _mm256_storeu_si256((__m256i *)r, _mm256_add_epi64(_mm256_add_epi64(b->base, bin), low));
+}
+
+// Low bits wider than 16 (up to 56: with a bit offset of at most 7, the 8 bytes at a value's first
+// byte hold its field): one scalar load and shift per value, the four assembled in a vector.
 __attribute__((target("avx2,bmi2")))
 static void unpack_wide_avx2(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
-                             uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
+                             const struct bins_avx2 *b, int64_t *r) {
     const __m256i mask = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << shift) - 1));
-    const __m256i vbase = _mm256_set1_epi64x((int64_t)base), vstart = _mm256_set1_epi64x((int64_t)bin_start);
-    const __m256i vescape = _mm256_set1_epi64x(escape);
-    const __m128i count = _mm_cvtsi32_si128((int)shift);
     size_t i = 0, position = 0;
     for (; i + 4 <= n; i += 4, position += 4 * (size_t)shift) {
         uint64_t w[4];
@@ -50,43 +54,39 @@ static void unpack_wide_avx2(const uint8_t *symbols, const uint8_t *bits, size_t
             memcpy(&w[j], bits + (p >> 3), 8);  // each value's first byte: readable (codec_kernels.h)
             w[j] >>= p & 7;
         }
-        __m256i low = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)w), mask);
-        uint32_t four;
-        memcpy(&four, symbols + i, 4);
-        __m256i sym = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128((int)four));
-        __m256i bin = _mm256_sll_epi64(_mm256_add_epi64(vstart, sym), count);
-        bin = _mm256_andnot_si256(_mm256_cmpeq_epi64(sym, vescape), bin);
-        _mm256_storeu_si256((__m256i *)(r + i), _mm256_add_epi64(_mm256_add_epi64(vbase, bin), low));
+        store_four_avx2(b, symbols + i, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)w), mask), r + i);
     }
-    unpack_portable(symbols, bits, i, n, shift, base, bin_start, escape, r);
 }
 
+// Four values a step, for low-bit widths up to 16: the four values' bits, 4 × shift <= 64 of them,
+// start at a bit offset of 0 or 4 in the 8 bytes at the first value's first byte (4 × shift × k is
+// a multiple of 4), so one scalar load and shift serve all four; the lanes take them apart by
+// variable shifts (no gather, which is slow on the AVX2 processors of this project's machines).
+// Wider low bits (noise of thousands of steps in a bin, or latents wider than 32 bits) take
+// `unpack_wide_avx2`, the last values the scalar loop with SHRX and BZHI.
 __attribute__((target("avx2,bmi2")))
 static void unpack_avx2(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                         uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
     if (shift > 56) { unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r); return; }
-    if (shift > 16) { unpack_wide_avx2(symbols, bits, n, shift, base, bin_start, escape, r); return; }
-    const int64_t s = (int64_t)shift;
-    const __m256i mask = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << shift) - 1));
-    const __m256i lanes = _mm256_set_epi64x(3 * s, 2 * s, s, 0);
-    const __m256i vbase = _mm256_set1_epi64x((int64_t)base), vstart = _mm256_set1_epi64x((int64_t)bin_start);
-    const __m256i vescape = _mm256_set1_epi64x(escape);
-    const __m128i count = _mm_cvtsi32_si128((int)shift);
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256i low = _mm256_setzero_si256();
-        if (shift > 0) {
-            size_t position = i * shift;
-            uint64_t word;
-            memcpy(&word, bits + (position >> 3), 8);  // value i's first byte: readable (codec_kernels.h)
-            low = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((int64_t)(word >> (position & 7))), lanes), mask);
+    const struct bins_avx2 b = {_mm256_set1_epi64x((int64_t)base), _mm256_set1_epi64x((int64_t)bin_start),
+                                _mm256_set1_epi64x(escape), _mm_cvtsi32_si128((int)shift)};
+    size_t i = n & ~(size_t)3;  // the values the vector loops make
+    if (shift > 16) {
+        unpack_wide_avx2(symbols, bits, n, shift, &b, r);
+    } else {
+        const int64_t s = (int64_t)shift;
+        const __m256i mask = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << shift) - 1));
+        const __m256i lanes = _mm256_set_epi64x(3 * s, 2 * s, s, 0);
+        for (size_t k = 0; k < i; k += 4) {
+            __m256i low = _mm256_setzero_si256();
+            if (shift > 0) {
+                size_t position = k * shift;
+                uint64_t word;
+                memcpy(&word, bits + (position >> 3), 8);  // value k's first byte: readable (codec_kernels.h)
+                low = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x((int64_t)(word >> (position & 7))), lanes), mask);
+            }
+            store_four_avx2(&b, symbols + k, low, r + k);
         }
-        uint32_t four;
-        memcpy(&four, symbols + i, 4);
-        __m256i sym = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128((int)four));
-        __m256i bin = _mm256_sll_epi64(_mm256_add_epi64(vstart, sym), count);
-        bin = _mm256_andnot_si256(_mm256_cmpeq_epi64(sym, vescape), bin);
-        _mm256_storeu_si256((__m256i *)(r + i), _mm256_add_epi64(_mm256_add_epi64(vbase, bin), low));
     }
     unpack_portable(symbols, bits, i, n, shift, base, bin_start, escape, r);
 }
