@@ -33,9 +33,9 @@ protocol HandOffWaker: AnyObject, Sendable {
 ///
 /// Publishing appends under a lock and, only when no drain is already scheduled, wakes the loop with
 /// one prebuilt command (so a burst of frames costs one wake-up, and steady state allocates nothing:
-/// both arrays keep their capacity, and the waker is an object with its command built once). A full queue refuses live frames at once — `publish` never blocks
-/// on subscribers — while lossless sources wait for room (and for the loop's lossless backlog to
-/// shrink below `losslessWindow`).
+/// both arrays keep their capacity, and the waker is an object with its command built once). A full
+/// queue refuses live frames at once — `publish` never blocks on subscribers — while lossless
+/// sources wait for room (and for the loop's lossless backlog to shrink below `losslessWindow`).
 final class HandOffQueue: Sendable {
     private struct State {
         var items: [HandOffItem] = []
