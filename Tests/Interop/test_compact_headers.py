@@ -26,8 +26,15 @@ def subscribe(address, compact, frames=40):
     try:
         s.send(w.frame("hello", w.hello("k", "spec subscriber", timeout=10.0), timestamp_ns=time.time_ns(),
                        flags=w.COMPACT_HEADERS if compact else 0))
-        s.send(w.frame("start", b"", sequence=1))
-        received = []
+        # The welcome first; flag bit 9 on it: the publisher also reads compact header parts from us.
+        first = s.recv_multipart()[0]
+        welcome = w.parse_header(w.expand_compact(first) if len(first) == 32 else first[:40])
+        assert welcome["kind"] == w.KINDS["welcome"], welcome
+        assert bool(welcome["flags"] & w.COMPACT_HEADERS) == compact, welcome
+        start = w.frame("start", b"", sequence=1)
+        # The start in compact form where the welcome allows it: data only flows if the publisher read it.
+        s.send(w.compact(start) if compact else start)
+        received = [(len(first), welcome, b"")]
         while sum(1 for _, h, _ in received if h["kind"] == w.KINDS["analog"]) < frames:
             parts = s.recv_multipart()
             first = parts[0]
@@ -80,6 +87,37 @@ class CompactHeaderTests(unittest.TestCase):
                         np.testing.assert_array_equal(rows[first], matrix)
                     rows[first] = matrix
         self.assertGreaterEqual(len(rows), 40)
+
+    def test_compact_header_part_from_a_session_that_did_not_ask_is_a_malformed_frame(self):
+        server = Server("--simulate", DEVICE)
+        context = zmq.Context()
+        s = context.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        s.setsockopt(zmq.RCVTIMEO, 5000)
+        try:
+            s.connect(server.address)
+            s.send(w.frame("hello", w.hello("k", "spec subscriber", timeout=10.0), timestamp_ns=time.time_ns()))
+            welcome = w.parse_header(s.recv_multipart()[0][:40])
+            self.assertEqual(welcome["kind"], w.KINDS["welcome"])
+            self.assertFalse(welcome["flags"] & w.COMPACT_HEADERS)
+            s.send(w.compact(w.frame("start", b"", sequence=1)))
+            kinds = []
+            while True:
+                parts = s.recv_multipart()
+                header = w.parse_header(parts[0][:40])
+                kinds.append(header["kind"])
+                if header["kind"] == w.KINDS["error"]:
+                    payload = parts[1] if len(parts) == 2 else parts[0][40:]
+                    code = struct.unpack_from("<I", payload, 0)[0]
+                    self.assertEqual(code, 10)  # malformed frame (PROTOCOL.md §5.2)
+                if header["kind"] == w.KINDS["close"]:
+                    break
+            self.assertIn(w.KINDS["error"], kinds)
+            self.assertNotIn(w.KINDS["analog"], kinds)
+        finally:
+            s.close()
+            context.term()
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def frame(kind: str, payload: bytes, sequence=0, timestamp_ns=0, source_id=0, fi
     return header + payload
 
 
-COMPACT_HEADERS = 1 << 9  # hello flag bit 9: "I accept compact header parts" (PROTOCOL.md §3.2)
+# Flag bit 9 (PROTOCOL.md §3.2): on a hello "I accept compact header parts", on a welcome "and I read them".
+COMPACT_HEADERS = 1 << 9
 HEADER_FIELDS = ("version", "kind", "flags", "header_length", "payload_length", "sequence", "timestamp_ns",
                  "source_id", "filter_id")
 
@@ -37,6 +38,12 @@ def expand_compact(part: bytes) -> bytes:
     """The 40-byte header that a 32-byte compact header part stands for (PROTOCOL.md §3.2)."""
     assert len(part) == 32, len(part)
     return MAGIC + part[0:4] + struct.pack("<HH", 40, 0) + part[4:32]
+
+
+def compact(whole: bytes) -> bytes:
+    """The 32-byte compact header part of a whole frame made by `frame` (PROTOCOL.md §3.2): the header
+    without `magic`, `header_length` and the reserved u16; the payload, if any, goes in the next part."""
+    return whole[4:8] + whole[12:40]
 
 
 def parse_header(header: bytes) -> dict:

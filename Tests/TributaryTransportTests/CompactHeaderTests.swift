@@ -113,6 +113,63 @@ import TributaryWire
             }
             guard case .frame(let welcome) = decoded else { Issue.record("not a frame"); continue }
             #expect(welcome.header.kind == .welcome)
+            // Flag bit 9 on the welcome: the publisher reads compact header parts from this session.
+            #expect(welcome.header.flags.contains(.compactHeaders) == asks, "asks: \(asks)")
+        }
+    }
+
+    /// The next frame a raw client receives, compact or not (keepalives skipped); throws when none
+    /// comes within the socket's receive timeout.
+    private func receiveFrame(_ client: RawClient) throws -> Frame {
+        while true {
+            let parts = try client.socket.receiveMultipart()
+            let payload = parts.count > 1 ? FrameBuffer(copying: parts[1].bytes) : nil
+            let decoded = try parts[0].withUnsafeBytes { (bytes) throws(WireError) in
+                try MessageFraming.decode(header: bytes, payload: payload, extraParts: max(0, parts.count - 2), maxFrameSize: 1 << 20,
+                                          acceptCompact: true)
+            }
+            if case .frame(let frame) = decoded { return frame }
+        }
+    }
+
+    @Test func publisherReadsCompactHeaderPartsOnlyFromSessionsThatAskedForThem() throws {
+        let inbox = Inbox()
+        let publisher = try makePublisher(inbox: inbox)
+        defer { publisher.stop() }
+        for asks in [true, false] {
+            let client = try RawClient(port: publisher.port!)
+            try client.socket.setOption(.receiveTimeout, Int32(5_000))
+            try client.send(Frame(encoding: .hello(Hello(apiKey: "secret", clientDescription: "raw \(asks)", timeoutSeconds: 5)),
+                                  timestampNs: wallClockNanoseconds(), flags: asks ? .compactHeaders : []))
+            #expect(try receiveFrame(client).header.kind == .welcome)
+            // A message and a header-only start, each with a 32-byte compact header part.
+            let message = Frame(encoding: .message(Message("compact \(asks)", code: 7)), sequence: 1, timestampNs: wallClockNanoseconds())
+            var payload = try MessageFraming.payloadMessage(message)
+            try MessageFraming.send(header: message.header, payload: &payload, routingID: nil, compact: true, on: client.socket)
+            try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: 2, timestampNs: wallClockNanoseconds(),
+                                             routingID: nil, compact: true, on: client.socket)
+            if asks {
+                #expect(waitUntil { inbox.all.contains { $0.subscriberDescription == "raw true" } })
+                let received = inbox.all.first { $0.subscriberDescription == "raw true" }
+                guard case .message(let m)? = received?.package.content else { Issue.record("no message: \(String(describing: received))"); continue }
+                #expect(m == Message("compact true", code: 7))
+                #expect(received?.package.header.sequence == 1)
+                #expect(publisher.subscribers().contains { $0.description == "raw true" })
+            } else {
+                // Not negotiated: a 32-byte first part is a truncated header, and the session ends.
+                var frames: [Frame] = []
+                while let frame = try? receiveFrame(client) {
+                    frames.append(frame)
+                    if frame.header.kind == .close { break }
+                }
+                guard case .error(let report)? = try frames.first(where: { $0.header.kind == .error })?.payload() else {
+                    Issue.record("no error frame: \(frames.map(\.header.kind))"); continue
+                }
+                #expect(report.code == .malformedFrame)
+                #expect(report.message.contains("header"), "\(report.message)")
+                #expect(frames.last?.header.kind == .close)
+                #expect(!inbox.all.contains { $0.subscriberDescription == "raw false" })
+            }
         }
     }
 

@@ -31,12 +31,19 @@ final class PublisherEngine {
     private var reassemblyBytes: UInt64 = 0
     private let filterLimits: FilterLimits
     private var sessions: [Session] = []
-    private var byRoutingID: [[UInt8]: Session] = [:]
-    private var closedPeers: [[UInt8]: ClosedPeer] = [:]
+    private var byRoutingID: [RoutingKey: Session] = [:]
+    private var closedPeers: [RoutingKey: ClosedPeer] = [:]
     /// Routing ids of sessions whose connection is gone (its `DISCONNECTED` event was read), with
     /// when: frames of theirs still queued in the ROUTER are dropped unread. Answering them would mark
     /// refused the descriptor they name, which a new connection may already have been given.
-    private var goneRoutingIDs: [[UInt8]: UInt64] = [:]
+    private var goneRoutingIDs: [RoutingKey: UInt64] = [:]
+    /// What `receiveAll` receives a message's routing-id and header parts into, every time.
+    private var routingPart = ZMQMessage()
+    private var headerPart = ZMQMessage()
+    /// Payload parts of subscribers' messages, in buffers that are reused once let go.
+    private let receivePool = ZMQReceivePool(capacity: 64)
+    /// Whether subscribers connect with CURVE (each part is then boxed on the wire).
+    private let curve: Bool
     private var nextSessionID: UInt64
     private var drained: [HandOffItem] = []
     /// Frames handed off for a later time (`HandOffItem.due`), in hand-off order; the loop's precise
@@ -82,6 +89,7 @@ final class PublisherEngine {
         // what bounds the memory a peer's unfinished message can hold (docs/PROTOCOL.md §4.8).
         settings.maxInboundMessageSize = Int64(configuration.maxInboundFrameSize)
         maxFrameSize = configuration.maxInboundFrameSize
+        curve = configuration.curve != nil
         let router = try ZMQSocket.publisherRouter(context: scope.context, settings: settings)
         if let curve = configuration.curve { try router.enableCurveServer(keys: curve.keys, zapDomain: curve.zapDomain) }
         // The monitor starts before bind so that no connection is accepted unseen.
@@ -292,25 +300,54 @@ final class PublisherEngine {
     // MARK: Receiving
 
     /// Reads what subscribers sent, at most 256 messages per round so that fan-out keeps its turn.
+    ///
+    /// The routing-id and header parts are received into the same two messages every time and a
+    /// payload part into a slot of `receivePool`, so a message that is handled and let go (a credit,
+    /// a start) costs no allocation; a payload the application keeps (a subscriber's message) keeps
+    /// its slot, and the next part gets a buffer of its own.
     private func receiveAll() {
         let now = monotonicNanoseconds()
         for _ in 0..<256 {
-            let parts: [ZMQReceivedMessage]
-            do throws(ZMQError) { parts = try router.receiveMultipart(flags: .dontWait) } catch { return }
-            handle(parts, now: now)
+            var payload: FrameBuffer?
+            var extraParts = 0
+            var wireBytes: Int64 = 0
+            do throws(ZMQError) {
+                try router.receive(into: &routingPart, flags: .dontWait)
+                // A ROUTER puts the routing id before each message a peer sends; the message follows
+                // at once (libzmq delivers a multipart message whole), so these receives do not wait.
+                guard routingPart.hasMore else { continue }
+                try router.receive(into: &headerPart)
+                wireBytes = Session.wireBytes(ofPart: headerPart.count, curve: curve)
+                if headerPart.hasMore {
+                    let part = try receivePool.receive(on: router)
+                    payload = part.buffer
+                    wireBytes += Session.wireBytes(ofPart: part.buffer.count, curve: curve)
+                    var more = part.hasMore
+                    while more {
+                        let extra = try router.receiveBuffer()
+                        wireBytes += Session.wireBytes(ofPart: extra.buffer.count, curve: curve)
+                        more = extra.hasMore
+                        extraParts += 1
+                    }
+                }
+            } catch {
+                return
+            }
+            handleReceived(payload: payload, extraParts: extraParts, wireBytes: wireBytes, now: now)
         }
     }
 
-    private func handle(_ parts: [ZMQReceivedMessage], now: UInt64) {
-        let routingID = parts[0].bytes
+    /// Handles the message in `routingPart` and `headerPart`, with its payload part and the count of
+    /// parts after that (a malformed message); `wireBytes` is what its parts took on the connection.
+    private func handleReceived(payload: FrameBuffer?, extraParts: Int, wireBytes: Int64, now: UInt64) {
+        let routingID = routingPart.withUnsafeBytes { RoutingKey($0) }
         if byRoutingID[routingID] == nil, goneRoutingIDs[routingID] != nil {
             // A peer that chose its own routing id may connect again under it: its hello is read.
-            let isHello = parts.count > 1 && parts[1].count > 5
-                && parts[1].baseAddress.load(fromByteOffset: 5, as: UInt8.self) == FrameKind.hello.rawValue
+            let isHello = headerPart.count > 5 && headerPart.withUnsafeBytes { $0[5] } == FrameKind.hello.rawValue
             guard isHello else { return }
             goneRoutingIDs[routingID] = nil
         }
-        let fd = parts.count > 1 ? parts[1].sourceFileDescriptor : nil
+        let fd = headerPart.sourceFileDescriptor
         // A peer without a session: read the pending connection events first. Its connection's
         // ACCEPTED event was queued before anything it sent, and the DISCONNECTED event of an earlier
         // connection that had the same descriptor number before that; both may still be waiting in
@@ -332,27 +369,32 @@ final class PublisherEngine {
         }
         let inbound: InboundFrame
         do throws(WireError) {
-            inbound = try MessageFraming.decode(parts[1...], maxFrameSize: maxFrameSize)
+            // A session that asked for compact header parts may send them (its welcome said so); a hello never.
+            let maxFrameSize = maxFrameSize, acceptCompact = session?.compactHeaders ?? false
+            inbound = try headerPart.withUnsafeBytes { (bytes) throws(WireError) -> InboundFrame in
+                try MessageFraming.decode(header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize,
+                                          acceptCompact: acceptCompact)
+            }
         } catch {
             let report = error.code == .frameTooLarge
                 ? ErrorReport(.tooLarge, "\(error)") : ErrorReport(.malformedFrame, "\(error)")
             if let session { end(session, report, now: now) } else { refuse(routingID, fd: fd, report, now: now) }
             return
         }
-        if let session, let curveUser = session.userID, parts[1].metadata("User-Id") != curveUser {
+        if let session, let curveUser = session.userID, !headerPart.metadata("User-Id", equals: curveUser) {
             // A CURVE session belongs to the key that opened it; anything else on its routing id is ignored.
             return
         }
         guard let session else {
             if case .frame(let frame) = inbound, frame.header.kind == .hello {
-                accept(frame, routingID: routingID, fd: fd, firstPart: parts[1], now: now)
+                accept(frame, routingID: routingID, fd: fd, now: now)
             } else {
                 answerUnknownPeer(routingID, fd: fd, now: now)
             }
             return
         }
         session.lastHeardNs = now
-        session.countRead(parts[1...], curve: core.configuration.curve != nil)
+        session.countRead(bytes: wireBytes)
         if session.countInbound(now: now, windowNs: Self.inboundWindowNs, limit: inboundFramesPerWindow) {
             // Frames come faster than the publisher reads them: libzmq would hold the excess.
             end(session, ErrorReport(.tooManyFrames, "the subscriber sent more than \(inboundFramesPerWindow) frames within "
@@ -382,7 +424,7 @@ final class PublisherEngine {
             } else if event.event == .disconnected {
                 closingConnections.remove(fd)
                 if let id = connections.disconnected(fd: fd), let session = sessions.first(where: { $0.sessionID == id }) {
-                    goneRoutingIDs[session.routingID] = now
+                    goneRoutingIDs[session.routingKey] = now
                     forget(session)
                 }
             }
@@ -487,7 +529,9 @@ final class PublisherEngine {
 
     // MARK: Sessions
 
-    private func accept(_ frame: Frame, routingID: [UInt8], fd: Int32?, firstPart: ZMQReceivedMessage, now: UInt64) {
+    /// Opens a session for a hello (the message still in `headerPart`, whose connection metadata
+    /// names the peer), or refuses it.
+    private func accept(_ frame: Frame, routingID: RoutingKey, fd: Int32?, now: UInt64) {
         // A hello read from a TCP connection the table does not know (its events were read just
         // before): the publisher closed it (over the pending limit, flooding) or it is gone. A session
         // opened on it would outlive it: its disconnection would find no session to end.
@@ -521,10 +565,10 @@ final class PublisherEngine {
             refuse(routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"), now: now)
             return
         }
-        let userID = configuration.curve != nil ? firstPart.metadata("User-Id") : nil
+        let userID = configuration.curve != nil ? headerPart.metadata("User-Id") : nil
         let timeoutNs = min(UInt64(hello.timeoutSeconds * 1e9), Self.nanoseconds(configuration.maxSessionTimeout))
-        let session = Session(sessionID: nextSessionID, routingID: routingID, hello: hello, timeoutNs: timeoutNs,
-                              address: firstPart.metadata("Peer-Address") ?? "", userID: userID,
+        let session = Session(sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
+                              address: headerPart.metadata("Peer-Address") ?? "", userID: userID,
                               maxTransferSize: configuration.maxInboundTransferSize,
                               compactHeaders: frame.header.flags.contains(.compactHeaders), now: now)
         session.fileDescriptor = fd
@@ -536,7 +580,10 @@ final class PublisherEngine {
         connections.openedSession(session.sessionID, on: fd)
         let welcome = Welcome(sessionID: session.sessionID, publisherDescription: configuration.description,
                               sources: core.sources.map(\.info))
-        guard session.send(.welcome(welcome), on: router, now: now) != .gone else { return forget(session) }
+        // Flag bit 9 on the welcome: this publisher reads compact header parts from the session (§3.2).
+        guard session.send(.welcome(welcome), flags: session.compactHeaders ? .compactHeaders : [], on: router, now: now) != .gone else {
+            return forget(session)
+        }
         for source in core.sources {
             _ = session.send(.configuration(source.configuration), sourceID: source.info.id, on: router, now: now)
         }
@@ -544,7 +591,7 @@ final class PublisherEngine {
 
     /// Refuses a peer without a session (its hello was refused, or it sent something else first):
     /// an error and a close, within the reply limits, and its connection is closed shortly after.
-    private func refuse(_ routingID: [UInt8], fd: Int32?, _ report: ErrorReport, now: UInt64) {
+    private func refuse(_ routingID: RoutingKey, fd: Int32?, _ report: ErrorReport, now: UInt64) {
         sessionsRefused += 1
         connections.refused(fd, now: now)
         if closedPeers[routingID] != nil { return answerUnknownPeer(routingID, fd: fd, now: now) }
@@ -555,7 +602,7 @@ final class PublisherEngine {
     /// A frame from a peer without a session: answer with the reason its session ended (or error 12),
     /// at most once a second per peer and within the publisher-wide reply budget, so that nothing a
     /// peer sends before it has a session is amplified (docs/PROTOCOL.md §4.3).
-    private func answerUnknownPeer(_ routingID: [UInt8], fd: Int32?, now: UInt64) {
+    private func answerUnknownPeer(_ routingID: RoutingKey, fd: Int32?, now: UInt64) {
         guard var closed = closedPeers[routingID] else {
             return refuse(routingID, fd: fd, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
         }
@@ -581,8 +628,9 @@ final class PublisherEngine {
     }
 
     @discardableResult
-    private func sendErrorAndClose(_ report: ErrorReport, to routingID: [UInt8], firstSequence: UInt64) -> Bool {
+    private func sendErrorAndClose(_ report: ErrorReport, to routingKey: RoutingKey, firstSequence: UInt64) -> Bool {
         let timestamp = wallClockNanoseconds()
+        let routingID = routingKey.bytes
         for (offset, package) in [Package.error(report), .close(Close(code: report.code, reason: report.message))].enumerated() {
             let frame = Frame(encoding: package, sequence: firstSequence + UInt64(offset), timestampNs: timestamp)
             do throws(ZMQError) {
@@ -599,7 +647,7 @@ final class PublisherEngine {
     /// error just went out; if it did not, the next frame from the peer may be answered at once). The
     /// table is bounded: when full, the oldest half goes (its peers are answered again, still within
     /// the publisher-wide reply budget).
-    private func remember(_ routingID: [UInt8], _ report: ErrorReport, now: UInt64, answered: Bool) {
+    private func remember(_ routingID: RoutingKey, _ report: ErrorReport, now: UInt64, answered: Bool) {
         if closedPeers.count >= 4_096 {
             let sorted = closedPeers.sorted { $0.value.expiresNs < $1.value.expiresNs }
             for (key, _) in sorted.prefix(2_048) { closedPeers[key] = nil }
@@ -615,12 +663,12 @@ final class PublisherEngine {
         _ = session.send(.close(Close(code: report.code, reason: report.message)), on: router, now: now)
         forget(session)
         connections.endedSession(on: session.fileDescriptor, refused: true, now: now)
-        remember(session.routingID, report, now: now, answered: answered)
+        remember(session.routingKey, report, now: now, answered: answered)
     }
 
     private func forget(_ session: Session) {
-        guard byRoutingID[session.routingID] === session else { return }
-        byRoutingID[session.routingID] = nil
+        guard byRoutingID[session.routingKey] === session else { return }
+        byRoutingID[session.routingKey] = nil
         sessions.removeAll { $0 === session }
         reassemblyBytes -= session.assembler.pendingBytes
         session.assembler.removeAll()
@@ -692,6 +740,7 @@ final class PublisherEngine {
         let now = monotonicNanoseconds()
         connections.closeOverdue(now: now)
         watchSessionless()
+        receivePool.trim()
         var gone: [Session] = []
         var expired: [Session] = []
         var flooding: [Session] = []

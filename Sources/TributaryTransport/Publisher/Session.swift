@@ -8,6 +8,8 @@ import TributaryWire
 final class Session {
     let sessionID: UInt64
     let routingID: [UInt8]
+    /// `routingID` as the publisher's tables key it.
+    let routingKey: RoutingKey
     let description: String
     let address: String
     let userID: String?
@@ -17,7 +19,8 @@ final class Session {
     let timeoutNs: UInt64
     let sourceFilterEnabled: Bool
     /// The hello asked for compact header parts (docs/PROTOCOL.md §3.2): every frame of the session is
-    /// sent with one, which costs no allocation in libzmq on either side.
+    /// sent with one, which costs no allocation in libzmq on either side, and the welcome says that the
+    /// subscriber may send its own frames with one too (its credit grants then cost none either).
     let compactHeaders: Bool
 
     var started = false
@@ -56,6 +59,7 @@ final class Session {
         self.sessionID = sessionID
         self.compactHeaders = compactHeaders
         self.routingID = routingID
+        routingKey = RoutingKey(routingID)
         description = hello.clientDescription
         self.address = address
         self.userID = userID
@@ -79,15 +83,17 @@ final class Session {
         return inboundInWindow > limit
     }
 
-    /// Counts the bytes a message read from the subscriber took on the wire: each part's size and its
-    /// ZMTP framing (2 bytes, 9 when the frame is longer than 255 bytes); with CURVE each part is a
-    /// MESSAGE command of 33 bytes more (name, nonce, MAC and flags).
-    func countRead(_ parts: ArraySlice<ZMQReceivedMessage>, curve: Bool) {
-        let boxing = curve ? 33 : 0
-        for part in parts {
-            let frame = part.count + boxing
-            bytesRead += Int64(frame + (frame > 255 ? 9 : 2))
-        }
+    /// Counts the bytes a message read from the subscriber took on the wire (`wireBytes` of each part).
+    func countRead(bytes: Int64) {
+        bytesRead += bytes
+    }
+
+    /// The bytes a message part of `size` bytes took on the connection: its size and its ZMTP framing
+    /// (2 bytes, 9 when the frame is longer than 255 bytes); with CURVE each part is a MESSAGE command
+    /// of 33 bytes more (name, nonce, MAC and flags).
+    static func wireBytes(ofPart size: Int, curve: Bool) -> Int64 {
+        let frame = size + (curve ? 33 : 0)
+        return Int64(frame + (frame > 255 ? 9 : 2))
     }
 
     /// Updates `unreadBytes` from the connection's received-byte count: what arrived since the last
@@ -145,9 +151,9 @@ final class Session {
     }
 
     /// Sends a frame encoded here (control frames: welcome, configuration, error, close).
-    func send(_ package: Package, sourceID: UInt32 = 0, on socket: ZMQSocket, now: UInt64,
+    func send(_ package: Package, sourceID: UInt32 = 0, flags: FrameFlags = [], on socket: ZMQSocket, now: UInt64,
               retryable: Bool = false) -> SendOutcome {
-        let frame = Frame(encoding: package, timestampNs: wallClockNanoseconds(), sourceID: sourceID)
+        let frame = Frame(encoding: package, timestampNs: wallClockNanoseconds(), sourceID: sourceID, flags: flags)
         do throws(ZMQError) {
             var payload = try MessageFraming.payloadMessage(frame)
             return send(header: frame.header, payload: &payload, on: socket, now: now, retryable: retryable)

@@ -70,6 +70,10 @@ final class SubjectEngine {
     private let receivePool: ZMQReceivePool
     private var monitor: ZMQMonitor?
     private(set) var welcome: Welcome?
+    /// The welcome had flag bit 9: the publisher reads compact header parts, so this session's frames
+    /// go out with them (docs/PROTOCOL.md §3.2); a credit grant then costs libzmq no allocation on
+    /// either side (a 40-byte part is allocated by the sender and pins the receiver's read buffer).
+    private var sendsCompact = false
     private var pendingError: ErrorReport?
     /// Handshakes of the current open that failed without saying why (`openingFailure`).
     private var handshakeFailuresWithoutDetail = 0
@@ -194,6 +198,7 @@ final class SubjectEngine {
         expectedSequence = 0
         pendingError = nil
         welcome = nil
+        sendsCompact = false
         paused = false
         uncreditedFrames = 0
         assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
@@ -347,6 +352,7 @@ final class SubjectEngine {
                 return failOpening(ErrorReport(.malformedFrame, "the publisher's welcome does not decode"))
             }
             self.welcome = welcome
+            sendsCompact = options.compactHeaders && frame.header.flags.contains(.compactHeaders)
             phase = .open
             if let waiter {
                 waiter.complete(.success(welcome))
@@ -525,7 +531,7 @@ final class SubjectEngine {
         // Encoded on the stack and copied into the message, like the publisher's gap notices: a grant,
         // one per half window of a lossless stream, costs no object of ours.
         do throws(ZMQError) {
-            try MessageFraming.sendSmall(.credit(count), sequence: sendSequence, routingID: nil, on: dealer)
+            try MessageFraming.sendSmall(.credit(count), sequence: sendSequence, routingID: nil, compact: sendsCompact, on: dealer)
         } catch {
             uncreditedFrames = count  // not sent (a full queue to the publisher): the next grant carries them
             return
@@ -558,7 +564,8 @@ final class SubjectEngine {
             } else if now &- lastSentNs >= parameters.timeoutNs / 4, let dealer {
                 do throws(ZMQError) {
                     try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: sendSequence,
-                                                     timestampNs: wallClockNanoseconds(), routingID: nil, on: dealer)
+                                                     timestampNs: wallClockNanoseconds(), routingID: nil, compact: sendsCompact,
+                                                     on: dealer)
                     lastSentNs = now
                 } catch {}
             }
@@ -584,7 +591,7 @@ final class SubjectEngine {
                           flags: flags)
         do throws(ZMQError) {
             var payload = try MessageFraming.payloadMessage(frame)
-            try MessageFraming.send(header: frame.header, payload: &payload, routingID: nil, on: dealer)
+            try MessageFraming.send(header: frame.header, payload: &payload, routingID: nil, compact: sendsCompact, on: dealer)
         } catch {
             throw ErrorReport(.transmissionError, error.code == .again ? "the send queue to the publisher is full" : "\(error)")
         }

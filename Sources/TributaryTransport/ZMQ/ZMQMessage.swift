@@ -94,6 +94,34 @@ public struct ZMQMessage: ~Copyable {
         return zmq_msg_more(&raw) != 0
     }
 
+    /// The file descriptor of the TCP connection the part last received into this message arrived
+    /// on (`ZMQ_SRCFD`), or nil (inproc, or a part the socket made itself). Never close it.
+    public var sourceFileDescriptor: Int32? {
+        var raw = raw
+        let fd = zmq_msg_get(&raw, ZMQ_SRCFD)
+        return fd >= 0 ? fd : nil
+    }
+
+    /// A metadata property of the connection the received part came from (`"User-Id"`,
+    /// `"Peer-Address"`, …), as `ZMQReceivedMessage.metadata`; nil if absent.
+    public func metadata(_ property: String) -> String? {
+        var raw = raw
+        guard let value = zmq_msg_gets(&raw, property) else { return nil }
+        return String(cString: value)
+    }
+
+    /// Whether the metadata property `property` is present and equal to `value`, compared in place
+    /// (no string is made: the publisher checks a CURVE session's key on every message).
+    public func metadata(_ property: String, equals value: String) -> Bool {
+        var raw = raw
+        guard var present = zmq_msg_gets(&raw, property) else { return false }
+        for byte in value.utf8 {
+            guard UInt8(bitPattern: present.pointee) == byte else { return false }
+            present += 1
+        }
+        return present.pointee == 0
+    }
+
     /// Calls `body` with the message's bytes. Do not escape the pointer: small messages keep their
     /// bytes inside the (movable) struct.
     public mutating func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {

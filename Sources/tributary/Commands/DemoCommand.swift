@@ -143,7 +143,7 @@ enum DemoCommand: Command {
 /// demo never writes into the caller's working tree (or over an earlier demo's capture).
 private func newTemporaryDirectory() -> String {
     var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("tributary-demo-XXXXXX").utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    if made != nil { return String(cString: template) }
+    let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!).map { String(cString: $0) } }
+    if let made { return made }
     return (NSTemporaryDirectory() as NSString).appendingPathComponent("tributary-demo-\(getpid())")
 }

@@ -24,7 +24,8 @@ final class PublisherInbox: Sendable {
             throw CommandError("--inbox \(directory): \(error.localizedDescription)")
         }
         let path = (directory as NSString).appendingPathComponent("packages.jsonl")
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        // A file that cannot be created fails the open below, which names it.
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else { throw CommandError("--inbox: cannot write \(path)") }
         handle.seekToEndOfFile()
         log = Mutex(handle)
