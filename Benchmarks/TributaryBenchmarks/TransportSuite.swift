@@ -62,7 +62,7 @@ let transportSuite = Suite(name: "transport", run: { context in
         let all = results.flatMap { $0 }
         let dropped = all.map(\.dropped).reduce(0, +), missing = all.map(\.missing).reduce(0, +)
         let unaccounted = all.map(\.unaccounted).reduce(0, +)
-        rows.append(BenchRow(name: "  \(label): allocations per frame, whole process", tributary: fmt(median(results[0].map(\.allocationsPerFrame)), 2),
+        rows.append(BenchRow(name: "  \(label): allocations per frame, whole process", tributary: fmt(median(results[0].map(\.allocationsPerFrame)), 3),
                              peer: "-", ratio: "-"))
         rows.append(BenchRow(name: "  \(label): dropped / announced in gaps / unaccounted", tributary: "\(dropped) / \(missing) / \(unaccounted)",
                              peer: "-", ratio: dropped == missing && unaccounted == 0 ? "exact" : "MISMATCH"))
