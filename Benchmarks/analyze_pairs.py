@@ -32,7 +32,7 @@ options = dict(stats=True, welch=4096)
 result = {}
 if os.environ["PAIRS_DASK"] == "1":
     from dask.distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         tributary.batch.analyze_many(paths[:4], client=client, **options)
         rounds = []
         for _ in range(count):

@@ -172,8 +172,8 @@ def run(work):
         npys.append(n)
     options = dict(stats=True, welch=4096)
     results = {"analyze_many, 1 worker": [], "analyze_many, 2 workers": [], "scipy + multiprocessing (2)": []}
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as one, \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as two, \
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as one, \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as two, \
             Client(one) as client1, Client(two) as client2, multiprocessing.Pool(2) as pool:
         # Warm-up: workers import the package and load the library once.
         tributary.batch.analyze_many(paths[:2], client=client1, **options)

@@ -71,7 +71,7 @@ class BatchTests(unittest.TestCase):
         from dask.distributed import Client, LocalCluster
 
         single = batch.analyze_many(self.inputs, processes=1, **self.options)
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster, \
                 Client(cluster) as client:
             distributed = batch.analyze_many(self.inputs, client=client, **self.options)
             # Several files a task (the broken and the missing file inside groups): the same table, in order.
