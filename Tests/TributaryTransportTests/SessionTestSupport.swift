@@ -91,10 +91,12 @@ final class RawClient {
     let context: ZMQContext
     let socket: ZMQSocket
 
-    init(port: Int, maxMessageSize: Int64 = -1) throws {
+    /// - Parameter routingID: the id the publisher's ROUTER knows this peer by (nil: libzmq's own).
+    init(port: Int, maxMessageSize: Int64 = -1, routingID: [UInt8]? = nil) throws {
         context = try ZMQContext()
         socket = try testSocket(context, .dealer)
         try socket.setOption(.maxMessageSize, maxMessageSize)
+        if let routingID { try socket.setOption(.routingID, routingID) }
         try socket.connect("tcp://127.0.0.1:\(port)")
     }
 
