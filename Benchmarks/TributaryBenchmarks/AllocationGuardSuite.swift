@@ -80,10 +80,10 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
 
     // The whole publisher -> subscriber path over TCP loopback, both processes' halves counted
     // (publisher, subscriber, libzmq): 64 KiB frames, lossless and live.
-    let frames = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_FRAMES"] ?? "") ?? 16_384
+    let frames = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_FRAMES"] ?? "") ?? 32_768
     for delivery in [SourceDelivery.lossless, .live] {
         let result = try transportThroughputRun(frames: frames, delivery: delivery)
-        // Measured 2.004 (lossless) and 1.1 (live: fewer when frames are dropped) over 16 384 frames, all
+        // Measured 2.004 (lossless) and 1.1 (live: fewer when frames are dropped) over 16 384-32 768 frames, all
         // of it libzmq's: per frame, the zero-copy send's content record on the publisher and the 64 KiB
         // receive buffer in the subscriber's libzmq, both unavoidable through its API, and a chunk of its
         // pipes per 256 messages (0.004 a frame; `zmqAllocationRows`). Tributary's own code allocates
