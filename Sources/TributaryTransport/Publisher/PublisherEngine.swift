@@ -334,6 +334,9 @@ final class PublisherEngine {
                 return
             }
             handleReceived(payload: payload, extraParts: extraParts, wireBytes: wireBytes, now: now)
+            // A 40-byte header part (a peer without compact headers) is a view into libzmq's read
+            // buffer: let it go now, so that libzmq can reuse that buffer instead of allocating another.
+            headerPart = ZMQMessage()
         }
     }
 
