@@ -568,7 +568,7 @@ final class PublisherEngine {
             refuse(routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"), now: now)
             return
         }
-        let userID = configuration.curve != nil ? headerPart.metadata("User-Id") : nil
+        let userID = curve ? headerPart.metadata("User-Id") : nil
         let timeoutNs = min(UInt64(hello.timeoutSeconds * 1e9), Self.nanoseconds(configuration.maxSessionTimeout))
         let session = Session(sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
                               address: headerPart.metadata("Peer-Address") ?? "", userID: userID,

@@ -80,14 +80,6 @@ public final class ZMQReceivedMessage: @unchecked Sendable {
         guard let value = zmq_msg_gets(storage, property) else { return nil }
         return String(cString: value)
     }
-
-    /// The file descriptor of the TCP connection the part arrived on (`ZMQ_SRCFD`), or nil for parts
-    /// that did not come from a connection (inproc, or parts a socket made itself, like a ROUTER's
-    /// routing-id part). The descriptor belongs to libzmq: never close it.
-    public var sourceFileDescriptor: Int32? {
-        let fd = zmq_msg_get(storage, ZMQ_SRCFD)
-        return fd >= 0 ? fd : nil
-    }
 }
 
 extension ZMQSocket {
