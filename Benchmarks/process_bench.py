@@ -4,11 +4,14 @@
 1. Throughput, process to process, 64 KiB frames (2 ch x 4096 float64, what `import` writes) and
    small frames (8 ch x 16 float64, 1 KiB):
    - lossless replay: `tributary serve --replay X --speed max` -> `tributary subscribe --summary`
-     (and, 64 KiB, -> `tributary bench`: the library's Subject with an observer, no package stream);
+     (and, 64 KiB, -> `tributary bench`: the library's Subject with an observer, no package stream;
+     and `serve --preload`, which decodes the capture into memory before it starts, so that the
+     transport, not the capture's decode on the same two cores, sets the pace — as the pyzmq
+     peer's ready buffers do);
    - live: `tributary serve --simulate ...` at a high offered rate -> `subscribe --summary` for
      --live-seconds (what arrives and what the gap notices announce);
-   - `tributary record` of the 64 KiB replay, default codec and --fast-codec (MB/s of frames written,
-     from its summary line);
+   - `tributary record` of the 64 KiB replay, default codec and --fast-codec, and --fast-codec from
+     a preloaded replay (MB/s of frames written, from its summary line);
    - peers: a pyzmq DEALER process -> a ROUTER process (zero-copy sends and receives) moving the
      same number of messages of the same size; an LSL outlet process -> an inlet process pushing
      and pulling chunks of the same bytes (push_chunk / pull_chunk; at most 512 / 10 000 chunks, since
@@ -199,8 +202,8 @@ class Bench:
         return path, (summary[-1].strip() if summary else "".join(rec.err)[-300:])
 
     # ---- 1. throughput --------------------------------------------------------------------------
-    def tributary_replay(self, capture):
-        serve, address = self.serve("--replay", capture, "--speed", "max", "--linger", "0.2")
+    def tributary_replay(self, capture, *serve_extra):
+        serve, address = self.serve("--replay", capture, "--speed", "max", "--linger", "0.2", *serve_extra)
         sub = Proc([self.tributary, "subscribe", address, "--api-key", "bench", "--summary"])
         sub.finish(300)
         serve.finish(60)
@@ -234,9 +237,9 @@ class Bench:
         return {"mb_per_s": s["data_mb_per_s"], "frames": s["data_frames"], "announced": s["frames_announced_missing"],
                 "unaccounted": s["unaccounted_loss"]}
 
-    def tributary_record(self, capture, *extra):
+    def tributary_record(self, capture, *extra, serve_extra=()):
         out = os.path.join(self.tmp, f"rec-{uuid.uuid4().hex}.tcap")
-        serve, address = self.serve("--replay", capture, "--speed", "max", "--linger", "0.2")
+        serve, address = self.serve("--replay", capture, "--speed", "max", "--linger", "0.2", *serve_extra)
         started = time.perf_counter()
         rec = Proc([self.tributary, "record", address, "--api-key", "bench", "--out", out, *extra])
         rec.finish(300)
@@ -295,6 +298,8 @@ class Bench:
              lambda: self.lsl_pair(min(frames64, LSL_MAX_CHUNKS_64K), 2, 4096)),
             ("64 KiB lossless replay -> tributary bench (library Subject + observer, first to last frame)",
              lambda: self.tributary_replay_library(big), None, None),
+            ("64 KiB lossless replay, preloaded (serve --preload: decoded into memory before it starts, as the pyzmq peer's buffers are)",
+             lambda: self.tributary_replay(big, "--preload"), None, None),
             ("1 KiB (8x16) lossless replay", lambda: self.tributary_replay(small), None, None),
             ("64 KiB live (simulate 8x1024, 5000 frames/s offered)",
              lambda: self.tributary_live("id=1,name=live64,rate=5120000,channels=8,block=1024,noise=0", a.live_seconds), None, None),
@@ -304,6 +309,8 @@ class Bench:
              lambda: self.tributary_record(big), None, None),
             ("record of the 64 KiB replay (--fast-codec: bit-shuffle + zstd, 2 compression threads)",
              lambda: self.tributary_record(big, "--fast-codec"), None, None),
+            ("record of the preloaded 64 KiB replay (--fast-codec; serve --preload)",
+             lambda: self.tributary_record(big, "--fast-codec", serve_extra=("--preload",)), None, None),
         ]
         for name, *_ in cases:
             rows[name] = {"tributary": [], "pyzmq": [], "lsl": [], "ratio_pyzmq": [], "ratio_lsl": []}
@@ -316,7 +323,7 @@ class Bench:
                     small_frames = small_frames or t["frames"]
                     z = self.pyzmq_pair(small_frames, 8 * 16 * 8)
                     l = self.lsl_pair(min(small_frames, LSL_MAX_CHUNKS_SMALL), 8, 16)
-                elif name.startswith("64 KiB lossless replay -> tributary bench"):
+                elif name.startswith("64 KiB lossless replay -> tributary bench") or name.startswith("64 KiB lossless replay, preloaded"):
                     # Compared with the pyzmq processes of this round's 64 KiB case (the same bytes).
                     t = trib()
                     z = rows["64 KiB lossless replay"]["pyzmq"][-1]

@@ -130,19 +130,28 @@ class TransportCommandTests(unittest.TestCase):
         self.assertLessEqual(abs(dominant_frequency(second[1].astype(float), 2000) - 20), 2000 / second.shape[1])
 
     def test_replay_at_full_speed_reproduces_every_recorded_frame(self):
-        replay = Server("--replay", self.capture, "--speed", "max", "--linger", "0.5")
+        # Decoded while replaying, and preloaded into memory first (`--preload`): the same frames.
+        for preload in ([], ["--preload"]):
+            with self.subTest(preload=preload):
+                self.check_full_speed_replay(preload)
+
+    def check_full_speed_replay(self, preload):
+        replay = Server("--replay", self.capture, "--speed", "max", "--linger", "0.5", *preload)
         try:
-            again = self.path("replayed.tcap")
+            again = self.path(f"replayed{'-preloaded' if preload else ''}.tcap")
             result = run("record", replay.address, "--api-key", "k", "--out", again)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("the replay has ended", result.stderr)
             replay.process.wait(timeout=TIMEOUT)
             self.assertEqual(replay.process.returncode, 0)
         finally:
-            replay.stop()
+            errors = replay.stop()
+        preloaded = [line for line in errors.splitlines() if line.startswith("preloaded ")]
+        self.assertEqual(len(preloaded), 1 if preload else 0, errors)
         for source in (1, 2):
-            original = self.export(self.capture, source, f"original-{source}.npy")
-            replayed = self.export(again, source, f"replayed-{source}.npy")
+            tag = "-preloaded" if preload else ""
+            original = self.export(self.capture, source, f"original{tag}-{source}.npy")
+            replayed = self.export(again, source, f"replayed{tag}-{source}.npy")
             self.assertEqual(original.dtype, replayed.dtype)
             self.assertEqual(original.tobytes(), replayed.tobytes(), f"source {source}")
         # Frame by frame: same count, timestamps and first samples, every data frame flagged replayed.
@@ -153,6 +162,11 @@ class TransportCommandTests(unittest.TestCase):
         for a, b in zip(live, back):
             self.assertEqual((a["id"], a["frames"], a["samples"], a["last_time_ns"]),
                              (b["id"], b["frames"], b["samples"], b["last_time_ns"]))
+
+    def test_preload_needs_a_replay(self):
+        result = run("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--simulate", DEVICE_1, "--preload")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("--preload needs --replay", result.stderr)
 
     def test_replayed_frames_are_flagged_and_keep_their_recorded_time(self):
         replay = Server("--replay", self.capture, "--speed", "max", "--linger", "0.2")

@@ -48,13 +48,22 @@ import TributaryWire
         return (path, recorded)
     }
 
-    @Test func everyRecordedDataFrameIsReplayedExactlyToEverySubscriber() throws {
+    /// Decoding while replaying and replaying a preload (`serve --preload`) deliver the same frames.
+    @Test(arguments: [false, true])
+    func everyRecordedDataFrameIsReplayedExactlyToEverySubscriber(preloaded: Bool) throws {
         let directory = NSTemporaryDirectory() + "replay-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (path, recorded) = try makeCapture(in: directory)
 
-        let sources = try ReplaySource.sources(capture: path, speed: .asFastAsCredit, waitForSubscribers: 2)
+        let sources = try ReplaySource.sources(capture: path, speed: .asFastAsCredit, waitForSubscribers: 2,
+                                               preloadLimit: preloaded ? 1 << 30 : nil)
+        let frameBytes = try CaptureReader(path: path).sources.reduce(0) { $0 + $1.frameBytes }
+        #expect(sources.reduce(0) { $0 + $1.preloadedBytes } == (preloaded ? frameBytes : 0))
+        if preloaded {
+            // The file is not read again: the replay does not depend on it any more.
+            try FileManager.default.removeItem(atPath: path)
+        }
         #expect(sources.map(\.info.id) == [1, 2])
         #expect(sources[0].info.description == "int16 device")
         #expect(sources[1].configuration.lines.count == 2)
@@ -95,6 +104,27 @@ import TributaryWire
             #expect(subject.statistics().unaccountedLoss == 0)
             subject.close()
         }
+    }
+
+    /// A preload is refused, before anything is decoded, when the frames would exceed the limit;
+    /// a limit of exactly their size is enough.
+    @Test func aPreloadBeyondItsLimitIsRefusedWithTheSizesItNeeds() throws {
+        let directory = NSTemporaryDirectory() + "replay-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (path, _) = try makeCapture(in: directory)
+        let frameBytes = try CaptureReader(path: path).sources.reduce(0) { $0 + $1.frameBytes }
+        #expect(frameBytes > 0)
+        do {
+            _ = try ReplaySource.sources(capture: path, speed: .asFastAsCredit, preloadLimit: frameBytes - 1)
+            Issue.record("a preload of \(frameBytes) bytes was accepted under a limit of \(frameBytes - 1)")
+        } catch {
+            #expect(error.kind == .usage)
+            #expect(error.file == path)
+            #expect(error.detail.contains("preloaded replay needs") && error.detail.contains("replay it without preloading"))
+        }
+        let sources = try ReplaySource.sources(capture: path, speed: .asFastAsCredit, preloadLimit: frameBytes)
+        #expect(sources.reduce(0) { $0 + $1.preloadedBytes } == frameBytes)
     }
 
     @Test func theReplayClockMapsRecordedTimeOverTheSpeedFactor() {

@@ -65,7 +65,9 @@ public struct ReplayProgress: Sendable, Equatable {
 /// The capture is read chunk by chunk, decoded on `decodeThreads` threads ahead of the frames being
 /// published (`CaptureReader.forEachFrame(threads:)`; memory stays bounded by the publisher's lossless
 /// window, 64 frames, plus 2 × `decodeThreads` + 1 chunks): decoding, not the transport, is what
-/// bounds a replay's pace. What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
+/// bounds a replay's pace at `--speed max`. A *preloaded* replay (`sources(…, preloadLimit:)`) decodes
+/// every frame into memory before it starts instead, so that its pace is the transport's and the
+/// subscribers' alone (a link benchmark, or a capture replayed to many subscribers). What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
 /// XML, file and image frames, under filter id 0 — the subscribers' own filters then apply as for a
 /// live source — and configuration frames that differ from the source's first configuration. Frames
 /// that belonged to the recording's session (error, gap, close, control) are not; recorded gaps are
@@ -87,6 +89,16 @@ public final class ReplaySource: Source {
     public let includesSourceZero: Bool
     /// Threads that decode chunks ahead of the one being published (`CaptureReader.forEachFrame(threads:)`).
     public let decodeThreads: Int
+    /// The frames to replay, decoded before the replay when it is preloaded; nil: decoded while replaying.
+    private let preloaded: Preloaded?
+
+    /// A preloaded replay's frames (this source's, and source 0's when `includesSourceZero`, in file
+    /// order) and what was found damaged while decoding them.
+    struct Preloaded: Sendable {
+        var frames: [Frame]
+        var bytes: Int
+        var damage: [String]
+    }
 
     /// The kinds of source-0 frames replayed: application packages, not the recording's session frames.
     static let sourceZeroKinds: Set<FrameKind> = [.array, .message, .xml, .file, .image]
@@ -102,23 +114,73 @@ public final class ReplaySource: Source {
     ///   - waitForSubscribers: started subscribers to wait for before the first frame.
     ///   - sourceIDs: the sources to replay (nil: all).
     ///   - decodeThreads: threads decoding chunks ahead, per source (default 2).
+    ///   - preloadLimit: nil to decode while replaying; otherwise decode every frame to replay into
+    ///     memory now, before the sources are returned, when they come to at most this many bytes.
     /// - Returns: The sources, sorted by id.
-    /// - Throws: `CaptureError` when the file cannot be opened or is not a capture.
+    /// - Throws: `CaptureError` when the file cannot be opened or is not a capture, or (kind `usage`)
+    ///   when a preload would exceed `preloadLimit`.
     public static func sources(capture path: String, speed: ReplaySpeed, waitForSubscribers: Int = 1,
-                               sourceIDs: Set<UInt32>? = nil, decodeThreads: Int = 2) throws(CaptureError) -> [ReplaySource] {
+                               sourceIDs: Set<UInt32>? = nil, decodeThreads: Int = 2,
+                               preloadLimit: Int? = nil) throws(CaptureError) -> [ReplaySource] {
         let reader = try CaptureReader(path: path)
         let summaries = reader.sources.filter { $0.sourceID != 0 && (sourceIDs?.contains($0.sourceID) ?? true) }
         let origin = summaries.map(\.firstTimeNs).min() ?? 0
         let clock = ReplayClock(originNs: origin, speed: speed)
-        let hasSourceZero = reader.sources.contains { $0.sourceID == 0 } && (sourceIDs?.contains(0) ?? true)
-        return summaries.enumerated().map { k, summary in
+        let sourceZero = reader.sources.first { $0.sourceID == 0 }
+        let hasSourceZero = sourceZero != nil && (sourceIDs?.contains(0) ?? true)
+        if let limit = preloadLimit {
+            // What the index says the frames decode to; checked again frame by frame while decoding
+            // (a damaged index may claim anything).
+            let claimed = summaries.reduce(hasSourceZero ? sourceZero!.frameBytes : 0) { $0 + $1.frameBytes }
+            guard claimed <= limit else {
+                throw CaptureError(.usage, file: path, "a preloaded replay needs \(megabytes(claimed)) of memory for its frames, "
+                                   + "more than the \(megabytes(limit)) allowed; replay it without preloading")
+            }
+        }
+        var sources: [ReplaySource] = []
+        var preloadedBytes = 0
+        for (k, summary) in summaries.enumerated() {
             let recorded = reader.configuration(source: summary.sourceID)
             let configuration = recorded ?? Configuration(deviceName: "source \(summary.sourceID)", deviceType: "replay")
-            return ReplaySource(path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
-                                configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
-                                includesSourceZero: k == 0 && hasSourceZero, decodeThreads: decodeThreads)
+            let includesSourceZero = k == 0 && hasSourceZero
+            var preloaded: Preloaded?
+            if let limit = preloadLimit {
+                let loaded = try preload(path, sources: includesSourceZero ? [summary.sourceID, 0] : [summary.sourceID],
+                                         threads: decodeThreads, limit: limit - preloadedBytes)
+                preloadedBytes += loaded.bytes
+                preloaded = loaded
+            }
+            sources.append(ReplaySource(path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
+                                        configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
+                                        includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: preloaded))
         }
+        return sources
     }
+
+    /// Decodes the frames of `sources` of a capture into memory, at most `limit` bytes of them.
+    private static func preload(_ path: String, sources: Set<UInt32>, threads: Int, limit: Int) throws(CaptureError) -> Preloaded {
+        let reader = try CaptureReader(path: path)
+        var loaded = Preloaded(frames: [], bytes: 0, damage: [])
+        var exceeded = false
+        reader.forEachFrame(sources: sources, threads: threads) { frame in
+            guard !exceeded else { return }
+            loaded.bytes += frame.header.frameLength
+            if loaded.bytes > limit { exceeded = true } else { loaded.frames.append(frame) }
+        }
+        guard !exceeded else {
+            throw CaptureError(.usage, file: path, "a preloaded replay's frames exceed the \(megabytes(limit)) of memory allowed "
+                               + "(more than the capture's index announced); replay it without preloading")
+        }
+        loaded.damage = reader.damage.map(\.description)
+        return loaded
+    }
+
+    private static func megabytes(_ bytes: Int) -> String {
+        bytes >= 10_000_000_000 ? "\(bytes / 1_000_000_000) GB" : String(format: "%.1f MB", Double(bytes) / 1e6)
+    }
+
+    /// Bytes of frames held in memory by a preloaded replay (0 when it decodes while replaying).
+    public var preloadedBytes: Int { preloaded?.bytes ?? 0 }
 
     /// A replay of source `info.id` of the capture at `path`.
     /// - Parameters:
@@ -129,8 +191,15 @@ public final class ReplaySource: Source {
     ///   - waitForSubscribers: started subscribers to wait for before the first frame.
     ///   - includesSourceZero: also replay the capture's application packages of source id 0.
     ///   - decodeThreads: threads decoding chunks ahead of the one being published (at least 1).
-    public init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1,
-                includesSourceZero: Bool = false, decodeThreads: Int = 2) {
+    public convenience init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1,
+                            includesSourceZero: Bool = false, decodeThreads: Int = 2) {
+        self.init(path: path, info: info, configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
+                  includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: nil)
+    }
+
+    private init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int,
+                 includesSourceZero: Bool, decodeThreads: Int, preloaded: Preloaded?) {
+        self.preloaded = preloaded
         self.includesSourceZero = includesSourceZero
         self.decodeThreads = max(1, decodeThreads)
         self.path = path
@@ -147,16 +216,18 @@ public final class ReplaySource: Source {
 
     public func run(_ sink: SourceSink) {
         guard sink.waitForStartedSubscribers(waitForSubscribers) else { return }
-        let reader: CaptureReader
-        do throws(CaptureError) {
-            reader = try CaptureReader(path: path)
-        } catch {
-            progressState.withLock { $0.problems.append("\(error)") }
-            return
+        var reader: CaptureReader?
+        if preloaded == nil {
+            do throws(CaptureError) {
+                reader = try CaptureReader(path: path)
+            } catch {
+                progressState.withLock { $0.problems.append("\(error)") }
+                return
+            }
         }
         let start = clock.begin()
         do {
-            try reader.forEachFrame(sources: includesSourceZero ? [info.id, 0] : [info.id], threads: decodeThreads) { frame in
+            func replay(_ frame: Frame) throws {
                 if sink.isCancelled { throw Cancelled() }
                 let kind = frame.header.kind
                 if frame.header.sourceID == 0 && info.id != 0 {
@@ -186,10 +257,15 @@ public final class ReplaySource: Source {
                 guard sink.publish(frame.withHeader(header)) else { throw Cancelled() }
                 progressState.withLock { $0.framesPublished += 1 }
             }
+            if let preloaded {
+                for frame in preloaded.frames { try replay(frame) }
+            } else {
+                try reader!.forEachFrame(sources: includesSourceZero ? [info.id, 0] : [info.id], threads: decodeThreads, replay)
+            }
         } catch {
             return  // cancelled: the publisher is stopping
         }
-        let damage = reader.damage.map(\.description)
+        let damage = preloaded?.damage ?? reader!.damage.map(\.description)
         progressState.withLock {
             $0.problems.append(contentsOf: damage)
             $0.finished = true

@@ -14,7 +14,7 @@ enum ServeCommand: Command {
     static let summary = "publish simulated devices and/or a capture replay to subscribers"
     static let usage = """
     usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
-                           [--replay X.tcap [--speed F|max] [--wait-subscribers N] [--linger S]]
+                           [--replay X.tcap [--speed F|max] [--preload] [--wait-subscribers N] [--linger S]]
                            [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
                            [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO] [--inbox DIR]
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
@@ -39,6 +39,10 @@ enum ServeCommand: Command {
                          timestamps and are flagged 'replayed'
       --speed F|max      replay pace: F times the recorded pace (default 1), or max: as fast as the
                          slowest subscriber reads
+      --preload          decode the whole replay into memory before listening (at most half this
+                         machine's memory), so that its pace is the transport's and the subscribers'
+                         alone, not the capture's decoding (which shares the cores): for benchmarking
+                         a link or a subscriber at --speed max
       --wait-subscribers N  started subscribers to wait for before the replay begins (default 1)
       --linger S         once a replay has been delivered, seconds to give subscribers before the
                          publisher closes their sessions and exits (default 1; only when every source
@@ -95,6 +99,7 @@ enum ServeCommand: Command {
         let simulateSpecs = try arguments.options("--simulate")
         let replayPath = try arguments.option("--replay")
         let speedText = try arguments.option("--speed")
+        let preload = arguments.flag("--preload")
         let waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
         let linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
         let policyText = try arguments.option("--policy") ?? "drop"
@@ -129,6 +134,7 @@ enum ServeCommand: Command {
                 speed = .factor(f)
             }
         }
+        if preload && replayPath == nil { throw UsageError("--preload needs --replay") }
         if curveSecret == nil && (curveClients != nil || curveAcceptAny) {
             throw UsageError("--curve-clients and --curve-accept-any need --curve-secret")
         }
@@ -145,8 +151,16 @@ enum ServeCommand: Command {
         }
         var replays: [ReplaySource] = []
         if let replayPath {
-            do { replays = try ReplaySource.sources(capture: replayPath, speed: speed, waitForSubscribers: waitSubscribers) } catch {
+            let started = ContinuousClock.now
+            do {
+                replays = try ReplaySource.sources(capture: replayPath, speed: speed, waitForSubscribers: waitSubscribers,
+                                                   preloadLimit: preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil)
+            } catch {
                 throw CommandError("\(error)")
+            }
+            if preload {
+                let bytes = replays.reduce(0) { $0 + $1.preloadedBytes }
+                printError("preloaded \(replayPath): \(String(format: "%.1f MB of frames in %.2f s", Double(bytes) / 1e6, seconds(since: started)))")
             }
             guard !replays.isEmpty else { throw CommandError("\(replayPath): no source with frames to replay") }
             let reader = try? CaptureReader(path: replayPath)
@@ -350,4 +364,9 @@ enum ServeCommand: Command {
                                 + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
         }
     }
+}
+
+private func seconds(since start: ContinuousClock.Instant) -> Double {
+    let d = ContinuousClock.now - start
+    return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
 }
