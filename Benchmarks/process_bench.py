@@ -11,7 +11,8 @@
    - live: `tributary serve --simulate ...` at a high offered rate -> `subscribe --summary` for
      --live-seconds (what arrives and what the gap notices announce);
    - `tributary record` of the 64 KiB replay, default codec and --fast-codec, and --fast-codec from
-     a preloaded replay (MB/s of frames written, from its summary line);
+     a preloaded replay (MB/s of data frames from the first one's arrival to the capture written and
+     fdatasync'ed, from its summary line; also over its whole session and by the wall clock);
    - peers: a pyzmq DEALER process -> a ROUTER process (zero-copy sends and receives) moving the
      same number of messages of the same size; an LSL outlet process -> an inlet process pushing
      and pulling chunks of the same bytes (push_chunk / pull_chunk; at most 512 / 10 000 chunks, since
@@ -246,16 +247,21 @@ class Bench:
         serve.finish(60)
         elapsed = time.perf_counter() - started
         line = next((l for l in rec.err if l.startswith("recorded ")), "")
-        # "recorded X: N frames, M MB, G gaps (K frames missing), T s, D MB on disk"
+        # "recorded X: N frames, M MB, G gaps (K frames missing), T s, D MB on disk; data recorded at
+        # R MB/s (S s from the first data frame to the capture written and synced)": T runs from the
+        # welcome to the close, so it holds the replay's start and its --linger wait; R is the data's
+        # bytes over S, the recording's own pace (written to disk and fdatasync'ed).
         try:
             mb = float(line.split(" frames, ")[1].split(" MB")[0])
             seconds = float(line.split("missing), ")[1].split(" s")[0])
             gaps = int(line.split(" MB, ")[1].split(" gaps")[0])
+            pace = float(line.split("data recorded at ")[1].split(" MB/s")[0])
         except (IndexError, ValueError):
             raise RuntimeError(f"record: unexpected summary {line!r}; stderr {''.join(rec.err)[-500:]}")
         if os.path.exists(out):
             os.unlink(out)
-        return {"mb_per_s": mb / seconds if seconds > 0 else None, "wall_mb_per_s": mb / elapsed, "gaps": gaps}
+        return {"mb_per_s": pace, "session_mb_per_s": mb / seconds if seconds > 0 else None, "wall_mb_per_s": mb / elapsed,
+                "gaps": gaps}
 
     def pyzmq_pair(self, messages, size):
         router = Proc([self.python, os.path.join(PEERS, "zmq_process_peer.py"), "router", "--messages", str(messages)])
@@ -349,7 +355,9 @@ class Bench:
                 line += (f"; frames {median_spread([x['frames'] for x in t])}, lost (announced in gap notices) "
                          f"{sum(x['announced'] for x in t)}, unaccounted {sum(x['unaccounted'] for x in t)}")
             if "gaps" in t[0]:
-                line += f" (from its summary; wall clock incl. connect: {median_spread([x['wall_mb_per_s'] for x in t])}), gaps {sum(x['gaps'] for x in t)}"
+                line += (f" (its data's pace, first data frame to the capture written and synced; over its whole session, "
+                         f"welcome to close, with the replay's start and --linger wait: {median_spread([x['session_mb_per_s'] for x in t])}; "
+                         f"wall clock incl. connect: {median_spread([x['wall_mb_per_s'] for x in t])}), gaps {sum(x['gaps'] for x in t)}"
             if row["ratio_pyzmq"] and not row["pyzmq"]:
                 line += f"\n      ratio to the pyzmq processes of the same round {median_spread(row['ratio_pyzmq'])}"
             if row["pyzmq"]:

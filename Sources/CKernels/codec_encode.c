@@ -1,8 +1,8 @@
 // Hot loops of the capture encoder (codec_kernels.h) — the order-8 linear prediction, binary64 grid
 // latents, a latent block's bin symbols, non-zero counts, min/max, the bit-shuffle of 8-byte
 // elements — eight values at a time with AVX-512 (VPMULLQ, VCVTTPD2QQ, VPMOVQB, VPMOVB2M), which
-// Swift's baseline x86-64 code cannot use, and (all but the prediction and the bit-shuffle, whose
-// 64-bit products and byte gathers AVX2 lacks) four at a time with AVX2.
+// Swift's baseline x86-64 code cannot use, and (all but the prediction, whose 64-bit products AVX2
+// lacks) four at a time with AVX2 (the bit-shuffle: 32 elements a register, VPMOVMSKB).
 #include "codec_kernels.h"
 #include "dispatch.h"
 #include "bits.h"
@@ -218,6 +218,60 @@ static void bitshuffle8_avx512(const uint8_t *src, uint8_t *dst, size_t groups, 
     }
 }
 
+// The same with AVX2, 32 elements at a time: each 16-byte half of an element pair gets its bytes
+// paired by byte position (VPSHUFB: word j = byte j of both elements), an 8 × 8 transpose of
+// 16-bit words (three rounds of unpacks, within each 128-bit lane) gathers byte j of the 32
+// elements in one register (elements 0–15 in the low lane, 16–31 in the high one), and each bit
+// row is VPMOVMSKB of that register shifted so the row's bit is every byte's top bit.
+__attribute__((target("avx2")))
+static inline void bytes_by_position_avx2(const uint8_t *in, __m256i r[8]) {
+    const __m256i pair_bytes = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+                                                0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    __m256i a[8], t[8], u[8];
+    for (int p = 0; p < 8; p++) {
+        // Low lane: elements 2p, 2p + 1; high lane: elements 16 + 2p, 17 + 2p.
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(in + 16 * p))),
+                                            _mm_loadu_si128((const __m128i *)(in + 128 + 16 * p)), 1);
+        a[p] = _mm256_shuffle_epi8(v, pair_bytes);
+    }
+    for (int p = 0; p < 4; p++) {
+        t[2 * p] = _mm256_unpacklo_epi16(a[2 * p], a[2 * p + 1]);
+        t[2 * p + 1] = _mm256_unpackhi_epi16(a[2 * p], a[2 * p + 1]);
+    }
+    for (int q = 0; q < 2; q++) {
+        u[4 * q + 0] = _mm256_unpacklo_epi32(t[4 * q + 0], t[4 * q + 2]);
+        u[4 * q + 1] = _mm256_unpackhi_epi32(t[4 * q + 0], t[4 * q + 2]);
+        u[4 * q + 2] = _mm256_unpacklo_epi32(t[4 * q + 1], t[4 * q + 3]);
+        u[4 * q + 3] = _mm256_unpackhi_epi32(t[4 * q + 1], t[4 * q + 3]);
+    }
+    // r[j]: byte j of elements 0 … 15 (low lane) and 16 … 31 (high lane), in order.
+    for (int j = 0; j < 8; j++)
+        r[j] = (j & 1) ? _mm256_unpackhi_epi64(u[j / 2], u[4 + j / 2]) : _mm256_unpacklo_epi64(u[j / 2], u[4 + j / 2]);
+}
+
+// The same with AVX2, a group of 64 elements as two halves of 32: each 16-byte element pair gets
+// its bytes paired by position (VPSHUFB: word j = byte j of both elements), an 8 × 8 transpose of
+// 16-bit words (three rounds of unpacks, within each 128-bit lane) gathers byte j of 32 elements
+// in one register, and each bit row is VPMOVMSKB of the two halves' registers shifted so that the
+// row's bit is every byte's top bit — one 8-byte store a row.
+__attribute__((target("avx2")))
+static void bitshuffle8_avx2(const uint8_t *src, uint8_t *dst, size_t groups, size_t row_bytes) {
+    for (size_t g = 0; g < groups; g++) {
+        __m256i low[8], high[8];
+        bytes_by_position_avx2(src + g * 512, low);
+        bytes_by_position_avx2(src + g * 512 + 256, high);
+        for (int j = 0; j < 8; j++) {
+            __m256i a = low[j], b = high[j];
+            for (int k = 7; k >= 0; k--) {
+                uint64_t row = (uint32_t)_mm256_movemask_epi8(a) | (uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32;
+                memcpy(dst + (size_t)(8 * j + k) * row_bytes + g * 8, &row, 8);
+                a = _mm256_add_epi8(a, a);  // the next lower bit to the top of each byte
+                b = _mm256_add_epi8(b, b);
+            }
+        }
+    }
+}
+
 static int has_bitshuffle8_kernel(void) {
     static int known = -1;
     int has = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -345,8 +399,13 @@ size_t tributary_count_nonzero64(const int64_t *x, size_t n) {
 
 size_t tributary_bitshuffle8_groups(const uint8_t *src, uint8_t *dst, size_t groups, size_t row_bytes) {
 #if defined(__x86_64__)
-    if (tributary_kernel_level() == KERNEL_AVX512 && has_bitshuffle8_kernel()) {
+    int level = tributary_kernel_level();
+    if (level == KERNEL_AVX512 && has_bitshuffle8_kernel()) {
         bitshuffle8_avx512(src, dst, groups, row_bytes);
+        return groups;
+    }
+    if (level >= KERNEL_AVX2_BMI2) {
+        bitshuffle8_avx2(src, dst, groups, row_bytes);
         return groups;
     }
 #endif

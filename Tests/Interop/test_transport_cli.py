@@ -6,6 +6,7 @@ and text, recordings that `inspect` and `export` read (numpy finds the simulated
 replay at full speed that reproduces every recorded frame bit for bit, and a killed publisher.
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -142,6 +143,13 @@ class TransportCommandTests(unittest.TestCase):
             result = run("record", replay.address, "--api-key", "k", "--out", again)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("the replay has ended", result.stderr)
+            # The summary's data pace: over the time from the first data frame to the capture
+            # written and synced, within the session's whole time.
+            summary = re.search(r"recorded .*, ([0-9.]+) s, [0-9.]+ MB on disk; data recorded at ([0-9.]+) MB/s "
+                                r"\(([0-9.]+) s from the first data frame to the capture written and synced\)", result.stderr)
+            self.assertIsNotNone(summary, result.stderr)
+            session, pace, seconds = map(float, summary.groups())
+            self.assertTrue(0 < seconds <= session and pace > 0, summary.group(0))
             replay.process.wait(timeout=TIMEOUT)
             self.assertEqual(replay.process.returncode, 0)
         finally:

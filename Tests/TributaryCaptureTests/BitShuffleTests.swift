@@ -62,7 +62,7 @@ func shuffleMatchesReferenceLayout(elementSize: Int) {
     #expect(BitShuffle.blockElementCount(elementSize: 8) == 1024)
 }
 
-/// Eight-byte elements go through a C kernel where the processor has AVX-512BW and VBMI: the same
+/// Eight-byte elements go through a C kernel where the processor has AVX-512BW and VBMI, or AVX2: the same
 /// layout at every kernel level (CodecKernelTests' levels), against the bit-by-bit reference.
 @Test func eightByteShuffleMatchesTheReferenceAtEveryKernelLevel() {
     var rng = SplitMix64(seed: 808)

@@ -60,8 +60,8 @@ size_t tributary_bin_symbols(const int64_t *r, size_t n, uint64_t base, unsigned
 size_t tributary_count_nonzero64(const int64_t *x, size_t n);
 /// Bit-shuffles the first `groups` groups of 64 eight-byte elements of a block (BitShuffle.swift's
 /// layout: bit row p of the block, `row_bytes` bytes long, gets the 8 bytes g × 8 … g × 8 + 7 of
-/// group g), where the processor has AVX-512BW and VBMI; returns the groups done (0: none, the
-/// caller's loop does them).
+/// group g), where the processor has AVX-512BW and VBMI, or AVX2; returns the groups done (0: none,
+/// the caller's loop does them).
 size_t tributary_bitshuffle8_groups(const uint8_t *src, uint8_t *dst, size_t groups, size_t row_bytes);
 /// The smallest and the largest of r[0 … n − 1] (n ≥ 1), signed.
 void tributary_min_max64(const int64_t *r, size_t n, int64_t *lowest, int64_t *highest);

@@ -114,7 +114,7 @@ public enum BitShuffle {
         var first = 0
         #if _endian(little)
         if forward && size == 8 && groups > 0 {
-            // A C kernel (AVX-512BW + VBMI) does the block's full groups where the processor has it.
+            // A C kernel (AVX-512BW + VBMI, or AVX2) does the block's full groups where the processor has it.
             first = tributary_bitshuffle8_groups(src.assumingMemoryBound(to: UInt8.self), dst.assumingMemoryBound(to: UInt8.self),
                                                  groups, rowBytes)
         }

@@ -53,6 +53,23 @@ enum RecordCommand: Command {
         var dataFrames = 0
         /// With --reconnect: what each source missed while the session was lost.
         var outage = OutageGaps()
+        /// Bytes of the data frames, and when the first arrived and the last had been appended
+        /// (monotonic ns): the recording's own pace, without the wait for the session to start or
+        /// for the publisher to close it.
+        var dataBytes = 0
+        var firstDataNs: UInt64?
+        var lastDataNs: UInt64 = 0
+    }
+
+    /// The pace at which the data was recorded: its bytes over the time from the first data frame's
+    /// arrival to the last one's append, plus the close that compressed, wrote and synced what was
+    /// still open — the session's start and the wait for the publisher to close it left out.
+    private static func dataPace(_ c: Counters, closeNs: UInt64?) -> String {
+        guard let first = c.firstDataNs, let closeNs, c.dataFrames > 1 else { return "" }
+        let seconds = Double(c.lastDataNs - first + closeNs) / 1e9
+        guard seconds > 0 else { return "" }
+        return String(format: "; data recorded at %.1f MB/s (%.3f s from the first data frame to the capture written and synced)",
+                      Double(c.dataBytes) / 1e6 / seconds, seconds)
     }
 
     /// Wire kinds that are a source's data.
@@ -114,11 +131,17 @@ enum RecordCommand: Command {
                         printError("source \(gap.sourceID) resumed: a gap of \(gap.count) \(gap.count == 1 ? "frame" : "frames") recorded for the outage")
                     }
                 }
+                let arrived = DispatchTime.now().uptimeNanoseconds
                 let appended = try CaptureRecording.append(package, to: writer)
                 counters.withLock { c in
                     c.frames += appended.frames
                     c.bytes += appended.bytes
-                    if appended.frames > 0 && dataKinds.contains(package.header.kind) { c.dataFrames += 1 }
+                    if appended.frames > 0 && dataKinds.contains(package.header.kind) {
+                        c.dataFrames += 1
+                        c.dataBytes += appended.bytes
+                        if c.firstDataNs == nil { c.firstDataNs = arrived }
+                        c.lastDataNs = DispatchTime.now().uptimeNanoseconds
+                    }
                     if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing += gap.missingCount }
                 }
                 return nil
@@ -136,6 +159,7 @@ enum RecordCommand: Command {
         case .failed, .handlerStopped: complete = false
         }
         var recordedPath = out, fileBytes = 0
+        var closeNs: UInt64?
         if destination.existed && !complete {
             // Replace an existing capture only with a complete one (the old one may be all the user has).
             let reason = final.dataFrames == 0 ? "no data was received" : "the recording ended with an error"
@@ -151,13 +175,16 @@ enum RecordCommand: Command {
                 printError("\(out) left untouched: \(reason); this recording is in \(writer.partialPath) (complete, with its footer)")
             }
         } else {
+            let closing = DispatchTime.now().uptimeNanoseconds
             do { fileBytes = try writer.close().fileBytes } catch {
                 throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
             }
+            closeNs = DispatchTime.now().uptimeNanoseconds - closing
         }
         let discarded = destination.existed && !complete && final.frames == 0
         printError((discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
                    + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
+                   + dataPace(final, closeNs: closeNs)
                    + (statistics.unaccountedLoss > 0 ? ", \(counted(statistics.unaccountedLoss, "frame")) lost without a gap notice" : ""))
         switch end {
         case .failed(let report):
