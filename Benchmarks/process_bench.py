@@ -307,6 +307,7 @@ class Bench:
             ("64 KiB lossless replay, preloaded (serve --preload: decoded into memory before it starts, as the pyzmq peer's buffers are)",
              lambda: self.tributary_replay(big, "--preload"), None, None),
             ("1 KiB (8x16) lossless replay", lambda: self.tributary_replay(small), None, None),
+            ("1 KiB (8x16) lossless replay, preloaded (serve --preload)", lambda: self.tributary_replay(small, "--preload"), None, None),
             ("64 KiB live (simulate 8x1024, 5000 frames/s offered)",
              lambda: self.tributary_live("id=1,name=live64,rate=5120000,channels=8,block=1024,noise=0", a.live_seconds), None, None),
             ("1 KiB live (simulate 8x16, 20000 frames/s offered)",
@@ -324,7 +325,14 @@ class Bench:
             print(f"throughput round {r + 1}/{rounds}", flush=True)
             for name, trib, zmqf, lslf in cases:
                 row = rows[name]
-                if name.startswith("1 KiB (8x16) lossless"):
+                if name.startswith("1 KiB (8x16) lossless replay, preloaded"):
+                    # Against the peers of this round's 1 KiB case (the same frames).
+                    t = trib()
+                    z, l = rows["1 KiB (8x16) lossless replay"]["pyzmq"][-1], rows["1 KiB (8x16) lossless replay"]["lsl"][-1]
+                    row["ratio_pyzmq"].append(ratio(t["mb_per_s"], z["mb_per_s"]))
+                    row["ratio_lsl"].append(ratio(t["mb_per_s"], l["mb_per_s"]))
+                    z, l = None, None
+                elif name.startswith("1 KiB (8x16) lossless"):
                     t = trib()
                     small_frames = small_frames or t["frames"]
                     z = self.pyzmq_pair(small_frames, 8 * 16 * 8)
@@ -357,9 +365,11 @@ class Bench:
             if "gaps" in t[0]:
                 line += (f" (its data's pace, first data frame to the capture written and synced; over its whole session, "
                          f"welcome to close, with the replay's start and --linger wait: {median_spread([x['session_mb_per_s'] for x in t])}; "
-                         f"wall clock incl. connect: {median_spread([x['wall_mb_per_s'] for x in t])}), gaps {sum(x['gaps'] for x in t)}"
+                         f"wall clock incl. connect: {median_spread([x['wall_mb_per_s'] for x in t])}), gaps {sum(x['gaps'] for x in t)}")
             if row["ratio_pyzmq"] and not row["pyzmq"]:
                 line += f"\n      ratio to the pyzmq processes of the same round {median_spread(row['ratio_pyzmq'])}"
+            if row["ratio_lsl"] and not row["lsl"]:
+                line += f"\n      ratio to the LSL processes of the same round {median_spread(row['ratio_lsl'])}"
             if row["pyzmq"]:
                 line += (f"\n      pyzmq DEALER->ROUTER processes {median_spread([x['mb_per_s'] for x in row['pyzmq']])}, lost "
                          f"{sum(x['lost'] for x in row['pyzmq'])}; ratio {median_spread(row['ratio_pyzmq'])}")
