@@ -235,8 +235,11 @@ class Bench:
         sub.finish(seconds + 60)
         serve.stop()
         s = sub.json()
+        # serve says when its simulated device cannot be computed in real time on this machine: then
+        # the rate offered is what the simulator makes, not the spec's.
+        behind = any("behind real time" in line for line in serve.err)
         return {"mb_per_s": s["data_mb_per_s"], "frames": s["data_frames"], "announced": s["frames_announced_missing"],
-                "unaccounted": s["unaccounted_loss"]}
+                "unaccounted": s["unaccounted_loss"], "behind": behind, "frames_per_s": s["data_frames"] / seconds}
 
     def tributary_record(self, capture, *extra, serve_extra=()):
         out = os.path.join(self.tmp, f"rec-{uuid.uuid4().hex}.tcap")
@@ -362,6 +365,10 @@ class Bench:
             if "announced" in t[0]:
                 line += (f"; frames {median_spread([x['frames'] for x in t])}, lost (announced in gap notices) "
                          f"{sum(x['announced'] for x in t)}, unaccounted {sum(x['unaccounted'] for x in t)}")
+            if any(x.get("behind") for x in t):
+                line += (f"\n      the simulator fell behind real time in {sum(1 for x in t if x.get('behind'))} of {len(t)} rounds "
+                         f"(serve's warning): it made {median_spread([x['frames_per_s'] for x in t])} frames/s here, "
+                         f"less than the rate asked, and that is what was offered")
             if "gaps" in t[0]:
                 line += (f" (its data's pace, first data frame to the capture written and synced; over its whole session, "
                          f"welcome to close, with the replay's start and --linger wait: {median_spread([x['session_mb_per_s'] for x in t])}; "

@@ -171,6 +171,22 @@ class TransportCommandTests(unittest.TestCase):
             self.assertEqual((a["id"], a["frames"], a["samples"], a["last_time_ns"]),
                              (b["id"], b["frames"], b["samples"], b["last_time_ns"]))
 
+    def test_a_simulation_the_machine_cannot_compute_in_real_time_is_reported(self):
+        # 100 million samples a second (the most a spec may ask), each of nine sines (eight harmonics):
+        # far more than one thread computes on any machine.
+        server = Server("--simulate", "id=7,name=too fast,rate=10000000,channels=10,block=10000,noise=0,"
+                                      "harmonics=0.1;0.1;0.1;0.1;0.1;0.1;0.1;0.1")
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            while time.monotonic() < deadline and not any("behind real time" in line for line in server.errors):
+                time.sleep(0.1)
+        finally:
+            errors = server.stop()
+        warning = [line for line in errors.splitlines() if "behind real time" in line]
+        self.assertEqual(len(warning), 1, errors)
+        self.assertIn("source 7 'too fast'", warning[0])
+        self.assertIn("10 channels × 10000000 samples/s", warning[0])
+
     def test_preload_needs_a_replay(self):
         result = run("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--simulate", DEVICE_1, "--preload")
         self.assertEqual(result.returncode, 2, result.stderr)

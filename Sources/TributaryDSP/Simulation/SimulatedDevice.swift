@@ -185,6 +185,13 @@ public struct SimulatedDevice: Sendable {
         }
     }
 
+    /// One sample of the noise: without noise (standard deviation 0) nothing is drawn, which leaves
+    /// the values as they were (0 × a finite draw) and makes a block several times cheaper.
+    @inline(__always)
+    private mutating func noise() -> Double {
+        spec.noise == 0 ? 0 : spec.noise * random.nextGaussian()
+    }
+
     /// The next block of analog samples as a frame: float64, or int16 counts with a scale when the
     /// spec quantises (`bits`).
     ///
@@ -206,13 +213,13 @@ public struct SimulatedDevice: Sendable {
                     let lo = -Double(1 << (bits - 1)), hi = Double(1 << (bits - 1)) - 1
                     let counts = out.bindMemory(to: Int16.self)
                     for i in 0..<n {
-                        let x = clean(channel: k, sample: first + UInt64(i)) + spec.noise * random.nextGaussian()
+                        let x = clean(channel: k, sample: first + UInt64(i)) + noise()
                         counts[i] = Int16(Swift.min(Swift.max((x / lsb).rounded(), lo), hi))
                     }
                 } else {
                     let values = out.bindMemory(to: Double.self)
                     for i in 0..<n {
-                        values[i] = clean(channel: k, sample: first + UInt64(i)) + spec.noise * random.nextGaussian()
+                        values[i] = clean(channel: k, sample: first + UInt64(i)) + noise()
                     }
                 }
             }

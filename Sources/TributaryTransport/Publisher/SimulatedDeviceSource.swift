@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TributaryDSP
 import TributaryWire
 
@@ -20,6 +21,14 @@ public final class SimulatedDeviceSource: Source {
     public let paced: Bool
     /// Blocks to produce before returning (nil: until the publisher stops).
     public let frameLimit: Int?
+    /// How late (ns) the last block was made, paced: 0 while the simulator keeps up with its rate.
+    private let lateness = Atomic<UInt64>(0)
+
+    /// Seconds by which the last block was made after it was due (paced only; 0 while the simulator
+    /// keeps up). A block's values cost time to compute (a sine, and Gaussian noise, per sample):
+    /// a device faster than the machine can simulate falls behind real time, and its frames —
+    /// stamped on its schedule — behind the wall clock.
+    public var secondsBehind: Double { Double(lateness.load(ordering: .relaxed)) / 1e9 }
 
     /// - Parameters:
     ///   - spec: the device (its `id` is the source id, its `name` the source's description).
@@ -50,7 +59,12 @@ public final class SimulatedDeviceSource: Source {
             if paced { sink.sleep(untilMonotonicNanoseconds: due - (endOffset - firstOffset) / 2) }
             if sink.isCancelled { return }
             let timestamp = paced ? startWall + Int64(firstOffset) : wallClockNanoseconds()
-            publish(device.nextAnalogFrame(timestampNs: timestamp), due: due, sink)
+            let frame = device.nextAnalogFrame(timestampNs: timestamp)
+            if paced {
+                let made = monotonicNanoseconds()
+                lateness.store(made > due ? made - due : 0, ordering: .relaxed)
+            }
+            publish(frame, due: due, sink)
             if let digital = device.digitalFrame(forBlockEndingAt: device.nextSample, timestampNs: timestamp) {
                 publish(digital, due: due, sink)
             }

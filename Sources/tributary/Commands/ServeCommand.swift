@@ -144,11 +144,13 @@ enum ServeCommand: Command {
 
         // Sources.
         var sources: [any Source] = []
+        var simulated: [SimulatedDeviceSource] = []
         for text in simulateSpecs {
-            do { sources.append(SimulatedDeviceSource(spec: try SimulationSpec(parsing: text))) } catch {
+            do { simulated.append(SimulatedDeviceSource(spec: try SimulationSpec(parsing: text))) } catch {
                 throw UsageError("option --simulate: \(error)")
             }
         }
+        sources += simulated
         var replays: [ReplaySource] = []
         if let replayPath {
             let started = ContinuousClock.now
@@ -257,8 +259,23 @@ enum ServeCommand: Command {
         let replayOnly = !replays.isEmpty && replays.count == sources.count
         var stopReason = "stopped"
         var replayEnded = false
+        var behind: Set<UInt32> = []  // simulated sources said to be behind real time
         loop: while true {
             _ = wake.wait(timeout: .now() + .milliseconds(200))
+            // A simulated device faster than this machine can compute falls behind real time: say so
+            // (once it is a second late, and again once it has caught up).
+            for device in simulated {
+                let late = device.secondsBehind, id = device.info.id
+                if late >= 1, !behind.contains(id) {
+                    behind.insert(id)
+                    printError("source \(id) '\(device.info.description.terminalSafe)': the simulation is \(String(format: "%.1f", late)) s behind real time: "
+                               + "this machine computes its \(device.spec.channels) channels × \(String(format: "%.0f", device.spec.rate)) samples/s more slowly than real time, "
+                               + "so its frames (stamped on the device's schedule) fall ever further behind the clock; lower its rate or channels")
+                } else if late == 0, behind.contains(id) {
+                    behind.remove(id)
+                    printError("source \(id) '\(device.info.description.terminalSafe)': the simulation has caught up with real time")
+                }
+            }
             for event in events.withLock({ e -> [Event] in defer { e.removeAll() }; return e }) {
                 switch event {
                 case .stop(let number):
