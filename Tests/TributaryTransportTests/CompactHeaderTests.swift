@@ -262,7 +262,9 @@ import TributaryWire
         try receiver.bind("inproc://receive-pool")
         try sender.connect("inproc://receive-pool")
         let pool = ZMQReceivePool(capacity: 4)
-        func send(_ byte: UInt8, count: Int = 64) throws { try sender.send([UInt8](repeating: byte, count: count)) }
+        // Parts above the small-copy limit: the slots hold libzmq's messages.
+        let size = ZMQReceivePool.smallCopyLimit + 64
+        func send(_ byte: UInt8, count: Int = size) throws { try sender.send([UInt8](repeating: byte, count: count)) }
 
         // Consumed parts: each receive closes what was released before it, so at most one slot holds a message.
         var first: FrameBuffer? = nil
@@ -270,11 +272,12 @@ import TributaryWire
             try send(byte)
             let (buffer, more) = try pool.receive(on: receiver)
             #expect(!more)
-            #expect(buffer.array == [UInt8](repeating: byte, count: 64))
+            #expect(buffer.array == [UInt8](repeating: byte, count: size))
             if byte == 1 { first = buffer }  // slot 0 stays held from here on
         }
         #expect(pool.unpooledParts == 2, "slot 0 came round twice while held")
-        #expect(first?.array == [UInt8](repeating: 1, count: 64), "a held slot was refilled")
+        #expect(pool.copiedParts == 0)
+        #expect(first?.array == [UInt8](repeating: 1, count: size), "a held slot was refilled")
         pool.trim()
         #expect(pool.filledSlots == 1, "only the held slot keeps its message after a trim")
         first = nil
@@ -294,5 +297,47 @@ import TributaryWire
         #expect(large.count == ZMQReceivePool.maxPooledPartSize + 8)
         #expect(pool.unpooledParts == 3)
         #expect(pool.filledSlots == 0)
+    }
+
+    /// Small parts are copied into the slots' own aligned memory and their messages closed at once
+    /// (libzmq's read buffer is not held by them); a held slot keeps its copy; the copies' memory
+    /// is reused, and bounded: beyond `maxCopyBytes` small parts are views again.
+    @Test func smallPartsAreAlignedCopiesAndReleaseTheirMessagesAtOnce() throws {
+        let context = try ZMQContext()
+        let receiver = try testSocket(context, .pair), sender = try testSocket(context, .pair)
+        defer { sender.close(); receiver.close() }
+        try receiver.bind("inproc://receive-pool-small")
+        try sender.connect("inproc://receive-pool-small")
+        let pool = ZMQReceivePool(capacity: 4)
+        var held: [FrameBuffer] = []
+        for (k, count) in [0, 1, 33, 1_000, 1_001, ZMQReceivePool.smallCopyLimit, 77, 3].enumerated() {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ k) }
+            try sender.send(bytes)
+            let unpooled = pool.unpooledParts
+            let (buffer, _) = try pool.receive(on: receiver)
+            #expect(buffer.array == bytes, "part \(k) of \(count) bytes")
+            // (A part that finds its slot held gets a view of its own, as before.)
+            #expect(pool.unpooledParts > unpooled || buffer.isAligned(to: 16), "part \(k)")
+            #expect(pool.filledSlots == 0, "the message of a copied part is closed at once")
+            if k == 3 { held.append(buffer) }  // slot 3 stays held: its copy must not be overwritten
+        }
+        #expect(pool.copiedParts == 7, "the part that found slot 3 held got a buffer of its own")
+        #expect(pool.unpooledParts == 1)
+        #expect(held[0].array == (0..<1_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        // Four slots' copies, each a multiple of 256 bytes.
+        #expect(pool.copyBytes > 0 && pool.copyBytes % 256 == 0 && pool.copyBytes <= 4 * (ZMQReceivePool.smallCopyLimit + 256))
+
+        // The bound: a pool with more slots than maxCopyBytes holds in copies of the largest small part.
+        let slots = ZMQReceivePool.maxCopyBytes / ZMQReceivePool.smallCopyLimit + 8
+        let big = ZMQReceivePool(capacity: slots)
+        var keep: [FrameBuffer] = []
+        for _ in 0..<slots {
+            try sender.send([UInt8](repeating: 9, count: ZMQReceivePool.smallCopyLimit))
+            keep.append(try big.receive(on: receiver).buffer)
+        }
+        #expect(big.copyBytes <= ZMQReceivePool.maxCopyBytes)
+        #expect(big.copiedParts == UInt64(ZMQReceivePool.maxCopyBytes / ZMQReceivePool.smallCopyLimit))
+        #expect(big.filledSlots == 8, "beyond the bound, small parts are views into their messages")
+        #expect(keep.allSatisfy { $0.array == [UInt8](repeating: 9, count: ZMQReceivePool.smallCopyLimit) })
     }
 }
