@@ -32,7 +32,8 @@ enum RecordCommand: Command {
     timestamps, in frame periods) as a gap record with cause 'sequence jump' (docs/CAPTURE.md §6).
 
     A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
-    terminal; a summary is always printed at the end. A refused or broken session prints the SCCT
+    terminal; a summary is always printed at the end (the session's duration, and the data's pace:
+    its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
     error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
 
     \(SubscriptionOptions.usageLines)
