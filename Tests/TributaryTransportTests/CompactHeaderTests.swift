@@ -255,12 +255,18 @@ import TributaryWire
 
 /// `ZMQReceivePool` on its own, over an inproc pair: reuse, prompt release, held slots and large parts.
 @Suite struct ReceivePoolTests {
-    @Test func slotsAreReusedReleasedPromptlyAndNeverWhileHeld() throws {
+    /// A connected inproc pair on its own context.
+    private func pair(_ name: String) throws -> (context: ZMQContext, receiver: ZMQSocket, sender: ZMQSocket) {
         let context = try ZMQContext()
         let receiver = try testSocket(context, .pair), sender = try testSocket(context, .pair)
-        defer { sender.close(); receiver.close() }
-        try receiver.bind("inproc://receive-pool")
-        try sender.connect("inproc://receive-pool")
+        try receiver.bind("inproc://\(name)")
+        try sender.connect("inproc://\(name)")
+        return (context, receiver, sender)
+    }
+
+    @Test func slotsAreReusedReleasedPromptlyAndNeverWhileHeld() throws {
+        let (context, receiver, sender) = try pair("receive-pool")
+        defer { sender.close(); receiver.close(); withExtendedLifetime(context) {} }
         let pool = ZMQReceivePool(capacity: 4)
         // Parts above the small-copy limit: the slots hold libzmq's messages.
         let size = ZMQReceivePool.smallCopyLimit + 64
@@ -303,11 +309,8 @@ import TributaryWire
     /// (libzmq's read buffer is not held by them); a held slot keeps its copy; the copies' memory
     /// is reused, and bounded: beyond `maxCopyBytes` small parts are views again.
     @Test func smallPartsAreAlignedCopiesAndReleaseTheirMessagesAtOnce() throws {
-        let context = try ZMQContext()
-        let receiver = try testSocket(context, .pair), sender = try testSocket(context, .pair)
-        defer { sender.close(); receiver.close() }
-        try receiver.bind("inproc://receive-pool-small")
-        try sender.connect("inproc://receive-pool-small")
+        let (context, receiver, sender) = try pair("receive-pool-small")
+        defer { sender.close(); receiver.close(); withExtendedLifetime(context) {} }
         let pool = ZMQReceivePool(capacity: 4)
         var held: [FrameBuffer] = []
         for (k, count) in [0, 1, 33, 1_000, 1_001, ZMQReceivePool.smallCopyLimit, 77, 3].enumerated() {

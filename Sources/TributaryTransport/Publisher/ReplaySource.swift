@@ -67,7 +67,9 @@ public struct ReplayProgress: Sendable, Equatable {
 /// window, 64 frames, plus 2 × `decodeThreads` + 1 chunks): decoding, not the transport, is what
 /// bounds a replay's pace at `--speed max`. A *preloaded* replay (`sources(…, preloadLimit:)`) decodes
 /// every frame into memory before it starts instead, so that its pace is the transport's and the
-/// subscribers' alone (a link benchmark, or a capture replayed to many subscribers). What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
+/// subscribers' alone (a link benchmark, or a capture replayed to many subscribers).
+///
+/// What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
 /// XML, file and image frames, under filter id 0 — the subscribers' own filters then apply as for a
 /// live source — and configuration frames that differ from the source's first configuration. Frames
 /// that belonged to the recording's session (error, gap, close, control) are not; recorded gaps are
@@ -161,13 +163,14 @@ public final class ReplaySource: Source {
     private static func preload(_ path: String, sources: Set<UInt32>, threads: Int, limit: Int) throws(CaptureError) -> Preloaded {
         let reader = try CaptureReader(path: path)
         var loaded = Preloaded(frames: [], bytes: 0, damage: [])
-        var exceeded = false
-        reader.forEachFrame(sources: sources, threads: threads) { frame in
-            guard !exceeded else { return }
-            loaded.bytes += frame.header.frameLength
-            if loaded.bytes > limit { exceeded = true } else { loaded.frames.append(frame) }
-        }
-        guard !exceeded else {
+        struct Exceeded: Error {}
+        do {
+            try reader.forEachFrame(sources: sources, threads: threads) { frame in
+                loaded.bytes += frame.header.frameLength
+                guard loaded.bytes <= limit else { throw Exceeded() }  // stops the decoding there
+                loaded.frames.append(frame)
+            }
+        } catch {
             throw CaptureError(.usage, file: path, "a preloaded replay's frames exceed the \(megabytes(limit)) of memory allowed "
                                + "(more than the capture's index announced); replay it without preloading")
         }
