@@ -92,7 +92,9 @@ let package = Package(
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CKernels"]),
+        // The fixtures are read by path (#filePath), not bundled as resources.
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CKernels"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "TributaryTransportTests",
                     dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
