@@ -96,6 +96,8 @@ struct TransportThroughput {
     var mbPerSecond: Double
     /// Heap allocations per frame of the whole process (publisher, subscriber, libzmq) while streaming.
     var allocationsPerFrame: Double = 0
+    /// The same after the run's first `steadyStateAfter` frames (nil: not measured apart).
+    var steadyAllocationsPerFrame: Double? = nil
     var dropped: UInt64
     var missing: UInt64
     var unaccounted: UInt64
@@ -109,6 +111,8 @@ final class ThroughputObserver: Observer, @unchecked Sendable {
     var frames = 0
     var bytes = 0
     var missing: UInt64 = 0
+    /// Frames received or announced missing so far, readable from any thread while the run goes on.
+    let progress = Atomic<Int>(0)
     let expected: Int
     let done = DispatchSemaphore(value: 0)
     init(expected: Int) { self.expected = expected }
@@ -128,6 +132,7 @@ final class ThroughputObserver: Observer, @unchecked Sendable {
     }
 
     private func checkDone() {
+        progress.store(frames + Int(missing), ordering: .relaxed)
         if frames + Int(missing) == expected { done.signal() }
     }
 }
@@ -142,12 +147,17 @@ final class RepeatingSource: Source {
     let count: Int
     /// Frames per second to offer (nil: as fast as the publisher takes them).
     let rate: Double?
+    /// Frames after which the source signals `paused` and waits for `resumeGate` (nil: no pause).
+    let pauseAfter: Int?
     let startGate = DispatchSemaphore(value: 0)
+    let paused = DispatchSemaphore(value: 0)
+    let resumeGate = DispatchSemaphore(value: 0)
 
-    init(delivery: SourceDelivery, count: Int, rate: Double? = nil) {
+    init(delivery: SourceDelivery, count: Int, rate: Double? = nil, pauseAfter: Int? = nil) {
         self.delivery = delivery
         self.count = count
         self.rate = rate
+        self.pauseAfter = pauseAfter
         let layout = AnalogLayout(channelCount: 8, sampleCount: 1_024, format: .float64)
         template = Frame.analog(header: FrameHeader(kind: .analog), layout: layout, firstSample: 0) { writer in
             for row in 0..<8 {
@@ -162,6 +172,10 @@ final class RepeatingSource: Source {
         startGate.wait()
         let start = nowNanoseconds()
         for index in 0..<count where !sink.isCancelled {
+            if index == pauseAfter {
+                paused.signal()
+                resumeGate.wait()
+            }
             if let rate {
                 let due = start + UInt64(Double(index) * 1e9 / rate)
                 let now = nowNanoseconds()
@@ -177,8 +191,12 @@ final class RepeatingSource: Source {
 
 /// One publisher → Subject run over TCP loopback; `inline` delivers on the Subject's socket thread,
 /// `sharedContext` gives both one libzmq context (one I/O thread) instead of one each.
-func transportThroughputRun(frames: Int, delivery: SourceDelivery, inline: Bool = false, sharedContext: Bool = false) throws -> TransportThroughput {
-    let source = RepeatingSource(delivery: delivery, count: frames)
+/// `steadyStateAfter` pauses the source after that many frames until the subscriber has had them all
+/// and nothing moves, then counts the allocations of the remaining frames apart (the steady state,
+/// without the run's first-use allocations); the pause makes the run's MB/s meaningless.
+func transportThroughputRun(frames: Int, delivery: SourceDelivery, inline: Bool = false, sharedContext: Bool = false,
+                            steadyStateAfter: Int? = nil) throws -> TransportThroughput {
+    let source = RepeatingSource(delivery: delivery, count: frames, pauseAfter: steadyStateAfter)
     let context = sharedContext ? try ZMQContext() : nil
     let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "bench"),
                                   sources: [source], context: context)
@@ -192,14 +210,34 @@ func transportThroughputRun(frames: Int, delivery: SourceDelivery, inline: Bool 
     while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
     let allocationsBefore = allocationCount()
     source.startGate.signal()
+    var steadyBefore: UInt64?
+    if let warm = steadyStateAfter {
+        guard source.paused.wait(timeout: .now() + 60) == .success else { throw BenchError("transport throughput: the source did not pause") }
+        // Quiescent: the progress has not moved for 60 ms (a live stream's last drops are announced
+        // only by the next frame, so "all warm frames seen" cannot be waited for).
+        var last = -1, still = 0
+        let deadline = nowNanoseconds() + 5_000_000_000
+        while still < 3 && nowNanoseconds() < deadline {
+            usleep(20_000)
+            let now = observer.progress.load(ordering: .relaxed)
+            still = now == last ? still + 1 : 0
+            last = now
+        }
+        guard last <= warm else { throw BenchError("transport throughput: \(last) frames seen before the pause at \(warm)") }
+        steadyBefore = allocationCount()
+        source.resumeGate.signal()
+    }
     guard observer.done.wait(timeout: .now() + 60) == .success else { throw BenchError("transport throughput: timed out") }
-    let allocations = Double(allocationCount() - allocationsBefore) / Double(frames)
+    let end = allocationCount()
+    let allocations = Double(end - allocationsBefore) / Double(frames)
+    let steady = steadyBefore.map { Double(end - $0) / Double(frames - steadyStateAfter!) }
     let stats = subject.statistics()
     let dropped = publisher.subscribers().first?.framesDropped ?? 0
     subject.close()
     let seconds = Double(observer.last - observer.first) / 1e9
     let bytesAfterFirst = Double(observer.bytes) * Double(observer.frames - 1) / Double(observer.frames)
-    return TransportThroughput(mbPerSecond: bytesAfterFirst / seconds / 1e6, allocationsPerFrame: allocations, dropped: dropped,
+    return TransportThroughput(mbPerSecond: bytesAfterFirst / seconds / 1e6, allocationsPerFrame: allocations,
+                               steadyAllocationsPerFrame: steady, dropped: dropped,
                                missing: stats.framesMissing, unaccounted: stats.unaccountedLoss)
 }
 

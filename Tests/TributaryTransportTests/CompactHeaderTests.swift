@@ -343,4 +343,28 @@ import TributaryWire
         #expect(big.filledSlots == 8, "beyond the bound, small parts are views into their messages")
         #expect(keep.allSatisfy { $0.array == [UInt8](repeating: 9, count: ZMQReceivePool.smallCopyLimit) })
     }
+
+    /// Copy memory reserved up front (the publisher's pool): every slot has it from the start, parts
+    /// that fit use it without growing it, larger ones grow their slot as before.
+    @Test func reservedCopyMemoryIsGivenToEverySlotAtOnce() throws {
+        let (context, receiver, sender) = try pair("receive-pool-reserved")
+        defer { sender.close(); receiver.close(); withExtendedLifetime(context) {} }
+        let pool = ZMQReceivePool(capacity: 6, reservedCopyBytes: 200)
+        #expect(pool.copyBytes == 6 * 256)
+        for round in 0..<3 {
+            for k in 0..<6 {
+                let bytes = (0..<(32 + k * 40)).map { UInt8(truncatingIfNeeded: $0 &+ k &+ round) }
+                try sender.send(bytes)
+                let (buffer, _) = try pool.receive(on: receiver)
+                #expect(buffer.array == bytes && buffer.isAligned(to: 16))
+            }
+        }
+        #expect(pool.copyBytes == 6 * 256 && pool.copiedParts == 18)
+        try sender.send([UInt8](repeating: 1, count: 1_000))
+        #expect(try pool.receive(on: receiver).buffer.array == [UInt8](repeating: 1, count: 1_000))
+        #expect(pool.copyBytes == 5 * 256 + 1_024)
+        // Never beyond the bound, however many slots.
+        let huge = ZMQReceivePool(capacity: ZMQReceivePool.maxCopyBytes / 256 + 10, reservedCopyBytes: 256)
+        #expect(huge.copyBytes == ZMQReceivePool.maxCopyBytes)
+    }
 }

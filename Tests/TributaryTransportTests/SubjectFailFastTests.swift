@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TributaryWire
 @testable import TributaryTransport

@@ -41,7 +41,9 @@ final class PublisherEngine {
     private var routingPart = ZMQMessage()
     private var headerPart = ZMQMessage()
     /// Payload parts of subscribers' messages, in buffers that are reused once let go.
-    private let receivePool = ZMQReceivePool(capacity: 64)
+    /// Its slots' copy memory is reserved up front: subscribers' messages are small, and each slot's
+    /// first credit would otherwise allocate it during the first 64 grants of a stream.
+    private let receivePool = ZMQReceivePool(capacity: 64, reservedCopyBytes: 256)
     /// Whether subscribers connect with CURVE (each part is then boxed on the wire).
     private let curve: Bool
     private var nextSessionID: UInt64
@@ -112,6 +114,7 @@ final class PublisherEngine {
         drained.reserveCapacity(core.handOff.capacity)
         scheduled.reserveCapacity(core.handOff.capacity)
         releasing.reserveCapacity(core.handOff.capacity)
+        lossless.reserveCapacity(core.handOff.capacity)
         heldSources.reserveCapacity(max(1, core.sources.count))
         scope.setPreciseWakeHandler { [unowned self] in self.releaseScheduled() }
         scope.register(router) { [unowned self] _, _ in self.receiveAll() }

@@ -99,7 +99,8 @@ final class SubjectEngine {
     private var lastSentNs: UInt64 = 0
     private var assembler: BlobAssembler
     private var paused = false
-    private var uncreditedFrames: UInt32 = 0
+    /// The lossless credit this session has granted and what it grants next.
+    private var credit: CreditWindow
     private var nextTransferID = UInt64.random(in: 1...(UInt64(1) << 48))
 
     // Counters.
@@ -118,6 +119,7 @@ final class SubjectEngine {
         self.handle = handle
         self.scope = scope
         assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
+        credit = CreditWindow(frames: options.creditWindow, bytes: options.creditWindowBytes)
         // Enough slots for a full callback queue (which is what can hold frames at once) and a few more.
         receivePool = ZMQReceivePool(capacity: min(callbacks.capacity, 4_096) + 16)
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
@@ -200,7 +202,7 @@ final class SubjectEngine {
         welcome = nil
         sendsCompact = false
         paused = false
-        uncreditedFrames = 0
+        _ = credit.opened()
         assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
     }
 
@@ -362,7 +364,7 @@ final class SubjectEngine {
                 enqueue(.reconnected(welcome))
             }
             _ = attempt
-            grantCredit(options.creditWindow)
+            grantCredit(credit.opened())
         case .error:
             if case .error(let report)? = try? frame.payload() { pendingError = report }
         case .close:
@@ -388,11 +390,11 @@ final class SubjectEngine {
         switch payload {
         case .configuration(let c): content = .configuration(c)
         case .error(let e): content = .error(e)
-        case .analog(let a): content = .analog(a); countCredit()
-        case .digital(let d): content = .digital(d); countCredit()
-        case .array(let a): content = .array(a); countCredit()
-        case .message(let m): content = .message(m); countCredit()
-        case .xml(let x): content = .xml(x); countCredit()
+        case .analog(let a): content = .analog(a); countCredit(header)
+        case .digital(let d): content = .digital(d); countCredit(header)
+        case .array(let a): content = .array(a); countCredit(header)
+        case .message(let m): content = .message(m); countCredit(header)
+        case .xml(let x): content = .xml(x); countCredit(header)
         case .gap(let gap):
             gapNotices += 1
             framesMissing += gap.missingCount
@@ -401,7 +403,7 @@ final class SubjectEngine {
             expectedSequence = header.sequence &+ 1
             content = .gap(gap)
         case .file(let chunk), .image(let chunk):
-            countCredit()
+            countCredit(header)
             do throws(BlobError) {
                 guard let blob = try assembler.add(chunk) else { return }
                 content = header.kind == .file ? .file(ReceivedFile(blob)) : .image(ReceivedFile(blob))
@@ -520,22 +522,20 @@ final class SubjectEngine {
 
     private func enqueue(_ event: SubjectEvent) { callbacks.enqueue(delivery, event) }
 
-    private func countCredit() {
-        uncreditedFrames += 1
-        if uncreditedFrames >= max(1, options.creditWindow / 2) { grantCredit(uncreditedFrames) }
+    private func countCredit(_ header: FrameHeader) {
+        if let grant = credit.received(size: header.frameLength) { grantCredit(grant) }
     }
 
     private func grantCredit(_ count: UInt32) {
-        uncreditedFrames = 0
         guard count > 0, isOpen, let dealer else { return }
         // Encoded on the stack and copied into the message, like the publisher's gap notices: a grant,
         // one per half window of a lossless stream, costs no object of ours.
         do throws(ZMQError) {
             try MessageFraming.sendSmall(.credit(count), sequence: sendSequence, routingID: nil, compact: sendsCompact, on: dealer)
         } catch {
-            uncreditedFrames = count  // not sent (a full queue to the publisher): the next grant carries them
-            return
+            return  // not sent (a full queue to the publisher): the next frame or the housekeeping grants again
         }
+        credit.granted(count)
         sendSequence += 1
         lastSentNs = monotonicNanoseconds()
     }
@@ -558,6 +558,7 @@ final class SubjectEngine {
         case .open:
             guard let parameters else { return }
             if paused { lastHeardNs = now }  // we are not reading: silence is ours, not the publisher's
+            if let grant = credit.due { grantCredit(grant) }  // one that could not be sent
             if now &- lastHeardNs > parameters.timeoutNs {
                 endSession(ErrorReport(.expiredTimeout, "nothing was heard from the publisher within \(parameters.timeoutSeconds) s"),
                            notifyPublisher: true, reconnect: true)

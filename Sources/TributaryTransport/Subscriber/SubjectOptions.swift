@@ -59,6 +59,10 @@ public struct SubjectOptions: Sendable {
     public var curve: SubjectCurve?
     /// Credit granted to lossless (replay) sources: frames the publisher may send ahead of consumption.
     public var creditWindow: UInt32
+    /// The same window in bytes of frames (header + payload, by the mean size of those received):
+    /// the frames outstanding are at most `creditWindowBytes / size`, and at least 8 (docs/PROTOCOL.md
+    /// §4.5). 8 MiB carries 8 GB/s over a 1 ms round trip; more only queues.
+    public var creditWindowBytes: Int
     /// Messages libzmq buffers from the publisher before it stops reading the connection.
     public var receiveHighWaterMark: Int32
     /// Largest frame accepted from the publisher.
@@ -79,12 +83,13 @@ public struct SubjectOptions: Sendable {
     public var compactHeaders: Bool
 
     public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
-                receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
+                creditWindowBytes: Int = 8 << 20, receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
                 maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero, compactHeaders: Bool = true) {
         self.compactHeaders = compactHeaders
         self.reconnect = reconnect
         self.curve = curve
         self.creditWindow = creditWindow
+        self.creditWindowBytes = creditWindowBytes
         self.receiveHighWaterMark = receiveHighWaterMark
         self.maxFrameSize = maxFrameSize
         self.maxTransferSize = maxTransferSize

@@ -61,6 +61,9 @@ public final class ZMQMonitor {
     private var watched: UnsafeMutableRawPointer?
     /// The inproc endpoint events are published on.
     public let endpoint: String
+    /// What `receiveEvent` receives an event's two parts into, every time.
+    private var headerPart = ZMQMessage()
+    private var addressPart = ZMQMessage()
 
     init(watching target: ZMQSocket, events: ZMQMonitorEvents) throws(ZMQError) {
         let handle = try target.openHandle("zmq_socket_monitor")
@@ -88,18 +91,20 @@ public final class ZMQMonitor {
     /// - Returns: The event, or nil if the two monitor parts were malformed (never in libzmq 4.3).
     /// - Throws: `ZMQError` (`.again`, `.notSocket` after `close()`).
     public func receiveEvent(flags: ZMQReceiveFlags = []) throws(ZMQError) -> ZMQMonitorEvent? {
-        let header = try socket.receive(flags: flags)
-        guard header.hasMore else { return nil }
-        let address = try socket.receive()
+        // Into reused messages: the publisher's housekeeping asks every 20 ms, and an empty answer
+        // must not cost an allocation (it was the lossless stream's last one per frame not libzmq's).
+        try socket.receive(into: &headerPart, flags: flags)
+        guard headerPart.hasMore else { return nil }
+        try socket.receive(into: &addressPart)
+        let endpoint = addressPart.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         // Drain any unexpected extra parts so the next read starts at an event.
-        var last = address
-        while last.hasMore { last = try socket.receive() }
-        guard header.count == 6 else { return nil }
-        return header.withUnsafeBytes { bytes in
+        while addressPart.hasMore { try socket.receive(into: &addressPart) }
+        guard headerPart.count == 6 else { return nil }
+        return headerPart.withUnsafeBytes { bytes in
             ZMQMonitorEvent(
                 event: ZMQMonitorEvents(rawValue: bytes.loadUnaligned(as: UInt16.self)),
                 value: bytes.loadUnaligned(fromByteOffset: 2, as: UInt32.self),
-                endpoint: String(decoding: address.bytes, as: UTF8.self))
+                endpoint: endpoint)
         }
     }
 

@@ -50,8 +50,12 @@ final class ZMQReceivePool {
     /// Slots whose handle holds a received message (for tests and diagnostics).
     var filledSlots: Int { filled.reduce(0) { $0 + ($1 ? 1 : 0) } }
 
-    /// - Parameter capacity: slots; at least the frames that may wait in the callback queue at once.
-    init(capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: slots; at least the frames that may wait in the callback queue at once.
+    ///   - reservedCopyBytes: copy memory given to every slot now (rounded up to 256 bytes; 0: each slot
+    ///     gets its memory when it first receives a small part). A pool that sees only small parts
+    ///     (the publisher's, of credits and requests) then allocates nothing after it is made.
+    init(capacity: Int, reservedCopyBytes: Int = 0) {
         precondition(MemoryLayout<ReceiveSlot>.offset(of: \ReceiveSlot.messageStorage) == 0, "a slot's message must lie at its start")
         let count = max(1, capacity)
         var handles: [UnsafeMutablePointer<ReceiveSlot>] = []
@@ -71,6 +75,9 @@ final class ZMQReceivePool {
         self.handles = handles
         self.buffers = buffers
         filled = [Bool](repeating: false, count: count)
+        if reservedCopyBytes > 0 {
+            for handle in handles where copyMemory(of: handle, for: min(reservedCopyBytes, Self.smallCopyLimit)) == nil { break }
+        }
     }
 
     /// Receives one part into the next free slot (or, when it is held, into a buffer of its own).
