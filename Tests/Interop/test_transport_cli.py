@@ -172,10 +172,11 @@ class TransportCommandTests(unittest.TestCase):
                              (b["id"], b["frames"], b["samples"], b["last_time_ns"]))
 
     def test_a_simulation_the_machine_cannot_compute_in_real_time_is_reported(self):
-        # 100 million samples a second (the most a spec may ask), each of nine sines (eight harmonics):
-        # far more than one thread computes on any machine.
+        # 100 million samples a second (the most a spec may ask), each of 41 sines (40 harmonics), each
+        # sine a phasor step of about 0.5 ns: some 20 s of work a second, far more than one thread
+        # computes on any machine.
         server = Server("--simulate", "id=7,name=too fast,rate=10000000,channels=10,block=10000,noise=0,"
-                                      "harmonics=0.1;0.1;0.1;0.1;0.1;0.1;0.1;0.1")
+                                      "harmonics=" + ";".join(["0.01"] * 40))
         try:
             deadline = time.monotonic() + TIMEOUT
             while time.monotonic() < deadline and not any("behind real time" in line for line in server.errors):

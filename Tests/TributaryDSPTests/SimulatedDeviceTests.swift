@@ -1,5 +1,6 @@
+import Foundation
 import Testing
-import TributaryDSP
+@testable import TributaryDSP
 import TributaryWire
 
 @Suite struct SimulatedDeviceTests {
@@ -45,6 +46,36 @@ import TributaryWire
             let tone = try #require(channel.tone)
             #expect(abs(tone.frequency - 10 * Double(k + 1)) < 0.01)
             #expect(abs(tone.amplitude - 2) < 1e-3)
+        }
+    }
+
+    /// The phasor sines equal libm's at every sample, in any blocks, from any start, with harmonics,
+    /// across the exact restarts; the other waves are computed as before, exactly.
+    @Test(arguments: ["id=1,rate=48000,channels=3,freq=997,amp=3,noise=0,harmonics=0.1;0.01;0.001",
+                      "id=2,rate=1e8,channels=1,freq=12345678.9,amp=1,noise=0,block=4096",
+                      "id=3,rate=10,channels=2,freq=4.99,amp=0.5,noise=0",
+                      "id=4,rate=1000,channels=2,freq=50,noise=0,wave=triangle",
+                      "id=5,rate=1000,channels=2,freq=50,noise=0,wave=square"])
+    func fastValuesAreTheDefinition(text: String) throws {
+        let device = SimulatedDevice(try SimulationSpec(parsing: text))
+        let exact = device.spec.wave != .sine
+        for (first, count) in [(0, 1), (0, 3), (5, 4_099), (1_000_003, 2_050), (987_654_321_000, 1_031)] {
+            var values = [Double](repeating: .nan, count: count)
+            for k in 0..<device.spec.channels {
+                values.withUnsafeMutableBufferPointer { device.writeClean(channel: k, first: UInt64(first), into: $0) }
+                for (i, value) in values.enumerated() {
+                    let expected = device.clean(channel: k, sample: UInt64(first + i))
+                    if exact {
+                        #expect(value == expected)
+                    } else {
+                        // The definition's own phase is f × (n / rate) rounded: far from n = 0 its ulp,
+                        // not the phasor, bounds how closely any two ways of computing it agree.
+                        let top = device.spec.frequency * Double(k + 1) * Double(device.spec.harmonics.count + 1)
+                        let tolerance = device.spec.amplitude * (1.5e-12 + 8 * .pi * (top * (Double(first + i) / device.spec.rate)).ulp)
+                        #expect(abs(value - expected) <= tolerance, "\(text) channel \(k) sample \(first + i)")
+                    }
+                }
+            }
         }
     }
 

@@ -154,6 +154,8 @@ public struct SimulatedDevice: Sendable {
     /// Index of the next sample to generate.
     public private(set) var nextSample: UInt64 = 0
     private var random: SeededGenerator
+    /// The clean values of a quantised device's channel, before they become counts.
+    private var scratch: [Double] = []
 
     public init(_ spec: SimulationSpec) {
         self.spec = spec
@@ -185,6 +187,59 @@ public struct SimulatedDevice: Sendable {
         }
     }
 
+    /// Writes the clean values (before noise) of channel `k` for samples `first ..< first + out.count`:
+    /// what `clean(channel:sample:)` gives, computed faster for sines. A sine is a phasor turned by
+    /// one sample's angle per step, four samples at a time in four lanes, started exactly (libm) every
+    /// `anchorInterval` samples, so that rounding never accumulates beyond that many steps: values
+    /// agree with libm's at the same n to about 1e-13 of the amplitude, in whatever blocks they are
+    /// asked for (no drift across frames). `serve --simulate` of 8 channels × 5.12 MS/s used a whole
+    /// core and fell behind with libm's sine per sample (about 60 ns a sample, a Zen 1 core); with the
+    /// phasors it keeps up on 0.2 of a core (about 5 ns a sample, framing included).
+    func writeClean(channel k: Int, first: UInt64, into out: UnsafeMutableBufferPointer<Double>) {
+        guard spec.wave == .sine else {
+            for i in out.indices { out[i] = clean(channel: k, sample: first + UInt64(i)) }
+            return
+        }
+        for i in out.indices { out[i] = 0 }
+        let f = spec.frequency * Double(k + 1)
+        addSine(amplitude: spec.amplitude, frequency: f, first: first, into: out)
+        for (h, relative) in spec.harmonics.enumerated() {
+            addSine(amplitude: spec.amplitude * relative, frequency: f * Double(h + 2), first: first, into: out)
+        }
+    }
+
+    /// Samples between exact starts of the sine phasors.
+    static let anchorInterval = 1_024
+
+    /// Adds amplitude × sin(2π × frequency × n / rate) for each sample n of `out` (n from `first`).
+    private func addSine(amplitude: Double, frequency: Double, first: UInt64, into out: UnsafeMutableBufferPointer<Double>) {
+        func angle(_ n: UInt64) -> Double {
+            let cycles = frequency * (Double(n) / spec.rate)
+            return 2 * .pi * (cycles - cycles.rounded(.down))
+        }
+        let stepCycles = 4 * frequency / spec.rate
+        let step = 2 * Double.pi * (stepCycles - stepCycles.rounded(.down))
+        let (c4, s4) = (SIMD4<Double>(repeating: cos(step)), SIMD4<Double>(repeating: sin(step)))
+        let a = SIMD4<Double>(repeating: amplitude)
+        var start = 0
+        while start < out.count {
+            let end = Swift.min(out.count, start + Self.anchorInterval)
+            let n0 = first + UInt64(start)
+            let angles = SIMD4<Double>(angle(n0), angle(n0 + 1), angle(n0 + 2), angle(n0 + 3))
+            var c = SIMD4<Double>(cos(angles[0]), cos(angles[1]), cos(angles[2]), cos(angles[3]))
+            var s = SIMD4<Double>(sin(angles[0]), sin(angles[1]), sin(angles[2]), sin(angles[3]))
+            var i = start
+            while i + 4 <= end {
+                let value = a * s
+                out[i] += value[0]; out[i + 1] += value[1]; out[i + 2] += value[2]; out[i + 3] += value[3]
+                (c, s) = (c * c4 - s * s4, s * c4 + c * s4)
+                i += 4
+            }
+            for j in 0..<(end - i) { out[i + j] += amplitude * s[j] }
+            start = end
+        }
+    }
+
     /// One sample of the noise: without noise (standard deviation 0) nothing is drawn, which leaves
     /// the values as they were (0 × a finite draw) and makes a block several times cheaper.
     @inline(__always)
@@ -204,6 +259,10 @@ public struct SimulatedDevice: Sendable {
         let header = FrameHeader(kind: .analog, sequence: sequence, timestampNs: timestampNs, sourceID: spec.id)
         let layout = AnalogLayout(channelCount: spec.channels, sampleCount: n, format: spec.bits == nil ? .float64 : .int16)
         let lsb = spec.bits.map { 2 * spec.range / Double(1 << $0) } ?? 1
+        // Taken out of `self` while the frame is written (noise() mutates self), put back after.
+        var cleanValues = scratch
+        scratch = []
+        if spec.bits != nil && cleanValues.count < n { cleanValues = [Double](repeating: 0, count: n) }
         let frame = Frame.analog(header: header, layout: layout, firstSample: first) { writer in
             for k in 0..<spec.channels {
                 writer.setChannelIndex(k, UInt32(k))
@@ -212,18 +271,24 @@ public struct SimulatedDevice: Sendable {
                     writer.setScale(k, scale: lsb, offset: 0)
                     let lo = -Double(1 << (bits - 1)), hi = Double(1 << (bits - 1)) - 1
                     let counts = out.bindMemory(to: Int16.self)
-                    for i in 0..<n {
-                        let x = clean(channel: k, sample: first + UInt64(i)) + noise()
-                        counts[i] = Int16(Swift.min(Swift.max((x / lsb).rounded(), lo), hi))
+                    cleanValues.withUnsafeMutableBufferPointer { clean in
+                        let values = UnsafeMutableBufferPointer(rebasing: clean[0..<n])
+                        writeClean(channel: k, first: first, into: values)
+                        for i in 0..<n {
+                            let x = values[i] + noise()
+                            counts[i] = Int16(Swift.min(Swift.max((x / lsb).rounded(), lo), hi))
+                        }
                     }
                 } else {
                     let values = out.bindMemory(to: Double.self)
-                    for i in 0..<n {
-                        values[i] = clean(channel: k, sample: first + UInt64(i)) + noise()
+                    writeClean(channel: k, first: first, into: values)
+                    if spec.noise != 0 {
+                        for i in 0..<n { values[i] += noise() }
                     }
                 }
             }
         }
+        scratch = cleanValues
         nextSample += UInt64(n)
         return frame
     }
