@@ -96,7 +96,8 @@ let package = Package(
         .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CKernels"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "TributaryTransportTests",
-                    dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer"]),
+                    dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer",
+                                   "CSocketControl"]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
 
         // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)

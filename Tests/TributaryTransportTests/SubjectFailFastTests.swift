@@ -1,3 +1,4 @@
+import CSocketControl  // with Glibc: see TestSupport.swift on which module owns <sys/socket.h>
 import Foundation
 import Glibc
 import Testing

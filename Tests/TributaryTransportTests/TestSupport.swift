@@ -1,3 +1,7 @@
+// Both Glibc and CSocketControl: <sys/socket.h> is not a modular header, so its declarations
+// (SOCK_STREAM, …) belong to whichever of the two clang modules a clean build loads first — which
+// changed with the files of this target: a clean build then could not find SOCK_STREAM.
+import CSocketControl
 import Foundation
 import Glibc
 import Synchronization
