@@ -129,4 +129,36 @@ import TributaryWire
         #expect(reader.index.count > 3)
         #expect(framesBySource(reader) == bySource(frames))
     }
+    /// The grouping itself against its definition (stable by (format, channel), offsets per format),
+    /// with channels on both sides of the direct table's 1 024 and the same grouping reused.
+    @Test func groupingMatchesItsDefinitionAcrossChunks() {
+        var grouping = StreamGrouping()
+        var generator = SystemRandomNumberGenerator()
+        for chunk in 0..<6 {
+            grouping.reset()
+            var added: [(format: UInt8, channel: UInt32, length: Int, position: Int)] = []
+            for position in 0..<(200 + chunk * 50) {
+                let channel: UInt32 = chunk % 2 == 0 ? UInt32.random(in: 0..<12, using: &generator)
+                                                     : [0, 5, 1_023, 1_024, 70_000, UInt32.max].randomElement(using: &generator)!
+                let format = UInt8.random(in: 1...3, using: &generator)
+                let length = Int.random(in: 0..<40, using: &generator) * 8
+                grouping.add(format: format, channel: channel, length: length, position: position)
+                if length > 0 { added.append((format, channel, length, position)) }
+            }
+            grouping.finish()
+            #expect(grouping.rows.map(\.position) == added.map(\.position))
+            let order = added.indices.sorted {
+                (added[$0].format, added[$0].channel, $0) < (added[$1].format, added[$1].channel, $1)
+            }
+            var expected = [Int](repeating: 0, count: added.count)
+            var totals = [0, 0, 0]
+            for index in order {
+                expected[index] = totals[Int(added[index].format) - 1]
+                totals[Int(added[index].format) - 1] += added[index].length
+            }
+            #expect(grouping.rows.map(\.grouped) == expected, "chunk \(chunk)")
+            #expect(grouping.totals == totals)
+        }
+    }
 }
+
