@@ -3,8 +3,9 @@
 ///
 /// The window is `frames` frames, and no more than `bytes` bytes of frames: it is
 /// `W = min(frames, max(minimumFrames, bytes / s))`, `s` the moving mean size (header + payload) of
-/// the data frames received (each frame weighs 1/8: a stream that alternates sizes gets the mean). Credit is granted when what is outstanding falls to `W / 2`,
-/// bringing it back to `W`: at least half a window is always in flight, and at most a window.
+/// the data frames received (each frame weighs 1/8: a stream that alternates sizes gets the mean).
+/// Credit is granted when what is outstanding falls to `W / 2`, bringing it back to `W`: at least
+/// half a window is always in flight, and at most a window.
 ///
 /// Why bytes: frames in flight beyond what the link carries in a round trip only queue. And they cost:
 /// libzmq's pipes grow in chunks of 256 messages and keep one spare, so a publisher that runs more
