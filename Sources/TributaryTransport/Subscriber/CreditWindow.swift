@@ -50,7 +50,7 @@ struct CreditWindow {
         let size = Double(max(1, size))
         meanSize = meanSize == 0 ? size : meanSize + (size - meanSize) / 8
         let bySize = (Double(bytes) / meanSize).rounded(.down)
-        target = min(frames, max(min(Self.minimumFrames, frames), bySize >= Double(frames) ? frames : UInt32(bySize)))
+        target = bySize >= Double(frames) ? frames : max(min(Self.minimumFrames, frames), UInt32(bySize))
         return due
     }
 

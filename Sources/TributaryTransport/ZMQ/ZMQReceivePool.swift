@@ -76,7 +76,10 @@ final class ZMQReceivePool {
         self.buffers = buffers
         filled = [Bool](repeating: false, count: count)
         if reservedCopyBytes > 0 {
-            for handle in handles where copyMemory(of: handle, for: min(reservedCopyBytes, Self.smallCopyLimit)) == nil { break }
+            for handle in handles {
+                // nil once the pool's copies reach maxCopyBytes: the remaining slots get theirs when used.
+                guard copyMemory(of: handle, for: min(reservedCopyBytes, Self.smallCopyLimit)) != nil else { break }
+            }
         }
     }
 
