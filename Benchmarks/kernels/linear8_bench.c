@@ -4,7 +4,8 @@
 // samples (tributary_linear8_samples_x4: binary64 and binary32 grids, int32, int16) against the
 // inverse followed by the conversion's own pass (tributary_grid64, _grid32, _narrow32, _narrow16:
 // what the decoder did before); checks they agree, then prints ns per sample: median (min-max) of
-// 7 rounds of 200 calls.
+// 7 rounds of 200 calls; then the same kernels on segments of orders 2 and 4 (coefficients padded
+// with zeros, whose products the kernels leave out).
 // Build and run:
 //   clang -O2 -I Sources/CLinearPredictor/include -I Sources/CKernels/include -I Sources/CKernels \
 //     Benchmarks/kernels/linear8_bench.c Sources/CLinearPredictor/linear_predictor.c \
@@ -101,6 +102,39 @@ int main(void) {
             }
         }
     }
+    // Orders 2 and 4 (coefficients past them 0 in every lane: the kernels leave their products
+    // out), checked against the rule for every kind, then timed fused with each kind.
+    const double lower[2][4] = {{1.9, -0.95, 0, 0}, {2.2, -1.5, 0.4, -0.12}};
+    int64_t cl[2][32], *vl[2][4];
+    for (int o = 0; o < 2; o++) {
+        for (int k = 0; k < 4; k++) {
+            for (int j = 0; j < 8; j++) cl[o][8 * k + j] = j < 4 && lower[o][j] != 0 ? llround(lower[o][j] * (1 << q)) + k : 0;
+            vl[o][k] = malloc(8 * N);
+            for (size_t i = 0; i < N; i++) vl[o][k][i] = llround(3000 * sin(0.02 * (k + 1) * i) + 400 * sin(0.9 * i) + rand() % 200 - 100);
+            predict(vl[o][k], N, cl[o] + 8 * k, q);
+        }
+        for (int kind = -1; kind < 4; kind++) {
+            for (size_t t = 0; t < sizeof lengths / sizeof *lengths; t++) {
+                size_t n = lengths[t], wrong = 0, done;
+                for (int k = 0; k < 4; k++) {
+                    rule(vl[o][k], expected[k], n, cl[o] + 8 * k, q);
+                    if (kind >= 0) CONVERT(kinds[kind], expected[k], expectedSamples[k], n, k);
+                }
+                if (kind < 0) {
+                    done = tributary_linear8_x4(vl[o][0], vl[o][1], vl[o][2], vl[o][3], x[0], x[1], x[2], x[3], n, cl[o], shifts);
+                    for (int k = 0; k < 4; k++) wrong += memcmp(x[k], expected[k], 8 * n) != 0;
+                } else {
+                    done = tributary_linear8_samples_x4((const int64_t *const *)vl[o], g, n, cl[o], shifts, kinds[kind], offset, gain);
+                    for (int k = 0; k < 4; k++) wrong += memcmp(g[k], expectedSamples[k], widths[kind] * n) != 0;
+                }
+                if (done != n || wrong) {
+                    printf("order-%d %s kernel disagrees at n = %zu: %zu lanes wrong, %zu done\n", 2 << o, kind < 0 ? "latent" : names[kind], n, wrong, done);
+                    return 1;
+                }
+            }
+        }
+    }
+    double orders[2][4][ROUNDS];
     double kernel[ROUNDS], kernel8[ROUNDS], one[ROUNDS], fused[4][ROUNDS], separate[4][ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = now();
@@ -131,6 +165,12 @@ int main(void) {
             double t6 = now();
             fused[kind][r] = (t5 - t4) / (CALLS * 8.0 * N) * 1e9;
             separate[kind][r] = (t6 - t5) / (CALLS * 8.0 * N) * 1e9;
+            for (int o = 0; o < 2; o++) {
+                double t7 = now();
+                for (int i = 0; i < 2 * CALLS; i++)
+                    tributary_linear8_samples_x4((const int64_t *const *)vl[o], g, N, cl[o], shifts, kinds[kind], offset, gain);
+                orders[o][kind][r] = (now() - t7) / (CALLS * 8.0 * N) * 1e9;
+            }
         }
     }
 #undef CONVERT
@@ -146,6 +186,10 @@ int main(void) {
         qsort(separate[kind], ROUNDS, sizeof(double), compare);
         printf("four-lane + %-6s %.3f ns/sample (%.3f-%.3f) fused, %.3f (%.3f-%.3f) as two passes\n", names[kind], fused[kind][ROUNDS / 2],
                fused[kind][0], fused[kind][ROUNDS - 1], separate[kind][ROUNDS / 2], separate[kind][0], separate[kind][ROUNDS - 1]);
+        for (int o = 0; o < 2; o++) {
+            qsort(orders[o][kind], ROUNDS, sizeof(double), compare);
+            printf("  the same at order %d: %.3f ns/sample (%.3f-%.3f)\n", 2 << o, orders[o][kind][ROUNDS / 2], orders[o][kind][0], orders[o][kind][ROUNDS - 1]);
+        }
     }
     return 0;
 }

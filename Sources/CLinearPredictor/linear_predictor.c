@@ -80,7 +80,7 @@ enum { LINEAR8_LATENTS = 0 };
 // 2.0 ns a sample against 2.4-2.6 as inverse then narrowing, int32 2.05 against 2.4 (session 16).
 __attribute__((target("avx2,fma"), always_inline))
 static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4], size_t n,
-                                    const int64_t *c, const int64_t *q, int mode,
+                                    const int64_t *c, const int64_t *q, int mode, int order,
                                     const double *offset, const double *gain) {
     if (n == 0 || !fma_available()) return 0;
     double bound[4];
@@ -119,17 +119,19 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
     // seen by them, but it stays in its lane: every later sum takes a product of it (0 × NaN is
     // NaN too), so the next step's sum is NaN at the block's end.
     __m256d highest = below, lowest = above;
+    // `order` (a constant in each instance: 2, 4 or 8) leaves out the products of coefficients
+    // that are 0 in every lane; the running sums past it only pass their residuals on.
 #define TRIBUTARY_LINEAR8_F64_STEP(x)                                                                               \
     do {                                                                                                            \
         x = _mm256_round_pd(sum, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                                        \
         sum = _mm256_fmadd_pd(cv[0], x, a1);                                                                        \
-        a1 = _mm256_fmadd_pd(cv[1], x, a2);                                                                         \
-        a2 = _mm256_fmadd_pd(cv[2], x, a3);                                                                         \
-        a3 = _mm256_fmadd_pd(cv[3], x, a4);                                                                         \
-        a4 = _mm256_fmadd_pd(cv[4], x, a5);                                                                         \
-        a5 = _mm256_fmadd_pd(cv[5], x, a6);                                                                         \
-        a6 = _mm256_fmadd_pd(cv[6], x, a7);                                                                         \
-        a7 = _mm256_fmadd_pd(cv[7], x, half);                                                                       \
+        a1 = order > 1 ? _mm256_fmadd_pd(cv[1], x, a2) : a2;                                                        \
+        a2 = order > 2 ? _mm256_fmadd_pd(cv[2], x, a3) : a3;                                                        \
+        a3 = order > 3 ? _mm256_fmadd_pd(cv[3], x, a4) : a4;                                                        \
+        a4 = order > 4 ? _mm256_fmadd_pd(cv[4], x, a5) : a5;                                                        \
+        a5 = order > 5 ? _mm256_fmadd_pd(cv[5], x, a6) : a6;                                                        \
+        a6 = order > 6 ? _mm256_fmadd_pd(cv[6], x, a7) : a7;                                                        \
+        a7 = order > 7 ? _mm256_fmadd_pd(cv[7], x, half) : half;                                                    \
         highest = _mm256_max_pd(x, highest);                                                                        \
         lowest = _mm256_min_pd(x, lowest);                                                                          \
     } while (0)
@@ -239,25 +241,50 @@ static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4
     return n;
 }
 
-__attribute__((target("avx2,fma")))
-static size_t linear8_x4_f64_latents(const int64_t *const v[4], int64_t *const x[4], size_t n, const int64_t *c, const int64_t *q) {
-    void *const out[4] = {x[0], x[1], x[2], x[3]};
-    return linear8_x4_f64(v, out, n, c, q, LINEAR8_LATENTS, NULL, NULL);
+/// The order the four lanes' coefficients need: 2 or 4 when those past it are 0 in every lane
+/// (a segment of a lower order, padded), else 8.
+static int lanes_order(const int64_t *c) {
+    int64_t past2 = 0, past4 = 0;
+    for (int k = 0; k < 4; k++) {
+        for (int j = 2; j < 4; j++) past2 |= c[8 * k + j];
+        for (int j = 4; j < 8; j++) past4 |= c[8 * k + j];
+    }
+    return (past2 | past4) == 0 ? 2 : (past4 == 0 ? 4 : 8);
 }
 
-// One instance of the kernel per output kind: the kind is a constant in each, so that its
-// conversion and stores are chosen at compile time.
-#define TRIBUTARY_LINEAR8_SAMPLES(kind)                                                                             \
+// One instance of the kernel per output kind and order: both are constants in each, so that the
+// conversion, the stores and the products are chosen at compile time.
+#define TRIBUTARY_LINEAR8_KIND(kind, mode)                                                                          \
+    __attribute__((target("avx2,fma"))) static size_t linear8_x4_##kind##_2(                                        \
+        const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,                \
+        const double *offset, const double *gain) {                                                                 \
+        return linear8_x4_f64(v, out, n, c, q, mode, 2, offset, gain);                                              \
+    }                                                                                                               \
+    __attribute__((target("avx2,fma"))) static size_t linear8_x4_##kind##_4(                                        \
+        const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,                \
+        const double *offset, const double *gain) {                                                                 \
+        return linear8_x4_f64(v, out, n, c, q, mode, 4, offset, gain);                                              \
+    }                                                                                                               \
     __attribute__((target("avx2,fma"))) static size_t linear8_x4_##kind(                                            \
         const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,                \
         const double *offset, const double *gain) {                                                                 \
-        return linear8_x4_f64(v, out, n, c, q, TRIBUTARY_SAMPLES_##kind, offset, gain);                             \
+        switch (lanes_order(c)) {                                                                                   \
+        case 2: return linear8_x4_##kind##_2(v, out, n, c, q, offset, gain);                                        \
+        case 4: return linear8_x4_##kind##_4(v, out, n, c, q, offset, gain);                                        \
+        default: return linear8_x4_f64(v, out, n, c, q, mode, 8, offset, gain);                                     \
+        }                                                                                                           \
     }
-TRIBUTARY_LINEAR8_SAMPLES(GRID64)
-TRIBUTARY_LINEAR8_SAMPLES(GRID32)
-TRIBUTARY_LINEAR8_SAMPLES(INT32)
-TRIBUTARY_LINEAR8_SAMPLES(INT16)
-#undef TRIBUTARY_LINEAR8_SAMPLES
+TRIBUTARY_LINEAR8_KIND(LATENTS, LINEAR8_LATENTS)
+TRIBUTARY_LINEAR8_KIND(GRID64, TRIBUTARY_SAMPLES_GRID64)
+TRIBUTARY_LINEAR8_KIND(GRID32, TRIBUTARY_SAMPLES_GRID32)
+TRIBUTARY_LINEAR8_KIND(INT32, TRIBUTARY_SAMPLES_INT32)
+TRIBUTARY_LINEAR8_KIND(INT16, TRIBUTARY_SAMPLES_INT16)
+#undef TRIBUTARY_LINEAR8_KIND
+
+static size_t linear8_x4_f64_latents(const int64_t *const v[4], int64_t *const x[4], size_t n, const int64_t *c, const int64_t *q) {
+    void *const out[4] = {x[0], x[1], x[2], x[3]};
+    return linear8_x4_LATENTS(v, out, n, c, q, NULL, NULL);
+}
 
 size_t tributary_linear8_samples_x4(const int64_t *const v[4], void *const out[4], size_t n, const int64_t *c, const int64_t *q,
                                     int kind, const double *offset, const double *gain) {

@@ -224,6 +224,91 @@ struct LaneInverseTests {
         #expect(samples == (0..<4).map { Self.convert(residuals[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) })
     }
 
+    /// Coefficients of `order` (the rest 0, as the decoder pads a lower order) for each lane.
+    static func padded(orders: [Int], rng: inout SplitMix64) -> [[Int64]] {
+        orders.map { order in (0..<8).map { j in j < order ? Int64(rng.next() % (1 << 19)) - (1 << 18) : 0 } }
+    }
+
+    @Test(arguments: [[2, 2, 2, 2], [4, 4, 4, 4], [2, 4, 2, 2], [8, 2, 4, 2], [1, 3, 2, 4]])
+    func lowerOrdersMatchTheRuleInEveryKind(orders: [Int]) {
+        // The kernels leave out the products of coefficients that are 0 in every lane (orders 2 and
+        // 4); lanes of different orders run at the highest. Latents and every sample kind, against
+        // the rule; and where anything within the contract is reported done, it is exact.
+        var rng = SplitMix64(seed: 59)
+        for n in Self.lengths {
+            let c = Self.padded(orders: orders, rng: &rng)
+            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let shifts = [Int64](repeating: 20, count: 4)
+            let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
+            let fits = latents.allSatisfy { $0.allSatisfy { $0 >= -(1 << 30) && $0 < 1 << 30 } }
+            let (finished, undone) = Self.kernel(residuals, coefficients: c, shifts: shifts)
+            #expect(finished == Self.expectedFinish(latents), "orders \(orders), n \(n)")
+            for k in 0..<4 { #expect(undone[k][..<finished] == latents[k][..<finished], "orders \(orders), n \(n), lane \(k)") }
+            for kind in Self.kinds {
+                let (done, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
+                if fits { #expect(done == n, "orders \(orders), n \(n), kind \(kind)") }
+                if done == n {
+                    #expect(samples == (0..<4).map { Self.convert(latents[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) },
+                            "orders \(orders), n \(n), kind \(kind)")
+                }
+            }
+        }
+        var done = 0
+        for trial in 0..<100 {
+            let n = Self.lengths[trial % Self.lengths.count]
+            let shifts = (0..<4).map { _ in Int64(rng.next() % 40) + 1 }
+            let c = (0..<4).map { k in (0..<8).map { j in j < orders[k] ? Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) : 0 } }
+            let magnitude = Int64(rng.next() % 30)
+            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
+            let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let kind = Self.kinds[trial % Self.kinds.count]
+            let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
+            guard finished == n else { continue }
+            done += 1
+            #expect(samples == (0..<4).map { Self.convert(latents[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) },
+                    "trial \(trial)")
+        }
+        #expect(done > 10, "\(done) of 100 done")
+    }
+
+    @Test func lowerOrderSegmentsGoThroughTheLanes() throws {
+        // An AR(2) process per channel (white noise through a two-pole filter): its best predictor
+        // is of order 2, higher orders gain nothing, so the encoder chooses 2 (or 4). Those segments
+        // are undone in the lanes too (the coefficients padded to eight), and decode bit for bit.
+        let codec = try NumericCodec()
+        let n = 3000, channels = 4
+        var counts: [Int64] = []
+        for ch in 0..<channels {
+            var rng = SplitMix64(seed: 61 &+ UInt64(ch))
+            var x1 = 0.0, x2 = 0.0
+            counts += (0..<n).map { _ in
+                let x = (1.5 - 0.1 * Double(ch)) * x1 - 0.8 * x2 + Double(rng.next() % 401) - 200
+                (x2, x1) = (x1, x)
+                return Int64(x.rounded())
+            }
+        }
+        let segments = [Int](repeating: n, count: channels)
+        for (type, payload) in [(ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
+                                (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 300) })),
+                                (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * 20.0 / 65536) })),
+                                (.float64, CodedCodecTests.bytes(counts.map { Double($0) * 20.0 / 65536 }))] {
+            var coded = [UInt8](repeating: 0, count: NumericCodec.workingSize(elementCount: channels * n))
+            let size = try #require(payload.withUnsafeBytes { p in
+                coded.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count) }
+            })
+            // The first segment's predictor (§5.1): linear, of order 2 or 4.
+            let header = NumericCodec.streamHeaderSize, orderAt = header + 8 + (type == .float32 || type == .float64 ? 16 : 0)
+            #expect(coded[header + 5] == 3 && [2, 4].contains(coded[orderAt]), "\(type): predictor \(coded[header + 5]), order \(coded[orderAt])")
+            let before = codec.laneSegments
+            var back = [UInt8](repeating: 0xEE, count: payload.count)
+            try coded.withUnsafeBytes { c in
+                try back.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: c[..<size]), elementType: type, into: $0) }
+            }
+            #expect(back == payload, "\(type)")
+            #expect(NumericCodec.lanes == 0 || codec.laneSegments - before == channels, "\(type)")
+        }
+    }
+
     /// Three tones and a little noise per channel: only the order-8 predictor cancels them, so the encoder chooses it.
     static func tones(_ n: Int, channel: Int, amplitude: Double, noise: Double, seed: UInt64) -> [Double] {
         var rng = SplitMix64(seed: seed &+ UInt64(channel))

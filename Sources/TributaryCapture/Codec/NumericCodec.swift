@@ -39,13 +39,15 @@ final class NumericCodec {
     private let gridCounts: Scratch<Int> = { let c = Scratch<Int>(); c.reserve(RadixSort.countsSize); return c }()
     /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
-    static let fixedPointBits = 36
+    static let fixedPointBits = Int(ProcessInfo.processInfo.environment["AB_FPB"] ?? "") ?? 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
-    /// Segments of order-8 prediction waiting to be undone `lanes` at a time (`finishLanes`), with their
-    /// coefficients (8 per lane), shifts and undone latents (`latents` holds their residuals).
+    /// Segments of linear prediction waiting to be undone `lanes` at a time (`finishLanes`), with their
+    /// coefficients (8 per lane; an order below 8 padded with zeros, which the order-8 rule then
+    /// computes exactly), orders, shifts and undone latents (`latents` holds their residuals).
     private var waiting: [SegmentOutput] = { var w: [SegmentOutput] = []; w.reserveCapacity(8); return w }()
     private let laneCoefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(64); return c }()
     private let laneShifts: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
+    private let laneOrders: Scratch<Int> = { let c = Scratch<Int>(); c.reserve(8); return c }()
     private let laneLatents = Scratch<Int64>()
     /// Segments whose predictor a lane kernel (four or eight at a time) undid (tests and profiles look at it).
     private(set) var laneSegments = 0
@@ -1066,10 +1068,11 @@ final class NumericCodec {
                 }
                 p += 2 + 8 * order
             }
-            // Order 8 waits for `finishLanes`, which undoes the predictor of up to `lanes` segments of one
-            // length at once (each with its latent and adjustment slots); any other segment lets the
-            // waiting ones go first.
-            let waits = Self.lanes > 0 && predictor == 3 && order == 8
+            // A linear predictor waits for `finishLanes`, which undoes up to `lanes` segments of one
+            // length at once (each with its latent and adjustment slots) by the order-8 rule, a lower
+            // order's coefficients padded with zeros: the same sums, and four or eight chains at once
+            // are faster than one of order 2 or 4. Any other segment lets the waiting ones go first.
+            let waits = Self.lanes > 0 && predictor == 3
             if let first = waiting.first, first.count != count || !waits {
                 finishLanes(stride: stride, elementType: elementType, stored: stored)
             }
@@ -1097,8 +1100,9 @@ final class NumericCodec {
                                         mode: mode, flags: flags, offset: offset, gain: gain, listStart: listStart, listCount: listCount)
             if waits {
                 let lane = waiting.count
-                for j in 0..<8 { laneCoefficients.base[8 * lane + j] = coefficients.base[j] }
+                for j in 0..<8 { laneCoefficients.base[8 * lane + j] = j < order ? coefficients.base[j] : 0 }
                 laneShifts.base[lane] = Int64(shift)
+                laneOrders.base[lane] = order
                 waiting.append(segment)
                 if waiting.count == Self.lanes { finishLanes(stride: stride, elementType: elementType, stored: stored) }
             } else {
@@ -1127,11 +1131,12 @@ final class NumericCodec {
     /// 512-bit vector), 4 with AVX2, 0 without either (every segment then by the one-channel loop).
     static let lanes = tributary_linear8_x8_available() ? 8 : (tributary_linear8_x4_available() ? 4 : 0)
 
-    /// Undoes the order-8 predictor of the waiting segments (1 … `lanes`, of equal length; their
-    /// residuals in latent slots 0 … `lanes` − 1, their coefficients and shifts in the lanes of the
-    /// same numbers) with the kernel of four lanes (up to four segments) or eight, then writes each.
-    /// A lane with no segment repeats lane 0 into its own slot. Where a latent leaves the kernels'
-    /// 32-bit range, every segment is undone by the one-channel loop instead.
+    /// Undoes the linear predictors of the waiting segments (1 … `lanes`, of equal length; their
+    /// residuals in latent slots 0 … `lanes` − 1, their coefficients padded to eight, orders and shifts
+    /// in the lanes of the same numbers) with the order-8 kernel of four lanes (up to four segments)
+    /// or eight, then writes each. A lane with no segment repeats lane 0 into its own slot. A segment
+    /// alone, or every segment where a latent leaves the kernels' range, is undone by the one-channel
+    /// loop of its own order instead.
     private func finishLanes(stride: Int, elementType: ChunkElementType, stored: UnsafeRawBufferPointer) {
         let count = waiting[0].count
         func residuals(_ k: Int) -> UnsafeMutablePointer<Int64> { latents.base + k * stride }
@@ -1176,7 +1181,7 @@ final class NumericCodec {
                 write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride, from: Undone(x: undone(k)))
             } else {
                 write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride,
-                      from: Residuals(v: residuals(k), predictor: 3, order: 8, shift: Int(laneShifts.base[k]),
+                      from: Residuals(v: residuals(k), predictor: 3, order: laneOrders.base[k], shift: Int(laneShifts.base[k]),
                                       coefficients: laneCoefficients.base + 8 * k))
             }
         }
