@@ -39,7 +39,7 @@ final class NumericCodec {
     private let gridCounts: Scratch<Int> = { let c = Scratch<Int>(); c.reserve(RadixSort.countsSize); return c }()
     /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
-    static let fixedPointBits = Int(ProcessInfo.processInfo.environment["AB_FPB"] ?? "") ?? 36
+    static let fixedPointBits = 36
     private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
     /// Segments of linear prediction waiting to be undone `lanes` at a time (`finishLanes`), with their
     /// coefficients (8 per lane; an order below 8 padded with zeros, which the order-8 rule then
