@@ -22,6 +22,10 @@ public struct CallbackQueueStatistics: Sendable, Equatable {
     public var depth: Int
     /// The most items ever waiting at once.
     public var maxDepth: Int
+    /// Bytes of frames waiting now (each package weighs its frame's header and payload).
+    public var queuedBytes: Int
+    /// The most bytes of frames ever waiting at once.
+    public var maxQueuedBytes: Int
     /// Items delivered so far.
     public var delivered: UInt64
     /// Times a Subject stopped reading its socket because the queue was full.
@@ -35,10 +39,18 @@ public struct CallbackQueueStatistics: Sendable, Equatable {
 
 /// The serial queue on which Subjects call their observers, in publisher order, never on a socket thread.
 ///
-/// **Bounded**: a Subject stops reading its socket while the queue holds `capacity` items or more and
-/// resumes when it has drained to half, so a slow observer pushes back on libzmq (which stops reading
-/// the TCP connection; the publisher then drops and counts frames for this subscriber) instead of
-/// growing memory. Several Subjects may share one queue; each Subject's deliveries stay in order.
+/// **Bounded**: a Subject stops reading its socket while the queue holds `capacity` items or
+/// `byteCapacity` bytes of frames or more, and resumes when it has drained to half of both, so a slow
+/// observer pushes back on libzmq (which stops reading the TCP connection; the publisher then drops
+/// and counts frames for this subscriber, or waits in a lossless replay) instead of growing memory.
+/// Several Subjects may share one queue; each Subject's deliveries stay in order.
+///
+/// Why bytes as well as items: frames queued beyond what keeps the observer busy only wait, and
+/// they cost. 1 024 frames of 64 KiB are 64 MiB that the receiving thread writes into memory the
+/// caches no longer hold (pages faulted in for the first time while the queue first fills); 8 MiB
+/// are a few milliseconds of an observer's work at any rate this machine reaches, and stay in the
+/// last-level cache. `tributary record` of a 64 KiB replay ran 20-30 % faster with the byte bound
+/// (docs/PERFORMANCE.md, twenty-first round). Small frames are bounded by `capacity` as before.
 ///
 /// Executors: a dedicated thread (default; an item costs no allocation and no GCD hop), a
 /// `DispatchQueue` such as `.main` for UI code (one `async` per item), or inline delivery.
@@ -60,12 +72,18 @@ public final class CallbackQueue: Sendable {
 
     let core: CallbackQueueCore
 
+    /// The default `byteCapacity`: 8 MiB, as the lossless credit window's bytes (`SubjectOptions.creditWindowBytes`).
+    public static let defaultByteCapacity = 8 << 20
+
     /// Creates a callback queue.
     /// - Parameters:
     ///   - capacity: items before back-pressure (at least 2).
+    ///   - byteCapacity: bytes of frames before back-pressure (at least 1; a frame larger than this
+    ///     is still delivered, one at a time).
     ///   - executor: a dedicated thread (default), a dispatch queue or inline delivery.
-    public init(capacity: Int = 1_024, executor: Executor = .dedicatedThread(name: "tributary-cb")) {
-        let core = CallbackQueueCore(capacity: capacity, executor: executor)
+    public init(capacity: Int = 1_024, byteCapacity: Int = CallbackQueue.defaultByteCapacity,
+                executor: Executor = .dedicatedThread(name: "tributary-cb")) {
+        let core = CallbackQueueCore(capacity: capacity, byteCapacity: byteCapacity, executor: executor)
         self.core = core
         if case .dedicatedThread(let name) = executor {
             let thread = Thread {
@@ -82,6 +100,9 @@ public final class CallbackQueue: Sendable {
     /// Items the queue holds before Subjects stop reading.
     public var capacity: Int { core.capacity }
 
+    /// Bytes of frames the queue holds before Subjects stop reading.
+    public var byteCapacity: Int { core.byteCapacity }
+
     /// Depth, deliveries and queue latency so far.
     public var statistics: CallbackQueueStatistics { core.statistics }
 }
@@ -89,10 +110,7 @@ public final class CallbackQueue: Sendable {
 /// The machinery of a `CallbackQueue`, shared with its consumer thread (which must not keep the public
 /// handle alive, so that dropping the handle stops the thread).
 ///
-/// **Bounded**: a Subject stops reading its socket while the queue holds `capacity` items or more and
-/// resumes when it has drained to half, so a slow observer pushes back on libzmq (which stops reading
-/// the TCP connection; the publisher then drops and counts frames for this subscriber) instead of
-/// growing memory. Several Subjects may share one queue; each Subject's deliveries stay in order.
+/// **Bounded** by items and by bytes, as `CallbackQueue` says.
 ///
 /// Executors: a dedicated thread (default; an item costs no allocation and no GCD hop), or a
 /// `DispatchQueue` such as `.main` for UI code (one `async` per item).
@@ -101,12 +119,22 @@ final class CallbackQueueCore: Sendable {
         let target: any CallbackTarget
         let event: SubjectEvent
         let enqueuedNs: UInt64
+        /// What it counts against `byteCapacity`.
+        let bytes: Int
+    }
+
+    /// A package weighs its frame (header and payload); other events nothing.
+    static func weight(of event: SubjectEvent) -> Int {
+        if case .package(let package) = event { return package.header.frameLength }
+        return 0
     }
 
     private struct State {
         var items: [Item] = []
         var depth = 0
         var maxDepth = 0
+        var bytes = 0
+        var maxBytes = 0
         var delivered: UInt64 = 0
         var fullEvents: UInt64 = 0
         var consumerSleeping = false
@@ -114,9 +142,18 @@ final class CallbackQueueCore: Sendable {
         var resumers: [@Sendable () -> Void] = []
         var latencies = [UInt64](repeating: 0, count: 8_192)
         var latencyCount = 0
+
+        /// Counts an item in.
+        mutating func added(_ item: Item) {
+            depth += 1
+            maxDepth = max(maxDepth, depth)
+            bytes += item.bytes
+            maxBytes = max(maxBytes, bytes)
+        }
     }
 
     let capacity: Int
+    let byteCapacity: Int
     private let state: Mutex<State>
     private let wake = DispatchSemaphore(value: 0)
     private let dispatchQueue: DispatchQueue?
@@ -128,9 +165,11 @@ final class CallbackQueueCore: Sendable {
     /// Creates a callback queue.
     /// - Parameters:
     ///   - capacity: items before back-pressure (at least 2).
+    ///   - byteCapacity: bytes of frames before back-pressure (at least 1).
     ///   - executor: a dedicated thread (default) or a dispatch queue.
-    init(capacity: Int, executor: CallbackQueue.Executor) {
+    init(capacity: Int, byteCapacity: Int, executor: CallbackQueue.Executor) {
         self.capacity = max(2, capacity)
+        self.byteCapacity = max(1, byteCapacity)
         var initial = State()
         initial.items.reserveCapacity(self.capacity)
         state = Mutex(initial)
@@ -153,15 +192,20 @@ final class CallbackQueueCore: Sendable {
         wake.signal()
     }
 
-    /// Whether a Subject may read another message (the queue is below capacity).
-    var hasRoom: Bool { state.withLock { $0.depth < capacity } }
+    /// Whether a Subject may read another message (the queue is below both capacities).
+    var hasRoom: Bool { state.withLock { $0.depth < capacity && $0.bytes < byteCapacity } }
+
+    /// Whether the queue has drained to half of both capacities (under the lock).
+    private func drained(_ state: State) -> Bool {
+        state.depth <= capacity / 2 && state.bytes <= byteCapacity / 2
+    }
 
     /// Registers `resume` to run (once, on the consumer) when the queue has drained to half; counts a
     /// full event. If it already has, `resume` runs at once.
     func whenDrained(_ resume: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             state.fullEvents += 1
-            if state.depth <= capacity / 2 { return true }
+            if drained(state) { return true }
             state.resumers.append(resume)
             return false
         }
@@ -169,38 +213,35 @@ final class CallbackQueueCore: Sendable {
     }
 
     /// Appends an item (always accepted: callers check `hasRoom` before reading a message, so the queue
-    /// exceeds `capacity` by at most one item per Subject sharing it).
+    /// exceeds `capacity` by at most one item, and `byteCapacity` by at most one frame, per Subject sharing it).
     func enqueue(_ target: any CallbackTarget, _ event: SubjectEvent) {
-        let item = Item(target: target, event: event, enqueuedNs: monotonicNanoseconds())
+        let item = Item(target: target, event: event, enqueuedNs: monotonicNanoseconds(), bytes: Self.weight(of: event))
         if isInline {
             // Counted as queued while it runs: a Subject on another thread sees the depth it adds.
             state.withLock { state in
-                state.depth += 1
-                state.maxDepth = max(state.maxDepth, state.depth)
+                state.added(item)
             }
             inlineTurn.withLock { _ in
                 record(item)
                 item.target.deliver(item.event)
             }
-            completed()
+            completed(item)
             return
         }
         if let dispatchQueue {
             state.withLock { state in
-                state.depth += 1
-                state.maxDepth = max(state.maxDepth, state.depth)
+                state.added(item)
             }
             dispatchQueue.async { [self] in
                 record(item)
                 item.target.deliver(item.event)
-                completed()
+                completed(item)
             }
             return
         }
         let wakeConsumer = state.withLock { state -> Bool in
             state.items.append(item)
-            state.depth += 1
-            state.maxDepth = max(state.maxDepth, state.depth)
+            state.added(item)
             if state.consumerSleeping {
                 state.consumerSleeping = false
                 return true
@@ -231,7 +272,7 @@ final class CallbackQueueCore: Sendable {
             for item in batch {
                 record(item)
                 item.target.deliver(item.event)
-                completed()
+                completed(item)
             }
             batch.removeAll(keepingCapacity: true)
         }
@@ -245,11 +286,12 @@ final class CallbackQueueCore: Sendable {
         }
     }
 
-    private func completed() {
+    private func completed(_ item: Item) {
         let resumers = state.withLock { state -> [@Sendable () -> Void] in
             state.depth -= 1
+            state.bytes -= item.bytes
             state.delivered += 1
-            guard state.depth <= capacity / 2, !state.resumers.isEmpty else { return [] }
+            guard drained(state), !state.resumers.isEmpty else { return [] }
             defer { state.resumers.removeAll() }
             return state.resumers
         }
@@ -262,10 +304,12 @@ final class CallbackQueueCore: Sendable {
             let count = min(state.latencyCount, state.latencies.count)
             let sorted = state.latencies[0..<count].sorted()
             func quantile(_ q: Double) -> UInt64 { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))] }
-            return CallbackQueueStatistics(depth: state.depth, maxDepth: state.maxDepth, delivered: state.delivered,
+            return CallbackQueueStatistics(depth: state.depth, maxDepth: state.maxDepth, queuedBytes: state.bytes,
+                                           maxQueuedBytes: state.maxBytes, delivered: state.delivered,
                                            fullEvents: state.fullEvents, latencyP50Ns: quantile(0.5),
                                            latencyP99Ns: quantile(0.99), latencyMaxNs: sorted.last ?? 0)
         }
     }
 }
+
 
