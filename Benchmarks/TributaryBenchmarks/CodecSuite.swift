@@ -68,7 +68,7 @@ private struct CodecBenchmark {
                 ours[name, default: []].append(try bytes.withUnsafeBytes { try measure($0, elementType: type, options: ChunkCodecOptions()) })
                 if round == 0 {
                     fast[name] = try bytes.withUnsafeBytes {
-                        try measure($0, elementType: type, options: ChunkCodecOptions(entropyCoding: false), speeds: false)
+                        try measure($0, elementType: type, options: .fast, speeds: false)
                     }
                 }
             }
@@ -103,7 +103,7 @@ private struct CodecBenchmark {
         print("   one core, 1 MiB chunks; median of \(rounds) round(s), each the peers then us ==")
         print("   (limit = raw / empirical order-0 entropy of the latents tributary chose, per 64 Ki-sample segment: a bound")
         print("    where latents repeat, as on grids; for latents that are nearly all distinct (float32-adc24,")
-        print("    float64-filtered) the estimate saturates at 16 bits and means nothing. fast = entropyCoding off)")
+        print("    float64-filtered) the estimate saturates at 16 bits and means nothing. fast = ChunkCodecOptions.fast: entropy coding off, zstd -1 with raw literals)")
         let widths = (0..<lines[0].count).map { c in lines.map { $0[c].count }.max()! }
         for line in lines {
             print(line.enumerated().map { c, cell in c == 0 ? cell.padding(toLength: widths[c], withPad: " ", startingAt: 0)

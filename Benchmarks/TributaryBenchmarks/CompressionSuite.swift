@@ -3,7 +3,7 @@ import TributaryCapture
 
 /// Capture chunk compression: Tributary's ChunkCodec against python-blosc2 (bit-shuffle + zstd) and
 /// the zstd command-line tool, on ADC-quantised float64 and on the same samples as int16 counts.
-/// The transform sweeps are of the fast path (`entropyCoding: false`); the entropy-coded default
+/// The transform sweeps are of the fast path (`entropyCoding: false`, `ChunkCodecOptions.fast`); the entropy-coded default
 /// has one row here and its own suite against pcodec (CodecSuite.swift).
 let compressionSuite = Suite(name: "compression", run: { context in
     try CompressionBenchmark(context: context).run()
@@ -137,14 +137,18 @@ private struct CompressionBenchmark {
             ("zstd-3, no transform", .init(level: 3, bitShuffle: false, delta: false, quantiseFloats: false, entropyCoding: false)),
             ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: false, entropyCoding: false)),
             ("bitshuffle + zstd-3", .init(level: 3, bitShuffle: true, delta: false, quantiseFloats: false, entropyCoding: false)),
+            ("bitshuffle + zstd -1, raw literals", .init(level: -1, bitShuffle: true, delta: false, quantiseFloats: false,
+                                                        entropyCoding: false, rawLiterals: true)),
             ("quantised + bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: true, entropyCoding: false)),
-            ("quantised + delta + bitshuffle + zstd-1 (fast path)", .init(entropyCoding: false)),
+            ("quantised + delta + bitshuffle + zstd-1 (the fast path before round 21)", .init(entropyCoding: false)),
+            ("quantised + delta + bitshuffle + zstd -1, raw literals (fast path)", .fast),
             ("entropy coded, §5.1 (default)", .init()),
         ]
         let i16Configs: [(String, ChunkCodecOptions)] = [
             ("zstd-1, no transform", .init(level: 1, bitShuffle: false, delta: false, entropyCoding: false)),
             ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, entropyCoding: false)),
-            ("delta + bitshuffle + zstd-1 (fast path)", .init(entropyCoding: false)),
+            ("delta + bitshuffle + zstd-1 (the fast path before round 21)", .init(entropyCoding: false)),
+            ("delta + bitshuffle + zstd -1, raw literals (fast path)", .fast),
             ("entropy coded, §5.1 (default)", .init()),
             ("delta + bitshuffle + zstd-3", .init(level: 3, entropyCoding: false)),
         ]
@@ -165,7 +169,9 @@ private struct CompressionBenchmark {
                 for (label, options) in configs {
                     let figures = try type.withUnsafeBytes { try measureCodec($0, elementType: elementType, chunkBytes: chunkBytes, options: options) }
                     let vsFloat64 = rawFloat64 / Double(figures.compressedBytes)
-                    let level = options.level
+                    // blosc2 has no negative zstd levels: rows at zstd -1 are set against its level 1
+                    // (and the zstd CLI's -1), the speed they are meant to beat.
+                    let level = max(1, options.level)
                     let blosc = "\(set) blosc2 bitshuffle+zstd-\(level)"
                     let cli = "\(set) zstd-cli -\(level)"
                     let name = "\(set) \(label)"

@@ -44,7 +44,7 @@ func everyElementTypeAndOptionSetRoundTrips(count: Int) throws {
     ]
     let optionSets = [ChunkCodecOptions(), ChunkCodecOptions(bitShuffle: false, delta: false, quantiseFloats: false),
                       ChunkCodecOptions(bitShuffle: true, delta: false, quantiseFloats: true),
-                      ChunkCodecOptions(bitShuffle: false, delta: true, quantiseFloats: true)]
+                      ChunkCodecOptions(bitShuffle: false, delta: true, quantiseFloats: true), .fast]
     for options in optionSets {
         let codec = try ChunkCodec(options: options)
         for (type, payload) in payloads {

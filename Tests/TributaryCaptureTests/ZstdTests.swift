@@ -1,8 +1,8 @@
 import Testing
 @testable import TributaryCapture
 
-private func compressed(_ input: [UInt8], level: Int = 1) throws -> [UInt8] {
-    let compressor = try ZstdCompressor(level: level)
+private func compressed(_ input: [UInt8], level: Int = 1, rawLiterals: Bool = false) throws -> [UInt8] {
+    let compressor = try ZstdCompressor(level: level, rawLiterals: rawLiterals)
     var out = [UInt8](repeating: 0, count: ZstdCompressor.maxCompressedSize(input.count))
     let n = try input.withUnsafeBytes { src in try out.withUnsafeMutableBytes { try compressor.compress(src, into: $0) } }
     return Array(out[..<n])
@@ -29,6 +29,25 @@ func zstdRoundTripDeclaresContentSize(count: Int) throws {
     let frame = try compressed(input)
     #expect(try frame.withUnsafeBytes { try ZstdDecompressor.contentSize(of: $0) } == count)
     #expect(try decompressed(frame, bound: count) == input)
+}
+
+/// Raw literals: bytes without matches are stored as they are (no Huffman stage), so noise of 6 bits a
+/// byte, which Huffman shrinks to about 3/4 at level 1, stays at its size; the frames read back the
+/// same. At negative levels zstd 1.5 leaves literals raw by default: the option makes it explicit.
+@Test func rawLiteralsSkipTheHuffmanStageAndStillRoundTrip() throws {
+    var rng = SplitMix64(seed: 21)
+    let input = (0..<100_000).map { _ in UInt8(truncatingIfNeeded: rng.next() % 64) }  // 6 bits a byte, next to no matches
+    let huffman = try compressed(input, level: 1)
+    #expect(huffman.count < input.count * 8 / 10, "Huffman-coded \(huffman.count) of \(input.count)")
+    for level in [1, -1] {
+        let raw = try compressed(input, level: level, rawLiterals: true)
+        #expect(raw.count > input.count * 95 / 100, "level \(level): raw literals \(raw.count) of \(input.count)")
+        #expect(try decompressed(raw, bound: input.count) == input)
+    }
+    // The fast path's options store literals raw; with entropy coding on they are ignored (a coded
+    // stream's symbols need the Huffman stage).
+    #expect(ChunkCodecOptions.fast.usesRawLiterals)
+    #expect(!ChunkCodecOptions(rawLiterals: true).usesRawLiterals)
 }
 
 @Test func zstdRejectsTruncatedCorruptTrailingAndOversized() throws {

@@ -27,7 +27,7 @@ public final class ChunkCodec {
     public init(options: ChunkCodecOptions = ChunkCodecOptions()) throws(ChunkCodecError) {
         self.options = options
         do {
-            compressor = try ZstdCompressor(level: options.level)
+            compressor = try ZstdCompressor(level: options.level, rawLiterals: options.usesRawLiterals)
             decompressor = try ZstdDecompressor()
             numeric = try NumericCodec()
         } catch { throw .zstd(error) }

@@ -13,8 +13,11 @@ public final class ZstdCompressor {
     ///   - level: zstd compression level; 1 (fast) unless a slower, denser setting is wanted.
     ///   - checksum: whether frames carry their content's checksum (off only for frames nested in
     ///     a checksummed one).
+    ///   - rawLiterals: store literals (the bytes no match covers) as they are instead of
+    ///     Huffman-coding them: much faster where they are noise (the low bit rows of bit-shuffled
+    ///     samples), larger where they are skewed. Any zstd decoder reads the frames.
     /// - Throws: `ZstdError` when the context cannot be created or the level is rejected.
-    public init(level: Int = 1, checksum: Bool = true) throws(ZstdError) {
+    public init(level: Int = 1, checksum: Bool = true, rawLiterals: Bool = false) throws(ZstdError) {
         guard let context = ZSTD_createCCtx() else {
             throw ZstdError(.contextCreation, "ZSTD_createCCtx returned NULL")
         }
@@ -25,6 +28,10 @@ public final class ZstdCompressor {
         // before decompressing and detect corruption that the record CRC missed.
         try setParameter(ZSTD_c_checksumFlag, checksum ? 1 : 0)
         try setParameter(ZSTD_c_contentSizeFlag, 1)
+        if rawLiterals {
+            let result = tributary_zstd_set_raw_literals(context, 1)
+            if ZSTD_isError(result) != 0 { throw ZstdError(.parameter, code: result) }
+        }
     }
 
     deinit { ZSTD_freeCCtx(context) }

@@ -147,7 +147,7 @@ final class ChunkEncoder {
 
     init(options: ChunkOptions) throws(ZstdError) {
         self.options = options
-        compressor = try ZstdCompressor(level: options.level)
+        compressor = try ZstdCompressor(level: options.level, rawLiterals: options.usesRawLiterals)
         numeric = try NumericCodec()
     }
 

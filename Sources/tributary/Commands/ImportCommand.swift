@@ -35,8 +35,8 @@ enum ImportCommand: Command {
       --source-id N      source id, default 1
       --source-name S    device name in the configuration, default the file name
       --unit U           unit of every channel, default V
-      --fast-codec       compress with the codec's fast path (bit-shuffle + zstd, no entropy coding):
-                         less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
+      --fast-codec       compress with the codec's fast path (bit-shuffle, then zstd -1 with raw
+                         literals; no entropy coding): less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
       --force            replace X.tcap if it exists, once the new capture is complete
     X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
     """
@@ -48,7 +48,7 @@ enum ImportCommand: Command {
         let sourceName = try arguments.option("--source-name")
         let unit = try arguments.option("--unit") ?? "V"
         let force = arguments.flag("--force")
-        let options = CaptureWriterOptions(chunk: ChunkCodecOptions(entropyCoding: !arguments.flag("--fast-codec")), fsync: .none)
+        let options = CaptureWriterOptions(chunk: arguments.flag("--fast-codec") ? .fast : ChunkCodecOptions(), fsync: .none)
         let select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }

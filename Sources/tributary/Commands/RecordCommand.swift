@@ -39,8 +39,8 @@ enum RecordCommand: Command {
     \(SubscriptionOptions.usageLines)
       --out X.tcap              the capture to write (required)
       --force                   replace X.tcap if it exists, once the new recording is complete
-      --fast-codec              compress with the fast path (bit-shuffle + zstd, no entropy coding):
-                                less CPU per MB, larger files
+      --fast-codec              compress with the fast path (bit-shuffle, then zstd -1 with raw literals;
+                                no entropy coding): less CPU per MB, larger files
     """
 
     /// Counters shared by the recording task and the progress line.
@@ -93,7 +93,7 @@ enum RecordCommand: Command {
         // authority on loss, and the Subject counts any unannounced jump (reported below).
         writerOptions.detectSequenceJumps = false
         writerOptions.writerName = "tributary record"
-        writerOptions.chunk.entropyCoding = !fastCodec
+        if fastCodec { writerOptions.chunk = .fast }
         // Connect first: a refused session (wrong API key...) must not create or touch any file.
         let run = SubscriptionRun()
         let (subject, welcome) = try options.connect(run)
