@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CKernels", "TributaryWire", "TributaryFormats"]),
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CKernels", "CFileSync", "TributaryWire", "TributaryFormats"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
@@ -84,6 +84,8 @@ let package = Package(
         /// time; portable loops elsewhere): the capture decoder's bin values and grid conversion, the
         /// Welch segment's mean, window and power. Each bit for bit its Swift rule (CodecKernelTests, SegmentKernelTests).
         .target(name: "CKernels"),
+        /// Linux's sync_file_range (part of libc), for the capture writer's early writeback.
+        .systemLibrary(name: "CFileSync"),
         .systemLibrary(name: "CSocketControl"),
         .systemLibrary(name: "CTimers"),
 

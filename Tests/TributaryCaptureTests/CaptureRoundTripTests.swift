@@ -25,6 +25,35 @@ import TributaryWire
         #expect(reader.configuration(source: 1) == SyntheticStream(channels: 2, samplesPerFrame: 64, rate: 1000).configuration)
     }
 
+    /// With an fsync policy the writer starts the writeback of every `writebackBytes` written (so that
+    /// its fdatasyncs wait for less); without one it leaves writeback to the kernel. Either way the
+    /// capture reads back bit for bit.
+    @Test(arguments: [FsyncPolicy.interval(seconds: 60), .none])
+    func writebackStartsEveryFewMegabytesWithAnFsyncPolicy(fsync: FsyncPolicy) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        // 3 x writebackBytes of noise-like float64 (the fast path leaves it near its size).
+        var rng = SplitMix64(seed: 5)
+        let samples = 4_096, frameCount = 3 * CaptureWriter.writebackBytes / (samples * 8)
+        let frames = (0..<frameCount).map { index in
+            let values = (0..<samples).map { _ in Double(bitPattern: rng.next() >> 2) }
+            return Frame(encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
+                         sequence: UInt64(index), sourceID: 1)
+        }
+        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(chunk: .fast, fsync: fsync, checkpointInterval: 0))
+        for f in frames { try writer.append(f) }
+        _ = try writer.close()
+        if fsync == .none {
+            #expect(writer.writebacksStarted == 0)
+        } else {
+            #expect(writer.writebacksStarted >= 2, "\(writer.writebacksStarted) writeback requests for \(3 * CaptureWriter.writebackBytes) bytes")
+        }
+        let reader = try CaptureReader(path: path)
+        #expect(reader.hasFooter && reader.damage.isEmpty)
+        #expect(framesBySource(reader) == bySource(frames))
+    }
+
     @Test func sequenceJumpsAreRecordedAsGaps() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
