@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TributaryCapture
 import TributaryWire
@@ -51,6 +52,37 @@ import TributaryWire
         }
         let reader = try CaptureReader(path: path)
         #expect(reader.hasFooter && reader.damage.isEmpty)
+        #expect(framesBySource(reader) == bySource(frames))
+    }
+
+    /// With an interval policy, a background thread syncs every `durableBytes` written: records are
+    /// reported durable before the interval (60 s here) comes, each once and in file order, and the
+    /// close reports the rest.
+    @Test func backgroundSyncsReportRecordsDurableInOrderBeforeTheInterval() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.tcap"
+        var rng = SplitMix64(seed: 8)
+        let samples = 16_384, frameCount = 3 * CaptureWriter.durableBytes / (samples * 8)
+        let frames = (0..<frameCount).map { index in
+            let values = (0..<samples).map { _ in Double(bitPattern: rng.next() >> 2) }
+            return Frame(encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
+                         sequence: UInt64(index), sourceID: 1)
+        }
+        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(chunk: .fast, fsync: .interval(seconds: 60), checkpointInterval: 0))
+        let durable = Mutex<[Int]>([])
+        writer.onDurable = { entry in durable.withLock { $0.append(entry.offset) } }
+        for f in frames { try writer.append(f) }
+        // Nothing waits for the syncer: it is seen at work before the close.
+        #expect(waitUntil(.seconds(20)) { writer.backgroundSyncs >= 1 }, "no background sync")
+        #expect(waitUntil(.seconds(20)) { !durable.withLock { $0.isEmpty } })
+        let beforeClose = durable.withLock { $0.count }
+        _ = try writer.close()
+        let offsets = durable.withLock { $0 }
+        let reader = try CaptureReader(path: path)
+        #expect(reader.hasFooter && reader.damage.isEmpty)
+        #expect(offsets == reader.index.map(\.offset), "\(offsets.count) reported durable, \(reader.index.count) indexed")
+        #expect(beforeClose > 0 && beforeClose < offsets.count)
         #expect(framesBySource(reader) == bySource(frames))
     }
 

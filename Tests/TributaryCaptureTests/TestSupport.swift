@@ -1,3 +1,4 @@
+import Foundation
 /// Deterministic pseudo-random bytes for tests (SplitMix64), so failures reproduce.
 struct SplitMix64 {
     var state: UInt64
@@ -12,4 +13,15 @@ struct SplitMix64 {
     mutating func bytes(_ count: Int) -> [UInt8] {
         (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
     }
+}
+
+/// Waits (polling every 2 ms) until `condition` holds or `timeout` passes; returns whether it held.
+/// A bound so that a broken writer fails the test instead of hanging it — not a timing assertion.
+func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(2_000)
+    }
+    return condition()
 }
