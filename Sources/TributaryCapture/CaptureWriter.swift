@@ -235,7 +235,9 @@ public final class CaptureWriter: @unchecked Sendable {
 
     // MARK: Recording
 
-    /// Records one frame (any kind); it is copied, so the caller may release it at once.
+    /// Records one frame (any kind); the caller may release it at once. Its bytes are copied into the
+    /// chunk, except the samples of a frame whose header lies apart (a received frame): the chunk keeps
+    /// a reference to its buffer until the samples are regrouped for compression.
     /// - Throws: `CaptureError` when an earlier write failed (disk full...) or the writer is closed.
     public func append(_ frame: Frame) throws(CaptureError) {
         guard !closed else { throw CaptureError(.usage, file: path, "append after close") }
@@ -266,13 +268,17 @@ public final class CaptureWriter: @unchecked Sendable {
             frame.withUnsafeBytes { builder!.append($0, header: h, now: now) }
         } else {
             // A received frame (header and payload in two parts) or one with a replaced header: the
-            // header is encoded on the stack and the payload copied once, straight into the chunk —
+            // header is encoded on the stack and the payload copied into the chunk, except its samples,
+            // which the chunk reads from the frame's buffer (kept until the chunk is regrouped) —
             // `withUnsafeBytes` would first join them in a fresh zeroed array (an allocation and two
-            // extra passes over every 64 KiB frame a recording receives).
+            // extra passes over every 64 KiB frame a recording receives), and a copy into the chunk
+            // was 6 % of a recording's CPU (docs/PERFORMANCE.md, twenty-first round).
             withUnsafeTemporaryAllocation(byteCount: h.headerLength, alignment: 8) { bytes in
                 bytes.initializeMemory(as: UInt8.self, repeating: 0)
                 h.encode(into: bytes.baseAddress!)
-                frame.withUnsafePayloadBytes { builder!.append(header: UnsafeRawBufferPointer(bytes), payload: $0, frameHeader: h, now: now) }
+                frame.withUnsafePayloadBytes {
+                    builder!.append(header: UnsafeRawBufferPointer(bytes), payload: $0, frameHeader: h, now: now, keeping: frame.buffer)
+                }
             }
         }
         if h.kind == .configuration {

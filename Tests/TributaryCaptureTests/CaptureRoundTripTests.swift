@@ -178,5 +178,36 @@ import TributaryWire
         // (Chunks are per source: the source-0 frames come back after source 1's, so compare as sets.)
         let byBytes: ([UInt8], [UInt8]) -> Bool = { $0.lexicographicallyPrecedes($1) }
         #expect(whole.sorted(by: byBytes) == frames.map(\.encodedBytes).sorted(by: byBytes))
+        // Apart and whole frames mixed in the same chunks (the chunk reads held and copied rows).
+        let mixed = frames.enumerated().map { $0.offset % 3 == 0 ? $0.element : apart[$0.offset] }
+        try record(mixed, to: dir + "/mixed.tcap", threads: 2)
+        var both: [[UInt8]] = []
+        try CaptureReader(path: dir + "/mixed.tcap").forEachFrame { both.append($0.encodedBytes) }
+        #expect(both == whole)
+    }
+
+    /// The samples of frames whose header lies apart are not copied into the chunk: the chunk keeps
+    /// the frame's buffer until it has regrouped them, then lets it go (nothing is kept after close).
+    @Test func heldFrameBuffersAreReleasedOnceTheirChunkIsWritten() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = try CaptureWriter(path: dir + "/a.tcap", options: CaptureWriterOptions(maxChunkBytes: 64 << 10, compressionThreads: 2,
+                                                                                       fsync: .none, checkpointInterval: 0))
+        weak var firstBuffer: FrameBuffer?
+        var expected: [[UInt8]] = []
+        do {
+            let apart = syntheticFrames(120).map { $0.withHeader($0.header) }
+            firstBuffer = apart[0].buffer
+            expected = apart.map(\.encodedBytes)
+            for f in apart { try writer.append(f) }
+            try writer.flush()
+        }
+        // Every chunk is written: no builder holds a received buffer any longer.
+        #expect(firstBuffer == nil)
+        _ = try writer.close()
+        var read: [[UInt8]] = []
+        try CaptureReader(path: dir + "/a.tcap").forEachFrame { read.append($0.encodedBytes) }
+        let byBytes: ([UInt8], [UInt8]) -> Bool = { $0.lexicographicallyPrecedes($1) }
+        #expect(read.sorted(by: byBytes) == expected.sorted(by: byBytes))
     }
 }

@@ -53,6 +53,14 @@ final class ChunkBuilder: @unchecked Sendable {
     let streams = [ByteStorage(), ByteStorage(), ByteStorage()]
     /// Every analog row of the chunk, in walk order, with its offset in `streams`.
     var grouping = StreamGrouping()
+    /// Where each row of `grouping.rows` (same order) has its samples: in a frame buffer the chunk
+    /// holds (`held`), or nil: copied into `streams` at the row's position.
+    private(set) var rowSources: [UnsafeRawPointer?] = []
+    /// Buffers of received frames whose samples the chunk points into instead of copying them (their
+    /// bytes stay as they are while referenced: `FrameBuffer`); released once the chunk is regrouped.
+    private var held: [FrameBuffer] = []
+    /// Bytes of each format's samples, copied or held (index `SampleFormat.rawValue - 1`).
+    private(set) var streamBytes = [0, 0, 0]
     /// The record payload once encoded (reused, like the rest).
     let encoded = ByteStorage(capacity: 1 << 18)
     /// Set for records that need no compression (gap, checkpoint): the envelope to write with `encoded`.
@@ -72,7 +80,7 @@ final class ChunkBuilder: @unchecked Sendable {
 
     var isEmpty: Bool { frameCount == 0 }
     /// Bytes of frames gathered (what the chunk decodes to).
-    var byteCount: Int { structure.count + streams[0].count + streams[1].count + streams[2].count }
+    var byteCount: Int { structure.count + streamBytes[0] + streamBytes[1] + streamBytes[2] }
 
     func reset(sourceID: UInt32) {
         self.sourceID = sourceID
@@ -81,6 +89,9 @@ final class ChunkBuilder: @unchecked Sendable {
         structure.removeAll()
         for s in streams { s.removeAll() }
         grouping.reset()
+        rowSources.removeAll(keepingCapacity: true)
+        releaseHeld()
+        for f in streamBytes.indices { streamBytes[f] = 0 }
         frameCount = 0
         sampleCount = 0
         kindMask = 0
@@ -94,10 +105,17 @@ final class ChunkBuilder: @unchecked Sendable {
                frameHeader: header, now: now)
     }
 
+    /// The held frame buffers are no longer needed (the samples are regrouped, or the chunk is reset).
+    func releaseHeld() {
+        held.removeAll(keepingCapacity: true)
+    }
+
     /// Appends a frame whose encoded header and payload lie apart (a received frame: libzmq delivers
-    /// them as two parts), without joining them first: the bytes are copied once, into the chunk.
+    /// them as two parts), without joining them first: the bytes are copied once, into the chunk —
+    /// or, given `buffer` (the buffer `payload` lies in), the samples are not copied at all: the chunk
+    /// keeps the buffer and the encoder reads them from it when it regroups the rows.
     func append(header headerBytes: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, frameHeader header: FrameHeader,
-                now: UInt64) {
+                now: UInt64, keeping buffer: FrameBuffer? = nil) {
         if frameCount == 0 {
             firstSequence = header.sequence
             firstTimeNs = header.timestampNs
@@ -112,16 +130,25 @@ final class ChunkBuilder: @unchecked Sendable {
             let samples = Int(payload.u32(4))
             sampleCount &+= UInt64(samples)
             structure.append(UnsafeRawBufferPointer(rebasing: payload[..<split.start]))
-            let stream = streams[Int(split.format.rawValue) - 1]
+            let f = Int(split.format.rawValue) - 1
+            let stream = streams[f]
             let rowLength = samples * split.format.size
+            let holds = buffer != nil && rowLength > 0 && split.count > 0
             if rowLength > 0 {
                 let channels = split.count / rowLength
+                let first = payload.baseAddress.map { $0 + split.start }
                 for r in 0..<channels {
                     grouping.add(format: split.format.rawValue, channel: payload.u32(24 + 4 * r),
                                  length: rowLength, position: stream.count + r * rowLength)
+                    rowSources.append(holds ? first.map { $0 + r * rowLength } : nil)
                 }
             }
-            stream.append(UnsafeRawBufferPointer(rebasing: payload[split.start..<(split.start + split.count)]))
+            if holds, let buffer {
+                held.append(buffer)
+            } else {
+                stream.append(UnsafeRawBufferPointer(rebasing: payload[split.start..<(split.start + split.count)]))
+            }
+            streamBytes[f] += split.count
             structure.append(UnsafeRawBufferPointer(rebasing: payload[(split.start + split.count)...]))
         } else {
             structure.append(payload)
@@ -154,21 +181,25 @@ final class ChunkEncoder {
     /// Encodes the chunk into `chunk.encoded` and returns its envelope (payload CRC included).
     func encode(_ chunk: ChunkBuilder) throws(ZstdError) -> RecordEnvelope {
         let output = chunk.encoded
-        let present = (0..<3).filter { chunk.streams[$0].count > 0 }
+        let present = (0..<3).filter { chunk.streamBytes[$0] > 0 }
         // Regroup the frame-order sample matrices so that each channel's samples are contiguous.
         chunk.grouping.finish()
         var groupedStart = [0, 0, 0]
-        groupedStart[1] = chunk.streams[0].count
-        groupedStart[2] = groupedStart[1] + chunk.streams[1].count
-        grouped.reserve(groupedStart[2] + chunk.streams[2].count)
-        for row in chunk.grouping.rows {
+        groupedStart[1] = chunk.streamBytes[0]
+        groupedStart[2] = groupedStart[1] + chunk.streamBytes[1]
+        grouped.reserve(groupedStart[2] + chunk.streamBytes[2])
+        let sources = chunk.rowSources
+        for (i, row) in chunk.grouping.rows.enumerated() {
             let f = Int(row.key >> 32) - 1
-            (grouped.base + groupedStart[f] + row.grouped).copyMemory(from: chunk.streams[f].base + row.position, byteCount: row.length)
+            let source = sources[i] ?? UnsafeRawPointer(chunk.streams[f].base + row.position)
+            (grouped.base + groupedStart[f] + row.grouped).copyMemory(from: source, byteCount: row.length)
         }
+        // The received frames' samples are in `grouped` now: their buffers go back to the receiver.
+        chunk.releaseHeld()
         let descriptorEnd = 16 + 24 * present.count
         // Worst case every stream is stored as it is.
         var bound = pad8(descriptorEnd + chunk.structure.count)
-        for s in present { bound += pad8(chunk.streams[s].count + 8) }
+        for s in present { bound += pad8(chunk.streamBytes[s] + 8) }
         body.reserve(bound)
         let b = body.base
         b.put(chunk.frameCount, at: 0)
@@ -184,7 +215,7 @@ final class ChunkEncoder {
             (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
             position = padded
             let format = SampleFormat(rawValue: UInt8(s + 1))!
-            let raw = UnsafeRawBufferPointer(start: grouped.base + groupedStart[s], count: chunk.streams[s].count)
+            let raw = UnsafeRawBufferPointer(start: grouped.base + groupedStart[s], count: chunk.streamBytes[s])
             let (transforms, stored) = transform(raw, format: format, groups: chunk.grouping.groupLengths(format: format.rawValue),
                                                  into: b + position)
             let d = b + 16 + 24 * i
@@ -192,7 +223,7 @@ final class ChunkEncoder {
             d.put(transforms.rawValue, at: 1)
             d.put(UInt16(0), at: 2)
             d.put(UInt32(0), at: 4)
-            d.put(UInt64(chunk.streams[s].count), at: 8)
+            d.put(UInt64(chunk.streamBytes[s]), at: 8)
             d.put(UInt64(stored), at: 16)
             position += stored
         }
