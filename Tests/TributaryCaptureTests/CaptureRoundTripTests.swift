@@ -5,6 +5,17 @@ import Testing
 import TributaryWire
 
 @Suite struct CaptureRoundTripTests {
+    /// One-channel float64 frames of `samples` noise-like values each (arbitrary bits: the fast path
+    /// leaves them near their size), `bytes` of samples in all.
+    private func noiseFrames(bytes: Int, samples: Int, seed: UInt64) -> [Frame] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<bytes / (samples * 8)).map { index in
+            let values = (0..<samples).map { _ in Double(bitPattern: rng.next() >> 2) }
+            return Frame(encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
+                         sequence: UInt64(index), sourceID: 1)
+        }
+    }
+
     @Test(arguments: [1, 2])
     func everyFrameKindRoundTripsBitExactly(threads: Int) throws {
         let dir = temporaryDirectory()
@@ -35,13 +46,7 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         // 3 x writebackBytes of noise-like float64 (the fast path leaves it near its size).
-        var rng = SplitMix64(seed: 5)
-        let samples = 4_096, frameCount = 3 * CaptureWriter.writebackBytes / (samples * 8)
-        let frames = (0..<frameCount).map { index in
-            let values = (0..<samples).map { _ in Double(bitPattern: rng.next() >> 2) }
-            return Frame(encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
-                         sequence: UInt64(index), sourceID: 1)
-        }
+        let frames = noiseFrames(bytes: 3 * CaptureWriter.writebackBytes, samples: 4_096, seed: 5)
         let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(chunk: .fast, fsync: fsync, checkpointInterval: 0))
         for f in frames { try writer.append(f) }
         _ = try writer.close()
@@ -62,13 +67,7 @@ import TributaryWire
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
-        var rng = SplitMix64(seed: 8)
-        let samples = 16_384, frameCount = 3 * CaptureWriter.durableBytes / (samples * 8)
-        let frames = (0..<frameCount).map { index in
-            let values = (0..<samples).map { _ in Double(bitPattern: rng.next() >> 2) }
-            return Frame(encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
-                         sequence: UInt64(index), sourceID: 1)
-        }
+        let frames = noiseFrames(bytes: 3 * CaptureWriter.durableBytes, samples: 16_384, seed: 8)
         let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(chunk: .fast, fsync: .interval(seconds: 60), checkpointInterval: 0))
         let durable = Mutex<[Int]>([])
         writer.onDurable = { entry in durable.withLock { $0.append(entry.offset) } }
