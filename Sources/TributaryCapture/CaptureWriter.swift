@@ -169,9 +169,9 @@ public final class CaptureWriter: @unchecked Sendable {
     /// (`sync_file_range`, not waiting), when an fsync policy is set. The disk then works while the
     /// recording goes on, and an fdatasync (every interval, and at close) waits only for the bytes
     /// since the last request: a 0.45 s recording of 99 MB to this project's virtual disk spent
-    /// ~0.14 s in its closing fdatasync without it (docs/PERFORMANCE.md, twenty-first round).
-    /// Dirty pages of a long, fast recording stay bounded too, instead of piling up for the kernel's
-    /// own writeback.
+    /// 122 ms in its closing fdatasync without it, 84 ms with it (what remains is the host's flush:
+    /// see `durableBytes`; docs/PERFORMANCE.md, twenty-first round). Dirty pages of a long, fast
+    /// recording stay bounded too, instead of piling up for the kernel's own writeback.
     static let writebackBytes = 4 << 20
 
     /// Creates `PATH.partial` and writes the file header.

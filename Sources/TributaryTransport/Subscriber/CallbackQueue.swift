@@ -49,8 +49,9 @@ public struct CallbackQueueStatistics: Sendable, Equatable {
 /// they cost. 1 024 frames of 64 KiB are 64 MiB that the receiving thread writes into memory the
 /// caches no longer hold (pages faulted in for the first time while the queue first fills); 8 MiB
 /// are a few milliseconds of an observer's work at any rate this machine reaches, and stay in the
-/// last-level cache. `tributary record` of a 64 KiB replay ran 20-30 % faster with the byte bound
-/// (docs/PERFORMANCE.md, twenty-first round). Small frames are bounded by `capacity` as before.
+/// last-level cache. `tributary record` of a 64 KiB replay ran 0-19 % faster with the byte bound
+/// (median +7 % over five alternated pairs; page faults 35 k -> 14 k; docs/PERFORMANCE.md,
+/// twenty-first round). Small frames are bounded by `capacity` as before.
 ///
 /// Executors: a dedicated thread (default; an item costs no allocation and no GCD hop), a
 /// `DispatchQueue` such as `.main` for UI code (one `async` per item), or inline delivery.
@@ -195,9 +196,9 @@ final class CallbackQueueCore: Sendable {
     /// Whether a Subject may read another message (the queue is below both capacities).
     var hasRoom: Bool { state.withLock { $0.depth < capacity && $0.bytes < byteCapacity } }
 
-    /// Whether the queue has drained to half of both capacities (under the lock).
-    private func drained(_ state: State) -> Bool {
-        state.depth <= capacity / 2 && state.bytes <= byteCapacity / 2
+    /// Whether a queue of `depth` items and `bytes` bytes has drained to half of both capacities.
+    private func drained(depth: Int, bytes: Int) -> Bool {
+        depth <= capacity / 2 && bytes <= byteCapacity / 2
     }
 
     /// Registers `resume` to run (once, on the consumer) when the queue has drained to half; counts a
@@ -205,7 +206,7 @@ final class CallbackQueueCore: Sendable {
     func whenDrained(_ resume: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             state.fullEvents += 1
-            if drained(state) { return true }
+            if drained(depth: state.depth, bytes: state.bytes) { return true }
             state.resumers.append(resume)
             return false
         }
@@ -291,7 +292,7 @@ final class CallbackQueueCore: Sendable {
             state.depth -= 1
             state.bytes -= item.bytes
             state.delivered += 1
-            guard drained(state), !state.resumers.isEmpty else { return [] }
+            guard drained(depth: state.depth, bytes: state.bytes), !state.resumers.isEmpty else { return [] }
             defer { state.resumers.removeAll() }
             return state.resumers
         }
