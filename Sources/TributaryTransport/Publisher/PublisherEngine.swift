@@ -56,6 +56,12 @@ final class PublisherEngine {
     /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
     private var lossless: [HandOffItem] = []
     private var losslessHead = 0
+    /// Frames the sessions hold for a full queue (`Session.heldLossless`), all sessions together.
+    private var heldFrames = 0
+    /// How soon the loop tries again to send held frames (a full libzmq queue signals no room).
+    static let heldRetryNs: UInt64 = 1_000_000
+    /// Lossless work is waiting: frames for credit, or held frames for room.
+    private var losslessWaiting: Bool { losslessHead < lossless.count || heldFrames > 0 }
     private var eligible: [Session] = []
     /// Per source: the last state of each digital line sent (for `digitalOnChangeOnly`).
     private var lastDigital: [UInt32: [Bool]] = [:]
@@ -137,7 +143,7 @@ final class PublisherEngine {
         }
         drained.removeAll(keepingCapacity: true)
         if !scheduled.isEmpty { armScheduledWake() }
-        if losslessHead < lossless.count { pumpLossless(now: now) }
+        if losslessWaiting { pumpLossless(now: now) }
     }
 
     private func route(_ item: HandOffItem, now: UInt64) {
@@ -172,7 +178,7 @@ final class PublisherEngine {
         }
         releasing.removeAll(keepingCapacity: true)
         if !scheduled.isEmpty { armScheduledWake() }
-        if losslessHead < lossless.count { pumpLossless(now: now) }
+        if losslessWaiting { pumpLossless(now: now) }
     }
 
     /// Wakes the loop when the first held frame of some source is due (a source's later frames wait
@@ -184,7 +190,8 @@ final class PublisherEngine {
             heldSources.append(item.frame.header.sourceID)
             earliest = min(earliest, item.due)
         }
-        scope.wake(atMonotonicNanoseconds: earliest)
+        if heldFrames > 0 { earliest = min(earliest, monotonicNanoseconds() &+ Self.heldRetryNs) }
+        if earliest != .max { scope.wake(atMonotonicNanoseconds: earliest) }
     }
 
     private func fanOut(_ item: HandOffItem, now: UInt64) {
@@ -242,11 +249,12 @@ final class PublisherEngine {
         return worst
     }
 
-    private func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
+    private func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
+                            retryable: Bool = false) -> Session.SendOutcome {
         if shared == nil && frame.header.payloadLength > 0 {
             do throws(ZMQError) { shared = try MessageFraming.payloadMessage(frame) } catch { return .dropped }
         }
-        return session.send(header: header, payload: &shared, on: router, now: now)
+        return session.send(header: header, payload: &shared, on: router, now: now, retryable: retryable)
     }
 
     /// Whether a digital frame changes any line relative to the last one sent for its source.
@@ -272,6 +280,7 @@ final class PublisherEngine {
     // MARK: Lossless delivery (credit)
 
     private func pumpLossless(now: UInt64) {
+        if heldFrames > 0 { flushHeld(now: now) }
         while losslessHead < lossless.count {
             let item = lossless[losslessHead]
             let frame = item.frame
@@ -281,14 +290,15 @@ final class PublisherEngine {
                 if case .session(let id) = item.target, id != session.sessionID { continue }
                 eligible.append(session)
             }
-            // Wait for the slowest subscriber: every one that should get the frame must have credit.
-            if eligible.contains(where: { $0.credits == 0 }) { break }
+            // Wait for the slowest subscriber: every one that should get the frame must have credit,
+            // and room (no frame held back for its full queue).
+            if eligible.contains(where: { $0.credits == 0 || !$0.heldLossless.isEmpty }) { break }
             losslessHead += 1
             framesPublished += 1
             var gone: [Session] = []
             for session in eligible {
                 session.credits -= 1
-                if sendThroughFilters(frame, to: session, now: now) == .gone { gone.append(session) }
+                if sendLossless(frame, to: session, now: now) == .gone { gone.append(session) }
             }
             shared = nil
             for session in gone { forget(session) }
@@ -297,7 +307,75 @@ final class PublisherEngine {
             lossless.removeFirst(losslessHead)
             losslessHead = 0
         }
-        core.handOff.setLosslessBacklog(lossless.count - losslessHead)
+        if heldFrames > 0 { armScheduledWake() }
+        core.handOff.setLosslessBacklog(lossless.count - losslessHead + heldFrames)
+    }
+
+    /// Sends a lossless frame to one session through its filters, as `sendThroughFilters`, except
+    /// that an output its full queue does not take is held (with every output after it), never
+    /// dropped: `flushHeld` sends them when the queue has room. Returns `.gone` or `.sent`.
+    private func sendLossless(_ frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
+        if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
+            return offerLossless(frame, of: frame, to: session, now: now)
+        }
+        var worst = Session.SendOutcome.sent
+        do {
+            try session.filters.outputs(for: frame) { out in
+                if worst != .gone && offerLossless(out, of: frame, to: session, now: now) == .gone { worst = .gone }
+            }
+        } catch {
+            // The application published a malformed analog or array frame: nothing to send for it.
+            applicationFrameErrors += 1
+        }
+        return worst
+    }
+
+    /// Sends `out` (the lossless `frame` itself, or a filter output made of it) to `session`, or holds
+    /// it when the session's queue is full or already holds an earlier one. Returns `.gone` or `.sent`.
+    private func offerLossless(_ out: Frame, of frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
+        guard session.heldLossless.isEmpty else {
+            hold(out, for: session)
+            return .sent
+        }
+        let outcome: Session.SendOutcome
+        if out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
+            outcome = sendShared(out.header, of: frame, to: session, now: now, retryable: true)
+        } else {
+            do throws(ZMQError) {
+                var own = try MessageFraming.payloadMessage(out)
+                outcome = session.send(header: out.header, payload: &own, on: router, now: now, retryable: true)
+            } catch {
+                outcome = .dropped
+            }
+        }
+        if outcome == .dropped { hold(out, for: session) }
+        return outcome == .gone ? .gone : .sent
+    }
+
+    private func hold(_ frame: Frame, for session: Session) {
+        session.heldLossless.append(frame)
+        heldFrames += 1
+    }
+
+    /// Sends, in order, what each session holds for its full queue, as far as its queue takes them.
+    private func flushHeld(now: UInt64) {
+        var gone: [Session] = []
+        for session in sessions where !session.heldLossless.isEmpty {
+            var sent = 0
+            for frame in session.heldLossless {
+                var outcome = Session.SendOutcome.dropped
+                do throws(ZMQError) {
+                    var payload = try MessageFraming.payloadMessage(frame)
+                    outcome = session.send(header: frame.header, payload: &payload, on: router, now: now, retryable: true)
+                } catch {}
+                if outcome == .gone { gone.append(session) }
+                guard outcome == .sent else { break }
+                sent += 1
+            }
+            session.heldLossless.removeFirst(sent)
+            heldFrames -= sent
+        }
+        for session in gone { forget(session) }
     }
 
     // MARK: Receiving
@@ -461,7 +539,7 @@ final class PublisherEngine {
         case .credit:
             guard case .credit(let count)? = decodedPayload(frame, session, now) else { return }
             session.credits += UInt64(count)
-            if losslessHead < lossless.count { pumpLossless(now: now) }
+            if losslessWaiting { pumpLossless(now: now) }
         case .close:
             forget(session)
             connections.endedSession(on: session.fileDescriptor, refused: false, now: now)
@@ -676,10 +754,12 @@ final class PublisherEngine {
         guard byRoutingID[session.routingKey] === session else { return }
         byRoutingID[session.routingKey] = nil
         sessions.removeAll { $0 === session }
+        heldFrames -= session.heldLossless.count
+        session.heldLossless.removeAll()
         reassemblyBytes -= session.assembler.pendingBytes
         session.assembler.removeAll()
         publishStartedCount()
-        if losslessHead < lossless.count { pumpLossless(now: monotonicNanoseconds()) }
+        if losslessWaiting { pumpLossless(now: monotonicNanoseconds()) }
     }
 
     private func publishStartedCount() {
@@ -775,7 +855,7 @@ final class PublisherEngine {
             if !closedPeers.isEmpty { closedPeers = closedPeers.filter { $0.value.expiresNs > now } }
             if !goneRoutingIDs.isEmpty { goneRoutingIDs = goneRoutingIDs.filter { now &- $0.value < 10_000_000_000 } }
         }
-        if losslessHead < lossless.count { pumpLossless(now: now) }
+        if losslessWaiting { pumpLossless(now: now) }
     }
 
     var subscriberInfos: [SubscriberInfo] { sessions.map(\.info) }

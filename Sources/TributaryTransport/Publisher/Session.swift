@@ -29,6 +29,10 @@ final class Session {
     var filters = SubscriberFilters()
     /// Credit for lossless frames (docs/PROTOCOL.md §4.5).
     var credits: UInt64 = 0
+    /// Frames of lossless sources (the source frame, or the filter outputs made of it) that this
+    /// subscriber has credit for but whose queue was full (its credit beyond `subscriberQueueFrames`):
+    /// sent, in order, before anything else lossless goes to it (`PublisherEngine.flushHeld`).
+    var heldLossless: [Frame] = []
     var assembler: BlobAssembler
 
     /// Sequence number of the next frame sent (consumed also by dropped frames).

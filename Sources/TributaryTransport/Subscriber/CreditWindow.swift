@@ -54,6 +54,16 @@ struct CreditWindow {
         return due
     }
 
+    /// A gap notice announced `count` frames missing. Frames of a lossless source that the publisher
+    /// dropped (a publisher that drops rather than holds them, or a lossless frame it could not
+    /// queue) used credit too: counted as used — as frames of live sources are, which use none — so
+    /// that the window is never left waiting for frames that will not come. Returns the credit to
+    /// grant now, or nil.
+    mutating func missed(_ count: UInt64) -> UInt32? {
+        outstanding = UInt64(outstanding) > count ? outstanding - UInt32(count) : 0
+        return due
+    }
+
     /// The credit to grant now (what is outstanding is at most half the window), or nil; asked again
     /// by the session's housekeeping, so that a grant that could not be sent is not lost.
     var due: UInt32? {

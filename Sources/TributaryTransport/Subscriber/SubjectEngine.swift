@@ -402,6 +402,7 @@ final class SubjectEngine {
             if announced > gap.missingCount { unaccountedLoss += announced - gap.missingCount }
             expectedSequence = header.sequence &+ 1
             content = .gap(gap)
+            if let grant = credit.missed(gap.missingCount) { grantCredit(grant) }
         case .file(let chunk), .image(let chunk):
             countCredit(header)
             do throws(BlobError) {
