@@ -166,3 +166,52 @@ import TributaryWire
         subject.close()
     }
 }
+
+/// `SubjectOptions.receiveBufferBytes` reaches the subscriber's TCP connection (the kernel doubles
+/// what is asked, for its bookkeeping), and nil leaves the kernel's autotuned buffer.
+@Suite struct ReceiveBufferTests {
+    /// The kernel receive buffer of this process's TCP socket connected to 127.0.0.1:`port`, if any.
+    private func receiveBuffer(connectedTo port: Int) -> Int32? {
+        for fd in Int32(0)..<Int32(4_096) {
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+            }
+            guard named == 0, peer.sin_family == sa_family_t(AF_INET), Int(UInt16(bigEndian: peer.sin_port)) == port else { continue }
+            var value: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &size) == 0 else { continue }
+            return value
+        }
+        return nil
+    }
+
+    private func limit() -> Int {
+        Int((try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    }
+
+    @Test func theSubscribersReceiveBufferIsTheOneAskedFor() throws {
+        let publisher = try makePublisher()
+        defer { publisher.stop() }
+        let port = publisher.port!
+        // 128 KiB is below any Linux rmem_max (212 992 by default): granted as asked, doubled.
+        let fixed = try Subject(options: SubjectOptions(receiveBufferBytes: 128 << 10))
+        try fixed.open(address: "127.0.0.1", port: port, apiKey: "secret", description: "fixed")
+        let granted = receiveBuffer(connectedTo: port)
+        #expect(granted == Int32(2 * (128 << 10)), "\(String(describing: granted))")
+        fixed.close()
+        #expect(waitUntil { receiveBuffer(connectedTo: port) == nil })
+
+        // The default: 4 MiB exactly where the system allows it.
+        #expect(SubjectOptions().receiveBufferBytes == (limit() >= 4 << 20 ? 4 << 20 : nil))
+        var autotuned = SubjectOptions()
+        autotuned.receiveBufferBytes = nil
+        let subject = try Subject(options: autotuned)
+        try subject.open(address: "127.0.0.1", port: port, apiKey: "secret", description: "autotuned")
+        let buffer = receiveBuffer(connectedTo: port)
+        #expect(buffer != nil && buffer != Int32(2 * (128 << 10)) && buffer != Int32(2 * (4 << 20)), "autotuned: \(String(describing: buffer))")
+        subject.close()
+    }
+}

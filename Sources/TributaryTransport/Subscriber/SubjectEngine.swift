@@ -167,6 +167,7 @@ final class SubjectEngine {
             settings.heartbeatInterval = options.heartbeatInterval
             settings.heartbeatTimeout = .nanoseconds(Int64(parameters.timeoutNs))
             settings.maxInboundMessageSize = Int64(options.maxFrameSize) + 64
+            if let bytes = options.receiveBufferBytes { settings.receiveBufferBytes = Int32(clamping: bytes) }
             let socket = try ZMQSocket.subscriberDealer(context: scope.context, settings: settings)
             // The publisher closes a silent connection after our timeout too.
             try socket.setOption(.heartbeatTTL, milliseconds(.nanoseconds(Int64(parameters.timeoutNs))))

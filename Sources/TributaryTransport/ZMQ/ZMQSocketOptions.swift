@@ -11,6 +11,10 @@ public struct ZMQIntOption: Sendable {
     public static let routerMandatory = ZMQIntOption(rawValue: ZMQ_ROUTER_MANDATORY, name: "ZMQ_ROUTER_MANDATORY")
     /// Messages (not bytes) queued per peer for sending before the pipe counts as full.
     public static let sendHighWaterMark = ZMQIntOption(rawValue: ZMQ_SNDHWM, name: "ZMQ_SNDHWM")
+    /// Bytes of the kernel's receive buffer (SO_RCVBUF) for the connections made after it is set; the
+    /// kernel caps it at `net.core.rmem_max` and, once set, stops autotuning it. -1 (libzmq's default):
+    /// the kernel's own, autotuned.
+    public static let receiveBuffer = ZMQIntOption(rawValue: ZMQ_RCVBUF, name: "ZMQ_RCVBUF")
     /// Messages queued per peer for receiving before libzmq stops reading from that peer.
     public static let receiveHighWaterMark = ZMQIntOption(rawValue: ZMQ_RCVHWM, name: "ZMQ_RCVHWM")
     /// Milliseconds between ZMTP heartbeat PINGs; 0 disables heartbeats.

@@ -52,6 +52,8 @@ public struct ZMQDealerSettings: Sendable, Equatable {
     public var reconnectIntervalMax: Duration = .seconds(5)
     /// Largest message accepted from the publisher (a frame or chunk); -1 unlimited.
     public var maxInboundMessageSize: Int64 = 256 << 20
+    /// The connection's kernel receive buffer (`ZMQ_RCVBUF`) in bytes; -1: the kernel's, autotuned.
+    public var receiveBufferBytes: Int32 = -1
     /// The routing id the publisher sees (nil: libzmq picks one). Reusing it after a reconnect lets the
     /// publisher recognise the subscriber.
     public var routingID: [UInt8]?
@@ -90,6 +92,7 @@ extension ZMQSocket {
         let socket = try ZMQSocket(context: context, type: .dealer)
         try socket.setOption(.receiveHighWaterMark, settings.receiveHighWaterMark)
         try socket.setOption(.sendHighWaterMark, settings.sendHighWaterMark)
+        if settings.receiveBufferBytes > 0 { try socket.setOption(.receiveBuffer, settings.receiveBufferBytes) }
         if settings.heartbeatInterval > .zero {
             try socket.setHeartbeat(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout)
         }
