@@ -282,6 +282,24 @@ class TransportCommandTests(unittest.TestCase):
         self.assertEqual(run("record", "127.0.0.1:1", "--api-key", "k").returncode, 2)  # no --out
         self.assertEqual(run("subscribe", "127.0.0.1:1", "--api-key", "k", "--channels", "3-1").returncode, 2)
 
+    def test_receive_buffer_sizes_and_auto_stream_and_bad_ones_are_usage_errors(self):
+        for command in ("subscribe", "record"):
+            for value in ("12", "4095", "1073741825", "-1", "nan", "big", ""):
+                with self.subTest(command=command, value=value):
+                    extra = ("--out", self.path("never.tcap")) if command == "record" else ()
+                    result = run(command, f"127.0.0.1:{self.server.port}", "--api-key", "k", *extra, "--receive-buffer", value)
+                    self.assertEqual(result.returncode, 2, result.stderr)
+                    self.assertIn("--receive-buffer", result.stderr)
+            self.assertFalse(os.path.exists(self.path("never.tcap")))
+        for value in ("65536", "auto"):
+            with self.subTest(value=value):
+                result = run("subscribe", f"127.0.0.1:{self.server.port}", "--api-key", "k", "--summary", "--duration", 1,
+                             "--receive-buffer", value)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                summary = json.loads(result.stdout)
+                self.assertGreater(summary["data_frames"], 0)
+                self.assertEqual(summary["unaccounted_loss"], 0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -21,13 +21,15 @@ struct SubscriptionOptions {
     var reconnect = false
     /// Packages to send to the publisher once the session has started (`--send-*`).
     var outgoing: [OutgoingPackage] = []
+    /// The connection's kernel receive buffer (`--receive-buffer`): bytes, or nil for autotuning.
+    var receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes
 
     /// The synopsis of `subscribe` or `record`: ADDRESS, the command's own options, then these,
     /// wrapped under the first option.
     static func synopsis(command: String, own: [String]) -> String {
         let items = ["--api-key KEY"] + own + [
             "[--channels SPEC]", "[--sources IDS]", "[--array-filter TYPE:QUERY]...", "[--duration S]", "[--timeout S]",
-            "[--description TEXT]", "[--reconnect]", "[--send-message TEXT]...", "[--send-xml FILE|TEXT]...",
+            "[--description TEXT]", "[--reconnect]", "[--receive-buffer BYTES|auto]", "[--send-message TEXT]...", "[--send-xml FILE|TEXT]...",
             "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
             "[--curve-server-key FILE [--curve-key FILE]]",
         ]
@@ -64,6 +66,10 @@ struct SubscriptionOptions {
                                 end — and restore the filters, the source selection and the start; the
                                 lost session is printed as an error 5 line and does not end the command
                                 (a refusal, errors 1-3, still does)
+      --receive-buffer BYTES|auto  the connection's kernel receive buffer (SO_RCVBUF), 4096 to
+                                1073741824 bytes (the kernel caps it at net.core.rmem_max), or auto for
+                                the kernel's autotuning (default: 4194304 where rmem_max allows it, else
+                                auto; use auto across a WAN, where autotuning may grow further)
       --send-message TEXT       send a message (code 0) to the publisher once started; repeatable
       --send-xml FILE|TEXT      send an XML document: TEXT when it starts with '<', else read from FILE
       --send-file PATH          send a file (chunked, with its MD5, under its base name); repeatable
@@ -86,11 +92,21 @@ struct SubscriptionOptions {
         let serverKeyPath = try arguments.option("--curve-server-key")
         let clientKeyPath = try arguments.option("--curve-key")
         let reconnect = arguments.flag("--reconnect")
+        let receiveBuffer = try arguments.option("--receive-buffer")
         let outgoing = try OutgoingPackage.parse(&arguments, .send)
 
         var options = SubscriptionOptions(host: "", port: 0, apiKey: apiKey, description: description, timeout: timeout, duration: duration)
         options.reconnect = reconnect
         options.outgoing = outgoing
+        if let receiveBuffer {
+            if receiveBuffer == "auto" {
+                options.receiveBufferBytes = nil
+            } else if let bytes = Int(receiveBuffer), (4_096...(1 << 30)).contains(bytes) {
+                options.receiveBufferBytes = bytes
+            } else {
+                throw UsageError("option --receive-buffer: '\(receiveBuffer)' is not 'auto' or a number of bytes in [4096, 1073741824]")
+            }
+        }
         if let sourcesText {
             let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
             guard !ids.isEmpty, ids.allSatisfy({ $0 != nil && $0! > 0 }) else {
@@ -157,7 +173,7 @@ struct SubscriptionOptions {
     func connect(_ run: SubscriptionRun) throws -> (Subject, Welcome) {
         let subject: Subject
         let policy = reconnect ? ReconnectPolicy(initialDelay: .milliseconds(200), maxDelay: .seconds(2)) : nil
-        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve)) } catch {
+        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve, receiveBufferBytes: receiveBufferBytes)) } catch {
             run.abandon()
             throw CommandError("\(error)")
         }
