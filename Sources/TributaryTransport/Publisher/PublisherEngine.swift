@@ -222,24 +222,17 @@ final class PublisherEngine {
     }
 
     /// Sends `frame` to one session through its filters; returns the worst outcome of the frames sent.
-    private func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
+    /// `holding` (lossless frames): an output the session's full queue does not take is held, with
+    /// every output after it, never dropped (`flushHeld` sends them when the queue has room), so the
+    /// outcome is `.sent` or `.gone`.
+    private func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64, holding: Bool = false) -> Session.SendOutcome {
         if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
-            return sendShared(frame.header, of: frame, to: session, now: now)
+            return sendOutput(frame, of: frame, to: session, now: now, holding: holding)
         }
         var worst = Session.SendOutcome.sent
         do {
             try session.filters.outputs(for: frame) { out in
-                let outcome: Session.SendOutcome
-                if out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
-                    outcome = sendShared(out.header, of: frame, to: session, now: now)
-                } else {
-                    do throws(ZMQError) {
-                        var own = try MessageFraming.payloadMessage(out)
-                        outcome = session.send(header: out.header, payload: &own, on: router, now: now)
-                    } catch {
-                        outcome = .dropped
-                    }
-                }
+                let outcome = sendOutput(out, of: frame, to: session, now: now, holding: holding)
                 if outcome == .gone || (outcome == .dropped && worst == .sent) { worst = outcome }
             }
         } catch {
@@ -247,6 +240,30 @@ final class PublisherEngine {
             applicationFrameErrors += 1
         }
         return worst
+    }
+
+    /// Sends one output of `frame` (the frame itself, or a filter output made of it) to `session`:
+    /// its payload shared when it is the frame's own, else a message of its own. With `holding`, a
+    /// full queue (or an earlier output already held) holds it instead of dropping it.
+    private func sendOutput(_ out: Frame, of frame: Frame, to session: Session, now: UInt64, holding: Bool) -> Session.SendOutcome {
+        if holding && !session.heldLossless.isEmpty {
+            hold(out, for: session)
+            return .sent
+        }
+        let outcome: Session.SendOutcome
+        if out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
+            outcome = sendShared(out.header, of: frame, to: session, now: now, retryable: holding)
+        } else {
+            do throws(ZMQError) {
+                var own = try MessageFraming.payloadMessage(out)
+                outcome = session.send(header: out.header, payload: &own, on: router, now: now, retryable: holding)
+            } catch {
+                outcome = .dropped
+            }
+        }
+        guard holding && outcome == .dropped else { return outcome }
+        hold(out, for: session)
+        return .sent
     }
 
     private func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
@@ -298,7 +315,7 @@ final class PublisherEngine {
             var gone: [Session] = []
             for session in eligible {
                 session.credits -= 1
-                if sendLossless(frame, to: session, now: now) == .gone { gone.append(session) }
+                if sendThroughFilters(frame, to: session, now: now, holding: true) == .gone { gone.append(session) }
             }
             shared = nil
             for session in gone { forget(session) }
@@ -309,47 +326,6 @@ final class PublisherEngine {
         }
         if heldFrames > 0 { armScheduledWake() }
         core.handOff.setLosslessBacklog(lossless.count - losslessHead + heldFrames)
-    }
-
-    /// Sends a lossless frame to one session through its filters, as `sendThroughFilters`, except
-    /// that an output its full queue does not take is held (with every output after it), never
-    /// dropped: `flushHeld` sends them when the queue has room. Returns `.gone` or `.sent`.
-    private func sendLossless(_ frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
-        if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
-            return offerLossless(frame, of: frame, to: session, now: now)
-        }
-        var worst = Session.SendOutcome.sent
-        do {
-            try session.filters.outputs(for: frame) { out in
-                if worst != .gone && offerLossless(out, of: frame, to: session, now: now) == .gone { worst = .gone }
-            }
-        } catch {
-            // The application published a malformed analog or array frame: nothing to send for it.
-            applicationFrameErrors += 1
-        }
-        return worst
-    }
-
-    /// Sends `out` (the lossless `frame` itself, or a filter output made of it) to `session`, or holds
-    /// it when the session's queue is full or already holds an earlier one. Returns `.gone` or `.sent`.
-    private func offerLossless(_ out: Frame, of frame: Frame, to session: Session, now: UInt64) -> Session.SendOutcome {
-        guard session.heldLossless.isEmpty else {
-            hold(out, for: session)
-            return .sent
-        }
-        let outcome: Session.SendOutcome
-        if out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
-            outcome = sendShared(out.header, of: frame, to: session, now: now, retryable: true)
-        } else {
-            do throws(ZMQError) {
-                var own = try MessageFraming.payloadMessage(out)
-                outcome = session.send(header: out.header, payload: &own, on: router, now: now, retryable: true)
-            } catch {
-                outcome = .dropped
-            }
-        }
-        if outcome == .dropped { hold(out, for: session) }
-        return outcome == .gone ? .gone : .sent
     }
 
     private func hold(_ frame: Frame, for session: Session) {
@@ -367,7 +343,9 @@ final class PublisherEngine {
                 do throws(ZMQError) {
                     var payload = try MessageFraming.payloadMessage(frame)
                     outcome = session.send(header: frame.header, payload: &payload, on: router, now: now, retryable: true)
-                } catch {}
+                } catch {
+                    // No message could be made (out of memory): held still, tried again with the rest.
+                }
                 if outcome == .gone { gone.append(session) }
                 guard outcome == .sent else { break }
                 sent += 1

@@ -141,6 +141,9 @@ final class CallbackQueueCore: Sendable {
         var consumerSleeping = false
         var stopped = false
         var resumers: [@Sendable () -> Void] = []
+        /// The buffer `completed` ran the last resumers from, handed back so that the next pause
+        /// appends into it: a pause (a full queue, routine under load) then allocates nothing.
+        var spareResumers: [@Sendable () -> Void] = []
         var latencies = [UInt64](repeating: 0, count: 8_192)
         var latencyCount = 0
 
@@ -288,15 +291,23 @@ final class CallbackQueueCore: Sendable {
     }
 
     private func completed(_ item: Item) {
-        let resumers = state.withLock { state -> [@Sendable () -> Void] in
+        var resumers = state.withLock { state -> [@Sendable () -> Void] in
             state.depth -= 1
             state.bytes -= item.bytes
             state.delivered += 1
             guard drained(depth: state.depth, bytes: state.bytes), !state.resumers.isEmpty else { return [] }
-            defer { state.resumers.removeAll() }
-            return state.resumers
+            // Taken out whole (the queue keeps the spare buffer to append into), run outside the lock.
+            var taken: [@Sendable () -> Void] = []
+            swap(&taken, &state.spareResumers)
+            swap(&taken, &state.resumers)
+            return taken
         }
+        guard !resumers.isEmpty else { return }
         for resume in resumers { resume() }
+        resumers.removeAll(keepingCapacity: true)
+        state.withLock { state in
+            if state.spareResumers.capacity < resumers.capacity { swap(&state.spareResumers, &resumers) }
+        }
     }
 
     /// Depth, deliveries and queue latency so far.

@@ -68,6 +68,8 @@ final class SubjectEngine {
     private var headerPart = ZMQMessage()
     /// Payload parts, received into reused buffers and message handles (no allocation of ours per frame).
     private let receivePool: ZMQReceivePool
+    /// What the callback queue calls when it has drained after a pause (`pause`): resumes reading.
+    private let resumeWhenDrained: @Sendable () -> Void
     private var monitor: ZMQMonitor?
     private(set) var welcome: Welcome?
     /// The welcome had flag bit 9: the publisher reads compact header parts, so this session's frames
@@ -122,6 +124,13 @@ final class SubjectEngine {
         credit = CreditWindow(frames: options.creditWindow, bytes: options.creditWindowBytes)
         // Enough slots for a full callback queue (which is what can hold frames at once) and a few more.
         receivePool = ZMQReceivePool(capacity: min(callbacks.capacity, 4_096) + 16)
+        // Built once: a pause (the callback queue full, routine when the application falls behind)
+        // then costs no closure, command or array of its own.
+        let resumeCommand = ZMQLoopCommand<SubjectEngine>(run: { engine, _ in engine.resume() }, cancel: nil)
+        resumeWhenDrained = { [handle] in
+            let loop = handle.loop.withLock { $0 }
+            try? loop?.enqueue(resumeCommand)
+        }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
     }
 
@@ -291,11 +300,7 @@ final class SubjectEngine {
         paused = true
         pauses += 1
         scope.setEvents([], for: dealer)
-        let handle = self.handle
-        callbacks.whenDrained {
-            let loop = handle.loop.withLock { $0 }
-            try? loop?.perform { engine, _ in engine.resume() }
-        }
+        callbacks.whenDrained(resumeWhenDrained)
     }
 
     func resume() {
