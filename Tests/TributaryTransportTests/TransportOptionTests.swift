@@ -187,6 +187,11 @@ import TributaryWire
         return nil
     }
 
+    private func limit() -> Int {
+        Int((try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    }
+
     @Test func theSubscribersReceiveBufferIsTheOneAskedFor() throws {
         let publisher = try makePublisher()
         defer { publisher.stop() }
@@ -199,9 +204,11 @@ import TributaryWire
         fixed.close()
         #expect(waitUntil { receiveBuffer(connectedTo: port) == nil })
 
-        // The default: the kernel's autotuned buffer.
-        #expect(SubjectOptions().receiveBufferBytes == nil)
-        let subject = try Subject()
+        // The default: 4 MiB exactly where the system allows it.
+        #expect(SubjectOptions().receiveBufferBytes == (limit() >= 4 << 20 ? 4 << 20 : nil))
+        var autotuned = SubjectOptions()
+        autotuned.receiveBufferBytes = nil
+        let subject = try Subject(options: autotuned)
         try subject.open(address: "127.0.0.1", port: port, apiKey: "secret", description: "autotuned")
         let buffer = receiveBuffer(connectedTo: port)
         #expect(buffer != nil && buffer != Int32(2 * (128 << 10)) && buffer != Int32(2 * (4 << 20)), "autotuned: \(String(describing: buffer))")

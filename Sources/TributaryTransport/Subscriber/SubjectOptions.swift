@@ -65,15 +65,15 @@ public struct SubjectOptions: Sendable {
     public var creditWindowBytes: Int
     /// Messages libzmq buffers from the publisher before it stops reading the connection.
     public var receiveHighWaterMark: Int32
-    /// The connection's kernel receive buffer (SO_RCVBUF) in bytes, or nil (the default) for the
-    /// kernel's own, autotuned one. Linux grows an autotuned buffer only as fast as the application
-    /// read in past round trips: on loopback it held a 64 KiB stream's window to ~380 KB, limiting
-    /// the sender a third of the time (`ss -ti`: `rwnd_limited`), and a fixed 4 MiB made an
-    /// in-process publisher → Subject stream ~5 % faster (between processes: no difference
-    /// measured). It also lets more of a lossless window reach libzmq's receive pipe at once, which
-    /// then allocates a queue chunk now and then (the allocation guard's steady state went from
-    /// 2.0000 to up to 2.0016 a frame): hence not the default. The kernel caps it at
-    /// `net.core.rmem_max`, and a fixed buffer is never autotuned further (keep nil across a WAN).
+    /// The connection's kernel receive buffer (SO_RCVBUF) in bytes, or nil for the kernel's own,
+    /// autotuned one. The default, `defaultReceiveBufferBytes`, is 4 MiB where the system lets a
+    /// socket have it (`net.core.rmem_max` ≥ 4 MiB), else nil: Linux grows an autotuned buffer only
+    /// as fast as the application read in past round trips, and on loopback it held a 64 KiB
+    /// stream's window to ~380 KB, limiting the sender a third of the time (`ss -ti`:
+    /// `rwnd_limited`); with a fixed 4 MiB an in-process publisher → Subject stream ran ~10 % faster
+    /// and `serve --preload` → `subscribe` ~15 % (docs/PERFORMANCE.md, twenty-second round). Set nil
+    /// for links whose bandwidth × round trip exceeds ~4 MB (a WAN), where autotuning (up to
+    /// `net.ipv4.tcp_rmem`'s maximum) may go further; a size above `rmem_max` is capped there.
     public var receiveBufferBytes: Int?
     /// Largest frame accepted from the publisher.
     public var maxFrameSize: Int
@@ -95,7 +95,7 @@ public struct SubjectOptions: Sendable {
     public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
                 creditWindowBytes: Int = 8 << 20, receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
                 maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero, compactHeaders: Bool = true,
-                receiveBufferBytes: Int? = nil) {
+                receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes) {
         self.compactHeaders = compactHeaders
         self.receiveBufferBytes = receiveBufferBytes
         self.reconnect = reconnect
@@ -107,6 +107,17 @@ public struct SubjectOptions: Sendable {
         self.maxTransferSize = maxTransferSize
         self.heartbeatInterval = heartbeatInterval
     }
+}
+
+extension SubjectOptions {
+    /// 4 MiB when the system allows a socket that receive buffer (`net.core.rmem_max` ≥ 4 MiB), else
+    /// nil (the kernel's autotuning: a smaller fixed buffer would hold the window below it).
+    public static let defaultReceiveBufferBytes: Int? = {
+        let wanted = 4 << 20
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8),
+              let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit >= wanted else { return nil }
+        return wanted
+    }()
 }
 
 /// Counters of a Subject.

@@ -22,7 +22,7 @@ struct SubscriptionOptions {
     /// Packages to send to the publisher once the session has started (`--send-*`).
     var outgoing: [OutgoingPackage] = []
     /// The connection's kernel receive buffer (`--receive-buffer`): bytes, or nil for autotuning.
-    var receiveBufferBytes: Int?
+    var receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes
 
     /// The synopsis of `subscribe` or `record`: ADDRESS, the command's own options, then these,
     /// wrapped under the first option.
@@ -68,7 +68,8 @@ struct SubscriptionOptions {
                                 (a refusal, errors 1-3, still does)
       --receive-buffer BYTES|auto  the connection's kernel receive buffer (SO_RCVBUF), 4096 to
                                 1073741824 bytes (the kernel caps it at net.core.rmem_max and then no
-                                longer autotunes it), or auto, the default: the kernel's autotuning
+                                longer autotunes it), or auto for the kernel's autotuning (default:
+                                4194304 where rmem_max allows it, else auto; use auto across a WAN)
       --send-message TEXT       send a message (code 0) to the publisher once started; repeatable
       --send-xml FILE|TEXT      send an XML document: TEXT when it starts with '<', else read from FILE
       --send-file PATH          send a file (chunked, with its MD5, under its base name); repeatable
