@@ -1,4 +1,4 @@
-// A stream-version-3 latent block's values from its bin symbols and low bits (codec_kernels.h).
+// A latent block's values (stream versions 3 and 4) from its bin symbols and low bits (codec_kernels.h).
 #include "codec_kernels.h"
 #include "dispatch.h"
 #include <string.h>

@@ -412,3 +412,41 @@ size_t tributary_bitshuffle8_groups(const uint8_t *src, uint8_t *dst, size_t gro
     (void)src; (void)dst; (void)row_bytes;
     return 0;
 }
+
+// A latent block's low bits (codec_kernels.h): the LSB-first writer of LatentCoder.swift's
+// BitWriter (8 bytes stored at every write, advanced by the whole bytes filled), with the values
+// of a group assembled by independent shifts before one write, the group's size fixed per width
+// range so that the compiler unrolls it: the writer's chain of dependent steps is 2-8 times
+// shorter than one write a value. The bits written are the same whatever the grouping.
+struct low_writer { uint8_t *out; uint64_t acc; unsigned filled; };
+
+static inline __attribute__((always_inline)) void low_put(struct low_writer *w, uint64_t value, unsigned width) {
+    w->acc |= value << w->filled;  // filled < 8 and width ≤ 56: every bit fits
+    w->filled += width;
+    memcpy(w->out, &w->acc, 8);
+    const unsigned bytes = w->filled >> 3;  // ≤ 7
+    w->out += bytes;
+    w->acc = bytes ? w->acc >> (8 * bytes) : w->acc;
+    w->filled &= 7;
+}
+
+size_t tributary_pack_low_bits(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint8_t *out) {
+    struct low_writer w = {out, 0, 0};
+    const uint64_t mask = (UINT64_C(1) << shift) - 1;
+    const unsigned s = shift;
+#define LOW(k) (((uint64_t)r[i + (k)] - base) & mask)
+    size_t i = 0;
+    if (s <= 7) {
+        for (; i + 8 <= n; i += 8)
+            low_put(&w, LOW(0) | LOW(1) << s | LOW(2) << 2 * s | LOW(3) << 3 * s | LOW(4) << 4 * s | LOW(5) << 5 * s
+                        | LOW(6) << 6 * s | LOW(7) << 7 * s, 8 * s);
+    } else if (s <= 14) {
+        for (; i + 4 <= n; i += 4) low_put(&w, LOW(0) | LOW(1) << s | LOW(2) << 2 * s | LOW(3) << 3 * s, 4 * s);
+    } else if (s <= 28) {
+        for (; i + 2 <= n; i += 2) low_put(&w, LOW(0) | LOW(1) << s, 2 * s);
+    }
+    for (; i < n; i++) low_put(&w, LOW(0), s);
+#undef LOW
+    if (w.filled > 0) *w.out++ = (uint8_t)w.acc;
+    return (size_t)(w.out - out);
+}

@@ -43,7 +43,7 @@ def chunk_streams(path):
         data = f.read()
     _require(data[:8] == FILE_MAGIC, "not a capture")
     version, _flags, header_length = struct.unpack_from("<HHI", data, 8)
-    _require(version in (1, 2, 3), f"version {version}")
+    _require(version in (1, 2, 3, 4), f"version {version}")
     offset = header_length
     while offset + 88 <= len(data):
         _require(data[offset:offset + 8] == RECORD_SYNC, f"no record at {offset}")
@@ -69,7 +69,7 @@ def _body_streams(body, version):
         stored = body[position:position + stored_bytes]
         position += stored_bytes
         if transforms == CODED:
-            _require(version in (2, 3), "a coded stream in a version-1 capture")
+            _require(version in (2, 3, 4), "a coded stream in a version-1 capture")
             samples = decode_coded(stored, fmt)
             _require(samples.nbytes == sample_bytes, "sample_bytes")
             yield fmt, samples, transforms
@@ -85,7 +85,7 @@ def decode_coded(stored, sample_format):
     stored = bytes(stored)
     _require(len(stored) >= 16, "coded stream header")
     version, element_type, reserved, segments, n = struct.unpack_from("<BBHIQ", stored, 0)
-    _require(version in (1, 2, 3), f"coded stream version {version}")
+    _require(version in (1, 2, 3, 4), f"coded stream version {version}")
     _require(element_type == ELEMENT_TYPES[sample_format] and reserved == 0, "element_type / reserved")
     lanes = 2 if version == 1 else 4
     dtype = DTYPES[sample_format]
@@ -106,7 +106,8 @@ def decode_coded(stored, sample_format):
             _require(1 <= order <= 8 and 1 <= q <= 62, "linear predictor")
             coefficients = struct.unpack_from(f"<{order}q", stored, p + 2)
             p += 2 + 8 * order
-        block = decode_latent_block_v3 if version == 3 else (lambda b, q, k: decode_latent_block(b, q, k, lanes))
+        block = ((lambda b, q, k: decode_latent_block_v3(b, q, k, version)) if version >= 3
+                 else (lambda b, q, k: decode_latent_block(b, q, k, lanes)))
         r, p = block(stored, p, m)
         adjustments = np.zeros(m, dtype=np.uint64)
         if flags == 1:
@@ -182,23 +183,64 @@ def _bits(field, start, k):
     return value
 
 
-def decode_latent_block_v3(stored, p, m):
-    """The m values of a latent block of stream version 3 at p, and the offset after it."""
+def block_arities(stored):
+    """The symbol arities of a coded stream's latent blocks (header byte 11 in version 4; 1 before)."""
+    sample_format = {4: 1, 3: 2, 1: 3}[stored[1]]
+    found = set()
+    original = decode_latent_block_v3
+
+    def spy(data, p, m, version=3):
+        found.add(data[p + 11] if version >= 4 else 1)
+        return original(data, p, m, version)
+
+    globals()["decode_latent_block_v3"] = spy
+    try:
+        decode_coded(stored, sample_format)
+    finally:
+        globals()["decode_latent_block_v3"] = original
+    return found
+
+
+RADIX = {1: 256, 2: 16, 3: 6}
+MAX_BINS = {1: 255, 2: 15, 3: 5}
+
+
+def decode_latent_block_v3(stored, p, m, version=3):
+    """The m values of a latent block of stream version 3 or 4 at p, and the offset after it."""
     _require(p + 28 <= len(stored), "latent block header")
-    base, s, w, bins, t, z, e = struct.unpack_from("<QBBHQII", stored, p)
-    _require(s <= 56 and w <= 64 and bins <= 255 and 1 <= z <= m and e <= m, "latent block header")
+    base, s, w, bins, arity, t, z, e = struct.unpack_from("<QBBBBQII", stored, p)
+    if version == 3:
+        _require(arity == 0, "version 3: the high byte of bin_count")
+        arity = 1
+    _require(arity in (1, 2, 3), f"symbol arity {arity}")
+    count = -(-m // arity)  # symbol bytes: P = ceil(m / k)
+    _require(s <= 56 and w <= 64 and bins <= MAX_BINS[arity] and 1 <= z <= count and e <= m, "latent block header")
     p += 28
     _require(p + z <= len(stored), "symbols")
-    if z == m:
-        symbols = stored[p:p + z]
+    if z == count:
+        packed = stored[p:p + z]
     else:
         frame = stored[p:p + z]
         try:
-            _require(zstandard.frame_content_size(frame) == m, "symbol frame size")
-            symbols = zstandard.ZstdDecompressor().decompress(frame)
+            _require(zstandard.frame_content_size(frame) == count, "symbol frame size")
+            packed = zstandard.ZstdDecompressor().decompress(frame)
         except zstandard.ZstdError as error:
             raise Damage(f"symbol frame: {error}")
-        _require(len(symbols) == m, "symbol frame content")
+        _require(len(packed) == count, "symbol frame content")
+    # Value i's symbol is digit floor(i / P) of byte i mod P (radix 256, 16 or 6; the first digit
+    # the least significant); digits of values >= m are 0; a radix-6 byte is below 216.
+    radix = RADIX[arity]
+    symbols = [0] * m
+    for j, byte in enumerate(packed):
+        _require(byte < radix ** arity, "symbol byte beyond the radix")
+        for d in range(arity):
+            digit = byte % radix
+            byte //= radix
+            i = d * count + j
+            if i < m:
+                symbols[i] = digit
+            else:
+                _require(digit == 0, "a digit past the block's end")
     p += z
     low_bytes = (m * s + 7) // 8
     high_width = max(0, w - s)

@@ -5,9 +5,10 @@ usage: make_coded_fixtures.py OUT_DIR
 OUT_DIR/<class>.npy, shaped (2, 3000). Tests/TributaryCaptureTests/Fixtures/coded-v1-<class>.tcap
 were made from these with `tributary import X.npy --rate 1000 --out X.tcap` by the writer of
 coded-stream version 1 (2 rANS lanes; main at commit 6a776a6), coded-v2-<class>.tcap the same way by
-the writer of version 2 (4 lanes; main at commit 05e7a97), and the .npy files kept beside the
-version-1 captures (coded-v1-<class>.npy; the data of both): they prove that every capture written
-before coded-stream version 3 still reads (CodedFixtureTests, test_coded_spec.py).
+the writer of version 2 (4 lanes; main at commit 05e7a97), coded-v3-<class>.tcap by the writer of
+version 3 (zstd-coded symbols; main at commit 415f44b), and the .npy files kept beside the
+version-1 captures (coded-v1-<class>.npy; the data of all three): they prove that every capture
+written before coded-stream version 4 still reads (CodedFixtureTests, test_coded_spec.py).
 """
 import os
 import sys

@@ -3,7 +3,7 @@ import Testing
 @testable import TributaryCapture
 import TributaryWire
 
-/// Version 3 (coded streams of stream version 3) is written; versions 1, 2 and 3 are read; others are refused at the header.
+/// Version 4 (coded streams of stream version 4) is written; versions 1 to 4 are read; others are refused at the header.
 @Suite final class CaptureVersionTests {
     /// Every capture of a test lives here, removed when the test's instance goes.
     private let dir = temporaryDirectory()
@@ -27,11 +27,11 @@ import TributaryWire
         return path
     }
 
-    @Test func writesVersionThreeAndReadsOneToThree() throws {
+    @Test func writesVersionFourAndReadsOneToFour() throws {
         let written = try capture(version: nil)
         let head = try [UInt8](Data(contentsOf: URL(fileURLWithPath: written)).prefix(10))
-        #expect(head[8] == 3 && head[9] == 0)
-        for version: UInt16 in [1, 2, 3] {
+        #expect(head[8] == 4 && head[9] == 0)
+        for version: UInt16 in [1, 2, 3, 4] {
             let reader = try CaptureReader(path: try capture(version: version))
             #expect(reader.damage.isEmpty, "version \(version): \(reader.damage)")
             var frames = 0
@@ -42,11 +42,11 @@ import TributaryWire
 
     @Test func anUnknownVersionIsRefusedByName() throws {
         do {
-            _ = try CaptureReader(path: try capture(version: 4))
-            Issue.record("a version 4 capture was read")
+            _ = try CaptureReader(path: try capture(version: 5))
+            Issue.record("a version 5 capture was read")
         } catch let error as CaptureError {
-            #expect("\(error)".contains("version 4"))
-            #expect("\(error)".contains("versions 1-3"))
+            #expect("\(error)".contains("version 5"))
+            #expect("\(error)".contains("versions 1-4"))
         }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// The decoder's C kernels (codec_kernels.h) at every instruction-set level this processor has —
 /// portable, BMI2/AVX2, AVX-512 — bit for bit against the Swift loops that state their rule
-/// (docs/CAPTURE.md §5.1): a stream-version-3 block's values from bin symbols and low bits, and
+/// (docs/CAPTURE.md §5.1): a stream-version-3/4 block's values from bin symbols and low bits, and
 /// grid latents to binary64 and binary32 samples. Lengths cover every tail of the 8-wide steps.
 @Suite(.serialized)
 struct CodecKernelTests {
@@ -155,6 +155,29 @@ struct CodecKernelTests {
                     #expect(k == kRef && adj == adjRef, "level \(level), grid (\(offset), \(gain)), n \(n)")
                     #expect(Int64(bitPattern: any) == anyRef, "level \(level), n \(n)")
                 }
+            }
+        }
+    }
+
+    /// The encoder's low bits (`tributary_pack_low_bits`, values grouped per write) are those of
+    /// the one-value-a-write BitWriter, byte for byte, at every width and tail.
+    @Test func lowBitsAreTheBitWritersAtEveryWidth() {
+        var rng = SplitMix64(seed: 56)
+        for shift in 1...56 {
+            for n in Self.lengths where n > 0 {
+                let r = (0..<n).map { _ in Int64(bitPattern: rng.next()) }
+                let base = Int64(bitPattern: rng.next())
+                let mask: UInt64 = (1 << UInt64(shift)) &- 1
+                var expected = [UInt8](repeating: 0, count: n * shift / 8 + 16)
+                let expectedBytes = expected.withUnsafeMutableBytes { out in
+                    var writer = BitWriter(out.baseAddress!)
+                    for v in r { writer.write(UInt64(bitPattern: v &- base) & mask, shift) }
+                    return writer.finish()
+                }
+                var got = [UInt8](repeating: 0, count: n * shift / 8 + 16)
+                let bytes = tributary_pack_low_bits(r, n, UInt64(bitPattern: base), UInt32(shift), &got)
+                #expect(bytes == expectedBytes && bytes == (n * shift + 7) / 8, "shift \(shift), n \(n)")
+                #expect(got[..<bytes] == expected[..<bytes], "shift \(shift), n \(n)")
             }
         }
     }

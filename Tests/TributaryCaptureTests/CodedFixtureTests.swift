@@ -3,10 +3,10 @@ import Testing
 @testable import TributaryCapture
 import TributaryWire
 
-/// Captures written with coded streams of version 1 (2 rANS lanes; Fixtures/coded-v1-*.tcap) and
-/// version 2 (4 lanes; coded-v2-*.tcap), made by Tests/Interop/make_coded_fixtures.py with the
-/// writers on main before versions 2 and 3, still read bit for bit (coded-v1-*.npy holds what was
-/// imported into both). test_coded_spec.py checks the same files against the independent decoder
+/// Captures written with coded streams of version 1 (2 rANS lanes; Fixtures/coded-v1-*.tcap),
+/// version 2 (4 lanes; coded-v2-*.tcap) and version 3 (zstd-coded symbols, one a byte;
+/// coded-v3-*.tcap), made by Tests/Interop/make_coded_fixtures.py with the writers on main before
+/// versions 2, 3 and 4, still read bit for bit (coded-v1-*.npy holds what was imported into all). test_coded_spec.py checks the same files against the independent decoder
 /// of docs/CAPTURE.md §5.1.
 @Suite struct CodedFixtureTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
@@ -18,7 +18,7 @@ import TributaryWire
         return Array(bytes[(10 + headerLength)...])
     }
 
-    @Test(arguments: [1, 2], ["float32-adc24", "float64-affine", "float64-bits", "float64-exact", "float64-range", "float64-wide", "int16-counts"])
+    @Test(arguments: [1, 2, 3], ["float32-adc24", "float64-affine", "float64-bits", "float64-exact", "float64-range", "float64-wide", "int16-counts"])
     func earlierStreamVersionsReadBitForBit(version: Int, name: String) throws {
         let reader = try CaptureReader(path: Self.directory.appendingPathComponent("coded-v\(version)-\(name).tcap").path)
         #expect(reader.damage.isEmpty, "\(reader.damage)")

@@ -94,10 +94,10 @@ import Testing
         let r: [Int64] = (0..<n).map { i in
             i % 4 == 1 && i % 1000 < 4 ? Int64(bitPattern: rng.next()) : Int64(rng.next() % 101) - 50
         }
-        let block = try LatentBlockV3Tests.encode(r)
+        let block = try LatentBlockTests.encode(r)
         let escapes = block[24..<28].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
         #expect(escapes >= 60, "the unseen outliers are escapes")
-        #expect(try LatentBlockV3Tests.decode(block, count: n) == r)
+        #expect(try LatentBlockTests.decode(block, count: n) == r)
     }
 
     /// The mode of a float segment without a grid, chosen on estimated costs: the fixed-point grid

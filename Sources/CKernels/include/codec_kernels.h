@@ -31,13 +31,23 @@ void tributary_narrow16(const int64_t *x, int16_t *out, size_t n);
 /// out[i] = the low 32 bits of x[i], for i < n.
 void tributary_narrow32(const int64_t *x, int32_t *out, size_t n);
 
-/// The values of a latent block's first n samples (stream version 3, docs/CAPTURE.md §5.1), in
+/// The values of a latent block's first n samples (stream versions 3–4, docs/CAPTURE.md §5.1), in
 /// wrapping 64-bit arithmetic: r[i] = base + ((bin_start + symbols[i]) << shift) + low_i, but
 /// r[i] = base + low_i where symbols[i] == escape, low_i being the i-th `shift`-bit field of `bits`
 /// (least significant bit first). Requires shift ≤ 56 and, when shift > 0, 8 readable bytes at
 /// byte ⌊i × shift / 8⌋ of `bits` for every i < n (`bits` is not read when shift is 0).
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r);
+
+/// A latent block's symbol bytes of arity 2 or 3 (stream version 4, docs/CAPTURE.md §5.1): with
+/// P = ⌈n / arity⌉, byte j holds the digits of values j, P + j (and 2P + j when arity is 3), in
+/// radix 16 (arity 2) or 6 (arity 3), the first the least significant; digits of values ≥ n are
+/// 0. Requires n ≥ 1, every symbol below the radix, and P bytes at `packed`.
+void tributary_pack_digits(const uint8_t *symbols, size_t n, unsigned arity, uint8_t *packed);
+/// The inverse of tributary_pack_digits: the n symbols from the P = ⌈n / arity⌉ bytes at `packed`.
+/// Returns the largest digit, or a value above 15 when a byte is not a valid symbol byte (radix 6:
+/// a byte ≥ 216) or a digit of a value ≥ n is not 0. Requires n ≥ 1 and arity 2 or 3.
+unsigned tributary_expand_digits(const uint8_t *packed, size_t n, unsigned arity, uint8_t *symbols);
 
 
 // The encoder's loops (codec_encode.c).
@@ -51,11 +61,16 @@ void tributary_predict_linear8(int64_t *v, size_t n, const int64_t *coefficients
 /// q = (x − offset) × inverse; k[i] = q rounded to nearest (ties to even) when |q| ≤ 2^50, else 0
 /// (NaN too); adj[i] = x[i] − the bits of offset + gain × (double)k[i] (product and sum each
 /// rounded), wrapping. Returns the OR of every adj[i] (0: every sample on the grid).
-/// A latent block's symbols (stream version 3): bin = ((r[i] − base) >> shift) − start in wrapping
+/// A latent block's symbols (stream versions 3–4, before arity 2 or 3 packs them): bin = ((r[i] − base) >> shift) − start in wrapping
 /// unsigned 64-bit arithmetic; symbols[i] = bin (its low byte) when bin < bins, else escape.
 /// Returns the number of escapes. Requires shift ≤ 63.
 size_t tributary_bin_symbols(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint64_t start, uint64_t bins,
                              uint8_t escape, uint8_t *symbols);
+/// A latent block's low bits (stream versions 3–4): the low `shift` bits of r[i] − base (wrapping)
+/// for every i < n, LSB-first, value i's at bits i × shift …; the last byte's unused bits are 0.
+/// Returns the bytes, ⌈n × shift / 8⌉. Requires 1 ≤ shift ≤ 56 and room for 8 bytes more (every
+/// write stores 8).
+size_t tributary_pack_low_bits(const int64_t *r, size_t n, uint64_t base, unsigned shift, uint8_t *out);
 /// How many of x[0 … n − 1] are not 0.
 size_t tributary_count_nonzero64(const int64_t *x, size_t n);
 /// Bit-shuffles the first `groups` groups of 64 eight-byte elements of a block (BitShuffle.swift's

@@ -2,8 +2,9 @@ import CKernels
 import Foundation
 
 /// Entropy coding of a sequence of 64-bit integer latents (docs/CAPTURE.md §5.1, "latent block"):
-/// each value is split into a **bin** (a symbol; stream version 3 codes the symbols as one zstd
-/// frame, versions 1 and 2 — still read — with rANS and 12-bit probabilities) and the exact
+/// each value is split into a **bin** (a symbol; stream versions 3 and 4 code the symbols as one
+/// zstd frame — version 4 one, two or three to a byte — versions 1 and 2, still read, with rANS
+/// and 12-bit probabilities) and the exact
 /// **offset bits** inside the bin (raw, LSB-first), as pcodec's binning does. Bins are `2^shift`
 /// wide and consecutive; values outside the window of bins take the escape symbol and are stored as
 /// `escapeWidth` raw bits above the block's minimum. The encoder chooses the shift and window by
@@ -24,9 +25,20 @@ enum LatentCoder {
         var escapeWidth = 0
         var binStart: UInt64 = 0
         var binCount = 1
+        /// Bin values a symbol byte carries (stream version 4; 1 in earlier versions).
+        var arity = 1
         /// Estimated bits of the block (entropy of the bins + offset bits + table).
         var bits: Double = 0
     }
+
+    /// The symbol arities of stream version 4 and the most bins each allows (the escape on top: the
+    /// digits are in radix 256, 16 and 6).
+    static func maxBins(arity: Int) -> Int { arity == 1 ? 255 : arity == 2 ? 15 : 5 }
+    static let arities = 1...3
+    /// The writer takes the largest arity whose estimated size is at most this fraction above
+    /// arity 1's: its symbols are two or three times fewer bytes for zstd's Huffman decoder, which
+    /// is the largest stage of decoding noisy integer data (docs/CAPTURE.md §5.1).
+    static let arityAllowance = 0.02
 
     @inline(__always) static func bitLength(_ v: UInt64) -> Int { 64 - v.leadingZeroBitCount }
 
@@ -34,12 +46,15 @@ enum LatentCoder {
     /// - Parameters:
     ///   - histogram: scratch for `histogramSize` Ints.
     ///   - maxShift: the widest bins allowed (2^`maxShift`).
-    ///   - huffmanBound: count the bound of a prefix code's loss in the cost (stream version 3).
+    ///   - huffmanBound: count the bound of a prefix code's loss in the cost (stream versions 3 and 4).
     ///   - fineBits: the finest histogram has about 2^`fineBits` bins over the core (at most 12); its
     ///     bins, not the latents, are most of the work on short runs (`choosePredictor` passes 10).
+    ///   - multiSymbol: also plan arities 2 and 3 (stream version 4) and return the largest within
+    ///     `arityAllowance` of arity 1's cost.
+    ///   - arity: plan only this arity (the tests' way to make blocks of each).
     static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
                      robust: Bool = true, maxShift: Int = 63,
-                     huffmanBound: Bool = false, fineBits: Int = 12) -> Plan {
+                     huffmanBound: Bool = false, fineBits: Int = 12, multiSymbol: Bool = false, arity only: Int? = nil) -> Plan {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
@@ -66,11 +81,19 @@ enum LatentCoder {
         plan.base = lo
         plan.escapeWidth = width
         plan.bits = .infinity
+        // The best plan of each arity (index arity − 1), and how many levels in a row did not improve it.
+        var best = InlineArray<3, Plan>(repeating: plan)
+        var worse = InlineArray<3, Int>(repeating: 0)
+        var savedEscapes = InlineArray<3, Int>(repeating: 0)
+        let arityCount = multiSymbol || only != nil ? 3 : 1
+        if let only {
+            precondition(arities.contains(only), "arity \(only) is not one of stream version 4's")
+            for a in 0..<3 where a != only - 1 { worse[a] = 2 }  // never planned
+        }
         let total = Double(sampled), scale = Double(step)
         // Coarser levels are merged in place: bin b of a level only reads bins 2b and 2b+1 of the previous.
         let merged = histogram
         var bins = fineBins
-        var worse = 0
         for extra in 0...10 {
             let shift = fine + extra
             if shift > width || shift > maxShift { break }
@@ -81,51 +104,143 @@ enum LatentCoder {
                 // Counts add up to at most n: the wrapping adds never wrap (and keep the loops branch-free).
                 for b in 0..<bins { merged[b] = merged[2 * b] &+ (2 * b + 1 < previous ? merged[2 * b + 1] : 0) }
             }
-            // Window of at most maxBins consecutive bins holding the most samples.
-            var start = 0, count = min(bins, maxBins)
-            var inside = 0
-            for b in 0..<count { inside &+= merged[b] }
-            if bins > maxBins {
-                var best = inside, sum = inside
-                for s in 1...(bins - maxBins) {
-                    sum = sum &+ merged[s + maxBins - 1] &- merged[s - 1]
-                    if sum > best { best = sum; start = s }
+            for a in 0..<arityCount where worse[a] < 2 {
+                let arity = a + 1, limit = maxBins(arity: arity)
+                // Two or three a byte only where the window holds a fair part of the core (the
+                // finest levels, with thousands of bins, are most of the work and never chosen).
+                if arity > 1 && bins > 16 * limit { continue }
+                // Window of at most `limit` consecutive bins holding the most samples.
+                var start = 0, count = min(bins, limit)
+                var inside = 0
+                for b in 0..<count { inside &+= merged[b] }
+                if bins > limit {
+                    var most = inside, sum = inside
+                    for s in 1...(bins - limit) {
+                        sum = sum &+ merged[s + limit - 1] &- merged[s - 1]
+                        if sum > most { most = sum; start = s }
+                    }
+                    inside = most
                 }
-                inside = best
+                // Trim empty bins at the edges of the window.
+                while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
+                while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
+                let escapes = sampled - inside
+                // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
+                var bits = 0.0
+                var largest = 0
+                for b in start..<(start + count) where merged[b] > 0 {
+                    let c = Double(merged[b])
+                    bits -= c * fastLog2(c)
+                    largest = max(largest, merged[b])
+                }
+                // A prefix code (the Huffman coding of the symbol bytes) loses up to p_max + 0.086
+                // bits per symbol (Gallager's bound), most when few bins hold most values; a byte
+                // of k values is one symbol whose largest probability is p_max^k.
+                if huffmanBound {
+                    let p = Double(largest) / total
+                    bits += arity == 1 ? Double(largest) + 0.086 * total
+                        : total / Double(arity) * ((arity == 2 ? p * p : p * p * p) + 0.086)
+                }
+                if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
+                bits += total * fastLog2(total) + Double(inside) * Double(shift)
+                // The table: ~10 bits a bin (versions 1–2's frequencies), ~4 a symbol byte (zstd's Huffman weights).
+                let symbolsUsed = arity == 1 ? count : min(256, arity == 2 ? (count + 1) * (count + 1) : (count + 1) * (count + 1) * (count + 1))
+                bits = bits * scale + Double(symbolsUsed) * (arity == 1 ? 10 : 4)
+                // The cost falls, then rises with the shift: stop after two rises.
+                if bits >= best[a].bits {
+                    worse[a] += 1
+                } else {
+                    worse[a] = 0
+                    best[a].bits = bits
+                    best[a].shift = shift
+                    best[a].binStart = (startFine >> UInt64(extra)) + UInt64(start)
+                    best[a].binCount = count
+                    best[a].arity = arity
+                    // The window's counts, for the comparison of arities below.
+                    if multiSymbol && only == nil {
+                        let saved = histogram + savedCounts(a)
+                        saved.update(from: merged + start, count: count)
+                        savedEscapes[a] = escapes
+                    }
+                }
             }
-            // Trim empty bins at the edges of the window.
-            while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
-            while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
-            let escapes = sampled - inside
-            // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
-            var bits = 0.0
-            var largest = 0
-            for b in start..<(start + count) where merged[b] > 0 {
-                let c = Double(merged[b])
-                bits -= c * fastLog2(c)
-                largest = max(largest, merged[b])
-            }
-            // A prefix code (the Huffman coding of stream version 3's symbols) loses up to
-            // p_max + 0.086 bits per symbol (Gallager's bound), most when few bins hold most values.
-            if huffmanBound { bits += Double(largest) + 0.086 * total }
-            if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
-            bits += total * fastLog2(total) + Double(inside) * Double(shift)
-            bits = bits * scale + Double(count) * 10
-            // The cost falls, then rises with the shift: stop after two rises.
-            if bits >= plan.bits {
-                worse += 1
-                if worse >= 2 { break }
-            } else {
-                worse = 0
-            }
-            if bits < plan.bits {
-                plan.bits = bits
-                plan.shift = shift
-                plan.binStart = (startFine >> UInt64(extra)) + UInt64(start)
-                plan.binCount = count
-            }
+            if worse[0] >= 2 && (arityCount == 1 || (worse[1] >= 2 && worse[2] >= 2)) { break }
         }
-        return plan
+        if let only { return best[only - 1] }
+        guard multiSymbol else { return best[0] }
+        // The arities compared by the size of their symbol bytes' Huffman code (what zstd's literals
+        // come to; the bound above, which chose each arity's bins, overstates the loss of one
+        // symbol a byte several times), the offset and escape bits, and ~4 bits of table a symbol.
+        // The bound favours two or three a byte by at most about 1 % of the size: an arity more
+        // than 3 % above arity 1 by it cannot come within the allowance (and is not measured).
+        let margin = best[0].bits * (1.03 + arityAllowance)
+        let two = best[1].bits <= margin, three = best[2].bits <= margin
+        guard two || three else { return best[0] }
+        var cost = InlineArray<3, Double>(repeating: .infinity)
+        for a in 0..<3 where a == 0 || (a == 1 ? two : three) {
+            let arity = a + 1, count = best[a].binCount, escapes = savedEscapes[a]
+            let digits = histogram + savedCounts(a)
+            digits[count] = escapes  // the escape is the digit after the bins
+            let radix = escapes > 0 ? count + 1 : count
+            let leaves = histogram + huffmanScratch
+            var used = 0
+            switch arity {
+            case 1:
+                for d in 0..<radix where digits[d] > 0 { leaves[used] = digits[d]; used += 1 }
+            case 2:
+                for d0 in 0..<radix where digits[d0] > 0 {
+                    for d1 in 0..<radix where digits[d1] > 0 { leaves[used] = digits[d0] * digits[d1]; used += 1 }
+                }
+            default:
+                for d0 in 0..<radix where digits[d0] > 0 {
+                    for d1 in 0..<radix where digits[d1] > 0 {
+                        for d2 in 0..<radix where digits[d2] > 0 { leaves[used] = digits[d0] * digits[d1] * digits[d2]; used += 1 }
+                    }
+                }
+            }
+            // Expected code length of a symbol byte: Σ internal node weights / Σ leaf weights.
+            let perByte = huffmanLength(leaves, count: used, scratch: leaves + 256)
+            let shift = Double(best[a].shift)
+            let bits = total / Double(arity) * perByte + total * shift + Double(escapes) * max(0, Double(width) - shift)
+            cost[a] = bits * scale + Double(used) * 4
+        }
+        // The largest arity within the allowance.
+        for a in stride(from: 2, to: 0, by: -1) where cost[a] <= cost[0] * (1 + arityAllowance) { return best[a] }
+        return best[0]
+    }
+
+    /// The expected code length (bits a symbol) of a Huffman code for the `n` positive `weights`
+    /// (reordered in place): the sum of the weights of the merged nodes over the sum of the leaves'
+    /// — two queues after a sort, no tree. `scratch` holds the merged nodes (n − 1 Ints).
+    static func huffmanLength(_ weights: UnsafeMutablePointer<Int>, count n: Int, scratch: UnsafeMutablePointer<Int>) -> Double {
+        guard n > 1 else { return 0 }
+        // Shell sort (≤ 256 weights; no allocation, unlike the standard library's sort).
+        var gap = 1
+        while gap < n / 3 { gap = 3 * gap + 1 }
+        while gap > 0 {
+            for i in gap..<n {
+                let w = weights[i]
+                var j = i
+                while j >= gap && weights[j - gap] > w { weights[j] = weights[j - gap]; j -= gap }
+                weights[j] = w
+            }
+            gap /= 3
+        }
+        var leaf = 0, nodeFirst = 0, nodeCount = 0
+        var merged = 0.0, leaves = 0.0
+        for i in 0..<n { leaves += Double(weights[i]) }
+        @inline(__always) func smallest() -> Int {
+            if leaf < n && (nodeFirst == nodeCount || weights[leaf] <= scratch[nodeFirst]) { leaf += 1; return weights[leaf - 1] }
+            nodeFirst += 1
+            return scratch[nodeFirst - 1]
+        }
+        for _ in 0..<(n - 1) {
+            let w = smallest() + smallest()
+            scratch[nodeCount] = w
+            nodeCount += 1
+            merged += Double(w)
+        }
+        return merged / leaves
     }
 
     /// The core of `r`'s distribution (relative to its minimum `lowest`), from a sample of
@@ -158,29 +273,35 @@ enum LatentCoder {
     static let histogramSampleAbove = 16384
     static let histogramStep = 4
 
-    /// Scratch Ints `plan` needs.
-    static let histogramSize = 4096 + 1024 + 2
+    /// Scratch Ints `plan` needs: the histogram, then each arity's saved window (bins and the
+    /// escape), then the Huffman estimate's leaves and merged nodes.
+    static let histogramSize = huffmanScratch + 2 * 256
+    private static let histogramBins = 4096 + 1024 + 2
+    /// Where arity a + 1's saved window starts.
+    private static func savedCounts(_ a: Int) -> Int { histogramBins + (a == 0 ? 0 : a == 1 ? 256 : 256 + 16) }
+    private static let huffmanScratch = histogramBins + 256 + 16 + 8
 
     /// rANS lanes of a latent block of stream version 1 and 2 (docs/CAPTURE.md §5.1).
     static func lanes(version: UInt8) -> Int { version == 1 ? 2 : 4 }
 
-    /// Bytes of a latent block's header in stream version 3.
+    /// Bytes of a latent block's header in stream versions 3 and 4.
     static let headerSizeV3 = 28
-    /// The widest bins of stream version 3: a 64-bit load at a value's byte holds its offset bits.
+    /// The widest bins of stream versions 3 and 4: a 64-bit load at a value's byte holds its offset bits.
     static let maxShiftV3 = 56
 
-    /// Writes a latent block of stream version 3 for `r` with `plan` (`plan.shift` ≤ `maxShiftV3`)
-    /// at `out`; returns the bytes written. The symbols (one byte per value) are one zstd frame,
-    /// whose Huffman-coded literals come within ~1 % of the symbols' order-0 entropy and decode
-    /// several times faster than rANS; the offset bits are `shift` bits per value at fixed
+    /// Writes a latent block of stream version 4 for `r` with `plan` (`plan.shift` ≤ `maxShiftV3`)
+    /// at `out`; returns the bytes written. The symbols (one byte per `plan.arity` values) are one
+    /// zstd frame, whose Huffman-coded literals come within ~1 % of the symbols' order-0 entropy and
+    /// decode several times faster than rANS; the offset bits are `shift` bits per value at fixed
     /// positions; the escapes' bits above them follow, in order.
     /// - Parameters:
-    ///   - symbols: scratch for `n` bytes.
+    ///   - symbols: scratch for `n` bytes; `packed`: for ⌈`n` / `plan.arity`⌉ (unused at arity 1).
     ///   - compressor: a level-1 context without checksums (the capture's frame has one).
     ///   - out: room for `headerSizeV3` + 9 × `n` + 8 bytes.
-    static func encodeV3(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
-                         compressor: ZstdCompressor, into out: UnsafeMutableRawPointer) -> Int {
-        precondition(plan.shift <= maxShiftV3, "bins of stream version 3 are at most 2^56 wide")
+    static func encodeV4(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
+                         packed: UnsafeMutablePointer<UInt8>, compressor: ZstdCompressor, into out: UnsafeMutableRawPointer) -> Int {
+        precondition(plan.shift <= maxShiftV3, "bins of stream version 4 are at most 2^56 wide")
+        precondition(arities.contains(plan.arity) && plan.binCount <= maxBins(arity: plan.arity), "a plan beyond its arity's bins")
         let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
         let escape = UInt8(plan.binCount)
         // bin = ((r[i] − base) >> shift) − start; the symbol is the bin when below binCount, else
@@ -189,35 +310,26 @@ enum LatentCoder {
         out.storeBytes(of: UInt64(bitPattern: plan.base).littleEndian, toByteOffset: 0, as: UInt64.self)
         out.storeBytes(of: UInt8(plan.shift), toByteOffset: 8, as: UInt8.self)
         out.storeBytes(of: UInt8(plan.escapeWidth), toByteOffset: 9, as: UInt8.self)
-        out.storeBytes(of: UInt16(plan.binCount).littleEndian, toByteOffset: 10, as: UInt16.self)
+        out.storeBytes(of: UInt8(plan.binCount), toByteOffset: 10, as: UInt8.self)
+        out.storeBytes(of: UInt8(plan.arity), toByteOffset: 11, as: UInt8.self)
         out.storeBytes(of: plan.binStart.littleEndian, toByteOffset: 12, as: UInt64.self)
         out.storeBytes(of: UInt32(escapes).littleEndian, toByteOffset: 24, as: UInt32.self)
         var p = headerSizeV3
-        // A zstd frame only when it is shorter than the symbols: `symbol_bytes` = n means stored as they are.
-        let frame = try? compressor.compress(UnsafeRawBufferPointer(start: symbols, count: n),
-                                             into: UnsafeMutableRawBufferPointer(start: out + p, count: n - 1))
-        let symbolBytes = frame ?? n
-        if frame == nil { (out + p).copyMemory(from: symbols, byteCount: n) }
-        out.storeBytes(of: UInt32(symbolBytes).littleEndian, toByteOffset: 20, as: UInt32.self)
-        p += symbolBytes
-        let lowMask: UInt64 = shift == 0 ? 0 : (1 << shift) - 1
+        // The symbol bytes: the symbols themselves, or their digits packed `arity` to a byte.
+        let symbolCount = (n + plan.arity - 1) / plan.arity
+        let symbolBytes = plan.arity == 1 ? symbols : packed
+        if plan.arity > 1 { tributary_pack_digits(symbols, n, UInt32(plan.arity), packed) }
+        // A zstd frame only when it is shorter than the symbol bytes: `symbol_bytes` = P means stored as they are.
+        let frame = try? compressor.compress(UnsafeRawBufferPointer(start: symbolBytes, count: symbolCount),
+                                             into: UnsafeMutableRawBufferPointer(start: out + p, count: symbolCount - 1))
+        let stored = frame ?? symbolCount
+        if frame == nil { (out + p).copyMemory(from: symbolBytes, byteCount: symbolCount) }
+        out.storeBytes(of: UInt32(stored).littleEndian, toByteOffset: 20, as: UInt32.self)
+        p += stored
         if plan.shift > 0 {
-            // Narrow offsets go several to a write (as many as 56 bits hold; the values' bits in
-            // order, least significant first, as one at a time): the writer's chain of dependent
-            // shifts is then several times shorter.
-            let width = plan.shift, perWrite = 56 / width
-            var writer = BitWriter(out + p)
-            var i = 0
-            if perWrite > 1 {
-                while i + perWrite <= n {
-                    var word: UInt64 = 0
-                    for j in 0..<perWrite { word |= (UInt64(bitPattern: r[i + j] &- plan.base) & lowMask) &<< UInt64(j * width) }
-                    writer.write(word, perWrite * width)
-                    i += perWrite
-                }
-            }
-            while i < n { writer.write(UInt64(bitPattern: r[i] &- plan.base) & lowMask, width); i += 1 }
-            p += writer.finish()
+            // The low bits: a C kernel that writes several values at a time (BitWriter's layout).
+            p += tributary_pack_low_bits(r, n, UInt64(bitPattern: plan.base), UInt32(plan.shift),
+                                         (out + p).assumingMemoryBound(to: UInt8.self))
         }
         if escapes > 0 {
             let highWidth = max(0, plan.escapeWidth - plan.shift)
@@ -239,7 +351,7 @@ enum LatentCoder {
         return p
     }
 
-    /// The symbols of `encodeV3` in Swift (the kernel's reference in the tests); returns the escapes.
+    /// The symbols of `encodeV4` in Swift (the kernel's reference in the tests); returns the escapes.
     static func binSymbolsReference(_ r: UnsafePointer<Int64>, count n: Int, base: Int64, shift: UInt64, start: UInt64, bins: UInt64,
                                     escape: UInt8, into symbols: UnsafeMutablePointer<UInt8>) -> Int {
         var escapes = 0
@@ -263,6 +375,9 @@ enum LatentCoder {
         /// The decoded symbols of a block.
         private(set) var symbols = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
         private var symbolCapacity = 1
+        /// The symbol bytes of a block of arity 2 or 3 (stream version 4), decompressed.
+        private(set) var packed = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        private var packedCapacity = 1
         /// The rANS words of a block, one padded region per lane.
         private(set) var words = UnsafeMutablePointer<UInt16>.allocate(capacity: 1)
         private var wordCapacity = 1
@@ -280,10 +395,16 @@ enum LatentCoder {
             symbolWidth.deallocate()
             symbolMask.deallocate()
             symbols.deallocate()
+            packed.deallocate()
             words.deallocate()
         }
 
-        func reserve(symbols n: Int, words count: Int) {
+        func reserve(symbols n: Int, words count: Int, packed packedCount: Int = 0) {
+            if packedCount > packedCapacity {
+                packed.deallocate()
+                packedCapacity = max(packedCount, packedCapacity * 3 / 2)
+                packed = .allocate(capacity: packedCapacity)
+            }
             if n > symbolCapacity {
                 symbols.deallocate()
                 symbolCapacity = max(n, symbolCapacity * 3 / 2)
@@ -442,34 +563,56 @@ enum LatentCoder {
         guard position <= 8 * byteCount else { throw Corrupt() }
     }
 
-    /// Decodes a latent block of stream version 3 (`encodeV3`) of `n` values from `input` into `r`;
-    /// returns the bytes consumed. Every read is bounded by `input`; a block that breaks a rule of
-    /// docs/CAPTURE.md §5.1 throws.
-    static func decodeV3(_ input: UnsafeRawBufferPointer, count n: Int, tables: Tables, decompressor: ZstdDecompressor,
-                         into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
+    /// Decodes a latent block of stream version 3 or 4 (`encodeV4`) of `n` values from `input`
+    /// into `r`; returns the bytes consumed. Every read is bounded by `input`; a block that breaks a
+    /// rule of docs/CAPTURE.md §5.1 throws.
+    static func decodeV3(_ input: UnsafeRawBufferPointer, count n: Int, version: UInt8, tables: Tables,
+                         decompressor: ZstdDecompressor, into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
         guard input.count >= headerSizeV3, n >= 1 else { throw Corrupt() }
         let base = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
         let shift = Int(input[8]), escapeWidth = Int(input[9])
-        let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
+        // Version 3's u16 bin count is version 4's u8 bin count and u8 arity (0 in version 3).
+        let binCount = Int(input[10]), arityByte = Int(input[11])
+        let arity = version == 3 ? (arityByte == 0 ? 1 : 0) : arityByte
         let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
         let symbolBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
         let escapes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: 24, as: UInt32.self)))
-        guard shift <= maxShiftV3, escapeWidth <= 64, binCount <= maxBins, escapes <= n,
-              symbolBytes <= n, symbolBytes <= input.count - headerSizeV3 else { throw Corrupt() }
+        guard arities.contains(arity) else { throw Corrupt() }
+        let symbolCount = (n + arity - 1) / arity
+        guard shift <= maxShiftV3, escapeWidth <= 64, binCount <= maxBins(arity: arity), escapes <= n,
+              symbolBytes <= symbolCount, symbolBytes <= input.count - headerSizeV3 else { throw Corrupt() }
         let start = input.baseAddress!
         var p = headerSizeV3
-        let symbols: UnsafePointer<UInt8>
-        if symbolBytes == n {
-            symbols = UnsafeRawPointer(start + p).bindMemory(to: UInt8.self, capacity: n)
-        } else {
-            tables.reserve(symbols: n, words: 0)
+        // The symbol bytes as stored, or decompressed into `tables`.
+        var stored = UnsafeRawPointer(start + p).bindMemory(to: UInt8.self, capacity: symbolCount)
+        if symbolBytes != symbolCount {
+            tables.reserve(symbols: n, words: 0, packed: arity > 1 ? symbolCount : 0)
+            let into = arity == 1 ? tables.symbols : tables.packed
             do {
                 let written = try decompressor.decompress(UnsafeRawBufferPointer(start: start + p, count: symbolBytes),
-                                                          into: UnsafeMutableRawBufferPointer(start: tables.symbols, count: n))
-                guard written == n else { throw Corrupt() }
+                                                          into: UnsafeMutableRawBufferPointer(start: into, count: symbolCount))
+                guard written == symbolCount else { throw Corrupt() }
             } catch { throw Corrupt() }
+            stored = UnsafePointer(into)
+        }
+        let symbols: UnsafePointer<UInt8>
+        // Every symbol must be a bin, or the escape when there are escapes: checked once (a
+        // vectorised maximum, or the digits' while they are taken apart), then every value is made
+        // as a bin's without a test each — the escape's "bin" is the block's minimum, so that its
+        // value is base + its low bits — and the few escapes are found again (8 symbols at a time)
+        // and given their high bits.
+        let largest: Int
+        if arity == 1 {
+            symbols = stored
+            var most: UInt8 = 0
+            for i in 0..<n { most = max(most, symbols[i]) }
+            largest = Int(most)
+        } else {
+            tables.reserve(symbols: n, words: 0)
+            largest = Int(tributary_expand_digits(stored, n, UInt32(arity), tables.symbols))
             symbols = UnsafePointer(tables.symbols)
         }
+        guard largest < binCount + (escapes > 0 ? 1 : 0) else { throw Corrupt() }
         p += symbolBytes
         let offsetBytes = (n * shift + 7) / 8
         let highWidth = max(0, escapeWidth - shift)
@@ -482,13 +625,6 @@ enum LatentCoder {
         // few, when the block ends the stream) are read byte by byte.
         let readable = input.count - p
         let fast = shift == 0 ? n : (readable < 8 ? 0 : min(n, (8 * (readable - 8) + 7) / shift + 1))
-        // Every symbol must be a bin, or the escape when there are escapes: checked once (a
-        // vectorised maximum), then every value is made as a bin's without a test each — the
-        // escape's "bin" is the block's minimum, so that its value is base + its low bits — and
-        // the few escapes are found again (8 symbols at a time) and given their high bits.
-        var largest: UInt8 = 0
-        for i in 0..<n { largest = max(largest, symbols[i]) }
-        guard Int(largest) < binCount + (escapes > 0 ? 1 : 0) else { throw Corrupt() }
         // The first `fast` values by the kernel (eight at a time with AVX-512, codec_kernels.h).
         tributary_unpack_bins(symbols, bits.assumingMemoryBound(to: UInt8.self), fast, UInt32(shift), base, binStart,
                               UInt8(binCount), r)

@@ -17,16 +17,17 @@ import Foundation
 ///
 /// Owns its scratch buffers (grown to the largest stream, then reused): one per thread.
 final class NumericCodec {
-    /// The stream version written: 3 (latent blocks with zstd-coded symbols); 2 (4 rANS lanes) and
-    /// 1 (2 lanes) are read too.
-    static let version: UInt8 = 3
-    static let readableVersions: ClosedRange<UInt8> = 1...3
+    /// The stream version written: 4 (latent blocks with zstd-coded symbols of one, two or three
+    /// bins a byte); 3 (one a byte), 2 (4 rANS lanes) and 1 (2 lanes) are read too.
+    static let version: UInt8 = 4
+    static let readableVersions: ClosedRange<UInt8> = 1...4
     static let maxSegment = 1 << 16
     static let streamHeaderSize = 16
 
     private let latents = Scratch<Int64>()
     private let adjustments = Scratch<Int64>()
     private let symbols = Scratch<UInt8>()
+    private let packedSymbols = Scratch<UInt8>()
     private let output = Scratch<UInt8>()
     private let histogram = Scratch<Int>()
     private let alternative = Scratch<UInt8>()
@@ -52,7 +53,7 @@ final class NumericCodec {
     /// Segments whose predictor a lane kernel (four or eight at a time) undid (tests and profiles look at it).
     private(set) var laneSegments = 0
     private let tables = LatentCoder.Tables()
-    /// The symbols' zstd frames of stream version 3 (nested in the chunk's frame: no checksum of their own).
+    /// The symbols' zstd frames of stream versions 3 and 4 (nested in the chunk's frame: no checksum of their own).
     private let symbolCompressor: ZstdCompressor
     private let symbolDecompressor: ZstdDecompressor
     /// Grids found in earlier segments, tried first (a channel keeps its scaling from chunk to chunk).
@@ -89,6 +90,7 @@ final class NumericCodec {
         latents.reserve(n)
         adjustments.reserve(n)
         symbols.reserve(n)
+        packedSymbols.reserve(n)
         histogram.reserve(LatentCoder.histogramSize)
         output.reserve(Self.workingSize(elementCount: n))
         let o = UnsafeMutableRawPointer(output.base)
@@ -287,9 +289,10 @@ final class NumericCodec {
 
     private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
         let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3,
-                                    huffmanBound: true)
+                                    huffmanBound: true, multiSymbol: true)
         if measureEntropy { entropyBits += Self.entropy(r, count: n) }
-        return LatentCoder.encodeV3(r, count: n, plan: plan, symbols: symbols.base, compressor: symbolCompressor, into: out)
+        return LatentCoder.encodeV4(r, count: n, plan: plan, symbols: symbols.base, packed: packedSymbols.base,
+                                    compressor: symbolCompressor, into: out)
     }
 
     /// Empirical order-0 entropy (bits) of `n` values.
@@ -1028,8 +1031,9 @@ final class NumericCodec {
         let version = stored[0], lanes = LatentCoder.lanes(version: version)
         func latentBlock(at p: Int, count: Int, into r: UnsafeMutablePointer<Int64>) throws(LatentCoder.Corrupt) -> Int {
             let block = UnsafeRawBufferPointer(rebasing: stored[p...])
-            return version == 3
-                ? try LatentCoder.decodeV3(block, count: count, tables: tables, decompressor: symbolDecompressor, into: r)
+            return version >= 3
+                ? try LatentCoder.decodeV3(block, count: count, version: version, tables: tables,
+                                           decompressor: symbolDecompressor, into: r)
                 : try LatentCoder.decode(block, count: count, lanes: lanes, tables: tables, into: r)
         }
         // A latent slot per lane (the segments `finishLanes` takes together), each the longest segment's length.

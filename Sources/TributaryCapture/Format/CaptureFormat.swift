@@ -3,12 +3,13 @@ public enum CaptureFormat {
     /// The eight bytes a capture file starts with: `89 54 43 41 50 0D 0A 1A` ("\x89TCAP\r\n\x1a").
     /// Like PNG's, the high byte and the CR LF / ^Z catch transfers that mangle binary files.
     public static let fileMagic: [UInt8] = [0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A]
-    /// The format version this code writes: 3, since coded streams (§5.1) are of stream version 3,
-    /// which a reader of version 2 cannot decode — it refuses the file at its header instead (as a
+    /// The format version this code writes: 4, since coded streams (§5.1) are of stream version 4,
+    /// which a reader of version 3 cannot decode — it refuses the file at its header instead (as a
     /// version-1 reader refuses version 2, whose chunks may hold the coded transform).
-    public static let version: UInt16 = 3
-    /// The versions this code reads: 1 (no coded transform), 2 (coded streams of versions 1 and 2), 3.
-    public static let readableVersions: ClosedRange<UInt16> = 1...3
+    public static let version: UInt16 = 4
+    /// The versions this code reads: 1 (no coded transform), 2 (coded streams of versions 1 and 2),
+    /// 3 (stream version 3), 4.
+    public static let readableVersions: ClosedRange<UInt16> = 1...4
     /// The record sync marker `9E 54 52 45 43 0D 0A 1A` ("\x9eTREC\r\n\x1a") as a little-endian u64.
     public static let syncMarker: UInt64 = 0x1A0A_0D43_4552_549E
     /// The last eight bytes of a footed capture: `89 54 43 41 50 45 4E 44` ("\x89TCAPEND").

@@ -2,7 +2,7 @@ import Foundation
 
 /// The header at the start of every capture file (docs/CAPTURE.md §2).
 public struct CaptureFileHeader: Sendable, Equatable {
-    /// Format version (`CaptureFormat.version` when written; 1, 2 or 3 when read).
+    /// Format version (`CaptureFormat.version` when written; 1 … 4 when read).
     public var version: UInt16
     /// A random identifier for the capture (RFC 4122 version 4 bytes).
     public var uuid: UUID
