@@ -42,8 +42,8 @@ run wire-fuzz Fuzz/.build/seeds-wire
 # and the C kernels of the decoder (compiled with the same sanitizers).
 mkdir -p Fuzz/regressions/capture-fuzz
 # The C kernels the decoder calls, instrumented too (ASan sees their reads of the stored bytes).
-kernels=(Sources/CLinearPredictor/linear_predictor.c Sources/CKernels/codec_bins.c Sources/CKernels/codec_grid.c Sources/CKernels/codec_encode.c
-         Sources/CKernels/dispatch.c)
+kernels=(Sources/CLinearPredictor/linear_predictor.c Sources/CKernels/codec_bins.c Sources/CKernels/codec_digits.c Sources/CKernels/codec_grid.c
+         Sources/CKernels/codec_encode.c Sources/CKernels/dispatch.c)
 objects=()
 for c in "${kernels[@]}"; do
   o=Fuzz/.build/$(basename "${c%.c}").o

@@ -120,6 +120,28 @@ static void unpack_avx512(const uint8_t *symbols, const uint8_t *bits, size_t n,
 }
 
 
+// The escapes' positions: 32 symbols a compare and a mask, a bit loop only where one is.
+__attribute__((target("avx2")))
+static size_t find_byte_avx2(const uint8_t *bytes, size_t n, uint8_t value, uint32_t *positions, size_t capacity) {
+    const __m256i v = _mm256_set1_epi8((char)value);
+    size_t found = 0, i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint32_t mask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(bytes + i)), v));
+        while (mask) {
+            if (found < capacity) positions[found] = (uint32_t)(i + (size_t)__builtin_ctz(mask));
+            found++;
+            mask &= mask - 1;
+        }
+    }
+    for (; i < n; i++) {
+        if (bytes[i] == value) {
+            if (found < capacity) positions[found] = (uint32_t)i;
+            found++;
+        }
+    }
+    return found;
+}
+
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
     switch (tributary_kernel_level()) {
@@ -128,9 +150,29 @@ void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n
     default: unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r);
     }
 }
-#else
+#endif
+
+#if !defined(__x86_64__)
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
     unpack_portable(symbols, bits, 0, n, shift, base, bin_start, escape, r);
 }
 #endif
+
+static size_t find_byte_portable(const uint8_t *bytes, size_t n, uint8_t value, uint32_t *positions, size_t capacity) {
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (bytes[i] == value) {
+            if (found < capacity) positions[found] = (uint32_t)i;
+            found++;
+        }
+    }
+    return found;
+}
+
+size_t tributary_find_byte(const uint8_t *bytes, size_t n, uint8_t value, uint32_t *positions, size_t capacity) {
+#if defined(__x86_64__)
+    if (tributary_kernel_level() >= KERNEL_AVX2_BMI2) return find_byte_avx2(bytes, n, value, positions, capacity);
+#endif
+    return find_byte_portable(bytes, n, value, positions, capacity);
+}

@@ -159,6 +159,62 @@ struct CodecKernelTests {
         }
     }
 
+    /// Symbol digits (`tributary_pack_digits`, `tributary_expand_digits`: stream version 4's arities 2 and 3) at every
+    /// level: the digits of every byte value in every position of the vector steps and the tails,
+    /// and a bad byte (radix 6: ≥ 216) or a non-zero padding digit anywhere reported.
+    @Test func symbolDigitsMatchTheLayoutAtEveryLevel() {
+        var rng = SplitMix64(seed: 6)
+        Self.atEveryLevel { level in
+            for arity in 2...3 {
+                let radix = arity == 2 ? 16 : 6
+                for n in Self.lengths + [95, 96, 97, 191, 192, 193, 65536] where n > 0 {
+                    let p = (n + arity - 1) / arity
+                    let symbols = (0..<n).map { _ in UInt8(rng.next() % UInt64(radix)) }
+                    var packed = [UInt8](repeating: 0, count: p)
+                    for i in 0..<n {
+                        packed[i % p] += symbols[i] * UInt8([1, radix, radix * radix][i / p])
+                    }
+                    var made = [UInt8](repeating: 0xEE, count: p)
+                    tributary_pack_digits(symbols, n, UInt32(arity), &made)
+                    #expect(made == packed, "level \(level), arity \(arity), n \(n)")
+                    var back = [UInt8](repeating: 0xEE, count: n)
+                    let largest = tributary_expand_digits(packed, n, UInt32(arity), &back)
+                    #expect(back == symbols && Int(largest) == Int(symbols.max()!), "level \(level), arity \(arity), n \(n)")
+                    if arity == 3 && n >= 3 {
+                        var bad = packed
+                        bad[Int(rng.next() % UInt64(p))] = UInt8(216 + rng.next() % 40)
+                        #expect(tributary_expand_digits(bad, n, 3, &back) > 5, "level \(level), n \(n)")
+                    }
+                    if n % arity != 0 {
+                        var bad = packed
+                        bad[p - 1] = bad[p - 1] &+ UInt8([1, radix, radix * radix][n / p])  // a digit of value ≥ n
+                        #expect(tributary_expand_digits(bad, n, UInt32(arity), &back) > 15, "level \(level), n \(n)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The escapes' positions (`tributary_find_byte`): every match counted, the first `capacity`
+    /// listed in order, at every level and tail.
+    @Test func escapePositionsMatchAtEveryLevel() {
+        var rng = SplitMix64(seed: 4242)
+        Self.atEveryLevel { level in
+            for n in Self.lengths + [31, 32, 33, 96, 100] {
+                for rate in [0, 3, 50] {
+                    let bytes = (0..<n).map { _ in rng.next() % 100 < UInt64(rate) ? UInt8(5) : UInt8(rng.next() % 5) }
+                    let expected = bytes.indices.filter { bytes[$0] == 5 }.map(UInt32.init)
+                    for capacity in [expected.count, max(0, expected.count - 2)] {
+                        var positions = [UInt32](repeating: 0xFFFF_FFFF, count: max(1, capacity))
+                        let found = tributary_find_byte(bytes, n, 5, &positions, capacity)
+                        #expect(found == expected.count, "level \(level), n \(n)")
+                        #expect(Array(positions[..<capacity]) == Array(expected[..<capacity]), "level \(level), n \(n)")
+                    }
+                }
+            }
+        }
+    }
+
     /// The encoder's low bits (`tributary_pack_low_bits`, values grouped per write) are those of
     /// the one-value-a-write BitWriter, byte for byte, at every width and tail.
     @Test func lowBitsAreTheBitWritersAtEveryWidth() {

@@ -39,6 +39,10 @@ void tributary_narrow32(const int64_t *x, int32_t *out, size_t n);
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
                            uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r);
 
+/// How many of bytes[0 … n − 1] equal `value` (a latent block's escapes); the positions of the
+/// first `capacity` of them, in increasing order, go to `positions`. Requires n < 2^32.
+size_t tributary_find_byte(const uint8_t *bytes, size_t n, uint8_t value, uint32_t *positions, size_t capacity);
+
 /// A latent block's symbol bytes of arity 2 or 3 (stream version 4, docs/CAPTURE.md §5.1): with
 /// P = ⌈n / arity⌉, byte j holds the digits of values j, P + j (and 2P + j when arity is 3), in
 /// radix 16 (arity 2) or 6 (arity 3), the first the least significant; digits of values ≥ n are

@@ -378,6 +378,9 @@ enum LatentCoder {
         /// The symbol bytes of a block of arity 2 or 3 (stream version 4), decompressed.
         private(set) var packed = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
         private var packedCapacity = 1
+        /// The positions of a block's escapes.
+        private(set) var escapePositions = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
+        private var escapeCapacity = 1
         /// The rANS words of a block, one padded region per lane.
         private(set) var words = UnsafeMutablePointer<UInt16>.allocate(capacity: 1)
         private var wordCapacity = 1
@@ -396,10 +399,16 @@ enum LatentCoder {
             symbolMask.deallocate()
             symbols.deallocate()
             packed.deallocate()
+            escapePositions.deallocate()
             words.deallocate()
         }
 
-        func reserve(symbols n: Int, words count: Int, packed packedCount: Int = 0) {
+        func reserve(symbols n: Int, words count: Int, packed packedCount: Int = 0, escapes escapeCount: Int = 0) {
+            if escapeCount > escapeCapacity {
+                escapePositions.deallocate()
+                escapeCapacity = max(escapeCount, escapeCapacity * 3 / 2)
+                escapePositions = .allocate(capacity: escapeCapacity)
+            }
             if packedCount > packedCapacity {
                 packed.deallocate()
                 packedCapacity = max(packedCount, packedCapacity * 3 / 2)
@@ -643,27 +652,17 @@ enum LatentCoder {
             }
         }
         guard escapes > 0 else { return p + offsetBytes }
-        let escape = UInt8(binCount)
-        var taken = 0
-        @inline(__always) func addHigh(_ i: Int) throws(Corrupt) {
-            guard taken < escapes else { throw Corrupt() }
+        // The escapes' positions (a C kernel: 32 symbols a compare), then their high bits in order.
+        tables.reserve(symbols: 0, words: 0, escapes: escapes)
+        let positions = tables.escapePositions
+        let found = tributary_find_byte(symbols, n, UInt8(binCount), positions, escapes)
+        guard found == escapes else { throw Corrupt() }
+        for k in 0..<escapes {
+            let i = Int(positions[k])
             let low = UInt64(bitPattern: r[i]) &- base
             r[i] = Int64(bitPattern: base &+ ((high.read(highWidth) &<< q) | low))
-            taken += 1
         }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let pattern = ones &* UInt64(escape)
-        var i = 0
-        while i + 8 <= n {
-            // A byte of `word` is zero where the symbol is the escape (the classic has-zero-byte test).
-            let word = UInt64(littleEndian: UnsafeRawPointer(symbols + i).loadUnaligned(as: UInt64.self)) ^ pattern
-            if (word &- ones) & ~word & (ones &<< 7) != 0 {
-                for k in i..<(i + 8) where symbols[k] == escape { try addHigh(k) }
-            }
-            i += 8
-        }
-        for k in i..<n where symbols[k] == escape { try addHigh(k) }
-        guard taken == escapes, !high.overrun else { throw Corrupt() }
+        guard !high.overrun else { throw Corrupt() }
         return p + offsetBytes + escapeBytes
     }
 }
