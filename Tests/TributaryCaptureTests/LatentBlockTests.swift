@@ -22,6 +22,7 @@ import CKernels
         var histogram = [Int](repeating: 0, count: LatentCoder.histogramSize)
         var symbols = [UInt8](repeating: 0, count: n)
         var packed = [UInt8](repeating: 0, count: n)
+        var positions = [UInt32](repeating: 0, count: n)
         var out = [UInt8](repeating: 0, count: LatentCoder.headerSizeV3 + 9 * n + 64)
         let compressor = try ZstdCompressor(level: 1, checksum: false)
         let size = r.withUnsafeBufferPointer { rp in
@@ -29,7 +30,7 @@ import CKernels
                                         maxShift: LatentCoder.maxShiftV3, huffmanBound: true, multiSymbol: true, arity: arity)
             if let arity { #expect(plan.arity == arity) }
             return LatentCoder.encodeV4(rp.baseAddress!, count: n, plan: plan, symbols: &symbols, packed: &packed,
-                                        compressor: compressor, into: &out)
+                                        positions: &positions, compressor: compressor, into: &out)
         }
         return Array(out[..<size])
     }

@@ -295,11 +295,13 @@ enum LatentCoder {
     /// decode several times faster than rANS; the offset bits are `shift` bits per value at fixed
     /// positions; the escapes' bits above them follow, in order.
     /// - Parameters:
-    ///   - symbols: scratch for `n` bytes; `packed`: for ⌈`n` / `plan.arity`⌉ (unused at arity 1).
+    ///   - symbols: scratch for `n` bytes; `packed`: for ⌈`n` / `plan.arity`⌉ (unused at arity 1);
+    ///     `positions`: for as many UInt32 as the block has escapes (at most `n`).
     ///   - compressor: a level-1 context without checksums (the capture's frame has one).
     ///   - out: room for `headerSizeV3` + 9 × `n` + 8 bytes.
     static func encodeV4(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
-                         packed: UnsafeMutablePointer<UInt8>, compressor: ZstdCompressor, into out: UnsafeMutableRawPointer) -> Int {
+                         packed: UnsafeMutablePointer<UInt8>, positions: UnsafeMutablePointer<UInt32>,
+                         compressor: ZstdCompressor, into out: UnsafeMutableRawPointer) -> Int {
         precondition(plan.shift <= maxShiftV3, "bins of stream version 4 are at most 2^56 wide")
         precondition(arities.contains(plan.arity) && plan.binCount <= maxBins(arity: plan.arity), "a plan beyond its arity's bins")
         let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
@@ -332,20 +334,12 @@ enum LatentCoder {
                                          (out + p).assumingMemoryBound(to: UInt8.self))
         }
         if escapes > 0 {
+            // The escapes' high bits, in order (their positions by a C kernel, 32 symbols a compare).
             let highWidth = max(0, plan.escapeWidth - plan.shift)
+            let found = tributary_find_byte(symbols, n, escape, positions, escapes)
+            precondition(found == escapes, "the escapes counted twice differ")
             var high = BitWriter(out + p)
-            // Escapes are few: eight symbols at a time are skipped when none of them is one.
-            let pattern = UInt64(escape) &* 0x0101_0101_0101_0101
-            var i = 0
-            while i < n {
-                if i + 8 <= n {
-                    let x = UnsafeRawPointer(symbols + i).loadUnaligned(as: UInt64.self) ^ pattern
-                    // A zero byte in x is an escape (the classic has-zero-byte test; exact: no false negatives).
-                    if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 == 0 { i &+= 8; continue }
-                }
-                if symbols[i] == escape { high.write(UInt64(bitPattern: r[i] &- plan.base) >> shift, highWidth) }
-                i &+= 1
-            }
+            for k in 0..<escapes { high.write(UInt64(bitPattern: r[Int(positions[k])] &- plan.base) >> shift, highWidth) }
             p += high.finish()
         }
         return p

@@ -28,6 +28,7 @@ final class NumericCodec {
     private let adjustments = Scratch<Int64>()
     private let symbols = Scratch<UInt8>()
     private let packedSymbols = Scratch<UInt8>()
+    private let escapePositions = Scratch<UInt32>()
     private let output = Scratch<UInt8>()
     private let histogram = Scratch<Int>()
     private let alternative = Scratch<UInt8>()
@@ -91,6 +92,7 @@ final class NumericCodec {
         adjustments.reserve(n)
         symbols.reserve(n)
         packedSymbols.reserve(n)
+        escapePositions.reserve(n)
         histogram.reserve(LatentCoder.histogramSize)
         output.reserve(Self.workingSize(elementCount: n))
         let o = UnsafeMutableRawPointer(output.base)
@@ -292,7 +294,7 @@ final class NumericCodec {
                                     huffmanBound: true, multiSymbol: true)
         if measureEntropy { entropyBits += Self.entropy(r, count: n) }
         return LatentCoder.encodeV4(r, count: n, plan: plan, symbols: symbols.base, packed: packedSymbols.base,
-                                    compressor: symbolCompressor, into: out)
+                                    positions: escapePositions.base, compressor: symbolCompressor, into: out)
     }
 
     /// Empirical order-0 entropy (bits) of `n` values.
