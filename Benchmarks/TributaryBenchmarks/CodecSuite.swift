@@ -12,7 +12,9 @@ import TributaryCapture
 /// TRIBUTARY_CODEC_ROUNDS rounds (default 3), each the peers then us, and prints the median over the
 /// rounds, our spread (min–max) and our speed / pcodec-8's.
 ///
-/// TRIBUTARY_CODEC_SAMPLES sets the samples per channel (default 1,048,576).
+/// TRIBUTARY_CODEC_SAMPLES sets the samples per channel (default 1,048,576), TRIBUTARY_CODEC_SEED
+/// the generator's seed (default 2026): other data sets of the same classes, which the codec's
+/// choices were not tuned on.
 let codecSuite = Suite(name: "codec", run: { context in
     try CodecBenchmark(context: context).run()
 })
@@ -34,8 +36,9 @@ private struct CodecBenchmark {
         let samples = Int(environment["TRIBUTARY_CODEC_SAMPLES"] ?? "") ?? 1 << 20
         let rounds = max(1, Int(environment["TRIBUTARY_CODEC_ROUNDS"] ?? "") ?? 3)
         let directory = context.scratchDirectory + "/codec"
-        print("codec: generating 8 x \(samples) samples per data class...")
-        let info = try context.runPeer("codec_data.py", [directory, String(samples)])
+        let seed = Int(environment["TRIBUTARY_CODEC_SEED"] ?? "") ?? 2026
+        print("codec: generating 8 x \(samples) samples per data class (seed \(seed))...")
+        let info = try context.runPeer("codec_data.py", [directory, String(samples), String(seed)])
         let infoPath = directory + "/info.json"
         try JSONSerialization.data(withJSONObject: info).write(to: URL(fileURLWithPath: infoPath))
         let names = info.keys.sorted().filter { name in environment["TRIBUTARY_CODEC_ONLY"].map { name == $0 } ?? true }
