@@ -72,10 +72,13 @@ enum LatentCoder {
         let step = n >= histogramSampleAbove ? histogramStep : 1
         let sampled = (n + step - 1) / step
         histogram.initialize(repeating: 0, count: fineBins)
+        // Wrapping operations throughout (fine < 64, counts ≤ n): no overflow or shift-width
+        // checks in the loop that is most of the planner's time.
+        let fineShift = UInt64(fine), binLimit = UInt64(fineBins)
         var i = 0
         while i < n {
-            let index = (UInt64(bitPattern: r[i] &- lo) >> UInt64(fine)) &- startFine
-            if index < UInt64(fineBins) { histogram[Int(index)] += 1 }
+            let index = (UInt64(bitPattern: r[i] &- lo) &>> fineShift) &- startFine
+            if index < binLimit { histogram[Int(truncatingIfNeeded: index)] &+= 1 }
             i &+= step
         }
         plan.base = lo
@@ -115,9 +118,11 @@ enum LatentCoder {
                 for b in 0..<count { inside &+= merged[b] }
                 if bins > limit {
                     var most = inside, sum = inside
-                    for s in 1...(bins - limit) {
-                        sum = sum &+ merged[s + limit - 1] &- merged[s - 1]
+                    var s = 1
+                    while s <= bins &- limit {
+                        sum = sum &+ merged[s &+ limit &- 1] &- merged[s &- 1]
                         if sum > most { most = sum; start = s }
+                        s &+= 1
                     }
                     inside = most
                 }
