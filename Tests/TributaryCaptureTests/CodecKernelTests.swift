@@ -192,6 +192,15 @@ struct CodecKernelTests {
                     }
                 }
             }
+            // Every byte in radix 6: its three digits, or (from 216 up) not a symbol byte.
+            var out = [UInt8](repeating: 0, count: 96)
+            for byte in 0...255 {
+                let packed = [UInt8](repeating: UInt8(byte), count: 32)
+                let largest = tributary_expand_digits(packed, 96, 3, &out)
+                let digits = [UInt8(byte % 6), UInt8(byte / 6 % 6), UInt8(byte / 36)]
+                #expect(byte < 216 ? out == digits.flatMap { [UInt8](repeating: $0, count: 32) } && Int(largest) == Int(digits.max()!)
+                                   : largest > 5, "level \(level), byte \(byte)")
+            }
         }
     }
 

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import TributaryCapture
-import CKernels
 
 /// Latent blocks of coded stream versions 3 and 4 (docs/CAPTURE.md §5.1): the values come back bit
 /// for bit whatever the bins, escapes, widths and symbol arity, and each rule of the layout is
@@ -89,43 +88,6 @@ import CKernels
         #expect(chosen[11] >= 2)
         #expect(Double(chosen.count) <= Double(single.count) * (1.005 + LatentCoder.arityAllowance))
         #expect(try Self.decode(chosen, count: r.count) == r)
-    }
-
-    /// The digits' kernel (`tributary_pack_digits`, `tributary_expand_digits`) against the layout
-    /// written out: byte j holds the digits of values j, P + j, 2P + j, least significant first.
-    @Test func digitsPackAndExpandAsTheLayoutSays() {
-        var rng = SplitMix64(seed: 21)
-        for arity in 2...3 {
-            let radix = arity == 2 ? 16 : 6
-            for n in Array(1...70) + [255, 256, 257, 4097, 65536] {
-                let symbols = (0..<n).map { _ in UInt8(rng.next() % UInt64(radix)) }
-                let p = (n + arity - 1) / arity
-                var expected = [UInt8](repeating: 0, count: p)
-                for i in 0..<n {
-                    var digit = Int(symbols[i])
-                    for _ in 0..<(i / p) { digit *= radix }
-                    expected[i % p] += UInt8(digit)
-                }
-                var packed = [UInt8](repeating: 0xEE, count: p)
-                tributary_pack_digits(symbols, n, UInt32(arity), &packed)
-                #expect(packed == expected, "arity \(arity), n \(n)")
-                var back = [UInt8](repeating: 0xEE, count: n)
-                let largest = tributary_expand_digits(packed, n, UInt32(arity), &back)
-                #expect(back == symbols && Int(largest) == Int(symbols.max()!), "arity \(arity), n \(n)")
-            }
-        }
-        // Radix 6: every byte from 216 up is not a symbol byte; a digit of a value past n must be 0.
-        var out = [UInt8](repeating: 0, count: 3)
-        for byte in 0...255 {
-            let largest = tributary_expand_digits([UInt8(byte)], 3, 3, &out)
-            #expect(byte < 216 ? out == [UInt8(byte % 6), UInt8(byte / 6 % 6), UInt8(byte / 36)] && Int(largest) == Int(out.max()!)
-                               : largest > 5, "byte \(byte)")
-        }
-        #expect(tributary_expand_digits([5], 1, 3, &out) == 5)
-        #expect(tributary_expand_digits([6], 1, 3, &out) > 15)   // value 1 does not exist
-        #expect(tributary_expand_digits([36 + 5], 2, 3, &out) > 15)  // value 2 does not exist
-        #expect(tributary_expand_digits([0x0F], 1, 2, &out) == 15)
-        #expect(tributary_expand_digits([0x1F], 1, 2, &out) > 15)
     }
 
     /// The encoder's core of a distribution (its binning window) is the sorted sample's, found

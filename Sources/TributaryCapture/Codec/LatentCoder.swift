@@ -403,26 +403,19 @@ enum LatentCoder {
         }
 
         func reserve(symbols n: Int, words count: Int, packed packedCount: Int = 0, escapes escapeCount: Int = 0) {
-            if escapeCount > escapeCapacity {
-                escapePositions.deallocate()
-                escapeCapacity = max(escapeCount, escapeCapacity * 3 / 2)
-                escapePositions = .allocate(capacity: escapeCapacity)
-            }
-            if packedCount > packedCapacity {
-                packed.deallocate()
-                packedCapacity = max(packedCount, packedCapacity * 3 / 2)
-                packed = .allocate(capacity: packedCapacity)
-            }
-            if n > symbolCapacity {
-                symbols.deallocate()
-                symbolCapacity = max(n, symbolCapacity * 3 / 2)
-                symbols = .allocate(capacity: symbolCapacity)
-            }
-            if count > wordCapacity {
-                words.deallocate()
-                wordCapacity = max(count, wordCapacity * 3 / 2)
-                words = .allocate(capacity: wordCapacity)
-            }
+            Self.grow(&escapePositions, &escapeCapacity, to: escapeCount)
+            Self.grow(&packed, &packedCapacity, to: packedCount)
+            Self.grow(&symbols, &symbolCapacity, to: n)
+            Self.grow(&words, &wordCapacity, to: count)
+        }
+
+        /// Replaces `buffer` by one of at least `needed` elements (1.5× the old when that is more),
+        /// its contents not kept, when it holds fewer.
+        private static func grow<T>(_ buffer: inout UnsafeMutablePointer<T>, _ capacity: inout Int, to needed: Int) {
+            guard needed > capacity else { return }
+            buffer.deallocate()
+            capacity = max(needed, capacity * 3 / 2)
+            buffer = .allocate(capacity: capacity)
         }
     }
 
