@@ -7,6 +7,19 @@ static inline uint64_t value_of(uint8_t s, uint8_t escape, uint64_t base, uint64
     return s == escape ? base : base + ((bin_start + s) << shift);
 }
 
+/// The escapes' positions from byte `first` on, `found` of them listed before (the portable
+/// loop, and the AVX2 kernel's tail).
+static size_t find_byte_from(const uint8_t *bytes, size_t first, size_t n, uint8_t value, uint32_t *positions,
+                             size_t capacity, size_t found) {
+    for (size_t i = first; i < n; i++) {
+        if (bytes[i] == value) {
+            if (found < capacity) positions[found] = (uint32_t)i;
+            found++;
+        }
+    }
+    return found;
+}
+
 /// Values first ..< n.
 static void unpack_portable(const uint8_t *symbols, const uint8_t *bits, size_t first, size_t n, unsigned shift,
                             uint64_t base, uint64_t bin_start, uint8_t escape, int64_t *r) {
@@ -133,13 +146,7 @@ static size_t find_byte_avx2(const uint8_t *bytes, size_t n, uint8_t value, uint
             mask &= mask - 1;
         }
     }
-    for (; i < n; i++) {
-        if (bytes[i] == value) {
-            if (found < capacity) positions[found] = (uint32_t)i;
-            found++;
-        }
-    }
-    return found;
+    return find_byte_from(bytes, i, n, value, positions, capacity, found);
 }
 
 void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n, unsigned shift,
@@ -159,20 +166,9 @@ void tributary_unpack_bins(const uint8_t *symbols, const uint8_t *bits, size_t n
 }
 #endif
 
-static size_t find_byte_portable(const uint8_t *bytes, size_t n, uint8_t value, uint32_t *positions, size_t capacity) {
-    size_t found = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (bytes[i] == value) {
-            if (found < capacity) positions[found] = (uint32_t)i;
-            found++;
-        }
-    }
-    return found;
-}
-
 size_t tributary_find_byte(const uint8_t *bytes, size_t n, uint8_t value, uint32_t *positions, size_t capacity) {
 #if defined(__x86_64__)
     if (tributary_kernel_level() >= KERNEL_AVX2_BMI2) return find_byte_avx2(bytes, n, value, positions, capacity);
 #endif
-    return find_byte_portable(bytes, n, value, positions, capacity);
+    return find_byte_from(bytes, 0, n, value, positions, capacity, 0);
 }

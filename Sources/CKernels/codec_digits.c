@@ -57,9 +57,10 @@ unsigned expand3_from(const uint8_t *packed, size_t n, size_t from, uint8_t *sym
 
 static inline __attribute__((always_inline))
 unsigned expand_body(const uint8_t *packed, size_t n, unsigned arity, uint8_t *symbols) {
-    const size_t p = (n + arity - 1) / arity;
+    if (arity == 3) return expand3_from(packed, n, 0, symbols);
+    const size_t p = (n + 1) / 2;
     uint8_t largest = 0, padding = 0;
-    if (arity == 2) {
+    {
         const size_t both = n - p;
         for (size_t j = 0; j < both; j++) {
             const uint8_t b = packed[j], low = b & 15, high = b >> 4;
@@ -74,9 +75,6 @@ unsigned expand_body(const uint8_t *packed, size_t n, unsigned arity, uint8_t *s
             largest = largest > (b & 15) ? largest : (b & 15);
             padding |= b >> 4;
         }
-    } else {
-        const unsigned rest = expand3_from(packed, n, 0, symbols);
-        return rest;
     }
     return padding ? 255u : largest;
 }

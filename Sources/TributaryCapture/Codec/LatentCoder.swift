@@ -12,8 +12,6 @@ import Foundation
 enum LatentCoder {
     static let probabilityScale = 1 << 12
     static let ransLow: UInt32 = 1 << 16
-    /// Most bins in a block (the escape symbol comes on top).
-    static let maxBins = 255
 
     /// Why a latent block cannot be decoded.
     struct Corrupt: Error {}
@@ -31,8 +29,8 @@ enum LatentCoder {
         var bits: Double = 0
     }
 
-    /// The symbol arities of stream version 4 and the most bins each allows (the escape on top: the
-    /// digits are in radix 256, 16 and 6).
+    /// The symbol arities of stream version 4 and the most bins each allows in a block (the escape
+    /// on top: the digits are in radix 256, 16 and 6; versions 1–3 have arity 1's).
     static func maxBins(arity: Int) -> Int { arity == 1 ? 255 : arity == 2 ? 15 : 5 }
     static let arities = 1...3
     /// The writer takes the largest arity whose estimated size is at most this fraction above
@@ -431,7 +429,7 @@ enum LatentCoder {
         let shift = Int(input[8]), escapeWidth = Int(input[9])
         let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
         let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
-        guard shift <= 63, escapeWidth <= 64, binCount <= maxBins else { throw Corrupt() }
+        guard shift <= 63, escapeWidth <= 64, binCount <= maxBins(arity: 1) else { throw Corrupt() }
         let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth, symbolMask = tables.symbolMask
         var p = 20
         var cumulative = 0
