@@ -37,7 +37,10 @@ enum SubscribeCommand: Command {
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         try options.setAddress(rest[0])
 
-        let run = SubscriptionRun()
+        // --summary only counts: it does so on the Subject's socket thread, with no hand-off to a
+        // callback thread (docs/PERFORMANCE.md, twenty-fifth round). Printing keeps its own thread, so
+        // that a slow terminal does not hold up reading.
+        let run = SubscriptionRun(inline: summary != nil)
         let (subject, welcome) = try options.connect(run)
         printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), sources "
                    + welcome.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", "))

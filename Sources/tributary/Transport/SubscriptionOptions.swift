@@ -173,7 +173,8 @@ struct SubscriptionOptions {
     func connect(_ run: SubscriptionRun) throws -> (Subject, Welcome) {
         let subject: Subject
         let policy = reconnect ? ReconnectPolicy(initialDelay: .milliseconds(200), maxDelay: .seconds(2)) : nil
-        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve, receiveBufferBytes: receiveBufferBytes)) } catch {
+        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve, receiveBufferBytes: receiveBufferBytes),
+                                          callbackQueue: run.callbackQueue()) } catch {
             run.abandon()
             throw CommandError("\(error)")
         }

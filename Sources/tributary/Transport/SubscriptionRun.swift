@@ -27,7 +27,27 @@ enum SubscriptionEnd: Sendable, Equatable {
 /// the publisher sends first (the configuration) is missed; packages that arrive before `run` gives
 /// the handler wait on the callback queue (which, when full, makes the Subject stop reading its
 /// socket). `abandon()` releases them unhandled when the command fails before `run`.
+///
+/// With `inline` the handler runs on the Subject's socket thread (`CallbackQueue.Executor.inline`):
+/// no hand-off to a callback thread a package, for handlers that take little time (`subscribe
+/// --summary`). The socket thread must not wait for `run` — `open` and `start` wait for that thread —
+/// so the packages that arrive before it (the configuration, the first frames) are kept in order
+/// and handled by `run` before any later one.
 final class SubscriptionRun: Sendable {
+    /// Whether the handler runs on the Subject's socket thread (`callbackQueue()` is inline).
+    let inline: Bool
+    /// Inline only: what arrived before `run` or `abandon` (nil once released).
+    private let early = Mutex<EarlyArrivals?>(EarlyArrivals())
+    private struct EarlyArrivals {
+        var packages: [ReceivedPackage] = []
+        var ended = false
+    }
+
+    init(inline: Bool = false) { self.inline = inline }
+
+    /// The callback queue for the run's Subject: inline, or nil for the Subject's default thread.
+    func callbackQueue() -> CallbackQueue? { inline ? CallbackQueue(executor: .inline) : nil }
+
     private let outcome = Mutex<SubscriptionEnd?>(nil)
     private let wake = DispatchSemaphore(value: 0)
     private let consumerDone = DispatchSemaphore(value: 0)
@@ -76,10 +96,31 @@ final class SubscriptionRun: Sendable {
         return outcome.withLock { $0! }
     }
 
-    /// Lets the callback queue go on, with the handler if `run` has set it.
+    /// Lets the callback queue go on, with the handler if `run` has set it. Inline, the packages kept
+    /// so far are handled (or, without a handler, dropped) here first, holding back the socket thread's
+    /// next one until they are.
     private func releaseWaitingPackages() {
+        if inline {
+            early.withLock { early in
+                guard let arrivals = early.take() else { return }
+                for package in arrivals.packages { handle(package) }
+                if arrivals.ended { endSession() }
+                released.store(true, ordering: .releasing)
+            }
+            return
+        }
         released.store(true, ordering: .releasing)
         release.signal()
+    }
+
+    /// Inline, before `run`: keeps `package` (or the session's end, when nil) for it; false once released.
+    private func keptForRun(_ package: ReceivedPackage?) -> Bool {
+        guard inline, !released.load(ordering: .acquiring) else { return false }
+        return early.withLock { early in
+            guard early != nil else { return false }
+            if let package { early!.packages.append(package) } else { early!.ended = true }
+            return true
+        }
     }
 
     /// Waits, on the callback queue, until `run` or `abandon` has been called.
@@ -90,7 +131,12 @@ final class SubscriptionRun: Sendable {
     }
 
     private func receive(_ package: ReceivedPackage) {
+        if keptForRun(package) { return }
         awaitRelease()
+        handle(package)
+    }
+
+    private func handle(_ package: ReceivedPackage) {
         guard !stopped.load(ordering: .relaxed), let handler = handler.withLock({ $0 }) else { return }
         if case .error(let report) = package.content { lastError.withLock { $0 = report } }
         if let reason = handler.handle(package) {
@@ -101,7 +147,12 @@ final class SubscriptionRun: Sendable {
 
     /// The session is over (closed here, or lost for good); the error delivered last says why.
     private func sessionEnded() {
+        if keptForRun(nil) { return }
         awaitRelease()
+        endSession()
+    }
+
+    private func endSession() {
         if let last = lastError.withLock({ $0 }) {
             finish(last.isNormalCloseByPublisher ? .publisherClosed(last.message) : .failed(last))
         } else {
