@@ -162,6 +162,34 @@ class BenchCommand(unittest.TestCase):
         self.assertEqual(s["data_bytes"], s["data_frames"] * 8 * 16 * 8)
         self.assertEqual((s["unaccounted_loss"], s["frames_announced_missing"], s["end"]), (0, 0, "durationElapsed"))
 
+    def test_subscribe_summary_counts_every_frame_of_a_replay_that_ends_at_once(self):
+        """`subscribe --summary` handles packages on the socket thread; what arrives before its run loop
+        (the configuration, the first frames, here often the whole session and its close) is kept in
+        order and counted: every frame, exactly, and the publisher's close as the end."""
+        import numpy as np
+        for frames in (1, 3, 40):
+            np.save(self.path("e.npy"), np.sin(np.arange(2 * 4096 * frames).reshape(2, -1) * 0.01))
+            capture = self.path(f"e{frames}.tcap")
+            subprocess.run([BIN, "import", self.path("e.npy"), "--rate", "100000", "--out", capture],
+                           check=True, capture_output=True, timeout=60)
+            for attempt in range(3):
+                proc = subprocess.Popen([BIN, "serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--replay", capture,
+                                         "--speed", "max", "--linger", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)
+                try:
+                    address = proc.stdout.readline().split()[-1]
+                    sub = subprocess.run([BIN, "subscribe", address, "--api-key", "k", "--summary"],
+                                         capture_output=True, text=True, timeout=30)
+                finally:
+                    proc.stdout.close()
+                    proc.wait(30)
+                where = f"{frames} frames, attempt {attempt + 1}"
+                self.assertEqual(sub.returncode, 0, f"{where}: {sub.stderr}")
+                s = json.loads(sub.stdout)
+                self.assertEqual((s["data_frames"], s["data_bytes"]), (frames, frames * 2 * 4096 * 8), where)
+                self.assertEqual((s["unaccounted_loss"], s["frames_announced_missing"]), (0, 0), where)
+                self.assertTrue(s["end"].startswith("publisherClosed"), f"{where}: {s['end']}")
+
     def test_record_fast_codec_writes_a_readable_capture(self):
         serve = ServeProcess("id=1,name=s,rate=16000,channels=8,block=16")
         self.addCleanup(serve.close)
