@@ -75,9 +75,10 @@ struct BenchRunner {
             publisher.stop(drain: .milliseconds(200))
         }
         guard let port = publisher.port else { throw CommandError("loopback publisher: no port bound") }
+        let context = try sessionContext()
         let sessions = try (0..<subscribers).map { i in
             try openSession(host: "127.0.0.1", port: port, apiKey: apiKey, description: "tributary bench \(i + 1)",
-                            timeout: 10, curve: nil, sourceID: nil, analogFilter: nil, arrayFilters: [])
+                            timeout: 10, curve: nil, sourceID: nil, analogFilter: nil, arrayFilters: [], context: context)
         }
         defer { for (subject, _) in sessions { subject.close() } }
         let deadline = Date().addingTimeInterval(10)
@@ -97,10 +98,12 @@ struct BenchRunner {
     /// Against a running publisher: the sessions select source `sourceID` only; `aligned`: the window
     /// starts at `startAt`.
     func remote(_ options: SubscriptionOptions, source: SourceInfo, aligned: Bool = false) throws -> BenchPoint {
+        let context = try sessionContext()
         let sessions = try (0..<subscribers).map { i in
             try openSession(host: options.host, port: options.port, apiKey: options.apiKey,
                             description: options.description + (subscribers > 1 ? " \(i + 1)" : ""), timeout: options.timeout,
-                            curve: options.curve, sourceID: source.id, analogFilter: options.analogFilter, arrayFilters: options.arrayFilters)
+                            curve: options.curve, sourceID: source.id, analogFilter: options.analogFilter, arrayFilters: options.arrayFilters,
+                            context: context)
         }
         defer { for (subject, _) in sessions { subject.close() } }
         return try measure(sessions, sourceID: source.id, description: source.description, startAt: aligned ? startAt : nil)
@@ -119,11 +122,21 @@ struct BenchRunner {
         }
     }
 
+    /// The libzmq context of a point's sessions, shared by them with an I/O thread per core at most
+    /// (pyzmq's subscriber peer shares one among its sockets too): 32 sessions in one process then
+    /// add no 32 I/O threads of their own to compete for the cores with the callbacks being timed.
+    private func sessionContext() throws -> ZMQContext {
+        let threads = Int32(max(1, min(subscribers, ProcessInfo.processInfo.activeProcessorCount)))
+        do { return try ZMQContext(ioThreads: threads) } catch { throw CommandError("libzmq context for the sessions: \(error)") }
+    }
+
     private func openSession(host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
-                             sourceID: UInt32?, analogFilter: AnalogFilterRequest?, arrayFilters: [ArrayFilterRequest]) throws -> (Subject, BenchObserver) {
+                             sourceID: UInt32?, analogFilter: AnalogFilterRequest?, arrayFilters: [ArrayFilterRequest],
+                             context: ZMQContext) throws -> (Subject, BenchObserver) {
         let subject: Subject
         do {
-            subject = try Subject(options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil)
+            subject = try Subject(options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil,
+                                  context: context)
         } catch { throw CommandError("\(error)") }
         let observer = BenchObserver()
         subject.register(observer)
