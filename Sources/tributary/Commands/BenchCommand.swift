@@ -39,7 +39,8 @@ enum BenchCommand: Command {
       --seconds S               measured seconds per point, in [0.1, 3600] (default 2)
       --warmup S                seconds after the sessions start before a point is measured, in
                                 [0, 3600] (default min(0.5, S/4))
-      --subscribers N           sessions measured at once, 1-256 (default 1)
+      --subscribers N           sessions measured at once, 1-256 (default 1); they share one libzmq
+                                context with an I/O thread per core at most
       --inline                  call the observers on each session's socket thread as messages
                                 are read (the library's inline callback queue) instead of on a
                                 callback thread: no hand-off between threads
