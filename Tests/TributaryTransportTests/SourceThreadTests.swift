@@ -83,6 +83,77 @@ import TributaryWire
         for (arrival, due) in zip(eight, [dues[0], dues[1], dues[1]]) { #expect(arrival.at >= due) }
     }
 
+    /// Hands frames over ahead of their time, the way a paced device does, so that the hand-off queue's
+    /// timer (not a loop wake-up a frame) brings them out: source 10 sends `count` frames 2 ms apart,
+    /// each handed over 1 ms early; once they are out, source 10 hands over one due in 150 ms and then
+    /// source 11 one due in 30 ms, which must re-arm the timer earlier rather than wait behind it.
+    final class AheadSource: Source {
+        let info: SourceInfo
+        let configuration = Configuration(deviceName: "ahead", deviceType: "test")
+        let delivery = SourceDelivery.live
+        static let count = 40
+        let dues = Mutex<[UInt64]>([])
+        /// Shared by the two sources: source 10 has handed over its last frame.
+        final class Gate: Sendable { let pacedOut = Atomic<Bool>(false) }
+        let gate: Gate
+        init(id: UInt32, gate: Gate) {
+            info = SourceInfo(id: id, description: "ahead \(id)")
+            self.gate = gate
+        }
+
+        func run(_ sink: SourceSink) {
+            guard sink.waitForStartedSubscribers(1) else { return }
+            if info.id == 10 {
+                let start = monotonicNanoseconds() + 5_000_000
+                for index in 0..<Self.count {
+                    let due = start + UInt64(index) * 2_000_000
+                    sink.sleep(untilMonotonicNanoseconds: due - 1_000_000)
+                    dues.withLock { $0.append(due) }
+                    sink.publish(rampFrame(channels: 1, samples: 4, first: index, sourceID: 10), dueAtMonotonicNanoseconds: due)
+                }
+                sink.sleep(untilMonotonicNanoseconds: start + UInt64(Self.count) * 2_000_000 + 20_000_000)
+                let late = monotonicNanoseconds() + 150_000_000
+                dues.withLock { $0.append(late) }
+                sink.publish(rampFrame(channels: 1, samples: 4, first: Self.count, sourceID: 10), dueAtMonotonicNanoseconds: late)
+                gate.pacedOut.store(true, ordering: .releasing)
+            } else {
+                while !gate.pacedOut.load(ordering: .acquiring) && !sink.isCancelled { usleep(500) }
+                let soon = monotonicNanoseconds() + 30_000_000
+                dues.withLock { $0.append(soon) }
+                sink.publish(rampFrame(channels: 1, samples: 4, first: 500, sourceID: 11), dueAtMonotonicNanoseconds: soon)
+            }
+        }
+    }
+
+    @Test func framesHandedOverAheadComeOutOnTheQueuesTimerAndAnEarlierDueTimeReArmsIt() throws {
+        let gate = AheadSource.Gate()
+        let paced = AheadSource(id: 10, gate: gate), other = AheadSource(id: 11, gate: gate)
+        let publisher = try makePublisher(sources: [paced, other])
+        defer { publisher.stop() }
+        let subject = try Subject()
+        let log = ArrivalLog()
+        subject.register(log)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "ahead")
+        try subject.start()
+        #expect(waitUntil { log.arrivals.withLock { $0.count } == AheadSource.count + 2 })
+        subject.close()
+        let arrivals = log.arrivals.withLock { $0 }
+        let tens = arrivals.filter { $0.source == 10 }
+        #expect(tens.map(\.first) == (0...UInt64(AheadSource.count)).map { $0 })
+        let dues = paced.dues.withLock { $0 }
+        // Never early (one monotonic clock), in order, and out as they fall due.
+        for (arrival, due) in zip(tens, dues) { #expect(arrival.at >= due) }
+        // Source 11's frame, due 30 ms after source 10's last was handed over for 150 ms, came first,
+        // long before that one: the timer was re-armed for it.
+        let eleven = try #require(arrivals.first { $0.source == 11 })
+        let otherDues = other.dues.withLock { $0 }
+        #expect(otherDues.count == 1 && eleven.at >= otherDues[0])
+        let lastTen = try #require(tens.last)
+        #expect(arrivals.last?.source == 10)
+        #expect(eleven.at + 60_000_000 < lastTen.at)
+        #expect(publisher.statistics().framesPublished == UInt64(AheadSource.count + 2))
+    }
+
     @Test func sourcesRunWithATimerSlackOfOneNanosecondAndNeverWakeEarly() throws {
         let source = ProbeSource()
         let publisher = try makePublisher(sources: [source])

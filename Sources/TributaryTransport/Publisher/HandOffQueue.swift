@@ -1,4 +1,6 @@
+import CTimers
 import Dispatch
+import Foundation
 import Synchronization
 import TributaryWire
 
@@ -36,10 +38,19 @@ protocol HandOffWaker: AnyObject, Sendable {
 /// both arrays keep their capacity, and the waker is an object with its command built once). A full
 /// queue refuses live frames at once — `publish` never blocks on subscribers — while lossless
 /// sources wait for room (and for the loop's lossless backlog to shrink below `losslessWindow`).
+///
+/// A frame handed over ahead of its time (`HandOffItem.due`) does not wake the loop: the publishing
+/// thread arms the queue's own timerfd (`dueTimer`, polled by the loop beside its sockets) for the
+/// earliest due time not yet drained, so the loop wakes once, when the frame is due, instead of once
+/// to take it and again to send it. The timer is armed under the lock that guards the items, so an
+/// arm can never hide an earlier due frame; a drain leaves the timer to fire (a drain of nothing).
 final class HandOffQueue: Sendable {
     private struct State {
         var items: [HandOffItem] = []
+        /// A loop command that drains is queued (the loop is woken).
         var drainScheduled = false
+        /// The time `dueTimer` is armed for on behalf of items not yet drained (0: none).
+        var dueTimerArmed: UInt64 = 0
         var waiters = 0
         var accepted: UInt64 = 0
         var refused: UInt64 = 0
@@ -53,6 +64,9 @@ final class HandOffQueue: Sendable {
     let losslessWindow: Int
     private let state: Mutex<State>
     private let space = DispatchSemaphore(value: 0)
+    /// A timerfd (CLOCK_MONOTONIC, non-blocking) that the loop polls and that publishing threads arm
+    /// for frames due later; -1 when the kernel gave none (then such frames wake the loop at once).
+    let dueTimer: Int32
 
     init(capacity: Int, losslessWindow: Int = 64) {
         self.capacity = max(1, capacity)
@@ -60,7 +74,10 @@ final class HandOffQueue: Sendable {
         var initial = State()
         initial.items.reserveCapacity(self.capacity)
         state = Mutex(initial)
+        dueTimer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
     }
+
+    deinit { if dueTimer >= 0 { close(dueTimer) } }
 
     /// Sets what schedules a drain on the loop thread (once, before the first push).
     func setWaker(_ waker: any HandOffWaker) { state.withLock { $0.waker = waker } }
@@ -77,11 +94,33 @@ final class HandOffQueue: Sendable {
             state.items.append(item)
             state.accepted += 1
             if state.drainScheduled { return (true, nil) }
+            if item.due > 0 && dueTimer >= 0 {
+                // The loop takes it when the earliest undrained due time comes; later ones wait for that drain.
+                if state.dueTimerArmed == 0 || item.due < state.dueTimerArmed {
+                    state.dueTimerArmed = item.due
+                    armDueTimer(at: item.due)
+                }
+                return (true, nil)
+            }
             state.drainScheduled = true
             return (true, state.waker)
         }
         waker?.wake()
         return accepted
+    }
+
+    /// Sets `dueTimer` to fire at `deadline` (CLOCK_MONOTONIC nanoseconds, absolute); under the lock.
+    private func armDueTimer(at deadline: UInt64) {
+        var setting = itimerspec()
+        setting.it_value = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        _ = timerfd_settime(dueTimer, Int32(TFD_TIMER_ABSTIME), &setting, nil)
+    }
+
+    /// The loop's handler for a readable `dueTimer`: clears it and drains.
+    func drainOnDueTimer(into items: inout [HandOffItem]) {
+        var expirations: UInt64 = 0
+        _ = read(dueTimer, &expirations, MemoryLayout<UInt64>.size)
+        drain(into: &items)
     }
 
     /// Appends an item, waiting for room while `keepWaiting()` holds.
@@ -103,6 +142,7 @@ final class HandOffQueue: Sendable {
         let waiters = state.withLock { state -> Int in
             swap(&state.items, &items)
             state.drainScheduled = false
+            state.dueTimerArmed = 0
             return state.waiters
         }
         for _ in 0..<waiters { space.signal() }

@@ -123,6 +123,9 @@ final class PublisherEngine {
         lossless.reserveCapacity(core.handOff.capacity)
         heldSources.reserveCapacity(max(1, core.sources.count))
         scope.setPreciseWakeHandler { [unowned self] in self.releaseScheduled() }
+        if core.handOff.dueTimer >= 0 {
+            scope.register(readable: core.handOff.dueTimer) { [unowned self] in self.drainHandOff(onDueTimer: true) }
+        }
         scope.register(router) { [unowned self] _, _ in self.receiveAll() }
         scope.register(monitor.socket) { [unowned self] _, _ in self.readConnectionEvents() }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
@@ -130,9 +133,14 @@ final class PublisherEngine {
 
     // MARK: Fan-out
 
-    /// Takes everything handed off and sends it (the loop command scheduled by `HandOffQueue.push`).
-    func drainHandOff() {
-        core.handOff.drain(into: &drained)
+    /// Takes everything handed off and sends it: the loop command scheduled by `HandOffQueue.push`, or
+    /// (`onDueTimer`) the queue's timerfd, armed for the earliest frame handed over ahead of its time.
+    func drainHandOff(onDueTimer: Bool = false) {
+        if onDueTimer {
+            core.handOff.drainOnDueTimer(into: &drained)
+        } else {
+            core.handOff.drain(into: &drained)
+        }
         let now = monotonicNanoseconds()
         for item in drained {
             if item.due > now || (!scheduled.isEmpty && isHeld(item.frame.header.sourceID)) {

@@ -46,10 +46,25 @@ public final class ZMQLoopScope {
         }
     }
 
+    /// A file descriptor polled for reading (`register(readable:handler:)`); not owned by the scope.
+    private final class DescriptorRegistration {
+        let fd: Int32
+        let handler: () -> Void
+        init(fd: Int32, handler: @escaping () -> Void) {
+            self.fd = fd
+            self.handler = handler
+        }
+    }
+
     private let eventFD: Int32
     private var registrations: [Registration] = []
-    /// zmq_poll items: index 0 is the wake-up eventfd, index i + 1 is `registrations[i]`.
+    private var descriptors: [DescriptorRegistration] = []
+    /// zmq_poll items: index 0 is the wake-up eventfd, index i + 1 is `polledSockets[i]`, then
+    /// `polledDescriptors`, then the precise wake-up's timerfd (last).
     private var items: [zmq_pollitem_t]
+    /// The registrations the items were built from (handlers may change `registrations` meanwhile).
+    private var polledSockets: [Registration] = []
+    private var polledDescriptors: [DescriptorRegistration] = []
     private var itemsStale = false
     private var timers: [Timer] = []
     private var nextTimerID = 0
@@ -106,6 +121,15 @@ public final class ZMQLoopScope {
 
     /// Number of sockets being polled.
     public var registeredSocketCount: Int { registrations.count }
+
+    /// Polls the file descriptor `fd` for reading and calls `handler` on the loop thread when it is
+    /// readable. The handler must consume what made it readable (read the eventfd or timerfd), or
+    /// every poll returns at once. The scope never closes `fd`; its owner keeps it open while the loop runs.
+    public func register(readable fd: Int32, handler: @escaping () -> Void) {
+        descriptors.removeAll { $0.fd == fd }
+        descriptors.append(DescriptorRegistration(fd: fd, handler: handler))
+        itemsStale = true
+    }
 
     // MARK: Timers
 
@@ -194,16 +218,19 @@ public final class ZMQLoopScope {
     /// True when the last poll saw the wake-up eventfd readable.
     var wakeSignalled: Bool { items[0].revents & Int16(ZMQ_POLLIN) != 0 }
 
-    /// Calls the handlers of the sockets the last poll found ready.
+    /// Calls the handlers of the sockets and descriptors the last poll found ready.
     func dispatchReadySockets() {
         // Iterate over the registrations the poll was built from; handlers may (un)register sockets,
         // which only marks the items stale until the next round.
-        let polled = registrations
-        for (index, registration) in polled.enumerated() where index + 1 < items.count {
+        for (index, registration) in polledSockets.enumerated() {
             let ready = ZMQPollEvents(rawValue: items[index + 1].revents)
             if !ready.isEmpty && registration.active && !registration.socket.isClosed {
                 registration.handler(registration.socket, ready)
             }
+        }
+        let firstDescriptor = polledSockets.count + 1
+        for (index, descriptor) in polledDescriptors.enumerated() where items[firstDescriptor + index].revents & Int16(ZMQ_POLLIN) != 0 {
+            descriptor.handler()
         }
     }
 
@@ -225,6 +252,9 @@ public final class ZMQLoopScope {
             registration.socket.close()
         }
         registrations.removeAll()
+        descriptors.removeAll()
+        polledSockets.removeAll()
+        polledDescriptors.removeAll()
         timers.removeAll()
         preciseHandler = nil
         preciseDeadline = 0
@@ -233,11 +263,16 @@ public final class ZMQLoopScope {
 
     private func rebuildItems() {
         items.removeSubrange(1...)
+        polledSockets = registrations
+        polledDescriptors = descriptors
         for registration in registrations {
             items.append(zmq_pollitem_t(socket: registration.socket.handle, fd: 0,
                                         events: registration.events.rawValue, revents: 0))
         }
-        // After the sockets, so that item i + 1 stays registration i.
+        for descriptor in descriptors {
+            items.append(zmq_pollitem_t(socket: nil, fd: descriptor.fd, events: Int16(ZMQ_POLLIN), revents: 0))
+        }
+        // Last, where `runPreciseWake` looks for it.
         if preciseFD >= 0 { items.append(zmq_pollitem_t(socket: nil, fd: preciseFD, events: Int16(ZMQ_POLLIN), revents: 0)) }
         itemsStale = false
     }
