@@ -154,6 +154,39 @@ import TributaryWire
         #expect(publisher.statistics().framesPublished == UInt64(AheadSource.count + 2))
     }
 
+    /// Hands over, at once, more frames due later than the hand-off queue holds.
+    final class FarAheadSource: Source {
+        let info = SourceInfo(id: 12, description: "far ahead")
+        let configuration = Configuration(deviceName: "far ahead", deviceType: "test")
+        let delivery = SourceDelivery.live
+        static let count = 20
+        func run(_ sink: SourceSink) {
+            guard sink.waitForStartedSubscribers(1) else { return }
+            let start = monotonicNanoseconds() + 30_000_000
+            for index in 0..<Self.count {
+                sink.publish(rampFrame(channels: 1, samples: 4, first: index, sourceID: 12),
+                             dueAtMonotonicNanoseconds: start + UInt64(index) * 1_000_000)
+            }
+        }
+    }
+
+    @Test func framesHandedOverFarAheadDoNotFillTheHandOffQueue() throws {
+        // A queue of 8: past 4 waiting for their time the loop takes them, so none is refused.
+        let publisher = try makePublisher(sources: [FarAheadSource()]) { $0.handOffCapacity = 8 }
+        defer { publisher.stop() }
+        let subject = try Subject()
+        let log = ArrivalLog()
+        subject.register(log)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "far ahead")
+        try subject.start()
+        #expect(waitUntil { log.arrivals.withLock { $0.count } == FarAheadSource.count })
+        subject.close()
+        #expect(log.arrivals.withLock { $0.map(\.first) } == (0..<UInt64(FarAheadSource.count)).map { $0 })
+        let statistics = publisher.statistics()
+        #expect(statistics.handOffRefused == 0)
+        #expect(statistics.framesAccepted == UInt64(FarAheadSource.count))
+    }
+
     @Test func sourcesRunWithATimerSlackOfOneNanosecondAndNeverWakeEarly() throws {
         let source = ProbeSource()
         let publisher = try makePublisher(sources: [source])

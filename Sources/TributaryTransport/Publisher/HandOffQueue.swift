@@ -44,6 +44,8 @@ protocol HandOffWaker: AnyObject, Sendable {
 /// earliest due time not yet drained, so the loop wakes once, when the frame is due, instead of once
 /// to take it and again to send it. The timer is armed under the lock that guards the items, so an
 /// arm can never hide an earlier due frame; a drain leaves the timer to fire (a drain of nothing).
+/// Once half the queue holds such frames, a frame wakes the loop as one due at once does, so frames
+/// handed over far ahead wait in the loop (`SourceSink.publish(_:dueAtMonotonicNanoseconds:)`), not here.
 final class HandOffQueue: Sendable {
     private struct State {
         var items: [HandOffItem] = []
@@ -94,8 +96,10 @@ final class HandOffQueue: Sendable {
             state.items.append(item)
             state.accepted += 1
             if state.drainScheduled { return (true, nil) }
-            if item.due > 0 && dueTimer >= 0 {
-                // The loop takes it when the earliest undrained due time comes; later ones wait for that drain.
+            if item.due > 0 && dueTimer >= 0 && state.items.count <= capacity / 2 {
+                // The loop takes it when the earliest undrained due time comes; later ones wait for that
+                // drain. (Past half the capacity the loop is woken to take them now, as frames due at
+                // once are: it holds what is early, so that early frames never fill the queue.)
                 if state.dueTimerArmed == 0 || item.due < state.dueTimerArmed {
                     state.dueTimerArmed = item.due
                     armDueTimer(at: item.due)
