@@ -41,14 +41,18 @@ run wire-fuzz Fuzz/.build/seeds-wire
 # The capture reader: its format and codec sources plus the wire module, linked against libzstd and ISA-L,
 # and the C kernels of the decoder (compiled with the same sanitizers).
 mkdir -p Fuzz/regressions/capture-fuzz
-# The C kernels the decoder calls, instrumented too (ASan sees their reads of the stored bytes).
-kernels=(Sources/CLinearPredictor/linear_predictor.c Sources/CKernels/codec_bins.c Sources/CKernels/codec_digits.c Sources/CKernels/codec_grid.c
-         Sources/CKernels/codec_encode.c Sources/CKernels/dispatch.c)
+# The C kernels the decoder calls, instrumented too (ASan sees their reads of the stored bytes): every
+# C file of the two kernel targets, so that a new kernel file is linked without editing this list.
+kernels=(Sources/CLinearPredictor/*.c Sources/CKernels/*.c)
+headers=(Sources/CLinearPredictor/include/*.h Sources/CKernels/*.h Sources/CKernels/include/*.h)
 objects=()
 for c in "${kernels[@]}"; do
   o=Fuzz/.build/$(basename "${c%.c}").o
   objects+=("$o")
-  if [ ! -f "$o" ] || [ "$c" -nt "$o" ] || [ Sources/CKernels/include/codec_kernels.h -nt "$o" ]; then
+  stale=0
+  [ ! -f "$o" ] || [ "$c" -nt "$o" ] && stale=1
+  for h in "${headers[@]}"; do [ "$h" -nt "$o" ] && stale=1; done
+  if [ "$stale" = 1 ]; then
     clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CLinearPredictor/include -I Sources/CKernels/include \
       -c "$c" -o "$o"
     rm -f Fuzz/.build/capture-fuzz

@@ -154,7 +154,8 @@ import TributaryWire
         #expect(publisher.statistics().framesPublished == UInt64(AheadSource.count + 2))
     }
 
-    /// Hands over, at once, more frames due later than the hand-off queue holds.
+    /// Hands over, 2 ms apart, more frames than the hand-off queue holds, each due long after the last
+    /// is handed over: a queue that kept them all until the first is due would refuse the ninth.
     final class FarAheadSource: Source {
         let info = SourceInfo(id: 12, description: "far ahead")
         let configuration = Configuration(deviceName: "far ahead", deviceType: "test")
@@ -162,16 +163,17 @@ import TributaryWire
         static let count = 20
         func run(_ sink: SourceSink) {
             guard sink.waitForStartedSubscribers(1) else { return }
-            let start = monotonicNanoseconds() + 30_000_000
+            let start = monotonicNanoseconds() + 80_000_000
             for index in 0..<Self.count {
                 sink.publish(rampFrame(channels: 1, samples: 4, first: index, sourceID: 12),
                              dueAtMonotonicNanoseconds: start + UInt64(index) * 1_000_000)
+                sink.sleep(untilMonotonicNanoseconds: monotonicNanoseconds() + 2_000_000)
             }
         }
     }
 
     @Test func framesHandedOverFarAheadDoNotFillTheHandOffQueue() throws {
-        // A queue of 8: past 4 waiting for their time the loop takes them, so none is refused.
+        // A queue of 8: past 4 waiting for their time the loop is woken to take them, so none is refused.
         let publisher = try makePublisher(sources: [FarAheadSource()]) { $0.handOffCapacity = 8 }
         defer { publisher.stop() }
         let subject = try Subject()
