@@ -62,18 +62,24 @@ import TributaryWire
         }
     }
 
+    /// Subscribes to `publisher`, waits until `count` analog frames have arrived, closes, and returns
+    /// them in the order they arrived.
+    func arrivals(from publisher: Publisher, count: Int) throws -> [(source: UInt32, first: UInt64, at: UInt64)] {
+        let subject = try Subject()
+        let log = ArrivalLog()
+        subject.register(log)
+        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "arrivals")
+        try subject.start()
+        #expect(waitUntil { log.arrivals.withLock { $0.count } == count })
+        subject.close()
+        return log.arrivals.withLock { $0 }
+    }
+
     @Test func framesPublishedForLaterGoOutAtTheirTimeInTheirSourcesOrder() throws {
         let scheduled = ScheduledSource(id: 8), immediate = ScheduledSource(id: 9)
         let publisher = try makePublisher(sources: [scheduled, immediate])
         defer { publisher.stop() }
-        let subject = try Subject()
-        let log = ArrivalLog()
-        subject.register(log)
-        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "scheduled")
-        try subject.start()
-        #expect(waitUntil { log.arrivals.withLock { $0.count } == 4 })
-        subject.close()
-        let arrivals = log.arrivals.withLock { $0 }
+        let arrivals = try arrivals(from: publisher, count: 4)
         let dues = scheduled.dues.withLock { $0 }
         // Source 9's frame did not wait for source 8's.
         #expect(arrivals.first.map { $0.source } == 9)
@@ -130,14 +136,7 @@ import TributaryWire
         let paced = AheadSource(id: 10, gate: gate), other = AheadSource(id: 11, gate: gate)
         let publisher = try makePublisher(sources: [paced, other])
         defer { publisher.stop() }
-        let subject = try Subject()
-        let log = ArrivalLog()
-        subject.register(log)
-        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "ahead")
-        try subject.start()
-        #expect(waitUntil { log.arrivals.withLock { $0.count } == AheadSource.count + 2 })
-        subject.close()
-        let arrivals = log.arrivals.withLock { $0 }
+        let arrivals = try arrivals(from: publisher, count: AheadSource.count + 2)
         let tens = arrivals.filter { $0.source == 10 }
         #expect(tens.map(\.first) == (0...UInt64(AheadSource.count)).map { $0 })
         let dues = paced.dues.withLock { $0 }
@@ -176,14 +175,8 @@ import TributaryWire
         // A queue of 8: past 4 waiting for their time the loop is woken to take them, so none is refused.
         let publisher = try makePublisher(sources: [FarAheadSource()]) { $0.handOffCapacity = 8 }
         defer { publisher.stop() }
-        let subject = try Subject()
-        let log = ArrivalLog()
-        subject.register(log)
-        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "far ahead")
-        try subject.start()
-        #expect(waitUntil { log.arrivals.withLock { $0.count } == FarAheadSource.count })
-        subject.close()
-        #expect(log.arrivals.withLock { $0.map(\.first) } == (0..<UInt64(FarAheadSource.count)).map { $0 })
+        let arrivals = try arrivals(from: publisher, count: FarAheadSource.count)
+        #expect(arrivals.map(\.first) == (0..<UInt64(FarAheadSource.count)).map { $0 })
         let statistics = publisher.statistics()
         #expect(statistics.handOffRefused == 0)
         #expect(statistics.framesAccepted == UInt64(FarAheadSource.count))
