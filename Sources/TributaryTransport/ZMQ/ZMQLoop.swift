@@ -251,7 +251,7 @@ final class ZMQLoopShared<State>: @unchecked Sendable {
                 scope.failure = error
                 break
             }
-            if ready > 0 { scope.dispatchReadySockets() }
+            if ready > 0 { scope.dispatchReady() }
             scope.runPreciseWake()
             scope.runDueTimers()
             if scope.wakeSignalled {

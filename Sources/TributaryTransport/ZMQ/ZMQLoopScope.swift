@@ -219,7 +219,7 @@ public final class ZMQLoopScope {
     var wakeSignalled: Bool { items[0].revents & Int16(ZMQ_POLLIN) != 0 }
 
     /// Calls the handlers of the sockets and descriptors the last poll found ready.
-    func dispatchReadySockets() {
+    func dispatchReady() {
         // Iterate over the registrations the poll was built from; handlers may (un)register sockets,
         // which only marks the items stale until the next round.
         for (index, registration) in polledSockets.enumerated() {
