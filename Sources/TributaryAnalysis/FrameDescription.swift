@@ -17,10 +17,16 @@ package enum FrameDescription {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
+    /// Whole seconds (rounded down) and the nanoseconds after them, for any `ns` (Int64.min has no
+    /// positive counterpart, so this divides rather than subtracts first).
+    package static func secondsAndFraction(_ ns: Int64) -> (seconds: Int64, fraction: Int64) {
+        let (seconds, fraction) = ns.quotientAndRemainder(dividingBy: 1_000_000_000)
+        return fraction < 0 ? (seconds - 1, fraction + 1_000_000_000) : (seconds, fraction)
+    }
+
     /// ISO 8601 UTC with nanoseconds.
     package static func timestamp(_ ns: Int64) -> String {
-        let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
-        let fraction = ns - seconds * 1_000_000_000
+        let (seconds, fraction) = secondsAndFraction(ns)
         var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)

@@ -260,6 +260,12 @@ public final class CaptureWriter: @unchecked Sendable {
             builder = nil
         }
         if builder == nil {
+            // An open chunk holds its builder until it closes: with as many sources open as there are
+            // builders, a new source would wait for one that only this thread could free. The chunk
+            // open longest closes early instead (a publisher may use any number of source ids).
+            if open.count >= maxBuilders - 1, let oldest = open.min(by: { $0.value.openedAt < $1.value.openedAt })?.key {
+                try seal(oldest)
+            }
             let b = try takeBuilder(sourceID: h.sourceID)
             open[h.sourceID] = b
             builder = b

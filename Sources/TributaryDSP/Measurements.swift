@@ -1,4 +1,5 @@
 import Foundation
+import TributaryWire
 
 /// A sinusoid found in a spectrum: x(t) = amplitude * cos(2 pi frequency t + phase).
 public struct ToneMeasurement: Sendable, Equatable {
@@ -231,8 +232,10 @@ public struct SpectralMeasurements: Sendable {
         // rate / f ≈ p / q with a small q: do the samples repeat exactly every p samples?
         let ratio = rate / f
         for q in 1...16 {
-            let p = Int((ratio * Double(q)).rounded())
-            guard p >= 2, p < samples.count / 4 else { continue }
+            // Checked in Double first: a tone near 0 Hz makes the ratio overflow any integer.
+            let period = (ratio * Double(q)).rounded()
+            guard period >= 2, period < Double(samples.count / 4) else { continue }
+            let p = Int(period)
             let compared = Swift.min(samples.count - p, 8_192)
             var equal = 0
             for i in 0..<compared where samples[i] == samples[i + p] { equal += 1 }
@@ -243,7 +246,7 @@ public struct SpectralMeasurements: Sendable {
                 break
             }
         }
-        let bin = Int((f / binWidth).rounded())
+        let bin = Int(saturating: (f / binWidth).rounded()) ?? 0
         if bin <= 2 * lobe + 1 {
             warnings.append("the tone (\(Self.format(f)) Hz) is within \(bin) bins of DC: the window's main lobe reaches DC and the reading is biased")
         } else if bin >= bins - 2 * lobe - 1 {

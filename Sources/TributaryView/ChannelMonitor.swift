@@ -1,4 +1,5 @@
 import TributaryDSP
+import TributaryWire
 
 /// What one channel's live view keeps, in memory bounded whatever the sampling rate: the min/max of
 /// each trace column of the time window, the last `recentCapacity` samples (for the readings), and a
@@ -32,6 +33,11 @@ final class ChannelMonitor {
     private(set) var spectrum: PowerSpectralDensity?
 
     init(sampleRate: Double, windowSeconds: Double) throws {
+        // The rate comes from a publisher's configuration (checked by the wire decoder); a library
+        // caller's is checked here too, before it sizes anything.
+        guard WireLimits.isValidSamplingRate(sampleRate), sampleRate > 0, windowSeconds.isFinite, windowSeconds > 0 else {
+            throw ChannelMonitorError(sampleRate: sampleRate, windowSeconds: windowSeconds)
+        }
         self.sampleRate = sampleRate
         self.windowSeconds = windowSeconds
         let samplesInWindow = max(2.0, (sampleRate * windowSeconds).rounded())
@@ -157,4 +163,11 @@ public struct ChannelReadings: Sendable, Equatable {
     }
 
     static let request = AnalysisRequest(statistics: true, measurements: [.tone, .thd, .sinad, .enob])
+}
+
+/// A channel monitor asked for a rate or window it cannot size itself for.
+struct ChannelMonitorError: Error, CustomStringConvertible {
+    var sampleRate: Double
+    var windowSeconds: Double
+    var description: String { "cannot monitor a channel at \(sampleRate) S/s over \(windowSeconds) s" }
 }

@@ -97,6 +97,10 @@ public struct Configuration: Sendable, Hashable {
             let index = try r.read(UInt32.self, "channel.index")
             let direction = try readDirection(&r, "channel.direction")
             let rate = try r.readDouble("channel.sampling_rate")
+            guard WireLimits.isValidSamplingRate(rate) else {
+                throw WireError(.invalidValue, field: "channel.sampling_rate", offset: r.absolutePosition - 8,
+                                detail: "\(rate) is not 0 or in [\(WireLimits.minSamplingRate), \(WireLimits.maxSamplingRate)] samples a second")
+            }
             let min = try r.readDouble("channel.min")
             let max = try r.readDouble("channel.max")
             let description = try r.readString("channel.description")

@@ -12,6 +12,18 @@ public enum WireLimits {
     /// analog frame with no channels …): an empty package costs no bytes, so without this bound a
     /// few bytes could make a receiver loop over 2^32 empty rows.
     public static let maxEmptyDimension = 65_536
+    /// The sampling rates a configuration may announce: 0 (unknown or irregular) or from
+    /// `minSamplingRate` to `maxSamplingRate` samples a second. Receivers derive periods, windows
+    /// and sample times from the rate, so NaN, infinities, negative and absurd rates are refused
+    /// where they enter (`invalidValue`), not at every use.
+    public static let minSamplingRate = 1e-6
+    /// See `minSamplingRate`: 1e12 samples a second.
+    public static let maxSamplingRate = 1e12
+
+    /// Whether `rate` may stand in a configuration (see `minSamplingRate`).
+    public static func isValidSamplingRate(_ rate: Double) -> Bool {
+        rate == 0 || (rate >= minSamplingRate && rate <= maxSamplingRate)
+    }
 }
 
 /// Header flags. Bits 0-7 are critical: a receiver that does not know a set critical bit must reject

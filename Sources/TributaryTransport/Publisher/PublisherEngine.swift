@@ -636,7 +636,10 @@ final class PublisherEngine {
             return
         }
         let userID = curve ? headerPart.metadata("User-Id") : nil
-        let timeoutNs = min(UInt64(hello.timeoutSeconds * 1e9), Self.nanoseconds(configuration.maxSessionTimeout))
+        // Lowered to the maximum before it becomes an integer: a hello may ask for 1e308 s (finite, > 1 here).
+        let maxTimeoutNs = Self.nanoseconds(configuration.maxSessionTimeout)
+        let askedNs = hello.timeoutSeconds * 1e9
+        let timeoutNs = askedNs < Double(maxTimeoutNs) ? UInt64(askedNs) : maxTimeoutNs
         let session = Session(sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
                               address: headerPart.metadata("Peer-Address") ?? "", userID: userID,
                               maxTransferSize: configuration.maxInboundTransferSize,

@@ -37,7 +37,7 @@ public final class ReplayClock: Sendable {
     /// When a frame recorded at `timeNs` is due, or nil when it is due at once.
     func deadline(forRecordedTime timeNs: Int64, start: UInt64) -> UInt64? {
         guard case .factor(let factor) = speed else { return nil }
-        let recorded = Double(max(0, timeNs &- originNs))
+        let recorded = max(0, Double(timeNs) - Double(originNs))
         // A slow factor over a long recording can put the deadline past UInt64 (centuries away): clamp.
         let delay = recorded / factor
         guard delay < Double(UInt64.max - start) else { return UInt64.max }

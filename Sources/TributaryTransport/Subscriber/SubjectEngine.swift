@@ -103,6 +103,7 @@ final class SubjectEngine {
     private var paused = false
     /// The lossless credit this session has granted and what it grants next.
     private var credit: CreditWindow
+    private var sourceLedger: SourceLedger
     private var nextTransferID = UInt64.random(in: 1...(UInt64(1) << 48))
 
     // Counters.
@@ -112,6 +113,9 @@ final class SubjectEngine {
     private(set) var unaccountedLoss: UInt64 = 0
     private(set) var reconnections: UInt64 = 0
     private(set) var pauses: UInt64 = 0
+    /// Why the last session ended, for a call that finds the subject no longer open: the caller
+    /// learns the cause (a malformed frame, a lost connection) rather than only "not open".
+    private var lastEnding: ErrorReport?
 
     init(options: SubjectOptions, delivery: SubjectDelivery, callbacks: CallbackQueueCore, handle: SubjectLoopHandle,
          scope: ZMQLoopScope) {
@@ -122,6 +126,7 @@ final class SubjectEngine {
         self.scope = scope
         assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
         credit = CreditWindow(frames: options.creditWindow, bytes: options.creditWindowBytes)
+        sourceLedger = SourceLedger(maxSources: options.maxSources, maxConfigurationBytes: options.maxConfigurationBytes)
         // Enough slots for a full callback queue (which is what can hold frames at once) and a few more.
         receivePool = ZMQReceivePool(capacity: min(callbacks.capacity, 4_096) + 16)
         // Built once: a pause (the callback queue full, routine when the application falls behind)
@@ -144,6 +149,7 @@ final class SubjectEngine {
         nextAppFilterID = 1
         started = false
         selection = nil
+        lastEnding = nil
         self.parameters = parameters
         let now = monotonicNanoseconds()
         phase = .opening(deadline: now + parameters.timeoutNs, waiter: waiter, attempt: 0)
@@ -231,7 +237,10 @@ final class SubjectEngine {
             _ = try? send(.close(Close(code: code, reason: error?.message ?? "")), now: monotonicNanoseconds(), requireOpen: false)
         }
         teardown()
-        if let error { enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error)))) }
+        if let error {
+            lastEnding = error
+            enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error))))
+        }
         if reconnect, let error, options.reconnect != nil, parameters != nil {
             scheduleReconnect(after: error, attempt: 1)
         } else {
@@ -339,7 +348,8 @@ final class SubjectEngine {
             return
         }
         if header.kind != .gap {
-            if header.sequence > expectedSequence { unaccountedLoss += header.sequence - expectedSequence }
+            // Saturating: a publisher numbers its frames, and may number them up to 2^64 - 1 and back.
+            if header.sequence > expectedSequence { unaccountedLoss = unaccountedLoss.addingSaturated(header.sequence - expectedSequence) }
             expectedSequence = header.sequence &+ 1
         }
         switch phase {
@@ -360,6 +370,7 @@ final class SubjectEngine {
                 return failOpening(ErrorReport(.malformedFrame, "the publisher's welcome does not decode"))
             }
             self.welcome = welcome
+            sourceLedger.reset()
             sendsCompact = options.compactHeaders && frame.header.flags.contains(.compactHeaders)
             phase = .open
             if let waiter {
@@ -383,6 +394,11 @@ final class SubjectEngine {
 
     private func handleInSession(_ frame: Frame, now: UInt64) {
         var header = frame.header
+        if let refusal = sourceLedger.admit(sourceID: header.sourceID,
+                                            configurationLength: header.kind == .configuration ? header.frameLength : nil) {
+            endSession(ErrorReport(.tooLarge, refusal), notifyPublisher: true, reconnect: false)
+            return
+        }
         let payload: Payload
         do throws(WireError) {
             payload = try frame.payload()
@@ -403,9 +419,9 @@ final class SubjectEngine {
         case .xml(let x): content = .xml(x); countCredit(header)
         case .gap(let gap):
             gapNotices += 1
-            framesMissing += gap.missingCount
+            framesMissing = framesMissing.addingSaturated(gap.missingCount)
             let announced = header.sequence &- expectedSequence
-            if announced > gap.missingCount { unaccountedLoss += announced - gap.missingCount }
+            if announced > gap.missingCount { unaccountedLoss = unaccountedLoss.addingSaturated(announced - gap.missingCount) }
             expectedSequence = header.sequence &+ 1
             content = .gap(gap)
             if let grant = credit.missed(gap.missingCount) { grantCredit(grant) }
@@ -587,13 +603,19 @@ final class SubjectEngine {
 
     // MARK: Sending
 
+    /// The error of a call that needs an open session: why the last one ended, if it did.
+    private var notOpen: ErrorReport {
+        guard let lastEnding else { return ErrorReport(.transmissionError, "the subject is not open") }
+        return ErrorReport(lastEnding.code, "the session has ended: \(lastEnding.message)")
+    }
+
     /// Sends a package now.
     /// - Throws: `ErrorReport` 6 (transmission error) when not open or the send queue is full.
     @discardableResult
     func send(_ package: Package, filterID: UInt32 = 0, now: UInt64 = monotonicNanoseconds(),
               requireOpen: Bool = true, flags: FrameFlags = []) throws(ErrorReport) -> UInt64 {
         guard let dealer, !requireOpen || isOpen else {
-            throw ErrorReport(.transmissionError, "the subject is not open")
+            throw notOpen
         }
         let frame = Frame(encoding: package, sequence: sendSequence, timestampNs: wallClockNanoseconds(), filterID: filterID,
                           flags: flags)
@@ -609,7 +631,7 @@ final class SubjectEngine {
     }
 
     func sendFile(_ content: [UInt8], name: String, attributes: [String], imageFormat: ImageFormat?, chunkSize: Int) throws(ErrorReport) {
-        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard isOpen else { throw notOpen }
         nextTransferID += 1
         for chunk in BlobChunk.chunks(of: content, transferID: nextTransferID, name: name, attributes: attributes,
                                       imageFormat: imageFormat, chunkSize: chunkSize) {
@@ -618,20 +640,20 @@ final class SubjectEngine {
     }
 
     func setStarted(_ value: Bool) throws(ErrorReport) {
-        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard isOpen else { throw notOpen }
         try send(value ? .start : .stop)
         started = value
     }
 
     func selectSources(_ ids: [UInt32]) throws(ErrorReport) {
-        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard isOpen else { throw notOpen }
         try send(.selectSources(ids))
         selection = ids
     }
 
     /// Defines a filter; returns the application's id for it (stable across reconnections).
     func addFilter(_ request: AppFilterRequest) throws(ErrorReport) -> UInt32 {
-        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard isOpen else { throw notOpen }
         let replaced: UInt32 = switch request {
         case .analog(let r): r.replaces
         case .array(let r): r.replaces
@@ -649,7 +671,7 @@ final class SubjectEngine {
 
     /// Replaces filter `appID` by `request` in one step; the application's id stays.
     func changeFilter(_ appID: UInt32, to request: AppFilterRequest) throws(ErrorReport) {
-        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard isOpen else { throw notOpen }
         guard let index = appFilters.firstIndex(where: { $0.id == appID }), let wire = appToWire[appID] else {
             throw ErrorReport(.protocolViolation, "there is no filter \(appID) to change")
         }
@@ -663,7 +685,7 @@ final class SubjectEngine {
     }
 
     func removeFilter(_ appID: UInt32) throws(ErrorReport) {
-        guard isOpen else { throw ErrorReport(.transmissionError, "the subject is not open") }
+        guard isOpen else { throw notOpen }
         guard appFilters.contains(where: { $0.id == appID }), let wire = appToWire[appID] else {
             throw ErrorReport(.protocolViolation, "there is no filter \(appID) to remove")
         }

@@ -91,12 +91,22 @@ public struct SubjectOptions: Sendable {
     /// subscriber a heap allocation for its header. A publisher that does not know them sends the
     /// 40-byte header, which is always accepted.
     public var compactHeaders: Bool
+    /// The most source ids a publisher may use in one session (each costs state in every consumer:
+    /// a recording's chunk builder, a view's traces); a frame of one more ends the session with
+    /// error 11. docs/PROTOCOL.md §4.8.
+    public var maxSources: Int
+    /// The most bytes the latest configuration of every source may take together; past it the
+    /// session ends with error 11.
+    public var maxConfigurationBytes: Int
 
     public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
                 creditWindowBytes: Int = 8 << 20, receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
                 maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero, compactHeaders: Bool = true,
-                receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes) {
+                receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes, maxSources: Int = 1_024,
+                maxConfigurationBytes: Int = 16 << 20) {
         self.compactHeaders = compactHeaders
+        self.maxSources = maxSources
+        self.maxConfigurationBytes = maxConfigurationBytes
         self.receiveBufferBytes = receiveBufferBytes
         self.reconnect = reconnect
         self.curve = curve

@@ -122,8 +122,9 @@ final class BenchObserver: Observer, Sendable {
                 s.counts.replayedFrames += 1
             } else {
                 let rate = s.samplingRates[header.sourceID] ?? 0
-                let duration = rate > 0 ? Int64(Double(data.sampleCount) / rate * 1e9) : 0
-                s.counts.latency.add(wall - (header.timestampNs + duration))
+                // Saturating: the rate and the timestamp are the publisher's.
+                let duration = rate > 0 ? Int64(saturating: Double(data.sampleCount) / rate * 1e9) ?? 0 : 0
+                s.counts.latency.add(wall.subtractingSaturated(header.timestampNs.addingSaturated(duration)))
             }
         }
     }
@@ -132,7 +133,7 @@ final class BenchObserver: Observer, Sendable {
         let now = BenchClock.monotonic()
         state.withLock { s in
             guard now >= s.windowStart && now < s.windowEnd else { return }
-            s.counts.announcedMissing += gap.missingCount
+            s.counts.announcedMissing = s.counts.announcedMissing.addingSaturated(gap.missingCount)
         }
     }
 }

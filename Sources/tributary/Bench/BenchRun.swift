@@ -184,7 +184,7 @@ struct BenchRunner {
             }
         }
         let counts = sessions.map { $0.1.counts }
-        let unaccounted = sessions.reduce(UInt64(0)) { $0 + $1.0.statistics().unaccountedLoss }
+        let unaccounted = sessions.reduce(UInt64(0)) { $0.addingSaturated($1.0.statistics().unaccountedLoss) }
         let error = sessions.lazy.compactMap { $0.1.firstError }.first.map { "error \($0.code): \($0.message.terminalSafe)" }
         return BenchPoint(sourceID: sourceID, sourceDescription: description, seconds: measured,
                           windowStartUnix: offset + Double(start) / 1e9, windowEndUnix: offset + Double(start) / 1e9 + measured,

@@ -128,7 +128,7 @@ enum RecordCommand: Command {
                     if let gap = counters.withLock({ $0.outage.observe(package) }) {
                         try writer.recordGap(sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
                                              cause: .sequenceJump, timeNs: gap.timeNs)
-                        counters.withLock { $0.gaps += 1; $0.framesMissing += gap.count }
+                        counters.withLock { $0.gaps += 1; $0.framesMissing = $0.framesMissing.addingSaturated(gap.count) }
                         printError("source \(gap.sourceID) resumed: a gap of \(gap.count) \(gap.count == 1 ? "frame" : "frames") recorded for the outage")
                     }
                 }
@@ -143,7 +143,7 @@ enum RecordCommand: Command {
                         if c.firstDataNs == nil { c.firstDataNs = arrived }
                         c.lastDataNs = DispatchTime.now().uptimeNanoseconds
                     }
-                    if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing += gap.missingCount }
+                    if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing = c.framesMissing.addingSaturated(gap.missingCount) }
                 }
                 return nil
             } catch {

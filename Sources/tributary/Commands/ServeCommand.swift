@@ -169,7 +169,7 @@ enum ServeCommand: Command {
             let gaps = reader?.gaps ?? []
             printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
                        + (speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(speedText ?? "1") x the recorded pace")
-                       + (gaps.isEmpty ? "" : "; the capture records \(counted(gaps.count, "gap")) (\(counted(gaps.reduce(0) { $0 + $1.missingCount }, "frame")) missing), not re-announced"))
+                       + (gaps.isEmpty ? "" : "; the capture records \(counted(gaps.count, "gap")) (\(counted(gaps.reduce(UInt64(0)) { $0.addingSaturated($1.missingCount) }, "frame")) missing), not re-announced"))
             sources += replays
         }
         if every != nil && packages.isEmpty {

@@ -13,8 +13,7 @@ enum TimeText {
 
     /// ISO 8601 in the local time zone (TZ) with nanoseconds and the offset: 2026-11-30T16:04:05.123456789+01:00.
     static func local(_ ns: Int64) -> String {
-        let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
-        let fraction = ns - seconds * 1_000_000_000
+        let (seconds, fraction) = FrameDescription.secondsAndFraction(ns)
         var t = time_t(seconds)
         var parts = tm()
         localtime_r(&t, &parts)

@@ -47,9 +47,10 @@ struct OutageGaps {
             let period = rate.flatMap { $0 > 0 && view.sampleCount > 0 ? Double(view.sampleCount) / $0 * 1e9 : nil }
             var gap: Gap?
             if resuming.remove(h.sourceID) != nil, let before = sources[h.sourceID], let beforePeriod = before.periodNs {
-                let slots = (Double(h.timestampNs - before.lastTimeNs) / beforePeriod).rounded()
-                if slots.isFinite, slots >= 2 {
-                    gap = Gap(sourceID: h.sourceID, firstMissing: before.lastSequence &+ 1, count: UInt64(slots) - 1, timeNs: h.timestampNs)
+                // In Double: the publisher's timestamps may lie anywhere in Int64, apart by more than it holds.
+                let slots = ((Double(h.timestampNs) - Double(before.lastTimeNs)) / beforePeriod).rounded()
+                if slots >= 2, let count = UInt64(saturating: slots - 1) {
+                    gap = Gap(sourceID: h.sourceID, firstMissing: before.lastSequence &+ 1, count: count, timeNs: h.timestampNs)
                 }
             }
             sources[h.sourceID] = SourceState(lastSequence: h.sequence, lastTimeNs: h.timestampNs, periodNs: period)

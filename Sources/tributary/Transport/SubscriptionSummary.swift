@@ -28,7 +28,7 @@ final class SubscriptionSummary: Sendable {
         case .digital, .message, .xml, .array: bytes = package.frame.map { UInt64($0.withUnsafePayloadBytes { $0.count }) } ?? 0
         case .file(let file), .image(let file): bytes = UInt64(file.content.count)
         case .gap(let gap):
-            counts.withLock { $0.packages += 1; $0.gapNotices += 1; $0.announcedMissing += gap.missingCount }
+            counts.withLock { $0.packages += 1; $0.gapNotices += 1; $0.announcedMissing = $0.announcedMissing.addingSaturated(gap.missingCount) }
             return
         case .configuration, .error: break
         }
