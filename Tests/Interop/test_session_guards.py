@@ -1,0 +1,131 @@
+"""The publisher's session guards against a key holder (issue 38): hello timeouts from outside the
+range a clock can hold, API keys that differ only after their first bytes, and credit counted
+exactly. Each runs against a real `tributary serve` on 127.0.0.1 while a victim subscriber streams;
+the victim must lose nothing.
+"""
+import struct
+import time
+import unittest
+
+import zmq
+
+import wire_spec as w
+from test_hostile import DEVICE, KEY, Victim
+from test_transport_cli import Server
+
+
+def dealer(port):
+    s = zmq.Context.instance().socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVTIMEO, 3000)
+    s.connect(f"tcp://127.0.0.1:{port}")
+    return s
+
+
+def hello(port, key=KEY, timeout=10.0):
+    """A session attempt: the kinds received until a welcome or a close, and the error, if any."""
+    s = dealer(port)
+    s.send(w.frame("hello", w.hello(key, "guard-test", timeout=timeout), timestamp_ns=time.time_ns()))
+    kinds, error, deadline = [], None, time.monotonic() + 5
+    while time.monotonic() < deadline and not {w.KINDS["welcome"], w.KINDS["close"]} & set(kinds):
+        try:
+            data = b"".join(s.recv_multipart())
+        except zmq.Again:
+            break
+        kinds.append(data[5])
+        if data[5] == w.KINDS["error"]:
+            length = struct.unpack_from("<I", data, 44)[0]
+            error = (struct.unpack_from("<I", data, 40)[0], data[48:48 + length].decode())
+    return s, kinds, error
+
+
+class HelloGuards(unittest.TestCase):
+    def test_timeouts_a_clock_cannot_hold_do_not_stop_the_publisher(self):
+        # 2e10 s and 1e308 s trapped where the seconds became nanoseconds, before the clamp to the
+        # maximum session timeout: every session died with the publisher.
+        server = Server("--simulate", DEVICE)
+        victim = Victim(server.port)
+        try:
+            for timeout in (2e10, 1e19, 1e308, float("inf"), float("nan"), -1.0, 1.0):
+                s, kinds, error = hello(server.port, timeout=timeout)
+                s.close()
+                self.assertIsNone(server.process.poll(), f"serve ended after a hello with timeout {timeout}")
+                if timeout == timeout and 1 < timeout < float("inf"):
+                    self.assertIn(w.KINDS["welcome"], kinds, f"timeout {timeout}: lowered to the maximum, not refused")
+                else:
+                    self.assertNotIn(w.KINDS["welcome"], kinds, f"timeout {timeout} was accepted")
+                    self.assertEqual(error[0], 2, f"timeout {timeout}: error {error}")
+            time.sleep(0.5)
+            # The victim streamed through it all without a hole, a gap or an error.
+            self.assertGreater(victim.analog_frames(), 3)
+            self.assertEqual(victim.errors, [])
+            self.assertEqual(victim.sequences, list(range(victim.sequences[0], victim.sequences[0] + len(victim.sequences))))
+        finally:
+            victim.stop()
+            server.stop()
+
+    def test_keys_that_differ_anywhere_are_refused(self):
+        # A comparison of the first bytes only accepted 'secrXXXXXXXXX' for 'secret-key'.
+        self.server = Server("--simulate", DEVICE, api_key="secret-key")
+        self.addCleanup(self.server.stop)
+        for key in ("secrXXXXXXXXX", "secret-kez", "secret-keyX", "secret-ke", "secret-key\0", "", "s",
+                    "Secret-key", "secret-key" * 100, "xecret-key"):
+            s, kinds, error = hello(self.server.port, key=key)
+            s.close()
+            self.assertNotIn(w.KINDS["welcome"], kinds, f"key {key!r} was accepted for 'secret-key'")
+            self.assertIsNotNone(error, f"key {key!r}: no error")
+            self.assertEqual(error[0], 1, f"key {key!r}: {error}")
+        s, kinds, _ = hello(self.server.port, key="secret-key")
+        s.close()
+        self.assertIn(w.KINDS["welcome"], kinds)
+
+
+class CreditIsExact(unittest.TestCase):
+    """A lossless (replay) source sends exactly N data frames after credit(N), then exactly M more
+    after credit(M): never one frame beyond what each credit grants."""
+
+    def setUp(self):
+        import tempfile
+        import subprocess
+        from test_transport_cli import TRIBUTARY
+        self.directory = tempfile.TemporaryDirectory()
+        capture = f"{self.directory.name}/replay.tcap"
+        # About 100 frames (import writes 4096 samples a frame): more than the credits granted below.
+        import numpy as np
+        np.save(f"{self.directory.name}/x.npy", np.arange(400_000, dtype=np.float64).reshape(1, -1))
+        made = subprocess.run([TRIBUTARY, "import", f"{self.directory.name}/x.npy", "--rate", "1000",
+                               "--out", capture], capture_output=True, text=True, timeout=60)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.server = Server("--replay", capture, "--speed", "max")
+
+    def tearDown(self):
+        self.server.stop()
+        self.directory.cleanup()
+
+    def data_frames(self, s, seconds):
+        count, deadline = 0, time.monotonic() + seconds
+        s.setsockopt(zmq.RCVTIMEO, 100)
+        while time.monotonic() < deadline:
+            try:
+                data = b"".join(s.recv_multipart())
+            except zmq.Again:
+                continue
+            if data[5] in (w.KINDS["analog"], w.KINDS["digital"], w.KINDS["message"], w.KINDS["array"]):
+                count += 1
+        return count
+
+    def test_exactly_the_credit_granted(self):
+        s, kinds, error = hello(self.server.port)
+        self.assertIn(w.KINDS["welcome"], kinds, error)
+        s.send(w.frame("start", b"", sequence=1))
+        # Credit 0 so far: nothing may arrive.
+        self.assertEqual(self.data_frames(s, 0.5), 0, "data frames sent without credit")
+        s.send(w.frame("credit", w.credit(7), sequence=2))
+        self.assertEqual(self.data_frames(s, 1.0), 7, "credit(7) must bring exactly 7 data frames")
+        s.send(w.frame("credit", w.credit(5), sequence=3))
+        self.assertEqual(self.data_frames(s, 1.0), 5, "credit(5) must bring exactly 5 more")
+        s.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
