@@ -62,3 +62,12 @@ build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/
   Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal \
   -I Sources/CLinearPredictor/include -I Sources/CKernels/include "${objects[@]}"
 run capture-fuzz Fuzz/seeds/capture-fuzz
+
+# The subscriber's session state machine fed frame sequences a hostile publisher could send: the
+# socket-free SubscriberSession and what it needs of the transport, with the wire module.
+mkdir -p Fuzz/regressions/session-fuzz
+build session-fuzz Sources/TributaryWire/*.swift Sources/TributaryTransport/Subscriber/SubscriberSession.swift \
+  Sources/TributaryTransport/Subscriber/SourceLedger.swift Sources/TributaryTransport/Subscriber/CreditWindow.swift \
+  Sources/TributaryTransport/Subscriber/SessionEnd.swift Sources/TributaryTransport/Framing/ReceivedPackage.swift \
+  Sources/TributaryTransport/Security/FileNameSanitizer.swift Fuzz/SessionFuzz.swift
+run session-fuzz Fuzz/regressions/session-fuzz

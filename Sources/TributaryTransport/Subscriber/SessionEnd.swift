@@ -1,4 +1,6 @@
+#if canImport(TributaryWire)
 import TributaryWire
+#endif
 
 extension ErrorReport {
     /// The start of the message of the error 5 a Subject reports when the publisher closed the session

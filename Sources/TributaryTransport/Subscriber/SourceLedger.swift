@@ -1,4 +1,6 @@
+#if canImport(TributaryWire)
 import TributaryWire
+#endif
 
 /// What a subscriber keeps per publisher is bounded by the subscriber, not by the publisher: the
 /// number of distinct source ids a session may use (each costs state in every consumer: a chunk

@@ -93,24 +93,21 @@ final class SubjectEngine {
 
     // The current session.
     private var wireFilters = SubscriberFilters()
-    private var wireToApp: [UInt32: UInt32] = [:]
     private var appToWire: [UInt32: UInt32] = [:]
     private var sendSequence: UInt64 = 0
-    private var expectedSequence: UInt64 = 0
     private var lastHeardNs: UInt64 = 0
     private var lastSentNs: UInt64 = 0
-    private var assembler: BlobAssembler
     private var paused = false
-    /// The lossless credit this session has granted and what it grants next.
-    private var credit: CreditWindow
-    private var sourceLedger: SourceLedger
+    /// What the frames of the session do: sequence and loss accounting, source bounds, credit,
+    /// reassembly, filter ids (socket-free, fuzzed on its own).
+    private var session: SubscriberSession
     private var nextTransferID = UInt64.random(in: 1...(UInt64(1) << 48))
 
     // Counters.
     private(set) var framesReceived: UInt64 = 0
-    private(set) var gapNotices: UInt64 = 0
-    private(set) var framesMissing: UInt64 = 0
-    private(set) var unaccountedLoss: UInt64 = 0
+    var gapNotices: UInt64 { session.gapNotices }
+    var framesMissing: UInt64 { session.framesMissing }
+    var unaccountedLoss: UInt64 { session.unaccountedLoss }
     private(set) var reconnections: UInt64 = 0
     private(set) var pauses: UInt64 = 0
     /// Why the last session ended, for a call that finds the subject no longer open: the caller
@@ -124,9 +121,9 @@ final class SubjectEngine {
         self.callbacks = callbacks
         self.handle = handle
         self.scope = scope
-        assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
-        credit = CreditWindow(frames: options.creditWindow, bytes: options.creditWindowBytes)
-        sourceLedger = SourceLedger(maxSources: options.maxSources, maxConfigurationBytes: options.maxConfigurationBytes)
+        session = SubscriberSession(creditWindow: options.creditWindow, creditWindowBytes: options.creditWindowBytes,
+                                    maxTransferSize: options.maxTransferSize, maxSources: options.maxSources,
+                                    maxConfigurationBytes: options.maxConfigurationBytes)
         // Enough slots for a full callback queue (which is what can hold frames at once) and a few more.
         receivePool = ZMQReceivePool(capacity: min(callbacks.capacity, 4_096) + 16)
         // Built once: a pause (the callback queue full, routine when the application falls behind)
@@ -210,16 +207,13 @@ final class SubjectEngine {
         previousEventWasHandshakeFailure = false
         reopenAtNs = nil
         wireFilters = SubscriberFilters()
-        wireToApp = [:]
         appToWire = [:]
         sendSequence = 0
-        expectedSequence = 0
+        session.reset()
         pendingError = nil
         welcome = nil
         sendsCompact = false
         paused = false
-        _ = credit.opened()
-        assembler = BlobAssembler(maxTransferSize: options.maxTransferSize, maxPendingTransfers: 4)
     }
 
     private func teardown() {
@@ -337,20 +331,11 @@ final class SubjectEngine {
         guard case .frame(let frame) = inbound else { return }
         framesReceived += 1
         let header = frame.header
-        if isOpen && header.kind != .gap && header.sequence < expectedSequence {
-            // Sequence numbers never go back within a session: this frame comes from a new connection
-            // libzmq opened under the session after the old one broke (the publisher answers a
-            // peer it does not know with an error and a close numbered from 0).
-            endSession(ErrorReport(.lostConnection, "the connection to \(parameters?.endpoint ?? "the publisher") broke down "
-                                   + "(a \(header.kind) frame numbered \(header.sequence) came after \(expectedSequence &- 1): "
-                                   + "the publisher no longer knows this session)"),
-                       notifyPublisher: false, reconnect: true)
-            return
-        }
-        if header.kind != .gap {
-            // Saturating: a publisher numbers its frames, and may number them up to 2^64 - 1 and back.
-            if header.sequence > expectedSequence { unaccountedLoss = unaccountedLoss.addingSaturated(header.sequence - expectedSequence) }
-            expectedSequence = header.sequence &+ 1
+        // Sequence numbers never go back within a session: such a frame comes from a new connection
+        // libzmq opened under the session after the old one broke (the publisher answers a peer it
+        // does not know with an error and a close numbered from 0).
+        if let ending = session.sequence(of: header, open: isOpen, endpoint: parameters?.endpoint ?? "the publisher") {
+            return carryOut(ending)
         }
         switch phase {
         case .opening:
@@ -370,7 +355,6 @@ final class SubjectEngine {
                 return failOpening(ErrorReport(.malformedFrame, "the publisher's welcome does not decode"))
             }
             self.welcome = welcome
-            sourceLedger.reset()
             sendsCompact = options.compactHeaders && frame.header.flags.contains(.compactHeaders)
             phase = .open
             if let waiter {
@@ -381,7 +365,7 @@ final class SubjectEngine {
                 enqueue(.reconnected(welcome))
             }
             _ = attempt
-            grantCredit(credit.opened())
+            grantCredit(session.opened())
         case .error:
             if case .error(let report)? = try? frame.payload() { pendingError = report }
         case .close:
@@ -393,65 +377,18 @@ final class SubjectEngine {
     }
 
     private func handleInSession(_ frame: Frame, now: UInt64) {
-        var header = frame.header
-        if let refusal = sourceLedger.admit(sourceID: header.sourceID,
-                                            configurationLength: header.kind == .configuration ? header.frameLength : nil) {
-            endSession(ErrorReport(.tooLarge, refusal), notifyPublisher: true, reconnect: false)
-            return
+        let outcome = session.receive(frame)
+        // A grant goes out before the package is handed over, as the frame that made it due arrived.
+        if let grant = session.takeGrant() { grantCredit(grant) }
+        carryOut(outcome)
+    }
+
+    private func carryOut(_ outcome: SubscriberSession.Outcome) {
+        switch outcome {
+        case .deliver(let package): enqueue(.package(package))
+        case .none: break
+        case .end(let error, let notifyPublisher, let reconnect): endSession(error, notifyPublisher: notifyPublisher, reconnect: reconnect)
         }
-        let payload: Payload
-        do throws(WireError) {
-            payload = try frame.payload()
-        } catch {
-            endSession(ErrorReport(.malformedFrame, "the publisher sent a malformed \(header.kind) frame: \(error)"),
-                       notifyPublisher: true, reconnect: true)
-            return
-        }
-        if header.filterID != 0 { header.filterID = wireToApp[header.filterID] ?? header.filterID }
-        let content: ReceivedContent
-        switch payload {
-        case .configuration(let c): content = .configuration(c)
-        case .error(let e): content = .error(e)
-        case .analog(let a): content = .analog(a); countCredit(header)
-        case .digital(let d): content = .digital(d); countCredit(header)
-        case .array(let a): content = .array(a); countCredit(header)
-        case .message(let m): content = .message(m); countCredit(header)
-        case .xml(let x): content = .xml(x); countCredit(header)
-        case .gap(let gap):
-            gapNotices += 1
-            framesMissing = framesMissing.addingSaturated(gap.missingCount)
-            let announced = header.sequence &- expectedSequence
-            if announced > gap.missingCount { unaccountedLoss = unaccountedLoss.addingSaturated(announced - gap.missingCount) }
-            expectedSequence = header.sequence &+ 1
-            content = .gap(gap)
-            if let grant = credit.missed(gap.missingCount) { grantCredit(grant) }
-        case .file(let chunk), .image(let chunk):
-            countCredit(header)
-            do throws(BlobError) {
-                guard let blob = try assembler.add(chunk) else { return }
-                content = header.kind == .file ? .file(ReceivedFile(blob)) : .image(ReceivedFile(blob))
-            } catch {
-                let code: ErrorCode = switch error.reason {
-                case .checksumMismatch: .checksumMismatch
-                case .tooLarge: .tooLarge
-                case .inconsistentChunk: .malformedFrame
-                }
-                content = .error(ErrorReport(code, error.description))
-            }
-        case .close(let close):
-            // An error frame with the reason came first when the code is not 0.
-            let error = close.code.rawValue == 0
-                ? ErrorReport(.lostConnection, ErrorReport.publisherClosedPrefix + (close.reason.isEmpty ? "" : ": \(close.reason)"))
-                : ErrorReport(close.code, close.reason)
-            endSession(error, notifyPublisher: false, reconnect: true)
-            return
-        default:
-            endSession(ErrorReport(.protocolViolation, "the publisher sent a \(header.kind) frame in a session"),
-                       notifyPublisher: true, reconnect: true)
-            return
-        }
-        let whole: Frame? = header.kind == .file || header.kind == .image ? nil : frame
-        enqueue(.package(ReceivedPackage(header: header, content: content, frame: whole)))
     }
 
     private func readMonitor() {
@@ -545,10 +482,6 @@ final class SubjectEngine {
 
     private func enqueue(_ event: SubjectEvent) { callbacks.enqueue(delivery, event) }
 
-    private func countCredit(_ header: FrameHeader) {
-        if let grant = credit.received(size: header.frameLength) { grantCredit(grant) }
-    }
-
     private func grantCredit(_ count: UInt32) {
         guard count > 0, isOpen, let dealer else { return }
         // Encoded on the stack and copied into the message, like the publisher's gap notices: a grant,
@@ -558,7 +491,7 @@ final class SubjectEngine {
         } catch {
             return  // not sent (a full queue to the publisher): the next frame or the housekeeping grants again
         }
-        credit.granted(count)
+        session.credit.granted(count)
         sendSequence += 1
         lastSentNs = monotonicNanoseconds()
     }
@@ -581,7 +514,7 @@ final class SubjectEngine {
         case .open:
             guard let parameters else { return }
             if paused { lastHeardNs = now }  // we are not reading: silence is ours, not the publisher's
-            if let grant = credit.due { grantCredit(grant) }  // one that could not be sent
+            if let grant = session.credit.due { grantCredit(grant) }  // one that could not be sent
             if now &- lastHeardNs > parameters.timeoutNs {
                 endSession(ErrorReport(.expiredTimeout, "nothing was heard from the publisher within \(parameters.timeoutSeconds) s"),
                            notifyPublisher: true, reconnect: true)
@@ -693,7 +626,7 @@ final class SubjectEngine {
         try? wireFilters.remove(id: wire)
         appFilters.removeAll { $0.id == appID }
         appToWire[appID] = nil
-        wireToApp[wire] = nil
+        session.wireToApp[wire] = nil
     }
 
     private func sendFilter(_ request: AppFilterRequest, appID: UInt32, replacingWire: UInt32) throws(ErrorReport) {
@@ -710,8 +643,8 @@ final class SubjectEngine {
             package = .arrayFilter(r)
         }
         try send(package, filterID: wire)
-        if replacingWire != 0, let old = wireToApp.removeValue(forKey: replacingWire) { appToWire[old] = nil }
-        wireToApp[wire] = appID
+        if replacingWire != 0, let old = session.wireToApp.removeValue(forKey: replacingWire) { appToWire[old] = nil }
+        session.wireToApp[wire] = appID
         appToWire[appID] = wire
     }
 
