@@ -217,7 +217,8 @@ int tributary_last_scct_error(void);
  *  (caller frees *json with tributary_free). */
 int tributary_subscription_info_json(tributary_subscription *subscription, char **json);
 
-/** Waits up to timeout_seconds (negative: forever) for the next package, in publisher order.
+/** Waits up to timeout_seconds (negative or infinite: forever; NaN is E_ARGUMENT) for the next
+ *  package, in publisher order.
  *  *kind: TRIBUTARY_KIND_*; *json (owned by the subscription, valid until the next call of next or
  *  close): the package as `tributary subscribe --json` prints it ({"kind", "source_id", "sequence",
  *  "timestamp_ns", "filter_id", "flags", "content"}), except that analog content has its shape only
