@@ -120,6 +120,23 @@ class SubscribeTests(unittest.TestCase):
         with self.assertRaises(tributary.HandleError):
             sub.next(timeout=0.1)
 
+    def test_numbers_are_checked_before_they_reach_the_library(self):
+        with tributary.subscribe(self.server.address, api_key="k", sources=[np.int64(1)], channels=np.array([0, 1])) as sub:
+            for timeout, error, text in (("1", TypeError, r"timeout must be a number, not str '1'"),
+                                         (True, TypeError, r"timeout must be a number, not a bool"),
+                                         (float("nan"), ValueError, r"timeout must be a finite number, not nan")):
+                with self.subTest(timeout=timeout), self.assertRaisesRegex(error, text):
+                    sub.next(timeout=timeout)
+            # Refused when called, not at the first package (a NaN duration never ended the loop).
+            with self.assertRaisesRegex(ValueError, r"duration must be a finite number, not nan"):
+                sub.packages(duration=float("nan"), count=1)
+            with self.assertRaisesRegex(ValueError, r"duration must be at least 0"):
+                sub.packages(duration=-1, count=1)
+            with self.assertRaisesRegex(TypeError, r"count must be an integer, not float 1\.5"):
+                sub.packages(duration=1, count=1.5)
+            self.assertEqual(len(list(sub.packages(duration=TIMEOUT, count=np.int8(2)))), 2)
+            self.assertIsNotNone(sub.next(timeout=float("inf")))  # infinity: until a package arrives
+
     def test_waiting_forever_does_not_crash(self):
         # tributary_subscription_next waited with NSCondition.wait(until:), which converts its date to
         # int64 nanoseconds and traps on one past 2262: a negative timeout ("forever", the package's
