@@ -161,6 +161,23 @@ int tributary_capture_read(tributary_capture *capture, uint32_t source, const ui
                            size_t channel_count, uint64_t first_sample, uint64_t sample_count,
                            int sample_type, void *buffer, size_t buffer_bytes, uint64_t *samples_read);
 
+/** The time of samples [first_sample, first_sample + sample_count) of a source (numbered as
+ *  tributary_capture_read numbers them), in seconds since the source's first sample, into the
+ *  caller's array: each analog frame's recorded time (its timestamp_ns) plus k / rate for its k-th
+ *  sample, rate being the one sampling rate the configuration gives the source's channels. Samples
+ *  after a gap (frames lost, a publisher stopped and restarted) are at the time they were recorded,
+ *  not where an even clock would put them: these are the times of `tributary export --format csv
+ *  --time-column`, computed by the same code.
+ *   buffer_bytes: must be at least sample_count × 8 (E_BUFFER otherwise).
+ *   *samples_read (may be NULL): times written; fewer than sample_count when the data ends first.
+ *  With sample_count 0 (seconds may then be NULL) the call only checks that the source's samples
+ *  have times. E_RANGE: unknown source, or one without analog data; E_FORMAT: no single sampling
+ *  rate (the samples have numbers but no times), a damaged chunk in the range, or a chunk whose
+ *  frames do not hold the samples its record says. Only the frame headers are decoded, not the
+ *  samples. */
+int tributary_capture_times(tributary_capture *capture, uint32_t source, uint64_t first_sample,
+                            uint64_t sample_count, double *seconds, size_t buffer_bytes, uint64_t *samples_read);
+
 /** The next package of the capture that is not analog data (configurations, errors, digital
  *  lines, messages, XML, file and image chunks, arrays, …), in file order, as the JSON object of
  *  `tributary inspect --json` ({"kind", "source_id", "sequence", "timestamp_ns", "filter_id",
@@ -217,7 +234,8 @@ int tributary_last_scct_error(void);
  *  (caller frees *json with tributary_free). */
 int tributary_subscription_info_json(tributary_subscription *subscription, char **json);
 
-/** Waits up to timeout_seconds (negative: forever) for the next package, in publisher order.
+/** Waits up to timeout_seconds (negative or infinite: forever; NaN is E_ARGUMENT) for the next
+ *  package, in publisher order.
  *  *kind: TRIBUTARY_KIND_*; *json (owned by the subscription, valid until the next call of next or
  *  close): the package as `tributary subscribe --json` prints it ({"kind", "source_id", "sequence",
  *  "timestamp_ns", "filter_id", "flags", "content"}), except that analog content has its shape only

@@ -27,12 +27,14 @@ enum CSampleType: Int32 {
     }
 }
 
-/// What the first analog frame of a source says: its channels as stored, their format and scaling.
+/// What the first analog frame of a source says: its channels as stored, their format and scaling,
+/// and its time (the time of the source's first sample, from which `tributary_capture_times` counts).
 struct SourceShape {
     var channelIndexes: [UInt32]
     var format: SampleFormat
     var scale: [Double]
     var offset: [Double]
+    var firstTimeNs: Int64
 }
 
 /// An open capture behind a `tributary_capture *`. A capture reader serves one thread at a time:
@@ -65,7 +67,8 @@ final class CaptureHandle {
         // Its layout only: the chunk's samples are not decoded.
         if let frame = reader.firstAnalogLayout(source: source), let view = try? frame.analog() {
             found = SourceShape(channelIndexes: view.channelIndexes, format: view.format,
-                                scale: (0..<view.channelCount).map(view.scale), offset: (0..<view.channelCount).map(view.offset))
+                                scale: (0..<view.channelCount).map(view.scale), offset: (0..<view.channelCount).map(view.offset),
+                                firstTimeNs: frame.header.timestampNs)
         }
         shapes[source] = .some(found)
         return found
@@ -139,25 +142,7 @@ final class CaptureHandle {
         }
         let end = first.addingReportingOverflow(UInt64(count))
         let last = end.overflow ? UInt64.max : end.partialValue
-        // The chunks that hold samples first ..< last, with the sample position each starts at.
-        let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        var selected: [IndexEntry] = []
-        var starts: [UInt64] = []
-        var position: UInt64 = 0
-        for entry in reader.index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
-            if position >= last { break }
-            // The counts are the file's claims: a damaged or hostile seek table may hold any value.
-            let (next, overflow) = position.addingReportingOverflow(entry.envelope.sampleCount)
-            if overflow {
-                throw APIError(.format, "the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
-                               + "beyond any capture; run 'tributary repair' to read what is intact")
-            }
-            if next > first {
-                selected.append(entry)
-                starts.append(position)
-            }
-            position = next
-        }
+        let (selected, starts) = try analogChunks(source: source, first: first, last: last)
         // Chunks decode on every core, each copying its samples to their place in `buffer`. A large
         // buffer's pages are made present first, in one call: fresh pages first written from two
         // threads at once (each fault zeroing a 2 MiB huge page) stall erratically on this project's
@@ -183,6 +168,80 @@ final class CaptureHandle {
         }
         guard let lastStart = starts.last, let lastEntry = selected.last else { return 0 }
         return Int(min(last, lastStart + lastEntry.envelope.sampleCount) - max(first, starts[0]))
+    }
+
+    /// The analog chunks of `source` that hold any of samples `first ..< last`, with the sample
+    /// position each starts at (by the seek table's counts, as `read` numbers the samples).
+    private func analogChunks(source: UInt32, first: UInt64, last: UInt64) throws(APIError) -> (entries: [IndexEntry], starts: [UInt64]) {
+        let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
+        var selected: [IndexEntry] = []
+        var starts: [UInt64] = []
+        var position: UInt64 = 0
+        for entry in reader.index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
+            if position >= last { break }
+            // The counts are the file's claims: a damaged or hostile seek table may hold any value.
+            let (next, overflow) = position.addingReportingOverflow(entry.envelope.sampleCount)
+            if overflow {
+                throw APIError(.format, "the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
+                               + "beyond any capture; run 'tributary repair' to read what is intact")
+            }
+            if next > first {
+                selected.append(entry)
+                starts.append(position)
+            }
+            position = next
+        }
+        return (selected, starts)
+    }
+
+    /// The sampling rate that gives `source`'s samples their times: the one rate its configuration
+    /// gives the recorded channels, as `export` takes it (`SourceSeries.rate`).
+    func timeRate(_ source: UInt32) throws(APIError) -> Double {
+        guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
+        guard let rate = SourceSeries.rate(reader: reader, source: source, channels: shape.channelIndexes) else {
+            throw APIError(.format, "source \(source) has no single sampling rate in its configuration: its samples have numbers, not times")
+        }
+        return rate
+    }
+
+    /// The times of samples `first ..< first + count` of `source`, in seconds since its first sample,
+    /// into `out` (`count` values): each frame's recorded time plus k / rate for its k-th sample,
+    /// computed by `SourceSeries.sampleTimes`, as `tributary export --time-column` computes them.
+    /// Only the frame headers of the chunks in the range are decoded, not their samples.
+    /// - Returns: the times written (fewer than `count` when the data ends first).
+    func times(source: UInt32, first: UInt64, count: Int, into out: UnsafeMutablePointer<Double>) throws(APIError) -> Int {
+        let rate = try timeRate(source)
+        guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
+        let end = first.addingReportingOverflow(UInt64(count))
+        let last = end.overflow ? UInt64.max : end.partialValue
+        let (selected, starts) = try analogChunks(source: source, first: first, last: last)
+        var blocks: [SeriesBlock] = []
+        var position: UInt64 = 0
+        for (entry, start) in zip(selected, starts) {
+            let frames: [Frame]
+            do { frames = try reader.frames(of: entry, samples: false) } catch {
+                throw APIError(.format, "\(error); run 'tributary repair' to read what is intact")
+            }
+            let chunkEnd = start + entry.envelope.sampleCount  // cannot overflow: analogChunks checked it
+            let mismatch = APIError(.format, "the chunk of source \(source) at byte \(entry.offset) holds other samples than its record says "
+                                    + "(\(entry.envelope.sampleCount)); run 'tributary repair' to read what is intact")
+            position = start
+            for frame in frames where frame.header.kind == .analog && frame.header.sourceID == source {
+                guard let view = try? frame.analog() else { continue }
+                let n = UInt64(view.sampleCount)
+                guard n <= chunkEnd - position else { throw mismatch }
+                guard let at = Int(exactly: position), Int(exactly: position + n) != nil else {
+                    throw APIError(.format, "the analog frames of source \(source) claim samples past \(Int.max); run 'tributary repair' to read what is intact")
+                }
+                blocks.append(SeriesBlock(start: at, count: view.sampleCount, timestampNs: frame.header.timestampNs, firstSample: view.firstSample))
+                position += n
+            }
+            guard position == chunkEnd else { throw mismatch }
+        }
+        guard let lower = Int(exactly: max(first, starts.first ?? first)), let upper = Int(exactly: min(last, position)), lower < upper else { return 0 }
+        SourceSeries.sampleTimes(of: blocks, since: shape.firstTimeNs, rate: rate, in: lower..<upper,
+                                 into: UnsafeMutableBufferPointer(start: out, count: upper - lower))
+        return upper - lower
     }
 
     /// The next frame that is not analog data (and whose kind is in `mask`, when non-zero), in file order.
@@ -339,6 +398,27 @@ public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, 
         if bytes == 0 { return }
         guard let buffer else { throw APIError(.argument, "buffer is NULL") }
         let n = try handle.read(source: source, rows: rows, first: firstSample, count: Int(sampleCount), type: type, buffer: buffer)
+        samplesRead?.pointee = UInt64(n)
+    }
+}
+
+/// The times of samples [first_sample, first_sample + sample_count) of a source, in seconds since its
+/// first sample, from the recorded frame times: the time column of `tributary export --time-column`.
+@_cdecl("tributary_capture_times")
+public func tributary_capture_times(_ capture: OpaquePointer?, _ source: UInt32, _ firstSample: UInt64, _ sampleCount: UInt64,
+                                    _ seconds: UnsafeMutablePointer<Double>?, _ bufferBytes: UInt,
+                                    _ samplesRead: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    withCapture("tributary_capture_times", capture) { handle in
+        samplesRead?.pointee = 0
+        _ = try handle.timeRate(source)
+        guard sampleCount <= UInt64(Int.max / 16) else { throw APIError(.range, "sample_count \(sampleCount) is too large") }
+        let bytes = Int(sampleCount) * MemoryLayout<Double>.size
+        guard bytes <= Int(clamping: bufferBytes) else {
+            throw APIError(.buffer, "the buffer has \(bufferBytes) bytes; \(sampleCount) times × 8 bytes need \(bytes)")
+        }
+        if bytes == 0 { return }
+        guard let seconds else { throw APIError(.argument, "seconds is NULL") }
+        let n = try handle.times(source: source, first: firstSample, count: Int(sampleCount), into: seconds)
         samplesRead?.pointee = UInt64(n)
     }
 }

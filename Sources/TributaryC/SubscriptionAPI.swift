@@ -135,7 +135,10 @@ final class PullQueue: Observer, @unchecked Sendable {
         defer { condition.unlock() }
         let deadline = timeout < 0 ? Date.distantFuture : Date(timeIntervalSinceNow: timeout)
         while head == items.count && !closed {
-            if !condition.wait(until: deadline) { break }
+            // NSCondition.wait(until:) converts its date to Int64 nanoseconds since 1970 and traps
+            // on one past 2262 (Date.distantFuture, or a caller's timeout of 1e10 s or infinity):
+            // an hour at most at a time, until the deadline.
+            if !condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 3600))) && Date() >= deadline { break }
         }
         guard head < items.count else { return (nil, closed) }
         let package = items[head]

@@ -3,6 +3,7 @@ and in-process: the same table, and a broken file lands in the failures. About 2
 import os
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,13 @@ class BatchTests(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def setUp(self):
+        # The broken and missing files make a batch warn (test_failures_are_not_silent checks that): quiet elsewhere.
+        quiet = warnings.catch_warnings()
+        quiet.__enter__()
+        self.addCleanup(quiet.__exit__, None, None, None)
+        warnings.simplefilter("ignore", batch.BatchWarning)
+
     def check_table(self, df):
         self.assertEqual(len(df), 10)  # 5 files × 1 source × 2 channels
         self.assertEqual(list(df["file"].unique()), self.paths)
@@ -81,6 +89,49 @@ class BatchTests(unittest.TestCase):
         self.assertEqual(single.attrs, distributed.attrs)
         pd.testing.assert_frame_equal(single, grouped)
         self.assertEqual(single.attrs, grouped.attrs)
+
+    def test_relative_paths_reach_the_workers(self):
+        # A worker resolves a relative path from its own directory: analyze_many hands out absolute
+        # ones (this process's directory). The workers start here, then this process moves to the
+        # captures' directory and names them relative to it: every one used to fail, silently.
+        from dask.distributed import Client, LocalCluster
+
+        names = [os.path.basename(p) for p in self.paths]
+        here = os.getcwd()
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster, \
+                Client(cluster) as client:
+            os.chdir(self.tmp.name)
+            try:
+                df = batch.analyze_many(names, client=client, **self.options)
+            finally:
+                os.chdir(here)
+        self.assertEqual(df.attrs["failures"], [])
+        self.assertEqual(len(df), 10)
+        self.assertEqual(list(df["file"].unique()), names)  # named as given
+        single = batch.analyze_many(self.paths, processes=1, **self.options)
+        pd.testing.assert_frame_equal(df.drop(columns="file"), single.drop(columns="file"))
+
+    def test_failures_are_not_silent(self):
+        # Every file failing is an error, not an empty table; some failing is a warning naming them.
+        with self.assertRaises(batch.BatchError) as e:
+            batch.analyze_many([self.broken, self.missing], processes=1, **self.options)
+        self.assertEqual([f["file"] for f in e.exception.failures], [self.broken, self.missing])
+        self.assertIn("none of the 2 files could be analysed", str(e.exception))
+        self.assertIn(self.missing, str(e.exception))
+        with self.assertRaises(batch.BatchError):
+            batch.analyze_many([self.missing], processes=2, **self.options)
+        with self.assertWarns(batch.BatchWarning) as w:
+            df = batch.analyze_many(self.inputs, processes=1, **self.options)
+        self.assertIn("2 of 7 files could not be analysed", str(w.warning))
+        self.assertIn(self.broken, str(w.warning))
+        self.assertIn(self.missing, str(w.warning))
+        self.check_table(df)
+        self.assertEqual(len(batch.analyze_many([], processes=1, **self.options)), 0)  # nothing asked: nothing failed
+        # Counts: integers, not bools or floats.
+        for kwargs, error in ((dict(batch=True), ValueError), (dict(processes=0), ValueError), (dict(processes=-2), ValueError),
+                              (dict(processes=1.5), TypeError), (dict(processes=True), TypeError)):
+            with self.subTest(**kwargs), self.assertRaises(error):
+                batch.analyze_many(self.paths[:1], **kwargs, **self.options)
 
     def test_packed_rows_come_back_equal(self):
         # A worker's rows travel with each array column stacked when every row has it at one length.

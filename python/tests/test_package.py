@@ -234,6 +234,283 @@ class PackageTests(unittest.TestCase):
                 cap.read(4)
             self.assertIn("change", str(e.exception))
 
+    # -- times --
+
+    T0 = 1_764_489_600_123_456_789  # ns since 1970
+
+    def gap_capture(self, name, timestamps=None, rate=1000.0, gap_record=True):
+        """A capture (written by the spec writer of Tests/Interop) of source 3, two channels at 1 kHz:
+        12.0 s of recording with a 3.6 s outage, i.e. 84 frames of 100 samples (8.4 s of samples),
+        42 before the outage and 42 after it (36 frames lost, with their gap record). The recorded
+        frame times jitter by up to 1 us, as a real clock's do. Returns the path and the frame times."""
+        import struct
+
+        sys.path.insert(0, INTEROP)
+        import capture_spec as cs
+        import wire_spec as ws
+
+        channel = lambda i: (i, 0, rate, -10.0, 10.0, f"ai{i}", "V")
+        frames = [ws.frame("configuration", ws.configuration("dev", "sim", [channel(0), channel(1)], []), sequence=0,
+                           source_id=3, timestamp_ns=self.T0)]
+        if timestamps is None:
+            timestamps = [self.T0 + round((k / 10 + (3.6 if k >= 42 else 0.0)) * 1e9) + (k * 7919) % 1000 for k in range(84)]
+        for k, ts in enumerate(timestamps):
+            lost = 36 if k >= 42 else 0
+            values = [[float(k * 100 + j) for j in range(100)], [-float(k * 100 + j) for j in range(100)]]
+            frames.append(ws.frame("analog", ws.analog_f64([0, 1], values, first_sample=(k + lost) * 100),
+                                   sequence=k + 1 + lost, source_id=3, timestamp_ns=ts))
+        records = [cs.chunk_record(frames[i:min(i + 10, 43)]) for i in range(0, 43, 10)]
+        if gap_record:
+            payload = struct.pack("<QQII", 43, 36, 2, 0)  # sequences 43-78 missing, seen as a sequence jump
+            records.append(cs.record(cs.envelope(2, 0, payload, source_id=3, first_sequence=43, last_sequence=78,
+                                                 first_time_ns=timestamps[41]), payload))
+        records += [cs.chunk_record(frames[i:i + 10]) for i in range(43, len(frames), 10)]
+        out, entries = cs.header(), b""
+        for rec in records:
+            entries += struct.pack("<Q", len(out)) + rec[8:88]
+            out += rec
+        payload = struct.pack("<IIQ", len(records), 0, 0) + entries
+        offset = len(out)
+        out += cs.record(cs.envelope(4, 0, payload), payload) + struct.pack("<Q", offset) + cs.TRAILER_MAGIC
+        path = self.path(name)
+        with open(path, "wb") as f:
+            f.write(out)
+        return path, timestamps
+
+    def export_times(self, capture):
+        """The time_s column of `tributary export --format csv --time-column`, as the doubles it prints."""
+        out = self.path(os.path.basename(capture) + ".csv")
+        cli("export", capture, "--format", "csv", "--time-column", "--out", out, "--force")
+        with open(out) as f:
+            header = f.readline().strip().split(",")
+            self.assertEqual(header[0], "time_s")
+            return np.array([float(line.split(",", 1)[0]) for line in f], dtype=np.float64)
+
+    def test_to_pandas_follows_the_recorded_frame_times_across_a_gap(self):
+        path, timestamps = self.gap_capture("outage.tcap")
+        exported = self.export_times(path)
+        self.assertEqual(len(exported), 8400)
+        with tributary.open(path) as cap:
+            src = cap.source(3)
+            self.assertEqual((src.samples, src.sample_rate, len(src.gaps)), (8400, 1000.0, 1))
+            df = cap.to_pandas(3)
+            part = cap.to_pandas(3, channels=[1], start=4150, stop=4250)
+            self.assertEqual(df.index.name, "time")
+            ns = df.index.asi8
+            # To the nanosecond: export's times, and each frame's first sample at its recorded time.
+            np.testing.assert_array_equal(ns, np.rint(exported * 1e9).astype(np.int64))
+            np.testing.assert_array_equal(ns[::100], np.array(timestamps) - timestamps[0])
+            np.testing.assert_array_equal(ns[1:100] - ns[0], np.arange(1, 100) * 1_000_000)
+            # The times themselves are export's, bit for bit.
+            times = cap.times(3)
+            self.assertEqual(times.dtype, np.float64)
+            self.assertEqual(times.tobytes(), exported.tobytes())
+            np.testing.assert_array_equal(cap.times(3, start=4150, stop=4250), exported[4150:4250])
+        # 12.0 s of recording, not the 8.4 s an even index over 8400 samples at 1 kHz would give;
+        # the sample after the outage at 7.8 s, not at 4.2 s.
+        self.assertEqual(round(ns[-1] / 1e6), 11_999)
+        self.assertEqual(round(ns[4200] / 1e6), 7_800)
+        self.assertEqual(round((ns[4200] - ns[4199]) / 1e6), 3_601)
+        np.testing.assert_array_equal(df["ai0"].to_numpy(), np.arange(8400.0))
+        # A part of the source: the same times as the whole (counted from the source's first sample).
+        self.assertEqual(list(part.columns), ["ai1"])
+        np.testing.assert_array_equal(part.index.asi8, ns[4150:4250])
+        np.testing.assert_array_equal(part["ai1"].to_numpy(), -np.arange(4150.0, 4250.0))
+
+    def test_times_of_an_imported_capture_and_of_far_apart_frames(self):
+        # An imported capture (frames stamped by their rate): export's times, and to_pandas as before.
+        with tributary.open(self.captures["f64"]) as cap:
+            times = cap.times()
+            np.testing.assert_array_equal(cap.to_pandas().index.asi8, np.rint(times * 1e9).astype(np.int64))
+            self.assertEqual(len(cap.times(start=30_000, stop=2**70)), 1)
+            self.assertEqual(len(cap.times(start=2**64 + 5)), 0)  # past the end: none (no wrap-around to 5)
+        self.assertEqual(times.tobytes(), self.export_times(self.captures["f64"]).tobytes())
+        # Frame times from the ends of int64 (a damaged or hostile file): no overflow, no crash (export
+        # subtracted them as int64s and trapped); a TimedeltaIndex cannot span them, which is said.
+        stamps = [-2**63] * 42 + [2**63 - 1] * 42
+        path, _ = self.gap_capture("far.tcap", timestamps=stamps)
+        with tributary.open(path) as cap:
+            times = cap.times(3)
+            self.assertTrue(np.isfinite(times).all())
+            self.assertAlmostEqual(times[4200] / 1.8446744073709552e10, 1.0)
+            with self.assertRaisesRegex(tributary.FormatError, "span more than a TimedeltaIndex holds"):
+                cap.to_pandas(3)
+        self.assertEqual(times.tobytes(), self.export_times(path).tobytes())
+        # No single rate: the samples have numbers, not times.
+        path, _ = self.gap_capture("norate.tcap", rate=0.0)
+        with tributary.open(path) as cap:
+            self.assertFalse(cap.source(3).sample_rate)  # 0 Hz configured: no rate
+            self.assertEqual(cap.to_pandas(3).index.name, "sample")
+            with self.assertRaisesRegex(tributary.FormatError, "no single sampling rate"):
+                cap.times(3)
+            self.assertEqual(tributary._native.lib().tributary_capture_times(cap._handle, 3, 0, 0, None, 0, None),
+                             tributary._native.E_FORMAT)  # a count of 0 checks just that
+
+    def test_c_capture_times_reports_misuse(self):
+        import ctypes
+        from ctypes import byref, c_uint64, c_void_p
+
+        from tributary import _native
+
+        lib = _native.lib()
+        path, _ = self.gap_capture("outage-c.tcap")
+        handle = c_void_p()
+        self.assertEqual(lib.tributary_capture_open(path.encode(), byref(handle)), _native.OK)
+        try:
+            buffer = (ctypes.c_double * 8)()
+            got = c_uint64()
+
+            def status(call, expected, read=None):
+                self.assertEqual(call, expected, lib.tributary_last_error())
+                if expected != _native.OK:
+                    self.assertIn(b"tributary_capture_times", lib.tributary_last_error())
+                if read is not None:
+                    self.assertEqual(got.value, read)
+
+            times = lambda source, first, count, buf, size: lib.tributary_capture_times(handle, source, first, count, buf, size, byref(got))
+            status(times(3, 4196, 8, buffer, 64), _native.OK, 8)
+            self.assertEqual([round(t * 1e3) for t in buffer], [4196, 4197, 4198, 4199, 7800, 7801, 7802, 7803])
+            status(times(3, 8398, 8, buffer, 64), _native.OK, 2)             # the data ends first
+            status(times(3, 2**64 - 1, 8, buffer, 64), _native.OK, 0)        # past the end: nothing
+            status(times(3, 0, 9, buffer, 64), _native.E_BUFFER, 0)          # 9 doubles > 64 bytes
+            status(times(3, 0, 8, None, 64), _native.E_ARGUMENT)             # NULL buffer
+            status(times(3, 0, 2**63, buffer, 64), _native.E_RANGE)          # absurd count
+            status(times(9, 0, 8, buffer, 64), _native.E_RANGE)              # no such source
+            status(times(3, 0, 0, None, 0), _native.OK, 0)                   # nothing asked, nothing written
+            self.assertEqual(lib.tributary_capture_times(handle, 3, 0, 1, buffer, 8, None), _native.OK)  # samples_read may be NULL
+            self.assertEqual(buffer[0], 0.0)
+        finally:
+            self.assertEqual(lib.tributary_capture_close(handle), _native.OK)
+        self.assertEqual(lib.tributary_capture_times(handle, 3, 0, 1, buffer, 8, None), _native.E_HANDLE)
+
+    # -- arguments --
+
+    def test_indexes_must_be_integers(self):
+        # int() read 0.5, "0" and True as channel 0: each is refused, naming the argument and the value.
+        array = self.arrays["f64"]
+        with tributary.open(self.captures["f64"]) as cap:
+            for call in (cap.read, cap.to_pandas, cap.read_raw):
+                for bad, text in (([0.5], r"channels\[0\] must be an integer, not float 0\.5"),
+                                  ("0", r"channels must be an integer, not str '0'"),
+                                  (True, r"channels must be an integer, not a bool"),
+                                  ([1, False], r"channels\[1\] must be an integer, not a bool"),
+                                  (np.array([0.0, 1.0]), r"channels\[0\] must be an integer, not float64"),
+                                  (1.0, r"channels must be an integer, not float 1\.0"),
+                                  (slice(0.5, 2), r"channels start must be an integer")):
+                    with self.subTest(call=call.__name__, channels=bad), self.assertRaisesRegex(TypeError, text):
+                        call(channels=bad, stop=4)
+            for bad, text in ((1.0, r"source must be an integer, not float"), (True, "source must be an integer, not a bool"),
+                              ("1", r"source must be an integer, not str '1'")):
+                with self.subTest(source=bad), self.assertRaisesRegex(TypeError, text):
+                    cap.read(source=bad)
+                with self.subTest(source=bad), self.assertRaisesRegex(TypeError, text):
+                    cap.times(source=bad)
+            for kwargs, text in ((dict(start=1.5), r"start must be an integer, not float 1\.5"),
+                                 (dict(stop=True), r"stop must be an integer, not a bool"),
+                                 (dict(start="2"), r"start must be an integer, not str '2'"),
+                                 (dict(stop=np.float64(3)), r"stop must be an integer, not float64")):
+                with self.subTest(**kwargs), self.assertRaisesRegex(TypeError, text):
+                    cap.read(**kwargs)
+                with self.subTest(**kwargs), self.assertRaisesRegex(TypeError, text):
+                    cap.to_pandas(**kwargs)
+            # numpy integers are integers.
+            np.testing.assert_array_equal(cap.read(source=np.uint32(1), channels=[np.int64(2), np.uint8(0)],
+                                                   start=np.int16(3), stop=np.int64(9)), array[[2, 0], 3:9])
+            np.testing.assert_array_equal(cap.read(channels=np.array([1, 2]), stop=5), array[1:3, :5])
+            np.testing.assert_array_equal(cap.read(channels=np.int32(1), stop=5), array[1:2, :5])
+            np.testing.assert_array_equal(cap.read(channels=slice(np.int64(1), None), stop=5), array[1:, :5])
+            self.assertEqual(list(cap.to_pandas(channels=np.array([2]), stop=3).columns), ["ch2"])
+            # Past the C types: range errors, never a wrapped value (2**32 + 1 would be channel 1).
+            with self.assertRaises(tributary.RangeError):
+                cap.read(channels=[2**32 + 1])
+            with self.assertRaises(tributary.RangeError):
+                cap.read(source=2**32 + 1)
+            self.assertEqual(cap.read(start=2**64 + 1).shape, (3, 0))
+        # The analysis options and the subscriber's selection: the same checks before the JSON.
+        f64 = self.captures["f64"]
+        for kwargs, error, text in ((dict(channels=[0.5]), TypeError, r"channels\[0\] must be an integer, not float 0\.5"),
+                                    (dict(channels=[True]), TypeError, r"channels\[0\] must be an integer, not a bool"),
+                                    (dict(channels=0.5), TypeError, r"channels must be a sequence of integers"),
+                                    (dict(channels=[2**40]), ValueError, r"channels\[0\] must be an integer from 0 to 4294967295"),
+                                    (dict(welch=1024.0), TypeError, r"welch must be an integer, not float"),
+                                    (dict(welch=True), TypeError, r"welch must be an integer, not a bool"),
+                                    (dict(spectrum=2**70), ValueError, r"spectrum must be an integer from"),
+                                    (dict(rate=float("nan")), ValueError, r"rate must be a finite number, not nan"),
+                                    (dict(rate="1000"), TypeError, r"rate must be a number, not str"),
+                                    (dict(full_scale=float("inf"), measure="thd"), ValueError, r"full_scale must be a finite number")):
+            with self.subTest(**kwargs), self.assertRaisesRegex(error, text):
+                tributary.analyze(f64, **kwargs)
+        with self.assertRaisesRegex(ValueError, r"rate must be a finite number, not nan"):
+            tributary.analyze(self.arrays["f64"], rate=float("nan"))
+        self.assertEqual(tributary.analyze(f64, channels=np.array([1]), welch=np.int64(256))["sources"][0]["channels"][0]["index"], 1)
+        for kwargs, error, text in ((dict(channels=[0.5]), TypeError, r"channels\[0\] must be an integer, not float"),
+                                    (dict(channels=["0"]), TypeError, r"channels\[0\] must be an integer, not str '0'"),
+                                    (dict(sources=[1.0]), TypeError, r"sources\[0\] must be an integer, not float"),
+                                    (dict(sources=[2**32 + 1]), ValueError, r"sources\[0\] must be an integer from 0 to 4294967295"),
+                                    (dict(sources=1), TypeError, r"sources must be a sequence of integers, not int"),
+                                    (dict(timeout=float("nan")), ValueError, r"timeout must be a finite number"),
+                                    (dict(capacity=2**70), ValueError, r"capacity must be an integer from 0 to"),
+                                    (dict(capacity=8.0), TypeError, r"capacity must be an integer, not float")):
+            # Refused before any connection (port 1 is closed: a check that let it through meets an SCCTError).
+            with self.subTest(**kwargs), self.assertRaisesRegex(error, text):
+                tributary.subscribe("tcp://127.0.0.1:1", api_key="k", **kwargs)
+
+    def test_native_constants_and_signatures_match_the_header(self):
+        # _native.py copies the header's numbers and declares its functions by hand: both against the header.
+        import ctypes
+        import re
+
+        from tributary import _native, subscription
+
+        with open(os.path.join(INTEROP, "..", "..", "include", "tributary.h")) as f:
+            header = f.read()
+        defines = dict(re.findall(r"^#define TRIBUTARY_(\w+)\s+(\d+)\b", header, re.M))
+        self.assertGreater(len(defines), 25)
+        for name, value in defines.items():
+            with self.subTest(name):
+                self.assertTrue(hasattr(_native, name), f"_native has no {name} (TRIBUTARY_{name} = {value})")
+                self.assertEqual(getattr(_native, name), int(value), f"TRIBUTARY_{name}")
+        from tributary import capture
+        self.assertEqual({k: getattr(_native, "KIND_" + k.upper()) for k in capture._KINDS}, capture._KINDS)
+        # Every function the package declares: the header's result and parameter types.
+        lib = _native.lib()
+        subscription._declare(lib)
+        body = re.sub(r"/\*.*?\*/", "", header, flags=re.S)
+        prototypes = {m.group(2): (m.group(1), m.group(3)) for m in
+                      re.finditer(r"^\s*([\w ]+?\s*\**)\s*(tributary_\w+)\s*\(([^)]*)\)\s*;", body, re.M)}
+        self.assertIn("tributary_capture_times", prototypes)
+        P = ctypes.POINTER
+        scalars = {"int": ctypes.c_int, "uint32_t": ctypes.c_uint32, "uint64_t": ctypes.c_uint64, "size_t": ctypes.c_size_t,
+                   "double": ctypes.c_double, "void": None}
+
+        def accepts(c_type, declared):
+            """Whether ctypes type `declared` passes or returns the C type `c_type` ("const uint32_t *")."""
+            t = re.sub(r"\bconst\b", "", c_type).replace(" ", "")
+            base, stars = t.rstrip("*"), len(t) - len(t.rstrip("*"))
+            if stars == 0:
+                return declared is scalars[base]
+            if stars == 1 and base == "char":
+                return declared is ctypes.c_char_p
+            if stars == 1:  # a handle or a buffer: an address
+                return declared is ctypes.c_void_p or (base in scalars and declared is P(scalars[base]))
+            if stars == 2:  # an out-parameter receiving an address (char ** strings are freed by address)
+                return declared in (P(ctypes.c_void_p), P(ctypes.c_char_p))
+            return False
+
+        declared = [name for name in prototypes if getattr(lib, name, None) is not None and getattr(lib, name).argtypes is not None]
+        self.assertIn("tributary_capture_read", declared)
+        self.assertIn("tributary_capture_times", declared)
+        for name in declared:
+            result, parameters = prototypes[name]
+            fn = getattr(lib, name)
+            parameters = [] if parameters.strip() == "void" else [p.strip() for p in parameters.split(",")]
+            with self.subTest(name):
+                self.assertEqual(len(fn.argtypes), len(parameters), f"{name}: {parameters}")
+                for parameter, argtype in zip(parameters, fn.argtypes):
+                    c_type = re.sub(r"\w+$", "", parameter)  # without its name
+                    self.assertTrue(accepts(c_type, argtype), f"{name}: {parameter} declared as {argtype}")
+                self.assertTrue(accepts(result, fn.restype), f"{name} returns {result}, declared as {fn.restype}")
+
     # -- analysis --
 
     def assert_same_document(self, ours, theirs, ignore=()):

@@ -3,6 +3,7 @@ import os
 import queue
 import re
 import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -118,6 +119,55 @@ class SubscribeTests(unittest.TestCase):
         sub.close()
         with self.assertRaises(tributary.HandleError):
             sub.next(timeout=0.1)
+
+    def test_numbers_are_checked_before_they_reach_the_library(self):
+        with tributary.subscribe(self.server.address, api_key="k", sources=[np.int64(1)], channels=np.array([0, 1])) as sub:
+            for timeout, error, text in (("1", TypeError, r"timeout must be a number, not str '1'"),
+                                         (True, TypeError, r"timeout must be a number, not a bool"),
+                                         (float("nan"), ValueError, r"timeout must be a finite number, not nan")):
+                with self.subTest(timeout=timeout), self.assertRaisesRegex(error, text):
+                    sub.next(timeout=timeout)
+            # Refused when called, not at the first package (a NaN duration never ended the loop).
+            with self.assertRaisesRegex(ValueError, r"duration must be a finite number, not nan"):
+                sub.packages(duration=float("nan"), count=1)
+            with self.assertRaisesRegex(ValueError, r"duration must be at least 0"):
+                sub.packages(duration=-1, count=1)
+            with self.assertRaisesRegex(TypeError, r"count must be an integer, not float 1\.5"):
+                sub.packages(duration=1, count=1.5)
+            self.assertEqual(len(list(sub.packages(duration=TIMEOUT, count=np.int8(2)))), 2)
+            self.assertIsNotNone(sub.next(timeout=float("inf")))  # infinity: until a package arrives
+
+    def test_waiting_forever_does_not_crash(self):
+        # tributary_subscription_next waited with NSCondition.wait(until:), which converts its date to
+        # int64 nanoseconds and traps on one past 2262: a negative timeout ("forever", the package's
+        # next() without a timeout), an infinite one or 1e300 s killed the process whenever no package
+        # was waiting. Run in a child process, so that a crash is a failure, not the end of the tests.
+        server = Server("--simulate", "id=1,name=slow,rate=10,channels=1,freq=1,block=10")  # a package a second
+        script = """if True:
+            import ctypes, sys, time
+            import tributary
+            with tributary.subscribe(sys.argv[1], api_key="k") as sub:
+                lib = tributary._native.lib()
+                for timeout in (-1.0, float("inf"), 1e300, 1e10, None):
+                    while sub.next(timeout=0.05) is not None:  # nothing left waiting
+                        pass
+                    start = time.monotonic()
+                    if timeout is None:
+                        got = sub.next()
+                    else:
+                        kind, text = ctypes.c_int(), ctypes.c_char_p()
+                        status = lib.tributary_subscription_next(sub._handle, timeout, ctypes.byref(kind), ctypes.byref(text))
+                        got = status == 0 and text.value
+                    print(timeout, bool(got), round(time.monotonic() - start, 1), flush=True)
+            """
+        try:
+            proc = subprocess.run([sys.executable, "-c", script, server.address], capture_output=True, text=True, timeout=60)
+        finally:
+            server.stop()
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr[-3000:])
+        lines = proc.stdout.split("\n")[:5]
+        self.assertEqual([line.split()[:2] for line in lines], [["-1.0", "True"], ["inf", "True"], ["1e+300", "True"],
+                                                                ["10000000000.0", "True"], ["None", "True"]])
 
     def test_a_caller_that_stops_pulling_sees_the_losses_as_gaps(self):
         server = Server("--simulate", "id=1,name=fast,rate=400000,channels=2,freq=50,block=100", "--status-interval", "0.5")

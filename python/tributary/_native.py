@@ -9,10 +9,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import math
+import numbers
+import operator
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Optional, TypeVar
+from typing import List, Optional, TypeVar
 
 API_VERSION = 1
 
@@ -33,6 +36,22 @@ E_INTERNAL = 99
 FLOAT64 = 1
 FLOAT32 = 2
 INT16 = 3
+
+KIND_CONFIGURATION = 1
+KIND_ERROR = 2
+KIND_ANALOG = 3
+KIND_DIGITAL = 4
+KIND_MESSAGE = 5
+KIND_XML = 6
+KIND_FILE = 7
+KIND_IMAGE = 8
+KIND_ARRAY = 9
+KIND_GAP = 21
+
+# The ranges of the C types that numbers cross the boundary in (include/tributary.h).
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+INT64_MAX = 2**63 - 1
 
 
 class TributaryError(Exception):
@@ -168,6 +187,7 @@ def _declare(l: ctypes.CDLL) -> None:
     f("tributary_capture_info_json", c_int, c_void_p, pp)
     f("tributary_capture_read", c_int, c_void_p, c_uint32, POINTER(c_uint32), c_size_t, c_uint64, c_uint64, c_int,
       c_void_p, c_size_t, POINTER(c_uint64))
+    f("tributary_capture_times", c_int, c_void_p, c_uint32, c_uint64, c_uint64, c_void_p, c_size_t, POINTER(c_uint64))
     f("tributary_capture_next_package", c_int, c_void_p, c_uint32, pp)
     f("tributary_capture_rewind", c_int, c_void_p)
     f("tributary_analyze_file", c_int, c_char_p, c_char_p, pp)
@@ -195,3 +215,50 @@ def take_string(pointer: c_void_p) -> str:
 def version() -> str:
     """The version of the loaded libtributary."""
     return lib().tributary_version().decode()
+
+
+# -- arguments --
+#
+# ctypes converts a Python int into a C integer by wrapping it (2**32 + 1 becomes 1, -1 becomes
+# 2**64 - 1) and int() truncates floats and parses strings: every number this package hands to the
+# library, or to json for it, goes through these first, so that a wrong one is an error naming it.
+
+
+def integer(value, name: str, low: Optional[int] = None, high: Optional[int] = None) -> int:
+    """``value`` as an int: a Python or numpy integer (anything with ``__index__``), not a bool, a
+    float, a string or None; within ``low`` … ``high`` when given. TypeError / ValueError name
+    ``name`` and the value."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise TypeError(f"{name} must be an integer, not a bool ({value!r})")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__} {value!r}") from None
+    if (low is not None and number < low) or (high is not None and number > high):
+        bounds = (f"from {low} to {high}" if low is not None and high is not None else
+                  f">= {low}" if low is not None else f"<= {high}")
+        raise ValueError(f"{name} must be an integer {bounds}, not {number}")
+    return number
+
+
+def real(value, name: str, low: Optional[float] = None, finite: bool = True) -> float:
+    """``value`` as a float: a real number (Python or numpy; not a bool, a string or None), finite
+    unless ``finite`` is False (NaN is never accepted), at least ``low`` when given."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise TypeError(f"{name} must be a number, not a bool ({value!r})")
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}")
+    number = float(value)
+    if math.isnan(number) or (finite and math.isinf(number)):
+        raise ValueError(f"{name} must be a finite number, not {number}")
+    if low is not None and number < low:
+        raise ValueError(f"{name} must be at least {low}, not {number}")
+    return number
+
+
+def integers(values, name: str, low: Optional[int] = None, high: Optional[int] = None) -> List[int]:
+    """A sequence (list, tuple, range, numpy array, …) of integers as a list of ints, each checked as
+    :func:`integer` checks it (``name[k]`` in the message); a string or a single number is refused."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers, not {type(values).__name__} {values!r}")
+    return [integer(v, f"{name}[{k}]", low, high) for k, v in enumerate(values)]

@@ -9,10 +9,14 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
-from ._native import check, lib
+from ._native import INT64_MAX, UINT32_MAX, check, integer, integers, lib, real
 
 _OPTIONS = {"arrays", "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure", "full_scale",
             "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"}
+# Numbers the library reads as integers (Swift Int) and as doubles: checked here, so that a float
+# where an integer belongs, a NaN (not JSON) or a number past the C type is an error naming the option.
+_INTEGER_OPTIONS = ("welch", "spectrum", "harmonics")
+_REAL_OPTIONS = ("rate", "overlap", "full_scale", "int16_scale")
 
 
 def _options(options: Dict[str, Any]) -> bytes:
@@ -22,8 +26,14 @@ def _options(options: Dict[str, Any]) -> bytes:
     clean = {k: v for k, v in options.items() if v is not None and v is not False}
     if isinstance(clean.get("measure"), (list, tuple)):
         clean["measure"] = [str(m) for m in clean["measure"]]
-    if isinstance(clean.get("channels"), (list, tuple, range, np.ndarray)):
-        clean["channels"] = [int(c) for c in clean["channels"]]
+    if "channels" in clean and not isinstance(clean["channels"], str):
+        clean["channels"] = integers(clean["channels"], "channels", 0, UINT32_MAX)
+    for k in _INTEGER_OPTIONS:
+        if k in clean:
+            clean[k] = integer(clean[k], k, -INT64_MAX - 1, INT64_MAX)
+    for k in _REAL_OPTIONS:
+        if k in clean:
+            clean[k] = real(clean[k], k)
     for k, v in list(clean.items()):
         if isinstance(v, np.generic):
             clean[k] = v.item()
@@ -79,13 +89,13 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
             raise ValueError(f"the array must be shaped (channels, samples) or (samples,), not {array.shape}")
         if array.dtype == np.int16 and int16_scale is not None:
             # As analyze does with int16 NPY files: counts times the scale.
-            array = array.astype(np.float64) * float(int16_scale)
+            array = array.astype(np.float64) * real(int16_scale, "int16_scale")
         options["int16_scale"] = None
         # One copy at most: none for a C-ordered float64 array.
         array = np.ascontiguousarray(array, dtype=np.float64)
         options["name"] = name
         check(lib().tributary_analyze_buffer(array.ctypes.data_as(c_void_p), array.shape[0], array.shape[1],
-                                             float(rate) if rate is not None else 1.0, _options(options), ctypes.byref(out)))
+                                             real(rate, "rate") if rate is not None else 1.0, _options(options), ctypes.byref(out)))
     document = _take_document(out)
     if arrays == "list":
         _as_lists(document)

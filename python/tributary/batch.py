@@ -13,11 +13,33 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
+from ._native import integer
 from .analysis import analyze
+
+
+class BatchError(RuntimeError):
+    """No file of a batch could be analysed; ``failures`` lists them (``{"file", "error"}``), as
+    ``df.attrs["failures"]`` would have."""
+
+    def __init__(self, message: str, failures: List[Dict[str, str]]):
+        super().__init__(message)
+        self.failures = failures
+
+
+class BatchWarning(UserWarning):
+    """Some files of a batch could not be analysed (the message lists them; so does ``df.attrs["failures"]``)."""
+
+
+def _listed(failures: List[Dict[str, str]], most: int = 10) -> str:
+    lines = [f"  {f['file']}: {f['error']}" for f in failures[:most]]
+    if len(failures) > most:
+        lines.append(f"  ... and {len(failures) - most} more (df.attrs['failures'] / the exception's .failures)")
+    return "\n".join(lines)
 
 _STATS = ["count", "min", "max", "mean", "std", "std_sample", "variance", "rms", "positive_peak", "negative_peak",
           "peak_to_peak"]
@@ -148,13 +170,21 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
         thread, 1 … 8 files each); 1 makes one task per file.
     :param options: the options of :func:`tributary.analyze` (``rate``, ``welch``, ``measure``, …).
     :returns: the DataFrame; files that could not be analysed are listed in ``df.attrs["failures"]``
-        as ``{"file", "error"}`` dicts, in the order of ``paths``.
+        as ``{"file", "error"}`` dicts, in the order of ``paths``, and a :class:`BatchWarning` lists them.
+    :raises BatchError: no file could be analysed (every one failed; ``.failures`` lists them).
+
+    Paths are made absolute (from this process's working directory) before they are handed out: a
+    worker resolves a relative path from its own directory, which need not be this one. The table's
+    "file" column and the failures name each file as ``paths`` gives it.
     """
     import pandas as pd
 
-    paths = [os.fspath(p) for p in paths]
-    if batch is not None and (not isinstance(batch, int) or batch < 1):
+    given = [os.fspath(p) for p in paths]
+    paths = [os.path.abspath(p) for p in given]
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise ValueError(f"batch must be a positive number of files per task, not {batch!r}")
+    if processes is not None:
+        processes = integer(processes, "processes", 1)
     if client is not None:
         import uuid
 
@@ -176,8 +206,19 @@ def analyze_many(paths: Iterable[Union[str, os.PathLike]], client: Any = None, *
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(analyze_file, paths, [options] * len(paths),
                                     chunksize=batch or files_per_task(len(paths), workers)))
+    # Each file by the name the caller gave it (the tasks had its absolute path).
+    for name, (file_rows, failure) in zip(given, results):
+        for row in file_rows:
+            row["file"] = name
+        if failure is not None:
+            failure["file"] = name
     rows = [row for file_rows, _ in results for row in file_rows]
     failures = [failure for _, failure in results if failure is not None]
+    if failures and len(failures) == len(given):
+        raise BatchError(f"none of the {len(given)} files could be analysed:\n{_listed(failures)}", failures)
+    if failures:
+        warnings.warn(f"{len(failures)} of {len(given)} files could not be analysed (df.attrs['failures']):\n{_listed(failures)}",
+                      BatchWarning, stacklevel=2)
     df = pd.DataFrame(rows)
     df.attrs["failures"] = failures
     if out is not None:

@@ -12,11 +12,12 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _native
-from ._native import FLOAT32, FLOAT64, INT16, check, lib, take_string
+from ._native import FLOAT32, FLOAT64, INT16, check, integer, integers, lib, take_string
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "int16": np.int16}
-_KINDS = {"configuration": 1, "error": 2, "analog": 3, "digital": 4, "message": 5, "xml": 6, "file": 7, "image": 8,
-          "array": 9, "gap": 21}
+_KINDS = {"configuration": _native.KIND_CONFIGURATION, "error": _native.KIND_ERROR, "analog": _native.KIND_ANALOG,
+          "digital": _native.KIND_DIGITAL, "message": _native.KIND_MESSAGE, "xml": _native.KIND_XML,
+          "file": _native.KIND_FILE, "image": _native.KIND_IMAGE, "array": _native.KIND_ARRAY, "gap": _native.KIND_GAP}
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,8 @@ class Capture(_native.HandleOwner):
 
     def source(self, source: Optional[int] = None) -> Source:
         """The source with id ``source`` (default: the lowest id with analog data)."""
+        if source is not None:
+            source = integer(source, "source")  # any integer: one the capture lacks is a RangeError below
         if source is None:
             analog = [s for s in self.sources if s.sample_type]
             if not analog:
@@ -171,6 +174,38 @@ class Capture(_native.HandleOwner):
         raise _native.RangeError(_native.E_RANGE, f"{self.path}: no source {source} (sources: {[s.id for s in self.sources]})")
 
     # -- data --
+
+    @staticmethod
+    def _rows(src: Source, channels: Union[None, int, Sequence[int], slice]) -> List[int]:
+        """The rows that ``channels`` (None, an integer, a sequence of integers or a slice) selects
+        of ``src``: each an integer (not a float, a string or a bool) within the source's channels."""
+        n_channels = len(src.channels)
+        if channels is None:
+            return list(range(n_channels))
+        if isinstance(channels, slice):
+            for part in ("start", "stop", "step"):
+                if getattr(channels, part) is not None:
+                    integer(getattr(channels, part), f"channels {part}")
+            return list(range(n_channels))[channels]
+        if isinstance(channels, (str, bytes)) or not hasattr(channels, "__iter__"):
+            rows = [integer(channels, "channels")]
+        else:
+            rows = integers(channels, "channels")
+        for r in rows:
+            if r < 0 or r >= n_channels:
+                raise _native.RangeError(_native.E_RANGE, f"channel {r} is out of range: source {src.id} has {n_channels} channels")
+        return rows
+
+    @staticmethod
+    def _span(src: Source, start: int, stop: Optional[int]) -> range:
+        """The samples ``start`` … ``stop`` of ``src`` (checked: non-negative integers), cut to those it has."""
+        start = integer(start, "start")
+        if stop is not None:
+            stop = integer(stop, "stop")
+        if start < 0 or (stop is not None and stop < 0):
+            raise ValueError("start and stop must be non-negative")
+        stop = src.samples if stop is None else min(stop, src.samples)
+        return range(min(start, stop), stop) if start <= stop else range(stop, stop)
 
     def read(self, source: Optional[int] = None, channels: Union[None, int, Sequence[int], slice] = None,
              start: int = 0, stop: Optional[int] = None, counts: bool = False,
@@ -193,22 +228,9 @@ class Capture(_native.HandleOwner):
         src = self.source(source)
         if not src.sample_type:
             raise _native.RangeError(_native.E_RANGE, f"source {src.id} has no analog data")
-        n_channels = len(src.channels)
-        if channels is None:
-            rows = list(range(n_channels))
-        elif isinstance(channels, slice):
-            rows = list(range(n_channels))[channels]
-        elif isinstance(channels, (int, np.integer)):
-            rows = [int(channels)]
-        else:
-            rows = [int(c) for c in channels]
-        for r in rows:
-            if r < 0 or r >= n_channels:
-                raise _native.RangeError(_native.E_RANGE, f"channel {r} is out of range: source {src.id} has {n_channels} channels")
-        if start < 0 or (stop is not None and stop < 0):
-            raise ValueError("start and stop must be non-negative")
-        stop = src.samples if stop is None else min(stop, src.samples)
-        count = max(0, stop - start)
+        rows = self._rows(src, channels)
+        span = self._span(src, start, stop)
+        start, count = span.start, len(span)
         dtype = src.dtype if counts else np.dtype(np.float64)
         sample_type = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.int16): INT16}[dtype]
         given = out is not None
@@ -268,25 +290,57 @@ class Capture(_native.HandleOwner):
             check(status)
             yield _package(take_string(text))
 
+    def times(self, source: Optional[int] = None, start: int = 0, stop: Optional[int] = None) -> np.ndarray:
+        """The time of samples ``start`` … ``stop`` of a source (numbered as :meth:`read` numbers
+        them), float64 seconds since the source's first sample, from the recorded frame times: each
+        frame's timestamp plus k / rate for its k-th sample. Samples after a gap (frames lost, a
+        publisher restarted) are at the time they were recorded. These are the times of
+        ``tributary export --format csv --time-column`` (the library computes both;
+        ``tributary_capture_times`` in docs/C_API.md). Raises :class:`tributary.FormatError` when
+        the source has no single sampling rate (its samples have numbers, not times)."""
+        self._check_open()
+        src = self.source(source)
+        if not src.sample_type:
+            raise _native.RangeError(_native.E_RANGE, f"source {src.id} has no analog data")
+        span = self._span(src, start, stop)
+        seconds = np.empty(len(span), dtype=np.float64)
+        got = c_uint64()
+        check(lib().tributary_capture_times(self._handle, src.id, span.start, len(span), seconds.ctypes.data_as(c_void_p),
+                                            seconds.nbytes, ctypes.byref(got)))
+        return seconds if got.value == len(span) else seconds[:got.value].copy()
+
+    def _has_times(self, src: Source) -> bool:
+        """Whether the samples of ``src`` have times: one sampling rate, as export takes it (a call of
+        ``tributary_capture_times`` for no samples checks just that)."""
+        status = lib().tributary_capture_times(self._handle, src.id, 0, 0, None, 0, None)
+        if status == _native.E_FORMAT:
+            return False
+        check(status)
+        return True
+
     def to_pandas(self, source: Optional[int] = None, channels=None, start: int = 0, stop: Optional[int] = None):
         """The analog data of a source as a pandas DataFrame: one column per channel (named by the
-        channels' names), float64 physical values, indexed by time in seconds from the first sample
-        (a ``TimedeltaIndex`` when the source has a sampling rate, else the sample number)."""
+        channels' names), float64 physical values. Indexed by time since the source's first sample
+        (a ``TimedeltaIndex`` named "time") when the source has a sampling rate: the recorded frame
+        times of :meth:`times`, so that samples after a gap are at the time they were recorded
+        (each time rounded to the nanosecond); else (no single configured rate, as for
+        ``export --time-column``) by the sample number (an index named "sample")."""
         import pandas as pd
 
         src = self.source(source)
-        data = self.read(src.id, channels, start, stop)
-        rows = list(range(len(src.channels)))
-        if channels is not None:
-            rows = (rows[channels] if isinstance(channels, slice) else
-                    [int(channels)] if isinstance(channels, (int, np.integer)) else [int(c) for c in channels])
+        rows = self._rows(src, channels)
+        data = self.read(src.id, rows, start, stop)
         names = [src.channels[r].name for r in rows]
-        samples = np.arange(start, start + data.shape[1])
-        if src.sample_rate:
-            index = pd.to_timedelta(samples / src.sample_rate, unit="s")
-            index.name = "time"
+        first = self._span(src, start, stop).start
+        if self._has_times(src):
+            nanoseconds = np.rint(self.times(src.id, first, first + data.shape[1]) * 1e9)
+            # Frame times from a damaged or hostile file may be centuries apart: no int64 wrap-around.
+            if not np.all(np.abs(nanoseconds) < 2.0**63):
+                raise _native.FormatError(_native.E_FORMAT, f"{self.path}: the frame times of source {src.id} span more than "
+                                          "a TimedeltaIndex holds (292 years); read them with times()")
+            index = pd.TimedeltaIndex(nanoseconds.astype(np.int64).view("timedelta64[ns]"), name="time")
         else:
-            index = pd.Index(samples, name="sample")
+            index = pd.Index(np.arange(first, first + data.shape[1]), name="sample")
         return pd.DataFrame(data.T, index=index, columns=names)
 
     def _check_open(self) -> None:

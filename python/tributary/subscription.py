@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _native
-from ._native import FLOAT32, FLOAT64, INT16, check, lib, take_string
+from ._native import FLOAT32, FLOAT64, INT16, INT64_MAX, UINT32_MAX, check, integer, integers, lib, real, take_string
 from .capture import Package
 
 _declared = False
@@ -86,10 +86,16 @@ class Subscription(_native.HandleOwner):
             _declare(l)
             _declared = True
         options: Dict[str, Any] = {}
+        # Numbers are checked here, before the JSON: an index that int() would truncate ("0.5") or
+        # parse ("0") is refused, as is one the C side's integer types cannot hold.
         if channels is not None:
-            options["channels"] = channels if isinstance(channels, str) else [int(c) for c in channels]
+            options["channels"] = channels if isinstance(channels, str) else integers(channels, "channels", 0, UINT32_MAX)
         if sources is not None:
-            options["sources"] = [int(s) for s in sources]
+            options["sources"] = integers(sources, "sources", 0, UINT32_MAX)
+        if timeout is not None:
+            timeout = real(timeout, "timeout")
+        if capacity is not None:
+            capacity = integer(capacity, "capacity", 0, INT64_MAX)
         for key, value in (("array_filters", list(array_filters) if array_filters else None), ("timeout", timeout),
                            ("description", description), ("curve_server_key", curve_server_key),
                            ("curve_key", curve_key), ("capacity", capacity)):
@@ -124,10 +130,12 @@ class Subscription(_native.HandleOwner):
         """The next package (None when nothing arrived within ``timeout`` seconds; None = wait forever)."""
         if self._closed:
             raise _native.HandleError(_native.E_HANDLE, f"the subscription to {self.address} is closed")
+        # None and infinity wait until a package arrives (the library's negative timeout).
+        wait = -1.0 if timeout is None else real(timeout, "timeout", finite=False)
         l = lib()
         kind = c_int()
         text = c_char_p()
-        status = l.tributary_subscription_next(self._handle, -1.0 if timeout is None else float(timeout),
+        status = l.tributary_subscription_next(self._handle, -1.0 if wait == float("inf") else wait,
                                                ctypes.byref(kind), ctypes.byref(text))
         if status == _native.E_TIMEOUT:
             return None
@@ -149,6 +157,14 @@ class Subscription(_native.HandleOwner):
     def packages(self, duration: Optional[float] = None, count: Optional[int] = None) -> Iterator[Union[AnalogBlock, Package]]:
         """Packages as they arrive, for ``duration`` seconds and/or ``count`` packages (default: until
         closed). Gap and error packages are yielded like the others (``kind`` "gap" / "error")."""
+        # Checked now, not at the first package: a NaN duration would never end the loop.
+        if duration is not None:
+            duration = real(duration, "duration", low=0.0, finite=False)
+        if count is not None:
+            count = integer(count, "count", 0)
+        return self._packages(duration, count)
+
+    def _packages(self, duration: Optional[float], count: Optional[int]) -> Iterator[Union[AnalogBlock, Package]]:
         deadline = None if duration is None else time.monotonic() + duration
         n = 0
         while not self._closed and (count is None or n < count):

@@ -11,6 +11,10 @@ public struct SeriesBlock: Sendable, Equatable {
     public var timestampNs: Int64
     /// The frame's `first_sample` counter.
     public var firstSample: UInt64
+
+    public init(start: Int, count: Int, timestampNs: Int64, firstSample: UInt64) {
+        (self.start, self.count, self.timestampNs, self.firstSample) = (start, count, timestampNs, firstSample)
+    }
 }
 
 /// The analog data of one source of a capture with everything the measurement formats carry: names,
@@ -69,6 +73,46 @@ public struct SourceSeries: Sendable {
             }
             return out
         }
+    }
+
+    /// The time of every sample in seconds since the first: what `export --time-column` writes
+    /// (`sampleTimes(of:since:rate:in:into:)`); nil without one sampling rate.
+    public var sampleTimes: [Double]? {
+        guard let rate else { return nil }
+        var times = [Double](repeating: 0, count: sampleCount)
+        times.withUnsafeMutableBufferPointer { Self.sampleTimes(of: blocks, since: startNs, rate: rate, in: 0..<sampleCount, into: $0) }
+        return times
+    }
+
+    /// The time of samples `range` (numbered as `blocks` number them) in seconds since `originNs`,
+    /// into `out[0 ..< range.count]`: each frame's recorded `timestamp_ns` plus k / `rate` for its
+    /// k-th sample, so that samples after a gap (frames lost, a publisher restarted) are where they
+    /// were recorded, not where an even clock would put them. The one computation of these times:
+    /// `export --time-column` and the C interface's `tributary_capture_times` both call it. Samples
+    /// of `range` that no block holds are left as they are; `out` shorter than `range` gets its first ones.
+    public static func sampleTimes(of blocks: [SeriesBlock], since originNs: Int64, rate: Double, in range: Range<Int>,
+                                   into out: UnsafeMutableBufferPointer<Double>) {
+        let range = range.lowerBound..<(range.lowerBound + min(range.count, out.count))
+        for b in blocks {
+            let (end, overflow) = b.start.addingReportingOverflow(b.count)
+            let lower = max(b.start, range.lowerBound), upper = min(overflow ? .max : end, range.upperBound)
+            guard lower < upper else { continue }
+            let t = seconds(b.timestampNs, since: originNs)
+            for i in lower..<upper { out[i - range.lowerBound] = t + Double(i - b.start) / rate }
+        }
+    }
+
+    /// `ns` − `originNs` in seconds: exact to the nanosecond as an Int64 difference; timestamps so
+    /// far apart that the difference overflows (a damaged or hostile file) as a difference of doubles.
+    static func seconds(_ ns: Int64, since originNs: Int64) -> Double {
+        let (difference, overflow) = ns.subtractingReportingOverflow(originNs)
+        return overflow ? (Double(ns) - Double(originNs)) / 1e9 : Double(difference) / 1e9
+    }
+
+    /// The one sampling rate of the channels `channels` of `source` as its configuration gives it
+    /// (what a gathered series' `rate` is); nil when unknown or mixed.
+    public static func rate(reader: CaptureReader, source: UInt32, channels: [UInt32]) -> Double? {
+        rate(of: configured(channels, of: reader.configuration(source: source)))
     }
 
     /// The sources of a capture that hold analog data, in id order.

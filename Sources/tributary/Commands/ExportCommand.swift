@@ -167,12 +167,8 @@ enum ExportCommand: Command {
                 let data = series[0]
                 var names = data.channelNames, values = data.physicalValues, columns = data.channelCount
                 if timeColumn {
-                    guard let rate = data.rate else { throw CommandError("--time-column needs one sampling rate; source \(data.sourceID) has none") }
-                    var times = [Double](repeating: 0, count: data.sampleCount)
-                    for b in data.blocks {
-                        let t = Double(b.timestampNs - data.startNs) / 1e9
-                        for k in 0..<b.count { times[b.start + k] = t + Double(k) / rate }
-                    }
+                    // From the recorded frame times (SourceSeries.sampleTimes, which tributary_capture_times shares).
+                    guard let times = data.sampleTimes else { throw CommandError("--time-column needs one sampling rate; source \(data.sourceID) has none") }
                     names.insert("time_s", at: 0)
                     values.insert(contentsOf: times, at: 0)
                     columns += 1
