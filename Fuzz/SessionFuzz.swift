@@ -58,8 +58,16 @@ struct FuzzInput {
         defer { position += 1 }
         return position < bytes.count ? bytes[position] : 0
     }
-    mutating func u32() -> UInt32 { (0..<4).reduce(UInt32(0)) { $0 << 8 | UInt32(byte()) } }
-    mutating func u64() -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(byte()) } }
+    mutating func u32() -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 { value = value << 8 | UInt32(byte()) }
+        return value
+    }
+    mutating func u64() -> UInt64 {
+        var value: UInt64 = 0
+        for _ in 0..<8 { value = value << 8 | UInt64(byte()) }
+        return value
+    }
     /// A number that is often at an edge: 0, 1, max, max - 1, or the fuzzer's bytes.
     mutating func edgy64() -> UInt64 {
         switch byte() % 6 {
