@@ -112,9 +112,10 @@ alloc-guard: build
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=10
 
-## fuzz: libFuzzer targets in Fuzz/, FUZZ_SECONDS each (default 60).
-fuzz: apt-deps
-	./Fuzz/run.sh $(FUZZ_SECONDS)
+## fuzz: libFuzzer targets in Fuzz/ (wire, capture, the subscriber's session) and the publisher's session
+## fuzzer against a real serve, FUZZ_SECONDS each (default 60).
+fuzz: apt-deps py-deps build
+	PYTHON=$(CURDIR)/$(PY) TRIBUTARY=$(BIN)/tributary ./Fuzz/run.sh $(FUZZ_SECONDS)
 
 ## demo: the main job on an embedded default.
 ## DEMO_OUT=DIR keeps the capture and the plot there (default: a new temporary directory).

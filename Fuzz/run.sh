@@ -71,3 +71,10 @@ build session-fuzz Sources/TributaryWire/*.swift Sources/TributaryTransport/Subs
   Sources/TributaryTransport/Subscriber/SessionEnd.swift Sources/TributaryTransport/Framing/ReceivedPackage.swift \
   Sources/TributaryTransport/Security/FileNameSanitizer.swift Fuzz/SessionFuzz.swift
 run session-fuzz Fuzz/regressions/session-fuzz
+
+# The publisher's session state machine: seeded random hello/filter/credit/package sequences from
+# several peers against a real `tributary serve` while a victim streams (stateful, not coverage-guided:
+# the engine owns its sockets). Needs the release tool and a Python with pyzmq (the Makefile passes both).
+TRIBUTARY="${TRIBUTARY:-$(swift build -c release --show-bin-path)/tributary}"
+echo "fuzz: running publisher-session for ${SECONDS_PER_TARGET}s"
+"$PYTHON" Fuzz/publisher_session_fuzz.py --tributary "$TRIBUTARY" --seconds "$SECONDS_PER_TARGET"

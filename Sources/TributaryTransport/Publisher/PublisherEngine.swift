@@ -524,7 +524,7 @@ final class PublisherEngine {
             }
         case .credit:
             guard case .credit(let count)? = decodedPayload(frame, session, now) else { return }
-            session.credits += UInt64(count)
+            session.credits = session.credits.addingSaturated(UInt64(count))  // a peer may grant without end
             if losslessWaiting { pumpLossless(now: now) }
         case .close:
             forget(session)
