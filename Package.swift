@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TributaryFormats", targets: ["TributaryFormats"]),
         .library(name: "TributaryCapture", targets: ["TributaryCapture"]),
         .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
+        .library(name: "TributarySources", targets: ["TributarySources"]),
         .library(name: "TributaryView", targets: ["TributaryView"]),
         /// The C interface (include/tributary.h): libTributaryC.so, whose SONAME is libtributary.so; `make lib`
         /// copies it to lib/libtributary.so (a product cannot share the name of the `tributary` executable).
@@ -32,8 +33,12 @@ let package = Package(
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
         /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
         .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CKernels", "CFileSync", "TributaryWire", "TributaryFormats"]),
-        /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer.
-        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryDSP", "TributaryCapture", "CZMQ"]),
+        /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer: only a transport (frames in, frames out),
+        /// so a program that publishes or subscribes links neither the codec nor FFTW.
+        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "CZMQ"]),
+        /// What feeds a publisher: replays of captures and simulated devices (and, to come, pipes, sound
+        /// cards and programs publishing through C and Python), each a `Source` plugged into the transport.
+        .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
         .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryAnalysis",
@@ -52,7 +57,7 @@ let package = Package(
         .executableTarget(
             name: "tributary",
             dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                           "TributaryAnalysis", "TributaryView"]
+                           "TributarySources", "TributaryAnalysis", "TributaryView"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
@@ -98,8 +103,8 @@ let package = Package(
         .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CKernels"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "TributaryTransportTests",
-                    dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP", "TributaryCapture", "TransportPeer",
-                                   "CSocketControl"]),
+                    dependencies: ["TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",
+                                   "TransportPeer", "CSocketControl"]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
 
         // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)
@@ -107,7 +112,7 @@ let package = Package(
         /// Records a synthetic stream until killed (the crash-recovery test SIGKILLs it).
         .executableTarget(name: "CaptureTorture", dependencies: ["TributaryCapture"], path: "Tests/CaptureTorture"),
         /// A publisher or subscriber in its own process (killed mid-stream, SIGSTOPped).
-        .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributaryWire", "TributaryDSP"],
+        .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP"],
                           path: "Tests/TransportPeer"),
     ],
     swiftLanguageModes: [.v6]

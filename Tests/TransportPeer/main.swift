@@ -5,6 +5,7 @@
 //   TransportPeer subscribe PORT DESCRIPTION         prints one JSON line of counters every 50 ms
 //                                                    until stdin closes, then a final line and exits
 import Foundation
+import TributarySources
 import TributaryTransport
 import TributaryDSP
 import TributaryWire

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TributarySources
 import TributaryDSP
 import TributaryWire
 @testable import TributaryTransport

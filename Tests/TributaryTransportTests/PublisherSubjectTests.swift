@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributarySources
 import TributaryDSP
 import TributaryWire
 @testable import TributaryTransport

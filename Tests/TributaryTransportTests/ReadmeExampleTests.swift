@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TributaryDSP
+import TributarySources
 import TributaryTransport
 import TributaryWire
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributarySources
 import TributaryCapture
 import TributaryDSP
 import TributaryWire

@@ -51,6 +51,14 @@ public final class SourceSink: Sendable {
         publisher.handOff.wakeWaiters()
     }
 
+    /// Publishes a package of the publisher itself (source id 0: a message, a file … that a replay
+    /// recorded from the publisher as a whole), losslessly, as it is: its source id is not stamped.
+    /// - Returns: Whether the publisher took the frame (false once cancelled).
+    public func publishAsPublisher(_ frame: Frame) -> Bool {
+        let item = HandOffItem(frame: frame, target: .all, lossless: true)
+        return publisher.handOff.pushWaiting(item, while: { !self.isCancelled })
+    }
+
     /// Publishes a frame of this source. Live sources never wait: when the publisher's hand-off queue
     /// is full the frame is refused (false, counted in `PublisherStatistics.handOffRefused`). Lossless
     /// sources wait for room and for credit.

@@ -290,8 +290,8 @@ public final class ZMQLoopScope {
     }
 }
 
-/// Monotonic clock in nanoseconds.
-func monotonicNanoseconds() -> UInt64 {
+/// CLOCK_MONOTONIC in nanoseconds: the clock of due times (`SourceSink.publish(_:dueAtMonotonicNanoseconds:)`).
+public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)

@@ -3,6 +3,7 @@ import Synchronization
 import TributaryAnalysis
 import TributaryCapture
 import TributaryDSP
+import TributarySources
 import TributaryTransport
 import TributaryWire
 

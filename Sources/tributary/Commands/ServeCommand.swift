@@ -4,6 +4,7 @@ import Synchronization
 import TributaryAnalysis
 import TributaryCapture
 import TributaryDSP
+import TributarySources
 import TributaryTransport
 import TributaryWire
 

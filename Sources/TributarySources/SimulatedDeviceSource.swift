@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TributaryDSP
+import TributaryTransport
 import TributaryWire
 
 /// A live source that plays a simulated acquisition device (the `--simulate` spec, `SimulationSpec`):

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TributaryCapture
+import TributaryTransport
 import TributaryWire
 
 /// How fast a replay runs.
@@ -242,8 +243,7 @@ public final class ReplaySource: Source {
                     header.flags.insert(.replayed)
                     header.filterID = 0
                     // Not through sink.publish, which stamps this source's id: the package keeps id 0.
-                    let item = HandOffItem(frame: frame.withHeader(header), target: .all, lossless: true)
-                    guard sink.publisher.handOff.pushWaiting(item, while: { !sink.isCancelled }) else { throw Cancelled() }
+                    guard sink.publishAsPublisher(frame.withHeader(header)) else { throw Cancelled() }
                     progressState.withLock { $0.framesPublished += 1 }
                     return
                 }
