@@ -18,7 +18,8 @@ enum ServeCommand: Command {
                            [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
                            [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO] [--inbox DIR]
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
-                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)] [--http HOST:PORT]
+                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
+                           [--http HOST:PORT [--http-host NAME]...]
 
     Runs a publisher (docs/PROTOCOL.md): subscribers connect with the API key, get the welcome and
     each source's configuration, and receive data through their own filters. Prints the endpoint it
@@ -109,6 +110,8 @@ enum ServeCommand: Command {
         let curveClients = try arguments.option("--curve-clients")
         let curveAcceptAny = arguments.flag("--curve-accept-any")
         let http = try arguments.option("--http")
+        let httpHostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
+        if http == nil && !httpHostNames.isEmpty { throw UsageError("--http-host needs --http HOST:PORT") }
         let packages = try OutgoingPackage.parse(&arguments, .publish)
         let every = try arguments.number("--every", "a period in seconds", in: 0.01...86_400)
         let controlPath = try arguments.option("--control")
@@ -224,7 +227,7 @@ enum ServeCommand: Command {
         for source in sources {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
-        let liveView = try ServeHTTP.start(http: http, endpoint: publisher.endpoint, apiKey: apiKey,
+        let liveView = try ServeHTTP.start(http: http, hostNames: httpHostNames, endpoint: publisher.endpoint, apiKey: apiKey,
                                               curve: curveSecret != nil)  // serve --http
         defer { liveView?.close() }
 
