@@ -205,6 +205,9 @@ public final class HTTPServer: @unchecked Sendable {
         guard let context else { return }
         stopping.store(true, ordering: .relaxed)  // every session ends within 250 ms, the guard at its next turn
         guardWake.signal()
+        // A guard turn under way ends before CivetWeb closes its queued sockets (without callbacks):
+        // the guard checks `stopping` under this lock before it cuts anything.
+        connections.withLock { _ in }
         self.context = nil
         mg_stop(context)
         for client in clients.withLock({ c -> [WebSocketClient] in defer { c.removeAll() }; return Array(c.values) }) {

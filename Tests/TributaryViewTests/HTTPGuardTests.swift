@@ -98,10 +98,18 @@ import Testing
     static func read(_ input: [UInt8], piece: Int = .max, keepOpen: Bool = false, maxMessageBytes: Int = 4_096) -> Outcome {
         var fds: [Int32] = [0, 0]
         precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         let sender = fds[1]
+        let written = DispatchSemaphore(value: 0)
+        // The writer must be done with its descriptor before it is closed: tests run in parallel,
+        // and a number closed and taken by another test's socket pair must not get this test's bytes.
+        defer {
+            close(fds[0])  // a writer still sending fails at once (EPIPE)
+            written.wait()
+            close(fds[1])
+        }
         let writer = Thread {
+            defer { written.signal() }
             var offset = 0
             while offset < input.count {
                 let n = min(piece, input.count - offset)
