@@ -85,6 +85,8 @@ final class PublisherEngine {
     /// forgiven (ZMTP commands libzmq consumes itself, such as a subscriber's heartbeat PINGs).
     private let maxUnreadBytes: Int64
     static let backlogSlackPerRound: Int64 = 4_096
+    /// Bytes of messages read from subscribers per round of the loop (see `receiveAll`).
+    static let receiveBytesPerRound: Int64 = 4 << 20
 
     static let dataKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
 
@@ -366,7 +368,10 @@ final class PublisherEngine {
 
     // MARK: Receiving
 
-    /// Reads what subscribers sent, at most 256 messages per round so that fan-out keeps its turn.
+    /// Reads what subscribers sent, at most 256 messages and `receiveBytesPerRound` per round so that
+    /// fan-out and the housekeeping timer keep their turn: 256 file chunks of 1 MiB (reassembled and
+    /// checked) took seconds, during which the backlog guard never ran and a subscriber sending
+    /// files faster than they are reassembled piled hundreds of MB up in libzmq's queue.
     ///
     /// The routing-id and header parts are received into the same two messages every time and a
     /// payload part into a slot of `receivePool`, so a message that is handled and let go (a credit,
@@ -374,7 +379,9 @@ final class PublisherEngine {
     /// its slot, and the next part gets a buffer of its own.
     private func receiveAll() {
         let now = monotonicNanoseconds()
+        var roundBytes: Int64 = 0
         for _ in 0..<256 {
+            if roundBytes >= Self.receiveBytesPerRound { return }
             var payload: FrameBuffer?
             var extraParts = 0
             var wireBytes: Int64 = 0
@@ -400,6 +407,7 @@ final class PublisherEngine {
             } catch {
                 return
             }
+            roundBytes += wireBytes
             handleReceived(payload: payload, extraParts: extraParts, wireBytes: wireBytes, now: now)
             // A 40-byte header part (a peer without compact headers) is a view into libzmq's read
             // buffer: let it go now, so that libzmq can reuse that buffer instead of allocating another.

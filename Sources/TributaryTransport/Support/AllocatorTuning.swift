@@ -24,4 +24,14 @@ public enum AllocatorTuning {
         let mmap = mallopt(M_MMAP_THRESHOLD, mmapThreshold)
         return trim == 1 && pad == 1 && mmap == 1
     }
+
+    /// Gives the free pages of every heap back to the kernel now (glibc `malloc_trim(0)`), whatever
+    /// `keepFreedMemoryForStreaming` keeps: for a process that just freed a burst it will not need
+    /// again soon (files a subscriber sent), so that its resident memory goes back down.
+    ///
+    /// - Returns: whether any memory was released.
+    @discardableResult
+    public static func releaseFreeMemory() -> Bool {
+        malloc_trim(0) == 1
+    }
 }

@@ -17,9 +17,12 @@ enum ServeCommand: Command {
     usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
                            [--replay X.tcap [--speed F|max] [--preload] [--wait-subscribers N] [--linger S]]
                            [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
-                           [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO] [--inbox DIR]
+                           [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO]
+                           [--inbox DIR [--inbox-quota BYTES] [--inbox-max-files N]
+                                        [--inbox-session-quota BYTES] [--inbox-session-max-files N]]
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
-                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)] [--http HOST:PORT]
+                           [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
+                           [--http HOST:PORT [--http-host NAME]...]
 
     Runs a publisher (docs/PROTOCOL.md): subscribers connect with the API key, get the welcome and
     each source's configuration, and receive data through their own filters. Prints the endpoint it
@@ -77,6 +80,7 @@ enum ServeCommand: Command {
                          names (never overwriting: a taken name gets -1, -2, ...), and every package
                          as a JSON object per line in DIR/packages.jsonl (the objects of 'subscribe
                          --json' with "session", "subscriber" and, for files, "stored_as")
+    \(InboxQuota.usage)
 
     Publisher:
       --bind ENDPOINT    tcp://HOST:PORT (or HOST:PORT) to listen on (required)
@@ -110,10 +114,16 @@ enum ServeCommand: Command {
         let curveClients = try arguments.option("--curve-clients")
         let curveAcceptAny = arguments.flag("--curve-accept-any")
         let http = try arguments.option("--http")
+        let httpHostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
+        if http == nil && !httpHostNames.isEmpty { throw UsageError("--http-host needs --http HOST:PORT") }
         let packages = try OutgoingPackage.parse(&arguments, .publish)
         let every = try arguments.number("--every", "a period in seconds", in: 0.01...86_400)
         let controlPath = try arguments.option("--control")
         let inboxDirectory = try arguments.option("--inbox")
+        let inboxQuota = try InboxQuota.parse(&arguments)
+        if inboxQuota != nil && inboxDirectory == nil {
+            throw UsageError("--inbox-quota, --inbox-max-files, --inbox-session-quota and --inbox-session-max-files need --inbox DIR")
+        }
         let rest = try arguments.finish()
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
@@ -180,7 +190,7 @@ enum ServeCommand: Command {
             printError("no --simulate or --replay: serving application packages only"
                        + (packages.isEmpty && controlPath == nil ? " (none given: subscribers receive nothing but can send)" : ""))
         }
-        let inbox = try PublisherInbox(directory: inboxDirectory)
+        let inbox = try PublisherInbox(directory: inboxDirectory, quota: inboxQuota ?? InboxQuota())
 
         // CURVE: the ZAP handler must run on the publisher's context before it binds.
         var context: ZMQContext?
@@ -221,11 +231,12 @@ enum ServeCommand: Command {
             zap?.stop()
             throw CommandError("\(error)")
         }
+        inbox.setReply { [weak publisher] session, report in publisher?.publish(.error(report), to: .session(session)) }
         StandardOutput.line("listening on \(publisher.endpoint)")
         for source in sources {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
-        let liveView = try ServeHTTP.start(http: http, endpoint: publisher.endpoint, apiKey: apiKey,
+        let liveView = try ServeHTTP.start(http: http, hostNames: httpHostNames, endpoint: publisher.endpoint, apiKey: apiKey,
                                               curve: curveSecret != nil)  // serve --http
         defer { liveView?.close() }
 
@@ -255,6 +266,7 @@ enum ServeCommand: Command {
             wake.signal()
         }
         var known: [UInt64: SubscriberInfo] = [:]
+        var sessionsOpened: UInt64 = 0
         var lastStatus = Date()
         var replayDeliveredAt: Date?
         let replayOnly = !replays.isEmpty && replays.count == sources.count
@@ -293,6 +305,11 @@ enum ServeCommand: Command {
                 StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description.terminalSafe)' from \(info.address.terminalSafe)"
                                     + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
             }
+            // What the publisher held for a session that went (even one that came and went between
+            // two looks) is freed: the inbox gives the heap's free pages back once things are quiet.
+            let opened = publisher.statistics().sessionsOpened
+            if opened != sessionsOpened || known.keys.contains(where: { !ids.contains($0) }) { inbox.sessionsChanged() }
+            sessionsOpened = opened
             for (id, info) in known where !ids.contains(id) {
                 StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(counted(info.framesSent, "frame")) sent, \(info.framesDropped) dropped")
             }

@@ -12,7 +12,7 @@ enum ViewCommand: Command {
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
     static let usage = """
     usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
-                          [--require-token] [--duration S]
+                          [--http-host NAME]... [--require-token] [--duration S]
 
     Subscribes to the publisher and serves one self-contained page (no network access needed) at
     --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
@@ -25,12 +25,17 @@ enum ViewCommand: Command {
 
     Bound to a loopback address (127.x.x.x) the page is open to this machine's users; bound to any
     other address (or with --require-token), every request must carry the access token printed in
-    the URL. The API key never reaches the page.
+    the URL. The API key never reaches the page. The page answers only requests that name it as its
+    address, localhost, 127.0.0.1, [::1] or a --http-host NAME, and WebSocket requests only from its
+    own page (Host and Origin checked: a site whose name points to this machine cannot read it), and
+    bounds what clients hold: connections per address and in all, request heads (8 KiB, 5 s),
+    WebSocket messages (4096 bytes, refused by the frame's header); docs/VIEW.md lists the limits.
 
     Default channels: the first two of each source (at most 8 in all).
 
     \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
       --http HOST:PORT          where to serve the page (IPv4; default 127.0.0.1:8080)
+    \(LiveSession.hostNameUsage)
       --require-token           require the access token on a loopback address too (a machine shared
                                 with other users)
     """
@@ -39,6 +44,7 @@ enum ViewCommand: Command {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary view")
         let http = try arguments.option("--http") ?? "127.0.0.1:8080"
         let requireToken = arguments.flag("--require-token")
+        let hostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: the view shows analog channels only") }
@@ -48,7 +54,7 @@ enum ViewCommand: Command {
                                       timeout: options.timeout, curve: options.curve, sources: options.sources,
                                       channels: options.analogFilter?.channels)
         let url: String
-        do { url = try session.serve(http: http, requireToken: requireToken) } catch {
+        do { url = try session.serve(http: http, requireToken: requireToken, hostNames: hostNames) } catch {
             session.close()
             throw error
         }

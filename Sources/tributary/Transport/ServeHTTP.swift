@@ -70,15 +70,17 @@ final class LiveSession {
     private lazy var filters = FilterControl(subject: subject, model: model)
 
     /// Serves the page on `http` (HOST:PORT); a token is required unless HOST is a loopback address
-    /// (and `requireToken` is false).
+    /// (and `requireToken` is false). `hostNames`: names browsers may use besides the address and
+    /// localhost (`--http-host`, checked with `parseHostNames`).
     /// - Returns: the URL to open.
-    func serve(http: String, requireToken: Bool = false) throws -> String {
+    func serve(http: String, requireToken: Bool = false, hostNames: [String] = []) throws -> String {
         let (host, port) = try Self.parseHTTP(http)
         let loopback = host.hasPrefix("127.")
         let token = loopback && !requireToken ? nil : Self.newToken()
         let view: LiveView
         do {
-            view = try LiveView(subject: subject, model: model, settings: HTTPServer.Settings(host: host, port: port, token: token))
+            view = try LiveView(subject: subject, model: model, settings: HTTPServer.Settings(host: host, port: port, token: token,
+                                                                                             hostNames: hostNames))
         } catch { throw CommandError("--http \(http): \(error)") }
         self.view = view
         try applyInitialSelection()
@@ -113,6 +115,24 @@ final class LiveSession {
         return (host, port)
     }
 
+    /// The `--http-host` names, lower-cased; a name that is not a host name is a usage error.
+    static func parseHostNames(_ names: [String]) throws -> [String] {
+        try names.map { name in
+            guard let normalized = HostRules.normalizedName(name) else {
+                throw UsageError("option --http-host: '\(name.terminalSafe)' is not a host name (letters, digits, hyphens and dots, "
+                                 + "e.g. viewer.lab.example), an IPv4 address or [an IPv6 address]")
+            }
+            return normalized
+        }
+    }
+
+    /// The usage lines of `--http-host`, shared by `view` and `serve`.
+    static let hostNameUsage = """
+      --http-host NAME          a name browsers may use for the page besides its address, localhost,
+                                127.0.0.1 and [::1] (the Host header must name one of them: DNS
+                                rebinding); repeatable
+    """
+
     /// 128 random bits, hex.
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -123,11 +143,17 @@ final class LiveSession {
 /// `serve --http HOST:PORT`: the live page of the publisher's own sources, through an in-process
 /// subscriber to the publisher's endpoint (the API key stays in the process).
 enum ServeHTTP {
-    static let usageLine = "  --http HOST:PORT     also serve the live view page of these sources (see 'tributary view')"
+    static let usageLine = """
+      --http HOST:PORT     also serve the live view page of these sources (see 'tributary view')
+      --http-host NAME     with --http: a name browsers may use for the page besides its address,
+                           localhost, 127.0.0.1 and [::1] (the Host header must name one of them:
+                           DNS rebinding); repeatable
+    """
 
     /// Starts the view of `endpoint` (the publisher's bound `tcp://HOST:PORT`); nil when `http` is nil.
     /// - Throws: `UsageError` with `curve` (the in-process subscriber does not speak CURVE).
-    static func start(http: String?, endpoint: String, apiKey: String, curve: Bool) throws -> LiveSession? {
+    /// `hostNames`: the `--http-host` names, already checked with `LiveSession.parseHostNames`.
+    static func start(http: String?, hostNames: [String], endpoint: String, apiKey: String, curve: Bool) throws -> LiveSession? {
         guard let http else { return nil }
         guard !curve else {
             throw UsageError("--http cannot be combined with --curve-secret; run 'tributary view' with --curve-server-key instead")
@@ -136,7 +162,11 @@ enum ServeHTTP {
         if host == "0.0.0.0" || host == "*" { host = "127.0.0.1" }
         let session = try LiveSession(host: host, port: port, apiKey: apiKey, description: "tributary serve --http", timeout: 10,
                                       curve: nil, sources: nil, channels: nil)
-        let url = try session.serve(http: http)
+        let url: String
+        do { url = try session.serve(http: http, hostNames: hostNames) } catch {
+            session.close()
+            throw error
+        }
         StandardOutput.line("view: \(url)")
         return session
     }
