@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TributarySources
+@testable import TributarySources
 import TributaryCapture
 import TributaryDSP
 import TributaryWire

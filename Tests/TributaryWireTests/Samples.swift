@@ -23,6 +23,8 @@ struct PackageFactory {
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     mutating func bool() -> Bool { Bool.random(using: &rng) }
     mutating func double() -> Double { Double.random(in: -1e6...1e6, using: &rng) }
+    /// A sampling rate the protocol allows (0, or 1e-6 to 1e12 samples a second, PROTOCOL.md §5.1).
+    mutating func rate() -> Double { bool() ? 0 : Double.random(in: 1e-6...1e6, using: &rng) }
 
     mutating func string() -> String {
         let pieces = ["", "a", "Volt", "µV", "温度", "ch 1", "🙂", "\u{0}", "x\ny", "Ünïcødé"]
@@ -36,7 +38,7 @@ struct PackageFactory {
             deviceName: string(), deviceType: string(),
             channels: (0..<int(0...5)).map { i in
                 ChannelConfiguration(index: UInt32(i), description: string(), direction: bool() ? .input : .output,
-                                     unit: string(), samplingRate: double(), minValue: double(), maxValue: double())
+                                     unit: string(), samplingRate: rate(), minValue: double(), maxValue: double())
             },
             lines: (0..<int(0...4)).map { i in
                 DigitalLineConfiguration(index: UInt32(i), description: string(), direction: bool() ? .input : .output)
