@@ -146,7 +146,7 @@ def run(work):
     # The order rotates round by round, so that every reader follows every other equally often: in a
     # fixed order tributary's read always ran right after pyxdf's seconds-long, memory-hungry one, and
     # first touches of fresh 64 MB buffers stall erratically on this VM
-    # (Benchmarks/kernels/idle_first_touch.c, docs/PERFORMANCE.md "Eighth round").
+    # (Benchmarks/kernels/idle_first_touch.c, docs/PERFORMANCE.md "C kernels and first touches").
     names = list(readers)
     for round in range(arguments.rounds):
         for name in names[round % len(names):] + names[:round % len(names)]:

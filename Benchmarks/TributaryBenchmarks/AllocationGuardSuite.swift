@@ -93,12 +93,11 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
         // The credit window is bounded in bytes (8 MiB: 127 frames here), so the publisher never runs
         // more than one 256-part chunk of libzmq's pipe ahead of its I/O thread: a 256-frame window
         // allocated a chunk about once per 600 frames (`CreditWindow`).
-        // The steady state (after a quarter of the frames, with the stream paused until everything has
-        // arrived) measured 2.0000 at 65 536 frames and 2.0002 at 16 384 (two pipes' first second chunk);
-        // the whole run 2.0007 (its first uses: pool slots, arrays reaching their size, pipe chunks).
-        // The limits catch one allocation per grant (one per 64 frames: +0.016) or per 1 000 frames.
-        // Earlier: 2.004 in session 18, 2.09 in session 16, 2.14 until then, 13.4 and 6.6 (first round),
-        // 7.2 and 4.1 (second), 6.2 and 3.6 (sessions 3-9).
+        // The steady state is counted after a quarter of the frames, with the stream paused until
+        // everything has arrived: the whole run adds its first uses (pool slots, arrays reaching their
+        // size, pipe chunks), and a short run may include two pipes' first second chunk. The limits
+        // catch one allocation per grant (one per 64 frames: +0.016) or per 1 000 frames. Today's
+        // counts: docs/PERFORMANCE.md, "Wire codec and allocations".
         let path = delivery == .lossless ? "lossless" : "live"
         guardRow("publisher -> subject, 64 KiB \(path), per frame", limit: 2.01, result.allocationsPerFrame)
         guardRow("  the same, steady state (last 3/4)", limit: delivery == .lossless ? 2.001 : 2.01, result.steadyAllocationsPerFrame!)

@@ -50,7 +50,7 @@ while !arguments.isEmpty {
 }
 try? FileManager.default.createDirectory(atPath: context.scratchDirectory, withIntermediateDirectories: true)
 // The benchmark process streams frames as the `tributary` streaming commands do, with the same
-// allocator settings; the peers run as users run them (see docs/PERFORMANCE.md).
+// allocator settings; the peers run as users run them (docs/PERFORMANCE.md, "Transport in one process").
 AllocatorTuning.keepFreedMemoryForStreaming()
 
 var failures = 0

@@ -3,7 +3,7 @@
 // elements (8 KiB, in L1) and on 8 MiB of blocks (from memory); checks that every level writes the
 // bytes of the layout written as a plain C loop (bit by bit, BitShuffle.swift's documentation: a
 // reference for correctness, not a peer — the Swift loop that runs without a kernel is measured by
-// its share of `record --fast-codec`, docs/PERFORMANCE.md), then prints GB/s: median (min-max) of
+// its share of a profiled `record --fast-codec`), then prints GB/s: median (min-max) of
 // 7 rounds.
 // Build and run:
 //   clang -O2 -I Sources/CKernels/include -I Sources/CKernels Benchmarks/kernels/bitshuffle8_bench.c \

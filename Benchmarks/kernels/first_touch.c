@@ -2,7 +2,7 @@
 // a fresh 64 MiB buffer (madvised for huge pages, as numpy's are) written chunk by chunk the way a
 // read places its samples (8 rows, 16 Ki-sample pieces), by one thread, by two threads at once, by
 // two threads after one MADV_POPULATE_WRITE, and by two threads each populating its half first (what
-// the read does since session 9). Prints ms per buffer: median (min-max) of 9 rounds.
+// the read does). Prints ms per buffer: median (min-max) of 9 rounds.
 //   cc -O2 -pthread Benchmarks/kernels/first_touch.c -o /tmp/first_touch && /tmp/first_touch
 #include <pthread.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 // (free page reporting hands idle freed memory back to the host) they stall erratically, which is why
 // Benchmarks/python_bench.py rotates its readers' order instead of always running tributary's read
 // right after pyxdf's seconds-long, memory-hungry one. The stalls do not come every run: see
-// docs/PERFORMANCE.md ("Eighth round") for the runs and their spread.
+// docs/PERFORMANCE.md ("C kernels and first touches") for the runs and their spread.
 //   cc -O2 Benchmarks/kernels/idle_first_touch.c -o /tmp/idle_first_touch && /tmp/idle_first_touch [PAUSE_S=2.5] [ROUNDS=12]
 #include <stdio.h>
 #include <stdlib.h>

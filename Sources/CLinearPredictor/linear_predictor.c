@@ -73,11 +73,11 @@ enum { LINEAR8_LATENTS = 0 };
 // [-B, B) ends the call (its return value is then < n and nothing written is to be used). A
 // residual whose conversion is not exact (|v| ≥ 2^51) becomes a binary64 of at least 2^51 in
 // magnitude, an infinity or a NaN: the latent it makes leaves [-B, B) or is NaN, caught either way.
-// On Zen 1 a 256-bit FMA runs a cycle on two pipes, a 64-bit integer product on one: this takes
-// the integer kernel's 2.3 ns a sample to 1.84, and 1.91 with the grid conversion against 2.42 as
-// two passes (Benchmarks/kernels/linear8_bench.c, session 15). The integer kinds take the latents'
-// low bits from x + 1.5 × 2^52 and gather each lane's four steps by blends (no transpose): int16
-// 2.0 ns a sample against 2.4-2.6 as inverse then narrowing, int32 2.05 against 2.4 (session 16).
+// On Zen 1 a 256-bit FMA runs a cycle on two pipes, a 64-bit integer product on one: this is
+// faster than the integer kernel, and fused with the grid conversion faster than the inverse and
+// the conversion as two passes (Benchmarks/kernels/linear8_bench.c times each form in one run). The
+// integer kinds take the latents' low bits from x + 1.5 × 2^52 and gather each lane's four steps by
+// blends (no transpose), faster than the inverse followed by a narrowing pass.
 __attribute__((target("avx2,fma"), always_inline))
 static inline size_t linear8_x4_f64(const int64_t *const v[4], void *const out[4], size_t n,
                                     const int64_t *c, const int64_t *q, int mode, int order,
@@ -352,7 +352,7 @@ static size_t linear8_x4_int(const int64_t *v0, const int64_t *v1, const int64_t
         // Four steps at a time: each step vector from two 128-bit loads and an unpack (lanes 0 and
         // 2 of one load pair, 1 and 3 of the other), the latents back the same way: no
         // element-by-element gathers and extracts, and no cross-lane permutes (VPERM2I128 is
-        // eight micro-ops on Zen 1, where this took 8 % off the kernel).
+        // eight micro-ops on Zen 1, where this made the kernel measurably faster).
         for (; s + 4 <= end; s += 4) {
             __m256i a02 = _mm256_loadu2_m128i((const __m128i *)(v2 + s), (const __m128i *)(v0 + s));          // a0 a1 | c0 c1
             __m256i b13 = _mm256_loadu2_m128i((const __m128i *)(v3 + s), (const __m128i *)(v1 + s));          // b0 b1 | d0 d1

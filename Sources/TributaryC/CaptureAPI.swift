@@ -146,7 +146,7 @@ final class CaptureHandle {
         // Chunks decode on every core, each copying its samples to their place in `buffer`. A large
         // buffer's pages are made present first, in one call: fresh pages first written from two
         // threads at once (each fault zeroing a 2 MiB huge page) stall erratically on this project's
-        // 2-core VM (Benchmarks/kernels/first_touch.c: 64 MiB in 9.6–204.6 ms; populated first, 9.3–12.4).
+        // 2-core VMs (Benchmarks/kernels/first_touch.c; docs/PERFORMANCE.md, "C kernels and first touches").
         let threads = ProcessInfo.processInfo.activeProcessorCount
         if threads > 1 && selected.count > 1 { populate(buffer, byteCount: rows.count * count * type.size, threads: threads) }
         let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
@@ -264,9 +264,9 @@ final class CaptureHandle {
 
 /// Makes the pages of a buffer of at least 4 MiB present and writable (Linux's
 /// MADV_POPULATE_WRITE, 5.14+), without changing its contents, from two threads at once (each its
-/// half, split on a 2 MiB boundary): one thread zeroing the whole buffer first made every read of
-/// 64 MiB about 1.3 ms longer than two (Benchmarks/kernels/first_touch.c). Where the kernel refuses,
-/// the pages are faulted as they are written, as before.
+/// half, split on a 2 MiB boundary): one thread zeroing the whole buffer first made every large read
+/// slower than two (Benchmarks/kernels/first_touch.c). Where the kernel refuses, the pages are
+/// faulted as they are written, as before.
 private func populate(_ buffer: UnsafeMutableRawPointer, byteCount: Int, threads: Int) {
     guard byteCount >= 4 << 20 else { return }
     let page = max(4096, sysconf(Int32(_SC_PAGESIZE)))

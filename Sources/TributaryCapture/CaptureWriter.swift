@@ -24,8 +24,8 @@ public struct CaptureWriterOptions: Sendable, Equatable {
     public var maxChunkDuration: Double
     /// ... the least bytes of frames a chunk needs before `maxChunkDuration` closes it (default 1 MiB,
     /// at most half of `maxChunkBytes`): a slow or int16 source then still gets chunks long enough for
-    /// delta and bit-shuffle to pay off (int16 ADC data: 8.39x vs raw float64 against 8.13x at 0.5 s,
-    /// docs/CAPTURE.md §8); what a crash can lose stays bounded by `maxChunkLatency`.
+    /// delta and bit-shuffle to pay off (int16 ADC data compresses better in chunks of 1 MiB than in
+    /// 0.5 s ones, docs/CAPTURE.md §8); what a crash can lose stays bounded by `maxChunkLatency`.
     public var minChunkBytes: Int
     /// ... or when it reaches this many bytes of frames (default 2 MiB; 64 KiB ... 64 MiB)...
     public var maxChunkBytes: Int
@@ -157,21 +157,20 @@ public final class CaptureWriter: @unchecked Sendable {
     private var syncStopping = false
     private var syncerRunning = false
 
-    /// Bytes written between the background syncer's fdatasyncs (fsync policy `.interval`). On this
-    /// project's virtual machine an fdatasync costs about 1.2 ms a megabyte written since the last
-    /// one (the host flushing its own cache), whatever was written back before: a 0.4 s recording of
-    /// 99 MB spent 85-120 ms in its closing fdatasync. Syncing every 16 MiB on a thread that nothing
-    /// waits for overlaps that with the recording (a C model of the writer: closing fdatasync 88 ->
-    /// 4-5 ms, writes not slowed; docs/PERFORMANCE.md, twenty-first round).
+    /// Bytes written between the background syncer's fdatasyncs (fsync policy `.interval`). On the
+    /// project's virtual machines an fdatasync costs in proportion to the bytes written since the
+    /// last one (the host flushing its own cache), whatever was written back before, so a single
+    /// closing fdatasync of a fast recording is long. Syncing every 16 MiB on a thread that nothing
+    /// waits for overlaps that with the recording: the closing fdatasync becomes short and the
+    /// writes are not slowed (measured with a C model of the writer).
     public static let durableBytes = 16 << 20
 
     /// Bytes of records written before the writer asks the kernel to start writing them to disk
     /// (`sync_file_range`, not waiting), when an fsync policy is set. The disk then works while the
     /// recording goes on, and an fdatasync (every interval, and at close) waits only for the bytes
-    /// since the last request: a 0.45 s recording of 99 MB to this project's virtual disk spent
-    /// 122 ms in its closing fdatasync without it, 84 ms with it (what remains is the host's flush:
-    /// see `durableBytes`; docs/PERFORMANCE.md, twenty-first round). Dirty pages of a long, fast
-    /// recording stay bounded too, instead of piling up for the kernel's own writeback.
+    /// since the last request, which shortens a recording's closing fdatasync (what remains is the
+    /// host's flush: see `durableBytes`). Dirty pages of a long, fast recording stay bounded too,
+    /// instead of piling up for the kernel's own writeback.
     static let writebackBytes = 4 << 20
 
     /// Creates `PATH.partial` and writes the file header.
@@ -278,7 +277,7 @@ public final class CaptureWriter: @unchecked Sendable {
             // which the chunk reads from the frame's buffer (kept until the chunk is regrouped) —
             // `withUnsafeBytes` would first join them in a fresh zeroed array (an allocation and two
             // extra passes over every 64 KiB frame a recording receives), and a copy into the chunk
-            // was 6 % of a recording's CPU (docs/PERFORMANCE.md, twenty-first round).
+            // showed as a share of its own in a recording's CPU profile.
             withUnsafeTemporaryAllocation(byteCount: h.headerLength, alignment: 8) { bytes in
                 bytes.initializeMemory(as: UInt8.self, repeating: 0)
                 h.encode(into: bytes.baseAddress!)

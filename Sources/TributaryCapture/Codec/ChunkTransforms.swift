@@ -84,18 +84,19 @@ public struct ChunkCodecOptions: Sendable, Equatable {
 
     /// The fast path as `record --fast-codec` and `import --fast-codec` write it: quantise, delta and
     /// bit-shuffle, then zstd level -1 with raw literals (zstd 1.5's default at negative levels, set
-    /// here explicitly). Against zstd-1 with Huffman-coded literals (the fast path until the
-    /// twenty-first round) it compresses 11-23 % faster on the compression suite's ADC data for 1-3 %
-    /// more bytes, and bit-shuffled noisy float64 up to 3× faster (docs/PERFORMANCE.md, twenty-first round).
+    /// here explicitly). Against zstd-1 with Huffman-coded literals (the fast path before it) it
+    /// compresses the compression suite's ADC data faster for slightly more bytes, and bit-shuffled
+    /// noisy float64 much faster: there the literals are mostly noise rows, which a Huffman stage
+    /// spends time on for almost no gain (docs/PERFORMANCE.md, "Captures and compression").
     public static let fast = ChunkCodecOptions(level: -1, entropyCoding: false, rawLiterals: true)
 
     /// Whether zstd stores literals raw: `rawLiterals` on the fast path only.
     var usesRawLiterals: Bool { rawLiterals && !entropyCoding }
 
     /// Creates options; the defaults are the measured best trade-off for ADC data (compression
-    /// benchmark, 8 x 1M ADC samples, 1 MiB chunks, one core): float64 quantised + delta + bit-shuffle +
-    /// zstd-1 gave 8.5x at ~1.6 GB/s against 5.5x at ~1.0 GB/s for bit-shuffle + zstd-1 alone; for int16,
-    /// delta added 3 % ratio for 7 % speed; zstd-3 added ~4 % ratio for ~40 % less speed.
+    /// benchmark, 8 x 1M ADC samples, 1 MiB chunks, one core): quantising float64 before delta,
+    /// bit-shuffle and zstd-1 both compressed better and ran faster than bit-shuffle + zstd-1 alone;
+    /// for int16, delta gained ratio for a little speed; zstd-3 gained a little ratio for much speed.
     public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true,
                 entropyCoding: Bool = true, rawLiterals: Bool = false) {
         self.entropyCoding = entropyCoding

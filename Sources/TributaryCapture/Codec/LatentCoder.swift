@@ -294,7 +294,7 @@ enum LatentCoder {
 
     /// Writes a latent block of stream version 4 for `r` with `plan` (`plan.shift` ≤ `maxShiftV3`)
     /// at `out`; returns the bytes written. The symbols (one byte per `plan.arity` values) are one
-    /// zstd frame, whose Huffman-coded literals come within ~1 % of the symbols' order-0 entropy and
+    /// zstd frame, whose Huffman-coded literals come close to the symbols' order-0 entropy and
     /// decode several times faster than rANS; the offset bits are `shift` bits per value at fixed
     /// positions; the escapes' bits above them follow, in order.
     /// - Parameters:

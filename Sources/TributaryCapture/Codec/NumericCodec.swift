@@ -490,7 +490,7 @@ final class NumericCodec {
             i += 8
         }
         // The last n mod 8 samples: the same steps, each behind its own exit. (Putting those exits in
-        // the main loop instead, one body for both, measured 2 % slower on the 24-bit and
+        // the main loop instead, one body for both, measured slower on the 24-bit and
         // float64-filtered classes, so the steps are written twice, here and in
         // `integrateLinear8Split`.)
         if i < n {

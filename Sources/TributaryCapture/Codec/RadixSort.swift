@@ -1,7 +1,7 @@
 /// Sorting the encoder's samples of doubles (grid detection sorts 2 048 per segment): an LSD radix
 /// sort on order-preserving keys, eight passes of 8 bits, a pass skipped when every key has the same
-/// byte there (the exponent bytes of a segment's samples mostly agree). About four times faster
-/// than a quicksort of the same values here, whose comparisons mispredict on noisy data.
+/// byte there (the exponent bytes of a segment's samples mostly agree). Several times faster than
+/// a quicksort of the same values, whose comparisons mispredict on noisy data.
 enum RadixSort {
     /// The key of a double: its bits with the sign flipped when positive and every bit flipped when
     /// negative, so that unsigned order is numeric order (−0.0 just before +0.0).

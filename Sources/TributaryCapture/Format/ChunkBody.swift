@@ -232,7 +232,7 @@ final class ChunkEncoder {
         var size = try compressor.compress(content, into: UnsafeMutableRawBufferPointer(start: output.base, count: output.capacity))
         // A body that zstd shrinks by less than 1/`storedShare` is stored as it is, and read without a
         // decompression pass: entropy-coded streams leave zstd next to nothing (their records came out
-        // 0.01 % larger compressed), periodic or repetitive data does not (docs/CAPTURE.md §4).
+        // slightly larger compressed), periodic or repetitive data does not (docs/CAPTURE.md §4).
         let stored = size > position - position / Self.storedShare
         if stored {
             output.base.copyMemory(from: b, byteCount: position)

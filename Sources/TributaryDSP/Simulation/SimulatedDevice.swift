@@ -193,8 +193,8 @@ public struct SimulatedDevice: Sendable {
     /// `anchorInterval` samples, so that rounding never accumulates beyond that many steps: values
     /// agree with libm's at the same n to about 1e-13 of the amplitude, in whatever blocks they are
     /// asked for (no drift across frames). `serve --simulate` of 8 channels × 5.12 MS/s used a whole
-    /// core and fell behind with libm's sine per sample (about 60 ns a sample, a Zen 1 core); with the
-    /// phasors it keeps up on 0.2 of a core (about 5 ns a sample, framing included).
+    /// core and fell behind real time with libm's sine per sample; with the phasors it keeps up on a
+    /// fraction of a core, framing included.
     func writeClean(channel k: Int, first: UInt64, into out: UnsafeMutableBufferPointer<Double>) {
         guard spec.wave == .sine else {
             for i in out.indices { out[i] = clean(channel: k, sample: first + UInt64(i)) }

@@ -70,9 +70,9 @@ final class HandOffQueue: Sendable {
     /// How far ahead of its time a frame must be handed over to go by the timer: one due sooner wakes
     /// the loop at once, which holds it on its own timer. Woken that little ahead, the loop is often
     /// still at work when the frame falls due and sends it without sleeping again, where a sleep until
-    /// the timer would add a wake-up's latency (frames 20 µs apart, handed over 10 µs ahead: p50 +15–25 µs
-    /// measured); from about a wake-up's latency ahead on, the timer saves the loop one wake-up a frame
-    /// (frames 100 µs apart, 50 µs ahead: the publisher's CPU a frame 43 → 33 µs).
+    /// the timer would add a wake-up's latency (measured with frames 20 µs apart, handed over 10 µs
+    /// ahead: a higher p50); from about a wake-up's latency ahead on, the timer saves the loop one
+    /// wake-up a frame (frames 100 µs apart, 50 µs ahead: less of the publisher's CPU a frame).
     static let dueTimerLead: UInt64 = 30_000
 
     /// A timerfd (CLOCK_MONOTONIC, non-blocking) that the loop polls and that publishing threads arm

@@ -128,7 +128,7 @@ public final class Publisher: Sendable {
             let group = sourceThreadsDone
             let thread = Thread {
                 // A pacing source sleeps until each frame is due; the kernel's default 50 µs timer slack
-                // would make every frame that much later (docs/PERFORMANCE.md, fourteenth round).
+                // would let every frame's wake-up, and so the frame, come up to that much later.
                 _ = tributary_set_timer_slack(1)
                 source.run(sink)
                 group.leave()

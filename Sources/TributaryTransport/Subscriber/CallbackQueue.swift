@@ -49,9 +49,9 @@ public struct CallbackQueueStatistics: Sendable, Equatable {
 /// they cost. 1 024 frames of 64 KiB are 64 MiB that the receiving thread writes into memory the
 /// caches no longer hold (pages faulted in for the first time while the queue first fills); 8 MiB
 /// are a few milliseconds of an observer's work at any rate this machine reaches, and stay in the
-/// last-level cache. `tributary record` of a 64 KiB replay ran 0-19 % faster with the byte bound
-/// (median +7 % over five alternated pairs; page faults 35 k -> 14 k; docs/PERFORMANCE.md,
-/// twenty-first round). Small frames are bounded by `capacity` as before.
+/// last-level cache. `tributary record` of a 64 KiB replay ran faster with the byte bound, with
+/// far fewer page faults (alternated pairs of builds). Small frames are bounded by `capacity` as
+/// before.
 ///
 /// Executors: a dedicated thread (default; an item costs no allocation and no GCD hop), a
 /// `DispatchQueue` such as `.main` for UI code (one `async` per item), or inline delivery.

@@ -12,7 +12,7 @@
 /// than 256 message parts (128 two-part frames) ahead of its I/O thread allocates a chunk each time
 /// it crosses into a new one. With 64 KiB frames a 256-frame window did that about once per 600
 /// frames; 8 MiB keeps them to 127 frames, in one chunk, while 1 KiB frames keep the whole 256 (a
-/// window of 120 for them cost the 1 KiB replay 10-20 % of its throughput: `process_bench.py`).
+/// window of 120 for them cost the 1 KiB replay of `process_bench.py` a visible part of its throughput).
 struct CreditWindow {
     /// Most frames outstanding (`SubjectOptions.creditWindow`).
     let frames: UInt32

@@ -69,9 +69,9 @@ public struct SubjectOptions: Sendable {
     /// autotuned one. The default, `defaultReceiveBufferBytes`, is 4 MiB where the system lets a
     /// socket have it (`net.core.rmem_max` ≥ 4 MiB), else nil: Linux grows an autotuned buffer only
     /// as fast as the application read in past round trips, and on loopback it held a 64 KiB
-    /// stream's window to ~380 KB, limiting the sender a third of the time (`ss -ti`:
-    /// `rwnd_limited`); with a fixed 4 MiB an in-process publisher → Subject stream ran ~10 % faster
-    /// and `serve --preload` → `subscribe` ~15 % (docs/PERFORMANCE.md, twenty-second round). Set nil
+    /// stream's window well below what the link carries, limiting the sender much of the time
+    /// (`ss -ti`: `rwnd_limited`); with a fixed 4 MiB both an in-process publisher → Subject stream
+    /// and `serve --preload` → `subscribe` ran faster (alternated batches of their benchmarks). Set nil
     /// for links whose bandwidth × round trip exceeds ~4 MB (a WAN), where autotuning (up to
     /// `net.ipv4.tcp_rmem`'s maximum) may go further; a size above `rmem_max` is capped there.
     public var receiveBufferBytes: Int?

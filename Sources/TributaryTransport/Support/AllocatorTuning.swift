@@ -5,8 +5,9 @@ import CMalloc
 /// Every received frame is a fresh libzmq allocation of its size (64 KiB typically) that is freed
 /// once the observers are done with it. With glibc's defaults the heap top is trimmed back to the
 /// kernel whenever 128 KiB at the top are free, so the next frames fault their pages in again:
-/// on this project's 2-core machine that cost the publisher → subscriber path up to a third of its
-/// throughput (docs/PERFORMANCE.md). Keeping freed memory (up to the limits below) removes it.
+/// on this project's 2-core machines that cost the publisher → subscriber path much of its
+/// throughput (docs/PERFORMANCE.md, "Transport in one process"). Keeping freed memory (up to the
+/// limits below) removes it.
 ///
 /// This changes the whole process's allocator policy, so a library does not do it on its own:
 /// applications call it once at startup (the `tributary` streaming commands and the benchmarks do).

@@ -18,7 +18,7 @@ public final class ZMQContext: @unchecked Sendable {
     private let isShutDown = Atomic<Bool>(false)
 
     /// Creates a context.
-    /// - Parameter ioThreads: libzmq I/O threads. One thread moves ~1 GB/s; the publisher may want two.
+    /// - Parameter ioThreads: libzmq I/O threads (libzmq's rule of thumb: one per GB/s moved); the publisher may want two.
     /// - Throws: `ZMQError` when libzmq cannot create the context or rejects the thread count.
     public init(ioThreads: Int32 = 1) throws(ZMQError) {
         guard let handle = zmq_ctx_new() else { throw ZMQError.last("zmq_ctx_new") }
