@@ -6,7 +6,7 @@ import TributaryWire
 /// handed-off frames, what subscribers send, and the housekeeping timer (gap notices, keepalives,
 /// expiry, lossless credit).
 final class PublisherEngine {
-    private struct ClosedPeer {
+    struct ClosedPeer {
         var code: ErrorCode
         var reason: String
         var lastAnsweredNs: UInt64
@@ -18,72 +18,69 @@ final class PublisherEngine {
     let endpoint: String
     /// Connection events of the ROUTER (accepted, disconnected): the only way to learn that a peer
     /// is gone without ZMTP heartbeats, and to bound the peers that have no session.
-    private let monitor: ZMQMonitor
-    private let connections: PeerConnections
+    let monitor: ZMQMonitor
+    let connections: PeerConnections
     /// Replies to peers without a session: at most one a second per peer (`ClosedPeer`) and at most
     /// `replyBurst` in a burst, `replyRate` a second, for all of them together.
-    private var replyTokens: Double
-    private var replyTokensUpdatedNs: UInt64 = 0
-    private static let replyBurst = 32.0
-    private static let replyRate = 16.0
-    private(set) var repliesSuppressed: UInt64 = 0
+    var replyTokens: Double
+    var replyTokensUpdatedNs: UInt64 = 0
+    static let replyBurst = 32.0
+    static let replyRate = 16.0
+    var repliesSuppressed: UInt64 = 0
     /// Bytes held by unfinished file and image transfers of every session.
-    private var reassemblyBytes: UInt64 = 0
-    private let filterLimits: FilterLimits
-    private var sessions: [Session] = []
-    private var byRoutingID: [RoutingKey: Session] = [:]
-    private var closedPeers: [RoutingKey: ClosedPeer] = [:]
+    var reassemblyBytes: UInt64 = 0
+    let filterLimits: FilterLimits
+    var sessions: [Session] = []
+    var byRoutingID: [RoutingKey: Session] = [:]
+    var closedPeers: [RoutingKey: ClosedPeer] = [:]
     /// Routing ids of sessions whose connection is gone (its `DISCONNECTED` event was read), with
     /// when: frames of theirs still queued in the ROUTER are dropped unread. Answering them would mark
     /// refused the descriptor they name, which a new connection may already have been given.
-    private var goneRoutingIDs: [RoutingKey: UInt64] = [:]
+    var goneRoutingIDs: [RoutingKey: UInt64] = [:]
     /// What `receiveAll` receives a message's routing-id and header parts into, every time.
-    private var routingPart = ZMQMessage()
-    private var headerPart = ZMQMessage()
+    var routingPart = ZMQMessage()
+    var headerPart = ZMQMessage()
     /// Payload parts of subscribers' messages, in buffers that are reused once let go.
     /// Its slots' copy memory is reserved up front: subscribers' messages are small, and each slot's
     /// first credit would otherwise allocate it during the first 64 grants of a stream.
-    private let receivePool = ZMQReceivePool(capacity: 64, reservedCopyBytes: 256)
+    let receivePool = ZMQReceivePool(capacity: 64, reservedCopyBytes: 256)
     /// Whether subscribers connect with CURVE (each part is then boxed on the wire).
-    private let curve: Bool
-    private var nextSessionID: UInt64
-    private var drained: [HandOffItem] = []
-    /// Frames handed off for a later time (`HandOffItem.due`), in hand-off order; the loop's precise
-    /// wake-up releases them. `releasing` and `heldSources` are scratch that keeps its capacity.
-    private var scheduled: [HandOffItem] = []
-    private var releasing: [HandOffItem] = []
-    private var heldSources: [UInt32] = []
+    let curve: Bool
+    var nextSessionID: UInt64
+    var drained: [HandOffItem] = []
+    /// Frames handed off for a later time (`HandOffItem.due`); the loop's precise wake-up releases them.
+    var schedule: DueTimeSchedule
     /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
-    private var lossless: [HandOffItem] = []
-    private var losslessHead = 0
+    var lossless: [HandOffItem] = []
+    var losslessHead = 0
     /// Frames the sessions hold for a full queue (`Session.heldLossless`), all sessions together.
-    private var heldFrames = 0
+    var heldFrames = 0
     /// How soon the loop tries again to send held frames (a full libzmq queue signals no room).
     static let heldRetryNs: UInt64 = 1_000_000
     /// Lossless work is waiting: frames for credit, or held frames for room.
-    private var losslessWaiting: Bool { losslessHead < lossless.count || heldFrames > 0 }
-    private var eligible: [Session] = []
+    var losslessWaiting: Bool { losslessHead < lossless.count || heldFrames > 0 }
+    var eligible: [Session] = []
     /// Per source: the last state of each digital line sent (for `digitalOnChangeOnly`).
-    private var lastDigital: [UInt32: [Bool]] = [:]
+    var lastDigital: [UInt32: [Bool]] = [:]
     /// The payload of the frame being fanned out, shared by reference among subscribers.
-    private var shared: ZMQMessage?
-    private(set) var framesPublished: UInt64 = 0
-    private(set) var digitalSuppressed: UInt64 = 0
-    private(set) var applicationFrameErrors: UInt64 = 0
-    private(set) var sessionsOpened: UInt64 = 0
-    private(set) var sessionsRefused: UInt64 = 0
-    private let maxFrameSize: Int
-    private var housekeepingRounds = 0
-    private let scope: ZMQLoopScope
+    var shared: ZMQMessage?
+    var framesPublished: UInt64 = 0
+    var digitalSuppressed: UInt64 = 0
+    var applicationFrameErrors: UInt64 = 0
+    var sessionsOpened: UInt64 = 0
+    var sessionsRefused: UInt64 = 0
+    let maxFrameSize: Int
+    var housekeepingRounds = 0
+    let scope: ZMQLoopScope
     /// The 2 ms check of the connections without a session, running only while there are some.
-    private var sessionlessTimer: ZMQTimerID?
+    var sessionlessTimer: ZMQTimerID?
     /// The flood guard: a session may send at most this many frames per `inboundWindowNs`.
-    private let inboundFramesPerWindow: Int
+    let inboundFramesPerWindow: Int
     static let inboundWindowNs: UInt64 = 100_000_000
     /// The backlog guard: how far a session's peer may get ahead of the publisher's reading, in bytes
     /// received by the kernel and not yet read; `backlogSlackPerRound` per housekeeping round is
     /// forgiven (ZMTP commands libzmq consumes itself, such as a subscriber's heartbeat PINGs).
-    private let maxUnreadBytes: Int64
+    let maxUnreadBytes: Int64
     static let backlogSlackPerRound: Int64 = 4_096
     /// Bytes of messages read from subscribers per round of the loop (see `receiveAll`).
     static let receiveBytesPerRound: Int64 = 4 << 20
@@ -120,10 +117,8 @@ final class PublisherEngine {
         // Session ids are not guessable across restarts (a subscriber log mentioning one is unambiguous).
         nextSessionID = UInt64.random(in: 1...(UInt64(1) << 40))
         drained.reserveCapacity(core.handOff.capacity)
-        scheduled.reserveCapacity(core.handOff.capacity)
-        releasing.reserveCapacity(core.handOff.capacity)
+        schedule = DueTimeSchedule(capacity: core.handOff.capacity, sources: core.sources.count)
         lossless.reserveCapacity(core.handOff.capacity)
-        heldSources.reserveCapacity(max(1, core.sources.count))
         scope.setPreciseWakeHandler { [unowned self] in self.releaseScheduled() }
         if core.handOff.dueTimer >= 0 {
             scope.register(readable: core.handOff.dueTimer) { [unowned self] in self.drainHandOff(onDueTimer: true) }
@@ -132,6 +127,12 @@ final class PublisherEngine {
         scope.register(monitor.socket) { [unowned self] _, _ in self.readConnectionEvents() }
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
     }
+
+    /// Sessions whose normal close could not be queued yet (their queue was full), with its reason.
+    var closing: [Session] = []
+    var closingReason = ""
+    /// Connections of closed sessions that are still open: their subscriber may still be reading.
+    var closingConnections: Set<Int32> = []
 
     // MARK: Fan-out
 
@@ -145,18 +146,18 @@ final class PublisherEngine {
         }
         let now = monotonicNanoseconds()
         for item in drained {
-            if item.due > now || (!scheduled.isEmpty && isHeld(item.frame.header.sourceID)) {
-                hold(item, now: now)
+            if schedule.mustWait(item, now: now) {
+                if let early = schedule.hold(item) { route(early, now: now) }
             } else {
                 route(item, now: now)
             }
         }
         drained.removeAll(keepingCapacity: true)
-        if !scheduled.isEmpty { armScheduledWake() }
+        if !schedule.isEmpty { armScheduledWake() }
         if losslessWaiting { pumpLossless(now: now) }
     }
 
-    private func route(_ item: HandOffItem, now: UInt64) {
+    func route(_ item: HandOffItem, now: UInt64) {
         if item.lossless {
             lossless.append(item)
         } else {
@@ -164,47 +165,23 @@ final class PublisherEngine {
         }
     }
 
-    private func isHeld(_ source: UInt32) -> Bool { scheduled.contains { $0.frame.header.sourceID == source } }
-
-    /// Keeps `item` until its time; when as many wait as the hand-off queue holds, the oldest goes now.
-    private func hold(_ item: HandOffItem, now: UInt64) {
-        if scheduled.count >= core.handOff.capacity { route(scheduled.removeFirst(), now: now) }
-        scheduled.append(item)
-    }
-
     /// The precise wake-up: sends the held frames that are due, each source's in order.
-    private func releaseScheduled() {
+    func releaseScheduled() {
         let now = monotonicNanoseconds()
-        swap(&scheduled, &releasing)
-        heldSources.removeAll(keepingCapacity: true)
-        for item in releasing {
-            let source = item.frame.header.sourceID
-            if item.due > now || heldSources.contains(source) {
-                scheduled.append(item)
-                if !heldSources.contains(source) { heldSources.append(source) }
-            } else {
-                route(item, now: now)
-            }
-        }
-        releasing.removeAll(keepingCapacity: true)
-        if !scheduled.isEmpty { armScheduledWake() }
+        schedule.release(now: now) { route($0, now: now) }
+        if !schedule.isEmpty { armScheduledWake() }
         if losslessWaiting { pumpLossless(now: now) }
     }
 
-    /// Wakes the loop when the first held frame of some source is due (a source's later frames wait
-    /// for its first, so only the first of each counts).
-    private func armScheduledWake() {
-        heldSources.removeAll(keepingCapacity: true)
-        var earliest = UInt64.max
-        for item in scheduled where !heldSources.contains(item.frame.header.sourceID) {
-            heldSources.append(item.frame.header.sourceID)
-            earliest = min(earliest, item.due)
-        }
+    /// Wakes the loop when the first held frame of some source is due, or held lossless frames
+    /// should be tried again.
+    func armScheduledWake() {
+        var earliest = schedule.earliestDue() ?? .max
         if heldFrames > 0 { earliest = min(earliest, monotonicNanoseconds() &+ Self.heldRetryNs) }
         if earliest != .max { scope.wake(atMonotonicNanoseconds: earliest) }
     }
 
-    private func fanOut(_ item: HandOffItem, now: UInt64) {
+    func fanOut(_ item: HandOffItem, now: UInt64) {
         let frame = item.frame
         framesPublished += 1
         if core.configuration.digitalOnChangeOnly && frame.header.kind == .digital && !digitalChanged(frame) {
@@ -235,7 +212,7 @@ final class PublisherEngine {
     /// `holding` (lossless frames): an output the session's full queue does not take is held, with
     /// every output after it, never dropped (`flushHeld` sends them when the queue has room), so the
     /// outcome is `.sent` or `.gone`.
-    private func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64, holding: Bool = false) -> Session.SendOutcome {
+    func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64, holding: Bool = false) -> Session.SendOutcome {
         if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
             return sendOutput(frame, of: frame, to: session, now: now, holding: holding)
         }
@@ -255,7 +232,7 @@ final class PublisherEngine {
     /// Sends one output of `frame` (the frame itself, or a filter output made of it) to `session`:
     /// its payload shared when it is the frame's own, else a message of its own. With `holding`, a
     /// full queue (or an earlier output already held) holds it instead of dropping it.
-    private func sendOutput(_ out: Frame, of frame: Frame, to session: Session, now: UInt64, holding: Bool) -> Session.SendOutcome {
+    func sendOutput(_ out: Frame, of frame: Frame, to session: Session, now: UInt64, holding: Bool) -> Session.SendOutcome {
         if holding && !session.heldLossless.isEmpty {
             hold(out, for: session)
             return .sent
@@ -276,7 +253,7 @@ final class PublisherEngine {
         return .sent
     }
 
-    private func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
+    func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
                             retryable: Bool = false) -> Session.SendOutcome {
         if shared == nil && frame.header.payloadLength > 0 {
             do throws(ZMQError) { shared = try MessageFraming.payloadMessage(frame) } catch { return .dropped }
@@ -285,7 +262,7 @@ final class PublisherEngine {
     }
 
     /// Whether a digital frame changes any line relative to the last one sent for its source.
-    private func digitalChanged(_ frame: Frame) -> Bool {
+    func digitalChanged(_ frame: Frame) -> Bool {
         guard case .digital(let view)? = try? frame.payload() else { return true }
         let source = frame.header.sourceID
         var previous = lastDigital[source] ?? []
@@ -306,7 +283,7 @@ final class PublisherEngine {
 
     // MARK: Lossless delivery (credit)
 
-    private func pumpLossless(now: UInt64) {
+    func pumpLossless(now: UInt64) {
         if heldFrames > 0 { flushHeld(now: now) }
         while losslessHead < lossless.count {
             let item = lossless[losslessHead]
@@ -338,13 +315,13 @@ final class PublisherEngine {
         core.handOff.setLosslessBacklog(lossless.count - losslessHead + heldFrames)
     }
 
-    private func hold(_ frame: Frame, for session: Session) {
+    func hold(_ frame: Frame, for session: Session) {
         session.heldLossless.append(frame)
         heldFrames += 1
     }
 
     /// Sends, in order, what each session holds for its full queue, as far as its queue takes them.
-    private func flushHeld(now: UInt64) {
+    func flushHeld(now: UInt64) {
         var gone: [Session] = []
         for session in sessions where !session.heldLossless.isEmpty {
             var sent = 0
@@ -377,7 +354,7 @@ final class PublisherEngine {
     /// payload part into a slot of `receivePool`, so a message that is handled and let go (a credit,
     /// a start) costs no allocation; a payload the application keeps (a subscriber's message) keeps
     /// its slot, and the next part gets a buffer of its own.
-    private func receiveAll() {
+    func receiveAll() {
         let now = monotonicNanoseconds()
         var roundBytes: Int64 = 0
         for _ in 0..<256 {
@@ -417,7 +394,7 @@ final class PublisherEngine {
 
     /// Handles the message in `routingPart` and `headerPart`, with its payload part and the count of
     /// parts after that (a malformed message); `wireBytes` is what its parts took on the connection.
-    private func handleReceived(payload: FrameBuffer?, extraParts: Int, wireBytes: Int64, now: UInt64) {
+    func handleReceived(payload: FrameBuffer?, extraParts: Int, wireBytes: Int64, now: UInt64) {
         let routingID = routingPart.withUnsafeBytes { RoutingKey($0) }
         if byRoutingID[routingID] == nil, goneRoutingIDs[routingID] != nil {
             // A peer that chose its own routing id may connect again under it: its hello is read.
@@ -487,7 +464,7 @@ final class PublisherEngine {
 
     /// Reads the ROUTER's connection events: counts connections, closes the excess, and forgets the
     /// session of a connection that is gone (a peer that vanished before `start` or during a stall).
-    private func readConnectionEvents() {
+    func readConnectionEvents() {
         let now = monotonicNanoseconds()
         var accepted = false
         defer { if accepted { watchSessionless() } }
@@ -509,7 +486,7 @@ final class PublisherEngine {
         }
     }
 
-    private func handle(_ frame: Frame, from session: Session, now: UInt64) {
+    func handle(_ frame: Frame, from session: Session, now: UInt64) {
         let header = frame.header
         switch header.kind {
         case .start:
@@ -589,7 +566,7 @@ final class PublisherEngine {
         }
     }
 
-    private func decodedPayload(_ frame: Frame, _ session: Session, _ now: UInt64) -> Payload? {
+    func decodedPayload(_ frame: Frame, _ session: Session, _ now: UInt64) -> Payload? {
         do throws(WireError) {
             return try frame.payload()
         } catch {
@@ -600,202 +577,9 @@ final class PublisherEngine {
 
     /// - Parameter frame: the frame as received, kept in the package (as a Subject does) for
     ///   applications that store or print it whole; nil for files and images (reassembled).
-    private func deliver(_ content: ReceivedContent, _ header: FrameHeader, from session: Session, frame: Frame? = nil) {
+    func deliver(_ content: ReceivedContent, _ header: FrameHeader, from session: Session, frame: Frame? = nil) {
         core.deliver(SubscriberPackage(sessionID: session.sessionID, subscriberDescription: session.description,
                                        package: ReceivedPackage(header: header, content: content, frame: frame)))
-    }
-
-    // MARK: Sessions
-
-    /// Opens a session for a hello (the message still in `headerPart`, whose connection metadata
-    /// names the peer), or refuses it.
-    private func accept(_ frame: Frame, routingID: RoutingKey, fd: Int32?, now: UInt64) {
-        // A hello read from a TCP connection the table does not know (its events were read just
-        // before): the publisher closed it (over the pending limit, flooding) or it is gone. A session
-        // opened on it would outlive it: its disconnection would find no session to end.
-        if let fd, connections.state(of: fd) == nil { return }
-        let hello: Hello
-        do throws(WireError) {
-            guard case .hello(let h) = try frame.payload() else { return }
-            hello = h
-        } catch {
-            refuse(routingID, fd: fd, ErrorReport(.malformedFrame, "\(error)"), now: now)
-            return
-        }
-        let configuration = core.configuration
-        if !core.acceptsAPIKey(hello.apiKey) {
-            refuse(routingID, fd: fd, ErrorReport(.wrongAPIKey, "the API key is incorrect"), now: now)
-            return
-        }
-        guard hello.timeoutSeconds.isFinite, hello.timeoutSeconds > 1 else {
-            refuse(routingID, fd: fd, ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not a finite number of seconds above 1"), now: now)
-            return
-        }
-        if let skew = configuration.maxClockSkew {
-            let difference = (Double(wallClockNanoseconds()) - Double(frame.header.timestampNs)) / 1e9
-            let bound = Double(skew.components.seconds) + Double(skew.components.attoseconds) / 1e18
-            if abs(difference) > bound {
-                refuse(routingID, fd: fd, ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"), now: now)
-                return
-            }
-        }
-        if sessions.count >= configuration.maxSessions {
-            refuse(routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"), now: now)
-            return
-        }
-        let userID = curve ? headerPart.metadata("User-Id") : nil
-        // Lowered to the maximum before it becomes an integer: a hello may ask for 1e308 s (finite, > 1 here).
-        let maxTimeoutNs = Self.nanoseconds(configuration.maxSessionTimeout)
-        let askedNs = hello.timeoutSeconds * 1e9
-        let timeoutNs = askedNs < Double(maxTimeoutNs) ? UInt64(askedNs) : maxTimeoutNs
-        let session = Session(sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
-                              address: headerPart.metadata("Peer-Address") ?? "", userID: userID,
-                              maxTransferSize: configuration.maxInboundTransferSize,
-                              compactHeaders: frame.header.flags.contains(.compactHeaders), now: now)
-        session.fileDescriptor = fd
-        nextSessionID += 1
-        sessionsOpened += 1
-        closedPeers[routingID] = nil
-        sessions.append(session)
-        byRoutingID[routingID] = session
-        connections.openedSession(session.sessionID, on: fd)
-        let welcome = Welcome(sessionID: session.sessionID, publisherDescription: configuration.description,
-                              sources: core.sources.map(\.info))
-        // Flag bit 9 on the welcome: this publisher reads compact header parts from the session (§3.2).
-        guard session.send(.welcome(welcome), flags: session.compactHeaders ? .compactHeaders : [], on: router, now: now) != .gone else {
-            return forget(session)
-        }
-        for source in core.sources {
-            _ = session.send(.configuration(source.configuration), sourceID: source.info.id, on: router, now: now)
-        }
-    }
-
-    /// Refuses a peer without a session (its hello was refused, or it sent something else first):
-    /// an error and a close, within the reply limits, and its connection is closed shortly after.
-    private func refuse(_ routingID: RoutingKey, fd: Int32?, _ report: ErrorReport, now: UInt64) {
-        sessionsRefused += 1
-        connections.refused(fd, now: now)
-        if closedPeers[routingID] != nil { return answerUnknownPeer(routingID, fd: fd, now: now) }
-        let answered = takeReplyToken(now: now) && sendErrorAndClose(report, to: routingID, firstSequence: 0)
-        remember(routingID, report, now: now, answered: answered)
-    }
-
-    /// A frame from a peer without a session: answer with the reason its session ended (or error 12),
-    /// at most once a second per peer and within the publisher-wide reply budget, so that nothing a
-    /// peer sends before it has a session is amplified (docs/PROTOCOL.md §4.3).
-    private func answerUnknownPeer(_ routingID: RoutingKey, fd: Int32?, now: UInt64) {
-        guard var closed = closedPeers[routingID] else {
-            return refuse(routingID, fd: fd, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
-        }
-        connections.refused(fd, now: now)
-        guard now &- closed.lastAnsweredNs >= 1_000_000_000 else { return }
-        guard takeReplyToken(now: now) else { return }
-        closed.lastAnsweredNs = now
-        closedPeers[routingID] = closed
-        sendErrorAndClose(ErrorReport(closed.code, closed.reason), to: routingID, firstSequence: 0)
-    }
-
-    /// One reply from the publisher-wide budget for peers without a session (a token bucket).
-    private func takeReplyToken(now: UInt64) -> Bool {
-        let elapsed = Double(now &- replyTokensUpdatedNs) / 1e9
-        replyTokensUpdatedNs = now
-        replyTokens = min(Self.replyBurst, replyTokens + elapsed * Self.replyRate)
-        guard replyTokens >= 1 else {
-            repliesSuppressed += 1
-            return false
-        }
-        replyTokens -= 1
-        return true
-    }
-
-    @discardableResult
-    private func sendErrorAndClose(_ report: ErrorReport, to routingKey: RoutingKey, firstSequence: UInt64) -> Bool {
-        let timestamp = wallClockNanoseconds()
-        let routingID = routingKey.bytes
-        for (offset, package) in [Package.error(report), .close(Close(code: report.code, reason: report.message))].enumerated() {
-            let frame = Frame(encoding: package, sequence: firstSequence + UInt64(offset), timestampNs: timestamp)
-            do throws(ZMQError) {
-                var payload = try MessageFraming.payloadMessage(frame)
-                try MessageFraming.send(header: frame.header, payload: &payload, routingID: routingID, on: router)
-            } catch {
-                return false
-            }
-        }
-        return true
-    }
-
-    /// Remembers why a peer has no session, to tell it again if it keeps talking (`answered`: whether the
-    /// error just went out; if it did not, the next frame from the peer may be answered at once). The
-    /// table is bounded: when full, the oldest half goes (its peers are answered again, still within
-    /// the publisher-wide reply budget).
-    private func remember(_ routingID: RoutingKey, _ report: ErrorReport, now: UInt64, answered: Bool) {
-        if closedPeers.count >= 4_096 {
-            let sorted = closedPeers.sorted { $0.value.expiresNs < $1.value.expiresNs }
-            for (key, _) in sorted.prefix(2_048) { closedPeers[key] = nil }
-        }
-        closedPeers[routingID] = ClosedPeer(code: report.code, reason: report.message, lastAnsweredNs: answered ? now : 0,
-                                            expiresNs: now + 60_000_000_000)
-    }
-
-    /// Ends a session with an error: error and close frames (best effort), then forgets it; its
-    /// connection is closed shortly after.
-    func end(_ session: Session, _ report: ErrorReport, now: UInt64) {
-        let answered = session.send(.error(report), on: router, now: now) == .sent
-        _ = session.send(.close(Close(code: report.code, reason: report.message)), on: router, now: now)
-        forget(session)
-        connections.endedSession(on: session.fileDescriptor, refused: true, now: now)
-        remember(session.routingKey, report, now: now, answered: answered)
-    }
-
-    private func forget(_ session: Session) {
-        guard byRoutingID[session.routingKey] === session else { return }
-        byRoutingID[session.routingKey] = nil
-        sessions.removeAll { $0 === session }
-        heldFrames -= session.heldLossless.count
-        session.heldLossless.removeAll()
-        reassemblyBytes -= session.assembler.pendingBytes
-        session.assembler.removeAll()
-        publishStartedCount()
-        if losslessWaiting { pumpLossless(now: monotonicNanoseconds()) }
-    }
-
-    private func publishStartedCount() {
-        var started = 0
-        for session in sessions where session.started { started += 1 }
-        core.startedSessions.store(started, ordering: .releasing)
-    }
-
-    /// Sessions whose normal close could not be queued yet (their queue was full), with its reason.
-    private var closing: [Session] = []
-    private var closingReason = ""
-    /// Connections of closed sessions that are still open: their subscriber may still be reading.
-    private var closingConnections: Set<Int32> = []
-
-    /// Closes every session normally (publisher shutdown). A close that does not fit in a full queue
-    /// is retried by `retryClosing` — it must follow the last frame, never replace it.
-    func closeAll(reason: String) {
-        let now = monotonicNanoseconds()
-        closingReason = reason
-        closingConnections = Set(sessions.compactMap(\.fileDescriptor))
-        closing = sessions.filter { sendClose($0, now: now) == .dropped }
-        sessions.removeAll()
-        byRoutingID.removeAll()
-        publishStartedCount()
-    }
-
-    /// Tries again to queue the closes `closeAll` could not; true when every close is queued and every
-    /// closed session's subscriber has closed its connection (so it read everything: a subscriber
-    /// whose receive queue is full stops reading, and libzmq discards what it had not read yet when
-    /// the connection ends, the close included).
-    func retryClosing() -> Bool {
-        let now = monotonicNanoseconds()
-        closing.removeAll { sendClose($0, now: now) != .dropped }
-        readConnectionEvents()
-        return closing.isEmpty && closingConnections.isEmpty
-    }
-
-    private func sendClose(_ session: Session, now: UInt64) -> Session.SendOutcome {
-        session.send(.close(Close(code: ErrorCode(rawValue: 0), reason: closingReason)), on: router, now: now, retryable: true)
     }
 
     // MARK: Housekeeping
@@ -803,7 +587,7 @@ final class PublisherEngine {
     /// Checks the connections without a session every 2 ms while there are any: libzmq may hold what
     /// such a peer sends without ever handing it to the publisher (a duplicate routing id), so the
     /// only bound is how soon its received bytes are seen. An idle publisher keeps its 20 ms rounds.
-    private func watchSessionless() {
+    func watchSessionless() {
         if connections.pendingCount > 0 {
             guard sessionlessTimer == nil else { return }
             sessionlessTimer = scope.addTimer(every: .milliseconds(2)) { [unowned self] in
@@ -817,7 +601,7 @@ final class PublisherEngine {
         }
     }
 
-    private func housekeeping() {
+    func housekeeping() {
         // Every pending connection event first: the table must be current before it closes anything.
         readConnectionEvents()
         let now = monotonicNanoseconds()
