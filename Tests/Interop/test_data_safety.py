@@ -37,6 +37,26 @@ def ok(*args):
     return result
 
 
+def measured(*args, timeout=TIMEOUT):
+    """(exit status, stderr, seconds, peak resident bytes) of one run, the peak from wait4's rusage."""
+    with tempfile.TemporaryFile("w+") as err:
+        started = time.monotonic()
+        process = subprocess.Popen([TRIBUTARY, *map(str, args)], stdout=subprocess.DEVNULL, stderr=err)
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - started > timeout:
+                process.kill()
+                os.wait4(process.pid, 0)
+                raise AssertionError(f"tributary {' '.join(map(str, args))} took more than {timeout} s")
+            time.sleep(0.02)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        seconds = time.monotonic() - started
+        err.seek(0)
+        return process.returncode, err.read(), seconds, usage.ru_maxrss * 1024
+
+
 def records(data):
     """(offset, type, record length) of every record, walking the envelopes from the header."""
     out, offset = [], struct.unpack_from("<I", data, 12)[0]
@@ -208,6 +228,19 @@ class ImportTests(Files):
         self.expect_refused("hex.csv", "line 3, column 2", "\"0x10\" is not a decimal number")
         self.write("big.csv", b"a,b\n1e400,2\n")
         self.expect_refused("big.csv", "line 2, column 1", "1e400 is out of range of float64")
+
+    def test_a_one_line_csv_wider_than_a_capture_is_refused_at_the_bound(self):
+        """Issue 38 item 13: a 16 MB line of 4,000,000 fields took tens of seconds and gigabytes before
+        being refused; the reader stops at the 65,536th field, holding no more than a line's bound."""
+        self.write("line.csv", b"0.5," * 3_999_999 + b"0.5\n")
+        status, stderr, seconds, peak = measured("import", self.path("line.csv"), "--rate", 1000, "--out", self.path("out.tcap"))
+        self.assertEqual(status, 1, stderr)
+        self.assertIn("65535", stderr)
+        self.assertIn("line 1", stderr)
+        self.assertLess(seconds, 5, stderr)
+        self.assertLess(peak, 200 << 20, stderr)
+        self.assertFalse(os.path.exists(self.path("out.tcap")))
+        self.assertFalse(os.path.exists(self.path("out.tcap.partial")))
 
 
 class ExportAndRepairTests(Files):
