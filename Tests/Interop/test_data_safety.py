@@ -243,6 +243,53 @@ class ImportTests(Files):
         self.assertFalse(os.path.exists(self.path("out.tcap.partial")))
 
 
+class SameFileTests(Files):
+    """Issue 38 item 11: an --out that is the input — by the same name, another spelling of it or a
+    symbolic link to it — is refused even with --force, before anything is written."""
+
+    def spellings(self, name):
+        os.symlink(self.path(name), self.path("link-" + name))
+        return [self.path(name), os.path.join(self.dir.name, ".", name), self.path("link-" + name)]
+
+    def test_import_refuses_to_write_over_its_input(self):
+        self.capture("x.tcap", channels=2, samples=1000)
+        self.write("in.csv", b"a,b\n1,2\n3,4\n")
+        for name in ("in.npy", "in.csv"):
+            before = self.read(name)
+            for out in self.spellings(name):
+                result = run("import", self.path(name), "--rate", 10, "--out", out, "--force")
+                self.assertEqual(result.returncode, 1, (out, result.stderr))
+                self.assertIn("is the input", result.stderr)
+                self.assertEqual(self.read(name), before, out)
+        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+
+    def test_filter_refuses_to_write_over_its_input(self):
+        self.capture("x.tcap", channels=2, samples=1000)
+        before = self.read("x.tcap")
+        for out in self.spellings("x.tcap"):
+            result = run("filter", self.path("x.tcap"), "--out", out, "--force", "--filter", "analog:0")
+            self.assertEqual(result.returncode, 1, (out, result.stderr))
+            self.assertIn("is the input", result.stderr)
+            self.assertEqual(self.read("x.tcap"), before, out)
+        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+
+    def test_export_refuses_to_write_over_its_input_or_its_sidecar(self):
+        np.save(self.path("c.npy"), np.arange(40, dtype=np.int16).reshape(2, 20))
+        ok("import", self.path("c.npy"), "--rate", 10, "--out", self.path("c.tcap"))
+        before = self.read("c.tcap")
+        for out in self.spellings("c.tcap"):
+            result = run("export", self.path("c.tcap"), "--format", "npy", "--out", out, "--force")
+            self.assertEqual(result.returncode, 1, (out, result.stderr))
+            self.assertEqual(self.read("c.tcap"), before)
+        # --counts writes PATH.json beside PATH: never over the capture being exported.
+        os.rename(self.path("c.tcap"), self.path("c.json"))
+        result = run("export", self.path("c.json"), "--format", "npy", "--counts", "--out", self.path("c"), "--force")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("c.json", result.stderr)
+        self.assertEqual(self.read("c.json"), before)
+        self.assertFalse(os.path.exists(self.path("c")))
+
+
 class ExportAndRepairTests(Files):
     def damage_first_chunk(self):
         a = self.capture("x.tcap")
