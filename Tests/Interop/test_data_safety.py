@@ -411,6 +411,51 @@ class ExportAndRepairTests(Files):
         fixed = [r for r in records(self.read("fixed.tcap")) if r[1] == 1]
         self.assertEqual(len(fixed), len(chunks))
 
+    def test_repair_puts_records_back_in_sequence_order(self):
+        """Issue 38 item 12: two chunk records swapped in the file were copied as they stood, "no damage
+        found", and the repaired capture exported their samples out of order."""
+        a = self.capture("x.tcap", samples=600_000)
+        data = self.read("x.tcap")
+        chunks = [r for r in records(data) if r[1] == 1]
+        self.assertGreater(len(chunks), 4)
+        (o1, _, l1), (o3, _, l3) = chunks[1], chunks[3]
+        self.write("swapped.tcap", data[:o1] + data[o3:o3 + l3] + data[o1 + l1:o3] + data[o1:o1 + l1] + data[o3 + l3:])
+        result = ok("repair", self.path("swapped.tcap"), "--out", self.path("fixed.tcap"))
+        self.assertIn("out of sequence order", result.stdout)
+        self.assertNotIn("no damage", result.stdout)
+        info = json.loads(ok("inspect", self.path("fixed.tcap"), "--json").stdout)
+        self.assertEqual(info["damage"], [])
+        ok("export", self.path("fixed.tcap"), "--format", "npy", "--out", self.path("fixed.npy"))
+        np.testing.assert_array_equal(np.load(self.path("fixed.npy")), a)
+
+    def test_records_listed_out_of_order_are_damage_and_read_in_order(self):
+        """A capture whose footer lists a source's chunks out of sequence order (written so by a faulty
+        tool): export refuses it as damaged, reads it in sequence order with --allow-damage, and repair
+        writes the records in order."""
+        import capture_spec as cs
+        import wire_spec as ws
+        config = ws.frame("configuration", ws.configuration("dev", "spec", [(0, 0, 100.0, -1.0, 1.0, "x", "V")], []),
+                          sequence=1, timestamp_ns=5, source_id=4)
+        rows = np.arange(40, dtype=float).reshape(1, 40)
+        analog = [ws.frame("analog", ws.analog_f64([0], rows[:, 8 * i:8 * (i + 1)].tolist(), first_sample=8 * i), sequence=2 + i,
+                           timestamp_ns=10 + 80_000_000 * i, source_id=4) for i in range(5)]
+        self.write("o.tcap", cs.capture([[config, analog[0]], [analog[3]], [analog[1], analog[2]], [analog[4]]]))
+        result = run("export", self.path("o.tcap"), "--format", "npy", "--out", self.path("o.npy"))
+        self.assertEqual(result.returncode, DAMAGED, result.stderr)
+        self.assertIn("out of sequence order", result.stderr)
+        ok("export", self.path("o.tcap"), "--format", "npy", "--out", self.path("o.npy"), "--allow-damage")
+        np.testing.assert_array_equal(np.load(self.path("o.npy")), rows)
+        result = ok("repair", self.path("o.tcap"), "--out", self.path("fixed.tcap"))
+        self.assertIn("out of sequence order", result.stdout)
+        ok("export", self.path("fixed.tcap"), "--format", "npy", "--out", self.path("fixed.npy"))
+        np.testing.assert_array_equal(np.load(self.path("fixed.npy")), rows)
+        # Sequence numbers that restart later in time (a new session) are not out of order.
+        restarted = [ws.frame("analog", ws.analog_f64([0], rows[:, 8 * i:8 * (i + 1)].tolist(), first_sample=8 * i), sequence=1 + i,
+                              timestamp_ns=10_000_000_000 + 80_000_000 * i, source_id=4) for i in range(2)]
+        self.write("s.tcap", cs.capture([[config] + analog[:3], restarted]))
+        ok("export", self.path("s.tcap"), "--format", "npy", "--out", self.path("s.npy"))
+        np.testing.assert_array_equal(np.load(self.path("s.npy")), np.concatenate([rows[:, :24], rows[:, :16]], axis=1))
+
     def test_repair_refuses_an_existing_output_and_in_place_needs_force(self):
         self.capture("x.tcap")
         self.write("other.tcap", b"keep me")
