@@ -19,8 +19,10 @@ package enum FrameDescription {
 
     /// ISO 8601 UTC with nanoseconds.
     package static func timestamp(_ ns: Int64) -> String {
-        let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
-        let fraction = ns - seconds * 1_000_000_000
+        // Floor division without `ns - 999_999_999`, which overflows for a timestamp near Int64.min.
+        let (quotient, remainder) = ns.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let seconds = remainder < 0 ? quotient - 1 : quotient
+        let fraction = remainder < 0 ? remainder + 1_000_000_000 : remainder
         var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)

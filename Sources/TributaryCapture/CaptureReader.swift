@@ -85,6 +85,9 @@ public final class CaptureReader {
     public private(set) var wasRepaired = false
     /// True when the capture needed recovery: no valid footer, or written by `repair`.
     public var wasRecovered: Bool { !hasFooter || wasRepaired }
+    /// The format version in the file header (docs/CAPTURE.md §2), also when the rest of the header
+    /// is damaged; nil only when the file ends before it.
+    public let formatVersion: UInt16?
     /// Bytes in the file.
     public let fileSize: Int
     /// Where the records start.
@@ -132,6 +135,7 @@ public final class CaptureReader {
         let descriptor = fd
         let got = head.withUnsafeMutableBytes { preadFully(descriptor, $0, offset: 0) }
         head.removeLast(head.count - max(0, got))
+        formatVersion = head.count >= 10 ? head.withUnsafeBytes { $0.u16(8) } : nil
         let file = path
         let result: Result<CaptureFileHeader.Parsed, CaptureError> = head.withUnsafeBytes { b in
             do throws(CaptureError) { return .success(try CaptureFileHeader.parse(b, file: file)) } catch { return .failure(error) }

@@ -139,7 +139,7 @@ enum ExportCommand: Command {
             switch gathered {
             case .success(var s):
                 if start != nil || duration != nil {
-                    do { s = try s.selecting(start: start ?? 0, duration: duration) } catch { throw CommandError("\(files[0]): \(error.description)") }
+                    do { s = try s.selecting(start: start ?? 0, duration: duration) } catch { throw CommandError("\(files[0]): \(error.detail)") }
                 }
                 series.append(s)
             case .failure(let error) where error.kind != .damagedRecord: throw error
@@ -174,7 +174,9 @@ enum ExportCommand: Command {
                     guard let rate = data.rate else { throw CommandError("--time-column needs one sampling rate; source \(data.sourceID) has none") }
                     var times = [Double](repeating: 0, count: data.sampleCount)
                     for b in data.blocks {
-                        let t = Double(b.timestampNs - data.startNs) / 1e9
+                        // In Double when the difference of two frame times from the capture does not fit an Int64.
+                        let (elapsed, overflow) = b.timestampNs.subtractingReportingOverflow(data.startNs)
+                        let t = (overflow ? Double(b.timestampNs) - Double(data.startNs) : Double(elapsed)) / 1e9
                         for k in 0..<b.count { times[b.start + k] = t + Double(k) / rate }
                     }
                     names.insert("time_s", at: 0)

@@ -95,7 +95,7 @@ struct FilterSelection {
             let mine = kept.filter { $0.key.filter == id }.sorted { $0.key.source < $1.key.source }
             let what = mine.map { key, k -> String in
                 var text = "source \(key.source)"
-                if !k.channels.all.isEmpty { text += " channels \(Self.ranges(k.channels.all))" }
+                if !k.channels.all.isEmpty { text += " channels \(indexRanges(k.channels.all))" }
                 if !k.arrays.isEmpty { text += " " + k.arrays.map(\.description).sorted().joined(separator: "/") + " arrays" }
                 let samples = k.channels.all.isEmpty ? "" : ", \(counted(k.samples, "sample")) per channel"
                 return text + " (\(counted(k.frames, "frame"))\(samples))"
@@ -111,7 +111,7 @@ struct FilterSelection {
         let given = specs.keys.sorted().map { "'\(specs[$0] ?? "?")'" }.joined(separator: ", ")
         var holds: [String] = []
         if !analogIn.isEmpty {
-            holds.append("analog data of " + analogIn.keys.sorted().map { "source \($0) (channels \(Self.ranges(analogIn[$0]!.all)))" }
+            holds.append("analog data of " + analogIn.keys.sorted().map { "source \($0) (channels \(indexRanges(analogIn[$0]!.all)))" }
                 .joined(separator: ", "))
         }
         for type in arraysIn.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -120,20 +120,5 @@ struct FilterSelection {
         }
         return "the filters (\(given)) keep nothing of the \(counted(governed, "frame")) they govern; nothing written. "
             + "The input holds " + (holds.isEmpty ? "no analog data or arrays" : holds.joined(separator: "; "))
-    }
-
-    /// Sorted indexes as ranges: [0, 1, 2, 5, 7, 8] → "0-2,5,7-8".
-    static func ranges(_ values: Set<UInt32>) -> String {
-        let sorted = values.sorted()
-        var parts: [String] = []
-        var i = 0
-        while i < sorted.count {
-            var j = i
-            // &+: an index of UInt32.max ends its run instead of trapping.
-            while j + 1 < sorted.count, sorted[j + 1] == sorted[j] &+ 1 { j += 1 }
-            parts.append(j == i ? "\(sorted[i])" : "\(sorted[i])-\(sorted[j])")
-            i = j + 1
-        }
-        return parts.joined(separator: ",")
     }
 }

@@ -6,6 +6,21 @@ func counted(_ count: some BinaryInteger, _ singular: String, _ plural: String? 
     "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
 }
 
+/// Channel (or other) indexes as sorted ranges: [0, 1, 2, 5, 7, 8] → "0-2,5,7-8".
+func indexRanges(_ values: Set<UInt32>) -> String {
+    let sorted = values.sorted()
+    var parts: [String] = []
+    var i = 0
+    while i < sorted.count {
+        var j = i
+        // &+: an index of UInt32.max ends its run instead of trapping.
+        while j + 1 < sorted.count, sorted[j + 1] == sorted[j] &+ 1 { j += 1 }
+        parts.append(j == i ? "\(sorted[i])" : "\(sorted[i])-\(sorted[j])")
+        i = j + 1
+    }
+    return parts.joined(separator: ",")
+}
+
 /// Times as people read them.
 enum TimeText {
     /// ISO 8601 UTC with nanoseconds: 2026-11-30T15:04:05.123456789Z.
@@ -13,8 +28,10 @@ enum TimeText {
 
     /// ISO 8601 in the local time zone (TZ) with nanoseconds and the offset: 2026-11-30T16:04:05.123456789+01:00.
     static func local(_ ns: Int64) -> String {
-        let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
-        let fraction = ns - seconds * 1_000_000_000
+        // Floor division without `ns - 999_999_999`, which overflows for a timestamp near Int64.min.
+        let (quotient, remainder) = ns.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let seconds = remainder < 0 ? quotient - 1 : quotient
+        let fraction = remainder < 0 ? remainder + 1_000_000_000 : remainder
         var t = time_t(seconds)
         var parts = tm()
         localtime_r(&t, &parts)
