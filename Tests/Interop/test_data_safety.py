@@ -289,6 +289,21 @@ class SameFileTests(Files):
         self.assertEqual(self.read("c.json"), before)
         self.assertFalse(os.path.exists(self.path("c")))
 
+    def test_analyze_never_writes_its_plot_or_wisdom_over_an_input(self):
+        """`analyze X --wisdom X` replaced the capture with 71 bytes of FFTW wisdom; a capture named
+        *.svg was replaced by its own plot."""
+        self.capture("x.tcap", channels=2, samples=4096)
+        os.link(self.path("x.tcap"), self.path("x.svg"))
+        before = self.read("x.tcap")
+        os.symlink(self.path("x.tcap"), self.path("link-x.tcap"))
+        for inputs, args in (([self.path("x.tcap")], ["--wisdom", self.path("link-x.tcap")]),
+                             ([self.path("x.svg")], ["--welch", 256, "--plot", self.path("x.svg")]),
+                             ([self.path("x.tcap")], ["--welch", 256, "--plot", self.path("x.svg")])):
+            result = run("analyze", *inputs, *args)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertIn("is the input", result.stderr)
+            self.assertEqual(self.read("x.tcap"), before, args)
+
 
 class ExportAndRepairTests(Files):
     def damage_first_chunk(self):
