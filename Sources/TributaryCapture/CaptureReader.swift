@@ -62,7 +62,8 @@ public final class CaptureReader {
     public let path: String
     /// The file header; nil when it is damaged (the records are still read).
     public let header: CaptureFileHeader?
-    /// Chunk, gap and configuration records in file order (duplicates left out, docs/CAPTURE.md §7).
+    /// Chunk, gap and configuration records in file order (duplicates left out, and a source's chunk
+    /// records put back in sequence order when the file holds them out of it: docs/CAPTURE.md §7).
     public private(set) var index: [IndexEntry] = []
     /// Everything found damaged so far (while opening, and while reading chunks).
     public private(set) var damage: [CaptureDamage] = []
@@ -84,6 +85,9 @@ public final class CaptureReader {
     public private(set) var wasRepaired = false
     /// True when the capture needed recovery: no valid footer, or written by `repair`.
     public var wasRecovered: Bool { !hasFooter || wasRepaired }
+    /// The format version in the file header (docs/CAPTURE.md §2), also when the rest of the header
+    /// is damaged; nil only when the file ends before it.
+    public let formatVersion: UInt16?
     /// Bytes in the file.
     public let fileSize: Int
     /// Where the records start.
@@ -131,6 +135,7 @@ public final class CaptureReader {
         let descriptor = fd
         let got = head.withUnsafeMutableBytes { preadFully(descriptor, $0, offset: 0) }
         head.removeLast(head.count - max(0, got))
+        formatVersion = head.count >= 10 ? head.withUnsafeBytes { $0.u16(8) } : nil
         let file = path
         let result: Result<CaptureFileHeader.Parsed, CaptureError> = head.withUnsafeBytes { b in
             do throws(CaptureError) { return .success(try CaptureFileHeader.parse(b, file: file)) } catch { return .failure(error) }
@@ -164,6 +169,7 @@ public final class CaptureReader {
             scan(from: recordsStart, to: fileSize)
         }
         dropDuplicates()
+        restoreSequenceOrder()
     }
 
     /// Chunk, gap and configuration records are indexed (footer, checkpoints, scan).
@@ -194,6 +200,36 @@ public final class CaptureReader {
             kept.append(entry)
         }
         if kept.count != index.count { index = kept }
+    }
+
+    /// Puts each source's chunk records back in sequence order where the file holds them out of it
+    /// (docs/CAPTURE.md §7 step 5). A chunk record that comes before the previous chunk record of its
+    /// source both in sequence numbers and in frame times (its `last_sequence` below the other's
+    /// `first_sequence`, its `last_time_ns` below the other's `first_time_ns`) is misplaced — a copy
+    /// tool or a storage fault moved it: a new session restarts the sequence numbers, never the times.
+    /// Each is reported as damage, and that source's chunk records are sorted by `first_time_ns`, then
+    /// `first_sequence`, into the places of the index its chunk records held; other records stay put.
+    private func restoreSequenceOrder() {
+        var previous: [UInt32: IndexEntry] = [:]
+        var misplaced = Set<UInt32>()
+        for entry in index where entry.envelope.type == .chunk {
+            let e = entry.envelope
+            if let before = previous[e.sourceID], e.lastSequence < before.envelope.firstSequence, e.lastTimeNs < before.envelope.firstTimeNs {
+                misplaced.insert(e.sourceID)
+                damage.append(CaptureDamage(offset: entry.offset, length: e.recordLength,
+                                            reason: "chunk record out of sequence order (source \(e.sourceID), sequences \(e.firstSequence)-\(e.lastSequence)) "
+                                                + "after the one at byte \(before.offset) (sequences \(before.envelope.firstSequence)-\(before.envelope.lastSequence)); "
+                                                + "put back in sequence order"))
+            }
+            previous[e.sourceID] = entry
+        }
+        for source in misplaced {
+            let places = index.indices.filter { index[$0].envelope.type == .chunk && index[$0].envelope.sourceID == source }
+            let ordered = places.map { index[$0] }.sorted {
+                ($0.envelope.firstTimeNs, $0.envelope.firstSequence, $0.offset) < ($1.envelope.firstTimeNs, $1.envelope.firstSequence, $1.offset)
+            }
+            for (place, entry) in zip(places, ordered) { index[place] = entry }
+        }
     }
 
     deinit {
@@ -234,9 +270,10 @@ public final class CaptureReader {
         for i in 0..<count {
             let e = CaptureFormat.indexEntryLength
             let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])
+            // Compared without adding to the entry's offset: a hostile one near Int.max would overflow.
             guard let entry = try? IndexEntry.parse(bytes), entry.offset >= end, entry.offset & 7 == 0,
-                  Self.isIndexed(entry.envelope.type),
-                  entry.offset + entry.envelope.recordLength <= offset else { return reject("entry \(i) is invalid") }
+                  Self.isIndexed(entry.envelope.type), entry.offset <= offset,
+                  entry.envelope.recordLength <= offset - entry.offset else { return reject("entry \(i) is invalid") }
             end = entry.offset + entry.envelope.recordLength
             entries.append(entry)
         }

@@ -81,18 +81,33 @@ public struct CSVTable: Sendable, Equatable {
 
     // MARK: Reading
 
-    /// Reads a CSV file.
+    /// Reads a CSV file, a block at a time: memory holds the values, never the file's text (see `Parser`).
     /// - Parameters:
     ///   - path: the file.
     ///   - header: whether the first line is names.
+    ///   - maxColumns: the most columns (fields in a row) accepted; a row with more is refused where
+    ///     its field `maxColumns + 1` is met (the error counts its fields, reading at most 64 MiB further).
     /// - Returns: the matrix, channel-major.
     /// - Throws: `FormatError` naming the file, line and column of the first bad field.
-    public static func read(path: String, header: Header = .automatic) throws(FormatError) -> CSVTable {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw FormatError(file: path, location: "", reason: "cannot read: \(error.localizedDescription)")
+    public static func read(path: String, header: Header = .automatic, maxColumns: Int = CSVTable.maxColumns) throws(FormatError) -> CSVTable {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var parser = Parser(file: path, header: header, maxColumns: maxColumns)
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            let result: Result<Void, FormatError> = block.withUnsafeBufferPointer { b in
+                do throws(FormatError) { return .success(try parser.feed(UnsafeBufferPointer(rebasing: b[..<n]))) } catch { return .failure(error) }
+            }
+            try result.get()
         }
-        return try decode(String(decoding: data, as: UTF8.self), header: header, file: path)
+        return try parser.finish()
     }
 
     /// Parses CSV text: comma-separated numbers, blank lines skipped, "\n" or "\r\n" line ends,
@@ -101,48 +116,19 @@ public struct CSVTable: Sendable, Equatable {
     ///   - text: the whole file.
     ///   - header: whether the first line is names.
     ///   - file: the name to put in errors.
+    ///   - maxColumns: the most columns accepted (as for `read`).
     /// - Returns: the matrix, channel-major.
     /// - Throws: `FormatError` with "line L, column C" (1-based) for a field that is not a number or a row
     ///   with the wrong number of fields.
-    public static func decode(_ text: String, header: Header = .automatic, file: String = "<memory>") throws(FormatError) -> CSVTable {
-        var names: [String]?
-        var columns: [[Double]] = []
-        var row: [Double] = []
-        var lineNumber = 0
-        var headerPending = header != .absent
-        // "\r\n" is one Character in Swift, so it is a separator of its own.
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            lineNumber += 1
-            let line = rawLine.last == "\r" ? rawLine.dropLast() : rawLine
-            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
-            if headerPending {
-                headerPending = false
-                let fields = try headerFields(line, file: file, line: lineNumber)
-                let numeric = fields.allSatisfy { (try? number($0.trimmingCharacters(in: .whitespaces))) != nil }
-                if header == .present || !numeric {
-                    names = fields
-                    columns = Array(repeating: [], count: fields.count)
-                    continue
-                }
-            }
-            row.removeAll(keepingCapacity: true)
-            for field in line.split(separator: ",", omittingEmptySubsequences: false) {
-                let trimmed = field.trimmingCharacters(in: .whitespaces)
-                do { row.append(try number(trimmed)) } catch {
-                    throw FormatError(file: file, location: "line \(lineNumber), column \(row.count + 1)", reason: error.reason)
-                }
-            }
-            // The header, or else the first data row, fixes the number of columns.
-            if columns.isEmpty { columns = Array(repeating: [], count: row.count) }
-            guard row.count == columns.count else {
-                throw FormatError(file: file, location: "line \(lineNumber), column \(min(row.count, columns.count) + 1)",
-                                  reason: "row has \(row.count) fields, \(columns.count) expected")
-            }
-            for (c, value) in row.enumerated() { columns[c].append(value) }
+    public static func decode(_ text: String, header: Header = .automatic, file: String = "<memory>",
+                              maxColumns: Int = CSVTable.maxColumns) throws(FormatError) -> CSVTable {
+        var parser = Parser(file: file, header: header, maxColumns: maxColumns)
+        let bytes = Array(text.utf8)
+        let result: Result<Void, FormatError> = bytes.withUnsafeBufferPointer { b in
+            do throws(FormatError) { return .success(try parser.feed(b)) } catch { return .failure(error) }
         }
-        let channelCount = names?.count ?? columns.count
-        guard channelCount >= 1 else { throw FormatError(file: file, location: "", reason: "no columns") }
-        return CSVTable(channelNames: names, channelCount: channelCount, values: columns.flatMap { $0 })
+        try result.get()
+        return try parser.finish()
     }
 
     /// Why a field is not a value.
@@ -187,7 +173,7 @@ public struct CSVTable: Sendable, Equatable {
     }
 
     /// Splits a header line, honouring RFC 4180 quotes.
-    private static func headerFields(_ line: Substring, file: String, line number: Int) throws(FormatError) -> [String] {
+    static func headerFields(_ line: Substring, file: String, line number: Int) throws(FormatError) -> [String] {
         var fields: [String] = []
         var current = ""
         var quoted = false, wasQuoted = false

@@ -189,6 +189,52 @@ class CaptureSpecInteropTests(unittest.TestCase):
         self.assertEqual(description["damage"], [])
         self.assertEqual(description["sources"][0]["frames"], len(frames))
 
+    def test_inspect_gives_the_format_version_and_each_configuration_change(self):
+        """Issue 38 item 17: `inspect` said "capture v1" of every capture, and described a source by its
+        first configuration only when the configuration changed during the recording."""
+        import capture_spec as cs
+        import wire_spec as ws
+        t0 = 1_764_489_600_000_000_000
+        first = ws.frame("configuration", ws.configuration("daq", "sim", [(0, 0, 100.0, -1.0, 1.0, "a", "V"),
+                                                                         (1, 0, 100.0, -1.0, 1.0, "b", "V")], []),
+                         sequence=1, timestamp_ns=t0, source_id=2)
+        again = ws.frame("configuration", ws.configuration("daq", "sim", [(0, 0, 100.0, -1.0, 1.0, "a", "V"),
+                                                                         (1, 0, 100.0, -1.0, 1.0, "b", "V")], []),
+                         sequence=4, timestamp_ns=t0 + 500_000_000, source_id=2)
+        second = ws.frame("configuration", ws.configuration("daq", "sim", [(0, 0, 200.0, -1.0, 1.0, "a", "V"),
+                                                                          (1, 0, 200.0, -1.0, 1.0, "x", "mV"),
+                                                                          (2, 0, 200.0, -1.0, 1.0, "c", "V")], []),
+                          sequence=5, timestamp_ns=t0 + 1_000_000_000, source_id=2)
+        two = [ws.frame("analog", ws.analog_f64([0, 1], [[1.0] * 10, [2.0] * 10], first_sample=10 * i), sequence=2 + i,
+                        timestamp_ns=t0 + 100_000_000 * i, source_id=2) for i in range(2)]
+        three = [ws.frame("analog", ws.analog_f64([0, 1, 2], [[1.0] * 20] * 3, first_sample=20 * i), sequence=6 + i,
+                          timestamp_ns=t0 + 1_000_000_000 + 100_000_000 * i, source_id=2) for i in range(2)]
+        with open(self.path("changed.tcap"), "wb") as f:
+            f.write(cs.capture([[first] + two + [again], [second] + three]))
+        text = run("inspect", self.path("changed.tcap"))
+        self.assertIn("capture v1,", text)  # capture_spec.py writes version 1
+        changed = [line for line in text.splitlines() if "configuration changed" in line]
+        self.assertEqual(len(changed), 1, text)  # the same configuration sent again is no change
+        for needle in ("2025-11-30T08:00:01.000000000Z", "sequence 5", "rate 100.0 Hz -> 200.0 Hz", "channels 0-1 -> 0-2",
+                       'added 2 "c" [V]', 'channel 1 name "b" -> "x"', 'channel 1 unit "V" -> "mV"'):
+            self.assertIn(needle, changed[0])
+        info = json.loads(run("inspect", self.path("changed.tcap"), "--json"))
+        self.assertEqual(info["version"], 1)
+        source = info["sources"][0]
+        self.assertEqual(source["rate"], 100.0)
+        self.assertEqual([c["name"] for c in source["channels"]], ["a", "b"])
+        [change] = source["configuration_changes"]
+        self.assertEqual((change["time_ns"], change["sequence"], change["rate"]), (t0 + 1_000_000_000, 5, 200.0))
+        self.assertEqual([(c["name"], c["unit"]) for c in change["channels"]], [("a", "V"), ("x", "mV"), ("c", "V")])
+        self.assertIn("rate 100.0 Hz -> 200.0 Hz", change["changes"])
+        # A capture this tributary writes: the version it writes.
+        written = int(run("--version").split("capture format version ")[1].split(")")[0])
+        self.assertGreaterEqual(written, 4)
+        np.save(self.path("in.npy"), np.zeros((1, 10)))
+        run("import", self.path("in.npy"), "--rate", "10", "--out", self.path("new.tcap"))
+        self.assertIn(f"capture v{written},", run("inspect", self.path("new.tcap")))
+        self.assertEqual(json.loads(run("inspect", self.path("new.tcap"), "--json"))["version"], written)
+
 
 if __name__ == "__main__":
     unittest.main()

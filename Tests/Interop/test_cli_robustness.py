@@ -342,6 +342,41 @@ class CLIRobustnessTests(unittest.TestCase):
             self.assertEqual(result.returncode, 0, f"{args}: {result.stderr}")
             self.assertEqual(np.load(out).shape, (3, samples), args)
 
+    def test_times_and_rates_from_a_capture_never_trap(self):
+        """Issue 38: a frame time near either end of timestamp_ns, or a rate of 1e-300 Hz in a configuration,
+        trapped `inspect` (a frame file too), `export --start` and `export --time-column`."""
+        import capture_spec as cs
+        lowest, highest = -2 ** 63, 2 ** 63 - 1
+
+        def capture(name, rate, times):
+            config = w.frame("configuration", w.configuration("d", "t", [(0, 0, rate, -1.0, 1.0, "a", "V")], []), sequence=1,
+                             timestamp_ns=times[0], source_id=1)
+            analog = [w.frame("analog", w.analog_f64([0], [[1.0, 2.0]], first_sample=2 * i), sequence=2 + i, timestamp_ns=t, source_id=1)
+                      for i, t in enumerate(times)]
+            with open(self.path(name), "wb") as f:
+                f.write(cs.capture([[config] + analog]))
+            return self.path(name)
+
+        span = capture("span.tcap", 100.0, [lowest, highest])
+        tiny = capture("tiny.tcap", 1e-300, [0, 10])
+        with open(self.path("oldest.frames"), "wb") as f:
+            f.write(w.frame("message", w.message(1, "x"), sequence=1, timestamp_ns=lowest))
+        for args, status in ((["inspect", span], 0), (["inspect", span, "--json"], 0), (["inspect", self.path("oldest.frames")], 0),
+                             (["export", span, "--format", "csv", "--time-column", "--out", self.path("t.csv"), "--force"], 0),
+                             (["export", span, "--format", "npy", "--start", "0.01", "--out", self.path("t.npy"), "--force"], 1),
+                             (["export", tiny, "--format", "npy", "--start", "0", "--out", self.path("t.npy"), "--force"], 1)):
+            result = run(*args)
+            self.assertEqual(result.returncode, status, f"{args}: {result.stderr}")
+            self.assertNotIn("Fatal", result.stderr)
+            if status:
+                self.assertIn("beyond the range of timestamp_ns", result.stderr)
+        self.assertIn("1677-09-21T00:12:43.145224192Z", run("inspect", span).stdout)
+        with open(self.path("t.csv")) as f:
+            rows = [[float(x) for x in line.split(",")] for line in f.read().splitlines()[1:]]
+        self.assertEqual([r[1] for r in rows], [1.0, 2.0, 1.0, 2.0])
+        for got, expected in zip([r[0] for r in rows], [0.0, 0.01, 2 ** 64 / 1e9, 2 ** 64 / 1e9 + 0.01]):
+            self.assertAlmostEqual(got, expected, delta=1e-5)
+
     def test_every_numeric_flag_refuses_nan_infinity_negative_and_huge_values(self):
         flags = {
             ("analyze", self.frames): ["--rate", "--welch", "--spectrum", "--harmonics", "--jobs", "--overlap", "--int16-scale"],

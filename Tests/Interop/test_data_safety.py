@@ -37,6 +37,26 @@ def ok(*args):
     return result
 
 
+def measured(*args, timeout=TIMEOUT):
+    """(exit status, stderr, seconds, peak resident bytes) of one run, the peak from wait4's rusage."""
+    with tempfile.TemporaryFile("w+") as err:
+        started = time.monotonic()
+        process = subprocess.Popen([TRIBUTARY, *map(str, args)], stdout=subprocess.DEVNULL, stderr=err)
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - started > timeout:
+                process.kill()
+                os.wait4(process.pid, 0)
+                raise AssertionError(f"tributary {' '.join(map(str, args))} took more than {timeout} s")
+            time.sleep(0.02)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        seconds = time.monotonic() - started
+        err.seek(0)
+        return process.returncode, err.read(), seconds, usage.ru_maxrss * 1024
+
+
 def records(data):
     """(offset, type, record length) of every record, walking the envelopes from the header."""
     out, offset = [], struct.unpack_from("<I", data, 12)[0]
@@ -209,6 +229,81 @@ class ImportTests(Files):
         self.write("big.csv", b"a,b\n1e400,2\n")
         self.expect_refused("big.csv", "line 2, column 1", "1e400 is out of range of float64")
 
+    def test_a_one_line_csv_wider_than_a_capture_is_refused_at_the_bound(self):
+        """Issue 38 item 13: a 16 MB line of 4,000,000 fields took tens of seconds and gigabytes before
+        being refused; the reader stops at the 65,536th field, holding no more than a line's bound."""
+        self.write("line.csv", b"0.5," * 3_999_999 + b"0.5\n")
+        status, stderr, seconds, peak = measured("import", self.path("line.csv"), "--rate", 1000, "--out", self.path("out.tcap"))
+        self.assertEqual(status, 1, stderr)
+        self.assertIn("65535", stderr)
+        self.assertIn("line 1", stderr)
+        self.assertLess(seconds, 5, stderr)
+        self.assertLess(peak, 200 << 20, stderr)
+        self.assertFalse(os.path.exists(self.path("out.tcap")))
+        self.assertFalse(os.path.exists(self.path("out.tcap.partial")))
+
+
+class SameFileTests(Files):
+    """Issue 38 item 11: an --out that is the input — by the same name, another spelling of it or a
+    symbolic link to it — is refused even with --force, before anything is written."""
+
+    def spellings(self, name):
+        os.symlink(self.path(name), self.path("link-" + name))
+        return [self.path(name), os.path.join(self.dir.name, ".", name), self.path("link-" + name)]
+
+    def test_import_refuses_to_write_over_its_input(self):
+        self.capture("x.tcap", channels=2, samples=1000)
+        self.write("in.csv", b"a,b\n1,2\n3,4\n")
+        for name in ("in.npy", "in.csv"):
+            before = self.read(name)
+            for out in self.spellings(name):
+                result = run("import", self.path(name), "--rate", 10, "--out", out, "--force")
+                self.assertEqual(result.returncode, 1, (out, result.stderr))
+                self.assertIn("is the input", result.stderr)
+                self.assertEqual(self.read(name), before, out)
+        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+
+    def test_filter_refuses_to_write_over_its_input(self):
+        self.capture("x.tcap", channels=2, samples=1000)
+        before = self.read("x.tcap")
+        for out in self.spellings("x.tcap"):
+            result = run("filter", self.path("x.tcap"), "--out", out, "--force", "--filter", "analog:0")
+            self.assertEqual(result.returncode, 1, (out, result.stderr))
+            self.assertIn("is the input", result.stderr)
+            self.assertEqual(self.read("x.tcap"), before, out)
+        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+
+    def test_export_refuses_to_write_over_its_input_or_its_sidecar(self):
+        np.save(self.path("c.npy"), np.arange(40, dtype=np.int16).reshape(2, 20))
+        ok("import", self.path("c.npy"), "--rate", 10, "--out", self.path("c.tcap"))
+        before = self.read("c.tcap")
+        for out in self.spellings("c.tcap"):
+            result = run("export", self.path("c.tcap"), "--format", "npy", "--out", out, "--force")
+            self.assertEqual(result.returncode, 1, (out, result.stderr))
+            self.assertEqual(self.read("c.tcap"), before)
+        # --counts writes PATH.json beside PATH: never over the capture being exported.
+        os.rename(self.path("c.tcap"), self.path("c.json"))
+        result = run("export", self.path("c.json"), "--format", "npy", "--counts", "--out", self.path("c"), "--force")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("c.json", result.stderr)
+        self.assertEqual(self.read("c.json"), before)
+        self.assertFalse(os.path.exists(self.path("c")))
+
+    def test_analyze_never_writes_its_plot_or_wisdom_over_an_input(self):
+        """`analyze X --wisdom X` replaced the capture with 71 bytes of FFTW wisdom; a capture named
+        *.svg was replaced by its own plot."""
+        self.capture("x.tcap", channels=2, samples=4096)
+        os.link(self.path("x.tcap"), self.path("x.svg"))
+        before = self.read("x.tcap")
+        os.symlink(self.path("x.tcap"), self.path("link-x.tcap"))
+        for inputs, args in (([self.path("x.tcap")], ["--wisdom", self.path("link-x.tcap")]),
+                             ([self.path("x.svg")], ["--welch", 256, "--plot", self.path("x.svg")]),
+                             ([self.path("x.tcap")], ["--welch", 256, "--plot", self.path("x.svg")])):
+            result = run("analyze", *inputs, *args)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertIn("is the input", result.stderr)
+            self.assertEqual(self.read("x.tcap"), before, args)
+
 
 class ExportAndRepairTests(Files):
     def damage_first_chunk(self):
@@ -330,6 +425,51 @@ class ExportAndRepairTests(Files):
         ok("repair", self.path("swapped.tcap"), "--out", self.path("fixed.tcap"))
         fixed = [r for r in records(self.read("fixed.tcap")) if r[1] == 1]
         self.assertEqual(len(fixed), len(chunks))
+
+    def test_repair_puts_records_back_in_sequence_order(self):
+        """Issue 38 item 12: two chunk records swapped in the file were copied as they stood, "no damage
+        found", and the repaired capture exported their samples out of order."""
+        a = self.capture("x.tcap", samples=600_000)
+        data = self.read("x.tcap")
+        chunks = [r for r in records(data) if r[1] == 1]
+        self.assertGreater(len(chunks), 4)
+        (o1, _, l1), (o3, _, l3) = chunks[1], chunks[3]
+        self.write("swapped.tcap", data[:o1] + data[o3:o3 + l3] + data[o1 + l1:o3] + data[o1:o1 + l1] + data[o3 + l3:])
+        result = ok("repair", self.path("swapped.tcap"), "--out", self.path("fixed.tcap"))
+        self.assertIn("out of sequence order", result.stdout)
+        self.assertNotIn("no damage", result.stdout)
+        info = json.loads(ok("inspect", self.path("fixed.tcap"), "--json").stdout)
+        self.assertEqual(info["damage"], [])
+        ok("export", self.path("fixed.tcap"), "--format", "npy", "--out", self.path("fixed.npy"))
+        np.testing.assert_array_equal(np.load(self.path("fixed.npy")), a)
+
+    def test_records_listed_out_of_order_are_damage_and_read_in_order(self):
+        """A capture whose footer lists a source's chunks out of sequence order (written so by a faulty
+        tool): export refuses it as damaged, reads it in sequence order with --allow-damage, and repair
+        writes the records in order."""
+        import capture_spec as cs
+        import wire_spec as ws
+        config = ws.frame("configuration", ws.configuration("dev", "spec", [(0, 0, 100.0, -1.0, 1.0, "x", "V")], []),
+                          sequence=1, timestamp_ns=5, source_id=4)
+        rows = np.arange(40, dtype=float).reshape(1, 40)
+        analog = [ws.frame("analog", ws.analog_f64([0], rows[:, 8 * i:8 * (i + 1)].tolist(), first_sample=8 * i), sequence=2 + i,
+                           timestamp_ns=10 + 80_000_000 * i, source_id=4) for i in range(5)]
+        self.write("o.tcap", cs.capture([[config, analog[0]], [analog[3]], [analog[1], analog[2]], [analog[4]]]))
+        result = run("export", self.path("o.tcap"), "--format", "npy", "--out", self.path("o.npy"))
+        self.assertEqual(result.returncode, DAMAGED, result.stderr)
+        self.assertIn("out of sequence order", result.stderr)
+        ok("export", self.path("o.tcap"), "--format", "npy", "--out", self.path("o.npy"), "--allow-damage")
+        np.testing.assert_array_equal(np.load(self.path("o.npy")), rows)
+        result = ok("repair", self.path("o.tcap"), "--out", self.path("fixed.tcap"))
+        self.assertIn("out of sequence order", result.stdout)
+        ok("export", self.path("fixed.tcap"), "--format", "npy", "--out", self.path("fixed.npy"))
+        np.testing.assert_array_equal(np.load(self.path("fixed.npy")), rows)
+        # Sequence numbers that restart later in time (a new session) are not out of order.
+        restarted = [ws.frame("analog", ws.analog_f64([0], rows[:, 8 * i:8 * (i + 1)].tolist(), first_sample=8 * i), sequence=1 + i,
+                              timestamp_ns=10_000_000_000 + 80_000_000 * i, source_id=4) for i in range(2)]
+        self.write("s.tcap", cs.capture([[config] + analog[:3], restarted]))
+        ok("export", self.path("s.tcap"), "--format", "npy", "--out", self.path("s.npy"))
+        np.testing.assert_array_equal(np.load(self.path("s.npy")), np.concatenate([rows[:, :24], rows[:, :16]], axis=1))
 
     def test_repair_refuses_an_existing_output_and_in_place_needs_force(self):
         self.capture("x.tcap")

@@ -8,6 +8,8 @@ import subprocess
 import tempfile
 import unittest
 
+import numpy as np
+
 import wire_spec as w
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -118,6 +120,110 @@ class AnalogFilterInterop(unittest.TestCase):
                                     capture_output=True, text=True, timeout=60)
             self.assertEqual(result.returncode, 2, spec)
             self.assertIn(message, result.stderr)
+
+
+def run_cli(*args, timeout=60):
+    return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def chunk_records(data: bytes):
+    """(offset, length) of every chunk record, walking the envelopes from the header."""
+    out, offset = [], struct.unpack_from("<I", data, 12)[0]
+    while offset + 88 <= len(data) and data[offset:offset + 8] == b"\x9eTREC\r\n\x1a":
+        length = 88 + (struct.unpack_from("<I", data, offset + 64)[0] + 7) // 8 * 8
+        if data[offset + 8] == 1:
+            out.append((offset, length))
+        offset += length
+    return out
+
+
+class FilterDataSafety(unittest.TestCase):
+    """Issue 38 item 10: `filter` refuses a damaged capture as `export` does (exit 3, nothing replaced)
+    unless --allow-damage, calls a selection that keeps nothing an error naming what exists, and says
+    what it kept."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = lambda name: os.path.join(self.dir.name, name)
+        a = np.round(np.random.default_rng(3).normal(size=(3, 300_000)) * 1000) / 1024
+        np.save(self.path("in.npy"), a)
+        result = run_cli("import", self.path("in.npy"), "--rate", 1000, "--out", self.path("x.tcap"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.samples = a
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def leftovers(self):
+        return [n for n in os.listdir(self.dir.name) if "partial" in n]
+
+    def test_a_damaged_capture_is_refused_unless_allowed(self):
+        for out in ("good.tcap", "good.frames"):
+            result = run_cli("filter", self.path("x.tcap"), "--out", self.path(out), "--filter", "analog:0-1")
+            self.assertEqual(result.returncode, 0, result.stderr)
+        data = bytearray(pathlib.Path(self.path("x.tcap")).read_bytes())
+        chunks = chunk_records(data)
+        self.assertGreater(len(chunks), 2)
+        offset, length = chunks[1]
+        data[offset + 88 + (length - 88) // 2] ^= 0x10
+        pathlib.Path(self.path("x.tcap")).write_bytes(bytes(data))
+        for out in ("good.tcap", "good.frames"):
+            good = pathlib.Path(self.path(out)).read_bytes()
+            result = run_cli("filter", self.path("x.tcap"), "--out", self.path(out), "--force", "--filter", "analog:0-1")
+            self.assertEqual(result.returncode, 3, result.stderr)
+            self.assertIn(f"byte {offset}", result.stderr)
+            self.assertIn("--allow-damage", result.stderr)
+            self.assertEqual(pathlib.Path(self.path(out)).read_bytes(), good, out)
+            result = run_cli("filter", self.path("x.tcap"), "--out", self.path("new-" + out), "--filter", "analog:0-1")
+            self.assertEqual(result.returncode, 3, result.stderr)
+            self.assertFalse(os.path.exists(self.path("new-" + out)))
+            self.assertEqual(self.leftovers(), [])
+        result = run_cli("filter", self.path("x.tcap"), "--out", self.path("good.tcap"), "--force", "--allow-damage",
+                         "--filter", "analog:0-1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"byte {offset}", result.stderr)
+        result = run_cli("export", self.path("good.tcap"), "--format", "npy", "--out", self.path("part.npy"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        part = np.load(self.path("part.npy"))
+        self.assertEqual(part.shape[0], 2)
+        self.assertGreater(part.shape[1], 0)
+        self.assertLess(part.shape[1], self.samples.shape[1])
+
+    def test_a_selection_that_keeps_nothing_is_an_error_naming_what_exists(self):
+        pathlib.Path(self.path("keep.tcap")).write_bytes(b"precious")
+        for out, force in (("new.tcap", []), ("new.frames", []), ("keep.tcap", ["--force"])):
+            for spec in ("analog:7", "analog:0;9"):
+                result = run_cli("filter", self.path("x.tcap"), "--out", self.path(out), *force, "--filter", spec)
+                self.assertEqual(result.returncode, 1, (spec, result.stderr))
+                self.assertIn("source 1", result.stderr)
+                self.assertIn("channels 0-2", result.stderr)
+        self.assertFalse(os.path.exists(self.path("new.tcap")))
+        self.assertFalse(os.path.exists(self.path("new.frames")))
+        self.assertEqual(pathlib.Path(self.path("keep.tcap")).read_bytes(), b"precious")
+        self.assertEqual(self.leftovers(), [])
+        # A frame file too.
+        frames = w.frame("analog", w.analog_f64([4, 5], [[1.0, 2.0], [3.0, 4.0]]), sequence=1, source_id=2)
+        pathlib.Path(self.path("in.frames")).write_bytes(frames)
+        result = run_cli("filter", self.path("in.frames"), "--out", self.path("o.frames"), "--filter", "analog:0-3")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("source 2", result.stderr)
+        self.assertIn("channels 4-5", result.stderr)
+        self.assertFalse(os.path.exists(self.path("o.frames")))
+
+    def test_success_says_what_was_kept(self):
+        result = run_cli("filter", self.path("x.tcap"), "--out", self.path("o.tcap"), "--filter", "analog:0,2")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stdout)
+        self.assertIn("source 1", lines[0])
+        self.assertIn("channels 0,2", lines[0])
+        self.assertIn("300000 samples", lines[0])
+        # With OUT on standard output, the line goes to stderr.
+        result = subprocess.run([TRIBUTARY, "filter", self.path("x.tcap"), "--out", "-", "--filter", "analog:1"],
+                                capture_output=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(b"channels 1", result.stderr)
+        self.assertGreater(len(result.stdout), 300_000 * 8)
 
 
 if __name__ == "__main__":

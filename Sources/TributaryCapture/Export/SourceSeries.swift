@@ -360,20 +360,34 @@ public struct SourceSeries: Sendable {
         case .float32(let v): out.samples = .float32(cut(v))
         case .int16(let v): out.samples = .int16(cut(v))
         }
-        out.blocks = blocks.compactMap { b -> SeriesBlock? in
+        var cut: [SeriesBlock] = []
+        for b in blocks {
             let s = max(b.start, first), e = min(b.start + b.count, end)
-            guard s < e else { return nil }
+            guard s < e else { continue }
             let skip = s - b.start
-            return SeriesBlock(start: s - first, count: e - s, timestampNs: b.timestampNs + Int64((Double(skip) / rate * 1e9).rounded()),
-                               firstSample: b.firstSample + UInt64(skip))
+            // The counter wraps as the recorded ones may (`discontinuities` compares with &+ too).
+            cut.append(SeriesBlock(start: s - first, count: e - s, timestampNs: try time(b.timestampNs, after: skip, rate: rate),
+                                   firstSample: b.firstSample &+ UInt64(skip)))
         }
+        out.blocks = cut
         if let a = out.blocks.first, let z = out.blocks.last {
-            let last = z.timestampNs + Int64((Double(z.count) / rate * 1e9).rounded())
+            let last = try time(z.timestampNs, after: z.count, rate: rate)
             out.gaps = gaps.filter { $0.timeNs >= a.timestampNs && $0.timeNs <= last }
         } else {
             out.gaps = []
         }
         return out
+    }
+
+    /// The time `samples` samples at `rate` after a frame's `timestampNs`, checked: a rate from the
+    /// configuration (1e-300 Hz) or a frame time near the end of `timestamp_ns`'s range would otherwise
+    /// trap in the conversion or the sum.
+    /// - Throws: `CaptureError.usage` naming the source, the frame time and the rate.
+    private func time(_ timestampNs: Int64, after samples: Int, rate: Double) throws(CaptureError) -> Int64 {
+        let offset = (Double(samples) / rate * 1e9).rounded()
+        if let offset = Int64(exactly: offset), case (let t, false) = timestampNs.addingReportingOverflow(offset) { return t }
+        throw CaptureError(.usage, file: "", "source \(sourceID): \(samples) samples at \(rate) Hz after the frame stamped \(timestampNs) ns "
+                           + "is beyond the range of timestamp_ns (about ±292 years from 1970); cannot select by time")
     }
 }
 

@@ -28,13 +28,22 @@ public struct CaptureDestination: Sendable, Equatable {
     ///   - replace: allow replacing an existing file (`--force`).
     ///   - temporaryPath: the file written until the capture is complete (default `path + ".partial"`,
     ///     the name a crashed writer leaves, docs/CAPTURE.md §8).
+    ///   - inputs: the files the command reads: `path` must not be one of them, whatever its spelling
+    ///     (compared by device and inode, so another path to the same file or a symbolic link to it is
+    ///     refused too), not even with `replace`: the capture would replace the data it is made from.
     /// - Throws: `CaptureError.usage` naming the path and what to do.
-    public init(path: String, replace: Bool, temporaryPath: String? = nil) throws(CaptureError) {
+    public init(path: String, replace: Bool, temporaryPath: String? = nil, inputs: [String] = []) throws(CaptureError) {
         self.path = path
         self.temporaryPath = temporaryPath ?? path + ".partial"
         self.replace = replace
         var st = stat()
         if stat(path, &st) == 0 {
+            for input in inputs {
+                var other = stat()
+                if stat(input, &other) == 0, other.st_dev == st.st_dev, other.st_ino == st.st_ino {
+                    throw CaptureError(.usage, file: path, "is the input '\(input)': writing the capture there would destroy it; choose another output")
+                }
+            }
             guard st.st_mode & S_IFMT != S_IFDIR else {
                 throw CaptureError(.usage, file: path, "is a directory; give the path of a capture file inside it")
             }

@@ -115,6 +115,15 @@ enum AnalyzeCommand: Command {
         if let plotPath, !plotPath.lowercased().hasSuffix(".svg") {
             throw UsageError("option --plot: '\(plotPath)': the plot is written as SVG; give a file name ending in .svg")
         }
+        // The plot and the saved wisdom never replace an input (a capture named *.svg, a link to one).
+        for (option, output) in [("--plot", plotPath), ("--wisdom", wisdom)] {
+            guard let output else { continue }
+            var target = stat(), source = stat()
+            guard stat(output, &target) == 0 else { continue }
+            for file in files where stat(file, &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino {
+                throw UsageError("option \(option): '\(output)' is the input '\(file)'; writing it would destroy the input")
+            }
+        }
         var requestedSources: Set<UInt32>?
         for text in sourceTexts {
             let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }

@@ -40,7 +40,8 @@ enum ExportCommand: Command {
       --counts         store int16 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5: with their scales)
       --time-column    csv: a first column of sample times
       --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
-      --force          replace PATH if it exists (only once the new file is complete; never the capture itself)
+      --force          replace PATH (and with --counts PATH.json) if it exists (only once the new file is
+                       complete; never the capture itself, by any path or link to it)
 
     Export holds a source's samples in memory (int16 counts exported as physical values also as
     float64): a source that would not fit in the memory available (MemAvailable, or the cgroup's
@@ -77,6 +78,9 @@ enum ExportCommand: Command {
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
         if timeColumn && format != "csv" { throw UsageError("--time-column applies to --format csv only") }
         try checkDestination(destination, input: files[0], force: force)
+        if counts && format == "npy" {
+            try checkDestination(destination + ".json", input: files[0], force: force, what: "the --counts sidecar of '\(destination)'")
+        }
         // Written beside the destination, renamed over it only once complete: an existing file is
         // never left half-overwritten, and an export that fails leaves nothing behind.
         let out = destination + ".\(getpid()).partial-export"
@@ -135,7 +139,7 @@ enum ExportCommand: Command {
             switch gathered {
             case .success(var s):
                 if start != nil || duration != nil {
-                    do { s = try s.selecting(start: start ?? 0, duration: duration) } catch { throw CommandError("\(files[0]): \(error.description)") }
+                    do { s = try s.selecting(start: start ?? 0, duration: duration) } catch { throw CommandError("\(files[0]): \(error.detail)") }
                 }
                 series.append(s)
             case .failure(let error) where error.kind != .damagedRecord: throw error
@@ -211,13 +215,14 @@ enum ExportCommand: Command {
     }
 
     /// Refuses to overwrite an existing file without `--force`, and ever to overwrite the capture
-    /// being exported or a directory.
-    static func checkDestination(_ path: String, input: String, force: Bool) throws {
+    /// being exported (by any path or link to it: compared by device and inode) or a directory.
+    /// - Parameter what: how to name `path` in the error when it is not `--out` itself.
+    static func checkDestination(_ path: String, input: String, force: Bool, what: String? = nil) throws {
         var target = stat()
         guard stat(path, &target) == 0 else { return }
         var source = stat()
         if stat(input, &source) == 0, source.st_dev == target.st_dev, source.st_ino == target.st_ino {
-            throw CommandError("'\(path)' is the capture being exported; choose another --out")
+            throw CommandError("'\(path)'\(what.map { " (\($0))" } ?? "") is the capture being exported; choose another --out")
         }
         if target.st_mode & S_IFMT == S_IFDIR { throw CommandError("'\(path)' is a directory; --out names a file") }
         if !force { throw CommandError("'\(path)' exists; pass --force to replace it (once the new file is complete)") }

@@ -37,7 +37,8 @@ enum ImportCommand: Command {
       --unit U           unit of every channel, default V
       --fast-codec       compress with the codec's fast path (bit-shuffle, then zstd -1 with raw
                          literals; no entropy coding): less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
-      --force            replace X.tcap if it exists, once the new capture is complete
+      --force            replace X.tcap if it exists, once the new capture is complete (never FILE itself,
+                         by any path or link)
     X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
     """
 
@@ -57,9 +58,10 @@ enum ImportCommand: Command {
             return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force, options: options)
         }
         if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
-        // Checked before the input is read: refuse an existing output (without --force) or .partial early.
+        // Checked before the input is read: refuse an existing output (without --force) or .partial early,
+        // and an output that is the input (any spelling of it, or a link to it) even with --force.
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
         var shape: String?
         let signal: ImportedSignal
         var effectiveRate = rate
@@ -101,7 +103,7 @@ enum ImportCommand: Command {
     static func importMeasurementFile(_ path: String, kind: FormatImport.Kind, out: String, select: Set<String>?, rate: Double?, force: Bool,
                                       options: CaptureWriterOptions) throws -> Int32 {
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
         let sources: [ImportedSource]
         let summary: CaptureWriteSummary
         do {

@@ -12,8 +12,13 @@ enum CaptureDescription {
 
     static func inspect(_ path: String, json: Bool) throws -> Int32 {
         let reader = try CaptureReader(path: path)
-        // Read every chunk and configuration record so that damage anywhere is found and reported.
-        reader.forEachFrame { _ in }
+        // Read every chunk and configuration record so that damage anywhere is found and reported,
+        // noting each source's configuration frames: a configuration may change during a recording.
+        var configurationFrames: [UInt32: [(timeNs: Int64, sequence: UInt64, configuration: Configuration)]] = [:]
+        reader.forEachFrame { frame in
+            guard frame.header.kind == .configuration, case .configuration(let c)? = try? frame.payload() else { return }
+            configurationFrames[frame.header.sourceID, default: []].append((frame.header.timestampNs, frame.header.sequence, c))
+        }
         let configurationRecords = reader.index.filter { $0.envelope.type == .configuration }
         for entry in configurationRecords { _ = reader.configurationFrame(entry) }
         let sources = reader.sources
@@ -21,7 +26,8 @@ enum CaptureDescription {
         var sourceObjects: [JSON] = []
         var lines: [String] = []
         let h = reader.header
-        lines.append("\(path): capture v1, \(counted(reader.fileSize, "byte")), writer \(h?.writer.terminalSafe ?? "?"), uuid \(h?.uuid.uuidString ?? "?")")
+        let version = reader.formatVersion.map { "v\($0)" } ?? "of unknown version"
+        lines.append("\(path): capture \(version), \(counted(reader.fileSize, "byte")), writer \(h?.writer.terminalSafe ?? "?"), uuid \(h?.uuid.uuidString ?? "?")")
         if let h { lines.append("created: \(TimeText.both(h.createdNs))") }
         let chunkCount = reader.index.filter { $0.envelope.type == .chunk }.count
         lines.append("footer: \(reader.hasFooter ? "yes" : "no")" + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : "")
@@ -31,16 +37,24 @@ enum CaptureDescription {
             let configuration = reader.configuration(source: s.sourceID)
             let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
             let rate = rates.count == 1 ? rates.first : nil
-            let duration = rate.map { Double(s.samples) / $0 } ?? Double(s.lastTimeNs - s.firstTimeNs) / 1e9
-            let ratio = s.storedBytes > 0 ? Double(s.frameBytes) / Double(s.storedBytes) : 0
-            let channels: [JSON] = (configuration?.channels ?? []).map {
-                .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
-                         ("rate", .double($0.samplingRate))])
+            let changes = ConfigurationChange.list(configurationFrames[s.sourceID] ?? [])
+            // Samples / rate only while the rate stays one; else the span of the frame times (in
+            // Double when the difference of two timestamps from the file does not fit an Int64).
+            let rateChanged = changes.contains { ConfigurationChange.rate($0.configuration) != rate }
+            let (span, overflow) = s.lastTimeNs.subtractingReportingOverflow(s.firstTimeNs)
+            let spanSeconds = (overflow ? Double(s.lastTimeNs) - Double(s.firstTimeNs) : Double(span)) / 1e9
+            let duration = rate.flatMap { rateChanged ? nil : Double(s.samples) / $0 } ?? spanSeconds
+            let channelObjects = { (c: Configuration?) -> JSON in
+                .array((c?.channels ?? []).map {
+                    .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
+                             ("rate", .double($0.samplingRate))])
+                })
             }
+            let ratio = s.storedBytes > 0 ? Double(s.frameBytes) / Double(s.storedBytes) : 0
             sourceObjects.append(.object([
                 ("id", .uint(UInt64(s.sourceID))),
                 ("name", configuration.map { .string($0.deviceName) } ?? .null),
-                ("channels", .array(channels)),
+                ("channels", channelObjects(configuration)),
                 ("rate", rate.map { .double($0) } ?? .null),
                 ("samples", .uint(s.samples)),
                 ("duration_s", .double(duration)),
@@ -55,6 +69,13 @@ enum CaptureDescription {
                 ("frame_bytes", .int(Int(s.frameBytes))),
                 ("stored_bytes", .int(Int(s.storedBytes))),
                 ("compression_ratio", .double(ratio)),
+                ("configuration_changes", .array(changes.map { change in
+                    .object([("time_ns", .int(Int(change.timeNs))), ("time", .string(TimeText.utc(change.timeNs))),
+                             ("sequence", .uint(change.sequence)), ("changes", .array(change.changes.map { .string($0) })),
+                             ("name", .string(change.configuration.deviceName)),
+                             ("rate", ConfigurationChange.rate(change.configuration).map { .double($0) } ?? .null),
+                             ("channels", channelObjects(change.configuration))])
+                })),
             ]))
             let configured = configuration?.channels ?? []
             let storage = "\(counted(s.frames, "frame")) in \(counted(s.chunks, "chunk")), ratio \(String(format: "%.2f", ratio))x"
@@ -71,10 +92,15 @@ enum CaptureDescription {
                 let seconds = String(format: "%.3f", duration)
                 let samples = counted(s.samples, "sample")
                 let channelCount = counted(configured.count, "channel")
-                lines.append("source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText), \(samples) per channel, \(seconds) s, \(storage)")
+                let changed = changes.isEmpty ? "" : " (at the start; \(counted(changes.count, "configuration change")) below)"
+                lines.append("source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText)\(changed), \(samples) per channel, \(seconds) s, \(storage)")
             }
             lines.append("  start: \(TimeText.both(s.firstTimeNs))")
             lines.append("  end:   \(TimeText.both(s.lastTimeNs))")
+            for change in changes {
+                lines.append("  configuration changed at \(TimeText.utc(change.timeNs)) (sequence \(change.sequence)): "
+                             + change.changes.joined(separator: "; "))
+            }
         }
         let gapObjects: [JSON] = gaps.map {
             .object([("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
@@ -91,7 +117,7 @@ enum CaptureDescription {
         if gaps.isEmpty && reader.damage.isEmpty { lines.append("no gaps, no damage") }
         if json {
             let object = JSON.object([
-                ("file", .string(path)), ("format", .string("capture")), ("version", .int(1)),
+                ("file", .string(path)), ("format", .string("capture")), ("version", reader.formatVersion.map { .int(Int($0)) } ?? .null),
                 ("uuid", h.map { .string($0.uuid.uuidString) } ?? .null), ("created_ns", h.map { .int(Int($0.createdNs)) } ?? .null),
                 ("writer", h.map { .string($0.writer) } ?? .null), ("size", .int(Int(reader.fileSize))),
                 ("footer", .bool(reader.hasFooter)), ("recovered", .bool(reader.wasRecovered)), ("repaired", .bool(reader.wasRepaired)),

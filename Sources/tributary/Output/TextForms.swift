@@ -6,6 +6,21 @@ func counted(_ count: some BinaryInteger, _ singular: String, _ plural: String? 
     "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
 }
 
+/// Channel (or other) indexes as sorted ranges: [0, 1, 2, 5, 7, 8] → "0-2,5,7-8".
+func indexRanges(_ values: Set<UInt32>) -> String {
+    let sorted = values.sorted()
+    var parts: [String] = []
+    var i = 0
+    while i < sorted.count {
+        var j = i
+        // &+: an index of UInt32.max ends its run instead of trapping.
+        while j + 1 < sorted.count, sorted[j + 1] == sorted[j] &+ 1 { j += 1 }
+        parts.append(j == i ? "\(sorted[i])" : "\(sorted[i])-\(sorted[j])")
+        i = j + 1
+    }
+    return parts.joined(separator: ",")
+}
+
 /// Times as people read them.
 enum TimeText {
     /// ISO 8601 UTC with nanoseconds: 2026-11-30T15:04:05.123456789Z.
