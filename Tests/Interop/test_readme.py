@@ -175,6 +175,8 @@ class Shell:
         return results
 
     def close(self):
+        # After a failure, what still runs is killed, and its exit status awaited: it is written into the
+        # scratch directory, which must not be removed before.
         for _, stem in self.background:
             pid = self._pid(stem)
             if pid and not self._complete(f"{stem}.rc"):
@@ -182,6 +184,9 @@ class Shell:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+                deadline = time.monotonic() + TIMEOUT
+                while not self._complete(f"{stem}.rc") and time.monotonic() < deadline:
+                    time.sleep(0.05)
         if self.process.poll() is None:
             self.process.stdin.close()
             try:
