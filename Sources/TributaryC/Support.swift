@@ -1,4 +1,5 @@
 import Foundation
+import TributaryWire
 
 // The plumbing of the C interface (include/tributary.h): status codes, the per-thread error message,
 // the handle table and C strings handed to the caller. Every exported function runs its body through
@@ -142,9 +143,10 @@ enum Handles {
     }
 }
 
-nonisolated(unsafe) private let versionText: UnsafeMutablePointer<CChar> = strdup("1.0.0")!
+/// TributaryVersion.current as a C string that lives as long as the process.
+nonisolated(unsafe) private let versionText: UnsafeMutablePointer<CChar> = strdup(TributaryVersion.current)!
 
-/// The library's version (a static string).
+/// The library's version (a static string): TributaryVersion.current, the version `tributary --version` prints.
 @_cdecl("tributary_version")
 public func tributary_version() -> UnsafePointer<CChar> { UnsafePointer(versionText) }
 

@@ -3,9 +3,6 @@ import TributaryCapture
 import TributaryTransport
 import TributaryWire
 
-/// The tool's version (semantic versioning; the wire and capture formats carry their own versions).
-let tributaryVersion = "0.2.0"
-
 /// Every subcommand; each lives in Commands/<Name>Command.swift.
 let commands: [any Command.Type] = [
     AnalyzeCommand.self,
@@ -51,7 +48,7 @@ let commands: [any Command.Type] = [
     }
     argv.removeFirst()
     if name == "--version" || name == "-V" {
-        StandardOutput.line("tributary \(tributaryVersion) (wire protocol version \(FrameHeader.currentVersion), "
+        StandardOutput.line("tributary \(TributaryVersion.current) (wire protocol version \(FrameHeader.currentVersion), "
                             + "capture format version \(CaptureFormat.version))")
         return StandardOutput.exitStatus(0, command: name)
     }

@@ -1,13 +1,16 @@
 /*
  * read_capture.c — the C interface of Tributary from plain C (built and run by `make c-example`).
  *
- *   gcc -std=c11 -Wall -Wextra -Iinclude examples/c/read_capture.c -Llib -ltributary -Wl,-rpath,$PWD/lib
+ * In the checkout, after `make lib`:
+ *
+ *   gcc -std=c11 -Wall -Wextra -Iinclude examples/c/read_capture.c -Llib -ltributary -Wl,-rpath,"$PWD/lib" -lm -o read_capture
  *   ./read_capture run.tcap
  *
  * Opens a capture, prints its sources and channels, reads the first channel of every source in
  * physical units and in stored units, runs the `analyze` pipeline on the file, and shows that misuse
  * is reported with a status and a message rather than a crash. Exit status 0 when every check holds.
  */
+#define _DEFAULT_SOURCE 1 /* M_PI: strict -std=c11 leaves out what math.h defines beyond ISO C */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,9 @@
 /*
  * subscribe.c — a live subscription through the C interface (built and run by `make c-example`).
  *
+ * In the checkout, after `make lib`:
+ *
+ *   gcc -std=c11 -Wall -Wextra -Iinclude examples/c/subscribe.c -Llib -ltributary -Wl,-rpath,"$PWD/lib" -o subscribe
  *   ./subscribe tcp://127.0.0.1:PORT API_KEY
  *
  * Subscribes to channels 0 and 2 of source 1, pulls packages for about a second and prints what

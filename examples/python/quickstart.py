@@ -1,10 +1,12 @@
-"""Quick start for the Python package (README, "Other languages"): a capture into numpy, its analysis,
-and a batch of captures analysed on a Dask LocalCluster with two worker processes.
+"""Quick start for the Python package (README, "Python"): a capture into numpy, its analysis, and a
+batch of captures analysed on a Dask LocalCluster with two worker processes.
 
-    make python && make demo DEMO_OUT=demo-out
-    .venv/bin/python examples/python/quickstart.py demo-out/demo.tcap
+    make python
+    .venv/bin/python examples/python/quickstart.py CAPTURE.tcap [MORE.tcap ...]
 
-Any captures work (`tributary import`, `record`, `repair` make them). `make python-tests` runs this file.
+Any captures work: `make demo` prints where it wrote demo.tcap, and `tributary import`, `record` and
+`repair` make them. The results go to quickstart-results.parquet beside the first capture.
+`make python-tests` and Tests/Interop/test_readme.py run this file.
 """
 import os
 import sys

@@ -21,5 +21,13 @@ from . import batch
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
            "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "batch"]
-__version__ = "1.0.0"
+
+
+def __getattr__(name: str) -> str:
+    """``tributary.__version__``: the version of the loaded libtributary, which is the version of the
+    `tributary` tool built with it (one constant, TributaryVersion in the Swift sources). Read on first
+    use, so that importing the package does not load the library."""
+    if name == "__version__":
+        return version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
