@@ -120,6 +120,13 @@ func freePort() throws -> Int {
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "rotated", description: "ok")
         #expect(publisher.subscribers().count == 1)
         subject.close()
+        let before = try Subject()
+        do {
+            try before.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "old key")
+            Issue.record("the key from before the rotation was still accepted")
+        } catch {
+            #expect(error.code == .wrongAPIKey)
+        }
     }
 
     /// A Subject with a recorder, opened on a fake publisher.
