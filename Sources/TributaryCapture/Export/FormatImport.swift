@@ -116,7 +116,12 @@ public enum FormatImport {
                 throw CaptureError(.usage, file: file, "group '\(group.name)' has no wf_increment; give the rate with --rate HZ")
             }
             var startNs: Int64 = 0
-            if case .timestamp(let t)? = first.property("wf_start_time") { startNs = t.unixNanoseconds }
+            if case .timestamp(let t)? = first.property("wf_start_time") {
+                guard let ns = t.unixNanoseconds else {
+                    throw CaptureError(.usage, file: file, "group '\(group.name)': wf_start_time (\(t.seconds) s since 1904) is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+                }
+                startNs = ns
+            }
             let samples: AnalogSamples
             func linear(_ c: TDMSChannel) -> (Double, Double)? {
                 guard c.property("NI_Scaling_Status")?.text != "scaled", c.property("NI_Number_Of_Scales")?.number ?? 1 == 1,
