@@ -77,7 +77,7 @@ package enum FrameDescription {
     /// "0-7" for consecutive indexes, else a comma list.
     package static func rangeText(_ ids: [UInt32]) -> String {
         guard let first = ids.first else { return "none" }
-        if ids.count > 1, ids.enumerated().allSatisfy({ $0.element == first + UInt32($0.offset) }) {
+        if ids.count > 1, ids.enumerated().allSatisfy({ UInt64($0.element) == UInt64(first) + UInt64($0.offset) }) {
             return "\(first)-\(ids.last!)"
         }
         return ids.map(String.init).joined(separator: ",")

@@ -29,11 +29,22 @@ public struct TDMSTimestamp: Sendable, Hashable {
         fraction = q.quotient &+ (q.remainder == 0 ? 0 : 1)  // rounded up, so readers that truncate still get `ns`
     }
 
-    /// Nanoseconds since 1970, rounded to the nearest nanosecond.
-    public var unixNanoseconds: Int64 {
+    /// Nanoseconds since 1970, rounded to the nearest nanosecond; nil when that is beyond the range
+    /// of an Int64 (about the years 1678 to 2262): a file may hold any seconds.
+    public var unixNanoseconds: Int64? {
         let p = fraction.multipliedFullWidth(by: 1_000_000_000)
-        let ns = Int64(p.high) + (p.low >= (1 << 63) ? 1 : 0)
-        return (seconds - Self.unixEpochOffset) * 1_000_000_000 + ns
+        let ns = Int64(p.high) + (p.low >= (1 << 63) ? 1 : 0)  // 0 ... 10⁹
+        let (d, o1) = seconds.subtractingReportingOverflow(Self.unixEpochOffset)
+        // Before 1970 the whole seconds alone may pass Int64.min where the sum does not (Int64.min itself).
+        let (s, part) = d < 0 && ns > 0 ? (d + 1, ns - 1_000_000_000) : (d, ns)
+        let (whole, o2) = s.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, o3) = whole.addingReportingOverflow(part)
+        return o1 || o2 || o3 ? nil : sum
+    }
+
+    /// Seconds since 1970 as float64, for every timestamp (also those `unixNanoseconds` cannot hold).
+    public var unixSeconds: Double {
+        unixNanoseconds.map { Double($0) / 1e9 } ?? (Double(seconds) - Double(Self.unixEpochOffset) + Double(fraction) / 0x1p64)
     }
 }
 
@@ -57,7 +68,7 @@ public enum TDMSValue: Sendable, Hashable {
         case .uint64(let v): Double(v)
         case .double(let v): v
         case .bool(let v): v ? 1 : 0
-        case .timestamp(let t): Double(t.unixNanoseconds) / 1e9
+        case .timestamp(let t): t.unixSeconds
         case .string(let s): Double(s)
         }
     }
@@ -72,7 +83,7 @@ public enum TDMSValue: Sendable, Hashable {
         case .uint64(let v): "\(v)"
         case .double(let v): "\(v)"
         case .bool(let v): "\(v)"
-        case .timestamp(let t): "\(t.unixNanoseconds)"
+        case .timestamp(let t): t.unixNanoseconds.map { "\($0)" } ?? "\(t.unixSeconds) s"
         }
     }
 }
@@ -325,6 +336,7 @@ public struct TDMSFile: Sendable, Equatable {
         var order: [Object] = []
         var lastIndex: [String: RawIndex] = [:]
         var list: [(path: String, index: RawIndex?)] = []
+        var listPosition: [String: Int] = [:]  // where each path is in `list`: a lookup per object, not a scan
         var src = ByteSource(bytes, file: file)
 
         func object(_ path: String) -> Object {
@@ -419,7 +431,7 @@ public struct TDMSFile: Sendable, Equatable {
             if toc & TDMSToC.metaData != 0 {
                 var m = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<dataStart]), file: file, offset: leadEnd)
                 m.bigEndian = src.bigEndian
-                if toc & TDMSToC.newObjList != 0 { list = [] }
+                if toc & TDMSToC.newObjList != 0 { list = []; listPosition = [:] }
                 let count = try m.u32("object count")
                 for _ in 0..<count {
                     let at = m.offset
@@ -448,7 +460,7 @@ public struct TDMSFile: Sendable, Equatable {
                         index = RawIndex(type: type, count: Int(n), stringBytes: Int(stringBytes))
                         lastIndex[path] = index
                     }
-                    if let i = list.firstIndex(where: { $0.path == path }) { list[i].index = index } else { list.append((path, index)) }
+                    if let i = listPosition[path] { list[i].index = index } else { listPosition[path] = list.count; list.append((path, index)) }
                     let propertyCount = try m.u32("property count of \(path)")
                     for _ in 0..<propertyCount {
                         let name = try readString(&m, "property name of \(path)")
@@ -464,8 +476,13 @@ public struct TDMSFile: Sendable, Equatable {
                     guard let i = e.index, i.count > 0 else { return nil }
                     return (object(e.path), i)
                 }
+                // Each index is bounded, their sum is not: a chunk larger than any file is an error.
                 var chunk = 0
-                for (_, i) in dataObjects { chunk += i.type == TDMSType.string ? i.stringBytes : i.count * TDMSType.size(i.type)! }
+                for (o, i) in dataObjects {
+                    let (sum, overflow) = chunk.addingReportingOverflow(i.type == TDMSType.string ? i.stringBytes : i.count * TDMSType.size(i.type)!)
+                    guard !overflow else { throw src.fail("raw data indexes up to \(o.path) describe a chunk of more than \(Int.max) bytes", at: segmentStart) }
+                    chunk = sum
+                }
                 if chunk > 0 {
                     var d = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<segmentEnd]), file: file, offset: dataStart)
                     d.bigEndian = src.bigEndian

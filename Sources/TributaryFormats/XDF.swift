@@ -79,10 +79,18 @@ public struct XDFStreamHeader: Sendable, Equatable {
         return s
     }
 
+    /// The most channels a stream header may declare (LSL's channel count is an int32).
+    public static let maxChannelCount = Int(Int32.max)
+
     /// Parses a stream header's XML.
+    /// - Throws: `FormatError` when `channel_count` is missing or not a count in 0...2147483647, the
+    ///   `channel_format` is unknown, or `nominal_srate` is NaN or infinite.
     public init(streamID: UInt32, xml: String) throws(FormatError) {
-        guard let count = XML.value(xml, "channel_count").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), count >= 0 else {
-            throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "no channel_count")
+        let countText = XML.value(xml, "channel_count")?.trimmingCharacters(in: .whitespaces)
+        guard let countText else { throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "no channel_count") }
+        guard let count = Int(countText), (0...Self.maxChannelCount).contains(count) else {
+            throw FormatError(file: "<stream \(streamID) header>", location: "",
+                              reason: "channel_count '\(countText.prefix(40))' is not a count in 0...\(Self.maxChannelCount)")
         }
         let formatText = XML.value(xml, "channel_format")?.trimmingCharacters(in: .whitespaces) ?? ""
         guard let format = XDFChannelFormat(rawValue: formatText) else {
@@ -95,9 +103,14 @@ public struct XDFStreamHeader: Sendable, Equatable {
                                                type: XML.value(element, "type") ?? ""))
             }
         }
+        // An unreadable rate means an irregular stream (0), as before; a NaN or infinite one is refused.
+        let rateText = XML.value(xml, "nominal_srate")?.trimmingCharacters(in: .whitespaces) ?? ""
+        let rate = Double(rateText) ?? 0
+        guard rate.isFinite else {
+            throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "nominal_srate '\(rateText.prefix(40))' is not a finite number")
+        }
         self.init(streamID: streamID, name: XML.value(xml, "name") ?? "", type: XML.value(xml, "type") ?? "", channelCount: count,
-                  nominalRate: Double(XML.value(xml, "nominal_srate")?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0,
-                  format: format, sourceID: XML.value(xml, "source_id") ?? "", channels: channels)
+                  nominalRate: rate, format: format, sourceID: XML.value(xml, "source_id") ?? "", channels: channels)
     }
 }
 
@@ -371,7 +384,9 @@ public struct XDFFile: Sendable {
             var header: XDFStreamHeader
             var xml: String
             var footer: String?
-            var strings: [[String]]
+            /// A string stream's values sample-major as read (transposed at the end): they grow
+            /// with what the file holds, not with what its header declares.
+            var strings: [String] = []
             var timestamps: [Double] = []
             var stamped: [Int] = []
             var offsets: [(time: Double, value: Double)] = []
@@ -380,16 +395,20 @@ public struct XDFFile: Sendable {
             init(_ h: XDFStreamHeader, _ xml: String) {
                 header = h
                 self.xml = xml
-                strings = Array(repeating: [], count: h.channelCount)
             }
 
             /// A sample's timestamp: 8 bytes of f64 after its length byte, or none (0): the previous
-            /// one plus `step`.
+            /// one plus `step`. A NaN or infinite timestamp is refused: it is no time.
             func readTimestamp(_ c: inout ByteSource, step: Double) throws(FormatError) {
                 let tb = try c.u8("timestamp bytes")
                 if tb == 8 {
+                    let at = c.offset
+                    let t = try c.f64("timestamp")
+                    guard t.isFinite else {
+                        throw c.fail("timestamp of sample \(timestamps.count) of stream \(header.streamID) is \(t), not a finite number of seconds", at: at)
+                    }
                     stamped.append(timestamps.count)
-                    timestamps.append(try c.f64("timestamp"))
+                    timestamps.append(t)
                 } else if tb == 0 {
                     timestamps.append((timestamps.last ?? 0) + step)
                 } else {
@@ -484,14 +503,18 @@ public struct XDFFile: Sendable {
                 }
                 for _ in 0..<n {
                     try s.readTimestamp(&c, step: step)
-                    for k in 0..<channels {
+                    for _ in 0..<channels {
                         let len = try varlen(&c, "string length")
-                        s.strings[k].append(try c.utf8(len, "string"))
+                        s.strings.append(try c.utf8(len, "string"))
                     }
                 }
             case .clockOffset:
                 let id = try c.u32("stream id")
+                let at = c.offset
                 let t = try c.f64("collection time"), v = try c.f64("offset value")
+                guard t.isFinite, v.isFinite else {
+                    throw c.fail("clock offset of stream \(id): collection time \(t) s, offset \(v) s; both must be finite numbers", at: at)
+                }
                 streams[id]?.offsets.append((t, v))
             case .boundary:
                 continue
@@ -526,7 +549,11 @@ public struct XDFFile: Sendable {
             case .float32: data = .float32(transpose(Float.self, { $0 }, zero: 0))
             case .int16: data = .int16(transpose(Int16.self, { $0 }, zero: 0))
             case .int8: data = .int16(transpose(Int8.self, { Int16($0) }, zero: 0))
-            case .string: data = .strings(s.strings.flatMap { $0 })
+            case .string:
+                var strings: [String] = []
+                strings.reserveCapacity(s.strings.count)
+                for k in 0..<(n > 0 ? channels : 0) { for i in 0..<n { strings.append(s.strings[i * channels + k]) } }
+                data = .strings(strings)
             }
             out.streams.append(XDFStream(header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
                                          timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))

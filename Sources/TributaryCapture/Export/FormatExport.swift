@@ -38,7 +38,7 @@ public enum FormatExport {
                 TDMSProperty("source_id", .uint32(s.sourceID)),
                 TDMSProperty("device_name", .string(s.deviceName)),
                 TDMSProperty("device_type", .string(s.deviceType)),
-                TDMSProperty("gap_count", .uint32(UInt32(s.gaps.count))),
+                TDMSProperty("gap_count", .uint32(UInt32(clamping: s.gaps.count))),
                 TDMSProperty("gaps", .string(gapsJSON(s))),
                 TDMSProperty("discontinuities", .string("[" + s.discontinuities.map(String.init).joined(separator: ",") + "]")),
             ])

@@ -60,6 +60,7 @@ public enum FormatImport {
         } catch {
             throw CaptureError(.usage, file: path, "\(error)")
         }
+        for source in sources { try checkRateAndTimes(source, file: path) }
         if let select {
             let missing = select.subtracting(sources.map(\.deviceName)).subtracting(sources.map { "\($0.sourceID)" })
             if !missing.isEmpty && sources.count < select.count {
@@ -116,7 +117,12 @@ public enum FormatImport {
                 throw CaptureError(.usage, file: file, "group '\(group.name)' has no wf_increment; give the rate with --rate HZ")
             }
             var startNs: Int64 = 0
-            if case .timestamp(let t)? = first.property("wf_start_time") { startNs = t.unixNanoseconds }
+            if case .timestamp(let t)? = first.property("wf_start_time") {
+                guard let ns = t.unixNanoseconds else {
+                    throw CaptureError(.usage, file: file, "group '\(group.name)': wf_start_time (\(t.seconds) s since 1904) is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+                }
+                startNs = ns
+            }
             let samples: AnalogSamples
             func linear(_ c: TDMSChannel) -> (Double, Double)? {
                 guard c.property("NI_Scaling_Status")?.text != "scaled", c.property("NI_Number_Of_Scales")?.number ?? 1 == 1,
@@ -165,6 +171,9 @@ public enum FormatImport {
     /// irregular streams), channel labels and units from the header, timestamps corrected by the stream's
     /// clock offsets (linear fit), a new block wherever a chunk starts with a timestamp that breaks the
     /// nominal pace by more than half a sample.
+    /// - Throws: `CaptureError.usage` when the clock offsets give no finite correction, no finite
+    ///   positive rate comes from the header or the timestamps, or a block's corrected time is
+    ///   beyond the range of `timestamp_ns`.
     public static func sources(xdf: XDFFile, file: String, select: Set<String>? = nil) throws(CaptureError) -> [ImportedSource] {
         var out: [ImportedSource] = []
         var wanted: [UInt32?] = []
@@ -183,17 +192,35 @@ public enum FormatImport {
                 b = sxx > 0 ? o.map { ($0.time - mt) * ($0.value - mv) }.reduce(0, +) / sxx : 0
                 a = mv - b * mt
             }
+            let what = "stream '\(h.name)' (id \(h.streamID))"
+            // Offsets the reader found finite can still add up to infinities.
+            guard a.isFinite, b.isFinite else {
+                throw CaptureError(.usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(a) s + \(b) × t)")
+            }
             func corrected(_ t: Double) -> Double { t + a + b * t }
             var rate = h.nominalRate
             if !(rate > 0) {
                 let span = stream.timestamps[n - 1] - stream.timestamps[0]
                 rate = n > 1 && span > 0 ? Double(n - 1) / span : 1
             }
-            var blocks = [ImportedBlock(start: 0, timestampNs: Int64((corrected(stream.timestamps[0]) * 1e9).rounded()))]
+            guard rate > 0, rate.isFinite else {
+                throw CaptureError(.usage, file: file, "\(what): no sampling rate: nominal_srate \(h.nominalRate), and \(n) timestamps from "
+                                   + "\(stream.timestamps[0]) s to \(stream.timestamps[n - 1]) s give \(rate) Hz")
+            }
+            /// The time of sample `s` in ns: its timestamp corrected by the clock offsets, which must fit `timestamp_ns`.
+            func time(_ s: Int) throws(CaptureError) -> Int64 {
+                let t = corrected(stream.timestamps[s])
+                guard let ns = SampleTime.nanoseconds(seconds: t) else {
+                    throw CaptureError(.usage, file: file, "\(what): sample \(s) at \(stream.timestamps[s]) s (\(t) s with the clock offsets) "
+                                       + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+                }
+                return ns
+            }
+            var blocks = [ImportedBlock(start: 0, timestampNs: try time(0))]
             for s in stream.stampedSamples where s > 0 {
                 let expected = stream.timestamps[s - 1] + 1 / rate
                 if abs(stream.timestamps[s] - expected) > 0.5 / rate {
-                    blocks.append(ImportedBlock(start: s, timestampNs: Int64((corrected(stream.timestamps[s]) * 1e9).rounded())))
+                    blocks.append(ImportedBlock(start: s, timestampNs: try time(s)))
                 }
             }
             let samples: AnalogSamples
@@ -244,7 +271,10 @@ public enum FormatImport {
             let groupPath = "/" + parts.dropLast().joined(separator: "/")
             if ["block_start", "block_time_ns"].contains(name) { continue }
             if let select, !select.contains(datasetPath), !select.contains(name), !select.contains(parts.dropLast().last ?? "/") { continue }
-            guard let dataset = try? file.openDataset(datasetPath), let (dims, data) = dataset.readNumbers(), (1...2).contains(dims.count) else { continue }
+            guard let dataset = try? file.openDataset(datasetPath) else { continue }
+            let numbers: (dims: [Int], data: HDF5Data)?
+            do { numbers = try dataset.readNumbers() } catch { throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(error.reason)") }
+            guard let (dims, data) = numbers, (1...2).contains(dims.count) else { continue }
             let group = try? file.openGroup(groupPath)
             func attribute(_ names: String...) -> HDF5Value? {
                 for n in names { if let v = dataset.attribute(n) ?? group?.attribute(n) { return v } }
@@ -257,19 +287,36 @@ public enum FormatImport {
             }
             let names = attribute("channel_names")?.strings.flatMap { $0.count == channels ? $0 : nil } ?? (0..<channels).map { "ch\($0)" }
             let units = attribute("units")?.strings.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: "", count: channels)
-            let startNs = attribute("start_time_ns")?.number.map { Int64($0) } ?? 0
-            var blocks = [ImportedBlock(start: 0, timestampNs: startNs)]
-            if let g = group, let starts = (try? g.openDataset("block_start"))?.readNumbers(), let times = (try? g.openDataset("block_time_ns"))?.readNumbers(),
+            /// A time in ns from a float64 value: a whole number (truncated) within the range of `timestamp_ns`.
+            func nanoseconds(_ v: Double, _ what: String) throws(CaptureError) -> Int64 {
+                guard let ns = Int64(exactly: v.rounded(.towardZero)) else {
+                    throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(what) \(v) is not a time in ns within the range of timestamp_ns")
+                }
+                return ns
+            }
+            // int64 nanoseconds read through float64 lose precision beyond 2^53 (and Int64.max reads as
+            // 2^63, which no Int64 holds): integer times are read exactly.
+            let exact = exactInt64(file: file, path: groupPath + "/block_time_ns")
+            var blocks = [ImportedBlock(start: 0, timestampNs: 0)]
+            if let g = group, let starts = try? g.openDataset("block_start").readNumbers(), let times = try? g.openDataset("block_time_ns").readNumbers(),
                case .float64(let s) = starts.data, case .float64(let t) = times.data, s.count == t.count, !s.isEmpty, s[0] == 0,
                zip(s, s.dropFirst()).allSatisfy({ $0 < $1 }), (s.last ?? 0) < Double(n) {
-                blocks = zip(s, t).map { ImportedBlock(start: Int($0), timestampNs: Int64($1)) }
+                blocks = []
+                for k in s.indices {
+                    let time: Int64
+                    if let exact, exact.count == s.count { time = exact[k] } else { time = try nanoseconds(t[k], "block_time_ns[\(k)]") }
+                    blocks.append(ImportedBlock(start: Int(s[k]), timestampNs: time))  // 0 <= s[k] < n: checked above
+                }
             }
-            // int64 nanoseconds read through float64 lose precision beyond 2^53: read them exactly.
-            if let exact = exactInt64(file: file, path: groupPath + "/block_time_ns"), exact.count == blocks.count, blocks.count > 1 || exact.first != nil {
+            if let exact, exact.count == blocks.count, !exact.isEmpty {
                 for k in blocks.indices { blocks[k].timestampNs = exact[k] }
             }
-            if let exactStart = exactInt64Attribute(dataset, "start_time_ns") ?? group.flatMap({ exactInt64Attribute($0, "start_time_ns") }), blocks.count == 1 {
-                blocks[0].timestampNs = exactStart
+            if blocks.count == 1 {
+                if let exactStart = exactInt64Attribute(dataset, "start_time_ns") ?? group.flatMap({ exactInt64Attribute($0, "start_time_ns") }) {
+                    blocks[0].timestampNs = exactStart
+                } else if let start = attribute("start_time_ns")?.number {
+                    blocks[0].timestampNs = try nanoseconds(start, "start_time_ns")
+                }
             }
             let samples: AnalogSamples
             switch data {
@@ -300,9 +347,30 @@ public enum FormatImport {
 
     // MARK: Frames and captures
 
+    /// Checks that a source's rate fits a configuration (`WireLimits.isValidSamplingRate`, and not 0)
+    /// and that every frame time `forEachFrame` stamps fits `timestamp_ns`: each block's last
+    /// sample, `rate` after its first, is within its range.
+    /// - Throws: `CaptureError.usage` naming the source and the block.
+    public static func checkRateAndTimes(_ source: ImportedSource, file: String) throws(CaptureError) {
+        let what = "source '\(source.deviceName)'"
+        guard source.rate > 0, WireLimits.isValidSamplingRate(source.rate) else {
+            throw CaptureError(.usage, file: file, "\(what): rate \(source.rate) Hz is outside what a capture's configuration holds "
+                               + "(\(WireLimits.minSamplingRate) to \(WireLimits.maxSamplingRate) Hz)")
+        }
+        for (k, block) in source.blocks.enumerated() {
+            let end = k + 1 < source.blocks.count ? source.blocks[k + 1].start : source.sampleCount
+            let last = max(0, end - 1 - block.start)
+            guard SampleTime.adding(Double(last) / source.rate, to: block.timestampNs) != nil else {
+                throw CaptureError(.usage, file: file, "\(what): \(last + 1) samples at \(source.rate) Hz from \(block.timestampNs) ns (sample \(block.start)) "
+                                   + "run beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+            }
+        }
+    }
+
     /// The frames of a source: its configuration, then analog frames of at most `samplesPerFrame`
     /// samples, each with the time of its first sample and a `first_sample` counter that jumps where
-    /// the blocks' times say samples are missing.
+    /// the blocks' times say samples are missing. Times that would leave the range of `timestamp_ns`
+    /// saturate (`checkRateAndTimes` refuses such sources first).
     public static func forEachFrame(_ source: ImportedSource, samplesPerFrame: Int = 4096, _ body: (Frame) throws -> Void) rethrows {
         let channels = source.channelCount, n = source.sampleCount, rate = source.rate
         let configuration = Configuration(
@@ -318,13 +386,14 @@ public enum FormatImport {
         var counterEnd: UInt64 = 0
         for (k, block) in source.blocks.enumerated() {
             let end = k + 1 < source.blocks.count ? source.blocks[k + 1].start : n
-            let elapsed = Double(block.timestampNs - t0) / 1e9 * rate
-            var counter = k == 0 ? 0 : max(counterEnd, elapsed > 0 ? UInt64(elapsed.rounded()) : 0)
+            // Samples since the first block by the clock; capped at 2^62 so that the counter cannot overflow.
+            let elapsed = SourceSeries.seconds(block.timestampNs, since: t0) * rate
+            var counter = k == 0 ? 0 : max(counterEnd, elapsed > 0 ? UInt64(min(elapsed.rounded(), 0x1p62)) : 0)
             var first = block.start
             while first < end {
                 let count = min(perFrame, end - first)
                 let header = FrameHeader(kind: .analog, sequence: sequence,
-                                         timestampNs: block.timestampNs + Int64((Double(first - block.start) / rate * 1e9).rounded()),
+                                         timestampNs: SampleTime.adding(saturating: Double(first - block.start) / rate, to: block.timestampNs),
                                          sourceID: source.sourceID)
                 let frame = source.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: counter)
                 try body(frame)
@@ -341,6 +410,7 @@ public enum FormatImport {
     public static func write(_ sources: [ImportedSource], to destination: CaptureDestination,
                              options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
         for s in sources {
+            try checkRateAndTimes(s, file: destination.path)
             let signal = ImportedSignal(samples: s.samples, channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames)
             try signal.validate(file: destination.path)
             for (what, text) in [("device name", s.deviceName)] + s.units.map({ ("unit", $0) }) where text.utf8.count > 65_536 {

@@ -136,7 +136,8 @@ final class HDF5Object {
         defer { H5Aclose(a) }
         let t = H5Aget_type(a), s = H5Aget_space(a)
         defer { H5Tclose(t); H5Sclose(s) }
-        let n = max(1, Int(H5Sget_simple_extent_npoints(s)))
+        let points = H5Sget_simple_extent_npoints(s)
+        guard points >= 0, let n = Self.readableCount([hsize_t(max(1, points))], elementSize: 8, storedBytes: H5Aget_storage_size(a)) else { return nil }
         switch H5Tget_class(t) {
         case H5T_STRING:
             if H5Tis_variable_str(t) > 0 {
@@ -151,7 +152,9 @@ final class HDF5Object {
                 return .strings(out)
             }
             let size: Int = H5Tget_size(t)
-            var bytes = [UInt8](repeating: 0, count: size * n + 1)
+            let (total, overflow) = size.multipliedReportingOverflow(by: n)
+            guard size > 0, !overflow, total < 1 << 30 else { return nil }
+            var bytes = [UInt8](repeating: 0, count: total + 1)
             guard H5Aread(a, t, &bytes) >= 0 else { return nil }
             var out: [String] = []
             for k in 0..<n {
@@ -206,18 +209,45 @@ final class HDF5Object {
         try HDF5Object(H5Gopen2(id, path, h5pDefault), file: file, what: "cannot open group '\(path)'", closer: H5Gclose)
     }
 
+    /// The element count of `dims` when values of `elementSize` bytes each can be read into memory:
+    /// nil when the count does not fit an Int, or when the values would take more than the machine's
+    /// memory, or more than 64 MiB and more than 1100 times the `storedBytes` the file holds for them
+    /// (deflate, the filter written here and by h5py, compresses at most about 1032:1). The
+    /// dimensions are numbers in the file: they are checked before anything is allocated.
+    static func readableCount(_ dims: [hsize_t], elementSize: Int, storedBytes: hsize_t) -> Int? {
+        var n = 1
+        for d in dims {
+            guard let d = Int(exactly: d) else { return nil }
+            let (product, overflow) = n.multipliedReportingOverflow(by: d)
+            guard !overflow else { return nil }
+            n = product
+        }
+        let (bytes, overflow) = n.multipliedReportingOverflow(by: elementSize)
+        guard !overflow else { return nil }
+        let (expanded, big) = Int(clamping: storedBytes).multipliedReportingOverflow(by: 1100)
+        guard bytes <= max(64 << 20, big ? .max : expanded), UInt64(bytes) <= ProcessInfo.processInfo.physicalMemory else { return nil }
+        return n
+    }
+
     /// A dataset's shape and values: int16 kept as int16, float32 as float32, other numbers as float64;
     /// nil for non-numeric datasets.
-    func readNumbers() -> (dims: [Int], data: HDF5Data)? {
+    /// - Throws: `HDF5Error` when its dimensions cannot be read into memory (`readableCount`).
+    func readNumbers() throws(HDF5Error) -> (dims: [Int], data: HDF5Data)? {
         let s = H5Dget_space(id), t = H5Dget_type(id)
         defer { H5Sclose(s); H5Tclose(t) }
         let rank = Int(H5Sget_simple_extent_ndims(s))
         guard rank >= 0 else { return nil }
         var d = [hsize_t](repeating: 0, count: max(rank, 1))
         _ = H5Sget_simple_extent_dims(s, &d, nil)
-        let dims = rank == 0 ? [] : d.map { Int($0) }
-        let n = dims.reduce(1, *)
+        let shape = rank == 0 ? [] : d
         let cls = H5Tget_class(t), size = H5Tget_size(t)
+        guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
+        let memorySize = cls == H5T_INTEGER && size == 2 && H5Tget_sign(t) == H5T_SGN_2 ? 2 : cls == H5T_FLOAT && size == 4 ? 4 : 8
+        guard let n = Self.readableCount(shape, elementSize: memorySize, storedBytes: H5Dget_storage_size(id)) else {
+            throw HDF5Error(file: file, reason: "dataset of shape (\(shape.map { "\($0)" }.joined(separator: ", "))) with \(H5Dget_storage_size(id)) bytes stored: "
+                            + "its values cannot be what the file holds, or do not fit in memory")
+        }
+        let dims = shape.map { Int($0) }  // each fits: their product does
         if cls == H5T_INTEGER, size == 2, H5Tget_sign(t) == H5T_SGN_2 {
             var v = [Int16](repeating: 0, count: n)
             guard n == 0 || H5Dread(id, chdf5_native_int16(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
@@ -228,7 +258,6 @@ final class HDF5Object {
             guard n == 0 || H5Dread(id, chdf5_native_float(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
             return (dims, .float32(v))
         }
-        guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
         var v = [Double](repeating: 0, count: n)
         guard n == 0 || H5Dread(id, chdf5_native_double(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
         return (dims, .float64(v))
@@ -241,7 +270,8 @@ extension HDF5Object {
         let s = H5Dget_space(id), t = H5Dget_type(id)
         defer { H5Sclose(s); H5Tclose(t) }
         guard H5Tget_class(t) == H5T_INTEGER else { return nil }
-        let n = Int(H5Sget_simple_extent_npoints(s))
+        let points = H5Sget_simple_extent_npoints(s)
+        guard points >= 0, let n = Self.readableCount([hsize_t(points)], elementSize: 8, storedBytes: H5Dget_storage_size(id)) else { return nil }
         var v = [Int64](repeating: 0, count: n)
         guard n == 0 || H5Dread(id, chdf5_native_int64(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
         return v

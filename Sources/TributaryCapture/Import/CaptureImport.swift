@@ -113,6 +113,11 @@ public enum CaptureImport {
         let path = destination.path
         try signal.validate(file: path)
         guard rate > 0, rate.isFinite else { throw CaptureError(.usage, file: path, "rate \(rate) Hz is not a positive number") }
+        // A configuration holds no other rate (docs/PROTOCOL.md): a capture with one could not be read back.
+        guard WireLimits.isValidSamplingRate(rate) else {
+            throw CaptureError(.usage, file: path, "rate \(rate) Hz is outside what a capture's configuration holds "
+                               + "(\(WireLimits.minSamplingRate) to \(WireLimits.maxSamplingRate) Hz)")
+        }
         let lastTimeNs = Double(startNs) + Double(signal.sampleCount - 1) / rate * 1e9
         guard lastTimeNs.magnitude < 9.2e18 else {
             throw CaptureError(.usage, file: path, "\(signal.sampleCount) samples at \(rate) Hz last \(Double(signal.sampleCount) / rate) s: "
