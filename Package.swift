@@ -26,6 +26,9 @@ let package = Package(
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
         .target(name: "TributaryWire"),
+        /// Text the tool, the C library and the live view write: a JSON value rendered so that numbers read
+        /// back exactly, and text made safe for a terminal (package-internal). Pure Swift, no dependencies.
+        .target(name: "TributaryText"),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW", "CKernels"]),
         /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
@@ -41,15 +44,15 @@ let package = Package(
         .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
-        .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryAnalysis",
+        .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",
                                                       "CCivetWeb"]),
         /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
         /// analysis, the JSON document and the table (package-internal API).
-        .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture"]),
+        .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryFormats", "TributaryCapture"]),
         /// `@_cdecl` functions of the C interface declared in include/tributary.h: opaque handles, status codes
         /// and a per-thread error message; nothing Swift (no error, no trap) crosses the boundary.
         .target(name: "TributaryC",
-                dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "TributaryTransport", "TributaryAnalysis"],
+                dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport", "TributaryAnalysis"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
         // MARK: - Command-line tool and benchmarks
@@ -57,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "tributary",
             dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                           "TributarySources", "TributaryAnalysis", "TributaryView"]
+                           "TributarySources", "TributaryText", "TributaryAnalysis", "TributaryView"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",

@@ -1,6 +1,7 @@
 import Foundation
 import TributaryDSP
 import TributaryFormats
+import TributaryText
 
 /// How the document carries the Welch and spectrum arrays.
 package enum AnalysisArrayEncoding: String, Sendable {

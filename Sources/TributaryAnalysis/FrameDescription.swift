@@ -1,5 +1,6 @@
 import Foundation
 import TributaryWire
+import TributaryText
 
 /// Human-readable and JSON descriptions of frames, shared by `inspect` and `subscribe`.
 package enum FrameDescription {

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryDSP
 import TributaryWire
+import TributaryText
 
 /// The options of `tributary_analyze_*`: a JSON object whose members are the options of `tributary
 /// analyze` (docs/C_API.md), checked as the command checks them.

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryCapture
 import TributaryWire
+import TributaryText
 
 /// Sample types of include/tributary.h (`TRIBUTARY_FLOAT64`, …): the values of the wire format.
 enum CSampleType: Int32 {

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// The options of `tributary_subscription_open`: a JSON object with the connection and filter options
 /// of `tributary subscribe` (docs/C_API.md).

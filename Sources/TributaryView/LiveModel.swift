@@ -1,5 +1,5 @@
 import Foundation
-import TributaryAnalysis
+import TributaryText
 import TributaryDSP
 import TributaryTransport
 import TributaryWire

@@ -1,5 +1,6 @@
 import Foundation
 import TributaryAnalysis
+import TributaryText
 
 /// The outputs of `tributary bench`: a table, a JSON document and a log-log SVG plot of the
 /// throughput ↔ callback-latency curve.

@@ -1,6 +1,7 @@
 import Foundation
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// One point of a `tributary bench` sweep, measured.
 struct BenchPoint {

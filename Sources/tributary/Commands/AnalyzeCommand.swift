@@ -3,6 +3,7 @@ import TributaryAnalysis
 import TributaryDSP
 import TributaryFormats
 import TributaryWire
+import TributaryText
 
 /// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of captures and array files.
 enum AnalyzeCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `tributary bench`: the throughput ↔ callback-latency curve of a link and a publisher.
 enum BenchCommand: Command {

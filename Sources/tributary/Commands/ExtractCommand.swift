@@ -3,6 +3,7 @@ import TributaryAnalysis
 import TributaryCapture
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `tributary extract X.tcap --out DIR`: everything a capture holds besides analog data, as files.
 enum ExtractCommand: Command {

@@ -3,6 +3,7 @@ import Foundation
 import TributaryTransport
 import TributaryView
 import TributaryWire
+import TributaryText
 
 /// `tributary monitor`: the live view's readings as a table in the terminal.
 enum MonitorCommand: Command {

@@ -3,6 +3,7 @@ import Synchronization
 import TributaryCapture
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `tributary record`: connects to a publisher and records everything it receives to a capture.
 enum RecordCommand: Command {

@@ -7,6 +7,7 @@ import TributaryDSP
 import TributarySources
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `tributary serve`: a publisher streaming simulated devices and/or the replay of a capture.
 enum ServeCommand: Command {

@@ -3,6 +3,7 @@ import Synchronization
 import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `tributary subscribe`: connects to a publisher and prints what arrives.
 enum SubscribeCommand: Command {

@@ -3,6 +3,7 @@ import Foundation
 import TributaryTransport
 import TributaryView
 import TributaryWire
+import TributaryText
 
 /// `tributary view`: subscribes to a publisher and serves a live page (traces, spectrum, readings,
 /// link health) to browsers.

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryCapture
 import TributaryWire
+import TributaryText
 
 /// `tributary inspect` for capture files.
 enum CaptureDescription {

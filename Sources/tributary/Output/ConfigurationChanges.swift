@@ -1,4 +1,5 @@
 import TributaryWire
+import TributaryText
 
 /// A source's configuration changing during a recording: when, to what, and what differs from the
 /// configuration before it (what `inspect` lists under the source).

@@ -3,6 +3,7 @@ import TributaryAnalysis
 import TributaryFormats
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// An application package the command line sends: `serve --message/--xml/--file/--image/--array`
 /// (published), `subscribe`/`record --send-*` (sent to the publisher), or a JSON line of a control

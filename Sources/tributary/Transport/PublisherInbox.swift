@@ -4,6 +4,7 @@ import Synchronization
 import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// What `serve --inbox` may store: bytes and files for each session and for the whole inbox
 /// directory (what it held at start included), and the bytes waiting to be written.

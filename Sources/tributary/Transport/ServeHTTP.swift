@@ -2,6 +2,7 @@ import Foundation
 import TributaryTransport
 import TributaryView
 import TributaryWire
+import TributaryText
 
 /// A live view of one publisher: a reconnecting Subject opened with source selection, the `LiveModel`
 /// on it, the initial channels chosen, and (for `view` and `serve --http`) the page served.

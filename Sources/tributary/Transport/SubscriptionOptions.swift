@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// The connection and filter options `subscribe` and `record` share, parsed from the command line.
 struct SubscriptionOptions {

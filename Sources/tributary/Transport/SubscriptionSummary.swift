@@ -3,6 +3,7 @@ import Synchronization
 import TributaryAnalysis
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `subscribe --summary`: counts what arrives instead of printing it, and prints one JSON object at
 /// the end (what a benchmark or a script needs: delivered bytes, the arrival times of the first and
