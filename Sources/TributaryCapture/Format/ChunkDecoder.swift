@@ -41,8 +41,12 @@ package struct AnalogChunkFrame {
 }
 
 /// Decodes chunk record payloads back into the exact frame bytes. One per reading thread.
+///
+/// Its stream decoding (`decodeStream`) and zstd context are also what the public `ChunkCodec`
+/// decodes with, so that the codec tests and benchmarks take the reader's path.
 final class ChunkDecoder {
-    private let decompressor: ZstdDecompressor
+    /// The zstd context of chunk bodies (`ChunkCodec` decompresses its payloads with it too).
+    let decompressor: ZstdDecompressor
     private let body = ByteStorage(capacity: 1 << 20)
     private let samples = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
@@ -369,17 +373,10 @@ final class ChunkDecoder {
     private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
                              into out: UnsafeMutableRawPointer, stream: Int,
                              placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(RecordEnvelope.Problem) {
-        counts.reserve(raw)
         do throws(NumericTransform.Failure) {
-            if transforms.contains(.coded) {
-                guard NumericTransform.isValid(transforms, for: format.chunkElementType) else { throw .invalidTransforms }
-                // `raw` was checked against the record's limit; the coded header must agree with it.
-                try numeric.decode(source, elementType: format.chunkElementType, into: UnsafeMutableRawBufferPointer(start: out, count: raw),
-                                   placement: placement)
-                return
-            }
-            try NumericTransform.reverse(source, elementType: format.chunkElementType, transforms: transforms, scratch: counts.base,
-                                         into: UnsafeMutableRawBufferPointer(start: out, count: raw))
+            // `raw` was checked against the record's limit; a coded stream's header must agree with it.
+            try decodeStream(source, elementType: format.chunkElementType, transforms: transforms,
+                             into: UnsafeMutableRawBufferPointer(start: out, count: raw), placement: placement)
         } catch {
             switch error {
             case .invalidTransforms:
@@ -390,5 +387,19 @@ final class ChunkDecoder {
                 throw .invalidField("chunk stream \(stream): quantisation step \(step) invalid")
             }
         }
+    }
+
+    /// One numeric stream back from its stored bytes into `destination` (its size the stream's raw
+    /// size); `placement` as `NumericCodec.decode` takes it (coded streams only).
+    func decodeStream(_ source: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+                      into destination: UnsafeMutableRawBufferPointer,
+                      placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(NumericTransform.Failure) {
+        counts.reserve(destination.count)
+        if transforms.contains(.coded) {
+            guard NumericTransform.isValid(transforms, for: elementType) else { throw .invalidTransforms }
+            try numeric.decode(source, elementType: elementType, into: destination, placement: placement)
+            return
+        }
+        try NumericTransform.reverse(source, elementType: elementType, transforms: transforms, scratch: counts.base, into: destination)
     }
 }

@@ -8,12 +8,17 @@ import TributaryWire
 public typealias ChunkOptions = ChunkCodecOptions
 
 /// Turns a `ChunkBuilder` into a chunk record payload (one zstd frame). One per worker thread.
+///
+/// Its stream transform (`encodeStream`) and zstd context are also what the public `ChunkCodec`
+/// encodes with, so that the codec tests and benchmarks take the writer's path.
 final class ChunkEncoder {
     let options: ChunkOptions
-    private let compressor: ZstdCompressor
+    /// The zstd context of chunk bodies (`ChunkCodec` compresses its payloads with it too).
+    let compressor: ZstdCompressor
     private let body = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
-    private let numeric: NumericCodec
+    /// The entropy coder of numeric streams (`ChunkCodec` reads its entropy measurement).
+    let numeric: NumericCodec
     /// The numeric streams regrouped per channel (§4.3), one after another.
     private let grouped = ByteStorage(capacity: 1 << 20)
     /// A chunk body is stored without zstd when its zstd frame would save less than 1/`storedShare` of it.
@@ -97,17 +102,30 @@ final class ChunkEncoder {
     /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
     private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, groups: [Int],
                            into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
-        // Entropy coding (§5.1), one segment per channel group, when it beats the stream's size.
-        if options.entropyCoding, raw.count > 0, groups.reduce(0, +) == raw.count,
-           let size = numeric.encode(raw, elementType: format.chunkElementType, segments: groups.map { $0 / format.size },
-                                     into: out, capacity: raw.count) {
-            return (.coded, size)
-        }
-        counts.reserve(raw.count)
-        let (stored, transforms) = NumericTransform.apply(raw, elementType: format.chunkElementType, options: options,
-                                                          scratch: counts.base, into: out)
+        // One segment per channel group.
+        let coded = options.entropyCoding && groups.reduce(0, +) == raw.count
+        let (stored, transforms) = encodeStream(raw, elementType: format.chunkElementType,
+                                                segments: coded ? groups.map { $0 / format.size } : nil, coded: coded, into: out)
         if stored.baseAddress != UnsafeRawPointer(out), !stored.isEmpty { out.copyMemory(from: stored.baseAddress!, byteCount: stored.count) }
         return (transforms, stored.count)
+    }
+
+    /// One numeric stream's stored form: entropy coded (§5.1) when `options` and `coded` allow it and
+    /// it beats the stream's size, the other transforms of `options` otherwise.
+    /// - Parameters:
+    ///   - segments: element counts of the stream's segments (its channel groups), or nil for
+    ///     `NumericCodec.maxSegment` pieces.
+    ///   - out: room for `raw.count + 8` bytes.
+    /// - Returns: the stored bytes — at `out`, or `raw` itself when no transform applies — and the
+    ///   transforms applied.
+    func encodeStream(_ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]?, coded: Bool = true,
+                      into out: UnsafeMutableRawPointer) -> (stored: UnsafeRawBufferPointer, transforms: ChunkTransforms) {
+        if options.entropyCoding, coded, elementType != .bytes, raw.count > 0,
+           let size = numeric.encode(raw, elementType: elementType, segments: segments, into: out, capacity: raw.count) {
+            return (UnsafeRawBufferPointer(start: out, count: size), .coded)
+        }
+        counts.reserve(raw.count)
+        return NumericTransform.apply(raw, elementType: elementType, options: options, scratch: counts.base, into: out)
     }
 }
 
