@@ -63,31 +63,56 @@ extension NumericCodec {
     /// for bit), or nil when the samples show no grid.
     func findGrid(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> (offset: Double, gain: Double)? {
         guard n >= 2 else { return nil }
-        @inline(__always) func value(_ i: Int) -> Double {
-            float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
+        let testCount = gridTestValues(values, count: n, float32: float32)
+        guard testCount >= 2 else { return nil }
+        // A grid from an earlier segment that fits about as well as it did.
+        for known in knownGrids
+        where Double(gridScore(known.offset, known.gain, testCount: testCount, limit: testCount, float32: float32)) >= (known.fit - 0.1) * Double(testCount) {
+            return (known.offset, known.gain)
         }
-        // Test values spread over the segment.
+        guard let distinct = sortedDistinctSample(values, count: n, float32: float32),
+              let gain = estimateGain(distinct: distinct, float32: float32) else { return nil }
+        let best = exactGrid(gain: gain, distinct: distinct, testCount: testCount, float32: float32)
+        let (chosen, chosenScore) = settleOffset(best, testCount: testCount, float32: float32)
+        // Remembered with how well it fitted (a float32 or rounded grid fits only most values).
+        if chosenScore * 2 >= testCount {
+            knownGrids.insert((chosen.offset, chosen.gain, Double(chosenScore) / Double(testCount)), at: 0)
+            if knownGrids.count > 16 { knownGrids.removeLast() }
+        }
+        return chosen
+    }
+
+    @inline(__always) private static func value(_ values: UnsafeRawPointer, _ i: Int, float32: Bool) -> Double {
+        float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
+    }
+
+    /// Test values spread over the segment, to `gridTests`; returns how many.
+    private func gridTestValues(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> Int {
         let tests = gridTests.base
         var testCount = 0
         for j in Swift.stride(from: 0, to: n, by: max(1, n / 64)) where testCount < 128 {
-            let x = value(j)
+            let x = Self.value(values, j, float32: float32)
             if x.isFinite { tests[testCount] = x; testCount += 1 }
         }
-        guard testCount >= 2 else { return nil }
-        func score(_ offset: Double, _ gain: Double, limit: Int) -> Int {
-            var s = 0
-            for t in 0..<min(limit, testCount) where Self.reproduces(tests[t], offset: offset, gain: gain, float32: float32) { s += 1 }
-            return s
-        }
-        // A grid from an earlier segment that fits about as well as it did.
-        for known in knownGrids where Double(score(known.offset, known.gain, limit: testCount)) >= (known.fit - 0.1) * Double(testCount) {
-            return (known.offset, known.gain)
-        }
+        return testCount
+    }
+
+    /// How many of the first `limit` test values the grid reproduces.
+    private func gridScore(_ offset: Double, _ gain: Double, testCount: Int, limit: Int, float32: Bool) -> Int {
+        let tests = gridTests.base
+        var s = 0
+        for t in 0..<min(limit, testCount) where Self.reproduces(tests[t], offset: offset, gain: gain, float32: float32) { s += 1 }
+        return s
+    }
+
+    /// The sorted distinct finite values of up to 2048 samples spread over the segment, to
+    /// `gridSample`; returns how many, or nil when fewer than 2.
+    private func sortedDistinctSample(_ values: UnsafeRawPointer, count n: Int, float32: Bool) -> Int? {
         let m = min(n, 2048), stride = n / m
         let sample = gridSample.base
         var count = 0
         for j in 0..<m {
-            let x = value(j * stride)
+            let x = Self.value(values, j * stride, float32: float32)
             if x.isFinite { sample[count] = x; count += 1 }
         }
         guard count >= 2 else { return nil }
@@ -96,6 +121,13 @@ extension NumericCodec {
         var distinct = 1
         for i in 1..<count where sample[i] != sample[distinct - 1] { sample[distinct] = sample[i]; distinct += 1 }
         guard distinct >= 2 else { return nil }
+        return distinct
+    }
+
+    /// The grid's gain, approximately, from the `distinct` sorted values in `gridSample`; nil when
+    /// they show no grid.
+    private func estimateGain(distinct: Int, float32: Bool) -> Double? {
+        let sample = gridSample.base
         let lowest = sample[0], highest = sample[distinct - 1]
         let maxAbs = max(abs(lowest), abs(highest))
         // float32 values beyond the grid's precision are rounded off it: the gain is sought among
@@ -142,19 +174,26 @@ extension NumericCodec {
             if abs(q - q.rounded()) < tolerance { near += 1 }
         }
         guard near * 10 >= distinct * 9 else { return nil }
-        /// The offset for an origin: taken at the sampled value nearest to it, where `gain × k` is
-        /// smallest, so that it is exact to about that value's ulp.
-        func offset(_ approximate: Double, _ g: Double) -> Double {
-            var lo = 0, hi = distinct - 1
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if sample[mid] < approximate { lo = mid + 1 } else { hi = mid }
-            }
-            let nearest = lo > 0 && abs(sample[lo - 1] - approximate) < abs(sample[lo] - approximate) ? sample[lo - 1] : sample[lo]
-            return nearest - g * ((nearest - approximate) / g).rounded()
+        return gain
+    }
+
+    /// The offset for an origin: taken at the sampled value (of the `distinct` in `sample`) nearest
+    /// to it, where `gain × k` is smallest, so that it is exact to about that value's ulp.
+    private static func gridOffset(_ approximate: Double, _ g: Double, sample: UnsafePointer<Double>, distinct: Int) -> Double {
+        var lo = 0, hi = distinct - 1
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if sample[mid] < approximate { lo = mid + 1 } else { hi = mid }
         }
-        // The exact gain (a few ulps around the estimate) and the origin of k: candidates in order
-        // of the smallest offset, kept when every probe (the first 16 tests) is reproduced bit for bit.
+        let nearest = lo > 0 && abs(sample[lo - 1] - approximate) < abs(sample[lo] - approximate) ? sample[lo - 1] : sample[lo]
+        return nearest - g * ((nearest - approximate) / g).rounded()
+    }
+
+    /// The exact gain (a few ulps around the estimate) and the origin of k: candidates in order
+    /// of the smallest offset, kept when every probe (the first 16 tests) is reproduced bit for bit.
+    private func exactGrid(gain: Double, distinct: Int, testCount: Int, float32: Bool) -> (offset: Double, gain: Double, score: Int) {
+        let sample = gridSample.base, tests = gridTests.base
+        let lowest = sample[0]
         let c0 = (lowest / gain).rounded()
         var best: (offset: Double, gain: Double, score: Int) = (lowest - gain * c0, gain, -1)
         search: for j in 0..<2049 {
@@ -171,7 +210,7 @@ extension NumericCodec {
                     let rounded = Float(gain)
                     g = Double(u == 7 ? rounded : (u == 8 ? rounded.nextUp : rounded.nextDown))
                 }
-                let o = offset(lowest - g * c, g)
+                let o = Self.gridOffset(lowest - g * c, g, sample: sample, distinct: distinct)
                 var hits = 0, misses = 0
                 for t in 0..<min(16, testCount) {
                     if Self.reproduces(tests[t], offset: o, gain: g, float32: float32) { hits += 1 } else { misses += 1; if misses > 3 { break } }
@@ -180,13 +219,22 @@ extension NumericCodec {
                 if misses == 0 { break search }
             }
         }
-        // Settle the offset's last bits: the candidates `x − gain × k` of the tested values, and
-        // the ulps around the best so far.
-        var chosen = (offset: best.offset, gain: best.gain), chosenScore = score(best.offset, best.gain, limit: testCount)
+        return best
+    }
+
+    /// Settles the offset's last bits: the candidates `x − gain × k` of the tested values, and the
+    /// ulps around the best so far. Returns the grid and how many test values it reproduces.
+    private func settleOffset(_ best: (offset: Double, gain: Double, score: Int), testCount: Int,
+                              float32: Bool) -> ((offset: Double, gain: Double), Int) {
+        let tests = gridTests.base
+        func score(_ offset: Double, _ gain: Double) -> Int {
+            gridScore(offset, gain, testCount: testCount, limit: testCount, float32: float32)
+        }
+        var chosen = (offset: best.offset, gain: best.gain), chosenScore = score(best.offset, best.gain)
         for t in 0..<testCount where chosenScore < testCount {
             let k = Double(Self.count(tests[t], offset: best.offset, inverse: 1 / best.gain))
             let candidate = tests[t] - best.gain * k
-            let s = score(candidate, best.gain, limit: testCount)
+            let s = score(candidate, best.gain)
             if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
         }
         var above = chosen.offset, below = chosen.offset
@@ -194,15 +242,10 @@ extension NumericCodec {
             above = above.nextUp
             below = below.nextDown
             for candidate in [above, below] {
-                let s = score(candidate, best.gain, limit: testCount)
+                let s = score(candidate, best.gain)
                 if s > chosenScore { chosen = (candidate, best.gain); chosenScore = s }
             }
         }
-        // Remembered with how well it fitted (a float32 or rounded grid fits only most values).
-        if chosenScore * 2 >= testCount {
-            knownGrids.insert((chosen.offset, chosen.gain, Double(chosenScore) / Double(testCount)), at: 0)
-            if knownGrids.count > 16 { knownGrids.removeLast() }
-        }
-        return chosen
+        return (chosen, chosenScore)
     }
 }
