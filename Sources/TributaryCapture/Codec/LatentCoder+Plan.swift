@@ -69,49 +69,12 @@ extension LatentCoder {
                 for b in 0..<bins { merged[b] = merged[2 * b] &+ (2 * b + 1 < previous ? merged[2 * b + 1] : 0) }
             }
             for a in 0..<arityCount where worse[a] < 2 {
-                let arity = a + 1, limit = maxBins(arity: arity)
+                let arity = a + 1
                 // Two or three a byte only where the window holds a fair part of the core (the
                 // finest levels, with thousands of bins, are most of the work and never chosen).
-                if arity > 1 && bins > 16 * limit { continue }
-                // Window of at most `limit` consecutive bins holding the most samples.
-                var start = 0, count = min(bins, limit)
-                var inside = 0
-                for b in 0..<count { inside &+= merged[b] }
-                if bins > limit {
-                    var most = inside, sum = inside
-                    var s = 1
-                    while s <= bins &- limit {
-                        sum = sum &+ merged[s &+ limit &- 1] &- merged[s &- 1]
-                        if sum > most { most = sum; start = s }
-                        s &+= 1
-                    }
-                    inside = most
-                }
-                // Trim empty bins at the edges of the window.
-                while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
-                while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
-                let escapes = sampled - inside
-                // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
-                var bits = 0.0
-                var largest = 0
-                for b in start..<(start + count) where merged[b] > 0 {
-                    let c = Double(merged[b])
-                    bits -= c * fastLog2(c)
-                    largest = max(largest, merged[b])
-                }
-                // A prefix code (the Huffman coding of the symbol bytes) loses up to p_max + 0.086
-                // bits per symbol (Gallager's bound), most when few bins hold most values; a byte
-                // of k values is one symbol whose largest probability is p_max^k.
-                if huffmanBound {
-                    let p = Double(largest) / total
-                    bits += arity == 1 ? Double(largest) + 0.086 * total
-                        : total / Double(arity) * ((arity == 2 ? p * p : p * p * p) + 0.086)
-                }
-                if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
-                bits += total * fastLog2(total) + Double(inside) * Double(shift)
-                // The table: ~10 bits a bin (versions 1–2's frequencies), ~4 a symbol byte (zstd's Huffman weights).
-                let symbolsUsed = arity == 1 ? count : min(256, arity == 2 ? (count + 1) * (count + 1) : (count + 1) * (count + 1) * (count + 1))
-                bits = bits * scale + Double(symbolsUsed) * (arity == 1 ? 10 : 4)
+                if arity > 1 && bins > 16 * maxBins(arity: arity) { continue }
+                let (bits, start, count, escapes) = windowCost(merged, bins: bins, arity: arity, shift: shift, sampled: sampled,
+                                                               scale: scale, width: width, huffmanBound: huffmanBound)
                 // The cost falls, then rises with the shift: stop after two rises.
                 if bits >= best[a].bits {
                     worse[a] += 1
@@ -122,7 +85,7 @@ extension LatentCoder {
                     best[a].binStart = (startFine >> UInt64(extra)) + UInt64(start)
                     best[a].binCount = count
                     best[a].arity = arity
-                    // The window's counts, for the comparison of arities below.
+                    // The window's counts, for the comparison of arities (`chooseArity`).
                     if multiSymbol && only == nil {
                         let saved = histogram + savedCounts(a)
                         saved.update(from: merged + start, count: count)
@@ -134,11 +97,65 @@ extension LatentCoder {
         }
         if let only { return best[only - 1] }
         guard multiSymbol else { return best[0] }
-        // The arities compared by the size of their symbol bytes' Huffman code (what zstd's literals
-        // come to; the bound above, which chose each arity's bins, overstates the loss of one
-        // symbol a byte several times), the offset and escape bits, and ~4 bits of table a symbol.
-        // The bound favours two or three a byte by at most about 1 % of the size: an arity more
-        // than 3 % above arity 1 by it cannot come within the allowance (and is not measured).
+        return chooseArity(best, savedEscapes: savedEscapes, histogram: histogram, total: total, scale: scale, width: width)
+    }
+
+    /// The best window of at most `maxBins(arity:)` consecutive bins of one level (`bins` counts at
+    /// `merged`, bins 2^`shift` wide) for symbols of `arity`, and its estimated cost in bits (of the
+    /// `sampled` values, scaled to the block by `scale`).
+    @inline(__always)
+    private static func windowCost(_ merged: UnsafeMutablePointer<Int>, bins: Int, arity: Int, shift: Int, sampled: Int, scale: Double,
+                                   width: Int, huffmanBound: Bool) -> (bits: Double, start: Int, count: Int, escapes: Int) {
+        let limit = maxBins(arity: arity), total = Double(sampled)
+        // Window of at most `limit` consecutive bins holding the most samples.
+        var start = 0, count = min(bins, limit)
+        var inside = 0
+        for b in 0..<count { inside &+= merged[b] }
+        if bins > limit {
+            var most = inside, sum = inside
+            var s = 1
+            while s <= bins &- limit {
+                sum = sum &+ merged[s &+ limit &- 1] &- merged[s &- 1]
+                if sum > most { most = sum; start = s }
+                s &+= 1
+            }
+            inside = most
+        }
+        // Trim empty bins at the edges of the window.
+        while count > 1 && merged[start] == 0 { start += 1; count -= 1 }
+        while count > 1 && merged[start + count - 1] == 0 { count -= 1 }
+        let escapes = sampled - inside
+        // Σ c·log2(N/c) = N·log2 N − Σ c·log2 c.
+        var bits = 0.0
+        var largest = 0
+        for b in start..<(start + count) where merged[b] > 0 {
+            let c = Double(merged[b])
+            bits -= c * fastLog2(c)
+            largest = max(largest, merged[b])
+        }
+        // A prefix code (the Huffman coding of the symbol bytes) loses up to p_max + 0.086
+        // bits per symbol (Gallager's bound), most when few bins hold most values; a byte
+        // of k values is one symbol whose largest probability is p_max^k.
+        if huffmanBound {
+            let p = Double(largest) / total
+            bits += arity == 1 ? Double(largest) + 0.086 * total
+                : total / Double(arity) * ((arity == 2 ? p * p : p * p * p) + 0.086)
+        }
+        if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
+        bits += total * fastLog2(total) + Double(inside) * Double(shift)
+        // The table: ~10 bits a bin (versions 1–2's frequencies), ~4 a symbol byte (zstd's Huffman weights).
+        let symbolsUsed = arity == 1 ? count : min(256, arity == 2 ? (count + 1) * (count + 1) : (count + 1) * (count + 1) * (count + 1))
+        bits = bits * scale + Double(symbolsUsed) * (arity == 1 ? 10 : 4)
+        return (bits, start, count, escapes)
+    }
+
+    /// The arities compared by the size of their symbol bytes' Huffman code (what zstd's literals
+    /// come to; `windowCost`'s bound, which chose each arity's bins, overstates the loss of one
+    /// symbol a byte several times), the offset and escape bits, and ~4 bits of table a symbol.
+    /// The bound favours two or three a byte by at most about 1 % of the size: an arity more
+    /// than 3 % above arity 1 by it cannot come within the allowance (and is not measured).
+    private static func chooseArity(_ best: InlineArray<3, Plan>, savedEscapes: InlineArray<3, Int>, histogram: UnsafeMutablePointer<Int>,
+                                    total: Double, scale: Double, width: Int) -> Plan {
         let margin = best[0].bits * (1.03 + arityAllowance)
         let two = best[1].bits <= margin, three = best[2].bits <= margin
         guard two || three else { return best[0] }
