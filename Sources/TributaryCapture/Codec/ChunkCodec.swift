@@ -1,25 +1,29 @@
 /// Turns numeric chunk payloads into compressed bytes and back: the transforms of
 /// `ChunkTransforms` followed by one independent zstd frame (content size and checksum on).
 ///
+/// The public door to the capture codec: a payload is one numeric stream, transformed by the
+/// writer's `ChunkEncoder.encodeStream` and restored by the reader's `ChunkDecoder.decodeStream`,
+/// with their zstd contexts — so tests and benchmarks exercise and time the code captures use
+/// (a capture adds the chunk body around its streams: docs/CAPTURE.md §4).
+///
 /// Owns its zstd contexts and scratch buffers, so it is for one thread at a time; create one per
 /// worker. Scratch grows to the largest payload seen and is then reused: no allocation per chunk.
 public final class ChunkCodec {
     /// The options in force.
     public let options: ChunkCodecOptions
-    private let compressor: ZstdCompressor
-    private let decompressor: ZstdDecompressor
-    private var scratchA: UnsafeMutableRawPointer
-    private var scratchB: UnsafeMutableRawPointer
+    private let encoder: ChunkEncoder
+    private let decoder: ChunkDecoder
+    /// The transformed payload (encoding) or the decompressed content (decoding).
+    private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity: Int
-    private let numeric: NumericCodec
     /// Empirical entropy (bits) of the latents coded since `resetEntropy()`, when `measureEntropy` is set
     /// (slow: for benchmarks).
     public var measureEntropy: Bool {
-        get { numeric.measureEntropy }
-        set { numeric.measureEntropy = newValue }
+        get { encoder.numeric.measureEntropy }
+        set { encoder.numeric.measureEntropy = newValue }
     }
-    public var entropyBits: Double { numeric.entropyBits }
-    public func resetEntropy() { numeric.resetEntropy() }
+    public var entropyBits: Double { encoder.numeric.entropyBits }
+    public func resetEntropy() { encoder.numeric.resetEntropy() }
 
     /// Creates a codec.
     /// - Parameter options: which transforms to try and the zstd level.
@@ -27,18 +31,15 @@ public final class ChunkCodec {
     public init(options: ChunkCodecOptions = ChunkCodecOptions()) throws(ChunkCodecError) {
         self.options = options
         do {
-            compressor = try ZstdCompressor(level: options.level, rawLiterals: options.usesRawLiterals)
-            decompressor = try ZstdDecompressor()
-            numeric = try NumericCodec()
+            encoder = try ChunkEncoder(options: options)
+            decoder = try ChunkDecoder()
         } catch { throw .zstd(error) }
         scratchCapacity = 0
-        scratchA = .allocate(byteCount: 0, alignment: 16)
-        scratchB = .allocate(byteCount: 0, alignment: 16)
+        scratch = .allocate(byteCount: 0, alignment: 16)
     }
 
     deinit {
-        scratchA.deallocate()
-        scratchB.deallocate()
+        scratch.deallocate()
     }
 
     /// A destination size that always holds `encode`'s output for a payload of `payloadSize` bytes.
@@ -58,16 +59,9 @@ public final class ChunkCodec {
                        into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> (byteCount: Int, transforms: ChunkTransforms) {
         guard payload.count % elementType.size == 0 else { throw .payloadSize(byteCount: payload.count, elementType: elementType) }
         ensureScratch(payload.count + 8)
-        var (content, transforms) = (payload, ChunkTransforms())
-        if options.entropyCoding, elementType != .bytes, payload.count > 0,
-           let size = numeric.encode(payload, elementType: elementType, into: scratchB, capacity: payload.count) {
-            (content, transforms) = (UnsafeRawBufferPointer(start: scratchB, count: size), .coded)
-        } else {
-            (content, transforms) = NumericTransform.apply(payload, elementType: elementType, options: options,
-                                                           scratch: scratchA, into: scratchB)
-        }
+        let (content, transforms) = encoder.encodeStream(payload, elementType: elementType, segments: nil, into: scratch)
         do {
-            return (try compressor.compress(content, into: destination), transforms)
+            return (try encoder.compressor.compress(content, into: destination), transforms)
         } catch { throw .zstd(error) }
     }
 
@@ -97,14 +91,14 @@ public final class ChunkCodec {
         let contentSize = transforms.contains(.quantised) ? 8 + decoded / 4 : decoded
         ensureScratch(decoded + 8)
         let direct = transforms.isEmpty
-        let contentBuffer = UnsafeMutableRawBufferPointer(start: direct ? destination.baseAddress : scratchB, count: contentSize)
+        let contentBuffer = UnsafeMutableRawBufferPointer(start: direct ? destination.baseAddress : scratch, count: contentSize)
         do {
-            _ = try decompressor.decompress(encoded, into: contentBuffer)
+            _ = try decoder.decompressor.decompress(encoded, into: contentBuffer)
         } catch { throw .zstd(error) }
         if direct { return decoded }
         do throws(NumericTransform.Failure) {
-            try NumericTransform.reverse(UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
-                                         scratch: scratchA, into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
+            try decoder.decodeStream(UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
+                                     into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
         } catch {
             throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }
@@ -122,8 +116,8 @@ public final class ChunkCodec {
             throw .contentSize(contentSize, elementType: elementType, transforms: transforms)
         }
         ensureScratch(contentSize)
-        let content = UnsafeMutableRawBufferPointer(start: scratchB, count: contentSize)
-        do { _ = try decompressor.decompress(encoded, into: content) } catch { throw .zstd(error) }
+        let content = UnsafeMutableRawBufferPointer(start: scratch, count: contentSize)
+        do { _ = try decoder.decompressor.decompress(encoded, into: content) } catch { throw .zstd(error) }
         guard let n = NumericCodec.elementCount(of: UnsafeRawBufferPointer(content), elementType: elementType) else {
             throw .contentSize(contentSize, elementType: elementType, transforms: transforms)
         }
@@ -132,8 +126,8 @@ public final class ChunkCodec {
         }
         let decoded = n * elementType.size
         do throws(NumericTransform.Failure) {
-            try numeric.decode(UnsafeRawBufferPointer(content), elementType: elementType,
-                               into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
+            try decoder.decodeStream(UnsafeRawBufferPointer(content), elementType: elementType, transforms: transforms,
+                                     into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
         } catch {
             throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }
@@ -163,10 +157,8 @@ public final class ChunkCodec {
         guard byteCount > scratchCapacity else { return }
         // Grow geometrically so a slowly growing chunk size does not reallocate every time.
         let capacity = max(byteCount, scratchCapacity * 3 / 2)
-        scratchA.deallocate()
-        scratchB.deallocate()
-        scratchA = .allocate(byteCount: capacity, alignment: 16)
-        scratchB = .allocate(byteCount: capacity, alignment: 16)
+        scratch.deallocate()
+        scratch = .allocate(byteCount: capacity, alignment: 16)
         scratchCapacity = capacity
     }
 }

@@ -4,277 +4,6 @@ import TributaryWire
 #endif
 import Synchronization
 
-/// The split rule shared by writer and reader (docs/CAPTURE.md §4.2): an analog frame whose preamble
-/// is consistent has its sample matrix moved to the numeric stream of its format.
-///
-/// - Parameters:
-///   - frame: bytes starting at a frame header; at least `headerLength + 24` bytes when the frame is analog.
-/// - Returns: (offset of the samples from the frame start, sample bytes, format), or nil when the frame
-///   is stored whole.
-@inline(__always)
-func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)? {
-    guard frame.count >= 6, frame.u8(5) == FrameKind.analog.rawValue, payloadLength >= 24,
-          frame.count >= headerLength + 24 else { return nil }
-    let channels = Int(frame.u32(headerLength))
-    let samples = Int(frame.u32(headerLength + 4))
-    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: frame.u8(headerLength + 16)) else { return nil }
-    let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
-    guard pad8(layout.contentLength) == payloadLength else { return nil }
-    return (headerLength + layout.samplesOffset, channels * samples * format.size, format)
-}
-
-/// `analogSplit` for an analog payload on its own: where its sample matrix starts in the payload.
-func analogSplit(payload: UnsafeRawBufferPointer, kind: FrameKind, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)? {
-    guard kind == .analog, payloadLength >= 24, payload.count >= 24 else { return nil }
-    let channels = Int(payload.u32(0))
-    let samples = Int(payload.u32(4))
-    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: payload.u8(16)) else { return nil }
-    let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
-    guard pad8(layout.contentLength) == payloadLength else { return nil }
-    return (layout.samplesOffset, channels * samples * format.size, format)
-}
-
-/// A source's configuration frame as received, with its sequence number and time: the payload of a
-/// configuration record (docs/CAPTURE.md §6).
-struct ConfigurationCopy: Sendable {
-    var frame: [UInt8]
-    var sequence: UInt64
-    var timeNs: Int64
-}
-
-/// Frames of one source being gathered into a chunk: the frame bytes without analog sample matrices
-/// ("structure") and one numeric stream per sample format, filled as frames arrive.
-final class ChunkBuilder: @unchecked Sendable {
-    // @unchecked Sendable: owned by one thread at a time (the recording thread, then the worker it is
-    // handed to under the writer's lock); see ByteStorage.
-    let structure = ByteStorage(capacity: 1 << 16)
-    /// Sample matrices in frame order, indexed by `SampleFormat.rawValue - 1` (float64, float32, int16);
-    /// the encoder regroups them per channel (`grouping`) when the chunk is sealed.
-    let streams = [ByteStorage(), ByteStorage(), ByteStorage()]
-    /// Every analog row of the chunk, in walk order, with its offset in `streams`.
-    var grouping = StreamGrouping()
-    /// Where each row of `grouping.rows` (same order) has its samples: in a frame buffer the chunk
-    /// holds (`held`), or nil: copied into `streams` at the row's position.
-    private(set) var rowSources: [UnsafeRawPointer?] = []
-    /// Buffers of received frames whose samples the chunk points into instead of copying them (their
-    /// bytes stay as they are while referenced: `FrameBuffer`); released once the chunk is regrouped.
-    private var held: [FrameBuffer] = []
-    /// Bytes of each format's samples, copied or held (index `SampleFormat.rawValue - 1`).
-    private(set) var streamBytes = [0, 0, 0]
-    /// The record payload once encoded (reused, like the rest).
-    let encoded = ByteStorage(capacity: 1 << 18)
-    /// Set for records that need no compression (gap, checkpoint): the envelope to write with `encoded`.
-    var prebuilt: RecordEnvelope?
-    var sourceID: UInt32 = 0
-    var frameCount: UInt32 = 0
-    var firstSequence: UInt64 = 0
-    var lastSequence: UInt64 = 0
-    var firstTimeNs: Int64 = 0
-    var lastTimeNs: Int64 = 0
-    var sampleCount: UInt64 = 0
-    var kindMask: UInt32 = 0
-    /// Monotonic clock (ns) when the first frame arrived.
-    var openedAt: UInt64 = 0
-    /// The last configuration frame of the chunk, if it holds one (the writer repeats it in configuration records).
-    var configuration: ConfigurationCopy?
-
-    var isEmpty: Bool { frameCount == 0 }
-    /// Bytes of frames gathered (what the chunk decodes to).
-    var byteCount: Int { structure.count + streamBytes[0] + streamBytes[1] + streamBytes[2] }
-
-    func reset(sourceID: UInt32) {
-        self.sourceID = sourceID
-        prebuilt = nil
-        encoded.removeAll()
-        structure.removeAll()
-        for s in streams { s.removeAll() }
-        grouping.reset()
-        rowSources.removeAll(keepingCapacity: true)
-        releaseHeld()
-        for f in streamBytes.indices { streamBytes[f] = 0 }
-        frameCount = 0
-        sampleCount = 0
-        kindMask = 0
-        configuration = nil
-    }
-
-    /// Adds one whole frame (header and payload bytes, as on the wire).
-    func append(_ frame: UnsafeRawBufferPointer, header: FrameHeader, now: UInt64) {
-        let split = min(header.headerLength, frame.count)
-        append(header: UnsafeRawBufferPointer(rebasing: frame[..<split]), payload: UnsafeRawBufferPointer(rebasing: frame[split...]),
-               frameHeader: header, now: now)
-    }
-
-    /// The held frame buffers are no longer needed (the samples are regrouped, or the chunk is reset).
-    func releaseHeld() {
-        held.removeAll(keepingCapacity: true)
-    }
-
-    /// Appends a frame whose encoded header and payload lie apart (a received frame: libzmq delivers
-    /// them as two parts), without joining them first: the bytes are copied once, into the chunk —
-    /// or, given `buffer` (the buffer `payload` lies in), the samples are not copied at all: the chunk
-    /// keeps the buffer and the encoder reads them from it when it regroups the rows.
-    func append(header headerBytes: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, frameHeader header: FrameHeader,
-                now: UInt64, keeping buffer: FrameBuffer? = nil) {
-        if frameCount == 0 {
-            firstSequence = header.sequence
-            firstTimeNs = header.timestampNs
-            openedAt = now
-        }
-        frameCount += 1
-        lastSequence = header.sequence
-        lastTimeNs = header.timestampNs
-        kindMask |= header.kind.rawValue < 32 ? 1 << UInt32(header.kind.rawValue) : 0
-        structure.append(headerBytes)
-        if let split = analogSplit(payload: payload, kind: header.kind, payloadLength: header.payloadLength) {
-            let samples = Int(payload.u32(4))
-            sampleCount &+= UInt64(samples)
-            structure.append(UnsafeRawBufferPointer(rebasing: payload[..<split.start]))
-            let f = Int(split.format.rawValue) - 1
-            let stream = streams[f]
-            let rowLength = samples * split.format.size
-            let holds = buffer != nil && rowLength > 0 && split.count > 0
-            if rowLength > 0 {
-                let channels = split.count / rowLength
-                let first = payload.baseAddress.map { $0 + split.start }
-                for r in 0..<channels {
-                    grouping.add(format: split.format.rawValue, channel: payload.u32(24 + 4 * r),
-                                 length: rowLength, position: stream.count + r * rowLength)
-                    rowSources.append(holds ? first.map { $0 + r * rowLength } : nil)
-                }
-            }
-            if holds, let buffer {
-                held.append(buffer)
-            } else {
-                stream.append(UnsafeRawBufferPointer(rebasing: payload[split.start..<(split.start + split.count)]))
-            }
-            streamBytes[f] += split.count
-            structure.append(UnsafeRawBufferPointer(rebasing: payload[(split.start + split.count)...]))
-        } else {
-            structure.append(payload)
-        }
-    }
-}
-
-/// Which transforms the chunk encoder applies to numeric streams: the codec's own options, so that
-/// a capture and a bare chunk codec are configured (and documented) in one place.
-public typealias ChunkOptions = ChunkCodecOptions
-
-/// Turns a `ChunkBuilder` into a chunk record payload (one zstd frame). One per worker thread.
-final class ChunkEncoder {
-    let options: ChunkOptions
-    private let compressor: ZstdCompressor
-    private let body = ByteStorage(capacity: 1 << 20)
-    private let counts = ByteStorage(capacity: 1 << 18)
-    private let numeric: NumericCodec
-    /// The numeric streams regrouped per channel (§4.3), one after another.
-    private let grouped = ByteStorage(capacity: 1 << 20)
-    /// A chunk body is stored without zstd when its zstd frame would save less than 1/`storedShare` of it.
-    static let storedShare = 128
-
-    init(options: ChunkOptions) throws(ZstdError) {
-        self.options = options
-        compressor = try ZstdCompressor(level: options.level, rawLiterals: options.usesRawLiterals)
-        numeric = try NumericCodec()
-    }
-
-    /// Encodes the chunk into `chunk.encoded` and returns its envelope (payload CRC included).
-    func encode(_ chunk: ChunkBuilder) throws(ZstdError) -> RecordEnvelope {
-        let output = chunk.encoded
-        let present = (0..<3).filter { chunk.streamBytes[$0] > 0 }
-        // Regroup the frame-order sample matrices so that each channel's samples are contiguous.
-        chunk.grouping.finish()
-        var groupedStart = [0, 0, 0]
-        groupedStart[1] = chunk.streamBytes[0]
-        groupedStart[2] = groupedStart[1] + chunk.streamBytes[1]
-        grouped.reserve(groupedStart[2] + chunk.streamBytes[2])
-        let sources = chunk.rowSources
-        for (i, row) in chunk.grouping.rows.enumerated() {
-            let f = Int(row.key >> 32) - 1
-            let source = sources[i] ?? UnsafeRawPointer(chunk.streams[f].base + row.position)
-            (grouped.base + groupedStart[f] + row.grouped).copyMemory(from: source, byteCount: row.length)
-        }
-        // The received frames' samples are in `grouped` now: their buffers go back to the receiver.
-        chunk.releaseHeld()
-        let descriptorEnd = 16 + 24 * present.count
-        // Worst case every stream is stored as it is.
-        var bound = pad8(descriptorEnd + chunk.structure.count)
-        for s in present { bound += pad8(chunk.streamBytes[s] + 8) }
-        body.reserve(bound)
-        let b = body.base
-        b.put(chunk.frameCount, at: 0)
-        b.put(UInt16(present.count), at: 4)
-        b.put(UInt16(0), at: 6)
-        b.put(UInt64(chunk.structure.count), at: 8)
-        if chunk.structure.count > 0 {
-            (b + descriptorEnd).copyMemory(from: chunk.structure.base, byteCount: chunk.structure.count)
-        }
-        var position = descriptorEnd + chunk.structure.count
-        for (i, s) in present.enumerated() {
-            let padded = pad8(position)
-            (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
-            position = padded
-            let format = SampleFormat(rawValue: UInt8(s + 1))!
-            let raw = UnsafeRawBufferPointer(start: grouped.base + groupedStart[s], count: chunk.streamBytes[s])
-            let (transforms, stored) = transform(raw, format: format, groups: chunk.grouping.groupLengths(format: format.rawValue),
-                                                 into: b + position)
-            let d = b + 16 + 24 * i
-            d.put(format.rawValue, at: 0)
-            d.put(transforms.rawValue, at: 1)
-            d.put(UInt16(0), at: 2)
-            d.put(UInt32(0), at: 4)
-            d.put(UInt64(chunk.streamBytes[s]), at: 8)
-            d.put(UInt64(stored), at: 16)
-            position += stored
-        }
-        let content = UnsafeRawBufferPointer(start: b, count: position)
-        output.reserve(max(position, ZstdCompressor.maxCompressedSize(position)))
-        var size = try compressor.compress(content, into: UnsafeMutableRawBufferPointer(start: output.base, count: output.capacity))
-        // A body that zstd shrinks by less than 1/`storedShare` is stored as it is, and read without a
-        // decompression pass: entropy-coded streams leave zstd next to nothing (their records came out
-        // slightly larger compressed), periodic or repetitive data does not (docs/CAPTURE.md §4).
-        let stored = size > position - position / Self.storedShare
-        if stored {
-            output.base.copyMemory(from: b, byteCount: position)
-            size = position
-        }
-        output.setCount(size)
-        return RecordEnvelope(
-            type: .chunk, codec: stored ? .none : .zstd, sourceID: chunk.sourceID, firstSequence: chunk.firstSequence,
-            lastSequence: chunk.lastSequence, firstTimeNs: chunk.firstTimeNs, lastTimeNs: chunk.lastTimeNs,
-            sampleCount: chunk.sampleCount, frameCount: chunk.frameCount, kindMask: chunk.kindMask,
-            storedLength: UInt32(size), contentLength: UInt32(position), framesLength: UInt32(chunk.byteCount),
-            payloadCRC: CRC32C.checksum(output.bytes))
-    }
-
-    /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
-    private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, groups: [Int],
-                           into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
-        // Entropy coding (§5.1), one segment per channel group, when it beats the stream's size.
-        if options.entropyCoding, raw.count > 0, groups.reduce(0, +) == raw.count,
-           let size = numeric.encode(raw, elementType: format.chunkElementType, segments: groups.map { $0 / format.size },
-                                     into: out, capacity: raw.count) {
-            return (.coded, size)
-        }
-        counts.reserve(raw.count)
-        let (stored, transforms) = NumericTransform.apply(raw, elementType: format.chunkElementType, options: options,
-                                                          scratch: counts.base, into: out)
-        if stored.baseAddress != UnsafeRawPointer(out), !stored.isEmpty { out.copyMemory(from: stored.baseAddress!, byteCount: stored.count) }
-        return (transforms, stored.count)
-    }
-}
-
-extension SampleFormat {
-    /// The chunk element type of a stream of samples of this format.
-    var chunkElementType: ChunkElementType {
-        switch self {
-        case .float64: .float64
-        case .float32: .float32
-        case .int16: .int16
-        }
-    }
-}
-
 /// One analog frame of a chunk as `ChunkDecoder.analogFrames` hands it out: its header, its layout
 /// and where its rows' samples were decoded (valid during the call that hands it out).
 package struct AnalogChunkFrame {
@@ -312,8 +41,12 @@ package struct AnalogChunkFrame {
 }
 
 /// Decodes chunk record payloads back into the exact frame bytes. One per reading thread.
+///
+/// Its stream decoding (`decodeStream`) and zstd context are also what the public `ChunkCodec`
+/// decodes with, so that the codec tests and benchmarks take the reader's path.
 final class ChunkDecoder {
-    private let decompressor: ZstdDecompressor
+    /// The zstd context of chunk bodies (`ChunkCodec` decompresses its payloads with it too).
+    let decompressor: ZstdDecompressor
     private let body = ByteStorage(capacity: 1 << 20)
     private let samples = ByteStorage(capacity: 1 << 20)
     private let counts = ByteStorage(capacity: 1 << 18)
@@ -640,17 +373,10 @@ final class ChunkDecoder {
     private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
                              into out: UnsafeMutableRawPointer, stream: Int,
                              placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(RecordEnvelope.Problem) {
-        counts.reserve(raw)
         do throws(NumericTransform.Failure) {
-            if transforms.contains(.coded) {
-                guard NumericTransform.isValid(transforms, for: format.chunkElementType) else { throw .invalidTransforms }
-                // `raw` was checked against the record's limit; the coded header must agree with it.
-                try numeric.decode(source, elementType: format.chunkElementType, into: UnsafeMutableRawBufferPointer(start: out, count: raw),
-                                   placement: placement)
-                return
-            }
-            try NumericTransform.reverse(source, elementType: format.chunkElementType, transforms: transforms, scratch: counts.base,
-                                         into: UnsafeMutableRawBufferPointer(start: out, count: raw))
+            // `raw` was checked against the record's limit; a coded stream's header must agree with it.
+            try decodeStream(source, elementType: format.chunkElementType, transforms: transforms,
+                             into: UnsafeMutableRawBufferPointer(start: out, count: raw), placement: placement)
         } catch {
             switch error {
             case .invalidTransforms:
@@ -661,5 +387,19 @@ final class ChunkDecoder {
                 throw .invalidField("chunk stream \(stream): quantisation step \(step) invalid")
             }
         }
+    }
+
+    /// One numeric stream back from its stored bytes into `destination` (its size the stream's raw
+    /// size); `placement` as `NumericCodec.decode` takes it (coded streams only).
+    func decodeStream(_ source: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+                      into destination: UnsafeMutableRawBufferPointer,
+                      placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(NumericTransform.Failure) {
+        counts.reserve(destination.count)
+        if transforms.contains(.coded) {
+            guard NumericTransform.isValid(transforms, for: elementType) else { throw .invalidTransforms }
+            try numeric.decode(source, elementType: elementType, into: destination, placement: placement)
+            return
+        }
+        try NumericTransform.reverse(source, elementType: elementType, transforms: transforms, scratch: counts.base, into: destination)
     }
 }
