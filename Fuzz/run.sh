@@ -59,7 +59,7 @@ for c in "${kernels[@]}"; do
   fi
 done
 build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
-  Sources/TributaryCapture/CaptureReader.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal \
+  Sources/TributaryCapture/CaptureReader*.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal \
   -I Sources/CLinearPredictor/include -I Sources/CKernels/include "${objects[@]}"
 run capture-fuzz Fuzz/seeds/capture-fuzz
 

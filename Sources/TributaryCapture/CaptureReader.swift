@@ -64,9 +64,9 @@ public final class CaptureReader {
     public let header: CaptureFileHeader?
     /// Chunk, gap and configuration records in file order (duplicates left out, and a source's chunk
     /// records put back in sequence order when the file holds them out of it: docs/CAPTURE.md §7).
-    public private(set) var index: [IndexEntry] = []
+    public internal(set) var index: [IndexEntry] = []
     /// Everything found damaged so far (while opening, and while reading chunks).
-    public private(set) var damage: [CaptureDamage] = []
+    public internal(set) var damage: [CaptureDamage] = []
     /// Where the index came from when the capture was opened.
     public enum IndexSource: Sendable, Equatable {
         /// The seek-table footer of a cleanly closed capture.
@@ -78,11 +78,11 @@ public final class CaptureReader {
     }
 
     /// True when the index came from a valid footer.
-    public private(set) var hasFooter = false
+    public internal(set) var hasFooter = false
     /// How the index was built (docs/CAPTURE.md §7).
-    public private(set) var indexSource = IndexSource.scan
+    public internal(set) var indexSource = IndexSource.scan
     /// True when the footer says the file was written by `repair` from a damaged capture.
-    public private(set) var wasRepaired = false
+    public internal(set) var wasRepaired = false
     /// True when the capture needed recovery: no valid footer, or written by `repair`.
     public var wasRecovered: Bool { !hasFooter || wasRepaired }
     /// The format version in the file header (docs/CAPTURE.md §2), also when the rest of the header
@@ -93,15 +93,15 @@ public final class CaptureReader {
     /// Where the records start.
     public let recordsStart: Int
 
-    private let fd: Int32
+    let fd: Int32
     /// This reader's record buffer and chunk decoder, from `pool` and given back when it is freed.
-    private let workspace: DecodeWorkspace
-    private let pool: DecodeWorkspacePool
-    private var record: ByteStorage { workspace.record }
-    private var decoder: ChunkDecoder { workspace.decoder }
+    let workspace: DecodeWorkspace
+    let pool: DecodeWorkspacePool
+    var record: ByteStorage { workspace.record }
+    var decoder: ChunkDecoder { workspace.decoder }
     /// Which workspace this reader holds (tests: readers open at once never share one).
     var workspaceIdentity: ObjectIdentifier { ObjectIdentifier(workspace) }
-    private var damagedOffsets: Set<Int> = []
+    var damagedOffsets: Set<Int> = []
 
     /// Opens a capture and builds its index (from the footer, else from checkpoints, else by scanning).
     /// - Parameters:
@@ -173,12 +173,12 @@ public final class CaptureReader {
     }
 
     /// Chunk, gap and configuration records are indexed (footer, checkpoints, scan).
-    private static func isIndexed(_ type: RecordType) -> Bool { type == .chunk || type == .gap || type == .configuration }
+    static func isIndexed(_ type: RecordType) -> Bool { type == .chunk || type == .gap || type == .configuration }
 
     /// Leaves out of the index every chunk or gap record that repeats an earlier one of the same source:
     /// the same type, sequence range, times and frame count (docs/CAPTURE.md §7). A copied record would
     /// otherwise be read, exported and repaired twice. Configuration records are copies by design.
-    private func dropDuplicates() {
+    func dropDuplicates() {
         struct Key: Hashable {
             var type: UInt8, source: UInt32, first: UInt64, last: UInt64, firstTime: Int64, lastTime: Int64, frames: UInt32
         }
@@ -209,7 +209,7 @@ public final class CaptureReader {
     /// tool or a storage fault moved it: a new session restarts the sequence numbers, never the times.
     /// Each is reported as damage, and that source's chunk records are sorted by `first_time_ns`, then
     /// `first_sequence`, into the places of the index its chunk records held; other records stay put.
-    private func restoreSequenceOrder() {
+    func restoreSequenceOrder() {
         var previous: [UInt32: IndexEntry] = [:]
         var misplaced = Set<UInt32>()
         for entry in index where entry.envelope.type == .chunk {
@@ -235,236 +235,6 @@ public final class CaptureReader {
     deinit {
         Foundation.close(fd)
         pool.giveBack(workspace)
-    }
-
-    // MARK: Index
-
-    /// Reads the trailer and footer; false (with a damage note when there was one) if they are unusable.
-    private func loadFooter() -> Bool {
-        let minimum = recordsStart + CaptureFormat.envelopeLength + 16 + CaptureFormat.trailerLength
-        guard header != nil, fileSize >= minimum, fileSize & 7 == 0 else { return false }
-        var trailer = [UInt8](repeating: 0, count: 16)
-        guard trailer.withUnsafeMutableBytes({ preadFully(fd, $0, offset: fileSize - 16) }) == 16 else { return false }
-        let (footerOffset, magic) = trailer.withUnsafeBytes { ($0.u64(0), $0.u64(8)) }
-        guard magic == CaptureFormat.trailerMagic else { return false }
-        func reject(_ reason: String) -> Bool {
-            damage.append(CaptureDamage(offset: Int(clamping: footerOffset), length: nil, reason: "footer: \(reason); the file was scanned instead"))
-            return false
-        }
-        guard footerOffset >= UInt64(recordsStart), footerOffset & 7 == 0,
-              footerOffset + UInt64(CaptureFormat.envelopeLength + 16 + 16) <= UInt64(fileSize) else { return reject("offset \(footerOffset) is impossible") }
-        let offset = Int(footerOffset)
-        let envelope: RecordEnvelope
-        do { envelope = try readEnvelope(at: offset) } catch { return reject("\(error)") }
-        guard envelope.type == .footer, offset + envelope.recordLength + 16 == fileSize else {
-            return reject("the record at the footer offset is not a footer ending at the trailer")
-        }
-        guard readPayload(envelope, at: offset, into: record) else { return reject("payload CRC32C mismatch") }
-        let p = record.bytes
-        guard p.count >= 16 else { return reject("payload too short") }
-        let count = Int(p.u32(0))
-        guard p.count == 16 + count * CaptureFormat.indexEntryLength else { return reject("entry_count \(count) does not fill the payload") }
-        var entries: [IndexEntry] = []
-        entries.reserveCapacity(count)
-        var end = recordsStart
-        for i in 0..<count {
-            let e = CaptureFormat.indexEntryLength
-            let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])
-            // Compared without adding to the entry's offset: a hostile one near Int.max would overflow.
-            guard let entry = try? IndexEntry.parse(bytes), entry.offset >= end, entry.offset & 7 == 0,
-                  Self.isIndexed(entry.envelope.type), entry.offset <= offset,
-                  entry.envelope.recordLength <= offset - entry.offset else { return reject("entry \(i) is invalid") }
-            end = entry.offset + entry.envelope.recordLength
-            entries.append(entry)
-        }
-        index = entries
-        hasFooter = true
-        wasRepaired = p.u32(4) & 1 != 0
-        return true
-    }
-
-    /// How far back from the end of the file the last checkpoint is looked for before falling back to
-    /// a full scan: the writer checkpoints every 10 s by default, so the records after the last one are
-    /// normally a few MiB; a file with no checkpoint at all then costs at most this much extra reading.
-    static let checkpointSearchLimit = 128 << 20
-
-    /// Builds the index of a capture without a footer from its checkpoint records (docs/CAPTURE.md §7,
-    /// step 2): the last valid checkpoint is searched backwards from the end of the file, its chain is
-    /// followed to the first one, and the entries must tile the file exactly from the header to the last
-    /// checkpoint (each entry's record right behind the previous one, each checkpoint right behind its
-    /// entries). Chunk envelopes and payloads are then verified when read, as with a footer.
-    /// - Returns: the offset after the last checkpoint, where the caller scans on; nil (index untouched)
-    ///   when there is no usable chain, and the whole file must be scanned.
-    private func loadCheckpoints() -> Int? {
-        guard header != nil, let last = findLastCheckpoint() else { return nil }
-        var chain = [last]
-        while let previous = chain.last?.previous {
-            // Offsets strictly decrease, so a corrupt chain cannot loop.
-            guard previous >= recordsStart, previous < chain.last!.offset, let checkpoint = checkpoint(at: previous) else { return nil }
-            chain.append(checkpoint)
-        }
-        var entries: [IndexEntry] = []
-        var expected = recordsStart
-        for checkpoint in chain.reversed() {
-            for entry in checkpoint.entries {
-                guard entry.offset == expected, Self.isIndexed(entry.envelope.type) else { return nil }
-                expected += entry.envelope.recordLength
-                entries.append(entry)
-            }
-            guard expected == checkpoint.offset else { return nil }
-            expected = checkpoint.end
-        }
-        index = entries
-        return expected
-    }
-
-    private struct Checkpoint {
-        var offset: Int
-        var end: Int
-        var previous: Int?
-        var entries: [IndexEntry]
-    }
-
-    /// The valid checkpoint record at `offset` (envelope, payload CRC, table), or nil.
-    private func checkpoint(at offset: Int) -> Checkpoint? {
-        guard offset & 7 == 0, let envelope = try? readEnvelope(at: offset), envelope.type == .checkpoint,
-              offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset, into: record) else { return nil }
-        let p = record.bytes
-        guard p.count >= 16, p.u32(12) == 0 else { return nil }
-        let count = Int(p.u32(8)), previous = p.u64(0)
-        guard p.count == 16 + count * CaptureFormat.indexEntryLength, previous < UInt64(offset) else { return nil }
-        var entries: [IndexEntry] = []
-        entries.reserveCapacity(count)
-        for i in 0..<count {
-            let e = CaptureFormat.indexEntryLength
-            guard let entry = try? IndexEntry.parse(UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])) else { return nil }
-            entries.append(entry)
-        }
-        return Checkpoint(offset: offset, end: offset + envelope.recordLength, previous: previous == 0 ? nil : Int(previous), entries: entries)
-    }
-
-    /// The last valid checkpoint in the final `checkpointSearchLimit` bytes, searched backwards at
-    /// 8-aligned offsets for the sync marker.
-    private func findLastCheckpoint() -> Checkpoint? {
-        let window = 1 << 20, e = CaptureFormat.envelopeLength
-        let floor = max(recordsStart, fileSize - Self.checkpointSearchLimit) & ~7
-        var buffer = [UInt8](repeating: 0, count: window + e)
-        var windowEnd = fileSize
-        while windowEnd > floor {
-            let windowStart = max(floor, (windowEnd - window) & ~7)
-            let readLength = min(fileSize, windowEnd + e) - windowStart
-            let n = buffer.withUnsafeMutableBytes { preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<readLength]), offset: windowStart) }
-            guard n == readLength else { return nil }
-            var candidates: [Int] = []
-            buffer.withUnsafeBytes { b in
-                var i = (windowEnd - 1 - windowStart) & ~7
-                while i >= 0 {
-                    if i + e <= n, b.u64(i) == CaptureFormat.syncMarker, b.u8(i + 8) == RecordType.checkpoint.rawValue {
-                        candidates.append(windowStart + i)
-                    }
-                    i -= 8
-                }
-            }
-            for offset in candidates {
-                if let found = checkpoint(at: offset) { return found }
-            }
-            windowEnd = windowStart
-        }
-        return nil
-    }
-
-    /// Rebuilds the index by reading every record from `start` (recovery of a file without a footer).
-    private func scan(from start: Int, to end: Int) {
-        var position = start
-        while position < end {
-            if end - position < CaptureFormat.envelopeLength {
-                damage.append(CaptureDamage(offset: position, length: end - position, reason: "torn tail: \(end - position) bytes shorter than an envelope"))
-                return
-            }
-            let envelope: RecordEnvelope
-            do {
-                envelope = try readEnvelope(at: position)
-            } catch {
-                // Resynchronise at the next valid envelope, 8-aligned like every record.
-                guard let next = findEnvelope(after: position, end: end) else {
-                    damage.append(CaptureDamage(offset: position, length: end - position, reason: "\(error); no valid record follows (torn tail)"))
-                    return
-                }
-                damage.append(CaptureDamage(offset: position, length: next - position, reason: "\(error); skipped to the next record"))
-                position = next
-                continue
-            }
-            let length = envelope.recordLength
-            guard position + length <= end else {
-                damage.append(CaptureDamage(offset: position, length: end - position,
-                                            reason: "torn tail: the \(envelope.type) record needs \(length) bytes, \(end - position) present"))
-                return
-            }
-            if envelope.type == .footer {
-                position += length
-                // Its trailer (a full scan of a footed file), or nothing: the writer died while closing.
-                if end - position == CaptureFormat.trailerLength, isTrailer(at: position, footer: position - length) { return }
-                continue
-            }
-            if !readPayload(envelope, at: position, into: record) {
-                damage.append(CaptureDamage(offset: position, length: length, reason: "\(envelope.type) payload CRC32C mismatch"))
-                damagedOffsets.insert(position)
-            } else if Self.isIndexed(envelope.type) {
-                index.append(IndexEntry(offset: position, envelope: envelope))
-            }
-            position += length
-        }
-    }
-
-    /// Whether the 16 bytes at `offset` are a trailer pointing at the footer at `footer`.
-    private func isTrailer(at offset: Int, footer: Int) -> Bool {
-        var trailer = (UInt64(0), UInt64(0))
-        guard withUnsafeMutableBytes(of: &trailer, { preadFully(fd, $0, offset: offset) }) == 16 else { return false }
-        return UInt64(littleEndian: trailer.0) == UInt64(footer) && UInt64(littleEndian: trailer.1) == CaptureFormat.trailerMagic
-    }
-
-    /// The next 8-aligned offset after `position` where a valid envelope starts.
-    private func findEnvelope(after position: Int, end: Int) -> Int? {
-        let window = 1 << 20
-        var base = position + 8
-        var buffer = [UInt8](repeating: 0, count: window + CaptureFormat.envelopeLength)
-        while base + CaptureFormat.envelopeLength <= end {
-            let n = buffer.withUnsafeMutableBytes { preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<min($0.count, end - base)]), offset: base) }
-            guard n >= CaptureFormat.envelopeLength else { return nil }
-            let found: Int? = buffer.withUnsafeBytes { b in
-                var i = 0
-                while i + CaptureFormat.envelopeLength <= n {
-                    if b.u64(i) == CaptureFormat.syncMarker,
-                       (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + CaptureFormat.envelopeLength)]))) != nil { return base + i }
-                    i += 8
-                }
-                return nil
-            }
-            if let found { return found }
-            base += window
-        }
-        return nil
-    }
-
-    private func readEnvelope(at offset: Int) throws(RecordEnvelope.Problem) -> RecordEnvelope {
-        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let n = withUnsafeMutableBytes(of: &bytes) { preadFully(fd, $0, offset: offset) }
-        guard n == CaptureFormat.envelopeLength else { throw .noSyncMarker }
-        let result: Result<RecordEnvelope, RecordEnvelope.Problem> = withUnsafeBytes(of: bytes) { b in
-            do throws(RecordEnvelope.Problem) { return .success(try RecordEnvelope.parse(b)) } catch { return .failure(error) }
-        }
-        return try result.get()
-    }
-
-    /// Reads a record's payload into `record` and checks its CRC.
-    private func readPayload(_ envelope: RecordEnvelope, at offset: Int, into record: ByteStorage) -> Bool {
-        let length = Int(envelope.storedLength)
-        record.removeAll()
-        record.reserve(length)
-        let n = preadFully(fd, UnsafeMutableRawBufferPointer(start: record.base, count: length), offset: offset + CaptureFormat.envelopeLength)
-        guard n == length else { return false }
-        record.setCount(length)
-        return CRC32C.checksum(record.bytes) == envelope.payloadCRC
     }
 
     // MARK: Reading
@@ -542,7 +312,7 @@ public final class CaptureReader {
 
     /// Runs `work` on up to `threads` threads for every entry, each thread with its own record buffer
     /// and decoder; the problems it returns are added to `damage`, the first in `entries` order thrown.
-    private func concurrently(_ entries: [IndexEntry], threads: Int,
+    func concurrently(_ entries: [IndexEntry], threads: Int,
                               _ work: @Sendable (_ position: Int, _ entry: IndexEntry, _ record: ByteStorage, _ decoder: ChunkDecoder) -> ChunkProblem?) throws(CaptureError) {
         let workers = max(1, min(threads, entries.count))
         let claims = WorkClaims(count: entries.count)
@@ -567,7 +337,7 @@ public final class CaptureReader {
     }
 
     /// Records a damaged chunk (once per record) and returns the error that names it.
-    private func noteDamage(_ entry: IndexEntry, _ reason: String) -> CaptureError {
+    func noteDamage(_ entry: IndexEntry, _ reason: String) -> CaptureError {
         if damagedOffsets.insert(entry.offset).inserted {
             damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength, reason: reason))
         }
@@ -579,7 +349,7 @@ public final class CaptureReader {
 
     /// Reads, checks and decodes one chunk record with the given buffer and decoder. It changes no state
     /// of the reader, so threads with their own buffer and decoder may call it at once.
-    private func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder,
+    func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder,
                              samples: Bool = true) -> Result<FrameBuffer, ChunkProblem> {
         let onDisk: RecordEnvelope
         switch readChecked(entry, record: record) {
@@ -594,7 +364,7 @@ public final class CaptureReader {
     }
 
     /// Reads a chunk record's payload into `record`, checked against its seek-table entry and CRC.
-    private func readChecked(_ entry: IndexEntry, record: ByteStorage) -> Result<RecordEnvelope, ChunkProblem> {
+    func readChecked(_ entry: IndexEntry, record: ByteStorage) -> Result<RecordEnvelope, ChunkProblem> {
         guard entry.envelope.type == .chunk else { return .failure(ChunkProblem(text: "not a chunk record")) }
         let onDisk: RecordEnvelope
         do { onDisk = try readEnvelope(at: entry.offset) } catch { return .failure(ChunkProblem(text: "chunk envelope: \(error)")) }
@@ -604,7 +374,7 @@ public final class CaptureReader {
     }
 
     /// Splits a decoded chunk into its frames.
-    private static func splitFrames(_ buffer: FrameBuffer, expected: Int) -> Result<[Frame], ChunkProblem> {
+    static func splitFrames(_ buffer: FrameBuffer, expected: Int) -> Result<[Frame], ChunkProblem> {
         var frames: [Frame] = []
         frames.reserveCapacity(expected)
         var offset = 0
@@ -642,7 +412,7 @@ public final class CaptureReader {
     /// threads decode ahead, at most 2 × `threads` chunks before the one `body` has (so memory
     /// stays bounded however slow `body` is); they are stopped and awaited before this returns or
     /// throws.
-    private func forEachChunkInOrder(_ entries: [IndexEntry], threads: Int, _ body: ([Frame]) throws -> Void) rethrows {
+    func forEachChunkInOrder(_ entries: [IndexEntry], threads: Int, _ body: ([Frame]) throws -> Void) rethrows {
         guard threads > 1 && entries.count > 1 else {
             for entry in entries {
                 guard let frames = try? frames(of: entry) else { continue }
@@ -831,93 +601,4 @@ func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: In
         done += n
     }
     return done
-}
-
-/// Hands out the positions 0..<count to worker threads, each once.
-private final class WorkClaims: @unchecked Sendable {
-    // @unchecked Sendable: `next` is accessed only with `lock` held.
-    private let lock = NSLock()
-    private var nextPosition = 0
-    private let count: Int
-    init(count: Int) { self.count = count }
-    func next() -> Int? {
-        lock.lock(); defer { lock.unlock() }
-        guard nextPosition < count else { return nil }
-        nextPosition += 1
-        return nextPosition - 1
-    }
-}
-
-/// The decoded chunks of `forEachChunkInOrder`: claimed by worker threads at most `window` ahead of
-/// the consumer, stored, and taken in order.
-private final class OrderedSlots: @unchecked Sendable {
-    // @unchecked Sendable: every field is accessed only with `condition` locked.
-    private let condition = NSCondition()
-    private var slots: [Result<[Frame], CaptureReader.ChunkProblem>?]
-    private let window: Int
-    private var claimed = 0
-    private var taken = 0
-    private var stopped = false
-    private var running: Int
-
-    init(count: Int, window: Int, workers: Int) {
-        slots = Array(repeating: nil, count: count)
-        self.window = window
-        running = workers
-    }
-
-    /// The next position to decode, when the consumer is near enough; nil when all are claimed or stopped.
-    func claim() -> Int? {
-        condition.lock(); defer { condition.unlock() }
-        while !stopped && claimed < slots.count && claimed - taken >= window { condition.wait() }
-        guard !stopped && claimed < slots.count else { return nil }
-        claimed += 1
-        return claimed - 1
-    }
-
-    func store(_ position: Int, _ result: Result<[Frame], CaptureReader.ChunkProblem>) {
-        condition.lock(); defer { condition.unlock() }
-        slots[position] = result
-        condition.broadcast()
-    }
-
-    /// Waits for `position` (the consumer takes them in order) and hands it over.
-    func take(_ position: Int) -> Result<[Frame], CaptureReader.ChunkProblem> {
-        condition.lock(); defer { condition.unlock() }
-        while slots[position] == nil { condition.wait() }
-        let result = slots[position]!
-        slots[position] = nil
-        taken = position + 1
-        condition.broadcast()
-        return result
-    }
-
-    func workerDone() {
-        condition.lock(); defer { condition.unlock() }
-        running -= 1
-        condition.broadcast()
-    }
-
-    /// Claims nothing more and waits until every worker has finished.
-    func stop() {
-        condition.lock(); defer { condition.unlock() }
-        stopped = true
-        condition.broadcast()
-        while running > 0 { condition.wait() }
-    }
-}
-
-/// Reasons for damaged chunks, collected from worker threads.
-private final class DamageReasons: @unchecked Sendable {
-    // @unchecked Sendable: `items` is accessed only with `lock` held.
-    private let lock = NSLock()
-    private var items: [(Int, String)] = []
-    func add(_ position: Int, _ reason: String) {
-        lock.lock(); defer { lock.unlock() }
-        items.append((position, reason))
-    }
-    func sorted() -> [(Int, String)] {
-        lock.lock(); defer { lock.unlock() }
-        return items.sorted { $0.0 < $1.0 }
-    }
 }

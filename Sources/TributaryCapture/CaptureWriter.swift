@@ -98,64 +98,64 @@ public final class CaptureWriter: @unchecked Sendable {
     /// Called on a worker thread, in file order, after each record is written and synced per the policy.
     public var onDurable: (@Sendable (IndexEntry) -> Void)?
 
-    private let fd: Int32
-    private var open: [UInt32: ChunkBuilder] = [:]
-    private var lastSequence: UInt64?
-    private var closed = false
-    private var appendCount = 0
-    private var framesAppended = 0
-    private var frameBytes = 0
+    let fd: Int32
+    var open: [UInt32: ChunkBuilder] = [:]
+    var lastSequence: UInt64?
+    var closed = false
+    var appendCount = 0
+    var framesAppended = 0
+    var frameBytes = 0
 
     // Shared with the workers under queueLock.
-    private let queueLock = NSCondition()
-    private var jobs: [(Int, ChunkBuilder)] = []
-    private var jobHead = 0
-    private var free: [ChunkBuilder] = []
-    private var builders = 0
-    private let maxBuilders: Int
-    private var nextSubmit = 0
-    private var writtenCount = 0
-    private var stopping = false
-    private var failure: CaptureError?
-    private var threads: [Thread] = []
-    private var running = 0
+    let queueLock = NSCondition()
+    var jobs: [(Int, ChunkBuilder)] = []
+    var jobHead = 0
+    var free: [ChunkBuilder] = []
+    var builders = 0
+    let maxBuilders: Int
+    var nextSubmit = 0
+    var writtenCount = 0
+    var stopping = false
+    var failure: CaptureError?
+    var threads: [Thread] = []
+    var running = 0
 
     // File state under writeLock.
-    private let writeLock = NSLock()
-    private var pending: [Int: ChunkBuilder] = [:]
-    private var nextWrite = 0
+    let writeLock = NSLock()
+    var pending: [Int: ChunkBuilder] = [:]
+    var nextWrite = 0
     /// The `.partial` file; its offset is the end of the last record written.
-    private var output: FileOutput
-    private var goodOffset: Int
-    private var index: [IndexEntry] = []
-    private var sinceCheckpoint: [IndexEntry] = []
-    private var unsynced: [IndexEntry] = []
-    private var lastCheckpointOffset = 0
+    var output: FileOutput
+    var goodOffset: Int
+    var index: [IndexEntry] = []
+    var sinceCheckpoint: [IndexEntry] = []
+    var unsynced: [IndexEntry] = []
+    var lastCheckpointOffset = 0
     /// The latest configuration frame of each source among the chunks written so far.
-    private var configurations: [UInt32: ConfigurationCopy] = [:]
-    private var lastCheckpointTime: UInt64
-    private var lastSyncTime: UInt64
+    var configurations: [UInt32: ConfigurationCopy] = [:]
+    var lastCheckpointTime: UInt64
+    var lastSyncTime: UInt64
     /// Where the written bytes whose writeback has not been started begin (`startWritebackLocked`).
-    private var writebackOffset = 0
+    var writebackOffset = 0
     /// Writeback requests made so far (for tests).
-    private var writebackRequests = 0
+    var writebackRequests = 0
     /// How many times the writer has asked the kernel to start writing back (for tests).
     var writebacksStarted: Int { withWriteLockValue { writebackRequests } }
     /// Indexed records written, and how many of them have been reported durable (`onDurable`), in order.
-    private var indexedCount = 0
-    private var durableCount = 0
+    var indexedCount = 0
+    var durableCount = 0
     /// The file offset at the last background sync request.
-    private var syncRequestOffset = 0
+    var syncRequestOffset = 0
     /// Background syncs completed (for tests).
-    private var backgroundSyncCount = 0
+    var backgroundSyncCount = 0
     /// How many background fdatasyncs have completed (for tests).
     var backgroundSyncs: Int { withWriteLockValue { backgroundSyncCount } }
 
     // The background syncer (fsync policy `.interval`), under syncLock.
-    private let syncLock = NSCondition()
-    private var syncRequested = false
-    private var syncStopping = false
-    private var syncerRunning = false
+    let syncLock = NSCondition()
+    var syncRequested = false
+    var syncStopping = false
+    var syncerRunning = false
 
     /// Bytes written between the background syncer's fdatasyncs (fsync policy `.interval`). On the
     /// project's virtual machines an fdatasync costs in proportion to the bytes written since the
@@ -298,7 +298,7 @@ public final class CaptureWriter: @unchecked Sendable {
     }
 
     /// The frame-time rules: the target duration once the chunk holds `minChunkBytes`, the span cap always.
-    private func closesByTime(_ b: ChunkBuilder, at timeNs: Int64) -> Bool {
+    func closesByTime(_ b: ChunkBuilder, at timeNs: Int64) -> Bool {
         let span = Double(timeNs &- b.firstTimeNs)
         return span >= options.maxChunkSpan * 1e9 || (b.byteCount >= options.minChunkBytes && span >= options.maxChunkDuration * 1e9)
     }
@@ -389,13 +389,13 @@ public final class CaptureWriter: @unchecked Sendable {
 
     // MARK: Pipeline
 
-    private func currentFailure() -> CaptureError? {
+    func currentFailure() -> CaptureError? {
         queueLock.lock()
         defer { queueLock.unlock() }
         return failure
     }
 
-    private func takeBuilder(sourceID: UInt32) throws(CaptureError) -> ChunkBuilder {
+    func takeBuilder(sourceID: UInt32) throws(CaptureError) -> ChunkBuilder {
         queueLock.lock()
         defer { queueLock.unlock() }
         while free.isEmpty && builders >= maxBuilders && failure == nil { queueLock.wait() }
@@ -406,13 +406,13 @@ public final class CaptureWriter: @unchecked Sendable {
         return b
     }
 
-    private func seal(_ sourceID: UInt32) throws(CaptureError) {
+    func seal(_ sourceID: UInt32) throws(CaptureError) {
         guard let b = open.removeValue(forKey: sourceID) else { return }
         if b.isEmpty { release(b); return }
         try submit(b)
     }
 
-    private func submit(_ b: ChunkBuilder) throws(CaptureError) {
+    func submit(_ b: ChunkBuilder) throws(CaptureError) {
         queueLock.lock()
         defer { queueLock.unlock() }
         if let failure { throw failure }
@@ -421,21 +421,21 @@ public final class CaptureWriter: @unchecked Sendable {
         queueLock.signal()
     }
 
-    private func release(_ b: ChunkBuilder) {
+    func release(_ b: ChunkBuilder) {
         queueLock.lock()
         free.append(b)
         queueLock.broadcast()
         queueLock.unlock()
     }
 
-    private func waitForWrites() throws(CaptureError) {
+    func waitForWrites() throws(CaptureError) {
         queueLock.lock()
         defer { queueLock.unlock() }
         while writtenCount < nextSubmit && failure == nil { queueLock.wait() }
         if let failure { throw failure }
     }
 
-    private func stopWorkers() {
+    func stopWorkers() {
         queueLock.lock()
         stopping = true
         queueLock.broadcast()
@@ -451,7 +451,7 @@ public final class CaptureWriter: @unchecked Sendable {
     /// The background syncer: an fdatasync whenever `durableBytes` more have been written, then the
     /// records written before it began are reported durable. A failure fails the writer (Linux reports
     /// a writeback error to one fdatasync of a file description only: it must not be lost here).
-    private func syncerLoop() {
+    func syncerLoop() {
         while true {
             syncLock.lock()
             while !syncRequested && !syncStopping { syncLock.wait() }
@@ -479,7 +479,7 @@ public final class CaptureWriter: @unchecked Sendable {
     }
 
     /// Asks the background syncer for an fdatasync once `durableBytes` have been written since the last request.
-    private func requestBackgroundSyncLocked() {
+    func requestBackgroundSyncLocked() {
         guard case .interval = options.fsync, output.offset - syncRequestOffset >= Self.durableBytes else { return }
         syncRequestOffset = output.offset
         syncLock.lock()
@@ -489,7 +489,7 @@ public final class CaptureWriter: @unchecked Sendable {
     }
 
     /// Reports the indexed records up to `target` (a count) durable, in order, once each.
-    private func deliverDurableLocked(upTo target: Int) {
+    func deliverDurableLocked(upTo target: Int) {
         let count = target - durableCount
         guard count > 0 else { return }
         let entries = unsynced.prefix(count)
@@ -498,7 +498,7 @@ public final class CaptureWriter: @unchecked Sendable {
         unsynced.removeFirst(count)
     }
 
-    private func workerLoop() {
+    func workerLoop() {
         let encoder: ChunkEncoder?
         do { encoder = try ChunkEncoder(options: options.chunk) } catch {
             fail(CaptureError(.usage, file: path, "cannot create a zstd context: \(error)"))
@@ -529,7 +529,7 @@ public final class CaptureWriter: @unchecked Sendable {
         }
     }
 
-    private func fail(_ error: CaptureError) {
+    func fail(_ error: CaptureError) {
         queueLock.lock()
         if failure == nil { failure = error }
         queueLock.broadcast()
@@ -537,7 +537,7 @@ public final class CaptureWriter: @unchecked Sendable {
     }
 
     /// Writes finished records in submission order; whichever worker completes the next one writes it.
-    private func complete(_ sequence: Int, _ b: ChunkBuilder) {
+    func complete(_ sequence: Int, _ b: ChunkBuilder) {
         writeLock.lock()
         pending[sequence] = b
         var done: [ChunkBuilder] = []
@@ -557,167 +557,15 @@ public final class CaptureWriter: @unchecked Sendable {
         queueLock.unlock()
     }
 
-    private func withWriteLockValue<R>(_ body: () -> R) -> R {
+    func withWriteLockValue<R>(_ body: () -> R) -> R {
         writeLock.lock()
         defer { writeLock.unlock() }
         return body()
     }
 
-    private func withWriteLock<R>(_ body: () throws(CaptureError) -> R) throws(CaptureError) -> R {
+    func withWriteLock<R>(_ body: () throws(CaptureError) -> R) throws(CaptureError) -> R {
         writeLock.lock()
         defer { writeLock.unlock() }
         return try body()
-    }
-
-    // MARK: File (under writeLock)
-
-    /// Writes one record; `indexed` records go into the seek table and may be followed by a checkpoint
-    /// (`checkpoint`: false for the configuration copies a checkpoint writes itself).
-    private func writeRecordLocked(_ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true,
-                                   checkpoint: Bool = true) throws(CaptureError) {
-        let offset = output.offset
-        var head = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
-        head.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
-        let padding = pad8(payload.count) - payload.count
-        do {
-            try output.write(head)
-            try output.write(payload)
-            if padding > 0 {
-                try output.write([UInt8](repeating: 0, count: padding))
-            }
-        } catch {
-            // Cut the torn record off so the file stays a clean prefix (best effort: the reader copes anyway).
-            _ = ftruncate(fd, off_t(goodOffset))
-            output.reset(to: goodOffset)
-            throw error
-        }
-        goodOffset = output.offset
-        startWritebackLocked()
-        requestBackgroundSyncLocked()
-        guard indexed else { return }
-        let entry = IndexEntry(offset: offset, envelope: envelope)
-        index.append(entry)
-        sinceCheckpoint.append(entry)
-        unsynced.append(entry)
-        indexedCount += 1
-        try syncLocked(force: false)
-        if checkpoint, options.checkpointInterval > 0,
-           Double(DispatchTime.now().uptimeNanoseconds &- lastCheckpointTime) >= options.checkpointInterval * 1e9 {
-            try writeCheckpointLocked()
-        }
-    }
-
-    /// Asks the kernel to start writing back what was written since the last request, once it is
-    /// `writebackBytes` or more (fsync policies other than `.none`). Advisory: an error (a file
-    /// system or file type where it does not apply) changes nothing; durability is fdatasync's.
-    private func startWritebackLocked() {
-        guard options.fsync != .none, output.offset - writebackOffset >= Self.writebackBytes else { return }
-        _ = tributary_start_writeback(fd, Int64(writebackOffset), Int64(output.offset - writebackOffset))
-        writebackOffset = output.offset
-        writebackRequests += 1
-    }
-
-    private func syncLocked(force: Bool) throws(CaptureError) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let due: Bool
-        switch options.fsync {
-        case .none: due = false
-        case .everyChunk: due = true
-        case .interval(let seconds): due = force || Double(now &- lastSyncTime) >= seconds * 1e9
-        }
-        if due || (force && options.fsync != .none) {
-            guard fdatasync(fd) == 0 else {
-                throw CaptureError(.io, file: partialPath, offset: output.offset, "fdatasync failed: \(String(cString: strerror(errno)))")
-            }
-            lastSyncTime = now
-        } else if options.fsync != .none {
-            return
-        }
-        deliverDurableLocked(upTo: indexedCount)
-    }
-
-    private func writeCheckpointLocked() throws(CaptureError) {
-        lastCheckpointTime = DispatchTime.now().uptimeNanoseconds
-        guard !sinceCheckpoint.isEmpty else { return }
-        try writeConfigurationCopiesLocked(all: false)
-        let payload = Self.encodeTable(sinceCheckpoint, prefix: { base in
-            base.put(UInt64(lastCheckpointOffset), at: 0)
-            base.put(UInt32(sinceCheckpoint.count), at: 8)
-            base.put(UInt32(0), at: 12)
-        })
-        let offset = output.offset
-        let envelope = RecordEnvelope(type: .checkpoint, codec: .none, storedLength: UInt32(payload.count),
-                                      contentLength: UInt32(payload.count), payloadCRC: CRC32C.checksum(payload))
-        let failure: CaptureError? = payload.withUnsafeBytes { (p) -> CaptureError? in
-            do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, indexed: false); return nil } catch { return error }
-        }
-        if let failure { throw failure }
-        lastCheckpointOffset = offset
-        sinceCheckpoint.removeAll(keepingCapacity: true)
-    }
-
-    /// Writes a configuration record (type 5) with the latest configuration frame of each source that
-    /// had a chunk written since the previous checkpoint (`all`: of every source), so that a source's
-    /// configuration survives the loss of the chunk that holds it. Indexed like chunks and gaps.
-    private func writeConfigurationCopiesLocked(all: Bool) throws(CaptureError) {
-        guard !configurations.isEmpty else { return }
-        let recent = all ? Set(configurations.keys) : Set(sinceCheckpoint.lazy.filter { $0.envelope.type == .chunk }.map(\.envelope.sourceID))
-        for sourceID in configurations.keys.sorted() where recent.contains(sourceID) {
-            let copy = configurations[sourceID]!
-            let envelope = RecordEnvelope(type: .configuration, codec: .none, sourceID: sourceID, firstSequence: copy.sequence,
-                                          lastSequence: copy.sequence, firstTimeNs: copy.timeNs, lastTimeNs: copy.timeNs, frameCount: 1,
-                                          kindMask: 1 << UInt32(FrameKind.configuration.rawValue), storedLength: UInt32(copy.frame.count),
-                                          contentLength: UInt32(copy.frame.count), payloadCRC: CRC32C.checksum(copy.frame))
-            let failure: CaptureError? = copy.frame.withUnsafeBytes { (p) -> CaptureError? in
-                do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, checkpoint: false); return nil } catch { return error }
-            }
-            if let failure { throw failure }
-        }
-    }
-
-    private func writeFooterLocked(flags: UInt32) throws(CaptureError) {
-        try Self.writeFooter(index, flags: flags, offset: output.offset, file: partialPath) { (bytes) throws(CaptureError) in
-            try output.write(bytes)
-        }
-    }
-
-    /// Encodes a 16-byte prefix and the entries (checkpoint and footer payloads).
-    static func encodeTable(_ entries: [IndexEntry], prefix: (UnsafeMutableRawPointer) -> Void) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: 16 + entries.count * CaptureFormat.indexEntryLength)
-        bytes.withUnsafeMutableBytes { raw in
-            let base = raw.baseAddress!
-            prefix(base)
-            for (i, e) in entries.enumerated() { e.write(to: base + 16 + i * CaptureFormat.indexEntryLength) }
-        }
-        return bytes
-    }
-
-    /// Writes the footer record and the trailer through `write`, the footer starting at `offset`.
-    static func writeFooter(_ entries: [IndexEntry], flags: UInt32, offset: Int, file: String,
-                            _ write: (UnsafeRawBufferPointer) throws(CaptureError) -> Void) throws(CaptureError) {
-        let payload = encodeTable(entries) { base in
-            base.put(UInt32(entries.count), at: 0)
-            base.put(flags, at: 4)
-            base.put(UInt64(0), at: 8)
-        }
-        guard payload.count <= CaptureFormat.maxRecordLength else {
-            throw CaptureError(.usage, file: file, "the seek table of \(entries.count) records exceeds the record limit")
-        }
-        var bytes = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength + pad8(payload.count) + CaptureFormat.trailerLength)
-        bytes.withUnsafeMutableBytes { raw in
-            let base = raw.baseAddress!
-            payload.withUnsafeBytes { p in
-                RecordEnvelope(type: .footer, codec: .none, storedLength: UInt32(p.count), contentLength: UInt32(p.count),
-                               payloadCRC: CRC32C.checksum(p)).write(to: base)
-                (base + CaptureFormat.envelopeLength).copyMemory(from: p.baseAddress!, byteCount: p.count)
-            }
-            let trailer = raw.count - CaptureFormat.trailerLength
-            base.put(UInt64(offset), at: trailer)
-            base.put(CaptureFormat.trailerMagic, at: trailer + 8)
-        }
-        let failure: CaptureError? = bytes.withUnsafeBytes { (b) -> CaptureError? in
-            do throws(CaptureError) { try write(b); return nil } catch { return error }
-        }
-        if let failure { throw failure }
     }
 }
