@@ -122,6 +122,16 @@ class Victim:
         self.socket.send(w.frame("hello", w.hello(KEY, "victim", timeout=60.0), timestamp_ns=time.time_ns()))
         self.socket.send(w.frame("start", b"", sequence=1))
         self.sequences, self.problems = [], []
+        self.last_keepalive = time.monotonic()
+
+    def keepalive(self):
+        """A keepalive (PROTOCOL.md §4.4: kind 128, header only, the next sequence number, not consumed)
+        every 5 s: the victim's session (timeout 60 s) must not expire however long the fuzzer runs."""
+        if time.monotonic() - self.last_keepalive < 5:
+            return
+        header = w.MAGIC + struct.pack("<BBHHHIQqII", 1, 128, 0, 40, 0, 0, 2, time.time_ns(), 0, 0)
+        self.socket.send(header)
+        self.last_keepalive = time.monotonic()
 
     def drain(self):
         while True:
@@ -197,6 +207,7 @@ def main():
             for s, _ in peers:
                 s.close()
             victim.drain()
+            victim.keepalive()
             if serve.poll() is not None:
                 finding = f"serve ended with status {serve.returncode} in round {rounds}: {serve_output()}"
             elif victim.problems:
