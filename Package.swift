@@ -30,7 +30,7 @@ let package = Package(
         /// back exactly, and text made safe for a terminal (package-internal). Pure Swift, no dependencies.
         .target(name: "TributaryText"),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
-        .target(name: "TributaryDSP", dependencies: ["TributaryWire", "CFFTW", "CKernels"]),
+        .target(name: "TributaryDSP", dependencies: ["TributaryWire", "TributaryText", "CFFTW", "CKernels"]),
         /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
         .target(name: "TributaryFormats"),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
@@ -39,9 +39,9 @@ let package = Package(
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer: only a transport (frames in, frames out),
         /// so a program that publishes or subscribes links neither the codec nor FFTW.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "CZMQ"]),
-        /// What feeds a publisher: replays of captures and simulated devices (and, to come, pipes, sound
-        /// cards and programs publishing through C and Python), each a `Source` plugged into the transport.
-        .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
+        /// What feeds a publisher: replays of captures, simulated devices and pipes (`serve --stdin`), and to
+        /// come sound cards and programs publishing through C and Python; each a `Source` plugged into the transport.
+        .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
         .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",

@@ -370,6 +370,7 @@ class UsageListsEveryOption(unittest.TestCase):
     SHARED = {  # helper files whose options a command takes
         "subscribe": ["Sources/tributary/Transport/SubscriptionOptions.swift"],
         "record": ["Sources/tributary/Transport/SubscriptionOptions.swift"],
+        "serve": ["Sources/tributary/Transport/ServeOptions.swift"],
     }
     PACKAGE_OPTIONS = {
         "serve": ["--message", "--xml", "--file", "--image", "--array"],

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryText
 import TributaryWire
 
 /// The description of a simulated acquisition device, as given to `tributary serve --simulate`.
@@ -58,62 +59,35 @@ public struct SimulationSpec: Sendable, Hashable {
     ///
     /// - Throws: `SimulationSpecError` naming the key or value that is wrong.
     public init(parsing text: String) throws(SimulationSpecError) {
-        var fields: [String: String] = [:]
-        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty else {
-                throw SimulationSpecError(spec: text, message: "'\(item)' is not key=value")
+        do throws(KeyValueSpecError) {
+            var fields = try KeyValueSpec(parsing: text)
+            guard let idValue = try fields.integer("id", 1...Int(UInt32.max)) else {
+                throw KeyValueSpecError("id is required (a source id > 0)")
             }
-            let key = parts[0].trimmingCharacters(in: .whitespaces)
-            guard fields[key] == nil else { throw SimulationSpecError(spec: text, message: "'\(key)' is given twice") }
-            fields[key] = parts[1].trimmingCharacters(in: .whitespaces)
-        }
-        func take(_ key: String) -> String? { fields.removeValue(forKey: key) }
-        func number(_ key: String, _ valid: (Double) -> Bool, _ what: String) throws(SimulationSpecError) -> Double? {
-            guard let field = take(key) else { return nil }
-            guard let value = Double(field), value.isFinite, valid(value) else {
-                throw SimulationSpecError(spec: text, message: "\(key)=\(field): expected \(what)")
+            self.init(id: UInt32(idValue), name: fields.take("name"))
+            if let v = try fields.number("rate", { $0 > 0 && $0 <= 100e6 }, "a rate in (0, 1e8] Hz") { rate = v }
+            if let v = try fields.integer("channels", 1...WireLimits.maxChannels) { channels = v }
+            if let v = try fields.number("freq", { $0 >= 0 }, "a frequency >= 0") { frequency = v }
+            if let v = try fields.number("amp", { $0 >= 0 }, "an amplitude >= 0") { amplitude = v }
+            if let v = try fields.number("noise", { $0 >= 0 }, "a standard deviation >= 0") { noise = v }
+            if let v = try fields.choice("wave", Wave.self) { wave = v }
+            if let v = fields.take("harmonics") {
+                let values = v.split(separator: ";").map { Double($0) }
+                guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0!.isFinite }) else {
+                    throw KeyValueSpecError("harmonics=\(v): expected relative amplitudes separated by ';'")
+                }
+                harmonics = values.map { $0! }
             }
-            return value
-        }
-        func integer(_ key: String, _ range: ClosedRange<Int>) throws(SimulationSpecError) -> Int? {
-            guard let field = take(key) else { return nil }
-            guard let value = Int(field), range.contains(value) else {
-                throw SimulationSpecError(spec: text, message: "\(key)=\(field): expected an integer in \(range.lowerBound)...\(range.upperBound)")
-            }
-            return value
-        }
-        guard let idValue = try integer("id", 1...Int(UInt32.max)) else {
-            throw SimulationSpecError(spec: text, message: "id is required (a source id > 0)")
-        }
-        self.init(id: UInt32(idValue), name: take("name"))
-        if let v = try number("rate", { $0 > 0 && $0 <= 100e6 }, "a rate in (0, 1e8] Hz") { rate = v }
-        if let v = try integer("channels", 1...WireLimits.maxChannels) { channels = v }
-        if let v = try number("freq", { $0 >= 0 }, "a frequency >= 0") { frequency = v }
-        if let v = try number("amp", { $0 >= 0 }, "an amplitude >= 0") { amplitude = v }
-        if let v = try number("noise", { $0 >= 0 }, "a standard deviation >= 0") { noise = v }
-        if let v = take("wave") {
-            guard let w = Wave(rawValue: v) else {
-                throw SimulationSpecError(spec: text, message: "wave=\(v): expected one of \(Wave.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            wave = w
-        }
-        if let v = take("harmonics") {
-            let values = v.split(separator: ";").map { Double($0) }
-            guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0!.isFinite }) else {
-                throw SimulationSpecError(spec: text, message: "harmonics=\(v): expected relative amplitudes separated by ';'")
-            }
-            harmonics = values.map { $0! }
-        }
-        bits = try integer("bits", 1...16)
-        if let v = try number("range", { $0 > 0 }, "a range > 0") { range = v }
-        block = try integer("block", 1...(1 << 24))
-        if let v = try integer("lines", 0...64) { lines = v }
-        if let v = take("unit") { unit = v }
-        if let v = try integer("seed", 0...Int.max) { seed = UInt64(v) }
-        if let unknown = fields.keys.sorted().first {
-            throw SimulationSpecError(spec: text, message: "unknown key '\(unknown)' (id, name, rate, channels, freq, amp, noise, "
-                                      + "wave, harmonics, bits, range, block, lines, unit, seed)")
+            bits = try fields.integer("bits", 1...16)
+            if let v = try fields.number("range", { $0 > 0 }, "a range > 0") { range = v }
+            block = try fields.integer("block", 1...(1 << 24))
+            if let v = try fields.integer("lines", 0...64) { lines = v }
+            if let v = fields.take("unit") { unit = v }
+            if let v = try fields.integer("seed", 0...Int.max) { seed = UInt64(v) }
+            try fields.finish(known: ["id", "name", "rate", "channels", "freq", "amp", "noise", "wave", "harmonics", "bits", "range",
+                                      "block", "lines", "unit", "seed"])
+        } catch {
+            throw SimulationSpecError(spec: text, message: error.message)
         }
         // Each frame must fit the wire format, and the device must be one a machine can simulate in real time.
         let frameBytes = channels * samplesPerFrame * (bits == nil ? 8 : 2) + channels * 20 + 64

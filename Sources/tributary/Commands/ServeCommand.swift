@@ -9,14 +9,15 @@ import TributaryTransport
 import TributaryWire
 import TributaryText
 
-/// `tributary serve`: a publisher streaming simulated devices and/or the replay of a capture.
+/// `tributary serve`: a publisher streaming simulated devices, the replay of a capture and/or a pipe.
 enum ServeCommand: Command {
     static let name = "serve"
     static let streamsFrames = true
-    static let summary = "publish simulated devices and/or a capture replay to subscribers"
+    static let summary = "publish simulated devices, a capture replay and/or standard input to subscribers"
     static let usage = """
     usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
-                           [--replay X.tcap [--speed F|max] [--preload] [--wait-subscribers N] [--linger S]]
+                           [--replay X.tcap [--speed F|max] [--preload]] [--stdin SPEC]
+                           [--wait-subscribers N] [--linger S]
                            [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
                            [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO]
                            [--inbox DIR [--inbox-quota BYTES] [--inbox-max-files N]
@@ -48,10 +49,23 @@ enum ServeCommand: Command {
                          machine's memory), so that its pace is the transport's and the subscribers'
                          alone, not the capture's decoding (which shares the cores): for benchmarking
                          a link or a subscriber at --speed max
-      --wait-subscribers N  started subscribers to wait for before the replay begins (default 1)
-      --linger S         once a replay has been delivered, seconds to give subscribers before the
-                         publisher closes their sessions and exits (default 1; only when every source
-                         is a replay)
+      --stdin SPEC       publish the samples standard input carries: interleaved little-endian
+                         samples (sample 0 of every channel, then sample 1, ...), e.g. from
+                         'arecord -t raw -f S16_LE -c 2 -r 48000 | tributary serve ... --stdin
+                         id=1,name=mic,channels=2,rate=48000,type=int16'. Keys: id, channels and rate
+                         (required), name, type (int16|int32|float32|float64, default float64), scale
+                         and offset (counts only: value = count x scale + offset; int32 counts are sent
+                         as float64 values), unit, range (MIN:MAX), block (samples per frame, default
+                         rate/10), mode (lossless, default: nothing dropped, reading waits for the
+                         slowest subscriber; or live: a slow subscriber loses frames, announced). The
+                         first sample is stamped with the time the input's first bytes arrived, each
+                         frame from its first sample's index and the rate. The end of the input ends
+                         the source.
+      --wait-subscribers N  started subscribers to wait for before a replay or a lossless --stdin
+                         begins (default 1)
+      --linger S         once every replay and the input have been delivered, seconds to give
+                         subscribers before the publisher closes their sessions and exits (default 1;
+                         only when every source is a replay or --stdin)
 
     Application packages (source 0, as an SCCT publisher's application sends them):
       --message TEXT     a message (code 0); repeatable
@@ -97,153 +111,31 @@ enum ServeCommand: Command {
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
-        guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
-        guard !apiKey.isEmpty else {
-            throw UsageError("option --api-key: the key is empty; subscribers must present a key the publisher checks, give a non-empty one")
-        }
-        let simulateSpecs = try arguments.options("--simulate")
-        let replayPath = try arguments.option("--replay")
-        let speedText = try arguments.option("--speed")
-        let preload = arguments.flag("--preload")
-        let waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
-        let linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
-        let policyText = try arguments.option("--policy") ?? "drop"
-        let description = try arguments.option("--description") ?? "tributary serve"
-        let statusInterval = try arguments.number("--status-interval", "a duration in seconds", in: 0.1...86_400)
-        let curveSecret = try arguments.option("--curve-secret")
-        let curveClients = try arguments.option("--curve-clients")
-        let curveAcceptAny = arguments.flag("--curve-accept-any")
-        let http = try arguments.option("--http")
-        let httpHostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
-        if http == nil && !httpHostNames.isEmpty { throw UsageError("--http-host needs --http HOST:PORT") }
-        let packages = try OutgoingPackage.parse(&arguments, .publish)
-        let every = try arguments.number("--every", "a period in seconds", in: 0.01...86_400)
-        let controlPath = try arguments.option("--control")
-        let inboxDirectory = try arguments.option("--inbox")
-        let inboxQuota = try InboxQuota.parse(&arguments)
-        if inboxQuota != nil && inboxDirectory == nil {
-            throw UsageError("--inbox-quota, --inbox-max-files, --inbox-session-quota and --inbox-session-max-files need --inbox DIR")
-        }
-        let rest = try arguments.finish()
-        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
-
-        if !bind.contains("://") { bind = "tcp://" + bind }
-        try checkBindEndpoint(bind)
-        let policy: SlowConsumerPolicy
-        switch policyText {
-        case "drop": policy = .dropAndCount
-        case "disconnect": policy = .disconnect
-        default: throw UsageError("option --policy: '\(policyText)' is not drop or disconnect")
-        }
-        var speed = ReplaySpeed.factor(1)
-        if let speedText {
-            guard replayPath != nil else { throw UsageError("--speed needs --replay") }
-            if speedText == "max" { speed = .asFastAsCredit } else {
-                guard let f = Double(speedText), (0.001...1_000_000).contains(f) else {
-                    throw UsageError("option --speed: '\(speedText)' is not a factor in [0.001, 1000000] or max")
-                }
-                speed = .factor(f)
-            }
-        }
-        if preload && replayPath == nil { throw UsageError("--preload needs --replay") }
-        if curveSecret == nil && (curveClients != nil || curveAcceptAny) {
-            throw UsageError("--curve-clients and --curve-accept-any need --curve-secret")
-        }
-        if curveSecret != nil && (curveClients == nil) == !curveAcceptAny {
-            throw UsageError("with --curve-secret give exactly one of --curve-clients FILE or --curve-accept-any")
-        }
-
-        // Sources.
-        var sources: [any Source] = []
-        var simulated: [SimulatedDeviceSource] = []
-        for text in simulateSpecs {
-            do { simulated.append(SimulatedDeviceSource(spec: try SimulationSpec(parsing: text))) } catch {
-                throw UsageError("option --simulate: \(error)")
-            }
-        }
-        sources += simulated
-        var replays: [ReplaySource] = []
-        if let replayPath {
-            let started = ContinuousClock.now
-            do {
-                replays = try ReplaySource.sources(capture: replayPath, speed: speed, waitForSubscribers: waitSubscribers,
-                                                   preloadLimit: preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil)
-            } catch {
-                throw CommandError("\(error)")
-            }
-            if preload {
-                let bytes = replays.reduce(0) { $0 + $1.preloadedBytes }
-                printError("preloaded \(replayPath): \(String(format: "%.1f MB of frames in %.2f s", Double(bytes) / 1e6, seconds(since: started)))")
-            }
-            guard !replays.isEmpty else { throw CommandError("\(replayPath): no source with frames to replay") }
-            let reader = try? CaptureReader(path: replayPath)
-            let gaps = reader?.gaps ?? []
-            printError("replaying \(replayPath): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
-                       + (speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(speedText ?? "1") x the recorded pace")
-                       + (gaps.isEmpty ? "" : "; the capture records \(counted(gaps.count, "gap")) (\(counted(gaps.reduce(UInt64(0)) { $0.addingSaturated($1.missingCount) }, "frame")) missing), not re-announced"))
-            sources += replays
-        }
-        if every != nil && packages.isEmpty {
-            throw UsageError("--every needs packages to repeat (--message, --xml, --file, --image or --array)")
-        }
-        if sources.isEmpty {
-            printError("no --simulate or --replay: serving application packages only"
-                       + (packages.isEmpty && controlPath == nil ? " (none given: subscribers receive nothing but can send)" : ""))
-        }
-        let inbox = try PublisherInbox(directory: inboxDirectory, quota: inboxQuota ?? InboxQuota())
-
-        // CURVE: the ZAP handler must run on the publisher's context before it binds.
-        var context: ZMQContext?
-        var zap: ZMQZAPHandler?
-        var curve: PublisherCurve?
-        if let curveSecret {
-            let keys = try CurveKeyFile.loadSecret(curveSecret, option: "--curve-secret")
-            var allowed: [ZMQCurveKey: String]?
-            if let curveClients {
-                do { allowed = try ZMQCurveKey.loadAllowList(from: curveClients) } catch { throw CommandError("--curve-clients: \(error)") }
-                if allowed?.isEmpty == true {
-                    throw UsageError("--curve-clients \(curveClients): the file lists no client key, so no subscriber could connect; "
-                                     + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
-                }
-            }
-            do {
-                let zmq = try ZMQContext(ioThreads: 1)
-                let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
-                zap = try ZMQZAPHandler(context: zmq, policy: zapPolicy) { decision in
-                    if !decision.accepted {
-                        printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)")
-                    }
-                }
-                context = zmq
-                curve = PublisherCurve(keys: keys)
-                printError("CURVE on: server public key \(keys.publicKey.z85)" + (curveAcceptAny ? ", any client key accepted" : ""))
-            } catch {
-                throw CommandError("\(error)")
-            }
-        }
-
-        let configuration = PublisherConfiguration(endpoint: bind, apiKey: apiKey, description: description,
-                                                   slowConsumerPolicy: policy, curve: curve)
+        let options = try ServeOptions(&arguments)
+        let sources = try ServeSources(options)
+        let inbox = try PublisherInbox(directory: options.inboxDirectory, quota: options.inboxQuota ?? InboxQuota())
+        let curve = try ServeCurve(options)
+        let configuration = PublisherConfiguration(endpoint: options.bind, apiKey: options.apiKey, description: options.description,
+                                                   slowConsumerPolicy: options.policy, curve: curve?.publisherCurve)
         let publisher: Publisher
         do {
-            publisher = try Publisher(configuration: configuration, sources: sources, context: context) { inbox.receive($0) }
+            publisher = try Publisher(configuration: configuration, sources: sources.all, context: curve?.context) { inbox.receive($0) }
         } catch {
-            zap?.stop()
+            curve?.zap.stop()
             throw CommandError("\(error)")
         }
         inbox.setReply { [weak publisher] session, report in publisher?.publish(.error(report), to: .session(session)) }
         StandardOutput.line("listening on \(publisher.endpoint)")
-        for source in sources {
+        for source in sources.all {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
-        let liveView = try ServeHTTP.start(http: http, hostNames: httpHostNames, endpoint: publisher.endpoint, apiKey: apiKey,
-                                              curve: curveSecret != nil)  // serve --http
+        let liveView = try ServeHTTP.start(http: options.http, hostNames: options.httpHostNames, endpoint: publisher.endpoint,
+                                           apiKey: options.apiKey, curve: curve != nil)  // serve --http
         defer { liveView?.close() }
 
         // Control lines are published as they come, from the reading thread.
         var control: ControlInput?
-        if let controlPath {
+        if let controlPath = options.controlPath {
             control = try ControlInput(path: controlPath) { [publisher] line, number in
                 do {
                     let package = try OutgoingPackage.parse(jsonLine: line)
@@ -255,112 +147,17 @@ enum ServeCommand: Command {
             }
             control?.start()
         }
-        /// Subscribers that have been sent the packages of the command line.
-        var greeted = Set<UInt64>()
-        var lastRepeat = Date()
-
-        enum Event { case stop(Int32), list }
-        let events = Mutex<[Event]>([])
-        let wake = DispatchSemaphore(value: 0)
-        let signals = ProcessSignals([SIGINT, SIGTERM, SIGUSR1]) { number in
-            events.withLock { $0.append(number == SIGUSR1 ? .list : .stop(number)) }
-            wake.signal()
-        }
-        var known: [UInt64: SubscriberInfo] = [:]
-        var sessionsOpened: UInt64 = 0
-        var lastStatus = Date()
-        var replayDeliveredAt: Date?
-        let replayOnly = !replays.isEmpty && replays.count == sources.count
-        var stopReason = "stopped"
-        var replayEnded = false
-        var behind: Set<UInt32> = []  // simulated sources said to be behind real time
-        loop: while true {
-            _ = wake.wait(timeout: .now() + .milliseconds(200))
-            // A simulated device faster than this machine can compute falls behind real time: say so
-            // (once it is a second late, and again once it has caught up).
-            for device in simulated {
-                let late = device.secondsBehind, id = device.info.id
-                if late >= 1, !behind.contains(id) {
-                    behind.insert(id)
-                    printError("source \(id) '\(device.info.description.terminalSafe)': the simulation is \(String(format: "%.1f", late)) s behind real time: "
-                               + "this machine computes its \(device.spec.channels) channels × \(String(format: "%.0f", device.spec.rate)) samples/s more slowly than real time, "
-                               + "so its frames (stamped on the device's schedule) fall ever further behind the clock; lower its rate or channels")
-                } else if late == 0, behind.contains(id) {
-                    behind.remove(id)
-                    printError("source \(id) '\(device.info.description.terminalSafe)': the simulation has caught up with real time")
-                }
-            }
-            for event in events.withLock({ e -> [Event] in defer { e.removeAll() }; return e }) {
-                switch event {
-                case .stop(let number):
-                    stopReason = number == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"
-                    break loop
-                case .list:
-                    printList(publisher.subscribers())
-                }
-            }
-            // Subscribers coming and going.
-            let current = publisher.subscribers()
-            let ids = Set(current.map(\.sessionID))
-            for info in current where known[info.sessionID] == nil {
-                StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description.terminalSafe)' from \(info.address.terminalSafe)"
-                                    + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
-            }
-            // What the publisher held for a session that went (even one that came and went between
-            // two looks) is freed: the inbox gives the heap's free pages back once things are quiet.
-            let opened = publisher.statistics().sessionsOpened
-            if opened != sessionsOpened || known.keys.contains(where: { !ids.contains($0) }) { inbox.sessionsChanged() }
-            sessionsOpened = opened
-            for (id, info) in known where !ids.contains(id) {
-                StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(counted(info.framesSent, "frame")) sent, \(info.framesDropped) dropped")
-            }
-            known = Dictionary(uniqueKeysWithValues: current.map { ($0.sessionID, $0) })
-            // The command line's packages: to each subscriber as it starts, and with --every to all again.
-            if !packages.isEmpty {
-                for info in current where info.isStarted && !greeted.contains(info.sessionID) {
-                    greeted.insert(info.sessionID)
-                    let sent = packages.filter { $0.publish(on: publisher, to: .session(info.sessionID)) }.count
-                    StandardOutput.line("sent \(sent) of \(counted(packages.count, "package")) to session \(info.sessionID)")
-                }
-                greeted.formIntersection(ids)
-                if let every, Date().timeIntervalSince(lastRepeat) >= every {
-                    lastRepeat = Date()
-                    if current.contains(where: \.isStarted) {
-                        let sent = packages.filter { $0.publish(on: publisher) }.count
-                        StandardOutput.line("sent \(sent) of \(counted(packages.count, "package")) to every started subscriber")
-                    }
-                }
-            }
-            if let statusInterval, Date().timeIntervalSince(lastStatus) >= statusInterval {
-                lastStatus = Date()
-                printList(current)
-            }
-            // A replay-only publisher ends once everything it replayed has left and the subscribers had time to read it.
-            if replayOnly {
-                if replayDeliveredAt == nil, replays.allSatisfy({ $0.progress.finished }), publisher.losslessFramesPending == 0 {
-                    replayDeliveredAt = Date()
-                    let frames = replays.reduce(0) { $0 + $1.progress.framesPublished }
-                    StandardOutput.line("replay complete: \(counted(frames, "frame"))")
-                }
-                if let at = replayDeliveredAt, Date().timeIntervalSince(at) >= linger {
-                    stopReason = "the replay has ended"
-                    replayEnded = true
-                    break loop
-                }
-            }
-        }
-        withExtendedLifetime(signals) {}
+        var loop = ServeLoop(options: options, sources: sources, publisher: publisher, inbox: inbox)
+        let end = loop.run()
         control?.stop()
         let statistics = publisher.statistics()
-        // At a replay's end, subscribers get time to read everything queued for them (and its close);
-        // on a signal the operator wants the publisher gone soon.
-        publisher.stop(reason: stopReason, drain: replayEnded ? .seconds(30) : .seconds(2))
-        zap?.stop()
+        // At the end of a replay or the input, subscribers get time to read everything queued for
+        // them (and its close); on a signal the operator wants the publisher gone soon.
+        publisher.stop(reason: end.reason, drain: end.delivered ? .seconds(30) : .seconds(2))
+        curve?.zap.stop()
         inbox.close()
-        for replay in replays {
-            for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \("\(problem)".terminalSafe)") }
-        }
-        StandardOutput.line("\(stopReason): \(counted(statistics.framesPublished, "frame")) published, \(counted(statistics.sessionsOpened, "session")) opened, "
+        sources.reportProblems()
+        StandardOutput.line("\(end.reason): \(counted(statistics.framesPublished, "frame")) published, \(counted(statistics.sessionsOpened, "session")) opened, "
                             + "\(statistics.sessionsRefused) refused, \(counted(statistics.handOffRefused, "frame")) refused at the hand-off")
         return 0
     }
@@ -387,22 +184,12 @@ enum ServeCommand: Command {
                 + (s.bits.map { "\($0)-bit int16 counts" } ?? "float64") + ", \(s.wave) \(s.frequency) Hz x (k+1)"
                 + (s.lines > 0 ? ", \(counted(s.lines, "digital line"))" : "")
         }
+        if let pipe = source as? PipeSource {
+            let s = pipe.spec
+            return "standard input, \(counted(s.channels, "channel")) at \(s.rate) S/s, \(s.type.rawValue)"
+                + (s.type == .int32 ? " (sent as float64 values)" : "") + ", \(s.samplesPerFrame) samples per frame, \(s.mode.rawValue)"
+        }
         let c = source.configuration
         return "replay, \(counted(c.channels.count, "channel"))" + (c.channels.first.map { " at \($0.samplingRate) S/s" } ?? "")
     }
-
-    private static func printList(_ subscribers: [SubscriberInfo]) {
-        StandardOutput.line("subscribers: \(subscribers.count)")
-        for s in subscribers {
-            let filters = s.filters.isEmpty ? "no filters" : "filters \("\(s.filters)".terminalSafe)"
-            StandardOutput.line("  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
-                                + "\(s.isStarted ? "started" : "stopped"), \(counted(s.framesSent, "frame")) sent, \(s.framesDropped) dropped, \(filters)"
-                                + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
-        }
-    }
-}
-
-private func seconds(since start: ContinuousClock.Instant) -> Double {
-    let d = ContinuousClock.now - start
-    return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
 }
