@@ -122,7 +122,7 @@ package enum AnalysisInputs {
             description.note(frame)
             try body(frame)
         }
-        description.warnings = reader.damage.map { "\(path): \($0)" }
+        description.warnings = reader.damage.map { "\(path): damage at \($0)" }
         if !reader.hasFooter {
             description.warnings.append("\(path): capture has no footer (writer crashed?); recovered by scanning")
         } else if reader.wasRepaired {

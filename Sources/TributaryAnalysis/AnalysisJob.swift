@@ -36,13 +36,23 @@ package struct AnalysisJob: Sendable {
             }
             let sources = try analysis.finish().sorted { $0.id < $1.id }
             try check(path, input)
-            if sources.isEmpty { throw CommandError("\(path): no analog data") }
+            if sources.isEmpty { throw Self.noAnalogData(path, input) }
             return .success((input, sources))
         } catch let error as CommandError {
             return .failure(error)
         } catch {
             return .failure(CommandError("\(path): \(error)"))
         }
+    }
+
+    /// The error for a file whose analysis found no analog data: where that is because the file is
+    /// damaged or torn, the damage (as `inspect` names it, with its byte offset) and what to do.
+    static func noAnalogData(_ path: String, _ input: InputDescription) -> CommandError {
+        guard !input.warnings.isEmpty else { return CommandError("\(path): no analog data") }
+        let damage = input.warnings.map { $0.hasPrefix(path + ": ") ? String($0.dropFirst(path.count + 2)) : $0 }
+        return CommandError("\(path): no analog data could be read; the file is damaged: \(damage.joined(separator: "; ")). "
+                            + "'tributary inspect \(path)' lists the damage; 'tributary repair \(path) --out REPAIRED.tcap' "
+                            + "keeps whatever is intact")
     }
 
     /// Names what --source and --channels asked for that the file does not have, and what it has.

@@ -254,6 +254,28 @@ class AnalyzeInterop(unittest.TestCase):
         total = from_npy["sources"][0]["channels"][0]["samples"]
         self.assertLess(report["sources"][0]["channels"][0]["samples"], total)
 
+    def test_a_damaged_capture_is_named_as_damaged(self):
+        # Not "no analog data": the damage with its byte offset, as inspect says it, and what to do.
+        capture = self.path("damage-source.tcap")
+        subprocess.run([BIN, "import", self.tone_path, "--rate", "48000", "--out", capture, "--force"], check=True, capture_output=True)
+        with open(capture, "rb") as f:
+            data = bytearray(f.read())
+        torn = self.path("torn.tcap")
+        with open(torn, "wb") as f:
+            f.write(data[:len(data) // 2])
+        flipped = self.path("flipped.tcap")
+        data[200] ^= 0xFF  # inside the only chunk's payload: its CRC fails
+        with open(flipped, "wb") as f:
+            f.write(data)
+        for path, damage in ((torn, "torn tail"), (flipped, "chunk payload CRC32C mismatch")):
+            with self.subTest(path=path):
+                err = run(path, expect=1).stderr
+                self.assertIn(f"{path}: no analog data could be read; the file is damaged: damage at byte 64", err)
+                self.assertIn(damage, err)
+                self.assertIn(f"'tributary repair {path} --out REPAIRED.tcap'", err)
+                inspected = subprocess.run([BIN, "inspect", path], capture_output=True, text=True, timeout=60).stdout
+                self.assertIn("damage at byte 64", inspected)
+
     def test_many_files_in_parallel_survive_a_broken_one(self):
         broken = self.path("broken.npy")
         with open(self.random_path, "rb") as src, open(broken, "wb") as dst:

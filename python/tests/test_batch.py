@@ -133,6 +133,20 @@ class BatchTests(unittest.TestCase):
             with self.subTest(**kwargs), self.assertRaises(error):
                 batch.analyze_many(self.paths[:1], **kwargs, **self.options)
 
+    def test_a_torn_capture_is_named_as_damaged_not_as_empty(self):
+        # The error says what inspect says (the damage and its byte offset) and points to repair.
+        torn = os.path.join(self.tmp.name, "torn.tcap")
+        with open(self.paths[0], "rb") as f:
+            data = f.read()
+        with open(torn, "wb") as f:
+            f.write(data[:len(data) // 2])
+        with self.assertRaises(batch.BatchError) as e:
+            batch.analyze_many([torn], processes=1, **self.options)
+        error = e.exception.failures[0]["error"]
+        self.assertIn("no analog data could be read; the file is damaged: damage at byte 64", error)
+        self.assertIn("torn tail", error)
+        self.assertIn(f"tributary repair {torn}", error)
+
     def test_packed_rows_come_back_equal(self):
         # A worker's rows travel with each array column stacked when every row has it at one length.
         rows = [{"file": "a", "channel": c, "welch_frequencies": np.arange(5.0), "welch_psd": np.full(5, c + 0.5),
