@@ -176,7 +176,8 @@ final class PublisherInbox: Sendable {
                     + "\(MemoryBudget.describe(session.bytes)): not stored"
             }
             if isFile && session.files >= quota.sessionFiles {
-                return "this session may store \(counted(quota.sessionFiles, "file")) in the inbox (--inbox-session-max-files) and has: not stored"
+                return "this session has stored \(session.files) of the \(counted(quota.sessionFiles, "file")) it may store in the inbox "
+                    + "(--inbox-session-max-files): not stored"
             }
             if s.inbox.bytes.addingSaturating(cost) > quota.bytes {
                 return "the inbox holds \(MemoryBudget.describe(s.inbox.bytes)) of its \(MemoryBudget.describe(quota.bytes)) quota (--inbox-quota): not stored"
