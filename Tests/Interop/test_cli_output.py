@@ -104,11 +104,22 @@ class ToolOutput(unittest.TestCase):
         self.assertIn("PSD (mV²/Hz)", svg)
         self.assertIn("Frequency (Hz), log scale", svg)
         legends = re.findall(r"<text x=\"[0-9.]+\" y=\"[0-9.]+\">([^<]*)</text>", svg)
-        self.assertTrue(any(l.startswith("Bench DAQ (source 1) ch 0") for l in legends), legends)
-        self.assertTrue(any(l.startswith("Bench DAQ (source 1) ch 1") for l in legends), legends)
+        # Each curve named once: the device and the channel (one file, one source: no file name or source id).
+        self.assertEqual(legends, ["Bench DAQ ch 0", "Bench DAQ ch 1"])
         ticks = re.findall(r'text-anchor="middle">([0-9.e+]+)</text>', svg)
         self.assertIn("10", ticks)
         self.assertIn("100", ticks)
+        # The axis ends at Nyquist (500 Hz at 1 kS/s), not at the next decade.
+        self.assertNotIn("1000", ticks)
+        self.assertIn("500", ticks)
+        # An NPY file's source is named after the file: named once. Several files: each curve says its file.
+        run("analyze", self.path("one.npy"), "--rate", 1000, "--welch", 128, "--plot", self.path("npy.svg"))
+        with open(self.path("npy.svg")) as f:
+            self.assertEqual(re.findall(r"<text x=\"[0-9.]+\" y=\"[0-9.]+\">([^<]*)</text>", f.read()), ["one.npy ch 0"])
+        run("analyze", self.path("one.tcap"), self.path("two.tcap"), "--welch", 128, "--plot", self.path("two-files.svg"))
+        with open(self.path("two-files.svg")) as f:
+            self.assertEqual(re.findall(r"<text x=\"[0-9.]+\" y=\"[0-9.]+\">([^<]*)</text>", f.read()),
+                             ["one.tcap one.npy ch 0 [V]", "two.tcap Bench DAQ ch 0 [mV]", "two.tcap Bench DAQ ch 1 [mV]"])
         # A linear axis by default.
         run("analyze", self.path("two.tcap"), "--welch", 256, "--plot", self.path("lin.svg"))
         with open(self.path("lin.svg")) as f:

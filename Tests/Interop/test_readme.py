@@ -371,6 +371,7 @@ class UsageListsEveryOption(unittest.TestCase):
         "subscribe": ["Sources/tributary/Transport/SubscriptionOptions.swift"],
         "record": ["Sources/tributary/Transport/SubscriptionOptions.swift"],
         "serve": ["Sources/tributary/Transport/ServeOptions.swift"],
+        "analyze": ["Sources/tributary/Analysis/AnalyzeOptions.swift"],
     }
     PACKAGE_OPTIONS = {
         "serve": ["--message", "--xml", "--file", "--image", "--array"],

@@ -120,20 +120,12 @@ enum DemoCommand: Command {
         print("")
         print(AnalysisTable.render(file: capturePath, input: input, sources: sources, request: request))
 
-        var series: [SVGSpectrumPlot.Series] = []
-        for source in sources {
-            for r in source.channels {
-                let name = source.channelNames[UInt32(r.index)].map { " \($0)" } ?? ""
-                if let w = r.welch {
-                    series.append(.init(label: "\(source.name) (source \(source.id)) ch \(r.index)\(name)", unit: source.units[UInt32(r.index)] ?? "",
-                                        x: w.frequencies, y: w.values))
-                }
-            }
-        }
+        let series = SVGSpectrumPlot.Series.spectra(of: sources, file: capturePath, fileCount: 1)
         let units = Set(series.map(\.unit))
         let unit = units.count == 1 && !units.first!.isEmpty ? units.first! : "unit"
-        let plot = SVGSpectrumPlot(title: "Welch PSD of the recorded subscription (nperseg 4096, hann)", xLabel: "Frequency (Hz)",
-                                   yLabel: "PSD (\(unit)²/Hz)", series: series)
+        // A log frequency axis, so that the 50 Hz tones' harmonics stand apart at the low end.
+        let plot = SVGSpectrumPlot(title: "Welch PSD of the recorded subscription (nperseg 4096, hann)", xLabel: "Frequency (Hz), log scale",
+                                   yLabel: "PSD (\(unit)²/Hz)", series: series, logFrequency: true)
         try plot.render().write(toFile: plotPath, atomically: true, encoding: .utf8)
         print("\nSpectrum plot: \(URL(fileURLWithPath: plotPath).standardizedFileURL.path)")
         return 0

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryDSP
 
 /// A line plot of spectra with a logarithmic y axis and a linear or logarithmic frequency axis,
 /// written as a self-contained SVG that a browser shows.
@@ -40,8 +41,9 @@ struct SVGSpectrumPlot {
         let positives = series.flatMap(\.y).filter { $0 > 0 && $0.isFinite }
         var xMin = xs.min() ?? 0, xMax = Swift.max(xs.max() ?? 1, (xs.min() ?? 0) + 1e-12)
         if logFrequency {
+            // From the decade below the lowest frequency to the highest (Nyquist), not the next decade.
             xMin = floor(xMin)
-            xMax = Swift.max(ceil(xMax), xMin + 1)
+            xMax = Swift.max(xMax, xMin + log10(2))
         }
         var decadeLo = floor(log10(positives.min() ?? 1e-12))
         let decadeHi = ceil(log10(positives.max() ?? 1))
@@ -148,5 +150,38 @@ struct SVGSpectrumPlot {
 
     func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
+
+extension SVGSpectrumPlot.Series {
+    /// The Welch PSDs (or, without Welch, the averaged amplitude spectra) of a file's analysed sources,
+    /// each curve named once: the file (when several are plotted, or when the source has no name of its
+    /// own: an NPY file's source is named after the file), the device, the source id when the file has
+    /// several sources, the channel index and the channel's name unless it is only a default one
+    /// ("channel K", "chK").
+    static func spectra(of sources: [SourceAnalysis], file: String, fileCount: Int) -> [Self] {
+        let fileName = (file as NSString).lastPathComponent
+        var series: [Self] = []
+        for source in sources {
+            var prefix: [String] = []
+            if fileCount > 1 || source.name.isEmpty || source.name == fileName { prefix.append(fileName) }
+            if !source.name.isEmpty && source.name != fileName { prefix.append(source.name) }
+            if sources.count > 1 { prefix.append("(source \(source.id))") }
+            for r in source.channels {
+                let index = UInt32(r.index)
+                var label = prefix + ["ch \(r.index)"]
+                if let name = source.channelNames[index], !name.isEmpty,
+                   !["channel\(r.index)", "ch\(r.index)"].contains(name.lowercased().filter { $0 != " " }) {
+                    label.append(name)
+                }
+                let unit = source.units[index] ?? ""
+                if let w = r.welch {
+                    series.append(.init(label: label.joined(separator: " "), unit: unit, x: w.frequencies, y: w.values))
+                } else if let sp = r.spectrum {
+                    series.append(.init(label: label.joined(separator: " "), unit: unit, x: sp.frequencies, y: sp.amplitudeRMS))
+                }
+            }
+        }
+        return series
     }
 }
