@@ -1,13 +1,15 @@
 import Foundation
 import TributaryCapture
 import TributaryFormats
+import TributaryWire
 
 /// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
 enum ImportCommand: Command {
     static let name = "import"
     static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """
-    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--source-id N] [--source-name S] [--unit U] [--fast-codec] [--force]
+    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--start-time ISO8601|UNIX] [--source-id N] [--source-name S]
+                            [--unit U] [--fast-codec] [--force]
            tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--fast-codec] [--force]
 
     Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
@@ -32,6 +34,10 @@ enum ImportCommand: Command {
 
       --rate HZ          samples per second (required except for WAV)
       --out X.tcap       the capture to write (required)
+      --start-time T     NPY / WAV / CSV: the time of the first sample, ISO 8601 (2026-11-30T15:04:05.25Z,
+                         an offset such as +01:00, or no zone: local time) or Unix seconds
+                         (1796051045.25); default the file's modification time (said in the output).
+                         TDMS, XDF and HDF5 files carry their own times
       --source-id N      source id, default 1
       --source-name S    device name in the configuration, default the file name
       --unit U           unit of every channel, default V
@@ -51,13 +57,16 @@ enum ImportCommand: Command {
         let force = arguments.flag("--force")
         let options = CaptureWriterOptions(chunk: arguments.flag("--fast-codec") ? .fast : ChunkCodecOptions(), fsync: .none)
         let select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
+        let startText = try arguments.option("--start-time")
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
         if let kind = FormatImport.kind(path: path) {
+            if startText != nil { throw UsageError("--start-time applies to NPY, WAV and CSV files; \(kind.rawValue.uppercased()) files carry their own times") }
             return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force, options: options)
         }
         if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
+        let start = try startTime(startText, of: path)
         // Checked before the input is read: refuse an existing output (without --force) or .partial early,
         // and an output that is the input (any spelling of it, or a link to it) even with --force.
         let destination: CaptureDestination
@@ -91,12 +100,29 @@ enum ImportCommand: Command {
         let summary: CaptureWriteSummary
         do {
             summary = try CaptureImport.write(signal, rate: effectiveRate, sourceID: sourceID,
-                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, to: destination,
+                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, startNs: start.ns, to: destination,
                                               options: options)
         } catch { throw CommandError("\(error)") }
         print("\(out): \(signal.channelCount) channels × \(signal.sampleCount) samples (\(signal.samples.format)), "
-              + "\(summary.records) records, \(summary.fileBytes) bytes")
+              + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))")
+        print("\(out): first sample at \(TimeText.utc(start.ns)) (\(start.origin))")
         return 0
+    }
+
+    /// The first sample's time: --start-time, or the file's modification time.
+    static func startTime(_ text: String?, of path: String) throws -> (ns: Int64, origin: String) {
+        if let text {
+            guard let (ns, local) = TimeText.parse(text) else {
+                throw UsageError("option --start-time: '\(text)' is not a time: give ISO 8601 with a date and a time "
+                                 + "(2026-11-30T15:04:05.25Z, with an offset such as +01:00, or none for local time) "
+                                 + "or Unix seconds (1796051045.25), between the years 1678 and 2262")
+            }
+            return (ns, "--start-time" + (local ? ", read as local time" : ""))
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw CommandError("\(path): \(String(cString: strerror(errno)))") }
+        let ns = Int64(info.st_mtim.tv_sec).multipliedSaturated(by: 1_000_000_000).addingSaturated(Int64(info.st_mtim.tv_nsec))
+        return (ns, "the file's modification time; --start-time sets another")
     }
 
     /// TDMS, XDF and HDF5: every group / stream / dataset (or the selected ones) as a source of one capture.
