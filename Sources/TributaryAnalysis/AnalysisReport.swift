@@ -212,14 +212,14 @@ package enum AnalysisTable {
                 let sorted = w.values.sorted()
                 let u = unit(r) == "-" ? "U" : unit(r)
                 let psdUnit = c.scaling == .density ? "\(u)²/Hz" : "\(u)²"
-                lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(w.segments) segments, \(c.scaling.rawValue)): "
+                lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(counted(w.segments, "segment")), \(c.scaling.rawValue)): "
                              + "peak \(g(w.values[peak])) \(psdUnit) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])) \(psdUnit), "
-                             + "\(w.values.count) bins (--json for values)")
+                             + "\(counted(w.values.count, "bin")) (--json for values)")
             }
             if let s = r.spectrum {
                 let peak = s.amplitudeRMS.indices.dropFirst().max { s.amplitudeRMS[$0] < s.amplitudeRMS[$1] } ?? 0
                 let u = unit(r) == "-" ? "" : " \(unit(r))"
-                lines.append("ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(s.averages) averages): "
+                lines.append("ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(counted(s.averages, "average"))): "
                              + "largest \(g(s.amplitudeRMS[peak]))\(u) RMS at \(g(s.frequencies[peak])) Hz")
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryCapture
 import TributaryWire
+import TributaryText
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.
 enum FilterCommand: Command {

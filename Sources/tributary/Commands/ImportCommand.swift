@@ -1,6 +1,7 @@
 import Foundation
 import TributaryCapture
 import TributaryFormats
+import TributaryText
 
 /// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
 enum ImportCommand: Command {
@@ -78,7 +79,7 @@ enum ImportCommand: Command {
             case "csv":
                 let csv = try CSVTable.read(path: path)
                 signal = ImportedSignal(csv: csv)
-                shape = "CSV of \(csv.channelCount) columns × \(csv.sampleCount) data rows"
+                shape = "CSV of \(counted(csv.channelCount, "column")) × \(counted(csv.sampleCount, "data row"))"
             default: throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
             }
         } catch let error as UsageError {
@@ -94,8 +95,8 @@ enum ImportCommand: Command {
                                               sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, to: destination,
                                               options: options)
         } catch { throw CommandError("\(error)") }
-        print("\(out): \(signal.channelCount) channels × \(signal.sampleCount) samples (\(signal.samples.format)), "
-              + "\(summary.records) records, \(summary.fileBytes) bytes")
+        print("\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
+              + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))")
         return 0
     }
 
@@ -111,9 +112,9 @@ enum ImportCommand: Command {
             summary = try FormatImport.write(sources, to: destination, options: options)
         } catch { throw CommandError("\(error)") }
         for s in sources {
-            print("\(out): source \(s.sourceID) '\(s.deviceName)': \(s.channelCount) channels × \(s.sampleCount) samples (\(s.samples.format)) at \(s.rate) Hz")
+            print("\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz")
         }
-        print("\(out): \(summary.records) records, \(summary.fileBytes) bytes (from \(kind.rawValue.uppercased()))")
+        print("\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))")
         return 0
     }
 }

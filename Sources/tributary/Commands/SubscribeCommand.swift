@@ -43,8 +43,8 @@ enum SubscribeCommand: Command {
         // that a slow terminal does not hold up reading.
         let run = SubscriptionRun(inline: summary != nil)
         let (subject, welcome) = try options.connect(run)
-        printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), sources "
-                   + welcome.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", "))
+        printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), "
+                   + FrameDescription.sourcesText(welcome.sources))
         let received = Atomic<Int>(0)
         let end = run.run(subject: subject, duration: options.duration) { package in
             received.add(1, ordering: .relaxed)

@@ -1,4 +1,5 @@
 import TributaryWire
+import TributaryText
 
 /// What `tributary filter` read and kept: the analog channels and arrays of each source of the input,
 /// and per filter and source the channels, frames and samples it kept. It says what was kept on
@@ -116,7 +117,7 @@ struct FilterSelection {
         }
         for type in arraysIn.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             let sources = arraysIn[type]!.sorted()
-            holds.append("\(type) arrays of source\(sources.count == 1 ? "" : "s") " + sources.map(String.init).joined(separator: ", "))
+            holds.append("\(type) arrays of " + (sources.count == 1 ? "source " : "sources ") + sources.map(String.init).joined(separator: ", "))
         }
         return "the filters (\(given)) keep nothing of the \(counted(governed, "frame")) they govern; nothing written. "
             + "The input holds " + (holds.isEmpty ? "no analog data or arrays" : holds.joined(separator: "; "))

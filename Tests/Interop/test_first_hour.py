@@ -1,0 +1,109 @@
+"""Issue 43, readings and messages: what a new user reads says what it is.
+
+- item 7: a replay's normal end prints as the end it is (a close with code 0), not as error 5;
+- item 8: `filter` says what it kept, and why a filter kept nothing when IN has nothing of its kind;
+- item 9: a Welch segment longer than the input is shortened with scipy's warning (the CLI here,
+  Python in python/tests/test_package.py);
+- item 10: source 0 stands for the publisher's own packages wherever source ids are listed;
+- item 13: counts in the right number, no empty `sources` header, a truthful pace for a live
+  recording, and `bench` progress per point.
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import wire_spec as w
+from tool_process import TIMEOUT, TRIBUTARY, Serve
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEVICE = "id=1,name=Sim,rate=2000,channels=2,freq=50,block=100"
+
+
+def run(*args, timeout=TIMEOUT):
+    return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+class Directory(unittest.TestCase):
+    def setUp(self):
+        self.directory = tempfile.mkdtemp(prefix="tributary-first-hour-")
+        self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+    def capture(self, name="x.tcap", channels=2, samples=5000, rate=1000):
+        np.save(self.path("in.npy"), np.sin(2 * np.pi * 50 * np.arange(samples) / rate) * np.ones((channels, 1)))
+        result = run("import", self.path("in.npy"), "--rate", rate, "--out", self.path(name))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return self.path(name)
+
+
+class PluralsAndSmallText(Directory):
+    """Item 13."""
+
+    def test_one_record_channel_and_sample(self):
+        capture = self.capture(channels=1)
+        result = run("import", self.path("in.npy"), "--rate", 1000, "--out", self.path("again.tcap"))
+        self.assertIn(": 1 channel × 5000 samples", result.stdout)
+        # A capture cut after its first record: repair keeps one record.
+        with open(capture, "rb") as f:
+            data = f.read()
+        first = struct.unpack_from("<I", data, 12)[0]
+        length = 88 + (struct.unpack_from("<I", data, first + 64)[0] + 7) // 8 * 8
+        with open(self.path("cut.tcap"), "wb") as f:
+            f.write(data[:first + length])
+        result = run("repair", self.path("cut.tcap"), "--out", self.path("fixed.tcap"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1 record kept", result.stdout)
+        # A configuration of one channel, listed frame by frame.
+        with open(self.path("one.frames"), "wb") as f:
+            f.write(w.frame("configuration", w.configuration("dev", "t", [(0, 0, 1000.0, -1.0, 1.0, "ai0", "V")], []),
+                            source_id=1))
+        result = run("inspect", self.path("one.frames"))
+        self.assertIn("1 channel, 0 lines", result.stdout)
+        self.assertNotRegex(result.stdout, r"\b1 (channels|records|samples|lines)\b")
+        # One Welch segment, one averaged spectrum.
+        result = run("analyze", capture, "--welch", 5000)
+        self.assertIn("hann, 1 segment, density", result.stdout)
+        result = run("analyze", capture, "--spectrum", 5000)
+        self.assertIn("hann, 1 average)", result.stdout)
+
+    def test_an_application_only_publisher_has_no_empty_sources_header(self):
+        server = Serve("--message", "only this")
+        try:
+            result = run("subscribe", server.address, "--api-key", "k", "--duration", "0.5")
+        finally:
+            server.stop()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        header = result.stderr.splitlines()[0]
+        self.assertTrue(header.endswith("no sources (only the publisher's own packages, source 0)"), header)
+
+    def test_a_live_recording_states_the_streams_pace(self):
+        server = Serve("--simulate", DEVICE)
+        try:
+            result = run("record", server.address, "--api-key", "k", "--out", self.path("live.tcap"), "--duration", "1.5")
+        finally:
+            server.stop()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("data recorded at", result.stderr)
+        self.assertRegex(result.stderr, r"the stream's data came at [0-9.]+ MB/s \(the publisher's pace")
+
+    def test_bench_reports_each_point(self):
+        result = run("bench", "--rates", "200,400", "--sizes", "16", "--seconds", "0.2", timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1 subscriber", result.stderr)
+        self.assertNotIn("(s)", result.stderr)
+        self.assertIn("2 points of", result.stderr)
+        self.assertRegex(result.stderr, r"point 1/2: 16 samples per channel at 200 frames/s offered: [0-9]+ frames/s delivered")
+        self.assertRegex(result.stderr, r"point 2/2: 16 samples per channel at 400 frames/s offered")
+
+
+if __name__ == "__main__":
+    unittest.main()
