@@ -64,7 +64,9 @@ package enum FrameDescription {
         case .stop: return "stop transmission"
         case .selectSources(let ids): return "sources \(ids.map(String.init).joined(separator: ","))"
         case .gap(let g): return "\(counted(g.missingCount, "frame")) lost from sequence \(g.firstMissingSequence)"
-        case .close(let c): return "code \(c.code.rawValue)" + (c.reason.isEmpty ? "" : ": \(c.reason.terminalSafe)")
+        case .close(let c):
+            return "code \(c.code.rawValue)" + (c.code.rawValue == 0 ? " (a normal end)" : " (\(c.code.name))")
+                + (c.reason.isEmpty ? "" : ": \(c.reason.terminalSafe)")
         case .credit(let n): return counted(n, "frame")
         }
     }

@@ -45,6 +45,59 @@ class Directory(unittest.TestCase):
         return self.path(name)
 
 
+class ReplayEndsAsTheEndItIs(Directory):
+    """Item 7."""
+
+    def replay(self, capture):
+        return Serve("--replay", capture, "--speed", "max", "--linger", "0.1")
+
+    def test_subscribe_prints_the_close_not_error_5(self):
+        capture = self.capture()
+        for json_lines in (False, True):
+            server = self.replay(capture)
+            try:
+                result = run("subscribe", server.address, "--api-key", "k", *(["--json"] if json_lines else []))
+            finally:
+                server.stop()
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertNotIn("lost connection", result.stdout + result.stderr)
+            self.assertNotIn("error 5", result.stdout + result.stderr)
+            last = result.stdout.splitlines()[-1]
+            if json_lines:
+                package = json.loads(last)
+                self.assertEqual(package["kind"], "close")
+                self.assertEqual(package["content"], {"code": 0, "reason": "the replay has ended"})
+            else:
+                self.assertTrue(last.startswith("close"), last)
+                self.assertIn("code 0 (a normal end): the replay has ended", last)
+            self.assertIn("the publisher closed the session: the replay has ended", result.stderr)
+
+    def test_record_with_reconnect_says_the_publisher_closed(self):
+        capture = self.capture()
+        server = self.replay(capture)
+        try:
+            result = run("record", server.address, "--api-key", "k", "--out", self.path("again.tcap"), "--reconnect",
+                         "--duration", "3")
+        finally:
+            server.stop()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("the publisher closed the session: the replay has ended", result.stderr)
+        self.assertNotIn("error 5", result.stderr)
+
+    def test_monitor_reports_the_close_as_such(self):
+        import malicious_publisher as mp
+        script = [mp.Step("analog", mp.analog([[0.5 * np.sin(i / 3) for i in range(1000)]] * 2, first_sample=1000 * i))
+                  for i in range(20)]
+        with mp.MaliciousPublisher(script) as publisher:
+            result = run("monitor", publisher.address, "--api-key", mp.KEY, "--every", "0.3", "--duration", "2.5")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        errors = [json.loads(line)["health"]["error"] for line in result.stdout.splitlines()]
+        said = [e for e in errors if e]
+        self.assertTrue(said, result.stdout)
+        self.assertIn("the publisher closed the session: the script ended", said)
+        self.assertFalse([e for e in said if "error 5" in e], said)
+
+
 class PluralsAndSmallText(Directory):
     """Item 13."""
 

@@ -131,7 +131,9 @@ enum RecordCommand: Command {
             do {
                 if reconnect {
                     if case .error(let report) = package.content {
-                        printError("session lost: error \(report.code): \(report.message.terminalSafe); reconnecting")
+                        // A normal end by the publisher (it stopped, its replay ended) is said as such, not as error 5.
+                        printError((report.isNormalCloseByPublisher ? report.message.terminalSafe
+                                    : "session lost: error \(report.code): \(report.message.terminalSafe)") + "; reconnecting")
                         // The chunks before the outage are closed: the frames after it start new ones.
                         try writer.flush()
                     }
