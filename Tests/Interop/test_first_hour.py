@@ -98,6 +98,24 @@ class ReplayEndsAsTheEndItIs(Directory):
         self.assertFalse([e for e in said if "error 5" in e], said)
 
 
+class FilterSaysWhatItKept(Directory):
+    """Item 8: a filter that governs nothing of IN says that IN has nothing of its kind."""
+
+    def test_a_filter_of_a_kind_the_input_lacks(self):
+        capture = self.capture()
+        result = run("filter", capture, "--out", self.path("o.tcap"), "--filter", "double:0-1;0-1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("filter 1 'double:0-1;0-1' kept nothing (the input has no double arrays)", result.stdout)
+        self.assertRegex(result.stdout, r"\d+ frames no filter governs copied unchanged")
+        frames = w.frame("array", w.numeric_array(1, "d", [[1.0, 2.0], [3.0, 4.0]]), sequence=1, source_id=1)
+        with open(self.path("arrays.frames"), "wb") as f:
+            f.write(frames)
+        result = run("filter", self.path("arrays.frames"), "--out", self.path("o.frames"), "--filter", "analog:0")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("filter 1 'analog:0' kept nothing (the input has no analog frames)", result.stdout)
+        self.assertIn("1 frame no filter governs copied unchanged", result.stdout)
+
+
 class PluralsAndSmallText(Directory):
     """Item 13."""
 
