@@ -116,6 +116,26 @@ class FilterSaysWhatItKept(Directory):
         self.assertIn("1 frame no filter governs copied unchanged", result.stdout)
 
 
+class WelchShortensLikeScipy(Directory):
+    """Item 9 (Welch): scipy warns when nperseg is longer than the input; so do we."""
+
+    def test_the_cli_warns_on_stderr_and_in_the_json(self):
+        capture = self.capture(samples=500)
+        result = run("analyze", capture, "--welch", 1024)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for channel in (0, 1):
+            self.assertIn(f"warning: {capture}: source 1 channel {channel}: "
+                          "nperseg = 1024 is greater than input length = 500, using nperseg = 500", result.stderr)
+        result = run("analyze", capture, "--welch", 1024, "--json")
+        document = json.loads(result.stdout)
+        for channel in document["sources"][0]["channels"]:
+            self.assertEqual(channel["welch"]["nperseg"], 500)
+            self.assertIn("nperseg = 1024 is greater than input length = 500, using nperseg = 500", channel["warnings"])
+        # A segment that fits: no warning.
+        result = run("analyze", capture, "--welch", 256)
+        self.assertNotIn("nperseg", result.stderr)
+
+
 class PluralsAndSmallText(Directory):
     """Item 13."""
 
