@@ -60,7 +60,8 @@ struct SubscriptionSettings {
             capacity = c
         }
         if let s = raw.sources {
-            guard !s.isEmpty, s.allSatisfy({ $0 > 0 }) else { throw APIError(.argument, "sources must be a non-empty list of source ids > 0") }
+            // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), as in the CLI's --sources.
+            guard !s.isEmpty else { throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)") }
             sources = s
         }
         if let channels = raw.channels {

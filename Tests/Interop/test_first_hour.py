@@ -136,6 +136,29 @@ class WelchShortensLikeScipy(Directory):
         self.assertNotIn("nperseg", result.stderr)
 
 
+class SourceZeroIsThePublishersOwnPackages(Directory):
+    """Item 10: one rule for source 0 (PROTOCOL.md §4.1)."""
+
+    def test_sources_0_receives_the_publishers_own_packages(self):
+        server = Serve("--simulate", DEVICE, "--message", "only this", "--every", "0.2")
+        try:
+            result = run("subscribe", server.address, "--api-key", "k", "--sources", "0", "--json", "--duration", "1.5")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            kinds = {json.loads(line)["kind"] for line in result.stdout.splitlines()}
+            self.assertIn("message", kinds)
+            self.assertNotIn("analog", kinds)  # source 1 is not selected
+            for command in ("view", "monitor"):
+                refused = run(command, server.address, "--api-key", "k", "--sources", "0", "--duration", "1",
+                              *(["--http", "127.0.0.1:0"] if command == "view" else []))
+                self.assertEqual(refused.returncode, 1, refused.stderr)
+                self.assertIn("source 0 stands for the publisher's own packages", refused.stderr)
+        finally:
+            server.stop()
+        bad = run("subscribe", "127.0.0.1:1", "--api-key", "k", "--sources", "1,x")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("0: the publisher's own packages", bad.stderr)
+
+
 class PluralsAndSmallText(Directory):
     """Item 13."""
 

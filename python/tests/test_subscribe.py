@@ -95,6 +95,12 @@ class SubscribeTests(unittest.TestCase):
         data = np.hstack([b.data for b in volts])
         self.assertEqual(dominant_frequency(data[0][:2000], 2000), 10.0)
 
+    def test_source_0_selects_only_the_publishers_own_packages(self):
+        # Issue 43 item 10: source 0 stands for the publisher's own packages (PROTOCOL.md §4.1).
+        with tributary.subscribe(self.server.address, api_key="k", sources=[0]) as sub:
+            packages = list(sub.packages(duration=0.5))
+        self.assertFalse([p for p in packages if p.kind == "analog"])
+
     def test_iteration_is_bounded(self):
         start = time.monotonic()
         with tributary.subscribe(self.server.address, api_key="k", sources=[1]) as sub:

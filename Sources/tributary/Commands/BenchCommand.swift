@@ -99,8 +99,9 @@ enum BenchCommand: Command {
             var sources = welcome.sources
             if let wanted = options.sources {
                 for id in wanted where !sources.contains(where: { $0.id == id }) {
-                    throw CommandError("--sources: the publisher has no source \(id) (it lists "
-                                       + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
+                    throw CommandError("--sources: the publisher has no source \(id)"
+                                       + (id == 0 ? " to measure (0 stands for its own packages, which are no stream)" : "")
+                                       + " (it lists " + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
                 }
                 sources = sources.filter { wanted.contains($0.id) }
             }
