@@ -32,7 +32,8 @@ enum MonitorCommand: Command {
 
     \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
       --measure LIST            readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
-                                amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob (default: all)
+                                amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
+                                (default: all)
       --every S                 seconds between tables, in [0.1, 3600] (default 1)
     """
 
