@@ -399,7 +399,9 @@ class BrowserTests(unittest.TestCase):
         port = self.server.port
         self.server.stop()
         wait_until(lambda: "lost" in self.driver.find_element("id", "state").text, what="state 'publisher lost'")
-        self.assertTrue(self.driver.find_element("id", "error").text.startswith("last error: error "))
+        # A publisher stopped by SIGTERM closes the session normally: said as such (issue 43 item 7), not as error 5.
+        wait_until(lambda: self.driver.find_element("id", "error").text, what="the end in words")
+        self.assertEqual(self.driver.find_element("id", "error").text, "the publisher closed the session: terminated (SIGTERM)")
         type(self).server = serve(port)
         wait_until(lambda: (h := self.js("return window.tributaryView.health")) and h["reconnections"] >= 1 and h["connected"],
                    what="reconnection")
