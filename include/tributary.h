@@ -85,6 +85,7 @@ extern "C" {
 #define TRIBUTARY_KIND_IMAGE         8
 #define TRIBUTARY_KIND_ARRAY         9
 #define TRIBUTARY_KIND_GAP          21
+#define TRIBUTARY_KIND_CLOSE        22  /**< the publisher ended the session normally: {"code": 0, "reason"} */
 
 /* ---- Library ---------------------------------------------------------------------------------- */
 
@@ -242,9 +243,11 @@ int tributary_subscription_info_json(tributary_subscription *subscription, char 
  *  ("format", "channel_count", "sample_count", "first_sample", "channel_indexes", int16 "scale" and
  *  "offset"): read the samples with tributary_subscription_analog(_copy). Gaps (frames the publisher
  *  dropped for this subscriber) arrive as TRIBUTARY_KIND_GAP packages; SCCT errors (lost connection,
- *  expired timeout, …) as TRIBUTARY_KIND_ERROR packages with {"code", "name", "message"}.
+ *  expired timeout, …) as TRIBUTARY_KIND_ERROR packages with {"code", "name", "message"}; the
+ *  publisher's normal end of the session (it stopped, its replay ended) as a TRIBUTARY_KIND_CLOSE
+ *  package with {"code": 0, "reason"}.
  *  Either out-pointer may be NULL. E_TIMEOUT: nothing arrived in time (call again); E_END: the
- *  subscription was closed. A session that ended (an error package said why) then only times out. */
+ *  subscription was closed. A session that ended (an error or close package said why) then only times out. */
 int tributary_subscription_next(tributary_subscription *subscription, double timeout_seconds, int *kind,
                                 const char **json);
 

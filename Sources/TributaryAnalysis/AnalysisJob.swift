@@ -1,6 +1,7 @@
 import Foundation
 import TributaryDSP
 import TributaryWire
+import TributaryText
 
 /// The analysis of one file: frames from `AnalysisInputs` through a `FrameAnalysis`.
 package struct AnalysisJob: Sendable {
@@ -66,7 +67,7 @@ package struct AnalysisJob: Sendable {
         for id in present where requestedSources?.contains(id) ?? true {
             let channels = input.channelIndexes[id] ?? []
             if let missing = requestedChannels.first(where: { !channels.contains($0) }) {
-                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id) (\(input.channelCounts[id] ?? channels.count) channels), which has channels "
+                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id) (\(counted(input.channelCounts[id] ?? channels.count, "channel"))), which has channels "
                                    + FrameDescription.rangeText(channels.sorted().map { UInt32($0) }))
             }
         }

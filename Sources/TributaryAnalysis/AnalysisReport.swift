@@ -29,6 +29,20 @@ package final class ArrayBlock {
     }
 }
 
+/// What an analysis did other than asked, said as scipy says it.
+package enum AnalysisWarnings {
+    /// The start of the warning for a Welch segment longer than the input (scipy's words).
+    package static let welchPrefix = "nperseg = "
+
+    /// scipy's warning when `nperseg` is longer than the input: the segment is shortened to the
+    /// input ("nperseg = 1024 is greater than input length = 500, using nperseg = 500"); nil when
+    /// there is no Welch estimate or its segment fits.
+    package static func welch(_ request: AnalysisRequest, samples: Int) -> String? {
+        guard let w = request.welch, w.segmentLength > samples, samples > 0 else { return nil }
+        return "\(welchPrefix)\(w.segmentLength) is greater than input length = \(samples), using nperseg = \(samples)"
+    }
+}
+
 /// The JSON form of `tributary analyze`'s results (documented in docs/ANALYSIS.md).
 package enum AnalysisJSON {
     /// - Parameter block: where the arrays go under `.block` (required then).
@@ -124,7 +138,8 @@ package enum AnalysisJSON {
                 if m.contains(.sfdr) { members.append(("sfdr_dbfs", .double(fs.sfdrDBFS))) }
             }
         }
-        if !r.measurementWarnings.isEmpty { members.append(("warnings", .array(r.measurementWarnings.map { .string($0) }))) }
+        let warnings = (AnalysisWarnings.welch(request, samples: r.samples).map { [$0] } ?? []) + r.measurementWarnings
+        if !warnings.isEmpty { members.append(("warnings", .strings(warnings))) }
         if let e = r.measurementError { members.append(("measurement_error", .string(e))) }
         return .object(members)
     }
@@ -212,14 +227,14 @@ package enum AnalysisTable {
                 let sorted = w.values.sorted()
                 let u = unit(r) == "-" ? "U" : unit(r)
                 let psdUnit = c.scaling == .density ? "\(u)²/Hz" : "\(u)²"
-                lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(w.segments) segments, \(c.scaling.rawValue)): "
+                lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(counted(w.segments, "segment")), \(c.scaling.rawValue)): "
                              + "peak \(g(w.values[peak])) \(psdUnit) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])) \(psdUnit), "
-                             + "\(w.values.count) bins (--json for values)")
+                             + "\(counted(w.values.count, "bin")) (--json for values)")
             }
             if let s = r.spectrum {
                 let peak = s.amplitudeRMS.indices.dropFirst().max { s.amplitudeRMS[$0] < s.amplitudeRMS[$1] } ?? 0
                 let u = unit(r) == "-" ? "" : " \(unit(r))"
-                lines.append("ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(s.averages) averages): "
+                lines.append("ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(counted(s.averages, "average"))): "
                              + "largest \(g(s.amplitudeRMS[peak]))\(u) RMS at \(g(s.frequencies[peak])) Hz")
             }
         }

@@ -40,17 +40,17 @@ package enum FrameDescription {
     package static func summary(_ payload: Payload) -> String {
         switch payload {
         case .configuration(let c):
-            return "'\(c.deviceName.terminalSafe)' (\(c.deviceType.terminalSafe)): \(c.channels.count) channels, \(c.lines.count) lines"
+            return "'\(c.deviceName.terminalSafe)' (\(c.deviceType.terminalSafe)): \(counted(c.channels.count, "channel")), \(counted(c.lines.count, "line"))"
                 + (c.channels.first.map { ", \($0.samplingRate) S/s" } ?? "")
         case .error(let e): return "error \(e.code): \(e.message.terminalSafe)"
         case .analog(let a):
             return "\(a.channelCount) x \(a.sampleCount) \(a.format), first sample \(a.firstSample), channels \(rangeText(a.channelIndexes))"
-        case .digital(let d): return "\(d.lineCount) lines x \(d.sampleCount) samples, first sample \(d.firstSample)"
+        case .digital(let d): return "\(counted(d.lineCount, "line")) x \(counted(d.sampleCount, "sample")), first sample \(d.firstSample)"
         case .message(let m): return "code \(m.code): \(quoted(m.text))"
-        case .xml(let x): return "\(x.utf8.count) bytes: \(quoted(x))"
-        case .file(let b): return "'\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(b.totalSize) bytes"
+        case .xml(let x): return "\(counted(x.utf8.count, "byte")): \(quoted(x))"
+        case .file(let b): return "'\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(counted(b.totalSize, "byte"))"
         case .image(let b):
-            return "\(b.imageFormat.map { "\($0)" } ?? "?") '\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(b.totalSize) bytes"
+            return "\(b.imageFormat.map { "\($0)" } ?? "?") '\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(counted(b.totalSize, "byte"))"
         case .array(let a):
             return "\(a.rowCount) x \(a.columnCount) \(a.elementType) at [\(a.rowOrigin), \(a.columnOrigin)]"
         case .analogFilter(let f): return "query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
@@ -59,15 +59,24 @@ package enum FrameDescription {
         case .hello(let h):
             return "client '\(h.clientDescription.terminalSafe)', timeout \(h.timeoutSeconds) s, source filter \(h.sourceFilterEnabled ? "on" : "off")"
         case .welcome(let w):
-            return "session \(w.sessionID) of '\(w.publisherDescription.terminalSafe)', sources "
-                + w.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", ")
+            return "session \(w.sessionID) of '\(w.publisherDescription.terminalSafe)', " + sourcesText(w.sources)
         case .start: return "start transmission"
         case .stop: return "stop transmission"
         case .selectSources(let ids): return "sources \(ids.map(String.init).joined(separator: ","))"
-        case .gap(let g): return "\(g.missingCount) frames lost from sequence \(g.firstMissingSequence)"
-        case .close(let c): return "code \(c.code.rawValue)" + (c.reason.isEmpty ? "" : ": \(c.reason.terminalSafe)")
-        case .credit(let n): return "\(n) frames"
+        case .gap(let g): return "\(counted(g.missingCount, "frame")) lost from sequence \(g.firstMissingSequence)"
+        case .close(let c):
+            return "code \(c.code.rawValue)" + (c.code.rawValue == 0 ? " (a normal end)" : " (\(c.code.name))")
+                + (c.reason.isEmpty ? "" : ": \(c.reason.terminalSafe)")
+        case .credit(let n): return counted(n, "frame")
         }
+    }
+
+    /// A welcome's sources as a line says them: "sources 1 'dev', 2 'daq'", or "no sources (only the
+    /// publisher's own packages, source 0)" for a publisher that has none.
+    package static func sourcesText(_ sources: [SourceInfo]) -> String {
+        guard !sources.isEmpty else { return "no sources (only the publisher's own packages, source 0)" }
+        return (sources.count == 1 ? "source " : "sources ")
+            + sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", ")
     }
 
     package static func quoted(_ text: String, limit: Int = 60) -> String {

@@ -60,7 +60,8 @@ struct SubscriptionSettings {
             capacity = c
         }
         if let s = raw.sources {
-            guard !s.isEmpty, s.allSatisfy({ $0 > 0 }) else { throw APIError(.argument, "sources must be a non-empty list of source ids > 0") }
+            // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), as in the CLI's --sources.
+            guard !s.isEmpty else { throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)") }
             sources = s
         }
         if let channels = raw.channels {
@@ -160,7 +161,11 @@ final class PullQueue: Observer, @unchecked Sendable {
     }
 
     func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) { push(.init(header: header, content: .configuration(configuration))) }
-    func didReceiveError(_ error: ErrorReport) { push(.init(header: FrameHeader(kind: .error), content: .error(error))) }
+    func didReceiveError(_ error: ErrorReport) {
+        // A normal end by the publisher (it stopped, its replay ended) is handed out as the close it
+        // sent (code 0, its reason), not as the error 5 SCCT's model reports it as.
+        push(.init(header: FrameHeader(kind: error.publisherClose == nil ? .error : .close), content: .error(error)))
+    }
     func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) { push(.init(header: header, content: .analog(data))) }
     func didReceiveDigitalData(_ data: DigitalView, header: FrameHeader) { push(.init(header: header, content: .digital(data))) }
     func didReceiveMessage(_ message: Message, header: FrameHeader) { push(.init(header: header, content: .message(message))) }
@@ -205,7 +210,7 @@ final class SubscriptionHandle {
         let content: JSON
         switch package.content {
         case .configuration(let c): content = FrameDescription.content(.configuration(c))
-        case .error(let e): content = FrameDescription.content(.error(e))
+        case .error(let e): content = FrameDescription.content(e.publisherClose.map { .close($0) } ?? .error(e))
         case .analog(let a):
             var members: [(String, JSON)] = [
                 ("format", .string(a.format.description)), ("channel_count", .int(a.channelCount)),

@@ -125,7 +125,13 @@ public struct ChannelReadings: Sendable, Equatable {
     public var mean = Double.nan
     public var toneFrequency = Double.nan
     public var toneAmplitude = Double.nan
+    /// THD as a ratio (harmonics' RMS over the fundamental's), as `analyze --json`'s `thd`.
+    public var thd = Double.nan
+    /// THD in dB (20 log10 `thd`).
     public var thdDB = Double.nan
+    /// THD in percent (100 × `thd`).
+    public var thdPercent = Double.nan
+    /// SINAD in dB.
     public var sinadDB = Double.nan
     public var enob = Double.nan
     /// Why the tone readings are missing, if they are.
@@ -151,7 +157,9 @@ public struct ChannelReadings: Sendable, Equatable {
                 readings.toneAmplitude = tone.amplitude
             }
             if let d = report.distortion {
+                readings.thd = d.thd
                 readings.thdDB = d.thdDB
+                readings.thdPercent = d.thdPercent
                 readings.sinadDB = d.sinadDB
                 readings.enob = d.enob
             }

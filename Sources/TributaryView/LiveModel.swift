@@ -30,7 +30,8 @@ public struct LinkHealth: Sendable, Equatable {
     public var callbackLatencyP99Ms = 0.0
     /// Whether the session is up.
     public var connected = true
-    /// The last SCCT error, in words ("error 5 (lost connection): …"), or nil.
+    /// The last SCCT error in words ("error 5 (lost connection): …"), or the publisher's normal end
+    /// ("the publisher closed the session: the replay has ended"); nil before either.
     public var lastError: String?
 }
 
@@ -129,7 +130,8 @@ public final class LiveModel: Observer, @unchecked Sendable {
     public func didReceiveError(_ error: ErrorReport, header: FrameHeader) {
         lock.lock()
         defer { lock.unlock() }
-        lastError = "error \(error.code): \(error.message)"
+        // A normal end by the publisher (it stopped, its replay ended) is said as the end it is, not as error 5.
+        lastError = error.isNormalCloseByPublisher ? error.message : "error \(error.code): \(error.message)"
         if [.expiredTimeout, .lostConnection].contains(error.code) || error.isNormalCloseByPublisher { connected = false }
         revision += 1
     }

@@ -104,7 +104,7 @@ setInterval(() => { if (socket && socket.readyState === 1) socket.send('{"type":
 
 function text(m) {
   if (m.type === "config") { config = m; view.config = m; buildControls(); }
-  else if (m.type === "status") { $("error").textContent = m.error ? "last error: " + m.error : ""; if (m.error) view.errors.push(m.error); }
+  else if (m.type === "status") { $("error").textContent = m.error ? (/^error \d+/.test(m.error) ? "last error: " : "") + m.error : ""; if (m.error) view.errors.push(m.error); }
   else if (m.type === "error") { $("error").textContent = m.message; view.errors.push(m.message); }
 }
 

@@ -50,6 +50,7 @@ class MaliciousPublisher:
         self.sessions = 0
         self.sent = 0
         self.received = []
+        self.frames = []  # every frame received whole (header and payload parts joined), in order
         self.running = True
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -103,6 +104,7 @@ class MaliciousPublisher:
                 continue
             kind = head[5]
             self.received.append(kind)
+            self.frames.append(b"".join(parts[1:]))
             if kind == w.KINDS["hello"]:
                 sequences[peer] = self._welcome(peer)
                 if not self.wait_for_start:

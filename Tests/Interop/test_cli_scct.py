@@ -312,7 +312,9 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         second.wait_for("subscriber + session")
         out, err = record.communicate(timeout=TIMEOUT)
         self.assertEqual(record.returncode, 0, err)
-        self.assertIn("session lost: error 5", err)
+        # A publisher stopped by SIGTERM closes its sessions normally: said as such (issue 43 item 7), not as error 5.
+        self.assertIn("the publisher closed the session: terminated (SIGTERM); reconnecting", err)
+        self.assertNotIn("error 5", err)
         self.assertIn("reconnected to 'tributary serve' (session", err)
         self.assertRegex(err, r"source 1 resumed: a gap of \d+ frames recorded for the outage")
         info = json.loads(self.run_tool("inspect", capture, "--json").stdout)
@@ -329,12 +331,14 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         self.assertEqual(len(info["sources"]), 1 + sum(1 for s in info["sources"] if s["id"] == 0))
         text = self.run_tool("inspect", capture).stdout
         self.assertIn("sequence jump", text)
-        # The subscriber printed the loss and went on with the same filter id.
+        # The subscriber printed the end of the session (the publisher's close, code 0: issue 43 item 7)
+        # and went on with the same filter id.
         out, err = subscribe.communicate(timeout=TIMEOUT)
         self.assertEqual(subscribe.returncode, 0, err)
         packages = [json.loads(l) for l in out.splitlines()]
-        losses = [i for i, p in enumerate(packages) if p["kind"] == "error"]
-        self.assertTrue(losses, "no error line for the lost session")
+        losses = [i for i, p in enumerate(packages) if p["kind"] == "close"]
+        self.assertTrue(losses, "no close line for the ended session")
+        self.assertEqual(packages[losses[0]]["content"], {"code": 0, "reason": "terminated (SIGTERM)"})
         after = [p for p in packages[losses[0]:] if p["kind"] == "analog"]
         self.assertGreater(len(after), 10)
         self.assertTrue(all(p["filter_id"] == 1 and p["content"]["channel_indexes"] == [0] for p in after))

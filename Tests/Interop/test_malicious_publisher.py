@@ -9,6 +9,7 @@ run a few at a time, each bounded to a few seconds; the suite takes about a minu
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 
 import malicious_publisher as mp
+import wire_spec as w
 from test_transport_cli import TRIBUTARY
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -169,6 +171,30 @@ class MaliciousPublisherSuite(unittest.TestCase):
         with open(script, "w") as f:
             f.write(PYTHON_VICTIM)
         self.attack_all(lambda name, address: ([sys.executable, script, address], dict(os.environ)))
+
+
+
+class SubscriberEndsWithErrorAndClose(unittest.TestCase):
+    """Issue 43 item 11: a subscriber that ends its session for a malformed frame tells the publisher
+    as PROTOCOL.md §4.3 says: an error frame with code 10 and the reason, then a close with code 10."""
+
+    def test_a_malformed_frame_is_answered_with_error_10_then_close_10(self):
+        bad = mp.Step("analog", raw=lambda sequence: w.frame("analog", b"\xff" * 16, sequence=sequence, source_id=1))
+        with mp.MaliciousPublisher([mp.Step("analog", mp.block()), bad], close=False) as publisher:
+            result = subprocess.run([TRIBUTARY, "subscribe", publisher.address, "--api-key", mp.KEY, "--duration", "5"],
+                                    capture_output=True, text=True, timeout=30)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertIn("error 10", result.stderr)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and w.KINDS["close"] not in publisher.received:
+                time.sleep(0.05)
+            sent = [(f[5], f[40:]) for f in publisher.frames if f[5] in (w.KINDS["error"], w.KINDS["close"])]
+        self.assertEqual([kind for kind, _ in sent], [w.KINDS["error"], w.KINDS["close"]], sent)
+        (_, error), (_, close) = sent
+        self.assertEqual(struct.unpack_from("<I", error)[0], 10)
+        length = struct.unpack_from("<I", error, 4)[0]
+        self.assertIn("malformed", error[8:8 + length].decode())
+        self.assertEqual(struct.unpack_from("<I", close)[0], 10)
 
 
 if __name__ == "__main__":

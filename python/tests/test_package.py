@@ -732,5 +732,22 @@ class PackageTests(unittest.TestCase):
             tributary.analyze(self.path("missing.npy"))
 
 
+
+class WelchWarning(unittest.TestCase):
+    """Issue 43 item 9: a Welch segment longer than the input is shortened to it with a UserWarning,
+    as ``scipy.signal.welch`` warns; a segment that fits gives none."""
+
+    def test_a_shortened_segment_warns_like_scipy(self):
+        import warnings
+        x = np.sin(np.arange(100) / 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            document = tributary.analyze(x, welch=256)
+            tributary.analyze(x, welch=64)
+        self.assertEqual(document["sources"][0]["channels"][0]["welch"]["nperseg"], 100)
+        self.assertEqual([(w.category, str(w.message)) for w in caught],
+                         [(UserWarning, "source 1 channel 0: nperseg = 256 is greater than input length = 100, using nperseg = 100")])
+        self.assertEqual(caught[0].filename, __file__)  # the warning points at the caller, as scipy's does
+
 if __name__ == "__main__":
     unittest.main()

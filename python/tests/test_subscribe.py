@@ -95,6 +95,30 @@ class SubscribeTests(unittest.TestCase):
         data = np.hstack([b.data for b in volts])
         self.assertEqual(dominant_frequency(data[0][:2000], 2000), 10.0)
 
+    def test_source_0_selects_only_the_publishers_own_packages(self):
+        # Issue 43 item 10: source 0 stands for the publisher's own packages (PROTOCOL.md §4.1).
+        with tributary.subscribe(self.server.address, api_key="k", sources=[0]) as sub:
+            packages = list(sub.packages(duration=0.5))
+        self.assertFalse([p for p in packages if p.kind == "analog"])
+
+    def test_a_replays_end_is_a_close_not_error_5(self):
+        # Issue 43 item 7: the publisher's normal end arrives as the close it sent.
+        import tempfile
+        with tempfile.TemporaryDirectory() as directory:
+            np.save(os.path.join(directory, "x.npy"), np.zeros((2, 2000)))
+            capture = os.path.join(directory, "x.tcap")
+            subprocess.run([BIN, "import", os.path.join(directory, "x.npy"), "--rate", "1000", "--out", capture],
+                           check=True, capture_output=True, timeout=TIMEOUT)
+            replay = Server("--replay", capture, "--speed", "max", "--linger", "0.1")
+            try:
+                with tributary.subscribe(replay.address, api_key="k") as sub:
+                    packages = list(sub.packages(duration=5))
+                    ended = [p for p in packages if p.kind in ("close", "error")]
+            finally:
+                replay.stop()
+        self.assertTrue(any(p.kind == "analog" for p in packages))
+        self.assertEqual([(p.kind, p.content) for p in ended], [("close", {"code": 0, "reason": "the replay has ended"})])
+
     def test_iteration_is_bounded(self):
         start = time.monotonic()
         with tributary.subscribe(self.server.address, api_key="k", sources=[1]) as sub:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import warnings
 from ctypes import c_void_p
 from typing import Any, Dict, Optional, Sequence, Union
 
@@ -97,9 +98,24 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
         check(lib().tributary_analyze_buffer(array.ctypes.data_as(c_void_p), array.shape[0], array.shape[1],
                                              real(rate, "rate") if rate is not None else 1.0, _options(options), ctypes.byref(out)))
     document = _take_document(out)
+    _warn_shortened_segments(document)
     if arrays == "list":
         _as_lists(document)
     return document
+
+
+# The start of the warning of a Welch segment longer than the input (docs/ANALYSIS.md §5).
+_NPERSEG_WARNING = "nperseg = "
+
+
+def _warn_shortened_segments(document: Dict[str, Any]) -> None:
+    """A ``UserWarning`` for each channel whose Welch segment was shortened to its length, as
+    ``scipy.signal.welch`` warns ("nperseg = 256 is greater than input length = 100, using nperseg = 100")."""
+    for source in document.get("sources", []):
+        for channel in source.get("channels", []):
+            for text in channel.get("warnings", []):
+                if text.startswith(_NPERSEG_WARNING):
+                    warnings.warn(f"source {source['id']} channel {channel['index']}: {text}", UserWarning, stacklevel=3)
 
 
 _ARRAY_MEMBERS = {"welch": ("frequencies", "psd"), "spectrum": ("frequencies", "amplitude_rms")}

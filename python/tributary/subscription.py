@@ -156,7 +156,9 @@ class Subscription(_native.HandleOwner):
 
     def packages(self, duration: Optional[float] = None, count: Optional[int] = None) -> Iterator[Union[AnalogBlock, Package]]:
         """Packages as they arrive, for ``duration`` seconds and/or ``count`` packages (default: until
-        closed). Gap and error packages are yielded like the others (``kind`` "gap" / "error")."""
+        closed). Gap and error packages are yielded like the others (``kind`` "gap" / "error"), and the
+        publisher's normal end of the session (it stopped, its replay ended) as ``kind`` "close" with
+        ``content`` {"code": 0, "reason": ...}."""
         # Checked now, not at the first package: a NaN duration would never end the loop.
         if duration is not None:
             duration = real(duration, "duration", low=0.0, finite=False)

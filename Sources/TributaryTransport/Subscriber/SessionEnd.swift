@@ -14,4 +14,13 @@ extension ErrorReport {
     public var isNormalCloseByPublisher: Bool {
         code == .lostConnection && message.hasPrefix(Self.publisherClosedPrefix)
     }
+
+    /// The close a normal end by the publisher stands for (code 0 with the publisher's reason), or nil
+    /// when this is not one: what applications print or store instead of an error 5.
+    public var publisherClose: Close? {
+        guard isNormalCloseByPublisher else { return nil }
+        var reason = message.dropFirst(Self.publisherClosedPrefix.count)
+        if reason.hasPrefix(": ") { reason = reason.dropFirst(2) }
+        return Close(reason: String(reason))
+    }
 }

@@ -224,11 +224,19 @@ final class SubjectEngine {
         monitor = nil
     }
 
-    /// Ends the session: optional close frame, socket closed, error delivered, then reconnection or the end.
+    /// Ends the session: optional error and close frames, socket closed, error delivered, then
+    /// reconnection or the end. Ending it for an error (a malformed frame, a frame too large, a
+    /// protocol violation, the publisher's silence), the subscriber tells the publisher as the
+    /// publisher tells it (PROTOCOL.md §4.3): an error frame with the code and the message, then a
+    /// close with the same code; the application's own close is a close with code 0 alone.
     private func endSession(_ error: ErrorReport?, notifyPublisher: Bool, reconnect: Bool) {
         if notifyPublisher, dealer != nil, isOpen {
+            let now = monotonicNanoseconds()
+            if let error, error.code.rawValue != 0 {
+                _ = try? send(.error(error), now: now, requireOpen: false)
+            }
             let code = error?.code ?? ErrorCode(rawValue: 0)
-            _ = try? send(.close(Close(code: code, reason: error?.message ?? "")), now: monotonicNanoseconds(), requireOpen: false)
+            _ = try? send(.close(Close(code: code, reason: error?.message ?? "")), now: now, requireOpen: false)
         }
         teardown()
         if let error {

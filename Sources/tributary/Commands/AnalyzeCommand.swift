@@ -86,6 +86,13 @@ enum AnalyzeCommand: Command {
                 if options.json { output(AnalysisJSON.failure(file, error: "\(error)").text) }
             case .success(let (input, sources)):
                 for warning in input.warnings { printError("tributary analyze: warning: \(warning)") }
+                // A Welch segment longer than a channel is shortened to it, as scipy does: said as scipy warns.
+                for source in sources {
+                    for r in source.channels {
+                        guard let warning = AnalysisWarnings.welch(request, samples: r.samples) else { continue }
+                        printError("tributary analyze: warning: \(file): source \(source.id) channel \(r.index): \(warning)")
+                    }
+                }
                 if options.json {
                     output(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
                 } else {

@@ -99,15 +99,16 @@ enum BenchCommand: Command {
             var sources = welcome.sources
             if let wanted = options.sources {
                 for id in wanted where !sources.contains(where: { $0.id == id }) {
-                    throw CommandError("--sources: the publisher has no source \(id) (it lists "
-                                       + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
+                    throw CommandError("--sources: the publisher has no source \(id)"
+                                       + (id == 0 ? " to measure (0 stands for its own packages, which are no stream)" : "")
+                                       + " (it lists " + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
                 }
                 sources = sources.filter { wanted.contains($0.id) }
             }
             guard !sources.isEmpty else { throw CommandError("the publisher at \(rest[0]) lists no source to measure") }
             let address = "tcp://\(options.host):\(options.port)"
-            printError("bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(sources.count) source(s), "
-                       + "\(subscribers) subscriber(s)\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
+            printError("bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(counted(sources.count, "source")), "
+                       + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
             report = BenchReport(mode: "publisher", address: address, delivery: nil, subscribers: subscribers, inlineCallbacks: inline, points: [])
             if let startAt, startAt - Date().timeIntervalSince1970 > 3_600 {
                 throw UsageError("option --start-at: \(startAt) is more than an hour from now")
@@ -133,12 +134,18 @@ enum BenchCommand: Command {
             }
             let delivery: SourceDelivery = lossless ? .lossless : .live
             printError("bench: loopback publisher on tcp://127.0.0.1, \(lossless ? "lossless" : "live") delivery, "
-                       + "\(subscribers) subscriber(s)\(inline ? " (inline callbacks)" : ""), \(sizes.count * rates.count) points of \(seconds.formatted()) s")
+                       + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(counted(sizes.count * rates.count, "point")) of \(seconds.formatted()) s")
             report = BenchReport(mode: "loopback", address: "tcp://127.0.0.1", delivery: lossless ? "lossless" : "live",
                                  subscribers: subscribers, inlineCallbacks: inline, points: [])
+            // A sweep takes a while (each point its warm-up and window): each point says on stderr when it is done.
+            let total = sizes.count * rates.count
             for samples in sizes {
                 for rate in rates {
-                    report.points.append(try runner.loopback(samples: samples, rate: rate, delivery: delivery))
+                    let point = try runner.loopback(samples: samples, rate: rate, delivery: delivery)
+                    report.points.append(point)
+                    printError("  point \(report.points.count)/\(total): \(counted(samples, "sample")) per channel at "
+                               + (rate.map { String(format: "%.0f", $0) + " frames/s offered" } ?? "max rate")
+                               + String(format: ": %.0f frames/s delivered", point.deliveredRate))
                 }
             }
         }

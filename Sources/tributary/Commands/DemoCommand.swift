@@ -6,6 +6,7 @@ import TributaryDSP
 import TributarySources
 import TributaryTransport
 import TributaryWire
+import TributaryText
 
 /// `tributary demo`: the main job on an embedded default, end to end in one process.
 enum DemoCommand: Command {
@@ -56,9 +57,9 @@ enum DemoCommand: Command {
         defer { publisher.stop() }
         let port = publisher.port ?? 0
         print("Tributary demo")
-        print("  publisher on tcp://127.0.0.1:\(port) with \(specs.count) simulated devices:")
+        print("  publisher on tcp://127.0.0.1:\(port) with \(counted(specs.count, "simulated device")):")
         for s in specs {
-            print("    source \(s.id) \(s.name): \(s.channels) channels at \(Int(s.rate)) S/s, "
+            print("    source \(s.id) \(s.name): \(counted(s.channels, "channel")) at \(Int(s.rate)) S/s, "
                   + "\(s.bits.map { "\($0)-bit ADC counts" } ?? "float64"), \(s.frequency) Hz x (k+1)")
         }
 

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryCapture
 import TributaryWire
+import TributaryText
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.
 enum FilterCommand: Command {
@@ -19,7 +20,9 @@ enum FilterCommand: Command {
     keeps its gap records (in place) and configurations. An existing OUT (capture or frame file) is
     replaced only with --force, and only once the new file is complete (written beside it, then
     renamed); OUT is never IN itself (by any path or link to it), not even with --force.
-    On success one line says what each filter kept: sources, channels, frames and samples per channel.
+    On success one line says what each filter kept: sources, channels, frames and samples per channel
+    (or that it kept nothing, and why when IN has nothing of its kind), the frames copied unchanged,
+    and the gap records kept in a capture OUT.
 
       --filter analog:QUERY          an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2')
       --filter TYPE:QUERY            an array filter for arrays of TYPE (double, float, int32, int16,
@@ -133,7 +136,7 @@ enum FilterCommand: Command {
                 if refused { continue }
                 for frame in frames { try selection.outputs(for: frame, output.append) }
             case .gap:
-                if !refused, let g = gaps[entry.offset] { try output.recordGap(g) }
+                if !refused, let g = gaps[entry.offset], try output.recordGap(g) { selection.gapRecords += 1 }
             default:
                 continue
             }
@@ -186,9 +189,13 @@ final class FilterOutput {
         if pending.count > 1 << 20 { try flush() }
     }
 
-    func recordGap(_ g: CaptureGap) throws {
-        try writer?.recordGap(sourceID: g.sourceID, firstMissing: g.firstMissingSequence, count: g.missingCount,
-                              cause: g.cause ?? .announced, timeNs: g.timeNs)
+    /// Copies a gap record into a capture OUT. - Returns: whether it was written (OUT is a capture).
+    @discardableResult
+    func recordGap(_ g: CaptureGap) throws -> Bool {
+        guard let writer else { return false }
+        try writer.recordGap(sourceID: g.sourceID, firstMissing: g.firstMissingSequence, count: g.missingCount,
+                             cause: g.cause ?? .announced, timeNs: g.timeNs)
+        return true
     }
 
     private func flush() throws {

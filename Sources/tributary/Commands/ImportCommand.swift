@@ -1,6 +1,7 @@
 import Foundation
 import TributaryCapture
 import TributaryFormats
+import TributaryText
 import TributaryWire
 
 /// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
@@ -87,7 +88,7 @@ enum ImportCommand: Command {
             case "csv":
                 let csv = try CSVTable.read(path: path)
                 signal = ImportedSignal(csv: csv)
-                shape = "CSV of \(csv.channelCount) columns × \(csv.sampleCount) data rows"
+                shape = "CSV of \(counted(csv.channelCount, "column")) × \(counted(csv.sampleCount, "data row"))"
             default: throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
             }
         } catch let error as UsageError {
@@ -103,7 +104,7 @@ enum ImportCommand: Command {
                                               sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, startNs: start.ns, to: destination,
                                               options: options)
         } catch { throw CommandError("\(error)") }
-        print("\(out): \(signal.channelCount) channels × \(signal.sampleCount) samples (\(signal.samples.format)), "
+        print("\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
               + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))")
         print("\(out): first sample at \(TimeText.utc(start.ns)) (\(start.origin))")
         return 0
@@ -137,9 +138,9 @@ enum ImportCommand: Command {
             summary = try FormatImport.write(sources, to: destination, options: options)
         } catch { throw CommandError("\(error)") }
         for s in sources {
-            print("\(out): source \(s.sourceID) '\(s.deviceName)': \(s.channelCount) channels × \(s.sampleCount) samples (\(s.samples.format)) at \(s.rate) Hz")
+            print("\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz")
         }
-        print("\(out): \(summary.records) records, \(summary.fileBytes) bytes (from \(kind.rawValue.uppercased()))")
+        print("\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))")
         return 0
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import TributaryAnalysis
 import TributaryCapture
 import TributaryWire
+import TributaryText
 
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.
 enum InspectCommand: Command {

@@ -23,13 +23,17 @@ enum MonitorCommand: Command {
        "frames_lost":…,"unaccounted_loss":…,"reconnections":…,"callback_latency_p50_ms":…,
        "callback_latency_p99_ms":…,"connected":true,"error":null},
        "channels":[{"source":1,"channel":0,"name":"…","unit":"V","samples":N,"rms":…,…}]}
-    (a reading that is not available is null). The session reconnects by itself.
+    (a reading that is not available is null). The readings' members: rms, pp, mean and amp in the
+    channel's unit, freq in Hz, thd a ratio with thd_db and thd_percent beside it, sinad_db, enob in
+    bits (the names of 'tributary analyze --json'). The table's columns name their units. The
+    session reconnects by itself.
 
     Default channels: the first two of each source (at most 8 in all).
 
     \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
       --measure LIST            readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
-                                amplitude), thd (dB), sinad (dB), enob (default: all)
+                                amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
+                                (default: all)
       --every S                 seconds between tables, in [0.1, 3600] (default 1)
     """
 
@@ -78,19 +82,15 @@ enum MonitorCommand: Command {
                 let c = configurations[key.source]?.channels.first { $0.index == key.channel }
                 return (c?.description ?? "channel \(key.channel)", c?.unit ?? "")
             }
-            func value(_ r: ChannelReadings, _ name: String) -> Double {
-                r.values[readingNames.firstIndex(of: name)!]
-            }
             let ok: Bool
             if terminal {
                 var lines = ["\u{1B}[H\u{1B}[2J" + "tributary monitor — \(session.welcome.publisherDescription.terminalSafe) — "
                              + (connected ? "connected" : "reconnecting") + " — every \(every) s (Ctrl-C to stop)", ""]
-                let header = ["source", "channel"] + measures
-                var rows = [header]
-                for c in channels {
-                    rows.append(["\(c.key.source)", "\(c.key.channel) \(info(c.key).0.terminalSafe)"]
-                                + measures.map { format(value(c.readings, $0)) })
-                }
+                let rows = table(measures: measures, channels: channels.map { c in
+                    let (name, unit) = info(c.key)
+                    return (source: c.key.source, channel: c.key.channel, name: name, unit: unit, readings: c.readings)
+                })
+                let header = rows[0]
                 let widths = (0..<header.count).map { i in rows.map { $0[i].count }.max()! }
                 for row in rows {
                     lines.append(row.enumerated().map { i, t in i < 2 ? t.padding(toLength: widths[i], withPad: " ", startingAt: 0)
@@ -115,7 +115,8 @@ enum MonitorCommand: Command {
                 let list = channels.map { c in
                     let (name, unit) = info(c.key)
                     return "{\"source\":\(c.key.source),\"channel\":\(c.key.channel),\"name\":\(jsonText(name)),\"unit\":\(jsonText(unit)),"
-                        + "\"samples\":\(c.readings.samples)," + measures.map { "\"\($0)\":\(jsonNumber(value(c.readings, $0)))" }.joined(separator: ",") + "}"
+                        + "\"samples\":\(c.readings.samples),"
+                        + measures.flatMap { m in jsonMembers(m).map { "\"\($0.key)\":\(jsonNumber($0.value(c.readings)))" } }.joined(separator: ",") + "}"
                 }
                 ok = StandardOutput.line("{\"time\":\(jsonNumber(now.timeIntervalSince1970)),\"health\":\(health),\"channels\":[\(list.joined(separator: ","))]}")
             }
@@ -124,6 +125,55 @@ enum MonitorCommand: Command {
         }
         withExtendedLifetime(signals) {}
         return 0
+    }
+
+    /// The JSON members of a reading (`--measure` name): the names and meanings of `analyze --json`.
+    static func jsonMembers(_ name: String) -> [(key: String, value: (ChannelReadings) -> Double)] {
+        switch name {
+        case "rms": [("rms", { $0.rms })]
+        case "pp": [("pp", { $0.peakToPeak })]
+        case "mean": [("mean", { $0.mean })]
+        case "freq": [("freq", { $0.toneFrequency })]
+        case "amp": [("amp", { $0.toneAmplitude })]
+        case "thd": [("thd", { $0.thd }), ("thd_db", { $0.thdDB }), ("thd_percent", { $0.thdPercent })]
+        case "sinad": [("sinad_db", { $0.sinadDB })]
+        default: [("enob", { $0.enob })]
+        }
+    }
+
+    /// The table's columns of a reading: a header with its unit (nil: the channel's unit) and the value.
+    static func columns(_ name: String) -> [(header: String, unit: String?, value: (ChannelReadings) -> Double)] {
+        switch name {
+        case "rms": [("RMS", nil, { $0.rms })]
+        case "pp": [("p-p", nil, { $0.peakToPeak })]
+        case "mean": [("mean", nil, { $0.mean })]
+        case "freq": [("tone", "Hz", { $0.toneFrequency })]
+        case "amp": [("tone amp", nil, { $0.toneAmplitude })]
+        case "thd": [("THD", "%", { $0.thdPercent }), ("THD", "dB", { $0.thdDB })]
+        case "sinad": [("SINAD", "dB", { $0.sinadDB })]
+        default: [("ENOB", "bits", { $0.enob })]
+        }
+    }
+
+    /// The terminal table: a header row whose columns name their units, then one row per channel.
+    /// Readings in a channel's own unit (RMS, p-p, mean, tone amplitude) carry it in the header when
+    /// every channel shown has the same unit, else in each cell.
+    static func table(measures: [String],
+                      channels: [(source: UInt32, channel: UInt32, name: String, unit: String, readings: ChannelReadings)]) -> [[String]] {
+        let units = Set(channels.map(\.unit))
+        let shared = units.count == 1 ? units.first! : nil
+        let chosen = measures.flatMap(columns)
+        func unitText(_ unit: String) -> String { unit.isEmpty ? "" : " " + unit.terminalSafe }
+        var rows = [["source", "channel"] + chosen.map { c in
+            c.header + (c.unit.map { " " + $0 } ?? shared.map(unitText) ?? "")
+        }]
+        for c in channels {
+            rows.append(["\(c.source)", "\(c.channel) \(c.name.terminalSafe)"] + chosen.map { column in
+                let x = column.value(c.readings)
+                return format(x) + (column.unit == nil && shared == nil && x.isFinite ? unitText(c.unit) : "")
+            })
+        }
+        return rows
     }
 
     static func format(_ x: Double) -> String {

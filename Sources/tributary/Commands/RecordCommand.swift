@@ -61,15 +61,24 @@ enum RecordCommand: Command {
         var dataBytes = 0
         var firstDataNs: UInt64?
         var lastDataNs: UInt64 = 0
+        /// Data frames not flagged as replayed: frames of a live stream, which come at the publisher's pace.
+        var liveDataFrames = 0
     }
 
     /// The pace at which the data was recorded: its bytes over the time from the first data frame's
     /// arrival to the last one's append, plus the close that compressed, wrote and synced what was
     /// still open — the session's start and the wait for the publisher to close it left out.
+    /// A replay (every data frame flagged replayed) comes as fast as the recorder takes it, so that
+    /// pace is the recorder's; a live stream comes at its publisher's pace, which is what is said then
+    /// (a recorder's "0.5 MB/s" for a 0.5 MB/s stream is no measure of the recorder).
     private static func dataPace(_ c: Counters, closeNs: UInt64?) -> String {
         guard let first = c.firstDataNs, let closeNs, c.dataFrames > 1 else { return "" }
         let seconds = Double(c.lastDataNs - first + closeNs) / 1e9
         guard seconds > 0 else { return "" }
+        if c.liveDataFrames > 0 {
+            return String(format: "; the stream's data came at %.3f MB/s (the publisher's pace, over %.3f s from the first data frame "
+                          + "to the capture written and synced)", Double(c.dataBytes) / 1e6 / seconds, seconds)
+        }
         return String(format: "; data recorded at %.1f MB/s (%.3f s from the first data frame to the capture written and synced)",
                       Double(c.dataBytes) / 1e6 / seconds, seconds)
     }
@@ -122,7 +131,9 @@ enum RecordCommand: Command {
             do {
                 if reconnect {
                     if case .error(let report) = package.content {
-                        printError("session lost: error \(report.code): \(report.message.terminalSafe); reconnecting")
+                        // A normal end by the publisher (it stopped, its replay ended) is said as such, not as error 5.
+                        printError((report.isNormalCloseByPublisher ? report.message.terminalSafe
+                                    : "session lost: error \(report.code): \(report.message.terminalSafe)") + "; reconnecting")
                         // The chunks before the outage are closed: the frames after it start new ones.
                         try writer.flush()
                     }
@@ -130,7 +141,7 @@ enum RecordCommand: Command {
                         try writer.recordGap(sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
                                              cause: .sequenceJump, timeNs: gap.timeNs)
                         counters.withLock { $0.gaps += 1; $0.framesMissing = $0.framesMissing.addingSaturated(gap.count) }
-                        printError("source \(gap.sourceID) resumed: a gap of \(gap.count) \(gap.count == 1 ? "frame" : "frames") recorded for the outage")
+                        printError("source \(gap.sourceID) resumed: a gap of \(counted(gap.count, "frame")) recorded for the outage")
                     }
                 }
                 let arrived = DispatchTime.now().uptimeNanoseconds
@@ -140,6 +151,7 @@ enum RecordCommand: Command {
                     c.bytes += appended.bytes
                     if appended.frames > 0 && dataKinds.contains(package.header.kind) {
                         c.dataFrames += 1
+                        if !package.header.flags.contains(.replayed) { c.liveDataFrames += 1 }
                         c.dataBytes += appended.bytes
                         if c.firstDataNs == nil { c.firstDataNs = arrived }
                         c.lastDataNs = DispatchTime.now().uptimeNanoseconds

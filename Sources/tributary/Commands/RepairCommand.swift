@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryText
 
 /// `tributary repair FILE [--out FILE]`: a valid, footed capture from a crashed or damaged one.
 enum RepairCommand: Command {
@@ -29,7 +30,7 @@ enum RepairCommand: Command {
         let output = out ?? (input.hasSuffix(".partial") ? String(input.dropLast(".partial".count)) : input)
         let report: CaptureRepairReport
         do { report = try CaptureRecovery.repair(input: input, output: output, replace: force) } catch { throw CommandError("\(error)") }
-        print("\(output): \(report.recordsKept) records kept" + (report.inputHadFooter ? " (the input had a valid footer)" : ""))
+        print("\(output): \(counted(report.recordsKept, "record")) kept" + (report.inputHadFooter ? " (the input had a valid footer)" : ""))
         for d in report.damage { print("  damage at \(d)") }
         if report.damage.isEmpty { print("  no damage found") }
         return 0

@@ -43,8 +43,8 @@ enum SubscribeCommand: Command {
         // that a slow terminal does not hold up reading.
         let run = SubscriptionRun(inline: summary != nil)
         let (subject, welcome) = try options.connect(run)
-        printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), sources "
-                   + welcome.sources.map { "\($0.id) '\($0.description.terminalSafe)'" }.joined(separator: ", "))
+        printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), "
+                   + FrameDescription.sourcesText(welcome.sources))
         let received = Atomic<Int>(0)
         let end = run.run(subject: subject, duration: options.duration) { package in
             received.add(1, ordering: .relaxed)
@@ -66,10 +66,13 @@ enum SubscribeCommand: Command {
     }
 
     /// The frame of a package as received (filter id as the Subject maps it), or an encoded one for
-    /// errors the Subject detected itself; nil for files and images.
+    /// errors the Subject detected itself (a close with code 0 for the publisher's normal end); nil
+    /// for files and images.
     static func frame(of package: ReceivedPackage) -> Frame? {
         if let frame = package.frame { return frame.withHeader(package.header) }
         if case .error(let report) = package.content {
+            // A normal end by the publisher (it stopped, its replay ended) is the close it sent, not an error 5.
+            if let close = report.publisherClose { return Frame(encoding: .close(close), timestampNs: wallClockNanoseconds()) }
             return Frame(encoding: .error(report), timestampNs: wallClockNanoseconds())
         }
         return nil

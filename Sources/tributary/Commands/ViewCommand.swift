@@ -69,8 +69,9 @@ enum ViewCommand: Command {
         let bytes = session.view?.bytesOffered.load(ordering: .relaxed) ?? 0
         let statistics = session.subject.statistics()
         session.close()
-        printError("\(statistics.framesReceived) frames received, \(statistics.framesMissing) lost (gap notices), "
-                   + "\(statistics.unaccountedLoss) unaccounted, \(statistics.reconnections) reconnections; \(built) updates built, \(bytes) bytes offered to browsers")
+        printError("\(counted(statistics.framesReceived, "frame")) received, \(statistics.framesMissing) lost (gap notices), "
+                   + "\(statistics.unaccountedLoss) unaccounted, \(counted(statistics.reconnections, "reconnection")); "
+                   + "\(counted(built, "update")) built, \(counted(bytes, "byte")) offered to browsers")
         return 0
     }
 }

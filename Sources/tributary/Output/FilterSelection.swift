@@ -1,4 +1,5 @@
 import TributaryWire
+import TributaryText
 
 /// What `tributary filter` read and kept: the analog channels and arrays of each source of the input,
 /// and per filter and source the channels, frames and samples it kept. It says what was kept on
@@ -42,6 +43,8 @@ struct FilterSelection {
     /// Input frames no filter governs, copied unchanged.
     private var passed = 0
     private var kept: [Key: Kept] = [:]
+    /// Gap records copied into a capture OUT.
+    var gapRecords = 0
 
     init(filters: SubscriberFilters, specs: [UInt32: String]) {
         self.filters = filters
@@ -100,10 +103,23 @@ struct FilterSelection {
                 let samples = k.channels.all.isEmpty ? "" : ", \(counted(k.samples, "sample")) per channel"
                 return text + " (\(counted(k.frames, "frame"))\(samples))"
             }
-            parts.append("filter \(id) '\(specs[id] ?? "?")' kept " + (what.isEmpty ? "nothing" : what.joined(separator: ", ")))
+            parts.append("filter \(id) '\(specs[id] ?? "?")' kept " + (what.isEmpty ? "nothing" + absence(of: id) : what.joined(separator: ", ")))
         }
         parts.append("\(counted(passed, "frame")) no filter governs copied unchanged")
+        if gapRecords > 0 { parts.append("\(counted(gapRecords, "gap record")) kept") }
         return parts.joined(separator: "; ")
+    }
+
+    /// Why a filter that kept nothing had nothing to keep, when the input holds nothing of its kind
+    /// (" (the input has no analog frames)"); "" when it does (its channels or sources did not match).
+    private func absence(of id: UInt32) -> String {
+        if filters.analog.contains(where: { $0.id == id }) {
+            return analogIn.isEmpty ? " (the input has no analog frames)" : ""
+        }
+        if let entry = filters.array.first(where: { $0.id == id }), arraysIn[entry.request.elementType] == nil {
+            return " (the input has no \(entry.request.elementType) arrays)"
+        }
+        return ""
     }
 
     /// Why nothing was written: the filters and what the input holds.
@@ -116,7 +132,7 @@ struct FilterSelection {
         }
         for type in arraysIn.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             let sources = arraysIn[type]!.sorted()
-            holds.append("\(type) arrays of source\(sources.count == 1 ? "" : "s") " + sources.map(String.init).joined(separator: ", "))
+            holds.append("\(type) arrays of " + (sources.count == 1 ? "source " : "sources ") + sources.map(String.init).joined(separator: ", "))
         }
         return "the filters (\(given)) keep nothing of the \(counted(governed, "frame")) they govern; nothing written. "
             + "The input holds " + (holds.isEmpty ? "no analog data or arrays" : holds.joined(separator: "; "))

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryText
 
 /// How much memory a command that holds data in memory may take: `TRIBUTARY_MEMORY_LIMIT` when set
 /// (bytes, or a number with k, m, g or t for powers of 1024), else what the system has available —
@@ -49,6 +50,6 @@ enum MemoryBudget {
     static func describe(_ bytes: Int) -> String {
         let units = [("TiB", 0x1p40), ("GiB", 0x1p30), ("MiB", 0x1p20), ("KiB", 0x1p10)]
         for (name, size) in units where Double(bytes) >= size { return String(format: "%.1f", Double(bytes) / size) + " " + name }
-        return "\(bytes) bytes"
+        return counted(bytes, "byte")
     }
 }

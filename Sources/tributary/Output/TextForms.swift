@@ -1,11 +1,6 @@
 import Foundation
 import TributaryAnalysis
 
-/// "1 frame", "2 frames", "0 frames": a count with its noun in the right number.
-func counted(_ count: some BinaryInteger, _ singular: String, _ plural: String? = nil) -> String {
-    "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
-}
-
 /// Channel (or other) indexes as sorted ranges: [0, 1, 2, 5, 7, 8] → "0-2,5,7-8".
 func indexRanges(_ values: Set<UInt32>) -> String {
     let sorted = values.sorted()

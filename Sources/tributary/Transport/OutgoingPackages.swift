@@ -20,9 +20,9 @@ enum OutgoingPackage: Sendable {
     var summary: String {
         switch self {
         case .message(let text, let code): "message (code \(code)) \(FrameDescription.quoted(text))"
-        case .xml(let text): "XML (\(text.utf8.count) bytes)"
-        case .file(let content, let name): "file '\(name.terminalSafe)' (\(content.count) bytes)"
-        case .image(let content, let name, let format): "\(format) image '\(name.terminalSafe)' (\(content.count) bytes)"
+        case .xml(let text): "XML (\(counted(text.utf8.count, "byte")))"
+        case .file(let content, let name): "file '\(name.terminalSafe)' (\(counted(content.count, "byte")))"
+        case .image(let content, let name, let format): "\(format) image '\(name.terminalSafe)' (\(counted(content.count, "byte")))"
         case .array(let a): "\(a.elementType) array \(a.rowCount) x \(a.columnCount)"
         }
     }

@@ -33,7 +33,13 @@ final class LiveSession {
         }
         model.name(welcome.sources)
         let wanted = sources ?? welcome.sources.map(\.id)
-        for id in wanted where !welcome.sources.contains(where: { $0.id == id }) {
+        // Source 0, the publisher's own packages (PROTOCOL.md §4.1), is no source with channels to show.
+        if sources != nil, !wanted.contains(where: { $0 != 0 }) {
+            subject.close()
+            throw CommandError("--sources 0: source 0 stands for the publisher's own packages, which have no channels to show; "
+                               + "name one of its sources (it has \(welcome.sources.map { String($0.id) }.joined(separator: ", ")))")
+        }
+        for id in wanted where id != 0 && !welcome.sources.contains(where: { $0.id == id }) {
             subject.close()
             throw CommandError("--sources: the publisher has no source \(id) (it has \(welcome.sources.map { String($0.id) }.joined(separator: ", ")))")
         }

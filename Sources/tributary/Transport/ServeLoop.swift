@@ -80,7 +80,7 @@ struct ServeLoop {
             if late >= 1, !behind.contains(id) {
                 behind.insert(id)
                 printError("source \(id) '\(device.info.description.terminalSafe)': the simulation is \(String(format: "%.1f", late)) s behind real time: "
-                           + "this machine computes its \(device.spec.channels) channels × \(String(format: "%.0f", device.spec.rate)) samples/s more slowly than real time, "
+                           + "this machine computes its \(counted(device.spec.channels, "channel")) × \(String(format: "%.0f", device.spec.rate)) samples/s more slowly than real time, "
                            + "so its frames (stamped on the device's schedule) fall ever further behind the clock; lower its rate or channels")
             } else if late == 0, behind.contains(id) {
                 behind.remove(id)

@@ -51,7 +51,9 @@ struct SubscriptionOptions {
       --channels SPEC           analog channels to receive, e.g. 0-3 or 0,2,5 (an analog filter: data
                                 arrives with filter id 1)
       --sources IDS             sources to receive, e.g. 1 or 1,3 (source selection; with --channels the
-                                analog filter applies to these sources only)
+                                analog filter applies to these sources only). 0 stands for the
+                                publisher's own packages, which every selection receives: --sources 0
+                                receives only those
       --array-filter TYPE:QUERY an array filter, e.g. double:5-15;5-15 (TYPE: double, float, int32, int16,
                                 int64, bool, string); repeatable
       --duration S              stop after S seconds, at most 1e9 (default: until interrupted or the
@@ -110,8 +112,10 @@ struct SubscriptionOptions {
         }
         if let sourcesText {
             let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
-            guard !ids.isEmpty, ids.allSatisfy({ $0 != nil && $0! > 0 }) else {
-                throw UsageError("option --sources: '\(sourcesText)' is not a list of source ids > 0, e.g. 1,3")
+            // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), accepted as a filter's sources accept it.
+            guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
+                throw UsageError("option --sources: '\(sourcesText)' is not a list of source ids in 0...\(UInt32.max), e.g. 1,3 "
+                                 + "(0: the publisher's own packages)")
             }
             options.sources = ids.map { $0! }
         }
