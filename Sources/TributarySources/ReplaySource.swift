@@ -50,7 +50,7 @@ public final class ReplayClock: Sendable {
 public struct ReplayProgress: Sendable, Equatable {
     /// Frames handed to the publisher.
     public var framesPublished: Int = 0
-    /// Recorded frames not replayed: configurations equal to the one each welcome carries, and the
+    /// Recorded frames not replayed: configurations equal to the one subscribers last received, and the
     /// errors, gap notices and other session frames of the recording.
     public var framesSkipped: Int = 0
     /// Whether the source went through the whole capture.
@@ -72,7 +72,8 @@ public struct ReplayProgress: Sendable, Equatable {
 ///
 /// What is replayed (docs/CAPTURE.md §9): analog, digital, array, message,
 /// XML, file and image frames, under filter id 0 — the subscribers' own filters then apply as for a
-/// live source — and configuration frames that differ from the source's first configuration. Frames
+/// live source — and configuration frames that differ from the configuration subscribers last
+/// received for the source (the first one, which each welcome carries, then each change sent). Frames
 /// that belonged to the recording's session (error, gap, close, control) are not; recorded gaps are
 /// not announced as gap notices (the replay's session itself loses nothing): they show as a jump in
 /// the analog frames' `first_sample`. The application packages of no source (source id 0: messages,
@@ -230,6 +231,8 @@ public final class ReplaySource: Source {
             }
         }
         let start = clock.begin()
+        // The configuration subscribers last received for this source: the welcome's, then each change sent.
+        var current = configuration
         do {
             func replay(_ frame: Frame) throws {
                 if sink.isCancelled { throw Cancelled() }
@@ -247,7 +250,11 @@ public final class ReplaySource: Source {
                     progressState.withLock { $0.framesPublished += 1 }
                     return
                 }
-                guard Self.replayedKinds.contains(kind) || (kind == .configuration && isNewConfiguration(frame)) else {
+                var changed: Configuration?
+                if kind == .configuration, case .configuration(let recorded)? = try? frame.payload(), recorded != current {
+                    changed = recorded
+                }
+                guard Self.replayedKinds.contains(kind) || changed != nil else {
                     progressState.withLock { $0.framesSkipped += 1 }
                     return
                 }
@@ -258,6 +265,7 @@ public final class ReplaySource: Source {
                 header.flags.insert(.replayed)
                 header.filterID = 0
                 guard sink.publish(frame.withHeader(header)) else { throw Cancelled() }
+                if let changed { current = changed }
                 progressState.withLock { $0.framesPublished += 1 }
             }
             if let preloaded {
@@ -273,10 +281,5 @@ public final class ReplaySource: Source {
             $0.problems.append(contentsOf: damage)
             $0.finished = true
         }
-    }
-
-    private func isNewConfiguration(_ frame: Frame) -> Bool {
-        guard case .configuration(let recorded)? = try? frame.payload() else { return false }
-        return recorded != configuration
     }
 }

@@ -45,11 +45,11 @@ def align8(n: int) -> int:
     return (n + 7) & ~7
 
 
-def header(writer="capture_spec.py", created_ns=1_764_489_600_000_000_000, uid=None) -> bytes:
+def header(writer="capture_spec.py", created_ns=1_764_489_600_000_000_000, uid=None, version=1) -> bytes:
     w = writer.encode()
     h = align8(44 + len(w) + 4)
     uid = uid or uuidlib.UUID(int=0x1234).bytes
-    out = FILE_MAGIC + struct.pack("<HHI", 1, 0, h) + uid + struct.pack("<qI", created_ns, len(w)) + w
+    out = FILE_MAGIC + struct.pack("<HHI", version, 0, h) + uid + struct.pack("<qI", created_ns, len(w)) + w
     out += b"\0" * (h - 4 - len(out))
     return out + struct.pack("<I", crc32c(out))
 

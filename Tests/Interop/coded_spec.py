@@ -69,7 +69,7 @@ def _body_streams(body, version):
         stored = body[position:position + stored_bytes]
         position += stored_bytes
         if transforms == CODED:
-            _require(version in (2, 3, 4), "a coded stream in a version-1 capture")
+            # §2: a reader decodes a coded stream of any version in a capture of any version.
             samples = decode_coded(stored, fmt)
             _require(samples.nbytes == sample_bytes, "sample_bytes")
             yield fmt, samples, transforms

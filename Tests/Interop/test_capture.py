@@ -236,5 +236,38 @@ class CaptureSpecInteropTests(unittest.TestCase):
         self.assertEqual(json.loads(run("inspect", self.path("new.tcap"), "--json"))["version"], written)
 
 
+    def test_a_source_without_a_configuration_is_read_whole_and_says_what_is_unknown(self):
+        """CAPTURE.md §6, "A source without a configuration": readable chunks and no configuration frame
+        or record are not damage; what needs the configuration (names, rate) is absent or refused."""
+        import capture_spec as cs
+        import wire_spec as ws
+        t0 = 1_764_489_600_000_000_000
+        frames = [ws.frame("analog", ws.analog_i16([4, 2], [[1, 2, 3], [4, 5, 6]], [0.5, 2.0], [1.0, 0.0], first_sample=3 * i),
+                           sequence=i, timestamp_ns=t0 + 250_000_000 * i, source_id=7) for i in range(3)]
+        with open(self.path("bare.tcap"), "wb") as f:
+            f.write(cs.capture([frames]))
+        info = json.loads(run("inspect", self.path("bare.tcap"), "--json"))
+        self.assertEqual(info["damage"], [])
+        [source] = info["sources"]
+        self.assertEqual((source["id"], source["name"], source["channels"], source["rate"]), (7, None, [], None))
+        self.assertEqual((source["samples"], source["frames"], source["duration_s"]), (9, 3, 0.5))
+        self.assertEqual(source["first_time"], "2025-11-30T08:00:00.000000000Z")
+        self.assertEqual(source["compression_ratio"], source["frame_bytes"] / source["stored_bytes"])
+        # Values come out with each frame's own scale and offset, the channels named by index.
+        run("export", self.path("bare.tcap"), "--format", "npy", "--out", self.path("bare.npy"))
+        np.testing.assert_array_equal(np.load(self.path("bare.npy")),
+                                      [[1.5, 2.0, 2.5] * 3, [8.0, 10.0, 12.0] * 3])
+        run("export", self.path("bare.tcap"), "--format", "csv", "--out", self.path("bare.csv"))
+        with open(self.path("bare.csv")) as f:
+            self.assertEqual(f.readline().strip(), "ch4,ch2")
+        # What needs the rate is refused, saying so.
+        for args in (("--format", "wav", "--out", self.path("bare.wav")),
+                     ("--format", "csv", "--time-column", "--out", self.path("t.csv")),
+                     ("--format", "npy", "--start", "0.1", "--out", self.path("s.npy"))):
+            result = subprocess.run([TRIBUTARY, "export", self.path("bare.tcap"), *args], capture_output=True, text=True)
+            self.assertNotEqual(result.returncode, 0, args)
+            self.assertIn("rate", result.stderr, args)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -108,5 +108,157 @@ class CodedSpecTests(unittest.TestCase):
         return iter(found)
 
 
+def latent_block(values, zstd_symbols=None):
+    """A version-4 latent block (§5.1) holding `values` (signed 64-bit) exactly: no bins (B = 0), every
+    symbol the escape, shift 0 and 64 high bits per escape, so each value is its own high bits. With
+    `zstd_symbols` (a zstandard.ZstdCompressor), the symbol bytes are stored as one zstd frame."""
+    import struct
+    m = len(values)
+    symbols = bytes(m)
+    if zstd_symbols is not None:
+        symbols = zstd_symbols.compress(symbols)
+        assert len(symbols) < m
+    return (struct.pack("<QBBBBQII", 0, 0, 64, 0, 1, 0, len(symbols), m) + symbols
+            + b"".join(struct.pack("<Q", v & coded_spec.MASK64) for v in values))
+
+
+def coded_stream(element_type, segments, version=4):
+    """A coded stream: its header, then `segments` as (count, mode, predictor, flags, body bytes)."""
+    import struct
+    n = sum(count for count, *_ in segments)
+    out = struct.pack("<BBHIQ", version, element_type, 0, len(segments), n)
+    for count, mode, predictor, flags, body in segments:
+        out += struct.pack("<IBBBB", count, mode, predictor, flags, 0) + body
+    return out
+
+
+def one_frame_capture(path, fmt, raw, stored, capture_version=4, sample_bytes=None):
+    """A capture (§2–§4, codec 0, no footer) of source 1: a configuration frame and one analog frame
+    of one channel whose samples are `raw` (format `fmt`), its numeric stream stored as `stored`
+    with the coded transform (`sample_bytes`: the descriptor's, by default len(raw))."""
+    import struct
+    import capture_spec as cs
+    import wire_spec as ws
+    size = cs.SIZES[fmt]
+    n = len(raw) // size
+    config = ws.frame("configuration", ws.configuration("edge", "test", [(0, 0, 1000.0, -1.0, 1.0, "a", "V")], []),
+                      sequence=0, timestamp_ns=1_764_489_600_000_000_000, source_id=1)
+    payload = {1: ws.analog_f64([0], [[0.0] * n]), 2: ws.analog_f32([0], [[0.0] * n]),
+               3: ws.analog_i16([0], [[0] * n], [1.0], [0.0])}[fmt]
+    frame = bytearray(ws.frame("analog", payload, sequence=1, timestamp_ns=1_764_489_600_001_000_000, source_id=1))
+    start, _keys, _n, _fmt = cs.split(bytes(frame))
+    frame[start:start + len(raw)] = raw
+    frames = [config, bytes(frame)]
+    structure = config + bytes(frame[:start]) + bytes(frame[start + len(raw):])
+    sample_bytes = len(raw) if sample_bytes is None else sample_bytes
+    body = struct.pack("<IHHQ", 2, 1, 0, len(structure)) + struct.pack("<BBHIQQ", fmt, 8, 0, 0, sample_bytes, len(stored))
+    body += structure
+    body += b"\0" * (-len(body) % 8) + stored
+    record = cs.record(cs.envelope(1, 0, body, source_id=1, first_sequence=0, last_sequence=1,
+                                   first_time_ns=1_764_489_600_000_000_000, last_time_ns=1_764_489_600_001_000_000,
+                                   sample_count=n, frame_count=2, kind_mask=(1 << 1) | (1 << 3),
+                                   frames_length=sum(map(len, frames))), body)
+    with open(path, "wb") as f:
+        f.write(cs.header(version=capture_version) + record)
+
+
+class CodedStreamEdges(unittest.TestCase):
+    """What CAPTURE.md §2 and §5.1 settle that an outside implementation had to guess, pinned against
+    tributary's reader with hand-made coded streams."""
+
+    def setUp(self):
+        self.directory = tempfile.TemporaryDirectory()
+        self.addCleanup(self.directory.cleanup)
+        self.count = 0
+
+    def read(self, fmt, raw, stored, **options):
+        """(damage reasons, exported samples or None) of a one-frame capture."""
+        import json
+        self.count += 1
+        capture = os.path.join(self.directory.name, f"edge{self.count}.tcap")
+        one_frame_capture(capture, fmt, raw, stored, **options)
+        info = subprocess.run([TRIBUTARY, "inspect", capture, "--json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(info.returncode, 0, info.stderr)
+        damage = [d["reason"] for d in json.loads(info.stdout)["damage"]]
+        out = os.path.join(self.directory.name, f"edge{self.count}.npy")
+        result = subprocess.run([TRIBUTARY, "export", capture, "--format", "npy", "--out", out, "--force",
+                                 *(["--counts"] if fmt == 3 else [])], capture_output=True, text=True, timeout=60)
+        exported = np.load(out).tobytes() if result.returncode == 0 else None
+        # The independent decoder written from the text agrees: it refuses what tributary reports as
+        # damage, and decodes the rest to the same samples.
+        try:
+            spec = coded_spec.decode_coded(stored, fmt).tobytes()
+        except coded_spec.Damage:
+            spec = None
+        if damage:
+            self.assertIsNone(spec, "tributary reports damage where the spec decoder reads the stream")
+        else:
+            self.assertIsNotNone(spec, "the spec decoder refuses a stream tributary reads")
+            if exported is not None:
+                self.assertEqual(spec, exported, "the spec decoder and tributary differ")
+        return damage, exported
+
+    def test_an_integer_stream_is_mode_0_only(self):
+        raw = np.array([3, -7, 100, 0], dtype="<i2").tobytes()
+        values = [3, -7, 100, 0]
+        self.assertEqual(self.read(3, raw, coded_stream(1, [(4, 0, 0, 0, latent_block(values))])), ([], raw))
+        grid = struct_pack_dd(0.0, 1.0)
+        for mode, body in ((1, grid + latent_block(values)), (2, latent_block(values))):
+            damage, exported = self.read(3, raw, coded_stream(1, [(4, mode, 0, 0, body)]))
+            self.assertIsNone(exported, f"mode {mode} on an int16 stream was read")
+            self.assertEqual(len(damage), 1, damage)
+
+    def test_a_float32_latent_is_sign_extended(self):
+        samples = np.array([-1.5, 2.0, -0.0, 0.0, -3.4028235e38], dtype="<f4")
+        bits = samples.view("<u4").astype(np.int64)
+        signed = np.where(bits >= 1 << 31, bits - (1 << 32), bits)  # as i32, sign-extended
+        latents = [int(x) if x >= 0 else int(x) ^ 0x7FFFFFFF for x in signed]
+        self.assertTrue(all(-(1 << 31) <= v < 1 << 31 for v in latents))
+        raw = samples.tobytes()
+        self.assertEqual(self.read(2, raw, coded_stream(3, [(5, 2, 0, 0, latent_block(latents))])), ([], raw))
+        # The same map done in 32 bits and zero-extended: another latent, which decodes to other bits.
+        zero_extended = [v & 0xFFFFFFFF for v in latents]
+        damage, exported = self.read(2, raw, coded_stream(3, [(5, 2, 0, 0, latent_block(zero_extended))]))
+        self.assertEqual(damage, [])
+        self.assertNotEqual(exported, raw)
+
+    def test_the_symbols_zstd_frame_may_carry_a_checksum_which_is_verified(self):
+        import zstandard
+        values = list(range(-500, 500))
+        raw = np.array(values, dtype="<i2").tobytes()
+        for checksum in (False, True):
+            block = latent_block(values, zstandard.ZstdCompressor(level=3, write_checksum=checksum, write_content_size=True))
+            self.assertEqual(self.read(3, raw, coded_stream(1, [(1000, 0, 0, 0, block)])), ([], raw), f"checksum {checksum}")
+        # A wrong checksum (the frame's last four bytes, right before the high bits) is damage.
+        block = bytearray(block)
+        block[28 + int.from_bytes(block[20:24], "little") - 1] ^= 0xFF
+        damage, exported = self.read(3, raw, coded_stream(1, [(1000, 0, 0, 0, bytes(block))]))
+        self.assertIsNone(exported)
+        self.assertEqual(len(damage), 1, damage)
+
+    def test_an_empty_coded_stream_is_a_header_with_no_segment(self):
+        damage, _ = self.read(1, b"", coded_stream(4, []))
+        self.assertEqual(damage, [])
+        damage, _ = self.read(1, b"", b"")
+        self.assertEqual(len(damage), 1, "an empty coded stream without its header was read")
+
+    def test_every_stream_version_is_read_in_every_capture_version(self):
+        values = [5, 6, 7, -8]
+        raw = np.array(values, dtype="<i2").tobytes()
+        for capture_version in (1, 2, 3, 4):
+            damage, exported = self.read(3, raw, coded_stream(1, [(4, 0, 0, 0, latent_block(values))]),
+                                         capture_version=capture_version)
+            self.assertEqual((damage, exported), ([], raw), f"stream version 4 in a version-{capture_version} capture")
+        # A stream version outside 1 ... 4 is damage.
+        damage, exported = self.read(3, raw, coded_stream(1, [(4, 0, 0, 0, latent_block(values))], version=5))
+        self.assertIsNone(exported)
+        self.assertEqual(len(damage), 1, damage)
+
+
+def struct_pack_dd(a, b):
+    import struct
+    return struct.pack("<dd", a, b)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -127,5 +127,86 @@ class CreditIsExact(unittest.TestCase):
         s.close()
 
 
+class AfterASessionEnds(unittest.TestCase):
+    """PROTOCOL.md §4.3, "After the publisher ends a session with an error": after a timeout (error 4)
+    the connection stays open 0.5 s, what the peer sends meanwhile is not answered, then the
+    connection is closed; a DEALER that reconnects under a new routing id gets error 12 for its next
+    frame, one that chose its own routing id gets its session's code (4) again."""
+
+    def setUp(self):
+        self.server = Server("--simulate", DEVICE)
+        self.addCleanup(self.server.stop)
+
+    @staticmethod
+    def next_frame(s, seconds):
+        """(kind, error code or None) of the next frame other than a keepalive, or None after `seconds`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            s.setsockopt(zmq.RCVTIMEO, max(1, int((deadline - time.monotonic()) * 1000)))
+            try:
+                data = b"".join(s.recv_multipart())
+            except zmq.Again:
+                return None
+            if data[5] >= 128:
+                continue  # keepalive (§4.4)
+            return data[5], (struct.unpack_from("<I", data, 40)[0] if data[5] in (w.KINDS["error"], w.KINDS["close"]) else None)
+        return None
+
+    def wait_event(self, monitor, event, seconds=5.0):
+        from zmq.utils.monitor import recv_monitor_message
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if monitor.poll(int((deadline - time.monotonic()) * 1000) + 1):
+                if recv_monitor_message(monitor)["event"] == event:
+                    return time.monotonic()
+        self.fail(f"no monitor event {event} within {seconds} s")
+
+    def timed_out_session(self, routing_id=None):
+        s = zmq.Context.instance().socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        if routing_id:
+            s.setsockopt(zmq.ROUTING_ID, routing_id)
+        monitor = s.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self.addCleanup(s.close)
+        self.addCleanup(monitor.close)
+        s.connect(f"tcp://127.0.0.1:{self.server.port}")
+        self.wait_event(monitor, zmq.EVENT_CONNECTED)
+        s.send(w.frame("hello", w.hello(KEY, "timeout-test", timeout=1.5), timestamp_ns=time.time_ns()))
+        frame = self.next_frame(s, 5)
+        self.assertEqual(frame, (w.KINDS["welcome"], None))
+        while frame != (w.KINDS["error"], 4):  # configurations, then the timeout 1.5 s later
+            frame = self.next_frame(s, 5)
+            self.assertIsNotNone(frame, "no error 4 after the session's timeout")
+        ended = time.monotonic()
+        self.assertEqual(self.next_frame(s, 1), (w.KINDS["close"], 4))
+        return s, monitor, ended
+
+    def test_a_timed_out_dealer_is_closed_half_a_second_later_then_is_a_new_peer(self):
+        s, monitor, ended = self.timed_out_session()
+        s.send(w.frame("start", b"", sequence=1))
+        self.assertIsNone(self.next_frame(s, 0.3), "a frame right after the error is answered")
+        closed = self.wait_event(monitor, zmq.EVENT_DISCONNECTED)
+        self.assertGreater(closed - ended, 0.35, "the connection was closed before the error could leave")
+        self.assertLess(closed - ended, 1.5, "the connection was not closed 0.5 s after the error")
+        self.wait_event(monitor, zmq.EVENT_CONNECTED)  # libzmq reconnects: a new routing id
+        s.send(w.frame("start", b"", sequence=2))
+        self.assertEqual(self.next_frame(s, 3), (w.KINDS["error"], 12))
+        self.assertEqual(self.next_frame(s, 1), (w.KINDS["close"], 12))
+
+    def test_a_peer_with_its_own_routing_id_gets_its_sessions_code_again(self):
+        s, monitor, ended = self.timed_out_session(routing_id=b"own-routing-id")
+        self.wait_event(monitor, zmq.EVENT_DISCONNECTED)
+        self.wait_event(monitor, zmq.EVENT_CONNECTED)
+        time.sleep(max(0.0, ended + 1.2 - time.monotonic()))  # past the one-answer-a-second limit
+        s.send(w.frame("start", b"", sequence=1))
+        self.assertEqual(self.next_frame(s, 3), (w.KINDS["error"], 4))
+        self.assertEqual(self.next_frame(s, 1), (w.KINDS["close"], 4))
+        # That connection is refused in turn (closed 0.5 s later, nothing on it read); on the next one a
+        # hello opens a new session under the same routing id.
+        self.wait_event(monitor, zmq.EVENT_DISCONNECTED)
+        self.wait_event(monitor, zmq.EVENT_CONNECTED)
+        s.send(w.frame("hello", w.hello(KEY, "again", timeout=10.0), timestamp_ns=time.time_ns()))
+        self.assertEqual(self.next_frame(s, 3), (w.KINDS["welcome"], None))
+
 if __name__ == "__main__":
     unittest.main()
