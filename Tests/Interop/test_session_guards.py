@@ -162,13 +162,19 @@ class AfterASessionEnds(unittest.TestCase):
         self.fail(f"no monitor event {event} within {seconds} s")
 
     def timed_out_session(self, routing_id=None):
-        s = zmq.Context.instance().socket(zmq.DEALER)
+        # A context of its own, ended with the test: the monitored, reconnecting DEALER and its
+        # monitor leave nothing behind in the shared context the other tests use.
+        context = zmq.Context()
+        self.addCleanup(context.term)
+        s = context.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
         if routing_id:
             s.setsockopt(zmq.ROUTING_ID, routing_id)
         monitor = s.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        monitor.setsockopt(zmq.LINGER, 0)
         self.addCleanup(s.close)
         self.addCleanup(monitor.close)
+        self.addCleanup(s.disable_monitor)
         s.connect(f"tcp://127.0.0.1:{self.server.port}")
         self.wait_event(monitor, zmq.EVENT_CONNECTED)
         s.send(w.frame("hello", w.hello(KEY, "timeout-test", timeout=1.5), timestamp_ns=time.time_ns()))
