@@ -13,16 +13,14 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
-from ._native import FLOAT32, FLOAT64, INT16, UINT32_MAX, check, integer, lib, real, take_string
+from ._native import CHANNEL_MAJOR, FLOAT32, FLOAT64, INT16, INTERLEAVED, UINT32_MAX, check, integer, lib, real, take_string
 
 _declared = False
 # The C API's sample types of the dtypes a source may have.
 _DTYPES = {"float64": (np.dtype(np.float64), FLOAT64), "float32": (np.dtype(np.float32), FLOAT32),
            "int16": (np.dtype(np.int16), INT16)}
-_CHANNEL_MAJOR = 0
-_INTERLEAVED = 1
-_TIME_AUTO = -(2**63)
 INT64_MIN = -(2**63)
+_TIME_AUTO = INT64_MIN  # TRIBUTARY_TIME_AUTO
 _range = range  # `range` is a parameter of add_source
 
 
@@ -119,9 +117,9 @@ class PublishedSource(_native.HandleOwner):
             raise TypeError(f"block's dtype is {block.dtype.str}; source {self.id} publishes {self.dtype} "
                             f"(native byte order) — convert it explicitly, e.g. block.astype(np.{self.dtype})")
         if block.flags.c_contiguous:
-            layout = _CHANNEL_MAJOR
+            layout = CHANNEL_MAJOR
         elif block.flags.f_contiguous:
-            layout = _INTERLEAVED
+            layout = INTERLEAVED
         else:
             raise ValueError("block is neither C- nor F-contiguous (a strided view): pass np.ascontiguousarray(block) "
                              "if a copy is what you want")
