@@ -1,8 +1,8 @@
 /*
  * tributary.h — the C interface of Tributary (libtributary.so).
  *
- * One implementation, many doors: the capture reader, the `analyze` pipeline and the subscriber are
- * Swift code; this header is how C, LabVIEW (Call Library Function Node), MATLAB (loadlibrary),
+ * One implementation, many doors: the capture reader, the `analyze` pipeline, the subscriber and the
+ * publisher are Swift code; this header is how C, LabVIEW (Call Library Function Node), MATLAB (loadlibrary),
  * Python (ctypes), Julia (ccall) and others reach them. docs/C_API.md has the details and examples.
  *
  * Rules of the interface
@@ -31,7 +31,8 @@
  * integer passed by pointer, copied into a LabVIEW string with tributary_string_copy() (call it
  * with size 0 to get the length) and then given back with tributary_free(); error text with
  * tributary_last_error_copy(). No callbacks: subscriptions are pulled with
- * tributary_subscription_next().
+ * tributary_subscription_next(). Publishing: a DAQmx Read's 2D array [channels][samples] goes to
+ * tributary_source_push as "Array Data Pointer" with TRIBUTARY_CHANNEL_MAJOR.
  * MATLAB: loadlibrary('libtributary.so', 'tributary.h'); handles are lib.pointer objects
  * (libpointer('voidPtr') for the out-parameter, or let calllib return them); char ** outputs as
  * libpointer('voidPtrPtr'), read with tributary_string_copy into a uint8 buffer; a matrix read into
