@@ -63,8 +63,9 @@ lib: build
 	mkdir -p lib
 	cp $(BIN)/libTributaryC.so lib/libtributary.so
 
-## c-example: compiles examples/c/read_capture.c with gcc against the header and runs it on a capture
-## made by `tributary import` (float64 and int16). About 5 s.
+## c-example: compiles examples/c/*.c with gcc against the header and runs them: read_capture.c on
+## captures made by `tributary import` (float64 and int16), subscribe.c against `serve --simulate`,
+## publish.c against `tributary subscribe --json` (checked by Tests/Interop/c_publish_check.py). About 10 s.
 C_EXAMPLE_DIR := $(CURDIR)/.build/c-example
 c-example: lib
 	mkdir -p $(C_EXAMPLE_DIR)
@@ -86,6 +87,15 @@ c-example: lib
 	for i in $$(seq 100); do grep -q "listening on" $(C_EXAMPLE_DIR)/serve.log && break; sleep 0.1; done; \
 	address=$$(sed -n 's/^listening on //p' $(C_EXAMPLE_DIR)/serve.log | head -1); \
 	timeout 30 $(C_EXAMPLE_DIR)/subscribe "$$address" k
+	gcc -std=c11 -Wall -Wextra -Werror -Iinclude examples/c/publish.c \
+	    -Llib -ltributary -Wl,-rpath,$(CURDIR)/lib -lm -o $(C_EXAMPLE_DIR)/publish
+	$(C_EXAMPLE_DIR)/publish tcp://127.0.0.1:0 k 20 > $(C_EXAMPLE_DIR)/publish.log 2>&1 & \
+	publisher=$$!; trap "kill $$publisher 2>/dev/null" EXIT; \
+	for i in $$(seq 100); do grep -q "listening on" $(C_EXAMPLE_DIR)/publish.log && break; sleep 0.1; done; \
+	address=$$(sed -n 's/^listening on //p' $(C_EXAMPLE_DIR)/publish.log | head -1); \
+	timeout 30 $(BIN)/tributary subscribe "$$address" --api-key k --json > $(C_EXAMPLE_DIR)/publish.json; \
+	wait $$publisher; status=$$?; cat $(C_EXAMPLE_DIR)/publish.log; test $$status = 0 && \
+	$(PY) Tests/Interop/c_publish_check.py $(C_EXAMPLE_DIR)/publish.json 20
 
 ## python: installs the Python package (python/, imported as `tributary`) into the venv, with a copy
 ## of libtributary.so inside it.

@@ -39,8 +39,8 @@ let package = Package(
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer: only a transport (frames in, frames out),
         /// so a program that publishes or subscribes links neither the codec nor FFTW.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "CZMQ"]),
-        /// What feeds a publisher: replays of captures, simulated devices and pipes (`serve --stdin`), and to
-        /// come sound cards and programs publishing through C and Python; each a `Source` plugged into the transport.
+        /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`) and programs
+        /// publishing through C and Python (`PushSource`), and to come sound cards; each a `Source` plugged into the transport.
         .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
@@ -52,7 +52,8 @@ let package = Package(
         /// `@_cdecl` functions of the C interface declared in include/tributary.h: opaque handles, status codes
         /// and a per-thread error message; nothing Swift (no error, no trap) crosses the boundary.
         .target(name: "TributaryC",
-                dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport", "TributaryAnalysis"],
+                dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport", "TributaryAnalysis",
+                               "TributarySources"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
         // MARK: - Command-line tool and benchmarks

@@ -1,8 +1,8 @@
 /*
  * tributary.h — the C interface of Tributary (libtributary.so).
  *
- * One implementation, many doors: the capture reader, the `analyze` pipeline and the subscriber are
- * Swift code; this header is how C, LabVIEW (Call Library Function Node), MATLAB (loadlibrary),
+ * One implementation, many doors: the capture reader, the `analyze` pipeline, the subscriber and the
+ * publisher are Swift code; this header is how C, LabVIEW (Call Library Function Node), MATLAB (loadlibrary),
  * Python (ctypes), Julia (ccall) and others reach them. docs/C_API.md has the details and examples.
  *
  * Rules of the interface
@@ -12,7 +12,8 @@
  *    abort on a caller's mistake. Every pointer argument is checked for NULL, every handle against
  *    the table of open handles (a closed or made-up handle gives TRIBUTARY_E_HANDLE), every index
  *    and range against the data.
- *  - Handles are opaque (tributary_capture *, tributary_subscription *). The caller owns what an
+ *  - Handles are opaque (tributary_capture *, tributary_subscription *, tributary_publisher *,
+ *    tributary_source *). The caller owns what an
  *    *_open function returns and gives it back with the matching *_close; after that the handle is
  *    invalid (using it again is reported, not undefined).
  *  - Strings returned through a `char **` out-parameter are allocated by the library and owned by
@@ -30,7 +31,8 @@
  * integer passed by pointer, copied into a LabVIEW string with tributary_string_copy() (call it
  * with size 0 to get the length) and then given back with tributary_free(); error text with
  * tributary_last_error_copy(). No callbacks: subscriptions are pulled with
- * tributary_subscription_next().
+ * tributary_subscription_next(). Publishing: a DAQmx Read's 2D array [channels][samples] goes to
+ * tributary_source_push as "Array Data Pointer" with TRIBUTARY_CHANNEL_MAJOR.
  * MATLAB: loadlibrary('libtributary.so', 'tributary.h'); handles are lib.pointer objects
  * (libpointer('voidPtr') for the out-parameter, or let calllib return them); char ** outputs as
  * libpointer('voidPtrPtr'), read with tributary_string_copy into a uint8 buffer; a matrix read into
@@ -65,6 +67,7 @@ extern "C" {
 #define TRIBUTARY_E_END        9  /**< no more packages (end of capture, closed subscription) */
 #define TRIBUTARY_E_SCCT      10  /**< the publisher reported an SCCT error (its code is in the package) */
 #define TRIBUTARY_E_BUFFER    11  /**< a caller buffer is too small */
+#define TRIBUTARY_E_DROPPED   12  /**< a live source's block or a message was not taken: the publisher's queue was full (counted) */
 #define TRIBUTARY_E_INTERNAL  99  /**< a bug in Tributary: report it with the message */
 
 /* ---- Sample types (the values of the wire format) -------------------------------------------- */
@@ -265,6 +268,73 @@ int tributary_subscription_analog_copy(tributary_subscription *subscription, int
 /** Ends the session (a normal close to the publisher) and frees the handle; a next() waiting on
  *  another thread returns TRIBUTARY_E_END. Using the handle afterwards gives E_HANDLE. */
 int tributary_subscription_close(tributary_subscription *subscription);
+
+/* ---- Publishing (SCCT_Publisher) ------------------------------------------------------------ */
+
+typedef struct tributary_publisher tributary_publisher;
+typedef struct tributary_source tributary_source;
+
+/** Block layouts for tributary_source_push. */
+#define TRIBUTARY_CHANNEL_MAJOR 0  /**< channel 0's samples, then channel 1's, … ([channels][samples], C order) */
+#define TRIBUTARY_INTERLEAVED   1  /**< sample 0 of every channel, then sample 1, … ([samples][channels]) */
+
+/** tributary_source_push's first_sample_time_ns when the caller gives no time. */
+#define TRIBUTARY_TIME_AUTO INT64_MIN
+
+/** Binds a publisher (the same publisher as `tributary serve`: sessions, filters, credit, error codes)
+ *  and starts its thread. bind: a libzmq endpoint, e.g. "tcp://0.0.0.0:5555" or "tcp://127.0.0.1:0"
+ *  (a free port); api_key: the key subscribers must present (not empty); description: sent in the
+ *  welcome (NULL: "libtributary publisher"). *endpoint (may be NULL; caller frees it with
+ *  tributary_free) receives the endpoint bound, with the real port. E_IO: the endpoint cannot be
+ *  bound. Close it with tributary_publisher_close(). */
+int tributary_publisher_open(const char *bind, const char *api_key, const char *description,
+                             tributary_publisher **publisher, char **endpoint);
+
+/** Adds an analog source fed by tributary_source_push. id: > 0, unique in the publisher;
+ *  device_name: its description; sample_rate: Hz per channel (1e-6 to 1e12); channel_names: a
+ *  comma-separated list of channel_count names (NULL: "ch0,ch1,…"); unit: of every channel;
+ *  sample_type: TRIBUTARY_FLOAT64, TRIBUTARY_FLOAT32 or TRIBUTARY_INT16 (counts: value = count *
+ *  scale + offset; for the float types scale must be 1 and offset 0); range_min < range_max: the
+ *  channels' range in physical units; lossless: 0 live (a full queue drops blocks, push never waits),
+ *  1 lossless (push waits for the slowest subscriber, up to its timeout). Sessions already open
+ *  receive its configuration at once. Close it with tributary_source_close() (or with its publisher). */
+int tributary_source_add(tributary_publisher *publisher, uint32_t id, const char *device_name, double sample_rate,
+                         uint32_t channel_count, const char *channel_names, const char *unit, int sample_type,
+                         double scale, double offset, double range_min, double range_max, int lossless,
+                         tributary_source **source);
+
+/** Publishes one analog block: channels × samples_per_channel samples of sample_type (the source's
+ *  type; its channel count) at samples, laid out TRIBUTARY_CHANNEL_MAJOR or TRIBUTARY_INTERLEAVED.
+ *  The samples are copied once, into the frame, before the call returns. first_sample_time_ns: the
+ *  first sample's time (ns since 1970) or TRIBUTARY_TIME_AUTO: contiguous with the previous block
+ *  (the wall clock at the first push, then the last given time, plus samples since / rate).
+ *  timeout_seconds (0 to 86400): how long a lossless source waits for room; a live source never waits.
+ *  Returns TRIBUTARY_OK; TRIBUTARY_E_DROPPED (live: the queue was full, the block is lost and counted,
+ *  the stream goes on after it); TRIBUTARY_E_TIMEOUT (lossless: no room in time, nothing sent, push it
+ *  again); E_TYPE (another sample type), E_RANGE (another channel count), E_ARGUMENT (NULL samples,
+ *  0 samples, a block larger than a frame, a bad layout or timeout), E_HANDLE (closed source or
+ *  publisher). Safe from the acquisition thread; one push at a time per source. */
+int tributary_source_push(tributary_source *source, const void *samples, int sample_type, uint32_t channels,
+                          uint64_t samples_per_channel, int layout, int64_t first_sample_time_ns,
+                          double timeout_seconds);
+
+/** Blocks the source handed to the publisher, and live blocks it dropped (either pointer may be NULL). */
+int tributary_source_counts(tributary_source *source, uint64_t *pushed, uint64_t *dropped);
+
+/** Ends the source (frames already pushed still go out) and frees the handle. */
+int tributary_source_close(tributary_source *source);
+
+/** Sends a message package of the publisher itself (source 0) to every started subscriber.
+ *  E_DROPPED: the publisher's queue was full. */
+int tributary_publisher_send_message(tributary_publisher *publisher, const char *text);
+
+/** *count: the subscribers receiving data now (between their start and stop). */
+int tributary_publisher_subscribers(tributary_publisher *publisher, int *count);
+
+/** Closes the publisher's sources, lets what lossless sources pushed reach their subscribers (up to
+ *  10 s), stops the publisher (subscribers get the normal close) and frees the handle. Its source
+ *  handles must still be closed; pushes to them give E_HANDLE. */
+int tributary_publisher_close(tributary_publisher *publisher);
 
 #ifdef __cplusplus
 }

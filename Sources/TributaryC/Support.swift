@@ -31,6 +31,8 @@ enum Status: Int32 {
     case scct = 10
     /// A caller buffer is too small.
     case buffer = 11
+    /// A live source's block (or a message) was not taken: the publisher's queue was full (counted).
+    case dropped = 12
     /// A bug in Tributary: please report it with the message.
     case `internal` = 99
 }

@@ -333,7 +333,7 @@ class DocumentExamplesRun(unittest.TestCase):
 
     def test_c_api(self):
         directory, _ = self.run_document("docs/C_API.md", minimum_blocks=2)
-        for name in ("read_capture", "subscribe"):
+        for name in ("read_capture", "subscribe", "publish"):
             self.assertTrue(os.access(os.path.join(directory, name), os.X_OK), name)
 
 

@@ -460,7 +460,7 @@ class PackageTests(unittest.TestCase):
         import ctypes
         import re
 
-        from tributary import _native, subscription
+        from tributary import _native, publisher, subscription
 
         with open(os.path.join(INTEROP, "..", "..", "include", "tributary.h")) as f:
             header = f.read()
@@ -475,13 +475,14 @@ class PackageTests(unittest.TestCase):
         # Every function the package declares: the header's result and parameter types.
         lib = _native.lib()
         subscription._declare(lib)
+        publisher._declare(lib)
         body = re.sub(r"/\*.*?\*/", "", header, flags=re.S)
         prototypes = {m.group(2): (m.group(1), m.group(3)) for m in
                       re.finditer(r"^\s*([\w ]+?\s*\**)\s*(tributary_\w+)\s*\(([^)]*)\)\s*;", body, re.M)}
         self.assertIn("tributary_capture_times", prototypes)
         P = ctypes.POINTER
         scalars = {"int": ctypes.c_int, "uint32_t": ctypes.c_uint32, "uint64_t": ctypes.c_uint64, "size_t": ctypes.c_size_t,
-                   "double": ctypes.c_double, "void": None}
+                   "int64_t": ctypes.c_int64, "double": ctypes.c_double, "void": None}
 
         def accepts(c_type, declared):
             """Whether ctypes type `declared` passes or returns the C type `c_type` ("const uint32_t *")."""
@@ -500,6 +501,7 @@ class PackageTests(unittest.TestCase):
         declared = [name for name in prototypes if getattr(lib, name, None) is not None and getattr(lib, name).argtypes is not None]
         self.assertIn("tributary_capture_read", declared)
         self.assertIn("tributary_capture_times", declared)
+        self.assertIn("tributary_source_push", declared)
         for name in declared:
             result, parameters = prototypes[name]
             fn = getattr(lib, name)
@@ -627,7 +629,7 @@ class PackageTests(unittest.TestCase):
         import ctypes
         from ctypes import byref, c_uint32, c_uint64, c_void_p
 
-        from tributary import _native, subscription
+        from tributary import _native, publisher, subscription
 
         lib = _native.lib()
         subscription._declare(lib)

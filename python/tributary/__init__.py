@@ -1,4 +1,4 @@
-"""Tributary from Python: captures, live subscriptions and the `analyze` pipeline.
+"""Tributary from Python: captures, live subscriptions, publishing and the `analyze` pipeline.
 
 ctypes over libtributary.so (the project's C interface, include/tributary.h): the codec, the
 filters and the analysis are the Swift implementation the command-line tool runs, not a second one.
@@ -16,11 +16,13 @@ from ._native import (AnalysisError, ArgumentError, CaptureIOError, FormatError,
 from .analysis import analyze
 from .capture import Capture, Channel, Gap, Package, Source, open
 from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
+from .publisher import PublishedSource, Publisher, QueueFullError
 from . import batch
 
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
-           "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "batch"]
+           "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "Publisher", "PublishedSource",
+           "QueueFullError", "batch"]
 
 
 def __getattr__(name: str) -> str:

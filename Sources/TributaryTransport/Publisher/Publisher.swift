@@ -16,6 +16,8 @@ public enum PublisherError: Error, Sendable, CustomStringConvertible {
     case socket(ZMQError)
     /// The loop thread could not start.
     case loop(String)
+    /// `addSource` after `stop`.
+    case stopped
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum PublisherError: Error, Sendable, CustomStringConvertible {
         case .invalidSourceID(let id): "source id \(id) is 0 or used twice"
         case .socket(let error): "publisher socket: \(error)"
         case .loop(let reason): "publisher thread: \(reason)"
+        case .stopped: "the publisher is stopped"
         }
     }
 }
@@ -68,9 +71,9 @@ public final class Publisher: Sendable {
     public let endpoint: String
     let core: PublisherCore
     private let loop: ZMQLoop<PublisherEngine>
-    private let sinks: [SourceSink]
-    private let sourceThreadsDone: DispatchGroup
-    private let stopped = Atomic<Bool>(false)
+    /// The sinks of the running sources, and whether `stop` began (then no source is added).
+    private let sourceState = Mutex<(sinks: [SourceSink], stopped: Bool)>(([], false))
+    private let sourceThreadsDone = DispatchGroup()
 
     /// Binds and starts: the socket thread, then one thread per source.
     /// - Parameters:
@@ -121,21 +124,46 @@ public final class Publisher: Sendable {
         }
         // One prebuilt command: waking the loop for a burst of frames allocates nothing.
         core.handOff.setWaker(DrainWaker(loop: loop))
-        sinks = sources.map { SourceSink(publisher: core, sourceID: $0.info.id, delivery: $0.delivery) }
-        sourceThreadsDone = DispatchGroup()
-        for (source, sink) in zip(sources, sinks) {
-            sourceThreadsDone.enter()
-            let group = sourceThreadsDone
-            let thread = Thread {
-                // A pacing source sleeps until each frame is due; the kernel's default 50 µs timer slack
-                // would let every frame's wake-up, and so the frame, come up to that much later.
-                _ = tributary_set_timer_slack(1)
-                source.run(sink)
-                group.leave()
-            }
-            thread.name = "tributary-src-\(source.info.id)"
-            thread.start()
+        for source in sources {
+            let sink = SourceSink(publisher: core, sourceID: source.info.id, delivery: source.delivery)
+            sourceState.withLock { $0.sinks.append(sink) }
+            startThread(source, sink)
         }
+    }
+
+    /// Runs `source` on its own thread.
+    private func startThread(_ source: any Source, _ sink: SourceSink) {
+        sourceThreadsDone.enter()
+        let group = sourceThreadsDone
+        let thread = Thread {
+            // A pacing source sleeps until each frame is due; the kernel's default 50 µs timer slack
+            // would let every frame's wake-up, and so the frame, come up to that much later.
+            _ = tributary_set_timer_slack(1)
+            source.run(sink)
+            group.leave()
+        }
+        thread.name = "tributary-src-\(source.info.id)"
+        thread.start()
+    }
+
+    /// Adds a source to the running publisher and starts it on its own thread, as those given at the
+    /// start: subscribers that connect later find it in their welcome; those already connected receive
+    /// its configuration now (docs/PROTOCOL.md §4.1). For applications that publish what they acquire
+    /// (the C and Python publishing API), whose sources come after the endpoint is bound.
+    /// - Throws: `.invalidSourceID` when its id is 0 or taken, `.stopped` after `stop`.
+    public func addSource(_ source: any Source) throws(PublisherError) {
+        let sink = SourceSink(publisher: core, sourceID: source.info.id, delivery: source.delivery)
+        // Under the lock: `stop` either sees this sink (and cancels it) or runs after the refusal.
+        let outcome: PublisherError? = sourceState.withLock { state in
+            if state.stopped { return .stopped }
+            let added: Bool
+            do { added = try loop.performAndWait { engine, _ in engine.addSource(source) } } catch { return .loop("\(error)") }
+            guard added else { return .invalidSourceID(source.info.id) }
+            state.sinks.append(sink)
+            startThread(source, sink)
+            return nil
+        }
+        if let outcome { throw outcome }
     }
 
     deinit { stop() }
@@ -219,7 +247,12 @@ public final class Publisher: Sendable {
     ///   - drain: how long slow subscribers get to read what was queued for them (a replay's end
     ///     deserves longer than an interrupt).
     public func stop(reason: String = "the publisher is stopping", drain: Duration = .seconds(2)) {
-        if stopped.exchange(true, ordering: .sequentiallyConsistent) { return }
+        let sinks: [SourceSink]? = sourceState.withLock { state in
+            if state.stopped { return nil }
+            state.stopped = true
+            return state.sinks
+        }
+        guard let sinks else { return }
         for sink in sinks { sink.cancel() }
         sourceThreadsDone.wait()
         let lingerMs = Int32(clamping: drain.components.seconds * 1_000 + drain.components.attoseconds / 1_000_000_000_000_000)

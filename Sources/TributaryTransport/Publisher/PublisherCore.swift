@@ -5,7 +5,9 @@ import TributaryWire
 /// The publisher state shared between its handle (any thread), its sources' sinks and its loop thread.
 final class PublisherCore: Sendable {
     let configuration: PublisherConfiguration
-    let sources: [any Source]
+    /// The sources: those given at the start, then those added (`Publisher.addSource`), which only
+    /// the loop thread appends, so that a hello sees either none or all of a new source.
+    private let sourceList: Mutex<[any Source]>
     let handOff: HandOffQueue
     /// Sessions between start and stop, published by the loop thread for sources that wait for an
     /// audience (a replay that would otherwise run to its end before anyone listens).
@@ -17,12 +19,18 @@ final class PublisherCore: Sendable {
     init(configuration: PublisherConfiguration, sources: [any Source], inbox: DispatchQueue,
          onPackage: (@Sendable (SubscriberPackage) -> Void)?) {
         self.configuration = configuration
-        self.sources = sources
+        sourceList = Mutex(sources)
         handOff = HandOffQueue(capacity: configuration.handOffCapacity)
         apiKey = Mutex(Array(configuration.apiKey.utf8))
         self.inbox = inbox
         self.onPackage = onPackage
     }
+
+    /// The sources now.
+    var sources: [any Source] { sourceList.withLock { $0 } }
+
+    /// Appends a source (on the loop thread, `PublisherEngine.addSource`).
+    func appendSource(_ source: any Source) { sourceList.withLock { $0.append(source) } }
 
     func setAPIKey(_ key: String) { apiKey.withLock { $0 = Array(key.utf8) } }
 

@@ -57,15 +57,32 @@ extension PublisherEngine {
         sessions.append(session)
         byRoutingID[routingID] = session
         connections.openedSession(session.sessionID, on: fd)
+        let sources = core.sources
         let welcome = Welcome(sessionID: session.sessionID, publisherDescription: configuration.description,
-                              sources: core.sources.map(\.info))
+                              sources: sources.map(\.info))
         // Flag bit 9 on the welcome: this publisher reads compact header parts from the session (§3.2).
         guard session.send(.welcome(welcome), flags: session.compactHeaders ? .compactHeaders : [], on: router, now: now) != .gone else {
             return forget(session)
         }
-        for source in core.sources {
+        for source in sources {
             _ = session.send(.configuration(source.configuration), sourceID: source.info.id, on: router, now: now)
         }
+    }
+
+    /// Adds a source while the publisher runs (`Publisher.addSource`): sessions that open from now on
+    /// find it in their welcome; open sessions receive its configuration now (a configuration may come
+    /// at any time, docs/PROTOCOL.md §4.1), and their channel filters may name it.
+    /// - Returns: false when its id is 0 or already taken (nothing changes).
+    func addSource(_ source: any Source) -> Bool {
+        let id = source.info.id
+        guard id != 0, !core.sources.contains(where: { $0.info.id == id }) else { return false }
+        core.appendSource(source)
+        filterLimits.channelCounts[id] = source.configuration.channels.count
+        let now = monotonicNanoseconds()
+        for session in sessions {
+            _ = session.send(.configuration(source.configuration), sourceID: id, on: router, now: now)
+        }
+        return true
     }
 
     /// Refuses a peer without a session (its hello was refused, or it sent something else first):

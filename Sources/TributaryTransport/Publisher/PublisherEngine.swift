@@ -29,7 +29,7 @@ final class PublisherEngine {
     var repliesSuppressed: UInt64 = 0
     /// Bytes held by unfinished file and image transfers of every session.
     var reassemblyBytes: UInt64 = 0
-    let filterLimits: FilterLimits
+    var filterLimits: FilterLimits
     var sessions: [Session] = []
     var byRoutingID: [RoutingKey: Session] = [:]
     var closedPeers: [RoutingKey: ClosedPeer] = [:]

@@ -66,6 +66,24 @@ public final class SourceSink: Sendable {
     @discardableResult
     public func publish(_ frame: Frame) -> Bool { publish(frame, dueAtMonotonicNanoseconds: 0) }
 
+    /// Publishes a frame of this source as `publish(_:)` does, except that a lossless source waits for
+    /// room and credit at most until `deadline` (CLOCK_MONOTONIC nanoseconds): for an application that
+    /// pushes from its acquisition thread and must not wait for ever on a stalled subscriber. A live
+    /// source never waits.
+    /// - Returns: Whether the publisher took the frame (false when full, live; at the deadline or
+    ///   once cancelled, lossless).
+    public func publish(_ frame: Frame, waitingUntilMonotonicNanoseconds deadline: UInt64) -> Bool {
+        var header = frame.header
+        header.sourceID = sourceID
+        let item = HandOffItem(frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
+                               lossless: delivery == .lossless)
+        switch delivery {
+        case .live: return publisher.handOff.push(item)
+        case .lossless:
+            return publisher.handOff.pushWaiting(item, while: { !self.isCancelled && monotonicNanoseconds() < deadline })
+        }
+    }
+
     /// Publishes a frame of this source to go out at `due` (CLOCK_MONOTONIC nanoseconds, as
     /// `sleep(untilMonotonicNanoseconds:)`) rather than at once: handed over ahead of time, it is sent
     /// by the publisher's loop when its time comes (a timerfd, to within the machine's wake-up

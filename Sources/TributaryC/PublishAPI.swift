@@ -1,0 +1,256 @@
+import Foundation
+import TributarySources
+import TributaryTransport
+import TributaryWire
+
+// The publishing side of the C interface (include/tributary.h, "Publishing"): a `Publisher` of the
+// transport with `PushSource`s (TributarySources) that the application feeds. This file only checks
+// and marshals the caller's arguments; pushing, timing and the hand-off are the source's.
+
+/// An open publisher behind a `tributary_publisher *`.
+final class PublisherHandle {
+    let publisher: Publisher
+    /// The sources added through this handle (closed with it).
+    private var sources: [PushSource] = []
+    private let lock = NSLock()
+
+    init(publisher: Publisher) { self.publisher = publisher }
+
+    func add(_ source: PushSource) {
+        lock.lock()
+        sources.append(source)
+        lock.unlock()
+    }
+
+    /// Closes every source, gives lossless frames up to `drainSeconds` to reach their subscribers, then
+    /// stops the publisher (subscribers get the normal close).
+    func close(drainSeconds: Double) {
+        lock.lock()
+        let all = sources
+        sources = []
+        lock.unlock()
+        for source in all { source.close() }
+        let deadline = monotonicNanoseconds() + UInt64(drainSeconds * 1e9)
+        while publisher.losslessFramesPending > 0 && monotonicNanoseconds() < deadline { usleep(2_000) }
+        publisher.stop(reason: "the publishing application closed the publisher", drain: .seconds(2))
+    }
+}
+
+/// A source behind a `tributary_source *`.
+final class SourceHandle {
+    let source: PushSource
+    /// Serialises pushes on this handle (one call at a time per handle).
+    let lock = NSLock()
+
+    init(source: PushSource) { self.source = source }
+}
+
+/// `TRIBUTARY_TIME_AUTO`: no first-sample time given.
+private let timeAuto = Int64.min
+
+/// A C status of a push source's error.
+private func apiError(_ error: PushSourceError) -> APIError {
+    switch error.kind {
+    case .argument: APIError(.argument, error.message)
+    case .type: APIError(.type, error.message)
+    case .channels: APIError(.range, error.message)
+    case .closed: APIError(.handle, error.message)
+    }
+}
+
+/// Binds a publisher and starts its thread; *endpoint (optional) receives the bound endpoint.
+@_cdecl("tributary_publisher_open")
+public func tributary_publisher_open(_ bind: UnsafePointer<CChar>?, _ apiKey: UnsafePointer<CChar>?, _ description: UnsafePointer<CChar>?,
+                                     _ publisher: UnsafeMutablePointer<OpaquePointer?>?,
+                                     _ endpoint: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_publisher_open") {
+        let result = try out(publisher, "publisher")
+        result.pointee = nil
+        endpoint?.pointee = nil
+        let address = try string(bind, "bind")
+        guard !address.isEmpty else { throw APIError(.argument, "bind is empty; give an endpoint such as tcp://127.0.0.1:0") }
+        let key = try string(apiKey, "api_key")
+        guard !key.isEmpty else { throw APIError(.argument, "api_key is empty; subscribers must present a key") }
+        let text = description.map { String(cString: $0) } ?? "libtributary publisher"
+        guard address.utf8.count <= 1024, key.utf8.count <= 4096, text.utf8.count <= 4096 else {
+            throw APIError(.argument, "bind (1024), api_key and description (4096 bytes each) are too long")
+        }
+        let started: Publisher
+        do {
+            started = try Publisher(configuration: PublisherConfiguration(endpoint: address, apiKey: key, description: text))
+        } catch {
+            throw APIError(.io, "cannot publish on '\(address)': \(error)")
+        }
+        let bound = started.endpoint
+        let handle = PublisherHandle(publisher: started)
+        if let endpoint {
+            guard let copy = strdup(bound) else {
+                handle.close(drainSeconds: 0)
+                throw APIError(.internal, "out of memory")
+            }
+            endpoint.pointee = copy
+        }
+        result.pointee = Handles.insert(handle)
+    }
+}
+
+/// Adds an analog source that the application feeds with tributary_source_push.
+@_cdecl("tributary_source_add")
+public func tributary_source_add(_ publisher: OpaquePointer?, _ id: UInt32, _ deviceName: UnsafePointer<CChar>?, _ sampleRate: Double,
+                                 _ channelCount: UInt32, _ channelNames: UnsafePointer<CChar>?, _ unit: UnsafePointer<CChar>?,
+                                 _ sampleType: Int32, _ scale: Double, _ offset: Double, _ rangeMin: Double, _ rangeMax: Double,
+                                 _ lossless: Int32, _ source: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guarded("tributary_source_add") {
+        let result = try out(source, "source")
+        result.pointee = nil
+        let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        guard id > 0 else { throw APIError(.argument, "id 0 is reserved for the publisher's own packages; give a source id > 0") }
+        let name = try string(deviceName, "device_name")
+        guard channelCount >= 1, channelCount <= UInt32(WireLimits.maxChannels) else {
+            throw APIError(.argument, "channel_count \(channelCount): a source has 1 to \(WireLimits.maxChannels) channels")
+        }
+        let count = Int(channelCount)
+        var names = (0..<count).map { "ch\($0)" }
+        if let channelNames {
+            let list = String(cString: channelNames).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard list.count == count else {
+                throw APIError(.argument, "channel_names lists \(list.count) name\(list.count == 1 ? "" : "s") (comma-separated); channel_count is \(count)")
+            }
+            names = list
+        }
+        let type: PushSourceSpec.SampleType
+        switch CSampleType(rawValue: sampleType) {
+        case .float64: type = .float64
+        case .float32: type = .float32
+        case .int16: type = .int16
+        case nil: throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+        }
+        guard lossless == 0 || lossless == 1 else { throw APIError(.argument, "lossless is \(lossless); give 0 (live) or 1 (lossless)") }
+        guard rangeMin.isFinite, rangeMax.isFinite, rangeMin < rangeMax else {
+            throw APIError(.argument, "range [\(rangeMin), \(rangeMax)]: expected finite range_min < range_max")
+        }
+        let spec = PushSourceSpec(id: id, name: name, rate: sampleRate, channelNames: names, unit: try string(unit, "unit"),
+                                  sampleType: type, scale: scale, offset: offset, range: rangeMin...rangeMax,
+                                  delivery: lossless == 1 ? .lossless : .live)
+        let pushSource: PushSource
+        do throws(PushSourceError) { pushSource = try PushSource(spec: spec) } catch { throw apiError(error) }
+        do throws(PublisherError) {
+            try handle.publisher.addSource(pushSource)
+        } catch {
+            switch error {
+            case .invalidSourceID: throw APIError(.argument, "source id \(id) is already used by this publisher")
+            case .stopped: throw APIError(.handle, "the publisher is closed")
+            default: throw APIError(.internal, "\(error)")
+            }
+        }
+        handle.add(pushSource)
+        result.pointee = Handles.insert(SourceHandle(source: pushSource))
+    }
+}
+
+/// Publishes one analog block of `channels × samples_per_channel` samples.
+@_cdecl("tributary_source_push")
+public func tributary_source_push(_ source: OpaquePointer?, _ samples: UnsafeRawPointer?, _ sampleType: Int32, _ channels: UInt32,
+                                  _ samplesPerChannel: UInt64, _ layout: Int32, _ firstSampleTimeNs: Int64,
+                                  _ timeoutSeconds: Double) -> Int32 {
+    var outcome = PushOutcome.sent
+    let status = guarded("tributary_source_push") {
+        let handle = try Handles.lookup(source, as: SourceHandle.self, "source")
+        guard let samples else { throw APIError(.argument, "samples is NULL") }
+        let type: PushSourceSpec.SampleType
+        switch CSampleType(rawValue: sampleType) {
+        case .float64: type = .float64
+        case .float32: type = .float32
+        case .int16: type = .int16
+        case nil: throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+        }
+        let order: PushSource.Layout
+        switch layout {
+        case 0: order = .channelMajor
+        case 1: order = .interleaved
+        default: throw APIError(.argument, "layout \(layout) is not TRIBUTARY_CHANNEL_MAJOR (0) or TRIBUTARY_INTERLEAVED (1)")
+        }
+        guard samplesPerChannel > 0 else { throw APIError(.argument, "samples_per_channel is 0: a block has at least one sample per channel") }
+        guard samplesPerChannel <= UInt64(WireLimits.maxFrameSize) else {
+            throw APIError(.argument, "samples_per_channel \(samplesPerChannel) is more than a frame can hold (\(WireLimits.maxFrameSize) bytes)")
+        }
+        guard let timeoutNs = timeoutSeconds.nanoseconds(atMostSeconds: 86_400) else {
+            throw APIError(.argument, "timeout_seconds \(timeoutSeconds) is not a number of seconds in [0, 86400]")
+        }
+        handle.lock.lock()
+        defer { handle.lock.unlock() }
+        do throws(PushSourceError) {
+            outcome = try handle.source.push(samples, type: type, channels: Int(channels), samplesPerChannel: Int(samplesPerChannel),
+                                             layout: order, firstSampleTimeNs: firstSampleTimeNs == timeAuto ? nil : firstSampleTimeNs,
+                                             timeoutNs: timeoutNs)
+        } catch {
+            throw apiError(error)
+        }
+        switch outcome {
+        case .sent: break
+        case .dropped:
+            throw APIError(.dropped, "source \(handle.source.info.id) is live and the publisher's queue is full: the block was dropped "
+                           + "(counted; its samples are a gap)")
+        case .timedOut:
+            throw APIError(.timeout, "source \(handle.source.info.id) is lossless and no room came within \(timeoutSeconds) s "
+                           + "(a subscriber is slow); the block was not sent, push it again")
+        }
+    }
+    return status
+}
+
+/// Blocks pushed and live blocks dropped so far.
+@_cdecl("tributary_source_counts")
+public func tributary_source_counts(_ source: OpaquePointer?, _ pushed: UnsafeMutablePointer<UInt64>?,
+                                    _ dropped: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    guarded("tributary_source_counts") {
+        let handle = try Handles.lookup(source, as: SourceHandle.self, "source")
+        let counts = handle.source.counts
+        pushed?.pointee = counts.pushed
+        dropped?.pointee = counts.dropped
+    }
+}
+
+/// Ends a source and frees its handle.
+@_cdecl("tributary_source_close")
+public func tributary_source_close(_ source: OpaquePointer?) -> Int32 {
+    guarded("tributary_source_close") {
+        let handle = try Handles.remove(source, as: SourceHandle.self, "source")
+        handle.source.close()
+    }
+}
+
+/// Sends a message package of the publisher itself (source 0) to every started subscriber.
+@_cdecl("tributary_publisher_send_message")
+public func tributary_publisher_send_message(_ publisher: OpaquePointer?, _ text: UnsafePointer<CChar>?) -> Int32 {
+    guarded("tributary_publisher_send_message") {
+        let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        let message = try string(text, "text")
+        guard message.utf8.count <= 1 << 20 else { throw APIError(.argument, "the message has \(message.utf8.count) bytes; at most 1 MiB") }
+        guard handle.publisher.publish(.message(Message(message))) else {
+            throw APIError(.dropped, "the publisher's queue is full: the message was dropped (counted)")
+        }
+    }
+}
+
+/// The number of subscribers receiving data now (between their start and stop).
+@_cdecl("tributary_publisher_subscribers")
+public func tributary_publisher_subscribers(_ publisher: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guarded("tributary_publisher_subscribers") {
+        let result = try out(count, "count")
+        result.pointee = 0
+        let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        result.pointee = Int32(clamping: handle.publisher.startedSubscribers)
+    }
+}
+
+/// Closes the sources, lets lossless frames reach their subscribers (up to 10 s), stops the
+/// publisher (subscribers get the normal close) and frees the handle. Source handles of it stay
+/// valid until closed, but pushes to them fail with TRIBUTARY_E_HANDLE.
+@_cdecl("tributary_publisher_close")
+public func tributary_publisher_close(_ publisher: OpaquePointer?) -> Int32 {
+    guarded("tributary_publisher_close") {
+        let handle = try Handles.remove(publisher, as: PublisherHandle.self, "publisher")
+        handle.close(drainSeconds: 10)
+    }
+}

@@ -1,0 +1,217 @@
+"""tributary.Publisher: blocks pushed from Python, recorded by `tributary record`, exported bit for bit;
+and misuse through Python (wrong shape, dtype, layout, closed source or publisher, bad arguments)."""
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+import tributary
+
+BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+TIMEOUT = 20
+
+
+def wait_for_subscribers(pub, count=1):
+    deadline = time.monotonic() + TIMEOUT
+    while pub.subscribers < count:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {count} subscriber(s) within {TIMEOUT} s")
+        time.sleep(0.01)
+
+
+class RecordedBitForBit(unittest.TestCase):
+    """float64 and int16 (scale/offset) blocks, channel-major and interleaved, with a given first time
+    and then contiguous times, through `tributary record` and `export --format hdf5`; the int16 source
+    is added after the recorder connected (its configuration reaches the open session)."""
+
+    def test_float64_and_int16_blocks_come_back_exactly(self):
+        rng = np.random.default_rng(40)
+        volts = [rng.normal(0, 3, size=(2, 250)) for _ in range(6)]
+        counts = [rng.integers(-32768, 32767, size=(3, 400), endpoint=True, dtype=np.int16) for _ in range(5)]
+        start_ns = 1_780_000_000_123_456_789
+        with tempfile.TemporaryDirectory() as directory:
+            capture = os.path.join(directory, "run.tcap")
+            with tributary.Publisher("tcp://127.0.0.1:0", api_key="k", description="python test") as pub:
+                self.assertTrue(pub.endpoint.startswith("tcp://127.0.0.1:"))
+                self.assertNotEqual(pub.endpoint, "tcp://127.0.0.1:0")
+                daq = pub.add_source(id=1, name="daq", rate=1000, channels=["ai0", "ai1"], unit="V", range=(-10, 10),
+                                     dtype="float64", lossless=True)
+                record = subprocess.Popen([BIN, "record", pub.endpoint, "--api-key", "k", "--out", capture],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                try:
+                    wait_for_subscribers(pub)
+                    # Added while the recorder's session is open: it receives the configuration then.
+                    adc = pub.add_source(id=7, name="adc", rate=2000, channels=["x", "y", "z"], unit="mV", range=(-40, 40),
+                                         dtype="int16", scale=0.00125, offset=-0.5, lossless=True)
+                    for k, block in enumerate(volts):
+                        # Odd blocks go interleaved: the transpose of a C-contiguous (samples, channels) array.
+                        pushed = np.ascontiguousarray(block.T).T if k % 2 else block
+                        self.assertEqual(pushed.flags.c_contiguous, k % 2 == 0)
+                        self.assertTrue(daq.push(pushed, time_ns=start_ns if k == 0 else None))
+                    adc_start = time.time()
+                    for k, block in enumerate(counts):
+                        self.assertTrue(adc.push(np.asfortranarray(block) if k == 2 else block, time=adc_start if k == 0 else None))
+                    self.assertTrue(pub.send_message("python test done"))
+                    self.assertEqual((daq.pushed, daq.dropped, adc.pushed, adc.dropped), (6, 0, 5, 0))
+                finally:
+                    pub.close()
+                    output, _ = record.communicate(timeout=TIMEOUT)
+            self.assertEqual(record.returncode, 0, output)
+
+            physical = os.path.join(directory, "run.h5")
+            raw = os.path.join(directory, "counts.h5")
+            for args in (["--out", physical], ["--counts", "--out", raw]):
+                subprocess.run([BIN, "export", capture, "--format", "hdf5", *args], check=True, capture_output=True, timeout=TIMEOUT)
+
+            with h5py.File(physical, "r") as f:
+                groups = {int(f[name].attrs["source_id"]): f[name] for name in f}
+                self.assertEqual(sorted(groups), [1, 7])
+                daq_group, adc_group = groups[1], groups[7]
+                data = daq_group["data"]
+                expected = np.hstack(volts)
+                self.assertEqual(data.dtype, np.float64)
+                np.testing.assert_array_equal(data[()].view(np.uint64), expected.view(np.uint64))
+                self.assertEqual([n.decode() if isinstance(n, bytes) else n for n in data.attrs["channel_names"]], ["ai0", "ai1"])
+                self.assertEqual([u.decode() if isinstance(u, bytes) else u for u in data.attrs["units"]], ["V", "V"])
+                self.assertEqual(float(daq_group.attrs["sample_rate"]), 1000.0)
+                self.assertEqual(int(daq_group.attrs["start_time_ns"]), start_ns)
+                # Contiguous: block k starts at start + k × 250 samples / 1000 Hz.
+                np.testing.assert_array_equal(daq_group["block_start"][()], np.arange(6) * 250)
+                np.testing.assert_array_equal(daq_group["block_time_ns"][()], start_ns + np.arange(6) * 250_000_000)
+                self.assertEqual(str(daq_group.attrs["device_name"]), "daq")
+
+                adc_volts = adc_group["data"][()]
+                all_counts = np.hstack(counts)
+                np.testing.assert_array_equal(adc_volts.view(np.uint64), (all_counts.astype(np.float64) * 0.00125 + -0.5).view(np.uint64))
+                self.assertEqual(float(adc_group.attrs["sample_rate"]), 2000.0)
+                adc_start_ns = int(adc_group.attrs["start_time_ns"])
+                self.assertEqual(adc_start_ns, int(round(adc_start * 1e9)))
+                np.testing.assert_array_equal(adc_group["block_time_ns"][()], adc_start_ns + np.arange(5) * 200_000_000)
+                self.assertEqual([u.decode() if isinstance(u, bytes) else u for u in adc_group["data"].attrs["units"]], ["mV"] * 3)
+
+            with h5py.File(raw, "r") as f:
+                adc_group = next(f[name] for name in f if int(f[name].attrs["source_id"]) == 7)
+                stored = adc_group["data"]
+                self.assertEqual(stored.dtype, np.int16)
+                np.testing.assert_array_equal(stored[()], np.hstack(counts))
+                np.testing.assert_array_equal(stored.attrs["scale"], [0.00125] * 3)
+                np.testing.assert_array_equal(stored.attrs["offset"], [-0.5] * 3)
+                self.assertEqual([n.decode() if isinstance(n, bytes) else n for n in stored.attrs["channel_names"]], ["x", "y", "z"])
+
+            # The message arrived too (source 0, the publisher's own).
+            with tributary.open(capture) as cap:
+                texts = [p.content.get("text") for p in cap.packages() if p.kind == "message"]
+            self.assertEqual(texts, ["python test done"])
+
+
+class Misuse(unittest.TestCase):
+    """Every mistake is an exception naming it, never a crash or a silent copy."""
+
+    def setUp(self):
+        self.pub = tributary.Publisher("tcp://127.0.0.1:0", api_key="k")
+        self.source = self.pub.add_source(id=1, name="daq", rate=1000, channels=["a", "b"], dtype="float64")
+
+    def tearDown(self):
+        self.pub.close()
+
+    def test_blocks_that_do_not_fit(self):
+        cases = [
+            (np.zeros((3, 10)), ValueError, "source 1 has 2 channels"),
+            (np.zeros(10), ValueError, "2-dimensional"),
+            (np.zeros((2, 0)), ValueError, "no samples"),
+            (np.zeros((2, 10), dtype=np.float32), TypeError, "dtype is <f4"),
+            (np.zeros((2, 10), dtype=">f8"), TypeError, "dtype is >f8"),
+            (np.zeros((2, 20))[:, ::2], ValueError, "neither C- nor F-contiguous"),
+            ([[0.0] * 10] * 2, TypeError, "numpy ndarray"),
+        ]
+        for block, error, words in cases:
+            with self.subTest(block=getattr(block, "shape", block)):
+                with self.assertRaisesRegex(error, words):
+                    self.source.push(block)
+        self.assertEqual(self.source.pushed, 0)
+
+    def test_arguments_checked(self):
+        with self.assertRaisesRegex(TypeError, "time or time_ns"):
+            self.source.push(np.zeros((2, 4)), time=1.0, time_ns=1)
+        with self.assertRaisesRegex(ValueError, "timeout"):
+            self.source.push(np.zeros((2, 4)), timeout=-1)
+        with self.assertRaisesRegex(tributary.ArgumentError, "timeout_seconds"):
+            self.source.push(np.zeros((2, 4)), timeout=1e9)
+        with self.assertRaisesRegex(ValueError, "time_ns"):
+            self.source.push(np.zeros((2, 4)), time_ns=2**63)
+
+    def test_sources_refused(self):
+        with self.assertRaisesRegex(tributary.ArgumentError, "already used"):
+            self.pub.add_source(id=1, name="again", rate=10, channels=1)
+        with self.assertRaisesRegex(ValueError, "id must be an integer from 1"):
+            self.pub.add_source(id=0, name="zero", rate=10, channels=1)
+        with self.assertRaisesRegex(tributary.ArgumentError, "sample rate 0.0 Hz"):
+            self.pub.add_source(id=2, name="x", rate=0, channels=1)
+        with self.assertRaisesRegex(ValueError, "finite"):
+            self.pub.add_source(id=2, name="x", rate=float("nan"), channels=1)
+        with self.assertRaisesRegex(TypeError, "dtype must be float64, float32 or int16"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, dtype="int32")
+        with self.assertRaisesRegex(tributary.ArgumentError, "scale and offset apply to int16"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, scale=2.0)
+        with self.assertRaisesRegex(tributary.ArgumentError, "non-zero scale"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, dtype="int16", scale=0.0)
+        with self.assertRaisesRegex(tributary.ArgumentError, "range"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, range=(5, -5))
+        with self.assertRaisesRegex(ValueError, "commas"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=["a,b"])
+        with self.assertRaisesRegex(ValueError, "1 to 65535 channels"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=[])
+        with self.assertRaisesRegex(ValueError, "channels must be an integer from 1 to 65535"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=70000)
+        with self.assertRaisesRegex(TypeError, "lossless must be True or False"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, lossless="yes")
+        # None of these was added: id 2 is still free.
+        self.pub.add_source(id=2, name="x", rate=10, channels=1)
+
+    def test_types_checked(self):
+        with self.assertRaisesRegex(TypeError, "bind must be a string"):
+            tributary.Publisher(5555, api_key="k")
+        with self.assertRaisesRegex(tributary.ArgumentError, "api_key is empty"):
+            tributary.Publisher("tcp://127.0.0.1:0", api_key="")
+        with self.assertRaisesRegex(tributary.CaptureIOError, "cannot publish"):
+            tributary.Publisher("tcp://256.1.1.1:0", api_key="k")
+        with self.assertRaisesRegex(TypeError, "text must be a string"):
+            self.pub.send_message(b"bytes")
+
+    def test_closed_source_and_publisher(self):
+        self.source.close()
+        with self.assertRaisesRegex(tributary.HandleError, "source 1 is closed"):
+            self.source.push(np.zeros((2, 4)))
+        other = self.pub.add_source(id=3, name="other", rate=10, channels=2)
+        self.assertTrue(other.push(np.zeros((2, 4))))
+        self.pub.close()
+        with self.assertRaises(tributary.HandleError):
+            other.push(np.zeros((2, 4)))
+        with self.assertRaisesRegex(tributary.HandleError, "publisher is closed"):
+            self.pub.add_source(id=4, name="late", rate=10, channels=1)
+        with self.assertRaisesRegex(tributary.HandleError, "publisher is closed"):
+            self.pub.send_message("late")
+        with self.assertRaises(tributary.HandleError):
+            self.pub.subscribers
+
+    def test_lossless_push_times_out_on_a_stalled_subscriber(self):
+        source = self.pub.add_source(id=5, name="lossless", rate=1e6, channels=8, lossless=True)
+        # A subscriber that takes one package and then never pulls: its socket stops being read, its
+        # credit stops, and a lossless source must not wait longer than its timeout.
+        with tributary.subscribe(self.pub.endpoint, api_key="k", sources=[5], capacity=1) as stalled:
+            wait_for_subscribers(self.pub)
+            block = np.zeros((8, 8192))
+            started = time.monotonic()
+            with self.assertRaises(tributary.QueueFullError):
+                for _ in range(2000):
+                    source.push(block, timeout=0.2)
+            self.assertLess(time.monotonic() - started, TIMEOUT)
+            self.assertIsNotNone(stalled)
+
+
+if __name__ == "__main__":
+    unittest.main()
