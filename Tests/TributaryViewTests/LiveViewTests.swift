@@ -38,10 +38,10 @@ import Testing
     /// Memory is bounded: a long stream keeps `columns` columns and `recentCapacity` samples.
     @Test func boundedWhateverTheLength() throws {
         let m = try ChannelMonitor(sampleRate: 1000, windowSeconds: 1)
-        #expect(m.columns == 600 && m.samplesPerColumn == 2)
+        #expect(m.columns == 500 && m.samplesPerColumn == 2)  // 1000 samples in the window
         let block = (0..<10_000).map { Double($0) }
         for _ in 0..<5 { block.withUnsafeBufferPointer { m.add($0) } }
-        #expect(m.trace().min.count == 600)
+        #expect(m.trace().min.count == 500)
         #expect(m.recentCount == ChannelMonitor.recentCapacity)
         #expect(m.recentSamples(3) == [9_997, 9_998, 9_999])
     }
