@@ -7,8 +7,8 @@ import Testing
     /// At 1 MS/s a one-sample spike lands in one column's maximum: the trace stays truthful.
     @Test func minMaxColumnsKeepASingleSampleSpike() throws {
         let m = try ChannelMonitor(sampleRate: 1e6, windowSeconds: 0.1)
-        #expect(m.columns == 600)
-        #expect(m.samplesPerColumn == 167)  // round(100000 / 600)
+        #expect(m.samplesPerColumn == 167)  // ceil(100000 / 600)
+        #expect(m.columns == 599)  // ceil(100000 / 167)
         var x = [Double](repeating: 0, count: 100_000)
         x[50_000] = 5
         x[70_001] = -3
@@ -20,13 +20,28 @@ import Testing
         #expect(maxs.filter { $0 != 0 }.count == 1)
     }
 
+    /// The columns span the whole window (at most one column more), never less: the page's plot is
+    /// filled from its left edge whatever the rate (round(N / 600)-sample columns left 10 % of it
+    /// empty at 20 kS/s).
+    @Test func columnsSpanTheWindow() throws {
+        for rate in [3.0, 100, 1000, 20_000, 25_600, 44_100, 48_000, 51_200, 1e6] {
+            for window in LiveModel.windows {
+                let m = try ChannelMonitor(sampleRate: rate, windowSeconds: window)
+                let n = max(2, Int((rate * window).rounded()))
+                #expect(m.columns <= ChannelMonitor.maxColumns, "\(rate) S/s, \(window) s")
+                #expect(m.columns * m.samplesPerColumn >= n, "\(rate) S/s, \(window) s")
+                #expect((m.columns - 1) * m.samplesPerColumn < n, "\(rate) S/s, \(window) s")
+            }
+        }
+    }
+
     /// Memory is bounded: a long stream keeps `columns` columns and `recentCapacity` samples.
     @Test func boundedWhateverTheLength() throws {
         let m = try ChannelMonitor(sampleRate: 1000, windowSeconds: 1)
-        #expect(m.columns == 600 && m.samplesPerColumn == 2)
+        #expect(m.columns == 500 && m.samplesPerColumn == 2)  // 1000 samples in the window
         let block = (0..<10_000).map { Double($0) }
         for _ in 0..<5 { block.withUnsafeBufferPointer { m.add($0) } }
-        #expect(m.trace().min.count == 600)
+        #expect(m.trace().min.count == 500)
         #expect(m.recentCount == ChannelMonitor.recentCapacity)
         #expect(m.recentSamples(3) == [9_997, 9_998, 9_999])
     }
