@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryInterchange
 import TributaryWire
 
 extension AnalysisInputs {

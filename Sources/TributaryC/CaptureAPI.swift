@@ -1,6 +1,7 @@
 import Foundation
 import TributaryAnalysis
 import TributaryCapture
+import TributaryInterchange
 import TributaryWire
 import TributaryText
 

@@ -1,5 +1,5 @@
 import Foundation
-import TributaryCapture
+import TributaryInterchange
 import TributaryDSP
 import TributaryText
 

@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryInterchange
 import TributaryDSP
 
 /// `tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH`: a capture's analog data as a file

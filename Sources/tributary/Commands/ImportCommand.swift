@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryInterchange
 import TributaryFormats
 
 /// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TributaryAnalysis
-import TributaryCapture
+import TributaryInterchange
 import TributaryTransport
 import TributaryWire
 import TributaryText

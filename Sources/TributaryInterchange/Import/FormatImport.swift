@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCapture
 import TributaryFormats
 import TributaryWire
 
