@@ -191,7 +191,8 @@ int tributary_capture_rewind(tributary_capture *capture);
 
 /** Writes the capture's analog data to the file path as `tributary export CAPTURE --format FORMAT
  *  --out PATH` does with the same options: the same library code on the path the capture was
- *  opened with (read afresh, as the tool reads it), so the same bytes and the same refusals.
+ *  opened with (read afresh, as the tool reads it; a relative path as it was when opened), so the
+ *  same bytes and the same refusals. A relative path here is taken from the working directory now.
  *   format: "npy", "csv", "wav", "tdms", "xdf" or "hdf5".
  *   options: NULL, "" or a JSON object whose members are the command's options: "source" (an id;
  *             default the lowest id with analog data, for tdms/xdf/hdf5 every source), "channels"

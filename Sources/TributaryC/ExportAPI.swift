@@ -77,9 +77,10 @@ public func tributary_capture_export(_ capture: OpaquePointer?, _ path: UnsafePo
         let written: [ExportedSource]
         // A reader of its own, as the tool opens one: the handle's has met the damage of earlier
         // calls (its info JSON reads every source's first chunk), which `export` of another source
-        // does not meet, and the same options must give the same result.
+        // does not meet, and the same options must give the same result. By the path the handle
+        // was opened with, made absolute then: the working directory may have changed since.
         do throws(ExportError) {
-            written = try CaptureExport.export(capture: handle.reader.path, to: destination, options: exportOptions,
+            written = try CaptureExport.export(capture: handle.absolutePath, to: destination, options: exportOptions,
                                                spelling: .keywords) { warnings.append($0) }
         } catch {
             var message = error.message

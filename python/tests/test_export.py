@@ -163,6 +163,20 @@ class ExportTests(unittest.TestCase):
                 self.assertTrue(any("has no footer" in str(w.message) and w.category is RuntimeWarning for w in caught))
                 self.assertSameExport(self.open_ended, fmt, {}, f"open-{fmt}")
 
+    def test_a_capture_opened_by_a_relative_path_after_a_change_of_directory(self):
+        """The library reads the capture afresh for an export: by the path as it was when opened."""
+        here = os.getcwd()
+        try:
+            os.chdir(self.tmp.name)
+            cap = tributary.open("c.tcap")
+            os.chdir(INTEROP)
+            with cap:
+                cap.export(self.path("relative.xdf"), "xdf", replace=True)
+        finally:
+            os.chdir(here)
+        cli("export", self.capture, "--format", "xdf", "--out", self.path("absolute.xdf"), "--force")
+        self.assertEqual(read(self.path("relative.xdf")), read(self.path("absolute.xdf")))
+
     def test_float32_source_in_wav_npy_and_hdf5(self):
         for fmt in ("wav", "npy", "hdf5", "csv"):
             with self.subTest(fmt):
