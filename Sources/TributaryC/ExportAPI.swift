@@ -31,7 +31,7 @@ private struct ExportMembers: Decodable {
     }
 
     /// The library's options for `format`.
-    func options(_ format: ExportFormat) throws(APIError) -> ExportOptions {
+    func options(_ format: InterchangeFormat) throws(APIError) -> ExportOptions {
         var options = ExportOptions(format: format, source: source, start: start, duration: duration, counts: counts ?? false,
                                     timeColumn: timeColumn ?? false, allowDamage: allowDamage ?? false, replace: replace ?? false)
         if let channels {
@@ -68,8 +68,8 @@ public func tributary_capture_export(_ capture: OpaquePointer?, _ path: UnsafePo
         let destination = try string(path, "path")
         guard !destination.isEmpty else { throw APIError(.argument, "path is empty") }
         let formatName = try string(format, "format")
-        let names = ExportFormat.allCases.map(\.rawValue)
-        guard let format = ExportFormat(rawValue: formatName) else {
+        let names = InterchangeFormat.allCases.map(\.rawValue)
+        guard let format = InterchangeFormat(rawValue: formatName) else {
             throw APIError(.argument, "format '\(formatName)' is not one of \(names.joined(separator: ", "))")
         }
         let exportOptions = try OptionMembers.decode(ExportMembers.self, from: options.map { String(cString: $0) }).options(format)

@@ -3,23 +3,10 @@ import TributaryCapture
 import TributaryFormats
 import TributaryWire
 
-/// The files a capture's analog data is exported as (docs/FORMATS.md has each mapping).
-public enum ExportFormat: String, CaseIterable, Sendable, CustomStringConvertible {
-    case npy, csv, wav, tdms, xdf, hdf5
-
-    public var description: String { rawValue }
-
-    /// TDMS, XDF and HDF5 hold every source of a capture (or the one asked for); NPY, CSV and WAV one.
-    public var holdsEverySource: Bool { self == .tdms || self == .xdf || self == .hdf5 }
-
-    /// The formats that can store int16 counts with what turns them into physical values.
-    public var storesCounts: Bool { self != .csv && self != .wav }
-}
-
 /// What to export of a capture, and how: one model for `tributary export`, `tributary_capture_export`
 /// and Python's `Capture.export`, so that the three write the same bytes for the same options.
 public struct ExportOptions: Sendable, Equatable {
-    public var format: ExportFormat
+    public var format: InterchangeFormat
     /// The source (nil: for NPY/CSV/WAV the lowest id with analog data, for TDMS/XDF/HDF5 every such source).
     public var source: UInt32?
     /// Channel indexes (as configured and recorded, not rows), in the order wanted; nil for every channel.
@@ -37,7 +24,7 @@ public struct ExportOptions: Sendable, Equatable {
     /// Replace an existing destination (and with NPY counts its sidecar), once the new file is complete.
     public var replace: Bool
 
-    public init(format: ExportFormat, source: UInt32? = nil, channels: [UInt32]? = nil, start: Double? = nil, duration: Double? = nil,
+    public init(format: InterchangeFormat, source: UInt32? = nil, channels: [UInt32]? = nil, start: Double? = nil, duration: Double? = nil,
                 counts: Bool = false, timeColumn: Bool = false, allowDamage: Bool = false, replace: Bool = false) {
         (self.format, self.source, self.channels, self.start, self.duration) = (format, source, channels, start, duration)
         (self.counts, self.timeColumn, self.allowDamage, self.replace) = (counts, timeColumn, allowDamage, replace)

@@ -89,9 +89,9 @@ enum ExportCommand: Command {
 
     /// The capture, the destination and the options of the command line.
     static func parse(_ arguments: inout Arguments) throws -> (capture: String, destination: String, options: ExportOptions) {
-        let names = ExportFormat.allCases.map(\.rawValue)
+        let names = InterchangeFormat.allCases.map(\.rawValue)
         guard let formatName = try arguments.option("--format") else { throw UsageError("missing --format \(names.joined(separator: "|"))") }
-        guard let format = ExportFormat(rawValue: formatName) else {
+        guard let format = InterchangeFormat(rawValue: formatName) else {
             throw UsageError("--format: '\(formatName)' is not one of \(names.joined(separator: ", "))")
         }
         guard let destination = try arguments.option("--out") else { throw UsageError("missing --out PATH") }
