@@ -1,8 +1,11 @@
 // swift-tools-version: 6.1
 //
 // Tributary: streaming, filtering, analysing and recording multichannel measurement data.
-// The target list below is the architecture: pure-Swift cores first, C confined to thin
-// system-library shims at the bottom, the command-line tool and benchmarks on top.
+// The target list below is the architecture, from the bottom up: Wire (frames)
+// and Formats (file formats' bytes); DSP; Capture (the capture file); Interchange (every format's
+// import and export); Transport (only a transport); Sources (what feeds a publisher); Analysis; View;
+// the C API and the command-line tool as thin adapters on top. A module reaches down, never sideways
+// or up. C is confined to thin system-library shims and kernels (Implementation details).
 import PackageDescription
 
 let package = Package(
@@ -12,6 +15,7 @@ let package = Package(
         .library(name: "TributaryDSP", targets: ["TributaryDSP"]),
         .library(name: "TributaryFormats", targets: ["TributaryFormats"]),
         .library(name: "TributaryCapture", targets: ["TributaryCapture"]),
+        .library(name: "TributaryInterchange", targets: ["TributaryInterchange"]),
         .library(name: "TributaryTransport", targets: ["TributaryTransport"]),
         .library(name: "TributarySources", targets: ["TributarySources"]),
         .library(name: "TributaryView", targets: ["TributaryView"]),
@@ -22,46 +26,52 @@ let package = Package(
         .executable(name: "tributary-bench", targets: ["TributaryBenchmarks"]),
     ],
     targets: [
-        // MARK: - Public API
+        // MARK: - Public API, bottom to top
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
         .target(name: "TributaryWire"),
+        /// File formats of the measurement world as bytes: NPY, WAV, CSV, TDMS, XDF. Pure Swift, no dependencies.
+        .target(name: "TributaryFormats"),
         /// Text the tool, the C library and the live view write: a JSON value rendered so that numbers read
         /// back exactly, and text made safe for a terminal (package-internal). Pure Swift, no dependencies.
         .target(name: "TributaryText"),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "TributaryText", "CFFTW", "CKernels"]),
-        /// File formats of the measurement world: NPY, WAV, CSV. Pure Swift, no dependencies.
-        .target(name: "TributaryFormats"),
-        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, import/export
-        /// (TDMS / XDF through TributaryFormats, HDF5 through libhdf5).
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CHDF5", "CLinearPredictor", "CKernels", "CFileSync", "TributaryWire", "TributaryFormats"]),
+        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery. Knows no
+        /// other file format.
+        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CLinearPredictor", "CKernels", "CFileSync", "TributaryWire"]),
+        /// Every format's import into and export from captures, behind one format type: NPY, CSV, WAV, TDMS,
+        /// XDF (through TributaryFormats) and HDF5 (through libhdf5); the one export call of the tool, the C
+        /// interface and Python.
+        .target(name: "TributaryInterchange", dependencies: ["TributaryWire", "TributaryFormats", "TributaryCapture", "CHDF5"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer: only a transport (frames in, frames out),
         /// so a program that publishes or subscribes links neither the codec nor FFTW.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "CZMQ"]),
         /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`) and programs
         /// publishing through C and Python (`PushSource`), and to come sound cards; each a `Source` plugged into the transport.
         .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
+        /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
+        /// analysis, the JSON document and the table (package-internal API).
+        .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryFormats", "TributaryCapture",
+                                                          "TributaryInterchange"]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
         .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",
                                                       "CCivetWeb"]),
-        /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
-        /// analysis, the JSON document and the table (package-internal API).
-        .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryFormats", "TributaryCapture"]),
         /// `@_cdecl` functions of the C interface declared in include/tributary.h: opaque handles, status codes
-        /// and a per-thread error message; nothing Swift (no error, no trap) crosses the boundary.
+        /// and a per-thread error message; nothing Swift (no error, no trap) crosses the boundary. It checks
+        /// and marshals; the work is the modules' below.
         .target(name: "TributaryC",
-                dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport", "TributaryAnalysis",
-                               "TributarySources"],
+                dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
+                               "TributaryTransport", "TributaryAnalysis", "TributarySources"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                           "TributarySources", "TributaryText", "TributaryAnalysis", "TributaryView"]
+            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryInterchange",
+                           "TributaryTransport", "TributarySources", "TributaryText", "TributaryAnalysis", "TributaryView"]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
@@ -104,7 +114,8 @@ let package = Package(
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
         // The fixtures are read by path (#filePath), not bundled as resources.
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryWire", "CaptureTorture", "CLinearPredictor", "CKernels"],
+        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryInterchange", "TributaryFormats", "TributaryWire",
+                                                          "CaptureTorture", "CLinearPredictor", "CKernels"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "TributaryTransportTests",
                     dependencies: ["TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",

@@ -193,6 +193,29 @@ int tributary_capture_next_package(tributary_capture *capture, uint32_t kind_mas
 /** Restarts tributary_capture_next_package from the beginning. */
 int tributary_capture_rewind(tributary_capture *capture);
 
+/** Writes the capture's analog data to the file path as `tributary export CAPTURE --format FORMAT
+ *  --out PATH` does with the same options: the same library code on the path the capture was
+ *  opened with (read afresh, as the tool reads it; a relative path as it was when opened), so the
+ *  same bytes and the same refusals. A relative path here is taken from the working directory now.
+ *   format: "npy", "csv", "wav", "tdms", "xdf" or "hdf5".
+ *   options: NULL, "" or a JSON object whose members are the command's options: "source" (an id;
+ *             default the lowest id with analog data, for tdms/xdf/hdf5 every source), "channels"
+ *             (channel indexes as configured, not rows: "0-3", "0,2" or an array), "start" and
+ *             "duration" (seconds >= 0), "counts", "time_column", "allow_damage" and "replace"
+ *             (true or false; replace is --force). An unknown member or one of the wrong type
+ *             gives E_ARGUMENT.
+ *   report: NULL, or receives (caller frees with tributary_free) {"path", "format", "sources":
+ *             [{"source", "channels", "samples"}], "warnings": [text]}: what `export` prints, and
+ *             what it warns of on stderr.
+ *  The file is written beside path and renamed over it once complete: a failure leaves nothing.
+ *  E_ARGUMENT: bad options, or path exists (without "replace"), is a directory or is the capture;
+ *  E_RANGE: no such source or channel, or the export would not fit in the memory available;
+ *  E_TYPE: "counts" of sources stored as float; E_FORMAT: a damaged capture (without
+ *  "allow_damage"; the message lists the damage), or data that cannot be written as asked (no
+ *  single rate for "start" or "time_column", WAV without an integer rate); E_IO: cannot write. */
+int tributary_capture_export(tributary_capture *capture, const char *path, const char *format,
+                             const char *options, char **report);
+
 /* ---- Analysis (the `tributary analyze` pipeline) -------------------------------------------- */
 
 /** Analyses a file (capture, NPY or frame file) as `tributary analyze FILE --json` does and returns

@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryInterchange
 import TributaryDSP
 import TributaryFormats
 import TributaryWire

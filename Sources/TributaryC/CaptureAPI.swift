@@ -1,6 +1,7 @@
 import Foundation
 import TributaryAnalysis
 import TributaryCapture
+import TributaryInterchange
 import TributaryWire
 import TributaryText
 
@@ -42,13 +43,19 @@ struct SourceShape {
 /// every call holds `lock`.
 final class CaptureHandle {
     let reader: CaptureReader
+    /// The capture's path made absolute when it was opened, so that `tributary_capture_export` reads
+    /// the same file after the process changed its working directory (MATLAB's `cd`, a script's chdir).
+    let absolutePath: String
     let lock = NSLock()
     private var shapes: [UInt32: SourceShape?] = [:]
     /// The cursor of `tributary_capture_next_package`: the next index entry, the frames left of the current chunk.
     var nextEntry = 0
     var pending: ArraySlice<Frame> = []
 
-    init(reader: CaptureReader) { self.reader = reader }
+    init(reader: CaptureReader) {
+        self.reader = reader
+        absolutePath = reader.path.hasPrefix("/") ? reader.path : FileManager.default.currentDirectoryPath + "/" + reader.path
+    }
 
     /// Source ids in ascending order (from the seek table and the gap records).
     var sourceIDs: [UInt32] { reader.sources.map(\.sourceID).sorted() }

@@ -464,7 +464,7 @@ public final class CaptureReader {
     }
 
     /// `forEachAnalogBlock(source:)` over the chunks `entries` only (in their order).
-    func forEachAnalogBlock(in entries: [IndexEntry], threads: Int = 1, _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
+    package func forEachAnalogBlock(in entries: [IndexEntry], threads: Int = 1, _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
         try forEachChunkInOrder(entries, threads: threads) { frames in
             for frame in frames where frame.header.kind == .analog {
                 guard let view = try? frame.analog() else { continue }

@@ -294,6 +294,34 @@ class FormatExportTests(unittest.TestCase):
         np.testing.assert_array_equal(table[:, 1:].T, self.expected["f64"])
         self.assertAlmostEqual(table[500, 0], 0.6, places=9)  # after the lost block
 
+    def test_csv_time_column_of_a_part_gives_the_recorded_times(self):
+        """Issue 43 item 9: `--start 0.5 --time-column` gives the selected samples' times since the
+        source's first sample (0.6 s: sample 500 follows the lost block), not a column restarted at 0."""
+        run("export", self.path("c.tcap"), "--format", "csv", "--time-column", "--source", "1", "--out", self.path("whole.csv"))
+        run("export", self.path("c.tcap"), "--format", "csv", "--time-column", "--source", "1", "--start", "0.5", "--duration", "0.2",
+            "--out", self.path("part.csv"))
+        whole = np.loadtxt(self.path("whole.csv"), delimiter=",", skiprows=1)
+        part = np.loadtxt(self.path("part.csv"), delimiter=",", skiprows=1)
+        self.assertEqual(part[0, 0], 0.6)
+        np.testing.assert_array_equal(part, whole[500:700])
+
+    def test_counts_of_float_sources_are_refused_or_warned(self):
+        """Issue 43 item 9: --counts is refused when no exported source stores int16 counts (it would
+        change nothing); beside int16 sources a float source is written as values, with a warning."""
+        for fmt in ("tdms", "xdf", "hdf5", "npy"):
+            with self.subTest(fmt):
+                out = self.path(f"float-counts.{fmt}")
+                result = subprocess.run([TRIBUTARY, "export", self.path("c.tcap"), "--format", fmt, "--counts", "--source", "1",
+                                         "--out", out], capture_output=True, text=True)
+                self.assertEqual(result.returncode, 1, result.stderr)
+                self.assertIn("--counts: source 1 is stored as float64, not int16 counts", result.stderr)
+                self.assertFalse(os.path.exists(out))
+        result = subprocess.run([TRIBUTARY, "export", self.path("c.tcap"), "--format", "hdf5", "--counts", "--out", self.path("mixed.h5")],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("warning: --counts: source 1 is stored as float64, not int16 counts; exported as float64 values", result.stderr)
+        self.assertNotIn("source 2 is stored", result.stderr)
+
 
 def xdf_chunk(tag, content):
     """An XDF chunk: 4 length bytes (a valid choice the specification allows), the tag, the content."""

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TributaryCapture
 import TributaryFormats
+import TributaryInterchange
 import TributaryWire
 
 /// Issue 8 ("tools that never destroy data"): each test reproduces what an auditor found.

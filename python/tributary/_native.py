@@ -195,6 +195,7 @@ def _declare(l: ctypes.CDLL) -> None:
     f("tributary_capture_times", c_int, c_void_p, c_uint32, c_uint64, c_uint64, c_void_p, c_size_t, POINTER(c_uint64))
     f("tributary_capture_next_package", c_int, c_void_p, c_uint32, pp)
     f("tributary_capture_rewind", c_int, c_void_p)
+    f("tributary_capture_export", c_int, c_void_p, c_char_p, c_char_p, c_char_p, pp)
     f("tributary_analyze_file", c_int, c_char_p, c_char_p, pp)
     f("tributary_analyze_buffer", c_int, c_void_p, c_size_t, c_size_t, c_double, c_char_p, pp)
 

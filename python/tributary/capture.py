@@ -5,6 +5,7 @@ import base64
 import ctypes
 import json
 import os
+import warnings
 from ctypes import c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
@@ -15,6 +16,7 @@ from . import _native
 from ._native import FLOAT32, FLOAT64, INT16, check, integer, integers, lib, take_string
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "int16": np.int16}
+_EXPORT_FORMATS = ("npy", "csv", "wav", "tdms", "xdf", "hdf5")
 _KINDS = {"configuration": _native.KIND_CONFIGURATION, "error": _native.KIND_ERROR, "analog": _native.KIND_ANALOG,
           "digital": _native.KIND_DIGITAL, "message": _native.KIND_MESSAGE, "xml": _native.KIND_XML,
           "file": _native.KIND_FILE, "image": _native.KIND_IMAGE, "array": _native.KIND_ARRAY, "gap": _native.KIND_GAP}
@@ -342,6 +344,70 @@ class Capture(_native.HandleOwner):
         else:
             index = pd.Index(np.arange(first, first + data.shape[1]), name="sample")
         return pd.DataFrame(data.T, index=index, columns=names)
+
+    def export(self, path: Union[str, os.PathLike], format: str, source: Optional[int] = None,  # noqa: A002 (the option's name)
+               channels: Union[None, str, int, Sequence[int]] = None, start: Optional[float] = None,
+               duration: Optional[float] = None, counts: bool = False, time_column: bool = False,
+               allow_damage: bool = False, replace: bool = False) -> Dict[str, Any]:
+        """Writes the capture's analog data to ``path`` as ``tributary export CAPTURE --format FORMAT
+        --out PATH`` does with the same options: the same library function, so the same bytes.
+
+        :param format: "npy", "csv", "wav", "tdms", "xdf" or "hdf5".
+        :param source: a source id (``--source``; default the lowest id with analog data, for tdms,
+            xdf and hdf5 every source).
+        :param channels: channel *indexes* as configured (``Channel.index``, as ``--channels``; not
+            the rows :meth:`read` takes): an int, a sequence of ints or a string such as "0-3" or "0,2".
+        :param start, duration: seconds (``--start``, ``--duration``): from ``start`` after the
+            source's first sample, for ``duration`` (default: to the end).
+        :param counts: int16 sources as counts (``--counts``; npy writes the sidecar ``PATH.json``).
+        :param time_column: csv: a first column ``time_s``, the samples' recorded times (``--time-column``).
+        :param allow_damage: export what is intact of a damaged capture (``--allow-damage``).
+        :param replace: replace an existing file once the new one is complete (``--force``).
+        :returns: ``{"path", "format", "sources": [{"source", "channels", "samples"}], "warnings": [...]}``;
+            each warning (damage exported around, a capture without footer, counts of a float source
+            among int16 ones) is also issued as a :class:`RuntimeWarning`.
+
+        Bad arguments raise ``TypeError`` / ``ValueError`` naming them; the library's refusals raise
+        :class:`ArgumentError` (options that contradict each other, a destination that exists without
+        ``replace``), :class:`RangeError` (no such source or channel, too large for the memory),
+        :class:`SampleTypeError` (counts of float sources), :class:`FormatError` (a damaged capture,
+        no single rate for ``start`` or ``time_column``) or :class:`CaptureIOError`.
+        """
+        self._check_open()
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__} {path!r}")
+        destination = os.fsencode(path)
+        if not destination:
+            raise ValueError("path is empty")
+        if not isinstance(format, str):
+            raise TypeError(f"format must be a str, not {type(format).__name__} {format!r}")
+        if format not in _EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(_EXPORT_FORMATS)}, not {format!r}")
+        options: Dict[str, Any] = {}
+        if source is not None:
+            options["source"] = integer(source, "source", 0, _native.UINT32_MAX)
+        if channels is not None:
+            if isinstance(channels, str):
+                options["channels"] = channels
+            elif isinstance(channels, bytes) or not hasattr(channels, "__iter__"):
+                options["channels"] = [integer(channels, "channels", 0, _native.UINT32_MAX)]
+            else:
+                options["channels"] = integers(channels, "channels", 0, _native.UINT32_MAX)
+        for name, value in (("start", start), ("duration", duration)):
+            if value is not None:
+                options[name] = _native.real(value, name, low=0.0)
+        for name, value in (("counts", counts), ("time_column", time_column), ("allow_damage", allow_damage), ("replace", replace)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, not {type(value).__name__} {value!r}")
+            if value:
+                options[name] = True
+        report = c_void_p()
+        check(lib().tributary_capture_export(self._handle, destination, format.encode(), json.dumps(options).encode(),
+                                             ctypes.byref(report)))
+        result = json.loads(take_string(report))
+        for text in result["warnings"]:
+            warnings.warn(text[len("warning: "):] if text.startswith("warning: ") else text, RuntimeWarning, stacklevel=2)
+        return result
 
     def _check_open(self) -> None:
         if self._closed:

@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryInterchange
 import TributaryFormats
 import TributaryText
 import TributaryWire
@@ -72,27 +73,14 @@ enum ImportCommand: Command {
         // and an output that is the input (any spelling of it, or a link to it) even with --force.
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
-        var shape: String?
-        let signal: ImportedSignal
-        var effectiveRate = rate
+        // NPY, WAV or CSV by the name's extension (TDMS, XDF and HDF5 were recognised by their bytes above).
+        guard let format = InterchangeFormat.of(path: path), !format.holdsEverySource else {
+            throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
+        }
+        let signal: ImportedSignal, shape: String?, effectiveRate: Double?
         do {
-            switch (path as NSString).pathExtension.lowercased() {
-            case "npy":
-                let npy = try NPY.read(path: path)
-                signal = ImportedSignal(npy: npy)
-                shape = npy.isOneDimensional ? "NPY shape (\(npy.samplesPerChannel),)" : "NPY shape (\(npy.channels), \(npy.samplesPerChannel))"
-            case "wav":
-                let wav = try WAVFile.read(path: path)
-                signal = ImportedSignal(wav: wav)
-                effectiveRate = rate ?? Double(wav.sampleRate)
-            case "csv":
-                let csv = try CSVTable.read(path: path)
-                signal = ImportedSignal(csv: csv)
-                shape = "CSV of \(counted(csv.channelCount, "column")) × \(counted(csv.sampleCount, "data row"))"
-            default: throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
-            }
-        } catch let error as UsageError {
-            throw error
+            let read = try ImportedSignal.read(path: path, format: format)
+            (signal, shape, effectiveRate) = (read.signal, read.shape, rate ?? read.rate)
         } catch {
             throw CommandError("\(error)")
         }
@@ -127,7 +115,7 @@ enum ImportCommand: Command {
     }
 
     /// TDMS, XDF and HDF5: every group / stream / dataset (or the selected ones) as a source of one capture.
-    static func importMeasurementFile(_ path: String, kind: FormatImport.Kind, out: String, select: Set<String>?, rate: Double?, force: Bool,
+    static func importMeasurementFile(_ path: String, kind: InterchangeFormat, out: String, select: Set<String>?, rate: Double?, force: Bool,
                                       options: CaptureWriterOptions) throws -> Int32 {
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TributaryAnalysis
+import TributaryInterchange
 import TributaryTransport
 import TributaryWire
 import TributaryText

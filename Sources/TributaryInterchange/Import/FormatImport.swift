@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCapture
 import TributaryFormats
 import TributaryWire
 
@@ -30,11 +31,9 @@ public struct ImportedSource: Sendable {
 
 /// Reads TDMS, XDF (and HDF5 through the command's glue) files as capture sources (docs/FORMATS.md).
 public enum FormatImport {
-    /// The formats recognised by their first bytes.
-    public enum Kind: String, Sendable { case tdms, xdf, hdf5 }
-
-    /// The format of a file by its magic bytes ("TDSm", "XDF:", "\u{89}HDF\r\n\u{1A}\n"), nil if none.
-    public static func kind(path: String) -> Kind? {
+    /// The format of a file by its magic bytes ("TDSm", "XDF:", "\u{89}HDF\r\n\u{1A}\n"): TDMS, XDF
+    /// or HDF5, nil if none (`InterchangeFormat.of(path:)` also knows NPY, WAV and CSV by name).
+    public static func kind(path: String) -> InterchangeFormat? {
         let magic = FileMagic.prefix(of: path)
         if magic.starts(with: Array("TDSm".utf8)) { return .tdms }
         if magic.starts(with: Array("XDF:".utf8)) { return .xdf }
@@ -53,7 +52,7 @@ public enum FormatImport {
             case .tdms: sources = try self.sources(tdms: TDMSFile.read(path: path), file: path, select: select, rate: rate)
             case .xdf: sources = try self.sources(xdf: XDFFile.read(path: path), file: path, select: select)
             case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
-            case nil: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
+            case nil, .npy, .csv, .wav: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
             }
         } catch let error as CaptureError {
             throw error

@@ -4,13 +4,19 @@ import TributaryText
 /// How much memory a command that holds data in memory may take: `TRIBUTARY_MEMORY_LIMIT` when set
 /// (bytes, or a number with k, m, g or t for powers of 1024), else what the system has available —
 /// /proc/meminfo's MemAvailable, and less when the process's cgroup (v2) sets a lower limit.
-enum MemoryBudget {
+/// Export checks it before decoding anything; the tool's other commands use its sizes.
+public enum MemoryBudget {
+    /// A `TRIBUTARY_MEMORY_LIMIT` that is not a size.
+    public struct BadLimit: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     /// The budget in bytes; nil when neither the variable nor the system says.
-    /// - Throws: `UsageError` for a `TRIBUTARY_MEMORY_LIMIT` that is not a size.
-    static func available(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int? {
+    /// - Throws: `BadLimit` for a `TRIBUTARY_MEMORY_LIMIT` that is not a size.
+    public static func available(environment: [String: String] = ProcessInfo.processInfo.environment) throws(BadLimit) -> Int? {
         if let text = environment["TRIBUTARY_MEMORY_LIMIT"] {
             guard let bytes = parse(text) else {
-                throw UsageError("TRIBUTARY_MEMORY_LIMIT: '\(text)' is not a size (bytes, or a number with k, m, g or t)")
+                throw BadLimit(description: "TRIBUTARY_MEMORY_LIMIT: '\(text)' is not a size (bytes, or a number with k, m, g or t)")
             }
             return bytes
         }
@@ -27,7 +33,7 @@ enum MemoryBudget {
     }
 
     /// "123", "1.5g", "512M", "2TiB" → bytes.
-    static func parse(_ text: String) -> Int? {
+    public static func parse(_ text: String) -> Int? {
         var digits = text.trimmingCharacters(in: .whitespaces).lowercased()
         for suffix in ["ib", "b"] where digits.hasSuffix(suffix) && digits.count > suffix.count { digits.removeLast(suffix.count); break }
         let units: [Character: Double] = ["k": 0x1p10, "m": 0x1p20, "g": 0x1p30, "t": 0x1p40]
@@ -47,7 +53,7 @@ enum MemoryBudget {
     }
 
     /// "21.0 GiB", "512.0 MiB", "300 bytes".
-    static func describe(_ bytes: Int) -> String {
+    public static func describe(_ bytes: Int) -> String {
         let units = [("TiB", 0x1p40), ("GiB", 0x1p30), ("MiB", 0x1p20), ("KiB", 0x1p10)]
         for (name, size) in units where Double(bytes) >= size { return String(format: "%.1f", Double(bytes) / size) + " " + name }
         return counted(bytes, "byte")

@@ -1,5 +1,6 @@
 import CHDF5
 import Foundation
+import TributaryCapture
 import TributaryFormats
 import TributaryWire
 

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCapture
 import TributaryFormats
 import TributaryWire
 
@@ -75,12 +76,13 @@ public struct SourceSeries: Sendable {
         }
     }
 
-    /// The time of every sample in seconds since the first: what `export --time-column` writes
-    /// (`sampleTimes(of:since:rate:in:into:)`); nil without one sampling rate.
-    public var sampleTimes: [Double]? {
+    /// The time of every sample in seconds since `originNs` (the source's first sample: a part selected
+    /// from 1 s on starts at 1.0): what `export --time-column` writes (`sampleTimes(of:since:rate:in:into:)`);
+    /// nil without one sampling rate.
+    public func sampleTimes(since originNs: Int64) -> [Double]? {
         guard let rate else { return nil }
         var times = [Double](repeating: 0, count: sampleCount)
-        times.withUnsafeMutableBufferPointer { Self.sampleTimes(of: blocks, since: startNs, rate: rate, in: 0..<sampleCount, into: $0) }
+        times.withUnsafeMutableBufferPointer { Self.sampleTimes(of: blocks, since: originNs, rate: rate, in: 0..<sampleCount, into: $0) }
         return times
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCapture
 import TributaryFormats
 import TributaryWire
 
@@ -78,6 +79,30 @@ public struct ImportedSignal: Sendable {
     /// A CSV table as float64, with its header names when it has them.
     public init(csv: CSVTable) {
         self.init(samples: .float64(csv.values), channelCount: csv.channelCount, sampleCount: csv.sampleCount, channelNames: csv.channelNames)
+    }
+}
+
+extension ImportedSignal {
+    /// Reads an NPY, WAV or CSV file (`tributary import`'s single-source formats): the signal, how its
+    /// shape maps to channels × samples for `validate`'s message (NPY, CSV), and the rate the file
+    /// gives (WAV).
+    /// - Throws: the format's error (`FormatError`, a file that cannot be read), or `CaptureError.usage`
+    ///   for a format that holds several sources (TDMS, XDF, HDF5: `FormatImport`).
+    public static func read(path: String, format: InterchangeFormat) throws -> (signal: ImportedSignal, shape: String?, rate: Double?) {
+        switch format {
+        case .npy:
+            let npy = try NPY.read(path: path)
+            let shape = npy.isOneDimensional ? "NPY shape (\(npy.samplesPerChannel),)" : "NPY shape (\(npy.channels), \(npy.samplesPerChannel))"
+            return (ImportedSignal(npy: npy), shape, nil)
+        case .wav:
+            let wav = try WAVFile.read(path: path)
+            return (ImportedSignal(wav: wav), nil, Double(wav.sampleRate))
+        case .csv:
+            let csv = try CSVTable.read(path: path)
+            return (ImportedSignal(csv: csv), "CSV of \(csv.channelCount) column\(csv.channelCount == 1 ? "" : "s") × \(csv.sampleCount) data row\(csv.sampleCount == 1 ? "" : "s")", nil)
+        case .tdms, .xdf, .hdf5:
+            throw CaptureError(.usage, file: path, "\(format) holds sources, not one signal: read it with FormatImport")
+        }
     }
 }
 
