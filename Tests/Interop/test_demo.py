@@ -7,7 +7,6 @@ as separate peaks at those frequencies on the axis, with the curves falling betw
 """
 import base64
 import os
-import shutil
 import pathlib
 import re
 import subprocess
@@ -17,6 +16,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from browser import chromium
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TRIBUTARY = os.environ.get("TRIBUTARY", str(ROOT / ".build/release/tributary"))
 
@@ -25,13 +26,7 @@ def rendered_upper_edge(svg_text, plot_left, plot_right):
     """Renders the SVG in headless Chromium and returns, for each pixel column from plot_left to
     plot_right, the y of the topmost pixel of a curve (any strongly coloured pixel: not white, grey or
     black), or None where the column has none."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    driver = chromium()
     try:
         driver.set_script_timeout(30)
         return driver.execute_async_script("""

@@ -23,6 +23,7 @@ import tempfile
 import time
 import unittest
 
+from browser import chromium, wait_until
 from tool_process import TIMEOUT, TRIBUTARY, Serve, ToolProcess
 
 RATE, FREQ = 20000, 1000
@@ -38,17 +39,6 @@ def view(publisher_port, *extra):
     p = ToolProcess("view", f"127.0.0.1:{publisher_port}", "--api-key", "secret-key", "--http", "127.0.0.1:0", *extra)
     p.url = p.value_after("view: ")
     return p
-
-
-def wait_until(predicate, timeout=TIMEOUT, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 def websocket_handshake(host, port, path, origin=None):
@@ -304,22 +294,13 @@ class BrowserTests(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
         # Screenshots stay where TRIBUTARY_VIEW_SCREENSHOTS says; otherwise in a directory removed at the end.
         cls.keep_shots = bool(os.environ.get("TRIBUTARY_VIEW_SCREENSHOTS"))
         cls.shots = os.environ.get("TRIBUTARY_VIEW_SCREENSHOTS") or tempfile.mkdtemp(prefix="tributary-view-")
         os.makedirs(cls.shots, exist_ok=True)
         cls.server = serve()
         cls.view = view(cls.server.port)
-        options = webdriver.ChromeOptions()
-        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-        for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
-                    "--no-first-run", "--disable-extensions"]:
-            options.add_argument(arg)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        cls.driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-        cls.driver.set_page_load_timeout(TIMEOUT)
+        cls.driver = chromium(logs=True)
         cls.driver.get(cls.view.url)
 
     @classmethod

@@ -15,7 +15,6 @@ $TRIBUTARY_VIEW_SCREENSHOTS when it is set.
 """
 import base64
 import os
-import shutil
 import struct
 import time
 import unittest
@@ -23,6 +22,7 @@ import zlib
 
 import numpy as np
 
+from browser import chromium, wait_until
 from tool_process import TIMEOUT, Serve, ToolProcess
 
 TRACE_RGB = (0x1F, 0x77, 0xB4)  # the page's colour of the first shown channel
@@ -102,34 +102,15 @@ def is_round_step(labels):
 
 
 def setUpModule():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     global driver, shots
     shots = os.environ.get("TRIBUTARY_VIEW_SCREENSHOTS")
     if shots:
         os.makedirs(shots, exist_ok=True)
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
-                "--force-device-scale-factor=1", "--no-first-run", "--disable-extensions"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-    driver.set_page_load_timeout(TIMEOUT)
+    driver = chromium()
 
 
 def tearDownModule():
     driver.quit()
-
-
-def wait_until(predicate, timeout=TIMEOUT, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 class LivePicture:
