@@ -6,8 +6,9 @@ import TributaryWire
 /// constants a Python test checks against the header) must name each kind an application receives
 /// with the same number and name (issue 39: a new kind missed by a door fails here).
 @Suite struct PackageVocabularyTests {
-    /// The kinds a subscriber hands to an application (docs/PROTOCOL.md §2.2's data and session kinds).
-    static let delivered: [FrameKind] = [.configuration, .error, .analog, .digital, .message, .xml, .file, .image, .array, .gap]
+    /// The kinds a subscriber hands to an application (docs/PROTOCOL.md §2.2's data and session kinds;
+    /// a close, the publisher's normal end of the session).
+    static let delivered: [FrameKind] = [.configuration, .error, .analog, .digital, .message, .xml, .file, .image, .array, .gap, .close]
 
     static func headerKinds() throws -> [String: UInt8] {
         let header = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
