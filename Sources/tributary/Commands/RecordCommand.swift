@@ -128,41 +128,7 @@ enum RecordCommand: Command {
             lastProgress = Date()
             StandardOutput.error("\rrecording: " + progressText() + "   ")
         }) { [reconnect = options.reconnect] package in
-            do {
-                if reconnect {
-                    if case .error(let report) = package.content {
-                        // A normal end by the publisher (it stopped, its replay ended) is said as such, not as error 5.
-                        printError((report.isNormalCloseByPublisher ? report.message.terminalSafe
-                                    : "session lost: error \(report.code): \(report.message.terminalSafe)") + "; reconnecting")
-                        // The chunks before the outage are closed: the frames after it start new ones.
-                        try writer.flush()
-                    }
-                    if let gap = counters.withLock({ $0.outage.observe(package) }) {
-                        try writer.recordGap(sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
-                                             cause: .sequenceJump, timeNs: gap.timeNs)
-                        counters.withLock { $0.gaps += 1; $0.framesMissing = $0.framesMissing.addingSaturated(gap.count) }
-                        printError("source \(gap.sourceID) resumed: a gap of \(counted(gap.count, "frame")) recorded for the outage")
-                    }
-                }
-                let arrived = DispatchTime.now().uptimeNanoseconds
-                let appended = try CaptureRecording.append(package, to: writer)
-                counters.withLock { c in
-                    c.frames += appended.frames
-                    c.bytes += appended.bytes
-                    if appended.frames > 0 && dataKinds.contains(package.header.kind) {
-                        c.dataFrames += 1
-                        if !package.header.flags.contains(.replayed) { c.liveDataFrames += 1 }
-                        c.dataBytes += appended.bytes
-                        if c.firstDataNs == nil { c.firstDataNs = arrived }
-                        c.lastDataNs = DispatchTime.now().uptimeNanoseconds
-                    }
-                    if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing = c.framesMissing.addingSaturated(gap.missingCount) }
-                }
-                return nil
-            } catch {
-                counters.withLock { $0.failure = "\(error)" }
-                return "\(error)"
-            }
+            receive(package, into: writer, counters: counters, reconnect: reconnect)
         }
         if interactive { StandardOutput.error("\n") }
         let statistics = subject.statistics()
@@ -172,29 +138,7 @@ enum RecordCommand: Command {
         case .durationElapsed, .interrupted, .publisherClosed: complete = final.dataFrames > 0
         case .failed, .handlerStopped: complete = false
         }
-        var recordedPath = out, fileBytes = 0
-        var closeNs: UInt64?
-        if destination.existed && !complete {
-            // Replace an existing capture only with a complete one (the old one may be all the user has).
-            let reason = final.dataFrames == 0 ? "no data was received" : "the recording ended with an error"
-            recordedPath = writer.partialPath
-            if final.frames == 0 {
-                writer.abandon()
-                unlink(writer.partialPath)
-                printError("\(out) left untouched: \(reason)")
-            } else {
-                do { fileBytes = try writer.close(publish: false).fileBytes } catch {
-                    throw CommandError("\(error) (\(out) is untouched; the recording so far is in \(writer.partialPath): run 'tributary repair')")
-                }
-                printError("\(out) left untouched: \(reason); this recording is in \(writer.partialPath) (complete, with its footer)")
-            }
-        } else {
-            let closing = DispatchTime.now().uptimeNanoseconds
-            do { fileBytes = try writer.close().fileBytes } catch {
-                throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
-            }
-            closeNs = DispatchTime.now().uptimeNanoseconds - closing
-        }
+        let (recordedPath, fileBytes, closeNs) = try closeCapture(writer, destination: destination, out: out, final: final, complete: complete)
         let discarded = destination.existed && !complete && final.frames == 0
         printError((discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
                    + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
@@ -214,4 +158,74 @@ enum RecordCommand: Command {
         if destination.existed && !complete { throw CommandError("\(out) was not replaced: no data was received") }
         return 0
     }
+
+    /// Appends a received package to the capture (with --reconnect, an outage's gap first), counting
+    /// it; the error that ends the recording, or nil.
+    private static func receive(_ package: ReceivedPackage, into writer: CaptureWriter, counters: borrowing Mutex<Counters>, reconnect: Bool) -> String? {
+        do {
+            if reconnect {
+                if case .error(let report) = package.content {
+                    // A normal end by the publisher (it stopped, its replay ended) is said as such, not as error 5.
+                    printError((report.isNormalCloseByPublisher ? report.message.terminalSafe
+                                : "session lost: error \(report.code): \(report.message.terminalSafe)") + "; reconnecting")
+                    // The chunks before the outage are closed: the frames after it start new ones.
+                    try writer.flush()
+                }
+                if let gap = counters.withLock({ $0.outage.observe(package) }) {
+                    try writer.recordGap(sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
+                                         cause: .sequenceJump, timeNs: gap.timeNs)
+                    counters.withLock { $0.gaps += 1; $0.framesMissing = $0.framesMissing.addingSaturated(gap.count) }
+                    printError("source \(gap.sourceID) resumed: a gap of \(counted(gap.count, "frame")) recorded for the outage")
+                }
+            }
+            let arrived = DispatchTime.now().uptimeNanoseconds
+            let appended = try CaptureRecording.append(package, to: writer)
+            counters.withLock { c in
+                c.frames += appended.frames
+                c.bytes += appended.bytes
+                if appended.frames > 0 && dataKinds.contains(package.header.kind) {
+                    c.dataFrames += 1
+                    if !package.header.flags.contains(.replayed) { c.liveDataFrames += 1 }
+                    c.dataBytes += appended.bytes
+                    if c.firstDataNs == nil { c.firstDataNs = arrived }
+                    c.lastDataNs = DispatchTime.now().uptimeNanoseconds
+                }
+                if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing = c.framesMissing.addingSaturated(gap.missingCount) }
+            }
+            return nil
+        } catch {
+            counters.withLock { $0.failure = "\(error)" }
+            return "\(error)"
+        }
+    }
+
+    /// Closes the capture: published under its name, or, when it would replace an existing capture
+    /// without being complete, kept as its .partial (or removed when it holds nothing), the old one untouched.
+    /// - Returns: The path the recording is in, its size, and how long closing took (published only).
+    private static func closeCapture(_ writer: CaptureWriter, destination: CaptureDestination, out: String, final: Counters,
+                                     complete: Bool) throws -> (path: String, fileBytes: Int, closeNs: UInt64?) {
+        guard destination.existed && !complete else {
+            let closing = DispatchTime.now().uptimeNanoseconds
+            let fileBytes: Int
+            do { fileBytes = try writer.close().fileBytes } catch {
+                throw CommandError("\(error) (the recording so far is in \(writer.partialPath): run 'tributary repair')")
+            }
+            return (out, fileBytes, DispatchTime.now().uptimeNanoseconds - closing)
+        }
+        // Replace an existing capture only with a complete one (the old one may be all the user has).
+        let reason = final.dataFrames == 0 ? "no data was received" : "the recording ended with an error"
+        if final.frames == 0 {
+            writer.abandon()
+            unlink(writer.partialPath)
+            printError("\(out) left untouched: \(reason)")
+            return (writer.partialPath, 0, nil)
+        }
+        let fileBytes: Int
+        do { fileBytes = try writer.close(publish: false).fileBytes } catch {
+            throw CommandError("\(error) (\(out) is untouched; the recording so far is in \(writer.partialPath): run 'tributary repair')")
+        }
+        printError("\(out) left untouched: \(reason); this recording is in \(writer.partialPath) (complete, with its footer)")
+        return (writer.partialPath, fileBytes, nil)
+    }
+
 }

@@ -35,73 +35,10 @@ enum CaptureDescription {
                      + "; index from " + indexSource(reader) + "; \(counted(reader.index.count, "record")): \(counted(chunkCount, "chunk")) of frames, "
                      + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))")
         for s in sources {
-            let configuration = reader.configuration(source: s.sourceID)
-            let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
-            let rate = rates.count == 1 ? rates.first : nil
-            let changes = ConfigurationChange.list(configurationFrames[s.sourceID] ?? [])
-            // Samples / rate only while the rate stays one; else the span of the frame times (in
-            // Double when the difference of two timestamps from the file does not fit an Int64).
-            let rateChanged = changes.contains { ConfigurationChange.rate($0.configuration) != rate }
-            let (span, overflow) = s.lastTimeNs.subtractingReportingOverflow(s.firstTimeNs)
-            let spanSeconds = (overflow ? Double(s.lastTimeNs) - Double(s.firstTimeNs) : Double(span)) / 1e9
-            let duration = rate.flatMap { rateChanged ? nil : Double(s.samples) / $0 } ?? spanSeconds
-            let channelObjects = { (c: Configuration?) -> JSON in
-                .array((c?.channels ?? []).map {
-                    .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
-                             ("rate", .double($0.samplingRate))])
-                })
-            }
-            let ratio = s.storedBytes > 0 ? Double(s.frameBytes) / Double(s.storedBytes) : 0
-            sourceObjects.append(.object([
-                ("id", .uint(UInt64(s.sourceID))),
-                ("name", configuration.map { .string($0.deviceName) } ?? .null),
-                ("channels", channelObjects(configuration)),
-                ("rate", rate.map { .double($0) } ?? .null),
-                ("samples", .uint(s.samples)),
-                ("duration_s", .double(duration)),
-                ("first_time_ns", .int(Int(s.firstTimeNs))),
-                ("last_time_ns", .int(Int(s.lastTimeNs))),
-                ("first_time", .string(TimeText.utc(s.firstTimeNs))),
-                ("last_time", .string(TimeText.utc(s.lastTimeNs))),
-                ("first_time_local", .string(TimeText.local(s.firstTimeNs))),
-                ("last_time_local", .string(TimeText.local(s.lastTimeNs))),
-                ("chunks", .int(Int(s.chunks))),
-                ("frames", .int(Int(s.frames))),
-                ("frame_bytes", .int(Int(s.frameBytes))),
-                ("stored_bytes", .int(Int(s.storedBytes))),
-                ("compression_ratio", .double(ratio)),
-                ("configuration_changes", .array(changes.map { change in
-                    .object([("time_ns", .int(Int(change.timeNs))), ("time", .string(TimeText.utc(change.timeNs))),
-                             ("sequence", .uint(change.sequence)), ("changes", .array(change.changes.map { .string($0) })),
-                             ("name", .string(change.configuration.deviceName)),
-                             ("rate", ConfigurationChange.rate(change.configuration).map { .double($0) } ?? .null),
-                             ("channels", channelObjects(change.configuration))])
-                })),
-            ]))
-            let configured = configuration?.channels ?? []
-            let storage = "\(counted(s.frames, "frame")) in \(counted(s.chunks, "chunk")), ratio \(String(format: "%.2f", ratio))x"
-            if configured.isEmpty && s.samples == 0 {
-                // Application packages (messages, XML, files, arrays...), or a device without analog channels.
-                let what = s.sourceID == 0 ? "application packages (source 0: frames of no device)"
-                    : (configuration.map { "\"\($0.deviceName.terminalSafe)\", no analog channels" } ?? "no configuration, no analog data")
-                lines.append("source \(s.sourceID): \(what), \(storage)")
-            } else {
-                let channelText = configured.map { "\($0.description.terminalSafe) [\($0.unit.terminalSafe)]" }.joined(separator: ", ")
-                let device: String = configuration.map { " \"\($0.deviceName.terminalSafe)\"" } ?? ""
-                let list: String = configured.isEmpty ? "" : " (\(channelText))"
-                let rateText: String = rate.map { ", \($0) Hz" } ?? ""
-                let seconds = String(format: "%.3f", duration)
-                let samples = counted(s.samples, "sample")
-                let channelCount = counted(configured.count, "channel")
-                let changed = changes.isEmpty ? "" : " (at the start; \(counted(changes.count, "configuration change")) below)"
-                lines.append("source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText)\(changed), \(samples) per channel, \(seconds) s, \(storage)")
-            }
-            lines.append("  start: \(TimeText.both(s.firstTimeNs))")
-            lines.append("  end:   \(TimeText.both(s.lastTimeNs))")
-            for change in changes {
-                lines.append("  configuration changed at \(TimeText.utc(change.timeNs)) (sequence \(change.sequence)): "
-                             + change.changes.joined(separator: "; "))
-            }
+            let (object, sourceLines) = describe(s, configuration: reader.configuration(source: s.sourceID),
+                                                 changes: ConfigurationChange.list(configurationFrames[s.sourceID] ?? []))
+            sourceObjects.append(object)
+            lines += sourceLines
         }
         let gapObjects: [JSON] = gaps.map {
             .object([("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
@@ -132,6 +69,78 @@ enum CaptureDescription {
             print(lines.joined(separator: "\n"))
         }
         return 0
+    }
+
+    /// One source of a capture: its object in `inspect --json` and its lines in the text.
+    static func describe(_ s: CaptureSourceSummary, configuration: Configuration?,
+                         changes: [ConfigurationChange]) -> (JSON, [String]) {
+        let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
+        let rate = rates.count == 1 ? rates.first : nil
+        // Samples / rate only while the rate stays one; else the span of the frame times (in
+        // Double when the difference of two timestamps from the file does not fit an Int64).
+        let rateChanged = changes.contains { ConfigurationChange.rate($0.configuration) != rate }
+        let (span, overflow) = s.lastTimeNs.subtractingReportingOverflow(s.firstTimeNs)
+        let spanSeconds = (overflow ? Double(s.lastTimeNs) - Double(s.firstTimeNs) : Double(span)) / 1e9
+        let duration = rate.flatMap { rateChanged ? nil : Double(s.samples) / $0 } ?? spanSeconds
+        let channelObjects = { (c: Configuration?) -> JSON in
+            .array((c?.channels ?? []).map {
+                .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
+                         ("rate", .double($0.samplingRate))])
+            })
+        }
+        let ratio = s.storedBytes > 0 ? Double(s.frameBytes) / Double(s.storedBytes) : 0
+        let object = JSON.object([
+            ("id", .uint(UInt64(s.sourceID))),
+            ("name", configuration.map { .string($0.deviceName) } ?? .null),
+            ("channels", channelObjects(configuration)),
+            ("rate", rate.map { .double($0) } ?? .null),
+            ("samples", .uint(s.samples)),
+            ("duration_s", .double(duration)),
+            ("first_time_ns", .int(Int(s.firstTimeNs))),
+            ("last_time_ns", .int(Int(s.lastTimeNs))),
+            ("first_time", .string(TimeText.utc(s.firstTimeNs))),
+            ("last_time", .string(TimeText.utc(s.lastTimeNs))),
+            ("first_time_local", .string(TimeText.local(s.firstTimeNs))),
+            ("last_time_local", .string(TimeText.local(s.lastTimeNs))),
+            ("chunks", .int(Int(s.chunks))),
+            ("frames", .int(Int(s.frames))),
+            ("frame_bytes", .int(Int(s.frameBytes))),
+            ("stored_bytes", .int(Int(s.storedBytes))),
+            ("compression_ratio", .double(ratio)),
+            ("configuration_changes", .array(changes.map { change in
+                .object([("time_ns", .int(Int(change.timeNs))), ("time", .string(TimeText.utc(change.timeNs))),
+                         ("sequence", .uint(change.sequence)), ("changes", .array(change.changes.map { .string($0) })),
+                         ("name", .string(change.configuration.deviceName)),
+                         ("rate", ConfigurationChange.rate(change.configuration).map { .double($0) } ?? .null),
+                         ("channels", channelObjects(change.configuration))])
+            })),
+        ])
+        var lines: [String] = []
+        let configured = configuration?.channels ?? []
+        let storage = "\(counted(s.frames, "frame")) in \(counted(s.chunks, "chunk")), ratio \(String(format: "%.2f", ratio))x"
+        if configured.isEmpty && s.samples == 0 {
+            // Application packages (messages, XML, files, arrays...), or a device without analog channels.
+            let what = s.sourceID == 0 ? "application packages (source 0: frames of no device)"
+                : (configuration.map { "\"\($0.deviceName.terminalSafe)\", no analog channels" } ?? "no configuration, no analog data")
+            lines.append("source \(s.sourceID): \(what), \(storage)")
+        } else {
+            let channelText = configured.map { "\($0.description.terminalSafe) [\($0.unit.terminalSafe)]" }.joined(separator: ", ")
+            let device: String = configuration.map { " \"\($0.deviceName.terminalSafe)\"" } ?? ""
+            let list: String = configured.isEmpty ? "" : " (\(channelText))"
+            let rateText: String = rate.map { ", \($0) Hz" } ?? ""
+            let seconds = String(format: "%.3f", duration)
+            let samples = counted(s.samples, "sample")
+            let channelCount = counted(configured.count, "channel")
+            let changed = changes.isEmpty ? "" : " (at the start; \(counted(changes.count, "configuration change")) below)"
+            lines.append("source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText)\(changed), \(samples) per channel, \(seconds) s, \(storage)")
+        }
+        lines.append("  start: \(TimeText.both(s.firstTimeNs))")
+        lines.append("  end:   \(TimeText.both(s.lastTimeNs))")
+        for change in changes {
+            lines.append("  configuration changed at \(TimeText.utc(change.timeNs)) (sequence \(change.sequence)): "
+                         + change.changes.joined(separator: "; "))
+        }
+        return (object, lines)
     }
 
     /// Where the reader's record index came from: the footer, the checkpoint chain, or a full scan.
