@@ -23,6 +23,62 @@ def wait_for_subscribers(pub, count=1):
         time.sleep(0.01)
 
 
+PUBLISHER_SCRIPT = r"""
+import sys, time
+import numpy as np
+import tributary
+with tributary.Publisher("tcp://127.0.0.1:0", api_key="k") as pub:
+    src = pub.add_source(id=1, name="daq", rate=1000, channels=["ai0"], dtype="float64", lossless=True)
+    print(pub.endpoint, flush=True)
+    while pub.subscribers < 1:
+        time.sleep(0.01)
+    n = 0
+    while True:  # until killed
+        src.push(np.arange(n * 100, n * 100 + 100, dtype=np.float64).reshape(1, -1))
+        n += 1
+        print(n, flush=True)
+        time.sleep(0.01)
+"""
+
+
+class KilledPublisher(unittest.TestCase):
+    """A publishing Python process killed mid-stream (SIGKILL): the recorder is told at once that the
+    connection is lost (error 5) and keeps every frame it received, in a complete capture."""
+
+    def test_record_keeps_every_frame_received_when_the_publisher_is_killed(self):
+        import signal
+        import sys
+        with tempfile.TemporaryDirectory() as directory:
+            capture = os.path.join(directory, "killed.tcap")
+            publisher = subprocess.Popen([sys.executable, "-c", PUBLISHER_SCRIPT], stdout=subprocess.PIPE, text=True)
+            try:
+                endpoint = publisher.stdout.readline().strip()
+                self.assertTrue(endpoint.startswith("tcp://127.0.0.1:"), endpoint)
+                record = subprocess.Popen([BIN, "record", endpoint, "--api-key", "k", "--out", capture],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                pushed = 0
+                while pushed < 30:
+                    pushed = int(publisher.stdout.readline())
+                publisher.send_signal(signal.SIGKILL)
+                publisher.wait(timeout=TIMEOUT)
+                output, _ = record.communicate(timeout=TIMEOUT)
+            finally:
+                if publisher.poll() is None:
+                    publisher.kill()
+                publisher.wait(timeout=TIMEOUT)
+                publisher.stdout.close()
+            # The session ended with the connection (error 5), not a timeout; the capture was written.
+            self.assertNotEqual(record.returncode, 0, output)
+            self.assertIn("error 5", output)
+            self.assertTrue(os.path.exists(capture), output)
+            out = os.path.join(directory, "killed.npy")
+            subprocess.run([BIN, "export", capture, "--format", "npy", "--out", out], check=True, capture_output=True, timeout=TIMEOUT)
+            samples = np.load(out)[0]
+            # Every frame received is kept, in order and contiguous from the first.
+            self.assertGreaterEqual(samples.size, 10 * 100, output)
+            np.testing.assert_array_equal(samples, np.arange(samples.size, dtype=np.float64))
+
+
 class RecordedBitForBit(unittest.TestCase):
     """float64 and int16 (scale/offset) blocks, channel-major and interleaved, with a given first time
     and then contiguous times, through `tributary record` and `export --format hdf5`; the int16 source
