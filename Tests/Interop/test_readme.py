@@ -149,9 +149,10 @@ class Shell:
         assert status == 0, output
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
-            with open(f"{stem}.out", errors="replace") as f:
-                if any(line.startswith(ready) for line in f.read().splitlines()):
-                    return
+            # The background job's subshell creates its .out file, perhaps after the status of the line
+            # that started it was written: not there yet is not ready yet.
+            if any(line.startswith(ready) for line in self._read(f"{stem}.out").splitlines()):
+                return
             if self._complete(f"{stem}.rc"):
                 break
             time.sleep(0.05)
