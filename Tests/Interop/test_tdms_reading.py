@@ -71,6 +71,15 @@ class ForeignTDMS(unittest.TestCase):
                 got = self.import_and_export(path)
                 self.assertEqual(got.tobytes(), expected.tobytes())
 
+    def test_a_bad_file_is_named_once_with_the_offset(self):
+        path = os.path.join(self.dir, "bad.tdms")
+        with open(path, "wb") as f:
+            f.write(b"TDSm" + struct.pack("<IIQQ", TOC_META | TOC_RAW, 4713, 0, 1000))
+        result = subprocess.run([TRIBUTARY, "import", path, "--out", path + ".tcap"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn(f"{path}: byte offset 20: raw data offset 1000 lies beyond the segment (0 bytes)", result.stderr)
+        self.assertEqual(result.stderr.count(path), 1, result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -56,6 +56,9 @@ public enum FormatImport {
             }
         } catch let error as CaptureError {
             throw error
+        } catch let error as FormatError where error.file == path {
+            // The capture error names the file: the format error's own name of it is not said twice.
+            throw CaptureError(.usage, file: path, error.location.isEmpty ? error.reason : "\(error.location): \(error.reason)")
         } catch {
             throw CaptureError(.usage, file: path, "\(error)")
         }
