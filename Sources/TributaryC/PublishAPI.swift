@@ -30,7 +30,7 @@ final class PublisherHandle {
         sources = []
         lock.unlock()
         for source in all { source.close() }
-        let deadline = monotonicNanoseconds() + UInt64(drainSeconds * 1e9)
+        let deadline = monotonicNanoseconds() + (drainSeconds.nanoseconds(atMostSeconds: 3_600) ?? 0)
         while publisher.losslessFramesPending > 0 && monotonicNanoseconds() < deadline { usleep(2_000) }
         publisher.stop(reason: "the publishing application closed the publisher", drain: .seconds(2))
     }

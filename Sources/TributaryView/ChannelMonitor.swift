@@ -35,7 +35,10 @@ final class ChannelMonitor {
     init(sampleRate: Double, windowSeconds: Double) throws {
         // The rate comes from a publisher's configuration (checked by the wire decoder); a library
         // caller's is checked here too, before it sizes anything.
-        guard WireLimits.isValidSamplingRate(sampleRate), sampleRate > 0, windowSeconds.isFinite, windowSeconds > 0 else {
+        // The window's samples are bounded too (1e9: far beyond a page's 10 s at any real rate), before
+        // they are converted to column counts.
+        guard WireLimits.isValidSamplingRate(sampleRate), sampleRate > 0, windowSeconds.isFinite, windowSeconds > 0,
+              sampleRate * windowSeconds <= 1e9 else {
             throw ChannelMonitorError(sampleRate: sampleRate, windowSeconds: windowSeconds)
         }
         self.sampleRate = sampleRate
