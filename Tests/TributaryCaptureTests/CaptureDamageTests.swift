@@ -44,11 +44,8 @@ import TributaryWire
     }
 
     @Test func aFlippedBitDamagesOnlyItsChunk() throws {
-        let dir = temporaryDirectory()
+        let (dir, path, _) = try recordSynthetic(200)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(200)
-        try record(frames, to: path)
         let clean = try CaptureReader(path: path)
         let chunks = clean.index.filter { $0.envelope.type == .chunk }
         #expect(chunks.count > 4)

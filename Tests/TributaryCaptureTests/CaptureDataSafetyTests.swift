@@ -153,11 +153,8 @@ import TributaryWire
     // MARK: Item 10: duplicates, damage, configurations
 
     @Test func aDuplicatedChunkRecordIsReadOnceAndReported() throws {
-        let dir = temporaryDirectory()
+        let (dir, path, frames) = try recordSynthetic(120, name: "x.tcap")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/x.tcap"
-        let frames = syntheticFrames(120)
-        try record(frames, to: path)
         let clean = try CaptureReader(path: path)
         let victim = clean.index.filter { $0.envelope.type == .chunk }[2]
         var b = try bytes(path)

@@ -23,11 +23,8 @@ import TributaryWire
     }
 
     @Test func chunkRecordsOutOfSequenceOrderAreReportedAndReadInOrder() throws {
-        let dir = temporaryDirectory()
+        let (dir, path, frames) = try recordSynthetic(300)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(300)
-        try record(frames, to: path)
         let (header, all) = records(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         // The chunk records of source 1, and two of them (not neighbours) swapped; the footer dropped (a scan).
         var kept = all.filter { $0[8] != RecordType.footer.rawValue }
@@ -56,11 +53,8 @@ import TributaryWire
     }
 
     @Test func aFooterEntryOffsetNearIntMaxIsDamageNotAnOverflow() throws {
-        let dir = temporaryDirectory()
+        let (dir, path, frames) = try recordSynthetic(40)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(40)
-        try record(frames, to: path)
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress!

@@ -115,11 +115,8 @@ import TributaryWire
     }
 
     @Test func analogBlocksComeInOrderWithTheirFormat() throws {
-        let dir = temporaryDirectory()
+        let (dir, path, frames) = try recordSynthetic(100)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(100)
-        try record(frames, to: path)
         let reader = try CaptureReader(path: path)
         var firsts: [UInt64] = []
         reader.forEachAnalogBlock(source: 1) { _, view in firsts.append(view.firstSample) }

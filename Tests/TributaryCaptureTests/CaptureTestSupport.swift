@@ -25,6 +25,16 @@ func record(_ frames: [Frame], to path: String, threads: Int = 2, close: Bool = 
     return writer
 }
 
+/// `syntheticFrames(count)` recorded by `record` into `name` in a fresh temporary directory, which
+/// the caller removes: (the directory, the capture's path, the frames).
+func recordSynthetic(_ count: Int, name: String = "a.tcap") throws -> (dir: String, path: String, frames: [Frame]) {
+    let dir = temporaryDirectory()
+    let path = dir + "/" + name
+    let frames = syntheticFrames(count)
+    try record(frames, to: path)
+    return (dir, path, frames)
+}
+
 /// Every frame a reader yields, grouped by source, as bytes.
 func framesBySource(_ reader: CaptureReader) -> [UInt32: [[UInt8]]] {
     var result: [UInt32: [[UInt8]]] = [:]

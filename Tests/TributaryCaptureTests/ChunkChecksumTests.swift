@@ -7,11 +7,8 @@ import TributaryWire
 /// body still decodes: the check must not lean on the decoder's own rejections (issue 38).
 @Suite struct ChunkChecksumTests {
     @Test func aChunkThatDecodesButFailsItsCRCIsReportedAtItsOffset() throws {
-        let dir = temporaryDirectory()
+        let (dir, path, frames) = try recordSynthetic(120, name: "x.tcap")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/x.tcap"
-        let frames = syntheticFrames(120)
-        try record(frames, to: path)
         let clean = try CaptureReader(path: path)
         let victim = clean.index.filter { $0.envelope.type == .chunk }[2]
         var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

@@ -12,11 +12,8 @@ import TributaryWire
     /// A capture of 300 synthetic frames (every kind) in small chunks, and its frames as read by a
     /// reader with a pool of its own.
     func withCapture(_ body: (_ path: String, _ expected: [UInt32: [[UInt8]]]) throws -> Void) throws {
-        let dir = temporaryDirectory()
+        let (dir, path, frames) = try recordSynthetic(300)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(300)
-        try record(frames, to: path)
         let expected = framesBySource(try CaptureReader(path: path, pool: DecodeWorkspacePool()))
         #expect(expected == bySource(frames))
         try body(path, expected)

@@ -1,99 +1,105 @@
-/// The order-8 linear integrators of one channel, unrolled by hand (written once, not generated):
-/// the history a ring of eight registers renamed from step to step. They stay long for speed.
+/// The order-8 linear integrators of one channel. Each sample's step is written once, as an
+/// always-inlined function, and the loops unroll it by 8 so that the history is a ring of eight
+/// registers renamed from step to step (the arguments rotate), not moved: the loop is bound by its
+/// instruction count (8 multiplies, each after a copy, and 8 adds per sample), and the moves were a
+/// fifth of it. The last n mod 8 samples take a plain loop that moves the history (a few samples per
+/// channel; one body with exits for both measured slower on the 24-bit and float64-filtered classes).
 extension NumericCodec {
+    /// The constants of the integer loop: the coefficients, the rounding half and the shift.
+    struct Linear8Taps {
+        let c0, c1, c2, c3, c4, c5, c6, c7: Int64
+        let half: Int64
+        let q: Int64
+
+        init(_ c: UnsafePointer<Int64>, shift: Int) {
+            (c0, c1, c2, c3, c4, c5, c6, c7) = (c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])
+            half = 1 &<< (Int64(shift) - 1)
+            q = Int64(shift)
+        }
+
+        /// One sample: `a0` … `a6` the seven latents before it, newest first; `rest` is the next sum
+        /// but for c0 × the newest. Returns the latent.
+        @inline(__always)
+        func step(_ residual: Int64, _ a0: Int64, _ a1: Int64, _ a2: Int64, _ a3: Int64, _ a4: Int64, _ a5: Int64, _ a6: Int64,
+                  rest: inout Int64) -> Int64 {
+            let x = residual &+ ((rest &+ c0 &* a0) &>> q)
+            rest = half &+ c1 &* a0 &+ c2 &* a1 &+ c3 &* a2 &+ c4 &* a3 &+ c5 &* a4 &+ c6 &* a5 &+ c7 &* a6
+            return x
+        }
+    }
+
     /// `integrateLinear` of order 8, from sample 0 with the missing history as zeros (the sums are
-    /// then those of the first samples' shorter ones). Unrolled by 8 so that the history is a ring of
-    /// eight registers renamed from step to step, not moved: the loop is bound by its instruction
-    /// count (8 multiplies, each after a copy, and 8 adds per sample), and the moves were a fifth of it.
+    /// then those of the first samples' shorter ones).
     static func integrateLinear8<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
                                                     shift: Int, into out: Out) {
-        let half: Int64 = 1 &<< (Int64(shift) - 1)
-        let q = Int64(shift)
-        let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
-        // h(k mod 8) holds the latent of sample i + k − 8 …; `rest` is the next sum but for c0 × the newest.
+        let k = Linear8Taps(c, shift: shift)
+        // h(k mod 8) holds the latent of sample i + k − 8 …
         var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
-        var rest = half
+        var rest = k.half
         var i = 0
         while i + 8 <= n {
-            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
-            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ c4 &* h4 &+ c5 &* h3 &+ c6 &* h2 &+ c7 &* h1
-            out.store(i + 0, x0)
-            h0 = x0
-            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
-            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ c4 &* h5 &+ c5 &* h4 &+ c6 &* h3 &+ c7 &* h2
-            out.store(i + 1, x1)
-            h1 = x1
-            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
-            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ c4 &* h6 &+ c5 &* h5 &+ c6 &* h4 &+ c7 &* h3
-            out.store(i + 2, x2)
-            h2 = x2
-            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
-            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ c4 &* h7 &+ c5 &* h6 &+ c6 &* h5 &+ c7 &* h4
-            out.store(i + 3, x3)
-            h3 = x3
-            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
-            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ c4 &* h0 &+ c5 &* h7 &+ c6 &* h6 &+ c7 &* h5
-            out.store(i + 4, x4)
-            h4 = x4
-            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
-            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ c4 &* h1 &+ c5 &* h0 &+ c6 &* h7 &+ c7 &* h6
-            out.store(i + 5, x5)
-            h5 = x5
-            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
-            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ c4 &* h2 &+ c5 &* h1 &+ c6 &* h0 &+ c7 &* h7
-            out.store(i + 6, x6)
-            h6 = x6
-            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
-            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ c4 &* h3 &+ c5 &* h2 &+ c6 &* h1 &+ c7 &* h0
-            out.store(i + 7, x7)
-            h7 = x7
+            h0 = k.step(v[i + 0], h7, h6, h5, h4, h3, h2, h1, rest: &rest); out.store(i + 0, h0)
+            h1 = k.step(v[i + 1], h0, h7, h6, h5, h4, h3, h2, rest: &rest); out.store(i + 1, h1)
+            h2 = k.step(v[i + 2], h1, h0, h7, h6, h5, h4, h3, rest: &rest); out.store(i + 2, h2)
+            h3 = k.step(v[i + 3], h2, h1, h0, h7, h6, h5, h4, rest: &rest); out.store(i + 3, h3)
+            h4 = k.step(v[i + 4], h3, h2, h1, h0, h7, h6, h5, rest: &rest); out.store(i + 4, h4)
+            h5 = k.step(v[i + 5], h4, h3, h2, h1, h0, h7, h6, rest: &rest); out.store(i + 5, h5)
+            h6 = k.step(v[i + 6], h5, h4, h3, h2, h1, h0, h7, rest: &rest); out.store(i + 6, h6)
+            h7 = k.step(v[i + 7], h6, h5, h4, h3, h2, h1, h0, rest: &rest); out.store(i + 7, h7)
             i += 8
         }
-        // The last n mod 8 samples: the same steps, each behind its own exit. (Putting those exits in
-        // the main loop instead, one body for both, measured slower on the 24-bit and
-        // float64-filtered classes, so the steps are written twice, here and in
-        // `integrateLinear8Split`.)
-        if i < n {
-            if i + 0 == n { return }
-            let x0 = v[i + 0] &+ ((rest &+ c0 &* h7) &>> q)
-            rest = half &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ c4 &* h4 &+ c5 &* h3 &+ c6 &* h2 &+ c7 &* h1
-            out.store(i + 0, x0)
-            h0 = x0
-            if i + 1 == n { return }
-            let x1 = v[i + 1] &+ ((rest &+ c0 &* h0) &>> q)
-            rest = half &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ c4 &* h5 &+ c5 &* h4 &+ c6 &* h3 &+ c7 &* h2
-            out.store(i + 1, x1)
-            h1 = x1
-            if i + 2 == n { return }
-            let x2 = v[i + 2] &+ ((rest &+ c0 &* h1) &>> q)
-            rest = half &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ c4 &* h6 &+ c5 &* h5 &+ c6 &* h4 &+ c7 &* h3
-            out.store(i + 2, x2)
-            h2 = x2
-            if i + 3 == n { return }
-            let x3 = v[i + 3] &+ ((rest &+ c0 &* h2) &>> q)
-            rest = half &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ c4 &* h7 &+ c5 &* h6 &+ c6 &* h5 &+ c7 &* h4
-            out.store(i + 3, x3)
-            h3 = x3
-            if i + 4 == n { return }
-            let x4 = v[i + 4] &+ ((rest &+ c0 &* h3) &>> q)
-            rest = half &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ c4 &* h0 &+ c5 &* h7 &+ c6 &* h6 &+ c7 &* h5
-            out.store(i + 4, x4)
-            h4 = x4
-            if i + 5 == n { return }
-            let x5 = v[i + 5] &+ ((rest &+ c0 &* h4) &>> q)
-            rest = half &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ c4 &* h1 &+ c5 &* h0 &+ c6 &* h7 &+ c7 &* h6
-            out.store(i + 5, x5)
-            h5 = x5
-            if i + 6 == n { return }
-            let x6 = v[i + 6] &+ ((rest &+ c0 &* h5) &>> q)
-            rest = half &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ c4 &* h2 &+ c5 &* h1 &+ c6 &* h0 &+ c7 &* h7
-            out.store(i + 6, x6)
-            h6 = x6
-            if i + 7 == n { return }
-            let x7 = v[i + 7] &+ ((rest &+ c0 &* h6) &>> q)
-            rest = half &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ c4 &* h3 &+ c5 &* h2 &+ c6 &* h1 &+ c7 &* h0
-            out.store(i + 7, x7)
-            h7 = x7
+        var (a0, a1, a2, a3, a4, a5, a6) = (h7, h6, h5, h4, h3, h2, h1)
+        while i < n {
+            let x = k.step(v[i], a0, a1, a2, a3, a4, a5, a6, rest: &rest)
+            out.store(i, x)
+            (a0, a1, a2, a3, a4, a5, a6) = (x, a0, a1, a2, a3, a4, a5)
+            i += 1
+        }
+    }
+
+    /// The constants of the split loop: c0 … c3 as integers, c4 … c7 in binary64, and the bound
+    /// within which every latent must stay for the binary64 sums to be exact.
+    struct Linear8SplitTaps {
+        let c0, c1, c2, c3: Int64
+        let d4, d5, d6, d7: Double
+        let half: Int64
+        let q: Int64
+        let bound: Int64
+        let span: UInt64
+        static let magic = 0x1.8p52
+        static let magicBits = Int64(bitPattern: magic.bitPattern)
+
+        /// Nil when a coefficient c4 … c7 is too large for the binary64 products to be exact.
+        init?(_ c: UnsafePointer<Int64>, shift: Int) {
+            var largest: Int64 = 0
+            for j in 4..<8 {
+                guard c[j] > -(1 << 40), c[j] < 1 << 40 else { return nil }
+                largest = max(largest, abs(c[j]))
+            }
+            bound = (Int64(1) << 51) / (4 * (largest + 1))
+            span = UInt64(2 * bound)
+            half = 1 &<< (Int64(shift) - 1)
+            q = Int64(shift)
+            (c0, c1, c2, c3) = (c[0], c[1], c[2], c[3])
+            (d4, d5, d6, d7) = (Double(c[4]), Double(c[5]), Double(c[6]), Double(c[7]))
+        }
+
+        /// Whether a latent is within ±`bound`.
+        @inline(__always)
+        func holds(_ x: Int64) -> Bool { UInt64(bitPattern: x &+ bound) <= span }
+
+        /// One sample: `a0` … `a2` the three latents before it, newest first, `b3` … `b6` the four
+        /// before those in binary64; `t` the last prediction, so that the dependency chain is t →
+        /// c0 × t → + → >> (the latent v(i−1) enters `rest` as c0 × v(i−1), off the chain: c0 × x =
+        /// c0 × v + c0 × t modulo 2^64). Returns the latent.
+        @inline(__always)
+        func step(_ residual: Int64, _ a0: Int64, _ a1: Int64, _ a2: Int64, _ b3: Double, _ b4: Double, _ b5: Double, _ b6: Double,
+                  t: inout Int64, rest: inout Int64) -> Int64 {
+            t = (rest &+ c0 &* t) &>> q
+            let x = residual &+ t
+            let older = Int64(bitPattern: ((d4 * b3 + d5 * b4) + (d6 * b5 + d7 * b6) + Self.magic).bitPattern) &- Self.magicBits
+            rest = half &+ c0 &* residual &+ c1 &* a0 &+ c2 &* a1 &+ c3 &* a2 &+ older
+            return x
         }
     }
 
@@ -107,148 +113,47 @@ extension NumericCodec {
     /// starts over with the integer loop from `v`, which this does not write.
     static func integrateLinear8Split<Out: LatentOutput>(_ v: UnsafePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
                                                          shift: Int, into out: Out) -> Bool {
-        var largest: Int64 = 0
-        for j in 4..<8 {
-            guard c[j] > -(1 << 40), c[j] < 1 << 40 else { return false }
-            largest = max(largest, abs(c[j]))
-        }
-        let bound = (Int64(1) << 51) / (4 * (largest + 1))
-        let span = UInt64(2 * bound)
-        let half: Int64 = 1 &<< (Int64(shift) - 1)
-        let q = Int64(shift)
-        let magic = 0x1.8p52, magicBits = Int64(bitPattern: magic.bitPattern)
-        let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3]
-        let d4 = Double(c[4]), d5 = Double(c[5]), d6 = Double(c[6]), d7 = Double(c[7])
+        guard let k = Linear8SplitTaps(c, shift: shift) else { return false }
         var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
         var g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0, g4 = 0.0, g5 = 0.0, g6 = 0.0, g7 = 0.0
-        // t: the last prediction, so that the dependency chain is t → c0 × t → + → >> (the latent
-        // v(i−1) enters `rest` as c0 × v(i−1), off the chain: c0 × x = c0 × v + c0 × t modulo 2^64).
-        var rest = half, t: Int64 = 0
+        var rest = k.half, t: Int64 = 0
         var i = 0
         while i + 8 <= n {
-            t = (rest &+ c0 &* t) &>> q
-            let x0 = v[i + 0] &+ t
-            guard UInt64(bitPattern: x0 &+ bound) <= span else { return false }
-            let older0 = Int64(bitPattern: ((d4 * g4 + d5 * g3) + (d6 * g2 + d7 * g1) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 0] &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ older0
-            out.store(i + 0, x0)
-            h0 = x0; g0 = Double(x0)
-            t = (rest &+ c0 &* t) &>> q
-            let x1 = v[i + 1] &+ t
-            guard UInt64(bitPattern: x1 &+ bound) <= span else { return false }
-            let older1 = Int64(bitPattern: ((d4 * g5 + d5 * g4) + (d6 * g3 + d7 * g2) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 1] &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ older1
-            out.store(i + 1, x1)
-            h1 = x1; g1 = Double(x1)
-            t = (rest &+ c0 &* t) &>> q
-            let x2 = v[i + 2] &+ t
-            guard UInt64(bitPattern: x2 &+ bound) <= span else { return false }
-            let older2 = Int64(bitPattern: ((d4 * g6 + d5 * g5) + (d6 * g4 + d7 * g3) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 2] &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ older2
-            out.store(i + 2, x2)
-            h2 = x2; g2 = Double(x2)
-            t = (rest &+ c0 &* t) &>> q
-            let x3 = v[i + 3] &+ t
-            guard UInt64(bitPattern: x3 &+ bound) <= span else { return false }
-            let older3 = Int64(bitPattern: ((d4 * g7 + d5 * g6) + (d6 * g5 + d7 * g4) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 3] &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ older3
-            out.store(i + 3, x3)
-            h3 = x3; g3 = Double(x3)
-            t = (rest &+ c0 &* t) &>> q
-            let x4 = v[i + 4] &+ t
-            guard UInt64(bitPattern: x4 &+ bound) <= span else { return false }
-            let older4 = Int64(bitPattern: ((d4 * g0 + d5 * g7) + (d6 * g6 + d7 * g5) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 4] &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ older4
-            out.store(i + 4, x4)
-            h4 = x4; g4 = Double(x4)
-            t = (rest &+ c0 &* t) &>> q
-            let x5 = v[i + 5] &+ t
-            guard UInt64(bitPattern: x5 &+ bound) <= span else { return false }
-            let older5 = Int64(bitPattern: ((d4 * g1 + d5 * g0) + (d6 * g7 + d7 * g6) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 5] &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ older5
-            out.store(i + 5, x5)
-            h5 = x5; g5 = Double(x5)
-            t = (rest &+ c0 &* t) &>> q
-            let x6 = v[i + 6] &+ t
-            guard UInt64(bitPattern: x6 &+ bound) <= span else { return false }
-            let older6 = Int64(bitPattern: ((d4 * g2 + d5 * g1) + (d6 * g0 + d7 * g7) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 6] &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ older6
-            out.store(i + 6, x6)
-            h6 = x6; g6 = Double(x6)
-            t = (rest &+ c0 &* t) &>> q
-            let x7 = v[i + 7] &+ t
-            guard UInt64(bitPattern: x7 &+ bound) <= span else { return false }
-            let older7 = Int64(bitPattern: ((d4 * g3 + d5 * g2) + (d6 * g1 + d7 * g0) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 7] &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ older7
-            out.store(i + 7, x7)
-            h7 = x7; g7 = Double(x7)
+            h0 = k.step(v[i + 0], h7, h6, h5, g4, g3, g2, g1, t: &t, rest: &rest)
+            guard k.holds(h0) else { return false }
+            out.store(i + 0, h0); g0 = Double(h0)
+            h1 = k.step(v[i + 1], h0, h7, h6, g5, g4, g3, g2, t: &t, rest: &rest)
+            guard k.holds(h1) else { return false }
+            out.store(i + 1, h1); g1 = Double(h1)
+            h2 = k.step(v[i + 2], h1, h0, h7, g6, g5, g4, g3, t: &t, rest: &rest)
+            guard k.holds(h2) else { return false }
+            out.store(i + 2, h2); g2 = Double(h2)
+            h3 = k.step(v[i + 3], h2, h1, h0, g7, g6, g5, g4, t: &t, rest: &rest)
+            guard k.holds(h3) else { return false }
+            out.store(i + 3, h3); g3 = Double(h3)
+            h4 = k.step(v[i + 4], h3, h2, h1, g0, g7, g6, g5, t: &t, rest: &rest)
+            guard k.holds(h4) else { return false }
+            out.store(i + 4, h4); g4 = Double(h4)
+            h5 = k.step(v[i + 5], h4, h3, h2, g1, g0, g7, g6, t: &t, rest: &rest)
+            guard k.holds(h5) else { return false }
+            out.store(i + 5, h5); g5 = Double(h5)
+            h6 = k.step(v[i + 6], h5, h4, h3, g2, g1, g0, g7, t: &t, rest: &rest)
+            guard k.holds(h6) else { return false }
+            out.store(i + 6, h6); g6 = Double(h6)
+            h7 = k.step(v[i + 7], h6, h5, h4, g3, g2, g1, g0, t: &t, rest: &rest)
+            guard k.holds(h7) else { return false }
+            out.store(i + 7, h7); g7 = Double(h7)
             i += 8
         }
-        if i < n {
-            if i + 0 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x0 = v[i + 0] &+ t
-            guard UInt64(bitPattern: x0 &+ bound) <= span else { return false }
-            let older0 = Int64(bitPattern: ((d4 * g4 + d5 * g3) + (d6 * g2 + d7 * g1) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 0] &+ c1 &* h7 &+ c2 &* h6 &+ c3 &* h5 &+ older0
-            out.store(i + 0, x0)
-            h0 = x0; g0 = Double(x0)
-            if i + 1 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x1 = v[i + 1] &+ t
-            guard UInt64(bitPattern: x1 &+ bound) <= span else { return false }
-            let older1 = Int64(bitPattern: ((d4 * g5 + d5 * g4) + (d6 * g3 + d7 * g2) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 1] &+ c1 &* h0 &+ c2 &* h7 &+ c3 &* h6 &+ older1
-            out.store(i + 1, x1)
-            h1 = x1; g1 = Double(x1)
-            if i + 2 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x2 = v[i + 2] &+ t
-            guard UInt64(bitPattern: x2 &+ bound) <= span else { return false }
-            let older2 = Int64(bitPattern: ((d4 * g6 + d5 * g5) + (d6 * g4 + d7 * g3) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 2] &+ c1 &* h1 &+ c2 &* h0 &+ c3 &* h7 &+ older2
-            out.store(i + 2, x2)
-            h2 = x2; g2 = Double(x2)
-            if i + 3 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x3 = v[i + 3] &+ t
-            guard UInt64(bitPattern: x3 &+ bound) <= span else { return false }
-            let older3 = Int64(bitPattern: ((d4 * g7 + d5 * g6) + (d6 * g5 + d7 * g4) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 3] &+ c1 &* h2 &+ c2 &* h1 &+ c3 &* h0 &+ older3
-            out.store(i + 3, x3)
-            h3 = x3; g3 = Double(x3)
-            if i + 4 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x4 = v[i + 4] &+ t
-            guard UInt64(bitPattern: x4 &+ bound) <= span else { return false }
-            let older4 = Int64(bitPattern: ((d4 * g0 + d5 * g7) + (d6 * g6 + d7 * g5) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 4] &+ c1 &* h3 &+ c2 &* h2 &+ c3 &* h1 &+ older4
-            out.store(i + 4, x4)
-            h4 = x4; g4 = Double(x4)
-            if i + 5 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x5 = v[i + 5] &+ t
-            guard UInt64(bitPattern: x5 &+ bound) <= span else { return false }
-            let older5 = Int64(bitPattern: ((d4 * g1 + d5 * g0) + (d6 * g7 + d7 * g6) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 5] &+ c1 &* h4 &+ c2 &* h3 &+ c3 &* h2 &+ older5
-            out.store(i + 5, x5)
-            h5 = x5; g5 = Double(x5)
-            if i + 6 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x6 = v[i + 6] &+ t
-            guard UInt64(bitPattern: x6 &+ bound) <= span else { return false }
-            let older6 = Int64(bitPattern: ((d4 * g2 + d5 * g1) + (d6 * g0 + d7 * g7) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 6] &+ c1 &* h5 &+ c2 &* h4 &+ c3 &* h3 &+ older6
-            out.store(i + 6, x6)
-            h6 = x6; g6 = Double(x6)
-            if i + 7 == n { return true }
-            t = (rest &+ c0 &* t) &>> q
-            let x7 = v[i + 7] &+ t
-            guard UInt64(bitPattern: x7 &+ bound) <= span else { return false }
-            let older7 = Int64(bitPattern: ((d4 * g3 + d5 * g2) + (d6 * g1 + d7 * g0) + magic).bitPattern) &- magicBits
-            rest = half &+ c0 &* v[i + 7] &+ c1 &* h6 &+ c2 &* h5 &+ c3 &* h4 &+ older7
-            out.store(i + 7, x7)
-            h7 = x7; g7 = Double(x7)
+        var (a0, a1, a2) = (h7, h6, h5)
+        var (b3, b4, b5, b6) = (g4, g3, g2, g1)
+        while i < n {
+            let x = k.step(v[i], a0, a1, a2, b3, b4, b5, b6, t: &t, rest: &rest)
+            guard k.holds(x) else { return false }
+            out.store(i, x)
+            (b3, b4, b5, b6) = (Double(a2), b3, b4, b5)
+            (a0, a1, a2) = (x, a0, a1)
+            i += 1
         }
         return true
     }
