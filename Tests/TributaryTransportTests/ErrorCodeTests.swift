@@ -93,9 +93,7 @@ func freePort() throws -> Int {
         let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=s,rate=1000,channels=1,freq=5,noise=0,block=10"))
         let publisher = try makePublisher(sources: [source])
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         #expect(throws: ErrorReport.self) { try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x") }
         do { try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x") } catch {
             #expect(error.code == .wrongAPIKey)
@@ -131,9 +129,7 @@ func freePort() throws -> Int {
 
     /// A Subject with a recorder, opened on a fake publisher.
     private func openRecorded(on fake: FakePublisher, timeout: Double) throws -> (Subject, Recorder) {
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: fake.port, apiKey: "k", description: "d", timeout: timeout)
         return (subject, recorder)
     }
@@ -163,9 +159,7 @@ func freePort() throws -> Int {
 
     @Test func aStoppingPublisherIsALostConnection() throws {
         let publisher = try makePublisher()
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "d")
         publisher.stop()
         #expect(waitUntil { recorder.errors.map(\.code) == [.lostConnection] })
@@ -179,9 +173,7 @@ func freePort() throws -> Int {
             $0.maxInboundTransferSize = 2_000
         }
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "good")
         try subject.start()
         #expect(waitUntil { recorder.analog.count > 5 })

@@ -18,9 +18,7 @@ import TributaryWire
     @Test func serverSideFilteredDataEqualsTheLocalFiltersOutput() throws {
         let publisher = try makePublisher()
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "filters")
         let range = try AnalogFilterRequest(query: "1-2;5")
         let list = try AnalogFilterRequest(query: "3,0")
@@ -72,9 +70,7 @@ import TributaryWire
     @Test func sourceSelectionReplacesThePreviousOne() throws {
         let publisher = try makePublisher()
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "sel",
                          sourceFilterEnabled: true)
         try subject.start()

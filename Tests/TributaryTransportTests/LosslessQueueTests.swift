@@ -34,9 +34,7 @@ final class LosslessRampSource: Source {
         // A queue of 16 frames per subscriber against the Subject's window of 256 (1 KiB frames).
         let publisher = try makePublisher(sources: [source]) { $0.subscriberQueueFrames = 16 }
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "big window")
         var local = SubscriberFilters()
         if filtered {

@@ -18,9 +18,7 @@ import TributaryWire
     @Test func everyPackageKindTravelsFromPublisherToSubject() throws {
         let publisher = try makePublisher()
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         let welcome = try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "kinds")
         try subject.start()
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })

@@ -115,9 +115,7 @@ final class PeerProcess: @unchecked Sendable {
         let publisher = try makePublisher(apiKey: "peer-key", sources: [gate]) { $0.subscriberQueueFrames = 64 }
         defer { publisher.stop() }
         let stopped = try PeerProcess(["subscribe", "\(publisher.port!)", "stopped"])
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "peer-key", description: "running")
         try subject.start()
         #expect(waitUntil { publisher.subscribers().filter(\.isStarted).count == 2 })

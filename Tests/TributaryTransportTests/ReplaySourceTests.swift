@@ -143,9 +143,7 @@ import TributaryWire
         let spec = try SimulationSpec(parsing: "id=3,name=lines,rate=20000,channels=1,freq=5,block=200,lines=3")
         let publisher = try makePublisher(sources: [SimulatedDeviceSource(spec: spec)])
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "lines")
         try subject.start()
         #expect(waitUntil { recorder.of("digital").count >= 5 })

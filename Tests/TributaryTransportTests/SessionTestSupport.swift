@@ -64,6 +64,14 @@ final class Inbox: Sendable {
     func add(_ package: SubscriberPackage) { packages.withLock { $0.append(package) } }
 }
 
+/// A subject with a `Recorder` registered.
+func recordingSubject() throws -> (Subject, Recorder) {
+    let subject = try Subject()
+    let recorder = Recorder()
+    subject.register(recorder)
+    return (subject, recorder)
+}
+
 /// A publisher on 127.0.0.1 with a free port, and its inbox.
 func makePublisher(apiKey: String = "secret", sources: [any Source] = [], inbox: Inbox? = nil,
                    configure: (inout PublisherConfiguration) -> Void = { _ in }) throws -> Publisher {

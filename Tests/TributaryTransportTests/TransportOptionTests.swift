@@ -44,9 +44,7 @@ import TributaryWire
     @Test func digitalLinesAreSentOnChangeOnlyWhenAsked() throws {
         let publisher = try makePublisher { $0.digitalOnChangeOnly = true }
         defer { publisher.stop() }
-        let subject = try Subject()
-        let recorder = Recorder()
-        subject.register(recorder)
+        let (subject, recorder) = try recordingSubject()
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "lines", timeout: 5)
         try subject.start()
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
@@ -68,9 +66,7 @@ import TributaryWire
         defer { publisher.stop() }
         var subjects: [(Subject, Recorder)] = []
         for name in ["first", "second"] {
-            let subject = try Subject()
-            let recorder = Recorder()
-            subject.register(recorder)
+            let (subject, recorder) = try recordingSubject()
             try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: name, timeout: 5)
             try subject.start()
             subjects.append((subject, recorder))
@@ -91,9 +87,7 @@ import TributaryWire
         let count = 5
         var subjects: [(Subject, Recorder)] = []
         for i in 0..<count {
-            let subject = try Subject()
-            let recorder = Recorder()
-            subject.register(recorder)
+            let (subject, recorder) = try recordingSubject()
             try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "s\(i)", timeout: 5)
             try subject.start()
             subjects.append((subject, recorder))
