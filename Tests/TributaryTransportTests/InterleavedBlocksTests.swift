@@ -60,12 +60,16 @@ import TributaryWire
         let t0: Int64 = 1_800_000_000_000_000_000
         _ = clock.place(rows: 100) { t0 }
         // Clocks that disagree (the restart stamped before the next sample was due): still a gap.
-        #expect(clock.restart(atNs: t0 + 50_000_000) == 1)
-        #expect(clock.place(rows: 1) { 0 } == (first: 101, timeNs: t0 + 50_000_000))
+        let lost = clock.restart(atNs: t0 + 50_000_000)
+        #expect(lost == 1)
+        let next = clock.place(rows: 1) { 0 }
+        #expect(next.first == 101 && next.timeNs == t0 + 50_000_000)
         // A restart before anything was read loses nothing and anchors the clock.
         var fresh = SampleClock(rate: 1000)
-        #expect(fresh.restart(atNs: t0) == 0)
-        #expect(fresh.place(rows: 1) { 0 } == (first: 0, timeNs: t0))
+        let none = fresh.restart(atNs: t0)
+        #expect(none == 0)
+        let first = fresh.place(rows: 1) { 0 }
+        #expect(first.first == 0 && first.timeNs == t0)
     }
 
     @Test func anOverrunIsCountedAndJumpsTheFramesFirstSample() {
@@ -74,12 +78,14 @@ import TributaryWire
         var blocks = InterleavedBlocks(sourceID: 7, channels: 2, rate: 1000, encoding: .int16, scale: 0.5, offset: 1, progress: progress)
         let t0: Int64 = 1_800_000_000_000_000_000
         let bytes = [Int16](0..<200).withUnsafeBytes { Array($0) }  // 100 rows of 2 channels
-        bytes.withUnsafeBytes { raw in
-            #expect(blocks.publish(rows: 100, of: raw, to: sink, startNs: { t0 }))
-            #expect(blocks.publish(rows: 40, of: raw, to: sink, startNs: { 0 }))
+        let published = bytes.withUnsafeBytes { raw in
+            let a = blocks.publish(rows: 100, of: raw, to: sink, startNs: { t0 })
+            let b = blocks.publish(rows: 40, of: raw, to: sink, startNs: { 0 })
             blocks.declareLoss(restartedAtNs: t0 + 200_000_000)  // 60 samples late
-            #expect(blocks.publish(rows: 100, of: raw, to: sink, startNs: { 0 }))
+            let c = blocks.publish(rows: 100, of: raw, to: sink, startNs: { 0 })
+            return [a, b, c]
         }
+        #expect(published == [true, true, true])
         let frames = drain(core)
         #expect(frames.map(\.data.firstSample) == [0, 100, 200])
         #expect(frames.map(\.header.timestampNs) == [t0, t0 + 100_000_000, t0 + 200_000_000])
@@ -100,13 +106,15 @@ import TributaryWire
         for (encoding, expected) in [(InterleavedEncoding.int24In32, [[8_388_607.0, -1], [-8_388_608, 1]]),
                                      (.int32, [[Double(Int32(bitPattern: 0xA5_7F_FF_FF)), -1], [8_388_608, 0x12_00_00_01]])] {
             var blocks = InterleavedBlocks(sourceID: 1, channels: 2, rate: 10, encoding: encoding, scale: 0.25, offset: -2, progress: ProgressRecord())
-            words.withUnsafeBytes { #expect(blocks.publish(rows: 2, of: $0, to: sink, startNs: { 0 })) }
+            let published = words.withUnsafeBytes { blocks.publish(rows: 2, of: $0, to: sink, startNs: { 0 }) }
+            #expect(published)
             let frame = drain(core)[0].data
             #expect(frame.samples == .float64(expected.flatMap { $0 }.map { $0 * 0.25 - 2 }))
         }
         var floats = InterleavedBlocks(sourceID: 1, channels: 2, rate: 10, encoding: .float32, scale: 1, offset: 0, progress: ProgressRecord())
         let values: [Float] = [1.5, -.infinity, -0.0, 3]
-        values.withUnsafeBytes { #expect(floats.publish(rows: 2, of: $0, to: sink, startNs: { 0 })) }
+        let published = values.withUnsafeBytes { floats.publish(rows: 2, of: $0, to: sink, startNs: { 0 }) }
+        #expect(published)
         if case .float32(let got) = drain(core)[0].data.samples {
             #expect(got.map(\.bitPattern) == [1.5, -0.0, -Float.infinity, 3].map(\.bitPattern))
         } else {
