@@ -63,27 +63,29 @@ enum ServeCommand: Command {
                          frame from its first sample's index and the rate. The end of the input ends
                          the source.
       --alsa DEVICE[,KEY=VALUE]...  capture from a sound card through ALSA (libasound); repeatable.
-                         DEVICE is an ALSA PCM (default, hw:1,0, plughw:CARD=USB,DEV=0, or one an ALSA
-                         configuration defines), up to the first key=value with a lower-case key.
-                         Keys: id (default 1), name (default DEVICE), channels (default 2), rate (Hz, default 48000;
-                         the device must give exactly this rate), format (S16_LE, default: sent as
-                         int16 counts; S24_LE and S32_LE: sent as float64 values count x scale +
-                         offset; FLOAT_LE: sent as float32), scale and offset (counts only; default
-                         1/2^(bits-1) and 0: fractions of full scale), unit (default FS), range
-                         (MIN:MAX), block (samples per frame and the device's period, default
-                         rate/10), mode (lossless, default, or live, as for --stdin), samples (capture
-                         this many samples per channel, then end the source; default: until
-                         stopped). The first sample is stamped with the driver's trigger timestamp
-                         (the wall clock's time at which the capture started, or the wall clock at
-                         the start when the device keeps none), each frame from its first sample's
-                         index and the rate. An overrun (the card's buffer filled before it was
-                         read) is recovered, counted, printed and declared as a gap: the sample index
-                         (first_sample) jumps by the samples lost.
+                         DEVICE is an ALSA PCM (default, hw:1,0, plughw:CARD=USB,DEV=0, or one an
+                         ALSA configuration defines), up to the first key=value with a lower-case
+                         key. Keys: id (default 1), name (default DEVICE), channels (default 2),
+                         rate (Hz, default 48000; the device must give exactly this rate), format
+                         (S16_LE, default: sent as int16 counts; S24_LE and S32_LE: sent as float64
+                         values count x scale + offset; FLOAT_LE: sent as float32), scale and
+                         offset (counts only; default 1/2^(bits-1) and 0: fractions of full scale),
+                         unit (default FS), range (MIN:MAX), block (samples per frame and the
+                         device's period, default rate/10), mode (lossless, default, or live, as
+                         for --stdin), samples (capture this many samples per channel, then end the
+                         source; default: until stopped). The first sample is stamped with the
+                         driver's trigger timestamp (the wall clock's time at which the capture
+                         started, or the wall clock at the start when the device keeps none), each
+                         frame from its first sample's index and the rate. An overrun (the card's
+                         buffer filled before it was read) is recovered, counted, printed and
+                         declared as a gap: the sample index (first_sample) jumps by the samples
+                         lost.
       --wait-subscribers N  started subscribers to wait for before a replay, a lossless --stdin or
                          a lossless --alsa begins (default 1)
       --linger S         once every replay, the input and the captures have been delivered, seconds
                          to give subscribers before the publisher closes their sessions and exits
-                         (default 1; only when every source is a replay, --stdin or --alsa with samples=N)
+                         (default 1; only when every source is a replay, --stdin, or --alsa with
+                         samples=N)
 
     Application packages (source 0, as an SCCT publisher's application sends them):
       --message TEXT     a message (code 0); repeatable
