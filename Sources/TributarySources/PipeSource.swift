@@ -116,10 +116,8 @@ public struct PipeSpec: Sendable, Hashable {
         } catch {
             throw PipeSpecError(spec: text, message: error.message)
         }
-        let frameBytes = channels * samplesPerFrame * type.wireFormat.size + channels * 20 + 64
-        guard frameBytes <= WireLimits.maxFrameSize else {
-            throw PipeSpecError(spec: text, message: "\(channels) channels x \(samplesPerFrame) samples per frame make frames of \(frameBytes) "
-                                + "bytes, more than the format's limit of \(WireLimits.maxFrameSize); give a smaller block")
+        if let problem = InterleavedBlocks.oversizeFrameProblem(channels: channels, samplesPerFrame: samplesPerFrame, format: type.wireFormat) {
+            throw PipeSpecError(spec: text, message: problem)
         }
     }
 

@@ -132,10 +132,8 @@ public struct AlsaSpec: Sendable, Hashable {
         } catch {
             throw AlsaSpecError(spec: text, message: error.message)
         }
-        let frameBytes = channels * samplesPerFrame * format.wireFormat.size + channels * 20 + 64
-        guard frameBytes <= WireLimits.maxFrameSize else {
-            throw AlsaSpecError(spec: text, message: "\(channels) channels x \(samplesPerFrame) samples per frame make frames of \(frameBytes) "
-                                + "bytes, more than the format's limit of \(WireLimits.maxFrameSize); give a smaller block")
+        if let problem = InterleavedBlocks.oversizeFrameProblem(channels: channels, samplesPerFrame: samplesPerFrame, format: format.wireFormat) {
+            throw AlsaSpecError(spec: text, message: problem)
         }
     }
 
