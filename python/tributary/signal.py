@@ -18,17 +18,15 @@ from __future__ import annotations
 import ctypes
 import math
 import numbers
-from ctypes import c_double, c_int, c_int64, c_size_t, c_void_p
-from typing import Optional, Tuple, Union
-
+from ctypes import c_size_t
 import numpy as np
 
-from ._native import integer, lib, check, real
+from ._native import FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, integer, lib, check, real
 
 __all__ = ["butter", "cheby1", "cheby2", "iirnotch", "firwin", "sosfilt", "lfilter", "sosfiltfilt", "filtfilt",
            "sosfilt_zi", "lfilter_zi", "StreamFilter"]
 
-_PADTYPES = {None: 0, "odd": 1, "even": 2, "constant": 3}
+_PADTYPES = {None: PAD_NONE, "odd": PAD_ODD, "even": PAD_EVEN, "constant": PAD_CONSTANT}
 
 
 def _pointer(array: np.ndarray) -> int:
@@ -71,7 +69,7 @@ def _iir(family: str, N, Wn, btype, analog, output, fs, rp=math.nan, rs=math.nan
     out = np.empty(capacity, dtype=np.float64)
     count = c_size_t()
     check(lib().tributary_iir_design(family.encode(), order, _pointer(wn), wn.size, btype.encode(), rp, rs,
-                                     0.0 if fs is None else fs, 0 if output == "sos" else 1, _pointer(out), capacity,
+                                     0.0 if fs is None else fs, FILTER_SOS if output == "sos" else FILTER_BA, _pointer(out), capacity,
                                      ctypes.byref(count)))
     out = out[:count.value]
     if output == "sos":
