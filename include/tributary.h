@@ -254,7 +254,8 @@ int tributary_analyze_buffer(const double *samples, size_t channels, size_t samp
 #define TRIBUTARY_FILTER_BA     1  /**< tributary_iir_design output: b then a, each order + 1 (2·order + 1 for bands) */
 
 /** Designs a digital IIR filter as scipy.signal.iirfilter: family "butter", "cheby1" (pass-band ripple
- *  rp dB) or "cheby2" (stop-band attenuation rs dB; the unused one is ignored); order 0 to 500; wn one
+ *  rp dB), "cheby2" (stop-band attenuation rs dB), "ellip" (both), "bessel" (norm 'phase', order at
+ *  most 14) or "bessel_delay" (norm 'delay'); unused rp/rs are ignored; order 0 to 500; wn one
  *  critical frequency (two for band-pass and band-stop), as fractions of Nyquist when fs is 0, else in
  *  Hz for sampling rate fs; btype "lowpass", "highpass", "bandpass", "bandstop" (or scipy's short
  *  names). Writes the coefficients of output TRIBUTARY_FILTER_SOS or _BA; *count receives their number,

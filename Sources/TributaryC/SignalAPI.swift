@@ -59,7 +59,8 @@ private func filterError(_ error: any Error) -> APIError { APIError(.argument, "
 private func designError(_ error: any Error) -> APIError { APIError(.argument, "\(error)") }
 
 /// Designs a digital IIR filter as scipy.signal.iirfilter: `family` "butter", "cheby1" (ripple
-/// `rp` dB) or "cheby2" (attenuation `rs` dB); `wn` one or two critical frequencies, fractions of
+/// `rp` dB), "cheby2" (attenuation `rs` dB), "ellip" (both), "bessel" (norm 'phase') or
+/// "bessel_delay" (norm 'delay'); `wn` one or two critical frequencies, fractions of
 /// Nyquist when `fs` is 0, else Hz; `btype` as scipy's. `output` 0 writes sections × 6
 /// coefficients (sos), 1 writes b then a (ba, equal lengths). `count` receives the number of
 /// values; a `capacity` too small gives TRIBUTARY_E_BUFFER with `count` the number needed.
@@ -80,7 +81,10 @@ public func tributary_iir_design(_ family: UnsafePointer<CChar>?, _ order: Int32
         case "butter": kind = .butterworth
         case "cheby1": kind = .chebyshev1(ripple: rp)
         case "cheby2": kind = .chebyshev2(attenuation: rs)
-        default: throw APIError(.argument, "family must be butter, cheby1 or cheby2, not '\(familyName)'")
+        case "ellip": kind = .elliptic(ripple: rp, attenuation: rs)
+        case "bessel", "bessel_phase": kind = .bessel(norm: .phase)
+        case "bessel_delay": kind = .bessel(norm: .delay)
+        default: throw APIError(.argument, "family must be butter, cheby1, cheby2, ellip, bessel or bessel_delay, not '\(familyName)'")
         }
         guard output == 0 || output == 1 else { throw APIError(.argument, "output must be 0 (sos) or 1 (ba), not \(output)") }
         let frequencies = try values(wn, try count(wnCount, "wn_count", min: 1, max: 2), "wn")

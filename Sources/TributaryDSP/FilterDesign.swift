@@ -51,6 +51,10 @@ public enum FilterFamily: Sendable, Equatable {
     case chebyshev1(ripple: Double)
     /// Chebyshev type II with `attenuation` dB of stop-band attenuation.
     case chebyshev2(attenuation: Double)
+    /// Elliptic (Cauer): `ripple` dB in the pass band, `attenuation` dB in the stop band.
+    case elliptic(ripple: Double, attenuation: Double)
+    /// Bessel–Thomson, normalised as `norm`.
+    case bessel(norm: BesselNorm)
 }
 
 /// The largest filter order designed (the design is O(order²); a bigger one is certainly a mistake).
@@ -204,6 +208,12 @@ public enum FilterDesign {
         case .chebyshev2(let rs):
             guard rs > 0, rs.isFinite else { throw FilterDesignError("stopband attenuation (rs) must be a positive finite number of dB, not \(rs)") }
             prototype = chebyshev2Prototype(order: order, attenuation: rs)
+        case .elliptic(let rp, let rs):
+            guard rp > 0, rp.isFinite else { throw FilterDesignError("passband ripple (rp) must be a positive finite number of dB, not \(rp)") }
+            guard rs > 0, rs.isFinite else { throw FilterDesignError("stopband attenuation (rs) must be a positive finite number of dB, not \(rs)") }
+            prototype = try ellipticPrototype(order: order, ripple: rp, attenuation: rs)
+        case .bessel(let norm):
+            prototype = try besselPrototype(order: order, norm: norm)
         }
         return try digital(prototype, wn: wn, band: band)
     }

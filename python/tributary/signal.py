@@ -2,7 +2,7 @@
 
 ``import tributary.signal as ss`` replaces ``import scipy.signal as ss`` for this subset:
 
-- design: :func:`butter`, :func:`cheby1`, :func:`cheby2` (``output='ba'`` or ``'sos'``, digital,
+- design: :func:`butter`, :func:`cheby1`, :func:`cheby2`, :func:`ellip`, :func:`bessel` (``output='ba'`` or ``'sos'``, digital,
   ``fs=``), :func:`iirnotch`, :func:`firwin`;
 - apply: :func:`sosfilt`, :func:`lfilter` (``axis=``, ``zi=``), :func:`sosfiltfilt`,
   :func:`filtfilt` (``padtype``, ``padlen``), :func:`sosfilt_zi`, :func:`lfilter_zi`;
@@ -23,7 +23,7 @@ import numpy as np
 
 from ._native import FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, integer, lib, check, real
 
-__all__ = ["butter", "cheby1", "cheby2", "iirnotch", "firwin", "sosfilt", "lfilter", "sosfiltfilt", "filtfilt",
+__all__ = ["butter", "cheby1", "cheby2", "ellip", "bessel", "iirnotch", "firwin", "sosfilt", "lfilter", "sosfiltfilt", "filtfilt",
            "sosfilt_zi", "lfilter_zi", "StreamFilter"]
 
 _PADTYPES = {None: PAD_NONE, "odd": PAD_ODD, "even": PAD_EVEN, "constant": PAD_CONSTANT}
@@ -95,6 +95,22 @@ def cheby1(N, rp, Wn, btype="low", analog=False, output="ba", fs=None):
 def cheby2(N, rs, Wn, btype="low", analog=False, output="ba", fs=None):
     """A Chebyshev type II digital filter with ``rs`` dB of stop-band attenuation (scipy.signal.cheby2)."""
     return _iir("cheby2", N, Wn, btype, analog, output, fs, rs=real(rs, "rs"))
+
+
+def ellip(N, rp, rs, Wn, btype="low", analog=False, output="ba", fs=None):
+    """An elliptic (Cauer) digital filter with ``rp`` dB of pass-band ripple and ``rs`` dB of stop-band
+    attenuation (scipy.signal.ellip)."""
+    return _iir("ellip", N, Wn, btype, analog, output, fs, rp=real(rp, "rp"), rs=real(rs, "rs"))
+
+
+def bessel(N, Wn, btype="low", analog=False, output="ba", norm="phase", fs=None):
+    """A Bessel–Thomson digital filter (scipy.signal.bessel), ``norm`` 'phase' (default) or 'delay'
+    ('mag' is not supported: NotImplementedError); orders up to 14."""
+    if norm not in ("phase", "delay", "mag"):
+        raise ValueError(f"Parameter norm must be one of ['phase', 'delay', 'mag'], not {norm!r}")
+    if norm == "mag":
+        raise NotImplementedError("bessel norm='mag' is not supported: use 'phase' or 'delay'")
+    return _iir("bessel" if norm == "phase" else "bessel_delay", N, Wn, btype, analog, output, fs)
 
 
 def iirnotch(w0, Q, fs=2.0):
