@@ -5,6 +5,7 @@ lengths, several shapes and every axis): relative error max|a - b| / max|b| at m
 filters of order <= 8, the same shapes and dtypes; a stream filtered block by block equals the
 whole filtered at once for any split; misuse gives ValueError (or TypeError) with a message.
 """
+import ctypes
 import unittest
 
 import numpy as np
@@ -331,6 +332,49 @@ class ApplyTests(Case):
             ts.sosfilt(sos, np.array(["a", "b"]))
         with self.assertRaises(NotImplementedError):
             ts.lfilter([1, 2], [1], np.arange(5))  # integer result type, as scipy refuses
+
+
+class RawCallTests(unittest.TestCase):
+    """The C functions called directly with NULLs, absurd counts and bad enums: an error status and
+    a message, never a crash."""
+
+    def test_raw_misuse(self):
+        from tributary import _native
+        lib = _native.lib()
+        x = np.ones(64)
+        y = np.empty(64)
+        sos = np.ascontiguousarray(sp.butter(4, 0.2, output="sos"))
+        p = lambda a: a.ctypes.data
+        calls = {
+            "sosfilt NULL sos": lambda: lib.tributary_sosfilt(None, 2, p(x), p(y), 1, 64, 1, None, None),
+            "sosfilt 0 sections": lambda: lib.tributary_sosfilt(p(sos), 0, p(x), p(y), 1, 64, 1, None, None),
+            "sosfilt huge sections": lambda: lib.tributary_sosfilt(p(sos), 2**62, p(x), p(y), 1, 64, 1, None, None),
+            "sosfilt NULL x": lambda: lib.tributary_sosfilt(p(sos), 2, None, p(y), 1, 64, 1, None, None),
+            "sosfilt overflowing shape": lambda: lib.tributary_sosfilt(p(sos), 2, p(x), p(y), 2**40, 2**40, 2**40, None, None),
+            "lfilter NULL a": lambda: lib.tributary_lfilter(p(x), 2, None, 2, p(x), p(y), 1, 64, 1, None, None),
+            "sosfiltfilt bad padtype": lambda: lib.tributary_sosfiltfilt(p(sos), 2, p(x), p(y), 1, 64, 1, 9, -1),
+            "filtfilt padlen -5": lambda: lib.tributary_filtfilt(p(x), 2, p(x), 2, p(x), p(y), 1, 64, 1, 1, -5),
+            "design NULL family": lambda: lib.tributary_iir_design(None, 4, p(x), 1, b"low", 0.0, 0.0, 0.0, 0, p(y), 64,
+                                                                   ctypes.byref(ctypes.c_size_t())),
+            "design bad output": lambda: lib.tributary_iir_design(b"butter", 4, p(x), 1, b"low", 0.0, 0.0, 0.0, 7, p(y), 64,
+                                                                  ctypes.byref(ctypes.c_size_t())),
+            "design 3 frequencies": lambda: lib.tributary_iir_design(b"butter", 4, p(x), 3, b"low", 0.0, 0.0, 0.0, 0, p(y), 64,
+                                                                     ctypes.byref(ctypes.c_size_t())),
+            "design NULL count": lambda: lib.tributary_iir_design(b"butter", 4, p(x), 1, b"low", 0.0, 0.0, 0.0, 0, p(y), 64, None),
+            "firwin NaN fs": lambda: lib.tributary_firwin(11, p(x), 1, b"hamming", 0.0, float("nan"), 1, 1, float("nan"), p(y)),
+            "notch NULL b": lambda: lib.tributary_iirnotch(0.2, 10.0, 2.0, None, p(y)),
+            "zi NULL out": lambda: lib.tributary_sosfilt_zi(p(sos), 2, None),
+        }
+        for name, call in calls.items():
+            with self.subTest(name):
+                self.assertEqual(call(), _native.E_ARGUMENT)
+                self.assertTrue(lib.tributary_last_error())
+        # A buffer too small: E_BUFFER and the count needed.
+        count = ctypes.c_size_t()
+        wn = np.array([0.2])
+        self.assertEqual(lib.tributary_iir_design(b"butter", 8, p(wn), 1, b"low", 0.0, 0.0, 0.0, 0, p(y), 6,
+                                                  ctypes.byref(count)), _native.E_BUFFER)
+        self.assertEqual(count.value, 24)
 
 
 class StreamTests(Case):
