@@ -31,6 +31,20 @@ import Testing
                                                 1, -2, 1, 1, -1.5244148194690865, 0.8935372778531978], 1e-14))
     }
 
+    /// Elliptic and Bessel sections as scipy 1.17 gives them (ellip(3, 1, 40, 0.3), bessel(4, 0.2)).
+    @Test func ellipticAndBesselEqualScipys() throws {
+        let ellip = try FilterDesign.iirSOS(order: 3, frequencies: [0.3], band: .lowpass, family: .elliptic(ripple: 1, attenuation: 40))
+        #expect(Self.close(ellip.coefficients, [0.055480858912020606, 0.03637259582179773, 0.05548085891202059, 1.0, -0.5787198745704312, 0.0,
+                                                1.0, 1.0, 0.0, 1.0, -0.9902215193819808, 0.6896815923944724], 1e-13))
+        let bessel = try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .bessel(norm: .phase))
+        #expect(Self.close(bessel.coefficients, [0.0042874202929168515, 0.008574840585833703, 0.0042874202929168515, 1.0, -1.0770123857826925,
+                                                 0.30094304188139637, 1.0, 2.0, 1.0, 1.0, -1.1409612555521211, 0.44730039589935744], 1e-13))
+        // K(1/2) = Γ(1/4)² / (4√π); sn² + cn² = 1 and dn² + m·sn² = 1.
+        #expect(abs(Elliptic.complete(0.5) - 1.8540746773013719) < 1e-15)
+        let (sn, cn, dn) = Elliptic.jacobi(0.7, 0.3)
+        #expect(abs(sn * sn + cn * cn - 1) < 1e-15 && abs(dn * dn + 0.3 * sn * sn - 1) < 1e-15)
+    }
+
     @Test func badDesignsAreErrors() {
         #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: -1, frequencies: [0.2], band: .lowpass, family: .butterworth) }
         #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: 4, frequencies: [1.0], band: .lowpass, family: .butterworth) }
