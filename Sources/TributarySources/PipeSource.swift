@@ -174,6 +174,8 @@ public struct PipeProgress: Sendable, Equatable {
 /// A lossless pipe starts reading once `waitForSubscribers` subscribers have started.
 public final class PipeSource: Source {
     public let spec: PipeSpec
+    /// The wire's sample format of its frames (announced in discovery answers).
+    public var sampleFormat: SampleFormat? { spec.type.wireFormat }
     public let info: SourceInfo
     public let configuration: Configuration
     public let delivery: SourceDelivery
