@@ -48,7 +48,7 @@ public enum PublisherAddress {
     static func parseTCP(_ text: String) throws(Failure) -> (host: String, port: Int) {
         var rest = Substring(text)
         if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
-            throw Failure(isSyntax: true, message: "ADDRESS '\(text)': only tcp:// addresses (or resolve:QUERY) are supported")
+            throw Failure(isSyntax: true, message: "ADDRESS '\(text)': only tcp:// addresses are supported (or resolve:QUERY)")
         }
         guard let colon = rest.lastIndex(of: ":") else {
             throw Failure(isSyntax: true, message: "ADDRESS '\(text)': expected HOST:PORT, tcp://HOST:PORT or resolve:QUERY")
