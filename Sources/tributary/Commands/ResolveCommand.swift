@@ -11,7 +11,7 @@ enum ResolveCommand: Command {
                              [--group ADDR] [--port PORT] [--ttl N]
 
     Multicasts a discovery query (docs/PROTOCOL.md §9) on every interface that carries multicast and
-    lists the publishers that answer within the timeout: name (serve --description), host, the
+    lists the publishers that answer within the timeout: name (the publisher's description), host, the
     address to connect to, how subscribers authenticate (key or curve) and each source (device name
     and type, channels and their names, rate, unit, sample type). Nothing secret is announced.
     QUERY: terms separated by commas, all of which must match: name=PATTERN, host=PATTERN,
