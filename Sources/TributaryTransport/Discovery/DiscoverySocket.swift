@@ -159,6 +159,21 @@ final class DiscoverySocket: Sendable {
         return result
     }
 
+    /// Every IPv4 address of this host's interfaces (network byte order).
+    static func ownAddresses() -> Set<in_addr_t> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var result = Set<in_addr_t>()
+        var entry = list
+        while let e = entry {
+            defer { entry = e.pointee.ifa_next }
+            guard let address = e.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            result.insert(address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr })
+        }
+        return result
+    }
+
     /// Whether `address` is in 127.0.0.0/8.
     static func isLoopback(_ address: in_addr) -> Bool { address.s_addr.bigEndian >> 24 == 127 }
 }
