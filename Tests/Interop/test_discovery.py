@@ -150,6 +150,22 @@ class DiscoveryInOneNamespaceTest(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertIn("no publisher answered within 1.0 s", result.stderr)
 
+    def test_a_curve_publisher_says_curve_and_announces_no_key(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as directory:
+            keys = os.path.join(directory, "publisher")
+            made = subprocess.run([TRIBUTARY, "keygen", "--out", keys], capture_output=True, text=True, timeout=TIMEOUT)
+            self.assertEqual(made.returncode, 0, made.stderr)
+            process = subprocess.Popen(self.ns.command(TRIBUTARY, "serve", "--api-key", "secret-key-value", "--bind", "tcp://*:0",
+                                                       "--description", "sealed", "--curve-secret", keys + ".key",
+                                                       "--curve-accept-any", "--simulate", "id=1,rate=100"),
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.ns.processes.append(process)
+            Namespace.wait_ready(process)
+            result = self.ns.tool("resolve", "--json")
+            self.assertEqual([(p["name"], p["auth"]) for p in json.loads(result.stdout)], [("sealed", "curve")])
+            self.assertNotIn("secret-key-value", result.stdout)
+
     def test_subscribe_with_a_resolve_address_and_an_ambiguous_one(self):
         processes = [self.ns.serve("--bind", "tcp://127.0.0.1:0", "--description", name, "--simulate", f"id=4,name={name}-dev,rate=1000")
                      for name in ("daq-a", "daq-b")]
