@@ -308,8 +308,19 @@ int tributary_lfilter_zi(const double *b, size_t b_count, const double *a, size_
 
 typedef struct tributary_subscription tributary_subscription;
 
+/** The publishers on the local network that answer a discovery query within timeout_seconds (in
+ *  [0.05, 3600]; 1 finds those on a quiet network), as `tributary resolve --json` prints them
+ *  (caller frees *json with tributary_free): a JSON array of {"name", "host", "address", "auth" ("key"
+ *  or "curve"), "answered_from", "truncated", "sources": [{"id", "device", "type", "rate", "channels",
+ *  "channel_names", "unit" (null when the channels' units differ), "units", "sample_type"}]}.
+ *  query: NULL or "" for every publisher, else as `tributary resolve QUERY` (e.g. "name=daq",
+ *  "source=EEG"); a malformed query is E_ARGUMENT. The query goes to the default group
+ *  239.255.84.82, port 16580 (docs/PROTOCOL.md §9). E_IO: no interface can send it. */
+int tributary_resolve(const char *query, double timeout_seconds, char **json);
+
 /** Opens a session with a publisher, sends the filters and the source selection and starts the data
- *  (as `tributary subscribe` does). address: "tcp://HOST:PORT" or "HOST:PORT". options: NULL, "" or a
+ *  (as `tributary subscribe` does). address: "tcp://HOST:PORT" or "HOST:PORT", or "resolve:QUERY":
+ *  the one publisher discovery finds in 1 s (E_IO, naming the matches, when none or several do). options: NULL, "" or a
  *  JSON object: "timeout" (seconds of silence before the session counts as lost, > 1, default 10),
  *  "description" (this client's name), "channels" (an analog filter: "0-3", "0,2" or an array; data
  *  for it carries filter id 1), "sources" (source selection: array of ids), "array_filters"

@@ -164,6 +164,8 @@ public typealias PipeProgress = StreamProgress
 /// A lossless pipe starts reading once `waitForSubscribers` subscribers have started.
 public final class PipeSource: Source {
     public let spec: PipeSpec
+    /// The wire's sample format of its frames (announced in discovery answers).
+    public var sampleFormat: SampleFormat? { spec.type.wireFormat }
     public let info: SourceInfo
     public let configuration: Configuration
     public let delivery: SourceDelivery

@@ -25,6 +25,7 @@ public final class AlsaSource: Source {
     public let info: SourceInfo
     public let configuration: Configuration
     public let delivery: SourceDelivery
+    public var sampleFormat: SampleFormat? { spec.format.wireFormat }
     /// Started subscribers to wait for before capturing (lossless only; 0: at once).
     public let waitForSubscribers: Int
     private let capture: AlsaCapture

@@ -26,6 +26,7 @@ enum ServeCommand: Command {
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
                            [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
                            [--http HOST:PORT [--http-host NAME]...]
+                           [--no-announce | [--announce-group ADDR] [--announce-port PORT] [--announce-ttl N]]
 
     Runs a publisher (docs/PROTOCOL.md): subscribers connect with the API key, get the welcome and
     each source's configuration, and receive data through their own filters. Prints the endpoint it
@@ -127,6 +128,13 @@ enum ServeCommand: Command {
       --curve-secret FILE  encrypt with CURVE, with this secret key ('tributary keygen --out' writes it)
       --curve-clients FILE the allowed subscriber public keys, one per line (with --curve-secret)
       --curve-accept-any   with --curve-secret: let any client key in (traffic still encrypted)
+
+    Discovery (docs/PROTOCOL.md §9; 'tributary resolve' and resolve:QUERY addresses find it):
+      --no-announce      do not answer discovery queries (default: answer them; a publisher bound to
+                         loopback answers on loopback only)
+      --announce-group ADDR  the IPv4 multicast group to answer on (default 239.255.84.82)
+      --announce-port PORT   its UDP port (default 16580)
+      --announce-ttl N   the multicast TTL, 0-255 (default 1: the local network)
     \(ServeHTTP.usageLine)
     """
 
@@ -149,6 +157,8 @@ enum ServeCommand: Command {
         for source in sources.all {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
+        let announcer = startAnnouncer(options, publisher, sources, curve: curve != nil)
+        defer { announcer?.stop() }
         let liveView = try ServeHTTP.start(http: options.http, hostNames: options.httpHostNames, endpoint: publisher.endpoint,
                                            apiKey: options.apiKey, curve: curve != nil)  // serve --http
         defer { liveView?.close() }
@@ -180,6 +190,30 @@ enum ServeCommand: Command {
         StandardOutput.line("\(end.reason): \(counted(statistics.framesPublished, "frame")) published, \(counted(statistics.sessionsOpened, "session")) opened, "
                             + "\(statistics.sessionsRefused) refused, \(counted(statistics.handOffRefused, "frame")) refused at the hand-off")
         return 0
+    }
+
+    /// Answers discovery queries with the publisher's description (nil with --no-announce). The name
+    /// is --description; the address the endpoint bound.
+    private static func startAnnouncer(_ options: ServeOptions, _ publisher: Publisher, _ sources: ServeSources,
+                                       curve: Bool) -> DiscoveryAnnouncer? {
+        guard let settings = options.announce else { return nil }
+        guard let bound = PublisherAddress.tcpHostPort(publisher.endpoint) else {
+            printError("discovery: not announced (\(publisher.endpoint.terminalSafe) is not a tcp:// endpoint other hosts can reach)")
+            return nil
+        }
+        let loopback = bound.host == "localhost" || bound.host.hasPrefix("127.") || bound.host == "::1"
+        let description = PublisherDescription(name: options.description, host: PublisherDescription.localHostName(),
+                                               address: publisher.endpoint, authentication: curve ? .curve : .key,
+                                               sources: sources.all.map(DiscoveredSource.init))
+        do {
+            let announcer = try DiscoveryAnnouncer(settings: settings, loopbackOnly: loopback, description: description)
+            StandardOutput.line("answering discovery queries on \(settings.group):\(settings.port)" + (loopback ? " (loopback only)" : ""))
+            return announcer
+        } catch {
+            // Publishing goes on: discovery is a convenience, and a machine without multicast still serves.
+            printError("discovery: cannot answer queries on \(settings.group):\(settings.port): \(error); publishing without it")
+            return nil
+        }
     }
 
     /// Refuses a tcp:// endpoint whose port libzmq would not bind as given (it takes 99999 modulo

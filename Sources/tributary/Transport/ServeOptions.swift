@@ -32,6 +32,8 @@ struct ServeOptions {
     var controlPath: String?
     var inboxDirectory: String?
     var inboxQuota: InboxQuota?
+    /// Where to answer discovery queries (docs/PROTOCOL.md §9), or nil with --no-announce.
+    var announce: DiscoverySettings?
 
     init(_ arguments: inout Arguments) throws {
         guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
@@ -65,6 +67,7 @@ struct ServeOptions {
         if inboxQuota != nil && inboxDirectory == nil {
             throw UsageError("--inbox-quota, --inbox-max-files, --inbox-session-quota and --inbox-session-max-files need --inbox DIR")
         }
+        announce = try Self.announceSettings(&arguments)
         let rest = try arguments.finish()
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
@@ -103,6 +106,29 @@ struct ServeOptions {
         }
         if every != nil && packages.isEmpty {
             throw UsageError("--every needs packages to repeat (--message, --xml, --file, --image or --array)")
+        }
+    }
+}
+
+extension ServeOptions {
+    /// --no-announce, or the group, port and TTL to answer discovery queries on (--announce-group,
+    /// --announce-port, --announce-ttl; the defaults of docs/PROTOCOL.md §9).
+    static func announceSettings(_ arguments: inout Arguments) throws -> DiscoverySettings? {
+        let silent = arguments.flag("--no-announce")
+        let group = try arguments.option("--announce-group")
+        let port = try arguments.integer("--announce-port", "a UDP port", in: 1...65_535)
+        let ttl = try arguments.integer("--announce-ttl", "a multicast TTL", in: 0...255)
+        if silent {
+            guard group == nil && port == nil && ttl == nil else {
+                throw UsageError("--no-announce and --announce-group, --announce-port or --announce-ttl contradict each other")
+            }
+            return nil
+        }
+        do {
+            return try DiscoverySettings(group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
+                                         ttl: ttl ?? DiscoverySettings.defaultTTL)
+        } catch {
+            throw UsageError("option --announce-group: \(error)")
         }
     }
 }
