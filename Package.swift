@@ -44,9 +44,9 @@ let package = Package(
         /// XDF (through TributaryFormats) and HDF5 (through libhdf5); the one export call of the tool, the C
         /// interface and Python.
         .target(name: "TributaryInterchange", dependencies: ["TributaryWire", "TributaryFormats", "TributaryCapture", "CHDF5"]),
-        /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer: only a transport (frames in, frames out),
-        /// so a program that publishes or subscribes links neither the codec nor FFTW.
-        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "CZMQ"]),
+        /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer, discovery (Discovery/): only a transport
+        /// (frames in, frames out), so a program that publishes or subscribes links neither the codec nor FFTW.
+        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryText", "CZMQ"]),
         /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`), sound cards
         /// (`serve --alsa`, through libasound) and programs publishing through C and Python (`PushSource`); each
         /// a `Source` plugged into the transport.

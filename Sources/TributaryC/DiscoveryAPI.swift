@@ -22,22 +22,6 @@ public func tributary_resolve(_ query: UnsafePointer<CChar>?, _ timeoutSeconds: 
         do { found = try DiscoveryResolver.resolve(match, timeout: timeoutSeconds) } catch {
             throw APIError(.io, "cannot resolve: \(error)")
         }
-        result.pointee = try ownedCString(JSON.array(found.publishers.map(discoveredJSON)).text)
+        result.pointee = try ownedCString(JSON.array(found.publishers.map(\.json)).text)
     }
-}
-
-/// A publisher as `tributary resolve --json` describes it (docs/C_API.md).
-func discoveredJSON(_ found: DiscoveredPublisher) -> JSON {
-    let p = found.description
-    return .object([
-        ("name", .string(p.name)), ("host", .string(p.host)), ("address", .string(p.address)),
-        ("auth", .string(p.authentication.rawValue)), ("answered_from", .string(found.answeredFrom)),
-        ("truncated", .bool(p.truncated)),
-        ("sources", .array(p.sources.map { s in
-            .object([("id", .uint(UInt64(s.id))), ("device", .string(s.device)), ("type", .string(s.type)),
-                     ("rate", .double(s.rate)), ("channels", .int(s.channelCount)), ("channel_names", .strings(s.channelNames)),
-                     ("unit", s.unit.map(JSON.string) ?? .null), ("units", .strings(s.units)),
-                     ("sample_type", s.sampleType.map { .string($0.description) } ?? .null)])
-        })),
-    ])
 }

@@ -50,7 +50,7 @@ enum ResolveCommand: Command {
         }
         for refused in result.refusedAnswers { printError("ignored: \(refused.terminalSafe)") }
         if json {
-            StandardOutput.line(JSON.array(result.publishers.map(Self.json)).render())
+            StandardOutput.line(JSON.array(result.publishers.map(\.json)).render())
         } else {
             for publisher in result.publishers { StandardOutput.line(text(publisher)) }
         }
@@ -75,21 +75,5 @@ enum ResolveCommand: Command {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
-    }
-
-    /// The JSON object of a publisher (also `tributary_resolve`'s, docs/C_API.md).
-    static func json(_ found: DiscoveredPublisher) -> JSON {
-        let p = found.description
-        return .object([
-            ("name", .string(p.name)), ("host", .string(p.host)), ("address", .string(p.address)),
-            ("auth", .string(p.authentication.rawValue)), ("answered_from", .string(found.answeredFrom)),
-            ("truncated", .bool(p.truncated)),
-            ("sources", .array(p.sources.map { s in
-                .object([("id", .uint(UInt64(s.id))), ("device", .string(s.device)), ("type", .string(s.type)),
-                         ("rate", .double(s.rate)), ("channels", .int(s.channelCount)), ("channel_names", .strings(s.channelNames)),
-                         ("unit", s.unit.map(JSON.string) ?? .null), ("units", .strings(s.units)),
-                         ("sample_type", s.sampleType.map { .string($0.description) } ?? .null)])
-            })),
-        ])
     }
 }
