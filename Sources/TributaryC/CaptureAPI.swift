@@ -32,10 +32,10 @@ enum CSampleType: Int32 {
 extension APIError {
     /// The status of a failed window read: damage is a format error, the rest range and buffer errors.
     init(_ error: SampleReadError) {
-        switch error.kind {
-        case .noAnalogData, .range: self.init(.range, error.message)
-        case .buffer: self.init(.buffer, error.message)
-        case .damaged: self.init(.format, error.message)
+        switch error {
+        case .noAnalogData(let message), .range(let message): self.init(.range, message)
+        case .buffer(let message): self.init(.buffer, message)
+        case .damaged(let message): self.init(.format, message)
         }
     }
 }

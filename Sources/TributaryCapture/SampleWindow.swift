@@ -9,25 +9,18 @@ public enum SampleValues: Sendable, Equatable {
     case physical
 }
 
-/// Why a window read failed. The message says what and where; `kind` says which sort of problem it
-/// is (the C interface maps it to its status codes).
-public struct SampleReadError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// The source has no analog data.
-        case noAnalogData
-        /// A row, a sample count or a buffer size out of range.
-        case range
-        /// The caller's buffer is too small for rows × samples.
-        case buffer
-        /// A chunk is damaged, or its frames disagree with the seek table or with the source's layout.
-        case damaged
-    }
+/// Why a window read failed, with a message saying what and where: `noAnalogData` (the source has
+/// none), `range` (a row, a sample count or a size out of range), `buffer` (the caller's buffer is
+/// smaller than rows × samples), `damaged` (a damaged chunk, also added to the reader's `damage`, or
+/// frames that disagree with the seek table or change the source's layout). The C interface maps
+/// each case to its status code.
+public enum SampleReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    case noAnalogData(String), range(String), buffer(String), damaged(String)
 
-    public var kind: Kind
-    public var message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        (self.kind, self.message) = (kind, message)
+    public var message: String {
+        switch self {
+        case .noAnalogData(let text), .range(let text), .buffer(let text), .damaged(let text): text
+        }
     }
 
     public var description: String { message }
@@ -93,7 +86,7 @@ public struct SampleWindow {
     /// - Throws: `SampleReadError.noAnalogData` when the source has no analog frame.
     public init(reader: CaptureReader, source: UInt32) throws(SampleReadError) {
         guard let shape = AnalogShape(reader: reader, source: source) else {
-            throw SampleReadError(.noAnalogData, "source \(source) has no analog data")
+            throw SampleReadError.noAnalogData("source \(source) has no analog data")
         }
         self.init(reader: reader, source: source, shape: shape)
     }
@@ -112,13 +105,13 @@ public struct SampleWindow {
     /// - Throws: `.range` when `samples` or the product is beyond what a buffer can hold, `.buffer`
     ///   when they are more than `buffer` bytes.
     public func byteCount(rows: Int, samples: UInt64, as values: SampleValues, buffer: Int) throws(SampleReadError) -> Int {
-        guard samples <= UInt64(Int.max / 16) else { throw SampleReadError(.range, "sample_count \(samples) is too large") }
+        guard samples <= UInt64(Int.max / 16) else { throw SampleReadError.range("sample_count \(samples) is too large") }
         let size = valueSize(values)
         let (elements, o1) = rows.multipliedReportingOverflow(by: Int(samples))
         let (bytes, o2) = elements.multipliedReportingOverflow(by: size)
-        guard !o1, !o2 else { throw SampleReadError(.range, "channels × samples is too large") }
+        guard !o1, !o2 else { throw SampleReadError.range("channels × samples is too large") }
         guard bytes <= buffer else {
-            throw SampleReadError(.buffer, "the buffer has \(buffer) bytes; \(rows) channels × \(samples) samples × \(size) bytes need \(bytes)")
+            throw SampleReadError.buffer("the buffer has \(buffer) bytes; \(rows) channels × \(samples) samples × \(size) bytes need \(bytes)")
         }
         return bytes
     }
@@ -135,11 +128,11 @@ public struct SampleWindow {
     public func read(rows requested: [Int]? = nil, first: UInt64, count: Int, as values: SampleValues,
                      into buffer: UnsafeMutableRawBufferPointer, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
                      blocks: Bool = false) throws(SampleReadError) -> SampleWindowRead {
-        guard count >= 0 else { throw SampleReadError(.range, "sample_count \(count) is negative") }
+        guard count >= 0 else { throw SampleReadError.range("sample_count \(count) is negative") }
         let rows = requested ?? Array(0..<shape.channelCount)
         let bytes = try byteCount(rows: rows.count, samples: UInt64(clamping: count), as: values, buffer: buffer.count)
         for r in rows where r < 0 || r >= shape.channelCount {
-            throw SampleReadError(.range, "channel \(r) is out of range: source \(source) has \(shape.channelCount) channels (0-\(shape.channelCount - 1))")
+            throw SampleReadError.range("channel \(r) is out of range: source \(source) has \(shape.channelCount) channels (0-\(shape.channelCount - 1))")
         }
         guard bytes > 0, let base = buffer.baseAddress else { return SampleWindowRead(samples: 0, blocks: []) }
         let end = first.addingReportingOverflow(UInt64(count))
@@ -162,11 +155,11 @@ public struct SampleWindow {
                 copier.copy(frames, chunk: k, startingAt: starts[k], chunkSamples: chunkSamples[k])
             }
         } catch {
-            throw SampleReadError(.damaged, "\(error); run 'tributary repair' to read what is intact")
+            throw SampleReadError.damaged("\(error); run 'tributary repair' to read what is intact")
         }
         if let problem = copier.problem { throw problem }
         if reader.damage.count > damageBefore {
-            throw SampleReadError(.damaged, "\(reader.damage[damageBefore]); run 'tributary repair' to read what is intact")
+            throw SampleReadError.damaged("\(reader.damage[damageBefore]); run 'tributary repair' to read what is intact")
         }
         guard let lastStart = starts.last, let lastEntry = selected.last else { return SampleWindowRead(samples: 0, blocks: []) }
         return SampleWindowRead(samples: Int(min(last, lastStart + lastEntry.envelope.sampleCount) - max(first, starts[0])),
@@ -188,7 +181,7 @@ extension CaptureReader {
             // The counts are the file's claims: a damaged or hostile seek table may hold any value.
             let (next, overflow) = position.addingReportingOverflow(entry.envelope.sampleCount)
             if overflow {
-                throw SampleReadError(.damaged, "the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
+                throw SampleReadError.damaged("the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
                                       + "beyond any capture; run 'tributary repair' to read what is intact")
             }
             if next > first {
@@ -280,7 +273,7 @@ private final class SampleCopier: @unchecked Sendable {
 
     private func report(_ position: UInt64, _ message: String) {
         lock.lock(); defer { lock.unlock() }
-        if firstProblem == nil || position < firstProblem!.position { firstProblem = (position, SampleReadError(.damaged, message)) }
+        if firstProblem == nil || position < firstProblem!.position { firstProblem = (position, SampleReadError.damaged(message)) }
     }
 
     /// Notes a frame of chunk `k` at source sample `position` (when frames are wanted); false when it
