@@ -30,9 +30,9 @@ import TributaryWire
         let rowCount = rows?.count ?? window.shape.channelCount
         var result: SampleWindowRead?
         var error: SampleReadError?
-        let out = [T](unsafeUninitializedCapacity: rowCount * count) { buffer, n in
+        let out = [T](unsafeUninitializedCapacity: max(0, rowCount * count)) { buffer, n in
             UnsafeMutableRawBufferPointer(buffer).initializeMemory(as: UInt8.self, repeating: 0)
-            n = rowCount * count
+            n = max(0, rowCount * count)
             do throws(SampleReadError) {
                 result = try window.read(rows: rows, first: first, count: count, as: values, into: UnsafeMutableRawBufferPointer(buffer),
                                          threads: threads, blocks: blocks)
