@@ -37,8 +37,8 @@ let package = Package(
         .target(name: "TributaryText"),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "TributaryText", "CFFTW", "CKernels"]),
-        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery. Knows no
-        /// other file format.
+        /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, and the one
+        /// windowed read of samples (`SampleWindow`: the C interface, Python and export). Knows no other file format.
         .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CLinearPredictor", "CKernels", "CFileSync", "TributaryWire"]),
         /// Every format's import into and export from captures, behind one format type: NPY, CSV, WAV, TDMS,
         /// XDF (through TributaryFormats) and HDF5 (through libhdf5); the one export call of the tool, the C

@@ -29,14 +29,15 @@ enum CSampleType: Int32 {
     }
 }
 
-/// What the first analog frame of a source says: its channels as stored, their format and scaling,
-/// and its time (the time of the source's first sample, from which `tributary_capture_times` counts).
-struct SourceShape {
-    var channelIndexes: [UInt32]
-    var format: SampleFormat
-    var scale: [Double]
-    var offset: [Double]
-    var firstTimeNs: Int64
+extension APIError {
+    /// The status of a failed window read: damage is a format error, the rest range and buffer errors.
+    init(_ error: SampleReadError) {
+        switch error {
+        case .noAnalogData(let message), .range(let message): self.init(.range, message)
+        case .buffer(let message): self.init(.buffer, message)
+        case .damaged(let message): self.init(.format, message)
+        }
+    }
 }
 
 /// An open capture behind a `tributary_capture *`. A capture reader serves one thread at a time:
@@ -47,7 +48,7 @@ final class CaptureHandle {
     /// the same file after the process changed its working directory (MATLAB's `cd`, a script's chdir).
     let absolutePath: String
     let lock = NSLock()
-    private var shapes: [UInt32: SourceShape?] = [:]
+    private var shapes: [UInt32: AnalogShape?] = [:]
     /// The cursor of `tributary_capture_next_package`: the next index entry, the frames left of the current chunk.
     var nextEntry = 0
     var pending: ArraySlice<Frame> = []
@@ -68,18 +69,18 @@ final class CaptureHandle {
     }
 
     /// The shape of the source's analog data (nil when it has none), from its first analog frame.
-    func shape(_ source: UInt32) throws(APIError) -> SourceShape? {
+    func shape(_ source: UInt32) throws(APIError) -> AnalogShape? {
         if let known = shapes[source] { return known }
         _ = try summary(source)
-        var found: SourceShape?
-        // Its layout only: the chunk's samples are not decoded.
-        if let frame = reader.firstAnalogLayout(source: source), let view = try? frame.analog() {
-            found = SourceShape(channelIndexes: view.channelIndexes, format: view.format,
-                                scale: (0..<view.channelCount).map(view.scale), offset: (0..<view.channelCount).map(view.offset),
-                                firstTimeNs: frame.header.timestampNs)
-        }
+        let found = AnalogShape(reader: reader, source: source)
         shapes[source] = .some(found)
         return found
+    }
+
+    /// The window read of the source's analog data (`SampleWindow`).
+    func window(_ source: UInt32) throws(APIError) -> SampleWindow {
+        guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
+        return SampleWindow(reader: reader, source: source, shape: shape)
     }
 
     /// The configured sampling rate of the source's channels (nil when unknown or not one rate).
@@ -135,73 +136,6 @@ final class CaptureHandle {
         ])
     }
 
-    /// Copies samples `first ..< first + count` of the rows `rows` of `source` into `buffer`
-    /// (row-major: row k at element k × count), as float64 physical values or in the stored type.
-    /// - Returns: samples per row written (less than `count` when the data ends first).
-    func read(source: UInt32, rows requested: [Int]?, first: UInt64, count: Int, type: CSampleType,
-              buffer: UnsafeMutableRawPointer) throws(APIError) -> Int {
-        guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
-        let rows = requested ?? Array(0..<shape.channelIndexes.count)
-        for r in rows where r < 0 || r >= shape.channelIndexes.count {
-            throw APIError(.range, "channel \(r) is out of range: source \(source) has \(shape.channelIndexes.count) channels (0-\(shape.channelIndexes.count - 1))")
-        }
-        if type != .float64 && type != CSampleType(shape.format) {
-            throw APIError(.type, "source \(source) stores \(shape.format); read it as float64 or as \(shape.format)")
-        }
-        let end = first.addingReportingOverflow(UInt64(count))
-        let last = end.overflow ? UInt64.max : end.partialValue
-        let (selected, starts) = try analogChunks(source: source, first: first, last: last)
-        // Chunks decode on every core, each copying its samples to their place in `buffer`. A large
-        // buffer's pages are made present first, in one call: fresh pages first written from two
-        // threads at once (each fault zeroing a 2 MiB huge page) stall erratically on this project's
-        // 2-core VMs (Benchmarks/kernels/first_touch.c; docs/PERFORMANCE.md, "C kernels and first touches").
-        let threads = ProcessInfo.processInfo.activeProcessorCount
-        if threads > 1 && selected.count > 1 { populate(buffer, byteCount: rows.count * count * type.size, threads: threads) }
-        let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
-                                  type: type, buffer: buffer)
-        let damageBefore = reader.damage.count
-        let chunkStarts = starts, chunkSamples = selected.map(\.envelope.sampleCount)
-        do {
-            try reader.forEachAnalogChunkConcurrently(selected, threads: threads, direct: { k, frames in
-                copier.places(frames, startingAt: chunkStarts[k], chunkSamples: chunkSamples[k])
-            }) { k, frames in
-                copier.copy(frames, startingAt: chunkStarts[k], chunkSamples: chunkSamples[k])
-            }
-        } catch {
-            throw APIError(.format, "\(error); run 'tributary repair' to read what is intact")
-        }
-        if let problem = copier.problem { throw problem }
-        if reader.damage.count > damageBefore {
-            throw APIError(.format, "\(reader.damage[damageBefore]); run 'tributary repair' to read what is intact")
-        }
-        guard let lastStart = starts.last, let lastEntry = selected.last else { return 0 }
-        return Int(min(last, lastStart + lastEntry.envelope.sampleCount) - max(first, starts[0]))
-    }
-
-    /// The analog chunks of `source` that hold any of samples `first ..< last`, with the sample
-    /// position each starts at (by the seek table's counts, as `read` numbers the samples).
-    private func analogChunks(source: UInt32, first: UInt64, last: UInt64) throws(APIError) -> (entries: [IndexEntry], starts: [UInt64]) {
-        let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        var selected: [IndexEntry] = []
-        var starts: [UInt64] = []
-        var position: UInt64 = 0
-        for entry in reader.index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
-            if position >= last { break }
-            // The counts are the file's claims: a damaged or hostile seek table may hold any value.
-            let (next, overflow) = position.addingReportingOverflow(entry.envelope.sampleCount)
-            if overflow {
-                throw APIError(.format, "the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
-                               + "beyond any capture; run 'tributary repair' to read what is intact")
-            }
-            if next > first {
-                selected.append(entry)
-                starts.append(position)
-            }
-            position = next
-        }
-        return (selected, starts)
-    }
-
     /// The sampling rate that gives `source`'s samples their times: the one rate its configuration
     /// gives the recorded channels, as `export` takes it (`SourceSeries.rate`).
     func timeRate(_ source: UInt32) throws(APIError) -> Double {
@@ -222,7 +156,8 @@ final class CaptureHandle {
         guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
         let end = first.addingReportingOverflow(UInt64(count))
         let last = end.overflow ? UInt64.max : end.partialValue
-        let (selected, starts) = try analogChunks(source: source, first: first, last: last)
+        let (selected, starts): ([IndexEntry], [UInt64])
+        do { (selected, starts) = try reader.analogChunks(source: source, first: first, last: last) } catch { throw APIError(error) }
         var blocks: [SeriesBlock] = []
         var position: UInt64 = 0
         for (entry, start) in zip(selected, starts) {
@@ -267,23 +202,6 @@ final class CaptureHandle {
             // A damaged chunk is skipped (and listed in the capture's damage), as everywhere else.
             pending = ((try? reader.frames(of: entry)) ?? [])[...]
         }
-    }
-}
-
-/// Makes the pages of a buffer of at least 4 MiB present and writable (Linux's
-/// MADV_POPULATE_WRITE, 5.14+), without changing its contents, from two threads at once (each its
-/// half, split on a 2 MiB boundary): one thread zeroing the whole buffer first made every large read
-/// slower than two (Benchmarks/kernels/first_touch.c). Where the kernel refuses, the pages are
-/// faulted as they are written, as before.
-private func populate(_ buffer: UnsafeMutableRawPointer, byteCount: Int, threads: Int) {
-    guard byteCount >= 4 << 20 else { return }
-    let page = max(4096, sysconf(Int32(_SC_PAGESIZE)))
-    let start = Int(bitPattern: buffer) & ~(page - 1), end = Int(bitPattern: buffer) + byteCount
-    let populateWrite: Int32 = 23  // MADV_POPULATE_WRITE (<linux/mman.h>)
-    let middle = max(start, min(end, (start + (end - start) / 2) & ~((2 << 20) - 1)))
-    let pieces = threads > 1 && middle > start ? [(start, middle), (middle, end)] : [(start, end)]
-    DispatchQueue.concurrentPerform(iterations: pieces.count) { k in
-        _ = madvise(UnsafeMutableRawPointer(bitPattern: pieces[k].0), pieces[k].1 - pieces[k].0, populateWrite)
     }
 }
 
@@ -387,25 +305,29 @@ public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, 
         guard let type = CSampleType(rawValue: sampleType) else {
             throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
         }
-        guard let shape = try handle.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
+        let window = try handle.window(source)
+        let shape = window.shape
         var rows: [Int]?
         if channelCount > 0 {
             guard let channels else { throw APIError(.argument, "channels is NULL but channel_count is \(channelCount)") }
-            guard channelCount <= UInt(shape.channelIndexes.count) * 64 else { throw APIError(.range, "channel_count \(channelCount) is too large") }
+            guard channelCount <= UInt(shape.channelCount) * 64 else { throw APIError(.range, "channel_count \(channelCount) is too large") }
             rows = (0..<Int(channelCount)).map { Int(channels[$0]) }
         }
-        let rowCount = rows?.count ?? shape.channelIndexes.count
-        guard sampleCount <= UInt64(Int.max / 16) else { throw APIError(.range, "sample_count \(sampleCount) is too large") }
-        let elementSize = type.size
-        let (elements, o1) = rowCount.multipliedReportingOverflow(by: Int(sampleCount))
-        let (bytes, o2) = elements.multipliedReportingOverflow(by: elementSize)
-        guard !o1, !o2 else { throw APIError(.range, "channels × samples is too large") }
-        guard bytes <= Int(clamping: bufferBytes) else {
-            throw APIError(.buffer, "the buffer has \(bufferBytes) bytes; \(rowCount) channels × \(sampleCount) samples × \(elementSize) bytes need \(bytes)")
+        if type != .float64 && type != CSampleType(shape.format) {
+            throw APIError(.type, "source \(source) stores \(shape.format); read it as float64 or as \(shape.format)")
         }
+        let values: SampleValues = type == CSampleType(shape.format) ? .stored : .physical
+        let bytes: Int
+        do throws(SampleReadError) {
+            bytes = try window.byteCount(rows: rows?.count ?? shape.channelCount, samples: sampleCount, as: values, buffer: Int(clamping: bufferBytes))
+        } catch { throw APIError(error) }
         if bytes == 0 { return }
         guard let buffer else { throw APIError(.argument, "buffer is NULL") }
-        let n = try handle.read(source: source, rows: rows, first: firstSample, count: Int(sampleCount), type: type, buffer: buffer)
+        let n: Int
+        do throws(SampleReadError) {
+            n = try window.read(rows: rows, first: firstSample, count: Int(sampleCount), as: values,
+                                into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(clamping: bufferBytes))).samples
+        } catch { throw APIError(error) }
         samplesRead?.pointee = UInt64(n)
     }
 }
@@ -453,108 +375,5 @@ public func tributary_capture_rewind(_ capture: OpaquePointer?) -> Int32 {
     withCapture("tributary_capture_rewind", capture) { handle in
         handle.nextEntry = 0
         handle.pending = []
-    }
-}
-
-/// Copies the analog samples of decoded chunks into a caller's buffer; called from several threads at
-/// once, each with its own chunk (so each writes its own part of the buffer).
-private final class SampleCopier: @unchecked Sendable {
-    // @unchecked Sendable: the fields are immutable except `firstProblem`, which is guarded by `lock`;
-    // concurrent calls write disjoint sample ranges of `buffer`.
-    private let source: UInt32
-    private let rows: [Int]
-    private let shape: SourceShape
-    private let first: UInt64, last: UInt64
-    private let count: Int
-    private let type: CSampleType
-    private let buffer: UnsafeMutableRawPointer
-    private let lock = NSLock()
-    private var firstProblem: (position: UInt64, error: APIError)?
-
-    init(source: UInt32, rows: [Int], shape: SourceShape, first: UInt64, last: UInt64, count: Int, type: CSampleType,
-         buffer: UnsafeMutableRawPointer) {
-        (self.source, self.rows, self.shape, self.first, self.last, self.count, self.type, self.buffer) =
-            (source, rows, shape, first, last, count, type, buffer)
-    }
-
-    /// The problem at the earliest sample position, if any chunk had one.
-    var problem: APIError? {
-        lock.lock(); defer { lock.unlock() }
-        return firstProblem?.error
-    }
-
-    private func report(_ position: UInt64, _ message: String) {
-        lock.lock(); defer { lock.unlock() }
-        if firstProblem == nil || position < firstProblem!.position { firstProblem = (position, APIError(.format, message)) }
-    }
-
-    /// Where each channel's samples of a chunk go in `buffer`, when the chunk can be decoded there
-    /// directly: it lies wholly inside the range read, every channel is read once, in the stored
-    /// type, and its frames all have the source's layout (nil otherwise: it is decoded and copied).
-    func places(_ frames: [AnalogChunkFrame], startingAt start: UInt64, chunkSamples: UInt64) -> ((SampleFormat, UInt32) -> UnsafeMutableRawPointer?)? {
-        let size = shape.format.size
-        guard type == CSampleType(shape.format), start >= first, start + chunkSamples <= last,
-              rows.count == shape.channelIndexes.count, Set(rows).count == rows.count,
-              Set(shape.channelIndexes).count == shape.channelIndexes.count,  // one row per channel: each place holds one row
-              Int(bitPattern: buffer) % size == 0,
-              frames.reduce(0, { $0 + UInt64($1.sampleCount) }) == chunkSamples,
-              frames.allSatisfy({ frame in
-                  frame.header.sourceID == source && frame.channelCount == shape.channelIndexes.count && frame.format == shape.format
-                      && shape.channelIndexes.indices.allSatisfy({ frame.channelIndex($0) == shape.channelIndexes[$0]
-                          && frame.scale($0) == shape.scale[$0] && frame.offset($0) == shape.offset[$0] })
-              }) else { return nil }
-        var place: [UInt32: UnsafeMutableRawPointer] = [:]
-        for (k, r) in rows.enumerated() {
-            place[shape.channelIndexes[r]] = buffer + (k * count + Int(start - first)) * size
-        }
-        let format = shape.format
-        return { f, channel in f == format ? place[channel] : nil }
-    }
-
-    /// Copies a chunk's samples, the chunk starting at sample `start` of the source.
-    func copy(_ frames: [AnalogChunkFrame], startingAt start: UInt64, chunkSamples: UInt64) {
-        var position = start
-        for frame in frames where frame.header.sourceID == source {
-            let n = UInt64(frame.sampleCount)
-            let (end, overflow) = position.addingReportingOverflow(n)
-            if overflow {
-                report(position, "a chunk of source \(source) holds more samples than its record says (\(chunkSamples))")
-                return
-            }
-            defer { position = end }
-            if end <= first { continue }
-            if position >= last { continue }
-            guard frame.channelCount == shape.channelIndexes.count, frame.format == shape.format,
-                  shape.channelIndexes.indices.allSatisfy({ frame.channelIndex($0) == shape.channelIndexes[$0] }),
-                  rows.allSatisfy({ frame.scale($0) == shape.scale[$0] && frame.offset($0) == shape.offset[$0] }) else {
-                report(position, "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately")
-                return
-            }
-            let from = Int(max(first, position) - position)
-            let to = Int(min(last, end) - position)
-            let destinationStart = Int(max(first, position) - first)
-            for (k, r) in rows.enumerated() {
-                let base = k * count + destinationStart
-                let samples = frame.samples(row: r)
-                switch (frame.format, type) {
-                case (.float64, _):
-                    (buffer.assumingMemoryBound(to: Double.self) + base).update(from: samples.assumingMemoryBound(to: Double.self) + from, count: to - from)
-                case (.float32, .float32):
-                    (buffer.assumingMemoryBound(to: Float.self) + base).update(from: samples.assumingMemoryBound(to: Float.self) + from, count: to - from)
-                case (.float32, _):
-                    let s = samples.assumingMemoryBound(to: Float.self), d = buffer.assumingMemoryBound(to: Double.self) + base
-                    for i in from..<to { d[i - from] = Double(s[i]) }
-                case (.int16, .int16):
-                    (buffer.assumingMemoryBound(to: Int16.self) + base).update(from: samples.assumingMemoryBound(to: Int16.self) + from, count: to - from)
-                case (.int16, _):
-                    let scale = frame.scale(r), offset = frame.offset(r)
-                    let s = samples.assumingMemoryBound(to: Int16.self), d = buffer.assumingMemoryBound(to: Double.self) + base
-                    for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
-                }
-            }
-        }
-        if position != start + chunkSamples {
-            report(start, "a chunk of source \(source) holds \(position - start) samples where its record says \(chunkSamples)")
-        }
     }
 }

@@ -249,7 +249,7 @@ import TributaryWire
         if case .int16(let got) = series.samples { #expect(got == counts) } else { Issue.record("not int16") }
         #expect(series.scale == [0.5, 0.25] && series.offset == [0, 1])
 
-        // Damage the last chunk (decoded by the second reader).
+        // Damage the last chunk (the window read then gives way to the frame-by-frame gather).
         let last = try #require(chunks.last)
         var b = try bytes(path)
         b[last.offset + 88 + Int(last.envelope.storedLength) / 2] ^= 0x04

@@ -284,6 +284,56 @@ class ExportTests(unittest.TestCase):
                 self.assertTrue(any("exported what is intact" in w for w in report["warnings"]), report)
                 self.assertEqual(report["sources"], [{"source": 1, "channels": 2, "samples": 400}])
 
+    def test_read_and_export_agree_on_a_truncated_and_a_damaged_capture(self):
+        """`Capture.read` (the C interface's window read) and `tributary export --format npy` give the
+        same samples of a capture cut off in its last chunk (a recording killed mid-write: the torn
+        record is damage, so export needs --allow-damage; the read sees the intact chunks only) and
+        of one with a damaged chunk (exported around with --allow-damage; read around by windows),
+        and the same sample times (`Capture.times` and the CSV time column) across a lost frame."""
+        rng = np.random.default_rng(11)
+        config = ws.frame("configuration", ws.configuration("dev", "sim", [(0, 0, 1000.0, -1, 1, "a", "V"), (1, 0, 1000.0, -1, 1, "b", "V")], []),
+                          sequence=0, timestamp_ns=formats_spec.T0, source_id=1)
+        chunks = [[config]]
+        for k in range(8):
+            if k == 3:
+                continue  # a lost frame: samples 300-399 missing, a jump in first_sample and in time
+            if k and k % 2 == 0:
+                chunks.append([])
+            chunks[-1].append(ws.frame("analog", ws.analog_f64([0, 1], rng.normal(size=(2, 100)).tolist(), first_sample=100 * k),
+                                       sequence=k + 1, timestamp_ns=formats_spec.T0 + k * 100_000_000, source_id=1))
+        whole = cs.capture(chunks, footer=False)
+        truncated = self.path("truncated.tcap")
+        with open(truncated, "wb") as f:
+            f.write(whole[:-300])  # the last chunk cut off: its frames are lost to both
+        for path in (truncated, self.damaged):
+            with self.subTest(path=os.path.basename(path)):
+                out = self.path(os.path.basename(path) + ".npy")
+                cli("export", path, "--format", "npy", "--out", out, "--force", "--allow-damage")
+                exported = np.load(out)
+                with tributary.open(path) as cap:
+                    src = cap.source(1)
+                    if path == truncated:
+                        self.assertEqual(cap.read().shape, exported.shape)
+                        np.testing.assert_array_equal(cap.read(), exported)
+                        times = cap.times()
+                        self.assertEqual([g.missing_count for g in src.gaps], [])
+                    else:
+                        # The damaged second chunk (samples 200-399 by the seek table) is refused by
+                        # the read; the samples around it are those that export writes closed up.
+                        with self.assertRaises(tributary.FormatError):
+                            cap.read()
+                        self.assertEqual(exported.shape, (2, 400))
+                        np.testing.assert_array_equal(cap.read(start=0, stop=200), exported[:, :200])
+                        np.testing.assert_array_equal(cap.read(start=400, stop=600), exported[:, 200:])
+                if path == truncated:
+                    csv_out = self.path("truncated.csv")
+                    cli("export", path, "--format", "csv", "--time-column", "--out", csv_out, "--force", "--allow-damage")
+                    column = np.loadtxt(csv_out, delimiter=",", skiprows=1, usecols=0, ndmin=1)
+                    np.testing.assert_allclose(column, times, rtol=0, atol=1e-9)
+                    # The lost frame shows in both: a 0.101 s step from the 300th sample read to the next.
+                    self.assertEqual(len(times), 500)
+                    self.assertAlmostEqual(times[300] - times[299], 0.101, places=9)
+
     def test_the_c_call_checks_and_marshals(self):
         """tributary_capture_export through ctypes: NULL arguments, a bad format, unknown or mistyped
         JSON members, and the report, each with its status and message."""

@@ -20,6 +20,8 @@ package struct AnalogChunkFrame {
     package var channelCount: Int { Int(layout.u32(0)) }
     /// Samples per row.
     package var sampleCount: Int { Int(layout.u32(4)) }
+    /// The frame's `first_sample` counter.
+    package var firstSample: UInt64 { layout.u64(8) }
     package var format: SampleFormat { SampleFormat(rawValue: layout.u8(16))! }
     /// The configuration index of row `k`.
     package func channelIndex(_ k: Int) -> UInt32 { layout.u32(24 + 4 * k) }

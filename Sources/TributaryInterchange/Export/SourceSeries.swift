@@ -3,21 +3,6 @@ import TributaryCapture
 import TributaryFormats
 import TributaryWire
 
-/// One analog frame's place in a gathered series.
-public struct SeriesBlock: Sendable, Equatable {
-    /// Index of the frame's first sample in the series.
-    public var start: Int
-    public var count: Int
-    /// The frame's `timestamp_ns` (time of its first sample, ns since 1970).
-    public var timestampNs: Int64
-    /// The frame's `first_sample` counter.
-    public var firstSample: UInt64
-
-    public init(start: Int, count: Int, timestampNs: Int64, firstSample: UInt64) {
-        (self.start, self.count, self.timestampNs, self.firstSample) = (start, count, timestampNs, firstSample)
-    }
-}
-
 /// The analog data of one source of a capture with everything the measurement formats carry: names,
 /// units, rate, device, the time of every frame and the recorded gaps. What `export` writes as TDMS/XDF.
 public struct SourceSeries: Sendable {
@@ -180,14 +165,15 @@ public struct SourceSeries: Sendable {
                 window: Range<Int>? = nil) throws(CaptureError) {
         let all = Self.analogEntries(reader, source: source)
         if let window, let (kept, skipped) = Self.entries(all, covering: window), kept.count < all.count {
-            let part = try SourceSeries(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: kept)
+            let part = try SourceSeries(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: kept,
+                                        skipped: skipped)
             if part.sampleCount == Self.claimedSamples(kept) {
                 self = part
                 firstSampleIndex = skipped
                 return
             }
         }
-        try self.init(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: all)
+        try self.init(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: all, skipped: 0)
     }
 
     /// The first analog frame of the first of `entries` (the view keeps its frame's buffer), or nil
@@ -220,125 +206,32 @@ public struct SourceSeries: Sendable {
         return kept.isEmpty ? nil : (kept, skipped)
     }
 
-    private init(reader: CaptureReader, source: UInt32, channels: [UInt32]?, allowDamage: Bool, entries: [IndexEntry]) throws(CaptureError) {
+    private init(reader: CaptureReader, source: UInt32, channels: [UInt32]?, allowDamage: Bool, entries: [IndexEntry],
+                 skipped: Int) throws(CaptureError) {
         sourceID = source
         let configuration = reader.configuration(source: source)
         deviceName = configuration?.deviceName ?? "source \(source)"
         deviceType = configuration?.deviceType ?? ""
-        var rows: [Int] = []
-        var indexes: [UInt32]?
-        var format: SampleFormat?
-        // One channel-major buffer sized from the seek table (chunk envelopes count samples per
-        // channel), filled in place: no growth, no per-channel arrays to join.
-        let expected = Self.claimedSamples(entries)
-        // Two readers decoding at once when nothing is unusual; else (or when it finds anything odd) one pass here.
-        let parallel = Self.gatherInParallel(reader: reader, source: source, channels: channels, entries: entries)
-        var capacity = expected
-        var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = []
-        var scale: [Double] = [], offset: [Double] = []
-        var blocks: [SeriesBlock] = []
-        var total = 0
-        var problem: CaptureError?
-        let path = reader.path
-        func grow<T>(_ v: inout [T], rows: Int, from old: Int, to new: Int, zero: T) {
-            var bigger = [T](repeating: zero, count: rows * new)
-            for r in 0..<rows { bigger[(r * new)..<(r * new + old)] = v[(r * old)..<(r * old + old)] }
-            v = bigger
-        }
-        if let parallel {
-            rows = parallel.rows
-            indexes = parallel.indexes
-            format = parallel.format
-            scale = parallel.scale
-            offset = parallel.offset
-            blocks = parallel.blocks
-            total = parallel.total
-            capacity = parallel.total
-        } else { reader.forEachAnalogBlock(in: entries) { header, view in
-            guard problem == nil else { return }
-            let viewIndexes = view.channelIndexes
-            if indexes == nil {
-                indexes = viewIndexes
-                format = view.format
-                if let wanted = channels {
-                    for w in wanted {
-                        guard let r = viewIndexes.firstIndex(of: w) else {
-                            problem = CaptureError(.usage, file: path, "source \(source) has no channel \(w) (recorded: \(viewIndexes))")
-                            return
-                        }
-                        rows.append(r)
-                    }
-                } else {
-                    rows = Array(0..<viewIndexes.count)
-                }
-                scale = rows.map { view.scale($0) }
-                offset = rows.map { view.offset($0) }
-                // The seek table's counts are claims: reserve no more than the chunks' frames can hold.
-                capacity = min(capacity, Self.samplesTheFramesCanHold(entries, format: view.format, channels: viewIndexes.count))
-                switch view.format {
-                case .float64: f64 = [Double](repeating: 0, count: rows.count * capacity)
-                case .float32: f32 = [Float](repeating: 0, count: rows.count * capacity)
-                case .int16: i16 = [Int16](repeating: 0, count: rows.count * capacity)
-                }
-            }
-            guard viewIndexes == indexes, view.format == format, rows.map({ view.scale($0) }) == scale, rows.map({ view.offset($0) }) == offset else {
-                problem = CaptureError(.usage, file: path, "the analog frames of source \(source) change channels, format or scaling; cannot export one matrix")
-                return
-            }
-            let n = view.sampleCount
-            if total + n > capacity {
-                let bigger = max(2 * capacity, total + n)
-                switch view.format {
-                case .float64: grow(&f64, rows: rows.count, from: capacity, to: bigger, zero: 0)
-                case .float32: grow(&f32, rows: rows.count, from: capacity, to: bigger, zero: 0)
-                case .int16: grow(&i16, rows: rows.count, from: capacity, to: bigger, zero: 0)
-                }
-                capacity = bigger
-            }
-            blocks.append(SeriesBlock(start: total, count: n, timestampNs: header.timestampNs, firstSample: view.firstSample))
-            for (k, r) in rows.enumerated() {
-                let at = k * capacity + total
-                switch view.format {
-                case .float64: view.withSamples(Double.self, channel: r) { src in f64.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
-                case .float32: view.withSamples(Float.self, channel: r) { src in f32.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
-                case .int16: view.withSamples(Int16.self, channel: r) { src in i16.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
-                }
-            }
-            total += n
-        } }
-        if let problem { throw problem }
+        // The window read (every core, straight into place) when nothing is unusual; else (or when it
+        // finds anything odd) one frame at a time here, which reads around damage and says what is wrong.
+        var gathered = Self.windowRead(reader: reader, source: source, channels: channels, entries: entries, skipped: skipped)
+        if gathered == nil { gathered = try Self.gatherFrameByFrame(reader: reader, source: source, channels: channels, entries: entries) }
         damage = reader.damage
         if let d = damage.first, !allowDamage {
-            throw CaptureError(.damagedRecord, file: path, offset: d.offset,
+            throw CaptureError(.damagedRecord, file: reader.path, offset: d.offset,
                                "\(d.reason)" + (damage.count > 1 ? " (and \(damage.count - 1) more damaged regions)" : ""))
         }
-        guard let indexes, let format else { throw CaptureError(.usage, file: path, "source \(source) has no analog data") }
-        channelIndexes = rows.map { indexes[$0] }
+        guard let gathered else { throw CaptureError(.usage, file: reader.path, "source \(source) has no analog data") }
+        channelIndexes = gathered.rows.map { gathered.indexes[$0] }
         let configured = Self.configured(channelIndexes, of: configuration)
         channelNames = zip(channelIndexes, configured).map { i, c in c.map { $0.description.isEmpty ? "ch\(i)" : $0.description } ?? "ch\(i)" }
         units = configured.map { $0?.unit ?? "" }
         rate = Self.rate(of: configured)
-        self.scale = scale
-        self.offset = offset
-        self.blocks = blocks
-        sampleCount = total
-        // Fewer samples than the seek table promised (a chunk skipped as damaged): close the rows up.
-        func compact<T>(_ v: [T]) -> [T] {
-            guard capacity != total else { return v }
-            var out: [T] = []
-            out.reserveCapacity(rows.count * total)
-            for r in 0..<rows.count { out.append(contentsOf: v[(r * capacity)..<(r * capacity + total)]) }
-            return out
-        }
-        if let parallel {
-            samples = parallel.samples
-        } else {
-            switch format {
-            case .float64: samples = .float64(compact(f64))
-            case .float32: samples = .float32(compact(f32))
-            case .int16: samples = .int16(compact(i16))
-            }
-        }
+        scale = gathered.scale
+        offset = gathered.offset
+        blocks = gathered.blocks
+        sampleCount = gathered.total
+        samples = gathered.samples
         gaps = reader.gaps.filter { $0.sourceID == source }
     }
 
@@ -393,8 +286,8 @@ public struct SourceSeries: Sendable {
     }
 }
 
-/// What the two-reader gather produced (nil from `gatherInParallel`: take the sequential path).
-struct ParallelGather {
+/// What a gather produced: the rows read of the recorded channels, their layout, the samples and frames.
+struct GatheredSamples {
     var rows: [Int]
     var indexes: [UInt32]
     var format: SampleFormat
@@ -403,11 +296,6 @@ struct ParallelGather {
     var samples: NPYSamples
     var blocks: [SeriesBlock]
     var total: Int
-}
-
-/// The gather buffer's address, shared by the two threads that fill disjoint parts of it.
-private struct SendableAddress: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer
 }
 
 extension SourceSeries {
@@ -430,96 +318,138 @@ extension SourceSeries {
     }
 }
 
-/// The shared state of one gather half (the worker thread's inputs and results).
-private final class GatherHalf: @unchecked Sendable {
-    let reader: CaptureReader
-    let entries: ArraySlice<IndexEntry>
-    var blocks: [SeriesBlock] = []
-    var ok = false
-    init(reader: CaptureReader, entries: ArraySlice<IndexEntry>) {
-        self.reader = reader
-        self.entries = entries
+extension SourceSeries {
+    /// Reads the chunks `entries` of `source` (its samples from `skipped` on) with the one window read,
+    /// `SampleWindow` (every core, each chunk decoded straight into its place). Returns nil — and
+    /// the caller gathers frame by frame, which reports what went wrong — on anything unusual:
+    /// damage, a chunk claiming no samples, a wanted channel missing, frames that change channels,
+    /// format or scaling from the source's first, or a chunk whose samples differ from its seek-table count.
+    static func windowRead(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry], skipped: Int) -> GatheredSamples? {
+        guard reader.damage.isEmpty, !entries.isEmpty, entries.allSatisfy({ $0.envelope.sampleCount > 0 }),
+              let window = try? SampleWindow(reader: reader, source: source), let first = UInt64(exactly: skipped) else { return nil }
+        let shape = window.shape
+        var rows = Array(shape.channelIndexes.indices)
+        if let channels {
+            rows = []
+            for w in channels {
+                guard let r = shape.channelIndexes.firstIndex(of: w) else { return nil }
+                rows.append(r)
+            }
+        }
+        let total = claimedSamples(entries)
+        // The seek table's counts are claims: one the chunks' frames cannot hold goes the careful way.
+        guard !rows.isEmpty, total > 0, total <= samplesTheFramesCanHold(entries, format: shape.format, channels: shape.channelCount) else { return nil }
+        var read: SampleWindowRead?
+        func gather<T>(_: T.Type) -> [T] {
+            [T](unsafeUninitializedCapacity: rows.count * total) { buffer, count in
+                count = rows.count * total
+                read = try? window.read(rows: rows, first: first, count: total, as: .stored, into: UnsafeMutableRawBufferPointer(buffer), blocks: true)
+            }
+        }
+        let samples: NPYSamples
+        switch shape.format {
+        case .float64: samples = .float64(gather(Double.self))
+        case .float32: samples = .float32(gather(Float.self))
+        case .int16: samples = .int16(gather(Int16.self))
+        }
+        guard let read, read.samples == total else { return nil }
+        let blocks = read.blocks.map { SeriesBlock(start: $0.start - skipped, count: $0.count, timestampNs: $0.timestampNs, firstSample: $0.firstSample) }
+        return GatheredSamples(rows: rows, indexes: shape.channelIndexes, format: shape.format, scale: rows.map { shape.scale[$0] },
+                               offset: rows.map { shape.offset[$0] }, samples: samples, blocks: blocks, total: total)
     }
 }
 
 extension SourceSeries {
-    /// Decodes the chunks of `source` with two readers at once (the first half of the chunks here,
-    /// the second on a worker thread with its own reader), each writing its frames' samples straight
-    /// into one channel-major buffer at the offsets the seek table's per-chunk sample counts give.
-    /// Returns nil — and the caller gathers sequentially, which reports what went wrong — on anything
-    /// unusual: fewer than 4 chunks, one core, no footer (a second reader would scan the file again), damage, a frame that changes channels, format or scaling,
-    /// a wanted channel missing, or a chunk whose samples differ from its seek-table count.
-    static func gatherInParallel(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) -> ParallelGather? {
-        guard entries.count >= 4, ProcessInfo.processInfo.activeProcessorCount > 1, reader.hasFooter, reader.damage.isEmpty,
-              let view = firstAnalogView(reader, entries) else { return nil }
-        let indexes = view.channelIndexes
+    /// Gathers the analog frames of `entries` one at a time, in order, into one channel-major buffer
+    /// sized from the seek table (chunk envelopes count samples per channel) and filled in place,
+    /// grown when the chunks hold more and closed up when they hold fewer (a chunk skipped as
+    /// damaged, and added to the reader's `damage`). Nil when no frame is readable.
+    /// - Throws: `CaptureError.usage` when frames change channels, format or scaling or a wanted channel is missing.
+    static func gatherFrameByFrame(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) throws(CaptureError) -> GatheredSamples? {
         var rows: [Int] = []
-        if let channels {
-            for w in channels {
-                guard let r = indexes.firstIndex(of: w) else { return nil }
-                rows.append(r)
-            }
-        } else {
-            rows = Array(indexes.indices)
+        var indexes: [UInt32]?
+        var format: SampleFormat?
+        var capacity = claimedSamples(entries)
+        var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = []
+        var scale: [Double] = [], offset: [Double] = []
+        var blocks: [SeriesBlock] = []
+        var total = 0
+        var problem: CaptureError?
+        let path = reader.path
+        func grow<T>(_ v: inout [T], rows: Int, from old: Int, to new: Int, zero: T) {
+            var bigger = [T](repeating: zero, count: rows * new)
+            for r in 0..<rows { bigger[(r * new)..<(r * new + old)] = v[(r * old)..<(r * old + old)] }
+            v = bigger
         }
-        let format = view.format
-        let scale = rows.map { view.scale($0) }, offset = rows.map { view.offset($0) }
-        var starts = [0]
-        for e in entries { starts.append(Self.saturatingSum(starts.last!, e.envelope.sampleCount)) }
-        let total = starts.last!
-        // The seek table's counts are claims: one the chunks' frames cannot hold goes the careful way.
-        guard total > 0, total <= Self.samplesTheFramesCanHold(entries, format: format, channels: indexes.count), let second = try? CaptureReader(path: reader.path), second.index == reader.index, second.damage.isEmpty else { return nil }
-        // Split where half the samples are.
-        let split = max(1, min(entries.count - 1, starts.firstIndex { $0 >= total / 2 } ?? entries.count / 2))
-        let (rowList, startList) = (rows, starts)
-        let mine = GatherHalf(reader: reader, entries: entries[0..<split])
-        let theirs = GatherHalf(reader: second, entries: entries[split...])
-
-        func gather<T: AnalogSampleType & Sendable>(_: T.Type, zero: T) -> [T] {
-            [T](unsafeUninitializedCapacity: rowList.count * total) { buffer, count in
-                count = rowList.count * total
-                let base = SendableAddress(pointer: UnsafeMutableRawPointer(buffer.baseAddress!))
-                let run: @Sendable (GatherHalf) -> Void = { half in
-                    let out = base.pointer.assumingMemoryBound(to: T.self)
-                    var blocks: [SeriesBlock] = []
-                    for (k, entry) in zip(half.entries.indices, half.entries) {
-                        guard let frames = try? half.reader.frames(of: entry) else { return }
-                        var at = startList[k]
-                        for frame in frames where frame.header.kind == .analog {
-                            guard let view = try? frame.analog(), view.format == format, view.channelCount == indexes.count,
-                                  indexes.indices.allSatisfy({ view.channelIndex($0) == indexes[$0] }),
-                                  rowList.indices.allSatisfy({ view.scale(rowList[$0]) == scale[$0] && view.offset(rowList[$0]) == offset[$0] }) else { return }
-                            let n = view.sampleCount
-                            guard at + n <= startList[k + 1] else { return }
-                            for (c, r) in rowList.enumerated() {
-                                view.withSamples(T.self, channel: r) { src in
-                                    (out + c * total + at).initialize(from: src.baseAddress!, count: n)
-                                }
-                            }
-                            blocks.append(SeriesBlock(start: at, count: n, timestampNs: frame.header.timestampNs, firstSample: view.firstSample))
-                            at += n
+        reader.forEachAnalogBlock(in: entries) { header, view in
+            guard problem == nil else { return }
+            let viewIndexes = view.channelIndexes
+            if indexes == nil {
+                indexes = viewIndexes
+                format = view.format
+                if let wanted = channels {
+                    for w in wanted {
+                        guard let r = viewIndexes.firstIndex(of: w) else {
+                            problem = CaptureError(.usage, file: path, "source \(source) has no channel \(w) (recorded: \(viewIndexes))")
+                            return
                         }
-                        guard at == startList[k + 1] else { return }
+                        rows.append(r)
                     }
-                    half.blocks = blocks
-                    half.ok = half.reader.damage.isEmpty
+                } else {
+                    rows = Array(0..<viewIndexes.count)
                 }
-                let done = DispatchSemaphore(value: 0)
-                let worker = Thread { run(theirs); done.signal() }
-                worker.stackSize = 1 << 20
-                worker.start()
-                run(mine)
-                done.wait()
+                scale = rows.map { view.scale($0) }
+                offset = rows.map { view.offset($0) }
+                // The seek table's counts are claims: reserve no more than the chunks' frames can hold.
+                capacity = min(capacity, Self.samplesTheFramesCanHold(entries, format: view.format, channels: viewIndexes.count))
+                switch view.format {
+                case .float64: f64 = [Double](repeating: 0, count: rows.count * capacity)
+                case .float32: f32 = [Float](repeating: 0, count: rows.count * capacity)
+                case .int16: i16 = [Int16](repeating: 0, count: rows.count * capacity)
+                }
             }
+            guard viewIndexes == indexes, view.format == format, rows.map({ view.scale($0) }) == scale, rows.map({ view.offset($0) }) == offset else {
+                problem = CaptureError(.usage, file: path, "the analog frames of source \(source) change channels, format or scaling; cannot export one matrix")
+                return
+            }
+            let n = view.sampleCount
+            if total + n > capacity {
+                let bigger = max(2 * capacity, total + n)
+                switch view.format {
+                case .float64: grow(&f64, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                case .float32: grow(&f32, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                case .int16: grow(&i16, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                }
+                capacity = bigger
+            }
+            blocks.append(SeriesBlock(start: total, count: n, timestampNs: header.timestampNs, firstSample: view.firstSample))
+            for (k, r) in rows.enumerated() {
+                let at = k * capacity + total
+                switch view.format {
+                case .float64: view.withSamples(Double.self, channel: r) { src in f64.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
+                case .float32: view.withSamples(Float.self, channel: r) { src in f32.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
+                case .int16: view.withSamples(Int16.self, channel: r) { src in i16.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
+                }
+            }
+            total += n
+        }
+        if let problem { throw problem }
+        guard let indexes, let format else { return nil }
+        // Fewer samples than the seek table promised (a chunk skipped as damaged): close the rows up.
+        func compact<T>(_ v: [T]) -> [T] {
+            guard capacity != total else { return v }
+            var out: [T] = []
+            out.reserveCapacity(rows.count * total)
+            for r in 0..<rows.count { out.append(contentsOf: v[(r * capacity)..<(r * capacity + total)]) }
+            return out
         }
         let samples: NPYSamples
         switch format {
-        case .float64: samples = .float64(gather(Double.self, zero: 0))
-        case .float32: samples = .float32(gather(Float.self, zero: 0))
-        case .int16: samples = .int16(gather(Int16.self, zero: 0))
+        case .float64: samples = .float64(compact(f64))
+        case .float32: samples = .float32(compact(f32))
+        case .int16: samples = .int16(compact(i16))
         }
-        guard mine.ok, theirs.ok else { return nil }
-        return ParallelGather(rows: rows, indexes: indexes, format: format, scale: scale, offset: offset, samples: samples,
-                              blocks: mine.blocks + theirs.blocks, total: total)
+        return GatheredSamples(rows: rows, indexes: indexes, format: format, scale: scale, offset: offset, samples: samples,
+                               blocks: blocks, total: total)
     }
 }
