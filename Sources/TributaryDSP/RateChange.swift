@@ -346,6 +346,7 @@ public enum RateChange {
             return out
         }
         var (h, half) = try resampleFilter(up: u, down: d, window: window)
+        guard nOut > 0, layout.lines > 0 else { return out }
         let prePad = d - half % d
         let preRemove = (half + prePad) / d
         var postPad = 0

@@ -88,6 +88,19 @@ import Testing
         #expect(zip(decimated, picked).allSatisfy { abs($0 - $1) <= 1e-13 * scale })
     }
 
+    /// Empty signals give empty outputs (no buffer is touched), as scipy's.
+    @Test func emptySignalsGiveEmptyOutputs() throws {
+        let input = [0.0]
+        var output = [0.0]
+        let layout = FilterLayout(outer: 3, length: 0, inner: 2)
+        let resampled = try RateChange.resamplePoly(x: input, y: &output, layout: layout, up: 3, down: 2)
+        #expect(resampled.length == 0 && resampled.count == 0)
+        let decimated = try RateChange.decimate(x: input, y: &output, layout: layout, q: 4, filter: .fir)
+        #expect(decimated.length == 0)
+        var stream = try DecimatorStream(q: 3)
+        #expect(stream.process([]).isEmpty && stream.outputCount(0) == 0)
+    }
+
     @Test func misuseIsRefused() {
         #expect(throws: FilterError.self) { try DecimatorStream(q: 0) }
         #expect(throws: FilterError.self) { try DecimatorStream(q: RateChange.maxFactor + 1) }
