@@ -168,8 +168,12 @@ class ResamplePolyTests(Case):
         with self.assertRaises(NotImplementedError):
             ts.resample_poly(x + 1j, 2, 1)
         # A factor so large its default filter would pass the tap limit.
-        with self.assertRaises(ValueError):
+        with self.assertRaises(ValueError) as caught:
             ts.resample_poly(x, 1 << 20, 1)
+        self.assertIn("taps", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            ts.resample_poly(np.ones(1 << 20), 999_983, 1)   # refused before its 2^40-sample output is allocated
+        self.assertIn("taps", str(caught.exception))
 
 
 class DecimateTests(Case):

@@ -517,6 +517,8 @@ def resample_poly(x, up, down, axis=0, window=("kaiser", 5.0), padtype="constant
         else:
             raise ValueError(f"window must be a name, ('kaiser', beta) or the coefficients, not {window!r}")
         hdtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+        if 20 * max(up, down) + 1 > 1 << 24:
+            raise ValueError(f"up and down ({up}, {down}) need a filter of {20 * max(up, down) + 1} taps, more than {1 << 24}")
     dtype = np.result_type(hdtype, x.dtype, np.float32)
     background = None
     if padtype in _BACKGROUNDS:
