@@ -304,6 +304,48 @@ int tributary_sosfilt_zi(const double *sos, size_t sections, double *zi);
  *  max(b_count, a_count) - 1; fewer when a has leading zeros). */
 int tributary_lfilter_zi(const double *b, size_t b_count, const double *a, size_t a_count, double *zi, size_t *count);
 
+/* Rate change (scipy.signal.upfirdn, resample_poly, decimate) along one axis of a C-ordered array seen
+ * as (outer, length, inner). The output y holds outer × out_length × inner values and must not
+ * overlap x; out_length must be the length the _length functions give (else TRIBUTARY_E_ARGUMENT).
+ * up, down and q are from 1 to 2^20. */
+#define TRIBUTARY_EXT_CONSTANT       0  /**< extension mode 'constant': cval beyond both ends (default, 0) */
+#define TRIBUTARY_EXT_SYMMETRIC      1  /**< 'symmetric': mirrored including the end sample */
+#define TRIBUTARY_EXT_EDGE           2  /**< 'edge': the end sample repeated */
+#define TRIBUTARY_EXT_SMOOTH         3  /**< 'smooth': the line through the two end samples (length >= 2) */
+#define TRIBUTARY_EXT_WRAP           4  /**< 'wrap': periodic */
+#define TRIBUTARY_EXT_REFLECT        5  /**< 'reflect': mirrored about the end sample (length >= 2) */
+#define TRIBUTARY_EXT_ANTISYMMETRIC  6  /**< 'antisymmetric': symmetric with the sign flipped */
+#define TRIBUTARY_EXT_ANTIREFLECT    7  /**< 'antireflect': point reflection about the end sample (length >= 2) */
+#define TRIBUTARY_EXT_LINE           8  /**< 'line': the line through the first and last sample */
+#define TRIBUTARY_DECIMATE_IIR       0  /**< decimate ftype 'iir': cheby1(n, 0.05, 0.8/q), n = 8 by default */
+#define TRIBUTARY_DECIMATE_FIR       1  /**< decimate ftype 'fir': firwin(n + 1, 1/q, 'hamming'), n = 20·q by default */
+
+/** The length of upfirdn's output along the axis: ceil(((length - 1)·up + h_count) / down). */
+int tributary_upfirdn_length(size_t h_count, size_t length, size_t up, size_t down, size_t *out_length);
+
+/** The length of resample_poly's output along the axis: ceil(length·up / down), up/down reduced. */
+int tributary_resample_length(size_t length, size_t up, size_t down, size_t *out_length);
+
+/** scipy.signal.upfirdn: upsample by up (zeros between samples), filter by the h_count taps of h, keep
+ *  every down-th sample; the signal extended by mode TRIBUTARY_EXT_* (cval for CONSTANT; modes other
+ *  than CONSTANT need length >= 1, SMOOTH, REFLECT and ANTIREFLECT length >= 2). */
+int tributary_upfirdn(const double *h, size_t h_count, const double *x, double *y, size_t outer, size_t length,
+                      size_t inner, size_t up, size_t down, int mode, double cval, size_t out_length);
+
+/** scipy.signal.resample_poly: the rate times up/down. With taps (non-NULL, taps_count > 0) that FIR
+ *  filter is applied; else a firwin low-pass of 20·max(up, down) + 1 taps with window "kaiser" (shape
+ *  beta; scipy's default is beta 5), "hamming", "hann", "blackman" or "boxcar". mode/cval extend the
+ *  signal (scipy's padtype of the upfirdn modes). */
+int tributary_resample_poly(const double *x, double *y, size_t outer, size_t length, size_t inner, size_t up,
+                            size_t down, const char *window, double beta, const double *taps, size_t taps_count,
+                            int mode, double cval, size_t out_length);
+
+/** scipy.signal.decimate: the anti-aliasing filter ftype TRIBUTARY_DECIMATE_* of order n (-1: the
+ *  default), forward and backward when zero_phase is 1 (scipy's default), forward only when 0; then
+ *  every q-th sample from the first: out_length = ceil(length / q). */
+int tributary_decimate(const double *x, double *y, size_t outer, size_t length, size_t inner, size_t q, int64_t n,
+                       int ftype, int zero_phase, size_t out_length);
+
 /* ---- Live subscription (SCCT_Subject) ------------------------------------------------------- */
 
 typedef struct tributary_subscription tributary_subscription;

@@ -45,6 +45,17 @@ PAD_CONSTANT = 3
 
 FILTER_SOS = 0
 FILTER_BA = 1
+EXT_CONSTANT = 0
+EXT_SYMMETRIC = 1
+EXT_EDGE = 2
+EXT_SMOOTH = 3
+EXT_WRAP = 4
+EXT_REFLECT = 5
+EXT_ANTISYMMETRIC = 6
+EXT_ANTIREFLECT = 7
+EXT_LINE = 8
+DECIMATE_IIR = 0
+DECIMATE_FIR = 1
 
 CHANNEL_MAJOR = 0
 INTERLEAVED = 1
@@ -220,6 +231,14 @@ def _declare(l: ctypes.CDLL) -> None:
       c_int, c_int64)
     f("tributary_sosfilt_zi", c_int, c_void_p, c_size_t, c_void_p)
     f("tributary_lfilter_zi", c_int, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p, sizes)
+    # Rate change (tributary.signal).
+    f("tributary_upfirdn_length", c_int, c_size_t, c_size_t, c_size_t, c_size_t, sizes)
+    f("tributary_resample_length", c_int, c_size_t, c_size_t, c_size_t, sizes)
+    f("tributary_upfirdn", c_int, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_size_t, c_size_t, c_int,
+      c_double, c_size_t)
+    f("tributary_resample_poly", c_int, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_size_t, c_size_t, c_char_p, c_double,
+      c_void_p, c_size_t, c_int, c_double, c_size_t)
+    f("tributary_decimate", c_int, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_size_t, c_int64, c_int, c_int, c_size_t)
 
 
 def check(status: int) -> None:

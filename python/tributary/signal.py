@@ -6,6 +6,7 @@
   ``fs=``), :func:`iirnotch`, :func:`firwin`;
 - apply: :func:`sosfilt`, :func:`lfilter` (``axis=``, ``zi=``), :func:`sosfiltfilt`,
   :func:`filtfilt` (``padtype``, ``padlen``), :func:`sosfilt_zi`, :func:`lfilter_zi`;
+- rate change: :func:`upfirdn`, :func:`resample_poly`, :func:`decimate` (IIR and FIR);
 - streaming: :class:`StreamFilter`, whose state carries from block to block, so a stream filtered in
   blocks equals the stream filtered whole.
 
@@ -21,10 +22,10 @@ import numbers
 from ctypes import c_size_t
 import numpy as np
 
-from ._native import FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, integer, lib, check, real
+from ._native import DECIMATE_FIR, DECIMATE_IIR, FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, integer, lib, check, real
 
 __all__ = ["butter", "cheby1", "cheby2", "ellip", "bessel", "iirnotch", "firwin", "sosfilt", "lfilter", "sosfiltfilt", "filtfilt",
-           "sosfilt_zi", "lfilter_zi", "StreamFilter"]
+           "sosfilt_zi", "lfilter_zi", "upfirdn", "resample_poly", "decimate", "StreamFilter"]
 
 _PADTYPES = {None: PAD_NONE, "odd": PAD_ODD, "even": PAD_EVEN, "constant": PAD_CONSTANT}
 
@@ -389,6 +390,191 @@ def lfilter_zi(b, a):
     count = c_size_t()
     check(lib().tributary_lfilter_zi(_pointer(bb), bb.size, _pointer(aa), aa.size, _pointer(zi), ctypes.byref(count)))
     return _finish(zi[:count.value].copy(), dtype)
+
+
+# -- rate change --
+
+_MAX_FACTOR = 1 << 20
+_EXTENSION_MODES = {"constant": 0, "symmetric": 1, "edge": 2, "smooth": 3, "wrap": 4, "reflect": 5, "antisymmetric": 6,
+                    "antireflect": 7, "line": 8}
+_BACKGROUNDS = {"mean": np.mean, "median": np.median, "minimum": np.min, "maximum": np.max}
+
+
+def _factor(value, name: str) -> int:
+    """A rate factor: an integer (or an integral float, as scipy accepts) from 1 to 2**20."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise TypeError(f"{name} must be an integer, not a bool ({value!r})")
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if not math.isfinite(value) or value != int(value):
+            raise ValueError(f"{name} must be an integer, not {value!r}")
+        value = int(value)
+    value = integer(value, name)
+    if not 1 <= value <= _MAX_FACTOR:
+        raise ValueError(f"{name} must be from 1 to {_MAX_FACTOR}, not {value}")
+    return value
+
+
+def _rate_signal(x) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("x must be at least 1-D")
+    if x.dtype.kind == "c":
+        raise NotImplementedError("tributary.signal resamples real arrays only, not complex ones")
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"tributary.signal resamples real arrays (bool, integer or float), not {x.dtype}")
+    return x
+
+
+def _mode(mode) -> int:
+    if not isinstance(mode, str) or mode.lower() not in _EXTENSION_MODES:
+        raise ValueError(f"Unknown mode: {mode!r} (one of {', '.join(_EXTENSION_MODES)})")
+    return _EXTENSION_MODES[mode.lower()]
+
+
+def _shape_with(shape, axis: int, length: int):
+    return shape[:axis] + (length,) + shape[axis + 1:]
+
+
+def upfirdn(h, x, up=1, down=1, axis=-1, mode="constant", cval=0):
+    """Upsamples ``x`` by ``up`` (zeros between samples), filters it by the FIR filter ``h`` and keeps
+    every ``down``-th sample, along ``axis`` (scipy.signal.upfirdn), in one polyphase pass that
+    computes only the samples kept. ``mode`` extends the signal beyond its ends: 'constant'
+    (``cval``, default 0), 'symmetric', 'edge', 'smooth', 'wrap', 'reflect', 'antisymmetric',
+    'antireflect' or 'line'.
+
+    :returns: ``x``'s shape with ``ceil(((n - 1) * up + len(h)) / down)`` samples along ``axis``.
+    """
+    h = np.asarray(h)
+    if h.ndim != 1 or h.size == 0:
+        raise ValueError("h must be 1-D with non-zero length")
+    if h.dtype.kind == "c":
+        raise NotImplementedError("tributary.signal.upfirdn takes real filters only, not complex ones")
+    if h.dtype.kind not in "biuf":
+        raise TypeError(f"h must be real, not {h.dtype}")
+    x = _rate_signal(x)
+    up = _factor(up, "up")
+    down = _factor(down, "down")
+    axis = _axis(axis, x.ndim)
+    code = _mode(mode)
+    cval = real(cval, "cval")
+    dtype = np.result_type(h.dtype, x.dtype, np.float32)
+    taps, data = _float64(h), _float64(x)
+    length = c_size_t()
+    check(lib().tributary_upfirdn_length(taps.size, x.shape[axis], up, down, ctypes.byref(length)))
+    y = np.empty(_shape_with(x.shape, axis, length.value))
+    outer, n, inner = _layout(x.shape, axis)
+    check(lib().tributary_upfirdn(_pointer(taps), taps.size, _pointer(data) if data.size else None, _pointer(y) if y.size else None,
+                                  outer, n, inner, up, down, code, cval, length.value))
+    return _finish(y, dtype)
+
+
+def resample_poly(x, up, down, axis=0, window=("kaiser", 5.0), padtype="constant", cval=None):
+    """Resamples ``x`` along ``axis`` by ``up / down`` with a polyphase FIR filter
+    (scipy.signal.resample_poly): by default a firwin low-pass of ``20 * max(up, down) + 1`` taps
+    with a Kaiser window (beta 5), cutoff ``1 / max(up, down)`` of Nyquist; ``window`` may also be
+    another firwin window name ('hamming', 'hann', 'blackman', 'boxcar'), ``('kaiser', beta)``, or
+    the filter's coefficients. ``padtype`` is one of upfirdn's modes (``cval`` for 'constant') or
+    'mean', 'median', 'minimum', 'maximum' (that value is taken out before and put back after).
+
+    :returns: ``x``'s shape with ``ceil(n * up / down)`` samples along ``axis``.
+    """
+    x = _rate_signal(x)
+    up = _factor(up, "up")
+    down = _factor(down, "down")
+    if cval is not None and padtype != "constant":
+        raise ValueError(f"cval has no effect when padtype is {padtype!r}")
+    axis = _axis(axis, x.ndim)
+    g = math.gcd(up, down)
+    up, down = up // g, down // g
+    if up == down == 1:
+        return x.copy()
+    name, beta, taps = b"kaiser", 5.0, None
+    if isinstance(window, (list, np.ndarray)):
+        taps = np.asarray(window)
+        if taps.ndim != 1:
+            raise ValueError("window must be 1-D")
+        if taps.size == 0:
+            raise ValueError("window must have at least one coefficient")
+        if taps.dtype.kind == "c":
+            raise NotImplementedError("tributary.signal.resample_poly takes real filters only, not complex ones")
+        if taps.dtype.kind not in "biuf":
+            raise TypeError(f"window must be real, not {taps.dtype}")
+        hdtype = taps.dtype
+        taps = _float64(taps)
+    else:
+        if isinstance(window, tuple):
+            if len(window) != 2 or window[0] not in ("kaiser", "ksr"):
+                raise NotImplementedError(f"window {window!r} is not supported: use a name, ('kaiser', beta) or the coefficients")
+            beta = real(window[1], "beta")
+        elif isinstance(window, str):
+            if window in ("kaiser", "ksr"):
+                raise ValueError("The 'kaiser' window needs a parameter: pass ('kaiser', beta)")
+            if window not in ("hamming", "hamm", "ham", "hann", "han", "blackman", "black", "blk", "boxcar", "box", "ones",
+                              "rect", "rectangular"):
+                raise NotImplementedError(f"window {window!r} is not supported: use 'hamming', 'hann', 'blackman', "
+                                          "'boxcar', ('kaiser', beta) or the coefficients")
+            name = window.encode()
+        else:
+            raise ValueError(f"window must be a name, ('kaiser', beta) or the coefficients, not {window!r}")
+        hdtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+        if 20 * max(up, down) + 1 > 1 << 24:
+            raise ValueError(f"up and down ({up}, {down}) need a filter of {20 * max(up, down) + 1} taps, more than {1 << 24}")
+    dtype = np.result_type(hdtype, x.dtype, np.float32)
+    background = None
+    if padtype in _BACKGROUNDS:
+        if x.shape[axis] == 0:
+            raise ValueError(f"padtype {padtype!r} needs at least one sample along the axis")
+        background = _BACKGROUNDS[padtype](x, axis=axis, keepdims=True)
+        data = _float64(x - background)
+        code, fill = 0, 0.0
+    elif isinstance(padtype, str) and padtype in _EXTENSION_MODES:
+        code = _EXTENSION_MODES[padtype]
+        fill = 0.0 if cval is None else real(cval, "cval")
+        data = _float64(x)
+    else:
+        raise ValueError("padtype must be one of: maximum, mean, median, minimum, " + ", ".join(_EXTENSION_MODES))
+    length = c_size_t()
+    check(lib().tributary_resample_length(x.shape[axis], up, down, ctypes.byref(length)))
+    y = np.empty(_shape_with(x.shape, axis, length.value))
+    outer, n, inner = _layout(x.shape, axis)
+    check(lib().tributary_resample_poly(_pointer(data) if data.size else None, _pointer(y) if y.size else None, outer, n, inner, up,
+                                        down, name, beta, _pointer(taps) if taps is not None else None,
+                                        0 if taps is None else taps.size, code, fill, length.value))
+    if background is not None:
+        y += background
+    return _finish(y, dtype)
+
+
+def decimate(x, q, n=None, ftype="iir", axis=-1, zero_phase=True):
+    """Downsamples ``x`` by ``q`` along ``axis`` after an anti-aliasing filter (scipy.signal.decimate):
+    ``ftype='iir'`` a Chebyshev type I of order ``n`` (default 8, 0.05 dB ripple, cutoff ``0.8 / q``),
+    ``'fir'`` a Hamming-window firwin of ``n + 1`` taps (default ``n = 20 * q``, cutoff ``1 / q``).
+    ``zero_phase`` (default) filters forward and backward (IIR: sosfiltfilt; FIR: centred as
+    :func:`resample_poly`), else forward only (IIR: sosfilt; FIR: upfirdn).
+
+    :returns: ``x``'s shape with ``ceil(n / q)`` samples along ``axis``; float64 for integer input.
+    """
+    x = _rate_signal(x)
+    q = integer(q, "q")
+    if not 1 <= q <= _MAX_FACTOR:
+        raise ValueError(f"q must be from 1 to {_MAX_FACTOR}, not {q}")
+    if n is not None:
+        n = integer(n, "n", 0, (1 << 24) - 1)
+    if isinstance(ftype, str) and ftype in ("iir", "fir"):
+        kind = DECIMATE_IIR if ftype == "iir" else DECIMATE_FIR
+    elif hasattr(ftype, "to_tf") or hasattr(ftype, "_as_zpk"):
+        raise NotImplementedError("decimate with an LTI system as ftype is not supported: use 'iir' or 'fir'")
+    else:
+        raise ValueError("invalid ftype")
+    axis = _axis(axis, x.ndim)
+    dtype = x.dtype if x.dtype.kind == "f" and x.dtype != np.float16 else np.dtype(np.float64)
+    data = _float64(x)
+    n_out = -(-x.shape[axis] // q)
+    y = np.empty(_shape_with(x.shape, axis, n_out))
+    outer, length, inner = _layout(x.shape, axis)
+    check(lib().tributary_decimate(_pointer(data) if data.size else None, _pointer(y) if y.size else None, outer, length, inner, q,
+                                   -1 if n is None else n, kind, int(bool(zero_phase)), n_out))
+    return _finish(y, dtype)
 
 
 # -- streaming --

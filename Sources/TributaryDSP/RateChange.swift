@@ -1,0 +1,574 @@
+import Foundation
+
+// Rate change as scipy.signal does it: upfirdn (upsample by zero insertion, FIR filter, keep every
+// down-th sample) in one polyphase kernel that computes only the samples kept, resample_poly (a
+// Kaiser-window firwin low-pass applied by upfirdn, centred), and decimate (the anti-aliasing
+// cheby1 or firwin filter, by sosfiltfilt / sosfilt or by the polyphase kernel). The sums run in
+// scipy's order (oldest input first, from zero), so the results equal scipy's to the last bits.
+// Arrays are seen as (outer, length, inner), as the filters in IIRFilter.swift see them.
+
+/// How upfirdn extends the signal beyond its ends (scipy's mode; raw values are scipy's codes and
+/// the C interface's TRIBUTARY_EXT_*).
+public enum ExtensionMode: Int32, CaseIterable, Sendable {
+    /// `cval` beyond both ends (scipy's default, cval 0).
+    case constant = 0
+    /// Mirrored including the end sample: 3 2 1 | 1 2 3 | 3 2 1.
+    case symmetric = 1
+    /// The end sample repeated.
+    case edge = 2
+    /// Continued along the line through the two end samples.
+    case smooth = 3
+    /// Periodic.
+    case wrap = 4
+    /// Mirrored about the end sample: 3 2 | 1 2 3 | 2 1.
+    case reflect = 5
+    /// Symmetric with the sign flipped.
+    case antisymmetric = 6
+    /// Point reflection about the end sample.
+    case antireflect = 7
+    /// Continued along the line through the first and the last sample.
+    case line = 8
+
+    public init?(name: String) {
+        switch name {
+        case "constant": self = .constant
+        case "symmetric": self = .symmetric
+        case "edge": self = .edge
+        case "smooth": self = .smooth
+        case "wrap": self = .wrap
+        case "reflect": self = .reflect
+        case "antisymmetric": self = .antisymmetric
+        case "antireflect": self = .antireflect
+        case "line": self = .line
+        default: return nil
+        }
+    }
+
+    public var name: String { String(describing: self) }
+
+    /// The fewest samples the extension is defined for (scipy reads past the end, or divides by
+    /// zero, on shorter signals).
+    public var minimumLength: Int {
+        switch self {
+        case .constant: return 0
+        case .symmetric, .edge, .wrap, .antisymmetric, .line: return 1
+        case .smooth, .reflect, .antireflect: return 2
+        }
+    }
+}
+
+/// The anti-aliasing filter of decimate (scipy's ftype).
+public enum DecimationFilter: Equatable, Sendable {
+    /// Chebyshev type I, 0.05 dB ripple, cutoff 0.8/q of Nyquist, as second-order sections.
+    case iir
+    /// firwin with a Hamming window, cutoff 1/q of Nyquist.
+    case fir
+}
+
+/// The FIR filter of resample_poly (scipy's window argument).
+public enum ResampleWindow: Equatable, Sendable {
+    /// A firwin low-pass of 20·max(up, down) + 1 taps with this window (scipy's default is
+    /// Kaiser, beta 5).
+    case design(FIRWindow)
+    /// The filter's coefficients as given.
+    case taps([Double])
+}
+
+public enum RateChange {
+    /// The largest up, down or q factor accepted.
+    public static let maxFactor = 1 << 20
+
+    static func checkFactor(_ value: Int, _ name: String) throws(FilterError) {
+        guard value >= 1, value <= maxFactor else { throw FilterError("\(name) must be an integer from 1 to \(maxFactor), not \(value)") }
+    }
+
+    /// ⌊a / b⌋ for b > 0 (Python's //).
+    static func floorDivide(_ a: Int, _ b: Int) -> Int {
+        let q = a / b
+        return (a % b != 0 && a < 0) ? q - 1 : q
+    }
+
+    /// The samples upfirdn returns along the axis: ⌈((length - 1)·up + taps) / down⌉ (scipy's
+    /// _output_len), checked for overflow.
+    public static func upfirdnLength(taps: Int, length: Int, up: Int, down: Int) throws(FilterError) -> Int {
+        try checkFactor(up, "up")
+        try checkFactor(down, "down")
+        guard taps >= 1, taps <= FIRDesign.maxTaps else { throw FilterError("h must have from 1 to \(FIRDesign.maxTaps) coefficients, not \(taps)") }
+        guard length >= 0, length <= IIRFilter.maxSamples else { throw FilterError("the signal length \(length) is out of range") }
+        let (spread, o1) = (length - 1).multipliedReportingOverflow(by: up)
+        let (numerator, o2) = spread.addingReportingOverflow(taps - 1)
+        guard !o1, !o2 else { throw FilterError("the output of upfirdn is too long (\(length) samples × up \(up))") }
+        let n = floorDivide(numerator, down) + 1
+        guard n >= 0 else { throw FilterError("upfirdn of an empty signal with \(taps) taps, up \(up), down \(down) has a negative length") }
+        guard n <= IIRFilter.maxSamples else { throw FilterError("the output of upfirdn is too long (\(n) samples)") }
+        return n
+    }
+
+    /// The output layout: the input's with `length` along the axis, its size checked.
+    static func outputLayout(_ layout: FilterLayout, length: Int) throws(FilterError) -> FilterLayout {
+        let out = FilterLayout(outer: layout.outer, length: length, inner: layout.inner)
+        try IIRFilter.checkLayout(out)
+        return out
+    }
+
+    // MARK: upfirdn
+
+    /// The value of x at index `idx` < 0 (scipy's _extend_left).
+    @inlinable
+    static func extendLeft(_ x: UnsafePointer<Double>, _ s: Int, _ idx: Int, _ n: Int, _ mode: ExtensionMode, _ cval: Double) -> Double {
+        switch mode {
+        case .symmetric:
+            if -idx < n { return x[(-idx - 1) * s] }
+            let i = (-idx - 1) % (2 * n)
+            return i < n ? x[i * s] : x[(n - 1 - (i - n)) * s]
+        case .reflect:
+            if -idx < n - 1 { return x[(-idx) * s] }
+            let i = (-idx - 1) % (2 * (n - 1))
+            return i < n - 1 ? x[(i + 1) * s] : x[(n - 2 - (i - (n - 1))) * s]
+        case .wrap:
+            let i = (-idx - 1) % n
+            return x[(n - i - 1) * s]
+        case .smooth:
+            return x[0] + Double(idx) * (x[s] - x[0])
+        case .line:
+            let slope = (x[(n - 1) * s] - x[0]) / Double(n - 1)
+            return x[0] + Double(idx) * slope
+        case .antisymmetric:
+            if -idx < n { return -x[(-idx - 1) * s] }
+            let i = (-idx - 1) % (2 * n)
+            return i < n ? -x[i * s] : x[(n - 1 - (i - n)) * s]
+        case .antireflect:
+            if -idx < n { return x[0] - (x[(-idx) * s] - x[0]) }
+            let level = x[0] + (x[0] - x[(n - 1) * s]) * Double((-idx - 1) / (n - 1))
+            let i = (-idx - 1) % (2 * (n - 1))
+            return i < n - 1 ? level - (x[(i + 1) * s] - x[0]) : level - (x[(n - 1) * s] - x[(n - 2 - (i - (n - 1))) * s])
+        case .edge:
+            return x[0]
+        case .constant:
+            return cval
+        }
+    }
+
+    /// The value of x at index `idx` ≥ n (scipy's _extend_right).
+    @inlinable
+    static func extendRight(_ x: UnsafePointer<Double>, _ s: Int, _ idx: Int, _ n: Int, _ mode: ExtensionMode, _ cval: Double) -> Double {
+        switch mode {
+        case .symmetric:
+            if idx < 2 * n { return x[(n - 1 - (idx - n)) * s] }
+            let i = idx % (2 * n)
+            return i < n ? x[i * s] : x[(n - 1 - (i - n)) * s]
+        case .reflect:
+            if idx < 2 * n - 1 { return x[(n - 2 - (idx - n)) * s] }
+            let i = idx % (2 * (n - 1))
+            return i < n - 1 ? x[i * s] : x[(n - 1 - (i - (n - 1))) * s]
+        case .wrap:
+            return x[(idx % n) * s]
+        case .smooth:
+            return x[(n - 1) * s] + Double(idx - n + 1) * (x[(n - 1) * s] - x[(n - 2) * s])
+        case .line:
+            let slope = (x[(n - 1) * s] - x[0]) / Double(n - 1)
+            return x[(n - 1) * s] + Double(idx - n + 1) * slope
+        case .edge:
+            return x[(n - 1) * s]
+        case .antisymmetric:
+            if idx < 2 * n { return -x[(n - 1 - (idx - n)) * s] }
+            let i = idx % (2 * n)
+            return i < n ? x[i * s] : -x[(n - 1 - (i - n)) * s]
+        case .antireflect:
+            if idx < 2 * n - 1 { return x[(n - 1) * s] - (x[(n - 2 - (idx - n)) * s] - x[(n - 1) * s]) }
+            let level = x[(n - 1) * s] + (x[(n - 1) * s] - x[0]) * Double(idx / (n - 1) - 1)
+            let i = idx % (2 * (n - 1))
+            return i < n - 1 ? level + (x[i * s] - x[0]) : level + (x[(n - 1) * s] - x[(n - 1 - (i - (n - 1))) * s])
+        case .constant:
+            return cval
+        }
+    }
+
+    /// scipy's transposed, flipped filter: phase p holds h[p + up·(P - 1)], …, h[p] (zero past the
+    /// end), P = ⌈taps / up⌉ taps per phase.
+    static func polyphase(_ h: [Double], up: Int) -> [Double] {
+        let perPhase = (h.count + up - 1) / up
+        var flipped = [Double](repeating: 0, count: perPhase * up)
+        for p in 0..<up {
+            for j in 0..<perPhase {
+                let k = p + up * (perPhase - 1 - j)
+                flipped[p * perPhase + j] = k < h.count ? h[k] : 0
+            }
+        }
+        return flipped
+    }
+
+    /// One line of upfirdn (scipy's _apply_impl): `outCount` outputs of the polyphase filter
+    /// `hf` (`up` phases of `perPhase` taps) over `n` samples of x (stride xs) into y (stride ys).
+    @inlinable
+    static func upfirdnLine(_ x: UnsafePointer<Double>, xs: Int, n: Int, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
+                            mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int) {
+        guard outCount > 0 else { return }
+        let zeroPad = mode == .constant && cval == 0
+        let padded = n + perPhase - 1
+        var xIndex = 0, yIndex = 0, t = 0
+        while xIndex < n {
+            var hIndex = t * perPhase
+            var c = xIndex - perPhase + 1
+            var sum = 0.0
+            if c < 0 {
+                if zeroPad {
+                    hIndex -= c
+                } else {
+                    while c < 0 {
+                        sum += extendLeft(x, xs, c, n, mode, cval) * hf[hIndex]
+                        hIndex += 1
+                        c += 1
+                    }
+                }
+                c = 0
+            }
+            var xp = x + c * xs
+            while c <= xIndex {
+                sum += xp.pointee * hf[hIndex]
+                hIndex += 1
+                c += 1
+                xp += xs
+            }
+            y[yIndex * ys] = sum
+            yIndex += 1
+            if yIndex >= outCount { return }
+            t += down
+            xIndex += t / up
+            t %= up
+        }
+        while xIndex < padded {
+            var hIndex = t * perPhase
+            var sum = 0.0
+            for c in (xIndex - perPhase + 1)...xIndex {
+                let value = c >= n ? extendRight(x, xs, c, n, mode, cval) : c < 0 ? extendLeft(x, xs, c, n, mode, cval) : x[c * xs]
+                sum += value * hf[hIndex]
+                hIndex += 1
+            }
+            y[yIndex * ys] = sum
+            yIndex += 1
+            if yIndex >= outCount { return }
+            t += down
+            xIndex += t / up
+            t %= up
+        }
+        // scipy leaves any outputs past the padded input at zero.
+        while yIndex < outCount {
+            y[yIndex * ys] = 0
+            yIndex += 1
+        }
+    }
+
+    static func checkMode(_ mode: ExtensionMode, length: Int) throws(FilterError) {
+        guard length >= mode.minimumLength else {
+            throw FilterError("mode '\(mode.name)' needs a signal of at least \(mode.minimumLength) samples along the axis, not \(length)")
+        }
+    }
+
+    /// scipy.signal.upfirdn along the layout's axis: `y` holds outer × upfirdnLength × inner
+    /// values. Returns the output layout.
+    @discardableResult
+    public static func upfirdn(h: [Double], x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout,
+                               up: Int = 1, down: Int = 1, mode: ExtensionMode = .constant, cval: Double = 0) throws(FilterError) -> FilterLayout {
+        try IIRFilter.checkLayout(layout)
+        let n = try upfirdnLength(taps: h.count, length: layout.length, up: up, down: down)
+        try checkMode(mode, length: layout.length)
+        let out = try outputLayout(layout, length: n)
+        let hf = polyphase(h, up: up), perPhase = hf.count / up
+        hf.withUnsafeBufferPointer { hp in
+            for line in 0..<layout.lines {
+                upfirdnLine(x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: up,
+                            down: down, mode: mode, cval: cval, y: y + out.start(line), ys: out.inner, outCount: n)
+            }
+        }
+        return out
+    }
+
+    // MARK: resample_poly
+
+    static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+
+    /// The factors reduced by their greatest common divisor.
+    public static func reduced(up: Int, down: Int) throws(FilterError) -> (up: Int, down: Int) {
+        try checkFactor(up, "up")
+        try checkFactor(down, "down")
+        let g = gcd(up, down)
+        return (up / g, down / g)
+    }
+
+    /// The samples resample_poly returns along the axis: ⌈length·up / down⌉ after reducing.
+    public static func resampleLength(length: Int, up: Int, down: Int) throws(FilterError) -> Int {
+        let (u, d) = try reduced(up: up, down: down)
+        guard length >= 0, length <= IIRFilter.maxSamples / u else { throw FilterError("the signal length \(length) × up \(u) is too long") }
+        let total = length * u
+        return total / d + (total % d != 0 ? 1 : 0)
+    }
+
+    /// The filter resample_poly applies (scipy's design: firwin of 2·10·max(up, down) + 1 taps,
+    /// cutoff 1/max(up, down)) times up, and half its length.
+    static func resampleFilter(up: Int, down: Int, window: ResampleWindow) throws(FilterError) -> (h: [Double], half: Int) {
+        switch window {
+        case .taps(let taps):
+            guard !taps.isEmpty, taps.count <= FIRDesign.maxTaps else {
+                throw FilterError("window must have from 1 to \(FIRDesign.maxTaps) coefficients, not \(taps.count)")
+            }
+            return (taps.map { $0 * Double(up) }, (taps.count - 1) / 2)
+        case .design(let shape):
+            let rate = max(up, down)
+            let half = 10 * rate
+            guard 2 * half + 1 <= FIRDesign.maxTaps else {
+                throw FilterError("up and down (\(up), \(down)) need a filter of \(2 * half + 1) taps, more than \(FIRDesign.maxTaps)")
+            }
+            do {
+                let h = try FIRDesign.firwin(taps: 2 * half + 1, cutoff: [1.0 / Double(rate)], window: shape)
+                return (h.map { $0 * Double(up) }, half)
+            } catch {
+                throw FilterError(error.description)
+            }
+        }
+    }
+
+    /// scipy.signal.resample_poly along the layout's axis: `y` holds outer × resampleLength ×
+    /// inner values. `mode` and `cval` extend the signal (scipy's padtype of upfirdn's modes).
+    @discardableResult
+    public static func resamplePoly(x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout, up: Int, down: Int,
+                                    window: ResampleWindow = .design(.kaiser(beta: 5)), mode: ExtensionMode = .constant,
+                                    cval: Double = 0) throws(FilterError) -> FilterLayout {
+        try IIRFilter.checkLayout(layout)
+        let (u, d) = try reduced(up: up, down: down)
+        let nOut = try resampleLength(length: layout.length, up: u, down: d)
+        let out = try outputLayout(layout, length: nOut)
+        if u == 1 && d == 1 {
+            for line in 0..<layout.lines {
+                let xs = x + layout.start(line), ys = y + out.start(line)
+                for k in 0..<layout.length { ys[k * out.inner] = xs[k * layout.inner] }
+            }
+            return out
+        }
+        var (h, half) = try resampleFilter(up: u, down: d, window: window)
+        guard nOut > 0, layout.lines > 0 else { return out }
+        let prePad = d - half % d
+        let preRemove = (half + prePad) / d
+        var postPad = 0
+        while try upfirdnLength(taps: h.count + prePad + postPad, length: layout.length, up: u, down: d) < nOut + preRemove {
+            postPad += 1
+        }
+        h = [Double](repeating: 0, count: prePad) + h + [Double](repeating: 0, count: postPad)
+        let full = try upfirdnLength(taps: h.count, length: layout.length, up: u, down: d)
+        try checkMode(mode, length: layout.length)
+        let hf = polyphase(h, up: u), perPhase = hf.count / u
+        var scratch = [Double](repeating: 0, count: min(full, preRemove + nOut))
+        hf.withUnsafeBufferPointer { hp in
+            scratch.withUnsafeMutableBufferPointer { sp in
+                let s = sp.baseAddress!
+                for line in 0..<layout.lines {
+                    upfirdnLine(x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: u,
+                                down: d, mode: mode, cval: cval, y: s, ys: 1, outCount: sp.count)
+                    let ys = y + out.start(line)
+                    for k in 0..<nOut { ys[k * out.inner] = s[preRemove + k] }
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: decimate
+
+    /// The samples decimate returns along the axis: ⌈length / q⌉.
+    public static func decimateLength(length: Int, q: Int) throws(FilterError) -> Int {
+        try checkFactor(q, "q")
+        guard length >= 0 else { throw FilterError("the signal length must not be negative") }
+        return length / q + (length % q != 0 ? 1 : 0)
+    }
+
+    /// decimate's IIR filter: cheby1(n, 0.05, 0.8 / q) as second-order sections (n default 8).
+    public static func decimationSections(q: Int, order: Int? = nil) throws(FilterError) -> SecondOrderSections {
+        try checkFactor(q, "q")
+        let n = order ?? 8
+        guard n >= 1, n <= 500 else { throw FilterError("n (the filter order) must be from 1 to 500 for ftype='iir', not \(n)") }
+        do {
+            return try FilterDesign.iirSOS(order: n, frequencies: [0.8 / Double(q)], band: .lowpass, family: .chebyshev1(ripple: 0.05))
+        } catch {
+            throw FilterError(error.description)
+        }
+    }
+
+    /// decimate's FIR filter: firwin(n + 1, 1 / q, window='hamming') (n default 20·q).
+    public static func decimationTaps(q: Int, order: Int? = nil) throws(FilterError) -> [Double] {
+        try checkFactor(q, "q")
+        let n = order ?? 20 * q
+        guard n >= 0, n < FIRDesign.maxTaps else { throw FilterError("n (the filter order) must be from 0 to \(FIRDesign.maxTaps - 1) for ftype='fir', not \(n)") }
+        guard q >= 2 else { throw FilterError("q must be at least 2 for ftype='fir' (its cutoff 1/q must be below Nyquist), not \(q)") }
+        do {
+            return try FIRDesign.firwin(taps: n + 1, cutoff: [1.0 / Double(q)], window: .hamming)
+        } catch {
+            throw FilterError(error.description)
+        }
+    }
+
+    /// scipy.signal.decimate along the layout's axis: the anti-aliasing filter, then every q-th
+    /// sample from the first. `y` holds outer × decimateLength × inner values. `order` is scipy's
+    /// n; `zeroPhase` filters forward and backward (IIR: sosfiltfilt; FIR: resample_poly's centred
+    /// filter), else forward only (sosfilt; upfirdn).
+    @discardableResult
+    public static func decimate(x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout, q: Int, order: Int? = nil,
+                                filter: DecimationFilter = .iir, zeroPhase: Bool = true) throws(FilterError) -> FilterLayout {
+        try IIRFilter.checkLayout(layout)
+        let nOut = try decimateLength(length: layout.length, q: q)
+        let out = try outputLayout(layout, length: nOut)
+        switch filter {
+        case .iir:
+            let sos = try decimationSections(q: q, order: order)
+            var filtered = [Double](repeating: 0, count: layout.count)
+            try filtered.withUnsafeMutableBufferPointer { (f: inout UnsafeMutableBufferPointer<Double>) throws(FilterError) in
+                guard let fp = f.baseAddress else { return }
+                if zeroPhase {
+                    try IIRFilter.sosfiltfilt(sos, x: x, y: fp, layout: layout)
+                } else {
+                    try IIRFilter.sosfilt(sos, x: x, y: fp, layout: layout, initial: nil, final: nil)
+                }
+                for line in 0..<layout.lines {
+                    let fs = fp + layout.start(line), ys = y + out.start(line)
+                    for k in 0..<nOut { ys[k * out.inner] = fs[k * q * layout.inner] }
+                }
+            }
+        case .fir:
+            let b = try decimationTaps(q: q, order: order)
+            if zeroPhase {
+                try resamplePoly(x: x, y: y, layout: layout, up: 1, down: q, window: .taps(b))
+            } else {
+                // upfirdn's first ⌈length / q⌉ outputs: only those are computed.
+                _ = try upfirdnLength(taps: b.count, length: layout.length, up: 1, down: q)
+                b.withUnsafeBufferPointer { hp in
+                    let flipped = Array(hp.reversed())
+                    flipped.withUnsafeBufferPointer { fp in
+                        for line in 0..<layout.lines {
+                            upfirdnLine(x + layout.start(line), xs: layout.inner, n: layout.length, hf: fp.baseAddress!, perPhase: b.count,
+                                        up: 1, down: q, mode: .constant, cval: 0, y: y + out.start(line), ys: out.inner, outCount: nOut)
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+}
+
+/// decimate (zero_phase=False) of a stream, block by block: the filter's state and the position of
+/// the next kept sample carry from one block to the next, so the blocks' outputs joined equal
+/// `RateChange.decimate(…, zeroPhase: false)` of the whole stream, for any split, to the last bit.
+/// Channels are independent; nothing is allocated per block or sample.
+public struct DecimatorStream: Sendable {
+    public let q: Int
+    public let channels: Int
+    public let filter: DecimationFilter
+    /// IIR: the sections' coefficients (six each); FIR: the taps reversed (oldest sample first).
+    private let coefficients: [Double]
+    private let sections: Int
+    /// Per channel: IIR, the sections' state (sections × 2); FIR, the last taps - 1 samples.
+    private var state: [Double]
+    private let width: Int
+    /// Samples of each channel still to pass before the next kept one (0: the next is kept).
+    private var skip: [Int]
+
+    /// A decimator by `q` with decimate's filter (`order` is scipy's n), at rest.
+    public init(q: Int, order: Int? = nil, filter: DecimationFilter = .iir, channels: Int = 1) throws(FilterError) {
+        guard channels >= 1, channels <= 1 << 20 else { throw FilterError("channels must be from 1 to \(1 << 20), not \(channels)") }
+        self.q = q
+        self.channels = channels
+        self.filter = filter
+        self.skip = [Int](repeating: 0, count: channels)
+        switch filter {
+        case .iir:
+            let sos = try RateChange.decimationSections(q: q, order: order)
+            coefficients = sos.coefficients
+            sections = sos.count
+            width = sos.count * 2
+        case .fir:
+            let b = try RateChange.decimationTaps(q: q, order: order)
+            coefficients = b.reversed()
+            sections = 0
+            width = b.count - 1
+        }
+        state = [Double](repeating: 0, count: max(channels * width, 1))
+    }
+
+    /// The outputs a block of `count` samples gives on `channel` (at most ⌈count / q⌉).
+    public func outputCount(_ count: Int, channel: Int = 0) -> Int {
+        let s = skip[channel]
+        return count > s ? (count - s - 1) / q + 1 : 0
+    }
+
+    /// Decimates the next block of `channel` into `output` (room for `outputCount(input.count)`
+    /// values); returns the number written.
+    @discardableResult
+    public mutating func process(_ input: UnsafeBufferPointer<Double>, channel: Int, into output: UnsafeMutableBufferPointer<Double>) -> Int {
+        precondition(channel >= 0 && channel < channels)
+        let produced = outputCount(input.count, channel: channel)
+        precondition(output.count >= produced)
+        guard let x = input.baseAddress, input.count > 0 else { return 0 }
+        let n = input.count, first = skip[channel], q = self.q, sections = self.sections, width = self.width
+        let isIIR = filter == .iir
+        coefficients.withUnsafeBufferPointer { cp in
+            state.withUnsafeMutableBufferPointer { sp in
+                let c = cp.baseAddress!, z = sp.baseAddress! + channel * width
+                if isIIR {
+                    var dummy = 0.0
+                    var done = 0
+                    for k in 0..<produced {
+                        // The samples before the kept one update the state only.
+                        let kept = first + k * q
+                        IIRKernel.sos(c, sections: sections, x: x + done, xStride: 1, y: &dummy, yStride: 0, count: kept - done, state: z)
+                        IIRKernel.sos(c, sections: sections, x: x + kept, xStride: 1, y: output.baseAddress! + k, yStride: 1, count: 1, state: z)
+                        done = kept + 1
+                    }
+                    IIRKernel.sos(c, sections: sections, x: x + done, xStride: 1, y: &dummy, yStride: 0, count: n - done, state: z)
+                } else {
+                    let m = width
+                    for k in 0..<produced {
+                        // Output at block index p: Σ value(p - m + j)·h[j], oldest first, from zero
+                        // (at the start of the stream the history is zeros: adding 0 changes nothing).
+                        let p = first + k * q
+                        var sum = 0.0, j = 0, i = p - m
+                        while i < 0 {
+                            sum += z[m + i] * c[j]
+                            i += 1
+                            j += 1
+                        }
+                        while j <= m {
+                            sum += x[i] * c[j]
+                            i += 1
+                            j += 1
+                        }
+                        output[k] = sum
+                    }
+                    if m > 0 {
+                        if n >= m {
+                            for i in 0..<m { z[i] = x[n - m + i] }
+                        } else {
+                            for i in 0..<(m - n) { z[i] = z[i + n] }
+                            for i in 0..<n { z[m - n + i] = x[i] }
+                        }
+                    }
+                }
+            }
+        }
+        skip[channel] = first + produced * q - n
+        return produced
+    }
+
+    /// Decimates the next block of `channel`, returning the kept outputs.
+    public mutating func process(_ input: [Double], channel: Int = 0) -> [Double] {
+        var output = [Double](repeating: 0, count: outputCount(input.count, channel: channel))
+        input.withUnsafeBufferPointer { x in
+            output.withUnsafeMutableBufferPointer { _ = process(x, channel: channel, into: $0) }
+        }
+        return output
+    }
+
+    /// Starts every channel again at rest.
+    public mutating func reset() {
+        for i in state.indices { state[i] = 0 }
+        for i in skip.indices { skip[i] = 0 }
+    }
+}
