@@ -335,6 +335,49 @@ class TestMisuse(unittest.TestCase):
         self.bad(ts.get_window, 2.5, 10, match="kaiser")
         self.bad(ts.stft, np.array(['a', 'b']), match="numbers")
 
+    def test_c_arguments_are_checked(self):
+        """The C functions refuse what would overrun or divide by nothing, with E_ARGUMENT naming it."""
+        import ctypes
+        from tributary._native import ArgumentError
+        lib = ts._lib()
+        x = np.zeros(100)
+        w = np.hanning(16)
+        out = np.zeros(10_000)
+        p = ts._pointer
+        size = ctypes.c_size_t()
+
+        def refused(call, match):
+            with self.assertRaises(ArgumentError) as e:
+                from tributary._native import check
+                check(call())
+            self.assertIn(match, str(e.exception))
+
+        refused(lambda: lib.tributary_stft(None, 1, 100, p(w), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "x is NULL")
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(w), 16, 16, 16, 1, 0, 1.0, p(out), out.size, None), "noverlap")
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(w), 16, 8, 8, 1, 0, 1.0, p(out), out.size, None), "nfft")
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(w), 16, 8, 16, 7, 0, 1.0, p(out), out.size, None), "detrend")
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(w), 16, 8, 16, 1, 2, 1.0, p(out), out.size, None), "twosided")
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 1.0, p(out), 10, None), "out must hold")
+        refused(lambda: lib.tributary_stft(p(x), 1, 10, p(w), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "longer than the signal")
+        refused(lambda: lib.tributary_stft(p(x), 2**62, 2**62, p(w), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "")
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(w), 0, 0, 16, 1, 0, 1.0, p(out), out.size, None), "nperseg")
+        bad = w.copy()
+        bad[3] = np.nan
+        refused(lambda: lib.tributary_stft(p(x), 1, 100, p(bad), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "finite")
+        refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 0, 0, 0.0, p(out), None, None, 9), "fs")
+        refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 0, 0, 1.0, p(out), None, None, 10), "bins")
+        refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 2, 0, 0, 1.0, p(out), None, None, 9), "average")
+        refused(lambda: lib.tributary_cross_spectra(p(x), None, 1, 100, p(w), 16, 8, 16, 1, 0, 0, 0, 1.0, None, None, p(out), 9), "need y")
+        refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 0, 0, 1.0, None, None, None, 9), "NULL")
+        z = np.zeros(9 * 5 * 2)
+        refused(lambda: lib.tributary_istft(p(z), 1, 9, 5, p(w), 16, 8, 16, 1.0, 10, 5, p(out), ctypes.byref(size)), "end")
+        refused(lambda: lib.tributary_istft(p(z), 1, 9, 5, p(w), 16, 8, 16, 1.0, 0, 1000, p(out), ctypes.byref(size)), "end")
+        refused(lambda: lib.tributary_istft(p(z), 1, 8, 5, p(w), 16, 8, 16, 1.0, 0, 10, p(out), ctypes.byref(size)), "bins")
+        refused(lambda: lib.tributary_istft(p(z), 1, 9, 0, p(w), 16, 8, 16, 1.0, 0, 10, p(out), ctypes.byref(size)), "segments")
+        refused(lambda: lib.tributary_spectral_window(b"hann", None, 0, 0, 0, p(out)), "count")
+        refused(lambda: lib.tributary_spectral_window(b"hann", None, 0, 8, 3, p(out)), "symmetric")
+        refused(lambda: lib.tributary_spectral_window(b"tukey", None, 1, 8, 0, p(out)), "parameters is NULL")
+
     def test_windows_equal_scipy(self):
         for w in ['hann', 'hamming', 'blackman', 'blackmanharris', 'flattop', 'boxcar', 'bartlett', ('tukey', 0.25),
                   ('tukey', 0.0), ('tukey', 1.0), 'tukey', 'hann_symmetric', 'bartlett_periodic', 'rect', 'tuk']:
