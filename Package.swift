@@ -47,9 +47,11 @@ let package = Package(
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer: only a transport (frames in, frames out),
         /// so a program that publishes or subscribes links neither the codec nor FFTW.
         .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "CZMQ"]),
-        /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`) and programs
-        /// publishing through C and Python (`PushSource`), and to come sound cards; each a `Source` plugged into the transport.
-        .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport"]),
+        /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`), sound cards
+        /// (`serve --alsa`, through libasound) and programs publishing through C and Python (`PushSource`); each
+        /// a `Source` plugged into the transport.
+        .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport",
+                                                         "CAlsa"]),
         /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
         /// analysis, the JSON document and the table (package-internal API).
         .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryFormats", "TributaryCapture",
@@ -86,6 +88,8 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        /// libasound's PCM capture, for the sound-card source (TributarySources only).
+        .systemLibrary(name: "CAlsa", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         // No pkgConfig: Debian's headers are in /usr/include/hdf5/serial (shim.h names the path), the library is hdf5_serial.
         .systemLibrary(name: "CHDF5", providers: [.apt(["libhdf5-dev"])]),

@@ -236,12 +236,91 @@ int tributary_analyze_file(const char *path, const char *options, char **json);
 int tributary_analyze_buffer(const double *samples, size_t channels, size_t samples_per_channel,
                              double rate, const char *options, char **json);
 
+/* ---- Digital filters (docs/C_API.md "Digital filters", docs/SIGNAL.md) ------------------------ */
+
+/* scipy.signal's design and filtering functions, equal to scipy's results to rounding. Arrays are
+ * float64 and the caller's; an n-d array filtered along one axis is passed as the dimensions
+ * (outer, length, inner) of its C-ordered memory: sample k of line (o, i) is element
+ * (o * length + k) * inner + i (a matrix channels × samples filtered along its rows: outer =
+ * channels, inner = 1). Bad counts, frequencies, orders or coefficients are E_ARGUMENT with a
+ * message saying which and why. */
+
+#define TRIBUTARY_PAD_NONE      0  /**< filtfilt padtype None: no extension */
+#define TRIBUTARY_PAD_ODD       1  /**< padtype 'odd' (scipy's default): point reflection about the end sample */
+#define TRIBUTARY_PAD_EVEN      2  /**< padtype 'even': mirror reflection */
+#define TRIBUTARY_PAD_CONSTANT  3  /**< padtype 'constant': the end sample repeated */
+
+#define TRIBUTARY_FILTER_SOS    0  /**< tributary_iir_design output: sections × 6 (b0 b1 b2 a0 a1 a2) */
+#define TRIBUTARY_FILTER_BA     1  /**< tributary_iir_design output: b then a, each order + 1 (2·order + 1 for bands) */
+
+/** Designs a digital IIR filter as scipy.signal.iirfilter: family "butter", "cheby1" (pass-band ripple
+ *  rp dB), "cheby2" (stop-band attenuation rs dB), "ellip" (both), "bessel" (norm 'phase', order at
+ *  most 14) or "bessel_delay" (norm 'delay'); unused rp/rs are ignored; order 0 to 500; wn one
+ *  critical frequency (two for band-pass and band-stop), as fractions of Nyquist when fs is 0, else in
+ *  Hz for sampling rate fs; btype "lowpass", "highpass", "bandpass", "bandstop" (or scipy's short
+ *  names). Writes the coefficients of output TRIBUTARY_FILTER_SOS or _BA; *count receives their number,
+ *  also with E_BUFFER when capacity (in values) is too small. */
+int tributary_iir_design(const char *family, int order, const double *wn, size_t wn_count, const char *btype,
+                         double rp, double rs, double fs, int output, double *coefficients, size_t capacity,
+                         size_t *count);
+
+/** A second-order notch (scipy.signal.iirnotch) at w0 Hz for sampling rate fs (2 for fractions of
+ *  Nyquist), quality factor q: writes b[3] and a[3]. */
+int tributary_iirnotch(double w0, double q, double fs, double *b, double *a);
+
+/** A linear-phase FIR filter by the window method (scipy.signal.firwin): numtaps taps; cutoff_count
+ *  edges in Hz for sampling rate fs (2 for fractions of Nyquist), strictly increasing in (0, fs/2);
+ *  window "hamming", "hann", "blackman", "boxcar" or "kaiser" (shape beta); a width (Hz) other than NaN
+ *  chooses a Kaiser window for that transition width instead; pass_zero 1 to pass DC; scale 1 for unit
+ *  gain at the centre of the first pass band. Writes numtaps values to taps. */
+int tributary_firwin(size_t numtaps, const double *cutoff, size_t cutoff_count, const char *window, double beta,
+                     double width, int pass_zero, int scale, double fs, double *taps);
+
+/** scipy.signal.sosfilt along one axis: sos holds sections × 6 coefficients (every a0 exactly 1).
+ *  zi (NULL: zeros) is the initial state shaped (sections, outer, 2, inner); the final state goes to zf
+ *  (NULL: not wanted; may be zi). y may be x. */
+int tributary_sosfilt(const double *sos, size_t sections, const double *x, double *y, size_t outer, size_t length,
+                      size_t inner, const double *zi, double *zf);
+
+/** scipy.signal.lfilter along one axis through b/a (a[0] not 0), direct form II transposed; zi and zf
+ *  shaped (outer, K - 1, inner), K = max(b_count, a_count). */
+int tributary_lfilter(const double *b, size_t b_count, const double *a, size_t a_count, const double *x, double *y,
+                      size_t outer, size_t length, size_t inner, const double *zi, double *zf);
+
+/** scipy.signal.sosfiltfilt along one axis: forward and backward, padded by padtype TRIBUTARY_PAD_*,
+ *  padlen samples (-1: scipy's default, 3 × (2·sections + 1 less first-order sections)); length must
+ *  exceed the padding. y may be x. */
+int tributary_sosfiltfilt(const double *sos, size_t sections, const double *x, double *y, size_t outer, size_t length,
+                          size_t inner, int padtype, int64_t padlen);
+
+/** scipy.signal.filtfilt (method 'pad') along one axis; padlen -1 is 3 × max(b_count, a_count). */
+int tributary_filtfilt(const double *b, size_t b_count, const double *a, size_t a_count, const double *x, double *y,
+                       size_t outer, size_t length, size_t inner, int padtype, int64_t padlen);
+
+/** scipy.signal.sosfilt_zi: the steady state of a unit step, sections × 2 values to zi. */
+int tributary_sosfilt_zi(const double *sos, size_t sections, double *zi);
+
+/** scipy.signal.lfilter_zi: the steady state of a unit step, *count values to zi (room for
+ *  max(b_count, a_count) - 1; fewer when a has leading zeros). */
+int tributary_lfilter_zi(const double *b, size_t b_count, const double *a, size_t a_count, double *zi, size_t *count);
+
 /* ---- Live subscription (SCCT_Subject) ------------------------------------------------------- */
 
 typedef struct tributary_subscription tributary_subscription;
 
+/** The publishers on the local network that answer a discovery query within timeout_seconds (in
+ *  [0.05, 3600]; 1 finds those on a quiet network), as `tributary resolve --json` prints them
+ *  (caller frees *json with tributary_free): a JSON array of {"name", "host", "address", "auth" ("key"
+ *  or "curve"), "answered_from", "truncated", "sources": [{"id", "device", "type", "rate", "channels",
+ *  "channel_names", "unit" (null when the channels' units differ), "units", "sample_type"}]}.
+ *  query: NULL or "" for every publisher, else as `tributary resolve QUERY` (e.g. "name=daq",
+ *  "source=EEG"); a malformed query is E_ARGUMENT. The query goes to the default group
+ *  239.255.84.82, port 16580 (docs/PROTOCOL.md §9). E_IO: no interface can send it. */
+int tributary_resolve(const char *query, double timeout_seconds, char **json);
+
 /** Opens a session with a publisher, sends the filters and the source selection and starts the data
- *  (as `tributary subscribe` does). address: "tcp://HOST:PORT" or "HOST:PORT". options: NULL, "" or a
+ *  (as `tributary subscribe` does). address: "tcp://HOST:PORT" or "HOST:PORT", or "resolve:QUERY":
+ *  the one publisher discovery finds in 1 s (E_IO, naming the matches, when none or several do). options: NULL, "" or a
  *  JSON object: "timeout" (seconds of silence before the session counts as lost, > 1, default 10),
  *  "description" (this client's name), "channels" (an analog filter: "0-3", "0,2" or an array; data
  *  for it carries filter id 1), "sources" (source selection: array of ids), "array_filters"

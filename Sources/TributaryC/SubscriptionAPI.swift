@@ -94,19 +94,13 @@ struct SubscriptionSettings {
     }
 }
 
-/// `tcp://HOST:PORT` or `HOST:PORT` (IPv6 hosts in brackets), as `tributary subscribe` reads it.
+/// `tcp://HOST:PORT` or `HOST:PORT` (IPv6 hosts in brackets), or `resolve:QUERY`, as `tributary
+/// subscribe` reads it (PublisherAddress): malformed is an argument error, a resolution that does not
+/// find exactly one publisher an I/O error naming the matches.
 func parseAddress(_ text: String) throws(APIError) -> (String, Int) {
-    var rest = Substring(text)
-    if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
-        throw APIError(.argument, "address '\(text)': only tcp:// addresses are supported")
+    do { return try PublisherAddress.parse(text) } catch {
+        throw APIError(error.isSyntax ? .argument : .io, error.message)
     }
-    guard let colon = rest.lastIndex(of: ":") else { throw APIError(.argument, "address '\(text)': expected HOST:PORT") }
-    var host = String(rest[..<colon])
-    if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-    guard let port = Int(rest[rest.index(after: colon)...]) else {
-        throw APIError(.argument, "address '\(text)': '\(rest[rest.index(after: colon)...])' is not a port number")
-    }
-    return (host, port)
 }
 
 /// Receives the Subject's packages on its callback queue and holds them for `next`: bounded, so a

@@ -25,11 +25,14 @@ public struct PipeSpec: Sendable, Hashable {
 
         /// The wire's sample format for it. There is no 32-bit count format on the wire: int32 counts
         /// go out as float64 values (count × scale + offset, exact to float64's precision).
-        public var wireFormat: SampleFormat {
+        public var wireFormat: SampleFormat { encoding.wireFormat }
+
+        var encoding: InterleavedEncoding {
             switch self {
             case .int16: .int16
+            case .int32: .int32
             case .float32: .float32
-            case .int32, .float64: .float64
+            case .float64: .float64
             }
         }
     }
@@ -113,10 +116,8 @@ public struct PipeSpec: Sendable, Hashable {
         } catch {
             throw PipeSpecError(spec: text, message: error.message)
         }
-        let frameBytes = channels * samplesPerFrame * type.wireFormat.size + channels * 20 + 64
-        guard frameBytes <= WireLimits.maxFrameSize else {
-            throw PipeSpecError(spec: text, message: "\(channels) channels x \(samplesPerFrame) samples per frame make frames of \(frameBytes) "
-                                + "bytes, more than the format's limit of \(WireLimits.maxFrameSize); give a smaller block")
+        if let problem = InterleavedBlocks.oversizeFrameProblem(channels: channels, samplesPerFrame: samplesPerFrame, format: type.wireFormat) {
+            throw PipeSpecError(spec: text, message: problem)
         }
     }
 
@@ -151,18 +152,7 @@ public struct PipeSpecError: Error, Hashable, Sendable, CustomStringConvertible 
 }
 
 /// What a pipe source did, for the application's report.
-public struct PipeProgress: Sendable, Equatable {
-    /// Analog frames handed to the publisher (refused ones, live, are not counted).
-    public var framesPublished: Int = 0
-    /// Frames the publisher refused (live mode, its hand-off queue full).
-    public var framesRefused: Int = 0
-    /// Samples per channel read.
-    public var samplesRead: UInt64 = 0
-    /// Whether the end of the input was reached.
-    public var finished = false
-    /// What went wrong: a read error, bytes at the end that are not a whole sample of every channel.
-    public var problems: [String] = []
-}
+public typealias PipeProgress = StreamProgress
 
 /// A source that publishes the samples a pipe (or any readable descriptor) carries: blocks of
 /// `spec.samplesPerFrame` samples, de-interleaved into analog frames of the spec's type.
@@ -174,6 +164,8 @@ public struct PipeProgress: Sendable, Equatable {
 /// A lossless pipe starts reading once `waitForSubscribers` subscribers have started.
 public final class PipeSource: Source {
     public let spec: PipeSpec
+    /// The wire's sample format of its frames (announced in discovery answers).
+    public var sampleFormat: SampleFormat? { spec.type.wireFormat }
     public let info: SourceInfo
     public let configuration: Configuration
     public let delivery: SourceDelivery
@@ -181,7 +173,7 @@ public final class PipeSource: Source {
     public let descriptor: Int32
     /// Started subscribers to wait for before reading (lossless only; 0: at once).
     public let waitForSubscribers: Int
-    private let progressState = Mutex(PipeProgress())
+    private let progressState = ProgressRecord()
 
     /// - Parameters:
     ///   - spec: the stream.
@@ -197,16 +189,17 @@ public final class PipeSource: Source {
     }
 
     /// What the source has done so far.
-    public var progress: PipeProgress { progressState.withLock { $0 } }
+    public var progress: PipeProgress { progressState.current }
 
     public func run(_ sink: SourceSink) {
         if delivery == .lossless {
             guard sink.waitForStartedSubscribers(waitForSubscribers) else { return }
         }
+        var blocks = InterleavedBlocks(sourceID: spec.id, channels: spec.channels, rate: spec.rate, encoding: spec.type.encoding,
+                                       scale: spec.scale, offset: spec.offset, progress: progressState)
         let row = spec.bytesPerSampleRow
         var buffer = [UInt8](repeating: 0, count: spec.samplesPerFrame * row)
         var firstTimeNs: Int64?
-        var samples: UInt64 = 0
         var endOfInput = false
         while !endOfInput {
             var filled = 0
@@ -219,38 +212,23 @@ public final class PipeSource: Source {
                     filled = count
                     endOfInput = true
                 case .failed(let message, let count):
-                    progressState.withLock { $0.problems.append(message) }
+                    progressState.update { $0.problems.append(message) }
                     filled = count
                     endOfInput = true
                 }
             }
-            let rows = filled / row
-            if rows > 0 {
-                let timestamp = Self.time(ofSample: samples, rate: spec.rate, firstNs: firstTimeNs ?? 0)
-                let frame = buffer.withUnsafeBytes { makeFrame(rows: rows, from: $0, firstSample: samples, timestampNs: timestamp) }
-                let taken = sink.publish(frame)
-                if !taken && sink.isCancelled { return }
-                samples = samples.addingSaturated(UInt64(rows))
-                progressState.withLock {
-                    if taken { $0.framesPublished += 1 } else { $0.framesRefused += 1 }
-                    $0.samplesRead = samples
-                }
-            }
+            // The first sample is stamped with the time its bytes arrived.
+            let published = buffer.withUnsafeBytes { blocks.publish(rows: filled / row, of: $0, to: sink, startNs: { firstTimeNs ?? 0 }) }
+            if !published { return }
             if endOfInput && filled % row != 0 {
                 let rest = filled % row
-                progressState.withLock {
+                progressState.update {
                     $0.problems.append("the input ended with \(rest) byte\(rest == 1 ? "" : "s") that are not a whole sample of every channel "
                                        + "(\(row) bytes: \(spec.channels) × \(spec.type.rawValue)); they were not published")
                 }
             }
         }
-        progressState.withLock { $0.finished = true }
-    }
-
-    /// The time of sample `n`: the first sample's plus n / rate, saturated at Int64's range.
-    static func time(ofSample n: UInt64, rate: Double, firstNs: Int64) -> Int64 {
-        let offset = Int64(saturating: (Double(n) / rate * 1e9).rounded()) ?? 0
-        return firstNs.addingSaturated(offset)
+        progressState.update { $0.finished = true }
     }
 
     private enum ReadEnd: Error {
@@ -285,41 +263,5 @@ public final class PipeSource: Source {
             filled += count
         }
         return filled
-    }
-
-    /// An analog frame of `rows` samples per channel from interleaved little-endian bytes.
-    private func makeFrame(rows: Int, from bytes: UnsafeRawBufferPointer, firstSample: UInt64, timestampNs: Int64) -> Frame {
-        let channels = spec.channels
-        let header = FrameHeader(kind: .analog, sequence: 0, timestampNs: timestampNs, sourceID: spec.id)
-        let layout = AnalogLayout(channelCount: channels, sampleCount: rows, format: spec.type.wireFormat)
-        let size = spec.type.size, stride = spec.bytesPerSampleRow
-        return Frame.analog(header: header, layout: layout, firstSample: firstSample) { writer in
-            for k in 0..<channels {
-                writer.setChannelIndex(k, UInt32(k))
-                let out = writer.samples(channel: k)
-                switch spec.type {
-                case .int16:
-                    writer.setScale(k, scale: spec.scale, offset: spec.offset)
-                    let counts = out.bindMemory(to: Int16.self)
-                    for i in 0..<rows { counts[i] = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: Int16.self)) }
-                case .int32:
-                    let values = out.bindMemory(to: Double.self)
-                    for i in 0..<rows {
-                        let count = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: Int32.self))
-                        values[i] = Double(count) * spec.scale + spec.offset
-                    }
-                case .float32:
-                    let values = out.bindMemory(to: Float.self)
-                    for i in 0..<rows {
-                        values[i] = Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: UInt32.self)))
-                    }
-                case .float64:
-                    let values = out.bindMemory(to: Double.self)
-                    for i in 0..<rows {
-                        values[i] = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: UInt64.self)))
-                    }
-                }
-            }
-        }
     }
 }

@@ -118,6 +118,8 @@ public enum PushOutcome: Sendable, Equatable {
 /// source's rate, so consecutive blocks are contiguous.
 public final class PushSource: Source {
     public let spec: PushSourceSpec
+    /// The wire's sample format of its frames (announced in discovery answers).
+    public var sampleFormat: SampleFormat? { spec.sampleType.wireFormat }
     public let info: SourceInfo
     public let configuration: Configuration
     public let delivery: SourceDelivery

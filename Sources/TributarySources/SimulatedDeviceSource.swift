@@ -15,6 +15,8 @@ import TributaryWire
 public final class SimulatedDeviceSource: Source {
     /// The device.
     public let spec: SimulationSpec
+    /// The wire's sample format of its frames (announced in discovery answers).
+    public var sampleFormat: SampleFormat? { spec.bits == nil ? .float64 : .int16 }
     public let info: SourceInfo
     public let configuration: Configuration
     public let delivery: SourceDelivery = .live

@@ -8,10 +8,11 @@ package struct KeyValueSpec {
     package let text: String
     private var fields: [String: String] = [:]
 
-    /// Splits the text into its fields.
+    /// Splits the text into its fields (none for an empty text).
     /// - Throws: `KeyValueSpecError` for an item that is not `key=value` or a key given twice.
     package init(parsing text: String) throws(KeyValueSpecError) {
         self.text = text
+        if text.isEmpty { return }
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, !parts[0].isEmpty else { throw KeyValueSpecError("'\(item)' is not key=value") }

@@ -30,6 +30,9 @@ public struct LinkHealth: Sendable, Equatable {
     public var callbackLatencyP99Ms = 0.0
     /// Whether the session is up.
     public var connected = true
+    /// The session is down because the publisher ended it normally (it stopped, its replay ended),
+    /// not lost: the view still reconnects, for when it comes back.
+    public var publisherEnded = false
     /// The last SCCT error in words ("error 5 (lost connection): …"), or the publisher's normal end
     /// ("the publisher closed the session: the replay has ended"); nil before either.
     public var lastError: String?
@@ -69,6 +72,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
     private var framesCounted: UInt64 = 0
     private var lastTimestampNs: Int64 = 0
     private var connected = true
+    private var publisherEnded = false
     private var lastError: String?
     /// Incremented when configurations, selection or window change (the page's description is resent).
     public private(set) var revision = 0
@@ -133,6 +137,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
         // A normal end by the publisher (it stopped, its replay ended) is said as the end it is, not as error 5.
         lastError = error.isNormalCloseByPublisher ? error.message : "error \(error.code): \(error.message)"
         if [.expiredTimeout, .lostConnection].contains(error.code) || error.isNormalCloseByPublisher { connected = false }
+        if error.isNormalCloseByPublisher { publisherEnded = true }  // until the next welcome
         revision += 1
     }
 
@@ -140,6 +145,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         connected = true
+        publisherEnded = false
         for s in welcome.sources { sourceNames[s.id] = s.description }
         revision += 1
     }
@@ -199,7 +205,9 @@ public final class LiveModel: Observer, @unchecked Sendable {
     public var traffic: (bytes: UInt64, frames: UInt64) { lock.withLock { (bytesReceived, framesCounted) } }
 
     /// Session state and the last error.
-    public var session: (connected: Bool, lastError: String?) { lock.withLock { (connected, lastError) } }
+    public var session: (connected: Bool, publisherEnded: Bool, lastError: String?) {
+        lock.withLock { (connected, publisherEnded, lastError) }
+    }
 
     /// The selected channels' traces, spectra and readings (readings computed outside the lock on a
     /// copy of the recent samples).

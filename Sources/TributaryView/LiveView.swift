@@ -142,7 +142,7 @@ public final class LiveView: @unchecked Sendable {
             health.reconnections = statistics.reconnections
             health.callbackLatencyP50Ms = Double(statistics.callbackQueue.latencyP50Ns) / 1e6
             health.callbackLatencyP99Ms = Double(statistics.callbackQueue.latencyP99Ns) / 1e6
-            (health.connected, health.lastError) = model.session
+            (health.connected, health.publisherEnded, health.lastError) = model.session
             guard !server.clientStatistics().isEmpty else { continue }
             if model.revision != revision {
                 revision = model.revision

@@ -32,7 +32,7 @@ public enum UpdateEncoding {
         w.f64(health.callbackLatencyP50Ms)
         w.f64(health.callbackLatencyP99Ms)
         w.f64(0)  // updates dropped for this client: filled in per client at droppedOffset
-        w.f64(health.connected ? 1 : 0)
+        w.f64(health.connected ? 1 : health.publisherEnded ? 2 : 0)
         w.u32(UInt32(channels.count))
         w.u32(0)
         for c in channels { channel(c, into: &w) }

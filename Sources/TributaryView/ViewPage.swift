@@ -168,7 +168,7 @@ function decode(buffer) {
   const f = o => d.getFloat64(o, true);
   const u = { sequence: d.getUint32(4, true), serverTime: f(8), dataTime: f(16), channels: [] };
   u.health = { framesPerSecond: f(24), megabytesPerSecond: f(32), framesReceived: f(40), gapNotices: f(48), framesLost: f(56),
-    unaccountedLoss: f(64), reconnections: f(72), latencyP50: f(80), latencyP99: f(88), updatesDropped: f(96), connected: f(104) === 1 };
+    unaccountedLoss: f(64), reconnections: f(72), latencyP50: f(80), latencyP99: f(88), updatesDropped: f(96), connected: f(104) === 1, ended: f(104) === 2 };
   const n = d.getUint32(112, true);
   let o = 120;
   for (let i = 0; i < n; i++) {
@@ -409,7 +409,7 @@ function health(u) {
   dl.textContent = "";
   for (const [k, v] of rows) { const dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.append(dt, dd); }
   const st = $("state");
-  st.textContent = h.connected ? "publisher connected" : "publisher lost — reconnecting";
+  st.textContent = h.connected ? "publisher connected" : h.ended ? "publisher ended the session — waiting for it to return" : "publisher lost — reconnecting";
   st.className = h.connected ? "" : "down";
 }
 

@@ -20,6 +20,7 @@ let commands: [any Command.Type] = [
     BenchCommand.self,
     ViewCommand.self,
     MonitorCommand.self,
+    ResolveCommand.self,
 ]
 
 @MainActor func topLevelUsage() -> String {

@@ -322,7 +322,7 @@ class DocumentExamplesRun(unittest.TestCase):
         for name in ("psd.svg", "psd-log.svg", "results.jsonl", "run.tcap", "again.npy", "run.wav", "crashed.tcap",
                      "run.tdms", "run.xdf", "run.h5", "part.csv", "from-tdms.tcap", "reduced.tcap", "live.tcap",
                      "inbox/run.tdms", "inbox/packages.jsonl", "publisher.key", "publisher.pub", "bench.json",
-                     "bench.svg", "ab.json", "demo-out/demo.tcap"):
+                     "bench.svg", "ab.json", "demo-out/demo.tcap", "tone-alsa.tcap"):
             self.assertTrue(os.path.exists(os.path.join(directory, name)), name)
         self.assertIn('"operator: ready"', everything)       # cat inbox/packages.jsonl
         self.assertIn('code 3: "gain changed"', everything)   # the subscriber got the control line's message

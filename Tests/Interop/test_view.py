@@ -379,8 +379,10 @@ class BrowserTests(unittest.TestCase):
     def test_5_publisher_stop_and_restart_show_loss_and_reconnection(self):
         port = self.server.port
         self.server.stop()
-        wait_until(lambda: "lost" in self.driver.find_element("id", "state").text, what="state 'publisher lost'")
-        # A publisher stopped by SIGTERM closes the session normally: said as such (issue 43 item 7), not as error 5.
+        # A publisher stopped by SIGTERM closes the session normally: said as such (issue 43 item 7), not as error 5
+        # nor as a lost publisher.
+        wait_until(lambda: "ended" in self.driver.find_element("id", "state").text, what="state 'publisher ended'")
+        self.assertNotIn("lost", self.driver.find_element("id", "state").text)
         wait_until(lambda: self.driver.find_element("id", "error").text, what="the end in words")
         self.assertEqual(self.driver.find_element("id", "error").text, "the publisher closed the session: terminated (SIGTERM)")
         type(self).server = serve(port)

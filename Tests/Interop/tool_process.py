@@ -17,10 +17,10 @@ TIMEOUT = 20  # seconds any one command or wait may take
 class ToolProcess:
     """`tributary ARGS…`; its stdout lines are taken with `wait_for`, its stderr lines kept in `errors`."""
 
-    def __init__(self, *args, stdin=None):
+    def __init__(self, *args, stdin=None, env=None):
         self.name = str(args[0])
         self.process = subprocess.Popen([TRIBUTARY, *map(str, args)], stdin=stdin, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True, env=env)
         self.lines = queue.Queue()
         self.seen = []
         self.errors = []
@@ -76,7 +76,7 @@ class Serve(ToolProcess):
     """`tributary serve --bind BIND --api-key KEY ARGS…`, started: `address` is the one it printed
     ("listening on …"), `port` its port (bind port 0 for a free one)."""
 
-    def __init__(self, *args, bind="tcp://127.0.0.1:0", api_key="k", stdin=None):
-        super().__init__("serve", "--bind", bind, "--api-key", api_key, *args, stdin=stdin)
+    def __init__(self, *args, bind="tcp://127.0.0.1:0", api_key="k", stdin=None, env=None):
+        super().__init__("serve", "--bind", bind, "--api-key", api_key, *args, stdin=stdin, env=env)
         self.address = self.value_after("listening on ")
         self.port = int(self.address.rsplit(":", 1)[1])

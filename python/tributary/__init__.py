@@ -17,12 +17,13 @@ from .analysis import analyze
 from .capture import Capture, Channel, Gap, Package, Source, open
 from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
 from .publisher import PublishedSource, Publisher, QueueFullError
+from .discovery import resolve
 from . import batch
 
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
            "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "Publisher", "PublishedSource",
-           "QueueFullError", "batch"]
+           "QueueFullError", "batch", "resolve"]
 
 
 def __getattr__(name: str) -> str:

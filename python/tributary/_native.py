@@ -14,7 +14,7 @@ import numbers
 import operator
 import os
 import threading
-from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 from typing import List, Optional, TypeVar
 
 API_VERSION = 1
@@ -37,6 +37,14 @@ E_INTERNAL = 99
 FLOAT64 = 1
 FLOAT32 = 2
 INT16 = 3
+
+PAD_NONE = 0
+PAD_ODD = 1
+PAD_EVEN = 2
+PAD_CONSTANT = 3
+
+FILTER_SOS = 0
+FILTER_BA = 1
 
 CHANNEL_MAJOR = 0
 INTERLEAVED = 1
@@ -198,6 +206,20 @@ def _declare(l: ctypes.CDLL) -> None:
     f("tributary_capture_export", c_int, c_void_p, c_char_p, c_char_p, c_char_p, pp)
     f("tributary_analyze_file", c_int, c_char_p, c_char_p, pp)
     f("tributary_analyze_buffer", c_int, c_void_p, c_size_t, c_size_t, c_double, c_char_p, pp)
+    # Digital filters (tributary.signal).
+    sizes = POINTER(c_size_t)
+    f("tributary_iir_design", c_int, c_char_p, c_int, c_void_p, c_size_t, c_char_p, c_double, c_double, c_double, c_int,
+      c_void_p, c_size_t, sizes)
+    f("tributary_iirnotch", c_int, c_double, c_double, c_double, c_void_p, c_void_p)
+    f("tributary_firwin", c_int, c_size_t, c_void_p, c_size_t, c_char_p, c_double, c_double, c_int, c_int, c_double, c_void_p)
+    f("tributary_sosfilt", c_int, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_void_p, c_void_p)
+    f("tributary_lfilter", c_int, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t,
+      c_void_p, c_void_p)
+    f("tributary_sosfiltfilt", c_int, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t, c_int, c_int64)
+    f("tributary_filtfilt", c_int, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, c_size_t, c_size_t,
+      c_int, c_int64)
+    f("tributary_sosfilt_zi", c_int, c_void_p, c_size_t, c_void_p)
+    f("tributary_lfilter_zi", c_int, c_void_p, c_size_t, c_void_p, c_size_t, c_void_p, sizes)
 
 
 def check(status: int) -> None:

@@ -188,7 +188,8 @@ class Subscription(_native.HandleOwner):
 
 
 def subscribe(address: str, api_key: str, **options) -> Subscription:
-    """Opens a subscription: ``with tributary.subscribe("tcp://host:port", api_key="k", channels=[0, 1],
+    """Opens a subscription (address: "tcp://HOST:PORT", "HOST:PORT" or "resolve:QUERY", the one publisher
+    :func:`resolve` finds for QUERY): ``with tributary.subscribe("tcp://host:port", api_key="k", channels=[0, 1],
     sources=[1]) as sub: for package in sub: ...``. Options: channels, sources, array_filters, timeout,
     description, curve_server_key, curve_key, capacity, counts (int16 counts instead of volts).
     Raises :class:`SCCTError` (with ``code``) when the publisher refuses or cannot be reached."""

@@ -27,6 +27,12 @@ public protocol Source: AnyObject, Sendable {
     var delivery: SourceDelivery { get }
     /// Produces frames until `sink.isCancelled` or the end of the data.
     func run(_ sink: SourceSink)
+    /// The wire's sample format of its analog frames, announced in discovery answers (nil: not said).
+    var sampleFormat: SampleFormat? { get }
+}
+
+extension Source {
+    public var sampleFormat: SampleFormat? { nil }
 }
 
 /// Where a source hands its frames to the publisher.

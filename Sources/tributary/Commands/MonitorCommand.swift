@@ -75,7 +75,7 @@ enum MonitorCommand: Command {
             let mbps = Double(traffic.bytes - lastTraffic.bytes) / elapsed / 1e6
             (lastTraffic, lastTime) = (traffic, now)
             let statistics = session.subject.statistics()
-            let (connected, lastError) = session.model.session
+            let (connected, _, lastError) = session.model.session
             let channels = session.model.snapshot(readings: true)
             let configurations = session.model.knownConfigurations
             func info(_ key: ChannelKey) -> (String, String) {

@@ -9,14 +9,15 @@ import TributaryTransport
 import TributaryWire
 import TributaryText
 
-/// `tributary serve`: a publisher streaming simulated devices, the replay of a capture and/or a pipe.
+/// `tributary serve`: a publisher streaming simulated devices, the replay of a capture, a pipe and/or sound cards.
 enum ServeCommand: Command {
     static let name = "serve"
     static let streamsFrames = true
-    static let summary = "publish simulated devices, a capture replay and/or standard input to subscribers"
+    static let summary = "publish simulated devices, a capture replay, standard input and/or sound cards to subscribers"
     static let usage = """
     usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
                            [--replay X.tcap [--speed F|max] [--preload]] [--stdin SPEC]
+                           [--alsa DEVICE[,channels=N,rate=HZ,format=F,block=N,...]]...
                            [--wait-subscribers N] [--linger S]
                            [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
                            [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO]
@@ -25,6 +26,7 @@ enum ServeCommand: Command {
                            [--policy drop|disconnect] [--description TEXT] [--status-interval S]
                            [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
                            [--http HOST:PORT [--http-host NAME]...]
+                           [--no-announce | [--announce-group ADDR] [--announce-port PORT] [--announce-ttl N]]
 
     Runs a publisher (docs/PROTOCOL.md): subscribers connect with the API key, get the welcome and
     each source's configuration, and receive data through their own filters. Prints the endpoint it
@@ -61,11 +63,30 @@ enum ServeCommand: Command {
                          first sample is stamped with the time the input's first bytes arrived, each
                          frame from its first sample's index and the rate. The end of the input ends
                          the source.
-      --wait-subscribers N  started subscribers to wait for before a replay or a lossless --stdin
-                         begins (default 1)
-      --linger S         once every replay and the input have been delivered, seconds to give
-                         subscribers before the publisher closes their sessions and exits (default 1;
-                         only when every source is a replay or --stdin)
+      --alsa DEVICE[,KEY=VALUE]...  capture from a sound card through ALSA (libasound); repeatable.
+                         DEVICE is an ALSA PCM (default, hw:1,0, plughw:CARD=USB,DEV=0, or one an
+                         ALSA configuration defines), up to the first key=value with a lower-case
+                         key. Keys: id (default 1), name (default DEVICE), channels (default 2),
+                         rate (Hz, default 48000; the device must give exactly this rate), format
+                         (S16_LE, default: sent as int16 counts; S24_LE and S32_LE: sent as float64
+                         values count x scale + offset; FLOAT_LE: sent as float32), scale and
+                         offset (counts only; default 1/2^(bits-1) and 0: fractions of full scale),
+                         unit (default FS), range (MIN:MAX), block (samples per frame and the
+                         device's period, default rate/10), mode (lossless, default, or live, as
+                         for --stdin), samples (capture this many samples per channel, then end the
+                         source; default: until stopped). The first sample is stamped with the
+                         driver's trigger timestamp (the wall clock's time at which the capture
+                         started, or the wall clock at the start when the device keeps none), each
+                         frame from its first sample's index and the rate. An overrun (the card's
+                         buffer filled before it was read) is recovered, counted, printed and
+                         declared as a gap: the sample index (first_sample) jumps by the samples
+                         lost.
+      --wait-subscribers N  started subscribers to wait for before a replay, a lossless --stdin or
+                         a lossless --alsa begins (default 1)
+      --linger S         once every replay, the input and the captures have been delivered, seconds
+                         to give subscribers before the publisher closes their sessions and exits
+                         (default 1; only when every source is a replay, --stdin, or --alsa with
+                         samples=N)
 
     Application packages (source 0, as an SCCT publisher's application sends them):
       --message TEXT     a message (code 0); repeatable
@@ -107,6 +128,13 @@ enum ServeCommand: Command {
       --curve-secret FILE  encrypt with CURVE, with this secret key ('tributary keygen --out' writes it)
       --curve-clients FILE the allowed subscriber public keys, one per line (with --curve-secret)
       --curve-accept-any   with --curve-secret: let any client key in (traffic still encrypted)
+
+    Discovery (docs/PROTOCOL.md §9; 'tributary resolve' and resolve:QUERY addresses find it):
+      --no-announce      do not answer discovery queries (default: answer them; a publisher bound to
+                         loopback answers on loopback only)
+      --announce-group ADDR  the IPv4 multicast group to answer on (default 239.255.84.82)
+      --announce-port PORT   its UDP port (default 16580)
+      --announce-ttl N   the multicast TTL, 0-255 (default 1: the local network)
     \(ServeHTTP.usageLine)
     """
 
@@ -129,6 +157,8 @@ enum ServeCommand: Command {
         for source in sources.all {
             StandardOutput.line("source \(source.info.id) '\(source.info.description.terminalSafe)': \(sourceSummary(source))")
         }
+        let announcer = startAnnouncer(options, publisher, sources, curve: curve != nil)
+        defer { announcer?.stop() }
         let liveView = try ServeHTTP.start(http: options.http, hostNames: options.httpHostNames, endpoint: publisher.endpoint,
                                            apiKey: options.apiKey, curve: curve != nil)  // serve --http
         defer { liveView?.close() }
@@ -162,6 +192,30 @@ enum ServeCommand: Command {
         return 0
     }
 
+    /// Answers discovery queries with the publisher's description (nil with --no-announce). The name
+    /// is --description; the address the endpoint bound.
+    private static func startAnnouncer(_ options: ServeOptions, _ publisher: Publisher, _ sources: ServeSources,
+                                       curve: Bool) -> DiscoveryAnnouncer? {
+        guard let settings = options.announce else { return nil }
+        guard let bound = PublisherAddress.tcpHostPort(publisher.endpoint) else {
+            printError("discovery: not announced (\(publisher.endpoint.terminalSafe) is not a tcp:// endpoint other hosts can reach)")
+            return nil
+        }
+        let loopback = bound.host == "localhost" || bound.host.hasPrefix("127.") || bound.host == "::1"
+        let description = PublisherDescription(name: options.description, host: PublisherDescription.localHostName(),
+                                               address: publisher.endpoint, authentication: curve ? .curve : .key,
+                                               sources: sources.all.map(DiscoveredSource.init))
+        do {
+            let announcer = try DiscoveryAnnouncer(settings: settings, loopbackOnly: loopback, description: description)
+            StandardOutput.line("answering discovery queries on \(settings.group):\(settings.port)" + (loopback ? " (loopback only)" : ""))
+            return announcer
+        } catch {
+            // Publishing goes on: discovery is a convenience, and a machine without multicast still serves.
+            printError("discovery: cannot answer queries on \(settings.group):\(settings.port): \(error); publishing without it")
+            return nil
+        }
+    }
+
     /// Refuses a tcp:// endpoint whose port libzmq would not bind as given (it takes 99999 modulo
     /// 65536, another port than asked): the port must be 0-65535 (0 or * picks a free one).
     static func checkBindEndpoint(_ endpoint: String) throws {
@@ -188,6 +242,12 @@ enum ServeCommand: Command {
             let s = pipe.spec
             return "standard input, \(counted(s.channels, "channel")) at \(s.rate) S/s, \(s.type.rawValue)"
                 + (s.type == .int32 ? " (sent as float64 values)" : "") + ", \(s.samplesPerFrame) samples per frame, \(s.mode.rawValue)"
+        }
+        if let card = source as? AlsaSource {
+            let s = card.spec
+            return "sound card '\(s.device.terminalSafe)', \(counted(s.channels, "channel")) at \(s.rate) S/s, \(s.format.rawValue)"
+                + (s.format == .s24 || s.format == .s32 ? " (sent as float64 values)" : "") + ", \(s.samplesPerFrame) samples per frame, \(s.mode.rawValue)"
+                + (s.samples.map { ", \($0) samples per channel" } ?? "")
         }
         let c = source.configuration
         return "replay, \(counted(c.channels.count, "channel"))" + (c.channels.first.map { " at \($0.samplingRate) S/s" } ?? "")

@@ -8,7 +8,7 @@ import TributaryTransport
 /// `tributary serve` while it publishes: every 200 ms (or at once on a signal) it reports subscribers
 /// coming and going, greets started subscribers with the command line's packages, repeats them with
 /// --every, prints the list on SIGUSR1 or --status-interval, says when a simulated device falls behind
-/// real time, and ends on SIGINT/SIGTERM or once every source that ends (replays, the pipe) has been
+/// real time, and ends on SIGINT/SIGTERM or once every source that ends (replays, the pipe, sound cards) has been
 /// delivered and --linger has passed.
 struct ServeLoop {
     let options: ServeOptions
@@ -126,7 +126,7 @@ struct ServeLoop {
         }
     }
 
-    /// A publisher whose sources all end (replays, the pipe) ends once everything they published has
+    /// A publisher whose sources all end (replays, the pipe, sound cards given samples=N) ends once everything they published has
     /// left and the subscribers had --linger seconds to read it.
     private mutating func endOfSources() -> End? {
         guard sources.allEnd else { return nil }
@@ -135,7 +135,8 @@ struct ServeLoop {
             StandardOutput.line(sources.completion)
         }
         guard let at = deliveredAt, Date().timeIntervalSince(at) >= options.linger else { return nil }
-        let ended = [sources.replays.isEmpty ? nil : "the replay", sources.pipe == nil ? nil : "the input"].compactMap { $0 }
+        let ended = [sources.replays.isEmpty ? nil : "the replay", sources.pipe == nil ? nil : "the input",
+                     sources.soundCards.isEmpty ? nil : "the capture"].compactMap { $0 }
         return End(reason: ended.joined(separator: " and ") + (ended.count == 1 ? " has" : " have") + " ended", delivered: true)
     }
 

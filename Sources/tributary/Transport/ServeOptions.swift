@@ -16,6 +16,7 @@ struct ServeOptions {
     var speed = ReplaySpeed.factor(1)
     var preload: Bool
     var stdinSpec: PipeSpec?
+    var alsaSpecs: [AlsaSpec] = []
     var waitSubscribers: Int
     var linger: Double
     var policy: SlowConsumerPolicy
@@ -31,6 +32,8 @@ struct ServeOptions {
     var controlPath: String?
     var inboxDirectory: String?
     var inboxQuota: InboxQuota?
+    /// Where to answer discovery queries (docs/PROTOCOL.md §9), or nil with --no-announce.
+    var announce: DiscoverySettings?
 
     init(_ arguments: inout Arguments) throws {
         guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
@@ -44,6 +47,7 @@ struct ServeOptions {
         speedText = try arguments.option("--speed")
         preload = arguments.flag("--preload")
         let stdinText = try arguments.option("--stdin")
+        let alsaTexts = try arguments.options("--alsa")
         waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
         linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
         let policyText = try arguments.option("--policy") ?? "drop"
@@ -63,6 +67,7 @@ struct ServeOptions {
         if inboxQuota != nil && inboxDirectory == nil {
             throw UsageError("--inbox-quota, --inbox-max-files, --inbox-session-quota and --inbox-session-max-files need --inbox DIR")
         }
+        announce = try Self.announceSettings(&arguments)
         let rest = try arguments.finish()
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
 
@@ -90,6 +95,9 @@ struct ServeOptions {
             }
             do { stdinSpec = try PipeSpec(parsing: stdinText) } catch { throw UsageError("option --stdin: \(error)") }
         }
+        for text in alsaTexts {
+            do { alsaSpecs.append(try AlsaSpec(parsing: text)) } catch { throw UsageError("option --alsa \(error)") }
+        }
         if curveSecret == nil && (curveClients != nil || curveAcceptAny) {
             throw UsageError("--curve-clients and --curve-accept-any need --curve-secret")
         }
@@ -102,19 +110,48 @@ struct ServeOptions {
     }
 }
 
-/// The sources of `tributary serve`: simulated devices, the replay's sources and the pipe.
+extension ServeOptions {
+    /// --no-announce, or the group, port and TTL to answer discovery queries on (--announce-group,
+    /// --announce-port, --announce-ttl; the defaults of docs/PROTOCOL.md §9).
+    static func announceSettings(_ arguments: inout Arguments) throws -> DiscoverySettings? {
+        let silent = arguments.flag("--no-announce")
+        let group = try arguments.option("--announce-group")
+        let port = try arguments.integer("--announce-port", "a UDP port", in: 1...65_535)
+        let ttl = try arguments.integer("--announce-ttl", "a multicast TTL", in: 0...255)
+        if silent {
+            guard group == nil && port == nil && ttl == nil else {
+                throw UsageError("--no-announce and --announce-group, --announce-port or --announce-ttl contradict each other")
+            }
+            return nil
+        }
+        do {
+            return try DiscoverySettings(group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
+                                         ttl: ttl ?? DiscoverySettings.defaultTTL)
+        } catch {
+            throw UsageError("option --announce-group: \(error)")
+        }
+    }
+}
+
+/// The sources of `tributary serve`: simulated devices, the replay's sources, the pipe and sound cards.
 struct ServeSources {
     var simulated: [SimulatedDeviceSource] = []
     var replays: [ReplaySource] = []
     var pipe: PipeSource?
+    var soundCards: [AlsaSource] = []
 
-    var all: [any Source] { simulated + replays + (pipe.map { [$0] } ?? []) }
+    var all: [any Source] { simulated + replays + (pipe.map { [$0] } ?? []) + soundCards }
 
-    /// Whether every source ends by itself (replays and the pipe): the publisher then ends with them.
-    var allEnd: Bool { simulated.isEmpty && (!replays.isEmpty || pipe != nil) }
+    /// Whether every source ends by itself (replays, the pipe, sound cards given samples=N): the
+    /// publisher then ends with them.
+    var allEnd: Bool {
+        simulated.isEmpty && soundCards.allSatisfy { $0.spec.samples != nil } && (!replays.isEmpty || pipe != nil || !soundCards.isEmpty)
+    }
 
     /// Whether every source that ends has been read to its end.
-    var allFinished: Bool { replays.allSatisfy(\.progress.finished) && (pipe?.progress.finished ?? true) }
+    var allFinished: Bool {
+        replays.allSatisfy(\.progress.finished) && (pipe?.progress.finished ?? true) && soundCards.allSatisfy(\.progress.finished)
+    }
 
     init(_ options: ServeOptions) throws {
         for text in options.simulateSpecs {
@@ -130,8 +167,23 @@ struct ServeSources {
             }
             pipe = PipeSource(spec: spec, waitForSubscribers: options.waitSubscribers)
         }
+        for spec in options.alsaSpecs {
+            let ids = Set(all.map(\.info.id))
+            guard !ids.contains(spec.id) else {
+                throw UsageError("option --alsa '\(spec.device)': source id \(spec.id) is taken by another source "
+                                 + "(\(ids.sorted().map(String.init).joined(separator: ", "))); give another id=")
+            }
+            let id = spec.id
+            do {
+                soundCards.append(try AlsaSource(spec: spec, waitForSubscribers: options.waitSubscribers) { event in
+                    printError("sound card (source \(id)): \(event.terminalSafe)")
+                })
+            } catch {
+                throw UsageError("option --alsa \(error)")
+            }
+        }
         if all.isEmpty {
-            printError("no --simulate, --replay or --stdin: serving application packages only"
+            printError("no --simulate, --replay, --stdin or --alsa: serving application packages only"
                        + (options.packages.isEmpty && options.controlPath == nil ? " (none given: subscribers receive nothing but can send)" : ""))
         }
     }
@@ -168,16 +220,26 @@ struct ServeSources {
             parts.append("input complete: \(counted(progress.framesPublished, "frame")), \(counted(progress.samplesRead, "sample")) per channel"
                          + (progress.framesRefused > 0 ? ", \(counted(progress.framesRefused, "frame")) refused at the hand-off" : ""))
         }
+        for card in soundCards {
+            let progress = card.progress
+            parts.append("capture complete (source \(card.info.id)): \(counted(progress.framesPublished, "frame")), "
+                         + "\(counted(progress.samplesRead, "sample")) per channel"
+                         + (progress.overruns > 0 ? ", \(counted(progress.overruns, "overrun")) (\(counted(progress.samplesLost, "sample")) per channel lost)" : "")
+                         + (progress.framesRefused > 0 ? ", \(counted(progress.framesRefused, "frame")) refused at the hand-off" : ""))
+        }
         return parts.joined(separator: "; ")
     }
 
-    /// Prints what the replays and the pipe met on the way (damage, a read error, a partial sample).
+    /// Prints what the replays, the pipe and the sound cards met on the way (damage, a read error, a partial sample).
     func reportProblems() {
         for replay in replays {
             for problem in replay.progress.problems { printError("replay of source \(replay.info.id): \("\(problem)".terminalSafe)") }
         }
         if let pipe {
             for problem in pipe.progress.problems { printError("standard input (source \(pipe.info.id)): \(problem.terminalSafe)") }
+        }
+        for card in soundCards {
+            for problem in card.progress.problems { printError("sound card '\(card.spec.device.terminalSafe)' (source \(card.info.id)): \(problem.terminalSafe)") }
         }
     }
 }

@@ -46,7 +46,9 @@ struct SubscriptionOptions {
 
     /// The option lines of the usage text.
     static let usageLines = """
-      ADDRESS                   the publisher: tcp://HOST:PORT or HOST:PORT
+      ADDRESS                   the publisher: tcp://HOST:PORT or HOST:PORT, or resolve:QUERY: the one
+                                publisher discovery finds in 1 s (see 'tributary resolve'), e.g.
+                                resolve:name=daq; several matching is an error that lists them
       --api-key KEY             the publisher's API key (required)
       --channels SPEC           analog channels to receive, e.g. 0-3 or 0,2,5 (an analog filter: data
                                 arrives with filter id 1)
@@ -149,25 +151,19 @@ struct SubscriptionOptions {
         return options
     }
 
-    /// Sets host and port from the positional ADDRESS.
+    /// Sets host and port from the positional ADDRESS (`resolve:QUERY` asks discovery for it).
     mutating func setAddress(_ text: String) throws {
         (host, port) = try Self.parseAddress(text)
     }
 
-    /// `tcp://HOST:PORT` or `HOST:PORT` (IPv6 hosts in brackets) into host and port; an empty host and
-    /// a port out of range are left for the Subject to refuse with errors 8 and 9.
+    /// `tcp://HOST:PORT` or `HOST:PORT` (IPv6 hosts in brackets), or `resolve:QUERY`, into host and
+    /// port (PublisherAddress, the one reader the C interface shares); an empty host and a port out of
+    /// range are left for the Subject to refuse with errors 8 and 9.
     static func parseAddress(_ text: String) throws -> (String, Int) {
-        var rest = Substring(text)
-        if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
-            throw UsageError("ADDRESS '\(text)': only tcp:// addresses are supported")
+        do { return try PublisherAddress.parse(text) } catch {
+            if error.isSyntax { throw UsageError(error.message) }
+            throw CommandError(error.message)
         }
-        guard let colon = rest.lastIndex(of: ":") else { throw UsageError("ADDRESS '\(text)': expected HOST:PORT") }
-        var host = String(rest[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard let port = Int(rest[rest.index(after: colon)...]) else {
-            throw UsageError("ADDRESS '\(text)': '\(rest[rest.index(after: colon)...])' is not a port number")
-        }
-        return (host, port)
     }
 
     /// Opens the session, sends the filters and the source selection, and starts the data.

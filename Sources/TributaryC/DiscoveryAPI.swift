@@ -1,0 +1,43 @@
+import TributaryText
+import TributaryTransport
+
+/// Asks the publishers on the local network (discovery, docs/PROTOCOL.md §9) and gives the JSON array
+/// `tributary resolve --json` prints.
+@_cdecl("tributary_resolve")
+public func tributary_resolve(_ query: UnsafePointer<CChar>?, _ timeoutSeconds: Double,
+                              _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_resolve") {
+        let result = try out(json, "json")
+        result.pointee = nil
+        guard timeoutSeconds.isFinite, timeoutSeconds >= 0.05, timeoutSeconds <= 3_600 else {
+            throw APIError(.range, "timeout_seconds \(timeoutSeconds) is not in [0.05, 3600]")
+        }
+        var match: DiscoveryMatch?
+        if let query, query.pointee != 0 {
+            do { match = try DiscoveryMatch(try string(query, "query")) } catch let error as DiscoveryFormatError {
+                throw APIError(.argument, "query: \(error)")
+            }
+        }
+        let found: DiscoveryResult
+        do { found = try DiscoveryResolver.resolve(match, timeout: timeoutSeconds) } catch {
+            throw APIError(.io, "cannot resolve: \(error)")
+        }
+        result.pointee = try ownedCString(JSON.array(found.publishers.map(discoveredJSON)).text)
+    }
+}
+
+/// A publisher as `tributary resolve --json` describes it (docs/C_API.md).
+func discoveredJSON(_ found: DiscoveredPublisher) -> JSON {
+    let p = found.description
+    return .object([
+        ("name", .string(p.name)), ("host", .string(p.host)), ("address", .string(p.address)),
+        ("auth", .string(p.authentication.rawValue)), ("answered_from", .string(found.answeredFrom)),
+        ("truncated", .bool(p.truncated)),
+        ("sources", .array(p.sources.map { s in
+            .object([("id", .uint(UInt64(s.id))), ("device", .string(s.device)), ("type", .string(s.type)),
+                     ("rate", .double(s.rate)), ("channels", .int(s.channelCount)), ("channel_names", .strings(s.channelNames)),
+                     ("unit", s.unit.map(JSON.string) ?? .null), ("units", .strings(s.units)),
+                     ("sample_type", s.sampleType.map { .string($0.description) } ?? .null)])
+        })),
+    ])
+}
