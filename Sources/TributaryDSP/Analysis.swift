@@ -42,9 +42,9 @@ public struct CrossChannelReport: Sendable {
     /// The segment length used (shortened to the record as scipy does).
     public var segmentLength: Int
     /// H1 = Pxy / Pxx with the coherence.
-    public var h1: TransferFunction
+    public var h1: TransferEstimate
     /// H2 = Pyy / Pyx (its coherence is h1's).
-    public var h2: TransferFunction
+    public var h2: TransferEstimate
 }
 
 /// What to compute for each channel: the library-level form of `tributary analyze`'s options, so

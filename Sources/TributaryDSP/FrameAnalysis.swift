@@ -145,8 +145,8 @@ extension FrameAnalysis {
             let spectra = try CrossSpectralEstimator(configuration: configuration, sampleRate: channel.sampleRate)
                 .estimate(Array(reference.record[..<n]), Array(channel.record[..<n]))
             reports[i].crossChannel = CrossChannelReport(reference: cross.reference, segmentLength: c.segmentLength,
-                                                         h1: TransferFunction(spectra: spectra, estimator: .h1),
-                                                         h2: TransferFunction(spectra: spectra, estimator: .h2))
+                                                         h1: TransferEstimate(spectra: spectra, estimator: .h1),
+                                                         h2: TransferEstimate(spectra: spectra, estimator: .h2))
         }
     }
 }

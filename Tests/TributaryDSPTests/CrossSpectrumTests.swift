@@ -36,7 +36,7 @@ import Testing
         let y = x.map { 3 * $0 }
         let configuration = CrossSpectralConfiguration.scipyDefaults(segmentLength: 256)
         for estimator in TransferEstimator.allCases {
-            let h = try TransferFunction(reference: x, response: y, sampleRate: 1000, configuration: configuration, estimator: estimator)
+            let h = try TransferEstimate(reference: x, response: y, sampleRate: 1000, configuration: configuration, estimator: estimator)
             #expect(h.frequencies.count == 129)
             for k in h.frequencies.indices {
                 #expect(abs(h.real[k] - 3) < 1e-12)
@@ -48,7 +48,7 @@ import Testing
         // Independent noise: H1 is small and the coherence far below 1; H2 = H1 / coherence.
         let z = Self.noise(8192, seed: 3)
         let spectra = try CrossSpectralEstimator(configuration: configuration, sampleRate: 1000).estimate(x, z)
-        let h1 = TransferFunction(spectra: spectra, estimator: .h1), h2 = TransferFunction(spectra: spectra, estimator: .h2)
+        let h1 = TransferEstimate(spectra: spectra, estimator: .h1), h2 = TransferEstimate(spectra: spectra, estimator: .h2)
         #expect(h1.coherence.reduce(0, +) / Double(h1.coherence.count) < 0.1)
         for k in 1..<(h1.frequencies.count - 1) {
             let m1 = hypot(h1.real[k], h1.imaginary[k]), m2 = hypot(h2.real[k], h2.imaginary[k])

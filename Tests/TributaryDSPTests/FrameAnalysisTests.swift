@@ -102,7 +102,7 @@ import TributaryWire
                 continue
             }
             let x = try #require(report.crossChannel)
-            let h = try TransferFunction(reference: reference, response: whole, sampleRate: 1000,
+            let h = try TransferEstimate(reference: reference, response: whole, sampleRate: 1000,
                                          configuration: .scipyDefaults(segmentLength: 200), estimator: .h2)
             #expect(x.reference == 1 && x.segmentLength == 200)
             #expect(x.h2 == h)

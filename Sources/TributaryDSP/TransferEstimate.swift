@@ -9,7 +9,7 @@ public enum TransferEstimator: String, Sendable, CaseIterable {
 }
 
 /// A transfer-function estimate with its magnitude-squared coherence, per frequency.
-public struct TransferFunction: Sendable, Equatable {
+public struct TransferEstimate: Sendable, Equatable {
     /// Bin frequencies in Hz.
     public var frequencies: [Double]
     /// H, real and imaginary parts.
