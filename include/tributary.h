@@ -480,6 +480,42 @@ int tributary_publisher_subscribers(tributary_publisher *publisher, int *count);
  *  handles must still be closed; pushes to them give E_HANDLE. */
 int tributary_publisher_close(tributary_publisher *publisher);
 
+/* ---- Spectral functions (docs/C_API.md, "Spectral functions") ----
+ * scipy.signal's windows, short-time transform and its inverse, and Welch auto- and cross-spectra.
+ * Arrays are row-major float64; complex values are interleaved (re, im). nperseg is the window's
+ * length (1 ... 2^22), noverlap 0 ... nperseg - 1, nfft nperseg ... 2^22; detrend 0 none, 1 constant,
+ * 2 linear. A bad argument is E_ARGUMENT with a message naming it. */
+
+/** out (count values) = scipy.signal.get_window((name, *parameters), count, fftbins=!symmetric):
+ *  boxcar, hann, hamming, blackman, blackmanharris, flattop, bartlett, tukey (one optional parameter,
+ *  alpha) and their scipy aliases; a _periodic / _symmetric suffix overrides symmetric (0 or 1). */
+int tributary_spectral_window(const char *name, const double *parameters, size_t parameter_count, size_t count,
+                              int symmetric, double *out);
+
+/** The short-time spectra of rows signals of samples values each (samples >= nperseg): out receives
+ *  rows x bins x segments complex values (bins nfft/2+1, or nfft when twosided is 1; segments
+ *  (samples - nperseg) / (nperseg - noverlap) + 1), each segment detrended, windowed, transformed and
+ *  multiplied by scale. out_count is out's length in doubles; *segments (may be NULL) the segments. */
+int tributary_stft(const double *x, size_t rows, size_t samples, const double *window, size_t nperseg, size_t noverlap,
+                   size_t nfft, int detrend, int twosided, double scale, double *out, size_t out_count, size_t *segments);
+
+/** Welch spectra of rows pairs (x[row], y[row], samples values each): pxx and pyy receive rows x bins
+ *  values (scipy.signal.welch), pxy rows x bins complex values (scipy.signal.csd(x, y): conj(X) Y).
+ *  Any output may be NULL (y NULL: pxx only). average 0 mean, 1 median; scaling 0 density, 1 spectrum;
+ *  fs > 0; bins must be nfft/2+1 (or nfft when twosided). */
+int tributary_cross_spectra(const double *x, const double *y, size_t rows, size_t samples, const double *window,
+                            size_t nperseg, size_t noverlap, size_t nfft, int detrend, int average, int scaling,
+                            int twosided, double fs, double *pxx, double *pyy, double *pxy, size_t bins);
+
+/** scipy.signal.istft of rows one-sided spectra z (each bins x segments complex values, bins = nfft/2+1):
+ *  each segment's inverse real FFT (cut to nperseg) times gain and the window, overlap-added and divided
+ *  by the overlap-added squared window where it exceeds 1e-10; out receives rows x (end - start) samples
+ *  of the nperseg + (segments - 1) * (nperseg - noverlap) long result. *nola_failures (may be NULL): the
+ *  returned samples of row 0 whose squared-window sum was at most 1e-10. */
+int tributary_istft(const double *z, size_t rows, size_t bins, size_t segments, const double *window, size_t nperseg,
+                    size_t noverlap, size_t nfft, double gain, size_t start, size_t end, double *out,
+                    size_t *nola_failures);
+
 #ifdef __cplusplus
 }
 #endif

@@ -111,6 +111,30 @@ package enum AnalysisJSON {
                 ("averages", .int(s.averages)), ("window", .string(s.window.rawValue)),
             ])))
         }
+        if let s = r.spectrogram, let c = request.spectrogram {
+            let nperseg = Swift.min(c.segmentLength, r.samples)
+            members.append(("spectrogram", .object([
+                ("nperseg", .int(nperseg)), ("noverlap", .int(c.overlap ?? nperseg / 8)), ("window", .string(c.window.rawValue)),
+                ("detrend", .string(c.detrend.rawValue)), ("scaling", .string(c.scaling.rawValue)),
+                ("frequencies", values(s.frequencies)), ("times", values(s.times)),
+                ("psd", .array(s.values.map { values($0) })),
+            ])))
+        }
+        if let x = r.crossChannel, let c = request.crossChannel {
+            var cross: [(String, JSON)] = [
+                ("reference", .int(x.reference)), ("nperseg", .int(x.segmentLength)), ("window", .string(c.configuration.window.rawValue)),
+                ("segments", .int(x.h1.segments)), ("frequencies", values(x.h1.frequencies)), ("coherence", values(x.h1.coherence)),
+            ]
+            if c.transfer {
+                for (name, h) in [("h1", x.h1), ("h2", x.h2)] {
+                    cross.append((name, .object([
+                        ("real", values(h.real)), ("imag", values(h.imaginary)),
+                        ("magnitude_db", values(h.magnitudeDB)), ("phase_rad", values(h.phase)),
+                    ])))
+                }
+            }
+            members.append((c.transfer ? "transfer" : "coherence", .object(cross)))
+        }
         let m = request.measurements
         if let t = r.tone {
             members.append(("tone", .object([("frequency", .double(t.frequency)), ("amplitude", .double(t.amplitude)), ("phase_deg", .double(t.phaseDegrees))])))
@@ -230,6 +254,27 @@ package enum AnalysisTable {
                 lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(counted(w.segments, "segment")), \(c.scaling.rawValue)): "
                              + "peak \(g(w.values[peak])) \(psdUnit) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])) \(psdUnit), "
                              + "\(counted(w.values.count, "bin")) (--json for values)")
+            }
+            if let s = r.spectrogram, let c = request.spectrogram {
+                var best = (0, 0)
+                for (t, row) in s.values.enumerated() {
+                    for k in row.indices where row[k] > s.values[best.0][best.1] { best = (t, k) }
+                }
+                let u = unit(r) == "-" ? "U" : unit(r)
+                lines.append("ch \(r.index) spectrogram (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), "
+                             + "\(counted(s.times.count, "segment")) x \(counted(s.frequencies.count, "bin"))): "
+                             + "peak \(g(s.values[best.0][best.1])) \(u)²/Hz at \(g(s.frequencies[best.1])) Hz, \(g(s.times[best.0])) s (--json for values)")
+            }
+            if let x = r.crossChannel, let c = request.crossChannel {
+                let coherence = x.h1.coherence.filter(\.isFinite)
+                let mean = coherence.isEmpty ? Double.nan : coherence.reduce(0, +) / Double(coherence.count)
+                var line = "ch \(r.index) vs ch \(x.reference) (nperseg \(x.segmentLength), \(counted(x.h1.segments, "segment"))): "
+                    + "mean coherence \(g(mean))"
+                if c.transfer, let k = x.h1.coherence.indices.max(by: { !(x.h1.coherence[$0] >= x.h1.coherence[$1]) }) {
+                    line += ", at the most coherent \(g(x.h1.frequencies[k])) Hz |H1| \(g(x.h1.magnitudeDB[k])) dB, "
+                        + "phase \(g(x.h1.phase[k] * 180 / Double.pi)) deg"
+                }
+                lines.append(line + " (--json for values)")
             }
             if let s = r.spectrum {
                 let peak = s.amplitudeRMS.indices.dropFirst().max { s.amplitudeRMS[$0] < s.amplitudeRMS[$1] } ?? 0

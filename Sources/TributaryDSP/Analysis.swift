@@ -19,6 +19,34 @@ public struct SpectrumRequest: Sendable, Equatable {
     }
 }
 
+/// Coherence or transfer functions of every channel of a source against one of its channels.
+public struct CrossChannelRequest: Sendable, Equatable {
+    /// The reference (input) channel's index.
+    public var reference: Int
+    /// H1 and H2 too (not only the coherence).
+    public var transfer: Bool
+    /// Window, overlap, detrend and average of the cross-spectra (scaling is density).
+    public var configuration: WelchConfiguration
+
+    public init(reference: Int, transfer: Bool, configuration: WelchConfiguration = WelchConfiguration()) {
+        self.reference = reference
+        self.transfer = transfer
+        self.configuration = configuration
+    }
+}
+
+/// A channel's coherence and transfer functions against the reference channel.
+public struct CrossChannelReport: Sendable {
+    /// The reference channel's index.
+    public var reference: Int
+    /// The segment length used (shortened to the record as scipy does).
+    public var segmentLength: Int
+    /// H1 = Pxy / Pxx with the coherence.
+    public var h1: TransferEstimate
+    /// H2 = Pyy / Pyx (its coherence is h1's).
+    public var h2: TransferEstimate
+}
+
 /// What to compute for each channel: the library-level form of `tributary analyze`'s options, so
 /// that files, captures and live streams are analysed by the same code.
 public struct AnalysisRequest: Sendable, Equatable {
@@ -35,6 +63,10 @@ public struct AnalysisRequest: Sendable, Equatable {
     /// Peak amplitude of a full-scale sine for the full-scale readings (ENOB_fs, dBFS); nil takes it
     /// from each channel's configured range (half of max − min).
     public var fullScale: Double?
+    /// Compute a spectrogram (scipy's `spectrogram`, psd mode) of each channel with these parameters.
+    public var spectrogram: WelchConfiguration?
+    /// Compute the coherence (and with `transfer` the H1 and H2 estimates) of each channel against a reference channel.
+    public var crossChannel: CrossChannelRequest?
 
     public init(statistics: Bool = false, welch: WelchConfiguration? = nil, spectrum: SpectrumRequest? = nil,
                 measurements: Set<AnalysisMeasurement> = [], measurement: MeasurementConfiguration = MeasurementConfiguration(),
@@ -104,6 +136,10 @@ public struct ChannelReport: Sendable {
     public var measurementWarnings: [String] = []
     /// Why requested measurements are missing (e.g. no tone in the data), or nil.
     public var measurementError: String?
+    /// The spectrogram (`AnalysisRequest.spectrogram`).
+    public var spectrogram: Spectrogram?
+    /// Coherence and transfer functions against the reference channel (not for the reference itself).
+    public var crossChannel: CrossChannelReport?
 }
 
 /// Runs an `AnalysisRequest` on channels; keeps FFT plans and scratch between channels (one per thread).

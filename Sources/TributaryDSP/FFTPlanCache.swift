@@ -84,6 +84,7 @@ public final class FFTPlanCache: Sendable {
         var count: Int
         var isDouble: Bool
         var rigor: FFTRigor
+        var inverse = false
     }
 
     private let plans = Mutex<[Key: RealPlan]>([:])
@@ -93,21 +94,30 @@ public final class FFTPlanCache: Sendable {
     /// The number of plans made so far.
     public var planCount: Int { plans.withLock { $0.count } }
 
-    func realPlan<T: FFTScalar>(count: Int, rigor: FFTRigor, of _: T.Type) throws -> RealPlan {
+    /// A real-to-complex plan, or with `inverse` a complex-to-real (half-spectrum to signal, unnormalised) plan.
+    func realPlan<T: FFTScalar>(count: Int, rigor: FFTRigor, of _: T.Type, inverse: Bool = false) throws -> RealPlan {
         precondition(T.self == Double.self || T.self == Float.self, "FFTScalar supports Double and Float only")
         let isDouble = T.self == Double.self
         // A plan of higher rigor for the same size serves a lower-rigor request just as well.
         for r in FFTRigor.allCases.reversed() where r >= rigor {
-            if let plan = plans.withLock({ $0[Key(count: count, isDouble: isDouble, rigor: r)] }) { return plan }
+            if let plan = plans.withLock({ $0[Key(count: count, isDouble: isDouble, rigor: r, inverse: inverse)] }) { return plan }
         }
         guard count >= 1, count <= Int(Int32.max) - 2 else { throw FFTError("FFT length \(count) is out of range") }
-        let key = Key(count: count, isDouble: isDouble, rigor: rigor)
+        let key = Key(count: count, isDouble: isDouble, rigor: rigor, inverse: inverse)
         let made: RealPlan = try Self.plannerLock.withLock { _ in
             if let plan = plans.withLock({ $0[key] }) { return plan }
             let n = Int32(count)
             // Planning with MEASURE/PATIENT overwrites its arrays: plan on scratch buffers of FFTW's alignment.
             let plan: OpaquePointer?
-            if isDouble {
+            if isDouble, inverse {
+                let input = fftw_alloc_complex(count / 2 + 1)!, output = fftw_alloc_real(count)!
+                defer { fftw_free(input); fftw_free(output) }
+                plan = fftw_plan_dft_c2r_1d(n, input, output, rigor.flags)
+            } else if !isDouble, inverse {
+                let input = fftwf_alloc_complex(count / 2 + 1)!, output = fftwf_alloc_real(count)!
+                defer { fftwf_free(input); fftwf_free(output) }
+                plan = fftwf_plan_dft_c2r_1d(n, input, output, rigor.flags)
+            } else if isDouble {
                 let input = fftw_alloc_real(count)!, output = fftw_alloc_complex(count / 2 + 1)!
                 defer { fftw_free(input); fftw_free(output) }
                 plan = fftw_plan_dft_r2c_1d(n, input, output, rigor.flags)

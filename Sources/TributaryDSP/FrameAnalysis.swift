@@ -112,14 +112,45 @@ public final class FrameAnalysis {
             let state = sources[id]!
             // Sources whose data never reached the analysis (filtered out, or configuration only) are left out.
             guard !state.order.isEmpty else { return nil }
+            var reports = try state.order.map { try state.channels[$0]!.report() }
+            if let cross = request.crossChannel {
+                try crossChannel(cross, state, &reports)
+            }
             return SourceAnalysis(id: id, name: state.name, sampleRate: sampleRateOverride ?? state.firstRate ?? 0,
-                                  channels: try state.order.map { try state.channels[$0]!.report() },
+                                  channels: reports,
                                   units: state.units, channelNames: state.channelNames, discontinuities: state.discontinuities)
         }
     }
 }
 
 /// Converts one row of an analog view to physical values (int16 counts × scale + offset).
+extension FrameAnalysis {
+    /// The coherence and H1/H2 of every channel of a source against its reference channel (the records
+    /// of unequal lengths are cut to the shorter, the segment to the record as scipy shortens it).
+    fileprivate func crossChannel(_ cross: CrossChannelRequest, _ state: SourceState, _ reports: inout [ChannelReport]) throws {
+        guard let referenceKey = state.order.first(where: { Int($0.index) == cross.reference }) else {
+            throw SpectralParameterError("reference channel", "\(cross.reference) is not in source \(state.id) (channels \(state.order.map { String($0.index) }.joined(separator: ", ")))")
+        }
+        let reference = state.channels[referenceKey]!
+        for (i, key) in state.order.enumerated() where key != referenceKey {
+            let channel = state.channels[key]!
+            let n = min(reference.record.count, channel.record.count)
+            guard n > 0 else { continue }
+            var c = cross.configuration
+            if c.segmentLength > n { c.segmentLength = n }
+            let overlap = c.overlap ?? c.segmentLength / 2
+            let segments = SegmentParameters(window: Window.shared(c.window, count: c.segmentLength).values,
+                                             overlap: min(overlap, c.segmentLength - 1), detrend: c.detrend, rigor: c.rigor)
+            let configuration = CrossSpectralConfiguration(segments: segments, average: c.average, scaling: .density)
+            let spectra = try CrossSpectralEstimator(configuration: configuration, sampleRate: channel.sampleRate)
+                .estimate(Array(reference.record[..<n]), Array(channel.record[..<n]))
+            reports[i].crossChannel = CrossChannelReport(reference: cross.reference, segmentLength: c.segmentLength,
+                                                         h1: TransferEstimate(spectra: spectra, estimator: .h1),
+                                                         h2: TransferEstimate(spectra: spectra, estimator: .h2))
+        }
+    }
+}
+
 func convert(_ view: AnalogView, row: Int, into out: UnsafeMutableBufferPointer<Double>) {
     switch view.format {
     case .float64:
@@ -132,12 +163,12 @@ func convert(_ view: AnalogView, row: Int, into out: UnsafeMutableBufferPointer<
     }
 }
 
-private struct ChannelKey: Hashable {
+fileprivate struct ChannelKey: Hashable {
     var index: UInt32
     var filterID: UInt32
 }
 
-private final class SourceState {
+fileprivate final class SourceState {
     let id: UInt32
     var name = ""
     var rates: [UInt32: Double] = [:]
@@ -189,7 +220,7 @@ private final class SourceState {
 }
 
 /// The streaming analysis of one channel.
-private final class ChannelState {
+fileprivate final class ChannelState {
     let index: UInt32
     let request: AnalysisRequest
     let sampleRate: Double
@@ -225,7 +256,7 @@ private final class ChannelState {
         } else {
             spectrum = nil
         }
-        if request.welch?.average == .median {
+        if request.welch?.average == .median || request.spectrogram != nil || request.crossChannel != nil {
             recordCapacity = recordLimit
         } else if !request.measurements.isEmpty {
             recordCapacity = max(measurementLength, request.welch?.segmentLength ?? 0)
@@ -256,6 +287,8 @@ private final class ChannelState {
             record.append(contentsOf: x[0..<min(x.count, recordCapacity - record.count)])
         } else if request.welch?.average == .median, x.count > 0 {
             throw SpectralParameterError("average", "median Welch keeps every sample and channel \(index) has more than \(recordLimit); use mean averaging")
+        } else if request.spectrogram != nil || request.crossChannel != nil, x.count > 0 {
+            throw SpectralParameterError("signal", "spectrograms, coherence and transfer functions keep every sample and channel \(index) has more than \(recordLimit)")
         }
     }
 
@@ -275,6 +308,11 @@ private final class ChannelState {
             }
             report.spectrum = AveragedSpectrum(frequencies: average.frequencies, amplitudeRMS: average.amplitude(.rms),
                                                averages: averager!.count, window: s.window)
+        }
+        if var c = request.spectrogram, !record.isEmpty {
+            // scipy's spectrogram overlaps segments by an eighth of the (shortened) segment by default.
+            if c.overlap == nil { c.overlap = min(c.segmentLength, record.count) / 8 }
+            report.spectrogram = try Spectrogram(record, sampleRate: sampleRate, configuration: c)
         }
         if !request.measurements.isEmpty {
             do {

@@ -98,14 +98,20 @@ final class SegmentPeriodogram<T: FFTScalar> {
     // Linear detrend: t centred on the segment's middle, and 1 / sum(t^2).
     let inverseSumT2: Double
 
-    init(segmentLength: Int, fftLength: Int, window kind: WindowKind, detrend: Detrend, rigor: FFTRigor) throws {
+    convenience init(segmentLength: Int, fftLength: Int, window kind: WindowKind, detrend: Detrend, rigor: FFTRigor) throws {
+        try self.init(fftLength: fftLength, window: Window.shared(kind, count: segmentLength, periodic: true).values,
+                      detrend: detrend, rigor: rigor)
+    }
+
+    /// A segment engine with any window (its length is the segment length), as scipy's array windows.
+    init(fftLength: Int, window values: [Double], detrend: Detrend, rigor: FFTRigor) throws {
+        let segmentLength = values.count
         self.segmentLength = segmentLength
         self.fftLength = fftLength
         self.detrend = detrend
-        let w = Window.shared(kind, count: segmentLength, periodic: true)
-        window = w.values.map { T($0) }
-        windowSum = w.sum
-        windowSumOfSquares = w.sumOfSquares
+        window = values.map { T($0) }
+        windowSum = values.reduce(0, +)
+        windowSumOfSquares = values.reduce(0) { $0 + $1 * $1 }
         fft = try RealFFT<T>(count: fftLength, rigor: rigor)
         let n = Double(segmentLength)
         inverseSumT2 = segmentLength > 1 ? 12 / (n * (n * n - 1)) : 0

@@ -84,6 +84,40 @@ import TributaryWire
         #expect(abs(try #require(channel.tone).frequency - 50) < 0.01)
     }
 
+    @Test func spectrogramAndTransferStreamedEqualTheWholeRecord() throws {
+        var request = AnalysisRequest()
+        request.spectrogram = WelchConfiguration(segmentLength: 128)
+        request.crossChannel = CrossChannelRequest(reference: 1, transfer: true, configuration: WelchConfiguration(segmentLength: 200))
+        let analysis = FrameAnalysis(request: request)
+        for frame in Self.frames(channels: 3, samples: 3000, pieces: [1, 777, 64]) { try analysis.add(frame) }
+        let channels = try analysis.finish()[0].channels
+        let reference = Self.signal(3000, channel: 1)
+        for (c, report) in channels.enumerated() {
+            let whole = Self.signal(3000, channel: c)
+            let expected = try Spectrogram(whole, sampleRate: 1000, configuration: WelchConfiguration(segmentLength: 128, overlap: 16))
+            let s = try #require(report.spectrogram)
+            #expect(s.values == expected.values && s.times == expected.times)
+            if c == 1 {
+                #expect(report.crossChannel == nil)
+                continue
+            }
+            let x = try #require(report.crossChannel)
+            let h = try TransferEstimate(reference: reference, response: whole, sampleRate: 1000,
+                                         configuration: .scipyDefaults(segmentLength: 200), estimator: .h2)
+            #expect(x.reference == 1 && x.segmentLength == 200)
+            #expect(x.h2 == h)
+        }
+        // A reference the source does not have, and a record past the limit, are errors that say so.
+        request.crossChannel!.reference = 5
+        let missing = FrameAnalysis(request: request)
+        for frame in Self.frames(channels: 2, samples: 300, pieces: [100]) { try missing.add(frame) }
+        #expect(throws: SpectralParameterError.self) { try missing.finish() }
+        let limited = FrameAnalysis(request: request, measurementLength: 100, recordLimit: 200)
+        #expect(throws: SpectralParameterError.self) {
+            for frame in Self.frames(channels: 2, samples: 300, pieces: [100]) { try limited.add(frame) }
+        }
+    }
+
     @Test func missingRateIsAnError() throws {
         let analysis = FrameAnalysis(request: AnalysisRequest(statistics: true))
         #expect(throws: SpectralParameterError.self) {

@@ -7,6 +7,8 @@
 - apply: :func:`sosfilt`, :func:`lfilter` (``axis=``, ``zi=``), :func:`sosfiltfilt`,
   :func:`filtfilt` (``padtype``, ``padlen``), :func:`sosfilt_zi`, :func:`lfilter_zi`;
 - rate change: :func:`upfirdn`, :func:`resample_poly`, :func:`decimate` (IIR and FIR);
+- spectra: :func:`spectrogram`, :func:`stft`, :func:`istft`, :func:`welch`, :func:`csd`, :func:`coherence`,
+  :func:`get_window`, and :func:`transfer` (H1/H2 transfer-function estimates with the coherence);
 - streaming: :class:`StreamFilter`, whose state carries from block to block, so a stream filtered in
   blocks equals the stream filtered whole.
 
@@ -22,10 +24,12 @@ import numbers
 from ctypes import c_size_t
 import numpy as np
 
+from ._spectral import coherence, csd, get_window, istft, spectrogram, stft, transfer, welch
 from ._native import DECIMATE_FIR, DECIMATE_IIR, FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, integer, lib, check, real
 
 __all__ = ["butter", "cheby1", "cheby2", "ellip", "bessel", "iirnotch", "firwin", "sosfilt", "lfilter", "sosfiltfilt", "filtfilt",
-           "sosfilt_zi", "lfilter_zi", "upfirdn", "resample_poly", "decimate", "StreamFilter"]
+           "sosfilt_zi", "lfilter_zi", "upfirdn", "resample_poly", "decimate", "StreamFilter",
+           "spectrogram", "stft", "istft", "welch", "csd", "coherence", "transfer", "get_window"]
 
 _PADTYPES = {None: PAD_NONE, "odd": PAD_ODD, "even": PAD_EVEN, "constant": PAD_CONSTANT}
 

@@ -31,6 +31,9 @@ struct AnalyzeOptions {
         let average = try arguments.option("--average", "mean or median") { WelchAverage(rawValue: $0) }
         let scaling = try arguments.option("--scaling", "density or spectrum") { SpectralScaling(rawValue: $0) }
         let spectrumLength = try arguments.integer("--spectrum", "a block length", in: 1...SpectralLimits.maxTransformLength)
+        let spectrogramLength = try arguments.integer("--spectrogram", "a segment length", in: 1...SpectralLimits.maxTransformLength)
+        let coherenceReference = try arguments.integer("--coherence", "a reference channel index", in: 0...Int(UInt32.max))
+        let transferReference = try arguments.integer("--transfer", "a reference channel index", in: 0...Int(UInt32.max))
         let measureText = try arguments.option("--measure")
         let harmonics = try arguments.integer("--harmonics", "a harmonic order", in: 2...1000)
         let fold = arguments.flag("--fold-aliases")
@@ -48,16 +51,27 @@ struct AnalyzeOptions {
         files = try arguments.finish()
         guard !files.isEmpty else { throw UsageError("no input files") }
 
-        if welchLength == nil {
-            if overlap != nil { throw UsageError("--overlap needs --welch") }
-            if detrend != nil || average != nil || scaling != nil { throw UsageError("--detrend, --average and --scaling need --welch") }
+        if coherenceReference != nil, transferReference != nil { throw UsageError("give --coherence or --transfer, not both (--transfer gives the coherence too)") }
+        let crossReference = transferReference ?? coherenceReference
+        if welchLength == nil && spectrogramLength == nil && crossReference == nil {
+            if overlap != nil { throw UsageError("--overlap needs --welch, --spectrogram, --coherence or --transfer") }
+            if detrend != nil || average != nil || scaling != nil {
+                throw UsageError("--detrend, --average and --scaling need --welch, --spectrogram, --coherence or --transfer")
+            }
         }
         if measureText == nil, harmonics != nil || fold || measureWindow != nil || fullScale != nil {
             throw UsageError("--harmonics, --fold-aliases, --measure-window and --full-scale need --measure")
         }
         let measurements = try Self.measurements(measureText)
-        if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty { wantStats = true }
-        if plotPath != nil && welchLength == nil && spectrumLength == nil { throw UsageError("--plot needs --welch or --spectrum") }
+        if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty && spectrogramLength == nil && crossReference == nil {
+            wantStats = true
+        }
+        if plotPath != nil && welchLength == nil && spectrumLength == nil && spectrogramLength == nil && crossReference == nil {
+            throw UsageError("--plot needs --welch, --spectrum, --spectrogram, --coherence or --transfer")
+        }
+        if logFrequency && (spectrogramLength != nil || crossReference != nil) {
+            throw UsageError("--log-frequency is for the --welch and --spectrum plot")
+        }
         if logFrequency && plotPath == nil { throw UsageError("--log-frequency needs --plot") }
         if let plotPath, !plotPath.lowercased().hasSuffix(".svg") {
             throw UsageError("option --plot: '\(plotPath)': the plot is written as SVG; give a file name ending in .svg")
@@ -71,6 +85,21 @@ struct AnalyzeOptions {
                 segmentLength: welchLength, overlap: overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
                 window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
                 scaling: scaling ?? .density, rigor: rigor)
+        }
+        if let spectrogramLength {
+            // noverlap: floor(F * N) with --overlap, else scipy's spectrogram default (nperseg // 8, set per channel).
+            request.spectrogram = WelchConfiguration(
+                segmentLength: spectrogramLength, overlap: overlap.map { Int((($0 * Double(spectrogramLength))).rounded(.down)) },
+                window: window ?? .hann, detrend: detrend ?? .constant, scaling: scaling ?? .density, rigor: rigor)
+        }
+        if let crossReference {
+            // The --welch segments when given, else scipy's csd defaults (nperseg 256, noverlap 128).
+            let length = welchLength ?? 256
+            request.crossChannel = CrossChannelRequest(
+                reference: crossReference, transfer: transferReference != nil,
+                configuration: WelchConfiguration(segmentLength: length, overlap: overlap.map { Int((($0 * Double(length))).rounded(.down)) },
+                                                  window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
+                                                  rigor: rigor))
         }
         if let spectrumLength { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
         request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5, foldAliases: fold)

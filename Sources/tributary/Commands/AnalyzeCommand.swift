@@ -12,7 +12,8 @@ enum AnalyzeCommand: Command {
     static let usage = """
     usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
                              [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
-                             [--spectrum N] [--measure LIST [--harmonics H] [--fold-aliases]
+                             [--spectrum N] [--spectrogram N] [--coherence REF | --transfer REF]
+                             [--measure LIST [--harmonics H] [--fold-aliases]
                              [--measure-window NAME] [--full-scale V]] [--channels SPEC] [--source IDS]... [--int16-scale S]
                              [--plot FILE.svg [--log-frequency]] [--json] [--jobs N]
                              [--rigor estimate|measure|patient] [--wisdom FILE]
@@ -26,7 +27,7 @@ enum AnalyzeCommand: Command {
     Files are streamed: memory does not grow with their length (measurements use the first 2^20
     samples of a channel). A file that cannot be analysed is reported by name and the others go on;
     the exit status is 1 when any file failed.
-    Without any of --stats/--welch/--spectrum/--measure, --stats is implied.
+    Without any of --stats/--welch/--spectrum/--spectrogram/--coherence/--transfer/--measure, --stats is implied.
 
       --rate HZ            sampling rate (NPY default 1, as scipy's fs; overrides configured rates)
       --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
@@ -40,6 +41,12 @@ enum AnalyzeCommand: Command {
         --scaling MODE     density (unit^2/Hz, default) or spectrum (unit^2)
       --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks,
                            N <= 4194304
+      --spectrogram N      spectrogram of each channel, segments of N samples (scipy.signal.spectrogram,
+                           psd mode; --window default hann, --overlap default 1/8, --detrend, --scaling)
+      --coherence REF      coherence of every other channel with channel REF (scipy.signal.coherence);
+                           segments of --welch N and its options, else nperseg 256, hann, half overlap
+      --transfer REF       transfer functions H1 = Pxy/Pxx and H2 = Pyy/Pyx from channel REF to every
+                           other channel (magnitude dB, phase, coherence; segments as --coherence)
       --measure LIST       comma list of tone,thd,thdn,sinad,snr,enob,sfdr (or 'all')
         --harmonics H      highest harmonic of THD (default 5)
         --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
@@ -51,7 +58,10 @@ enum AnalyzeCommand: Command {
                            listed by source id)
       --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis, as SVG
                            (the name must end in .svg): the y axis in the channels' unit (V²/Hz...),
-                           each curve named by file, device, source id, channel index and name
+                           each curve named by file, device, source id, channel index and name;
+                           with --spectrogram heat maps (time, frequency, colour bar in dB), with
+                           --transfer Bode plots (|H1|, |H2| dB, phase, coherence), with --coherence
+                           the coherence
         --log-frequency    a logarithmic frequency axis (DC is left out)
       --json               one JSON object per input file, one per line; NaN/inf are written as null
       --jobs N             analyse N files at a time (default: the number of cores); a progress bar
@@ -71,6 +81,8 @@ enum AnalyzeCommand: Command {
         analysis.decodeThreads = max(1, cores / max(1, min(files.count, options.jobs ?? cores)))
         let job = analysis
         var plotSeries: [SVGSpectrumPlot.Series] = []
+        var spectrogramPanels: [(label: String, unit: String, spectrogram: Spectrogram)] = []
+        var crossCurves: [(label: String, report: CrossChannelReport)] = []
         var failures = 0
         let progress = ProgressBar(total: files.count, enabled: isatty(STDERR_FILENO) == 1 && files.count > 1)
         var outputWorks = true
@@ -98,14 +110,32 @@ enum AnalyzeCommand: Command {
                 } else {
                     output(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
                 }
-                if options.plotPath != nil { plotSeries += SVGSpectrumPlot.Series.spectra(of: sources, file: file, fileCount: files.count) }
+                if options.plotPath != nil {
+                    // One kind of plot: the spectrograms, else the transfer functions or coherence, else the spectra.
+                    let labelled = SVGSpectrumPlot.Series.channelLabels(of: sources, file: file, fileCount: files.count)
+                    if request.spectrogram != nil {
+                        for (source, r, label) in labelled {
+                            if let s = r.spectrogram { spectrogramPanels.append((label, source.units[UInt32(r.index)] ?? "", s)) }
+                        }
+                    } else if request.crossChannel != nil {
+                        for (_, r, label) in labelled { if let x = r.crossChannel { crossCurves.append((label, x)) } }
+                    } else {
+                        plotSeries += SVGSpectrumPlot.Series.spectra(of: sources, file: file, fileCount: files.count)
+                    }
+                }
             }
             return outputWorks
         })
         progress.clear()
         guard outputWorks else { throw StandardOutputFailure() }
-        if let plotPath = options.plotPath, !plotSeries.isEmpty {
-            try writePlot(plotSeries, request: request, logFrequency: options.logFrequency, to: plotPath)
+        if let plotPath = options.plotPath {
+            if let c = request.spectrogram, !spectrogramPanels.isEmpty {
+                try writeSVG(SVGPanels.spectrograms(spectrogramPanels, title: "Spectrogram (nperseg \(c.segmentLength), \(c.window.rawValue))"), to: plotPath)
+            } else if let c = request.crossChannel, !crossCurves.isEmpty {
+                try writeSVG(crossPlot(crossCurves, request: c), to: plotPath)
+            } else if !plotSeries.isEmpty {
+                try writePlot(plotSeries, request: request, logFrequency: options.logFrequency, to: plotPath)
+            }
         }
         if let wisdom = options.wisdom {
             do { try FFTPlanCache.shared.saveWisdom(path: wisdom) } catch { throw CommandError("\(error)") }
@@ -125,14 +155,44 @@ enum AnalyzeCommand: Command {
         if units.count > 1 {
             for i in series.indices { series[i].label += " [\(series[i].unit.isEmpty ? "no unit" : series[i].unit)]" }
         }
-        let plot = SVGSpectrumPlot(
+        try writeSVG(SVGSpectrumPlot(
             title: isWelch ? "Welch \(density ? "PSD" : "power spectrum") (nperseg \(request.welch!.segmentLength), \(request.welch!.window.rawValue))"
                 : "Amplitude spectrum (N \(request.spectrum!.length), \(request.spectrum!.window.rawValue), RMS average)",
             xLabel: "Frequency (Hz)" + (logFrequency ? ", log scale" : ""),
             yLabel: isWelch ? (density ? "PSD (\(unit)²/Hz)" : "Power (\(unit)²)") : "Amplitude (\(unit) RMS)",
-            series: series, logFrequency: logFrequency)
+            series: series, logFrequency: logFrequency).render(), to: path)
+    }
+
+    /// Bode plots (|H1| and |H2| in dB, the phase in degrees, which H1 and H2 share) and the coherence
+    /// of each channel against the reference; the coherence alone without --transfer.
+    static func crossPlot(_ curves: [(label: String, report: CrossChannelReport)], request: CrossChannelRequest) -> String {
+        let coherence = curves.map { SVGSpectrumPlot.Series(label: $0.label, x: $0.report.h1.frequencies, y: $0.report.h1.coherence) }
+        let what = "nperseg \(request.configuration.segmentLength), \(request.configuration.window.rawValue)"
+        guard request.transfer else {
+            return SVGPanels.lines([("Coherence", coherence, 0...1)], title: "Coherence with ch \(request.reference) (\(what))",
+                                   xLabel: "Frequency (Hz)")
+        }
+        var magnitude: [SVGSpectrumPlot.Series] = []
+        for c in curves {
+            magnitude.append(.init(label: c.label + " H1", x: c.report.h1.frequencies, y: c.report.h1.magnitudeDB))
+            magnitude.append(.init(label: c.label + " H2", x: c.report.h2.frequencies, y: c.report.h2.magnitudeDB))
+        }
+        var phase: [SVGSpectrumPlot.Series] = []
+        for c in curves {
+            phase.append(.init(label: c.label + " H1", x: c.report.h1.frequencies, y: c.report.h1.phase.map { $0 * 180 / Double.pi }))
+            phase.append(.init(label: c.label + " H2", x: c.report.h2.frequencies, y: c.report.h2.phase.map { $0 * 180 / Double.pi }))
+        }
+        let coherencePairs = curves.flatMap { c in
+            [SVGSpectrumPlot.Series(label: c.label + " H1", x: c.report.h1.frequencies, y: c.report.h1.coherence),
+             SVGSpectrumPlot.Series(label: c.label + " H2", x: c.report.h1.frequencies, y: c.report.h1.coherence)]
+        }
+        return SVGPanels.lines([("Magnitude (dB)", magnitude, nil), ("Phase (degrees)", phase, -180...180), ("Coherence", coherencePairs, 0...1)],
+                               title: "Transfer functions from ch \(request.reference) (\(what))", xLabel: "Frequency (Hz)")
+    }
+
+    static func writeSVG(_ text: String, to path: String) throws {
         do {
-            try plot.render().write(toFile: path, atomically: true, encoding: .utf8)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
         } catch {
             throw CommandError("cannot write plot \(path): \((error as NSError).localizedDescription)")
         }

@@ -59,7 +59,7 @@ struct SVGSpectrumPlot {
         var svg = """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
         <rect width="100%" height="100%" fill="white"/>
-        <text x="\(f(left + plotW / 2))" y="22" text-anchor="middle" font-size="15">\(escape(title))</text>
+        <text x="\(f(left + plotW / 2))" y="22" text-anchor="middle" font-size="15">\(Self.escape(title))</text>
 
         """
         // Grid and tick labels: one per decade on y, about eight on x.
@@ -81,23 +81,23 @@ struct SVGSpectrumPlot {
                     let x = px(l)
                     svg += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"\(m == 1 ? "#ddd" : "#f3f3f3")\"/>\n"
                     if m == 1 || decades <= 4 {
-                        svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(tickLabel(m * pow(10, Double(decade))))</text>\n"
+                        svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(Self.tickLabel(m * pow(10, Double(decade))))</text>\n"
                     }
                 }
             }
         } else {
-            let xStep = niceStep((xMax - xMin) / 8)
+            let xStep = Self.niceStep((xMax - xMin) / 8)
             var xt = ceil(xMin / xStep) * xStep
             while xt <= xMax + xStep * 1e-9 {
                 let x = px(xt)
                 svg += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"#eee\"/>\n"
-                svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(tickLabel(xt))</text>\n"
+                svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(Self.tickLabel(xt))</text>\n"
                 xt += xStep
             }
         }
         svg += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotW))\" height=\"\(f(plotH))\" fill=\"none\" stroke=\"black\"/>\n"
-        svg += "<text x=\"\(f(left + plotW / 2))\" y=\"\(f(height - 15))\" text-anchor=\"middle\">\(escape(xLabel))</text>\n"
-        svg += "<text transform=\"translate(18 \(f(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(yLabel))</text>\n"
+        svg += "<text x=\"\(f(left + plotW / 2))\" y=\"\(f(height - 15))\" text-anchor=\"middle\">\(Self.escape(xLabel))</text>\n"
+        svg += "<text transform=\"translate(18 \(f(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">\(Self.escape(yLabel))</text>\n"
         for (i, s) in series.enumerated() {
             let colour = Self.palette[i % Self.palette.count]
             var points: [String] = []
@@ -129,26 +129,26 @@ struct SVGSpectrumPlot {
             svg += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.2\" points=\"\(points.joined(separator: " "))\"/>\n"
             let ly = top + 10 + Double(i) * 18
             svg += "<line x1=\"\(f(left + plotW + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + plotW + 36))\" y2=\"\(f(ly))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
-            svg += "<text x=\"\(f(left + plotW + 42))\" y=\"\(f(ly + 4))\">\(escape(s.label))</text>\n"
+            svg += "<text x=\"\(f(left + plotW + 42))\" y=\"\(f(ly + 4))\">\(Self.escape(s.label))</text>\n"
         }
         svg += "</svg>\n"
         return svg
     }
 
-    func niceStep(_ raw: Double) -> Double {
+    static func niceStep(_ raw: Double) -> Double {
         guard raw > 0, raw.isFinite else { return 1 }
         let p = pow(10, floor(log10(raw)))
         for m in [1.0, 2, 5, 10] where m * p >= raw { return m * p }
         return 10 * p
     }
 
-    func tickLabel(_ v: Double) -> String {
+    static func tickLabel(_ v: Double) -> String {
         if abs(v) >= 1e6 || (abs(v) < 1e-3 && v != 0) { return String(format: "%.3g", v) }
         let s = String(format: "%.6g", v)
         return s
     }
 
-    func escape(_ s: String) -> String {
+    static func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 }
@@ -160,8 +160,18 @@ extension SVGSpectrumPlot.Series {
     /// several sources, the channel index and the channel's name unless it is only a default one
     /// ("channel K", "chK").
     static func spectra(of sources: [SourceAnalysis], file: String, fileCount: Int) -> [Self] {
+        channelLabels(of: sources, file: file, fileCount: fileCount).compactMap { source, r, label in
+            let unit = source.units[UInt32(r.index)] ?? ""
+            if let w = r.welch { return .init(label: label, unit: unit, x: w.frequencies, y: w.values) }
+            if let sp = r.spectrum { return .init(label: label, unit: unit, x: sp.frequencies, y: sp.amplitudeRMS) }
+            return nil
+        }
+    }
+
+    /// Each analysed channel of a file's sources with its legend label (see `spectra`).
+    static func channelLabels(of sources: [SourceAnalysis], file: String, fileCount: Int) -> [(SourceAnalysis, ChannelReport, String)] {
         let fileName = (file as NSString).lastPathComponent
-        var series: [Self] = []
+        var labelled: [(SourceAnalysis, ChannelReport, String)] = []
         for source in sources {
             var prefix: [String] = []
             if fileCount > 1 || source.name.isEmpty || source.name == fileName { prefix.append(fileName) }
@@ -174,14 +184,9 @@ extension SVGSpectrumPlot.Series {
                    !["channel\(r.index)", "ch\(r.index)"].contains(name.lowercased().filter { $0 != " " }) {
                     label.append(name)
                 }
-                let unit = source.units[index] ?? ""
-                if let w = r.welch {
-                    series.append(.init(label: label.joined(separator: " "), unit: unit, x: w.frequencies, y: w.values))
-                } else if let sp = r.spectrum {
-                    series.append(.init(label: label.joined(separator: " "), unit: unit, x: sp.frequencies, y: sp.amplitudeRMS))
-                }
+                labelled.append((source, r, label.joined(separator: " ")))
             }
         }
-        return series
+        return labelled
     }
 }
