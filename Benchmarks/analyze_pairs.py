@@ -14,7 +14,6 @@ temporary directory unless --files gives a directory of captures. Printed per va
 for every pair and, per pair, its ratio to the first variant's.
 """
 import argparse
-import glob
 import json
 import os
 import shutil
@@ -62,6 +61,7 @@ print(json.dumps(result))
 def make_batch(directory, tributary_tool):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import numpy as np
+
     from python_bench import adc_data
     for index in range(16):
         npy, tcap = os.path.join(directory, f"batch-{index}.npy"), os.path.join(directory, f"batch-{index}.tcap")

@@ -63,12 +63,13 @@ def main():
         if r.returncode != 0:
             raise SystemExit(f"tributary {' '.join(args)}: {r.stderr}")
 
-    from nptdms import ChannelObject, GroupObject, TdmsFile, TdmsWriter
     import h5py
     import pyxdf
+    from nptdms import ChannelObject, GroupObject, TdmsFile, TdmsWriter
 
     with tempfile.TemporaryDirectory() as d:
-        path = lambda n: os.path.join(d, n)
+        def path(n):
+            return os.path.join(d, n)
         np.save(path("s.npy"), signal)
         tributary("import", path("s.npy"), "--rate", str(rate), "--out", path("s.tcap"))
         for fmt, ext in (("tdms", "tdms"), ("xdf", "xdf"), ("hdf5", "h5")):
@@ -100,7 +101,8 @@ def main():
             with h5py.File(path("o.h5"), "r") as f:
                 np.save(path("p.npy"), f[list(f.keys())[0]]["data"][()])
 
-        ours = lambda *args: (lambda: tributary(*args))
+        def ours(*args):
+            return (lambda: tributary(*args))
         cases = [
             ("tdms", "export", ours("export", path("s.tcap"), "--format", "tdms", "--out", path("t.tdms"), "--force"), "npTDMS", nptdms_write),
             ("tdms", "import", ours("import", path("o.tdms"), "--out", path("t.tcap"), "--force"), "npTDMS", nptdms_read),
@@ -132,7 +134,8 @@ def main():
 
     print(f"{a.channels} channels x {a.samples} samples float64 = {mb:.1f} MB; medians of {a.rounds} interleaved rounds, spread min-max")
     print(f"{'case':28} {'tributary MB/s':>15} {'(ms, spread)':>20} {'CPU ms':>7}   {'peer':8} {'MB/s':>9} {'(ms, spread)':>20}   ratio")
-    fmt_t = lambda v: f"{1e3 * statistics.median(v):7.1f} [{1e3 * min(v):.0f}-{1e3 * max(v):.0f}]"
+    def fmt_t(v):
+        return f"{1e3 * statistics.median(v):7.1f} [{1e3 * min(v):.0f}-{1e3 * max(v):.0f}]"
     for k, (fmt, direction, _, peer_name, _) in enumerate(cases):
         mine, peer = times[k]
         m = statistics.median(mine)

@@ -199,7 +199,7 @@ class Bench:
         rec = Proc([self.tributary, "record", address, "--api-key", "bench", "--out", path, "--duration", str(seconds)])
         rec.finish(seconds + 60)
         serve.stop()
-        summary = [l for l in rec.err if l.startswith("recorded ")]
+        summary = [line for line in rec.err if line.startswith("recorded ")]
         return path, (summary[-1].strip() if summary else "".join(rec.err)[-300:])
 
     # ---- 1. throughput --------------------------------------------------------------------------
@@ -249,7 +249,7 @@ class Bench:
         rec.finish(300)
         serve.finish(60)
         elapsed = time.perf_counter() - started
-        line = next((l for l in rec.err if l.startswith("recorded ")), "")
+        line = next((entry for entry in rec.err if entry.startswith("recorded ")), "")
         # "recorded X: N frames, M MB, G gaps (K frames missing), T s, D MB on disk; data recorded at
         # R MB/s (S s from the first data frame to the capture written and synced)": T runs from the
         # welcome to the close, so it holds the replay's start and its --linger wait; R is the data's
@@ -331,32 +331,32 @@ class Bench:
                 if name.startswith("1 KiB (8x16) lossless replay, preloaded"):
                     # Against the peers of this round's 1 KiB case (the same frames).
                     t = trib()
-                    z, l = rows["1 KiB (8x16) lossless replay"]["pyzmq"][-1], rows["1 KiB (8x16) lossless replay"]["lsl"][-1]
+                    z, lsl = rows["1 KiB (8x16) lossless replay"]["pyzmq"][-1], rows["1 KiB (8x16) lossless replay"]["lsl"][-1]
                     row["ratio_pyzmq"].append(ratio(t["mb_per_s"], z["mb_per_s"]))
-                    row["ratio_lsl"].append(ratio(t["mb_per_s"], l["mb_per_s"]))
-                    z, l = None, None
+                    row["ratio_lsl"].append(ratio(t["mb_per_s"], lsl["mb_per_s"]))
+                    z, lsl = None, None
                 elif name.startswith("1 KiB (8x16) lossless"):
                     t = trib()
                     small_frames = small_frames or t["frames"]
                     z = self.pyzmq_pair(small_frames, 8 * 16 * 8)
-                    l = self.lsl_pair(min(small_frames, LSL_MAX_CHUNKS_SMALL), 8, 16)
+                    lsl = self.lsl_pair(min(small_frames, LSL_MAX_CHUNKS_SMALL), 8, 16)
                 elif name.startswith("64 KiB lossless replay -> tributary bench") or name.startswith("64 KiB lossless replay, preloaded"):
                     # Compared with the pyzmq processes of this round's 64 KiB case (the same bytes).
                     t = trib()
                     z = rows["64 KiB lossless replay"]["pyzmq"][-1]
                     row["ratio_pyzmq"].append(ratio(t["mb_per_s"], z["mb_per_s"]))
-                    z, l = None, None
+                    z, lsl = None, None
                 else:
                     t = trib()
                     z = zmqf() if zmqf else None
-                    l = lslf() if lslf else None
+                    lsl = lslf() if lslf else None
                 row["tributary"].append(t)
                 if z:
                     row["pyzmq"].append(z)
                     row["ratio_pyzmq"].append(ratio(t["mb_per_s"], z["mb_per_s"]))
-                if l:
-                    row["lsl"].append(l)
-                    row["ratio_lsl"].append(ratio(t["mb_per_s"], l["mb_per_s"]))
+                if lsl:
+                    row["lsl"].append(lsl)
+                    row["ratio_lsl"].append(ratio(t["mb_per_s"], lsl["mb_per_s"]))
         print(f"\nProcess to process throughput, tcp loopback, {rounds} interleaved rounds: median (min-max) MB/s of samples")
         versions = ""
         for name, row in rows.items():
@@ -489,8 +489,8 @@ class Bench:
         for n in counts:
             t = self.fanout_tributary(n, rate, seconds)
             z = self.fanout_pyzmq(n, rate, seconds)
-            l = self.fanout_lsl(n, rate, seconds) if not a.no_lsl else None
-            rows[n] = {"tributary": t, "pyzmq": z, "lsl": l}
+            lsl = self.fanout_lsl(n, rate, seconds) if not a.no_lsl else None
+            rows[n] = {"tributary": t, "pyzmq": z, "lsl": lsl}
 
             def fmtcpu(v):
                 return f"{v:.2f}" if v is not None else "-"
@@ -499,9 +499,9 @@ class Bench:
                   f"lost {t['announced']} announced / {t['unaccounted']} unaccounted")
             print(f"                   pyzmq PUB/SUB {z['per_subscriber']:.0f} (min {z['min']:.0f}), "
                   f"{fmtcpu(z['cpu_us_per_frame_per_sub'])} µs, p99 {z['p99_us']:.0f} µs, lost {z['lost']}")
-            if l:
-                print(f"                   LSL {l['per_subscriber']:.0f} (min {l['min']:.0f}), "
-                      f"{fmtcpu(l['cpu_us_per_frame_per_sub'])} µs, p99 {l['p99_us']:.0f} µs, lost {l['lost']:.0f} chunks")
+            if lsl:
+                print(f"                   LSL {lsl['per_subscriber']:.0f} (min {lsl['min']:.0f}), "
+                      f"{fmtcpu(lsl['cpu_us_per_frame_per_sub'])} µs, p99 {lsl['p99_us']:.0f} µs, lost {lsl['lost']:.0f} chunks")
         self.results["fanout"] = rows
 
     # ---- 3. latency curve -----------------------------------------------------------------------
@@ -548,10 +548,10 @@ class Bench:
                 i = self.latency_tributary(rate, a.latency_seconds, inline=True)
                 rows[rate]["inline"].append(i)
                 if not a.no_lsl:
-                    l = self.latency_lsl(rate, a.latency_seconds)
-                    rows[rate]["lsl"].append(l)
-                    rows[rate]["p50_ratio"].append(ratio(t.get("p50"), l.get("p50")))
-                    rows[rate]["inline_p50_ratio"].append(ratio(i.get("p50"), l.get("p50")))
+                    lsl = self.latency_lsl(rate, a.latency_seconds)
+                    rows[rate]["lsl"].append(lsl)
+                    rows[rate]["p50_ratio"].append(ratio(t.get("p50"), lsl.get("p50")))
+                    rows[rate]["inline_p50_ratio"].append(ratio(i.get("p50"), lsl.get("p50")))
         for rate, row in rows.items():
             t = row["tributary"]
             print(f"  {rate:6d} frames/s: tributary serve -> bench p50 {median_spread([x.get('p50') for x in t])}, "
@@ -567,10 +567,10 @@ class Bench:
                 print("                    (serve's simulated source produced fewer frames than offered (delivered + announced "
                       "lost): it could not generate them in time, and the latency includes how far behind it fell)")
             if row["lsl"]:
-                l = row["lsl"]
-                print(f"                    LSL push_chunk -> pull_chunk p50 {median_spread([x['p50'] for x in l])}, "
-                      f"p99 {median_spread([x['p99'] for x in l])}, p99.9 {median_spread([x['p999'] for x in l])}; "
-                      f"delivered {median_spread([x['delivered'] for x in l])} chunks/s; p50 ratio {median_spread(row['p50_ratio'])}")
+                lsl = row["lsl"]
+                print(f"                    LSL push_chunk -> pull_chunk p50 {median_spread([x['p50'] for x in lsl])}, "
+                      f"p99 {median_spread([x['p99'] for x in lsl])}, p99.9 {median_spread([x['p999'] for x in lsl])}; "
+                      f"delivered {median_spread([x['delivered'] for x in lsl])} chunks/s; p50 ratio {median_spread(row['p50_ratio'])}")
         self.results["latency"] = rows
 
 

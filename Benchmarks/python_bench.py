@@ -107,9 +107,10 @@ def run(work):
     parser.add_argument("--files", type=int, default=16)
     arguments = parser.parse_args()
 
-    import tributary
     import nptdms
     import pyxdf
+
+    import tributary
 
     data = adc_data(8, 1 << 20, seed=1)
     npy, tcap = os.path.join(work, "data.npy"), os.path.join(work, "data.tcap")

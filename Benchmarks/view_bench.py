@@ -16,8 +16,8 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import struct
+import subprocess
 import sys
 import time
 

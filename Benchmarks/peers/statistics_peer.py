@@ -48,7 +48,10 @@ x = np.random.default_rng(1).normal(size=(channels, n))
 times = []
 for _ in range(reps + 2):
     t = time.perf_counter()
-    x.min(axis=1); x.max(axis=1); x.mean(axis=1); x.std(axis=1)
+    x.min(axis=1)
+    x.max(axis=1)
+    x.mean(axis=1)
+    x.std(axis=1)
     times.append(time.perf_counter() - t)
 with tempfile.TemporaryDirectory() as tmp:
     src, exe = os.path.join(tmp, "stats.c"), os.path.join(tmp, "stats")

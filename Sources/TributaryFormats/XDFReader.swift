@@ -76,7 +76,8 @@ struct XDFReader {
         countSamples()
         while src.remaining > 0 {
             let chunkStart = src.offset
-            guard let length = try? Self.varlen(&src, "chunk length"), length >= 2, length <= src.remaining else { break }  // truncated tail
+            // a truncated tail ends the walk
+            guard let length = try? Self.varlen(&src, "chunk length"), length >= 2, length <= src.remaining else { break }
             var c = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<(src.offset + length)]), file: file, offset: src.offset)
             src.offset += length
             let tagValue = try c.u16("chunk tag")

@@ -6,7 +6,6 @@ its sources, then plays a script: a list of frames, each a function of the sessi
 number (so that a script can also forge sequence numbers). It ends with a normal close unless the
 script says otherwise. Everything is bounded in time.
 """
-import struct
 import threading
 import time
 
@@ -136,7 +135,8 @@ def block(n=100, value=0.5, channels=2):
 def scripts():
     """Every attack the suite runs: name -> (script, sources). Each is hostile in one field."""
     good = [Step("analog", block()) for _ in range(5)]
-    nan_config = lambda rate: ((1, "dev", channel_config(rate=rate)),)
+    def nan_config(rate):
+        return ((1, "dev", channel_config(rate=rate)),)
     out = {
         # Gap notices whose missing counts add up past 2^64.
         "gap-counts-overflow": (good + [Step("gap", w.gap(10, U64)), Step("gap", w.gap(10, U64))] + good, None),

@@ -237,7 +237,8 @@ class AnalyzeInterop(unittest.TestCase):
         args = ("--rate", 1000, "--stats", "--welch", 256, "--measure", "tone,thd,sinad")
         [from_npy] = run_json(self.random_path, *args)
         [from_capture] = run_json(capture, *args)
-        drop_units = lambda channels: [{k: v for k, v in c.items() if k != "unit"} for c in channels]
+        def drop_units(channels):
+            return [{k: v for k, v in c.items() if k != "unit"} for c in channels]
         self.assertEqual(drop_units(from_capture["sources"][0]["channels"]), from_npy["sources"][0]["channels"])
         self.assertEqual(from_capture["warnings"], [])
         # A damaged capture is still analysed: the damaged chunk is skipped and named.

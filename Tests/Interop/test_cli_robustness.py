@@ -18,9 +18,9 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
-import socket
 import tempfile
 import time
 import unittest
@@ -98,7 +98,8 @@ class CLIRobustnessTests(unittest.TestCase):
         cls.directory = tempfile.mkdtemp(prefix="tributary-robust-")
         # A frame file of two sources, written from the spec: source 2 (int16) comes first, then
         # source 1 (float64); each has 4 channels; plus a message and an XML frame with hostile text.
-        config = lambda rate: [(i, 0, rate, -10.0, 10.0, f"ai{i}", "V") for i in range(4)]
+        def config(rate):
+            return [(i, 0, rate, -10.0, 10.0, f"ai{i}", "V") for i in range(4)]
         rows = [[float((i * 7 + k) % 13) for k in range(2048)] for i in range(4)]
         counts = [[(i * 5 + k) % 100 - 50 for k in range(2048)] for i in range(4)]
         frames = [

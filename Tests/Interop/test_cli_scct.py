@@ -22,7 +22,6 @@ import numpy as np
 
 from tool_process import TIMEOUT, TRIBUTARY, Serve
 
-
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 
@@ -199,7 +198,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         server.wait_for("control line 11: published")
         out, err = subscriber.communicate(timeout=TIMEOUT)
         self.assertEqual(subscriber.returncode, 0, err)
-        packages = [json.loads(l) for l in out.splitlines()]
+        packages = [json.loads(row) for row in out.splitlines()]
         by_kind = self.assert_every_kind(packages)
         strings = [a["content"] for a in by_kind["array"] if a["content"]["element_type"] == "string"][0]
         self.assertEqual(strings["elements"], [["a", "b"], ["ç", ""]])
@@ -222,7 +221,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
                 f.write(json.dumps({"kind": "message", "text": text}) + "\n")
             server.wait_for("control line")
         out, err = subscriber.communicate(timeout=TIMEOUT)
-        texts = [json.loads(l)["content"]["text"] for l in out.splitlines() if json.loads(l)["kind"] == "message"]
+        texts = [json.loads(line)["content"]["text"] for line in out.splitlines() if json.loads(line)["kind"] == "message"]
         self.assertEqual(texts, ["first writer", "second writer"], err)
 
     # -- subscriber -> publisher -------------------------------------------------------------------
@@ -235,7 +234,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
     def assert_inbox(self, inbox, sessions):
         """Each session's packages in inbox/packages.jsonl, the files stored under sanitised names."""
         with open(os.path.join(inbox, "packages.jsonl")) as f:
-            records = [json.loads(l) for l in f]
+            records = [json.loads(line) for line in f]
         self.assertEqual(sorted({r["session"] for r in records}), sorted(sessions))
         for session in sessions:
             mine = [r for r in records if r["session"] == session]
@@ -264,7 +263,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
                                *self.send_options())
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = [server.wait_for("from session") for _ in range(14)]
-        sessions = sorted({int(l.split()[2].rstrip(":")) for l in lines})
+        sessions = sorted({int(line.split()[2].rstrip(":")) for line in lines})
         self.assertEqual(len(sessions), 2)
         records, stored = self.assert_inbox(inbox, sessions)
         # The second data.bin did not overwrite the first.
@@ -272,7 +271,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         for name in ("data.bin", "data-1.bin"):
             with open(os.path.join(inbox, name), "rb") as f:
                 self.assertEqual(f.read(), self.blob)
-        self.assertTrue(any("message" in l and "héllo, publisher" in l for l in lines))
+        self.assertTrue(any("message" in line and "héllo, publisher" in line for line in lines))
 
     def test_a_sent_file_is_stored_in_the_inbox_under_its_base_name(self):
         """--send-file sends the base name of its path (a peer's hostile names are refused by the
@@ -335,7 +334,7 @@ class SCCTFromTheCommandLine(unittest.TestCase):
         # and went on with the same filter id.
         out, err = subscribe.communicate(timeout=TIMEOUT)
         self.assertEqual(subscribe.returncode, 0, err)
-        packages = [json.loads(l) for l in out.splitlines()]
+        packages = [json.loads(line) for line in out.splitlines()]
         losses = [i for i, p in enumerate(packages) if p["kind"] == "close"]
         self.assertTrue(losses, "no close line for the ended session")
         self.assertEqual(packages[losses[0]]["content"], {"code": 0, "reason": "terminated (SIGTERM)"})

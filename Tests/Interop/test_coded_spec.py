@@ -137,6 +137,7 @@ def one_frame_capture(path, fmt, raw, stored, capture_version=4, sample_bytes=No
     of one channel whose samples are `raw` (format `fmt`), its numeric stream stored as `stored`
     with the coded transform (`sample_bytes`: the descriptor's, by default len(raw))."""
     import struct
+
     import capture_spec as cs
     import wire_spec as ws
     size = cs.SIZES[fmt]

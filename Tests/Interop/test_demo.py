@@ -73,7 +73,8 @@ class Demo(unittest.TestCase):
         edge = rendered_upper_edge(svg, int(left) + 2, int(left + width) - 2)
         self.assertIsInstance(edge, list, edge)
         height = np.array([np.nan if y is None else -y for y in edge])  # higher on screen: larger
-        column = lambda f: int(round(a + b * np.log10(f) - (int(left) + 2)))
+        def column(f):
+            return int(round(a + b * np.log10(f) - (int(left) + 2)))
         peaks = [50, 100, 150, 200, 300]
         found = []
         for f in peaks:

@@ -5,8 +5,8 @@ import json
 import os
 import struct
 import subprocess
-import time
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -140,7 +140,8 @@ class FormatExportTests(unittest.TestCase):
         run("import", npy, "--rate", "1000", "--out", tcap)
         for start, duration in ((0, None), (0.5, 1.0), (12.3, 0.0001), (45.0, 10.0), (4.096, 4.096), (8.1915, None),
                                 (100, 100.0005), (199.9, None), (1000, None), (3, 0)):
-            half_up = lambda x: int(np.floor(x + 0.5))  # the tool rounds halves away from zero
+            def half_up(x):  # the tool rounds halves away from zero
+                return int(np.floor(x + 0.5))
             first = min(data.shape[1], half_up(start * 1000))
             end = data.shape[1] if duration is None else min(data.shape[1], first + half_up(duration * 1000))
             args = ["--start", str(start)] + ([] if duration is None else ["--duration", str(duration)])
@@ -335,7 +336,7 @@ def minimal_xdf(path, streams):
     codes = {"float32": "f", "int16": "h"}
     out = b"XDF:" + xdf_chunk(1, b'<?xml version="1.0"?><info><version>1.0</version></info>')
     for s in streams:
-        channels = "".join(f"<channel><label>{l}</label><unit>{u}</unit></channel>" for l, u in zip(s["labels"], s["units"]))
+        channels = "".join(f"<channel><label>{label}</label><unit>{u}</unit></channel>" for label, u in zip(s["labels"], s["units"]))
         xml = (f'<?xml version="1.0"?><info><name>{s["name"]}</name><type>EEG</type><channel_count>{len(s["labels"])}</channel_count>'
                f'<nominal_srate>{s["rate"]}</nominal_srate><channel_format>{s["fmt"]}</channel_format>'
                f'<desc><channels>{channels}</channels></desc></info>')
@@ -367,7 +368,7 @@ class FormatImportTests(unittest.TestCase):
         self.dir.cleanup()
 
     def test_nptdms_written_file_imports_and_analyses(self):
-        from nptdms import TdmsWriter, ChannelObject, GroupObject, RootObject
+        from nptdms import ChannelObject, GroupObject, RootObject, TdmsWriter
         rng = np.random.default_rng(3)
         t = np.arange(20000) / 10000.0
         signal = np.stack([np.sin(2 * np.pi * 50 * t), 0.5 * np.cos(2 * np.pi * 120 * t) + rng.normal(scale=0.01, size=t.size)])
@@ -415,7 +416,7 @@ class FormatImportTests(unittest.TestCase):
         # DAQmx and loggers append a segment per buffer: 60 segments of uneven sizes, a property changed
         # midway, one channel's type float32, metadata written only when it changes (npTDMS writes
         # "reuse the previous index" for unchanged raw data indexes).
-        from nptdms import TdmsWriter, ChannelObject, GroupObject
+        from nptdms import ChannelObject, GroupObject, TdmsWriter
         rng = np.random.default_rng(6)
         sizes = rng.integers(1, 700, size=60)
         n = int(sizes.sum())
@@ -578,7 +579,7 @@ class ExtractTests(unittest.TestCase):
 
         def jsonl(name):
             with open(os.path.join(out, name)) as f:
-                return [json.loads(l) for l in f]
+                return [json.loads(line) for line in f]
         messages = jsonl("messages.jsonl")
         self.assertEqual([(m["source_id"], m["sequence"], m["timestamp_ns"], m["content"]["code"], m["content"]["text"]) for m in messages],
                          [(0, 1, T0, 7, "Grüße"), (1, 3, T0 + 10000, 1, "from source 1")])
@@ -721,8 +722,9 @@ class FilterCaptureTests(unittest.TestCase):
 
 class ReplaySourceZeroTests(unittest.TestCase):
     def test_replay_publishes_source_zero_packages(self):
-        from test_transport_cli import Server, run as run_cli
         import hashlib
+
+        from test_transport_cli import Server, run as run_cli
         with tempfile.TemporaryDirectory() as directory:
             capture = os.path.join(directory, "r.tcap")
             config = ws.frame("configuration", ws.configuration("dev", "sim", [(0, 0, 1000.0, -1, 1, "ai0", "V")], []),
@@ -739,7 +741,7 @@ class ReplaySourceZeroTests(unittest.TestCase):
             server = Server("--replay", capture, "--speed", "max", "--linger", "0.5")
             try:
                 result = run_cli("subscribe", server.address, "--api-key", "k", "--json", "--duration", "10")
-                packages = [json.loads(l) for l in result.stdout.splitlines() if l.startswith("{")]
+                packages = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
                 replayed = 256  # the header's 'replayed' flag
                 zero_kinds = [p["kind"] for p in packages if p["source_id"] == 0 and p["flags"] & replayed]
                 self.assertEqual(zero_kinds, ["message", "xml", "file"], result.stdout[-2000:] + result.stderr)

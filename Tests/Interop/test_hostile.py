@@ -9,6 +9,7 @@ import math
 import os
 import socket
 import struct
+import subprocess
 import threading
 import time
 import unittest
@@ -16,9 +17,7 @@ import unittest
 import zmq
 
 import wire_spec as w
-import subprocess
-
-from test_transport_cli import Server, TRIBUTARY
+from test_transport_cli import TRIBUTARY, Server
 
 KEY = "k"
 DEVICE = "id=1,name=victim-feed,rate=2000,channels=4,freq=50,amp=1,noise=0.01,block=100"

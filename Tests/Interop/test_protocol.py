@@ -4,7 +4,6 @@ import json
 import os
 import pathlib
 import re
-import struct
 import subprocess
 import tempfile
 import unittest

@@ -6,8 +6,6 @@ included, and the subscriber reports a lost connection although the publisher se
 The publisher must keep the connection until the subscriber has read its close (or a deadline).
 """
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -68,6 +66,7 @@ class SourceZeroReplayTests(unittest.TestCase):
         image frames are replayed under id 0 by the replay source of the lowest id, its other frames
         (analog, error, …) are not."""
         import struct
+
         import capture_spec as cs
         t0 = 1_764_489_600_000_000_000
         config = w.frame("configuration", w.configuration("daq", "sim", [(0, 0, 100.0, -1.0, 1.0, "a", "V")], []),
@@ -112,6 +111,7 @@ class ReplayedConfigurationTests(unittest.TestCase):
         received. Compared with the first one only, a change A -> B -> A replayed as A, B: the
         subscribers were left with B for data recorded under A."""
         import struct
+
         import capture_spec as cs
         t0 = 1_764_489_600_000_000_000
 

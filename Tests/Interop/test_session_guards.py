@@ -85,8 +85,9 @@ class CreditIsExact(unittest.TestCase):
     after credit(M): never one frame beyond what each credit grants."""
 
     def setUp(self):
-        import tempfile
         import subprocess
+        import tempfile
+
         from test_transport_cli import TRIBUTARY
         self.directory = tempfile.TemporaryDirectory()
         capture = f"{self.directory.name}/replay.tcap"

@@ -6,8 +6,8 @@ and text, recordings that `inspect` and `export` read (numpy finds the simulated
 replay at full speed that reproduces every recorded frame bit for bit, and a killed publisher.
 """
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import subprocess

@@ -366,7 +366,8 @@ class BrowserTests(unittest.TestCase):
 
     def test_4_choosing_a_channel_changes_the_filter(self):
         self.assertIn("filter 1 '0,1;1'", self.driver.find_element("id", "filters").text)
-        box = lambda channel: self.driver.find_element("css selector", f"#sources input[data-channel='{channel}']")
+        def box(channel):
+            return self.driver.find_element("css selector", f"#sources input[data-channel='{channel}']")
         self.assertEqual(len(self.driver.find_elements("css selector", "#sources input[type=checkbox]")), 3)
         box(0).click()  # hide channel 0
         wait_until(lambda: "filter 1 '1;1'" in self.driver.find_element("id", "filters").text, what="filter 1 changed to 1")

@@ -23,7 +23,7 @@ import zlib
 import numpy as np
 
 from browser import chromium, wait_until
-from tool_process import TIMEOUT, Serve, ToolProcess
+from tool_process import Serve, ToolProcess
 
 TRACE_RGB = (0x1F, 0x77, 0xB4)  # the page's colour of the first shown channel
 FRAME_RGB = (0xD0, 0xD5, 0xDD)  # the plot's frame

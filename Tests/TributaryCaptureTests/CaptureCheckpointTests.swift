@@ -83,7 +83,8 @@ import TributaryWire
             #expect(reader.damage.map(\.offset) == [victim.offset])
             // repair keeps everything else
             let repaired = dir + "/repaired.tcap"
-            let report = try CaptureRecovery.repair(input: path, output: repaired, replace: true)  // repaired twice: the second replaces the first
+            // repaired twice: the second replaces the first
+            let report = try CaptureRecovery.repair(input: path, output: repaired, replace: true)
             #expect(report.recordsKept == clean.index.count - 1)
             #expect(framesBySource(try CaptureReader(path: repaired)) == expected)
         }

@@ -23,7 +23,8 @@ struct RadixSortTests {
             case 0: return Double.random(in: -1...1, using: &generator)
             case 1: return Double(Int.random(in: -5...5, using: &generator)) * 0.25   // duplicates
             case 2: return specials[i % specials.count]
-            default: return Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator) & ~(0x7FF << 52)) // subnormal or zero, either sign
+            // subnormal or zero, either sign
+            default: return Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator) & ~(0x7FF << 52))
             }
         }
         values.shuffle(using: &generator)

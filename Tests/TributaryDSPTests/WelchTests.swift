@@ -80,7 +80,8 @@ import Testing
             for c in 0..<channels {
                 let got = w.estimate(channel: c)!.values, want = whole.estimate(channel: c)!.values
                 let scale = want.max()!
-                #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 1e-13 * scale }, "channel \(c), cut \(sizes.count) blocks")  // tolerance: 1e-13 of the max (plans' roundoff)
+                // tolerance: 1e-13 of the max (plans' roundoff)
+                #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 1e-13 * scale }, "channel \(c), cut \(sizes.count) blocks")
             }
         }
         for c in 0..<channels {

@@ -11,9 +11,10 @@ Any captures work: `make demo` prints where it wrote demo.tcap, and `tributary i
 import os
 import sys
 
+from dask.distributed import Client, LocalCluster
+
 import tributary
 import tributary.batch
-from dask.distributed import Client, LocalCluster
 
 
 def main(paths):

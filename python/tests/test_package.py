@@ -4,9 +4,9 @@ The release binary is named by the environment variable TRIBUTARY, the library b
 (`make python-tests` sets both). Captures are made with `tributary import`; what the package reads
 must be bit-exact to `tributary export`, what it analyses equal to `tributary analyze --json`.
 """
+import hashlib
 import json
 import os
-import hashlib
 import subprocess
 import sys
 import tempfile
@@ -161,7 +161,8 @@ class PackageTests(unittest.TestCase):
         import wire_spec as ws
 
         content = bytes(range(200))
-        channel = lambda i: (i, 0, 1000.0, -1.0, 1.0, f"ai{i}", "V")
+        def channel(i):
+            return (i, 0, 1000.0, -1.0, 1.0, f"ai{i}", "V")
         frames = [
             ws.frame("configuration", ws.configuration("dev", "sim", [channel(0), channel(1)], [(0, 1, "do0")]), sequence=0, source_id=1),
             ws.frame("analog", ws.analog_f64([0, 1], [[1.0, 2.0], [3.0, 4.0]]), sequence=1, source_id=1),
@@ -249,7 +250,8 @@ class PackageTests(unittest.TestCase):
         import capture_spec as cs
         import wire_spec as ws
 
-        channel = lambda i: (i, 0, rate, -10.0, 10.0, f"ai{i}", "V")
+        def channel(i):
+            return (i, 0, rate, -10.0, 10.0, f"ai{i}", "V")
         frames = [ws.frame("configuration", ws.configuration("dev", "sim", [channel(0), channel(1)], []), sequence=0,
                            source_id=3, timestamp_ns=self.T0)]
         if timestamps is None:
@@ -367,7 +369,8 @@ class PackageTests(unittest.TestCase):
                 if read is not None:
                     self.assertEqual(got.value, read)
 
-            times = lambda source, first, count, buf, size: lib.tributary_capture_times(handle, source, first, count, buf, size, byref(got))
+            def times(source, first, count, buf, size):
+                return lib.tributary_capture_times(handle, source, first, count, buf, size, byref(got))
             status(times(3, 4196, 8, buffer, 64), _native.OK, 8)
             self.assertEqual([round(t * 1e3) for t in buffer], [4196, 4197, 4198, 4199, 7800, 7801, 7802, 7803])
             status(times(3, 8398, 8, buffer, 64), _native.OK, 2)             # the data ends first
@@ -565,11 +568,11 @@ class PackageTests(unittest.TestCase):
         lists = tributary.analyze(self.captures["f64"], **options)
         arrays = tributary.analyze(self.captures["f64"], arrays="numpy", **options)
         (cli,) = cli_analyze(self.captures["f64"], "--welch", 1024, "--spectrum", 4096, "--rate", 1000)
-        for l, a, c in zip(lists["sources"][0]["channels"], arrays["sources"][0]["channels"], cli["sources"][0]["channels"]):
+        for listed, a, c in zip(lists["sources"][0]["channels"], arrays["sources"][0]["channels"], cli["sources"][0]["channels"]):
             for group, member in (("welch", "frequencies"), ("welch", "psd"), ("spectrum", "amplitude_rms")):
                 self.assertIsInstance(a[group][member], np.ndarray)
                 self.assertEqual(a[group][member].dtype, np.float64)
-                self.assertEqual(l[group][member], c[group][member])
+                self.assertEqual(listed[group][member], c[group][member])
                 self.assertEqual(a[group][member].tolist(), c[group][member])
         with self.assertRaises(ValueError):
             tributary.analyze(self.captures["f64"], arrays="dict")
@@ -629,7 +632,7 @@ class PackageTests(unittest.TestCase):
         import ctypes
         from ctypes import byref, c_uint32, c_uint64, c_void_p
 
-        from tributary import _native, publisher, subscription
+        from tributary import _native, subscription
 
         lib = _native.lib()
         subscription._declare(lib)
@@ -648,8 +651,8 @@ class PackageTests(unittest.TestCase):
             buffer = (ctypes.c_double * 8)()
             read = c_uint64()
             two = (c_uint32 * 2)(0, 1)
-            r = lambda channels, n, first, count, type_, buf, size: lib.tributary_capture_read(
-                handle, 1, channels, n, first, count, type_, buf, size, byref(read))
+            def r(channels, n, first, count, type_, buf, size):
+                return lib.tributary_capture_read(handle, 1, channels, n, first, count, type_, buf, size, byref(read))
             status(r(None, 2, 0, 1, _native.FLOAT64, buffer, 64), _native.E_ARGUMENT)       # channels NULL, count 2
             status(r(two, 2, 0, 8, _native.FLOAT64, buffer, 64), _native.E_BUFFER)          # 2 x 8 doubles > 64 bytes
             status(r(two, 2, 0, 4, _native.FLOAT64, None, 64), _native.E_ARGUMENT)          # NULL buffer

@@ -26,7 +26,7 @@ class Server:
         self.process = subprocess.Popen([BIN, "serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", *args],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.lines = lines = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(l) for l in self.process.stdout], daemon=True).start()
+        threading.Thread(target=lambda: [lines.put(output_line) for output_line in self.process.stdout], daemon=True).start()
         deadline = time.monotonic() + TIMEOUT
         while True:
             line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
@@ -231,7 +231,8 @@ class SubscribeTests(unittest.TestCase):
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
-            path = lambda name: os.path.join(tmp, name)
+            def path(name):
+                return os.path.join(tmp, name)
             for name in ("server", "client", "other"):
                 subprocess.run([BIN, "keygen", "--out", path(name)], check=True, capture_output=True, timeout=TIMEOUT)
             with open(path("client.pub"), encoding="utf-8") as source, open(path("allowed.txt"), "w", encoding="utf-8") as out:

@@ -11,14 +11,23 @@ filters and the analysis are the Swift implementation the command-line tool runs
 The library is found through the environment variable TRIBUTARY_LIBRARY, else the copy `make python`
 installs beside the package.
 """
-from ._native import (AnalysisError, ArgumentError, CaptureIOError, FormatError, HandleError, RangeError,
-                      SampleTypeError, TributaryError, version)
+from . import batch
+from ._native import (
+    AnalysisError,
+    ArgumentError,
+    CaptureIOError,
+    FormatError,
+    HandleError,
+    RangeError,
+    SampleTypeError,
+    TributaryError,
+    version,
+)
 from .analysis import analyze
 from .capture import Capture, Channel, Gap, Package, Source, open
-from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
 from .publisher import PublishedSource, Publisher, QueueFullError
 from .discovery import resolve
-from . import batch
+from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
 
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",

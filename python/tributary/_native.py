@@ -191,15 +191,15 @@ def lib() -> ctypes.CDLL:
         return loaded
 
 
-def declare(l: ctypes.CDLL, name: str, restype, *argtypes) -> None:
+def declare(library: ctypes.CDLL, name: str, restype, *argtypes) -> None:
     """Sets the result and argument types of the library's function ``name``."""
-    fn = getattr(l, name)
+    fn = getattr(library, name)
     fn.restype = restype
     fn.argtypes = list(argtypes)
 
 
-def _declare(l: ctypes.CDLL) -> None:
-    f = functools.partial(declare, l)
+def _declare(library: ctypes.CDLL) -> None:
+    f = functools.partial(declare, library)
 
     pp = POINTER(c_void_p)
     f("tributary_version", c_char_p)

@@ -21,9 +21,9 @@ def resolve(query: Optional[str] = None, timeout: float = 1.0) -> List[Dict[str,
     QUERY``, e.g. ``"name=daq"`` or ``"source=EEG"``. ``subscribe("resolve:QUERY", ...)`` connects to
     the one publisher a query matches."""
     global _declared
-    l = lib()
+    library = lib()
     if not _declared:
-        _native.declare(l, "tributary_resolve", c_int, c_char_p, c_double, POINTER(c_void_p))
+        _native.declare(library, "tributary_resolve", c_int, c_char_p, c_double, POINTER(c_void_p))
         _declared = True
     if query is not None and not isinstance(query, str):
         raise TypeError(f"query must be a str or None, not {type(query).__name__}")
@@ -31,5 +31,5 @@ def resolve(query: Optional[str] = None, timeout: float = 1.0) -> List[Dict[str,
     if not 0.05 <= seconds <= 3600:
         raise ValueError(f"timeout must be in [0.05, 3600] s, not {seconds}")
     out = c_void_p()
-    check(l.tributary_resolve(query.encode() if query else None, seconds, ctypes.byref(out)))
+    check(library.tributary_resolve(query.encode() if query else None, seconds, ctypes.byref(out)))
     return json.loads(take_string(out))

@@ -24,8 +24,8 @@ _TIME_AUTO = INT64_MIN  # TRIBUTARY_TIME_AUTO
 _range = range  # `range` is a parameter of add_source
 
 
-def _declare(l: ctypes.CDLL) -> None:
-    f = functools.partial(_native.declare, l)
+def _declare(library: ctypes.CDLL) -> None:
+    f = functools.partial(_native.declare, library)
     pp = POINTER(c_void_p)
     f("tributary_publisher_open", c_int, c_char_p, c_char_p, c_char_p, pp, pp)
     f("tributary_source_add", c_int, c_void_p, c_uint32, c_char_p, c_double, c_uint32, c_char_p, c_char_p, c_int,
@@ -40,13 +40,13 @@ def _declare(l: ctypes.CDLL) -> None:
 
 def _library() -> ctypes.CDLL:
     global _declared
-    l = lib()
-    if not hasattr(l, "tributary_publisher_open"):
+    library = lib()
+    if not hasattr(library, "tributary_publisher_open"):
         raise ImportError("this libtributary has no publisher")
     if not _declared:
-        _declare(l)
+        _declare(library)
         _declared = True
-    return l
+    return library
 
 
 def _text(value, name: str) -> bytes:
@@ -179,11 +179,11 @@ class Publisher(_native.HandleOwner):
 
     def __init__(self, bind: str, api_key: str, *, description: Optional[str] = None):
         """Binds ``bind`` (e.g. ``"tcp://0.0.0.0:5555"``; port 0 takes a free port, see :attr:`endpoint`)."""
-        l = _library()
+        library = _library()
         self._closed = True
         self._sources: List[PublishedSource] = []
         handle, endpoint = c_void_p(), c_void_p()
-        check(l.tributary_publisher_open(_text(bind, "bind"), _text(api_key, "api_key"),
+        check(library.tributary_publisher_open(_text(bind, "bind"), _text(api_key, "api_key"),
                                          None if description is None else _text(description, "description"),
                                          ctypes.byref(handle), ctypes.byref(endpoint)))
         self._handle = handle

@@ -4,7 +4,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
-import re
 import time
 from ctypes import POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
@@ -20,8 +19,8 @@ _declared = False
 _TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT16: np.int16}
 
 
-def _declare(l: ctypes.CDLL) -> None:
-    f = functools.partial(_native.declare, l)
+def _declare(library: ctypes.CDLL) -> None:
+    f = functools.partial(_native.declare, library)
 
     pp = POINTER(c_void_p)
     f("tributary_subscription_open", c_int, c_char_p, c_char_p, c_char_p, pp)
@@ -78,12 +77,12 @@ class Subscription(_native.HandleOwner):
                  timeout: Optional[float] = None, description: Optional[str] = None,
                  curve_server_key: Optional[str] = None, curve_key: Optional[str] = None,
                  capacity: Optional[int] = None, counts: bool = False):
-        l = lib()
-        if not hasattr(l, "tributary_subscription_open"):
+        library = lib()
+        if not hasattr(library, "tributary_subscription_open"):
             raise ImportError("this libtributary has no subscriber")
         global _declared
         if not _declared:
-            _declare(l)
+            _declare(library)
             _declared = True
         options: Dict[str, Any] = {}
         # Numbers are checked here, before the JSON: an index that int() would truncate ("0.5") or
@@ -105,15 +104,15 @@ class Subscription(_native.HandleOwner):
         self.counts = counts
         self._closed = False
         handle = c_void_p()
-        status = l.tributary_subscription_open(address.encode(), api_key.encode(), json.dumps(options).encode(),
+        status = library.tributary_subscription_open(address.encode(), api_key.encode(), json.dumps(options).encode(),
                                                ctypes.byref(handle))
         if status == _native.E_SCCT:
-            message = (l.tributary_last_error() or b"").decode("utf-8", "replace")
-            raise SCCTError(status, message, l.tributary_last_scct_error())
+            message = (library.tributary_last_error() or b"").decode("utf-8", "replace")
+            raise SCCTError(status, message, library.tributary_last_scct_error())
         check(status)
         self._handle = handle
         info = c_void_p()
-        check(l.tributary_subscription_info_json(self._handle, ctypes.byref(info)))
+        check(library.tributary_subscription_info_json(self._handle, ctypes.byref(info)))
         self.info: Dict[str, Any] = json.loads(take_string(info))
 
     @property
@@ -132,10 +131,10 @@ class Subscription(_native.HandleOwner):
             raise _native.HandleError(_native.E_HANDLE, f"the subscription to {self.address} is closed")
         # None and infinity wait until a package arrives (the library's negative timeout).
         wait = -1.0 if timeout is None else real(timeout, "timeout", finite=False)
-        l = lib()
+        library = lib()
         kind = c_int()
         text = c_char_p()
-        status = l.tributary_subscription_next(self._handle, -1.0 if wait == float("inf") else wait,
+        status = library.tributary_subscription_next(self._handle, -1.0 if wait == float("inf") else wait,
                                                ctypes.byref(kind), ctypes.byref(text))
         if status == _native.E_TIMEOUT:
             return None
@@ -149,7 +148,7 @@ class Subscription(_native.HandleOwner):
         sample_type = stored if self.counts else FLOAT64
         # One copy into an array the caller owns: the received block is only valid until the next call.
         data = np.empty((c["channel_count"], c["sample_count"]), dtype=_TYPES[sample_type])
-        check(l.tributary_subscription_analog_copy(self._handle, sample_type, data.ctypes.data_as(c_void_p), data.nbytes))
+        check(library.tributary_subscription_analog_copy(self._handle, sample_type, data.ctypes.data_as(c_void_p), data.nbytes))
         return AnalogBlock(source_id=d["source_id"], sequence=d["sequence"], timestamp_ns=d["timestamp_ns"],
                            filter_id=d["filter_id"], first_sample=c["first_sample"], channel_indexes=c["channel_indexes"],
                            data=data)

@@ -1,3 +1,6 @@
+// swift-format-ignore-file: OrderedImports
+// Glibc comes before Foundation on purpose: Foundation re-exports Glibc, and the first import decides
+// whether Glibc is @preconcurrency here; sorted, the uses of `stdout` below do not compile.
 import Dispatch
 @preconcurrency import Glibc
 import Foundation
