@@ -181,7 +181,7 @@ class AlsaSource(unittest.TestCase):
     def test_devices_that_cannot_give_the_stream_are_refused(self):
         # Plugins over a file PCM that take less than the null PCM (which takes anything): a rate
         # converter (4000...768000 Hz), integer-only format conversion, two channels.
-        pcm = self.file_pcm("tone", np.zeros((100, 2), dtype="<i2"))
+        self.file_pcm("tone", np.zeros((100, 2), dtype="<i2"))
         self.pcms.append('pcm.resampled { type rate; slave { pcm "tone"; rate 8000 } }\n'
                          'pcm.integers { type linear; slave { pcm "tone"; format S16_LE } }\n'
                          'pcm.two { type multi; slaves.a { pcm "tone"; channels 2 }\n'

@@ -344,7 +344,8 @@ class RawCallTests(unittest.TestCase):
         x = np.ones(64)
         y = np.empty(64)
         sos = np.ascontiguousarray(sp.butter(4, 0.2, output="sos"))
-        p = lambda a: a.ctypes.data
+        def p(a):
+            return a.ctypes.data
         calls = {
             "sosfilt NULL sos": lambda: lib.tributary_sosfilt(None, 2, p(x), p(y), 1, 64, 1, None, None),
             "sosfilt 0 sections": lambda: lib.tributary_sosfilt(p(sos), 0, p(x), p(y), 1, 64, 1, None, None),
