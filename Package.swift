@@ -46,39 +46,59 @@ let package = Package(
         .target(name: "TributaryInterchange", dependencies: ["TributaryWire", "TributaryFormats", "TributaryCapture", "CHDF5"]),
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer, discovery (Discovery/): only a transport
         /// (frames in, frames out), so a program that publishes or subscribes links neither the codec nor FFTW.
-        .target(name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryText", "CZMQ"]),
+        .target(
+            name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryText", "CZMQ"]),
         /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`), sound cards
         /// (`serve --alsa`, through libasound) and programs publishing through C and Python (`PushSource`); each
         /// a `Source` plugged into the transport.
-        .target(name: "TributarySources", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport",
-                                                         "CAlsa"]),
+        .target(
+            name: "TributarySources",
+            dependencies: [
+                "TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryTransport",
+                "CAlsa",
+            ]),
         /// The `analyze` pipeline shared by the tool and the C interface: input files to frames, one file's
         /// analysis, the JSON document and the table (package-internal API).
-        .target(name: "TributaryAnalysis", dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryFormats", "TributaryCapture",
-                                                          "TributaryInterchange"]),
+        .target(
+            name: "TributaryAnalysis",
+            dependencies: [
+                "TributaryWire", "TributaryText", "TributaryDSP", "TributaryFormats", "TributaryCapture",
+                "TributaryInterchange",
+            ]),
         /// The live view: an HTTP/WebSocket server (CivetWeb) serving one embedded page, and the live model
         /// (min/max traces, Welch spectra, readings, link health) it streams to browsers and `monitor` prints.
-        .target(name: "TributaryView", dependencies: ["TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",
-                                                      "CCivetWeb"]),
+        .target(
+            name: "TributaryView",
+            dependencies: [
+                "TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",
+                "CCivetWeb",
+            ]),
         /// `@_cdecl` functions of the C interface declared in include/tributary.h: opaque handles, status codes
         /// and a per-thread error message; nothing Swift (no error, no trap) crosses the boundary. It checks
         /// and marshals; the work is the modules' below.
-        .target(name: "TributaryC",
-                dependencies: ["TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
-                               "TributaryTransport", "TributaryAnalysis", "TributarySources"],
-                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
+        .target(
+            name: "TributaryC",
+            dependencies: [
+                "TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
+                "TributaryTransport", "TributaryAnalysis", "TributarySources",
+            ],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
         // MARK: - Command-line tool and benchmarks
 
         .executableTarget(
             name: "tributary",
-            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryInterchange",
-                           "TributaryTransport", "TributarySources", "TributaryText", "TributaryAnalysis", "TributaryView"]
+            dependencies: [
+                "TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryInterchange",
+                "TributaryTransport", "TributarySources", "TributaryText", "TributaryAnalysis", "TributaryView",
+            ]
         ),
         .executableTarget(
             name: "TributaryBenchmarks",
-            dependencies: ["TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                           "CAllocCounter"],
+            dependencies: [
+                "TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
+                "CAllocCounter",
+            ],
             path: "Benchmarks/TributaryBenchmarks"
         ),
 
@@ -118,12 +138,19 @@ let package = Package(
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
         // The fixtures are read by path (#filePath), not bundled as resources.
-        .testTarget(name: "TributaryCaptureTests", dependencies: ["TributaryCapture", "TributaryInterchange", "TributaryFormats", "TributaryWire",
-                                                          "CaptureTorture", "CLinearPredictor", "CKernels"],
-                    exclude: ["Fixtures"]),
-        .testTarget(name: "TributaryTransportTests",
-                    dependencies: ["TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",
-                                   "TransportPeer", "CSocketControl"]),
+        .testTarget(
+            name: "TributaryCaptureTests",
+            dependencies: [
+                "TributaryCapture", "TributaryInterchange", "TributaryFormats", "TributaryWire",
+                "CaptureTorture", "CLinearPredictor", "CKernels",
+            ],
+            exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TributaryTransportTests",
+            dependencies: [
+                "TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",
+                "TransportPeer", "CSocketControl",
+            ]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
 
         // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)
@@ -131,8 +158,9 @@ let package = Package(
         /// Records a synthetic stream until killed (the crash-recovery test SIGKILLs it).
         .executableTarget(name: "CaptureTorture", dependencies: ["TributaryCapture"], path: "Tests/CaptureTorture"),
         /// A publisher or subscriber in its own process (killed mid-stream, SIGSTOPped).
-        .executableTarget(name: "TransportPeer", dependencies: ["TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP"],
-                          path: "Tests/TransportPeer"),
+        .executableTarget(
+            name: "TransportPeer", dependencies: ["TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP"],
+            path: "Tests/TransportPeer"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,9 +26,12 @@ public func captureFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // The C interface's read path: analog rows decoded without rebuilding the frames, and (every
     // other chunk) straight into a buffer per channel sized from the frames, as a reader's array.
     let scratch = FuzzPlaces()
-    try? reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 1, direct: { position, frames in
-        position % 2 == 0 ? scratch.places(for: frames) : nil
-    }) { _, frames in
+    try? reader.forEachAnalogChunkConcurrently(
+        reader.index.filter { $0.envelope.type == .chunk }, threads: 1,
+        direct: { position, frames in
+            position % 2 == 0 ? scratch.places(for: frames) : nil
+        }
+    ) { _, frames in
         var sum = 0.0
         for frame in frames {
             for k in 0..<frame.channelCount {
@@ -51,7 +54,9 @@ final class FuzzPlaces: @unchecked Sendable {
     func places(for frames: [AnalogChunkFrame]) -> (SampleFormat, UInt32) -> UnsafeMutableRawPointer? {
         var sizes: [UInt64: Int] = [:]
         for f in frames {
-            for k in 0..<f.channelCount { sizes[UInt64(f.format.rawValue) << 32 | UInt64(f.channelIndex(k)), default: 0] += f.sampleCount * f.format.size }
+            for k in 0..<f.channelCount {
+                sizes[UInt64(f.format.rawValue) << 32 | UInt64(f.channelIndex(k)), default: 0] += f.sampleCount * f.format.size
+            }
         }
         var places: [UInt64: UnsafeMutableRawPointer] = [:]
         for (key, size) in sizes {
@@ -73,16 +78,19 @@ func fixChecksums(_ bytes: inout [UInt8]) {
         let base = raw.baseAddress!
         let headerLength = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
         guard headerLength >= 48, headerLength <= raw.count else { return }
-        base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength - 4)).littleEndian,
-                        toByteOffset: headerLength - 4, as: UInt32.self)
+        base.storeBytes(
+            of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength - 4)).littleEndian,
+            toByteOffset: headerLength - 4, as: UInt32.self)
         var position = (headerLength + 7) & ~7
         while position + 88 <= raw.count {
             let stored = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position + 64, as: UInt32.self)))
             let available = min(stored, raw.count - position - 88)
-            base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position + 88, count: available)).littleEndian,
-                            toByteOffset: position + 80, as: UInt32.self)
-            base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position, count: 84)).littleEndian,
-                            toByteOffset: position + 84, as: UInt32.self)
+            base.storeBytes(
+                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position + 88, count: available)).littleEndian,
+                toByteOffset: position + 80, as: UInt32.self)
+            base.storeBytes(
+                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position, count: 84)).littleEndian,
+                toByteOffset: position + 84, as: UInt32.self)
             position += 88 + ((available + 7) & ~7)
         }
     }

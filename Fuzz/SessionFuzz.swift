@@ -10,9 +10,10 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func sessionFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var input = FuzzInput(UnsafeRawBufferPointer(start: data, count: size))
-    var session = SubscriberSession(creditWindow: UInt32(input.byte() % 16 + 1), creditWindowBytes: Int(input.byte()) << 10,
-                                    maxTransferSize: 1 << 16, maxSources: Int(input.byte() % 8 + 1),
-                                    maxConfigurationBytes: Int(input.byte()) << 4)
+    var session = SubscriberSession(
+        creditWindow: UInt32(input.byte() % 16 + 1), creditWindowBytes: Int(input.byte()) << 10,
+        maxTransferSize: 1 << 16, maxSources: Int(input.byte() % 8 + 1),
+        maxConfigurationBytes: Int(input.byte()) << 4)
     _ = session.opened()
     var open = true
     var before = (session.gapNotices, session.framesMissing, session.unaccountedLoss)
@@ -91,10 +92,14 @@ func makeFrame(_ what: UInt8, _ input: inout FuzzInput) -> Frame {
     case 0:
         let channels = Int(input.byte() % 4)
         let rate = [0, 1e-6, 1, 1000, 1e12, Double(input.u32())][Int(input.byte() % 6)]
-        package = .configuration(Configuration(deviceName: "d", deviceType: "t", channels: (0..<channels).map {
-            ChannelConfiguration(index: UInt32($0), description: String(repeating: "c", count: Int(input.byte())), unit: "V",
-                                 samplingRate: rate)
-        }))
+        package = .configuration(
+            Configuration(
+                deviceName: "d", deviceType: "t",
+                channels: (0..<channels).map {
+                    ChannelConfiguration(
+                        index: UInt32($0), description: String(repeating: "c", count: Int(input.byte())), unit: "V",
+                        samplingRate: rate)
+                }))
     case 1:
         let n = Int(input.byte() % 8)
         package = .analog(AnalogData(channels: [[Double](repeating: 1, count: n)], firstSample: input.edgy64()))
@@ -110,9 +115,11 @@ func makeFrame(_ what: UInt8, _ input: inout FuzzInput) -> Frame {
         let content = [UInt8](repeating: input.byte(), count: Int(input.byte()))
         let total = input.byte() % 2 == 0 ? UInt64(content.count) : input.edgy64()
         let count = UInt32(input.byte() % 3 + 1)
-        package = .file(BlobChunk(transferID: UInt64(input.byte() % 3), totalSize: total, chunkOffset: input.byte() % 2 == 0 ? 0 : input.edgy64(),
-                                  chunkIndex: UInt32(input.byte()) % count, chunkCount: count, md5: nil, imageFormat: nil,
-                                  name: "f", attributes: [], content: content))
+        package = .file(
+            BlobChunk(
+                transferID: UInt64(input.byte() % 3), totalSize: total, chunkOffset: input.byte() % 2 == 0 ? 0 : input.edgy64(),
+                chunkIndex: UInt32(input.byte()) % count, chunkCount: count, md5: nil, imageFormat: nil,
+                name: "f", attributes: [], content: content))
     case 7:
         package = .xml("<a/>")
     default:

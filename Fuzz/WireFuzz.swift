@@ -50,7 +50,9 @@ func compactHeaderFuzz(_ stream: UnsafeRawBufferPointer) {
             if !again.elementsEqual(compact) { fatalError("compact header does not round-trip: \(header)") }
         }
         let rest = UnsafeRawBufferPointer(rebasing: stream[CompactHeader.length...])
-        guard rest.count == header.payloadLength, let frame = try? Frame(header: header, payload: FrameBuffer(copying: rest)) else { return }
+        guard rest.count == header.payloadLength, let frame = try? Frame(header: header, payload: FrameBuffer(copying: rest)) else {
+            return
+        }
         _ = try? frame.payload().materialize()
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import TributaryTransport
 import TributaryCapture
 import TributaryDSP
+import TributaryTransport
 import TributaryWire
 
 /// Allocation counts of the hot paths, with their limits: counts are stable where times are not,
@@ -11,27 +11,34 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
     var failures: [String] = []
     func guardRow(_ name: String, limit: Double, _ perOperation: Double) {
         let ok = perOperation <= limit
-        rows.append(BenchRow(name: name, tributary: fmt(perOperation, 4), peer: "limit \(limit == limit.rounded() ? fmt(limit, 0) : "\(limit)")", ratio: ok ? "ok" : "EXCEEDED"))
+        rows.append(
+            BenchRow(
+                name: name, tributary: fmt(perOperation, 4), peer: "limit \(limit == limit.rounded() ? fmt(limit, 0) : "\(limit)")",
+                ratio: ok ? "ok" : "EXCEEDED"))
         if !ok { failures.append("\(name): \(perOperation) allocations per operation, limit \(limit)") }
     }
 
     // Decoding an analog frame: header + preamble + typed view, in place.
     let channels = (0..<8).map { c in (0..<1000).map { Double($0 * (c + 1)) } }
     let buffer = FrameBuffer(copying: Frame(encoding: .analog(AnalogData(channels: channels)), sequence: 1).encodedBytes)
-    guardRow("decode 8x1000 f64 analog frame + channel view", limit: 0, allocationsPerOperation(operations: 1000) {
-        for _ in 0..<1000 {
-            let view = try! Frame.analogView(decoding: buffer)
-            view.withSamples(Double.self, channel: 7) { blackHole($0[999]) }
-        }
-    })
+    guardRow(
+        "decode 8x1000 f64 analog frame + channel view", limit: 0,
+        allocationsPerOperation(operations: 1000) {
+            for _ in 0..<1000 {
+                let view = try! Frame.analogView(decoding: buffer)
+                view.withSamples(Double.self, channel: 7) { blackHole($0[999]) }
+            }
+        })
 
     // One-pass statistics over 8 channels.
     let data = SignalGenerator.whiteNoise(count: 8 * 65_536, seed: 3)
     data.withUnsafeBufferPointer { block in
         var stats = MultichannelStatistics(channelCount: 8)
-        guardRow("statistics pass over 8 x 65536 f64", limit: 0, allocationsPerOperation(operations: 1) {
-            stats.add(block: block, samplesPerChannel: 65_536)
-        })
+        guardRow(
+            "statistics pass over 8 x 65536 f64", limit: 0,
+            allocationsPerOperation(operations: 1) {
+                stats.add(block: block, samplesPerChannel: 65_536)
+            })
     }
 
     // A batch of real FFTs with a cached plan.
@@ -39,18 +46,22 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
     var spectrum = [Double](repeating: 0, count: 4098 * 8)
     data.withUnsafeBufferPointer { input in
         spectrum.withUnsafeMutableBufferPointer { output in
-            guardRow("real FFT batch, 8 x 4096", limit: 0, allocationsPerOperation(operations: 1) {
-                fft.forward(batch: UnsafeBufferPointer(rebasing: input[0..<(8 * 4096)]), into: output, channels: 8)
-            })
+            guardRow(
+                "real FFT batch, 8 x 4096", limit: 0,
+                allocationsPerOperation(operations: 1) {
+                    fft.forward(batch: UnsafeBufferPointer(rebasing: input[0..<(8 * 4096)]), into: output, channels: 8)
+                })
         }
     }
 
     // Streaming Welch fed a block.
     let welch = try StreamingWelch(configuration: WelchConfiguration(segmentLength: 1024), sampleRate: 1000, channelCount: 8)
     data.withUnsafeBufferPointer { block in
-        guardRow("streaming Welch block, 8 x 65536", limit: 0, allocationsPerOperation(operations: 1) {
-            welch.add(block: block, samplesPerChannel: 65_536)
-        })
+        guardRow(
+            "streaming Welch block, 8 x 65536", limit: 0,
+            allocationsPerOperation(operations: 1) {
+                welch.add(block: block, samplesPerChannel: 65_536)
+            })
     }
 
     // Compressing a chunk with a warm codec.
@@ -58,9 +69,11 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
     var compressed = [UInt8](repeating: 0, count: ChunkCodec.maxEncodedSize(payloadSize: data.count * 8))
     data.withUnsafeBytes { payload in
         compressed.withUnsafeMutableBytes { destination in
-            guardRow("chunk codec encode, 4 MiB f64", limit: 0, allocationsPerOperation(operations: 1) {
-                _ = try! codec.encode(payload, elementType: .float64, into: destination)
-            })
+            guardRow(
+                "chunk codec encode, 4 MiB f64", limit: 0,
+                allocationsPerOperation(operations: 1) {
+                    _ = try! codec.encode(payload, elementType: .float64, into: destination)
+                })
         }
     }
     // And decoding it back (the coded stream's latent blocks, predictors and conversions).
@@ -71,9 +84,11 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
     compressed.withUnsafeBytes { encoded in
         decoded.withUnsafeMutableBytes { destination in
             let frame = UnsafeRawBufferPointer(rebasing: encoded[..<encodedSize])
-            guardRow("chunk codec decode, 4 MiB f64", limit: 0, allocationsPerOperation(operations: 1) {
-                _ = try! codec.decode(frame, elementType: .float64, transforms: transforms, into: destination)
-            })
+            guardRow(
+                "chunk codec decode, 4 MiB f64", limit: 0,
+                allocationsPerOperation(operations: 1) {
+                    _ = try! codec.decode(frame, elementType: .float64, transforms: transforms, into: destination)
+                })
         }
     }
     guard decoded == data else { throw BenchError("allocation guard: the chunk codec's round trip differs") }

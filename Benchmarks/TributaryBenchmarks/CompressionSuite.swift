@@ -5,9 +5,11 @@ import TributaryCapture
 /// the zstd command-line tool, on ADC-quantised float64 and on the same samples as int16 counts.
 /// The transform sweeps are of the fast path (`entropyCoding: false`, `ChunkCodecOptions.fast`); the entropy-coded default
 /// has one row here and its own suite against pcodec (CodecSuite.swift).
-let compressionSuite = Suite(name: "compression", run: { context in
-    try CompressionBenchmark(context: context).run()
-})
+let compressionSuite = Suite(
+    name: "compression",
+    run: { context in
+        try CompressionBenchmark(context: context).run()
+    })
 
 /// The benchmark data set: 8 channels x 1,048,576 samples at 51.2 kHz, channel-major. Channel c is a
 /// sine of amplitude 0.5 + 8.5 c / 7 V, frequency 10 + 990 c / 7 Hz, phase 0.3 c rad, plus Gaussian
@@ -137,9 +139,16 @@ private struct CompressionBenchmark {
             ("zstd-3, no transform", .init(level: 3, bitShuffle: false, delta: false, quantiseFloats: false, entropyCoding: false)),
             ("bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: false, entropyCoding: false)),
             ("bitshuffle + zstd-3", .init(level: 3, bitShuffle: true, delta: false, quantiseFloats: false, entropyCoding: false)),
-            ("bitshuffle + zstd -1, raw literals", .init(level: -1, bitShuffle: true, delta: false, quantiseFloats: false,
-                                                        entropyCoding: false, rawLiterals: true)),
-            ("quantised + bitshuffle + zstd-1", .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: true, entropyCoding: false)),
+            (
+                "bitshuffle + zstd -1, raw literals",
+                .init(
+                    level: -1, bitShuffle: true, delta: false, quantiseFloats: false,
+                    entropyCoding: false, rawLiterals: true)
+            ),
+            (
+                "quantised + bitshuffle + zstd-1",
+                .init(level: 1, bitShuffle: true, delta: false, quantiseFloats: true, entropyCoding: false)
+            ),
             ("quantised + delta + bitshuffle + zstd-1 (the fast path before round 21)", .init(entropyCoding: false)),
             ("quantised + delta + bitshuffle + zstd -1, raw literals (fast path)", .fast),
             ("entropy coded, §5.1 (default)", .init()),
@@ -164,10 +173,14 @@ private struct CompressionBenchmark {
             let f64 = chunkBytes == 1 << 20 ? f64Configs : f64Configs.filter { $0.0.contains("default") || $0.0 == "bitshuffle + zstd-1" }
             let i16 = chunkBytes == 1 << 20 ? i16Configs : i16Configs.filter { $0.0.contains("default") }
             var rows: [BenchRow] = []
-            for (set, configs, type, elementType) in [("f64", f64, data.volts.withUnsafeBytes { Array($0) }, ChunkElementType.float64),
-                                                      ("i16", i16, data.counts.withUnsafeBytes { Array($0) }, .int16)] {
+            for (set, configs, type, elementType) in [
+                ("f64", f64, data.volts.withUnsafeBytes { Array($0) }, ChunkElementType.float64),
+                ("i16", i16, data.counts.withUnsafeBytes { Array($0) }, .int16),
+            ] {
                 for (label, options) in configs {
-                    let figures = try type.withUnsafeBytes { try measureCodec($0, elementType: elementType, chunkBytes: chunkBytes, options: options) }
+                    let figures = try type.withUnsafeBytes {
+                        try measureCodec($0, elementType: elementType, chunkBytes: chunkBytes, options: options)
+                    }
                     let vsFloat64 = rawFloat64 / Double(figures.compressedBytes)
                     // blosc2 has no negative zstd levels: rows at zstd -1 are set against its level 1
                     // (and the zstd CLI's -1), the speed they are meant to beat.
@@ -175,24 +188,38 @@ private struct CompressionBenchmark {
                     let blosc = "\(set) blosc2 bitshuffle+zstd-\(level)"
                     let cli = "\(set) zstd-cli -\(level)"
                     let name = "\(set) \(label)"
-                    rows.append(BenchRow(name: "\(name): ratio vs raw float64 [blosc2 | zstd CLI]",
-                                         tributary: fmt(vsFloat64),
-                                         peer: "\(fmt(rawFloat64 / peerFigure(blosc + " 1t", "compressed_bytes"))) | \(fmt(rawFloat64 / peerFigure(cli, "compressed_bytes")))",
-                                         ratio: fmt(vsFloat64 / (rawFloat64 / peerFigure(blosc + " 1t", "compressed_bytes")))))
-                    rows.append(BenchRow(name: "\(name): ratio vs own input", tributary: fmt(figures.ratio),
-                                         peer: fmt(peerFigure(blosc + " 1t", "ratio")),
-                                         ratio: fmt(figures.ratio / peerFigure(blosc + " 1t", "ratio"))))
-                    for (what, mine, key) in [("compress MB/s, 1 core [blosc2 1t]", figures.compress1, (blosc + " 1t", "compress_mbps")),
-                                              ("compress MB/s, 2 cores [blosc2 2t]", figures.compress2, (blosc + " 2t", "compress_mbps")),
-                                              ("decompress MB/s, 1 core [blosc2 1t]", figures.decompress1, (blosc + " 1t", "decompress_mbps")),
-                                              ("decompress MB/s, 2 cores [blosc2 2t]", figures.decompress2, (blosc + " 2t", "decompress_mbps"))] {
+                    rows.append(
+                        BenchRow(
+                            name: "\(name): ratio vs raw float64 [blosc2 | zstd CLI]",
+                            tributary: fmt(vsFloat64),
+                            peer:
+                                "\(fmt(rawFloat64 / peerFigure(blosc + " 1t", "compressed_bytes"))) | \(fmt(rawFloat64 / peerFigure(cli, "compressed_bytes")))",
+                            ratio: fmt(vsFloat64 / (rawFloat64 / peerFigure(blosc + " 1t", "compressed_bytes")))))
+                    rows.append(
+                        BenchRow(
+                            name: "\(name): ratio vs own input", tributary: fmt(figures.ratio),
+                            peer: fmt(peerFigure(blosc + " 1t", "ratio")),
+                            ratio: fmt(figures.ratio / peerFigure(blosc + " 1t", "ratio"))))
+                    for (what, mine, key) in [
+                        ("compress MB/s, 1 core [blosc2 1t]", figures.compress1, (blosc + " 1t", "compress_mbps")),
+                        ("compress MB/s, 2 cores [blosc2 2t]", figures.compress2, (blosc + " 2t", "compress_mbps")),
+                        ("decompress MB/s, 1 core [blosc2 1t]", figures.decompress1, (blosc + " 1t", "decompress_mbps")),
+                        ("decompress MB/s, 2 cores [blosc2 2t]", figures.decompress2, (blosc + " 2t", "decompress_mbps")),
+                    ] {
                         let theirs = peerFigure(key.0, key.1)
-                        rows.append(BenchRow(name: "\(name): \(what)", tributary: fmt(mine, 0), peer: fmt(theirs, 0), ratio: fmt(mine / theirs)))
+                        rows.append(
+                            BenchRow(name: "\(name): \(what)", tributary: fmt(mine, 0), peer: fmt(theirs, 0), ratio: fmt(mine / theirs)))
                     }
-                    rows.append(BenchRow(name: "\(name): zstd CLI -\(level) compress / decompress MB/s (whole file)",
-                                         tributary: "-", peer: "\(fmt(peerFigure(cli, "compress_mbps"), 0)) / \(fmt(peerFigure(cli, "decompress_mbps"), 0))", ratio: "-"))
-                    rows.append(BenchRow(name: "\(name): transforms applied; allocations per chunk (steady state)",
-                                         tributary: "\(figures.transforms); \(fmt(figures.allocations, 1))", peer: "-", ratio: "-"))
+                    rows.append(
+                        BenchRow(
+                            name: "\(name): zstd CLI -\(level) compress / decompress MB/s (whole file)",
+                            tributary: "-",
+                            peer: "\(fmt(peerFigure(cli, "compress_mbps"), 0)) / \(fmt(peerFigure(cli, "decompress_mbps"), 0))", ratio: "-")
+                    )
+                    rows.append(
+                        BenchRow(
+                            name: "\(name): transforms applied; allocations per chunk (steady state)",
+                            tributary: "\(figures.transforms); \(fmt(figures.allocations, 1))", peer: "-", ratio: "-"))
                     if context.checkAllocations && figures.allocations > 0 {
                         throw BenchError("\(name): \(figures.allocations) allocations per chunk, expected 0")
                     }
@@ -203,8 +230,10 @@ private struct CompressionBenchmark {
         try kernels(data)
     }
 
-    private func measureCodec(_ input: UnsafeRawBufferPointer, elementType: ChunkElementType, chunkBytes: Int,
-                              options: ChunkCodecOptions) throws -> Figures {
+    private func measureCodec(
+        _ input: UnsafeRawBufferPointer, elementType: ChunkElementType, chunkBytes: Int,
+        options: ChunkCodecOptions
+    ) throws -> Figures {
         let run = try ChunkRun(input: input, elementType: elementType, chunkBytes: chunkBytes, options: options)
         let bytes = Double(input.count)
         let c1 = measure(repetitions: repetitions, warmup: 1) { run.encode(worker: 0, workers: 1) }
@@ -214,10 +243,11 @@ private struct CompressionBenchmark {
         let d2 = measure(repetitions: repetitions, warmup: 1) { run.parallel { $0.decode(worker: $1, workers: 2) } }
         guard run.roundTripExact else { throw BenchError("two-thread round trip differs for \(options)") }
         let allocations = allocationsPerOperation(operations: run.chunkCount) { run.encode(worker: 0, workers: 1) }
-        return Figures(ratio: bytes / Double(run.compressedBytes), compressedBytes: run.compressedBytes,
-                       compress1: bytes / c1 * 1e3, compress2: bytes / c2 * 1e3,
-                       decompress1: bytes / d1 * 1e3, decompress2: bytes / d2 * 1e3,
-                       allocations: allocations, transforms: run.transforms[0])
+        return Figures(
+            ratio: bytes / Double(run.compressedBytes), compressedBytes: run.compressedBytes,
+            compress1: bytes / c1 * 1e3, compress2: bytes / c2 * 1e3,
+            decompress1: bytes / d1 * 1e3, decompress2: bytes / d2 * 1e3,
+            allocations: allocations, transforms: run.transforms[0])
     }
 
     /// The building blocks alone, to see where the time goes.
@@ -231,8 +261,10 @@ private struct CompressionBenchmark {
             for size in [2, 4, 8] {
                 let ns = measure(repetitions: 15, warmup: 3) { BitShuffle.shuffle(src, into: out, elementSize: size) }
                 let back = measure(repetitions: 15, warmup: 3) { BitShuffle.unshuffle(src, into: out, elementSize: size) }
-                rows.append(BenchRow(name: "bit-shuffle / unshuffle, element size \(size), 1 MiB, MB/s",
-                                     tributary: "\(fmt(Double(chunk) / ns * 1e3, 0)) / \(fmt(Double(chunk) / back * 1e3, 0))", peer: "-", ratio: "-"))
+                rows.append(
+                    BenchRow(
+                        name: "bit-shuffle / unshuffle, element size \(size), 1 MiB, MB/s",
+                        tributary: "\(fmt(Double(chunk) / ns * 1e3, 0)) / \(fmt(Double(chunk) / back * 1e3, 0))", peer: "-", ratio: "-"))
             }
             let crc = measure(repetitions: 15, warmup: 3) { blackHole(CRC32C.checksum(src)) }
             rows.append(BenchRow(name: "CRC32C, 1 MiB, MB/s", tributary: fmt(Double(chunk) / crc * 1e3, 0), peer: "-", ratio: "-"))
@@ -241,7 +273,10 @@ private struct CompressionBenchmark {
             let q = measure(repetitions: 15, warmup: 3) {
                 blackHole(Quantisation.toCounts(values, step: Quantisation.candidateStep(values) ?? 1, into: counts))
             }
-            rows.append(BenchRow(name: "quantisation check float64 -> int16, MB/s of float64", tributary: fmt(Double(chunk) / q * 1e3, 0), peer: "-", ratio: "-"))
+            rows.append(
+                BenchRow(
+                    name: "quantisation check float64 -> int16, MB/s of float64", tributary: fmt(Double(chunk) / q * 1e3, 0), peer: "-",
+                    ratio: "-"))
         }
         printTable("Codec kernels (medians, one core)", rows)
     }

@@ -76,8 +76,8 @@ struct BenchContext {
             throw BenchError("peer \(script) exited with status \(process.terminationStatus)")
         }
         guard let text = String(data: data, encoding: .utf8),
-              let last = text.split(separator: "\n").last,
-              let object = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
+            let last = text.split(separator: "\n").last,
+            let object = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
         else { throw BenchError("peer \(script) printed no JSON object on its last line") }
         return object
     }
@@ -104,9 +104,10 @@ func printTable(_ title: String, _ rows: [BenchRow]) {
     let w2 = all.map(\.peer.count).max()!
     print("\n== \(title) ==")
     for row in all {
-        print(row.name.padding(toLength: w0, withPad: " ", startingAt: 0) + "  "
-              + row.tributary.padding(toLength: w1, withPad: " ", startingAt: 0) + "  "
-              + row.peer.padding(toLength: w2, withPad: " ", startingAt: 0) + "  " + row.ratio)
+        print(
+            row.name.padding(toLength: w0, withPad: " ", startingAt: 0) + "  "
+                + row.tributary.padding(toLength: w1, withPad: " ", startingAt: 0) + "  "
+                + row.peer.padding(toLength: w2, withPad: " ", startingAt: 0) + "  " + row.ratio)
     }
 }
 

@@ -36,18 +36,25 @@ let slowSubscriberSuite = Suite(name: "slow-subscriber") { context in
         accounting.append(round.accounting)
     }
     let share = median(shares)
-    printTable("Slow subscriber: A's delivered rate, live source offering \(Int(offeredRate)) x 64 KiB frames/s (\(rounds) rounds, medians)", [
-        BenchRow(name: "A alone [MB/s]", tributary: fmt(median(solo), 0), peer: "-", ratio: "-"),
-        BenchRow(name: "A while subscriber B is SIGSTOPped [MB/s]", tributary: fmt(median(withStopped), 0), peer: "-",
-                 ratio: "\(fmt(100 * share, 1)) % of solo (median of per-round ratios; target >= 90 %)"),
-        BenchRow(name: "frames A lost, all rounds (alone | B stopped)", tributary: "\(lostAlone) | \(lostStopped)", peer: "-", ratio: "-"),
-        // CPU time of this process (publisher + subscriber A) per frame: steadier than rates on a
-        // shared machine, and it shows what serving the stopped subscriber costs.
-        BenchRow(name: "CPU µs per frame, publisher + A (alone | B stopped)", tributary: "\(fmt(median(soloCPU), 1)) | \(fmt(median(stoppedCPU), 1))",
-                 peer: "-", ratio: fmt(median(stoppedCPU) / median(soloCPU)) + "x"),
-        BenchRow(name: "B after SIGCONT (last round)", tributary: accounting.last ?? "-", peer: "-",
-                 ratio: exact ? "exact in every round" : "MISMATCH"),
-    ])
+    printTable(
+        "Slow subscriber: A's delivered rate, live source offering \(Int(offeredRate)) x 64 KiB frames/s (\(rounds) rounds, medians)",
+        [
+            BenchRow(name: "A alone [MB/s]", tributary: fmt(median(solo), 0), peer: "-", ratio: "-"),
+            BenchRow(
+                name: "A while subscriber B is SIGSTOPped [MB/s]", tributary: fmt(median(withStopped), 0), peer: "-",
+                ratio: "\(fmt(100 * share, 1)) % of solo (median of per-round ratios; target >= 90 %)"),
+            BenchRow(
+                name: "frames A lost, all rounds (alone | B stopped)", tributary: "\(lostAlone) | \(lostStopped)", peer: "-", ratio: "-"),
+            // CPU time of this process (publisher + subscriber A) per frame: steadier than rates on a
+            // shared machine, and it shows what serving the stopped subscriber costs.
+            BenchRow(
+                name: "CPU µs per frame, publisher + A (alone | B stopped)",
+                tributary: "\(fmt(median(soloCPU), 1)) | \(fmt(median(stoppedCPU), 1))",
+                peer: "-", ratio: fmt(median(stoppedCPU) / median(soloCPU)) + "x"),
+            BenchRow(
+                name: "B after SIGCONT (last round)", tributary: accounting.last ?? "-", peer: "-",
+                ratio: exact ? "exact in every round" : "MISMATCH"),
+        ])
 }
 
 private struct SlowSubscriberRound {
@@ -62,8 +69,9 @@ private struct SlowSubscriberRound {
 /// One round: A alone (`peerPath` nil), or A with a stopped TransportPeer subscriber B.
 private func slowSubscriberRound(frames: Int, rate: Double, peerPath: String?) throws -> SlowSubscriberRound {
     let source = RepeatingSource(delivery: .live, count: frames, rate: rate)
-    let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "peer-key"),
-                                  sources: [source])
+    let publisher = try Publisher(
+        configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "peer-key"),
+        sources: [source])
     defer { publisher.stop() }
     let port = publisher.port!
 
@@ -131,8 +139,9 @@ private func slowSubscriberRound(frames: Int, rate: Double, peerPath: String?) t
     let analog = last["analog"] as? Int ?? 0, missing = last["missing"] as? Int ?? 0
     let unaccounted = last["unaccounted"] as? Int ?? -1
     let exact = analog + missing == frames && UInt64(missing) == dropped && unaccounted == 0
-    return SlowSubscriberRound(rate: rate, cpuMicrosecondsPerFrame: cpu, lostByA: lostByA, exact: exact,
-                               accounting: "received \(analog), announced lost \(missing), publisher dropped \(dropped), unaccounted \(unaccounted)")
+    return SlowSubscriberRound(
+        rate: rate, cpuMicrosecondsPerFrame: cpu, lostByA: lostByA, exact: exact,
+        accounting: "received \(analog), announced lost \(missing), publisher dropped \(dropped), unaccounted \(unaccounted)")
 }
 
 /// User + system CPU seconds of this process so far.

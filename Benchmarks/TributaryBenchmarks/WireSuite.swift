@@ -48,15 +48,20 @@ let wireSuite = Suite(name: "wire") { context in
     let peer = try context.runPeer("wire_peer.py", [path])
     guard let peerNs = peer["decode_ns"] as? Double else { throw BenchError("wire peer printed no decode_ns") }
 
-    printTable("wire codec (median of 15 runs; allocations per frame)", [
-        BenchRow(name: "decode 8x1000 f64 frame + channel view", tributary: "\(fmt(analogNs)) ns, \(fmt(analogAllocs, 1)) allocs",
-                 peer: "numpy \(fmt(peerNs)) ns", ratio: "\(fmt(peerNs / analogNs, 1))x faster"),
-        BenchRow(name: "decode 104-byte message frame", tributary: "\(fmt(messageNs)) ns, \(fmt(messageAllocs, 1)) allocs",
-                 peer: "-", ratio: "-"),
-        BenchRow(name: "encode 8x1000 f64 frame (64 KB)", tributary: "\(fmt(encodeAnalogNs)) ns, \(fmt(encodeAllocs, 1)) allocs",
-                 peer: "-", ratio: "\(fmt(Double(analogBuffer.count) / encodeAnalogNs, 2)) GB/s"),
-        BenchRow(name: "encode 104-byte message frame", tributary: "\(fmt(encodeMessageNs)) ns", peer: "-", ratio: "-"),
-    ])
+    printTable(
+        "wire codec (median of 15 runs; allocations per frame)",
+        [
+            BenchRow(
+                name: "decode 8x1000 f64 frame + channel view", tributary: "\(fmt(analogNs)) ns, \(fmt(analogAllocs, 1)) allocs",
+                peer: "numpy \(fmt(peerNs)) ns", ratio: "\(fmt(peerNs / analogNs, 1))x faster"),
+            BenchRow(
+                name: "decode 104-byte message frame", tributary: "\(fmt(messageNs)) ns, \(fmt(messageAllocs, 1)) allocs",
+                peer: "-", ratio: "-"),
+            BenchRow(
+                name: "encode 8x1000 f64 frame (64 KB)", tributary: "\(fmt(encodeAnalogNs)) ns, \(fmt(encodeAllocs, 1)) allocs",
+                peer: "-", ratio: "\(fmt(Double(analogBuffer.count) / encodeAnalogNs, 2)) GB/s"),
+            BenchRow(name: "encode 104-byte message frame", tributary: "\(fmt(encodeMessageNs)) ns", peer: "-", ratio: "-"),
+        ])
     if context.checkAllocations && analogAllocs > 0 {
         throw BenchError("allocation guard: decoding an analog frame allocated \(analogAllocs) times per frame (expected 0)")
     }

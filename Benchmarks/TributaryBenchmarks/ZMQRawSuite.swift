@@ -6,22 +6,27 @@ import TributaryTransport
 /// Raw libzmq throughput through the Swift wrapper against pyzmq in the same run: DEALER -> ROUTER over
 /// tcp://127.0.0.1, 64 KiB messages, one context with one I/O thread, sender on its own thread, receiver
 /// counting from the first message to the last (the same method as Benchmarks/peers/zmq_raw_peer.py).
-let zmqRawSuite = Suite(name: "zmq-raw", run: { context in
-    let messages = 4_096, size = 65_536, runs = 7
-    var rows: [BenchRow] = []
-    let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(messages)", "--size", "\(size)", "--runs", "\(runs)"])
-    guard let peerMBps = peer["mb_per_s_median"] as? Double else { throw BenchError("zmq_raw_peer.py: no mb_per_s_median") }
-    for mode in ZMQRawSendMode.allCases {
-        _ = try zmqRawRun(mode: mode, messages: messages, size: size)  // warm-up
-        var samples: [Double] = []
-        for _ in 0..<runs { samples.append(try zmqRawRun(mode: mode, messages: messages, size: size)) }
-        let mbps = median(samples)
-        rows.append(BenchRow(name: "64 KiB DEALER->ROUTER, \(mode.label) [MB/s]", tributary: fmt(mbps, 0),
-                             peer: fmt(peerMBps, 0), ratio: fmt(mbps / peerMBps)))
-    }
-    printTable("ZMQ raw throughput vs pyzmq \(peer["pyzmq"] ?? "?") (libzmq \(peer["zmq"] ?? "?")), tcp loopback, median of \(runs)", rows)
-    printTable("ZMQ allocations per message (whole process, inproc, 10 000 messages)", try zmqAllocationRows())
-})
+let zmqRawSuite = Suite(
+    name: "zmq-raw",
+    run: { context in
+        let messages = 4_096, size = 65_536, runs = 7
+        var rows: [BenchRow] = []
+        let peer = try context.runPeer("zmq_raw_peer.py", ["--messages", "\(messages)", "--size", "\(size)", "--runs", "\(runs)"])
+        guard let peerMBps = peer["mb_per_s_median"] as? Double else { throw BenchError("zmq_raw_peer.py: no mb_per_s_median") }
+        for mode in ZMQRawSendMode.allCases {
+            _ = try zmqRawRun(mode: mode, messages: messages, size: size)  // warm-up
+            var samples: [Double] = []
+            for _ in 0..<runs { samples.append(try zmqRawRun(mode: mode, messages: messages, size: size)) }
+            let mbps = median(samples)
+            rows.append(
+                BenchRow(
+                    name: "64 KiB DEALER->ROUTER, \(mode.label) [MB/s]", tributary: fmt(mbps, 0),
+                    peer: fmt(peerMBps, 0), ratio: fmt(mbps / peerMBps)))
+        }
+        printTable(
+            "ZMQ raw throughput vs pyzmq \(peer["pyzmq"] ?? "?") (libzmq \(peer["zmq"] ?? "?")), tcp loopback, median of \(runs)", rows)
+        printTable("ZMQ allocations per message (whole process, inproc, 10 000 messages)", try zmqAllocationRows())
+    })
 
 /// Heap allocations per message on the send and receive paths, measured over inproc (no I/O thread,
 /// so every allocation counted is on this thread's path). libzmq's inproc pipe allocates a chunk per
@@ -53,12 +58,14 @@ func zmqAllocationRows() throws -> [BenchRow] {
         for _ in 0..<count { do { try sender.send(sharing: &shared, flags: .dontWait) } catch { failures += 1 } }
         drain()
     }
-    rows.append(BenchRow(name: "shared zero-copy send + reusable receive [allocs/msg]", tributary: fmt(sharedSend, 3), peer: "-", ratio: "-"))
+    rows.append(
+        BenchRow(name: "shared zero-copy send + reusable receive [allocs/msg]", tributary: fmt(sharedSend, 3), peer: "-", ratio: "-"))
     let keepAlive = allocationsPerOperation(operations: count) {
         for _ in 0..<count { do { try sender.send(sharing: &shared, flags: .dontWait) } catch { failures += 1 } }
         for _ in 0..<count { do { blackHole(try receiver.receive(flags: .dontWait).count) } catch { failures += 1 } }
     }
-    rows.append(BenchRow(name: "shared send + ZMQReceivedMessage receive [allocs/msg]", tributary: fmt(keepAlive, 3), peer: "-", ratio: "-"))
+    rows.append(
+        BenchRow(name: "shared send + ZMQReceivedMessage receive [allocs/msg]", tributary: fmt(keepAlive, 3), peer: "-", ratio: "-"))
     if failures > 0 { throw BenchError("zmq-raw allocations: \(failures) sends/receives failed") }
     return rows
 }

@@ -13,7 +13,8 @@ package typealias CommandError = AnalysisError
 extension InputDescription {
     /// For inputs that are not files (the C interface's caller buffers); `dtype` as NPY names it ("<f8").
     package init(memoryOf dtype: String, channels: Int, sourceID: UInt32 = 1) {
-        self.init(dtypes: [sourceID: dtype], channelCounts: [sourceID: channels],
-                  channelIndexes: [sourceID: Set(0..<channels)])
+        self.init(
+            dtypes: [sourceID: dtype], channelCounts: [sourceID: channels],
+            channelIndexes: [sourceID: Set(0..<channels)])
     }
 }

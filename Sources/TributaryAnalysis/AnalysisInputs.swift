@@ -1,8 +1,8 @@
 import Foundation
 import TributaryCapture
-import TributaryInterchange
 import TributaryDSP
 import TributaryFormats
+import TributaryInterchange
 import TributaryWire
 
 /// What `analyze` learned about an input file besides its frames.
@@ -42,8 +42,10 @@ package enum AnalysisInputs {
     ///   - rate: the sample rate of array files, which carry none (default 1 Hz, as scipy's fs).
     ///   - int16Scale: physical value of one int16 count in array files.
     ///   - threads: threads that decode a capture's chunks ahead of `body` (1: none).
-    package static func frames(of path: String, rate: Double?, int16Scale: Double, threads: Int = 1,
-                               _ body: (Frame) throws -> Void) throws -> InputDescription {
+    package static func frames(
+        of path: String, rate: Double?, int16Scale: Double, threads: Int = 1,
+        _ body: (Frame) throws -> Void
+    ) throws -> InputDescription {
         let magic = try InputFile.head(path, count: 8)
         if magic.starts(with: [0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A]) {
             return try captureFrames(path, threads: threads, body)
@@ -58,8 +60,9 @@ package enum AnalysisInputs {
         if let kind = FormatImport.kind(path: path) {
             return try measurementFileFrames(path, kind: kind, rate: rate, body)
         }
-        throw CommandError("\(path): not a capture, an NPY file, a frame file, or a TDMS, XDF or HDF5 file (unrecognised magic bytes; "
-                           + "convert WAV and CSV files with 'tributary import' first)")
+        throw CommandError(
+            "\(path): not a capture, an NPY file, a frame file, or a TDMS, XDF or HDF5 file (unrecognised magic bytes; "
+                + "convert WAV and CSV files with 'tributary import' first)")
     }
 
     static func npyFrames(_ path: String, rate: Double, int16Scale: Double, _ body: (Frame) throws -> Void) throws -> InputDescription {
@@ -72,14 +75,16 @@ package enum AnalysisInputs {
         case .float32: format = .float32
         case .int16: format = .int16
         }
-        try arrayFrames(name: (path as NSString).lastPathComponent, channels: c, samplesPerChannel: n, format: format,
-                        rate: rate, int16Scale: int16Scale, copy: { ch, range, out in
-            switch array.samples {
-            case .float64(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
-            case .float32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
-            case .int16(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
-            }
-        }, body)
+        try arrayFrames(
+            name: (path as NSString).lastPathComponent, channels: c, samplesPerChannel: n, format: format,
+            rate: rate, int16Scale: int16Scale,
+            copy: { ch, range, out in
+                switch array.samples {
+                case .float64(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                case .float32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                case .int16(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                }
+            }, body)
         return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c], channelIndexes: [1: Set(0..<c)])
     }
 
@@ -87,14 +92,19 @@ package enum AnalysisInputs {
     /// (the C interface): a configuration of source 1 (no converter range: an array says nothing of
     /// it), then analog frames of `framesamples` samples per channel.
     /// - Parameter copy: copies the samples `range` (channel-major indexes) of channel `ch` into `out`.
-    package static func arrayFrames(name: String, channels c: Int, samplesPerChannel n: Int, format: SampleFormat,
-                                    rate: Double, int16Scale: Double,
-                                    copy: (_ ch: Int, _ range: Range<Int>, _ out: UnsafeMutableRawBufferPointer) -> Void,
-                                    _ body: (Frame) throws -> Void) throws {
+    package static func arrayFrames(
+        name: String, channels c: Int, samplesPerChannel n: Int, format: SampleFormat,
+        rate: Double, int16Scale: Double,
+        copy: (_ ch: Int, _ range: Range<Int>, _ out: UnsafeMutableRawBufferPointer) -> Void,
+        _ body: (Frame) throws -> Void
+    ) throws {
         let configuration = Configuration(
             deviceName: name, deviceType: "NPY",
-            channels: (0..<c).map { ChannelConfiguration(index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate,
-                                                           minValue: -.infinity, maxValue: .infinity) })
+            channels: (0..<c).map {
+                ChannelConfiguration(
+                    index: UInt32($0), description: "channel \($0)", unit: "", samplingRate: rate,
+                    minValue: -.infinity, maxValue: .infinity)
+            })
         try body(Frame(encoding: .configuration(configuration), sourceID: 1))
         var start = 0
         var sequence: UInt64 = 1

@@ -1,7 +1,7 @@
 import Foundation
 import TributaryDSP
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// The analysis of one file: frames from `AnalysisInputs` through a `FrameAnalysis`.
 package struct AnalysisJob: Sendable {
@@ -17,8 +17,10 @@ package struct AnalysisJob: Sendable {
     /// analysed at a time, so that decoding and analysis overlap).
     package var decodeThreads = 1
 
-    package init(request: AnalysisRequest, filters: SubscriberFilters, requestedChannels: [Int]?, requestedSources: Set<UInt32>? = nil,
-                 rate: Double?, int16Scale: Double) {
+    package init(
+        request: AnalysisRequest, filters: SubscriberFilters, requestedChannels: [Int]?, requestedSources: Set<UInt32>? = nil,
+        rate: Double?, int16Scale: Double
+    ) {
         self.request = request
         self.filters = filters
         self.requestedChannels = requestedChannels
@@ -51,9 +53,10 @@ package struct AnalysisJob: Sendable {
     static func noAnalogData(_ path: String, _ input: InputDescription) -> CommandError {
         guard !input.warnings.isEmpty else { return CommandError("\(path): no analog data") }
         let damage = input.warnings.map { $0.hasPrefix(path + ": ") ? String($0.dropFirst(path.count + 2)) : $0 }
-        return CommandError("\(path): no analog data could be read; the file is damaged: \(damage.joined(separator: "; ")). "
-                            + "'tributary inspect \(path)' lists the damage; 'tributary repair \(path) --out REPAIRED.tcap' "
-                            + "keeps whatever is intact")
+        return CommandError(
+            "\(path): no analog data could be read; the file is damaged: \(damage.joined(separator: "; ")). "
+                + "'tributary inspect \(path)' lists the damage; 'tributary repair \(path) --out REPAIRED.tcap' "
+                + "keeps whatever is intact")
     }
 
     /// Names what --source and --channels asked for that the file does not have, and what it has.
@@ -67,8 +70,9 @@ package struct AnalysisJob: Sendable {
         for id in present where requestedSources?.contains(id) ?? true {
             let channels = input.channelIndexes[id] ?? []
             if let missing = requestedChannels.first(where: { !channels.contains($0) }) {
-                throw CommandError("\(path): --channels: channel \(missing) is not in source \(id) (\(counted(input.channelCounts[id] ?? channels.count, "channel"))), which has channels "
-                                   + FrameDescription.rangeText(channels.sorted().map { UInt32($0) }))
+                throw CommandError(
+                    "\(path): --channels: channel \(missing) is not in source \(id) (\(counted(input.channelCounts[id] ?? channels.count, "channel"))), which has channels "
+                        + FrameDescription.rangeText(channels.sorted().map { UInt32($0) }))
             }
         }
     }

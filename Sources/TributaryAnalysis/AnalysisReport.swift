@@ -46,8 +46,10 @@ package enum AnalysisWarnings {
 /// The JSON form of `tributary analyze`'s results (documented in docs/ANALYSIS.md).
 package enum AnalysisJSON {
     /// - Parameter block: where the arrays go under `.block` (required then).
-    package static func file(_ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest,
-                             arrays: AnalysisArrayEncoding = .json, block: ArrayBlock? = nil) -> JSON {
+    package static func file(
+        _ path: String, input: InputDescription, sources: [SourceAnalysis], request: AnalysisRequest,
+        arrays: AnalysisArrayEncoding = .json, block: ArrayBlock? = nil
+    ) -> JSON {
         precondition(arrays != .block || block != nil, "the block encoding needs a block")
         var members: [(String, JSON)] = [("file", .string(path))]
         if arrays == .base64 { members.append(("array_encoding", .string("float64le-base64"))) }
@@ -56,20 +58,25 @@ package enum AnalysisJSON {
             source.channels.map { channel($0, request, unit: source.units[UInt32($0.index)], arrays: arrays, block: block) }
         }
         if let block, arrays == .block { members.append(("array_block_bytes", .int(block.values.count * 8))) }
-        return .object(members + [
-            ("warnings", .strings(input.warnings)),
-            ("sources", .array(zip(sources, channels).map { source, channels in
-                .object([
-                    ("id", .int(Int(source.id))),
-                    ("name", .string(source.name)),
-                    ("sample_rate", .double(source.sampleRate)),
-                    ("dtype", input.dtypes[source.id].map { .string($0) } ?? .null),
-                    ("channel_count", .int(input.channelCounts[source.id] ?? source.channels.count)),
-                    ("discontinuities", .int(source.discontinuities)),
-                    ("channels", .array(channels)),
-                ])
-            })),
-        ])
+        return .object(
+            members + [
+                ("warnings", .strings(input.warnings)),
+                (
+                    "sources",
+                    .array(
+                        zip(sources, channels).map { source, channels in
+                            .object([
+                                ("id", .int(Int(source.id))),
+                                ("name", .string(source.name)),
+                                ("sample_rate", .double(source.sampleRate)),
+                                ("dtype", input.dtypes[source.id].map { .string($0) } ?? .null),
+                                ("channel_count", .int(input.channelCounts[source.id] ?? source.channels.count)),
+                                ("discontinuities", .int(source.discontinuities)),
+                                ("channels", .array(channels)),
+                            ])
+                        })
+                ),
+            ])
     }
 
     /// The line of a file that could not be analysed.
@@ -77,8 +84,10 @@ package enum AnalysisJSON {
         .object([("file", .string(path)), ("error", .string(error))])
     }
 
-    package static func channel(_ r: ChannelReport, _ request: AnalysisRequest, unit: String?,
-                                arrays: AnalysisArrayEncoding = .json, block: ArrayBlock? = nil) -> JSON {
+    package static func channel(
+        _ r: ChannelReport, _ request: AnalysisRequest, unit: String?,
+        arrays: AnalysisArrayEncoding = .json, block: ArrayBlock? = nil
+    ) -> JSON {
         func values(_ v: [Double]) -> JSON {
             switch arrays {
             case .json: .doubles(v)
@@ -89,36 +98,52 @@ package enum AnalysisJSON {
         var members: [(String, JSON)] = [("index", .int(r.index)), ("samples", .int(r.samples))]
         if let unit, !unit.isEmpty { members.append(("unit", .string(unit))) }
         if let s = r.statistics {
-            members.append(("stats", .object([
-                ("count", .int(s.count)), ("min", .double(s.min)), ("max", .double(s.max)), ("mean", .double(s.mean)),
-                ("std", .double(s.standardDeviation)), ("std_sample", .double(s.sampleStandardDeviation)),
-                ("variance", .double(s.variance)), ("rms", .double(s.rms)),
-                ("positive_peak", .double(s.positivePeak)), ("negative_peak", .double(s.negativePeak)),
-                ("peak_to_peak", .double(s.peakToPeak)),
-            ])))
+            members.append(
+                (
+                    "stats",
+                    .object([
+                        ("count", .int(s.count)), ("min", .double(s.min)), ("max", .double(s.max)), ("mean", .double(s.mean)),
+                        ("std", .double(s.standardDeviation)), ("std_sample", .double(s.sampleStandardDeviation)),
+                        ("variance", .double(s.variance)), ("rms", .double(s.rms)),
+                        ("positive_peak", .double(s.positivePeak)), ("negative_peak", .double(s.negativePeak)),
+                        ("peak_to_peak", .double(s.peakToPeak)),
+                    ])
+                ))
         }
         if let w = r.welch, let c = request.welch {
-            members.append(("welch", .object([
-                ("frequencies", values(w.frequencies)), ("psd", values(w.values)), ("segments", .int(w.segments)),
-                ("nperseg", .int(Swift.min(c.segmentLength, r.samples))), ("window", .string(c.window.rawValue)),
-                ("detrend", .string(c.detrend.rawValue)), ("average", .string(c.average.rawValue)),
-                ("scaling", .string(c.scaling.rawValue)),
-            ])))
+            members.append(
+                (
+                    "welch",
+                    .object([
+                        ("frequencies", values(w.frequencies)), ("psd", values(w.values)), ("segments", .int(w.segments)),
+                        ("nperseg", .int(Swift.min(c.segmentLength, r.samples))), ("window", .string(c.window.rawValue)),
+                        ("detrend", .string(c.detrend.rawValue)), ("average", .string(c.average.rawValue)),
+                        ("scaling", .string(c.scaling.rawValue)),
+                    ])
+                ))
         }
         if let s = r.spectrum {
-            members.append(("spectrum", .object([
-                ("frequencies", values(s.frequencies)), ("amplitude_rms", values(s.amplitudeRMS)),
-                ("averages", .int(s.averages)), ("window", .string(s.window.rawValue)),
-            ])))
+            members.append(
+                (
+                    "spectrum",
+                    .object([
+                        ("frequencies", values(s.frequencies)), ("amplitude_rms", values(s.amplitudeRMS)),
+                        ("averages", .int(s.averages)), ("window", .string(s.window.rawValue)),
+                    ])
+                ))
         }
         if let s = r.spectrogram, let c = request.spectrogram {
             let nperseg = Swift.min(c.segmentLength, r.samples)
-            members.append(("spectrogram", .object([
-                ("nperseg", .int(nperseg)), ("noverlap", .int(c.overlap ?? nperseg / 8)), ("window", .string(c.window.rawValue)),
-                ("detrend", .string(c.detrend.rawValue)), ("scaling", .string(c.scaling.rawValue)),
-                ("frequencies", values(s.frequencies)), ("times", values(s.times)),
-                ("psd", .array(s.values.map { values($0) })),
-            ])))
+            members.append(
+                (
+                    "spectrogram",
+                    .object([
+                        ("nperseg", .int(nperseg)), ("noverlap", .int(c.overlap ?? nperseg / 8)), ("window", .string(c.window.rawValue)),
+                        ("detrend", .string(c.detrend.rawValue)), ("scaling", .string(c.scaling.rawValue)),
+                        ("frequencies", values(s.frequencies)), ("times", values(s.times)),
+                        ("psd", .array(s.values.map { values($0) })),
+                    ])
+                ))
         }
         if let x = r.crossChannel, let c = request.crossChannel {
             var cross: [(String, JSON)] = [
@@ -127,26 +152,43 @@ package enum AnalysisJSON {
             ]
             if c.transfer {
                 for (name, h) in [("h1", x.h1), ("h2", x.h2)] {
-                    cross.append((name, .object([
-                        ("real", values(h.real)), ("imag", values(h.imaginary)),
-                        ("magnitude_db", values(h.magnitudeDB)), ("phase_rad", values(h.phase)),
-                    ])))
+                    cross.append(
+                        (
+                            name,
+                            .object([
+                                ("real", values(h.real)), ("imag", values(h.imaginary)),
+                                ("magnitude_db", values(h.magnitudeDB)), ("phase_rad", values(h.phase)),
+                            ])
+                        ))
                 }
             }
             members.append((c.transfer ? "transfer" : "coherence", .object(cross)))
         }
         let m = request.measurements
         if let t = r.tone {
-            members.append(("tone", .object([("frequency", .double(t.frequency)), ("amplitude", .double(t.amplitude)), ("phase_deg", .double(t.phaseDegrees))])))
+            members.append(
+                (
+                    "tone",
+                    .object([
+                        ("frequency", .double(t.frequency)), ("amplitude", .double(t.amplitude)), ("phase_deg", .double(t.phaseDegrees)),
+                    ])
+                ))
         }
         if let d = r.distortion {
             if m.contains(.thd) {
                 members.append(("thd", .double(d.thd)))
                 members.append(("thd_db", .double(d.thdDB)))
                 members.append(("thd_percent", .double(d.thdPercent)))
-                members.append(("harmonics", .array(d.harmonics.map {
-                    .object([("order", .int($0.order)), ("frequency", .double($0.frequency)), ("amplitude", .double($0.amplitude))])
-                })))
+                members.append(
+                    (
+                        "harmonics",
+                        .array(
+                            d.harmonics.map {
+                                .object([
+                                    ("order", .int($0.order)), ("frequency", .double($0.frequency)), ("amplitude", .double($0.amplitude)),
+                                ])
+                            })
+                    ))
             }
             if m.contains(.thdn) { members.append(("thd_n_db", .double(d.thdPlusNoiseDB))) }
             if m.contains(.sinad) { members.append(("sinad_db", .double(d.sinadDB))) }
@@ -179,10 +221,13 @@ package enum AnalysisTable {
             if !lines.isEmpty { lines.append("") }
             let samples = source.channels.map(\.samples).max() ?? 0
             let count = input.channelCounts[source.id] ?? source.channels.count
-            lines.append("\(file.terminalSafe): source \(source.id)" + (source.name.isEmpty ? "" : " '\(source.name.terminalSafe)'")
-                         + ": \(count) \(count == 1 ? "channel" : "channels") x \(samples) \(samples == 1 ? "sample" : "samples")" + (input.dtypes[source.id].map { ", \($0)" } ?? "")
-                         + ", \(g(source.sampleRate)) Hz"
-                         + (source.discontinuities > 0 ? ", \(source.discontinuities) \(source.discontinuities == 1 ? "discontinuity" : "discontinuities")" : ""))
+            lines.append(
+                "\(file.terminalSafe): source \(source.id)" + (source.name.isEmpty ? "" : " '\(source.name.terminalSafe)'")
+                    + ": \(count) \(count == 1 ? "channel" : "channels") x \(samples) \(samples == 1 ? "sample" : "samples")"
+                    + (input.dtypes[source.id].map { ", \($0)" } ?? "")
+                    + ", \(g(source.sampleRate)) Hz"
+                    + (source.discontinuities > 0
+                        ? ", \(source.discontinuities) \(source.discontinuities == 1 ? "discontinuity" : "discontinuities")" : ""))
             lines += render(source.channels, units: source.units, request: request)
         }
         return lines.joined(separator: "\n")
@@ -200,8 +245,10 @@ package enum AnalysisTable {
             var rows = [header]
             for r in reports {
                 guard let s = r.statistics else { continue }
-                rows.append([String(r.index), unit(r), String(s.count), g(s.min), g(s.max), g(s.mean), g(s.standardDeviation),
-                             g(s.sampleStandardDeviation), g(s.rms), g(s.peakToPeak)])
+                rows.append([
+                    String(r.index), unit(r), String(s.count), g(s.min), g(s.max), g(s.mean), g(s.standardDeviation),
+                    g(s.sampleStandardDeviation), g(s.rms), g(s.peakToPeak),
+                ])
             }
             lines += table(rows)
         }
@@ -251,9 +298,10 @@ package enum AnalysisTable {
                 let sorted = w.values.sorted()
                 let u = unit(r) == "-" ? "U" : unit(r)
                 let psdUnit = c.scaling == .density ? "\(u)²/Hz" : "\(u)²"
-                lines.append("ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(counted(w.segments, "segment")), \(c.scaling.rawValue)): "
-                             + "peak \(g(w.values[peak])) \(psdUnit) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])) \(psdUnit), "
-                             + "\(counted(w.values.count, "bin")) (--json for values)")
+                lines.append(
+                    "ch \(r.index) Welch (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), \(counted(w.segments, "segment")), \(c.scaling.rawValue)): "
+                        + "peak \(g(w.values[peak])) \(psdUnit) at \(g(w.frequencies[peak])) Hz, median \(g(sorted[sorted.count / 2])) \(psdUnit), "
+                        + "\(counted(w.values.count, "bin")) (--json for values)")
             }
             if let s = r.spectrogram, let c = request.spectrogram {
                 var best = (0, 0)
@@ -261,17 +309,21 @@ package enum AnalysisTable {
                     for k in row.indices where row[k] > s.values[best.0][best.1] { best = (t, k) }
                 }
                 let u = unit(r) == "-" ? "U" : unit(r)
-                lines.append("ch \(r.index) spectrogram (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), "
-                             + "\(counted(s.times.count, "segment")) x \(counted(s.frequencies.count, "bin"))): "
-                             + "peak \(g(s.values[best.0][best.1])) \(u)²/Hz at \(g(s.frequencies[best.1])) Hz, \(g(s.times[best.0])) s (--json for values)")
+                lines.append(
+                    "ch \(r.index) spectrogram (nperseg \(Swift.min(c.segmentLength, r.samples)), \(c.window.rawValue), "
+                        + "\(counted(s.times.count, "segment")) x \(counted(s.frequencies.count, "bin"))): "
+                        + "peak \(g(s.values[best.0][best.1])) \(u)²/Hz at \(g(s.frequencies[best.1])) Hz, \(g(s.times[best.0])) s (--json for values)"
+                )
             }
             if let x = r.crossChannel, let c = request.crossChannel {
                 let coherence = x.h1.coherence.filter(\.isFinite)
                 let mean = coherence.isEmpty ? Double.nan : coherence.reduce(0, +) / Double(coherence.count)
-                var line = "ch \(r.index) vs ch \(x.reference) (nperseg \(x.segmentLength), \(counted(x.h1.segments, "segment"))): "
+                var line =
+                    "ch \(r.index) vs ch \(x.reference) (nperseg \(x.segmentLength), \(counted(x.h1.segments, "segment"))): "
                     + "mean coherence \(g(mean))"
                 if c.transfer, let k = x.h1.coherence.indices.max(by: { !(x.h1.coherence[$0] >= x.h1.coherence[$1]) }) {
-                    line += ", at the most coherent \(g(x.h1.frequencies[k])) Hz |H1| \(g(x.h1.magnitudeDB[k])) dB, "
+                    line +=
+                        ", at the most coherent \(g(x.h1.frequencies[k])) Hz |H1| \(g(x.h1.magnitudeDB[k])) dB, "
                         + "phase \(g(x.h1.phase[k] * 180 / Double.pi)) deg"
                 }
                 lines.append(line + " (--json for values)")
@@ -279,8 +331,9 @@ package enum AnalysisTable {
             if let s = r.spectrum {
                 let peak = s.amplitudeRMS.indices.dropFirst().max { s.amplitudeRMS[$0] < s.amplitudeRMS[$1] } ?? 0
                 let u = unit(r) == "-" ? "" : " \(unit(r))"
-                lines.append("ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(counted(s.averages, "average"))): "
-                             + "largest \(g(s.amplitudeRMS[peak]))\(u) RMS at \(g(s.frequencies[peak])) Hz")
+                lines.append(
+                    "ch \(r.index) spectrum (N \(s.frequencies.count * 2 - 2), \(s.window.rawValue), \(counted(s.averages, "average"))): "
+                        + "largest \(g(s.amplitudeRMS[peak]))\(u) RMS at \(g(s.frequencies[peak])) Hz")
             }
         }
         return lines

@@ -1,6 +1,6 @@
 import Foundation
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// Human-readable and JSON descriptions of frames, shared by `inspect` and `subscribe`.
 package enum FrameDescription {
@@ -32,32 +32,40 @@ package enum FrameDescription {
         var parts = tm()
         gmtime_r(&t, &parts)
         let frac = String(fraction)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+            parts.tm_hour, parts.tm_min, parts.tm_sec)
             + String(repeating: "0", count: 9 - frac.count) + frac + "Z"
     }
 
     package static func summary(_ payload: Payload) -> String {
         switch payload {
         case .configuration(let c):
-            return "'\(c.deviceName.terminalSafe)' (\(c.deviceType.terminalSafe)): \(counted(c.channels.count, "channel")), \(counted(c.lines.count, "line"))"
+            return
+                "'\(c.deviceName.terminalSafe)' (\(c.deviceType.terminalSafe)): \(counted(c.channels.count, "channel")), \(counted(c.lines.count, "line"))"
                 + (c.channels.first.map { ", \($0.samplingRate) S/s" } ?? "")
         case .error(let e): return "error \(e.code): \(e.message.terminalSafe)"
         case .analog(let a):
-            return "\(a.channelCount) x \(a.sampleCount) \(a.format), first sample \(a.firstSample), channels \(rangeText(a.channelIndexes))"
+            return
+                "\(a.channelCount) x \(a.sampleCount) \(a.format), first sample \(a.firstSample), channels \(rangeText(a.channelIndexes))"
         case .digital(let d): return "\(counted(d.lineCount, "line")) x \(counted(d.sampleCount, "sample")), first sample \(d.firstSample)"
         case .message(let m): return "code \(m.code): \(quoted(m.text))"
         case .xml(let x): return "\(counted(x.utf8.count, "byte")): \(quoted(x))"
-        case .file(let b): return "'\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(counted(b.totalSize, "byte"))"
+        case .file(let b):
+            return
+                "'\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(counted(b.totalSize, "byte"))"
         case .image(let b):
-            return "\(b.imageFormat.map { "\($0)" } ?? "?") '\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(counted(b.totalSize, "byte"))"
+            return
+                "\(b.imageFormat.map { "\($0)" } ?? "?") '\(b.name.terminalSafe)' chunk \(b.chunkIndex + 1)/\(b.chunkCount), \(b.content.count) of \(counted(b.totalSize, "byte"))"
         case .array(let a):
             return "\(a.rowCount) x \(a.columnCount) \(a.elementType) at [\(a.rowOrigin), \(a.columnOrigin)]"
         case .analogFilter(let f): return "query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
-        case .arrayFilter(let f): return "\(f.elementType) query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
+        case .arrayFilter(let f):
+            return "\(f.elementType) query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
         case .removeFilter: return "remove the filter"
         case .hello(let h):
-            return "client '\(h.clientDescription.terminalSafe)', timeout \(h.timeoutSeconds) s, source filter \(h.sourceFilterEnabled ? "on" : "off")"
+            return
+                "client '\(h.clientDescription.terminalSafe)', timeout \(h.timeoutSeconds) s, source filter \(h.sourceFilterEnabled ? "on" : "off")"
         case .welcome(let w):
             return "session \(w.sessionID) of '\(w.publisherDescription.terminalSafe)', " + sourcesText(w.sources)
         case .start: return "start transmission"
@@ -113,15 +121,27 @@ package enum FrameDescription {
         case .configuration(let c):
             return .object([
                 ("device_name", .string(c.deviceName)), ("device_type", .string(c.deviceType)),
-                ("channels", .array(c.channels.map { ch in
-                    .object([("index", .uint(UInt64(ch.index))), ("description", .string(ch.description)),
-                             ("direction", .string(ch.direction == .input ? "input" : "output")), ("unit", .string(ch.unit)),
-                             ("sampling_rate", .double(ch.samplingRate)), ("min", .double(ch.minValue)), ("max", .double(ch.maxValue))])
-                })),
-                ("lines", .array(c.lines.map { l in
-                    .object([("index", .uint(UInt64(l.index))), ("description", .string(l.description)),
-                             ("direction", .string(l.direction == .input ? "input" : "output"))])
-                })),
+                (
+                    "channels",
+                    .array(
+                        c.channels.map { ch in
+                            .object([
+                                ("index", .uint(UInt64(ch.index))), ("description", .string(ch.description)),
+                                ("direction", .string(ch.direction == .input ? "input" : "output")), ("unit", .string(ch.unit)),
+                                ("sampling_rate", .double(ch.samplingRate)), ("min", .double(ch.minValue)), ("max", .double(ch.maxValue)),
+                            ])
+                        })
+                ),
+                (
+                    "lines",
+                    .array(
+                        c.lines.map { l in
+                            .object([
+                                ("index", .uint(UInt64(l.index))), ("description", .string(l.description)),
+                                ("direction", .string(l.direction == .input ? "input" : "output")),
+                            ])
+                        })
+                ),
             ])
         case .error(let e):
             return .object([("code", .uint(UInt64(e.code.rawValue))), ("name", .string(e.code.name)), ("message", .string(e.message))])
@@ -147,7 +167,10 @@ package enum FrameDescription {
             return .object([
                 ("line_indexes", .ids((0..<d.lineCount).map(d.lineIndex))), ("sample_count", .int(Int(d.sampleCount))),
                 ("first_sample", .uint(d.firstSample)),
-                ("states", .array((0..<d.lineCount).map { l in .array((0..<d.sampleCount).map { .int(d.state(line: l, sample: $0) ? 1 : 0) }) })),
+                (
+                    "states",
+                    .array((0..<d.lineCount).map { l in .array((0..<d.sampleCount).map { .int(d.state(line: l, sample: $0) ? 1 : 0) }) })
+                ),
             ])
         case .message(let m): return .object([("code", .int(Int(m.code))), ("text", .string(m.text))])
         case .xml(let x): return .object([("xml", .string(x))])
@@ -184,24 +207,33 @@ package enum FrameDescription {
             case .range(let from, let to): channels = .object([("from", .uint(UInt64(from))), ("to", .uint(UInt64(to)))])
             case .list(let l): channels = .ids(l)
             }
-            return .object([("replaces", .uint(UInt64(f.replaces))), ("channels", channels), ("sources", .ids(f.sources)),
-                            ("query", .string(f.query))])
+            return .object([
+                ("replaces", .uint(UInt64(f.replaces))), ("channels", channels), ("sources", .ids(f.sources)),
+                ("query", .string(f.query)),
+            ])
         case .arrayFilter(let f):
             func range(_ r: IndexRange) -> JSON {
                 .object([("from", .uint(UInt64(r.from))), ("to", r.to == .max ? .null : .uint(UInt64(r.to)))])
             }
-            return .object([("replaces", .uint(UInt64(f.replaces))), ("element_type", .string(f.elementType.description)),
-                            ("rows", range(f.rows)), ("columns", range(f.columns)), ("query", .string(f.query))])
+            return .object([
+                ("replaces", .uint(UInt64(f.replaces))), ("element_type", .string(f.elementType.description)),
+                ("rows", range(f.rows)), ("columns", range(f.columns)), ("query", .string(f.query)),
+            ])
         case .removeFilter, .start, .stop: return .object([])
         case .hello(let h):
             // The API key is a secret: say only how long it is.
-            return .object([("timeout", .double(h.timeoutSeconds)), ("source_filter_enabled", .bool(h.sourceFilterEnabled)),
-                            ("api_key_length", .int(Int(h.apiKey.utf8.count))), ("description", .string(h.clientDescription))])
+            return .object([
+                ("timeout", .double(h.timeoutSeconds)), ("source_filter_enabled", .bool(h.sourceFilterEnabled)),
+                ("api_key_length", .int(Int(h.apiKey.utf8.count))), ("description", .string(h.clientDescription)),
+            ])
         case .welcome(let w):
-            return .object([("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
-                            ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) }))])
+            return .object([
+                ("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
+                ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) })),
+            ])
         case .selectSources(let ids): return .object([("sources", .ids(ids))])
-        case .gap(let g): return .object([("first_missing_sequence", .uint(g.firstMissingSequence)), ("missing_count", .uint(g.missingCount))])
+        case .gap(let g):
+            return .object([("first_missing_sequence", .uint(g.firstMissingSequence)), ("missing_count", .uint(g.missingCount))])
         case .close(let c): return .object([("code", .uint(UInt64(c.code.rawValue))), ("reason", .string(c.reason))])
         case .credit(let n): return .object([("credits", .uint(UInt64(n)))])
         }

@@ -7,7 +7,9 @@ extension AnalysisInputs {
     /// TDMS, XDF and HDF5 files as `analyze` inputs: every group / stream / dataset with numeric data becomes a
     /// source, read exactly as `tributary import` records it (FormatImport, docs/FORMATS.md).
     /// - Parameter rate: the rate of TDMS groups without `wf_increment`.
-    static func measurementFileFrames(_ path: String, kind: InterchangeFormat, rate: Double?, _ body: (Frame) throws -> Void) throws -> InputDescription {
+    static func measurementFileFrames(_ path: String, kind: InterchangeFormat, rate: Double?, _ body: (Frame) throws -> Void) throws
+        -> InputDescription
+    {
         let sources: [ImportedSource]
         do { sources = try FormatImport.read(path: path, rate: rate) } catch { throw CommandError("\(error)") }
         var description = InputDescription()

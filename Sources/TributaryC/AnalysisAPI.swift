@@ -1,8 +1,8 @@
 import Foundation
 import TributaryAnalysis
 import TributaryDSP
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// The options of `tributary_analyze_*`: a JSON object whose members are the options of `tributary
 /// analyze` (docs/C_API.md), checked as the command checks them.
@@ -11,9 +11,11 @@ struct AnalysisOptions {
     var name: String?
     var arrays = AnalysisArrayEncoding.json
 
-    static let keys: Set<String> = ["rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
-                                    "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels", "int16_scale",
-                                    "rigor", "name", "arrays"]
+    static let keys: Set<String> = [
+        "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
+        "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels", "int16_scale",
+        "rigor", "name", "arrays",
+    ]
 
     /// The options as decoded (types checked), before the semantic checks.
     private struct Raw: Decodable {
@@ -78,9 +80,10 @@ struct AnalysisOptions {
         let detrend = try namedValue(raw.detrend, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
         let average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
         let scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
-        let arrays = try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
-            "arrays must be \"json\", \"base64\" or \"block\", not '\($0)'"
-        } ?? .json
+        let arrays =
+            try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
+                "arrays must be \"json\", \"base64\" or \"block\", not '\($0)'"
+            } ?? .json
         if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
         if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
         let measureWindow = try namedValue(raw.measureWindow, WindowKind.init(name:)) {
@@ -108,8 +111,9 @@ struct AnalysisOptions {
             do { channelSpec = try ChannelSpec(parsing: text) } catch { throw bad("channels: \(error)") }
         }
         let wantStats = raw.stats ?? false
-        var request = AnalysisRequest(statistics: wantStats || (raw.welch == nil && raw.spectrum == nil && measurements.isEmpty),
-                                      measurements: measurements)
+        var request = AnalysisRequest(
+            statistics: wantStats || (raw.welch == nil && raw.spectrum == nil && measurements.isEmpty),
+            measurements: measurements)
         if let welchLength = raw.welch {
             request.welch = WelchConfiguration(
                 segmentLength: welchLength, overlap: raw.overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
@@ -117,10 +121,13 @@ struct AnalysisOptions {
                 scaling: scaling ?? .density, rigor: rigor)
         }
         if let spectrumLength = raw.spectrum { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
-        request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: raw.harmonics ?? 5,
-                                                       foldAliases: raw.foldAliases ?? false)
+        request.measurement = MeasurementConfiguration(
+            window: measureWindow ?? .blackmanHarris7, harmonics: raw.harmonics ?? 5,
+            foldAliases: raw.foldAliases ?? false)
         if let fullScale = raw.fullScale {
-            guard fullScale > 0, fullScale.isFinite else { throw bad("full_scale must be a positive number (the peak of a full-scale sine)") }
+            guard fullScale > 0, fullScale.isFinite else {
+                throw bad("full_scale must be a positive number (the peak of a full-scale sine)")
+            }
             request.fullScale = fullScale
         }
         var filters = SubscriberFilters()
@@ -131,8 +138,9 @@ struct AnalysisOptions {
                 throw bad("channels: \(error)")
             }
         }
-        job = AnalysisJob(request: request, filters: filters, requestedChannels: channelSpec?.channels,
-                          rate: raw.rate, int16Scale: raw.int16Scale ?? 1)
+        job = AnalysisJob(
+            request: request, filters: filters, requestedChannels: channelSpec?.channels,
+            rate: raw.rate, int16Scale: raw.int16Scale ?? 1)
         name = raw.name
         self.arrays = arrays
     }
@@ -141,8 +149,10 @@ struct AnalysisOptions {
 /// Analyses a file (capture, NPY or frame file) as `tributary analyze --json` does; `json` receives the
 /// document the command prints for the file (freed with tributary_free).
 @_cdecl("tributary_analyze_file")
-public func tributary_analyze_file(_ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
-                                   _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_analyze_file(
+    _ path: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guarded("tributary_analyze_file") {
         let result = try out(json, "json")
         result.pointee = nil
@@ -162,9 +172,11 @@ public func tributary_analyze_file(_ path: UnsafePointer<CChar>?, _ options: Uns
 /// Analyses a caller's buffer of float64 samples, row-major (channels × samples_per_channel), as
 /// `tributary analyze --json` analyses an NPY file of the same array (one source, id 1).
 @_cdecl("tributary_analyze_buffer")
-public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channels: UInt, _ samplesPerChannel: UInt,
-                                     _ rate: Double, _ options: UnsafePointer<CChar>?,
-                                     _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_analyze_buffer(
+    _ samples: UnsafePointer<Double>?, _ channels: UInt, _ samplesPerChannel: UInt,
+    _ rate: Double, _ options: UnsafePointer<CChar>?,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guarded("tributary_analyze_buffer") {
         let result = try out(json, "json")
         result.pointee = nil
@@ -184,10 +196,13 @@ public func tributary_analyze_buffer(_ samples: UnsafePointer<Double>?, _ channe
         let analysis = FrameAnalysis(request: job.request, filters: job.filters, sampleRate: job.rate)
         do {
             // The frames `analyze` makes of an NPY file, from memory.
-            try AnalysisInputs.arrayFrames(name: name, channels: c, samplesPerChannel: n, format: .float64, rate: job.rate!,
-                                           int16Scale: 1, copy: { ch, range, out in
-                out.copyMemory(from: UnsafeRawBufferPointer(start: samples + range.lowerBound, count: range.count * 8))
-            }) { frame in try analysis.add(frame) }
+            try AnalysisInputs.arrayFrames(
+                name: name, channels: c, samplesPerChannel: n, format: .float64, rate: job.rate!,
+                int16Scale: 1,
+                copy: { ch, range, out in
+                    out.copyMemory(from: UnsafeRawBufferPointer(start: samples + range.lowerBound, count: range.count * 8))
+                }
+            ) { frame in try analysis.add(frame) }
             let sources = try analysis.finish()
             if let requested = job.requestedChannels, let missing = requested.first(where: { $0 >= c }) {
                 throw APIError(.analysis, "\(name): channels: channel \(missing) is not in source 1 (\(c) channels)")

@@ -2,8 +2,8 @@ import Foundation
 import TributaryAnalysis
 import TributaryCapture
 import TributaryInterchange
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// Sample types of include/tributary.h (`TRIBUTARY_FLOAT64`, …): the values of the wire format.
 enum CSampleType: Int32 {
@@ -108,25 +108,36 @@ final class CaptureHandle {
                 ])
             }
             let gaps = reader.gaps.filter { $0.sourceID == id }
-            sources.append(.object([
-                ("id", .uint(UInt64(id))),
-                ("name", configuration.map { .string($0.deviceName) } ?? .null),
-                ("device_type", configuration.map { .string($0.deviceType) } ?? .null),
-                ("sample_rate", rate(id).map { .double($0) } ?? .null),
-                ("sample_type", shape.map { .string($0.format.description) } ?? .null),
-                ("channel_count", .int(shape?.channelIndexes.count ?? 0)),
-                ("samples", .uint(summary.samples)),
-                ("frames", .int(summary.frames)), ("chunks", .int(summary.chunks)),
-                ("first_time_ns", .int(Int(summary.firstTimeNs))), ("last_time_ns", .int(Int(summary.lastTimeNs))),
-                ("channels", .array(channels)),
-                ("lines", .array((configuration?.lines ?? []).map {
-                    .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description))])
-                })),
-                ("gaps", .array(gaps.map { g in
-                    .object([("first_missing_sequence", .uint(g.firstMissingSequence)), ("missing_count", .uint(g.missingCount)),
-                             ("cause", g.cause.map { .string($0.description) } ?? .null), ("time_ns", .int(Int(g.timeNs)))])
-                })),
-            ]))
+            sources.append(
+                .object([
+                    ("id", .uint(UInt64(id))),
+                    ("name", configuration.map { .string($0.deviceName) } ?? .null),
+                    ("device_type", configuration.map { .string($0.deviceType) } ?? .null),
+                    ("sample_rate", rate(id).map { .double($0) } ?? .null),
+                    ("sample_type", shape.map { .string($0.format.description) } ?? .null),
+                    ("channel_count", .int(shape?.channelIndexes.count ?? 0)),
+                    ("samples", .uint(summary.samples)),
+                    ("frames", .int(summary.frames)), ("chunks", .int(summary.chunks)),
+                    ("first_time_ns", .int(Int(summary.firstTimeNs))), ("last_time_ns", .int(Int(summary.lastTimeNs))),
+                    ("channels", .array(channels)),
+                    (
+                        "lines",
+                        .array(
+                            (configuration?.lines ?? []).map {
+                                .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description))])
+                            })
+                    ),
+                    (
+                        "gaps",
+                        .array(
+                            gaps.map { g in
+                                .object([
+                                    ("first_missing_sequence", .uint(g.firstMissingSequence)), ("missing_count", .uint(g.missingCount)),
+                                    ("cause", g.cause.map { .string($0.description) } ?? .null), ("time_ns", .int(Int(g.timeNs))),
+                                ])
+                            })
+                    ),
+                ]))
         }
         return .object([
             ("path", .string(reader.path)),
@@ -141,7 +152,8 @@ final class CaptureHandle {
     func timeRate(_ source: UInt32) throws(APIError) -> Double {
         guard let shape = try self.shape(source) else { throw APIError(.range, "source \(source) has no analog data") }
         guard let rate = SourceSeries.rate(reader: reader, source: source, channels: shape.channelIndexes) else {
-            throw APIError(.format, "source \(source) has no single sampling rate in its configuration: its samples have numbers, not times")
+            throw APIError(
+                .format, "source \(source) has no single sampling rate in its configuration: its samples have numbers, not times")
         }
         return rate
     }
@@ -166,24 +178,32 @@ final class CaptureHandle {
                 throw APIError(.format, "\(error); run 'tributary repair' to read what is intact")
             }
             let chunkEnd = start + entry.envelope.sampleCount  // cannot overflow: analogChunks checked it
-            let mismatch = APIError(.format, "the chunk of source \(source) at byte \(entry.offset) holds other samples than its record says "
-                                    + "(\(entry.envelope.sampleCount)); run 'tributary repair' to read what is intact")
+            let mismatch = APIError(
+                .format,
+                "the chunk of source \(source) at byte \(entry.offset) holds other samples than its record says "
+                    + "(\(entry.envelope.sampleCount)); run 'tributary repair' to read what is intact")
             position = start
             for frame in frames where frame.header.kind == .analog && frame.header.sourceID == source {
                 guard let view = try? frame.analog() else { continue }
                 let n = UInt64(view.sampleCount)
                 guard n <= chunkEnd - position else { throw mismatch }
                 guard let at = Int(exactly: position), Int(exactly: position + n) != nil else {
-                    throw APIError(.format, "the analog frames of source \(source) claim samples past \(Int.max); run 'tributary repair' to read what is intact")
+                    throw APIError(
+                        .format,
+                        "the analog frames of source \(source) claim samples past \(Int.max); run 'tributary repair' to read what is intact"
+                    )
                 }
-                blocks.append(SeriesBlock(start: at, count: view.sampleCount, timestampNs: frame.header.timestampNs, firstSample: view.firstSample))
+                blocks.append(
+                    SeriesBlock(start: at, count: view.sampleCount, timestampNs: frame.header.timestampNs, firstSample: view.firstSample))
                 position += n
             }
             guard position == chunkEnd else { throw mismatch }
         }
-        guard let lower = Int(exactly: max(first, starts.first ?? first)), let upper = Int(exactly: min(last, position)), lower < upper else { return 0 }
-        SourceSeries.sampleTimes(of: blocks, since: shape.firstTimeNs, rate: rate, in: lower..<upper,
-                                 into: UnsafeMutableBufferPointer(start: out, count: upper - lower))
+        guard let lower = Int(exactly: max(first, starts.first ?? first)), let upper = Int(exactly: min(last, position)), lower < upper
+        else { return 0 }
+        SourceSeries.sampleTimes(
+            of: blocks, since: shape.firstTimeNs, rate: rate, in: lower..<upper,
+            into: UnsafeMutableBufferPointer(start: out, count: upper - lower))
         return upper - lower
     }
 
@@ -263,16 +283,20 @@ public func tributary_capture_source_id(_ capture: OpaquePointer?, _ position: U
     withCapture("tributary_capture_source_id", capture) { handle in
         let result = try out(id, "id")
         let ids = handle.sourceIDs
-        guard position < UInt(ids.count) else { throw APIError(.range, "source position \(position) is out of range (the capture has \(ids.count) sources)") }
+        guard position < UInt(ids.count) else {
+            throw APIError(.range, "source position \(position) is out of range (the capture has \(ids.count) sources)")
+        }
         result.pointee = ids[Int(position)]
     }
 }
 
 /// The shape of a source's analog data; any out-pointer may be NULL.
 @_cdecl("tributary_capture_shape")
-public func tributary_capture_shape(_ capture: OpaquePointer?, _ source: UInt32, _ channels: UnsafeMutablePointer<UInt32>?,
-                                    _ samples: UnsafeMutablePointer<UInt64>?, _ sampleType: UnsafeMutablePointer<Int32>?,
-                                    _ rate: UnsafeMutablePointer<Double>?) -> Int32 {
+public func tributary_capture_shape(
+    _ capture: OpaquePointer?, _ source: UInt32, _ channels: UnsafeMutablePointer<UInt32>?,
+    _ samples: UnsafeMutablePointer<UInt64>?, _ sampleType: UnsafeMutablePointer<Int32>?,
+    _ rate: UnsafeMutablePointer<Double>?
+) -> Int32 {
     withCapture("tributary_capture_shape", capture) { handle in
         let summary = try handle.summary(source)
         let shape = try handle.shape(source)
@@ -285,8 +309,10 @@ public func tributary_capture_shape(_ capture: OpaquePointer?, _ source: UInt32,
 
 /// Gap records of a source: how many, and how many frames they say are missing; either pointer may be NULL.
 @_cdecl("tributary_capture_gaps")
-public func tributary_capture_gaps(_ capture: OpaquePointer?, _ source: UInt32, _ gaps: UnsafeMutablePointer<UInt>?,
-                                   _ missingFrames: UnsafeMutablePointer<UInt64>?) -> Int32 {
+public func tributary_capture_gaps(
+    _ capture: OpaquePointer?, _ source: UInt32, _ gaps: UnsafeMutablePointer<UInt>?,
+    _ missingFrames: UnsafeMutablePointer<UInt64>?
+) -> Int32 {
     withCapture("tributary_capture_gaps", capture) { handle in
         _ = try handle.summary(source)
         let list = handle.reader.gaps.filter { $0.sourceID == source }
@@ -297,20 +323,25 @@ public func tributary_capture_gaps(_ capture: OpaquePointer?, _ source: UInt32, 
 
 /// Reads samples [first_sample, first_sample + sample_count) of some channels of a source.
 @_cdecl("tributary_capture_read")
-public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, _ channels: UnsafePointer<UInt32>?, _ channelCount: UInt,
-                                   _ firstSample: UInt64, _ sampleCount: UInt64, _ sampleType: Int32,
-                                   _ buffer: UnsafeMutableRawPointer?, _ bufferBytes: UInt, _ samplesRead: UnsafeMutablePointer<UInt64>?) -> Int32 {
+public func tributary_capture_read(
+    _ capture: OpaquePointer?, _ source: UInt32, _ channels: UnsafePointer<UInt32>?, _ channelCount: UInt,
+    _ firstSample: UInt64, _ sampleCount: UInt64, _ sampleType: Int32,
+    _ buffer: UnsafeMutableRawPointer?, _ bufferBytes: UInt, _ samplesRead: UnsafeMutablePointer<UInt64>?
+) -> Int32 {
     withCapture("tributary_capture_read", capture) { handle in
         samplesRead?.pointee = 0
         guard let type = CSampleType(rawValue: sampleType) else {
-            throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+            throw APIError(
+                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
         }
         let window = try handle.window(source)
         let shape = window.shape
         var rows: [Int]?
         if channelCount > 0 {
             guard let channels else { throw APIError(.argument, "channels is NULL but channel_count is \(channelCount)") }
-            guard channelCount <= UInt(shape.channelCount) * 64 else { throw APIError(.range, "channel_count \(channelCount) is too large") }
+            guard channelCount <= UInt(shape.channelCount) * 64 else {
+                throw APIError(.range, "channel_count \(channelCount) is too large")
+            }
             rows = (0..<Int(channelCount)).map { Int(channels[$0]) }
         }
         if type != .float64 && type != CSampleType(shape.format) {
@@ -319,14 +350,17 @@ public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, 
         let values: SampleValues = type == CSampleType(shape.format) ? .stored : .physical
         let bytes: Int
         do throws(SampleReadError) {
-            bytes = try window.byteCount(rows: rows?.count ?? shape.channelCount, samples: sampleCount, as: values, buffer: Int(clamping: bufferBytes))
+            bytes = try window.byteCount(
+                rows: rows?.count ?? shape.channelCount, samples: sampleCount, as: values, buffer: Int(clamping: bufferBytes))
         } catch { throw APIError(error) }
         if bytes == 0 { return }
         guard let buffer else { throw APIError(.argument, "buffer is NULL") }
         let n: Int
         do throws(SampleReadError) {
-            n = try window.read(rows: rows, first: firstSample, count: Int(sampleCount), as: values,
-                                into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(clamping: bufferBytes))).samples
+            n = try window.read(
+                rows: rows, first: firstSample, count: Int(sampleCount), as: values,
+                into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(clamping: bufferBytes))
+            ).samples
         } catch { throw APIError(error) }
         samplesRead?.pointee = UInt64(n)
     }
@@ -335,9 +369,11 @@ public func tributary_capture_read(_ capture: OpaquePointer?, _ source: UInt32, 
 /// The times of samples [first_sample, first_sample + sample_count) of a source, in seconds since its
 /// first sample, from the recorded frame times: the time column of `tributary export --time-column`.
 @_cdecl("tributary_capture_times")
-public func tributary_capture_times(_ capture: OpaquePointer?, _ source: UInt32, _ firstSample: UInt64, _ sampleCount: UInt64,
-                                    _ seconds: UnsafeMutablePointer<Double>?, _ bufferBytes: UInt,
-                                    _ samplesRead: UnsafeMutablePointer<UInt64>?) -> Int32 {
+public func tributary_capture_times(
+    _ capture: OpaquePointer?, _ source: UInt32, _ firstSample: UInt64, _ sampleCount: UInt64,
+    _ seconds: UnsafeMutablePointer<Double>?, _ bufferBytes: UInt,
+    _ samplesRead: UnsafeMutablePointer<UInt64>?
+) -> Int32 {
     withCapture("tributary_capture_times", capture) { handle in
         samplesRead?.pointee = 0
         _ = try handle.timeRate(source)
@@ -355,8 +391,10 @@ public func tributary_capture_times(_ capture: OpaquePointer?, _ source: UInt32,
 
 /// The next package that is not analog data, as the JSON object `tributary inspect --json` prints.
 @_cdecl("tributary_capture_next_package")
-public func tributary_capture_next_package(_ capture: OpaquePointer?, _ kindMask: UInt32,
-                                           _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_capture_next_package(
+    _ capture: OpaquePointer?, _ kindMask: UInt32,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     withCapture("tributary_capture_next_package", capture) { handle in
         let result = try out(json, "json")
         result.pointee = nil

@@ -4,8 +4,10 @@ import TributaryTransport
 /// Asks the publishers on the local network (discovery, docs/PROTOCOL.md §9) and gives the JSON array
 /// `tributary resolve --json` prints.
 @_cdecl("tributary_resolve")
-public func tributary_resolve(_ query: UnsafePointer<CChar>?, _ timeoutSeconds: Double,
-                              _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_resolve(
+    _ query: UnsafePointer<CChar>?, _ timeoutSeconds: Double,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guarded("tributary_resolve") {
         let result = try out(json, "json")
         result.pointee = nil

@@ -1,6 +1,6 @@
 import Foundation
-import TributaryInterchange
 import TributaryDSP
+import TributaryInterchange
 import TributaryText
 
 /// The JSON options of `tributary_capture_export`: the members are the keywords of Python's
@@ -32,8 +32,9 @@ private struct ExportMembers: Decodable {
 
     /// The library's options for `format`.
     func options(_ format: InterchangeFormat) throws(APIError) -> ExportOptions {
-        var options = ExportOptions(format: format, source: source, start: start, duration: duration, counts: counts ?? false,
-                                    timeColumn: timeColumn ?? false, allowDamage: allowDamage ?? false, replace: replace ?? false)
+        var options = ExportOptions(
+            format: format, source: source, start: start, duration: duration, counts: counts ?? false,
+            timeColumn: timeColumn ?? false, allowDamage: allowDamage ?? false, replace: replace ?? false)
         if let channels {
             do { options.channels = try ChannelSpec(parsing: channels).channels.map { UInt32($0) } } catch {
                 throw APIError(.argument, "option 'channels': \(error)")
@@ -60,8 +61,10 @@ extension Status {
 /// options (the same library call on the capture's path, so the same bytes and the same refusals);
 /// `*report` (when not NULL) receives what was written and the warnings as JSON.
 @_cdecl("tributary_capture_export")
-public func tributary_capture_export(_ capture: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: UnsafePointer<CChar>?,
-                                     _ options: UnsafePointer<CChar>?, _ report: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_capture_export(
+    _ capture: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ format: UnsafePointer<CChar>?,
+    _ options: UnsafePointer<CChar>?, _ report: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     report?.pointee = nil
     return guarded("tributary_capture_export") {
         let handle = try Handles.lookup(capture, as: CaptureHandle.self, "capture")
@@ -80,8 +83,10 @@ public func tributary_capture_export(_ capture: OpaquePointer?, _ path: UnsafePo
         // does not meet, and the same options must give the same result. By the path the handle
         // was opened with, made absolute then: the working directory may have changed since.
         do throws(ExportError) {
-            written = try CaptureExport.export(capture: handle.absolutePath, to: destination, options: exportOptions,
-                                               spelling: .keywords) { warnings.append($0) }
+            written = try CaptureExport.export(
+                capture: handle.absolutePath, to: destination, options: exportOptions,
+                spelling: .keywords
+            ) { warnings.append($0) }
         } catch {
             var message = error.message
             if error.kind == .damaged { message += "; damage: " + error.damage.map(\.description).joined(separator: "; ") }
@@ -90,9 +95,15 @@ public func tributary_capture_export(_ capture: OpaquePointer?, _ path: UnsafePo
         guard let report else { return }
         let json = JSON.object([
             ("path", .string(destination)), ("format", .string(format.rawValue)),
-            ("sources", .array(written.map { s in
-                .object([("source", .uint(UInt64(s.sourceID))), ("channels", .int(s.channelCount)), ("samples", .int(s.sampleCount))])
-            })),
+            (
+                "sources",
+                .array(
+                    written.map { s in
+                        .object([
+                            ("source", .uint(UInt64(s.sourceID))), ("channels", .int(s.channelCount)), ("samples", .int(s.sampleCount)),
+                        ])
+                    })
+            ),
             ("warnings", .strings(warnings)),
         ])
         report.pointee = try ownedCString(json.text)

@@ -60,9 +60,11 @@ private func apiError(_ error: PushSourceError) -> APIError {
 
 /// Binds a publisher and starts its thread; *endpoint (optional) receives the bound endpoint.
 @_cdecl("tributary_publisher_open")
-public func tributary_publisher_open(_ bind: UnsafePointer<CChar>?, _ apiKey: UnsafePointer<CChar>?, _ description: UnsafePointer<CChar>?,
-                                     _ publisher: UnsafeMutablePointer<OpaquePointer?>?,
-                                     _ endpoint: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_publisher_open(
+    _ bind: UnsafePointer<CChar>?, _ apiKey: UnsafePointer<CChar>?, _ description: UnsafePointer<CChar>?,
+    _ publisher: UnsafeMutablePointer<OpaquePointer?>?,
+    _ endpoint: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guarded("tributary_publisher_open") {
         let result = try out(publisher, "publisher")
         result.pointee = nil
@@ -96,10 +98,12 @@ public func tributary_publisher_open(_ bind: UnsafePointer<CChar>?, _ apiKey: Un
 
 /// Adds an analog source that the application feeds with tributary_source_push.
 @_cdecl("tributary_source_add")
-public func tributary_source_add(_ publisher: OpaquePointer?, _ id: UInt32, _ deviceName: UnsafePointer<CChar>?, _ sampleRate: Double,
-                                 _ channelCount: UInt32, _ channelNames: UnsafePointer<CChar>?, _ unit: UnsafePointer<CChar>?,
-                                 _ sampleType: Int32, _ scale: Double, _ offset: Double, _ rangeMin: Double, _ rangeMax: Double,
-                                 _ lossless: Int32, _ source: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func tributary_source_add(
+    _ publisher: OpaquePointer?, _ id: UInt32, _ deviceName: UnsafePointer<CChar>?, _ sampleRate: Double,
+    _ channelCount: UInt32, _ channelNames: UnsafePointer<CChar>?, _ unit: UnsafePointer<CChar>?,
+    _ sampleType: Int32, _ scale: Double, _ offset: Double, _ rangeMin: Double, _ rangeMax: Double,
+    _ lossless: Int32, _ source: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     guarded("tributary_source_add") {
         let result = try out(source, "source")
         result.pointee = nil
@@ -114,7 +118,9 @@ public func tributary_source_add(_ publisher: OpaquePointer?, _ id: UInt32, _ de
         if let channelNames {
             let list = String(cString: channelNames).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard list.count == count else {
-                throw APIError(.argument, "channel_names lists \(list.count) name\(list.count == 1 ? "" : "s") (comma-separated); channel_count is \(count)")
+                throw APIError(
+                    .argument,
+                    "channel_names lists \(list.count) name\(list.count == 1 ? "" : "s") (comma-separated); channel_count is \(count)")
             }
             names = list
         }
@@ -123,15 +129,18 @@ public func tributary_source_add(_ publisher: OpaquePointer?, _ id: UInt32, _ de
         case .float64: type = .float64
         case .float32: type = .float32
         case .int16: type = .int16
-        case nil: throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+        case nil:
+            throw APIError(
+                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
         }
         guard lossless == 0 || lossless == 1 else { throw APIError(.argument, "lossless is \(lossless); give 0 (live) or 1 (lossless)") }
         guard rangeMin.isFinite, rangeMax.isFinite, rangeMin < rangeMax else {
             throw APIError(.argument, "range [\(rangeMin), \(rangeMax)]: expected finite range_min < range_max")
         }
-        let spec = PushSourceSpec(id: id, name: name, rate: sampleRate, channelNames: names, unit: try string(unit, "unit"),
-                                  sampleType: type, scale: scale, offset: offset, range: rangeMin...rangeMax,
-                                  delivery: lossless == 1 ? .lossless : .live)
+        let spec = PushSourceSpec(
+            id: id, name: name, rate: sampleRate, channelNames: names, unit: try string(unit, "unit"),
+            sampleType: type, scale: scale, offset: offset, range: rangeMin...rangeMax,
+            delivery: lossless == 1 ? .lossless : .live)
         let pushSource: PushSource
         do throws(PushSourceError) { pushSource = try PushSource(spec: spec) } catch { throw apiError(error) }
         do throws(PublisherError) {
@@ -150,9 +159,11 @@ public func tributary_source_add(_ publisher: OpaquePointer?, _ id: UInt32, _ de
 
 /// Publishes one analog block of `channels × samples_per_channel` samples.
 @_cdecl("tributary_source_push")
-public func tributary_source_push(_ source: OpaquePointer?, _ samples: UnsafeRawPointer?, _ sampleType: Int32, _ channels: UInt32,
-                                  _ samplesPerChannel: UInt64, _ layout: Int32, _ firstSampleTimeNs: Int64,
-                                  _ timeoutSeconds: Double) -> Int32 {
+public func tributary_source_push(
+    _ source: OpaquePointer?, _ samples: UnsafeRawPointer?, _ sampleType: Int32, _ channels: UInt32,
+    _ samplesPerChannel: UInt64, _ layout: Int32, _ firstSampleTimeNs: Int64,
+    _ timeoutSeconds: Double
+) -> Int32 {
     var outcome = PushOutcome.sent
     let status = guarded("tributary_source_push") {
         let handle = try Handles.lookup(source, as: SourceHandle.self, "source")
@@ -162,7 +173,9 @@ public func tributary_source_push(_ source: OpaquePointer?, _ samples: UnsafeRaw
         case .float64: type = .float64
         case .float32: type = .float32
         case .int16: type = .int16
-        case nil: throw APIError(.argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+        case nil:
+            throw APIError(
+                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
         }
         let order: PushSource.Layout
         switch layout {
@@ -170,9 +183,12 @@ public func tributary_source_push(_ source: OpaquePointer?, _ samples: UnsafeRaw
         case 1: order = .interleaved
         default: throw APIError(.argument, "layout \(layout) is not TRIBUTARY_CHANNEL_MAJOR (0) or TRIBUTARY_INTERLEAVED (1)")
         }
-        guard samplesPerChannel > 0 else { throw APIError(.argument, "samples_per_channel is 0: a block has at least one sample per channel") }
+        guard samplesPerChannel > 0 else {
+            throw APIError(.argument, "samples_per_channel is 0: a block has at least one sample per channel")
+        }
         guard samplesPerChannel <= UInt64(WireLimits.maxFrameSize) else {
-            throw APIError(.argument, "samples_per_channel \(samplesPerChannel) is more than a frame can hold (\(WireLimits.maxFrameSize) bytes)")
+            throw APIError(
+                .argument, "samples_per_channel \(samplesPerChannel) is more than a frame can hold (\(WireLimits.maxFrameSize) bytes)")
         }
         guard let timeoutNs = timeoutSeconds.nanoseconds(atMostSeconds: 86_400) else {
             throw APIError(.argument, "timeout_seconds \(timeoutSeconds) is not a number of seconds in [0, 86400]")
@@ -180,20 +196,25 @@ public func tributary_source_push(_ source: OpaquePointer?, _ samples: UnsafeRaw
         handle.lock.lock()
         defer { handle.lock.unlock() }
         do throws(PushSourceError) {
-            outcome = try handle.source.push(samples, type: type, channels: Int(channels), samplesPerChannel: Int(samplesPerChannel),
-                                             layout: order, firstSampleTimeNs: firstSampleTimeNs == timeAuto ? nil : firstSampleTimeNs,
-                                             timeoutNs: timeoutNs)
+            outcome = try handle.source.push(
+                samples, type: type, channels: Int(channels), samplesPerChannel: Int(samplesPerChannel),
+                layout: order, firstSampleTimeNs: firstSampleTimeNs == timeAuto ? nil : firstSampleTimeNs,
+                timeoutNs: timeoutNs)
         } catch {
             throw apiError(error)
         }
         switch outcome {
         case .sent: break
         case .dropped:
-            throw APIError(.dropped, "source \(handle.source.info.id) is live and the publisher's queue is full: the block was dropped "
-                           + "(counted; its samples are a gap)")
+            throw APIError(
+                .dropped,
+                "source \(handle.source.info.id) is live and the publisher's queue is full: the block was dropped "
+                    + "(counted; its samples are a gap)")
         case .timedOut:
-            throw APIError(.timeout, "source \(handle.source.info.id) is lossless and no room came within \(timeoutSeconds) s "
-                           + "(a subscriber is slow); the block was not sent, push it again")
+            throw APIError(
+                .timeout,
+                "source \(handle.source.info.id) is lossless and no room came within \(timeoutSeconds) s "
+                    + "(a subscriber is slow); the block was not sent, push it again")
         }
     }
     return status
@@ -201,8 +222,10 @@ public func tributary_source_push(_ source: OpaquePointer?, _ samples: UnsafeRaw
 
 /// Blocks pushed and live blocks dropped so far.
 @_cdecl("tributary_source_counts")
-public func tributary_source_counts(_ source: OpaquePointer?, _ pushed: UnsafeMutablePointer<UInt64>?,
-                                    _ dropped: UnsafeMutablePointer<UInt64>?) -> Int32 {
+public func tributary_source_counts(
+    _ source: OpaquePointer?, _ pushed: UnsafeMutablePointer<UInt64>?,
+    _ dropped: UnsafeMutablePointer<UInt64>?
+) -> Int32 {
     guarded("tributary_source_counts") {
         let handle = try Handles.lookup(source, as: SourceHandle.self, "source")
         let counts = handle.source.counts

@@ -15,7 +15,9 @@ private func factor(_ value: UInt, _ name: String) throws(APIError) -> Int {
 
 /// A signal length or coefficient count from C.
 private func size(_ value: UInt, _ name: String, min: Int = 0, max limit: Int) throws(APIError) -> Int {
-    guard value >= UInt(min), value <= UInt(limit) else { throw APIError(.argument, "\(name) must be from \(min) to \(limit), not \(value)") }
+    guard value >= UInt(min), value <= UInt(limit) else {
+        throw APIError(.argument, "\(name) must be from \(min) to \(limit), not \(value)")
+    }
     return Int(value)
 }
 
@@ -25,7 +27,9 @@ private func rateLayout(_ outer: UInt, _ length: UInt, _ inner: UInt) throws(API
     }
     let (lines, o1) = Int(outer).multipliedReportingOverflow(by: Int(inner))
     let (total, o2) = lines.multipliedReportingOverflow(by: Int(length))
-    guard !o1, !o2, total <= IIRFilter.maxSamples else { throw APIError(.argument, "the array (\(outer) × \(length) × \(inner)) is too large") }
+    guard !o1, !o2, total <= IIRFilter.maxSamples else {
+        throw APIError(.argument, "the array (\(outer) × \(length) × \(inner)) is too large")
+    }
     return FilterLayout(outer: Int(outer), length: Int(length), inner: Int(inner))
 }
 
@@ -40,7 +44,8 @@ private func rateError(_ error: any Error) -> APIError { APIError(.argument, "\(
 
 /// The pointers of a call's input and output: none needed when either array is empty.
 private func arrays(_ x: UnsafePointer<Double>?, _ input: FilterLayout, _ y: UnsafeMutablePointer<Double>?, _ output: FilterLayout)
-    throws(APIError) -> (UnsafePointer<Double>, UnsafeMutablePointer<Double>)? {
+    throws(APIError) -> (UnsafePointer<Double>, UnsafeMutablePointer<Double>)?
+{
     if output.count == 0 { return nil }
     guard let y else { throw APIError(.argument, "y is NULL") }
     if input.count == 0 {
@@ -59,7 +64,9 @@ private func checkOutput(_ expected: Int, _ given: UInt, _ what: String) throws(
 
 /// The length along the axis of upfirdn's output: ⌈((length - 1)·up + h_count) / down⌉.
 @_cdecl("tributary_upfirdn_length")
-public func tributary_upfirdn_length(_ hCount: UInt, _ length: UInt, _ up: UInt, _ down: UInt, _ result: UnsafeMutablePointer<UInt>?) -> Int32 {
+public func tributary_upfirdn_length(_ hCount: UInt, _ length: UInt, _ up: UInt, _ down: UInt, _ result: UnsafeMutablePointer<UInt>?)
+    -> Int32
+{
     guarded("tributary_upfirdn_length") {
         let result = try out(result, "out_length")
         let taps = try size(hCount, "h_count", min: 1, max: FIRDesign.maxTaps)
@@ -85,9 +92,11 @@ public func tributary_resample_length(_ length: UInt, _ up: UInt, _ down: UInt, 
 /// `mode` (TRIBUTARY_EXT_*, `cval` for constant). `y` (not overlapping `x`) holds outer × out_length
 /// × inner values, out_length as tributary_upfirdn_length gives it.
 @_cdecl("tributary_upfirdn")
-public func tributary_upfirdn(_ h: UnsafePointer<Double>?, _ hCount: UInt, _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?,
-                              _ outer: UInt, _ length: UInt, _ inner: UInt, _ up: UInt, _ down: UInt, _ mode: Int32, _ cval: Double,
-                              _ outLength: UInt) -> Int32 {
+public func tributary_upfirdn(
+    _ h: UnsafePointer<Double>?, _ hCount: UInt, _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?,
+    _ outer: UInt, _ length: UInt, _ inner: UInt, _ up: UInt, _ down: UInt, _ mode: Int32, _ cval: Double,
+    _ outLength: UInt
+) -> Int32 {
     guarded("tributary_upfirdn") {
         let taps = try size(hCount, "h_count", min: 1, max: FIRDesign.maxTaps)
         guard let h else { throw APIError(.argument, "h is NULL") }
@@ -99,7 +108,9 @@ public func tributary_upfirdn(_ h: UnsafePointer<Double>?, _ hCount: UInt, _ x: 
         do { n = try RateChange.upfirdnLength(taps: taps, length: shape.length, up: u, down: d) } catch { throw rateError(error) }
         try checkOutput(n, outLength, "upfirdn")
         guard let (xp, yp) = try arrays(x, shape, y, FilterLayout(outer: shape.outer, length: n, inner: shape.inner)) else { return }
-        do { try RateChange.upfirdn(h: coefficients, x: xp, y: yp, layout: shape, up: u, down: d, mode: m, cval: cval) } catch { throw rateError(error) }
+        do { try RateChange.upfirdn(h: coefficients, x: xp, y: yp, layout: shape, up: u, down: d, mode: m, cval: cval) } catch {
+            throw rateError(error)
+        }
     }
 }
 
@@ -110,10 +121,12 @@ public func tributary_upfirdn(_ h: UnsafePointer<Double>?, _ hCount: UInt, _ x: 
 /// signal is extended by `mode` (TRIBUTARY_EXT_*, scipy's padtype; `cval` for constant). `y` holds
 /// outer × out_length × inner values, out_length as tributary_resample_length gives it.
 @_cdecl("tributary_resample_poly")
-public func tributary_resample_poly(_ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt,
-                                    _ inner: UInt, _ up: UInt, _ down: UInt, _ window: UnsafePointer<CChar>?, _ beta: Double,
-                                    _ taps: UnsafePointer<Double>?, _ tapsCount: UInt, _ mode: Int32, _ cval: Double,
-                                    _ outLength: UInt) -> Int32 {
+public func tributary_resample_poly(
+    _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt,
+    _ inner: UInt, _ up: UInt, _ down: UInt, _ window: UnsafePointer<CChar>?, _ beta: Double,
+    _ taps: UnsafePointer<Double>?, _ tapsCount: UInt, _ mode: Int32, _ cval: Double,
+    _ outLength: UInt
+) -> Int32 {
     guarded("tributary_resample_poly") {
         let shape = try rateLayout(outer, length, inner)
         let u = try factor(up, "up"), d = try factor(down, "down")
@@ -144,12 +157,16 @@ public func tributary_resample_poly(_ x: UnsafePointer<Double>?, _ y: UnsafeMuta
 /// default; `zero_phase` 1 filters forward and backward (scipy's default), 0 forward only; then every
 /// q-th sample. `y` holds outer × ⌈length / q⌉ × inner values (out_length).
 @_cdecl("tributary_decimate")
-public func tributary_decimate(_ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt,
-                               _ inner: UInt, _ q: UInt, _ order: Int64, _ ftype: Int32, _ zeroPhase: Int32, _ outLength: UInt) -> Int32 {
+public func tributary_decimate(
+    _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt,
+    _ inner: UInt, _ q: UInt, _ order: Int64, _ ftype: Int32, _ zeroPhase: Int32, _ outLength: UInt
+) -> Int32 {
     guarded("tributary_decimate") {
         let shape = try rateLayout(outer, length, inner)
         let factorQ = try factor(q, "q")
-        guard ftype == 0 || ftype == 1 else { throw APIError(.argument, "ftype must be TRIBUTARY_DECIMATE_IIR (0) or _FIR (1), not \(ftype)") }
+        guard ftype == 0 || ftype == 1 else {
+            throw APIError(.argument, "ftype must be TRIBUTARY_DECIMATE_IIR (0) or _FIR (1), not \(ftype)")
+        }
         guard zeroPhase == 0 || zeroPhase == 1 else { throw APIError(.argument, "zero_phase must be 0 or 1, not \(zeroPhase)") }
         guard order >= -1, order < Int64(FIRDesign.maxTaps) else {
             throw APIError(.argument, "n must be -1 (the default) or from 0 to \(FIRDesign.maxTaps - 1), not \(order)")
@@ -161,7 +178,9 @@ public func tributary_decimate(_ x: UnsafePointer<Double>?, _ y: UnsafeMutablePo
         let designOrder: Int? = order == -1 ? nil : Int(order)
         // The filter is designed (and its errors reported) also for an empty signal.
         do {
-            if filter == .iir { _ = try RateChange.decimationSections(q: factorQ, order: designOrder) } else {
+            if filter == .iir {
+                _ = try RateChange.decimationSections(q: factorQ, order: designOrder)
+            } else {
                 _ = try RateChange.decimationTaps(q: factorQ, order: designOrder)
             }
         } catch { throw rateError(error) }

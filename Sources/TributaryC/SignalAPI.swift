@@ -37,7 +37,8 @@ private func layout(_ outer: UInt, _ length: UInt, _ inner: UInt) throws(APIErro
 }
 
 private func samples(_ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ layout: FilterLayout)
-    throws(APIError) -> (UnsafePointer<Double>, UnsafeMutablePointer<Double>)? {
+    throws(APIError) -> (UnsafePointer<Double>, UnsafeMutablePointer<Double>)?
+{
     if layout.count == 0 { return nil }
     guard let x else { throw APIError(.argument, "x is NULL") }
     guard let y else { throw APIError(.argument, "y is NULL") }
@@ -65,10 +66,12 @@ private func designError(_ error: any Error) -> APIError { APIError(.argument, "
 /// coefficients (sos), 1 writes b then a (ba, equal lengths). `count` receives the number of
 /// values; a `capacity` too small gives TRIBUTARY_E_BUFFER with `count` the number needed.
 @_cdecl("tributary_iir_design")
-public func tributary_iir_design(_ family: UnsafePointer<CChar>?, _ order: Int32, _ wn: UnsafePointer<Double>?, _ wnCount: UInt,
-                                 _ btype: UnsafePointer<CChar>?, _ rp: Double, _ rs: Double, _ fs: Double, _ output: Int32,
-                                 _ destination: UnsafeMutablePointer<Double>?, _ capacity: UInt,
-                                 _ written: UnsafeMutablePointer<UInt>?) -> Int32 {
+public func tributary_iir_design(
+    _ family: UnsafePointer<CChar>?, _ order: Int32, _ wn: UnsafePointer<Double>?, _ wnCount: UInt,
+    _ btype: UnsafePointer<CChar>?, _ rp: Double, _ rs: Double, _ fs: Double, _ output: Int32,
+    _ destination: UnsafeMutablePointer<Double>?, _ capacity: UInt,
+    _ written: UnsafeMutablePointer<UInt>?
+) -> Int32 {
     guarded("tributary_iir_design") {
         let written = try out(written, "count")
         written.pointee = 0
@@ -88,14 +91,19 @@ public func tributary_iir_design(_ family: UnsafePointer<CChar>?, _ order: Int32
         }
         guard output == 0 || output == 1 else { throw APIError(.argument, "output must be 0 (sos) or 1 (ba), not \(output)") }
         let frequencies = try values(wn, try count(wnCount, "wn_count", min: 1, max: 2), "wn")
-        guard fs == 0 || (fs > 0 && fs.isFinite) else { throw APIError(.argument, "fs must be 0 (none) or a positive finite number, not \(fs)") }
+        guard fs == 0 || (fs > 0 && fs.isFinite) else {
+            throw APIError(.argument, "fs must be 0 (none) or a positive finite number, not \(fs)")
+        }
         let coefficients: [Double]
         do {
             if output == 0 {
-                coefficients = try FilterDesign.iirSOS(order: Int(order), frequencies: frequencies, band: band, family: kind,
-                                                       fs: fs == 0 ? nil : fs).coefficients
+                coefficients = try FilterDesign.iirSOS(
+                    order: Int(order), frequencies: frequencies, band: band, family: kind,
+                    fs: fs == 0 ? nil : fs
+                ).coefficients
             } else {
-                let f = try FilterDesign.iirBA(order: Int(order), frequencies: frequencies, band: band, family: kind, fs: fs == 0 ? nil : fs)
+                let f = try FilterDesign.iirBA(
+                    order: Int(order), frequencies: frequencies, band: band, family: kind, fs: fs == 0 ? nil : fs)
                 coefficients = f.b + f.a
             }
         } catch {
@@ -107,8 +115,10 @@ public func tributary_iir_design(_ family: UnsafePointer<CChar>?, _ order: Int32
 
 /// Writes `values` to the caller's buffer of `capacity` values; `count` receives how many there
 /// are, also when the buffer is too small (TRIBUTARY_E_BUFFER).
-private func deliver(_ values: [Double], to destination: UnsafeMutablePointer<Double>?, capacity: UInt,
-                     count written: UnsafeMutablePointer<UInt>) throws(APIError) {
+private func deliver(
+    _ values: [Double], to destination: UnsafeMutablePointer<Double>?, capacity: UInt,
+    count written: UnsafeMutablePointer<UInt>
+) throws(APIError) {
     written.pointee = UInt(values.count)
     guard capacity >= UInt(values.count) else {
         throw APIError(.buffer, "the coefficients need \(values.count) values, the buffer holds \(capacity)")
@@ -120,8 +130,10 @@ private func deliver(_ values: [Double], to destination: UnsafeMutablePointer<Do
 /// A second-order notch filter as scipy.signal.iirnotch: `w0` in Hz for a sampling rate `fs` (2 for
 /// fractions of Nyquist), quality factor `q`; writes three b and three a coefficients.
 @_cdecl("tributary_iirnotch")
-public func tributary_iirnotch(_ w0: Double, _ q: Double, _ fs: Double, _ b: UnsafeMutablePointer<Double>?,
-                               _ a: UnsafeMutablePointer<Double>?) -> Int32 {
+public func tributary_iirnotch(
+    _ w0: Double, _ q: Double, _ fs: Double, _ b: UnsafeMutablePointer<Double>?,
+    _ a: UnsafeMutablePointer<Double>?
+) -> Int32 {
     guarded("tributary_iirnotch") {
         let b = try out(b, "b"), a = try out(a, "a")
         let f: TransferFunction
@@ -137,19 +149,25 @@ public func tributary_iirnotch(_ w0: Double, _ q: Double, _ fs: Double, _ b: Uns
 /// window for that transition width instead; `pass_zero` 1 when DC is passed; `scale` 1 for unit
 /// gain at the centre of the first pass band. Writes `numtaps` values to `taps`.
 @_cdecl("tributary_firwin")
-public func tributary_firwin(_ numtaps: UInt, _ cutoff: UnsafePointer<Double>?, _ cutoffCount: UInt, _ window: UnsafePointer<CChar>?,
-                             _ beta: Double, _ width: Double, _ passZero: Int32, _ scale: Int32, _ fs: Double,
-                             _ taps: UnsafeMutablePointer<Double>?) -> Int32 {
+public func tributary_firwin(
+    _ numtaps: UInt, _ cutoff: UnsafePointer<Double>?, _ cutoffCount: UInt, _ window: UnsafePointer<CChar>?,
+    _ beta: Double, _ width: Double, _ passZero: Int32, _ scale: Int32, _ fs: Double,
+    _ taps: UnsafeMutablePointer<Double>?
+) -> Int32 {
     guarded("tributary_firwin") {
         let n = try count(numtaps, "numtaps", min: 1, max: FIRDesign.maxTaps)
         let taps = try out(taps, "taps")
         guard fs > 0, fs.isFinite else { throw APIError(.argument, "fs must be a positive finite number, not \(fs)") }
-        guard passZero == 0 || passZero == 1, scale == 0 || scale == 1 else { throw APIError(.argument, "pass_zero and scale must be 0 or 1") }
+        guard passZero == 0 || passZero == 1, scale == 0 || scale == 1 else {
+            throw APIError(.argument, "pass_zero and scale must be 0 or 1")
+        }
         let nyquist = 0.5 * fs
         let edges = try values(cutoff, try count(cutoffCount, "cutoff_count", min: 1, max: 1 << 16), "cutoff").map { $0 / nyquist }
         let shape: FIRWindow
         if !width.isNaN {
-            guard width > 0, width.isFinite else { throw APIError(.argument, "width must be a positive finite number (or NaN for none), not \(width)") }
+            guard width > 0, width.isFinite else {
+                throw APIError(.argument, "width must be a positive finite number (or NaN for none), not \(width)")
+            }
             shape = .kaiser(beta: FIRDesign.kaiserBeta(taps: n, width: width / nyquist))
         } else {
             let name = try string(window, "window")
@@ -159,7 +177,9 @@ public func tributary_firwin(_ numtaps: UInt, _ cutoff: UnsafePointer<Double>?, 
             shape = named
         }
         let h: [Double]
-        do { h = try FIRDesign.firwin(taps: n, cutoff: edges, window: shape, passZero: passZero == 1, scale: scale == 1) } catch { throw designError(error) }
+        do { h = try FIRDesign.firwin(taps: n, cutoff: edges, window: shape, passZero: passZero == 1, scale: scale == 1) } catch {
+            throw designError(error)
+        }
         taps.update(from: h, count: n)
     }
 }
@@ -170,7 +190,8 @@ private func sections(_ sos: UnsafePointer<Double>?, _ n: UInt) throws(APIError)
     return s
 }
 
-private func transfer(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt) throws(APIError) -> TransferFunction {
+private func transfer(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt) throws(APIError) -> TransferFunction
+{
     TransferFunction(b: try values(b, try count(nb, "b_count", min: 1), "b"), a: try values(a, try count(na, "a_count", min: 1), "a"))
 }
 
@@ -179,9 +200,11 @@ private func transfer(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointe
 /// shaped (sections, outer, 2, inner); the final state goes to `zf` (may be NULL; may be `zi`).
 /// `y` may be `x`.
 @_cdecl("tributary_sosfilt")
-public func tributary_sosfilt(_ sos: UnsafePointer<Double>?, _ n: UInt, _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?,
-                              _ outer: UInt, _ length: UInt, _ inner: UInt, _ zi: UnsafePointer<Double>?,
-                              _ zf: UnsafeMutablePointer<Double>?) -> Int32 {
+public func tributary_sosfilt(
+    _ sos: UnsafePointer<Double>?, _ n: UInt, _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?,
+    _ outer: UInt, _ length: UInt, _ inner: UInt, _ zi: UnsafePointer<Double>?,
+    _ zf: UnsafeMutablePointer<Double>?
+) -> Int32 {
     guarded("tributary_sosfilt") {
         let s = try sections(sos, n)
         let shape = try layout(outer, length, inner)
@@ -193,9 +216,11 @@ public func tributary_sosfilt(_ sos: UnsafePointer<Double>?, _ n: UInt, _ x: Uns
 /// scipy.signal.lfilter along one axis (as tributary_sosfilt): b and a (a[0] not zero); `zi` shaped
 /// (outer, K - 1, inner) with K = max(b_count, a_count).
 @_cdecl("tributary_lfilter")
-public func tributary_lfilter(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt,
-                              _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt, _ inner: UInt,
-                              _ zi: UnsafePointer<Double>?, _ zf: UnsafeMutablePointer<Double>?) -> Int32 {
+public func tributary_lfilter(
+    _ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt,
+    _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt, _ inner: UInt,
+    _ zi: UnsafePointer<Double>?, _ zf: UnsafeMutablePointer<Double>?
+) -> Int32 {
     guarded("tributary_lfilter") {
         let f = try transfer(b, nb, a, na)
         do { _ = try f.normalized() } catch { throw filterError(error) }
@@ -208,8 +233,10 @@ public func tributary_lfilter(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: Unsa
 /// scipy.signal.sosfiltfilt along one axis: `padtype` TRIBUTARY_PAD_*, `padlen` -1 for scipy's
 /// default (3 × taps). `y` may be `x`.
 @_cdecl("tributary_sosfiltfilt")
-public func tributary_sosfiltfilt(_ sos: UnsafePointer<Double>?, _ n: UInt, _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?,
-                                  _ outer: UInt, _ length: UInt, _ inner: UInt, _ padtype: Int32, _ padlen: Int64) -> Int32 {
+public func tributary_sosfiltfilt(
+    _ sos: UnsafePointer<Double>?, _ n: UInt, _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?,
+    _ outer: UInt, _ length: UInt, _ inner: UInt, _ padtype: Int32, _ padlen: Int64
+) -> Int32 {
     guarded("tributary_sosfiltfilt") {
         let s = try sections(sos, n)
         let shape = try layout(outer, length, inner)
@@ -221,9 +248,11 @@ public func tributary_sosfiltfilt(_ sos: UnsafePointer<Double>?, _ n: UInt, _ x:
 
 /// scipy.signal.filtfilt (method 'pad') along one axis, as tributary_sosfiltfilt.
 @_cdecl("tributary_filtfilt")
-public func tributary_filtfilt(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt,
-                               _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt, _ inner: UInt,
-                               _ padtype: Int32, _ padlen: Int64) -> Int32 {
+public func tributary_filtfilt(
+    _ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt,
+    _ x: UnsafePointer<Double>?, _ y: UnsafeMutablePointer<Double>?, _ outer: UInt, _ length: UInt, _ inner: UInt,
+    _ padtype: Int32, _ padlen: Int64
+) -> Int32 {
     guarded("tributary_filtfilt") {
         let f = try transfer(b, nb, a, na)
         let shape = try layout(outer, length, inner)
@@ -248,8 +277,10 @@ public func tributary_sosfilt_zi(_ sos: UnsafePointer<Double>?, _ n: UInt, _ zi:
 /// scipy.signal.lfilter_zi: writes max(b_count, a_count) - 1 values to `zi` (after dropping
 /// leading zeros of a, which may make it fewer: `count` receives how many).
 @_cdecl("tributary_lfilter_zi")
-public func tributary_lfilter_zi(_ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt,
-                                 _ zi: UnsafeMutablePointer<Double>?, _ written: UnsafeMutablePointer<UInt>?) -> Int32 {
+public func tributary_lfilter_zi(
+    _ b: UnsafePointer<Double>?, _ nb: UInt, _ a: UnsafePointer<Double>?, _ na: UInt,
+    _ zi: UnsafeMutablePointer<Double>?, _ written: UnsafeMutablePointer<UInt>?
+) -> Int32 {
     guarded("tributary_lfilter_zi") {
         let f = try transfer(b, nb, a, na)
         let written = try out(written, "count")

@@ -50,8 +50,10 @@ private func windowValues(_ window: UnsafePointer<Double>?, _ nperseg: UInt) thr
     return values
 }
 
-private func segmentParameters(_ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt,
-                               _ detrend: Int32) throws(APIError) -> SegmentParameters {
+private func segmentParameters(
+    _ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt,
+    _ detrend: Int32
+) throws(APIError) -> SegmentParameters {
     let w = try windowValues(window, nperseg)
     let overlap = try count(noverlap, "noverlap", 0...(w.count - 1))
     let fft = try count(nfft, "nfft", w.count...SpectralLimits.maxTransformLength)
@@ -71,8 +73,10 @@ private func dsp<T>(_ body: () throws -> T) throws(APIError) -> T {
 
 /// `scipy.signal.get_window(name + parameters, count, fftbins=!symmetric)` into `out` (count values).
 @_cdecl("tributary_spectral_window")
-public func tributary_spectral_window(_ name: UnsafePointer<CChar>?, _ parameters: UnsafePointer<Double>?, _ parameterCount: UInt,
-                                      _ count: UInt, _ symmetric: Int32, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+public func tributary_spectral_window(
+    _ name: UnsafePointer<CChar>?, _ parameters: UnsafePointer<Double>?, _ parameterCount: UInt,
+    _ count: UInt, _ symmetric: Int32, _ out: UnsafeMutablePointer<Double>?
+) -> Int32 {
     guarded("tributary_spectral_window") {
         let name = try string(name, "name")
         let p = try TributaryC.count(parameterCount, "parameter_count", 0...8)
@@ -80,8 +84,9 @@ public func tributary_spectral_window(_ name: UnsafePointer<CChar>?, _ parameter
         let n = try TributaryC.count(count, "count", 1...SpectralLimits.maxTransformLength)
         let out = try TributaryC.out(out, "out")
         let values = try dsp {
-            try SpectralWindow.values(name: name, parameters: p > 0 ? Array(UnsafeBufferPointer(start: parameters!, count: p)) : [],
-                                      count: n, symmetric: try flag(symmetric, "symmetric"))
+            try SpectralWindow.values(
+                name: name, parameters: p > 0 ? Array(UnsafeBufferPointer(start: parameters!, count: p)) : [],
+                count: n, symmetric: try flag(symmetric, "symmetric"))
         }
         out.update(from: values, count: n)
     }
@@ -90,15 +95,19 @@ public func tributary_spectral_window(_ name: UnsafePointer<CChar>?, _ parameter
 /// The short-time spectra of `rows` signals of `samples` values each: out holds rows × bins × segments
 /// interleaved complex values (bins nfft / 2 + 1, or nfft when twosided), each times `scale`.
 @_cdecl("tributary_stft")
-public func tributary_stft(_ x: UnsafePointer<Double>?, _ rows: UInt, _ samples: UInt, _ window: UnsafePointer<Double>?,
-                           _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt, _ detrend: Int32, _ twosided: Int32, _ scale: Double,
-                           _ out: UnsafeMutablePointer<Double>?, _ outCount: UInt, _ segments: UnsafeMutablePointer<UInt>?) -> Int32 {
+public func tributary_stft(
+    _ x: UnsafePointer<Double>?, _ rows: UInt, _ samples: UInt, _ window: UnsafePointer<Double>?,
+    _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt, _ detrend: Int32, _ twosided: Int32, _ scale: Double,
+    _ out: UnsafeMutablePointer<Double>?, _ outCount: UInt, _ segments: UnsafeMutablePointer<UInt>?
+) -> Int32 {
     guarded("tributary_stft") {
         guard let x else { throw APIError(.argument, "x is NULL") }
         let r = try count(rows, "rows", 1...Int(maxValues)), n = try count(samples, "samples", 1...Int(maxValues))
         _ = try product([r, n], "x")
         let p = try segmentParameters(window, nperseg, noverlap, nfft, detrend)
-        guard n >= p.segmentLength else { throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)") }
+        guard n >= p.segmentLength else {
+            throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)")
+        }
         guard scale.isFinite else { throw APIError(.argument, "scale must be finite, not \(scale)") }
         let twoSided = try flag(twosided, "twosided")
         let segs = (n - p.segmentLength) / p.step + 1
@@ -111,8 +120,9 @@ public func tributary_stft(_ x: UnsafePointer<Double>?, _ rows: UInt, _ samples:
         let transform = try dsp { try ShortTimeTransform(p) }
         for row in 0..<r {
             _ = try dsp {
-                try transform.spectra(UnsafeBufferPointer(start: x + row * n, count: n), scale: scale, twoSided: twoSided,
-                                      into: UnsafeMutableBufferPointer(start: out + row * per, count: per))
+                try transform.spectra(
+                    UnsafeBufferPointer(start: x + row * n, count: n), scale: scale, twoSided: twoSided,
+                    into: UnsafeMutableBufferPointer(start: out + row * per, count: per))
             }
         }
         if let segments { segments.pointee = UInt(segs) }
@@ -123,17 +133,21 @@ public func tributary_stft(_ x: UnsafePointer<Double>?, _ rows: UInt, _ samples:
 /// pxx and pyy receive rows × bins values, pxy rows × bins interleaved complex values (conj(X) Y);
 /// any of them may be NULL (y NULL: pxx only). bins is nfft / 2 + 1, or nfft when twosided.
 @_cdecl("tributary_cross_spectra")
-public func tributary_cross_spectra(_ x: UnsafePointer<Double>?, _ y: UnsafePointer<Double>?, _ rows: UInt, _ samples: UInt,
-                                    _ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt,
-                                    _ detrend: Int32, _ average: Int32, _ scaling: Int32, _ twosided: Int32, _ fs: Double,
-                                    _ pxx: UnsafeMutablePointer<Double>?, _ pyy: UnsafeMutablePointer<Double>?,
-                                    _ pxy: UnsafeMutablePointer<Double>?, _ bins: UInt) -> Int32 {
+public func tributary_cross_spectra(
+    _ x: UnsafePointer<Double>?, _ y: UnsafePointer<Double>?, _ rows: UInt, _ samples: UInt,
+    _ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt,
+    _ detrend: Int32, _ average: Int32, _ scaling: Int32, _ twosided: Int32, _ fs: Double,
+    _ pxx: UnsafeMutablePointer<Double>?, _ pyy: UnsafeMutablePointer<Double>?,
+    _ pxy: UnsafeMutablePointer<Double>?, _ bins: UInt
+) -> Int32 {
     guarded("tributary_cross_spectra") {
         guard let x else { throw APIError(.argument, "x is NULL") }
         let r = try count(rows, "rows", 1...Int(maxValues)), n = try count(samples, "samples", 1...Int(maxValues))
         _ = try product([r, n], "x")
         let p = try segmentParameters(window, nperseg, noverlap, nfft, detrend)
-        guard n >= p.segmentLength else { throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)") }
+        guard n >= p.segmentLength else {
+            throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)")
+        }
         guard average == 0 || average == 1 else { throw APIError(.argument, "average must be 0 (mean) or 1 (median), not \(average)") }
         guard scaling == 0 || scaling == 1 else { throw APIError(.argument, "scaling must be 0 (density) or 1 (spectrum), not \(scaling)") }
         guard fs > 0, fs.isFinite else { throw APIError(.argument, "fs must be positive and finite, not \(fs)") }
@@ -146,8 +160,9 @@ public func tributary_cross_spectra(_ x: UnsafePointer<Double>?, _ y: UnsafePoin
         if pyy != nil { selection.insert(.pyy) }
         if pxy != nil { selection.insert(.pxy) }
         guard !selection.isEmpty else { throw APIError(.argument, "pxx, pyy and pxy are all NULL") }
-        let configuration = CrossSpectralConfiguration(segments: p, average: average == 1 ? .median : .mean,
-                                                       scaling: scaling == 1 ? .spectrum : .density, twoSided: twoSided)
+        let configuration = CrossSpectralConfiguration(
+            segments: p, average: average == 1 ? .median : .mean,
+            scaling: scaling == 1 ? .spectrum : .density, twoSided: twoSided)
         let estimator = try dsp { try CrossSpectralEstimator(configuration: configuration, sampleRate: fs) }
         for row in 0..<r {
             let xs = UnsafeBufferPointer(start: x + row * n, count: n)
@@ -170,10 +185,12 @@ public func tributary_cross_spectra(_ x: UnsafePointer<Double>?, _ y: UnsafePoin
 /// samples of the overlap-added signal; `nola_failures` (may be NULL) the number of samples of the
 /// first row whose squared-window sum was at most 1e-10.
 @_cdecl("tributary_istft")
-public func tributary_istft(_ z: UnsafePointer<Double>?, _ rows: UInt, _ bins: UInt, _ segments: UInt,
-                            _ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt, _ gain: Double,
-                            _ start: UInt, _ end: UInt, _ out: UnsafeMutablePointer<Double>?,
-                            _ nolaFailures: UnsafeMutablePointer<UInt>?) -> Int32 {
+public func tributary_istft(
+    _ z: UnsafePointer<Double>?, _ rows: UInt, _ bins: UInt, _ segments: UInt,
+    _ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt, _ gain: Double,
+    _ start: UInt, _ end: UInt, _ out: UnsafeMutablePointer<Double>?,
+    _ nolaFailures: UnsafeMutablePointer<UInt>?
+) -> Int32 {
     guarded("tributary_istft") {
         guard let z else { throw APIError(.argument, "z is NULL") }
         guard let out else { throw APIError(.argument, "out is NULL") }
@@ -190,9 +207,10 @@ public func tributary_istft(_ z: UnsafePointer<Double>?, _ rows: UInt, _ bins: U
         guard gain.isFinite else { throw APIError(.argument, "gain must be finite, not \(gain)") }
         for row in 0..<r {
             let failures = try dsp {
-                try inverseShortTimeTransform(UnsafeBufferPointer(start: z + row * per, count: per), segments: s, window: p.window,
-                                              fftLength: p.fftLength, step: p.step, gain: gain, range: lo..<hi,
-                                              into: UnsafeMutableBufferPointer(start: out + row * (hi - lo), count: hi - lo))
+                try inverseShortTimeTransform(
+                    UnsafeBufferPointer(start: z + row * per, count: per), segments: s, window: p.window,
+                    fftLength: p.fftLength, step: p.step, gain: gain, range: lo..<hi,
+                    into: UnsafeMutableBufferPointer(start: out + row * (hi - lo), count: hi - lo))
             }
             if row == 0, let nolaFailures { nolaFailures.pointee = UInt(failures) }
         }

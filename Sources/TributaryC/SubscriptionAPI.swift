@@ -1,8 +1,8 @@
 import Foundation
 import TributaryAnalysis
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// The options of `tributary_subscription_open`: a JSON object with the connection and filter options
 /// of `tributary subscribe` (docs/C_API.md).
@@ -15,8 +15,10 @@ struct SubscriptionSettings {
     var curve: SubjectCurve?
     var capacity = 256
 
-    static let keys: Set<String> = ["timeout", "description", "channels", "sources", "array_filters", "curve_server_key",
-                                    "curve_key", "capacity"]
+    static let keys: Set<String> = [
+        "timeout", "description", "channels", "sources", "array_filters", "curve_server_key",
+        "curve_key", "capacity",
+    ]
 
     private struct Raw: Decodable {
         var timeout: Double?
@@ -37,8 +39,12 @@ struct SubscriptionSettings {
             if let list = try? get("sources", [UInt32].self, "") {
                 sources = list
             } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
-                let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
-                guard ids.allSatisfy({ $0 != nil }) else { throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids") }
+                let ids = text.split(separator: ",", omittingEmptySubsequences: false).map {
+                    UInt32($0.trimmingCharacters(in: .whitespaces))
+                }
+                guard ids.allSatisfy({ $0 != nil }) else {
+                    throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids")
+                }
                 sources = ids.map { $0! }
             }
             arrayFilters = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
@@ -61,7 +67,9 @@ struct SubscriptionSettings {
         }
         if let s = raw.sources {
             // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), as in the CLI's --sources.
-            guard !s.isEmpty else { throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)") }
+            guard !s.isEmpty else {
+                throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)")
+            }
             sources = s
         }
         if let channels = raw.channels {
@@ -72,8 +80,10 @@ struct SubscriptionSettings {
         }
         for text in raw.arrayFilters ?? [] {
             guard let colon = text.firstIndex(of: ":"),
-                  let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] }) else {
-                throw APIError(.argument, "array filter '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
+                let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] })
+            else {
+                throw APIError(
+                    .argument, "array filter '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
             }
             do { arrayFilters.append(try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...]))) } catch {
                 throw APIError(.argument, "array filter '\(text)': \(error)")
@@ -82,7 +92,8 @@ struct SubscriptionSettings {
         if let serverKeyPath = raw.curveServerKey {
             do {
                 let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
-                let keys = try raw.curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
+                let keys =
+                    try raw.curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
                     ?? ZMQCurveKeyPair.generate()
                 curve = SubjectCurve(serverKey: serverKey, keys: keys)
             } catch {
@@ -154,7 +165,9 @@ final class PullQueue: Observer, @unchecked Sendable {
         condition.unlock()
     }
 
-    func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) { push(.init(header: header, content: .configuration(configuration))) }
+    func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) {
+        push(.init(header: header, content: .configuration(configuration)))
+    }
     func didReceiveError(_ error: ErrorReport) {
         // A normal end by the publisher (it stopped, its replay ended) is handed out as the close it
         // sent (code 0, its reason), not as the error 5 SCCT's model reports it as.
@@ -257,8 +270,10 @@ public func tributary_last_scct_error() -> Int32 {
 
 /// Opens a session with a publisher, sends the filters and the source selection, and starts the data.
 @_cdecl("tributary_subscription_open")
-public func tributary_subscription_open(_ address: UnsafePointer<CChar>?, _ apiKey: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
-                                        _ subscription: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func tributary_subscription_open(
+    _ address: UnsafePointer<CChar>?, _ apiKey: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+    _ subscription: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     guarded("tributary_subscription_open") {
         let result = try out(subscription, "subscription")
         result.pointee = nil
@@ -272,8 +287,9 @@ public func tributary_subscription_open(_ address: UnsafePointer<CChar>?, _ apiK
         let queue = PullQueue(capacity: settings.capacity)
         subject.register(queue)
         do {
-            let welcome = try subject.open(address: host, port: port, apiKey: key, description: settings.description,
-                                           timeout: settings.timeout, sourceFilterEnabled: settings.sources != nil)
+            let welcome = try subject.open(
+                address: host, port: port, apiKey: key, description: settings.description,
+                timeout: settings.timeout, sourceFilterEnabled: settings.sources != nil)
             var ids: [UInt32] = []
             if let filter = settings.analogFilter { ids.append(try subject.sendFilter(filter)) }
             for filter in settings.arrayFilters { ids.append(try subject.sendFilter(filter)) }
@@ -295,24 +311,29 @@ public func tributary_subscription_open(_ address: UnsafePointer<CChar>?, _ apiK
 
 /// The welcome of the session: {"session_id", "description", "sources": [{"id", "description"}], "filter_ids": [...]}.
 @_cdecl("tributary_subscription_info_json")
-public func tributary_subscription_info_json(_ subscription: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func tributary_subscription_info_json(_ subscription: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
+    -> Int32
+{
     guarded("tributary_subscription_info_json") {
         let result = try out(json, "json")
         result.pointee = nil
         let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
         let w = handle.welcome
-        result.pointee = try ownedCString(JSON.object([
-            ("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
-            ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) })),
-            ("filter_ids", .ids(handle.filterIDs)),
-        ]).text)
+        result.pointee = try ownedCString(
+            JSON.object([
+                ("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
+                ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) })),
+                ("filter_ids", .ids(handle.filterIDs)),
+            ]).text)
     }
 }
 
 /// Waits up to timeout_seconds (negative: forever) for the next package.
 @_cdecl("tributary_subscription_next")
-public func tributary_subscription_next(_ subscription: OpaquePointer?, _ timeoutSeconds: Double, _ kind: UnsafeMutablePointer<Int32>?,
-                                        _ json: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func tributary_subscription_next(
+    _ subscription: OpaquePointer?, _ timeoutSeconds: Double, _ kind: UnsafeMutablePointer<Int32>?,
+    _ json: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
     guarded("tributary_subscription_next") {
         kind?.pointee = 0
         json?.pointee = nil
@@ -335,9 +356,11 @@ public func tributary_subscription_next(_ subscription: OpaquePointer?, _ timeou
 /// The analog block `next` handed out last, in place: a pointer to its samples (channel-major, the
 /// stored type) valid until the next call of `next` or `close`.
 @_cdecl("tributary_subscription_analog")
-public func tributary_subscription_analog(_ subscription: OpaquePointer?, _ samples: UnsafeMutablePointer<UnsafeRawPointer?>?,
-                                          _ sampleType: UnsafeMutablePointer<Int32>?, _ channels: UnsafeMutablePointer<UInt32>?,
-                                          _ samplesPerChannel: UnsafeMutablePointer<UInt64>?) -> Int32 {
+public func tributary_subscription_analog(
+    _ subscription: OpaquePointer?, _ samples: UnsafeMutablePointer<UnsafeRawPointer?>?,
+    _ sampleType: UnsafeMutablePointer<Int32>?, _ channels: UnsafeMutablePointer<UInt32>?,
+    _ samplesPerChannel: UnsafeMutablePointer<UInt64>?
+) -> Int32 {
     guarded("tributary_subscription_analog") {
         let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
         handle.lock.lock()
@@ -355,8 +378,10 @@ public func tributary_subscription_analog(_ subscription: OpaquePointer?, _ samp
 /// Copies the current analog block into a caller's buffer (channels × samples, row-major), as float64
 /// physical values or in the stored type.
 @_cdecl("tributary_subscription_analog_copy")
-public func tributary_subscription_analog_copy(_ subscription: OpaquePointer?, _ sampleType: Int32, _ buffer: UnsafeMutableRawPointer?,
-                                               _ bufferBytes: UInt) -> Int32 {
+public func tributary_subscription_analog_copy(
+    _ subscription: OpaquePointer?, _ sampleType: Int32, _ buffer: UnsafeMutableRawPointer?,
+    _ bufferBytes: UInt
+) -> Int32 {
     guarded("tributary_subscription_analog_copy") {
         let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
         handle.lock.lock()
@@ -371,7 +396,8 @@ public func tributary_subscription_analog_copy(_ subscription: OpaquePointer?, _
         let size = type.size
         let n = view.channelCount * view.sampleCount
         guard UInt(n * size) <= bufferBytes else {
-            throw APIError(.buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
+            throw APIError(
+                .buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
         }
         if n == 0 { return }
         guard let buffer else { throw APIError(.argument, "buffer is NULL") }

@@ -1,7 +1,8 @@
 import Foundation
+
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// How a reader finds its records: the footer's seek table, else the checkpoints, else a scan for
@@ -16,11 +17,13 @@ extension CaptureReader {
         let (footerOffset, magic) = trailer.withUnsafeBytes { ($0.u64(0), $0.u64(8)) }
         guard magic == CaptureFormat.trailerMagic else { return false }
         func reject(_ reason: String) -> Bool {
-            damage.append(CaptureDamage(offset: Int(clamping: footerOffset), length: nil, reason: "footer: \(reason); the file was scanned instead"))
+            damage.append(
+                CaptureDamage(offset: Int(clamping: footerOffset), length: nil, reason: "footer: \(reason); the file was scanned instead"))
             return false
         }
         guard footerOffset >= UInt64(recordsStart), footerOffset & 7 == 0,
-              footerOffset + UInt64(CaptureFormat.envelopeLength + 16 + 16) <= UInt64(fileSize) else { return reject("offset \(footerOffset) is impossible") }
+            footerOffset + UInt64(CaptureFormat.envelopeLength + 16 + 16) <= UInt64(fileSize)
+        else { return reject("offset \(footerOffset) is impossible") }
         let offset = Int(footerOffset)
         let envelope: RecordEnvelope
         do { envelope = try readEnvelope(at: offset) } catch { return reject("\(error)") }
@@ -31,7 +34,9 @@ extension CaptureReader {
         let p = record.bytes
         guard p.count >= 16 else { return reject("payload too short") }
         let count = Int(p.u32(0))
-        guard p.count == 16 + count * CaptureFormat.indexEntryLength else { return reject("entry_count \(count) does not fill the payload") }
+        guard p.count == 16 + count * CaptureFormat.indexEntryLength else {
+            return reject("entry_count \(count) does not fill the payload")
+        }
         var entries: [IndexEntry] = []
         entries.reserveCapacity(count)
         var end = recordsStart
@@ -40,8 +45,9 @@ extension CaptureReader {
             let bytes = UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])
             // Compared without adding to the entry's offset: a hostile one near Int.max would overflow.
             guard let entry = try? IndexEntry.parse(bytes), entry.offset >= end, entry.offset & 7 == 0,
-                  Self.isIndexed(entry.envelope.type), entry.offset <= offset,
-                  entry.envelope.recordLength <= offset - entry.offset else { return reject("entry \(i) is invalid") }
+                Self.isIndexed(entry.envelope.type), entry.offset <= offset,
+                entry.envelope.recordLength <= offset - entry.offset
+            else { return reject("entry \(i) is invalid") }
             end = entry.offset + entry.envelope.recordLength
             entries.append(entry)
         }
@@ -86,11 +92,11 @@ extension CaptureReader {
         return expected
     }
 
-
     /// The valid checkpoint record at `offset` (envelope, payload CRC, table), or nil.
     func checkpoint(at offset: Int) -> CaptureCheckpoint? {
         guard offset & 7 == 0, let envelope = try? readEnvelope(at: offset), envelope.type == .checkpoint,
-              offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset, into: record) else { return nil }
+            offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset, into: record)
+        else { return nil }
         let p = record.bytes
         guard p.count >= 16, p.u32(12) == 0 else { return nil }
         let count = Int(p.u32(8)), previous = p.u64(0)
@@ -99,10 +105,13 @@ extension CaptureReader {
         entries.reserveCapacity(count)
         for i in 0..<count {
             let e = CaptureFormat.indexEntryLength
-            guard let entry = try? IndexEntry.parse(UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])) else { return nil }
+            guard let entry = try? IndexEntry.parse(UnsafeRawBufferPointer(rebasing: p[(16 + i * e)..<(16 + (i + 1) * e)])) else {
+                return nil
+            }
             entries.append(entry)
         }
-        return CaptureCheckpoint(offset: offset, end: offset + envelope.recordLength, previous: previous == 0 ? nil : Int(previous), entries: entries)
+        return CaptureCheckpoint(
+            offset: offset, end: offset + envelope.recordLength, previous: previous == 0 ? nil : Int(previous), entries: entries)
     }
 
     /// The last valid checkpoint in the final `checkpointSearchLimit` bytes, searched backwards at
@@ -115,7 +124,9 @@ extension CaptureReader {
         while windowEnd > floor {
             let windowStart = max(floor, (windowEnd - window) & ~7)
             let readLength = min(fileSize, windowEnd + e) - windowStart
-            let n = buffer.withUnsafeMutableBytes { preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<readLength]), offset: windowStart) }
+            let n = buffer.withUnsafeMutableBytes {
+                preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<readLength]), offset: windowStart)
+            }
             guard n == readLength else { return nil }
             var candidates: [Int] = []
             buffer.withUnsafeBytes { b in
@@ -140,7 +151,9 @@ extension CaptureReader {
         var position = start
         while position < end {
             if end - position < CaptureFormat.envelopeLength {
-                damage.append(CaptureDamage(offset: position, length: end - position, reason: "torn tail: \(end - position) bytes shorter than an envelope"))
+                damage.append(
+                    CaptureDamage(
+                        offset: position, length: end - position, reason: "torn tail: \(end - position) bytes shorter than an envelope"))
                 return
             }
             let envelope: RecordEnvelope
@@ -149,7 +162,8 @@ extension CaptureReader {
             } catch {
                 // Resynchronise at the next valid envelope, 8-aligned like every record.
                 guard let next = findEnvelope(after: position, end: end) else {
-                    damage.append(CaptureDamage(offset: position, length: end - position, reason: "\(error); no valid record follows (torn tail)"))
+                    damage.append(
+                        CaptureDamage(offset: position, length: end - position, reason: "\(error); no valid record follows (torn tail)"))
                     return
                 }
                 damage.append(CaptureDamage(offset: position, length: next - position, reason: "\(error); skipped to the next record"))
@@ -158,8 +172,10 @@ extension CaptureReader {
             }
             let length = envelope.recordLength
             guard position + length <= end else {
-                damage.append(CaptureDamage(offset: position, length: end - position,
-                                            reason: "torn tail: the \(envelope.type) record needs \(length) bytes, \(end - position) present"))
+                damage.append(
+                    CaptureDamage(
+                        offset: position, length: end - position,
+                        reason: "torn tail: the \(envelope.type) record needs \(length) bytes, \(end - position) present"))
                 return
             }
             if envelope.type == .footer {
@@ -191,13 +207,18 @@ extension CaptureReader {
         var base = position + 8
         var buffer = [UInt8](repeating: 0, count: window + CaptureFormat.envelopeLength)
         while base + CaptureFormat.envelopeLength <= end {
-            let n = buffer.withUnsafeMutableBytes { preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<min($0.count, end - base)]), offset: base) }
+            let n = buffer.withUnsafeMutableBytes {
+                preadFully(fd, UnsafeMutableRawBufferPointer(rebasing: $0[..<min($0.count, end - base)]), offset: base)
+            }
             guard n >= CaptureFormat.envelopeLength else { return nil }
             let found: Int? = buffer.withUnsafeBytes { b in
                 var i = 0
                 while i + CaptureFormat.envelopeLength <= n {
                     if b.u64(i) == CaptureFormat.syncMarker,
-                       (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + CaptureFormat.envelopeLength)]))) != nil { return base + i }
+                        (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + CaptureFormat.envelopeLength)]))) != nil
+                    {
+                        return base + i
+                    }
                     i += 8
                 }
                 return nil
@@ -209,7 +230,9 @@ extension CaptureReader {
     }
 
     func readEnvelope(at offset: Int) throws(RecordEnvelope.Problem) -> RecordEnvelope {
-        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        var bytes = (
+            UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0)
+        )
         let n = withUnsafeMutableBytes(of: &bytes) { preadFully(fd, $0, offset: offset) }
         guard n == CaptureFormat.envelopeLength else { throw .noSyncMarker }
         let result: Result<RecordEnvelope, RecordEnvelope.Problem> = withUnsafeBytes(of: bytes) { b in
@@ -223,7 +246,8 @@ extension CaptureReader {
         let length = Int(envelope.storedLength)
         record.removeAll()
         record.reserve(length)
-        let n = preadFully(fd, UnsafeMutableRawBufferPointer(start: record.base, count: length), offset: offset + CaptureFormat.envelopeLength)
+        let n = preadFully(
+            fd, UnsafeMutableRawBufferPointer(start: record.base, count: length), offset: offset + CaptureFormat.envelopeLength)
         guard n == length else { return false }
         record.setCount(length)
         return CRC32C.checksum(record.bytes) == envelope.payloadCRC

@@ -1,7 +1,8 @@
 import Foundation
+
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// A damaged region found in a capture: where it starts, how long it is when known, and why.
@@ -189,11 +190,16 @@ public final class CaptureReader {
         for entry in index {
             let e = entry.envelope
             guard e.type != .configuration else { kept.append(entry); continue }
-            let key = Key(type: e.type.rawValue, source: e.sourceID, first: e.firstSequence, last: e.lastSequence,
-                          firstTime: e.firstTimeNs, lastTime: e.lastTimeNs, frames: e.frameCount)
+            let key = Key(
+                type: e.type.rawValue, source: e.sourceID, first: e.firstSequence, last: e.lastSequence,
+                firstTime: e.firstTimeNs, lastTime: e.lastTimeNs, frames: e.frameCount)
             if let original = seen[key] {
-                damage.append(CaptureDamage(offset: entry.offset, length: e.recordLength,
-                                            reason: "duplicate of the \(e.type) record at byte \(original) (source \(e.sourceID), sequences \(e.firstSequence)-\(e.lastSequence)); skipped"))
+                damage.append(
+                    CaptureDamage(
+                        offset: entry.offset, length: e.recordLength,
+                        reason:
+                            "duplicate of the \(e.type) record at byte \(original) (source \(e.sourceID), sequences \(e.firstSequence)-\(e.lastSequence)); skipped"
+                    ))
                 continue
             }
             seen[key] = entry.offset
@@ -214,19 +220,24 @@ public final class CaptureReader {
         var misplaced = Set<UInt32>()
         for entry in index where entry.envelope.type == .chunk {
             let e = entry.envelope
-            if let before = previous[e.sourceID], e.lastSequence < before.envelope.firstSequence, e.lastTimeNs < before.envelope.firstTimeNs {
+            if let before = previous[e.sourceID], e.lastSequence < before.envelope.firstSequence, e.lastTimeNs < before.envelope.firstTimeNs
+            {
                 misplaced.insert(e.sourceID)
-                damage.append(CaptureDamage(offset: entry.offset, length: e.recordLength,
-                                            reason: "chunk record out of sequence order (source \(e.sourceID), sequences \(e.firstSequence)-\(e.lastSequence)) "
-                                                + "after the one at byte \(before.offset) (sequences \(before.envelope.firstSequence)-\(before.envelope.lastSequence)); "
-                                                + "put back in sequence order"))
+                damage.append(
+                    CaptureDamage(
+                        offset: entry.offset, length: e.recordLength,
+                        reason: "chunk record out of sequence order (source \(e.sourceID), sequences \(e.firstSequence)-\(e.lastSequence)) "
+                            + "after the one at byte \(before.offset) (sequences \(before.envelope.firstSequence)-\(before.envelope.lastSequence)); "
+                            + "put back in sequence order"))
             }
             previous[e.sourceID] = entry
         }
         for source in misplaced {
             let places = index.indices.filter { index[$0].envelope.type == .chunk && index[$0].envelope.sourceID == source }
             let ordered = places.map { index[$0] }.sorted {
-                ($0.envelope.firstTimeNs, $0.envelope.firstSequence, $0.offset) < ($1.envelope.firstTimeNs, $1.envelope.firstSequence, $1.offset)
+                ($0.envelope.firstTimeNs, $0.envelope.firstSequence, $0.offset) < (
+                    $1.envelope.firstTimeNs, $1.envelope.firstSequence, $1.offset
+                )
             }
             for (place, entry) in zip(places, ordered) { index[place] = entry }
         }
@@ -268,8 +279,10 @@ public final class CaptureReader {
     /// `body` runs concurrently on the worker threads, once per intact chunk, in no particular order.
     /// Damaged chunks are added to `damage` once all are done; the first of them in `entries` order is
     /// then thrown (the intact chunks have all been delivered by then).
-    public func forEachChunkConcurrently(_ entries: [IndexEntry], threads: Int,
-                                         _ body: @Sendable (_ position: Int, _ frames: [Frame]) -> Void) throws(CaptureError) {
+    public func forEachChunkConcurrently(
+        _ entries: [IndexEntry], threads: Int,
+        _ body: @Sendable (_ position: Int, _ frames: [Frame]) -> Void
+    ) throws(CaptureError) {
         nonisolated(unsafe) let reader = self
         try concurrently(entries, threads: threads) { position, entry, record, decoder in
             let frames = reader.decodeChunk(entry, record: record, decoder: decoder).flatMap {
@@ -312,8 +325,10 @@ public final class CaptureReader {
 
     /// Runs `work` on up to `threads` threads for every entry, each thread with its own record buffer
     /// and decoder; the problems it returns are added to `damage`, the first in `entries` order thrown.
-    func concurrently(_ entries: [IndexEntry], threads: Int,
-                              _ work: @Sendable (_ position: Int, _ entry: IndexEntry, _ record: ByteStorage, _ decoder: ChunkDecoder) -> ChunkProblem?) throws(CaptureError) {
+    func concurrently(
+        _ entries: [IndexEntry], threads: Int,
+        _ work: @Sendable (_ position: Int, _ entry: IndexEntry, _ record: ByteStorage, _ decoder: ChunkDecoder) -> ChunkProblem?
+    ) throws(CaptureError) {
         let workers = max(1, min(threads, entries.count))
         let claims = WorkClaims(count: entries.count)
         let reasons = DamageReasons()
@@ -325,7 +340,9 @@ public final class CaptureReader {
             }
             defer { if worker != 0 { reader.pool.giveBack(workspace) } }
             while let position = claims.next() {
-                if let problem = work(position, entries[position], workspace.record, workspace.decoder) { reasons.add(position, problem.text) }
+                if let problem = work(position, entries[position], workspace.record, workspace.decoder) {
+                    reasons.add(position, problem.text)
+                }
             }
         }
         var first: CaptureError?
@@ -349,8 +366,10 @@ public final class CaptureReader {
 
     /// Reads, checks and decodes one chunk record with the given buffer and decoder. It changes no state
     /// of the reader, so threads with their own buffer and decoder may call it at once.
-    func decodeChunk(_ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder,
-                             samples: Bool = true) -> Result<FrameBuffer, ChunkProblem> {
+    func decodeChunk(
+        _ entry: IndexEntry, record: ByteStorage, decoder: ChunkDecoder,
+        samples: Bool = true
+    ) -> Result<FrameBuffer, ChunkProblem> {
         let onDisk: RecordEnvelope
         switch readChecked(entry, record: record) {
         case .success(let envelope): onDisk = envelope
@@ -369,7 +388,9 @@ public final class CaptureReader {
         let onDisk: RecordEnvelope
         do { onDisk = try readEnvelope(at: entry.offset) } catch { return .failure(ChunkProblem(text: "chunk envelope: \(error)")) }
         guard onDisk == entry.envelope else { return .failure(ChunkProblem(text: "the chunk envelope differs from its seek-table entry")) }
-        guard readPayload(onDisk, at: entry.offset, into: record) else { return .failure(ChunkProblem(text: "chunk payload CRC32C mismatch")) }
+        guard readPayload(onDisk, at: entry.offset, into: record) else {
+            return .failure(ChunkProblem(text: "chunk payload CRC32C mismatch"))
+        }
         return .success(onDisk)
     }
 
@@ -434,9 +455,11 @@ public final class CaptureReader {
                         slots.store(position, .failure(ChunkProblem(text: "cannot create a zstd context")))
                         continue
                     }
-                    slots.store(position, reader.decodeChunk(entry, record: workspace.record, decoder: workspace.decoder).flatMap {
-                        Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
-                    })
+                    slots.store(
+                        position,
+                        reader.decodeChunk(entry, record: workspace.record, decoder: workspace.decoder).flatMap {
+                            Self.splitFrames($0, expected: Int(entry.envelope.frameCount))
+                        })
                 }
             }
         }
@@ -454,8 +477,10 @@ public final class CaptureReader {
     ///   - source: the source id.
     ///   - body: receives the header and the zero-copy view of each analog frame.
     ///   - threads: threads that decode chunks ahead of `body` (as for `forEachFrame`).
-    public func forEachAnalogBlock(source: UInt32, from start: Int = 0, threads: Int = 1,
-                                   _ body: (FrameHeader, AnalogView) throws -> Void) rethrows {
+    public func forEachAnalogBlock(
+        source: UInt32, from start: Int = 0, threads: Int = 1,
+        _ body: (FrameHeader, AnalogView) throws -> Void
+    ) rethrows {
         let entries = index[min(start, index.count)...].filter { entry in
             entry.envelope.type == .chunk && entry.envelope.sourceID == source
                 && entry.envelope.kindMask & (1 << UInt32(FrameKind.analog.rawValue)) != 0
@@ -511,11 +536,14 @@ public final class CaptureReader {
             return nil
         }
         guard entry.envelope.type == .configuration else { return nil }
-        guard (try? readEnvelope(at: entry.offset)) == entry.envelope else { return damaged("configuration record differs from its seek-table entry") }
+        guard (try? readEnvelope(at: entry.offset)) == entry.envelope else {
+            return damaged("configuration record differs from its seek-table entry")
+        }
         guard readPayload(entry.envelope, at: entry.offset, into: record) else { return damaged("configuration payload CRC32C mismatch") }
         let buffer = FrameBuffer(copying: record.bytes)
         guard let frame = try? Frame(decoding: buffer, at: 0, position: 0), frame.header.kind == .configuration,
-              frame.header.frameLength == buffer.count, frame.header.sourceID == entry.envelope.sourceID else {
+            frame.header.frameLength == buffer.count, frame.header.sourceID == entry.envelope.sourceID
+        else {
             return damaged("configuration record does not hold one configuration frame of source \(entry.envelope.sourceID)")
         }
         return frame
@@ -526,8 +554,11 @@ public final class CaptureReader {
         var byID: [UInt32: CaptureSourceSummary] = [:]
         for entry in index where entry.envelope.type == .chunk {
             let e = entry.envelope
-            var s = byID[e.sourceID] ?? CaptureSourceSummary(sourceID: e.sourceID, chunks: 0, frames: 0, samples: 0,
-                                                              firstTimeNs: e.firstTimeNs, lastTimeNs: e.lastTimeNs, storedBytes: 0, contentBytes: 0, frameBytes: 0)
+            var s =
+                byID[e.sourceID]
+                ?? CaptureSourceSummary(
+                    sourceID: e.sourceID, chunks: 0, frames: 0, samples: 0,
+                    firstTimeNs: e.firstTimeNs, lastTimeNs: e.lastTimeNs, storedBytes: 0, contentBytes: 0, frameBytes: 0)
             s.chunks += 1
             s.frames += Int(e.frameCount)
             // Saturating: the counts are the file's claims (a damaged or hostile seek table may hold any value).
@@ -550,9 +581,10 @@ public final class CaptureReader {
             if readPayload(entry.envelope, at: entry.offset, into: record), record.count == 24 {
                 cause = GapCause(rawValue: record.bytes.u32(16))
             }
-            return CaptureGap(sourceID: entry.envelope.sourceID, firstMissingSequence: entry.envelope.firstSequence,
-                              missingCount: entry.envelope.lastSequence &- entry.envelope.firstSequence &+ 1,
-                              cause: cause, timeNs: entry.envelope.firstTimeNs, offset: entry.offset)
+            return CaptureGap(
+                sourceID: entry.envelope.sourceID, firstMissingSequence: entry.envelope.firstSequence,
+                missingCount: entry.envelope.lastSequence &- entry.envelope.firstSequence &+ 1,
+                cause: cause, timeNs: entry.envelope.firstTimeNs, offset: entry.offset)
         }
     }
 
@@ -560,12 +592,16 @@ public final class CaptureReader {
 
     /// The position in `index` of the first chunk (of `source`, if given) that holds frames at or after `timeNs`.
     public func seek(timeNs: Int64, source: UInt32? = nil) -> Int? {
-        index.firstIndex { $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastTimeNs >= timeNs }
+        index.firstIndex {
+            $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastTimeNs >= timeNs
+        }
     }
 
     /// The position in `index` of the first chunk (of `source`, if given) that holds `sequence` or a later one.
     public func seek(sequence: UInt64, source: UInt32? = nil) -> Int? {
-        index.firstIndex { $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastSequence >= sequence }
+        index.firstIndex {
+            $0.envelope.type == .chunk && (source == nil || $0.envelope.sourceID == source) && $0.envelope.lastSequence >= sequence
+        }
     }
 
     /// Checks that the record of `entry` is intact on disk (its envelope equals the entry, its payload
@@ -574,8 +610,10 @@ public final class CaptureReader {
     func verify(_ entry: IndexEntry) -> Bool {
         let intact = (try? readEnvelope(at: entry.offset)) == entry.envelope && readPayload(entry.envelope, at: entry.offset, into: record)
         if !intact, damagedOffsets.insert(entry.offset).inserted {
-            damage.append(CaptureDamage(offset: entry.offset, length: entry.envelope.recordLength,
-                                        reason: "\(entry.envelope.type) record differs from its seek-table entry or fails its payload CRC32C"))
+            damage.append(
+                CaptureDamage(
+                    offset: entry.offset, length: entry.envelope.recordLength,
+                    reason: "\(entry.envelope.type) record differs from its seek-table entry or fails its payload CRC32C"))
         }
         return intact
     }

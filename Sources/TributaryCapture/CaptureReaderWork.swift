@@ -1,7 +1,8 @@
 import Foundation
+
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// Hands out the positions 0..<count to worker threads, each once.

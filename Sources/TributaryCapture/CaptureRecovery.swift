@@ -42,9 +42,10 @@ public enum CaptureRecovery {
         }
         var out = FileOutput(fd: fd, path: destination.temporaryPath)
         let original = reader.header
-        let header = CaptureFileHeader(uuid: original?.uuid ?? UUID(),
-                                       createdNs: original?.createdNs ?? Int64(Date().timeIntervalSince1970 * 1e9),
-                                       writer: String((original?.writer ?? "unknown").prefix(200)) + " + tributary repair")
+        let header = CaptureFileHeader(
+            uuid: original?.uuid ?? UUID(),
+            createdNs: original?.createdNs ?? Int64(Date().timeIntervalSince1970 * 1e9),
+            writer: String((original?.writer ?? "unknown").prefix(200)) + " + tributary repair")
         try out.write(header.encoded())
         var entries: [IndexEntry] = []
         for entry in reader.index {
@@ -61,8 +62,12 @@ public enum CaptureRecovery {
             entries.append(IndexEntry(offset: out.offset, envelope: entry.envelope))
             try out.write(raw)
         }
-        try CaptureWriter.writeFooter(entries, flags: 1, offset: out.offset, file: destination.temporaryPath) { (b) throws(CaptureError) in try out.write(b) }
-        guard fdatasync(fd) == 0 else { throw CaptureError(.io, file: destination.temporaryPath, "fdatasync failed: \(String(cString: strerror(errno)))") }
+        try CaptureWriter.writeFooter(entries, flags: 1, offset: out.offset, file: destination.temporaryPath) { (b) throws(CaptureError) in
+            try out.write(b)
+        }
+        guard fdatasync(fd) == 0 else {
+            throw CaptureError(.io, file: destination.temporaryPath, "fdatasync failed: \(String(cString: strerror(errno)))")
+        }
         Foundation.close(fd)
         ok = true
         do { try destination.publish() } catch {

@@ -7,8 +7,10 @@ import TributaryWire
 extension CaptureWriter {
     /// Writes one record; `indexed` records go into the seek table and may be followed by a checkpoint
     /// (`checkpoint`: false for the configuration copies a checkpoint writes itself).
-    func writeRecordLocked(_ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true,
-                                   checkpoint: Bool = true) throws(CaptureError) {
+    func writeRecordLocked(
+        _ envelope: RecordEnvelope, payload: UnsafeRawBufferPointer, indexed: Bool = true,
+        checkpoint: Bool = true
+    ) throws(CaptureError) {
         let offset = output.offset
         var head = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
         head.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
@@ -36,7 +38,8 @@ extension CaptureWriter {
         indexedCount += 1
         try syncLocked(force: false)
         if checkpoint, options.checkpointInterval > 0,
-           Double(DispatchTime.now().uptimeNanoseconds &- lastCheckpointTime) >= options.checkpointInterval * 1e9 {
+            Double(DispatchTime.now().uptimeNanoseconds &- lastCheckpointTime) >= options.checkpointInterval * 1e9
+        {
             try writeCheckpointLocked()
         }
     }
@@ -74,14 +77,17 @@ extension CaptureWriter {
         lastCheckpointTime = DispatchTime.now().uptimeNanoseconds
         guard !sinceCheckpoint.isEmpty else { return }
         try writeConfigurationCopiesLocked(all: false)
-        let payload = Self.encodeTable(sinceCheckpoint, prefix: { base in
-            base.put(UInt64(lastCheckpointOffset), at: 0)
-            base.put(UInt32(sinceCheckpoint.count), at: 8)
-            base.put(UInt32(0), at: 12)
-        })
+        let payload = Self.encodeTable(
+            sinceCheckpoint,
+            prefix: { base in
+                base.put(UInt64(lastCheckpointOffset), at: 0)
+                base.put(UInt32(sinceCheckpoint.count), at: 8)
+                base.put(UInt32(0), at: 12)
+            })
         let offset = output.offset
-        let envelope = RecordEnvelope(type: .checkpoint, codec: .none, storedLength: UInt32(payload.count),
-                                      contentLength: UInt32(payload.count), payloadCRC: CRC32C.checksum(payload))
+        let envelope = RecordEnvelope(
+            type: .checkpoint, codec: .none, storedLength: UInt32(payload.count),
+            contentLength: UInt32(payload.count), payloadCRC: CRC32C.checksum(payload))
         let failure: CaptureError? = payload.withUnsafeBytes { (p) -> CaptureError? in
             do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, indexed: false); return nil } catch { return error }
         }
@@ -95,15 +101,19 @@ extension CaptureWriter {
     /// configuration survives the loss of the chunk that holds it. Indexed like chunks and gaps.
     func writeConfigurationCopiesLocked(all: Bool) throws(CaptureError) {
         guard !configurations.isEmpty else { return }
-        let recent = all ? Set(configurations.keys) : Set(sinceCheckpoint.lazy.filter { $0.envelope.type == .chunk }.map(\.envelope.sourceID))
+        let recent =
+            all ? Set(configurations.keys) : Set(sinceCheckpoint.lazy.filter { $0.envelope.type == .chunk }.map(\.envelope.sourceID))
         for sourceID in configurations.keys.sorted() where recent.contains(sourceID) {
             let copy = configurations[sourceID]!
-            let envelope = RecordEnvelope(type: .configuration, codec: .none, sourceID: sourceID, firstSequence: copy.sequence,
-                                          lastSequence: copy.sequence, firstTimeNs: copy.timeNs, lastTimeNs: copy.timeNs, frameCount: 1,
-                                          kindMask: 1 << UInt32(FrameKind.configuration.rawValue), storedLength: UInt32(copy.frame.count),
-                                          contentLength: UInt32(copy.frame.count), payloadCRC: CRC32C.checksum(copy.frame))
+            let envelope = RecordEnvelope(
+                type: .configuration, codec: .none, sourceID: sourceID, firstSequence: copy.sequence,
+                lastSequence: copy.sequence, firstTimeNs: copy.timeNs, lastTimeNs: copy.timeNs, frameCount: 1,
+                kindMask: 1 << UInt32(FrameKind.configuration.rawValue), storedLength: UInt32(copy.frame.count),
+                contentLength: UInt32(copy.frame.count), payloadCRC: CRC32C.checksum(copy.frame))
             let failure: CaptureError? = copy.frame.withUnsafeBytes { (p) -> CaptureError? in
-                do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, checkpoint: false); return nil } catch { return error }
+                do throws(CaptureError) { try writeRecordLocked(envelope, payload: p, checkpoint: false); return nil } catch {
+                    return error
+                }
             }
             if let failure { throw failure }
         }
@@ -127,8 +137,10 @@ extension CaptureWriter {
     }
 
     /// Writes the footer record and the trailer through `write`, the footer starting at `offset`.
-    static func writeFooter(_ entries: [IndexEntry], flags: UInt32, offset: Int, file: String,
-                            _ write: (UnsafeRawBufferPointer) throws(CaptureError) -> Void) throws(CaptureError) {
+    static func writeFooter(
+        _ entries: [IndexEntry], flags: UInt32, offset: Int, file: String,
+        _ write: (UnsafeRawBufferPointer) throws(CaptureError) -> Void
+    ) throws(CaptureError) {
         let payload = encodeTable(entries) { base in
             base.put(UInt32(entries.count), at: 0)
             base.put(flags, at: 4)
@@ -141,8 +153,10 @@ extension CaptureWriter {
         bytes.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress!
             payload.withUnsafeBytes { p in
-                RecordEnvelope(type: .footer, codec: .none, storedLength: UInt32(p.count), contentLength: UInt32(p.count),
-                               payloadCRC: CRC32C.checksum(p)).write(to: base)
+                RecordEnvelope(
+                    type: .footer, codec: .none, storedLength: UInt32(p.count), contentLength: UInt32(p.count),
+                    payloadCRC: CRC32C.checksum(p)
+                ).write(to: base)
                 (base + CaptureFormat.envelopeLength).copyMemory(from: p.baseAddress!, byteCount: p.count)
             }
             let trailer = raw.count - CaptureFormat.trailerLength

@@ -46,10 +46,12 @@ public struct CaptureWriterOptions: Sendable, Equatable {
     /// The writer name stored in the file header.
     public var writerName: String
 
-    public init(chunk: ChunkOptions = ChunkOptions(), maxChunkDuration: Double = 0.5, minChunkBytes: Int = 1 << 20, maxChunkBytes: Int = 2 << 20,
-                maxChunkSpan: Double = 2,
-                maxChunkLatency: Double = 1, compressionThreads: Int = 2, fsync: FsyncPolicy = .interval(seconds: 1),
-                checkpointInterval: Double = 10, detectSequenceJumps: Bool = true, writerName: String = "tributary") {
+    public init(
+        chunk: ChunkOptions = ChunkOptions(), maxChunkDuration: Double = 0.5, minChunkBytes: Int = 1 << 20, maxChunkBytes: Int = 2 << 20,
+        maxChunkSpan: Double = 2,
+        maxChunkLatency: Double = 1, compressionThreads: Int = 2, fsync: FsyncPolicy = .interval(seconds: 1),
+        checkpointInterval: Double = 10, detectSequenceJumps: Bool = true, writerName: String = "tributary"
+    ) {
         self.chunk = chunk
         self.maxChunkDuration = maxChunkDuration
         self.maxChunkBytes = min(max(maxChunkBytes, 64 << 10), 64 << 20)
@@ -243,18 +245,21 @@ public final class CaptureWriter: @unchecked Sendable {
         if let failure = currentFailure() { throw failure }
         let h = frame.header
         if h.kind == .gap, case .gap(let gap)? = try? frame.payload() {
-            try recordGap(sourceID: h.sourceID, firstMissing: gap.firstMissingSequence, count: gap.missingCount,
-                          cause: .announced, timeNs: h.timestampNs)
+            try recordGap(
+                sourceID: h.sourceID, firstMissing: gap.firstMissingSequence, count: gap.missingCount,
+                cause: .announced, timeNs: h.timestampNs)
         } else if options.detectSequenceJumps, let last = lastSequence, h.sequence > last &+ 1, last < UInt64.max {
-            try recordGap(sourceID: h.sourceID, firstMissing: last + 1, count: h.sequence - last - 1,
-                          cause: .sequenceJump, timeNs: h.timestampNs)
+            try recordGap(
+                sourceID: h.sourceID, firstMissing: last + 1, count: h.sequence - last - 1,
+                cause: .sequenceJump, timeNs: h.timestampNs)
         }
         lastSequence = h.sequence
         let now = DispatchTime.now().uptimeNanoseconds
         var builder = open[h.sourceID]
         if let b = builder, !b.isEmpty,
-           b.byteCount + h.frameLength > options.maxChunkBytes
-            || closesByTime(b, at: h.timestampNs) {
+            b.byteCount + h.frameLength > options.maxChunkBytes
+                || closesByTime(b, at: h.timestampNs)
+        {
             try seal(h.sourceID)
             builder = nil
         }
@@ -319,9 +324,10 @@ public final class CaptureWriter: @unchecked Sendable {
         b.encoded.base.put(cause.rawValue, at: 16)
         b.encoded.base.put(UInt32(0), at: 20)
         b.encoded.setCount(24)
-        b.prebuilt = RecordEnvelope(type: .gap, codec: .none, sourceID: sourceID, firstSequence: firstMissing,
-                                    lastSequence: firstMissing &+ (count - 1), firstTimeNs: timeNs, lastTimeNs: timeNs,
-                                    storedLength: 24, contentLength: 24, payloadCRC: CRC32C.checksum(b.encoded.bytes))
+        b.prebuilt = RecordEnvelope(
+            type: .gap, codec: .none, sourceID: sourceID, firstSequence: firstMissing,
+            lastSequence: firstMissing &+ (count - 1), firstTimeNs: timeNs, lastTimeNs: timeNs,
+            storedLength: 24, contentLength: 24, payloadCRC: CRC32C.checksum(b.encoded.bytes))
         try submit(b)
     }
 
@@ -368,8 +374,9 @@ public final class CaptureWriter: @unchecked Sendable {
             try writeConfigurationCopiesLocked(all: true)
             try writeFooterLocked(flags: 0)
             try syncLocked(force: true)
-            summary = CaptureWriteSummary(path: publish ? path : partialPath, records: index.count, frames: framesAppended,
-                                          frameBytes: frameBytes, fileBytes: output.offset)
+            summary = CaptureWriteSummary(
+                path: publish ? path : partialPath, records: index.count, frames: framesAppended,
+                frameBytes: frameBytes, fileBytes: output.offset)
         } catch {
             Foundation.close(fd)
             throw error

@@ -15,7 +15,10 @@ public enum SampleValues: Sendable, Equatable {
 /// frames that disagree with the seek table or change the source's layout). The C interface maps
 /// each case to its status code.
 public enum SampleReadError: Error, Sendable, Equatable, CustomStringConvertible {
-    case noAnalogData(String), range(String), buffer(String), damaged(String)
+    case noAnalogData(String)
+    case range(String)
+    case buffer(String)
+    case damaged(String)
 
     public var message: String {
         switch self {
@@ -111,7 +114,8 @@ public struct SampleWindow {
         let (bytes, o2) = elements.multipliedReportingOverflow(by: size)
         guard !o1, !o2 else { throw SampleReadError.range("channels × samples is too large") }
         guard bytes <= buffer else {
-            throw SampleReadError.buffer("the buffer has \(buffer) bytes; \(rows) channels × \(samples) samples × \(size) bytes need \(bytes)")
+            throw SampleReadError.buffer(
+                "the buffer has \(buffer) bytes; \(rows) channels × \(samples) samples × \(size) bytes need \(bytes)")
         }
         return bytes
     }
@@ -125,14 +129,17 @@ public struct SampleWindow {
     ///   holds fewer than rows × count values, `.damaged` for a damaged chunk (also added to the
     ///   reader's `damage`), a chunk whose frames hold other samples than the seek table says, or
     ///   frames that change channels, format or scaling.
-    public func read(rows requested: [Int]? = nil, first: UInt64, count: Int, as values: SampleValues,
-                     into buffer: UnsafeMutableRawBufferPointer, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
-                     blocks: Bool = false) throws(SampleReadError) -> SampleWindowRead {
+    public func read(
+        rows requested: [Int]? = nil, first: UInt64, count: Int, as values: SampleValues,
+        into buffer: UnsafeMutableRawBufferPointer, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        blocks: Bool = false
+    ) throws(SampleReadError) -> SampleWindowRead {
         guard count >= 0 else { throw SampleReadError.range("sample_count \(count) is negative") }
         let rows = requested ?? Array(0..<shape.channelCount)
         let bytes = try byteCount(rows: rows.count, samples: UInt64(clamping: count), as: values, buffer: buffer.count)
         for r in rows where r < 0 || r >= shape.channelCount {
-            throw SampleReadError.range("channel \(r) is out of range: source \(source) has \(shape.channelCount) channels (0-\(shape.channelCount - 1))")
+            throw SampleReadError.range(
+                "channel \(r) is out of range: source \(source) has \(shape.channelCount) channels (0-\(shape.channelCount - 1))")
         }
         guard bytes > 0, let base = buffer.baseAddress else { return SampleWindowRead(samples: 0, blocks: []) }
         let end = first.addingReportingOverflow(UInt64(count))
@@ -144,14 +151,18 @@ public struct SampleWindow {
         // (Benchmarks/kernels/first_touch.c; docs/PERFORMANCE.md, "C kernels and first touches").
         let threads = max(1, threads)
         if threads > 1 && selected.count > 1 { populate(base, byteCount: bytes, threads: threads) }
-        let copier = SampleCopier(source: source, rows: rows, shape: shape, first: first, last: last, count: count,
-                                  values: values, buffer: base, chunks: blocks ? selected : nil)
+        let copier = SampleCopier(
+            source: source, rows: rows, shape: shape, first: first, last: last, count: count,
+            values: values, buffer: base, chunks: blocks ? selected : nil)
         let damageBefore = reader.damage.count
         let chunkSamples = selected.map(\.envelope.sampleCount)
         do {
-            try reader.forEachAnalogChunkConcurrently(selected, threads: threads, direct: { k, frames in
-                copier.places(frames, chunk: k, startingAt: starts[k], chunkSamples: chunkSamples[k])
-            }) { k, frames in
+            try reader.forEachAnalogChunkConcurrently(
+                selected, threads: threads,
+                direct: { k, frames in
+                    copier.places(frames, chunk: k, startingAt: starts[k], chunkSamples: chunkSamples[k])
+                }
+            ) { k, frames in
                 copier.copy(frames, chunk: k, startingAt: starts[k], chunkSamples: chunkSamples[k])
             }
         } catch {
@@ -162,8 +173,9 @@ public struct SampleWindow {
             throw SampleReadError.damaged("\(reader.damage[damageBefore]); run 'tributary repair' to read what is intact")
         }
         guard let lastStart = starts.last, let lastEntry = selected.last else { return SampleWindowRead(samples: 0, blocks: []) }
-        return SampleWindowRead(samples: Int(min(last, lastStart + lastEntry.envelope.sampleCount) - max(first, starts[0])),
-                                blocks: copier.blocks())
+        return SampleWindowRead(
+            samples: Int(min(last, lastStart + lastEntry.envelope.sampleCount) - max(first, starts[0])),
+            blocks: copier.blocks())
     }
 }
 
@@ -171,18 +183,22 @@ extension CaptureReader {
     /// The analog chunks of `source` that hold any of samples `first ..< last`, with the sample
     /// position each starts at (by the seek table's counts, as `SampleWindow.read` numbers the samples).
     /// - Throws: `SampleReadError.damaged` when the counts add up past UInt64 (a damaged or hostile seek table).
-    public func analogChunks(source: UInt32, first: UInt64, last: UInt64) throws(SampleReadError) -> (entries: [IndexEntry], starts: [UInt64]) {
+    public func analogChunks(source: UInt32, first: UInt64, last: UInt64) throws(SampleReadError) -> (
+        entries: [IndexEntry], starts: [UInt64]
+    ) {
         let analogBit = UInt32(1) << UInt32(FrameKind.analog.rawValue)
         var selected: [IndexEntry] = []
         var starts: [UInt64] = []
         var position: UInt64 = 0
-        for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
+        for entry in index
+        where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & analogBit != 0 {
             if position >= last { break }
             // The counts are the file's claims: a damaged or hostile seek table may hold any value.
             let (next, overflow) = position.addingReportingOverflow(entry.envelope.sampleCount)
             if overflow {
-                throw SampleReadError.damaged("the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
-                                      + "beyond any capture; run 'tributary repair' to read what is intact")
+                throw SampleReadError.damaged(
+                    "the chunk of source \(source) at byte \(entry.offset) claims \(entry.envelope.sampleCount) samples, "
+                        + "beyond any capture; run 'tributary repair' to read what is intact")
             }
             if next > first {
                 selected.append(entry)
@@ -235,13 +251,17 @@ private final class SampleCopier: @unchecked Sendable {
     private let slotStart: [Int]
     private let slotsUsed: UnsafeMutableBufferPointer<Int>
 
-    init(source: UInt32, rows: [Int], shape: AnalogShape, first: UInt64, last: UInt64, count: Int, values: SampleValues,
-         buffer: UnsafeMutableRawPointer, chunks: [IndexEntry]?) {
+    init(
+        source: UInt32, rows: [Int], shape: AnalogShape, first: UInt64, last: UInt64, count: Int, values: SampleValues,
+        buffer: UnsafeMutableRawPointer, chunks: [IndexEntry]?
+    ) {
         (self.source, self.rows, self.shape, self.first, self.last, self.count, self.values, self.buffer) =
             (source, rows, shape, first, last, count, values, buffer)
-        let oneRowPerChannel = rows.count == shape.channelCount && Set(rows).count == rows.count
+        let oneRowPerChannel =
+            rows.count == shape.channelCount && Set(rows).count == rows.count
             && Set(shape.channelIndexes).count == shape.channelCount  // one row per channel: each place holds one row
-        rowOfChannel = values == .stored && oneRowPerChannel && Int(bitPattern: buffer) % shape.format.size == 0
+        rowOfChannel =
+            values == .stored && oneRowPerChannel && Int(bitPattern: buffer) % shape.format.size == 0
             ? Dictionary(uniqueKeysWithValues: rows.enumerated().map { (shape.channelIndexes[$0.element], $0.offset) }) : nil
         var starts = [0]
         for chunk in chunks ?? [] { starts.append(starts.last! + Int(chunk.envelope.frameCount)) }
@@ -281,8 +301,9 @@ private final class SampleCopier: @unchecked Sendable {
     private func note(_ frame: AnalogChunkFrame, chunk k: Int, at position: UInt64) -> Bool {
         guard let slots else { return true }
         guard slotStart[k] + slotsUsed[k] < slotStart[k + 1], let at = Int(exactly: position) else { return false }
-        slots[slotStart[k] + slotsUsed[k]] = SeriesBlock(start: at, count: frame.sampleCount, timestampNs: frame.header.timestampNs,
-                                                         firstSample: frame.firstSample)
+        slots[slotStart[k] + slotsUsed[k]] = SeriesBlock(
+            start: at, count: frame.sampleCount, timestampNs: frame.header.timestampNs,
+            firstSample: frame.firstSample)
         slotsUsed[k] += 1
         return true
     }
@@ -291,16 +312,21 @@ private final class SampleCopier: @unchecked Sendable {
     private func matches(_ frame: AnalogChunkFrame, allRows: Bool) -> Bool {
         frame.channelCount == shape.channelCount && frame.format == shape.format
             && shape.channelIndexes.indices.allSatisfy({ frame.channelIndex($0) == shape.channelIndexes[$0] })
-            && (allRows ? Array(shape.channelIndexes.indices) : rows).allSatisfy({ frame.scale($0) == shape.scale[$0] && frame.offset($0) == shape.offset[$0] })
+            && (allRows ? Array(shape.channelIndexes.indices) : rows).allSatisfy({
+                frame.scale($0) == shape.scale[$0] && frame.offset($0) == shape.offset[$0]
+            })
     }
 
     /// Where each channel's samples of a chunk go in `buffer`, when the chunk can be decoded there
     /// directly: it lies wholly inside the range read, every channel is read once, in the stored
     /// type, and its frames all have the source's layout (nil otherwise: it is decoded and copied).
-    func places(_ frames: [AnalogChunkFrame], chunk k: Int, startingAt start: UInt64, chunkSamples: UInt64) -> ((SampleFormat, UInt32) -> UnsafeMutableRawPointer?)? {
+    func places(_ frames: [AnalogChunkFrame], chunk k: Int, startingAt start: UInt64, chunkSamples: UInt64) -> (
+        (SampleFormat, UInt32) -> UnsafeMutableRawPointer?
+    )? {
         guard let rowOfChannel, start >= first, start + chunkSamples <= last,
-              frames.reduce(0, { $0 + UInt64($1.sampleCount) }) == chunkSamples,
-              frames.allSatisfy({ $0.header.sourceID == source && matches($0, allRows: true) }) else { return nil }
+            frames.reduce(0, { $0 + UInt64($1.sampleCount) }) == chunkSamples,
+            frames.allSatisfy({ $0.header.sourceID == source && matches($0, allRows: true) })
+        else { return nil }
         var position = start
         for frame in frames {
             guard note(frame, chunk: k, at: position) else { return nil }
@@ -329,11 +355,15 @@ private final class SampleCopier: @unchecked Sendable {
             if end <= first { continue }
             if position >= last { continue }
             guard matches(frame, allRows: false) else {
-                report(position, "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately")
+                report(
+                    position,
+                    "the analog frames of source \(source) change channels, format or scaling at sample \(position); read the parts separately"
+                )
                 return
             }
-            copySamples(frame, from: Int(max(first, position) - position), to: Int(min(last, end) - position),
-                        at: Int(max(first, position) - first))
+            copySamples(
+                frame, from: Int(max(first, position) - position), to: Int(min(last, end) - position),
+                at: Int(max(first, position) - first))
         }
         if position != start + chunkSamples {
             report(start, "a chunk of source \(source) holds \(position - start) samples where its record says \(chunkSamples)")
@@ -347,14 +377,17 @@ private final class SampleCopier: @unchecked Sendable {
             let samples = frame.samples(row: r)
             switch (frame.format, values) {
             case (.float64, _):
-                (buffer.assumingMemoryBound(to: Double.self) + base).update(from: samples.assumingMemoryBound(to: Double.self) + from, count: to - from)
+                (buffer.assumingMemoryBound(to: Double.self) + base).update(
+                    from: samples.assumingMemoryBound(to: Double.self) + from, count: to - from)
             case (.float32, .stored):
-                (buffer.assumingMemoryBound(to: Float.self) + base).update(from: samples.assumingMemoryBound(to: Float.self) + from, count: to - from)
+                (buffer.assumingMemoryBound(to: Float.self) + base).update(
+                    from: samples.assumingMemoryBound(to: Float.self) + from, count: to - from)
             case (.float32, .physical):
                 let s = samples.assumingMemoryBound(to: Float.self), d = buffer.assumingMemoryBound(to: Double.self) + base
                 for i in from..<to { d[i - from] = Double(s[i]) }
             case (.int16, .stored):
-                (buffer.assumingMemoryBound(to: Int16.self) + base).update(from: samples.assumingMemoryBound(to: Int16.self) + from, count: to - from)
+                (buffer.assumingMemoryBound(to: Int16.self) + base).update(
+                    from: samples.assumingMemoryBound(to: Int16.self) + from, count: to - from)
             case (.int16, .physical):
                 let scale = frame.scale(r), offset = frame.offset(r)
                 let s = samples.assumingMemoryBound(to: Int16.self), d = buffer.assumingMemoryBound(to: Double.self) + base

@@ -68,9 +68,11 @@ public struct AnalysisRequest: Sendable, Equatable {
     /// Compute the coherence (and with `transfer` the H1 and H2 estimates) of each channel against a reference channel.
     public var crossChannel: CrossChannelRequest?
 
-    public init(statistics: Bool = false, welch: WelchConfiguration? = nil, spectrum: SpectrumRequest? = nil,
-                measurements: Set<AnalysisMeasurement> = [], measurement: MeasurementConfiguration = MeasurementConfiguration(),
-                fullScale: Double? = nil) {
+    public init(
+        statistics: Bool = false, welch: WelchConfiguration? = nil, spectrum: SpectrumRequest? = nil,
+        measurements: Set<AnalysisMeasurement> = [], measurement: MeasurementConfiguration = MeasurementConfiguration(),
+        fullScale: Double? = nil
+    ) {
         self.fullScale = fullScale
         self.statistics = statistics
         self.welch = welch
@@ -153,7 +155,9 @@ public final class ChannelAnalyzer {
     /// Creates an analyzer.
     /// - Throws: `SpectralParameterError` for a bad sample rate.
     public init(request: AnalysisRequest, sampleRate: Double) throws {
-        guard sampleRate > 0, sampleRate.isFinite else { throw SpectralParameterError("sample rate", "must be positive and finite, not \(sampleRate)") }
+        guard sampleRate > 0, sampleRate.isFinite else {
+            throw SpectralParameterError("sample rate", "must be positive and finite, not \(sampleRate)")
+        }
         self.request = request
         self.sampleRate = sampleRate
         welchEstimator = try request.welch.map { try WelchEstimator(configuration: $0, sampleRate: sampleRate) }
@@ -223,7 +227,8 @@ public final class ChannelAnalyzer {
             }
         }
         let average = averager.average!
-        return AveragedSpectrum(frequencies: average.frequencies, amplitudeRMS: average.amplitude(.rms),
-                                averages: averager.count, window: s.window)
+        return AveragedSpectrum(
+            frequencies: average.frequencies, amplitudeRMS: average.amplitude(.rms),
+            averages: averager.count, window: s.window)
     }
 }

@@ -1,3 +1,5 @@
+import TributaryWire
+
 /// A parse error in a channel specification, pointing at the offending character.
 public struct ChannelSpecError: Error, Equatable, CustomStringConvertible {
     /// The specification as given.
@@ -11,8 +13,6 @@ public struct ChannelSpecError: Error, Equatable, CustomStringConvertible {
         "bad channel list '\(spec)' at character \(position + 1): \(problem)\n  \(spec)\n  \(String(repeating: " ", count: position))^"
     }
 }
-
-import TributaryWire
 
 /// A channel selection such as `0-3`, `0,2,5` or `0-3,7`: zero-based, in the order given, duplicates removed.
 public struct ChannelSpec: Sendable, Equatable {
@@ -43,7 +43,8 @@ public struct ChannelSpec: Sendable, Equatable {
                 index += 1
             }
             guard index > start else {
-                throw fail(index < chars.count ? "expected a channel number, found '\(chars[index])'" : "expected a channel number at the end")
+                throw fail(
+                    index < chars.count ? "expected a channel number, found '\(chars[index])'" : "expected a channel number at the end")
             }
             return value
         }
@@ -75,7 +76,9 @@ public struct ChannelSpec: Sendable, Equatable {
         if let bad = channels.first(where: { $0 >= channelCount }) {
             // Point at the first mention of the bad number.
             let position = spec.range(of: String(bad)).map { spec.distance(from: spec.startIndex, to: $0.lowerBound) } ?? 0
-            throw ChannelSpecError(spec: spec, position: position, problem: "channel \(bad) does not exist (the data has \(channelCount) channels: 0-\(channelCount - 1))")
+            throw ChannelSpecError(
+                spec: spec, position: position,
+                problem: "channel \(bad) does not exist (the data has \(channelCount) channels: 0-\(channelCount - 1))")
         }
     }
 }

@@ -20,8 +20,10 @@ public struct CrossSpectralConfiguration: Sendable, Equatable {
 
     /// scipy's defaults for a window and segment length: `get_window('hann', nperseg)`, noverlap nperseg // 2.
     public static func scipyDefaults(segmentLength: Int, window: WindowKind = .hann) -> CrossSpectralConfiguration {
-        CrossSpectralConfiguration(segments: SegmentParameters(window: Window.shared(window, count: segmentLength).values,
-                                                               overlap: segmentLength / 2))
+        CrossSpectralConfiguration(
+            segments: SegmentParameters(
+                window: Window.shared(window, count: segmentLength).values,
+                overlap: segmentLength / 2))
     }
 }
 
@@ -62,7 +64,9 @@ public final class CrossSpectralEstimator {
 
     /// - Throws: `SpectralParameterError` for bad parameters or sample rate.
     public init(configuration: CrossSpectralConfiguration, sampleRate: Double = 1) throws {
-        guard sampleRate > 0, sampleRate.isFinite else { throw SpectralParameterError("fs", "must be positive and finite, not \(sampleRate)") }
+        guard sampleRate > 0, sampleRate.isFinite else {
+            throw SpectralParameterError("fs", "must be positive and finite, not \(sampleRate)")
+        }
         self.configuration = configuration
         self.sampleRate = sampleRate
         x = try ShortTimeTransform(configuration.segments)
@@ -74,8 +78,10 @@ public final class CrossSpectralEstimator {
     func scales() -> [Double] {
         let p = configuration.segments
         let w = p.window
-        let base = configuration.scaling == .density ? 1 / (sampleRate * w.reduce(0) { $0 + $1 * $1 })
-                                                     : 1 / (w.reduce(0, +) * w.reduce(0, +))
+        let base =
+            configuration.scaling == .density
+            ? 1 / (sampleRate * w.reduce(0) { $0 + $1 * $1 })
+            : 1 / (w.reduce(0, +) * w.reduce(0, +))
         let bins = p.binCount(twoSided: configuration.twoSided)
         return (0..<bins).map { k in
             if configuration.twoSided || k == 0 || (p.fftLength % 2 == 0 && k == p.fftLength / 2) { return base }
@@ -89,8 +95,10 @@ public final class CrossSpectralEstimator {
     ///   - other: y; nil estimates x's auto-spectrum alone (`pxx`).
     ///   - selection: which of Pxx, Pyy, Pxy to compute.
     /// - Throws: `SpectralParameterError` for a signal shorter than a segment or of another length.
-    public func estimate(_ reference: UnsafeBufferPointer<Double>, _ other: UnsafeBufferPointer<Double>?,
-                         selection: CrossSpectraSelection = .all) throws -> CrossSpectra {
+    public func estimate(
+        _ reference: UnsafeBufferPointer<Double>, _ other: UnsafeBufferPointer<Double>?,
+        selection: CrossSpectraSelection = .all
+    ) throws -> CrossSpectra {
         let p = configuration.segments
         let segments = try p.segmentCount(signalLength: reference.count)
         if let other, other.count != reference.count {
@@ -138,8 +146,9 @@ public final class CrossSpectralEstimator {
             let inverse = 1 / Double(segments)
             return (0..<bins).map { values[$0] * scale[$0] * inverse }
         }
-        return CrossSpectra(frequencies: p.frequencies(sampleRate: sampleRate, twoSided: configuration.twoSided),
-                            pxx: reduce(sxx), pyy: reduce(syy), pxyReal: reduce(sre), pxyImaginary: reduce(sim), segments: segments)
+        return CrossSpectra(
+            frequencies: p.frequencies(sampleRate: sampleRate, twoSided: configuration.twoSided),
+            pxx: reduce(sxx), pyy: reduce(syy), pxyReal: reduce(sre), pxyImaginary: reduce(sim), segments: segments)
     }
 
     /// The spectra of two arrays.

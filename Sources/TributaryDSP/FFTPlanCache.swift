@@ -1,8 +1,9 @@
 import CFFTW
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// How hard FFTW searches for a fast plan: more rigor costs planning time once per size.
 public enum FFTRigor: Int, Sendable, CaseIterable, Comparable {

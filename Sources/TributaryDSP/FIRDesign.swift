@@ -78,8 +78,10 @@ public enum FIRDesign {
     /// A linear-phase FIR filter by the window method (scipy.signal.firwin): `cutoff` as fractions
     /// of Nyquist, strictly increasing in (0, 1); `passZero` whether DC is in the pass band; with
     /// `scale`, unit gain at the centre of the first pass band.
-    public static func firwin(taps: Int, cutoff: [Double], window: FIRWindow = .hamming, passZero: Bool = true,
-                              scale: Bool = true) throws(FilterDesignError) -> [Double] {
+    public static func firwin(
+        taps: Int, cutoff: [Double], window: FIRWindow = .hamming, passZero: Bool = true,
+        scale: Bool = true
+    ) throws(FilterDesignError) -> [Double] {
         guard taps >= 1, taps <= maxTaps else { throw FilterDesignError("numtaps must be an integer from 1 to \(maxTaps), not \(taps)") }
         guard !cutoff.isEmpty else { throw FilterDesignError("At least one cutoff frequency must be given.") }
         guard cutoff.allSatisfy({ $0 > 0 && $0 < 1 }) else {

@@ -96,7 +96,8 @@ public enum FilterDesign {
         if n == 0 { return ZPK(zeros: [], poles: [], gain: 1) }
         let de = 1.0 / (pow(10, 0.1 * rs) - 1).squareRoot()
         let mu = asinh(1.0 / de) / Double(n)
-        let ms: [Int] = n % 2 == 1
+        let ms: [Int] =
+            n % 2 == 1
             ? Array(stride(from: -n + 1, to: 0, by: 2)) + Array(stride(from: 2, to: n, by: 2))
             : Array(stride(from: -n + 1, to: n, by: 2))
         let zeros = ms.map { m -> Complex in
@@ -177,8 +178,10 @@ public enum FilterDesign {
 
     /// A digital IIR filter of `order` for the critical frequencies `frequencies` (one, or two for
     /// band-pass and band-stop), as fractions of Nyquist, or in Hz when `fs` is given.
-    public static func iirZPK(order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily,
-                              fs: Double? = nil) throws(FilterDesignError) -> ZPK {
+    public static func iirZPK(
+        order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily,
+        fs: Double? = nil
+    ) throws(FilterDesignError) -> ZPK {
         guard order >= 0, order <= maxFilterOrder else {
             throw FilterDesignError("Filter order must be a nonnegative integer (at most \(maxFilterOrder)), not \(order)")
         }
@@ -186,14 +189,16 @@ public enum FilterDesign {
             throw FilterDesignError("fs must be a positive finite number, not \(fs)")
         }
         guard frequencies.count == band.frequencyCount else {
-            throw FilterDesignError(band.frequencyCount == 1
-                ? "Must specify a single critical frequency Wn for lowpass or highpass filter (got \(frequencies.count))"
-                : "Wn must specify start and stop frequencies for bandpass or bandstop filter (got \(frequencies.count))")
+            throw FilterDesignError(
+                band.frequencyCount == 1
+                    ? "Must specify a single critical frequency Wn for lowpass or highpass filter (got \(frequencies.count))"
+                    : "Wn must specify start and stop frequencies for bandpass or bandstop filter (got \(frequencies.count))")
         }
         let wn = frequencies.map { f in fs.map { 2 * f / $0 } ?? f }
         guard wn.allSatisfy({ $0 > 0 && $0 < 1 }) else {
             if let fs {
-                throw FilterDesignError("Digital filter critical frequencies must be 0 < Wn < fs/2 (fs=\(fs) -> fs/2=\(fs / 2)), not \(frequencies)")
+                throw FilterDesignError(
+                    "Digital filter critical frequencies must be 0 < Wn < fs/2 (fs=\(fs) -> fs/2=\(fs / 2)), not \(frequencies)")
             }
             throw FilterDesignError("Digital filter critical frequencies must be 0 < Wn < 1, not \(frequencies)")
         }
@@ -203,14 +208,22 @@ public enum FilterDesign {
         case .butterworth:
             prototype = butterworthPrototype(order: order)
         case .chebyshev1(let rp):
-            guard rp > 0, rp.isFinite else { throw FilterDesignError("passband ripple (rp) must be a positive finite number of dB, not \(rp)") }
+            guard rp > 0, rp.isFinite else {
+                throw FilterDesignError("passband ripple (rp) must be a positive finite number of dB, not \(rp)")
+            }
             prototype = chebyshev1Prototype(order: order, ripple: rp)
         case .chebyshev2(let rs):
-            guard rs > 0, rs.isFinite else { throw FilterDesignError("stopband attenuation (rs) must be a positive finite number of dB, not \(rs)") }
+            guard rs > 0, rs.isFinite else {
+                throw FilterDesignError("stopband attenuation (rs) must be a positive finite number of dB, not \(rs)")
+            }
             prototype = chebyshev2Prototype(order: order, attenuation: rs)
         case .elliptic(let rp, let rs):
-            guard rp > 0, rp.isFinite else { throw FilterDesignError("passband ripple (rp) must be a positive finite number of dB, not \(rp)") }
-            guard rs > 0, rs.isFinite else { throw FilterDesignError("stopband attenuation (rs) must be a positive finite number of dB, not \(rs)") }
+            guard rp > 0, rp.isFinite else {
+                throw FilterDesignError("passband ripple (rp) must be a positive finite number of dB, not \(rp)")
+            }
+            guard rs > 0, rs.isFinite else {
+                throw FilterDesignError("stopband attenuation (rs) must be a positive finite number of dB, not \(rs)")
+            }
             prototype = try ellipticPrototype(order: order, ripple: rp, attenuation: rs)
         case .bessel(let norm):
             prototype = try besselPrototype(order: order, norm: norm)
@@ -229,21 +242,27 @@ public enum FilterDesign {
         case .bandpass, .bandstop:
             let bw = warped[1] - warped[0]
             let wo = (warped[0] * warped[1]).squareRoot()
-            analog = band == .bandpass ? try lowpassToBandpass(prototype, wo: wo, bw: bw)
-                                       : try lowpassToBandstop(prototype, wo: wo, bw: bw)
+            analog =
+                band == .bandpass
+                ? try lowpassToBandpass(prototype, wo: wo, bw: bw)
+                : try lowpassToBandstop(prototype, wo: wo, bw: bw)
         }
         return try bilinear(analog, fs: fs)
     }
 
     /// The design as second-order sections (scipy's `output='sos'`).
-    public static func iirSOS(order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily,
-                              fs: Double? = nil) throws(FilterDesignError) -> SecondOrderSections {
+    public static func iirSOS(
+        order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily,
+        fs: Double? = nil
+    ) throws(FilterDesignError) -> SecondOrderSections {
         try sections(iirZPK(order: order, frequencies: frequencies, band: band, family: family, fs: fs))
     }
 
     /// The design as one transfer function (scipy's `output='ba'`).
-    public static func iirBA(order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily,
-                             fs: Double? = nil) throws(FilterDesignError) -> TransferFunction {
+    public static func iirBA(
+        order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily,
+        fs: Double? = nil
+    ) throws(FilterDesignError) -> TransferFunction {
         transferFunction(try iirZPK(order: order, frequencies: frequencies, band: band, family: family, fs: fs))
     }
 
@@ -326,7 +345,11 @@ public enum FilterDesign {
                     let ordered = run.enumerated().sorted { x, y in
                         abs(x.element.im) != abs(y.element.im) ? abs(x.element.im) < abs(y.element.im) : x.offset < y.offset
                     }.map(\.element)
-                    if which == 0 { positive.replaceSubrange(start...stop, with: ordered) } else { negative.replaceSubrange(start...stop, with: ordered) }
+                    if which == 0 {
+                        positive.replaceSubrange(start...stop, with: ordered)
+                    } else {
+                        negative.replaceSubrange(start...stop, with: ordered)
+                    }
                 }
             }
             start = stop + 1

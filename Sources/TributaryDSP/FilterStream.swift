@@ -36,8 +36,9 @@ public struct SOSStream: Sendable {
         let width = sections.count * 2
         sections.coefficients.withUnsafeBufferPointer { c in
             state.withUnsafeMutableBufferPointer { z in
-                IIRKernel.sos(c.baseAddress!, sections: sections.count, x: x, xStride: 1, y: y, yStride: 1, count: input.count,
-                              state: z.baseAddress! + channel * width)
+                IIRKernel.sos(
+                    c.baseAddress!, sections: sections.count, x: x, xStride: 1, y: y, yStride: 1, count: input.count,
+                    state: z.baseAddress! + channel * width)
             }
         }
     }
@@ -78,13 +79,15 @@ public struct TransferStream: Sendable {
             a.withUnsafeBufferPointer { ap in
                 if width == 0 {
                     var none = 0.0
-                    IIRKernel.transfer(b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: x, xStride: 1, y: y, yStride: 1,
-                                       count: input.count, state: &none)
+                    IIRKernel.transfer(
+                        b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: x, xStride: 1, y: y, yStride: 1,
+                        count: input.count, state: &none)
                     return
                 }
                 state.withUnsafeMutableBufferPointer { z in
-                    IIRKernel.transfer(b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: x, xStride: 1, y: y, yStride: 1,
-                                       count: input.count, state: z.baseAddress! + channel * width)
+                    IIRKernel.transfer(
+                        b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: x, xStride: 1, y: y, yStride: 1,
+                        count: input.count, state: z.baseAddress! + channel * width)
                 }
             }
         }

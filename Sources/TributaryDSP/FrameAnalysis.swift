@@ -47,8 +47,10 @@ public final class FrameAnalysis {
     ///   - measurementLength: samples per channel the measurements use, from the start (default 2^20:
     ///     8 MiB per channel, far more than a tone or THD needs for its resolution).
     ///   - recordLimit: samples per channel kept for median Welch (default 2^24).
-    public init(request: AnalysisRequest, filters: SubscriberFilters = SubscriberFilters(), sampleRate: Double? = nil,
-                measurementLength: Int = 1 << 20, recordLimit: Int = 1 << 24) {
+    public init(
+        request: AnalysisRequest, filters: SubscriberFilters = SubscriberFilters(), sampleRate: Double? = nil,
+        measurementLength: Int = 1 << 20, recordLimit: Int = 1 << 24
+    ) {
         self.request = request
         self.filters = filters
         sampleRateOverride = sampleRate
@@ -87,9 +89,10 @@ public final class FrameAnalysis {
         if scratch.count < view.sampleCount { scratch = [Double](repeating: 0, count: view.sampleCount) }
         for row in 0..<view.channelCount {
             let index = view.channelIndex(row)
-            let channel = try state.channel(index, filterID: view.header.filterID, request: request,
-                                            sampleRate: sampleRateOverride ?? state.sampleRate(forChannelIndex: index),
-                                            limits: (measurementLength, recordLimit))
+            let channel = try state.channel(
+                index, filterID: view.header.filterID, request: request,
+                sampleRate: sampleRateOverride ?? state.sampleRate(forChannelIndex: index),
+                limits: (measurementLength, recordLimit))
             if view.format == .float64 {
                 // Already physical values: analysed where they lie.
                 try view.withSamples(Double.self, channel: row) { samples throws in try channel.add(samples) }
@@ -116,9 +119,10 @@ public final class FrameAnalysis {
             if let cross = request.crossChannel {
                 try crossChannel(cross, state, &reports)
             }
-            return SourceAnalysis(id: id, name: state.name, sampleRate: sampleRateOverride ?? state.firstRate ?? 0,
-                                  channels: reports,
-                                  units: state.units, channelNames: state.channelNames, discontinuities: state.discontinuities)
+            return SourceAnalysis(
+                id: id, name: state.name, sampleRate: sampleRateOverride ?? state.firstRate ?? 0,
+                channels: reports,
+                units: state.units, channelNames: state.channelNames, discontinuities: state.discontinuities)
         }
     }
 }
@@ -129,7 +133,10 @@ extension FrameAnalysis {
     /// of unequal lengths are cut to the shorter, the segment to the record as scipy shortens it).
     fileprivate func crossChannel(_ cross: CrossChannelRequest, _ state: SourceState, _ reports: inout [ChannelReport]) throws {
         guard let referenceKey = state.order.first(where: { Int($0.index) == cross.reference }) else {
-            throw SpectralParameterError("reference channel", "\(cross.reference) is not in source \(state.id) (channels \(state.order.map { String($0.index) }.joined(separator: ", ")))")
+            throw SpectralParameterError(
+                "reference channel",
+                "\(cross.reference) is not in source \(state.id) (channels \(state.order.map { String($0.index) }.joined(separator: ", ")))"
+            )
         }
         let reference = state.channels[referenceKey]!
         for (i, key) in state.order.enumerated() where key != referenceKey {
@@ -139,14 +146,16 @@ extension FrameAnalysis {
             var c = cross.configuration
             if c.segmentLength > n { c.segmentLength = n }
             let overlap = c.overlap ?? c.segmentLength / 2
-            let segments = SegmentParameters(window: Window.shared(c.window, count: c.segmentLength).values,
-                                             overlap: min(overlap, c.segmentLength - 1), detrend: c.detrend, rigor: c.rigor)
+            let segments = SegmentParameters(
+                window: Window.shared(c.window, count: c.segmentLength).values,
+                overlap: min(overlap, c.segmentLength - 1), detrend: c.detrend, rigor: c.rigor)
             let configuration = CrossSpectralConfiguration(segments: segments, average: c.average, scaling: .density)
             let spectra = try CrossSpectralEstimator(configuration: configuration, sampleRate: channel.sampleRate)
                 .estimate(Array(reference.record[..<n]), Array(channel.record[..<n]))
-            reports[i].crossChannel = CrossChannelReport(reference: cross.reference, segmentLength: c.segmentLength,
-                                                         h1: TransferEstimate(spectra: spectra, estimator: .h1),
-                                                         h2: TransferEstimate(spectra: spectra, estimator: .h2))
+            reports[i].crossChannel = CrossChannelReport(
+                reference: cross.reference, segmentLength: c.segmentLength,
+                h1: TransferEstimate(spectra: spectra, estimator: .h1),
+                h2: TransferEstimate(spectra: spectra, estimator: .h2))
         }
     }
 }
@@ -163,12 +172,12 @@ func convert(_ view: AnalogView, row: Int, into out: UnsafeMutableBufferPointer<
     }
 }
 
-fileprivate struct ChannelKey: Hashable {
+private struct ChannelKey: Hashable {
     var index: UInt32
     var filterID: UInt32
 }
 
-fileprivate final class SourceState {
+private final class SourceState {
     let id: UInt32
     var name = ""
     var rates: [UInt32: Double] = [:]
@@ -198,7 +207,8 @@ fileprivate final class SourceState {
 
     func sampleRate(forChannelIndex index: UInt32) throws -> Double {
         if let rate = rates[index] ?? firstRate, rate > 0, rate.isFinite { return rate }
-        throw SpectralParameterError("sample rate", "source \(id) has no configuration giving the rate of channel \(index); give the rate explicitly")
+        throw SpectralParameterError(
+            "sample rate", "source \(id) has no configuration giving the rate of channel \(index); give the rate explicitly")
     }
 
     func noteFirstSample(_ first: UInt64, count: Int) {
@@ -206,12 +216,15 @@ fileprivate final class SourceState {
         nextSample = first &+ UInt64(count)
     }
 
-    func channel(_ index: UInt32, filterID: UInt32, request: AnalysisRequest, sampleRate: Double,
-                 limits: (measurement: Int, record: Int)) throws -> ChannelState {
+    func channel(
+        _ index: UInt32, filterID: UInt32, request: AnalysisRequest, sampleRate: Double,
+        limits: (measurement: Int, record: Int)
+    ) throws -> ChannelState {
         let key = ChannelKey(index: index, filterID: filterID)
         if let state = channels[key] { return state }
-        let state = try ChannelState(index: index, request: request, sampleRate: sampleRate,
-                                     measurementLength: limits.measurement, recordLimit: limits.record)
+        let state = try ChannelState(
+            index: index, request: request, sampleRate: sampleRate,
+            measurementLength: limits.measurement, recordLimit: limits.record)
         state.fullScale = request.fullScale ?? fullScales[index]
         channels[key] = state
         order.append(key)
@@ -220,7 +233,7 @@ fileprivate final class SourceState {
 }
 
 /// The streaming analysis of one channel.
-fileprivate final class ChannelState {
+private final class ChannelState {
     let index: UInt32
     let request: AnalysisRequest
     let sampleRate: Double
@@ -286,9 +299,12 @@ fileprivate final class ChannelState {
         if record.count < recordCapacity {
             record.append(contentsOf: x[0..<min(x.count, recordCapacity - record.count)])
         } else if request.welch?.average == .median, x.count > 0 {
-            throw SpectralParameterError("average", "median Welch keeps every sample and channel \(index) has more than \(recordLimit); use mean averaging")
+            throw SpectralParameterError(
+                "average", "median Welch keeps every sample and channel \(index) has more than \(recordLimit); use mean averaging")
         } else if request.spectrogram != nil || request.crossChannel != nil, x.count > 0 {
-            throw SpectralParameterError("signal", "spectrograms, coherence and transfer functions keep every sample and channel \(index) has more than \(recordLimit)")
+            throw SpectralParameterError(
+                "signal",
+                "spectrograms, coherence and transfer functions keep every sample and channel \(index) has more than \(recordLimit)")
         }
     }
 
@@ -304,10 +320,12 @@ fileprivate final class ChannelState {
         }
         if let s = request.spectrum {
             guard let average = averager?.average else {
-                throw SpectralParameterError("spectrum length", "\(s.length) needs at least that many samples; channel \(index) has \(count)")
+                throw SpectralParameterError(
+                    "spectrum length", "\(s.length) needs at least that many samples; channel \(index) has \(count)")
             }
-            report.spectrum = AveragedSpectrum(frequencies: average.frequencies, amplitudeRMS: average.amplitude(.rms),
-                                               averages: averager!.count, window: s.window)
+            report.spectrum = AveragedSpectrum(
+                frequencies: average.frequencies, amplitudeRMS: average.amplitude(.rms),
+                averages: averager!.count, window: s.window)
         }
         if var c = request.spectrogram, !record.isEmpty {
             // scipy's spectrogram overlaps segments by an eighth of the (shortened) segment by default.

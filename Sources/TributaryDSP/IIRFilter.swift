@@ -44,8 +44,10 @@ public enum IIRKernel {
     /// in direct form II transposed with its two state values in `state`, exactly as scipy's
     /// _sosfilt: y = b0·x + z0; z0 = b1·x - a1·y + z1; z1 = b2·x - a2·y.
     @inlinable
-    public static func sos(_ sos: UnsafePointer<Double>, sections: Int, x: UnsafePointer<Double>, xStride: Int,
-                           y: UnsafeMutablePointer<Double>, yStride: Int, count: Int, state: UnsafeMutablePointer<Double>) {
+    public static func sos(
+        _ sos: UnsafePointer<Double>, sections: Int, x: UnsafePointer<Double>, xStride: Int,
+        y: UnsafeMutablePointer<Double>, yStride: Int, count: Int, state: UnsafeMutablePointer<Double>
+    ) {
         var xp = x, yp = y
         for _ in 0..<count {
             var current = xp.pointee
@@ -69,9 +71,11 @@ public enum IIRKernel {
     /// `fir` the a terms are left out (so a NaN or infinity in y never enters the state through a
     /// zero a coefficient: the FIR path of lfilter is a convolution).
     @inlinable
-    public static func transfer(b: UnsafePointer<Double>, a: UnsafePointer<Double>, taps: Int, fir: Bool,
-                                x: UnsafePointer<Double>, xStride: Int, y: UnsafeMutablePointer<Double>, yStride: Int,
-                                count: Int, state z: UnsafeMutablePointer<Double>) {
+    public static func transfer(
+        b: UnsafePointer<Double>, a: UnsafePointer<Double>, taps: Int, fir: Bool,
+        x: UnsafePointer<Double>, xStride: Int, y: UnsafeMutablePointer<Double>, yStride: Int,
+        count: Int, state z: UnsafeMutablePointer<Double>
+    ) {
         var xp = x, yp = y
         if taps == 1 {
             for _ in 0..<count {
@@ -107,14 +111,18 @@ public enum IIRFilter {
         guard layout.outer >= 0, layout.length >= 0, layout.inner >= 0 else { throw FilterError("array dimensions must not be negative") }
         let (lines, o1) = layout.outer.multipliedReportingOverflow(by: layout.inner)
         let (total, o2) = lines.multipliedReportingOverflow(by: layout.length)
-        guard !o1, !o2, total <= maxSamples else { throw FilterError("the array is too large (\(layout.outer) × \(layout.length) × \(layout.inner))") }
+        guard !o1, !o2, total <= maxSamples else {
+            throw FilterError("the array is too large (\(layout.outer) × \(layout.length) × \(layout.inner))")
+        }
     }
 
     /// sosfilt along the layout's axis. `initial` is the state, shaped as scipy's zi (sections,
     /// outer, 2, inner) in C order, or nil for zeros; the final state (same shape) goes to `final`
     /// when given. `x` and `y` may be the same memory.
-    public static func sosfilt(_ sos: SecondOrderSections, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
-                               layout: FilterLayout, initial: UnsafePointer<Double>?, final: UnsafeMutablePointer<Double>?) throws(FilterError) {
+    public static func sosfilt(
+        _ sos: SecondOrderSections, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
+        layout: FilterLayout, initial: UnsafePointer<Double>?, final: UnsafeMutablePointer<Double>?
+    ) throws(FilterError) {
         try sos.validate()
         try checkLayout(layout)
         let sections = sos.count
@@ -128,8 +136,9 @@ public enum IIRFilter {
                         for j in 0..<2 { z[2 * s + j] = initial.map { $0[stateIndex(s, j)] } ?? 0 }
                     }
                     let start = layout.start(line)
-                    IIRKernel.sos(c.baseAddress!, sections: sections, x: x + start, xStride: layout.inner, y: y + start,
-                                  yStride: layout.inner, count: layout.length, state: z.baseAddress!)
+                    IIRKernel.sos(
+                        c.baseAddress!, sections: sections, x: x + start, xStride: layout.inner, y: y + start,
+                        yStride: layout.inner, count: layout.length, state: z.baseAddress!)
                     if let final {
                         for s in 0..<sections { for j in 0..<2 { final[stateIndex(s, j)] = z[2 * s + j] } }
                     }
@@ -140,8 +149,10 @@ public enum IIRFilter {
 
     /// lfilter along the layout's axis. `initial` is the state shaped as scipy's zi (outer,
     /// K - 1, inner) with K = max(len b, len a), or nil for zeros; the final state goes to `final`.
-    public static func lfilter(_ f: TransferFunction, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
-                               layout: FilterLayout, initial: UnsafePointer<Double>?, final: UnsafeMutablePointer<Double>?) throws(FilterError) {
+    public static func lfilter(
+        _ f: TransferFunction, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
+        layout: FilterLayout, initial: UnsafePointer<Double>?, final: UnsafeMutablePointer<Double>?
+    ) throws(FilterError) {
         let (b, a) = try f.normalized()
         try checkLayout(layout)
         let taps = b.count, m = taps - 1
@@ -155,8 +166,9 @@ public enum IIRFilter {
                         func stateIndex(_ j: Int) -> Int { (o * m + j) * layout.inner + i }
                         for j in 0..<m { z[j] = initial.map { $0[stateIndex(j)] } ?? 0 }
                         let start = layout.start(line)
-                        IIRKernel.transfer(b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: x + start, xStride: layout.inner,
-                                           y: y + start, yStride: layout.inner, count: layout.length, state: z.baseAddress!)
+                        IIRKernel.transfer(
+                            b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: x + start, xStride: layout.inner,
+                            y: y + start, yStride: layout.inner, count: layout.length, state: z.baseAddress!)
                         if let final { for j in 0..<m { final[stateIndex(j)] = z[j] } }
                     }
                 }
@@ -175,8 +187,10 @@ public enum IIRFilter {
     }
 
     /// One line extended by `edge` samples at each end (scipy's odd_ext, even_ext, const_ext).
-    static func extend(_ x: UnsafePointer<Double>, stride: Int, length n: Int, edge: Int, padding: FilterPadding,
-                       into ext: UnsafeMutablePointer<Double>) {
+    static func extend(
+        _ x: UnsafePointer<Double>, stride: Int, length n: Int, edge: Int, padding: FilterPadding,
+        into ext: UnsafeMutablePointer<Double>
+    ) {
         for k in 0..<n { ext[edge + k] = x[k * stride] }
         guard edge > 0 else { return }
         let first = x[0], last = x[(n - 1) * stride]
@@ -200,8 +214,10 @@ public enum IIRFilter {
 
     /// sosfiltfilt along the layout's axis: forward then backward through the sections, each pass
     /// started in the steady state of its first sample (sosfilt_zi scaled), after padding.
-    public static func sosfiltfilt(_ sos: SecondOrderSections, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
-                                   layout: FilterLayout, padding: FilterPadding = .odd, padlen: Int? = nil) throws(FilterError) {
+    public static func sosfiltfilt(
+        _ sos: SecondOrderSections, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
+        layout: FilterLayout, padding: FilterPadding = .odd, padlen: Int? = nil
+    ) throws(FilterError) {
         try sos.validate()
         try checkLayout(layout)
         let edge = try edge(padding: padding, padlen: padlen, taps: sos.paddingTaps, length: layout.length)
@@ -221,8 +237,9 @@ public enum IIRFilter {
                         IIRKernel.sos(c.baseAddress!, sections: sections, x: e, xStride: 1, y: e, yStride: 1, count: total, state: z)
                         let y0 = e[total - 1]
                         for j in 0..<(2 * sections) { z[j] = zi[j] * y0 }
-                        IIRKernel.sos(c.baseAddress!, sections: sections, x: e + (total - 1), xStride: -1, y: e + (total - 1), yStride: -1,
-                                      count: total, state: z)
+                        IIRKernel.sos(
+                            c.baseAddress!, sections: sections, x: e + (total - 1), xStride: -1, y: e + (total - 1), yStride: -1,
+                            count: total, state: z)
                         for k in 0..<layout.length { y[start + k * layout.inner] = e[edge + k] }
                     }
                 }
@@ -232,8 +249,10 @@ public enum IIRFilter {
 
     /// filtfilt (method 'pad') along the layout's axis: forward then backward through b/a, each
     /// pass started in the steady state of its first sample (lfilter_zi scaled), after padding.
-    public static func filtfilt(_ f: TransferFunction, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
-                                layout: FilterLayout, padding: FilterPadding = .odd, padlen: Int? = nil) throws(FilterError) {
+    public static func filtfilt(
+        _ f: TransferFunction, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
+        layout: FilterLayout, padding: FilterPadding = .odd, padlen: Int? = nil
+    ) throws(FilterError) {
         let (b, a) = try f.normalized()
         try checkLayout(layout)
         let edge = try edge(padding: padding, padlen: padlen, taps: max(f.a.count, f.b.count), length: layout.length)
@@ -252,12 +271,14 @@ public enum IIRFilter {
                             extend(x + start, stride: layout.inner, length: layout.length, edge: edge, padding: padding, into: e)
                             let x0 = e[0]
                             for j in 0..<m { z[j] = zi[j] * x0 }
-                            IIRKernel.transfer(b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: e, xStride: 1, y: e, yStride: 1,
-                                               count: total, state: z)
+                            IIRKernel.transfer(
+                                b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: e, xStride: 1, y: e, yStride: 1,
+                                count: total, state: z)
                             let y0 = e[total - 1]
                             for j in 0..<m { z[j] = zi[j] * y0 }
-                            IIRKernel.transfer(b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: e + (total - 1), xStride: -1,
-                                               y: e + (total - 1), yStride: -1, count: total, state: z)
+                            IIRKernel.transfer(
+                                b: bp.baseAddress!, a: ap.baseAddress!, taps: taps, fir: fir, x: e + (total - 1), xStride: -1,
+                                y: e + (total - 1), yStride: -1, count: total, state: z)
                             for k in 0..<layout.length { y[start + k * layout.inner] = e[edge + k] }
                         }
                     }

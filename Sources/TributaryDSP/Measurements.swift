@@ -58,8 +58,9 @@ public struct DistortionMeasurement: Sendable, Equatable {
         // Noise and distortion relative to a full-scale sine instead of to the fundamental.
         let gain = 20 * log10(fullScale / fundamental.amplitude)
         let sinad = sinadDB + gain
-        return FullScaleReadings(fullScale: fullScale, signalDBFS: -gain, sinadDBFS: sinad, snrDBFS: snrDB + gain,
-                                 sfdrDBFS: sfdrDB + gain, enobFullScale: (sinad - 1.76) / 6.02)
+        return FullScaleReadings(
+            fullScale: fullScale, signalDBFS: -gain, sinadDBFS: sinad, snrDBFS: snrDB + gain,
+            sfdrDBFS: sfdrDB + gain, enobFullScale: (sinad - 1.76) / 6.02)
     }
 }
 
@@ -89,7 +90,9 @@ public struct MeasurementConfiguration: Sendable, Equatable {
     /// Restrict the fundamental's search to this band (Hz); nil searches everything above DC.
     public var searchBand: ClosedRange<Double>?
 
-    public init(window: WindowKind = .blackmanHarris7, harmonics: Int = 5, foldAliases: Bool = false, searchBand: ClosedRange<Double>? = nil) {
+    public init(
+        window: WindowKind = .blackmanHarris7, harmonics: Int = 5, foldAliases: Bool = false, searchBand: ClosedRange<Double>? = nil
+    ) {
         self.window = window
         self.harmonics = harmonics
         self.foldAliases = foldAliases
@@ -124,7 +127,9 @@ public struct SpectralMeasurements: Sendable {
     ///   - sampleRate: Hz.
     ///   - configuration: window, harmonics, folding.
     /// - Throws: `MeasurementError`, `SpectralParameterError`.
-    public init(_ x: UnsafeBufferPointer<Double>, sampleRate: Double, configuration: MeasurementConfiguration = MeasurementConfiguration()) throws {
+    public init(_ x: UnsafeBufferPointer<Double>, sampleRate: Double, configuration: MeasurementConfiguration = MeasurementConfiguration())
+        throws
+    {
         guard x.count >= 16 else { throw MeasurementError("a measurement needs at least 16 samples, got \(x.count)") }
         let analyzer = try SpectrumAnalyzer(count: x.count, sampleRate: sampleRate, window: configuration.window)
         spectrum = analyzer.spectrum(x)
@@ -240,17 +245,21 @@ public struct SpectralMeasurements: Sendable {
             var equal = 0
             for i in 0..<compared where samples[i] == samples[i + p] { equal += 1 }
             if equal * 10 >= compared * 9 {
-                warnings.append("the tone (\(Self.format(f)) Hz) repeats its sample pattern every \(p) samples at "
-                                + "\(Self.format(rate)) S/s: the quantisation error is periodic, not noise, and SINAD/ENOB read too high; "
-                                + "a frequency such as \(Self.format(f * 1.0061)) Hz, or dither, avoids it")
+                warnings.append(
+                    "the tone (\(Self.format(f)) Hz) repeats its sample pattern every \(p) samples at "
+                        + "\(Self.format(rate)) S/s: the quantisation error is periodic, not noise, and SINAD/ENOB read too high; "
+                        + "a frequency such as \(Self.format(f * 1.0061)) Hz, or dither, avoids it")
                 break
             }
         }
         let bin = Int(saturating: (f / binWidth).rounded()) ?? 0
         if bin <= 2 * lobe + 1 {
-            warnings.append("the tone (\(Self.format(f)) Hz) is within \(bin) bins of DC: the window's main lobe reaches DC and the reading is biased")
+            warnings.append(
+                "the tone (\(Self.format(f)) Hz) is within \(bin) bins of DC: the window's main lobe reaches DC and the reading is biased")
         } else if bin >= bins - 2 * lobe - 1 {
-            warnings.append("the tone (\(Self.format(f)) Hz) is within \(Swift.max(0, bins - 1 - bin)) bins of Nyquist (\(Self.format(rate / 2)) Hz): the window's main lobe reaches it and the reading is biased")
+            warnings.append(
+                "the tone (\(Self.format(f)) Hz) is within \(Swift.max(0, bins - 1 - bin)) bins of Nyquist (\(Self.format(rate / 2)) Hz): the window's main lobe reaches it and the reading is biased"
+            )
         }
         let cycles = f * Double(length) / rate
         if cycles < 10 {
@@ -306,7 +315,9 @@ public struct SpectralMeasurements: Sendable {
         for k in (dcRange.upperBound + 1)..<bins where !fundamentalRange.contains(k) {
             if power[k] > spurPeak { spurPeak = power[k]; spurBin = k }
         }
-        let spurPower = spurBin >= 0 ? Swift.max(lobePower(spurBin, excluding: [dcRange, fundamentalRange]), .leastNonzeroMagnitude) : .leastNonzeroMagnitude
+        let spurPower =
+            spurBin >= 0
+            ? Swift.max(lobePower(spurBin, excluding: [dcRange, fundamentalRange]), .leastNonzeroMagnitude) : .leastNonzeroMagnitude
         let sinad = 10 * log10(fundamentalPower / nad)
         return DistortionMeasurement(
             fundamental: fundamental,

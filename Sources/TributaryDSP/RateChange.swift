@@ -93,13 +93,17 @@ public enum RateChange {
     public static func upfirdnLength(taps: Int, length: Int, up: Int, down: Int) throws(FilterError) -> Int {
         try checkFactor(up, "up")
         try checkFactor(down, "down")
-        guard taps >= 1, taps <= FIRDesign.maxTaps else { throw FilterError("h must have from 1 to \(FIRDesign.maxTaps) coefficients, not \(taps)") }
+        guard taps >= 1, taps <= FIRDesign.maxTaps else {
+            throw FilterError("h must have from 1 to \(FIRDesign.maxTaps) coefficients, not \(taps)")
+        }
         guard length >= 0, length <= IIRFilter.maxSamples else { throw FilterError("the signal length \(length) is out of range") }
         let (spread, o1) = (length - 1).multipliedReportingOverflow(by: up)
         let (numerator, o2) = spread.addingReportingOverflow(taps - 1)
         guard !o1, !o2 else { throw FilterError("the output of upfirdn is too long (\(length) samples × up \(up))") }
         let n = floorDivide(numerator, down) + 1
-        guard n >= 0 else { throw FilterError("upfirdn of an empty signal with \(taps) taps, up \(up), down \(down) has a negative length") }
+        guard n >= 0 else {
+            throw FilterError("upfirdn of an empty signal with \(taps) taps, up \(up), down \(down) has a negative length")
+        }
         guard n <= IIRFilter.maxSamples else { throw FilterError("the output of upfirdn is too long (\(n) samples)") }
         return n
     }
@@ -201,8 +205,10 @@ public enum RateChange {
     /// One line of upfirdn (scipy's _apply_impl): `outCount` outputs of the polyphase filter
     /// `hf` (`up` phases of `perPhase` taps) over `n` samples of x (stride xs) into y (stride ys).
     @inlinable
-    static func upfirdnLine(_ x: UnsafePointer<Double>, xs: Int, n: Int, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
-                            mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int) {
+    static func upfirdnLine(
+        _ x: UnsafePointer<Double>, xs: Int, n: Int, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
+        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int
+    ) {
         guard outCount > 0 else { return }
         let zeroPad = mode == .constant && cval == 0
         let padded = n + perPhase - 1
@@ -268,8 +274,10 @@ public enum RateChange {
     /// scipy.signal.upfirdn along the layout's axis: `y` holds outer × upfirdnLength × inner
     /// values. Returns the output layout.
     @discardableResult
-    public static func upfirdn(h: [Double], x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout,
-                               up: Int = 1, down: Int = 1, mode: ExtensionMode = .constant, cval: Double = 0) throws(FilterError) -> FilterLayout {
+    public static func upfirdn(
+        h: [Double], x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout,
+        up: Int = 1, down: Int = 1, mode: ExtensionMode = .constant, cval: Double = 0
+    ) throws(FilterError) -> FilterLayout {
         try IIRFilter.checkLayout(layout)
         let n = try upfirdnLength(taps: h.count, length: layout.length, up: up, down: down)
         try checkMode(mode, length: layout.length)
@@ -277,8 +285,9 @@ public enum RateChange {
         let hf = polyphase(h, up: up), perPhase = hf.count / up
         hf.withUnsafeBufferPointer { hp in
             for line in 0..<layout.lines {
-                upfirdnLine(x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: up,
-                            down: down, mode: mode, cval: cval, y: y + out.start(line), ys: out.inner, outCount: n)
+                upfirdnLine(
+                    x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: up,
+                    down: down, mode: mode, cval: cval, y: y + out.start(line), ys: out.inner, outCount: n)
             }
         }
         return out
@@ -299,7 +308,9 @@ public enum RateChange {
     /// The samples resample_poly returns along the axis: ⌈length·up / down⌉ after reducing.
     public static func resampleLength(length: Int, up: Int, down: Int) throws(FilterError) -> Int {
         let (u, d) = try reduced(up: up, down: down)
-        guard length >= 0, length <= IIRFilter.maxSamples / u else { throw FilterError("the signal length \(length) × up \(u) is too long") }
+        guard length >= 0, length <= IIRFilter.maxSamples / u else {
+            throw FilterError("the signal length \(length) × up \(u) is too long")
+        }
         let total = length * u
         return total / d + (total % d != 0 ? 1 : 0)
     }
@@ -331,9 +342,11 @@ public enum RateChange {
     /// scipy.signal.resample_poly along the layout's axis: `y` holds outer × resampleLength ×
     /// inner values. `mode` and `cval` extend the signal (scipy's padtype of upfirdn's modes).
     @discardableResult
-    public static func resamplePoly(x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout, up: Int, down: Int,
-                                    window: ResampleWindow = .design(.kaiser(beta: 5)), mode: ExtensionMode = .constant,
-                                    cval: Double = 0) throws(FilterError) -> FilterLayout {
+    public static func resamplePoly(
+        x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout, up: Int, down: Int,
+        window: ResampleWindow = .design(.kaiser(beta: 5)), mode: ExtensionMode = .constant,
+        cval: Double = 0
+    ) throws(FilterError) -> FilterLayout {
         try IIRFilter.checkLayout(layout)
         let (u, d) = try reduced(up: up, down: down)
         let nOut = try resampleLength(length: layout.length, up: u, down: d)
@@ -362,8 +375,9 @@ public enum RateChange {
             scratch.withUnsafeMutableBufferPointer { sp in
                 let s = sp.baseAddress!
                 for line in 0..<layout.lines {
-                    upfirdnLine(x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: u,
-                                down: d, mode: mode, cval: cval, y: s, ys: 1, outCount: sp.count)
+                    upfirdnLine(
+                        x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: u,
+                        down: d, mode: mode, cval: cval, y: s, ys: 1, outCount: sp.count)
                     let ys = y + out.start(line)
                     for k in 0..<nOut { ys[k * out.inner] = s[preRemove + k] }
                 }
@@ -397,7 +411,9 @@ public enum RateChange {
     public static func decimationTaps(q: Int, order: Int? = nil) throws(FilterError) -> [Double] {
         try checkFactor(q, "q")
         let n = order ?? 20 * q
-        guard n >= 0, n < FIRDesign.maxTaps else { throw FilterError("n (the filter order) must be from 0 to \(FIRDesign.maxTaps - 1) for ftype='fir', not \(n)") }
+        guard n >= 0, n < FIRDesign.maxTaps else {
+            throw FilterError("n (the filter order) must be from 0 to \(FIRDesign.maxTaps - 1) for ftype='fir', not \(n)")
+        }
         guard q >= 2 else { throw FilterError("q must be at least 2 for ftype='fir' (its cutoff 1/q must be below Nyquist), not \(q)") }
         do {
             return try FIRDesign.firwin(taps: n + 1, cutoff: [1.0 / Double(q)], window: .hamming)
@@ -411,8 +427,10 @@ public enum RateChange {
     /// n; `zeroPhase` filters forward and backward (IIR: sosfiltfilt; FIR: resample_poly's centred
     /// filter), else forward only (sosfilt; upfirdn).
     @discardableResult
-    public static func decimate(x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout, q: Int, order: Int? = nil,
-                                filter: DecimationFilter = .iir, zeroPhase: Bool = true) throws(FilterError) -> FilterLayout {
+    public static func decimate(
+        x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>, layout: FilterLayout, q: Int, order: Int? = nil,
+        filter: DecimationFilter = .iir, zeroPhase: Bool = true
+    ) throws(FilterError) -> FilterLayout {
         try IIRFilter.checkLayout(layout)
         let nOut = try decimateLength(length: layout.length, q: q)
         let out = try outputLayout(layout, length: nOut)
@@ -443,8 +461,9 @@ public enum RateChange {
                     let flipped = Array(hp.reversed())
                     flipped.withUnsafeBufferPointer { fp in
                         for line in 0..<layout.lines {
-                            upfirdnLine(x + layout.start(line), xs: layout.inner, n: layout.length, hf: fp.baseAddress!, perPhase: b.count,
-                                        up: 1, down: q, mode: .constant, cval: 0, y: y + out.start(line), ys: out.inner, outCount: nOut)
+                            upfirdnLine(
+                                x + layout.start(line), xs: layout.inner, n: layout.length, hf: fp.baseAddress!, perPhase: b.count,
+                                up: 1, down: q, mode: .constant, cval: 0, y: y + out.start(line), ys: out.inner, outCount: nOut)
                         }
                     }
                 }
@@ -502,7 +521,8 @@ public struct DecimatorStream: Sendable {
     /// Decimates the next block of `channel` into `output` (room for `outputCount(input.count)`
     /// values); returns the number written.
     @discardableResult
-    public mutating func process(_ input: UnsafeBufferPointer<Double>, channel: Int, into output: UnsafeMutableBufferPointer<Double>) -> Int {
+    public mutating func process(_ input: UnsafeBufferPointer<Double>, channel: Int, into output: UnsafeMutableBufferPointer<Double>) -> Int
+    {
         precondition(channel >= 0 && channel < channels)
         let produced = outputCount(input.count, channel: channel)
         precondition(output.count >= produced)
@@ -519,7 +539,8 @@ public struct DecimatorStream: Sendable {
                         // The samples before the kept one update the state only.
                         let kept = first + k * q
                         IIRKernel.sos(c, sections: sections, x: x + done, xStride: 1, y: &dummy, yStride: 0, count: kept - done, state: z)
-                        IIRKernel.sos(c, sections: sections, x: x + kept, xStride: 1, y: output.baseAddress! + k, yStride: 1, count: 1, state: z)
+                        IIRKernel.sos(
+                            c, sections: sections, x: x + kept, xStride: 1, y: output.baseAddress! + k, yStride: 1, count: 1, state: z)
                         done = kept + 1
                     }
                     IIRKernel.sos(c, sections: sections, x: x + done, xStride: 1, y: &dummy, yStride: 0, count: n - done, state: z)

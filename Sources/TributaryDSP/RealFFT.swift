@@ -89,7 +89,8 @@ public final class RealFFT<T: FFTScalar> {
     ///   - output: channels x (N+2) values.
     ///   - channels: the number of rows.
     public func forward(batch input: UnsafeBufferPointer<T>, into output: UnsafeMutableBufferPointer<T>, channels: Int) {
-        precondition(input.count >= channels * count && output.count >= channels * (count + 2), "RealFFT.forward(batch:): buffers too short")
+        precondition(
+            input.count >= channels * count && output.count >= channels * (count + 2), "RealFFT.forward(batch:): buffers too short")
         let i = input.baseAddress!, o = output.baseAddress!
         for c in 0..<channels { forward(i + c * count, o + c * (count + 2)) }
     }

@@ -77,8 +77,9 @@ public final class ShortTimeTransform {
     public init(_ parameters: SegmentParameters) throws {
         try parameters.validate()
         self.parameters = parameters
-        core = try SegmentPeriodogram<Double>(fftLength: parameters.fftLength, window: parameters.window,
-                                              detrend: parameters.detrend, rigor: parameters.rigor)
+        core = try SegmentPeriodogram<Double>(
+            fftLength: parameters.fftLength, window: parameters.window,
+            detrend: parameters.detrend, rigor: parameters.rigor)
     }
 
     /// Transforms the segment starting at `x`; bin k of the result is `bin(k)`.
@@ -104,8 +105,10 @@ public final class ShortTimeTransform {
     /// - Returns: the number of segments.
     /// - Throws: `SpectralParameterError` when the signal is shorter than a segment or `out` too short.
     @discardableResult
-    public func spectra(_ x: UnsafeBufferPointer<Double>, scale: Double, twoSided: Bool,
-                        into out: UnsafeMutableBufferPointer<Double>) throws -> Int {
+    public func spectra(
+        _ x: UnsafeBufferPointer<Double>, scale: Double, twoSided: Bool,
+        into out: UnsafeMutableBufferPointer<Double>
+    ) throws -> Int {
         let segments = try parameters.segmentCount(signalLength: x.count)
         let bins = parameters.binCount(twoSided: twoSided)
         guard out.count >= bins * segments * 2 else {
@@ -140,9 +143,11 @@ public final class ShortTimeTransform {
 ///   - out: `range.count` values.
 /// - Returns: the number of returned samples whose squared-window sum is at most 1e-10 (NOLA failures).
 /// - Throws: `SpectralParameterError` for inconsistent sizes.
-public func inverseShortTimeTransform(_ z: UnsafeBufferPointer<Double>, segments: Int, window: [Double], fftLength: Int, step: Int,
-                                      gain: Double, range: Range<Int>, rigor: FFTRigor = .estimate,
-                                      into out: UnsafeMutableBufferPointer<Double>) throws -> Int {
+public func inverseShortTimeTransform(
+    _ z: UnsafeBufferPointer<Double>, segments: Int, window: [Double], fftLength: Int, step: Int,
+    gain: Double, range: Range<Int>, rigor: FFTRigor = .estimate,
+    into out: UnsafeMutableBufferPointer<Double>
+) throws -> Int {
     let nperseg = window.count, nfft = fftLength
     let limit = SpectralLimits.maxTransformLength
     guard (1...limit).contains(nperseg), (nperseg...limit).contains(nfft) else {

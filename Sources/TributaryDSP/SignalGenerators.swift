@@ -48,12 +48,16 @@ public enum SignalGenerator {
     static func times(_ count: Int, _ rate: Double) -> [Double] { (0..<count).map { Double($0) / rate } }
 
     /// amplitude * sin(2 pi f t + phase) + offset.
-    public static func sine(count: Int, sampleRate: Double, frequency: Double, amplitude: Double = 1, phase: Double = 0, offset: Double = 0) -> [Double] {
+    public static func sine(count: Int, sampleRate: Double, frequency: Double, amplitude: Double = 1, phase: Double = 0, offset: Double = 0)
+        -> [Double]
+    {
         (0..<count).map { amplitude * sin(2 * Double.pi * frequency * Double($0) / sampleRate + phase) + offset }
     }
 
     /// amplitude * cos(2 pi f t + phase) + offset (the convention `ToneMeasurement.phaseDegrees` reports).
-    public static func cosine(count: Int, sampleRate: Double, frequency: Double, amplitude: Double = 1, phase: Double = 0, offset: Double = 0) -> [Double] {
+    public static func cosine(
+        count: Int, sampleRate: Double, frequency: Double, amplitude: Double = 1, phase: Double = 0, offset: Double = 0
+    ) -> [Double] {
         (0..<count).map { amplitude * cos(2 * Double.pi * frequency * Double($0) / sampleRate + phase) + offset }
     }
 
@@ -64,7 +68,9 @@ public enum SignalGenerator {
     }
 
     /// A square wave: +amplitude for the first `duty` fraction of each cycle, -amplitude for the rest.
-    public static func square(count: Int, sampleRate: Double, frequency: Double, amplitude: Double = 1, duty: Double = 0.5, phase: Double = 0) -> [Double] {
+    public static func square(
+        count: Int, sampleRate: Double, frequency: Double, amplitude: Double = 1, duty: Double = 0.5, phase: Double = 0
+    ) -> [Double] {
         (0..<count).map { cyclePosition($0, sampleRate, frequency, phase) < duty ? amplitude : -amplitude }
     }
 
@@ -114,8 +120,10 @@ public enum SignalGenerator {
     }
 
     /// A fundamental and its harmonics: `relativeAmplitudes[i]` is harmonic i+2's amplitude over the fundamental's.
-    public static func harmonicSeries(count: Int, sampleRate: Double, fundamental: Double, amplitude: Double = 1,
-                                      relativeAmplitudes: [Double], phase: Double = 0) -> [Double] {
+    public static func harmonicSeries(
+        count: Int, sampleRate: Double, fundamental: Double, amplitude: Double = 1,
+        relativeAmplitudes: [Double], phase: Double = 0
+    ) -> [Double] {
         var tones = [Tone(frequency: fundamental, amplitude: amplitude, phase: phase)]
         for (i, r) in relativeAmplitudes.enumerated() {
             tones.append(Tone(frequency: fundamental * Double(i + 2), amplitude: amplitude * r, phase: phase * Double(i + 2)))

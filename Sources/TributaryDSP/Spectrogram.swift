@@ -17,8 +17,9 @@ public struct Spectrogram: Sendable {
     public init(_ x: [Double], sampleRate: Double, configuration: WelchConfiguration) throws {
         guard sampleRate > 0, sampleRate.isFinite else { throw SpectralParameterError("sample rate", "must be positive and finite") }
         let g = try WelchGeometry(configuration: configuration, signalLength: x.count)
-        let core = try SegmentPeriodogram<Double>(segmentLength: g.segmentLength, fftLength: g.fftLength,
-                                                  window: configuration.window, detrend: configuration.detrend, rigor: configuration.rigor)
+        let core = try SegmentPeriodogram<Double>(
+            segmentLength: g.segmentLength, fftLength: g.fftLength,
+            window: configuration.window, detrend: configuration.detrend, rigor: configuration.rigor)
         let bins = core.binCount
         let scales = (0..<bins).map { core.scale(bin: $0, sampleRate: sampleRate, scaling: configuration.scaling) }
         var rows: [[Double]] = []

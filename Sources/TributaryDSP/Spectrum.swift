@@ -103,9 +103,10 @@ public final class SpectrumAnalyzer {
         transformInPlace(x)
         let bins = count / 2 + 1
         let y = fft.alignedOutput
-        return Spectrum(sampleRate: sampleRate, count: count,
-                        real: (0..<bins).map { y[2 * $0] }, imaginary: (0..<bins).map { y[2 * $0 + 1] },
-                        windowSum: window.sum, windowSumOfSquares: window.sumOfSquares)
+        return Spectrum(
+            sampleRate: sampleRate, count: count,
+            real: (0..<bins).map { y[2 * $0] }, imaginary: (0..<bins).map { y[2 * $0 + 1] },
+            windowSum: window.sum, windowSumOfSquares: window.sumOfSquares)
     }
 
     /// The spectrum of an array's first `count` samples.

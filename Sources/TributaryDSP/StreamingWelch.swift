@@ -32,8 +32,9 @@ public final class StreamingWelch {
         self.configuration = configuration
         self.sampleRate = sampleRate
         self.channelCount = channelCount
-        core = try SegmentPeriodogram<Double>(segmentLength: g.segmentLength, fftLength: g.fftLength,
-                                              window: configuration.window, detrend: configuration.detrend, rigor: configuration.rigor)
+        core = try SegmentPeriodogram<Double>(
+            segmentLength: g.segmentLength, fftLength: g.fftLength,
+            window: configuration.window, detrend: configuration.detrend, rigor: configuration.rigor)
         step = g.step
         pending = [Double](repeating: 0, count: g.segmentLength * channelCount)
         sums = [Double](repeating: 0, count: core.binCount * channelCount)

@@ -54,8 +54,10 @@ public struct TransferEstimate: Sendable, Equatable {
 
     /// Estimates the transfer function from `reference` to `response` (equal lengths).
     /// - Throws: `SpectralParameterError` for bad parameters or signals.
-    public init(reference: [Double], response: [Double], sampleRate: Double, configuration: CrossSpectralConfiguration,
-                estimator: TransferEstimator = .h1) throws {
+    public init(
+        reference: [Double], response: [Double], sampleRate: Double, configuration: CrossSpectralConfiguration,
+        estimator: TransferEstimator = .h1
+    ) throws {
         let spectra = try CrossSpectralEstimator(configuration: configuration, sampleRate: sampleRate).estimate(reference, response)
         self.init(spectra: spectra, estimator: estimator)
     }

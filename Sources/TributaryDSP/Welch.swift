@@ -46,9 +46,11 @@ public struct WelchConfiguration: Sendable, Equatable {
     /// FFTW planning rigor.
     public var rigor: FFTRigor
 
-    public init(segmentLength: Int = 256, overlap: Int? = nil, fftLength: Int? = nil, window: WindowKind = .hann,
-                detrend: Detrend = .constant, average: WelchAverage = .mean, scaling: SpectralScaling = .density,
-                rigor: FFTRigor = .estimate) {
+    public init(
+        segmentLength: Int = 256, overlap: Int? = nil, fftLength: Int? = nil, window: WindowKind = .hann,
+        detrend: Detrend = .constant, average: WelchAverage = .mean, scaling: SpectralScaling = .density,
+        rigor: FFTRigor = .estimate
+    ) {
         self.segmentLength = segmentLength
         self.overlap = overlap
         self.fftLength = fftLength
@@ -99,8 +101,9 @@ final class SegmentPeriodogram<T: FFTScalar> {
     let inverseSumT2: Double
 
     convenience init(segmentLength: Int, fftLength: Int, window kind: WindowKind, detrend: Detrend, rigor: FFTRigor) throws {
-        try self.init(fftLength: fftLength, window: Window.shared(kind, count: segmentLength, periodic: true).values,
-                      detrend: detrend, rigor: rigor)
+        try self.init(
+            fftLength: fftLength, window: Window.shared(kind, count: segmentLength, periodic: true).values,
+            detrend: detrend, rigor: rigor)
     }
 
     /// A segment engine with any window (its length is the segment length), as scipy's array windows.
@@ -130,8 +133,9 @@ final class SegmentPeriodogram<T: FFTScalar> {
                 // The same arithmetic eight values at a time (dsp_kernels.h); mean 0 is no detrend.
                 let xd = UnsafeRawPointer(x).assumingMemoryBound(to: Double.self)
                 let mean = detrend == .constant ? tributary_pairwise_sum(xd, n) / Double(n) : 0
-                tributary_detrend_window(xd, UnsafeRawPointer(w).assumingMemoryBound(to: Double.self), mean,
-                                         UnsafeMutableRawPointer(out).assumingMemoryBound(to: Double.self), n)
+                tributary_detrend_window(
+                    xd, UnsafeRawPointer(w).assumingMemoryBound(to: Double.self), mean,
+                    UnsafeMutableRawPointer(out).assumingMemoryBound(to: Double.self), n)
                 return
             }
             switch detrend {
@@ -221,7 +225,8 @@ struct WelchGeometry {
         }
         let nfft = c.fftLength ?? nperseg
         guard nfft >= nperseg, nfft <= SpectralLimits.maxTransformLength else {
-            throw SpectralParameterError("nfft", "must be in \(nperseg)...\(SpectralLimits.maxTransformLength) (nperseg to the limit), not \(nfft)")
+            throw SpectralParameterError(
+                "nfft", "must be in \(nperseg)...\(SpectralLimits.maxTransformLength) (nperseg to the limit), not \(nfft)")
         }
         segmentLength = nperseg
         step = nperseg - overlap
@@ -245,15 +250,18 @@ public final class WelchEstimator {
     /// Creates an estimator.
     /// - Throws: `SpectralParameterError` for a non-positive sample rate.
     public init(configuration: WelchConfiguration = WelchConfiguration(), sampleRate: Double = 1) throws {
-        guard sampleRate > 0, sampleRate.isFinite else { throw SpectralParameterError("sample rate", "must be positive and finite, not \(sampleRate)") }
+        guard sampleRate > 0, sampleRate.isFinite else {
+            throw SpectralParameterError("sample rate", "must be positive and finite, not \(sampleRate)")
+        }
         self.configuration = configuration
         self.sampleRate = sampleRate
     }
 
     private func core<T: FFTScalar>(_ geometry: WelchGeometry, _ existing: SegmentPeriodogram<T>?) throws -> SegmentPeriodogram<T> {
         if let existing, existing.segmentLength == geometry.segmentLength, existing.fftLength == geometry.fftLength { return existing }
-        return try SegmentPeriodogram<T>(segmentLength: geometry.segmentLength, fftLength: geometry.fftLength,
-                                         window: configuration.window, detrend: configuration.detrend, rigor: configuration.rigor)
+        return try SegmentPeriodogram<T>(
+            segmentLength: geometry.segmentLength, fftLength: geometry.fftLength,
+            window: configuration.window, detrend: configuration.detrend, rigor: configuration.rigor)
     }
 
     /// The Welch estimate of one channel of float64 samples.
@@ -294,7 +302,11 @@ public final class WelchEstimator {
         var values = [Double](repeating: 0, count: bins)
         switch configuration.average {
         case .mean:
-            if sums.count != bins { sums = [Double](repeating: 0, count: bins) } else { sums.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            if sums.count != bins {
+                sums = [Double](repeating: 0, count: bins)
+            } else {
+                sums.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+            }
             sums.withUnsafeMutableBufferPointer { s in
                 for segment in 0..<g.segments {
                     c.transform(base + segment * g.step)
@@ -346,7 +358,9 @@ public final class WelchEstimator {
 
 /// Welch's method in one call: `scipy.signal.welch(x, fs, window, nperseg, noverlap, nfft, detrend, scaling, average)`.
 /// - Throws: `SpectralParameterError` for bad parameters.
-public func welch(_ x: [Double], sampleRate: Double = 1, configuration: WelchConfiguration = WelchConfiguration()) throws -> PowerSpectralDensity {
+public func welch(_ x: [Double], sampleRate: Double = 1, configuration: WelchConfiguration = WelchConfiguration()) throws
+    -> PowerSpectralDensity
+{
     try WelchEstimator(configuration: configuration, sampleRate: sampleRate).estimate(x)
 }
 

@@ -5,9 +5,11 @@ import Foundation
 /// Bartlett and Tukey (with its optional taper fraction).
 public enum SpectralWindow {
     /// The scipy names understood, each with its aliases.
-    public static let names = ["boxcar (box, ones, rect, rectangular)", "hann (han)", "hamming (hamm, ham)", "blackman (black, blk)",
-                               "blackmanharris (blackharr, bkh)", "flattop (flat, flt)", "bartlett (bart, brt)",
-                               "tukey (tuk; optional alpha, default 0.5)"]
+    public static let names = [
+        "boxcar (box, ones, rect, rectangular)", "hann (han)", "hamming (hamm, ham)", "blackman (black, blk)",
+        "blackmanharris (blackharr, bkh)", "flattop (flat, flt)", "bartlett (bart, brt)",
+        "tukey (tuk; optional alpha, default 0.5)",
+    ]
 
     /// The values of `scipy.signal.get_window(name, count, fftbins: !symmetric)` (a `_periodic` or
     /// `_symmetric` suffix of the name overrides `symmetric`, as scipy's).
@@ -44,9 +46,12 @@ public enum SpectralWindow {
         }
         let takesParameter = base == "tukey" || base == "tuk"
         guard parameters.count <= (takesParameter ? 1 : 0) else {
-            throw SpectralParameterError("window", "'\(base)' takes \(takesParameter ? "at most one parameter" : "no parameters"), not \(parameters.count)")
+            throw SpectralParameterError(
+                "window", "'\(base)' takes \(takesParameter ? "at most one parameter" : "no parameters"), not \(parameters.count)")
         }
-        guard parameters.allSatisfy(\.isFinite) else { throw SpectralParameterError("window", "'\(base)' parameters must be finite numbers") }
+        guard parameters.allSatisfy(\.isFinite) else {
+            throw SpectralParameterError("window", "'\(base)' parameters must be finite numbers")
+        }
         if count == 1 { return [1] }
         if let kind {
             if kind == .rectangular { return [Double](repeating: 1, count: count) }

@@ -119,7 +119,9 @@ final class FileSink {
     }
 
     func close() throws(FormatError) {
-        guard Glibc.close(fd) == 0 else { throw FormatError(file: path, location: "", reason: "close failed: \(String(cString: strerror(errno)))") }
+        guard Glibc.close(fd) == 0 else {
+            throw FormatError(file: path, location: "", reason: "close failed: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Closes without reporting (after an earlier error) and removes the file.
@@ -135,7 +137,8 @@ func appendRaw<T>(_ array: inout [T], from src: UnsafeRawBufferPointer, count: I
     let old = array.count
     array.append(contentsOf: repeatElement(zero, count: count))
     array.withUnsafeMutableBytes { dst in
-        dst.baseAddress!.advanced(by: old * MemoryLayout<T>.stride).copyMemory(from: src.baseAddress!, byteCount: count * MemoryLayout<T>.stride)
+        dst.baseAddress!.advanced(by: old * MemoryLayout<T>.stride).copyMemory(
+            from: src.baseAddress!, byteCount: count * MemoryLayout<T>.stride)
     }
 }
 

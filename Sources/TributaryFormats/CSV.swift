@@ -44,7 +44,8 @@ public struct CSVTable: Sendable, Equatable {
     /// - Throws: `FormatError` when the names or value count do not match the channel count.
     public func encoded(file: String = "<memory>") throws(FormatError) -> String {
         guard channelCount >= 1, values.count == channelCount * sampleCount else {
-            throw FormatError(file: file, location: "", reason: "\(values.count) values is not \(channelCount) channels x \(sampleCount) samples")
+            throw FormatError(
+                file: file, location: "", reason: "\(values.count) values is not \(channelCount) channels x \(sampleCount) samples")
         }
         var text = ""
         text.reserveCapacity(values.count * 12)
@@ -89,7 +90,9 @@ public struct CSVTable: Sendable, Equatable {
     ///     its field `maxColumns + 1` is met (the error counts its fields, reading at most 64 MiB further).
     /// - Returns: the matrix, channel-major.
     /// - Throws: `FormatError` naming the file, line and column of the first bad field.
-    public static func read(path: String, header: Header = .automatic, maxColumns: Int = CSVTable.maxColumns) throws(FormatError) -> CSVTable {
+    public static func read(path: String, header: Header = .automatic, maxColumns: Int = CSVTable.maxColumns) throws(FormatError)
+        -> CSVTable
+    {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -103,7 +106,9 @@ public struct CSVTable: Sendable, Equatable {
             }
             if n == 0 { break }
             let result: Result<Void, FormatError> = block.withUnsafeBufferPointer { b in
-                do throws(FormatError) { return .success(try parser.feed(UnsafeBufferPointer(rebasing: b[..<n]))) } catch { return .failure(error) }
+                do throws(FormatError) { return .success(try parser.feed(UnsafeBufferPointer(rebasing: b[..<n]))) } catch {
+                    return .failure(error)
+                }
             }
             try result.get()
         }
@@ -120,8 +125,10 @@ public struct CSVTable: Sendable, Equatable {
     /// - Returns: the matrix, channel-major.
     /// - Throws: `FormatError` with "line L, column C" (1-based) for a field that is not a number or a row
     ///   with the wrong number of fields.
-    public static func decode(_ text: String, header: Header = .automatic, file: String = "<memory>",
-                              maxColumns: Int = CSVTable.maxColumns) throws(FormatError) -> CSVTable {
+    public static func decode(
+        _ text: String, header: Header = .automatic, file: String = "<memory>",
+        maxColumns: Int = CSVTable.maxColumns
+    ) throws(FormatError) -> CSVTable {
         var parser = Parser(file: file, header: header, maxColumns: maxColumns)
         let bytes = Array(text.utf8)
         let result: Result<Void, FormatError> = bytes.withUnsafeBufferPointer { b in
@@ -148,12 +155,31 @@ public struct CSVTable: Sendable, Equatable {
             let digit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
             switch state {
             case 0:
-                if digit { digitsBefore += 1 } else if byte == UInt8(ascii: ".") { state = 1 }
-                else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { state = 2 } else { state = -1 }
+                if digit {
+                    digitsBefore += 1
+                } else if byte == UInt8(ascii: ".") {
+                    state = 1
+                } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+                    state = 2
+                } else {
+                    state = -1
+                }
             case 1:
-                if digit { digitsAfter += 1 } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { state = 2 } else { state = -1 }
+                if digit {
+                    digitsAfter += 1
+                } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+                    state = 2
+                } else {
+                    state = -1
+                }
             case 2:
-                if digit { exponentDigits += 1; state = 3 } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") { state = 3 } else { state = -1 }
+                if digit {
+                    exponentDigits += 1; state = 3
+                } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") {
+                    state = 3
+                } else {
+                    state = -1
+                }
             default:
                 if digit { exponentDigits += 1 } else { state = -1 }
             }

@@ -105,8 +105,10 @@ extension CSVTable {
                 if firstLineFields > maxColumns { return startCounting(fields: firstLineFields) }
             }
             guard firstLine.count < CSVTable.maxHeaderLineBytes else {
-                throw FormatError(file: file, location: "line \(lineNumber)",
-                                  reason: "the first line is longer than \(CSVTable.maxHeaderLineBytes) bytes (the most a header of channel names may take)")
+                throw FormatError(
+                    file: file, location: "line \(lineNumber)",
+                    reason:
+                        "the first line is longer than \(CSVTable.maxHeaderLineBytes) bytes (the most a header of channel names may take)")
             }
             firstLine.append(byte)
         }
@@ -147,8 +149,9 @@ extension CSVTable {
             default:
                 if byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r") { lineHasContent = true }
                 guard field.count < CSVTable.maxFieldBytes else {
-                    throw FormatError(file: file, location: "line \(lineNumber), column \(rowFields + 1)",
-                                      reason: "a field longer than \(CSVTable.maxFieldBytes) bytes is not a number")
+                    throw FormatError(
+                        file: file, location: "line \(lineNumber), column \(rowFields + 1)",
+                        reason: "a field longer than \(CSVTable.maxFieldBytes) bytes is not a number")
                 }
                 field.append(byte)
             }
@@ -168,7 +171,9 @@ extension CSVTable {
             lineHasContent = false
             if width == nil { width = fields }
             guard let width, fields == width else {
-                throw FormatError(file: file, location: "line \(lineNumber), column \(fields + 1)", reason: "row has \(fields) fields, \(width ?? 0) expected")
+                throw FormatError(
+                    file: file, location: "line \(lineNumber), column \(fields + 1)",
+                    reason: "row has \(fields) fields, \(width ?? 0) expected")
             }
         }
 
@@ -202,11 +207,13 @@ extension CSVTable {
         private func refusal(fields: Int, exact: Bool) -> FormatError {
             let n = exact ? "\(fields)" : "more than \(fields)"
             if let width {
-                return FormatError(file: file, location: "line \(lineNumber), column \(width + 1)", reason: "row has \(n) fields, \(width) expected")
+                return FormatError(
+                    file: file, location: "line \(lineNumber), column \(width + 1)", reason: "row has \(n) fields, \(width) expected")
             }
-            return FormatError(file: file, location: "line \(lineNumber), column \(maxColumns + 1)",
-                               reason: "\(n) channels (fields) in one row; a capture's analog frame holds at most \(maxColumns), "
-                                   + "so the file is refused at field \(maxColumns + 1)")
+            return FormatError(
+                file: file, location: "line \(lineNumber), column \(maxColumns + 1)",
+                reason: "\(n) channels (fields) in one row; a capture's analog frame holds at most \(maxColumns), "
+                    + "so the file is refused at field \(maxColumns + 1)")
         }
 
         /// The field without the spaces and tabs around it (and other Unicode spaces, as `.whitespaces`).

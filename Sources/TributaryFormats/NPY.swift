@@ -58,8 +58,9 @@ public struct NPYArray: Sendable, Equatable {
     /// Creates an array; `samples.count` must equal `channels * samplesPerChannel`.
     /// - Throws: `NPYError.Problem.shapeMismatch` when the element count does not match the shape.
     public init(channels: Int, samplesPerChannel: Int, samples: NPYSamples, isOneDimensional: Bool = false) throws {
-        guard channels >= 0, samplesPerChannel >= 0, channels.multipliedReportingOverflow(by: samplesPerChannel).partialValue == samples.count,
-              !isOneDimensional || channels == 1
+        guard channels >= 0, samplesPerChannel >= 0,
+            channels.multipliedReportingOverflow(by: samplesPerChannel).partialValue == samples.count,
+            !isOneDimensional || channels == 1
         else {
             throw NPYError(file: "", problem: .shapeMismatch(channels: channels, samples: samplesPerChannel, elements: samples.count))
         }
@@ -183,17 +184,20 @@ public enum NPY {
             let out: NPYSamples
             switch dtype {
             case .float64:
-                out = .float64(copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
-                    Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: UInt64.self)))
-                })
+                out = .float64(
+                    copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
+                        Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: UInt64.self)))
+                    })
             case .float32:
-                out = .float32(copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
-                    Float(bitPattern: UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: UInt32.self)))
-                })
+                out = .float32(
+                    copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
+                        Float(bitPattern: UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: UInt32.self)))
+                    })
             case .int16:
-                out = .int16(copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
-                    Int16(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: Int16.self))
-                })
+                out = .int16(
+                    copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
+                        Int16(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: Int16.self))
+                    })
             }
             return try NPYArray(channels: channels, samplesPerChannel: samples, samples: out, isOneDimensional: shape.count == 1)
         }
@@ -304,11 +308,11 @@ public enum NPY {
 
     private static func appendLittleEndian(_ bytes: UnsafeRawBufferPointer, size: Int, to out: inout Data) {
         #if _endian(little)
-        out.append(contentsOf: bytes)
+            out.append(contentsOf: bytes)
         #else
-        var swapped = Array(bytes)
-        for start in stride(from: 0, to: swapped.count, by: size) { swapped[start..<(start + size)].reverse() }
-        out.append(contentsOf: swapped)
+            var swapped = Array(bytes)
+            for start in stride(from: 0, to: swapped.count, by: size) { swapped[start..<(start + size)].reverse() }
+            out.append(contentsOf: swapped)
         #endif
     }
 }

@@ -57,7 +57,9 @@ struct TDMSReader {
         let start = src.offset
         let tag = try src.utf8(4, "segment tag")
         guard tag == "TDSm" else {
-            throw src.fail("segment tag is '\(tag)', not 'TDSm'" + (tag == "TDSh" ? " (this is a TDMS index file; read the .tdms file)" : ""), at: start)
+            throw src.fail(
+                "segment tag is '\(tag)', not 'TDSm'" + (tag == "TDSh" ? " (this is a TDMS index file; read the .tdms file)" : ""),
+                at: start)
         }
         src.bigEndian = false
         let toc = try src.u32("ToC mask")
@@ -73,7 +75,8 @@ struct TDMSReader {
         guard toc & TDMSToC.daqmxRawData == 0 else {
             throw src.fail("DAQmx raw data segments are not supported; save the file with scaled data", at: start)
         }
-        return LeadIn(start: start, toc: toc, metadataStart: leadEnd, dataStart: leadEnd + Int(rawOffset), end: end, bigEndian: src.bigEndian)
+        return LeadIn(
+            start: start, toc: toc, metadataStart: leadEnd, dataStart: leadEnd + Int(rawOffset), end: end, bigEndian: src.bigEndian)
     }
 
     private mutating func object(_ path: String) -> Object {
@@ -98,7 +101,9 @@ struct TDMSReader {
             let path = try Self.readString(&m, "object path")
             let o = object(path)
             let index = try readRawIndex(&m, path: path, at: at)
-            if let i = listPosition[path] { list[i].index = index } else {
+            if let i = listPosition[path] {
+                list[i].index = index
+            } else {
                 listPosition[path] = list.count
                 list.append((path, index))
             }
@@ -107,7 +112,11 @@ struct TDMSReader {
                 let name = try Self.readString(&m, "property name of \(path)")
                 let type = try m.u32("type of property \(name)")
                 if let v = try Self.readValue(&m, type: type, "property \(name) of \(path)") {
-                    if let i = o.properties.firstIndex(where: { $0.name == name }) { o.properties[i].value = v } else { o.properties.append(TDMSProperty(name, v)) }
+                    if let i = o.properties.firstIndex(where: { $0.name == name }) {
+                        o.properties[i].value = v
+                    } else {
+                        o.properties.append(TDMSProperty(name, v))
+                    }
                 }
             }
         }
@@ -130,7 +139,9 @@ struct TDMSReader {
             let n = try m.u64("value count of \(path)")
             var stringBytes: UInt64 = 0
             if type == TDMSType.string { stringBytes = try m.u64("string bytes of \(path)") }
-            guard n < UInt64(Int32.max) * 64, stringBytes < UInt64(Int.max / 2) else { throw m.fail("\(path): \(n) values is too many", at: at) }
+            guard n < UInt64(Int32.max) * 64, stringBytes < UInt64(Int.max / 2) else {
+                throw m.fail("\(path): \(n) values is too many", at: at)
+            }
             guard type == TDMSType.string || TDMSType.size(type) != nil else {
                 throw m.fail("\(path): unsupported data type 0x\(String(type, radix: 16))", at: at)
             }
@@ -150,9 +161,11 @@ struct TDMSReader {
         // Each index is bounded, their sum is not: a chunk larger than any file is an error.
         var chunk = 0
         for (o, i) in dataObjects {
-            let (sum, overflow) = chunk.addingReportingOverflow(i.type == TDMSType.string ? i.stringBytes : i.count * TDMSType.size(i.type)!)
+            let (sum, overflow) = chunk.addingReportingOverflow(
+                i.type == TDMSType.string ? i.stringBytes : i.count * TDMSType.size(i.type)!)
             guard !overflow else {
-                throw ByteSource(bytes, file: file).fail("raw data indexes up to \(o.path) describe a chunk of more than \(Int.max) bytes", at: lead.start)
+                throw ByteSource(bytes, file: file).fail(
+                    "raw data indexes up to \(o.path) describe a chunk of more than \(Int.max) bytes", at: lead.start)
             }
             chunk = sum
         }
@@ -233,7 +246,9 @@ struct TDMSReader {
         default:
             if o.type != TDMSType.double { o.type = TDMSType.double }
             for _ in 0..<n {
-                guard let v = try readValue(&d, type: type, "values of \(o.path)")?.number else { throw d.fail("values of \(o.path): not numbers") }
+                guard let v = try readValue(&d, type: type, "values of \(o.path)")?.number else {
+                    throw d.fail("values of \(o.path): not numbers")
+                }
                 o.f64.append(v)
             }
         }
@@ -302,8 +317,14 @@ struct TDMSReader {
                         parts.append(current)
                         current = ""
                     }
-                } else { current.append(c) }
-            } else if c == "'" { inQuote = true } else if c != "/" { return nil }
+                } else {
+                    current.append(c)
+                }
+            } else if c == "'" {
+                inQuote = true
+            } else if c != "/" {
+                return nil
+            }
         }
         return inQuote ? nil : parts
     }

@@ -209,7 +209,9 @@ public struct WAVFile: Sendable, Equatable {
             }
         } else if format == .float32 {
             for (index, v) in samples.enumerated() where Double(Float(v)) != v && !v.isNaN {
-                throw fail("channel \(index / max(frameCount, 1)), sample \(index % max(frameCount, 1)): \(v) is not exactly representable as float32")
+                throw fail(
+                    "channel \(index / max(frameCount, 1)), sample \(index % max(frameCount, 1)): \(v) is not exactly representable as float32"
+                )
             }
         }
         var out = [UInt8]()

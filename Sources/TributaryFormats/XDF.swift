@@ -48,8 +48,10 @@ public struct XDFStreamHeader: Sendable, Equatable {
     /// Further XML elements placed inside `<desc>` after `<channels>` (already escaped), e.g. device metadata.
     public var extraDescription: String
 
-    public init(streamID: UInt32, name: String, type: String, channelCount: Int, nominalRate: Double, format: XDFChannelFormat,
-                sourceID: String = "", channels: [XDFChannelInfo] = [], extraDescription: String = "") {
+    public init(
+        streamID: UInt32, name: String, type: String, channelCount: Int, nominalRate: Double, format: XDFChannelFormat,
+        sourceID: String = "", channels: [XDFChannelInfo] = [], extraDescription: String = ""
+    ) {
         self.streamID = streamID
         self.name = name
         self.type = type
@@ -71,7 +73,8 @@ public struct XDFStreamHeader: Sendable, Equatable {
         if !channels.isEmpty {
             s += "<channels>"
             for c in channels {
-                s += "<channel><label>\(XML.escape(c.label))</label><unit>\(XML.escape(c.unit))</unit><type>\(XML.escape(c.type))</type></channel>"
+                s +=
+                    "<channel><label>\(XML.escape(c.label))</label><unit>\(XML.escape(c.unit))</unit><type>\(XML.escape(c.type))</type></channel>"
             }
             s += "</channels>"
         }
@@ -89,8 +92,9 @@ public struct XDFStreamHeader: Sendable, Equatable {
         let countText = XML.value(xml, "channel_count")?.trimmingCharacters(in: .whitespaces)
         guard let countText else { throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "no channel_count") }
         guard let count = Int(countText), (0...Self.maxChannelCount).contains(count) else {
-            throw FormatError(file: "<stream \(streamID) header>", location: "",
-                              reason: "channel_count '\(countText.prefix(40))' is not a count in 0...\(Self.maxChannelCount)")
+            throw FormatError(
+                file: "<stream \(streamID) header>", location: "",
+                reason: "channel_count '\(countText.prefix(40))' is not a count in 0...\(Self.maxChannelCount)")
         }
         let formatText = XML.value(xml, "channel_format")?.trimmingCharacters(in: .whitespaces) ?? ""
         guard let format = XDFChannelFormat(rawValue: formatText) else {
@@ -99,18 +103,22 @@ public struct XDFStreamHeader: Sendable, Equatable {
         var channels: [XDFChannelInfo] = []
         if let list = XML.value(xml, "channels") {
             for element in XML.elements(list, "channel") {
-                channels.append(XDFChannelInfo(label: XML.value(element, "label") ?? "", unit: XML.value(element, "unit") ?? "",
-                                               type: XML.value(element, "type") ?? ""))
+                channels.append(
+                    XDFChannelInfo(
+                        label: XML.value(element, "label") ?? "", unit: XML.value(element, "unit") ?? "",
+                        type: XML.value(element, "type") ?? ""))
             }
         }
         // An unreadable rate means an irregular stream (0), as before; a NaN or infinite one is refused.
         let rateText = XML.value(xml, "nominal_srate")?.trimmingCharacters(in: .whitespaces) ?? ""
         let rate = Double(rateText) ?? 0
         guard rate.isFinite else {
-            throw FormatError(file: "<stream \(streamID) header>", location: "", reason: "nominal_srate '\(rateText.prefix(40))' is not a finite number")
+            throw FormatError(
+                file: "<stream \(streamID) header>", location: "", reason: "nominal_srate '\(rateText.prefix(40))' is not a finite number")
         }
-        self.init(streamID: streamID, name: XML.value(xml, "name") ?? "", type: XML.value(xml, "type") ?? "", channelCount: count,
-                  nominalRate: rate, format: format, sourceID: XML.value(xml, "source_id") ?? "", channels: channels)
+        self.init(
+            streamID: streamID, name: XML.value(xml, "name") ?? "", type: XML.value(xml, "type") ?? "", channelCount: count,
+            nominalRate: rate, format: format, sourceID: XML.value(xml, "source_id") ?? "", channels: channels)
     }
 }
 
@@ -160,7 +168,8 @@ public enum XML {
         var out: [String] = []
         var from = xml.startIndex
         while let open = xml.range(of: "<\(tag)>", range: from..<xml.endIndex),
-              let close = xml.range(of: "</\(tag)>", range: open.upperBound..<xml.endIndex) {
+            let close = xml.range(of: "</\(tag)>", range: open.upperBound..<xml.endIndex)
+        {
             out.append(String(xml[open.upperBound..<close.lowerBound]))
             from = close.upperBound
         }
@@ -170,7 +179,12 @@ public enum XML {
 
 /// Chunk tags.
 public enum XDFTag: UInt16, Sendable {
-    case fileHeader = 1, streamHeader = 2, samples = 3, clockOffset = 4, boundary = 5, streamFooter = 6
+    case fileHeader = 1
+    case streamHeader = 2
+    case samples = 3
+    case clockOffset = 4
+    case boundary = 5
+    case streamFooter = 6
 }
 
 /// The 16 bytes of a boundary chunk (XDF specification).
@@ -230,8 +244,10 @@ public final class XDFWriter {
     /// (row r's samples at `values[r * stride + start ..< r * stride + start + count]`), the first
     /// sample stamped with `firstTimestamp` (seconds) and the rest deduced from the nominal rate
     /// (timestamp bytes 0), unless `timestamps` gives every sample's time.
-    public func samples<T: XDFSampleType>(streamID: UInt32, values: UnsafeBufferPointer<T>, channels: Int, stride: Int, start: Int, count: Int,
-                                          firstTimestamp: Double?, timestamps: [Double]? = nil) throws(FormatError) {
+    public func samples<T: XDFSampleType>(
+        streamID: UInt32, values: UnsafeBufferPointer<T>, channels: Int, stride: Int, start: Int, count: Int,
+        firstTimestamp: Double?, timestamps: [Double]? = nil
+    ) throws(FormatError) {
         guard count > 0 else { return }
         let size = MemoryLayout<T>.size
         var header = ByteSink()
@@ -263,8 +279,10 @@ public final class XDFWriter {
     /// Writes `count` samples sample-major at `out` (each: timestamp byte count, optional float64
     /// timestamp, one `W` per channel) from the channel-major rows of `src`.
     @inline(__always)
-    private static func interleave<W: FixedWidthInteger>(_: W.Type, _ src: UnsafeRawPointer, _ out: UnsafeMutableRawPointer, _ channels: Int,
-                                                          _ stride: Int, _ start: Int, _ count: Int, _ firstTimestamp: Double?, _ timestamps: [Double]?) {
+    private static func interleave<W: FixedWidthInteger>(
+        _: W.Type, _ src: UnsafeRawPointer, _ out: UnsafeMutableRawPointer, _ channels: Int,
+        _ stride: Int, _ start: Int, _ count: Int, _ firstTimestamp: Double?, _ timestamps: [Double]?
+    ) {
         let size = MemoryLayout<W>.size
         var p = 0
         timestamps.withOptionalBuffer { stamps in
@@ -278,7 +296,8 @@ public final class XDFWriter {
                     p += 1
                 }
                 for c in 0..<channels {
-                    out.storeBytes(of: src.loadUnaligned(fromByteOffset: (c * stride + start + s) * size, as: W.self), toByteOffset: p, as: W.self)
+                    out.storeBytes(
+                        of: src.loadUnaligned(fromByteOffset: (c * stride + start + s) * size, as: W.self), toByteOffset: p, as: W.self)
                     p += size
                 }
             }
@@ -316,8 +335,10 @@ public final class XDFWriter {
     }
 
     /// The stream footer: first and last timestamps, sample count and the clock offsets written.
-    public func streamFooter(streamID: UInt32, firstTimestamp: Double, lastTimestamp: Double, sampleCount: Int,
-                             clockOffsets: [(time: Double, value: Double)] = [], extra: String = "") throws(FormatError) {
+    public func streamFooter(
+        streamID: UInt32, firstTimestamp: Double, lastTimestamp: Double, sampleCount: Int,
+        clockOffsets: [(time: Double, value: Double)] = [], extra: String = ""
+    ) throws(FormatError) {
         var xml = "<?xml version=\"1.0\"?><info><first_timestamp>\(firstTimestamp)</first_timestamp>"
         xml += "<last_timestamp>\(lastTimestamp)</last_timestamp><sample_count>\(sampleCount)</sample_count>"
         xml += "<clock_offsets>"

@@ -30,7 +30,9 @@ struct XDFReader {
                 let at = c.offset
                 let t = try c.f64("timestamp")
                 guard t.isFinite else {
-                    throw c.fail("timestamp of sample \(timestamps.count) of stream \(header.streamID) is \(t), not a finite number of seconds", at: at)
+                    throw c.fail(
+                        "timestamp of sample \(timestamps.count) of stream \(header.streamID) is \(t), not a finite number of seconds",
+                        at: at)
                 }
                 stamped.append(timestamps.count)
                 timestamps.append(t)
@@ -113,7 +115,8 @@ struct XDFReader {
             guard let length = try? Self.varlen(&scan, "chunk length"), length >= 2, length <= scan.remaining else { break }
             let end = scan.offset + length
             if let tag = try? scan.u16("chunk tag"), tag == XDFTag.samples.rawValue, length >= 2 + 4 + 2,
-               let id = try? scan.u32("stream id"), let n = try? Self.varlen(&scan, "sample count"), n <= length {
+                let id = try? scan.u32("stream id"), let n = try? Self.varlen(&scan, "sample count"), n <= length
+            {
                 expected[id, default: 0] += n
             }
             scan.offset = end
@@ -209,8 +212,10 @@ struct XDFReader {
                 for k in 0..<(n > 0 ? channels : 0) { for i in 0..<n { strings.append(s.strings[i * channels + k]) } }
                 data = .strings(strings)
             }
-            out.streams.append(XDFStream(header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
-                                         timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))
+            out.streams.append(
+                XDFStream(
+                    header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
+                    timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))
         }
         return out
     }

@@ -35,7 +35,8 @@ final class HDF5Object {
 
     static func create(path: String) throws(HDF5Error) -> HDF5Object {
         _ = initialised
-        return try HDF5Object(H5Fcreate(path, chdf5_acc_trunc(), h5pDefault, h5pDefault), file: path, what: "cannot create the HDF5 file", closer: H5Fclose)
+        return try HDF5Object(
+            H5Fcreate(path, chdf5_acc_trunc(), h5pDefault, h5pDefault), file: path, what: "cannot create the HDF5 file", closer: H5Fclose)
     }
 
     static func open(path: String) throws(HDF5Error) -> HDF5Object {
@@ -48,12 +49,15 @@ final class HDF5Object {
     func createGroup(_ name: String) throws(HDF5Error) -> HDF5Object {
         let plist = try HDF5Object(H5Pcreate(chdf5_group_create()), file: file, what: "property list of group '\(name)'", closer: H5Pclose)
         _ = H5Pset_obj_track_times(plist.id, false)
-        return try HDF5Object(H5Gcreate2(id, name, h5pDefault, plist.id, h5pDefault), file: file, what: "cannot create group '\(name)'", closer: H5Gclose)
+        return try HDF5Object(
+            H5Gcreate2(id, name, h5pDefault, plist.id, h5pDefault), file: file, what: "cannot create group '\(name)'", closer: H5Gclose)
     }
 
     /// A dataset of `dims` elements of `type` from `bytes` (C order), chunked (rows of at most 64 Ki
     /// samples) and compressed with shuffle + deflate level 4.
-    func writeDataset(_ name: String, type: hid_t, dims: [Int], bytes: UnsafeRawBufferPointer, compress: Bool = true) throws(HDF5Error) -> HDF5Object {
+    func writeDataset(_ name: String, type: hid_t, dims: [Int], bytes: UnsafeRawBufferPointer, compress: Bool = true) throws(HDF5Error)
+        -> HDF5Object
+    {
         var d = dims.map { hsize_t($0) }
         let space = try HDF5Object(H5Screate_simple(Int32(d.count), &d, nil), file: file, what: "dataspace of '\(name)'", closer: H5Sclose)
         let plist = try HDF5Object(H5Pcreate(chdf5_dataset_create()), file: file, what: "property list of '\(name)'", closer: H5Pclose)
@@ -66,8 +70,9 @@ final class HDF5Object {
             _ = H5Pset_shuffle(plist.id)
             _ = H5Pset_deflate(plist.id, 4)
         }
-        let dataset = try HDF5Object(H5Dcreate2(id, name, type, space.id, h5pDefault, plist.id, h5pDefault), file: file,
-                                     what: "cannot create dataset '\(name)'", closer: H5Dclose)
+        let dataset = try HDF5Object(
+            H5Dcreate2(id, name, type, space.id, h5pDefault, plist.id, h5pDefault), file: file,
+            what: "cannot create dataset '\(name)'", closer: H5Dclose)
         if bytes.count > 0 {
             guard H5Dwrite(dataset.id, type, H5S_ALL_ID, H5S_ALL_ID, h5pDefault, bytes.baseAddress) >= 0 else {
                 throw HDF5Error(file: file, reason: "cannot write dataset '\(name)'")
@@ -89,8 +94,9 @@ final class HDF5Object {
         } else {
             space = try HDF5Object(H5Screate(H5S_SCALAR), file: file, what: "attribute space", closer: H5Sclose)
         }
-        let a = try HDF5Object(H5Acreate2(id, name, type, space.id, h5pDefault, h5pDefault), file: file, what: "cannot create attribute '\(name)'",
-                               closer: H5Aclose)
+        let a = try HDF5Object(
+            H5Acreate2(id, name, type, space.id, h5pDefault, h5pDefault), file: file, what: "cannot create attribute '\(name)'",
+            closer: H5Aclose)
         guard write(a.id) >= 0 else { throw HDF5Error(file: file, reason: "cannot write attribute '\(name)'") }
     }
 
@@ -137,7 +143,9 @@ final class HDF5Object {
         let t = H5Aget_type(a), s = H5Aget_space(a)
         defer { H5Tclose(t); H5Sclose(s) }
         let points = H5Sget_simple_extent_npoints(s)
-        guard points >= 0, let n = Self.readableCount([hsize_t(max(1, points))], elementSize: 8, storedBytes: H5Aget_storage_size(a)) else { return nil }
+        guard points >= 0, let n = Self.readableCount([hsize_t(max(1, points))], elementSize: 8, storedBytes: H5Aget_storage_size(a)) else {
+            return nil
+        }
         switch H5Tget_class(t) {
         case H5T_STRING:
             if H5Tis_variable_str(t) > 0 {
@@ -181,10 +189,12 @@ final class HDF5Object {
             let box = Box()
             var index: hsize_t = 0
             _ = withUnsafeMutablePointer(to: &index) { ip in
-                H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, ip, { _, name, _, data in
-                    Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().names.append(String(cString: name!))
-                    return 0
-                }, Unmanaged.passUnretained(box).toOpaque())
+                H5Literate(
+                    group, H5_INDEX_NAME, H5_ITER_INC, ip,
+                    { _, name, _, data in
+                        Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().names.append(String(cString: name!))
+                        return 0
+                    }, Unmanaged.passUnretained(box).toOpaque())
             }
             for name in box.names {
                 let o = H5Oopen(group, name, h5pDefault)
@@ -244,8 +254,10 @@ final class HDF5Object {
         guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
         let memorySize = cls == H5T_INTEGER && size == 2 && H5Tget_sign(t) == H5T_SGN_2 ? 2 : cls == H5T_FLOAT && size == 4 ? 4 : 8
         guard let n = Self.readableCount(shape, elementSize: memorySize, storedBytes: H5Dget_storage_size(id)) else {
-            throw HDF5Error(file: file, reason: "dataset of shape (\(shape.map { "\($0)" }.joined(separator: ", "))) with \(H5Dget_storage_size(id)) bytes stored: "
-                            + "its values cannot be what the file holds, or do not fit in memory")
+            throw HDF5Error(
+                file: file,
+                reason: "dataset of shape (\(shape.map { "\($0)" }.joined(separator: ", "))) with \(H5Dget_storage_size(id)) bytes stored: "
+                    + "its values cannot be what the file holds, or do not fit in memory")
         }
         let dims = shape.map { Int($0) }  // each fits: their product does
         if cls == H5T_INTEGER, size == 2, H5Tget_sign(t) == H5T_SGN_2 {
@@ -271,7 +283,9 @@ extension HDF5Object {
         defer { H5Sclose(s); H5Tclose(t) }
         guard H5Tget_class(t) == H5T_INTEGER else { return nil }
         let points = H5Sget_simple_extent_npoints(s)
-        guard points >= 0, let n = Self.readableCount([hsize_t(points)], elementSize: 8, storedBytes: H5Dget_storage_size(id)) else { return nil }
+        guard points >= 0, let n = Self.readableCount([hsize_t(points)], elementSize: 8, storedBytes: H5Dget_storage_size(id)) else {
+            return nil
+        }
         var v = [Int64](repeating: 0, count: n)
         guard n == 0 || H5Dread(id, chdf5_native_int64(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
         return v

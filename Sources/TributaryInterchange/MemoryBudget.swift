@@ -22,8 +22,9 @@ public enum MemoryBudget {
         }
         var budget: Int?
         if let meminfo = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8),
-           let line = meminfo.split(separator: "\n").first(where: { $0.hasPrefix("MemAvailable:") }),
-           let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) {
+            let line = meminfo.split(separator: "\n").first(where: { $0.hasPrefix("MemAvailable:") }),
+            let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        {
             budget = kib.multipliedReportingOverflow(by: 1024).overflow ? Int.max : kib * 1024
         }
         if let limit = cgroupValue("memory.max"), let used = cgroupValue("memory.current") {
@@ -46,7 +47,8 @@ public enum MemoryBudget {
     /// A value of this process's cgroup v2 memory controller ("max" is no limit).
     private static func cgroupValue(_ name: String) -> Int? {
         guard let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
-              let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) else { return nil }
+            let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") })
+        else { return nil }
         let path = "/sys/fs/cgroup" + line.dropFirst(3) + "/" + name
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -133,8 +133,10 @@ struct InterleavedBlocks {
     var clock: SampleClock
     let progress: ProgressRecord
 
-    init(sourceID: UInt32, channels: Int, rate: Double, encoding: InterleavedEncoding, scale: Double, offset: Double,
-         progress: ProgressRecord) {
+    init(
+        sourceID: UInt32, channels: Int, rate: Double, encoding: InterleavedEncoding, scale: Double, offset: Double,
+        progress: ProgressRecord
+    ) {
         (self.sourceID, self.channels, self.encoding, self.scale, self.offset) = (sourceID, channels, encoding, scale, offset)
         clock = SampleClock(rate: rate)
         self.progress = progress
@@ -178,12 +180,16 @@ struct InterleavedBlocks {
             for k in 0..<channels {
                 writer.setChannelIndex(k, UInt32(k))
                 let out = writer.samples(channel: k)
-                func word32(_ i: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: UInt32.self)) }
+                func word32(_ i: Int) -> UInt32 {
+                    UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: UInt32.self))
+                }
                 switch encoding {
                 case .int16:
                     writer.setScale(k, scale: scale, offset: offset)
                     let counts = out.bindMemory(to: Int16.self)
-                    for i in 0..<rows { counts[i] = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: Int16.self)) }
+                    for i in 0..<rows {
+                        counts[i] = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: Int16.self))
+                    }
                 case .int24In32:
                     let values = out.bindMemory(to: Double.self)
                     // The low 24 bits, sign-extended: shift them to the top and back.
@@ -197,7 +203,8 @@ struct InterleavedBlocks {
                 case .float64:
                     let values = out.bindMemory(to: Double.self)
                     for i in 0..<rows {
-                        values[i] = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: UInt64.self)))
+                        values[i] = Double(
+                            bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: UInt64.self)))
                     }
                 }
             }

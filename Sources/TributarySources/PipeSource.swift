@@ -88,7 +88,9 @@ public struct PipeSpec: Sendable, Hashable {
     public init(parsing text: String) throws(PipeSpecError) {
         do throws(KeyValueSpecError) {
             var fields = try KeyValueSpec(parsing: text)
-            guard let id = try fields.integer("id", 1...Int(UInt32.max)) else { throw KeyValueSpecError("id is required (a source id > 0)") }
+            guard let id = try fields.integer("id", 1...Int(UInt32.max)) else {
+                throw KeyValueSpecError("id is required (a source id > 0)")
+            }
             guard let channels = try fields.integer("channels", 1...WireLimits.maxChannels) else {
                 throw KeyValueSpecError("channels is required (the number of interleaved channels, 1...\(WireLimits.maxChannels))")
             }
@@ -116,7 +118,9 @@ public struct PipeSpec: Sendable, Hashable {
         } catch {
             throw PipeSpecError(spec: text, message: error.message)
         }
-        if let problem = InterleavedBlocks.oversizeFrameProblem(channels: channels, samplesPerFrame: samplesPerFrame, format: type.wireFormat) {
+        if let problem = InterleavedBlocks.oversizeFrameProblem(
+            channels: channels, samplesPerFrame: samplesPerFrame, format: type.wireFormat)
+        {
             throw PipeSpecError(spec: text, message: problem)
         }
     }
@@ -133,8 +137,9 @@ public struct PipeSpec: Sendable, Hashable {
         return Configuration(
             deviceName: name, deviceType: "pipe \(type.rawValue)",
             channels: (0..<channels).map {
-                ChannelConfiguration(index: UInt32($0), description: "ch\($0)", unit: unit, samplingRate: rate,
-                                     minValue: limits.lowerBound, maxValue: limits.upperBound)
+                ChannelConfiguration(
+                    index: UInt32($0), description: "ch\($0)", unit: unit, samplingRate: rate,
+                    minValue: limits.lowerBound, maxValue: limits.upperBound)
             })
     }
 
@@ -195,8 +200,9 @@ public final class PipeSource: Source {
         if delivery == .lossless {
             guard sink.waitForStartedSubscribers(waitForSubscribers) else { return }
         }
-        var blocks = InterleavedBlocks(sourceID: spec.id, channels: spec.channels, rate: spec.rate, encoding: spec.type.encoding,
-                                       scale: spec.scale, offset: spec.offset, progress: progressState)
+        var blocks = InterleavedBlocks(
+            sourceID: spec.id, channels: spec.channels, rate: spec.rate, encoding: spec.type.encoding,
+            scale: spec.scale, offset: spec.offset, progress: progressState)
         let row = spec.bytesPerSampleRow
         var buffer = [UInt8](repeating: 0, count: spec.samplesPerFrame * row)
         var firstTimeNs: Int64?
@@ -223,8 +229,9 @@ public final class PipeSource: Source {
             if endOfInput && filled % row != 0 {
                 let rest = filled % row
                 progressState.update {
-                    $0.problems.append("the input ended with \(rest) byte\(rest == 1 ? "" : "s") that are not a whole sample of every channel "
-                                       + "(\(row) bytes: \(spec.channels) × \(spec.type.rawValue)); they were not published")
+                    $0.problems.append(
+                        "the input ended with \(rest) byte\(rest == 1 ? "" : "s") that are not a whole sample of every channel "
+                            + "(\(row) bytes: \(spec.channels) × \(spec.type.rawValue)); they were not published")
                 }
             }
         }

@@ -43,8 +43,10 @@ public struct PushSourceSpec: Sendable, Hashable {
     /// Live (a full queue drops the block) or lossless (push waits for the slowest subscriber).
     public var delivery: SourceDelivery
 
-    public init(id: UInt32, name: String, rate: Double, channelNames: [String], unit: String, sampleType: SampleType,
-                scale: Double = 1, offset: Double = 0, range: ClosedRange<Double>, delivery: SourceDelivery) {
+    public init(
+        id: UInt32, name: String, rate: Double, channelNames: [String], unit: String, sampleType: SampleType,
+        scale: Double = 1, offset: Double = 0, range: ClosedRange<Double>, delivery: SourceDelivery
+    ) {
         self.id = id
         self.name = name
         self.rate = rate
@@ -62,8 +64,9 @@ public struct PushSourceSpec: Sendable, Hashable {
         Configuration(
             deviceName: name, deviceType: "application \(sampleType.rawValue)",
             channels: channelNames.enumerated().map { k, channelName in
-                ChannelConfiguration(index: UInt32(k), description: channelName, unit: unit, samplingRate: rate,
-                                     minValue: range.lowerBound, maxValue: range.upperBound)
+                ChannelConfiguration(
+                    index: UInt32(k), description: channelName, unit: unit, samplingRate: rate,
+                    minValue: range.lowerBound, maxValue: range.upperBound)
             })
     }
 }
@@ -125,7 +128,9 @@ public final class PushSource: Source {
     public let delivery: SourceDelivery
 
     /// The most samples (channels × samples) in one block: a frame must fit the format's limit.
-    public var maxSamplesPerBlock: Int { (WireLimits.maxFrameSize - WireLimits.headerLength - 64 - 20 * spec.channelNames.count) / spec.sampleType.size }
+    public var maxSamplesPerBlock: Int {
+        (WireLimits.maxFrameSize - WireLimits.headerLength - 64 - 20 * spec.channelNames.count) / spec.sampleType.size
+    }
 
     private struct State {
         var sink: SourceSink?
@@ -223,20 +228,26 @@ public final class PushSource: Source {
     ///   - firstSampleTimeNs: the first sample's time (ns since 1970); nil: contiguous with the last block.
     ///   - timeoutNs: lossless only, how long to wait for room and credit.
     /// - Throws: `PushSourceError` for a block that does not fit the source, or a closed source.
-    public func push(_ samples: UnsafeRawPointer, type: PushSourceSpec.SampleType, channels: Int, samplesPerChannel: Int,
-                     layout: Layout, firstSampleTimeNs: Int64?, timeoutNs: UInt64) throws(PushSourceError) -> PushOutcome {
+    public func push(
+        _ samples: UnsafeRawPointer, type: PushSourceSpec.SampleType, channels: Int, samplesPerChannel: Int,
+        layout: Layout, firstSampleTimeNs: Int64?, timeoutNs: UInt64
+    ) throws(PushSourceError) -> PushOutcome {
         let channelCount = spec.channelNames.count
         guard type == spec.sampleType else {
             throw PushSourceError(.type, "source \(spec.id) publishes \(spec.sampleType.rawValue) samples; the block is \(type.rawValue)")
         }
         guard channels == channelCount else {
-            throw PushSourceError(.channels, "source \(spec.id) has \(channelCount) channel\(channelCount == 1 ? "" : "s"); the block has \(channels)")
+            throw PushSourceError(
+                .channels, "source \(spec.id) has \(channelCount) channel\(channelCount == 1 ? "" : "s"); the block has \(channels)")
         }
         guard samplesPerChannel > 0 else { throw PushSourceError(.argument, "the block has no samples (samples per channel is 0)") }
         let (total, overflow) = channels.multipliedReportingOverflow(by: samplesPerChannel)
         guard !overflow, total <= maxSamplesPerBlock else {
-            throw PushSourceError(.argument, "\(channels) × \(samplesPerChannel) samples of \(type.rawValue) make a frame larger than the "
-                                  + "format's limit of \(WireLimits.maxFrameSize) bytes; push at most \(maxSamplesPerBlock / channels) samples per channel at a time")
+            throw PushSourceError(
+                .argument,
+                "\(channels) × \(samplesPerChannel) samples of \(type.rawValue) make a frame larger than the "
+                    + "format's limit of \(WireLimits.maxFrameSize) bytes; push at most \(maxSamplesPerBlock / channels) samples per channel at a time"
+            )
         }
         // The block's place in the stream and its time, without moving the stream yet (a lossless
         // block that times out leaves it as it was).
@@ -258,13 +269,15 @@ public final class PushSource: Source {
         guard let placed else {
             // The source's thread may not have started yet right after `addSource`: wait a moment for it.
             if !isClosed && waitForSink() {
-                return try push(samples, type: type, channels: channels, samplesPerChannel: samplesPerChannel, layout: layout,
-                                firstSampleTimeNs: firstSampleTimeNs, timeoutNs: timeoutNs)
+                return try push(
+                    samples, type: type, channels: channels, samplesPerChannel: samplesPerChannel, layout: layout,
+                    firstSampleTimeNs: firstSampleTimeNs, timeoutNs: timeoutNs)
             }
             throw PushSourceError(.closed, "source \(spec.id) is closed")
         }
-        let frame = makeFrame(samples, channels: channels, count: samplesPerChannel, layout: layout, firstSample: placed.first,
-                              timestampNs: placed.timeNs)
+        let frame = makeFrame(
+            samples, channels: channels, count: samplesPerChannel, layout: layout, firstSample: placed.first,
+            timestampNs: placed.timeNs)
         let taken = placed.sink.publish(frame, waitingUntilMonotonicNanoseconds: monotonicNanoseconds().addingSaturated(timeoutNs))
         if !taken && placed.sink.isCancelled {
             throw PushSourceError(.closed, "source \(spec.id): the publisher stopped")
@@ -295,8 +308,10 @@ public final class PushSource: Source {
     }
 
     /// The analog frame of a block: the one copy of the caller's samples.
-    private func makeFrame(_ samples: UnsafeRawPointer, channels: Int, count: Int, layout: Layout, firstSample: UInt64,
-                           timestampNs: Int64) -> Frame {
+    private func makeFrame(
+        _ samples: UnsafeRawPointer, channels: Int, count: Int, layout: Layout, firstSample: UInt64,
+        timestampNs: Int64
+    ) -> Frame {
         let header = FrameHeader(kind: .analog, sequence: 0, timestampNs: timestampNs, sourceID: spec.id)
         let type = spec.sampleType
         let size = type.size
@@ -321,8 +336,10 @@ public final class PushSource: Source {
     }
 
     /// Copies channel `channel` of interleaved samples (bit patterns of type `T`) into a row.
-    private static func gather<T: FixedWidthInteger>(_: T.Type, from samples: UnsafeRawPointer, channel: Int, channels: Int, count: Int,
-                                                     into out: UnsafeMutableRawBufferPointer) {
+    private static func gather<T: FixedWidthInteger>(
+        _: T.Type, from samples: UnsafeRawPointer, channel: Int, channels: Int, count: Int,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
         let row = out.baseAddress!.assumingMemoryBound(to: T.self)
         let size = MemoryLayout<T>.size
         for i in 0..<count {

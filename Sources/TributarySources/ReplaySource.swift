@@ -123,9 +123,11 @@ public final class ReplaySource: Source {
     /// - Returns: The sources, sorted by id.
     /// - Throws: `CaptureError` when the file cannot be opened or is not a capture, or (kind `usage`)
     ///   when a preload would exceed `preloadLimit`.
-    public static func sources(capture path: String, speed: ReplaySpeed, waitForSubscribers: Int = 1,
-                               sourceIDs: Set<UInt32>? = nil, decodeThreads: Int = 2,
-                               preloadLimit: Int? = nil) throws(CaptureError) -> [ReplaySource] {
+    public static func sources(
+        capture path: String, speed: ReplaySpeed, waitForSubscribers: Int = 1,
+        sourceIDs: Set<UInt32>? = nil, decodeThreads: Int = 2,
+        preloadLimit: Int? = nil
+    ) throws(CaptureError) -> [ReplaySource] {
         let reader = try CaptureReader(path: path)
         let summaries = reader.sources.filter { $0.sourceID != 0 && (sourceIDs?.contains($0.sourceID) ?? true) }
         let origin = summaries.map(\.firstTimeNs).min() ?? 0
@@ -137,8 +139,10 @@ public final class ReplaySource: Source {
             // (a damaged index may claim anything).
             let claimed = summaries.reduce(hasSourceZero ? sourceZero!.frameBytes : 0) { $0 + $1.frameBytes }
             guard claimed <= limit else {
-                throw CaptureError(.usage, file: path, "a preloaded replay needs \(megabytes(claimed)) of memory for its frames, "
-                                   + "more than the \(megabytes(limit)) allowed; replay it without preloading")
+                throw CaptureError(
+                    .usage, file: path,
+                    "a preloaded replay needs \(megabytes(claimed)) of memory for its frames, "
+                        + "more than the \(megabytes(limit)) allowed; replay it without preloading")
             }
         }
         var sources: [ReplaySource] = []
@@ -149,14 +153,17 @@ public final class ReplaySource: Source {
             let includesSourceZero = k == 0 && hasSourceZero
             var preloaded: Preloaded?
             if let limit = preloadLimit {
-                let loaded = try preload(path, sources: includesSourceZero ? [summary.sourceID, 0] : [summary.sourceID],
-                                         threads: decodeThreads, limit: limit - preloadedBytes)
+                let loaded = try preload(
+                    path, sources: includesSourceZero ? [summary.sourceID, 0] : [summary.sourceID],
+                    threads: decodeThreads, limit: limit - preloadedBytes)
                 preloadedBytes += loaded.bytes
                 preloaded = loaded
             }
-            sources.append(ReplaySource(path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
-                                        configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
-                                        includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: preloaded))
+            sources.append(
+                ReplaySource(
+                    path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
+                    configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
+                    includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: preloaded))
         }
         return sources
     }
@@ -173,8 +180,10 @@ public final class ReplaySource: Source {
                 loaded.frames.append(frame)
             }
         } catch {
-            throw CaptureError(.usage, file: path, "a preloaded replay's frames exceed the \(megabytes(limit)) of memory allowed "
-                               + "(more than the capture's index announced); replay it without preloading")
+            throw CaptureError(
+                .usage, file: path,
+                "a preloaded replay's frames exceed the \(megabytes(limit)) of memory allowed "
+                    + "(more than the capture's index announced); replay it without preloading")
         }
         loaded.damage = reader.damage.map(\.description)
         return loaded
@@ -196,14 +205,19 @@ public final class ReplaySource: Source {
     ///   - waitForSubscribers: started subscribers to wait for before the first frame.
     ///   - includesSourceZero: also replay the capture's application packages of source id 0.
     ///   - decodeThreads: threads decoding chunks ahead of the one being published (at least 1).
-    public convenience init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1,
-                            includesSourceZero: Bool = false, decodeThreads: Int = 2) {
-        self.init(path: path, info: info, configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
-                  includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: nil)
+    public convenience init(
+        path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int = 1,
+        includesSourceZero: Bool = false, decodeThreads: Int = 2
+    ) {
+        self.init(
+            path: path, info: info, configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
+            includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: nil)
     }
 
-    private init(path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int,
-                 includesSourceZero: Bool, decodeThreads: Int, preloaded: Preloaded?) {
+    private init(
+        path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int,
+        includesSourceZero: Bool, decodeThreads: Int, preloaded: Preloaded?
+    ) {
         self.preloaded = preloaded
         self.includesSourceZero = includesSourceZero
         self.decodeThreads = max(1, decodeThreads)

@@ -1,4 +1,5 @@
 import Foundation
+
 /// A JSON value, rendered so that numbers read back exactly.
 ///
 /// Doubles print with Swift's shortest round-trip representation (`description`), floats with

@@ -38,7 +38,8 @@ final class ChannelMonitor {
         // The window's samples are bounded too (1e9: far beyond a page's 10 s at any real rate), before
         // they are converted to column counts.
         guard WireLimits.isValidSamplingRate(sampleRate), sampleRate > 0, windowSeconds.isFinite, windowSeconds > 0,
-              sampleRate * windowSeconds <= 1e9 else {
+            sampleRate * windowSeconds <= 1e9
+        else {
             throw ChannelMonitorError(sampleRate: sampleRate, windowSeconds: windowSeconds)
         }
         self.sampleRate = sampleRate
@@ -55,8 +56,9 @@ final class ChannelMonitor {
         // Segments of about half a second (at least 256, at most 8192 samples): 1-4 updates a second.
         var segment = 256
         while segment * 2 <= min(8_192, Int(sampleRate / 2)) { segment *= 2 }
-        welch = try StreamingWelch(configuration: WelchConfiguration(segmentLength: segment, scaling: .spectrum),
-                                   sampleRate: sampleRate, channelCount: 1)
+        welch = try StreamingWelch(
+            configuration: WelchConfiguration(segmentLength: segment, scaling: .spectrum),
+            sampleRate: sampleRate, channelCount: 1)
     }
 
     /// Consumes consecutive samples (physical values).

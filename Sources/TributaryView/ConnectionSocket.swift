@@ -33,10 +33,12 @@ enum ConnectionSocket {
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let fd = Int32(name), fd != own,
-                  let mine = address(of: fd, getsockname), UInt16(bigEndian: mine.sin_port) == local,
-                  bound.s_addr == 0 || mine.sin_addr.s_addr == bound.s_addr,
-                  let peer = address(of: fd, getpeername) else { continue }
-            found.append(Accepted(fd: fd, local: mine.sin_addr.s_addr, address: peer.sin_addr.s_addr, port: UInt16(bigEndian: peer.sin_port)))
+                let mine = address(of: fd, getsockname), UInt16(bigEndian: mine.sin_port) == local,
+                bound.s_addr == 0 || mine.sin_addr.s_addr == bound.s_addr,
+                let peer = address(of: fd, getpeername)
+            else { continue }
+            found.append(
+                Accepted(fd: fd, local: mine.sin_addr.s_addr, address: peer.sin_addr.s_addr, port: UInt16(bigEndian: peer.sin_port)))
         }
         return found
     }
@@ -45,14 +47,16 @@ enum ConnectionSocket {
     static func find(remoteAddress: String, remotePort: Int32, localPort: Int32) -> Int32? {
         var wanted = in_addr()
         guard inet_pton(AF_INET, remoteAddress, &wanted) == 1, let port = UInt16(exactly: remotePort),
-              let local = Int(exactly: localPort) else { return nil }
+            let local = Int(exactly: localPort)
+        else { return nil }
         return accepted(onPort: local).first { $0.address == wanted.s_addr && $0.port == port }?.fd
     }
 
     /// Whether `fd` is still the connection `connection` (checked again just before it is cut).
     static func isStill(_ connection: Accepted, onPort localPort: Int) -> Bool {
         guard let mine = address(of: connection.fd, getsockname), Int(UInt16(bigEndian: mine.sin_port)) == localPort,
-              let peer = address(of: connection.fd, getpeername) else { return false }
+            let peer = address(of: connection.fd, getpeername)
+        else { return false }
         return mine.sin_addr.s_addr == connection.local && peer.sin_addr.s_addr == connection.address
             && UInt16(bigEndian: peer.sin_port) == connection.port
     }
@@ -63,7 +67,9 @@ enum ConnectionSocket {
         return b.map(String.init).joined(separator: ".")
     }
 
-    private static func address(of fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> sockaddr_in? {
+    private static func address(of fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32)
+        -> sockaddr_in?
+    {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {

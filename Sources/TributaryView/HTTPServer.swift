@@ -110,8 +110,10 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - onConnect: called with a new WebSocket client's id once it can receive (send it the state).
     ///   - onMessage: called with a client's id and a text message (at most `maxMessageBytes`).
     /// - Throws: `HTTPServerError` when a setting is out of range or the address cannot be bound.
-    public init(settings: Settings, page: [UInt8], onConnect: @escaping @Sendable (Int) -> Void,
-                onMessage: @escaping @Sendable (Int, String) -> Void) throws {
+    public init(
+        settings: Settings, page: [UInt8], onConnect: @escaping @Sendable (Int) -> Void,
+        onMessage: @escaping @Sendable (Int, String) -> Void
+    ) throws {
         guard settings.port >= 0 && settings.port <= 65_535 else { throw HTTPServerError("port \(settings.port) is not in 0...65535") }
         guard HostRules.isIPv4Address(settings.host) else {
             throw HTTPServerError("'\(settings.host)' is not an IPv4 address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)")
@@ -119,19 +121,26 @@ public final class HTTPServer: @unchecked Sendable {
         for name in settings.hostNames where HostRules.normalizedName(name) == nil {
             throw HTTPServerError("'\(name)' is not a host name (letters, digits, hyphens and dots), an IPv4 address or [an IPv6 address]")
         }
-        guard (1...1_000).contains(settings.maxClients) else { throw HTTPServerError("maxClients \(settings.maxClients) is not in 1...1000") }
+        guard (1...1_000).contains(settings.maxClients) else {
+            throw HTTPServerError("maxClients \(settings.maxClients) is not in 1...1000")
+        }
         guard (settings.maxClients + 2...4_096).contains(settings.maxConnections) else {
-            throw HTTPServerError("maxConnections \(settings.maxConnections) is not in \(settings.maxClients + 2)...4096 (maxClients + 2 at least: WebSockets hold a connection each)")
+            throw HTTPServerError(
+                "maxConnections \(settings.maxConnections) is not in \(settings.maxClients + 2)...4096 (maxClients + 2 at least: WebSockets hold a connection each)"
+            )
         }
         guard (1...settings.maxConnections).contains(settings.maxConnectionsPerAddress) else {
             throw HTTPServerError("maxConnectionsPerAddress \(settings.maxConnectionsPerAddress) is not in 1...\(settings.maxConnections)")
         }
         guard (16...(1 << 20)).contains(settings.maxMessageBytes), (1...1_000).contains(settings.maxUpdatesInFlight),
-              (1_024...(1 << 20)).contains(settings.maxRequestBytes) else {
-            throw HTTPServerError("maxMessageBytes (16...1 MiB), maxUpdatesInFlight (1...1000) or maxRequestBytes (1 KiB...1 MiB) out of range")
+            (1_024...(1 << 20)).contains(settings.maxRequestBytes)
+        else {
+            throw HTTPServerError(
+                "maxMessageBytes (16...1 MiB), maxUpdatesInFlight (1...1000) or maxRequestBytes (1 KiB...1 MiB) out of range")
         }
         guard let requestMilliseconds = Self.milliseconds(settings.requestTimeout, in: 100...600_000),
-              let idleMilliseconds = Self.milliseconds(settings.idleTimeout, in: 1_000...3_600_000) else {
+            let idleMilliseconds = Self.milliseconds(settings.idleTimeout, in: 1_000...3_600_000)
+        else {
             throw HTTPServerError("requestTimeout (0.1...600 s) or idleTimeout (1...3600 s) out of range")
         }
         self.settings = settings
@@ -184,18 +193,25 @@ public final class HTTPServer: @unchecked Sendable {
         thread.name = "tributary-http-guard"
         thread.start()
 
-        mg_set_request_handler(context, "/", { connection, data in
-            Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().servePage(connection!)
-        }, me)
-        mg_set_websocket_handler(context, "/ws", { connection, data in
-            Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().holdsSlot(connection!) ? 0 : 1
-        }, { connection, data in
-            Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().session(connection!)
-        }, { connection, bits, bytes, length, data in
-            Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().received(connection!, bits, bytes, length)
-        }, { connection, data in
-            Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().closed(connection!)
-        }, me)
+        mg_set_request_handler(
+            context, "/",
+            { connection, data in
+                Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().servePage(connection!)
+            }, me)
+        mg_set_websocket_handler(
+            context, "/ws",
+            { connection, data in
+                Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().holdsSlot(connection!) ? 0 : 1
+            },
+            { connection, data in
+                Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().session(connection!)
+            },
+            { connection, bits, bytes, length, data in
+                Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().received(connection!, bits, bytes, length)
+            },
+            { connection, data in
+                Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().closed(connection!)
+            }, me)
     }
 
     deinit { stop() }
@@ -210,7 +226,9 @@ public final class HTTPServer: @unchecked Sendable {
         connections.withLock { _ in }
         self.context = nil
         mg_stop(context)
-        for client in clients.withLock({ c -> [WebSocketClient] in defer { c.removeAll() }; return Array(c.values) }) {
+        for client in clients.withLock({ c -> [WebSocketClient] in
+            defer { c.removeAll() }; return Array(c.values)
+        }) {
             client.close()
         }
     }
@@ -257,8 +275,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     private static func socket(of connection: OpaquePointer) -> Int32? {
         guard let info = mg_get_request_info(connection) else { return nil }
-        return ConnectionSocket.find(remoteAddress: remoteAddress(info), remotePort: info.pointee.remote_port,
-                                     localPort: info.pointee.server_port)
+        return ConnectionSocket.find(
+            remoteAddress: remoteAddress(info), remotePort: info.pointee.remote_port,
+            localPort: info.pointee.server_port)
     }
 
     /// A worker took a new connection, before its request is read (CivetWeb gives no way to refuse
@@ -295,11 +314,15 @@ public final class HTTPServer: @unchecked Sendable {
         connections.withLock { table in
             guard !stopping.load(ordering: .relaxed) else { return }
             var byAddress: [UInt32: [ConnectionSocket.Accepted]] = [:]
-            for connection in ConnectionSocket.accepted(onPort: port, address: settings.host) { byAddress[connection.address, default: []].append(connection) }
+            for connection in ConnectionSocket.accepted(onPort: port, address: settings.host) {
+                byAddress[connection.address, default: []].append(connection)
+            }
             for (address, group) in byAddress where group.count > limit {
                 let others = group.filter { !table.webSocketFDs.contains($0.fd) }.sorted { $0.fd > $1.fd }
-                let text = "\(limit) connections from \(ConnectionSocket.dotted(address)) are open, the most this view takes from one address\n"
-                let refusal = Self.response(status: "503 Service Unavailable", type: "text/plain; charset=utf-8", body: Array(text.utf8), head: false)
+                let text =
+                    "\(limit) connections from \(ConnectionSocket.dotted(address)) are open, the most this view takes from one address\n"
+                let refusal = Self.response(
+                    status: "503 Service Unavailable", type: "text/plain; charset=utf-8", body: Array(text.utf8), head: false)
                 for connection in others.prefix(group.count - limit) where ConnectionSocket.isStill(connection, onPort: port) {
                     refusals.add(1, ordering: .relaxed)
                     ConnectionSocket.sendNow(connection.fd, refusal)
@@ -344,15 +367,18 @@ public final class HTTPServer: @unchecked Sendable {
         guard let host = header(connection, "Host") else { return refuse("400 Bad Request", "the request has no Host header\n") }
         guard hostRules.allows(host: host) else {
             let address = hostRules.anyIPv4Address ? "this machine's address" : settings.host
-            return refuse("421 Misdirected Request",
-                          "'\(Self.printable(host))' is not a name of this view. Open it as http://\(address):\(port)/ "
-                          + "(or http://localhost:\(port)/ on this machine), or allow this name with --http-host NAME. "
-                          + "(A page of another site under a name that points to this machine could otherwise read the "
-                          + "view: DNS rebinding.)\n")
+            return refuse(
+                "421 Misdirected Request",
+                "'\(Self.printable(host))' is not a name of this view. Open it as http://\(address):\(port)/ "
+                    + "(or http://localhost:\(port)/ on this machine), or allow this name with --http-host NAME. "
+                    + "(A page of another site under a name that points to this machine could otherwise read the "
+                    + "view: DNS rebinding.)\n")
         }
         if let origin = header(connection, "Origin"), !hostRules.allows(origin: origin, host: host) {
-            return refuse("403 Forbidden", "Origin '\(Self.printable(origin))' is not this view's page (http://\(Self.printable(host))): "
-                          + "pages of other sites or ports may not use the view\n")
+            return refuse(
+                "403 Forbidden",
+                "Origin '\(Self.printable(origin))' is not this view's page (http://\(Self.printable(host))): "
+                    + "pages of other sites or ports may not use the view\n")
         }
         guard method == "GET" || method == "HEAD" else { return refuse("405 Method Not Allowed", "only GET\n") }
         guard path == "/" || path == "/ws" else { return refuse("404 Not Found", "not found\n") }
@@ -360,7 +386,8 @@ public final class HTTPServer: @unchecked Sendable {
             return refuse("403 Forbidden", "access token missing or wrong: open the URL tributary printed (…/?token=…)\n")
         }
         guard path == "/ws" else { return 0 }
-        let upgrade = header(connection, "Upgrade")?.lowercased() ?? "", connectionHeader = header(connection, "Connection")?.lowercased() ?? ""
+        let upgrade = header(connection, "Upgrade")?.lowercased() ?? "",
+            connectionHeader = header(connection, "Connection")?.lowercased() ?? ""
         guard upgrade.contains("websocket") && connectionHeader.contains("upgrade") else {
             return refuse("400 Bad Request", "/ws is the page's WebSocket; open the page at /\n")
         }
@@ -393,7 +420,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private static func response(status: String, type: String, body: [UInt8], head: Bool) -> [UInt8] {
-        let header = "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
+        let header =
+            "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
             + "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n"
             + "Referrer-Policy: no-referrer\r\n"
             + "Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -430,8 +458,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// handshake are in CivetWeb's buffer, not the socket, and are lost.)
     private func session(_ connection: OpaquePointer) {
         let key = Self.key(connection)
-        let client = WebSocketClient(connection: connection, id: nextID.add(1, ordering: .relaxed).oldValue,
-                                     maxInFlight: settings.maxUpdatesInFlight)
+        let client = WebSocketClient(
+            connection: connection, id: nextID.add(1, ordering: .relaxed).oldValue,
+            maxInFlight: settings.maxUpdatesInFlight)
         clients.withLock { $0[key] = client }
         client.start()
         onConnect(client.id)
@@ -440,14 +469,17 @@ public final class HTTPServer: @unchecked Sendable {
         guard let fd = Self.socket(of: connection) else { return }
         connections.withLock { _ = $0.webSocketFDs.insert(fd) }
         var reader = WebSocketReader(fd: fd, maxMessageBytes: settings.maxMessageBytes, idleMilliseconds: idleMilliseconds)
-        let end = reader.run(stop: { [self] in
-            if stopping.load(ordering: .relaxed) { return WebSocketReader.End(code: 1001, reason: "the view is stopping") }
-            return client.endReason.map { WebSocketReader.End(code: 1008, reason: $0) }
-        }, send: { opcode, payload in
-            Self.write(connection, opcode.rawValue, payload) > 0
-        }, onText: { [onMessage] bytes in
-            onMessage(client.id, String(decoding: bytes, as: UTF8.self))
-        })
+        let end = reader.run(
+            stop: { [self] in
+                if stopping.load(ordering: .relaxed) { return WebSocketReader.End(code: 1001, reason: "the view is stopping") }
+                return client.endReason.map { WebSocketReader.End(code: 1008, reason: $0) }
+            },
+            send: { opcode, payload in
+                Self.write(connection, opcode.rawValue, payload) > 0
+            },
+            onText: { [onMessage] bytes in
+                onMessage(client.id, String(decoding: bytes, as: UTF8.self))
+            })
         clients.withLock { $0[key] = nil }
         client.close()
         if end.code == 1002 || end.code == 1009 { refusals.add(1, ordering: .relaxed) }

@@ -36,7 +36,8 @@ public struct HostRules: Sendable, Equatable {
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
         for label in labels {
             guard (1...63).contains(label.utf8.count), label.utf8.allSatisfy({ isLetterOrDigit($0) || $0 == UInt8(ascii: "-") }),
-                  label.first != "-", label.last != "-" else { return nil }
+                label.first != "-", label.last != "-"
+            else { return nil }
         }
         return name
     }

@@ -1,6 +1,6 @@
 import Foundation
-import TributaryText
 import TributaryDSP
+import TributaryText
 import TributaryTransport
 import TributaryWire
 
@@ -220,9 +220,13 @@ public final class LiveModel: Observer, @unchecked Sendable {
                 m.refreshSpectrum()
                 let (mins, maxs) = m.trace()
                 let samples = computeReadings ? m.recentSamples(ChannelMonitor.recentCapacity) : []
-                pending.append((ChannelSnapshot(key: key, sampleRate: m.sampleRate, windowSeconds: m.windowSeconds,
-                                                traceMin: mins, traceMax: maxs, spectrum: m.spectrum,
-                                                readings: previous[key] ?? ChannelReadings()), samples))
+                pending.append(
+                    (
+                        ChannelSnapshot(
+                            key: key, sampleRate: m.sampleRate, windowSeconds: m.windowSeconds,
+                            traceMin: mins, traceMax: maxs, spectrum: m.spectrum,
+                            readings: previous[key] ?? ChannelReadings()), samples
+                    ))
             }
         }
         return pending.map { snapshot, samples in
@@ -254,9 +258,10 @@ public final class LiveModel: Observer, @unchecked Sendable {
                         + "\"rate\":\(jsonNumber(ch.samplingRate)),\"min\":\(jsonNumber(ch.minValue)),\"max\":\(jsonNumber(ch.maxValue))}"
                 }
                 let filter = filters[id].map { "{\"id\":\($0.id),\"query\":\(jsonString($0.query))}" } ?? "null"
-                sources.append("{\"id\":\(id),\"name\":\(jsonString(sourceNames[id] ?? c?.deviceName ?? "")),"
-                               + "\"device\":\(jsonString(c?.deviceName ?? "")),\"channels\":[\(channels.joined(separator: ","))],"
-                               + "\"filter\":\(filter)}")
+                sources.append(
+                    "{\"id\":\(id),\"name\":\(jsonString(sourceNames[id] ?? c?.deviceName ?? "")),"
+                        + "\"device\":\(jsonString(c?.deviceName ?? "")),\"channels\":[\(channels.joined(separator: ","))],"
+                        + "\"filter\":\(filter)}")
             }
             let selected = selection.map { "[\($0.source),\($0.channel)]" }.joined(separator: ",")
             return "{\"type\":\"config\",\"sources\":[\(sources.joined(separator: ","))],\"selection\":[\(selected)],"

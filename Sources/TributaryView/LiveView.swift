@@ -35,12 +35,15 @@ public final class LiveView: @unchecked Sendable {
         self.subject = subject
         self.model = model
         filterControl = FilterControl(subject: subject, model: model)
-        server = try HTTPServer(settings: settings, page: Array(ViewPage.html.utf8), onConnect: { [weak self] id in
-            guard let self else { return }
-            self.server.sendText(self.model.describe(filters: self.filterControl.filters), to: id)
-        }, onMessage: { [weak self] id, text in
-            self?.handle(text, from: id)
-        })
+        server = try HTTPServer(
+            settings: settings, page: Array(ViewPage.html.utf8),
+            onConnect: { [weak self] id in
+                guard let self else { return }
+                self.server.sendText(self.model.describe(filters: self.filterControl.filters), to: id)
+            },
+            onMessage: { [weak self] id, text in
+                self?.handle(text, from: id)
+            })
         let thread = Thread { [self] in updateLoop() }
         thread.name = "tributary-view"
         thread.start()
@@ -72,7 +75,8 @@ public final class LiveView: @unchecked Sendable {
 
     private func handle(_ text: String, from client: Int) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let type = object["type"] as? String else {
+            let type = object["type"] as? String
+        else {
             return reply(client, "the message is not a JSON object with a \"type\"")
         }
         switch type {
@@ -81,12 +85,15 @@ public final class LiveView: @unchecked Sendable {
         case "ack":
             server.acknowledge(client)
         case "select":
-            guard let pairs = object["channels"] as? [[Any]] else { return reply(client, "select: \"channels\" must be [[source, channel], ...]") }
+            guard let pairs = object["channels"] as? [[Any]] else {
+                return reply(client, "select: \"channels\" must be [[source, channel], ...]")
+            }
             var keys: [ChannelKey] = []
             let configurations = model.knownConfigurations
             for pair in pairs {
                 guard pair.count == 2, let s = (pair[0] as? NSNumber)?.uint32Value, let c = (pair[1] as? NSNumber)?.uint32Value,
-                      configurations[s]?.channels.contains(where: { $0.index == c }) == true else {
+                    configurations[s]?.channels.contains(where: { $0.index == c }) == true
+                else {
                     return reply(client, "select: \(pair) is not a [source, channel] of a known source")
                 }
                 let key = ChannelKey(source: s, channel: c)
@@ -158,9 +165,10 @@ public final class LiveView: @unchecked Sendable {
             if measure { readings = Dictionary(uniqueKeysWithValues: channels.map { ($0.key, $0.readings) }) }
             let newest = model.newestTimestampNs
             sequence &+= 1
-            let update = UpdateEncoding.encode(sequence: sequence, serverTime: now,
-                                               dataTime: newest == 0 ? .nan : Double(newest) / 1e9,
-                                               health: health, channels: channels)
+            let update = UpdateEncoding.encode(
+                sequence: sequence, serverTime: now,
+                dataTime: newest == 0 ? .nan : Double(newest) / 1e9,
+                health: health, channels: channels)
             updatesBuilt.add(1, ordering: .relaxed)
             bytesOffered.add(UInt64(update.count), ordering: .relaxed)
             server.broadcast(update, droppedOffset: UpdateEncoding.droppedOffset)

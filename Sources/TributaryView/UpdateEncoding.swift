@@ -15,8 +15,10 @@ public enum UpdateEncoding {
     public static let droppedOffset = 96
 
     /// Encodes an update.
-    public static func encode(sequence: UInt32, serverTime: Double, dataTime: Double, health: LinkHealth,
-                              channels: [ChannelSnapshot]) -> [UInt8] {
+    public static func encode(
+        sequence: UInt32, serverTime: Double, dataTime: Double, health: LinkHealth,
+        channels: [ChannelSnapshot]
+    ) -> [UInt8] {
         var w = LittleEndianWriter()
         w.u32(magic)
         w.u32(sequence)

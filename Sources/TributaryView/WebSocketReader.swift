@@ -16,7 +16,12 @@ struct WebSocketReader {
     }
 
     enum Opcode: UInt8 {
-        case continuation = 0, text = 1, binary = 2, close = 8, ping = 9, pong = 10
+        case continuation = 0
+        case text = 1
+        case binary = 2
+        case close = 8
+        case ping = 9
+        case pong = 10
     }
 
     let fd: Int32
@@ -110,7 +115,10 @@ struct WebSocketReader {
         }
     }
 
-    private enum Fill { case ready, idle, ended(End) }
+    private enum Fill {
+        case ready, idle
+        case ended(End)
+    }
 
     /// Waits until `count` bytes are buffered. `partial`: inside a frame, where silence for the idle
     /// time ends the session instead of calling for a ping.
@@ -142,7 +150,8 @@ struct WebSocketReader {
             } else {
                 buffer.removeLast(room)
                 if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { continue }
-                return .ended(End(code: nil, reason: n == 0 ? "the client closed the connection" : "the connection failed (errno \(errno))"))
+                return .ended(
+                    End(code: nil, reason: n == 0 ? "the client closed the connection" : "the connection failed (errno \(errno))"))
             }
         }
         return .ready

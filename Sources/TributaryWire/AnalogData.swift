@@ -87,8 +87,9 @@ public struct AnalogData: Sendable, Hashable {
     public init(channelIndexes: [UInt32], sampleCount: Int, firstSample: UInt64 = 0, samples: AnalogSamples) {
         precondition(samples.elementCount == channelIndexes.count * sampleCount, "samples must be channels × sampleCount")
         if case .int16(_, let scale, let offset) = samples {
-            precondition(scale.count == channelIndexes.count && offset.count == channelIndexes.count,
-                         "one scale and offset per channel")
+            precondition(
+                scale.count == channelIndexes.count && offset.count == channelIndexes.count,
+                "one scale and offset per channel")
         }
         self.channelIndexes = channelIndexes
         self.sampleCount = sampleCount
@@ -100,8 +101,9 @@ public struct AnalogData: Sendable, Hashable {
     public init(channels: [[Double]], firstSample: UInt64 = 0) {
         let n = channels.first?.count ?? 0
         precondition(channels.allSatisfy { $0.count == n }, "every channel needs the same number of samples")
-        self.init(channelIndexes: (0..<UInt32(channels.count)).map { $0 }, sampleCount: n,
-                  firstSample: firstSample, samples: .float64(channels.flatMap { $0 }))
+        self.init(
+            channelIndexes: (0..<UInt32(channels.count)).map { $0 }, sampleCount: n,
+            firstSample: firstSample, samples: .float64(channels.flatMap { $0 }))
     }
 
     var layout: AnalogLayout {
@@ -193,7 +195,8 @@ public struct AnalogView: @unchecked Sendable {
         let channelCount = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
         let sampleCount = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         guard channelCount <= WireLimits.maxChannels, channelCount > 0 || sampleCount <= WireLimits.maxEmptyDimension,
-              let format = SampleFormat(rawValue: bytes[16]) else {
+            let format = SampleFormat(rawValue: bytes[16])
+        else {
             throw Self.preambleError(bytes, origin)
         }
         let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
@@ -212,26 +215,30 @@ public struct AnalogView: @unchecked Sendable {
         do {
             let channelCount = Int(try r.read(UInt32.self, "analog.channel_count"))
             guard channelCount <= WireLimits.maxChannels else {
-                return WireError(.countTooLarge, field: "analog.channel_count", offset: origin,
-                                 detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
+                return WireError(
+                    .countTooLarge, field: "analog.channel_count", offset: origin,
+                    detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
             }
             let sampleCount = Int(try r.read(UInt32.self, "analog.sample_count"))
             guard channelCount > 0 || sampleCount <= WireLimits.maxEmptyDimension else {
-                return WireError(.countTooLarge, field: "analog.sample_count", offset: origin + 4,
-                                 detail: "\(sampleCount) samples of no channel: a frame without channels has at most "
-                                     + "\(WireLimits.maxEmptyDimension) samples")
+                return WireError(
+                    .countTooLarge, field: "analog.sample_count", offset: origin + 4,
+                    detail: "\(sampleCount) samples of no channel: a frame without channels has at most "
+                        + "\(WireLimits.maxEmptyDimension) samples")
             }
             _ = try r.read(UInt64.self, "analog.first_sample")
             let rawFormat = try r.read(UInt8.self, "analog.sample_format")
             guard let format = SampleFormat(rawValue: rawFormat) else {
-                return WireError(.invalidValue, field: "analog.sample_format", offset: origin + 16,
-                                 detail: "\(rawFormat); expected 1 (float64), 2 (float32) or 3 (int16)")
+                return WireError(
+                    .invalidValue, field: "analog.sample_format", offset: origin + 16,
+                    detail: "\(rawFormat); expected 1 (float64), 2 (float32) or 3 (int16)")
             }
             try r.skip(7, "analog.reserved")
             let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
-            return WireError(.lengthMismatch, field: "analog.sample_count", offset: origin + 4,
-                             detail: "\(channelCount) channels × \(sampleCount) \(format) samples need a payload of "
-                                 + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
+            return WireError(
+                .lengthMismatch, field: "analog.sample_count", offset: origin + 4,
+                detail: "\(channelCount) channels × \(sampleCount) \(format) samples need a payload of "
+                    + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
         } catch {
             return error
         }
@@ -258,8 +265,8 @@ public struct AnalogView: @unchecked Sendable {
     @inlinable
     public func offset(_ channel: Int) -> Double {
         guard format == .int16 else { return 0 }
-        return Double(bitPattern: UInt64(littleEndian:
-            (payload + layout.scalesOffset + 8 * (channelCount + channel)).load(as: UInt64.self)))
+        return Double(
+            bitPattern: UInt64(littleEndian: (payload + layout.scalesOffset + 8 * (channelCount + channel)).load(as: UInt64.self)))
     }
 
     /// Calls `body` with one channel's samples in place. `T` must match `format`
@@ -292,8 +299,10 @@ public struct AnalogView: @unchecked Sendable {
     @inlinable
     public func withSampleBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try withExtendedLifetime(buffer) { () throws(E) -> R in
-            try body(UnsafeRawBufferPointer(start: payload + layout.samplesOffset,
-                                            count: channelCount * sampleCount * format.size))
+            try body(
+                UnsafeRawBufferPointer(
+                    start: payload + layout.samplesOffset,
+                    count: channelCount * sampleCount * format.size))
         }
     }
 
@@ -327,8 +336,9 @@ public struct AnalogView: @unchecked Sendable {
         case .float64: samples = .float64(withMatrix(Double.self) { Array($0) })
         case .float32: samples = .float32(withMatrix(Float.self) { Array($0) })
         case .int16:
-            samples = .int16(counts: withMatrix(Int16.self) { Array($0) },
-                             scale: (0..<channelCount).map(scale), offset: (0..<channelCount).map(offset))
+            samples = .int16(
+                counts: withMatrix(Int16.self) { Array($0) },
+                scale: (0..<channelCount).map(scale), offset: (0..<channelCount).map(offset))
         }
         return AnalogData(channelIndexes: channelIndexes, sampleCount: sampleCount, firstSample: firstSample, samples: samples)
     }

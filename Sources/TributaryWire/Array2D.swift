@@ -80,8 +80,9 @@ public struct Array2D: Sendable, Hashable {
 
     public init(rowCount: Int, columnCount: Int, rowOrigin: UInt32 = 0, columnOrigin: UInt32 = 0, elements: ArrayElements) {
         precondition(elements.count == rowCount * columnCount, "elements must be rows × columns")
-        precondition(elements.count > 0 || max(rowCount, columnCount) <= WireLimits.maxEmptyDimension,
-                     "an array without elements has at most \(WireLimits.maxEmptyDimension) rows or columns (docs/PROTOCOL.md §2.4)")
+        precondition(
+            elements.count > 0 || max(rowCount, columnCount) <= WireLimits.maxEmptyDimension,
+            "an array without elements has at most \(WireLimits.maxEmptyDimension) rows or columns (docs/PROTOCOL.md §2.4)")
         self.rowCount = rowCount
         self.columnCount = columnCount
         self.rowOrigin = rowOrigin
@@ -98,8 +99,9 @@ public struct Array2D: Sendable, Hashable {
     }
 
     func write(_ w: inout ByteWriter) {
-        ArrayLayout.writePreamble(&w, type: elementType, rows: rowCount, columns: columnCount,
-                                  rowOrigin: rowOrigin, columnOrigin: columnOrigin)
+        ArrayLayout.writePreamble(
+            &w, type: elementType, rows: rowCount, columns: columnCount,
+            rowOrigin: rowOrigin, columnOrigin: columnOrigin)
         func raw<T>(_ values: [T]) { values.withUnsafeBytes { w.write($0) } }
         switch elements {
         case .double(let v): raw(v)
@@ -124,8 +126,10 @@ public struct Array2D: Sendable, Hashable {
 enum ArrayLayout {
     static let dataOffset = 24
 
-    static func writePreamble(_ w: inout ByteWriter, type: ArrayElementType, rows: Int, columns: Int,
-                              rowOrigin: UInt32, columnOrigin: UInt32) {
+    static func writePreamble(
+        _ w: inout ByteWriter, type: ArrayElementType, rows: Int, columns: Int,
+        rowOrigin: UInt32, columnOrigin: UInt32
+    ) {
         w.write(type.rawValue)
         w.skip(3)
         w.write(UInt32(rows))
@@ -154,8 +158,9 @@ public struct ArrayView: @unchecked Sendable {
         var r = ByteReader(bytes, origin: origin)
         let rawType = try r.read(UInt8.self, "array.element_type")
         guard let type = ArrayElementType(rawValue: rawType) else {
-            throw WireError(.invalidValue, field: "array.element_type", offset: origin,
-                            detail: "\(rawType); expected 1-7")
+            throw WireError(
+                .invalidValue, field: "array.element_type", offset: origin,
+                detail: "\(rawType); expected 1-7")
         }
         try r.skip(3, "array.reserved")
         let rows = Int(try r.read(UInt32.self, "array.row_count"))
@@ -167,26 +172,30 @@ public struct ArrayView: @unchecked Sendable {
         // rows × columns can reach 2^64 - 2^33 + 1: check before using it as a count.
         let (n, overflow) = rows.multipliedReportingOverflow(by: columns)
         guard !overflow, n <= available else {
-            throw WireError(.countTooLarge, field: "array.row_count", offset: origin + 4,
-                            detail: "\(rows) × \(columns) elements cannot fit in the \(available) bytes that follow")
+            throw WireError(
+                .countTooLarge, field: "array.row_count", offset: origin + 4,
+                detail: "\(rows) × \(columns) elements cannot fit in the \(available) bytes that follow")
         }
         guard n > 0 || max(rows, columns) <= WireLimits.maxEmptyDimension else {
-            throw WireError(.countTooLarge, field: rows > columns ? "array.row_count" : "array.column_count",
-                            offset: origin + (rows > columns ? 4 : 8),
-                            detail: "an empty \(rows) × \(columns) array: an array without elements has at most "
-                                + "\(WireLimits.maxEmptyDimension) rows or columns")
+            throw WireError(
+                .countTooLarge, field: rows > columns ? "array.row_count" : "array.column_count",
+                offset: origin + (rows > columns ? 4 : 8),
+                detail: "an empty \(rows) × \(columns) array: an array without elements has at most "
+                    + "\(WireLimits.maxEmptyDimension) rows or columns")
         }
         if type == .string {
             let tableBytes = 4 * (n + 1)
             guard tableBytes <= available else {
-                throw WireError(.countTooLarge, field: "array.row_count", offset: origin + 4,
-                                detail: "\(rows) × \(columns) strings need an offsets table of \(tableBytes) bytes, "
-                                    + "\(available) bytes follow")
+                throw WireError(
+                    .countTooLarge, field: "array.row_count", offset: origin + 4,
+                    detail: "\(rows) × \(columns) strings need an offsets table of \(tableBytes) bytes, "
+                        + "\(available) bytes follow")
             }
             let textStart = align8(ArrayLayout.dataOffset + tableBytes)
             guard textStart <= bytes.count else {
-                throw WireError(.truncated, field: "array.offsets", offset: origin + bytes.count,
-                                detail: "offsets table padding runs past the payload")
+                throw WireError(
+                    .truncated, field: "array.offsets", offset: origin + bytes.count,
+                    detail: "offsets table padding runs past the payload")
             }
             // Offsets start at 0, never decrease, and each string is valid UTF-8 on its own.
             var previous: UInt32 = 0
@@ -194,41 +203,48 @@ public struct ArrayView: @unchecked Sendable {
                 let at = ArrayLayout.dataOffset + 4 * i
                 let offset = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))
                 guard (i == 0 && offset == 0) || (i > 0 && offset >= previous) else {
-                    throw WireError(.invalidValue, field: "array.offsets[\(i)]", offset: origin + at,
-                                    detail: i == 0 ? "the first offset must be 0, found \(offset)"
-                                        : "offset \(offset) is below the previous offset \(previous)")
+                    throw WireError(
+                        .invalidValue, field: "array.offsets[\(i)]", offset: origin + at,
+                        detail: i == 0
+                            ? "the first offset must be 0, found \(offset)"
+                            : "offset \(offset) is below the previous offset \(previous)")
                 }
                 guard textStart + Int(offset) <= bytes.count else {
-                    throw WireError(.lengthMismatch, field: "array.offsets[\(i)]", offset: origin + at,
-                                    detail: "offset \(offset) runs past the end of the payload")
+                    throw WireError(
+                        .lengthMismatch, field: "array.offsets[\(i)]", offset: origin + at,
+                        detail: "offset \(offset) runs past the end of the payload")
                 }
                 if i > 0 {
                     let slice = UnsafeRawBufferPointer(rebasing: bytes[(textStart + Int(previous))..<(textStart + Int(offset))])
                     guard String(validating: slice.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
-                        throw WireError(.invalidUTF8, field: "array.strings[\(i - 1)]",
-                                        offset: origin + textStart + Int(previous),
-                                        detail: "element \(i - 1) is not valid UTF-8")
+                        throw WireError(
+                            .invalidUTF8, field: "array.strings[\(i - 1)]",
+                            offset: origin + textStart + Int(previous),
+                            detail: "element \(i - 1) is not valid UTF-8")
                     }
                 }
                 previous = offset
             }
             let end = textStart + Int(previous)
             guard align8(end) == bytes.count else {
-                throw WireError(.lengthMismatch, field: "array.payload_length", offset: origin + end,
-                                detail: "strings end at payload byte \(end) but the payload has \(bytes.count) bytes")
+                throw WireError(
+                    .lengthMismatch, field: "array.payload_length", offset: origin + end,
+                    detail: "strings end at payload byte \(end) but the payload has \(bytes.count) bytes")
             }
             stringBytesOffset = textStart
         } else {
             let needed = n * type.size
             guard align8(ArrayLayout.dataOffset + needed) == bytes.count else {
-                throw WireError(.lengthMismatch, field: "array.row_count", offset: origin + 4,
-                                detail: "\(rows) × \(columns) \(type) elements need a payload of "
-                                    + "\(align8(ArrayLayout.dataOffset + needed)) bytes, the header says \(bytes.count)")
+                throw WireError(
+                    .lengthMismatch, field: "array.row_count", offset: origin + 4,
+                    detail: "\(rows) × \(columns) \(type) elements need a payload of "
+                        + "\(align8(ArrayLayout.dataOffset + needed)) bytes, the header says \(bytes.count)")
             }
             if type == .bool {
                 for i in 0..<n where bytes[ArrayLayout.dataOffset + i] > 1 {
-                    throw WireError(.invalidValue, field: "array.elements[\(i)]", offset: origin + ArrayLayout.dataOffset + i,
-                                    detail: "bool element is \(bytes[ArrayLayout.dataOffset + i]); expected 0 or 1")
+                    throw WireError(
+                        .invalidValue, field: "array.elements[\(i)]", offset: origin + ArrayLayout.dataOffset + i,
+                        detail: "bool element is \(bytes[ArrayLayout.dataOffset + i]); expected 0 or 1")
                 }
             }
             stringBytesOffset = 0
@@ -290,15 +306,18 @@ public struct ArrayView: @unchecked Sendable {
         case .bool: elements = .bool(withElements(UInt8.self) { $0.map { $0 != 0 } })
         case .string:
             // Row-major, as stored: one pass over the elements, whatever the dimensions.
-            elements = .string(withExtendedLifetime(buffer) {
-                (0..<(rowCount * columnCount)).map { i in
-                    let range = stringRange(i)
-                    return String(decoding: UnsafeRawBufferPointer(start: payload + range.lowerBound, count: range.count), as: UTF8.self)
-                }
-            })
+            elements = .string(
+                withExtendedLifetime(buffer) {
+                    (0..<(rowCount * columnCount)).map { i in
+                        let range = stringRange(i)
+                        return String(
+                            decoding: UnsafeRawBufferPointer(start: payload + range.lowerBound, count: range.count), as: UTF8.self)
+                    }
+                })
         }
-        return Array2D(rowCount: rowCount, columnCount: columnCount, rowOrigin: rowOrigin,
-                       columnOrigin: columnOrigin, elements: elements)
+        return Array2D(
+            rowCount: rowCount, columnCount: columnCount, rowOrigin: rowOrigin,
+            columnOrigin: columnOrigin, elements: elements)
     }
 }
 

@@ -70,24 +70,31 @@ public struct BlobAssembler {
         let id = chunk.transferID
         guard chunk.totalSize <= maxTransferSize else {
             drop(id)
-            throw BlobError(reason: .tooLarge, transferID: id,
-                            detail: "\(chunk.totalSize) bytes exceed the limit of \(maxTransferSize)")
+            throw BlobError(
+                reason: .tooLarge, transferID: id,
+                detail: "\(chunk.totalSize) bytes exceed the limit of \(maxTransferSize)")
         }
         guard chunk.chunkCount > 0, chunk.chunkIndex < chunk.chunkCount,
-              chunk.chunkOffset <= chunk.totalSize, UInt64(chunk.content.count) <= chunk.totalSize - chunk.chunkOffset else {
+            chunk.chunkOffset <= chunk.totalSize, UInt64(chunk.content.count) <= chunk.totalSize - chunk.chunkOffset
+        else {
             drop(id)
-            throw BlobError(reason: .inconsistentChunk, transferID: id,
-                            detail: "chunk \(chunk.chunkIndex) of \(chunk.chunkCount) with \(chunk.content.count) bytes at offset \(chunk.chunkOffset) does not fit a transfer of \(chunk.totalSize) bytes")
+            throw BlobError(
+                reason: .inconsistentChunk, transferID: id,
+                detail:
+                    "chunk \(chunk.chunkIndex) of \(chunk.chunkCount) with \(chunk.content.count) bytes at offset \(chunk.chunkOffset) does not fit a transfer of \(chunk.totalSize) bytes"
+            )
         }
         var entry: Pending
         if let existing = pending[id] {
             entry = existing
             let f = entry.first
             guard f.totalSize == chunk.totalSize, f.chunkCount == chunk.chunkCount, f.md5 == chunk.md5,
-                  f.name == chunk.name, f.imageFormat == chunk.imageFormat else {
+                f.name == chunk.name, f.imageFormat == chunk.imageFormat
+            else {
                 drop(id)
-                throw BlobError(reason: .inconsistentChunk, transferID: id,
-                                detail: "chunk \(chunk.chunkIndex) disagrees with chunk \(f.chunkIndex) on size, count, name or MD5")
+                throw BlobError(
+                    reason: .inconsistentChunk, transferID: id,
+                    detail: "chunk \(chunk.chunkIndex) disagrees with chunk \(f.chunkIndex) on size, count, name or MD5")
             }
             guard entry.pieces[chunk.chunkIndex] == nil else {
                 drop(id)
@@ -95,8 +102,9 @@ public struct BlobAssembler {
             }
         } else {
             guard pending.count < maxPendingTransfers else {
-                throw BlobError(reason: .tooLarge, transferID: id,
-                                detail: "more than \(maxPendingTransfers) transfers in progress")
+                throw BlobError(
+                    reason: .tooLarge, transferID: id,
+                    detail: "more than \(maxPendingTransfers) transfers in progress")
             }
             var description = chunk
             description.content = []
@@ -104,8 +112,9 @@ public struct BlobAssembler {
         }
         guard pendingBytes + UInt64(chunk.content.count) <= maxPendingBytes else {
             drop(id)
-            throw BlobError(reason: .tooLarge, transferID: id,
-                            detail: "unfinished transfers would hold more than \(maxPendingBytes) bytes")
+            throw BlobError(
+                reason: .tooLarge, transferID: id,
+                detail: "unfinished transfers would hold more than \(maxPendingBytes) bytes")
         }
         // Take the entry out while it changes, so that the dictionary's copy does not force a copy.
         pending[id] = nil
@@ -123,23 +132,27 @@ public struct BlobAssembler {
         content.reserveCapacity(Int(first.totalSize))
         for piece in ordered {
             guard piece.offset == UInt64(content.count) else {
-                throw BlobError(reason: .inconsistentChunk, transferID: id,
-                                detail: "the chunks leave a hole or overlap at byte \(min(piece.offset, UInt64(content.count)))")
+                throw BlobError(
+                    reason: .inconsistentChunk, transferID: id,
+                    detail: "the chunks leave a hole or overlap at byte \(min(piece.offset, UInt64(content.count)))")
             }
             content.append(contentsOf: piece.content)
         }
         guard UInt64(content.count) == first.totalSize else {
-            throw BlobError(reason: .inconsistentChunk, transferID: id,
-                            detail: "the chunks hold \(content.count) bytes of the announced \(first.totalSize)")
+            throw BlobError(
+                reason: .inconsistentChunk, transferID: id,
+                detail: "the chunks hold \(content.count) bytes of the announced \(first.totalSize)")
         }
         if let expected = first.md5 {
             let actual = MD5.digest(content)
             guard actual == expected else {
-                throw BlobError(reason: .checksumMismatch, transferID: id,
-                                detail: "MD5 \(MD5.hex(actual)) of '\(first.name)' does not match the sent \(MD5.hex(expected))")
+                throw BlobError(
+                    reason: .checksumMismatch, transferID: id,
+                    detail: "MD5 \(MD5.hex(actual)) of '\(first.name)' does not match the sent \(MD5.hex(expected))")
             }
         }
-        return AssembledBlob(name: first.name, attributes: first.attributes,
-                             imageFormat: first.imageFormat, md5: first.md5, content: content)
+        return AssembledBlob(
+            name: first.name, attributes: first.attributes,
+            imageFormat: first.imageFormat, md5: first.md5, content: content)
     }
 }

@@ -40,8 +40,10 @@ public struct BlobChunk: Sendable, Hashable {
     /// This chunk's bytes.
     public var content: [UInt8]
 
-    public init(transferID: UInt64, totalSize: UInt64, chunkOffset: UInt64, chunkIndex: UInt32, chunkCount: UInt32,
-                md5: [UInt8]?, imageFormat: ImageFormat?, name: String, attributes: [String], content: [UInt8]) {
+    public init(
+        transferID: UInt64, totalSize: UInt64, chunkOffset: UInt64, chunkIndex: UInt32, chunkCount: UInt32,
+        md5: [UInt8]?, imageFormat: ImageFormat?, name: String, attributes: [String], content: [UInt8]
+    ) {
         precondition(md5 == nil || md5!.count == 16, "an MD5 has 16 bytes")
         self.transferID = transferID
         self.totalSize = totalSize
@@ -59,17 +61,20 @@ public struct BlobChunk: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - computeMD5: whether to send the MD5 of the content (SCCT's constructor flag).
-    public static func chunks(of content: [UInt8], transferID: UInt64, name: String, attributes: [String] = [],
-                              imageFormat: ImageFormat? = nil, computeMD5: Bool = true,
-                              chunkSize: Int = 1 << 20) -> [BlobChunk] {
+    public static func chunks(
+        of content: [UInt8], transferID: UInt64, name: String, attributes: [String] = [],
+        imageFormat: ImageFormat? = nil, computeMD5: Bool = true,
+        chunkSize: Int = 1 << 20
+    ) -> [BlobChunk] {
         precondition(chunkSize > 0, "chunk size must be positive")
         let digest = computeMD5 ? MD5.digest(content) : nil
         let count = max(1, (content.count + chunkSize - 1) / chunkSize)
         return (0..<count).map { i in
             let range = (i * chunkSize)..<min(content.count, (i + 1) * chunkSize)
-            return BlobChunk(transferID: transferID, totalSize: UInt64(content.count), chunkOffset: UInt64(range.lowerBound),
-                             chunkIndex: UInt32(i), chunkCount: UInt32(count), md5: digest, imageFormat: imageFormat,
-                             name: name, attributes: attributes, content: Array(content[range]))
+            return BlobChunk(
+                transferID: transferID, totalSize: UInt64(content.count), chunkOffset: UInt64(range.lowerBound),
+                chunkIndex: UInt32(i), chunkCount: UInt32(count), md5: digest, imageFormat: imageFormat,
+                name: name, attributes: attributes, content: Array(content[range]))
         }
     }
 
@@ -107,8 +112,9 @@ public struct BlobChunk: Sendable, Hashable {
         let index = try r.read(UInt32.self, "\(prefix).chunk_index")
         let count = try r.read(UInt32.self, "\(prefix).chunk_count")
         guard count >= 1, index < count else {
-            throw WireError(.invalidValue, field: "\(prefix).chunk_index", offset: indexAt,
-                            detail: "chunk \(index) of \(count); need count >= 1 and index < count")
+            throw WireError(
+                .invalidValue, field: "\(prefix).chunk_index", offset: indexAt,
+                detail: "chunk \(index) of \(count); need count >= 1 and index < count")
         }
         let digest = try r.readBytes(16, "\(prefix).md5")
         let hasMD5 = try readBool(&r, "\(prefix).md5_present")
@@ -117,8 +123,9 @@ public struct BlobChunk: Sendable, Hashable {
         var format: ImageFormat?
         if isImage {
             guard let f = ImageFormat(rawValue: rawFormat) else {
-                throw WireError(.invalidValue, field: "image.image_format", offset: formatAt,
-                                detail: "\(rawFormat); expected 1 (png), 2 (jpeg), 3 (bmp) or 4 (tiff)")
+                throw WireError(
+                    .invalidValue, field: "image.image_format", offset: formatAt,
+                    detail: "\(rawFormat); expected 1 (png), 2 (jpeg), 3 (bmp) or 4 (tiff)")
             }
             format = f
         } else if rawFormat != 0 {
@@ -127,8 +134,9 @@ public struct BlobChunk: Sendable, Hashable {
         try r.skip(2, "\(prefix).reserved")
         let length = try r.readCount("\(prefix).content_length", elementSize: 1)
         guard offset <= total, UInt64(length) <= total - offset else {
-            throw WireError(.lengthMismatch, field: "\(prefix).chunk_offset", offset: offsetAt,
-                            detail: "\(length) bytes at offset \(offset) run past the total size \(total)")
+            throw WireError(
+                .lengthMismatch, field: "\(prefix).chunk_offset", offset: offsetAt,
+                detail: "\(length) bytes at offset \(offset) run past the total size \(total)")
         }
         let content = try r.readBytes(length, "\(prefix).content")
         try r.align8("\(prefix).padding")
@@ -136,7 +144,8 @@ public struct BlobChunk: Sendable, Hashable {
         let attributeCount = try r.readCount("\(prefix).attribute_count", elementSize: 4, limit: WireLimits.maxChannels)
         var attributes: [String] = []
         for _ in 0..<attributeCount { attributes.append(try r.readString("\(prefix).attribute")) }
-        return BlobChunk(transferID: transfer, totalSize: total, chunkOffset: offset, chunkIndex: index, chunkCount: count,
-                         md5: hasMD5 ? digest : nil, imageFormat: format, name: name, attributes: attributes, content: content)
+        return BlobChunk(
+            transferID: transfer, totalSize: total, chunkOffset: offset, chunkIndex: index, chunkCount: count,
+            md5: hasMD5 ? digest : nil, imageFormat: format, name: name, attributes: attributes, content: content)
     }
 }

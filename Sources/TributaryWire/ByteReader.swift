@@ -19,8 +19,9 @@ struct ByteReader {
 
     @inlinable
     func truncated(_ field: String, needed: Int) -> WireError {
-        WireError(.truncated, field: field, offset: origin + position,
-                  detail: "needs \(needed) bytes, \(remaining) left")
+        WireError(
+            .truncated, field: field, offset: origin + position,
+            detail: "needs \(needed) bytes, \(remaining) left")
     }
 
     @inlinable
@@ -60,8 +61,9 @@ struct ByteReader {
         }
         let (bytesNeeded, overflow) = count.multipliedReportingOverflow(by: elementSize)
         guard !overflow, bytesNeeded <= remaining else {
-            throw WireError(.countTooLarge, field: field, offset: start,
-                            detail: "\(count) elements of \(elementSize) bytes do not fit in the \(remaining) bytes left")
+            throw WireError(
+                .countTooLarge, field: field, offset: start,
+                detail: "\(count) elements of \(elementSize) bytes do not fit in the \(remaining) bytes left")
         }
         return count
     }
@@ -91,8 +93,9 @@ struct ByteReader {
     func finish(_ kind: FrameKind) throws(WireError) {
         let contentEnd = (position + 7) & ~7
         guard contentEnd == bytes.count else {
-            throw WireError(.lengthMismatch, field: "\(kind).payload_length", offset: origin + position,
-                            detail: "content ends at payload byte \(position) but the payload has \(bytes.count) bytes")
+            throw WireError(
+                .lengthMismatch, field: "\(kind).payload_length", offset: origin + position,
+                detail: "content ends at payload byte \(position) but the payload has \(bytes.count) bytes")
         }
     }
 }

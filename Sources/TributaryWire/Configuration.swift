@@ -19,8 +19,10 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// Largest value the channel can take.
     public var maxValue: Double
 
-    public init(index: UInt32, description: String, direction: Direction = .input, unit: String = "V",
-                samplingRate: Double, minValue: Double = -10, maxValue: Double = 10) {
+    public init(
+        index: UInt32, description: String, direction: Direction = .input, unit: String = "V",
+        samplingRate: Double, minValue: Double = -10, maxValue: Double = 10
+    ) {
         self.index = index
         self.description = description
         self.direction = direction
@@ -51,8 +53,10 @@ public struct Configuration: Sendable, Hashable {
     public var channels: [ChannelConfiguration]
     public var lines: [DigitalLineConfiguration]
 
-    public init(deviceName: String, deviceType: String, channels: [ChannelConfiguration] = [],
-                lines: [DigitalLineConfiguration] = []) {
+    public init(
+        deviceName: String, deviceType: String, channels: [ChannelConfiguration] = [],
+        lines: [DigitalLineConfiguration] = []
+    ) {
         self.deviceName = deviceName
         self.deviceType = deviceType
         self.channels = channels
@@ -98,15 +102,18 @@ public struct Configuration: Sendable, Hashable {
             let direction = try readDirection(&r, "channel.direction")
             let rate = try r.readDouble("channel.sampling_rate")
             guard WireLimits.isValidSamplingRate(rate) else {
-                throw WireError(.invalidValue, field: "channel.sampling_rate", offset: r.absolutePosition - 8,
-                                detail: "\(rate) is not 0 or in [\(WireLimits.minSamplingRate), \(WireLimits.maxSamplingRate)] samples a second")
+                throw WireError(
+                    .invalidValue, field: "channel.sampling_rate", offset: r.absolutePosition - 8,
+                    detail: "\(rate) is not 0 or in [\(WireLimits.minSamplingRate), \(WireLimits.maxSamplingRate)] samples a second")
             }
             let min = try r.readDouble("channel.min")
             let max = try r.readDouble("channel.max")
             let description = try r.readString("channel.description")
             let unit = try r.readString("channel.unit")
-            channels.append(ChannelConfiguration(index: index, description: description, direction: direction,
-                                                 unit: unit, samplingRate: rate, minValue: min, maxValue: max))
+            channels.append(
+                ChannelConfiguration(
+                    index: index, description: description, direction: direction,
+                    unit: unit, samplingRate: rate, minValue: min, maxValue: max))
         }
         let lineCount = try r.readCount("configuration.line_count", elementSize: 9, limit: WireLimits.maxChannels)
         var lines: [DigitalLineConfiguration] = []

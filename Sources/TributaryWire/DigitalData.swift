@@ -74,21 +74,24 @@ public struct DigitalView: @unchecked Sendable {
         var r = ByteReader(bytes, origin: origin)
         let lineCount = Int(try r.read(UInt32.self, "digital.line_count"))
         guard lineCount <= WireLimits.maxChannels else {
-            throw WireError(.countTooLarge, field: "digital.line_count", offset: origin,
-                            detail: "\(lineCount) exceeds the limit \(WireLimits.maxChannels)")
+            throw WireError(
+                .countTooLarge, field: "digital.line_count", offset: origin,
+                detail: "\(lineCount) exceeds the limit \(WireLimits.maxChannels)")
         }
         let sampleCount = Int(try r.read(UInt32.self, "digital.sample_count"))
         guard lineCount > 0 || sampleCount <= WireLimits.maxEmptyDimension else {
-            throw WireError(.countTooLarge, field: "digital.sample_count", offset: origin + 4,
-                            detail: "\(sampleCount) samples of no line: a frame without lines has at most "
-                                + "\(WireLimits.maxEmptyDimension) samples")
+            throw WireError(
+                .countTooLarge, field: "digital.sample_count", offset: origin + 4,
+                detail: "\(sampleCount) samples of no line: a frame without lines has at most "
+                    + "\(WireLimits.maxEmptyDimension) samples")
         }
         firstSample = try r.read(UInt64.self, "digital.first_sample")
         let layout = DigitalLayout(lineCount: lineCount, sampleCount: sampleCount)
         guard align8(layout.contentLength) == bytes.count else {
-            throw WireError(.lengthMismatch, field: "digital.sample_count", offset: origin + 4,
-                            detail: "\(lineCount) lines × \(sampleCount) samples need a payload of "
-                                + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
+            throw WireError(
+                .lengthMismatch, field: "digital.sample_count", offset: origin + 4,
+                detail: "\(lineCount) lines × \(sampleCount) samples need a payload of "
+                    + "\(align8(layout.contentLength)) bytes, the header says \(bytes.count)")
         }
         self.layout = layout
         payload = bytes.baseAddress!
@@ -111,8 +114,10 @@ public struct DigitalView: @unchecked Sendable {
     /// Calls `body` with one line's packed bits in place.
     public func withBits<R>(line: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(buffer) {
-            try body(UnsafeRawBufferPointer(start: payload + layout.bitsOffset + line * layout.bytesPerLine,
-                                            count: layout.bytesPerLine))
+            try body(
+                UnsafeRawBufferPointer(
+                    start: payload + layout.bitsOffset + line * layout.bytesPerLine,
+                    count: layout.bytesPerLine))
         }
     }
 
@@ -121,7 +126,8 @@ public struct DigitalView: @unchecked Sendable {
         let bits = withExtendedLifetime(buffer) {
             Array(UnsafeRawBufferPointer(start: payload + layout.bitsOffset, count: lineCount * layout.bytesPerLine))
         }
-        return DigitalData(lineIndexes: (0..<lineCount).map(lineIndex), sampleCount: sampleCount,
-                           firstSample: firstSample, bits: bits)
+        return DigitalData(
+            lineIndexes: (0..<lineCount).map(lineIndex), sampleCount: sampleCount,
+            firstSample: firstSample, bits: bits)
     }
 }

@@ -86,9 +86,11 @@ public struct AnalogFilterRequest: Sendable, Hashable {
         let channelCount = Int(try r.read(UInt32.self, "analog_filter.channel_count"))
         let sourceCount = Int(try r.read(UInt32.self, "analog_filter.source_count"))
         guard channelCount <= WireLimits.maxChannels, sourceCount <= WireLimits.maxChannels,
-              4 * (channelCount + sourceCount) <= r.remaining else {
-            throw WireError(.countTooLarge, field: "analog_filter.channel_count", offset: channelCountAt,
-                            detail: "\(channelCount) channels and \(sourceCount) sources do not fit in the \(r.remaining) bytes left")
+            4 * (channelCount + sourceCount) <= r.remaining
+        else {
+            throw WireError(
+                .countTooLarge, field: "analog_filter.channel_count", offset: channelCountAt,
+                detail: "\(channelCount) channels and \(sourceCount) sources do not fit in the \(r.remaining) bytes left")
         }
         let channels: ChannelSelection
         switch mode {
@@ -103,12 +105,14 @@ public struct AnalogFilterRequest: Sendable, Hashable {
             for _ in 0..<channelCount { list.append(try r.read(UInt32.self, "analog_filter.channels")) }
             channels = .list(list)
         default:
-            throw WireError(.invalidValue, field: "analog_filter.mode", offset: modeAt,
-                            detail: "\(mode); expected 0 (all), 1 (range) or 2 (list)")
+            throw WireError(
+                .invalidValue, field: "analog_filter.mode", offset: modeAt,
+                detail: "\(mode); expected 0 (all), 1 (range) or 2 (list)")
         }
         if mode != 2, channelCount != 0 {
-            throw WireError(.invalidValue, field: "analog_filter.channel_count", offset: channelCountAt,
-                            detail: "\(channelCount) listed channels with mode \(mode); only mode 2 lists channels")
+            throw WireError(
+                .invalidValue, field: "analog_filter.channel_count", offset: channelCountAt,
+                detail: "\(channelCount) listed channels with mode \(mode); only mode 2 lists channels")
         }
         var sources: [UInt32] = []
         for _ in 0..<sourceCount { sources.append(try r.read(UInt32.self, "analog_filter.sources")) }
@@ -245,8 +249,9 @@ struct QueryParser {
         let start = index
         while index < chars.count, chars[index].isASCII, chars[index].isNumber { index += 1 }
         guard index > start else {
-            throw index < chars.count ? error("expected a \(what) index, found '\(chars[index])'")
-                                      : error("expected a \(what) index at the end")
+            throw index < chars.count
+                ? error("expected a \(what) index, found '\(chars[index])'")
+                : error("expected a \(what) index at the end")
         }
         guard let value = UInt32(String(chars[start..<index])), value != .max else {
             index = start

@@ -35,17 +35,20 @@ public struct Frame: Sendable {
 
     /// Validates the header of the frame at `offset` in `buffer`, which sits at `position` in a stream.
     @inlinable
-    public init(decoding buffer: FrameBuffer, at offset: Int, position: Int, maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) {
+    public init(decoding buffer: FrameBuffer, at offset: Int, position: Int, maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError)
+    {
         let bytes = UnsafeRawBufferPointer(rebasing: buffer.bytes[offset...])
         guard Int(bitPattern: bytes.baseAddress) & 7 == 0 else {
-            throw WireError(.misalignedBuffer, field: "header", offset: position,
-                            detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+            throw WireError(
+                .misalignedBuffer, field: "header", offset: position,
+                detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
         }
         switch try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: position) {
         case .frame(let header):
             guard header.frameLength <= bytes.count else {
-                throw WireError(.truncated, field: "\(header.kind).payload", offset: position + bytes.count,
-                                detail: "the frame has \(header.frameLength) bytes, \(bytes.count) present")
+                throw WireError(
+                    .truncated, field: "\(header.kind).payload", offset: position + bytes.count,
+                    detail: "the frame has \(header.frameLength) bytes, \(bytes.count) present")
             }
             self.header = header
         case .ignorable(let kind, _):
@@ -67,12 +70,14 @@ public struct Frame: Sendable {
     /// - Throws: `WireError` if the payload's length is not the header's, or it is misaligned.
     public init(header: FrameHeader, payload: FrameBuffer, at offset: Int = 0, position: Int = 0) throws(WireError) {
         guard payload.count - offset == header.payloadLength else {
-            throw WireError(.lengthMismatch, field: "header.payload_length", offset: position + 12,
-                            detail: "the header announces \(header.payloadLength) payload bytes, \(payload.count - offset) arrived")
+            throw WireError(
+                .lengthMismatch, field: "header.payload_length", offset: position + 12,
+                detail: "the header announces \(header.payloadLength) payload bytes, \(payload.count - offset) arrived")
         }
         guard Int(bitPattern: payload.baseAddress + offset) & 7 == 0 else {
-            throw WireError(.misalignedBuffer, field: "payload", offset: position + header.headerLength,
-                            detail: "payloads must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+            throw WireError(
+                .misalignedBuffer, field: "payload", offset: position + header.headerLength,
+                detail: "payloads must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
         }
         self.header = header
         buffer = payload
@@ -96,8 +101,9 @@ public struct Frame: Sendable {
         let buffer = FrameBuffer(copying: bytes)
         try self.init(decoding: buffer, maxFrameSize: maxFrameSize)
         guard header.frameLength == buffer.count else {
-            throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                            detail: "the frame has \(header.frameLength) bytes, \(buffer.count) were given")
+            throw WireError(
+                .lengthMismatch, field: "header.payload_length", offset: 12,
+                detail: "the frame has \(header.frameLength) bytes, \(buffer.count) were given")
         }
     }
 
@@ -132,7 +138,9 @@ public struct Frame: Sendable {
         var bytes = [UInt8](repeating: 0, count: header.frameLength)
         bytes.withUnsafeMutableBytes { out in
             header.encode(into: out.baseAddress!)
-            withUnsafePayloadBytes { out.baseAddress!.advanced(by: header.headerLength).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            withUnsafePayloadBytes {
+                out.baseAddress!.advanced(by: header.headerLength).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+            }
         }
         let result: Result<R, E> = bytes.withUnsafeBytes { raw in
             do throws(E) { return .success(try body(raw)) } catch { return .failure(error) }
@@ -206,17 +214,21 @@ public struct Frame: Sendable {
     /// - Throws: `WireError` if the header is invalid, the frame is not analog, truncated, or its
     ///   preamble disagrees with its length.
     @inlinable
-    public static func analogView(decoding buffer: FrameBuffer, at offset: Int = 0,
-                                  maxFrameSize: Int = WireLimits.maxFrameSize) throws(WireError) -> AnalogView {
+    public static func analogView(
+        decoding buffer: FrameBuffer, at offset: Int = 0,
+        maxFrameSize: Int = WireLimits.maxFrameSize
+    ) throws(WireError) -> AnalogView {
         let available = buffer.count - offset
         let base = buffer.baseAddress + offset
         guard Int(bitPattern: base) & 7 == 0, available >= 0 else {
-            throw WireError(.misalignedBuffer, field: "header", offset: offset,
-                            detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
+            throw WireError(
+                .misalignedBuffer, field: "header", offset: offset,
+                detail: "frames must start on an 8-byte boundary; copy the bytes into a FrameBuffer")
         }
         let bytes = UnsafeRawBufferPointer(start: base, count: available)
         guard case .frame(let header) = try FrameHeader.peek(bytes, maxFrameSize: maxFrameSize, origin: offset),
-              header.kind == .analog, header.frameLength <= available else {
+            header.kind == .analog, header.frameLength <= available
+        else {
             throw try Frame(decoding: buffer, at: offset, maxFrameSize: maxFrameSize).notAnalogError()
         }
         let payload = UnsafeRawBufferPointer(start: base + header.headerLength, count: header.payloadLength)
@@ -245,16 +257,23 @@ public struct Frame: Sendable {
         header.encode(into: buffer.mutableBase)
         var writer = ByteWriter(buffer.mutableBase + WireLimits.headerLength)
         package.write(&writer)
-        precondition(writer.position == package.contentLength, "encoder wrote \(writer.position) bytes for \(package.kind), sized \(package.contentLength)")
+        precondition(
+            writer.position == package.contentLength,
+            "encoder wrote \(writer.position) bytes for \(package.kind), sized \(package.contentLength)")
         buffer.setCount(header.frameLength)
         self.init(header: header, buffer: buffer, offset: 0, position: 0)
     }
 
     /// Encodes a package with the given header fields.
-    public init(encoding package: Package, sequence: UInt64 = 0, timestampNs: Int64 = 0, sourceID: UInt32 = 0,
-                filterID: UInt32 = 0, flags: FrameFlags = []) {
-        self.init(encoding: package, header: FrameHeader(kind: package.kind, flags: flags, sequence: sequence,
-                                                          timestampNs: timestampNs, sourceID: sourceID, filterID: filterID))
+    public init(
+        encoding package: Package, sequence: UInt64 = 0, timestampNs: Int64 = 0, sourceID: UInt32 = 0,
+        filterID: UInt32 = 0, flags: FrameFlags = []
+    ) {
+        self.init(
+            encoding: package,
+            header: FrameHeader(
+                kind: package.kind, flags: flags, sequence: sequence,
+                timestampNs: timestampNs, sourceID: sourceID, filterID: filterID))
     }
 
     /// Writes an analog frame whose samples the caller fills in place (no intermediate arrays):
@@ -265,8 +284,10 @@ public struct Frame: Sendable {
     ///   - layout: channel count, sample count and format.
     ///   - firstSample: index of the first sample in the source's stream.
     ///   - fill: writes channel indexes, scales and samples through the `AnalogFrameWriter`.
-    public static func analog(header: FrameHeader, layout: AnalogLayout, firstSample: UInt64,
-                              fill: (inout AnalogFrameWriter) throws -> Void) rethrows -> Frame {
+    public static func analog(
+        header: FrameHeader, layout: AnalogLayout, firstSample: UInt64,
+        fill: (inout AnalogFrameWriter) throws -> Void
+    ) rethrows -> Frame {
         var header = header
         header.kind = .analog
         header.headerLength = WireLimits.headerLength

@@ -77,8 +77,10 @@ public final class FrameBuffer: @unchecked Sendable {
     ///   - count: number of bytes.
     ///   - release: frees the handle (a C function: it captures nothing; `context` says which handle).
     ///   - context: passed to `release`.
-    public init(borrowing baseAddress: UnsafeRawPointer, count: Int,
-                release: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void, context: UnsafeMutableRawPointer?) {
+    public init(
+        borrowing baseAddress: UnsafeRawPointer, count: Int,
+        release: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void, context: UnsafeMutableRawPointer?
+    ) {
         self.baseAddress = baseAddress
         self.count = count
         capacity = count

@@ -65,8 +65,10 @@ public struct FrameHeader: Sendable, Hashable {
     /// The filter the data was produced for (0: unfiltered).
     public var filterID: UInt32
 
-    public init(kind: FrameKind, flags: FrameFlags = [], sequence: UInt64 = 0, timestampNs: Int64 = 0,
-                sourceID: UInt32 = 0, filterID: UInt32 = 0, payloadLength: Int = 0) {
+    public init(
+        kind: FrameKind, flags: FrameFlags = [], sequence: UInt64 = 0, timestampNs: Int64 = 0,
+        sourceID: UInt32 = 0, filterID: UInt32 = 0, payloadLength: Int = 0
+    ) {
         version = Self.currentVersion
         self.kind = kind
         self.flags = flags
@@ -97,8 +99,10 @@ public struct FrameHeader: Sendable, Hashable {
     ///   - origin: offset of `bytes[0]` in the stream, for error offsets.
     /// - Throws: `WireError` naming the failing header field.
     @inlinable @inline(__always)
-    public static func peek(_ bytes: UnsafeRawBufferPointer, maxFrameSize: Int = WireLimits.maxFrameSize,
-                            origin: Int = 0) throws(WireError) -> Peek {
+    public static func peek(
+        _ bytes: UnsafeRawBufferPointer, maxFrameSize: Int = WireLimits.maxFrameSize,
+        origin: Int = 0
+    ) throws(WireError) -> Peek {
         // Hot path: one combined test over the fixed fields; the cold path finds which one failed.
         guard bytes.count >= WireLimits.headerLength else { throw headerError(bytes, maxFrameSize, origin) }
         let magic = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
@@ -108,11 +112,12 @@ public struct FrameHeader: Sendable, Hashable {
         let headerLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
         let payloadLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
         guard magic == Self.magic, version == currentVersion, headerLength >= WireLimits.headerLength,
-              (headerLength | payloadLength) & 7 == 0, headerLength + payloadLength <= maxFrameSize,
-              flags & 0x00FF & ~FrameFlags.knownCritical == 0, let kind = FrameKind(rawValue: rawKind)
+            (headerLength | payloadLength) & 7 == 0, headerLength + payloadLength <= maxFrameSize,
+            flags & 0x00FF & ~FrameFlags.knownCritical == 0, let kind = FrameKind(rawValue: rawKind)
         else {
             if magic == Self.magic, version == currentVersion, headerLength >= WireLimits.headerLength,
-               (headerLength | payloadLength) & 7 == 0, headerLength + payloadLength <= maxFrameSize, rawKind >= 128 {
+                (headerLength | payloadLength) & 7 == 0, headerLength + payloadLength <= maxFrameSize, rawKind >= 128
+            {
                 return .ignorable(kind: rawKind, frameLength: headerLength + payloadLength)
             }
             throw headerError(bytes, maxFrameSize, origin)
@@ -131,40 +136,47 @@ public struct FrameHeader: Sendable, Hashable {
     @usableFromInline @inline(never)
     static func headerError(_ bytes: UnsafeRawBufferPointer, _ maxFrameSize: Int, _ origin: Int) -> WireError {
         guard bytes.count >= WireLimits.headerLength else {
-            return WireError(.truncated, field: "header", offset: origin + bytes.count,
-                             detail: "a header needs 40 bytes, \(bytes.count) present")
+            return WireError(
+                .truncated, field: "header", offset: origin + bytes.count,
+                detail: "a header needs 40 bytes, \(bytes.count) present")
         }
         let magic = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
         guard magic == Self.magic else {
-            return WireError(.badMagic, field: "header.magic", offset: origin,
-                             detail: "expected 54 52 49 42 (\"TRIB\"), found \(hex(bytes, 0, 4))")
+            return WireError(
+                .badMagic, field: "header.magic", offset: origin,
+                detail: "expected 54 52 49 42 (\"TRIB\"), found \(hex(bytes, 0, 4))")
         }
         let version = bytes[4]
         guard version == currentVersion else {
-            return WireError(.unsupportedVersion, field: "header.version", offset: origin + 4,
-                             detail: "version \(version); this decoder implements version \(currentVersion)")
+            return WireError(
+                .unsupportedVersion, field: "header.version", offset: origin + 4,
+                detail: "version \(version); this decoder implements version \(currentVersion)")
         }
         let headerLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
         guard headerLength >= WireLimits.headerLength, headerLength & 7 == 0 else {
-            return WireError(.badHeaderLength, field: "header.header_length", offset: origin + 8,
-                             detail: "\(headerLength); must be >= 40 and a multiple of 8")
+            return WireError(
+                .badHeaderLength, field: "header.header_length", offset: origin + 8,
+                detail: "\(headerLength); must be >= 40 and a multiple of 8")
         }
         let payloadLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
         guard payloadLength & 7 == 0 else {
-            return WireError(.misalignedLength, field: "header.payload_length", offset: origin + 12,
-                             detail: "\(payloadLength) is not a multiple of 8")
+            return WireError(
+                .misalignedLength, field: "header.payload_length", offset: origin + 12,
+                detail: "\(payloadLength) is not a multiple of 8")
         }
         guard headerLength + payloadLength <= maxFrameSize else {
-            return WireError(.frameTooLarge, field: "header.payload_length", offset: origin + 12,
-                             detail: "frame of \(headerLength + payloadLength) bytes exceeds the limit of \(maxFrameSize)")
+            return WireError(
+                .frameTooLarge, field: "header.payload_length", offset: origin + 12,
+                detail: "frame of \(headerLength + payloadLength) bytes exceeds the limit of \(maxFrameSize)")
         }
         let rawKind = bytes[5]
         guard FrameKind(rawValue: rawKind) != nil else {
             return WireError(.unknownKind, field: "header.kind", offset: origin + 5, detail: "kind \(rawKind)")
         }
         let flags = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
-        return WireError(.unsupportedFlags, field: "header.flags", offset: origin + 6,
-                         detail: "critical flag bits 0x\(String(flags & 0x00FF & ~FrameFlags.knownCritical, radix: 16)) are not known")
+        return WireError(
+            .unsupportedFlags, field: "header.flags", offset: origin + 6,
+            detail: "critical flag bits 0x\(String(flags & 0x00FF & ~FrameFlags.knownCritical, radix: 16)) are not known")
     }
 
     /// Writes the header's 40 bytes at `base` (a version-1 header: `header_length` is written as 40,

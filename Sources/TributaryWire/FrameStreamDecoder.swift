@@ -62,9 +62,10 @@ public struct FrameStreamDecoder {
         if let failure { throw failure }
         let pending = bufferedByteCount
         guard pending == 0 else {
-            let error = WireError(.truncated, field: pending < WireLimits.headerLength ? "header" : "payload",
-                                  offset: streamPosition,
-                                  detail: "the stream ends \(pending) bytes into the frame at byte \(blockOrigin + readIndex)")
+            let error = WireError(
+                .truncated, field: pending < WireLimits.headerLength ? "header" : "payload",
+                offset: streamPosition,
+                detail: "the stream ends \(pending) bytes into the frame at byte \(blockOrigin + readIndex)")
             failure = error
             throw error
         }
@@ -101,7 +102,8 @@ public struct FrameStreamDecoder {
         var needed = blockSize
         if pending.count >= WireLimits.headerLength {
             // The header was validated by extractFrames, so the length is within maxFrameSize.
-            let length = Int(UInt32(littleEndian: pending.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+            let length =
+                Int(UInt32(littleEndian: pending.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
                 + Int(UInt16(littleEndian: pending.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
             needed = max(needed, length)
         }

@@ -1,9 +1,11 @@
 /// MD5 (RFC 1321), used only to verify file and image transfers as SCCT does; not for security.
 public enum MD5 {
-    private static let shifts: [UInt32] = [7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-                                           5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
-                                           4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-                                           6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]
+    private static let shifts: [UInt32] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+        5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ]
     // K[i] = floor(abs(sin(i + 1)) * 2^32)
     private static let table: [UInt32] = (0..<64).map { i in
         UInt32(truncatingIfNeeded: Int64((abs(sin(Double(i + 1))) * 4_294_967_296.0).rounded(.down)))
@@ -46,14 +48,16 @@ public enum MD5 {
 
     /// Lower-case hex of a digest.
     public static func hex(_ digest: [UInt8]) -> String {
-        digest.map { let s = String($0, radix: 16); return s.count == 1 ? "0" + s : s }.joined()
+        digest.map {
+            let s = String($0, radix: 16); return s.count == 1 ? "0" + s : s
+        }.joined()
     }
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

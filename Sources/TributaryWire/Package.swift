@@ -1,5 +1,5 @@
 #if _endian(big)
-#error("Tributary's zero-copy views read little-endian payloads in place; big-endian hosts are not supported")
+    #error("Tributary's zero-copy views read little-endian payloads in place; big-endian hosts are not supported")
 #endif
 
 /// An owned package of any kind: what an application sends, and what a decoded frame

@@ -126,7 +126,7 @@ func printError(_ text: String) {
     StandardOutput.error(text + "\n")
 }
 
-private extension Double {
+extension Double {
     /// 1e+20 as "1e+20", 86400.0 as "86400".
-    var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : description }
+    fileprivate var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : description }
 }

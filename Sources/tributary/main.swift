@@ -27,16 +27,16 @@ let commands: [any Command.Type] = [
     let width = commands.map { $0.name.count }.max() ?? 0
     let list = commands.map { "  " + $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.summary }
     return """
-    usage: tributary COMMAND [OPTIONS]
+        usage: tributary COMMAND [OPTIONS]
 
-    Stream, filter, analyse and record multichannel measurement data.
+        Stream, filter, analyse and record multichannel measurement data.
 
-    Commands:
-    \(list.joined(separator: "\n"))
+        Commands:
+        \(list.joined(separator: "\n"))
 
-    Run 'tributary help COMMAND' (or 'tributary COMMAND --help') for the options of a command,
-    'tributary --version' for the version.
-    """
+        Run 'tributary help COMMAND' (or 'tributary COMMAND --help') for the options of a command,
+        'tributary --version' for the version.
+        """
 }
 
 @MainActor func main() -> Int32 {
@@ -49,8 +49,9 @@ let commands: [any Command.Type] = [
     }
     argv.removeFirst()
     if name == "--version" || name == "-V" {
-        StandardOutput.line("tributary \(TributaryVersion.current) (wire protocol version \(FrameHeader.currentVersion), "
-                            + "capture format version \(CaptureFormat.version))")
+        StandardOutput.line(
+            "tributary \(TributaryVersion.current) (wire protocol version \(FrameHeader.currentVersion), "
+                + "capture format version \(CaptureFormat.version))")
         return StandardOutput.exitStatus(0, command: name)
     }
     if name == "help", let topic = argv.first {

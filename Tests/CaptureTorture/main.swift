@@ -11,8 +11,9 @@ guard arguments.count >= 2 else {
 }
 let limit = arguments.count >= 3 ? Int(arguments[2]) ?? Int.max : Int.max
 let stream = SyntheticStream(channels: 4, samplesPerFrame: 256, rate: 10_000, gapEvery: 97)
-let options = CaptureWriterOptions(maxChunkDuration: 0.1, maxChunkBytes: 64 << 10, compressionThreads: 2, fsync: .everyChunk,
-                                   checkpointInterval: 0.2, writerName: "CaptureTorture")
+let options = CaptureWriterOptions(
+    maxChunkDuration: 0.1, maxChunkBytes: 64 << 10, compressionThreads: 2, fsync: .everyChunk,
+    checkpointInterval: 0.2, writerName: "CaptureTorture")
 do {
     let writer = try CaptureWriter(path: arguments[1], options: options)
     writer.onDurable = { entry in

@@ -14,7 +14,7 @@ import time
 import unittest
 import uuid
 
-from tool_process import TRIBUTARY, TIMEOUT
+from tool_process import TIMEOUT, TRIBUTARY
 
 IP = shutil.which("ip")
 

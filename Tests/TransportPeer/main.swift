@@ -5,9 +5,9 @@
 //   TransportPeer subscribe PORT DESCRIPTION         prints one JSON line of counters every 50 ms
 //                                                    until stdin closes, then a final line and exits
 import Foundation
+import TributaryDSP
 import TributarySources
 import TributaryTransport
-import TributaryDSP
 import TributaryWire
 
 /// Writes a line unbuffered (the test reads lines as they come).
@@ -27,7 +27,11 @@ final class Counter: Observer, @unchecked Sendable {
     var missing: UInt64 = 0
     var errors: [UInt32] = []
     func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) { lock.withLock { analog += 1 } }
-    func didReceiveGap(_ gap: Gap, header: FrameHeader) { lock.withLock { gaps += 1; missing += gap.missingCount } }
+    func didReceiveGap(_ gap: Gap, header: FrameHeader) {
+        lock.withLock {
+            gaps += 1; missing += gap.missingCount
+        }
+    }
     func didReceiveError(_ error: ErrorReport) { lock.withLock { errors.append(error.code.rawValue) } }
     func line(_ subject: Subject) -> String {
         let statistics = subject.statistics()
@@ -40,9 +44,11 @@ final class Counter: Observer, @unchecked Sendable {
 switch arguments[1] {
 case "publish":
     let rate = Double(arguments[3]) ?? 100
-    let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=peer source,rate=\(rate * 100),channels=4,freq=10,noise=0.01,block=100"))
-    let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:\(port)", apiKey: "peer-key"),
-                                  sources: [source])
+    let source = SimulatedDeviceSource(
+        spec: try SimulationSpec(parsing: "id=1,name=peer source,rate=\(rate * 100),channels=4,freq=10,noise=0.01,block=100"))
+    let publisher = try Publisher(
+        configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:\(port)", apiKey: "peer-key"),
+        sources: [source])
     emit("ready \(publisher.port ?? 0)")
     while true { sleep(60) }
 case "subscribe":

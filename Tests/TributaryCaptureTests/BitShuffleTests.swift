@@ -1,5 +1,6 @@
 import CKernels
 import Testing
+
 @testable import TributaryCapture
 
 /// The layout written in BitShuffle's documentation, implemented bit by bit.
@@ -32,14 +33,17 @@ func shuffleMatchesReferenceLayout(elementSize: Int) {
     var rng = SplitMix64(seed: UInt64(elementSize))
     // 0, tiny, non-multiples of 8 and 64, exactly one block, one block plus a partial block and a tail.
     let blockBytes = BitShuffle.blockElementCount(elementSize: elementSize) * elementSize
-    for count in [0, 1, 7, 8 * elementSize, 63 * elementSize + 3, 64 * elementSize, 200 * elementSize + 1,
-                  blockBytes, blockBytes + 8 * elementSize, 2 * blockBytes + 77 * elementSize + elementSize - 1] {
+    for count in [
+        0, 1, 7, 8 * elementSize, 63 * elementSize + 3, 64 * elementSize, 200 * elementSize + 1,
+        blockBytes, blockBytes + 8 * elementSize, 2 * blockBytes + 77 * elementSize + elementSize - 1,
+    ] {
         let input = rng.bytes(count)
         var shuffled = [UInt8](repeating: 0xAA, count: count)
         input.withUnsafeBytes { src in shuffled.withUnsafeMutableBytes { BitShuffle.shuffle(src, into: $0, elementSize: elementSize) } }
         #expect(shuffled == referenceShuffle(input, elementSize: elementSize), "count \(count)")
         var restored = [UInt8](repeating: 0x55, count: count)
-        shuffled.withUnsafeBytes { src in restored.withUnsafeMutableBytes { BitShuffle.unshuffle(src, into: $0, elementSize: elementSize) } }
+        shuffled.withUnsafeBytes { src in restored.withUnsafeMutableBytes { BitShuffle.unshuffle(src, into: $0, elementSize: elementSize) }
+        }
         #expect(restored == input, "count \(count)")
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryCapture
 
 @Test func crc32cCheckValue() {
@@ -35,8 +36,9 @@ func referenceCRC32C(_ bytes: ArraySlice<UInt8>) -> UInt32 {
     let split = 123
     let whole = CRC32C.checksum(data)
     let partial = data.withUnsafeBytes { all in
-        CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[..<split])),
-                      UnsafeRawBufferPointer(rebasing: all[split...]))
+        CRC32C.update(
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[..<split])),
+            UnsafeRawBufferPointer(rebasing: all[split...]))
     }
     #expect(partial == whole)
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Opening a capture without a footer through its checkpoint chain (docs/CAPTURE.md §7 step 2): the
 /// index must be what a full scan finds, and damage must still cost only the damaged record.
@@ -9,8 +10,11 @@ import TributaryWire
     /// Records with a checkpoint after (nearly) every record and leaves the file as a crashed writer would.
     func crashedCapture(_ frames: [Frame], in dir: String) throws -> String {
         let path = dir + "/a.tcap"
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(
-            maxChunkDuration: 0.2, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none, checkpointInterval: 1e-9))
+        let writer = try CaptureWriter(
+            path: path,
+            options: CaptureWriterOptions(
+                maxChunkDuration: 0.2, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
+                checkpointInterval: 1e-9))
         for frame in frames { try writer.append(frame) }
         try writer.flush()
         writer.abandon()

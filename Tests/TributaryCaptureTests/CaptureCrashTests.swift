@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// A real recorder process (CaptureTorture, fsync after every chunk) is killed with SIGKILL while it
 /// writes; every chunk it reported durable must be recovered exactly, and repair must give a valid file.

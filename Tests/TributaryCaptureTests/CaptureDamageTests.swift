@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 @Suite struct CaptureDamageTests {
     /// Is `got` (per source) a prefix of `all`?
@@ -115,7 +116,8 @@ import TributaryWire
         bytes[victim.offset + 20] ^= 1
         try Data(bytes).write(to: URL(fileURLWithPath: partial))
         let reader = try CaptureReader(path: partial)
-        #expect(reader.damage.count == 1 && reader.damage[0].offset == victim.offset && reader.damage[0].length == victim.envelope.recordLength)
+        #expect(
+            reader.damage.count == 1 && reader.damage[0].offset == victim.offset && reader.damage[0].length == victim.envelope.recordLength)
         #expect(reader.index.count == clean.index.count - 1)
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryFormats
 import TributaryInterchange
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Issue 8 ("tools that never destroy data"): each test reproduces what an auditor found.
 @Suite struct CaptureDataSafetyTests {
@@ -15,7 +16,8 @@ import TributaryWire
     func signal(channels: Int = 3, samples: Int = 200_000) -> ImportedSignal {
         var v = [Double](repeating: 0, count: channels * samples)
         for i in v.indices { v[i] = Double((i * 7919) % 4001 - 2000) / 1024 }
-        return ImportedSignal(samples: .float64(v), channelCount: channels, sampleCount: samples, channelNames: (0..<channels).map { "c\($0)" })
+        return ImportedSignal(
+            samples: .float64(v), channelCount: channels, sampleCount: samples, channelNames: (0..<channels).map { "c\($0)" })
     }
 
     // MARK: Item 9: existing outputs and crashed recordings
@@ -94,7 +96,9 @@ import TributaryWire
         let path = dir + "/x.tcap"
         try CaptureImport.write(signal(samples: 1000), rate: 1000, to: path)
         let first = try bytes(path)
-        #expect(throws: CaptureError.self) { try CaptureImport.write(signal(samples: 1000), rate: 1000, to: CaptureDestination(path: path, replace: false)) }
+        #expect(throws: CaptureError.self) {
+            try CaptureImport.write(signal(samples: 1000), rate: 1000, to: CaptureDestination(path: path, replace: false))
+        }
         // With replace, a failing import (no samples) leaves the old capture and no .partial.
         #expect(throws: CaptureError.self) {
             try CaptureImport.write(signal(samples: 0), rate: 1000, to: CaptureDestination(path: path, replace: true))
@@ -133,9 +137,10 @@ import TributaryWire
         var all: [[UInt8]] = [], got: [[UInt8]] = []
         clean.forEachFrame { all.append($0.encodedBytes) }
         // Two neighbouring records of different lengths swap places; every CRC stays intact, so does the footer.
-        let pair = try #require(zip(clean.index, clean.index.dropFirst()).first {
-            $0.0.envelope.type == .chunk && $0.1.envelope.type == .chunk && $0.0.envelope.recordLength != $0.1.envelope.recordLength
-        })
+        let pair = try #require(
+            zip(clean.index, clean.index.dropFirst()).first {
+                $0.0.envelope.type == .chunk && $0.1.envelope.type == .chunk && $0.0.envelope.recordLength != $0.1.envelope.recordLength
+            })
         var b = try bytes(path)
         let a = Array(b[pair.0.offset..<(pair.0.offset + pair.0.envelope.recordLength)])
         let c = Array(b[pair.1.offset..<(pair.1.offset + pair.1.envelope.recordLength)])
@@ -236,9 +241,15 @@ import TributaryWire
         let all = try SourceSeries(reader: reader, source: 1)
         #expect(all.sampleCount == 60_000 && all.channelNames == ["c0", "c1", "c2"])
         if case .float64(let got) = all.samples { #expect(got == v) } else { Issue.record("not float64") }
-        #expect(all.blocks.count == 60 && all.blocks.enumerated().allSatisfy { $0.element.start == $0.offset * 1000 && $0.element.count == 1000 })
+        #expect(
+            all.blocks.count == 60
+                && all.blocks.enumerated().allSatisfy { $0.element.start == $0.offset * 1000 && $0.element.count == 1000 })
         let picked = try SourceSeries(reader: try CaptureReader(path: path), source: 1, channels: [2, 0])
-        if case .float64(let got) = picked.samples { #expect(got == Array(v[120_000..<180_000] + v[0..<60_000])) } else { Issue.record("not float64") }
+        if case .float64(let got) = picked.samples {
+            #expect(got == Array(v[120_000..<180_000] + v[0..<60_000]))
+        } else {
+            Issue.record("not float64")
+        }
         #expect(throws: CaptureError.self) { try SourceSeries(reader: try CaptureReader(path: path), source: 1, channels: [7]) }
 
         let counts = (0..<(2 * 50_000)).map { Int16(truncatingIfNeeded: $0 * 37 % 60_001 - 30_000) }
@@ -282,8 +293,11 @@ import TributaryWire
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/x.tcap"
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(
-            maxChunkDuration: 0.05, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none, checkpointInterval: 1e-9))
+        let writer = try CaptureWriter(
+            path: path,
+            options: CaptureWriterOptions(
+                maxChunkDuration: 0.05, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
+                checkpointInterval: 1e-9))
         let frames = syntheticFrames(120)
         for frame in frames { try writer.append(frame) }
         writer.abandon()
@@ -318,8 +332,10 @@ import TributaryWire
         #expect(throws: CaptureError.self) { try CaptureImport.write(signal(channels: 1, samples: 100), rate: 1e-12, to: path) }
         #expect(!exists(path) && !exists(path + ".partial"))
         // The widest signal a capture holds still reads back with every channel.
-        let widest = ImportedSignal(samples: .int16(counts: [Int16](repeating: 3, count: 65_535), scale: [Double](repeating: 1, count: 65_535),
-                                                    offset: [Double](repeating: 0, count: 65_535)), channelCount: 65_535, sampleCount: 1)
+        let widest = ImportedSignal(
+            samples: .int16(
+                counts: [Int16](repeating: 3, count: 65_535), scale: [Double](repeating: 1, count: 65_535),
+                offset: [Double](repeating: 0, count: 65_535)), channelCount: 65_535, sampleCount: 1)
         try CaptureImport.write(widest, rate: 1, to: path)
         let back = try SourceSeries(reader: try CaptureReader(path: path), source: 1)
         #expect(back.channelIndexes.count == 65_535 && back.sampleCount == 1)

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Replays the capture fuzzer's seeds and every input that ever tripped it (Fuzz/regressions/capture-fuzz/),
 /// as Fuzz/CaptureFuzz.swift feeds them (bit 0 of the first byte asks for the CRCs to be fixed up),
@@ -33,7 +34,9 @@ import TributaryWire
         reader.forEachFrame { frame in _ = try? frame.payload() }
         try? reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 1) { _, frames in
             for frame in frames where frame.channelCount > 0 {
-                _ = UnsafeRawBufferPointer(start: frame.samples(row: frame.channelCount - 1), count: frame.sampleCount * frame.format.size).last
+                _ =
+                    UnsafeRawBufferPointer(start: frame.samples(row: frame.channelCount - 1), count: frame.sampleCount * frame.format.size)
+                    .last
             }
         }
         _ = reader.sources
@@ -47,16 +50,19 @@ import TributaryWire
             let base = raw.baseAddress!
             let headerLength = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
             guard headerLength >= 48, headerLength <= raw.count else { return }
-            base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength - 4)).littleEndian,
-                            toByteOffset: headerLength - 4, as: UInt32.self)
+            base.storeBytes(
+                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength - 4)).littleEndian,
+                toByteOffset: headerLength - 4, as: UInt32.self)
             var position = (headerLength + 7) & ~7
             while position + 88 <= raw.count {
                 let stored = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position + 64, as: UInt32.self)))
                 let available = min(stored, raw.count - position - 88)
-                base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position + 88, count: available)).littleEndian,
-                                toByteOffset: position + 80, as: UInt32.self)
-                base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position, count: 84)).littleEndian,
-                                toByteOffset: position + 84, as: UInt32.self)
+                base.storeBytes(
+                    of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position + 88, count: available)).littleEndian,
+                    toByteOffset: position + 80, as: UInt32.self)
+                base.storeBytes(
+                    of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position, count: 84)).littleEndian,
+                    toByteOffset: position + 84, as: UInt32.self)
                 position += 88 + ((available + 7) & ~7)
             }
         }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Issue 38 item 12: a source's chunk records out of sequence order in the file (docs/CAPTURE.md §7
 /// step 5) are reported and read back in order; and a footer entry whose offset is near Int.max is

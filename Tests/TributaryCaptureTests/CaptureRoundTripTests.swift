@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 @Suite struct CaptureRoundTripTests {
     /// One-channel float64 frames of `samples` noise-like values each (arbitrary bits: the fast path
@@ -11,8 +12,9 @@ import TributaryWire
         var rng = SplitMix64(seed: seed)
         return (0..<bytes / (samples * 8)).map { index in
             let values = (0..<samples).map { _ in Double(bitPattern: rng.next() >> 2) }
-            return Frame(encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
-                         sequence: UInt64(index), sourceID: 1)
+            return Frame(
+                encoding: .analog(AnalogData(channels: [values], firstSample: UInt64(index * samples))),
+                sequence: UInt64(index), sourceID: 1)
         }
     }
 
@@ -22,7 +24,9 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = syntheticFrames(300)
-        let summary = try CaptureWriter(path: path, options: CaptureWriterOptions(maxChunkBytes: 64 << 10, compressionThreads: threads, fsync: .everyChunk, checkpointInterval: 0))
+        let summary = try CaptureWriter(
+            path: path,
+            options: CaptureWriterOptions(maxChunkBytes: 64 << 10, compressionThreads: threads, fsync: .everyChunk, checkpointInterval: 0))
         for f in frames { try summary.append(f) }
         let written = try summary.close()
         #expect(written.frames == frames.count)
@@ -53,7 +57,9 @@ import TributaryWire
         if fsync == .none {
             #expect(writer.writebacksStarted == 0)
         } else {
-            #expect(writer.writebacksStarted >= 2, "\(writer.writebacksStarted) writeback requests for \(3 * CaptureWriter.writebackBytes) bytes")
+            #expect(
+                writer.writebacksStarted >= 2,
+                "\(writer.writebacksStarted) writeback requests for \(3 * CaptureWriter.writebackBytes) bytes")
         }
         let reader = try CaptureReader(path: path)
         #expect(reader.hasFooter && reader.damage.isEmpty)
@@ -68,7 +74,8 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = noiseFrames(bytes: 3 * CaptureWriter.durableBytes, samples: 16_384, seed: 8)
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(chunk: .fast, fsync: .interval(seconds: 60), checkpointInterval: 0))
+        let writer = try CaptureWriter(
+            path: path, options: CaptureWriterOptions(chunk: .fast, fsync: .interval(seconds: 60), checkpointInterval: 0))
         let durable = Mutex<[Int]>([])
         writer.onDurable = { entry in durable.withLock { $0.append(entry.offset) } }
         for f in frames { try writer.append(f) }
@@ -147,8 +154,9 @@ import TributaryWire
             return
         }
         #expect(parsed == header && length == bytes.count)
-        let envelope = RecordEnvelope(type: .chunk, codec: .zstd, sourceID: 7, firstSequence: 1, lastSequence: 9, firstTimeNs: -5,
-                                      lastTimeNs: 6, sampleCount: 1000, frameCount: 3, kindMask: 8, storedLength: 77, contentLength: 99, payloadCRC: 0xDEADBEEF)
+        let envelope = RecordEnvelope(
+            type: .chunk, codec: .zstd, sourceID: 7, firstSequence: 1, lastSequence: 9, firstTimeNs: -5,
+            lastTimeNs: 6, sampleCount: 1000, frameCount: 3, kindMask: 8, storedLength: 77, contentLength: 99, payloadCRC: 0xDEAD_BEEF)
         let encoded = envelope.encoded()
         #expect(try encoded.withUnsafeBytes { try RecordEnvelope.parse($0) } == envelope)
         #expect(envelope.recordLength == 88 + 80)
@@ -187,8 +195,11 @@ import TributaryWire
     @Test func heldFrameBuffersAreReleasedOnceTheirChunkIsWritten() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let writer = try CaptureWriter(path: dir + "/a.tcap", options: CaptureWriterOptions(maxChunkBytes: 64 << 10, compressionThreads: 2,
-                                                                                       fsync: .none, checkpointInterval: 0))
+        let writer = try CaptureWriter(
+            path: dir + "/a.tcap",
+            options: CaptureWriterOptions(
+                maxChunkBytes: 64 << 10, compressionThreads: 2,
+                fsync: .none, checkpointInterval: 0))
         weak var firstBuffer: FrameBuffer?
         var expected: [[UInt8]] = []
         do {

@@ -10,16 +10,23 @@ func temporaryDirectory() -> String {
 }
 
 /// The frames of the synthetic stream at positions 0..<count (lost positions left out).
-func syntheticFrames(_ count: Int, stream: SyntheticStream = SyntheticStream(channels: 2, samplesPerFrame: 64, rate: 1000, gapEvery: 13)) -> [Frame] {
+func syntheticFrames(_ count: Int, stream: SyntheticStream = SyntheticStream(channels: 2, samplesPerFrame: 64, rate: 1000, gapEvery: 13))
+    -> [Frame]
+{
     (0..<count).compactMap { stream.frame($0) }
 }
 
 /// Records frames into `path` with small chunks so that a small file has many records.
 @discardableResult
-func record(_ frames: [Frame], to path: String, threads: Int = 2, close: Bool = true, maxChunkBytes: Int = 64 << 10,
-            chunkDuration: Double = 0.2) throws -> CaptureWriter {
-    let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(
-        maxChunkDuration: chunkDuration, minChunkBytes: 0, maxChunkBytes: maxChunkBytes, compressionThreads: threads, fsync: .none, checkpointInterval: 0))
+func record(
+    _ frames: [Frame], to path: String, threads: Int = 2, close: Bool = true, maxChunkBytes: Int = 64 << 10,
+    chunkDuration: Double = 0.2
+) throws -> CaptureWriter {
+    let writer = try CaptureWriter(
+        path: path,
+        options: CaptureWriterOptions(
+            maxChunkDuration: chunkDuration, minChunkBytes: 0, maxChunkBytes: maxChunkBytes, compressionThreads: threads, fsync: .none,
+            checkpointInterval: 0))
     for frame in frames { try writer.append(frame) }
     if close { try writer.close() } else { try writer.flush() }
     return writer

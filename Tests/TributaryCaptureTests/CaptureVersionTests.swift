@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Version 4 (coded streams of stream version 4) is written; versions 1 to 4 are read; others are refused at the header.
 @Suite final class CaptureVersionTests {

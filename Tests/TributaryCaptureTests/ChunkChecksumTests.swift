@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// A chunk whose payload CRC32C does not match is damage, reported at its offset, even when its
 /// body still decodes: the check must not lean on the decoder's own rejections (issue 38).
@@ -18,7 +19,8 @@ import TributaryWire
         b.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress! + victim.offset
             base.storeBytes(of: (base.loadUnaligned(fromByteOffset: 80, as: UInt32.self) ^ 0x0100_0000), toByteOffset: 80, as: UInt32.self)
-            base.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 84)).littleEndian, toByteOffset: 84, as: UInt32.self)
+            base.storeBytes(
+                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 84)).littleEndian, toByteOffset: 84, as: UInt32.self)
         }
         b.removeLast(16)
         try Data(b).write(to: URL(fileURLWithPath: path))

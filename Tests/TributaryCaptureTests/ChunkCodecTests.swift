@@ -1,10 +1,13 @@
 import Foundation
 import Testing
+
 @testable import TributaryCapture
 
 /// Encodes then decodes, returning the transforms used and the decoded bytes.
-private func roundTrip(_ payload: [UInt8], _ type: ChunkElementType, _ options: ChunkCodecOptions = .init(),
-                       codec: ChunkCodec? = nil) throws -> (ChunkTransforms, [UInt8], Int) {
+private func roundTrip(
+    _ payload: [UInt8], _ type: ChunkElementType, _ options: ChunkCodecOptions = .init(),
+    codec: ChunkCodec? = nil
+) throws -> (ChunkTransforms, [UInt8], Int) {
     let codec = try codec ?? ChunkCodec(options: options)
     var encoded = [UInt8](repeating: 0, count: ChunkCodec.maxEncodedSize(payloadSize: payload.count))
     let (n, transforms) = try payload.withUnsafeBytes { src in
@@ -39,12 +42,14 @@ func everyElementTypeAndOptionSetRoundTrips(count: Int) throws {
         (.int16, bytes(counts)),
         (.int32, bytes(counts.map { Int32($0) * 300 })),
         (.float32, bytes(counts.map { Float($0) * 0.1 })),
-        (.float64, bytes(counts.map { Double($0) * step })),                     // quantised
+        (.float64, bytes(counts.map { Double($0) * step })),  // quantised
         (.float64, bytes((0..<count).map { _ in Double(bitPattern: rng.next() >> 2) })),  // arbitrary bits
     ]
-    let optionSets = [ChunkCodecOptions(), ChunkCodecOptions(bitShuffle: false, delta: false, quantiseFloats: false),
-                      ChunkCodecOptions(bitShuffle: true, delta: false, quantiseFloats: true),
-                      ChunkCodecOptions(bitShuffle: false, delta: true, quantiseFloats: true), .fast]
+    let optionSets = [
+        ChunkCodecOptions(), ChunkCodecOptions(bitShuffle: false, delta: false, quantiseFloats: false),
+        ChunkCodecOptions(bitShuffle: true, delta: false, quantiseFloats: true),
+        ChunkCodecOptions(bitShuffle: false, delta: true, quantiseFloats: true), .fast,
+    ]
     for options in optionSets {
         let codec = try ChunkCodec(options: options)
         for (type, payload) in payloads {
@@ -114,7 +119,9 @@ func everyElementTypeAndOptionSetRoundTrips(count: Int) throws {
         var failure: ChunkCodecError?
         data.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
-                do throws(ChunkCodecError) { _ = try codec.decode(src, elementType: type, transforms: t, into: dst) } catch { failure = error }
+                do throws(ChunkCodecError) { _ = try codec.decode(src, elementType: type, transforms: t, into: dst) } catch {
+                    failure = error
+                }
             }
         }
         if let failure { throw failure }

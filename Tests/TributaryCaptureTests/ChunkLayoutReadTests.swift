@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Reading a chunk without its samples (`frames(of:samples: false)`, `firstAnalogLayout`): the same
 /// frames, headers, layouts and non-analog payloads as a full read, the sample matrices zero.
@@ -11,7 +12,8 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = CodedCodecTests.adcFrames(6) + syntheticFrames(40)
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+        let writer = try CaptureWriter(
+            path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
         for f in frames { try writer.append(f) }
         try writer.close()
         let reader = try CaptureReader(path: path)

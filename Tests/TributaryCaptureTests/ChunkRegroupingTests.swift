@@ -1,14 +1,17 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// The per-channel regrouping of numeric streams (docs/CAPTURE.md §4.3): every frame must come back
 /// bit for bit whatever the mix of channel sets, orders, formats, scales and empty matrices in a chunk.
 @Suite struct ChunkRegroupingTests {
-    static let allOptions = [ChunkOptions(), ChunkOptions(bitShuffle: false, delta: false, quantiseFloats: false),
-                             ChunkOptions(bitShuffle: true, delta: false, quantiseFloats: true),
-                             ChunkOptions(bitShuffle: false, delta: true, quantiseFloats: true)]
+    static let allOptions = [
+        ChunkOptions(), ChunkOptions(bitShuffle: false, delta: false, quantiseFloats: false),
+        ChunkOptions(bitShuffle: true, delta: false, quantiseFloats: true),
+        ChunkOptions(bitShuffle: false, delta: true, quantiseFloats: true),
+    ]
 
     /// Encodes the frames as one chunk and decodes it; returns the decoded bytes and the decompressed body.
     func roundTrip(_ frames: [[UInt8]], options: ChunkOptions) throws -> (frames: [UInt8], body: [UInt8]) {
@@ -29,20 +32,26 @@ import TributaryWire
         return (decoded.array, body)
     }
 
-    func analog(_ channels: [UInt32], _ samples: Int, _ format: SampleFormat, seed: UInt64, scale: Double = 20.0 / 65536,
-                sequence: UInt64 = 0) -> [UInt8] {
+    func analog(
+        _ channels: [UInt32], _ samples: Int, _ format: SampleFormat, seed: UInt64, scale: Double = 20.0 / 65536,
+        sequence: UInt64 = 0
+    ) -> [UInt8] {
         var rng = SplitMix64(seed: seed)
         let n = channels.count * samples
         // Smooth-ish counts per row so delta coding has something to do, plus noise.
-        let counts = (0..<n).map { i in Int16(truncatingIfNeeded: Int(2000 * sin(Double(i % max(1, samples)) * 0.05)) + Int(rng.next() % 9) - 4) }
+        let counts = (0..<n).map { i in
+            Int16(truncatingIfNeeded: Int(2000 * sin(Double(i % max(1, samples)) * 0.05)) + Int(rng.next() % 9) - 4)
+        }
         let data: AnalogSamples
         switch format {
         case .float64: data = .float64(counts.map { Double($0) * scale })
         case .float32: data = .float32(counts.map { Float($0) * 0.25 })
         case .int16: data = .int16(counts: counts, scale: channels.map { (Double($0) + 1) * scale }, offset: channels.map { -Double($0) })
         }
-        return Frame(encoding: .analog(AnalogData(channelIndexes: channels, sampleCount: samples, firstSample: sequence * 100, samples: data)),
-                     sequence: sequence, timestampNs: Int64(sequence) * 1000, sourceID: 1).encodedBytes
+        return Frame(
+            encoding: .analog(AnalogData(channelIndexes: channels, sampleCount: samples, firstSample: sequence * 100, samples: data)),
+            sequence: sequence, timestampNs: Int64(sequence) * 1000, sourceID: 1
+        ).encodedBytes
     }
 
     func expectExact(_ frames: [[UInt8]], _ comment: Comment? = nil) throws {
@@ -83,7 +92,8 @@ import TributaryWire
             let format = SampleFormat.allCases[i % 3]
             frames.append(analog(i % 2 == 0 ? [0, 1] : [1, 0, 4], 11 + i, format, seed: UInt64(i), sequence: UInt64(i)))
             if i % 4 == 0 {
-                frames.append(Frame(encoding: .message(Message("between \(i)", code: Int32(i))), sequence: UInt64(i), sourceID: 1).encodedBytes)
+                frames.append(
+                    Frame(encoding: .message(Message("between \(i)", code: Int32(i))), sequence: UInt64(i), sourceID: 1).encodedBytes)
             }
         }
         try expectExact(frames)
@@ -95,16 +105,21 @@ import TributaryWire
         odd[odd.count - 1] = 0xAB
         odd[odd.count - 4] = 0xCD
         // float64 rows that are not all on one quantisation grid (the whole stream must then be stored as floats).
-        let offGrid = Frame(encoding: .analog(AnalogData(channelIndexes: [0], sampleCount: 4, samples: .float64([0.1, -0.0, .nan, 1e300]))),
-                            sourceID: 1).encodedBytes
+        let offGrid = Frame(
+            encoding: .analog(AnalogData(channelIndexes: [0], sampleCount: 4, samples: .float64([0.1, -0.0, .nan, 1e300]))),
+            sourceID: 1
+        ).encodedBytes
         try expectExact([odd, analog([0], 64, .float64, seed: 1), offGrid, analog([1], 64, .float64, seed: 2)])
     }
 
     @Test func streamHoldsEachChannelContiguouslyInIncreasingChannelIndex() throws {
         // With no transforms the int16 stream is readable in the body: channel 1's rows of both frames,
         // then channel 4's, then channel 9's — whatever the row order in the frames.
-        let a = AnalogData(channelIndexes: [9, 1], sampleCount: 2, samples: .int16(counts: [90, 91, 10, 11], scale: [1, 1], offset: [0, 0]))
-        let b = AnalogData(channelIndexes: [4, 1, 9], sampleCount: 3, samples: .int16(counts: [40, 41, 42, 12, 13, 14, 92, 93, 94], scale: [1, 1, 1], offset: [0, 0, 0]))
+        let a = AnalogData(
+            channelIndexes: [9, 1], sampleCount: 2, samples: .int16(counts: [90, 91, 10, 11], scale: [1, 1], offset: [0, 0]))
+        let b = AnalogData(
+            channelIndexes: [4, 1, 9], sampleCount: 3,
+            samples: .int16(counts: [40, 41, 42, 12, 13, 14, 92, 93, 94], scale: [1, 1, 1], offset: [0, 0, 0]))
         let frames = [a, b].enumerated().map { Frame(encoding: .analog($1), sequence: UInt64($0), sourceID: 1).encodedBytes }
         let (decoded, body) = try roundTrip(frames, options: ChunkOptions(bitShuffle: false, delta: false, quantiseFloats: false))
         #expect(decoded == frames.flatMap { $0 })
@@ -122,7 +137,9 @@ import TributaryWire
         var frames: [Frame] = []
         for i in 0..<300 {
             let channels: [UInt32] = i % 7 == 0 ? [3, 0] : [0, 1, 2, 3]
-            frames.append(try Frame(copying: analog(channels, 200 + i % 5, SampleFormat.allCases[(i / 50) % 3], seed: UInt64(i), sequence: UInt64(i))))
+            frames.append(
+                try Frame(copying: analog(channels, 200 + i % 5, SampleFormat.allCases[(i / 50) % 3], seed: UInt64(i), sequence: UInt64(i)))
+            )
         }
         try record(frames, to: path, maxChunkBytes: 256 << 10, chunkDuration: 100)
         let reader = try CaptureReader(path: path)
@@ -138,8 +155,10 @@ import TributaryWire
             grouping.reset()
             var added: [(format: UInt8, channel: UInt32, length: Int, position: Int)] = []
             for position in 0..<(200 + chunk * 50) {
-                let channel: UInt32 = chunk % 2 == 0 ? UInt32.random(in: 0..<12, using: &generator)
-                                                     : [0, 5, 1_023, 1_024, 70_000, UInt32.max].randomElement(using: &generator)!
+                let channel: UInt32 =
+                    chunk % 2 == 0
+                    ? UInt32.random(in: 0..<12, using: &generator)
+                    : [0, 5, 1_023, 1_024, 70_000, UInt32.max].randomElement(using: &generator)!
                 let format = UInt8.random(in: 1...3, using: &generator)
                 let length = Int.random(in: 0..<40, using: &generator) * 8
                 grouping.add(format: format, channel: channel, length: length, position: position)
@@ -161,4 +180,3 @@ import TributaryWire
         }
     }
 }
-

@@ -1,6 +1,7 @@
 import CKernels
 import Foundation
 import Testing
+
 @testable import TributaryCapture
 
 /// The decoder's C kernels (codec_kernels.h) at every instruction-set level this processor has —
@@ -45,8 +46,9 @@ struct CodecKernelTests {
                     // 8 readable bytes at every value's first byte.
                     let bits = (0..<((n * shift) / 8 + 8)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
                     let base = rng.next(), binStart = rng.next() >> UInt64(rng.next() % 64)
-                    let expected = Self.referenceValues(symbols: symbols, bits: bits, shift: shift, base: base,
-                                                        binStart: binStart, escape: escape)
+                    let expected = Self.referenceValues(
+                        symbols: symbols, bits: bits, shift: shift, base: base,
+                        binStart: binStart, escape: escape)
                     var got = [Int64](repeating: 0x5A5A, count: n + 1)
                     got.withUnsafeMutableBufferPointer { r in
                         tributary_unpack_bins(symbols, bits, n, UInt32(shift), base, binStart, escape, r.baseAddress!)
@@ -83,16 +85,19 @@ struct CodecKernelTests {
                     var out32 = [UInt32](repeating: 0xBEEF, count: n + 1)
                     out64.withUnsafeMutableBufferPointer { tributary_grid64(x, $0.baseAddress!, n, offset, gain) }
                     out32.withUnsafeMutableBufferPointer { tributary_grid32(x, $0.baseAddress!, n, offset, gain) }
-                    #expect(Array(out64[0..<n]) == x.map { (offset + gain * Double($0)).bitPattern },
-                            "level \(level), grid \(offset) + \(gain) k, n \(n)")
-                    #expect(Array(out32[0..<n]) == x.map { Float(offset + gain * Double($0)).bitPattern },
-                            "level \(level), grid \(offset) + \(gain) k, n \(n)")
+                    #expect(
+                        Array(out64[0..<n]) == x.map { (offset + gain * Double($0)).bitPattern },
+                        "level \(level), grid \(offset) + \(gain) k, n \(n)")
+                    #expect(
+                        Array(out32[0..<n]) == x.map { Float(offset + gain * Double($0)).bitPattern },
+                        "level \(level), grid \(offset) + \(gain) k, n \(n)")
                     #expect(out64[n] == 0xDEAD && out32[n] == 0xBEEF, "level \(level), n \(n): wrote past n")
                     // With an adjustment block: the grid value's bits plus the adjustment, wrapping.
                     let adj = (0..<n).map { _ in Int64(bitPattern: rng.next() >> UInt64(rng.next() % 64)) * (rng.next() % 2 == 0 ? 1 : -1) }
                     out64.withUnsafeMutableBufferPointer { tributary_grid64_adjusted(x, adj, $0.baseAddress!, n, offset, gain) }
                     out32.withUnsafeMutableBufferPointer { tributary_grid32_adjusted(x, adj, $0.baseAddress!, n, offset, gain) }
-                    let want64 = (0..<n).map { (i: Int) -> UInt64 in (offset + gain * Double(x[i])).bitPattern &+ UInt64(bitPattern: adj[i]) }
+                    let want64 = (0..<n).map { (i: Int) -> UInt64 in (offset + gain * Double(x[i])).bitPattern &+ UInt64(bitPattern: adj[i])
+                    }
                     let want32 = (0..<n).map { (i: Int) -> UInt32 in
                         Float(offset + gain * Double(x[i])).bitPattern &+ UInt32(truncatingIfNeeded: adj[i])
                     }
@@ -125,8 +130,12 @@ struct CodecKernelTests {
                 for coefficients in coefficientSets {
                     let input = Self.latents(n, &rng)
                     var expected = input, got = input
-                    expected.withUnsafeMutableBufferPointer { NumericCodec.predictLinearReference8($0.baseAddress!, count: n, coefficients: coefficients) }
-                    got.withUnsafeMutableBufferPointer { NumericCodec.predictLinear($0.baseAddress!, count: n, coefficients: coefficients, order: 8) }
+                    expected.withUnsafeMutableBufferPointer {
+                        NumericCodec.predictLinearReference8($0.baseAddress!, count: n, coefficients: coefficients)
+                    }
+                    got.withUnsafeMutableBufferPointer {
+                        NumericCodec.predictLinear($0.baseAddress!, count: n, coefficients: coefficients, order: 8)
+                    }
                     #expect(got == expected, "level \(level), n \(n)")
                 }
             }
@@ -135,7 +144,9 @@ struct CodecKernelTests {
 
     @Test func binary64GridLatentsMatchTheRuleAtEveryLevel() {
         var rng = SplitMix64(seed: 64)
-        let grids: [(Double, Double)] = [(0, 20.0 / 65_536), (-10, 20.0 / 65_536), (0.1234, 3.0517578125e-4), (0, 0x1p-40), (5, -0.3), (0, 1e-300)]
+        let grids: [(Double, Double)] = [
+            (0, 20.0 / 65_536), (-10, 20.0 / 65_536), (0.1234, 3.0517578125e-4), (0, 0x1p-40), (5, -0.3), (0, 1e-300),
+        ]
         let specials: [Double] = [.nan, -.nan, .infinity, -.infinity, -0.0, 0, 1e300, -1e300, .leastNonzeroMagnitude, 0x1p50, -0x1p50]
         Self.atEveryLevel { level in
             for (offset, gain) in grids {
@@ -143,7 +154,7 @@ struct CodecKernelTests {
                     let samples: [UInt64] = (0..<n).map { i in
                         switch rng.next() % 6 {
                         case 0: return specials[i % specials.count].bitPattern
-                        case 1: return rng.next()   // any bit pattern
+                        case 1: return rng.next()  // any bit pattern
                         case 2: return (offset + gain * Double(Int64(rng.next() % 200_001) - 100_000) + 1e-9).bitPattern
                         default: return (offset + gain * Double(Int64(rng.next() % 65_536) - 32_768)).bitPattern
                         }
@@ -198,8 +209,10 @@ struct CodecKernelTests {
                 let packed = [UInt8](repeating: UInt8(byte), count: 32)
                 let largest = tributary_expand_digits(packed, 96, 3, &out)
                 let digits = [UInt8(byte % 6), UInt8(byte / 6 % 6), UInt8(byte / 36)]
-                #expect(byte < 216 ? out == digits.flatMap { [UInt8](repeating: $0, count: 32) } && Int(largest) == Int(digits.max()!)
-                                   : largest > 5, "level \(level), byte \(byte)")
+                #expect(
+                    byte < 216
+                        ? out == digits.flatMap { [UInt8](repeating: $0, count: 32) } && Int(largest) == Int(digits.max()!)
+                        : largest > 5, "level \(level), byte \(byte)")
             }
         }
     }
@@ -269,8 +282,9 @@ struct CodecKernelTests {
                     let base = Int64(bitPattern: rng.next() >> UInt64(rng.next() % 64))
                     let start = rng.next() >> UInt64(rng.next() % 64)
                     var expected = [UInt8](repeating: 0xA5, count: n + 1), got = expected
-                    let expectedEscapes = LatentCoder.binSymbolsReference(values, count: n, base: base, shift: UInt64(shift), start: start,
-                                                                          bins: bins, escape: UInt8(bins), into: &expected)
+                    let expectedEscapes = LatentCoder.binSymbolsReference(
+                        values, count: n, base: base, shift: UInt64(shift), start: start,
+                        bins: bins, escape: UInt8(bins), into: &expected)
                     let escapes = tributary_bin_symbols(values, n, UInt64(bitPattern: base), UInt32(shift), start, bins, UInt8(bins), &got)
                     #expect(got == expected && escapes == expectedEscapes, "level \(level), n \(n), shift \(shift)")
                 }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// The entropy-coded transform (`ChunkTransforms.coded`, docs/CAPTURE.md §5.1).
 @Suite struct CodedCodecTests {
@@ -32,10 +33,12 @@ import TributaryWire
         var filtered = [Double](repeating: 0, count: n)
         var y = 0.0
         for i in 0..<n { y = 0.9 * y + 0.1 * Double(k16[i]) * step16; filtered[i] = y }
-        return [("adc16-exact", .float64, bytes(exact)), ("adc16-range", .float64, bytes(range)),
-                ("daqmx-affine", .float64, bytes(affine)), ("adc24", .float64, bytes(adc24)),
-                ("float32", .float32, bytes(float32)), ("float64-filtered", .float64, bytes(filtered)),
-                ("int16", .int16, bytes(k16.map { Int16($0) })), ("int32", .int32, bytes(k24.map { Int32($0) }))]
+        return [
+            ("adc16-exact", .float64, bytes(exact)), ("adc16-range", .float64, bytes(range)),
+            ("daqmx-affine", .float64, bytes(affine)), ("adc24", .float64, bytes(adc24)),
+            ("float32", .float32, bytes(float32)), ("float64-filtered", .float64, bytes(filtered)),
+            ("int16", .int16, bytes(k16.map { Int16($0) })), ("int32", .int32, bytes(k24.map { Int32($0) })),
+        ]
     }
 
     static func roundTrip(_ payload: [UInt8], _ type: ChunkElementType, codec: ChunkCodec) throws -> (ChunkTransforms, [UInt8], Int) {
@@ -72,9 +75,11 @@ import TributaryWire
         let codec = try ChunkCodec()
         let step = 20.0 / 65536
         var rng = SplitMix64(seed: 3)
-        let specials: [Double] = [.nan, -.nan, Double(bitPattern: 0x7FF0_0000_0000_0001), Double(bitPattern: 0xFFF8_0000_DEAD_BEEF),
-                                  .infinity, -.infinity, -0.0, 0.0, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
-                                  .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1e300, 40_000 * step]
+        let specials: [Double] = [
+            .nan, -.nan, Double(bitPattern: 0x7FF0_0000_0000_0001), Double(bitPattern: 0xFFF8_0000_DEAD_BEEF),
+            .infinity, -.infinity, -0.0, 0.0, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
+            .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1e300, 40_000 * step,
+        ]
         for n in [1, 2, 5, 100, 5000] {
             var grid = Self.counts(n, bits: 16, noise: 5, seed: UInt64(n)).map { Double($0) * step }
             for i in stride(from: 0, to: n, by: max(1, n / 13)) { grid[i] = specials[Int(rng.next() % UInt64(specials.count))] }
@@ -104,14 +109,18 @@ import TributaryWire
         let codec = try NumericCodec()
         var out = [UInt8](repeating: 0, count: payload.count)
         let size = payload.withUnsafeBytes { p in
-            out.withUnsafeMutableBytes { codec.encode(p, elementType: .float64, segments: [3000, 3000], into: $0.baseAddress!, capacity: payload.count) }
+            out.withUnsafeMutableBytes {
+                codec.encode(p, elementType: .float64, segments: [3000, 3000], into: $0.baseAddress!, capacity: payload.count)
+            }
         }
         let coded = try #require(size)
         // Each sample costs about its noise's entropy (~7.4 bits for 40 LSB), far below 64.
         #expect(coded * 8 < 6000 * 10)
         var back = [UInt8](repeating: 0, count: payload.count)
         try out.withUnsafeBytes { o in
-            try back.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: o[..<coded]), elementType: .float64, into: $0) }
+            try back.withUnsafeMutableBytes {
+                try codec.decode(UnsafeRawBufferPointer(rebasing: o[..<coded]), elementType: .float64, into: $0)
+            }
         }
         #expect(back == payload)
     }
@@ -122,7 +131,9 @@ import TributaryWire
         for (_, type, payload) in Self.classes(2000) {
             var coded = [UInt8](repeating: 0, count: payload.count)
             let size = payload.withUnsafeBytes { p in
-                coded.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: [700, 1300], into: $0.baseAddress!, capacity: payload.count) }
+                coded.withUnsafeMutableBytes {
+                    codec.encode(p, elementType: type, segments: [700, 1300], into: $0.baseAddress!, capacity: payload.count)
+                }
             }
             guard let size else { continue }
             let good = Array(coded[..<size])
@@ -159,7 +170,9 @@ import TributaryWire
         for (name, type, payload) in Self.classes(300) {
             var out = [UInt8](repeating: 0, count: payload.count)
             let size = payload.withUnsafeBytes { p in
-                out.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: [100, 200], into: $0.baseAddress!, capacity: payload.count) }
+                out.withUnsafeMutableBytes {
+                    codec.encode(p, elementType: type, segments: [100, 200], into: $0.baseAddress!, capacity: payload.count)
+                }
             }
             guard let size else { continue }
             // Seeds of earlier stream versions stay: their decoders are still reached.
@@ -180,19 +193,25 @@ import TributaryWire
         let codec = try ChunkCodec()
         let payload = Self.classes(1000)[0].2
         var encoded = [UInt8](repeating: 0, count: ChunkCodec.maxEncodedSize(payloadSize: payload.count))
-        let (size, transforms) = try payload.withUnsafeBytes { p in try encoded.withUnsafeMutableBytes { try codec.encode(p, elementType: .float64, into: $0) } }
+        let (size, transforms) = try payload.withUnsafeBytes { p in
+            try encoded.withUnsafeMutableBytes { try codec.encode(p, elementType: .float64, into: $0) }
+        }
         #expect(transforms == .coded)
         var small = [UInt8](repeating: 0, count: payload.count - 8)
         #expect(throws: ChunkCodecError.self) {
             try encoded.withUnsafeBytes { e in
-                try small.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: e[..<size]), elementType: .float64, transforms: .coded, into: $0) }
+                try small.withUnsafeMutableBytes {
+                    try codec.decode(UnsafeRawBufferPointer(rebasing: e[..<size]), elementType: .float64, transforms: .coded, into: $0)
+                }
             }
         }
         // A coded stream for another element type is refused.
         var other = [UInt8](repeating: 0, count: payload.count)
         #expect(throws: ChunkCodecError.self) {
             try encoded.withUnsafeBytes { e in
-                try other.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: e[..<size]), elementType: .int32, transforms: .coded, into: $0) }
+                try other.withUnsafeMutableBytes {
+                    try codec.decode(UnsafeRawBufferPointer(rebasing: e[..<size]), elementType: .int32, transforms: .coded, into: $0)
+                }
             }
         }
     }
@@ -220,8 +239,10 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = Self.adcFrames(40)
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(
-            chunk: ChunkOptions(entropyCoding: entropyCoding), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+        let writer = try CaptureWriter(
+            path: path,
+            options: CaptureWriterOptions(
+                chunk: ChunkOptions(entropyCoding: entropyCoding), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
         for f in frames { try writer.append(f) }
         try writer.close()
         let reader = try CaptureReader(path: path)
@@ -242,13 +263,16 @@ import TributaryWire
             let data = AnalogData(channelIndexes: Array(0..<8), sampleCount: 1000, samples: .float64(samples))
             return Frame(encoding: .analog(data), sequence: UInt64(f), timestampNs: Int64(f) * 1_000_000, sourceID: 3)
         }
-        for j in 0..<300 { frames.append(Frame(encoding: .message(Message("note \(j) of a long, repetitive log")), sequence: UInt64(j), sourceID: 2)) }
+        for j in 0..<300 {
+            frames.append(Frame(encoding: .message(Message("note \(j) of a long, repetitive log")), sequence: UInt64(j), sourceID: 2))
+        }
         for f in 0..<40 {
             let samples = (0..<4000).map { i in sin(2 * Double.pi * Double((f * 1000 + i % 1000) % 100) / 100) * (i < 1000 ? 1 : 0.5) }
             let data = AnalogData(channelIndexes: Array(0..<4), sampleCount: 1000, samples: .float64(samples))
             frames.append(Frame(encoding: .analog(data), sequence: UInt64(f), timestampNs: Int64(f) * 1_000_000, sourceID: 4))
         }
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+        let writer = try CaptureWriter(
+            path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
         for f in frames { try writer.append(f) }
         try writer.close()
         let reader = try CaptureReader(path: path)
@@ -270,8 +294,10 @@ import TributaryWire
         let frames = Self.adcFrames(12) + syntheticFrames(60)
         if ProcessInfo.processInfo.environment["TRIBUTARY_WRITE_FIXTURES"] == "1" {
             try? FileManager.default.removeItem(atPath: fixture)
-            let writer = try CaptureWriter(path: fixture, options: CaptureWriterOptions(
-                chunk: ChunkOptions(entropyCoding: false), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+            let writer = try CaptureWriter(
+                path: fixture,
+                options: CaptureWriterOptions(
+                    chunk: ChunkOptions(entropyCoding: false), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
             for f in frames { try writer.append(f) }
             try writer.close()
         }

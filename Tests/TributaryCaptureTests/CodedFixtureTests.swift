@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Captures written with coded streams of version 1 (2 rANS lanes; Fixtures/coded-v1-*.tcap),
 /// version 2 (4 lanes; coded-v2-*.tcap) and version 3 (zstd-coded symbols, one a byte;
@@ -18,7 +19,9 @@ import TributaryWire
         return Array(bytes[(10 + headerLength)...])
     }
 
-    @Test(arguments: [1, 2, 3], ["float32-adc24", "float64-affine", "float64-bits", "float64-exact", "float64-range", "float64-wide", "int16-counts"])
+    @Test(
+        arguments: [1, 2, 3],
+        ["float32-adc24", "float64-affine", "float64-bits", "float64-exact", "float64-range", "float64-wide", "int16-counts"])
     func earlierStreamVersionsReadBitForBit(version: Int, name: String) throws {
         let reader = try CaptureReader(path: Self.directory.appendingPathComponent("coded-v\(version)-\(name).tcap").path)
         #expect(reader.damage.isEmpty, "\(reader.damage)")

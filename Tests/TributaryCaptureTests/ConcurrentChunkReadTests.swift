@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// `forEachChunkConcurrently` delivers exactly what `frames(of:)` does, chunk by chunk, whatever the
 /// thread count, and reports damaged chunks once, after the intact ones are delivered.
@@ -44,7 +45,8 @@ import TributaryWire
             #expect(chunks.count > 4)
             let collected = Collected()
             try reader.forEachChunkConcurrently(chunks, threads: threads) { position, frames in collected.add(position, frames) }
-            let expected = try Dictionary(uniqueKeysWithValues: chunks.enumerated().map { ($0.offset, try reader.frames(of: $0.element).map(\.encodedBytes)) })
+            let expected = try Dictionary(
+                uniqueKeysWithValues: chunks.enumerated().map { ($0.offset, try reader.frames(of: $0.element).map(\.encodedBytes)) })
             #expect(collected.all == expected)
             #expect(reader.damage.isEmpty)
         }
@@ -60,9 +62,12 @@ import TributaryWire
         private var byPosition: [Int: [AnalogSummary]] = [:]
         func add(_ position: Int, _ frames: [AnalogChunkFrame]) {
             let summaries = frames.map { f in
-                AnalogSummary(sequence: f.header.sequence, format: f.format, indexes: (0..<f.channelCount).map(f.channelIndex),
-                              scales: (0..<f.channelCount).map(f.scale), offsets: (0..<f.channelCount).map(f.offset),
-                              rows: (0..<f.channelCount).map { [UInt8](UnsafeRawBufferPointer(start: f.samples(row: $0), count: f.sampleCount * f.format.size)) })
+                AnalogSummary(
+                    sequence: f.header.sequence, format: f.format, indexes: (0..<f.channelCount).map(f.channelIndex),
+                    scales: (0..<f.channelCount).map(f.scale), offsets: (0..<f.channelCount).map(f.offset),
+                    rows: (0..<f.channelCount).map {
+                        [UInt8](UnsafeRawBufferPointer(start: f.samples(row: $0), count: f.sampleCount * f.format.size))
+                    })
             }
             lock.lock(); defer { lock.unlock() }
             #expect(byPosition[position] == nil, "chunk \(position) delivered twice")
@@ -88,7 +93,9 @@ import TributaryWire
         var expected: [Int: [AnalogSummary]] = [:]
         for (position, chunk) in chunks.enumerated() {
             expected[position] = try reader.frames(of: chunk).compactMap { frame in
-                guard frame.header.kind == .analog, let view = try? frame.analog(), view.channelCount * view.sampleCount > 0 else { return nil }
+                guard frame.header.kind == .analog, let view = try? frame.analog(), view.channelCount * view.sampleCount > 0 else {
+                    return nil
+                }
                 formats.insert(view.format)
                 let rows: [[UInt8]] = (0..<view.channelCount).map { r in
                     switch view.format {
@@ -97,8 +104,9 @@ import TributaryWire
                     case .int16: view.withSamples(Int16.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
                     }
                 }
-                return AnalogSummary(sequence: frame.header.sequence, format: view.format, indexes: view.channelIndexes,
-                                     scales: (0..<view.channelCount).map(view.scale), offsets: (0..<view.channelCount).map(view.offset), rows: rows)
+                return AnalogSummary(
+                    sequence: frame.header.sequence, format: view.format, indexes: view.channelIndexes,
+                    scales: (0..<view.channelCount).map(view.scale), offsets: (0..<view.channelCount).map(view.offset), rows: rows)
             }
         }
         #expect(formats == [.float64, .float32, .int16])
@@ -117,8 +125,8 @@ import TributaryWire
             var groups: [GroupKey: [UInt8]] = [:]
             for f in frames {
                 for k in 0..<f.channelCount {
-                    groups[GroupKey(format: f.format, channel: f.channelIndex(k)), default: []]
-                        += UnsafeRawBufferPointer(start: f.samples(row: k), count: f.sampleCount * f.format.size)
+                    groups[GroupKey(format: f.format, channel: f.channelIndex(k)), default: []] += UnsafeRawBufferPointer(
+                        start: f.samples(row: k), count: f.sampleCount * f.format.size)
                 }
             }
             lock.lock(); defer { lock.unlock() }
@@ -128,7 +136,9 @@ import TributaryWire
         func allocate(_ position: Int, _ frames: [AnalogChunkFrame]) -> [GroupKey: UnsafeMutableRawPointer] {
             var sizes: [GroupKey: Int] = [:]
             for f in frames {
-                for k in 0..<f.channelCount { sizes[GroupKey(format: f.format, channel: f.channelIndex(k)), default: 0] += f.sampleCount * f.format.size }
+                for k in 0..<f.channelCount {
+                    sizes[GroupKey(format: f.format, channel: f.channelIndex(k)), default: 0] += f.sampleCount * f.format.size
+                }
             }
             let made = sizes.mapValues { UnsafeMutableRawBufferPointer.allocate(byteCount: $0, alignment: 16) }
             for buffer in made.values { buffer.initializeMemory(as: UInt8.self, repeating: 0xA5) }
@@ -155,16 +165,19 @@ import TributaryWire
             let expected = Groups()
             try reader.forEachAnalogChunkConcurrently(chunks, threads: 2) { expected.add($0, $1) }
             let placed = Groups(), copied = Groups()
-            try reader.forEachAnalogChunkConcurrently(chunks, threads: 2, direct: { position, frames in
-                guard !frames.isEmpty else { return nil }
-                let places = placed.allocate(position, frames)
-                // Every third chunk leaves one channel without a place: it must be copied instead.
-                let skipped = position % 3 == 0 ? GroupKey(format: frames[0].format, channel: frames[0].channelIndex(0)) : nil
-                return { format, channel in
-                    let key = GroupKey(format: format, channel: channel)
-                    return key == skipped ? nil : places[key]
+            try reader.forEachAnalogChunkConcurrently(
+                chunks, threads: 2,
+                direct: { position, frames in
+                    guard !frames.isEmpty else { return nil }
+                    let places = placed.allocate(position, frames)
+                    // Every third chunk leaves one channel without a place: it must be copied instead.
+                    let skipped = position % 3 == 0 ? GroupKey(format: frames[0].format, channel: frames[0].channelIndex(0)) : nil
+                    return { format, channel in
+                        let key = GroupKey(format: format, channel: channel)
+                        return key == skipped ? nil : places[key]
+                    }
                 }
-            }) { copied.add($0, $1) }
+            ) { copied.add($0, $1) }
             // Chunks whose streams are not entropy coded (the encoder keeps the plain transforms when
             // they are smaller) are copied too.
             let copiedPositions = Set(copied.all.filter { !$0.value.isEmpty }.keys)
@@ -184,7 +197,9 @@ import TributaryWire
             let collected = CollectedAnalog()
             var thrown: CaptureError?
             do {
-                try reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) { collected.add($0, $1) }
+                try reader.forEachAnalogChunkConcurrently(reader.index.filter { $0.envelope.type == .chunk }, threads: 2) {
+                    collected.add($0, $1)
+                }
             } catch let error as CaptureError { thrown = error }
             #expect(thrown?.offset == chunks[2].offset, "\(String(describing: thrown))")
             #expect(Set(collected.all.keys) == Set(chunks.indices).subtracting([2]))

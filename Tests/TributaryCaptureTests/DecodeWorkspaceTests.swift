@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// Readers share their record buffers and chunk decoders through a `DecodeWorkspacePool`: a closed
 /// reader's workspace serves the next reader, concurrent readers and decoding threads never share

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryCapture
 
 /// The encoder's measured choices (docs/CAPTURE.md §5.1): they decide only sizes, never what
@@ -62,15 +63,21 @@ import Testing
         var rng = SplitMix64(seed: 11)
         func noise() -> Double { Double(rng.next() >> 11) * 0x1p-53 - 0.5 }
         var signals: [[Int64]] = []
-        for (length, amplitude, noiseLevel) in [(2048, 30000.0, 30.0), (2048, 1e9, 1e5), (100, 500.0, 3.0), (33, 10.0, 1.0), (1500, 0.0, 400.0)] {
-            signals.append((0..<length).map { i in
-                let t = Double(i)
-                let tones: Double = amplitude * sin(t * 0.031) + 0.3 * amplitude * sin(t * 0.47)
-                return Int64((tones + noiseLevel * noise()).rounded())
-            })
+        for (length, amplitude, noiseLevel) in [
+            (2048, 30000.0, 30.0), (2048, 1e9, 1e5), (100, 500.0, 3.0), (33, 10.0, 1.0), (1500, 0.0, 400.0),
+        ] {
+            signals.append(
+                (0..<length).map { i in
+                    let t = Double(i)
+                    let tones: Double = amplitude * sin(t * 0.031) + 0.3 * amplitude * sin(t * 0.47)
+                    return Int64((tones + noiseLevel * noise()).rounded())
+                })
         }
         var walk: Int64 = 0
-        signals.append((0..<2048).map { _ in walk += Int64(noise() * 2000); return walk })
+        signals.append(
+            (0..<2048).map { _ in
+                walk += Int64(noise() * 2000); return walk
+            })
         signals.append([Int64](repeating: 42, count: 512))  // no variance: nothing usable either way
         for x in signals {
             let expected = Self.directFit(x)
@@ -79,8 +86,9 @@ import Testing
             #expect(usable == expected.usable, "usable candidates for a signal of \(x.count)")
             for candidate in 0..<3 where usable & expected.usable & (1 << candidate) != 0 {
                 for j in 0..<(2 << candidate) {
-                    #expect(abs(fitted[8 * candidate + j] - expected.coefficients[8 * candidate + j]) <= 1,
-                            "candidate \(candidate), coefficient \(j) of a signal of \(x.count)")
+                    #expect(
+                        abs(fitted[8 * candidate + j] - expected.coefficients[8 * candidate + j]) <= 1,
+                        "candidate \(candidate), coefficient \(j) of a signal of \(x.count)")
                 }
             }
         }
@@ -116,9 +124,10 @@ import Testing
         let codec = try NumericCodec()
         for (values, mode) in [(filtered, UInt8(1)), (decades, UInt8(2))] {
             var out = [UInt8](repeating: 0, count: NumericCodec.workingSize(elementCount: n))
-            let size = try #require(values.withUnsafeBytes { raw in
-                out.withUnsafeMutableBytes { codec.encode(raw, elementType: .float64, into: $0.baseAddress!, capacity: $0.count) }
-            })
+            let size = try #require(
+                values.withUnsafeBytes { raw in
+                    out.withUnsafeMutableBytes { codec.encode(raw, elementType: .float64, into: $0.baseAddress!, capacity: $0.count) }
+                })
             // Stream header (16 bytes), then the one segment: u32 count, u8 mode.
             #expect(out[NumericCodec.streamHeaderSize + 4] == mode)
             var back = [Double](repeating: 0, count: n)

@@ -1,6 +1,7 @@
 import CLinearPredictor
 import Foundation
 import Testing
+
 @testable import TributaryCapture
 
 /// The order-8 predictor's inverse four channels at a time (`tributary_linear8_x4`, AVX2) or eight
@@ -79,7 +80,9 @@ struct LaneInverseTests {
             let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: shifts)
             let stop = Self.expectedFinish(expected)
             #expect(finished == stop, "trial \(trial)")
-            for k in 0..<lanes { #expect(latents[k][..<min(finished, stop)] == expected[k][..<min(finished, stop)], "trial \(trial), lane \(k)") }
+            for k in 0..<lanes {
+                #expect(latents[k][..<min(finished, stop)] == expected[k][..<min(finished, stop)], "trial \(trial), lane \(k)")
+            }
             if stop < n { stoppedEarly += 1 } else { ranThrough += 1 }
         }
         // Both outcomes were exercised.
@@ -92,7 +95,9 @@ struct LaneInverseTests {
         let zero = [[Int64]](repeating: [Int64](repeating: 0, count: 8), count: lanes)
         let shifts = [Int64](repeating: 20, count: lanes)
         let n = 200
-        for (value, inside) in [(Int64(Int32.max), true), (Int64(Int32.min), true), (Int64(Int32.max) + 1, false), (Int64(Int32.min) - 1, false)] {
+        for (value, inside) in [
+            (Int64(Int32.max), true), (Int64(Int32.min), true), (Int64(Int32.max) + 1, false), (Int64(Int32.min) - 1, false),
+        ] {
             var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: lanes)
             residuals[lanes - 2][150] = value
             let (finished, latents) = Self.kernel(residuals, coefficients: zero, shifts: shifts)
@@ -108,7 +113,9 @@ struct LaneInverseTests {
     }
 
     /// The sample kinds of `tributary_linear8_samples_x4`.
-    static let kinds = [TRIBUTARY_SAMPLES_GRID64, TRIBUTARY_SAMPLES_GRID32, TRIBUTARY_SAMPLES_INT32, TRIBUTARY_SAMPLES_INT16].map { Int32($0) }
+    static let kinds = [TRIBUTARY_SAMPLES_GRID64, TRIBUTARY_SAMPLES_GRID32, TRIBUTARY_SAMPLES_INT32, TRIBUTARY_SAMPLES_INT16].map {
+        Int32($0)
+    }
 
     /// Bytes a sample of `kind`.
     static func width(_ kind: Int32) -> Int {
@@ -121,8 +128,10 @@ struct LaneInverseTests {
 
     /// The four-lane inverse fused with the conversion to samples of `kind`: how many it reports,
     /// and the samples (each widened to 64 bits; a byte past each lane's end checked untouched).
-    static func samplesKernel(_ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64], kind: Int32,
-                              offset: [Double] = gridOffsets, gain: [Double] = gridGains) -> (finished: Int, samples: [[UInt64]]) {
+    static func samplesKernel(
+        _ residuals: [[Int64]], coefficients: [[Int64]], shifts: [Int64], kind: Int32,
+        offset: [Double] = gridOffsets, gain: [Double] = gridGains
+    ) -> (finished: Int, samples: [[UInt64]]) {
         let n = residuals[0].count, w = width(kind), lane = n * w + 16
         let v = residuals.flatMap { $0 }, c = coefficients.flatMap { $0 }
         var out = [UInt8](repeating: 0x77, count: 4 * lane)
@@ -161,8 +170,9 @@ struct LaneInverseTests {
             let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
             let shifts = [Int64](repeating: 20, count: 4)
             let expected = (0..<4).map {
-                Self.convert(PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20),
-                             kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0])
+                Self.convert(
+                    PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20),
+                    kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0])
             }
             let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
             #expect(finished == n, "n \(n)")
@@ -180,7 +190,9 @@ struct LaneInverseTests {
         for trial in 0..<300 {
             let n = Self.lengths[trial % Self.lengths.count]
             let shifts = (0..<4).map { _ in Int64(rng.next() % 40) + 1 }
-            let c = (0..<4).map { k in (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32 + (shifts[k] < 12 ? 20 : 0)) } }
+            let c = (0..<4).map { k in
+                (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32 + (shifts[k] < 12 ? 20 : 0)) }
+            }
             let magnitude = Int64(rng.next() % 34)
             let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
             let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
@@ -188,8 +200,9 @@ struct LaneInverseTests {
             if finished == n {
                 done += 1
                 for k in 0..<4 {
-                    #expect(samples[k] == Self.convert(latents[k], kind: kind, offset: Self.gridOffsets[k], gain: Self.gridGains[k]),
-                            "trial \(trial), lane \(k)")
+                    #expect(
+                        samples[k] == Self.convert(latents[k], kind: kind, offset: Self.gridOffsets[k], gain: Self.gridGains[k]),
+                        "trial \(trial), lane \(k)")
                     #expect(latents[k].allSatisfy { $0 >= -(1 << 30) && $0 < 1 << 30 }, "trial \(trial), lane \(k)")
                 }
             } else {
@@ -208,9 +221,11 @@ struct LaneInverseTests {
         let zero = [[Int64]](repeating: [Int64](repeating: 0, count: 8), count: 4)
         let shifts = [Int64](repeating: 20, count: 4)
         let n = 200
-        let outside: [Int64] = [1 << 30, -(1 << 30) - 1, 1 << 51, -(1 << 51), (1 << 51) + 12345, Int64.max, Int64.min,
-                                0x3CC8_0000_0000_0000, 0x3CB8_0000_0000_0001, -0x3CB8_0000_0000_0000, 0x7FF0_0000_0000_0000 - 0x4338_0000_0000_0000,
-                                Int64(bitPattern: 0xFFF8_0000_0000_0000 &- 0x4338_0000_0000_0000)]
+        let outside: [Int64] = [
+            1 << 30, -(1 << 30) - 1, 1 << 51, -(1 << 51), (1 << 51) + 12345, Int64.max, Int64.min,
+            0x3CC8_0000_0000_0000, 0x3CB8_0000_0000_0001, -0x3CB8_0000_0000_0000, 0x7FF0_0000_0000_0000 - 0x4338_0000_0000_0000,
+            Int64(bitPattern: 0xFFF8_0000_0000_0000 &- 0x4338_0000_0000_0000),
+        ]
         for value in outside {
             var residuals = [[Int64]](repeating: [Int64](repeating: 5, count: n), count: 4)
             residuals[2][150] = value
@@ -248,8 +263,10 @@ struct LaneInverseTests {
                 let (done, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
                 if fits { #expect(done == n, "orders \(orders), n \(n), kind \(kind)") }
                 if done == n {
-                    #expect(samples == (0..<4).map { Self.convert(latents[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) },
-                            "orders \(orders), n \(n), kind \(kind)")
+                    #expect(
+                        samples
+                            == (0..<4).map { Self.convert(latents[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) },
+                        "orders \(orders), n \(n), kind \(kind)")
                 }
             }
         }
@@ -257,7 +274,9 @@ struct LaneInverseTests {
         for trial in 0..<100 {
             let n = Self.lengths[trial % Self.lengths.count]
             let shifts = (0..<4).map { _ in Int64(rng.next() % 40) + 1 }
-            let c = (0..<4).map { k in (0..<8).map { j in j < orders[k] ? Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) : 0 } }
+            let c = (0..<4).map { k in
+                (0..<8).map { j in j < orders[k] ? Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) : 0 }
+            }
             let magnitude = Int64(rng.next() % 30)
             let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
             let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
@@ -265,8 +284,9 @@ struct LaneInverseTests {
             let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
             guard finished == n else { continue }
             done += 1
-            #expect(samples == (0..<4).map { Self.convert(latents[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) },
-                    "trial \(trial)")
+            #expect(
+                samples == (0..<4).map { Self.convert(latents[$0], kind: kind, offset: Self.gridOffsets[$0], gain: Self.gridGains[$0]) },
+                "trial \(trial)")
         }
         #expect(done > 10, "\(done) of 100 done")
     }
@@ -288,21 +308,30 @@ struct LaneInverseTests {
             }
         }
         let segments = [Int](repeating: n, count: channels)
-        for (type, payload) in [(ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
-                                (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 300) })),
-                                (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * 20.0 / 65536) })),
-                                (.float64, CodedCodecTests.bytes(counts.map { Double($0) * 20.0 / 65536 }))] {
+        for (type, payload) in [
+            (ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
+            (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 300) })),
+            (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * 20.0 / 65536) })),
+            (.float64, CodedCodecTests.bytes(counts.map { Double($0) * 20.0 / 65536 })),
+        ] {
             var coded = [UInt8](repeating: 0, count: NumericCodec.workingSize(elementCount: channels * n))
-            let size = try #require(payload.withUnsafeBytes { p in
-                coded.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count) }
-            })
+            let size = try #require(
+                payload.withUnsafeBytes { p in
+                    coded.withUnsafeMutableBytes {
+                        codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count)
+                    }
+                })
             // The first segment's predictor (§5.1): linear, of order 2 or 4.
             let header = NumericCodec.streamHeaderSize, orderAt = header + 8 + (type == .float32 || type == .float64 ? 16 : 0)
-            #expect(coded[header + 5] == 3 && [2, 4].contains(coded[orderAt]), "\(type): predictor \(coded[header + 5]), order \(coded[orderAt])")
+            #expect(
+                coded[header + 5] == 3 && [2, 4].contains(coded[orderAt]),
+                "\(type): predictor \(coded[header + 5]), order \(coded[orderAt])")
             let before = codec.laneSegments
             var back = [UInt8](repeating: 0xEE, count: payload.count)
             try coded.withUnsafeBytes { c in
-                try back.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: c[..<size]), elementType: type, into: $0) }
+                try back.withUnsafeMutableBytes {
+                    try codec.decode(UnsafeRawBufferPointer(rebasing: c[..<size]), elementType: type, into: $0)
+                }
             }
             #expect(back == payload, "\(type)")
             #expect(NumericCodec.lanes == 0 || codec.laneSegments - before == channels, "\(type)")
@@ -322,12 +351,16 @@ struct LaneInverseTests {
     static func roundTrip(_ payload: [UInt8], _ type: ChunkElementType, segments: [Int], codec: NumericCodec) throws -> [UInt8] {
         var coded = [UInt8](repeating: 0, count: NumericCodec.workingSize(elementCount: segments.reduce(0, +)))
         let size = payload.withUnsafeBytes { p in
-            coded.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count) }
+            coded.withUnsafeMutableBytes {
+                codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count)
+            }
         }
         let stored = try #require(size)
         var back = [UInt8](repeating: 0xEE, count: payload.count)
         try coded.withUnsafeBytes { c in
-            try back.withUnsafeMutableBytes { try codec.decode(UnsafeRawBufferPointer(rebasing: c[..<stored]), elementType: type, into: $0) }
+            try back.withUnsafeMutableBytes {
+                try codec.decode(UnsafeRawBufferPointer(rebasing: c[..<stored]), elementType: type, into: $0)
+            }
         }
         return back
     }
@@ -340,14 +373,16 @@ struct LaneInverseTests {
         var counts: [Int64] = []
         for ch in 0..<channels { counts += Self.tones(n, channel: ch, amplitude: 12_000, noise: 8, seed: 5).map { Int64($0.rounded()) } }
         let segments = [Int](repeating: n, count: channels)
-        for (type, payload) in [(ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
-                                (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 200) })),
-                                // A binary32 grid, converted by the kernel.
-                                (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * step) })),
-                                // On a grid, written by the kernel, with a few −0.0 as exceptions.
-                                (.float64, CodedCodecTests.bytes(counts.enumerated().map { i, k in i % 500 == 7 ? -0.0 : Double(k) * step })),
-                                // DAQmx-style offset + gain × k, rounded: an adjustment block per segment (each lane its own).
-                                (.float64, CodedCodecTests.bytes(counts.map { -0.0123 + 3.0517578125e-4 * 1.0000003 * Double($0) }))] {
+        for (type, payload) in [
+            (ChunkElementType.int16, CodedCodecTests.bytes(counts.map { Int16($0) })),
+            (.int32, CodedCodecTests.bytes(counts.map { Int32($0 * 200) })),
+            // A binary32 grid, converted by the kernel.
+            (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * step) })),
+            // On a grid, written by the kernel, with a few −0.0 as exceptions.
+            (.float64, CodedCodecTests.bytes(counts.enumerated().map { i, k in i % 500 == 7 ? -0.0 : Double(k) * step })),
+            // DAQmx-style offset + gain × k, rounded: an adjustment block per segment (each lane its own).
+            (.float64, CodedCodecTests.bytes(counts.map { -0.0123 + 3.0517578125e-4 * 1.0000003 * Double($0) })),
+        ] {
             let before = codec.laneSegments
             #expect(try Self.roundTrip(payload, type, segments: segments, codec: codec) == payload, "\(type), \(channels) channels")
             // Every segment but a lone one (one channel, or the one after a full set of lanes) goes

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryCapture
 
 /// Latent blocks of coded stream versions 3 and 4 (docs/CAPTURE.md §5.1): the values come back bit
@@ -25,11 +26,13 @@ import Testing
         var out = [UInt8](repeating: 0, count: LatentCoder.headerSizeV3 + 9 * n + 64)
         let compressor = try ZstdCompressor(level: 1, checksum: false)
         let size = r.withUnsafeBufferPointer { rp in
-            let plan = LatentCoder.plan(rp.baseAddress!, count: n, histogram: &histogram,
-                                        maxShift: LatentCoder.maxShiftV3, huffmanBound: true, multiSymbol: true, arity: arity)
+            let plan = LatentCoder.plan(
+                rp.baseAddress!, count: n, histogram: &histogram,
+                maxShift: LatentCoder.maxShiftV3, huffmanBound: true, multiSymbol: true, arity: arity)
             if let arity { #expect(plan.arity == arity) }
-            return LatentCoder.encodeV4(rp.baseAddress!, count: n, plan: plan, symbols: &symbols, packed: &packed,
-                                        positions: &positions, compressor: compressor, into: &out)
+            return LatentCoder.encodeV4(
+                rp.baseAddress!, count: n, plan: plan, symbols: &symbols, packed: &packed,
+                positions: &positions, compressor: compressor, into: &out)
         }
         return Array(out[..<size])
     }
@@ -47,9 +50,11 @@ import Testing
         return r
     }
 
-    static let shapes: [(Int, UInt64, Bool)] = [(1, 0, false), (2, 1, false), (3, 5, false), (4, 2, false), (5, 9, false),
-                                                (1000, 0, false), (5000, 40, false), (5000, 40, true), (70_000, 3000, true),
-                                                (4096, UInt64(Int64.max / 4), false)]
+    static let shapes: [(Int, UInt64, Bool)] = [
+        (1, 0, false), (2, 1, false), (3, 5, false), (4, 2, false), (5, 9, false),
+        (1000, 0, false), (5000, 40, false), (5000, 40, true), (70_000, 3000, true),
+        (4096, UInt64(Int64.max / 4), false),
+    ]
 
     @Test(arguments: shapes, [nil, 1, 2, 3])
     func valuesRoundTrip(shape: (Int, UInt64, Bool), arity: Int?) throws {
@@ -121,7 +126,9 @@ import Testing
         let n = 5000
         let r = Self.values(n, spread: 40, outliers: true, seed: 3)
         let good = try Self.encode(r)
-        func u32(_ b: [UInt8], _ at: Int) -> UInt32 { b[at..<(at + 4)].enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * $1.offset) } }
+        func u32(_ b: [UInt8], _ at: Int) -> UInt32 {
+            b[at..<(at + 4)].enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * $1.offset) }
+        }
         func set32(_ b: inout [UInt8], _ at: Int, _ v: UInt32) { for k in 0..<4 { b[at + k] = UInt8(truncatingIfNeeded: v >> (8 * k)) } }
         let escapes = u32(good, 24), symbolBytes = Int(u32(good, 20))
         #expect(escapes > 0 && symbolBytes < n, "the test needs escapes and a symbol frame")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryCapture
 
 /// The decoder's inverses of the coded transform's predictors (`NumericCodec.integrate`,
@@ -46,8 +47,9 @@ import Testing
                 v.withUnsafeMutableBufferPointer { vp in
                     padded.withUnsafeMutableBufferPointer { cp in
                         latents.withUnsafeMutableBufferPointer { lp in
-                            NumericCodec.integrateLinear(vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
-                                                         into: LatentArray(d: lp.baseAddress!))
+                            NumericCodec.integrateLinear(
+                                vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
+                                into: LatentArray(d: lp.baseAddress!))
                         }
                     }
                 }
@@ -58,8 +60,9 @@ import Testing
                 v.withUnsafeMutableBufferPointer { vp in
                     padded.withUnsafeMutableBufferPointer { cp in
                         out.withUnsafeMutableBytes { op in
-                            NumericCodec.integrateLinear(vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
-                                                         into: Int32Output(op.baseAddress!))
+                            NumericCodec.integrateLinear(
+                                vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
+                                into: Int32Output(op.baseAddress!))
                         }
                     }
                 }
@@ -78,7 +81,9 @@ import Testing
             var v = residuals
             var out = [Int16](repeating: 0, count: n)
             v.withUnsafeMutableBufferPointer { vp in
-                out.withUnsafeMutableBytes { op in NumericCodec.integrate(vp.baseAddress!, count: n, order: order, into: Int16Output(op.baseAddress!)) }
+                out.withUnsafeMutableBytes { op in
+                    NumericCodec.integrate(vp.baseAddress!, count: n, order: order, into: Int16Output(op.baseAddress!))
+                }
             }
             #expect(out == expected.map { Int16(truncatingIfNeeded: $0) }, "order \(order), n \(n)")
         }

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
-@testable import TributaryInterchange
 import TributaryFormats
 import TributaryWire
+
+@testable import TributaryCapture
+@testable import TributaryInterchange
 
 /// `SampleWindow.read`, the one windowed read of a capture's samples (the C interface's and
 /// `export`'s): any window of any rows, stored or physical, on any number of threads, with the
@@ -17,16 +18,20 @@ import TributaryWire
     func withCapture(_ body: (_ dir: String, _ path: String) throws -> Void) throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let signal = ImportedSignal(samples: .int16(counts: Self.counts, scale: Self.scale, offset: Self.offset), channelCount: 2,
-                                    sampleCount: Self.samples)
+        let signal = ImportedSignal(
+            samples: .int16(counts: Self.counts, scale: Self.scale, offset: Self.offset), channelCount: 2,
+            sampleCount: Self.samples)
         let path = dir + "/c.tcap"
-        try CaptureImport.write(signal, rate: 1000, samplesPerFrame: 1000, to: path,
-                                options: CaptureWriterOptions(minChunkBytes: 0, maxChunkBytes: 16 << 10, fsync: .none))
+        try CaptureImport.write(
+            signal, rate: 1000, samplesPerFrame: 1000, to: path,
+            options: CaptureWriterOptions(minChunkBytes: 0, maxChunkBytes: 16 << 10, fsync: .none))
         try body(dir, path)
     }
 
-    func read<T>(_ window: SampleWindow, _: T.Type, rows: [Int]?, first: UInt64, count: Int, as values: SampleValues, threads: Int,
-                 blocks: Bool = false) throws -> (values: [T], read: SampleWindowRead) {
+    func read<T>(
+        _ window: SampleWindow, _: T.Type, rows: [Int]?, first: UInt64, count: Int, as values: SampleValues, threads: Int,
+        blocks: Bool = false
+    ) throws -> (values: [T], read: SampleWindowRead) {
         let rowCount = rows?.count ?? window.shape.channelCount
         var result: SampleWindowRead?
         var error: SampleReadError?
@@ -34,8 +39,9 @@ import TributaryWire
             UnsafeMutableRawBufferPointer(buffer).initializeMemory(as: UInt8.self, repeating: 0)
             n = max(0, rowCount * count)
             do throws(SampleReadError) {
-                result = try window.read(rows: rows, first: first, count: count, as: values, into: UnsafeMutableRawBufferPointer(buffer),
-                                         threads: threads, blocks: blocks)
+                result = try window.read(
+                    rows: rows, first: first, count: count, as: values, into: UnsafeMutableRawBufferPointer(buffer),
+                    threads: threads, blocks: blocks)
             } catch let e { error = e }
         }
         if let error { throw error }
@@ -52,16 +58,22 @@ import TributaryWire
             let n = Self.samples
             let whole = try read(window, Int16.self, rows: nil, first: 0, count: n, as: .stored, threads: threads, blocks: true)
             #expect(whole.values == Self.counts && whole.read.samples == n)
-            #expect(whole.read.blocks.count == 50 && whole.read.blocks.enumerated().allSatisfy {
-                $0.element.start == $0.offset * 1000 && $0.element.count == 1000 && $0.element.firstSample == UInt64($0.offset * 1000)
-            })
+            #expect(
+                whole.read.blocks.count == 50
+                    && whole.read.blocks.enumerated().allSatisfy {
+                        $0.element.start == $0.offset * 1000 && $0.element.count == 1000
+                            && $0.element.firstSample == UInt64($0.offset * 1000)
+                    })
             // Rows in any order, repeated, a window across chunk boundaries, as physical values.
             let (first, count) = (12_345, 20_000)
             let part = try read(window, Double.self, rows: [1, 0, 1], first: UInt64(first), count: count, as: .physical, threads: threads)
-            let expected = [1, 0, 1].flatMap { r in (first..<(first + count)).map { Double(Self.counts[r * n + $0]) * Self.scale[r] + Self.offset[r] } }
+            let expected = [1, 0, 1].flatMap { r in
+                (first..<(first + count)).map { Double(Self.counts[r * n + $0]) * Self.scale[r] + Self.offset[r] }
+            }
             #expect(part.values == expected && part.read.samples == count)
             // Past the end: the samples there are, the rest of the buffer untouched.
-            let tail = try read(window, Int16.self, rows: [0], first: UInt64(n - 1000), count: 5000, as: .stored, threads: threads, blocks: true)
+            let tail = try read(
+                window, Int16.self, rows: [0], first: UInt64(n - 1000), count: 5000, as: .stored, threads: threads, blocks: true)
             #expect(tail.read.samples == 1000 && Array(tail.values[..<1000]) == Array(Self.counts[(n - 1000)..<n]))
             #expect(tail.values[1000...].allSatisfy { $0 == 0 })
             #expect(tail.read.blocks.map(\.start) == [n - 1000])
@@ -84,7 +96,9 @@ import TributaryWire
             let error = small.withUnsafeMutableBytes { buffer in
                 Result { () throws(SampleReadError) in try window.read(first: 0, count: 10, as: .physical, into: buffer) }
             }
-            #expect(throws: SampleReadError.buffer("the buffer has 80 bytes; 2 channels × 10 samples × 8 bytes need 160")) { try error.get() }
+            #expect(throws: SampleReadError.buffer("the buffer has 80 bytes; 2 channels × 10 samples × 8 bytes need 160")) {
+                try error.get()
+            }
             #expect(throws: SampleReadError.self) { _ = try window.byteCount(rows: 2, samples: UInt64(Int.max), as: .stored, buffer: .max) }
             #expect(throws: SampleReadError.noAnalogData("source 9 has no analog data")) {
                 _ = try SampleWindow(reader: try CaptureReader(path: path), source: 9)
@@ -101,7 +115,9 @@ import TributaryWire
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             let reader = try CaptureReader(path: path)
             let window = try SampleWindow(reader: reader, source: 1)
-            #expect(throws: SampleReadError.self) { _ = try read(window, Int16.self, rows: nil, first: 0, count: Self.samples, as: .stored, threads: 2) }
+            #expect(throws: SampleReadError.self) {
+                _ = try read(window, Int16.self, rows: nil, first: 0, count: Self.samples, as: .stored, threads: 2)
+            }
             #expect(reader.damage.map(\.offset) == [victim.offset])
             // The window before the damaged chunk still reads.
             let before = try read(window, Int16.self, rows: [0], first: 0, count: 1000, as: .stored, threads: 2)
@@ -117,8 +133,11 @@ import TributaryWire
             let entries = SourceSeries.analogEntries(reader, source: 1)
             let (kept, skipped) = try #require(SourceSeries.entries(entries, covering: 20_000..<30_000))
             #expect(skipped > 0)
-            for (chunks, skip, channels) in [(entries, 0, nil), (kept, skipped, [UInt32(1)]), (kept, skipped, nil)] as [([IndexEntry], Int, [UInt32]?)] {
-                let fast = try #require(SourceSeries.windowRead(reader: reader, source: 1, channels: channels, entries: chunks, skipped: skip))
+            for (chunks, skip, channels) in [(entries, 0, nil), (kept, skipped, [UInt32(1)]), (kept, skipped, nil)]
+                as [([IndexEntry], Int, [UInt32]?)]
+            {
+                let fast = try #require(
+                    SourceSeries.windowRead(reader: reader, source: 1, channels: channels, entries: chunks, skipped: skip))
                 let slow = try #require(try SourceSeries.gatherFrameByFrame(reader: reader, source: 1, channels: channels, entries: chunks))
                 #expect(fast.samples == slow.samples && fast.blocks == slow.blocks && fast.total == slow.total)
                 #expect(fast.rows == slow.rows && fast.scale == slow.scale && fast.offset == slow.offset && fast.indexes == slow.indexes)

@@ -1,4 +1,5 @@
 import Foundation
+
 /// Deterministic pseudo-random bytes for tests (SplitMix64), so failures reproduce.
 struct SplitMix64 {
     var state: UInt64

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryCapture
 import TributaryWire
+
+@testable import TributaryCapture
 
 /// A recording of more sources than the writer has chunk builders: each open chunk holds a builder,
 /// so the writer used to wait forever for a free one (a publisher inventing source ids stalled
@@ -15,8 +16,10 @@ import TributaryWire
         for round in 0..<3 {
             for source in 1...200 as ClosedRange<UInt32> {
                 let data = AnalogData(channels: [[Double(round), Double(source)]], firstSample: UInt64(2 * round))
-                frames.append(Frame(encoding: .analog(data), sequence: UInt64(frames.count), timestampNs: Int64(round) * 1_000_000,
-                                    sourceID: source))
+                frames.append(
+                    Frame(
+                        encoding: .analog(data), sequence: UInt64(frames.count), timestampNs: Int64(round) * 1_000_000,
+                        sourceID: source))
             }
         }
         try record(frames, to: path, maxChunkBytes: 1 << 20, chunkDuration: 60)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryCapture
 
 private func compressed(_ input: [UInt8], level: Int = 1, rawLiterals: Bool = false) throws -> [UInt8] {

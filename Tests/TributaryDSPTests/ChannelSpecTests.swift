@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct ChannelSpecTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 
 /// The short-time transform, its inverse, the cross-spectra and the transfer functions on signals
@@ -9,7 +10,7 @@ import Testing
     static func noise(_ n: Int, seed: UInt64) -> [Double] {
         var state = seed
         return (0..<n).map { _ in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Double(Int64(bitPattern: state >> 11) % 1_000_000) / 500_000 - 1
         }
     }
@@ -17,7 +18,8 @@ import Testing
     @Test func autoSpectrumEqualsWelch() throws {
         let x = Self.noise(5000, seed: 1)
         for (average, detrend) in [(WelchAverage.mean, Detrend.constant), (.median, .linear), (.mean, .none)] {
-            let welchConfiguration = WelchConfiguration(segmentLength: 300, overlap: 100, window: .hamming, detrend: detrend, average: average)
+            let welchConfiguration = WelchConfiguration(
+                segmentLength: 300, overlap: 100, window: .hamming, detrend: detrend, average: average)
             let expected = try welch(x, sampleRate: 50, configuration: welchConfiguration)
             let configuration = CrossSpectralConfiguration(
                 segments: SegmentParameters(window: Window(.hamming, count: 300).values, overlap: 100, detrend: detrend), average: average)
@@ -72,8 +74,9 @@ import Testing
         var out = [Double](repeating: 0, count: length - 64)
         let failures = try z.withUnsafeBufferPointer { zb in
             try out.withUnsafeMutableBufferPointer {
-                try inverseShortTimeTransform(zb, segments: segments, window: window, fftLength: 80, step: 16, gain: 1,
-                                              range: 32..<(length - 32), into: $0)
+                try inverseShortTimeTransform(
+                    zb, segments: segments, window: window, fftLength: 80, step: 16, gain: 1,
+                    range: 32..<(length - 32), into: $0)
             }
         }
         #expect(failures == 0)

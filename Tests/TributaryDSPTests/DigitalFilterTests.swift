@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct DigitalFilterTests {
@@ -23,22 +24,42 @@ import Testing
     /// Sections as scipy 1.17 gives them (values printed by scipy.signal.butter / cheby1, output='sos').
     @Test func sectionsEqualScipys() throws {
         let butter = try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .butterworth)
-        #expect(Self.close(butter.coefficients, [0.004824343357716228, 0.009648686715432456, 0.004824343357716228, 1, -1.0485995763626117,
-                                                 0.2961403575616696, 1, 2, 1, 1, -1.3209134308194264, 0.6327387928852766], 1e-14))
+        #expect(
+            Self.close(
+                butter.coefficients,
+                [
+                    0.004824343357716228, 0.009648686715432456, 0.004824343357716228, 1, -1.0485995763626117,
+                    0.2961403575616696, 1, 2, 1, 1, -1.3209134308194264, 0.6327387928852766,
+                ], 1e-14))
         let cheby = try FilterDesign.iirSOS(order: 3, frequencies: [0.2, 0.4], band: .bandpass, family: .chebyshev1(ripple: 1))
-        #expect(Self.close(cheby.coefficients, [0.01147465688202088, 0.02294931376404176, 0.01147465688202088, 1, -1.0650563863521076,
-                                                0.7232974330528497, 1, 0, -1, 1, -0.5858575923436214, 0.8351601721752616,
-                                                1, -2, 1, 1, -1.5244148194690865, 0.8935372778531978], 1e-14))
+        #expect(
+            Self.close(
+                cheby.coefficients,
+                [
+                    0.01147465688202088, 0.02294931376404176, 0.01147465688202088, 1, -1.0650563863521076,
+                    0.7232974330528497, 1, 0, -1, 1, -0.5858575923436214, 0.8351601721752616,
+                    1, -2, 1, 1, -1.5244148194690865, 0.8935372778531978,
+                ], 1e-14))
     }
 
     /// Elliptic and Bessel sections as scipy 1.17 gives them (ellip(3, 1, 40, 0.3), bessel(4, 0.2)).
     @Test func ellipticAndBesselEqualScipys() throws {
         let ellip = try FilterDesign.iirSOS(order: 3, frequencies: [0.3], band: .lowpass, family: .elliptic(ripple: 1, attenuation: 40))
-        #expect(Self.close(ellip.coefficients, [0.055480858912020606, 0.03637259582179773, 0.05548085891202059, 1.0, -0.5787198745704312, 0.0,
-                                                1.0, 1.0, 0.0, 1.0, -0.9902215193819808, 0.6896815923944724], 1e-13))
+        #expect(
+            Self.close(
+                ellip.coefficients,
+                [
+                    0.055480858912020606, 0.03637259582179773, 0.05548085891202059, 1.0, -0.5787198745704312, 0.0,
+                    1.0, 1.0, 0.0, 1.0, -0.9902215193819808, 0.6896815923944724,
+                ], 1e-13))
         let bessel = try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .bessel(norm: .phase))
-        #expect(Self.close(bessel.coefficients, [0.0042874202929168515, 0.008574840585833703, 0.0042874202929168515, 1.0, -1.0770123857826925,
-                                                 0.30094304188139637, 1.0, 2.0, 1.0, 1.0, -1.1409612555521211, 0.44730039589935744], 1e-13))
+        #expect(
+            Self.close(
+                bessel.coefficients,
+                [
+                    0.0042874202929168515, 0.008574840585833703, 0.0042874202929168515, 1.0, -1.0770123857826925,
+                    0.30094304188139637, 1.0, 2.0, 1.0, 1.0, -1.1409612555521211, 0.44730039589935744,
+                ], 1e-13))
         // K(1/2) = Γ(1/4)² / (4√π); sn² + cn² = 1 and dn² + m·sn² = 1.
         #expect(abs(Elliptic.complete(0.5) - 1.8540746773013719) < 1e-15)
         let (sn, cn, dn) = Elliptic.jacobi(0.7, 0.3)
@@ -46,11 +67,21 @@ import Testing
     }
 
     @Test func badDesignsAreErrors() {
-        #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: -1, frequencies: [0.2], band: .lowpass, family: .butterworth) }
-        #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: 4, frequencies: [1.0], band: .lowpass, family: .butterworth) }
-        #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .bandpass, family: .butterworth) }
-        #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: 4, frequencies: [600], band: .lowpass, family: .butterworth, fs: 1000) }
-        #expect(throws: FilterDesignError.self) { try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .chebyshev1(ripple: -1)) }
+        #expect(throws: FilterDesignError.self) {
+            try FilterDesign.iirSOS(order: -1, frequencies: [0.2], band: .lowpass, family: .butterworth)
+        }
+        #expect(throws: FilterDesignError.self) {
+            try FilterDesign.iirSOS(order: 4, frequencies: [1.0], band: .lowpass, family: .butterworth)
+        }
+        #expect(throws: FilterDesignError.self) {
+            try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .bandpass, family: .butterworth)
+        }
+        #expect(throws: FilterDesignError.self) {
+            try FilterDesign.iirSOS(order: 4, frequencies: [600], band: .lowpass, family: .butterworth, fs: 1000)
+        }
+        #expect(throws: FilterDesignError.self) {
+            try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .chebyshev1(ripple: -1))
+        }
         #expect(FilterBand(name: "sideways") == nil && FilterBand(name: "bp") == .bandpass)
     }
 
@@ -62,7 +93,8 @@ import Testing
         var whole = [Double](repeating: 0, count: x.count)
         try x.withUnsafeBufferPointer { xp in
             try whole.withUnsafeMutableBufferPointer { yp in
-                try IIRFilter.sosfilt(sos, x: xp.baseAddress!, y: yp.baseAddress!, layout: FilterLayout(length: x.count), initial: nil, final: nil)
+                try IIRFilter.sosfilt(
+                    sos, x: xp.baseAddress!, y: yp.baseAddress!, layout: FilterLayout(length: x.count), initial: nil, final: nil)
             }
         }
         for split in [[1000], Array(repeating: 1, count: 1000), [0, 3, 997], [500, 0, 499, 1], [7, 13, 333, 647]] {

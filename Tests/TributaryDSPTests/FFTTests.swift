@@ -1,6 +1,7 @@
 import CFFTW
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct FFTTests {
@@ -48,7 +49,9 @@ import Testing
         // Offset by one element: not FFTW-aligned, so the copy path is taken.
         x.withUnsafeBufferPointer { xb in
             out.withUnsafeMutableBufferPointer { ob in
-                fft.forward(batch: UnsafeBufferPointer(rebasing: xb[1...]), into: UnsafeMutableBufferPointer(rebasing: ob[1...]), channels: channels)
+                fft.forward(
+                    batch: UnsafeBufferPointer(rebasing: xb[1...]), into: UnsafeMutableBufferPointer(rebasing: ob[1...]), channels: channels
+                )
             }
         }
         for c in 0..<channels {
@@ -60,8 +63,12 @@ import Testing
     @Test func alignmentCheckAgreesWithFFTW() {
         for address in stride(from: 0, through: 256, by: 4) {
             let p = UnsafeRawPointer(bitPattern: 4096 + address)!
-            #expect(RealFFT<Double>.isAligned(p) == (fftw_alignment_of(UnsafeMutablePointer(mutating: p.assumingMemoryBound(to: Double.self))) == 0))
-            #expect(RealFFT<Float>.isAligned(p) == (fftwf_alignment_of(UnsafeMutablePointer(mutating: p.assumingMemoryBound(to: Float.self))) == 0))
+            #expect(
+                RealFFT<Double>.isAligned(p)
+                    == (fftw_alignment_of(UnsafeMutablePointer(mutating: p.assumingMemoryBound(to: Double.self))) == 0))
+            #expect(
+                RealFFT<Float>.isAligned(p)
+                    == (fftwf_alignment_of(UnsafeMutablePointer(mutating: p.assumingMemoryBound(to: Float.self))) == 0))
         }
     }
 

@@ -16,10 +16,15 @@ import TributaryWire
 
     static func frames(channels: Int, samples n: Int, pieces: [Int], format: SampleFormat = .float64) -> [Frame] {
         let data = (0..<channels).map { signal(n, channel: $0) }
-        var frames = [Frame(encoding: .configuration(Configuration(
-            deviceName: "sim", deviceType: "test",
-            channels: (0..<channels).map { ChannelConfiguration(index: UInt32($0), description: "ai\($0)", samplingRate: 1000) })),
-            sourceID: 3)]
+        var frames = [
+            Frame(
+                encoding: .configuration(
+                    Configuration(
+                        deviceName: "sim", deviceType: "test",
+                        channels: (0..<channels).map { ChannelConfiguration(index: UInt32($0), description: "ai\($0)", samplingRate: 1000) }
+                    )),
+                sourceID: 3)
+        ]
         var start = 0, i = 0
         while start < n {
             let count = min(pieces[i % pieces.count], n - start)
@@ -75,8 +80,9 @@ import TributaryWire
         // 50 Hz for the first 2000 samples, 120 Hz afterwards: a 2000-sample measurement sees only 50 Hz.
         let first = (0..<2000).map { sin(2 * Double.pi * 50 * Double($0) / 1000) }
         let then = (2000..<6000).map { sin(2 * Double.pi * 120 * Double($0) / 1000) }
-        let analysis = FrameAnalysis(request: AnalysisRequest(measurements: [.tone]), sampleRate: 1000,
-                                     measurementLength: 2000)
+        let analysis = FrameAnalysis(
+            request: AnalysisRequest(measurements: [.tone]), sampleRate: 1000,
+            measurementLength: 2000)
         try analysis.add(Frame(encoding: .analog(AnalogData(channels: [first])), sourceID: 1))
         try analysis.add(Frame(encoding: .analog(AnalogData(channels: [then], firstSample: 2000)), sourceID: 1))
         let channel = try analysis.finish()[0].channels[0]
@@ -102,8 +108,9 @@ import TributaryWire
                 continue
             }
             let x = try #require(report.crossChannel)
-            let h = try TransferEstimate(reference: reference, response: whole, sampleRate: 1000,
-                                         configuration: .scipyDefaults(segmentLength: 200), estimator: .h2)
+            let h = try TransferEstimate(
+                reference: reference, response: whole, sampleRate: 1000,
+                configuration: .scipyDefaults(segmentLength: 200), estimator: .h2)
             #expect(x.reference == 1 && x.segmentLength == 200)
             #expect(x.h2 == h)
         }

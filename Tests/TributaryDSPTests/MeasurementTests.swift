@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct MeasurementTests {
@@ -15,8 +16,9 @@ import Testing
     @Test func thdOfKnownHarmonicMix() throws {
         // 1 % second and 0.5 % third harmonic: THD = sqrt(0.01^2 + 0.005^2) = 0.0111803.
         let fs = 48_000.0
-        let x = SignalGenerator.harmonicSeries(count: 48_000, sampleRate: fs, fundamental: 1000.37, amplitude: 1,
-                                               relativeAmplitudes: [0.01, 0.005])
+        let x = SignalGenerator.harmonicSeries(
+            count: 48_000, sampleRate: fs, fundamental: 1000.37, amplitude: 1,
+            relativeAmplitudes: [0.01, 0.005])
         let d = try SpectralMeasurements(x, sampleRate: fs, configuration: MeasurementConfiguration(harmonics: 5)).distortion()
         let expected = (0.01 * 0.01 + 0.005 * 0.005).squareRoot()
         #expect(abs(d.thd - expected) / expected < 1e-3)  // tolerance: 0.1 % (acceptance)
@@ -36,17 +38,21 @@ import Testing
 
     @Test func snrOfSineInNoise() throws {
         let n = 65_536
-        let x = zip(SignalGenerator.sine(count: n, sampleRate: 1, frequency: 0.1234, amplitude: 1),
-                    SignalGenerator.whiteNoise(count: n, sigma: 0.01, seed: 4)).map(+)
+        let x = zip(
+            SignalGenerator.sine(count: n, sampleRate: 1, frequency: 0.1234, amplitude: 1),
+            SignalGenerator.whiteNoise(count: n, sigma: 0.01, seed: 4)
+        ).map(+)
         let d = try SpectralMeasurements(x, sampleRate: 1).distortion()
         #expect(abs(d.snrDB - 10 * log10(0.5 / 1e-4)) < 0.2)  // tolerance: 0.2 dB (noise estimate variance)
     }
 
     @Test func strongestTones() throws {
         let fs = 8000.0
-        let x = SignalGenerator.multitone(count: 8000, sampleRate: fs, tones: [
-            .init(frequency: 500.2, amplitude: 1), .init(frequency: 1500.7, amplitude: 0.1), .init(frequency: 3100, amplitude: 0.01),
-        ])
+        let x = SignalGenerator.multitone(
+            count: 8000, sampleRate: fs,
+            tones: [
+                .init(frequency: 500.2, amplitude: 1), .init(frequency: 1500.7, amplitude: 0.1), .init(frequency: 3100, amplitude: 0.01),
+            ])
         let tones = try SpectralMeasurements(x, sampleRate: fs).strongestTones(5, threshold: 0.05)
         #expect(tones.count == 2)
         #expect(abs(tones[0].frequency - 500.2) < 0.01 && abs(tones[1].frequency - 1500.7) < 0.01)
@@ -55,8 +61,10 @@ import Testing
     @Test func foldedHarmonics() throws {
         // 3rd harmonic of 3 kHz at fs = 8 kHz is 9 kHz, which aliases to 1 kHz.
         let fs = 8000.0
-        let x = SignalGenerator.multitone(count: 8000, sampleRate: fs, tones: [.init(frequency: 3000, amplitude: 1), .init(frequency: 1000, amplitude: 0.02)])
-        let folded = try SpectralMeasurements(x, sampleRate: fs, configuration: MeasurementConfiguration(harmonics: 3, foldAliases: true)).distortion()
+        let x = SignalGenerator.multitone(
+            count: 8000, sampleRate: fs, tones: [.init(frequency: 3000, amplitude: 1), .init(frequency: 1000, amplitude: 0.02)])
+        let folded = try SpectralMeasurements(x, sampleRate: fs, configuration: MeasurementConfiguration(harmonics: 3, foldAliases: true))
+            .distortion()
         #expect(abs(folded.thd - 0.02) < 1e-6)
         let unfolded = try SpectralMeasurements(x, sampleRate: fs, configuration: MeasurementConfiguration(harmonics: 3)).distortion()
         #expect(unfolded.thd < 1e-6)
@@ -102,7 +110,9 @@ import Testing
         // 50 Hz at 10 kS/s, quantised without dither (the simulator's default): the samples repeat
         // every 200, the quantisation error is periodic.
         let lsb = 20.0 / 65_536
-        let periodic = SignalGenerator.sine(count: 1 << 16, sampleRate: 10_000, frequency: 50, amplitude: 1).map { ($0 / lsb).rounded() * lsb }
+        let periodic = SignalGenerator.sine(count: 1 << 16, sampleRate: 10_000, frequency: 50, amplitude: 1).map {
+            ($0 / lsb).rounded() * lsb
+        }
         let coherent = try SpectralMeasurements(periodic, sampleRate: 10_000)
         let warnings = coherent.setupWarnings(for: try coherent.singleTone(), samples: periodic)
         #expect(warnings.count == 1 && warnings[0].contains("every 200 samples"), "\(warnings)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct RateChangeTests {
@@ -7,7 +8,7 @@ import Testing
     static func signal(_ n: Int, seed: UInt64 = 7) -> [Double] {
         var state = seed
         return (0..<n).map { k in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             let noise = Double(state >> 11) / Double(1 << 53) - 0.5
             return noise + 0.7 * cos(0.97 * Double.pi * Double(k)) + (k >= n / 3 ? 1.5 : 0) + (k == n / 2 ? 4 : 0)
         }
@@ -18,8 +19,9 @@ import Testing
         var y = [Double](repeating: 0, count: n)
         try x.withUnsafeBufferPointer { xp in
             try y.withUnsafeMutableBufferPointer { yp in
-                try RateChange.decimate(x: xp.baseAddress!, y: yp.baseAddress!, layout: FilterLayout(length: x.count), q: q, order: order,
-                                        filter: filter, zeroPhase: false)
+                try RateChange.decimate(
+                    x: xp.baseAddress!, y: yp.baseAddress!, layout: FilterLayout(length: x.count), q: q, order: order,
+                    filter: filter, zeroPhase: false)
             }
         }
         return y
@@ -33,8 +35,10 @@ import Testing
         let whole = try Self.wholeDecimation(x, q: q, filter: filter)
         #expect(whole.count == (x.count + q - 1) / q)
         var generator = SystemRandomNumberGenerator()
-        let fixed: [[Int]] = [[1_001], Array(repeating: 1, count: 1_001), [0, 3, 0, 998], [q - 1, 1, q + 1, 1_001 - 2 * q - 1],
-                              [7, 500, 13, 481]]
+        let fixed: [[Int]] = [
+            [1_001], Array(repeating: 1, count: 1_001), [0, 3, 0, 998], [q - 1, 1, q + 1, 1_001 - 2 * q - 1],
+            [7, 500, 13, 481],
+        ]
         let random: [[Int]] = (0..<5).map { _ in
             var sizes: [Int] = [], left = 1_001
             while left > 0 {

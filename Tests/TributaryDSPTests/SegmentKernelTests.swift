@@ -1,6 +1,7 @@
 import CKernels
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 
 /// The Welch segment's C kernels (dsp_kernels.h) at every instruction-set level this processor
@@ -60,7 +61,8 @@ struct SegmentKernelTests {
 
     /// Bit for bit, NaN matching any NaN.
     static func same(_ a: [Double], _ b: [Double]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { (p: Double, q: Double) -> Bool in p.bitPattern == q.bitPattern || (p.isNaN && q.isNaN) }
+        a.count == b.count
+            && zip(a, b).allSatisfy { (p: Double, q: Double) -> Bool in p.bitPattern == q.bitPattern || (p.isNaN && q.isNaN) }
     }
 
     static let lengths = Array(0...140) + [255, 256, 257, 1000, 4095, 4096, 4097, 10_007]

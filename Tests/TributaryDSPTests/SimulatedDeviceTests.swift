@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TributaryDSP
 import TributaryWire
+
+@testable import TributaryDSP
 
 @Suite struct SimulatedDeviceTests {
     @Test func parsesTheDocumentedSpec() throws {
@@ -20,8 +21,10 @@ import TributaryWire
 
     /// Devices that produce nothing, or frames no peer may receive (the format's 64 MiB limit; this
     /// one used to abort allocating 52 GB), or more samples than can be generated in real time.
-    @Test(arguments: ["id=1,channels=0", "id=1,channels=65535,rate=1000000", "id=1,channels=64,block=16777216",
-                      "id=1,channels=4096,rate=100000000"])
+    @Test(arguments: [
+        "id=1,channels=0", "id=1,channels=65535,rate=1000000", "id=1,channels=64,block=16777216",
+        "id=1,channels=4096,rate=100000000",
+    ])
     func devicesBeyondTheFormatOrTheMachineAreRefused(text: String) throws {
         let error = try #require(throws: SimulationSpecError.self) { try SimulationSpec(parsing: text) }
         #expect(error.message.contains("channels"))
@@ -51,11 +54,13 @@ import TributaryWire
 
     /// The phasor sines equal libm's at every sample, in any blocks, from any start, with harmonics,
     /// across the exact restarts; the other waves are computed as before, exactly.
-    @Test(arguments: ["id=1,rate=48000,channels=3,freq=997,amp=3,noise=0,harmonics=0.1;0.01;0.001",
-                      "id=2,rate=1e8,channels=1,freq=12345678.9,amp=1,noise=0,block=4096",
-                      "id=3,rate=10,channels=2,freq=4.99,amp=0.5,noise=0",
-                      "id=4,rate=1000,channels=2,freq=50,noise=0,wave=triangle",
-                      "id=5,rate=1000,channels=2,freq=50,noise=0,wave=square"])
+    @Test(arguments: [
+        "id=1,rate=48000,channels=3,freq=997,amp=3,noise=0,harmonics=0.1;0.01;0.001",
+        "id=2,rate=1e8,channels=1,freq=12345678.9,amp=1,noise=0,block=4096",
+        "id=3,rate=10,channels=2,freq=4.99,amp=0.5,noise=0",
+        "id=4,rate=1000,channels=2,freq=50,noise=0,wave=triangle",
+        "id=5,rate=1000,channels=2,freq=50,noise=0,wave=square",
+    ])
     func fastValuesAreTheDefinition(text: String) throws {
         let device = SimulatedDevice(try SimulationSpec(parsing: text))
         let exact = device.spec.wave != .sine

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct WelchTests {
@@ -103,7 +104,9 @@ import Testing
     @Test func parameterErrors() {
         #expect(throws: SpectralParameterError.self) { try welch([1, 2, 3], configuration: WelchConfiguration(segmentLength: 0)) }
         #expect(throws: SpectralParameterError.self) { try welch([], configuration: WelchConfiguration()) }
-        #expect(throws: SpectralParameterError.self) { try welch([Double](repeating: 1, count: 100), configuration: WelchConfiguration(segmentLength: 10, overlap: 10)) }
+        #expect(throws: SpectralParameterError.self) {
+            try welch([Double](repeating: 1, count: 100), configuration: WelchConfiguration(segmentLength: 10, overlap: 10))
+        }
     }
 
     /// A segment length from a command line used to be allocated as asked: 2^40 aborted, 10^9 took gigabytes.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryDSP
 
 @Suite struct WindowTests {
@@ -9,8 +10,9 @@ import Testing
             for kind in WindowKind.allCases {
                 for count in [1, 2, 7, 64, 4096, 5000 - round] {
                     for periodic in [true, false] where count > 1 || periodic {
-                        #expect(Window.shared(kind, count: count, periodic: periodic) == Window(kind, count: count, periodic: periodic),
-                                "\(kind) \(count) periodic \(periodic)")
+                        #expect(
+                            Window.shared(kind, count: count, periodic: periodic) == Window(kind, count: count, periodic: periodic),
+                            "\(kind) \(count) periodic \(periodic)")
                     }
                 }
             }

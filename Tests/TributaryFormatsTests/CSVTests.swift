@@ -3,8 +3,10 @@ import TributaryFormats
 
 @Test func csvRoundTripsExactly() throws {
     // Values whose shortest decimal forms are awkward: tiny, huge, negative zero, non-finite, ulp steps.
-    let special: [Double] = [0.1, 1.0 / 3, -0.0, 1e-300, Double.leastNonzeroMagnitude, 1.7976931348623157e308, .infinity, -.infinity,
-                             1.0.nextUp, 123456789.123456789, -2.5e-5, 20.0 / 65536 * 12345]
+    let special: [Double] = [
+        0.1, 1.0 / 3, -0.0, 1e-300, Double.leastNonzeroMagnitude, 1.7976931348623157e308, .infinity, -.infinity,
+        1.0.nextUp, 123456789.123456789, -2.5e-5, 20.0 / 65536 * 12345,
+    ]
     for (channels, names) in [(1, nil), (3, ["ch0", "a,b", "say \"hi\""]), (12, nil)] as [(Int, [String]?)] {
         let samples = special.count
         let values = (0..<(channels * samples)).map { special[$0 % special.count] * Double($0 % 7 + 1) }
@@ -70,7 +72,8 @@ import TributaryFormats
         #expect(values[10] == .infinity && values[11] == -.infinity && values[12] == .infinity && values[13] == 0 && values[14] == 7)
     }
     // What the writer writes reads back exactly, non-finite values included.
-    let special = CSVTable(channelNames: ["a"], channelCount: 1, values: [.nan, .infinity, -.infinity, 1e-310, -0.0, 1.7976931348623157e308])
+    let special = CSVTable(
+        channelNames: ["a"], channelCount: 1, values: [.nan, .infinity, -.infinity, 1e-310, -0.0, 1.7976931348623157e308])
     let back = try? CSVTable.decode(try! special.encoded())
     #expect(back?.values.map(\.bitPattern) == special.values.map(\.bitPattern))
 }

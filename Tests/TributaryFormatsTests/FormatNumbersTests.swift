@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryFormats
 
 // Issue 38: numbers read from a file are checked before they are converted or added; a bad one is
@@ -21,7 +22,10 @@ private func xdf(_ chunks: [(XDFTag, [UInt8])]) -> [UInt8] {
 private func streamHeader(_ id: UInt32, channels: String, format: String = "double64", rate: String = "100") -> (XDFTag, [UInt8]) {
     var c = ByteSink()
     c.u32(id)
-    c.raw(Array("<info><name>s</name><channel_count>\(channels)</channel_count><nominal_srate>\(rate)</nominal_srate><channel_format>\(format)</channel_format></info>".utf8))
+    c.raw(
+        Array(
+            "<info><name>s</name><channel_count>\(channels)</channel_count><nominal_srate>\(rate)</nominal_srate><channel_format>\(format)</channel_format></info>"
+                .utf8))
     return (.streamHeader, c.bytes)
 }
 
@@ -49,8 +53,11 @@ func xdfRefusesANonFiniteTimestampAtItsOffset(_ bad: Double) {
     // magic 4 + header chunk 7 + its content; samples chunk: 7, id 4, count 2, sample 0: 1 + 8 + 8, then 1.
     let headerChunk = 7 + streamHeader(1, channels: "1").1.count
     let offset = 4 + headerChunk + 7 + 4 + 2 + 17 + 1
-    #expect(throws: FormatError(file: "t.xdf", location: "byte offset \(offset)",
-                                reason: "timestamp of sample 1 of stream 1 is \(bad), not a finite number of seconds")) { try read(bytes) }
+    #expect(
+        throws: FormatError(
+            file: "t.xdf", location: "byte offset \(offset)",
+            reason: "timestamp of sample 1 of stream 1 is \(bad), not a finite number of seconds")
+    ) { try read(bytes) }
 }
 
 @Test(arguments: [(Double.nan, 0.5), (10.0, Double.infinity), (-Double.infinity, 0.0)] as [(Double, Double)])
@@ -99,8 +106,11 @@ func xdfRefusesANonFiniteNominalRate(_ rate: String) {
         strings.u8(8); strings.f64(t)
         for s in pair { strings.u8(1); strings.u8(UInt8(s.utf8.count)); strings.raw(Array(s.utf8)) }
     }
-    let file = try read(xdf([streamHeader(1, channels: "2147483647", format: "string"), streamHeader(2, channels: "2", format: "string"),
-                             (.samples, strings.bytes)]))
+    let file = try read(
+        xdf([
+            streamHeader(1, channels: "2147483647", format: "string"), streamHeader(2, channels: "2", format: "string"),
+            (.samples, strings.bytes),
+        ]))
     #expect(file.streams[0].sampleCount == 0 && file.streams[0].data == .strings([]))
     #expect(file.streams[1].data == .strings(["a", "c", "b", "dé"]))  // channel-major
     var one = ByteSink()

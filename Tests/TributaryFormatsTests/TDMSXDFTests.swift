@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryFormats
 
 private func temporaryPath(_ name: String) -> String {
@@ -16,17 +17,23 @@ private func temporaryPath(_ name: String) -> String {
 }
 
 @Test func tdmsRoundTripsGroupsChannelsPropertiesAndTypes() throws {
-    let file = TDMSFile(properties: [TDMSProperty("name", .string("run's 'quoted'"))], groups: [
-        TDMSGroup(name: "a'b", properties: [TDMSProperty("id", .uint32(7)), TDMSProperty("t", .timestamp(TDMSTimestamp(unixNanoseconds: 42)))], channels: [
-            TDMSChannel(name: "x", properties: [TDMSProperty("wf_increment", .double(0.001)), TDMSProperty("n", .int32(-3))],
+    let file = TDMSFile(
+        properties: [TDMSProperty("name", .string("run's 'quoted'"))],
+        groups: [
+            TDMSGroup(
+                name: "a'b",
+                properties: [TDMSProperty("id", .uint32(7)), TDMSProperty("t", .timestamp(TDMSTimestamp(unixNanoseconds: 42)))],
+                channels: [
+                    TDMSChannel(
+                        name: "x", properties: [TDMSProperty("wf_increment", .double(0.001)), TDMSProperty("n", .int32(-3))],
                         data: .float64([1.5, -.infinity, 0, 1e300])),
-            TDMSChannel(name: "y", data: .int16([-32768, 0, 32767, 5])),
-            TDMSChannel(name: "z", data: .float32([1, 2])),
-            TDMSChannel(name: "s", data: .strings(["", "grüße", "x"])),
-            TDMSChannel(name: "empty", properties: [TDMSProperty("flag", .bool(true))], data: .float64([])),
-        ]),
-        TDMSGroup(name: "second", channels: [TDMSChannel(name: "x", data: .int32([1, -2, 3]))]),
-    ])
+                    TDMSChannel(name: "y", data: .int16([-32768, 0, 32767, 5])),
+                    TDMSChannel(name: "z", data: .float32([1, 2])),
+                    TDMSChannel(name: "s", data: .strings(["", "grüße", "x"])),
+                    TDMSChannel(name: "empty", properties: [TDMSProperty("flag", .bool(true))], data: .float64([])),
+                ]),
+            TDMSGroup(name: "second", channels: [TDMSChannel(name: "x", data: .int32([1, -2, 3]))]),
+        ])
     let path = temporaryPath("rt.tdms")
     defer { unlink(path) }
     try file.write(to: path)
@@ -38,11 +45,15 @@ private func temporaryPath(_ name: String) -> String {
 @Test func tdmsWritesRowsOfASharedMatrix() throws {
     let matrix: [Double] = (0..<12).map { Double($0) * 0.5 - 1 }
     let counts: [Int16] = [1, -2, 3, -4, 5, -6]
-    let file = TDMSFile(groups: [TDMSGroup(name: "g", channels: [
-        TDMSChannel(name: "a", data: .float64Row(matrix, 0..<6)),
-        TDMSChannel(name: "b", data: .float64Row(matrix, 6..<12)),
-        TDMSChannel(name: "c", data: .int16Row(counts, 3..<6)),
-    ])])
+    let file = TDMSFile(groups: [
+        TDMSGroup(
+            name: "g",
+            channels: [
+                TDMSChannel(name: "a", data: .float64Row(matrix, 0..<6)),
+                TDMSChannel(name: "b", data: .float64Row(matrix, 6..<12)),
+                TDMSChannel(name: "c", data: .int16Row(counts, 3..<6)),
+            ])
+    ])
     #expect(file.groups[0].channels.map(\.data.count) == [6, 6, 3])
     #expect(file.groups[0].channels[2].data.doubles == [-4, 5, -6])
     let path = temporaryPath("rows.tdms")
@@ -96,8 +107,9 @@ private func temporaryPath(_ name: String) -> String {
     let path = temporaryPath("rt.xdf")
     defer { unlink(path) }
     let writer = try XDFWriter(path: path)
-    let header = XDFStreamHeader(streamID: 3, name: "amp <1>", type: "EEG", channelCount: 2, nominalRate: 250, format: .double64,
-                                 sourceID: "s", channels: [XDFChannelInfo(label: "Fz", unit: "uV"), XDFChannelInfo(label: "Cz & co", unit: "uV")])
+    let header = XDFStreamHeader(
+        streamID: 3, name: "amp <1>", type: "EEG", channelCount: 2, nominalRate: 250, format: .double64,
+        sourceID: "s", channels: [XDFChannelInfo(label: "Fz", unit: "uV"), XDFChannelInfo(label: "Cz & co", unit: "uV")])
     try writer.streamHeader(header)
     try writer.streamHeader(XDFStreamHeader(streamID: 4, name: "counts", type: "", channelCount: 1, nominalRate: 0, format: .int16))
     let values: [Double] = (0..<600).map { Double($0) * 0.5 }  // 2 channels × 300, channel-major

@@ -3,20 +3,22 @@ import Testing
 import TributaryFormats
 
 private func codes(_ format: WAVSampleFormat, channels: Int, frames: Int) -> [Double] {
-    let extreme: Double = switch format {
-    case .int16: 32767
-    case .int24: 8_388_607
-    case .int32: 2_147_483_647
-    case .float32, .float64: 1
-    }
+    let extreme: Double =
+        switch format {
+        case .int16: 32767
+        case .int24: 8_388_607
+        case .int32: 2_147_483_647
+        case .float32, .float64: 1
+        }
     return (0..<(channels * frames)).map { i in
         switch i % 5 {
         case 0: -extreme - (format == .float32 || format == .float64 ? 0 : 1)  // most negative code
         case 1: extreme
         case 2: 0
         default:
-            format == .float32 ? Double(Float(sin(Double(i)) * 0.7)) :
-            format == .float64 ? sin(Double(i)) * 0.7 : (sin(Double(i)) * extreme * 0.9).rounded()
+            format == .float32
+                ? Double(Float(sin(Double(i)) * 0.7))
+                : format == .float64 ? sin(Double(i)) * 0.7 : (sin(Double(i)) * extreme * 0.9).rounded()
         }
     }
 }
@@ -24,8 +26,9 @@ private func codes(_ format: WAVSampleFormat, channels: Int, frames: Int) -> [Do
 @Test(arguments: WAVSampleFormat.allCases)
 func wavRoundTripsEveryFormat(format: WAVSampleFormat) throws {
     for (channels, frames) in [(1, 0), (1, 1), (2, 1001), (8, 333)] {
-        let original = WAVFile(sampleRate: 48_000, format: format, channelCount: channels,
-                               samples: codes(format, channels: channels, frames: frames))
+        let original = WAVFile(
+            sampleRate: 48_000, format: format, channelCount: channels,
+            samples: codes(format, channels: channels, frames: frames))
         let bytes = try original.encoded()
         #expect(bytes.count == 44 + channels * frames * format.bitsPerSample / 8 + (channels * frames * format.bitsPerSample / 8) % 2)
         let back = try WAVFile.decode(bytes)
@@ -49,7 +52,8 @@ private func extensibleFile(subFormat: UInt16, bits: UInt16, samples: [UInt8], c
     fmt += le16(22) + le16(bits) + le32(0x7) + le16(subFormat)
     fmt += [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
     let list = Array("LIST".utf8) + le32(3) + [1, 2, 3, 0]  // odd size: padded
-    let body = Array("WAVE".utf8) + Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt + list
+    let body =
+        Array("WAVE".utf8) + Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt + list
         + Array("data".utf8) + le32(UInt32(samples.count)) + samples
     return Array("RIFF".utf8) + le32(UInt32(body.count)) + body
 }

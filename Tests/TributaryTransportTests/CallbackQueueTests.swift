@@ -2,8 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import TributaryTransport
 import TributaryWire
+
+@testable import TributaryTransport
 
 /// The callback queue's bounds: items and bytes of frames, reading stopped when either is reached and
 /// resumed when both have drained to half.
@@ -104,14 +105,16 @@ import TributaryWire
         for index in 0..<frames {
             while !publisher.publish(rampFrame(channels: 2, samples: samples, first: index * samples)) { usleep(500) }
         }
-        #expect(waitUntil(.seconds(20)) {
-            recorder.received.withLock { $0.count } + Int(subject.statistics().framesMissing) == frames
-        })
+        #expect(
+            waitUntil(.seconds(20)) {
+                recorder.received.withLock { $0.count } + Int(subject.statistics().framesMissing) == frames
+            })
         let statistics = subject.statistics()
         #expect(statistics.unaccountedLoss == 0)
         let frameLength = rampFrame(channels: 2, samples: samples).header.frameLength
-        #expect(statistics.callbackQueue.maxQueuedBytes <= byteCapacity + frameLength,
-                "held \(statistics.callbackQueue.maxQueuedBytes) bytes, bound \(byteCapacity) + one frame")
+        #expect(
+            statistics.callbackQueue.maxQueuedBytes <= byteCapacity + frameLength,
+            "held \(statistics.callbackQueue.maxQueuedBytes) bytes, bound \(byteCapacity) + one frame")
         #expect(statistics.callbackQueue.maxDepth <= byteCapacity / frameLength + 1)
         #expect(statistics.callbackQueue.fullEvents > 0, "\(statistics)")
         for data in recorder.received.withLock({ $0 }) {

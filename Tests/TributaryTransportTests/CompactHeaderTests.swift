@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// Compact header parts (docs/PROTOCOL.md §3.2) and the subscriber's pool of received parts.
@@ -8,8 +9,9 @@ import TributaryWire
     // MARK: The bytes
 
     @Test func compactHeaderIsTheFortyByteHeaderWithoutMagicAndHeaderLength() throws {
-        let header = FrameHeader(kind: .analog, flags: .replayed, sequence: 0x0102_0304_0506_0708, timestampNs: -5,
-                                 sourceID: 0xA1B2_C3D4, filterID: 9, payloadLength: 65_536)
+        let header = FrameHeader(
+            kind: .analog, flags: .replayed, sequence: 0x0102_0304_0506_0708, timestampNs: -5,
+            sourceID: 0xA1B2_C3D4, filterID: 9, payloadLength: 65_536)
         var full = [UInt8](repeating: 0, count: 40), compact = [UInt8](repeating: 0xEE, count: 32)
         full.withUnsafeMutableBytes { header.encode(into: $0.baseAddress!) }
         compact.withUnsafeMutableBytes { CompactHeader.encode(header, into: $0.baseAddress!) }
@@ -21,15 +23,18 @@ import TributaryWire
 
     @Test func specExampleKeepaliveBytes() throws {
         // docs/PROTOCOL.md §3.2: a keepalive, sequence 7, timestamp 1 700 000 000 000 000 000, compact.
-        let expected: [UInt8] = [0x01, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0, 0, 0, 0, 0, 0, 0,
-                                 0x00, 0x00, 0x2a, 0x36, 0xfe, 0x9c, 0x97, 0x17, 0, 0, 0, 0, 0, 0, 0, 0]
+        let expected: [UInt8] = [
+            0x01, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0, 0, 0, 0, 0, 0, 0,
+            0x00, 0x00, 0x2a, 0x36, 0xfe, 0x9c, 0x97, 0x17, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]
         let context = try ZMQContext()
         let pull = try testSocket(context, .pair), push = try testSocket(context, .pair)
         defer { push.close(); pull.close() }
         try pull.bind("inproc://compact-keepalive")
         try push.connect("inproc://compact-keepalive")
-        try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: 7, timestampNs: 1_700_000_000_000_000_000,
-                                         routingID: nil, compact: true, on: push)
+        try MessageFraming.sendExtension(
+            kind: TransportKind.keepalive, sequence: 7, timestampNs: 1_700_000_000_000_000_000,
+            routingID: nil, compact: true, on: push)
         let parts = try pull.receiveMultipart()
         #expect(parts.count == 1)
         #expect(parts.first?.bytes == expected)
@@ -79,7 +84,9 @@ import TributaryWire
         // The expanded header is checked like any other: a wrong version, an unknown kind, a short payload.
         var badVersion = compact
         badVersion[0] = 2
-        #expect { try decode(badVersion, payload: payload, acceptCompact: true) } throws: { ($0 as? WireError)?.code == .unsupportedVersion }
+        #expect { try decode(badVersion, payload: payload, acceptCompact: true) } throws: {
+            ($0 as? WireError)?.code == .unsupportedVersion
+        }
         var badKind = compact
         badKind[1] = 14
         #expect { try decode(badKind, payload: payload, acceptCompact: true) } throws: { ($0 as? WireError)?.code == .unknownKind }
@@ -89,7 +96,9 @@ import TributaryWire
         // A 40-byte header is still accepted from a peer that ignored the request.
         var full = [UInt8](repeating: 0, count: 40)
         full.withUnsafeMutableBytes { frame.header.encode(into: $0.baseAddress!) }
-        guard case .frame(let decoded) = try decode(full, payload: payload, acceptCompact: true) else { Issue.record("not a frame"); return }
+        guard case .frame(let decoded) = try decode(full, payload: payload, acceptCompact: true) else {
+            Issue.record("not a frame"); return
+        }
         #expect(decoded.header == frame.header)
     }
 
@@ -101,8 +110,9 @@ import TributaryWire
         for asks in [false, true] {
             let client = try RawClient(port: publisher.port!)
             try client.socket.setOption(.receiveTimeout, Int32(5_000))
-            let hello = Frame(encoding: .hello(Hello(apiKey: "secret", clientDescription: "raw", timeoutSeconds: 5)),
-                              timestampNs: wallClockNanoseconds(), flags: asks ? .compactHeaders : [])
+            let hello = Frame(
+                encoding: .hello(Hello(apiKey: "secret", clientDescription: "raw", timeoutSeconds: 5)),
+                timestampNs: wallClockNanoseconds(), flags: asks ? .compactHeaders : [])
             try client.send(hello)
             let parts = try client.socket.receiveMultipart()
             #expect(parts.count == 2)
@@ -125,8 +135,9 @@ import TributaryWire
             let parts = try client.socket.receiveMultipart()
             let payload = parts.count > 1 ? FrameBuffer(copying: parts[1].bytes) : nil
             let decoded = try parts[0].withUnsafeBytes { (bytes) throws(WireError) in
-                try MessageFraming.decode(header: bytes, payload: payload, extraParts: max(0, parts.count - 2), maxFrameSize: 1 << 20,
-                                          acceptCompact: true)
+                try MessageFraming.decode(
+                    header: bytes, payload: payload, extraParts: max(0, parts.count - 2), maxFrameSize: 1 << 20,
+                    acceptCompact: true)
             }
             if case .frame(let frame) = decoded { return frame }
         }
@@ -139,19 +150,24 @@ import TributaryWire
         for asks in [true, false] {
             let client = try RawClient(port: publisher.port!)
             try client.socket.setOption(.receiveTimeout, Int32(5_000))
-            try client.send(Frame(encoding: .hello(Hello(apiKey: "secret", clientDescription: "raw \(asks)", timeoutSeconds: 5)),
-                                  timestampNs: wallClockNanoseconds(), flags: asks ? .compactHeaders : []))
+            try client.send(
+                Frame(
+                    encoding: .hello(Hello(apiKey: "secret", clientDescription: "raw \(asks)", timeoutSeconds: 5)),
+                    timestampNs: wallClockNanoseconds(), flags: asks ? .compactHeaders : []))
             #expect(try receiveFrame(client).header.kind == .welcome)
             // A message and a header-only start, each with a 32-byte compact header part.
             let message = Frame(encoding: .message(Message("compact \(asks)", code: 7)), sequence: 1, timestampNs: wallClockNanoseconds())
             var payload = try MessageFraming.payloadMessage(message)
             try MessageFraming.send(header: message.header, payload: &payload, routingID: nil, compact: true, on: client.socket)
-            try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: 2, timestampNs: wallClockNanoseconds(),
-                                             routingID: nil, compact: true, on: client.socket)
+            try MessageFraming.sendExtension(
+                kind: TransportKind.keepalive, sequence: 2, timestampNs: wallClockNanoseconds(),
+                routingID: nil, compact: true, on: client.socket)
             if asks {
                 #expect(waitUntil { inbox.all.contains { $0.subscriberDescription == "raw true" } })
                 let received = inbox.all.first { $0.subscriberDescription == "raw true" }
-                guard case .message(let m)? = received?.package.content else { Issue.record("no message: \(String(describing: received))"); continue }
+                guard case .message(let m)? = received?.package.content else {
+                    Issue.record("no message: \(String(describing: received))"); continue
+                }
                 #expect(m == Message("compact true", code: 7))
                 #expect(received?.package.header.sequence == 1)
                 #expect(publisher.subscribers().contains { $0.description == "raw true" })

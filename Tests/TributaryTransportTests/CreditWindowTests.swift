@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryTransport
 
 /// The subscriber's lossless credit: a window in frames, bounded in bytes, replenished at half.

@@ -1,15 +1,18 @@
 import Foundation
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// Discovery's query and answer (docs/PROTOCOL.md §9): round trips, the size bounds, and hostile
 /// datagrams refused with a reason, never a trap.
 @Suite struct DiscoveryMessageTests {
-    static let eeg = DiscoveredSource(id: 7, device: "EEG amp, 32 ch", type: "EEG", rate: 500, channelCount: 3,
-                                      channelNames: ["Fp1", "Fp2 = ref,x", "Cz µ%"], units: ["µV", "µV", "µV"], sampleType: .int16)
-    static let publisher = PublisherDescription(name: "lab daq\n1", host: "host-a", address: "tcp://0.0.0.0:5555",
-                                                authentication: .curve, sources: [eeg])
+    static let eeg = DiscoveredSource(
+        id: 7, device: "EEG amp, 32 ch", type: "EEG", rate: 500, channelCount: 3,
+        channelNames: ["Fp1", "Fp2 = ref,x", "Cz µ%"], units: ["µV", "µV", "µV"], sampleType: .int16)
+    static let publisher = PublisherDescription(
+        name: "lab daq\n1", host: "host-a", address: "tcp://0.0.0.0:5555",
+        authentication: .curve, sources: [eeg])
 
     @Test func answerRoundTrips() throws {
         let answer = DiscoveryAnswer(queryID: UInt64.max, publisher: Self.publisher)
@@ -30,9 +33,12 @@ import TributaryWire
     @Test func anAnswerTooLargeIsShortenedToTheBound() throws {
         let names = (0..<300).map { "channel number \($0)" }
         var big = Self.publisher
-        big.sources = (1...300).map { DiscoveredSource(id: UInt32($0), device: String(repeating: "d", count: 1_000), type: "EEG", rate: 1,
-                                                       channelCount: names.count, channelNames: names, units: names.map { _ in "V" },
-                                                       sampleType: .float64) }
+        big.sources = (1...300).map {
+            DiscoveredSource(
+                id: UInt32($0), device: String(repeating: "d", count: 1_000), type: "EEG", rate: 1,
+                channelCount: names.count, channelNames: names, units: names.map { _ in "V" },
+                sampleType: .float64)
+        }
         let bytes = DiscoveryAnswer(queryID: 1, publisher: big).encoded()
         #expect(bytes.count <= DiscoveryLimits.maxAnswerBytes)
         let back = try DiscoveryAnswer(datagram: bytes)
@@ -55,9 +61,15 @@ import TributaryWire
         ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=65536\n", "more than 65535"),
         ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=2 rate=nan\n", "field 'rate'"),
         ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=2 rate=-1\n", "field 'rate'"),
-        ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=2 names=a\n", "1 items for 2 channels"),
+        (
+            "TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=2 names=a\n",
+            "1 items for 2 channels"
+        ),
         ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=2 sample=int8\n", "field 'sample'"),
-        ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=1\nsource id=1 channels=1\n", "listed twice"),
+        (
+            "TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\nsource id=1 channels=1\nsource id=1 channels=1\n",
+            "listed twice"
+        ),
         ("TRIBUTARY-ANSWER 1\npublisher query=1 name=a\th host=h address=x auth=key\n", "not printable ASCII"),
         ("TRIBUTARY-ANSWER 1\npublisher query=1 =a host=h address=x auth=key\n", "not key=value"),
         ("TRIBUTARY-QUERY 1\nquery id=1\n", "not 'TRIBUTARY-ANSWER 1'"),
@@ -76,14 +88,21 @@ import TributaryWire
         #expect(throws: DiscoveryFormatError.self) { try DiscoveryAnswer(datagram: Array(long.utf8)) }
         let encodedLong = "TRIBUTARY-ANSWER 1\npublisher query=1 name=\(String(repeating: "%41", count: 257)) host=h address=x auth=key\n"
         #expect(throws: DiscoveryFormatError.self) { try DiscoveryAnswer(datagram: Array(encodedLong.utf8)) }
-        let many = "TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\n"
+        let many =
+            "TRIBUTARY-ANSWER 1\npublisher query=1 name=a host=h address=x auth=key\n"
             + (1...257).map { "source id=\($0) channels=0\n" }.joined()
         #expect(throws: DiscoveryFormatError.self) { try DiscoveryAnswer(datagram: Array(many.utf8)) }
-        #expect(throws: DiscoveryFormatError.self) { try DiscoveryAnswer(datagram: [UInt8](repeating: 0x41, count: DiscoveryLimits.maxAnswerBytes + 1)) }
-        #expect(throws: DiscoveryFormatError.self) { try DiscoveryQuery(datagram: [UInt8](repeating: 0x0A, count: DiscoveryLimits.maxQueryBytes + 1)) }
+        #expect(throws: DiscoveryFormatError.self) {
+            try DiscoveryAnswer(datagram: [UInt8](repeating: 0x41, count: DiscoveryLimits.maxAnswerBytes + 1))
+        }
+        #expect(throws: DiscoveryFormatError.self) {
+            try DiscoveryQuery(datagram: [UInt8](repeating: 0x0A, count: DiscoveryLimits.maxQueryBytes + 1))
+        }
         let longMatch = "TRIBUTARY-QUERY 1\nquery id=1 match=\(String(repeating: "a", count: 513))\n"
         #expect(throws: DiscoveryFormatError.self) { try DiscoveryQuery(datagram: Array(longMatch.utf8)) }
-        #expect(throws: DiscoveryFormatError.self) { try DiscoveryQuery(datagram: Array("TRIBUTARY-QUERY 1\nquery id=1 match=colour%3Dred\n".utf8)) }
+        #expect(throws: DiscoveryFormatError.self) {
+            try DiscoveryQuery(datagram: Array("TRIBUTARY-QUERY 1\nquery id=1 match=colour%3Dred\n".utf8))
+        }
         #expect(throws: DiscoveryFormatError.self) { try DiscoveryQuery(datagram: Array("TRIBUTARY-QUERY 1\nquery\n".utf8)) }
         #expect(throws: DiscoveryFormatError.self) { try DiscoveryQuery(datagram: [] as [UInt8]) }
     }

@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
-import TributarySources
 import TributaryDSP
+import TributarySources
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// A publisher that welcomes a hello and then misbehaves: stays silent, or sends bytes that are no frame.
@@ -38,10 +39,13 @@ final class FakePublisher {
                         // One frame of the session, then what a publisher answers a peer it does not
                         // know (the frames a subscriber gets when libzmq reconnected under it):
                         // error 12 and a close, numbered from 0 again.
-                        let frames = [Frame(encoding: .message(Message("in session", code: 1)), sequence: 1),
-                                      Frame(encoding: .error(ErrorReport(.protocolViolation, "no session: the first frame must be a hello")),
-                                            sequence: 0),
-                                      Frame(encoding: .close(Close(code: .protocolViolation, reason: "no session")), sequence: 1)]
+                        let frames = [
+                            Frame(encoding: .message(Message("in session", code: 1)), sequence: 1),
+                            Frame(
+                                encoding: .error(ErrorReport(.protocolViolation, "no session: the first frame must be a hello")),
+                                sequence: 0),
+                            Frame(encoding: .close(Close(code: .protocolViolation, reason: "no session")), sequence: 1),
+                        ]
                         for frame in frames {
                             var payload = try? MessageFraming.payloadMessage(frame)
                             try? MessageFraming.send(header: frame.header, payload: &payload, routingID: routingID, on: socket)
@@ -94,14 +98,18 @@ func freePort() throws -> Int {
         let publisher = try makePublisher(sources: [source])
         defer { publisher.stop() }
         let (subject, recorder) = try recordingSubject()
-        #expect(throws: ErrorReport.self) { try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x") }
+        #expect(throws: ErrorReport.self) {
+            try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x")
+        }
         do { try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "wrong", description: "x") } catch {
             #expect(error.code == .wrongAPIKey)
         }
         // Raw clients: wrong key, timeout not above 1 s, clock an hour off; each gets error + close, then nothing.
-        for (hello, code) in [({ (c: RawClient) in try c.hello(key: "nope") }, ErrorCode.wrongAPIKey),
-                              ({ (c: RawClient) in try c.hello(timeout: 1) }, .wrongTimeout),
-                              ({ (c: RawClient) in try c.hello(timestampNs: wallClockNanoseconds() - 3_600_000_000_000) }, .wrongTimestamp)] {
+        for (hello, code) in [
+            ({ (c: RawClient) in try c.hello(key: "nope") }, ErrorCode.wrongAPIKey),
+            ({ (c: RawClient) in try c.hello(timeout: 1) }, .wrongTimeout),
+            ({ (c: RawClient) in try c.hello(timestampNs: wallClockNanoseconds() - 3_600_000_000_000) }, .wrongTimestamp),
+        ] {
             let client = try RawClient(port: publisher.port!)
             try hello(client)
             let frames = client.receive(until: .close)
@@ -239,10 +247,11 @@ func freePort() throws -> Int {
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
         // The client does not read: its queues and the TCP buffers fill, then a send fails.
         let big = rampFrame(channels: 8, samples: 8_192)
-        #expect(waitUntil(.seconds(10)) {
-            publisher.publish(big)
-            return publisher.subscribers().isEmpty
-        })
+        #expect(
+            waitUntil(.seconds(10)) {
+                publisher.publish(big)
+                return publisher.subscribers().isEmpty
+            })
         try client.socket.setOption(.receiveTimeout, 200)
         var frames: [Frame] = []
         while let frame = client.receive() { frames.append(frame) }

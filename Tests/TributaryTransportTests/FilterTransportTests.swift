@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 @Suite struct FilterTransportTests {
@@ -33,10 +34,12 @@ import TributaryWire
         try local.add(list, id: 2)
         try local.add(arrays, id: 3)
 
-        let frames = [rampFrame(channels: 4, samples: 5, sourceID: 5), rampFrame(channels: 4, samples: 3, first: 5, sourceID: 6),
-                      Frame(encoding: .array(Array2D(rowCount: 3, columnCount: 3, elements: .double((0..<9).map(Double.init))))),
-                      Frame(encoding: .array(Array2D(rowCount: 1, columnCount: 2, elements: .int32([1, 2])))),
-                      Frame(encoding: .message(Message("end")))]
+        let frames = [
+            rampFrame(channels: 4, samples: 5, sourceID: 5), rampFrame(channels: 4, samples: 3, first: 5, sourceID: 6),
+            Frame(encoding: .array(Array2D(rowCount: 3, columnCount: 3, elements: .double((0..<9).map(Double.init))))),
+            Frame(encoding: .array(Array2D(rowCount: 1, columnCount: 2, elements: .int32([1, 2])))),
+            Frame(encoding: .message(Message("end"))),
+        ]
         for frame in frames { publisher.publish(frame) }
         #expect(waitUntil { recorder.of("message").count == 1 })
         let expected = try locallyFiltered(frames, local)
@@ -71,8 +74,9 @@ import TributaryWire
         let publisher = try makePublisher()
         defer { publisher.stop() }
         let (subject, recorder) = try recordingSubject()
-        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "sel",
-                         sourceFilterEnabled: true)
+        try subject.open(
+            address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "sel",
+            sourceFilterEnabled: true)
         try subject.start()
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
         func publishRound(_ tag: String) {

@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
 import Testing
+import TributaryWire
+
 @testable import TributarySources
 @testable import TributaryTransport
-import TributaryWire
 
 /// The part of the pipe's and the sound card's sources that turns interleaved blocks into frames:
 /// the sample formats, the sample clock, and the gap an overrun declares (which the file PCM of the
@@ -34,7 +35,9 @@ import TributaryWire
         var clock = SampleClock(rate: 1000)
         let t0: Int64 = 1_800_000_000_000_000_000
         let a = clock.place(rows: 100) { t0 }
-        let b = clock.place(rows: 50) { Issue.record("the start is asked once"); return 0 }
+        let b = clock.place(rows: 50) {
+            Issue.record("the start is asked once"); return 0
+        }
         let c = clock.place(rows: 10) { 0 }
         #expect(a.first == 0 && a.timeNs == t0)
         #expect(b.first == 100 && b.timeNs == t0 + 100_000_000)
@@ -103,15 +106,19 @@ import TributaryWire
     @Test func countsOf24And32BitsBecomeFloat64Values() {
         let (sink, core) = sink(id: 1)
         let words: [UInt32] = [0xA5_7F_FF_FF, 0x00_80_00_00, 0xFF_FF_FF_FF, 0x12_00_00_01]  // two rows of two channels
-        for (encoding, expected) in [(InterleavedEncoding.int24In32, [[8_388_607.0, -1], [-8_388_608, 1]]),
-                                     (.int32, [[Double(Int32(bitPattern: 0xA5_7F_FF_FF)), -1], [8_388_608, 0x12_00_00_01]])] {
-            var blocks = InterleavedBlocks(sourceID: 1, channels: 2, rate: 10, encoding: encoding, scale: 0.25, offset: -2, progress: ProgressRecord())
+        for (encoding, expected) in [
+            (InterleavedEncoding.int24In32, [[8_388_607.0, -1], [-8_388_608, 1]]),
+            (.int32, [[Double(Int32(bitPattern: 0xA5_7F_FF_FF)), -1], [8_388_608, 0x12_00_00_01]]),
+        ] {
+            var blocks = InterleavedBlocks(
+                sourceID: 1, channels: 2, rate: 10, encoding: encoding, scale: 0.25, offset: -2, progress: ProgressRecord())
             let published = words.withUnsafeBytes { blocks.publish(rows: 2, of: $0, to: sink, startNs: { 0 }) }
             #expect(published)
             let frame = drain(core)[0].data
             #expect(frame.samples == .float64(expected.flatMap { $0 }.map { $0 * 0.25 - 2 }))
         }
-        var floats = InterleavedBlocks(sourceID: 1, channels: 2, rate: 10, encoding: .float32, scale: 1, offset: 0, progress: ProgressRecord())
+        var floats = InterleavedBlocks(
+            sourceID: 1, channels: 2, rate: 10, encoding: .float32, scale: 1, offset: 0, progress: ProgressRecord())
         let values: [Float] = [1.5, -.infinity, -0.0, 3]
         let published = values.withUnsafeBytes { floats.publish(rows: 2, of: $0, to: sink, startNs: { 0 }) }
         #expect(published)

@@ -2,13 +2,15 @@ import Dispatch
 import Foundation
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// A lossless source of `count` ramp frames (4 channels × 16 float64), started by `go`.
 final class LosslessRampSource: Source {
     let info = SourceInfo(id: 1, description: "lossless ramp")
-    let configuration = Configuration(deviceName: "ramp", deviceType: "test",
-                                      channels: (0..<4).map { ChannelConfiguration(index: UInt32($0), description: "ch\($0)", samplingRate: 1_000) })
+    let configuration = Configuration(
+        deviceName: "ramp", deviceType: "test",
+        channels: (0..<4).map { ChannelConfiguration(index: UInt32($0), description: "ch\($0)", samplingRate: 1_000) })
     let delivery = SourceDelivery.lossless
     let count: Int
     let go = DispatchSemaphore(value: 0)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 @Suite struct PackageKindTests {
@@ -22,7 +23,8 @@ import TributaryWire
         let welcome = try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "kinds")
         try subject.start()
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
-        let configuration = Configuration(deviceName: "dev", deviceType: "t", channels: [ChannelConfiguration(index: 0, description: "a", samplingRate: 100)])
+        let configuration = Configuration(
+            deviceName: "dev", deviceType: "t", channels: [ChannelConfiguration(index: 0, description: "a", samplingRate: 100)])
         let analog = AnalogData(channels: [[1, 2], [3, 4]])
         let digital = DigitalData(lines: [[true, false, true], [false, false, true]])
         let content = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
@@ -73,27 +75,53 @@ import TributaryWire
         let received = inbox.all
         #expect(received.allSatisfy { $0.sessionID == welcome.sessionID && $0.subscriberDescription == "sender" })
         guard received.count == 14 else { return }
-        if case .message(let m) = received[0].package.content { #expect(m == Message("hello publisher", code: 9)) } else { Issue.record("message") }
+        if case .message(let m) = received[0].package.content {
+            #expect(m == Message("hello publisher", code: 9))
+        } else {
+            Issue.record("message")
+        }
         if case .xml(let x) = received[1].package.content { #expect(x == "<x>1</x>") } else { Issue.record("xml") }
         if case .file(let f) = received[2].package.content {
             // A name with a control character has no safe form: it cannot be written.
             #expect(f.safeName == nil && f.content == content)
             #expect(throws: ReceivedFile.WriteError.self) { _ = try f.write(into: NSTemporaryDirectory()) }
-        } else { Issue.record("file") }
+        } else {
+            Issue.record("file")
+        }
         if case .file(let f) = received[3].package.content {
             #expect(f.safeName == "report.csv" && f.attributes == ["author=me"] && f.content == content)
-        } else { Issue.record("file 2") }
-        if case .image(let i) = received[4].package.content { #expect(i.imageFormat == .jpeg && i.content == content) } else { Issue.record("image") }
-        for (index, array) in Self.arrays.enumerated() {
-            if case .array(let view) = received[5 + index].package.content { #expect(view.materialize() == array) } else { Issue.record("array \(index)") }
+        } else {
+            Issue.record("file 2")
         }
-        if case .analog(let a) = received[12].package.content { #expect(a.materialize() == AnalogData(channels: [[0.5, 1.5]])) } else { Issue.record("analog") }
-        if case .digital(let d) = received[13].package.content { #expect(d.materialize() == DigitalData(lines: [[true, true]])) } else { Issue.record("digital") }
+        if case .image(let i) = received[4].package.content {
+            #expect(i.imageFormat == .jpeg && i.content == content)
+        } else {
+            Issue.record("image")
+        }
+        for (index, array) in Self.arrays.enumerated() {
+            if case .array(let view) = received[5 + index].package.content {
+                #expect(view.materialize() == array)
+            } else {
+                Issue.record("array \(index)")
+            }
+        }
+        if case .analog(let a) = received[12].package.content {
+            #expect(a.materialize() == AnalogData(channels: [[0.5, 1.5]]))
+        } else {
+            Issue.record("analog")
+        }
+        if case .digital(let d) = received[13].package.content {
+            #expect(d.materialize() == DigitalData(lines: [[true, true]]))
+        } else {
+            Issue.record("digital")
+        }
         // Single-frame packages keep the frame as it arrived (to store or print whole); files and images are reassembled.
         for (index, package) in received.map(\.package).enumerated() {
             let reassembled = package.header.kind == .file || package.header.kind == .image
             #expect((package.frame == nil) == reassembled, "package \(index)")
-            if let frame = package.frame { #expect(frame.header.kind == package.header.kind && frame.header.sequence == package.header.sequence) }
+            if let frame = package.frame {
+                #expect(frame.header.kind == package.header.kind && frame.header.sequence == package.header.sequence)
+            }
         }
         subject.close()
     }
@@ -122,12 +150,14 @@ import TributaryWire
         let codes = Mutex<[Int32]>([])
         let ends = Atomic<Int>(0)
         let endedAfterLast = Atomic<Bool>(false)
-        subject.addPackageHandler({ package in
-            if case .message(let m) = package.content { codes.withLock { $0.append(m.code) } }
-        }, ended: {
-            endedAfterLast.store(codes.withLock { $0.count } == 20, ordering: .relaxed)
-            ends.add(1, ordering: .relaxed)
-        })
+        subject.addPackageHandler(
+            { package in
+                if case .message(let m) = package.content { codes.withLock { $0.append(m.code) } }
+            },
+            ended: {
+                endedAfterLast.store(codes.withLock { $0.count } == 20, ordering: .relaxed)
+                ends.add(1, ordering: .relaxed)
+            })
         try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "handler")
         try subject.start()
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })

@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
-import TributarySources
 import TributaryDSP
+import TributarySources
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// A TransportPeer process (Tests/TransportPeer) whose stdout lines are collected.
@@ -107,8 +108,9 @@ final class PeerProcess: @unchecked Sendable {
         // 64 KiB frames at 400 frames/s (26 MB/s): a stopped subscriber fills its queues and TCP
         // buffers within a second, after which the publisher must drop its frames.
         let frames = 1_400
-        let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=1,name=fast,rate=409600,channels=8,freq=1,noise=0,block=1024"),
-                                           paced: true, frameLimit: frames)
+        let source = SimulatedDeviceSource(
+            spec: try SimulationSpec(parsing: "id=1,name=fast,rate=409600,channels=8,freq=1,noise=0,block=1024"),
+            paced: true, frameLimit: frames)
         let gate = GatedSource(source)
         // 64 queued frames (160 ms at this rate) let the running subscriber ride out a loaded machine's
         // scheduling hiccups; the stopped one still overflows them within a second.
@@ -134,11 +136,13 @@ final class PeerProcess: @unchecked Sendable {
         stopped.signal(SIGCONT)
         #expect(dropsWhileStopped > 0)
         // Wait until the source is done and the stopped subscriber has everything or its gap notice for it.
-        #expect(waitUntil(.seconds(30)) {
-            guard let counters = stopped.lastCounters, let analog = counters["analog"] as? Int,
-                  let missing = counters["missing"] as? Int else { return false }
-            return analog + missing == frames
-        })
+        #expect(
+            waitUntil(.seconds(30)) {
+                guard let counters = stopped.lastCounters, let analog = counters["analog"] as? Int,
+                    let missing = counters["missing"] as? Int
+                else { return false }
+                return analog + missing == frames
+            })
         let drops = publisher.subscribers().first { $0.description == "stopped" }?.framesDropped
         let counters = stopped.lastCounters ?? [:]
         #expect((counters["missing"] as? Int).map(UInt64.init) == drops)

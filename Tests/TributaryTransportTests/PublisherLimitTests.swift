@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import TributaryTransport
 import TributaryWire
+
+@testable import TributaryTransport
 
 /// The publisher's bounds on what peers can make it hold (docs/PROTOCOL.md §4.8), through the library.
 @Suite(.serialized) struct PublisherLimitTests {

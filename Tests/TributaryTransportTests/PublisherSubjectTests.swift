@@ -1,18 +1,21 @@
 import Foundation
 import Testing
-import TributarySources
 import TributaryDSP
+import TributarySources
 import TributaryWire
+
 @testable import TributaryTransport
 
 @Suite struct PublisherSubjectTests {
     @Test func openStartReceiveAndCloseOverLoopback() throws {
-        let source = SimulatedDeviceSource(spec: try SimulationSpec(parsing: "id=7,name=sim,rate=1000,channels=1,freq=50,noise=0.01,block=100"))
+        let source = SimulatedDeviceSource(
+            spec: try SimulationSpec(parsing: "id=7,name=sim,rate=1000,channels=1,freq=50,noise=0.01,block=100"))
         let publisher = try makePublisher(sources: [source])
         defer { publisher.stop() }
         let (subject, recorder) = try recordingSubject()
-        let welcome = try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret",
-                                       description: "test client", timeout: 5)
+        let welcome = try subject.open(
+            address: "127.0.0.1", port: publisher.port!, apiKey: "secret",
+            description: "test client", timeout: 5)
         #expect(welcome.sources == [SourceInfo(id: 7, description: "sim")])
         #expect(welcome.publisherDescription == "test publisher")
         #expect(waitUntil { recorder.of("configuration").count == 1 })

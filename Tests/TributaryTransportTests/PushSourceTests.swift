@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
 import Testing
-@testable import TributaryTransport
 import TributarySources
 import TributaryWire
+
+@testable import TributaryTransport
 
 /// `PushSource` (the C and Python publishing API's source) against a hand-off queue that nothing
 /// drains: what goes in, with which sample index and time, and what a full queue does to the stream.
@@ -26,8 +27,9 @@ import TributaryWire
     }
 
     func spec(_ delivery: SourceDelivery, type: PushSourceSpec.SampleType = .float64) -> PushSourceSpec {
-        PushSourceSpec(id: 3, name: "daq", rate: 1000, channelNames: ["a", "b"], unit: "V", sampleType: type,
-                       scale: type == .int16 ? 0.5 : 1, offset: type == .int16 ? -1 : 0, range: -10...10, delivery: delivery)
+        PushSourceSpec(
+            id: 3, name: "daq", rate: 1000, channelNames: ["a", "b"], unit: "V", sampleType: type,
+            scale: type == .int16 ? 0.5 : 1, offset: type == .int16 ? -1 : 0, range: -10...10, delivery: delivery)
     }
 
     func drain(_ core: PublisherCore) -> [AnalogData] {
@@ -53,8 +55,9 @@ import TributaryWire
         let interleaved: [Double] = [1, 10, 2, 20, 3, 30]
         for (values, layout) in [(channelMajor, PushSource.Layout.channelMajor), (interleaved, .interleaved)] {
             let outcome = try values.withUnsafeBytes {
-                try source.push($0.baseAddress!, type: .float64, channels: 2, samplesPerChannel: 3, layout: layout,
-                                firstSampleTimeNs: nil, timeoutNs: 0)
+                try source.push(
+                    $0.baseAddress!, type: .float64, channels: 2, samplesPerChannel: 3, layout: layout,
+                    firstSampleTimeNs: nil, timeoutNs: 0)
             }
             #expect(outcome == .sent)
         }
@@ -68,8 +71,9 @@ import TributaryWire
         let counts: [Int16] = [-4, 0, 7, 100, -100, 32767]
         let (int16Source, int16Core) = try running(spec(.live, type: .int16), capacity: 8)
         _ = try counts.withUnsafeBytes {
-            try int16Source.push($0.baseAddress!, type: .int16, channels: 2, samplesPerChannel: 3, layout: .channelMajor,
-                                 firstSampleTimeNs: nil, timeoutNs: 0)
+            try int16Source.push(
+                $0.baseAddress!, type: .int16, channels: 2, samplesPerChannel: 3, layout: .channelMajor,
+                firstSampleTimeNs: nil, timeoutNs: 0)
         }
         #expect(drain(int16Core).first?.samples == .int16(counts: counts, scale: [0.5, 0.5], offset: [-1, -1]))
         source.close()
@@ -83,8 +87,9 @@ import TributaryWire
         let block = [Double](repeating: 1, count: 2 * 100)
         func push(_ time: Int64?) throws -> PushOutcome {
             try block.withUnsafeBytes {
-                try source.push($0.baseAddress!, type: .float64, channels: 2, samplesPerChannel: 100, layout: .channelMajor,
-                                firstSampleTimeNs: time, timeoutNs: 0)
+                try source.push(
+                    $0.baseAddress!, type: .float64, channels: 2, samplesPerChannel: 100, layout: .channelMajor,
+                    firstSampleTimeNs: time, timeoutNs: 0)
             }
         }
         let start: Int64 = 1_700_000_000_000_000_000
@@ -112,8 +117,9 @@ import TributaryWire
         let block = [Double](repeating: 2, count: 2 * 10)
         func push(timeoutNs: UInt64) throws -> PushOutcome {
             try block.withUnsafeBytes {
-                try source.push($0.baseAddress!, type: .float64, channels: 2, samplesPerChannel: 10, layout: .channelMajor,
-                                firstSampleTimeNs: 0, timeoutNs: timeoutNs)
+                try source.push(
+                    $0.baseAddress!, type: .float64, channels: 2, samplesPerChannel: 10, layout: .channelMajor,
+                    firstSampleTimeNs: 0, timeoutNs: timeoutNs)
             }
         }
         #expect(try push(timeoutNs: 0) == .sent)
@@ -133,8 +139,9 @@ import TributaryWire
         func push(type: PushSourceSpec.SampleType = .float64, channels: Int = 2, samples: Int = 4) -> PushSourceError.Kind? {
             do {
                 _ = try block.withUnsafeBytes {
-                    try source.push($0.baseAddress!, type: type, channels: channels, samplesPerChannel: samples, layout: .channelMajor,
-                                    firstSampleTimeNs: nil, timeoutNs: 0)
+                    try source.push(
+                        $0.baseAddress!, type: type, channels: channels, samplesPerChannel: samples, layout: .channelMajor,
+                        firstSampleTimeNs: nil, timeoutNs: 0)
                 }
                 return nil
             } catch let error as PushSourceError {

@@ -25,16 +25,18 @@ import TributaryWire
 
     @Test func readmeSubjectExampleWorks() throws {
         let spec = try SimulationSpec(parsing: "id=1,channels=4,rate=1000,block=100")
-        let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "lab-key"),
-                                      sources: [SimulatedDeviceSource(spec: spec)])
+        let publisher = try Publisher(
+            configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "lab-key"),
+            sources: [SimulatedDeviceSource(spec: spec)])
         defer { publisher.stop() }
 
         let subject = try Subject()
         let printer = Printer()
         subject.register(printer)
-        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "lab-key", description: "my client", timeout: 10,
-                         sourceFilterEnabled: true)
-        try subject.sendFilter(AnalogFilterRequest(query: "1-3;1"))   // channels 1-3 of source 1, filter id 1
+        try subject.open(
+            address: "127.0.0.1", port: publisher.port!, apiKey: "lab-key", description: "my client", timeout: 10,
+            sourceFilterEnabled: true)
+        try subject.sendFilter(AnalogFilterRequest(query: "1-3;1"))  // channels 1-3 of source 1, filter id 1
         try subject.selectSources([1])
         try subject.start()
 

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import TributarySources
 import TributaryCapture
 import TributaryDSP
 import TributaryWire
+
+@testable import TributarySources
 @testable import TributaryTransport
 
 @Suite struct ReplaySourceTests {
@@ -17,7 +18,11 @@ import TributaryWire
         var recorded: [UInt32: [Frame]] = [1: [], 2: []]
         var sequence: UInt64 = 0
         func append(_ frame: Frame) throws {
-            try writer.append(frame.withHeader({ var h = frame.header; h.sequence = sequence; return h }()))
+            try writer.append(
+                frame.withHeader(
+                    {
+                        var h = frame.header; h.sequence = sequence; return h
+                    }()))
             sequence += 1
         }
         let t0: Int64 = 1_764_489_600_000_000_000
@@ -57,8 +62,9 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (path, recorded) = try makeCapture(in: directory)
 
-        let sources = try ReplaySource.sources(capture: path, speed: .asFastAsCredit, waitForSubscribers: 2,
-                                               preloadLimit: preloaded ? 1 << 30 : nil)
+        let sources = try ReplaySource.sources(
+            capture: path, speed: .asFastAsCredit, waitForSubscribers: 2,
+            preloadLimit: preloaded ? 1 << 30 : nil)
         let frameBytes = try CaptureReader(path: path).sources.reduce(0) { $0 + $1.frameBytes }
         #expect(sources.reduce(0) { $0 + $1.preloadedBytes } == (preloaded ? frameBytes : 0))
         if preloaded {
@@ -82,7 +88,8 @@ import TributaryWire
         for (subject, _) in subjects { try subject.start() }
         let expected = recorded.values.reduce(0) { $0 + $1.count }
         for (_, recorder) in subjects {
-            #expect(waitUntil(.seconds(20)) { recorder.all.filter { ["analog", "digital", "message"].contains($0.kind) }.count == expected })
+            #expect(
+                waitUntil(.seconds(20)) { recorder.all.filter { ["analog", "digital", "message"].contains($0.kind) }.count == expected })
         }
         #expect(waitUntil { sources.allSatisfy { $0.progress.finished } && publisher.losslessFramesPending == 0 })
         #expect(sources.map(\.progress.framesPublished) == [recorded[1]!.count, recorded[2]!.count])

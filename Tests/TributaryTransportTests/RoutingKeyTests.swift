@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// The publisher's routing-id keys: equal exactly when the bytes are, inline or not.
@@ -21,7 +22,9 @@ import TributaryWire
     }
 
     @Test func idsThatDifferOnlyInTrailingZerosOrLengthAreDifferentKeys() {
-        let keys: [[UInt8]] = [[], [0], [0, 0], [0, 0, 0, 0, 0], [0, 1], [1], Array(repeating: 0, count: 16), Array(repeating: 0, count: 17)]
+        let keys: [[UInt8]] = [
+            [], [0], [0, 0], [0, 0, 0, 0, 0], [0, 1], [1], Array(repeating: 0, count: 16), Array(repeating: 0, count: 17),
+        ]
         let set = Set(keys.map { RoutingKey($0) })
         #expect(set.count == keys.count)
         var table: [RoutingKey: Int] = [:]
@@ -37,8 +40,10 @@ import TributaryWire
         let publisher = try makePublisher(inbox: inbox)
         defer { publisher.stop() }
         let prefix = [UInt8](repeating: 0x41, count: 16)
-        let ids: [[UInt8]] = [prefix + Array("-one".utf8), prefix + Array("-two".utf8), Array(repeating: 0x42, count: 255),
-                              [7, 0], [7, 0, 0]]
+        let ids: [[UInt8]] = [
+            prefix + Array("-one".utf8), prefix + Array("-two".utf8), Array(repeating: 0x42, count: 255),
+            [7, 0], [7, 0, 0],
+        ]
         var clients: [RawClient] = []
         for (index, id) in ids.enumerated() {
             let client = try RawClient(port: publisher.port!, routingID: id)

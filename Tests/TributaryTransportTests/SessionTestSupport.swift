@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// An observer that records everything it is given (on the callback queue) for the test thread.
@@ -30,14 +31,19 @@ final class Recorder: Observer, @unchecked Sendable {
         }
     }
 
-    private func add(_ kind: String, _ header: FrameHeader?, package: Package? = nil, error: ErrorReport? = nil,
-                     file: ReceivedFile? = nil, gap: Gap? = nil) {
-        let entry = Entry(header: header, kind: kind, package: package, error: error, file: file, gap: gap,
-                          callbackThread: currentThreadName())
+    private func add(
+        _ kind: String, _ header: FrameHeader?, package: Package? = nil, error: ErrorReport? = nil,
+        file: ReceivedFile? = nil, gap: Gap? = nil
+    ) {
+        let entry = Entry(
+            header: header, kind: kind, package: package, error: error, file: file, gap: gap,
+            callbackThread: currentThreadName())
         lock.withLock { entries.append(entry) }
     }
 
-    func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) { add("configuration", header, package: .configuration(configuration)) }
+    func didReceiveConfiguration(_ configuration: Configuration, header: FrameHeader) {
+        add("configuration", header, package: .configuration(configuration))
+    }
     func didReceiveError(_ error: ErrorReport) { add("error", nil, error: error) }
     func didReceiveAnalogData(_ data: AnalogView, header: FrameHeader) { add("analog", header, package: .analog(data.materialize())) }
     func didReceiveDigitalData(_ data: DigitalView, header: FrameHeader) { add("digital", header, package: .digital(data.materialize())) }
@@ -73,8 +79,10 @@ func recordingSubject() throws -> (Subject, Recorder) {
 }
 
 /// A publisher on 127.0.0.1 with a free port, and its inbox.
-func makePublisher(apiKey: String = "secret", sources: [any Source] = [], inbox: Inbox? = nil,
-                   configure: (inout PublisherConfiguration) -> Void = { _ in }) throws -> Publisher {
+func makePublisher(
+    apiKey: String = "secret", sources: [any Source] = [], inbox: Inbox? = nil,
+    configure: (inout PublisherConfiguration) -> Void = { _ in }
+) throws -> Publisher {
     var configuration = PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: apiKey, description: "test publisher")
     configure(&configuration)
     var handler: (@Sendable (SubscriberPackage) -> Void)?
@@ -84,8 +92,9 @@ func makePublisher(apiKey: String = "secret", sources: [any Source] = [], inbox:
 
 /// An analog frame of `channels` rows holding `row * 1000 + sample + first`.
 func rampFrame(channels: Int, samples: Int, first: Int = 0, sourceID: UInt32 = 1) -> Frame {
-    let data = AnalogData(channels: (0..<channels).map { row in (0..<samples).map { Double(row * 1000 + $0 + first) } },
-                          firstSample: UInt64(first))
+    let data = AnalogData(
+        channels: (0..<channels).map { row in (0..<samples).map { Double(row * 1000 + $0 + first) } },
+        firstSample: UInt64(first))
     return Frame(encoding: .analog(data), timestampNs: wallClockNanoseconds(), sourceID: sourceID)
 }
 

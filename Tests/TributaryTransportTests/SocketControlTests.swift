@@ -1,6 +1,7 @@
 import CSocketControl
 import Foundation
 import Testing
+
 @testable import TributaryTransport
 
 /// The two TCP controls the publisher applies to libzmq's connections (Sources/CSocketControl), on a

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryTransport
 
 /// What a publisher can make a subscriber hold (issue 38 item 4, PROTOCOL.md §4.8).

@@ -1,9 +1,10 @@
+import CTimers
 import Foundation
 import Synchronization
 import Testing
-import CTimers
-@testable import TributaryTransport
 import TributaryWire
+
+@testable import TributaryTransport
 
 /// The threads the publisher runs its sources on.
 @Suite struct SourceThreadTests {
@@ -164,8 +165,9 @@ import TributaryWire
             guard sink.waitForStartedSubscribers(1) else { return }
             let start = monotonicNanoseconds() + 80_000_000
             for index in 0..<Self.count {
-                sink.publish(rampFrame(channels: 1, samples: 4, first: index, sourceID: 12),
-                             dueAtMonotonicNanoseconds: start + UInt64(index) * 1_000_000)
+                sink.publish(
+                    rampFrame(channels: 1, samples: 4, first: index, sourceID: 12),
+                    dueAtMonotonicNanoseconds: start + UInt64(index) * 1_000_000)
                 sink.sleep(untilMonotonicNanoseconds: monotonicNanoseconds() + 2_000_000)
             }
         }

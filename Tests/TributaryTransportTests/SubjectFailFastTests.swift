@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// Opening a session that cannot succeed fails at once with error 7 and the cause, instead of
@@ -68,9 +69,11 @@ import TributaryWire
         let serverKeys = try ZMQCurveKeyPair.generate()
         let zap = try ZMQZAPHandler(context: context, policy: .acceptAnyClient())
         defer { zap.stop() }
-        let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k",
-                                                                            curve: PublisherCurve(keys: serverKeys)),
-                                      context: context)
+        let publisher = try Publisher(
+            configuration: PublisherConfiguration(
+                endpoint: "tcp://127.0.0.1:0", apiKey: "k",
+                curve: PublisherCurve(keys: serverKeys)),
+            context: context)
         defer { publisher.stop() }
         for attempt in 1...3 {
             let (error, seconds) = failedOpen(try Subject(), address: "127.0.0.1", port: publisher.port!)
@@ -89,9 +92,11 @@ import TributaryWire
         let context = try ZMQContext()
         let zap = try ZMQZAPHandler(context: context, policy: .acceptAnyClient())
         defer { zap.stop() }
-        let curve = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k",
-                                                                        curve: PublisherCurve(keys: try ZMQCurveKeyPair.generate())),
-                                  context: context)
+        let curve = try Publisher(
+            configuration: PublisherConfiguration(
+                endpoint: "tcp://127.0.0.1:0", apiKey: "k",
+                curve: PublisherCurve(keys: try ZMQCurveKeyPair.generate())),
+            context: context)
         defer { curve.stop() }
         #expect(ConnectDiagnosis.peerMechanism(host: "127.0.0.1", port: "\(curve.port!)") == "CURVE")
         // Nothing listens: no mechanism (and no wait beyond the probe's bound).
@@ -104,8 +109,11 @@ import TributaryWire
         defer { publisher.stop() }
         let serverKeys = try ZMQCurveKeyPair.generate()
         for attempt in 1...3 {
-            let subject = try Subject(options: SubjectOptions(curve: SubjectCurve(serverKey: serverKeys.publicKey,
-                                                                                  keys: try ZMQCurveKeyPair.generate())))
+            let subject = try Subject(
+                options: SubjectOptions(
+                    curve: SubjectCurve(
+                        serverKey: serverKeys.publicKey,
+                        keys: try ZMQCurveKeyPair.generate())))
             let (error, seconds) = failedOpen(subject, address: "127.0.0.1", port: publisher.port!)
             #expect(error?.code == .destinationUnreachable, "open \(attempt)")
             #expect(error?.message.contains("CURVE") == true, "open \(attempt): \(String(describing: error))")

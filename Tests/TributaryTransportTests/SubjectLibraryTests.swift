@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// The SCCT model from Swift (issue 14 item 7): observers retained as SCCT's register does, errors
@@ -50,22 +51,25 @@ import TributaryWire
         let subject = try Subject()
         let observer = InlineObserver()
         subject.register(observer)
-        try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "filters",
-                         sourceFilterEnabled: true)
+        try subject.open(
+            address: "127.0.0.1", port: publisher.port!, apiKey: "secret", description: "filters",
+            sourceFilterEnabled: true)
         let id = try subject.sendFilter(AnalogFilterRequest(query: "0-1"))
         try subject.selectSource(1)
         try subject.start()
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
-        #expect(waitUntil {
-            publisher.publish(rampFrame(channels: 4, samples: 8, sourceID: 1))
-            publisher.publish(rampFrame(channels: 4, samples: 8, sourceID: 2))  // not selected
-            return observer.analog.withLock { $0.contains { $0.1 == [0, 1] } }
-        })
+        #expect(
+            waitUntil {
+                publisher.publish(rampFrame(channels: 4, samples: 8, sourceID: 1))
+                publisher.publish(rampFrame(channels: 4, samples: 8, sourceID: 2))  // not selected
+                return observer.analog.withLock { $0.contains { $0.1 == [0, 1] } }
+            })
         try subject.changeFilter(id, to: AnalogFilterRequest(query: "2,3"))
-        #expect(waitUntil {
-            publisher.publish(rampFrame(channels: 4, samples: 8, sourceID: 1))
-            return observer.analog.withLock { $0.contains { $0.1 == [2, 3] } }
-        })
+        #expect(
+            waitUntil {
+                publisher.publish(rampFrame(channels: 4, samples: 8, sourceID: 1))
+                return observer.analog.withLock { $0.contains { $0.1 == [2, 3] } }
+            })
         // The data of the changed filter carries the same id; source 2 never arrived.
         #expect(observer.analog.withLock { $0.allSatisfy { $0.0 == id } })
         #expect(publisher.subscribers().first?.filters.analog.count == 1)

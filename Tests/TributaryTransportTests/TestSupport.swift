@@ -5,6 +5,7 @@ import CSocketControl
 import Foundation
 import Glibc
 import Synchronization
+
 @testable import TributaryTransport
 
 /// Waits (polling every 2 ms) until `condition` holds or `timeout` passes; returns whether it held.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryWire
+
 @testable import TributaryTransport
 
 /// Options of the publisher and subscriber exercised end to end over 127.0.0.1: CURVE with a ZAP
@@ -13,14 +14,17 @@ import TributaryWire
         let allowed = try ZMQCurveKeyPair.generate(), stranger = try ZMQCurveKeyPair.generate()
         // Without a ZAP handler the publisher refuses to start (any key would get in otherwise).
         #expect(throws: (any Error).self) {
-            try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k", curve: PublisherCurve(keys: serverKeys)),
-                          context: context)
+            try Publisher(
+                configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k", curve: PublisherCurve(keys: serverKeys)),
+                context: context)
         }
         let zap = try ZMQZAPHandler(context: context, policy: .allow([allowed.publicKey: "lab-client"], domain: "tributary"))
         defer { zap.stop() }
-        let publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k",
-                                                                            curve: PublisherCurve(keys: serverKeys)),
-                                      context: context)
+        let publisher = try Publisher(
+            configuration: PublisherConfiguration(
+                endpoint: "tcp://127.0.0.1:0", apiKey: "k",
+                curve: PublisherCurve(keys: serverKeys)),
+            context: context)
         defer { publisher.stop() }
 
         let subject = try Subject(options: SubjectOptions(curve: SubjectCurve(serverKey: serverKeys.publicKey, keys: allowed)))
@@ -112,7 +116,9 @@ import TributaryWire
             let lock = NSLock()
             var running = 0, most = 0
             func didReceiveMessage(_ message: Message, header: FrameHeader) {
-                lock.withLock { running += 1; most = max(most, running) }
+                lock.withLock {
+                    running += 1; most = max(most, running)
+                }
                 usleep(200)  // long enough for the other Subject's message to arrive meanwhile
                 lock.withLock { running -= 1 }
             }
@@ -132,9 +138,10 @@ import TributaryWire
         for i in 0..<100 { #expect(publisher.publish(.message(Message("m\(i)", code: Int32(i))))) }
         for (subject, recorder) in sessions {
             #expect(waitUntil { recorder.of("message").count == 100 })
-            #expect(recorder.of("message").map { entry -> Int32 in
-                if case .message(let m)? = entry.package { return m.code } else { return -1 }
-            } == (0..<100).map { Int32($0) })
+            #expect(
+                recorder.of("message").map { entry -> Int32 in
+                    if case .message(let m)? = entry.package { return m.code } else { return -1 }
+                } == (0..<100).map { Int32($0) })
             #expect(recorder.all.allSatisfy { $0.callbackThread == "tributary-sub" }, "\(Set(recorder.all.map(\.callbackThread)))")
             subject.close()
         }
@@ -154,9 +161,10 @@ import TributaryWire
         #expect(waitUntil { publisher.subscribers().first?.isStarted == true })
         for i in 0..<20 { #expect(publisher.publish(.message(Message("m\(i)", code: Int32(i))))) }
         #expect(waitUntil { recorder.of("message").count == 20 })
-        #expect(recorder.of("message").map { entry -> Int32 in
-            if case .message(let m)? = entry.package { return m.code } else { return -1 }
-        } == (0..<20).map { Int32($0) })
+        #expect(
+            recorder.of("message").map { entry -> Int32 in
+                if case .message(let m)? = entry.package { return m.code } else { return -1 }
+            } == (0..<20).map { Int32($0) })
         subject.close()
     }
 }
@@ -182,8 +190,9 @@ import TributaryWire
     }
 
     private func limit() -> Int {
-        Int((try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        Int(
+            (try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
     }
 
     @Test func theSubscribersReceiveBufferIsTheOneAskedFor() throws {
@@ -205,7 +214,8 @@ import TributaryWire
         let subject = try Subject(options: autotuned)
         try subject.open(address: "127.0.0.1", port: port, apiKey: "secret", description: "autotuned")
         let buffer = receiveBuffer(connectedTo: port)
-        #expect(buffer != nil && buffer != Int32(2 * (128 << 10)) && buffer != Int32(2 * (4 << 20)), "autotuned: \(String(describing: buffer))")
+        #expect(
+            buffer != nil && buffer != Int32(2 * (128 << 10)) && buffer != Int32(2 * (4 << 20)), "autotuned: \(String(describing: buffer))")
         subject.close()
     }
 }

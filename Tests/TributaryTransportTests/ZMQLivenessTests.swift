@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryTransport
 
 /// Limits and liveness: oversized messages and frozen peers are cut off by libzmq itself.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import TributaryTransport
 
 /// Loop-side state of the tests: lives and dies on the loop thread.

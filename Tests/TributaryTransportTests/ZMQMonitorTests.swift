@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryTransport
 
 @Suite struct ZMQMonitorTests {
@@ -26,8 +27,10 @@ import Testing
     @Test func monitorOnALoopSocketIsTornDownAtShutdown() throws {
         let context = try ZMQContext()
         let events = ZMQLoopBox<[ZMQMonitorEvents]>([])
-        final class State { let router: ZMQSocket; let monitor: ZMQMonitor
-            init(_ router: ZMQSocket, _ monitor: ZMQMonitor) { self.router = router; self.monitor = monitor } }
+        final class State {
+            let router: ZMQSocket; let monitor: ZMQMonitor
+            init(_ router: ZMQSocket, _ monitor: ZMQMonitor) { self.router = router; self.monitor = monitor }
+        }
         let loop = try ZMQLoop<State>(name: "test-monitor", context: context) { scope in
             let router = try ZMQSocket(context: scope.context, type: .router)
             let monitor = try router.startMonitor()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryTransport
 
 /// The port of a `tcp://HOST:PORT` endpoint.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import TributaryView
 
 @Suite struct HostRulesTests {
@@ -11,9 +12,11 @@ import Testing
         #expect(loopback.allows(host: host))
     }
 
-    @Test(arguments: ["attacker.test", "attacker.test:8080", "127.0.0.1.attacker.test", "localhost.attacker.test:80",
-                      "127.0.0.2:8080", "localhost:", "localhost:123456", "localhost:80:80", "[::1", "", " localhost",
-                      "localhost.", "local host", "exa_mple.test"])
+    @Test(arguments: [
+        "attacker.test", "attacker.test:8080", "127.0.0.1.attacker.test", "localhost.attacker.test:80",
+        "127.0.0.2:8080", "localhost:", "localhost:123456", "localhost:80:80", "[::1", "", " localhost",
+        "localhost.", "local host", "exa_mple.test",
+    ])
     func otherNamesAreRefused(host: String) {
         #expect(!loopback.allows(host: host))
     }
@@ -124,8 +127,12 @@ import Testing
         var reader = WebSocketReader(fd: fds[0], maxMessageBytes: maxMessageBytes, idleMilliseconds: 2_000)
         var texts: [String] = []
         var sent: [(WebSocketReader.Opcode, [UInt8])] = []
-        let end = reader.run(stop: { nil }, send: { sent.append(($0, $1)); return true },
-                             onText: { texts.append(String(decoding: $0, as: UTF8.self)) })
+        let end = reader.run(
+            stop: { nil },
+            send: {
+                sent.append(($0, $1)); return true
+            },
+            onText: { texts.append(String(decoding: $0, as: UTF8.self)) })
         var unread = 0
         var scratch = [UInt8](repeating: 0, count: 65_536)
         while case let n = recv(fds[0], &scratch, scratch.count, Int32(MSG_DONTWAIT)), n > 0 { unread += n }
@@ -134,7 +141,8 @@ import Testing
 
     @Test(arguments: [1, 3, Int.max])
     func messagesWholeAndFragmentedInAnyPieces(piece: Int) {
-        let input = Self.frame(1, Array(#"{"type":"ack"}"#.utf8)) + Self.frame(9, [7, 7])
+        let input =
+            Self.frame(1, Array(#"{"type":"ack"}"#.utf8)) + Self.frame(9, [7, 7])
             + Self.frame(1, Array("frag".utf8), fin: false) + Self.frame(0, Array("men".utf8), fin: false)
             + Self.frame(10, []) + Self.frame(0, Array("ted".utf8)) + Self.frame(2, [1, 2, 3])
             + Self.frame(8, [0x03, 0xE8])
@@ -155,7 +163,8 @@ import Testing
     }
 
     @Test func aMessageOverTheLimitInSmallFragmentsIsRefused() {
-        let input = Self.frame(1, [UInt8](repeating: 0x61, count: 3_000), fin: false)
+        let input =
+            Self.frame(1, [UInt8](repeating: 0x61, count: 3_000), fin: false)
             + Self.frame(0, [UInt8](repeating: 0x62, count: 3_000), fin: false)
         let outcome = Self.read(input, keepOpen: true)
         #expect(outcome.end.code == 1009)

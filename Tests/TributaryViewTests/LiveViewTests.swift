@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryDSP
 @testable import TributaryView
 
@@ -59,18 +60,27 @@ import Testing
         #expect(abs(r.toneAmplitude - 0.5) < 2e-3)
         #expect(abs(r.mean - 0.1) < 1e-3)
         #expect(abs(r.rms - (0.01 + 0.125).squareRoot()) < 1e-3)
-        let snapshot = ChannelSnapshot(key: ChannelKey(source: 1, channel: 0), sampleRate: rate, windowSeconds: 0.1,
-                                       traceMin: m.trace().min, traceMax: m.trace().max, spectrum: m.spectrum, readings: r)
+        let snapshot = ChannelSnapshot(
+            key: ChannelKey(source: 1, channel: 0), sampleRate: rate, windowSeconds: 0.1,
+            traceMin: m.trace().min, traceMax: m.trace().max, spectrum: m.spectrum, readings: r)
         let update = UpdateEncoding.encode(sequence: 1, serverTime: 0, dataTime: 0, health: LinkHealth(), channels: [snapshot])
-        let peak = update.withUnsafeBytes { Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 120 + 56, as: UInt64.self))) }
+        let peak = update.withUnsafeBytes {
+            Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 120 + 56, as: UInt64.self)))
+        }
         #expect(abs(peak - 1_234.5) < rate / 8_192 / 2)  // within half a Welch bin
     }
 }
 
 @Suite struct UpdateEncodingTests {
-    func u32(_ b: [UInt8], _ at: Int) -> UInt32 { b.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) } }
-    func f64(_ b: [UInt8], _ at: Int) -> Double { b.withUnsafeBytes { Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt64.self))) } }
-    func i16(_ b: [UInt8], _ at: Int) -> Int16 { b.withUnsafeBytes { Int16(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: Int16.self)) } }
+    func u32(_ b: [UInt8], _ at: Int) -> UInt32 {
+        b.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
+    }
+    func f64(_ b: [UInt8], _ at: Int) -> Double {
+        b.withUnsafeBytes { Double(bitPattern: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt64.self))) }
+    }
+    func i16(_ b: [UInt8], _ at: Int) -> Int16 {
+        b.withUnsafeBytes { Int16(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: Int16.self)) }
+    }
 
     /// The layout of docs/VIEW.md §3, field by field.
     @Test func layoutOfDocsView() {
@@ -84,8 +94,9 @@ import Testing
         readings.rms = 0.7
         readings.enob = 9.5
         let psd = PowerSpectralDensity(frequencies: [0, 10, 20, 30], values: [1e-6, 1e-2, 1, 1e-2], segments: 5)
-        let channel = ChannelSnapshot(key: ChannelKey(source: 2, channel: 3), sampleRate: 40, windowSeconds: 0.5,
-                                      traceMin: [-1, 0], traceMax: [0.5, 2], spectrum: psd, readings: readings)
+        let channel = ChannelSnapshot(
+            key: ChannelKey(source: 2, channel: 3), sampleRate: 40, windowSeconds: 0.5,
+            traceMin: [-1, 0], traceMax: [0.5, 2], spectrum: psd, readings: readings)
         let b = UpdateEncoding.encode(sequence: 9, serverTime: 100, dataTime: 99.5, health: health, channels: [channel])
         #expect(Array(b[0..<4]) == Array("TVU1".utf8))
         #expect(u32(b, 4) == 9 && f64(b, 8) == 100 && f64(b, 16) == 99.5 && f64(b, 24) == 20)
@@ -144,7 +155,8 @@ import Testing
             try HTTPServer(settings: .init(host: "localhost", port: 0, token: nil), page: [], onConnect: { _ in }, onMessage: { _, _ in })
         }
         #expect(throws: HTTPServerError.self) {
-            try HTTPServer(settings: .init(host: "127.0.0.1", port: 70_000, token: nil), page: [], onConnect: { _ in }, onMessage: { _, _ in })
+            try HTTPServer(
+                settings: .init(host: "127.0.0.1", port: 70_000, token: nil), page: [], onConnect: { _ in }, onMessage: { _, _ in })
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryWire
 
 @Suite struct BlobAssemblerTests {
@@ -42,14 +43,18 @@ import Testing
         #expect(try AnalogFilterRequest(query: " 5 ; ") == AnalogFilterRequest(channels: .list([5])))
         #expect(try AnalogFilterRequest(query: ";7") == AnalogFilterRequest(channels: .all, sources: [7]))
         #expect(try AnalogFilterRequest(query: "") == AnalogFilterRequest())
-        for request in [AnalogFilterRequest(channels: .range(from: 1, to: 3), sources: [0, 2]),
-                        AnalogFilterRequest(channels: .list([9, 2])), AnalogFilterRequest()] {
+        for request in [
+            AnalogFilterRequest(channels: .range(from: 1, to: 3), sources: [0, 2]),
+            AnalogFilterRequest(channels: .list([9, 2])), AnalogFilterRequest(),
+        ] {
             #expect(try AnalogFilterRequest(query: request.query) == request)
         }
     }
 
-    @Test(arguments: [("1-x;0", 2), ("1,,2", 2), ("3-1", 2), ("1;2-3", 3), ("1;2;3", 3), ("a", 0), ("1 2", 2),
-                      ("99999999999", 0)])
+    @Test(arguments: [
+        ("1-x;0", 2), ("1,,2", 2), ("3-1", 2), ("1;2-3", 3), ("1;2;3", 3), ("a", 0), ("1 2", 2),
+        ("99999999999", 0),
+    ])
     func badAnalogQueriesPointAtTheCharacter(query: String, position: Int) {
         do {
             _ = try AnalogFilterRequest(query: query)
@@ -75,8 +80,9 @@ import Testing
 @Suite struct BlobAssemblerBoundsTests {
     @Test func holdsWhatWasReceivedNotWhatWasAnnounced() throws {
         var assembler = BlobAssembler(maxTransferSize: 64 << 20)
-        let chunk = BlobChunk(transferID: 1, totalSize: 64 << 20, chunkOffset: 0, chunkIndex: 0, chunkCount: 1_000,
-                              md5: nil, imageFormat: nil, name: "big", attributes: [], content: [UInt8](repeating: 1, count: 120))
+        let chunk = BlobChunk(
+            transferID: 1, totalSize: 64 << 20, chunkOffset: 0, chunkIndex: 0, chunkCount: 1_000,
+            md5: nil, imageFormat: nil, name: "big", attributes: [], content: [UInt8](repeating: 1, count: 120))
         #expect(try assembler.add(chunk) == nil)
         #expect(assembler.pendingBytes == 120)
     }
@@ -96,8 +102,9 @@ import Testing
     @Test func pendingBytesAreBoundedAcrossTransfers() throws {
         var assembler = BlobAssembler(maxTransferSize: 1_000, maxPendingBytes: 150)
         func chunk(_ id: UInt64) -> BlobChunk {
-            BlobChunk(transferID: id, totalSize: 1_000, chunkOffset: 0, chunkIndex: 0, chunkCount: 10,
-                      md5: nil, imageFormat: nil, name: "f", attributes: [], content: [UInt8](repeating: 0, count: 100))
+            BlobChunk(
+                transferID: id, totalSize: 1_000, chunkOffset: 0, chunkIndex: 0, chunkCount: 10,
+                md5: nil, imageFormat: nil, name: "f", attributes: [], content: [UInt8](repeating: 0, count: 100))
         }
         _ = try assembler.add(chunk(1))
         do {

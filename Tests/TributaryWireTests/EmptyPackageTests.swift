@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryWire
 
 /// Packages with no elements cost no bytes, so their other dimension is bounded

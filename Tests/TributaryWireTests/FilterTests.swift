@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryWire
 
 /// Frame filters against docs/PROTOCOL.md §6: the expected output is built independently, as the
@@ -13,8 +14,10 @@ import Testing
         switch format {
         case .float64: samples = .float64(values)
         case .float32: samples = .float32(values.map(Float.init))
-        case .int16: samples = .int16(counts: values.map { Int16($0 * 2) }, scale: (0..<c).map { 0.1 * Double($0 + 1) },
-                                      offset: (0..<c).map { Double($0) })
+        case .int16:
+            samples = .int16(
+                counts: values.map { Int16($0 * 2) }, scale: (0..<c).map { 0.1 * Double($0 + 1) },
+                offset: (0..<c).map { Double($0) })
         }
         let data = AnalogData(channelIndexes: indexes, sampleCount: n, firstSample: 500, samples: samples)
         return (Frame(encoding: .analog(data), header: header), data)
@@ -32,8 +35,9 @@ import Testing
         }
         var h = header
         h.filterID = filterID
-        let out = AnalogData(channelIndexes: rows.map { data.channelIndexes[$0] }, sampleCount: n,
-                             firstSample: data.firstSample, samples: samples)
+        let out = AnalogData(
+            channelIndexes: rows.map { data.channelIndexes[$0] }, sampleCount: n,
+            firstSample: data.firstSample, samples: samples)
         return Frame(encoding: .analog(out), header: h).encodedBytes
     }
 
@@ -42,8 +46,8 @@ import Testing
         let (frame, data) = Self.analogFrame(format, indexes: [4, 7, 1, 9, 3])
         let view = try frame.analog()
         let cases: [(ChannelSelection, [Int])] = [
-            (.range(from: 3, to: 7), [0, 1, 4]),        // rows whose index is in 3...7, input order
-            (.list([9, 4, 100, 1]), [3, 0, 2]),          // list order; 100 is absent
+            (.range(from: 3, to: 7), [0, 1, 4]),  // rows whose index is in 3...7, input order
+            (.list([9, 4, 100, 1]), [3, 0, 2]),  // list order; 100 is absent
             (.list([3]), [4]),
             (.range(from: 1, to: 2), [2]),
         ]
@@ -60,8 +64,9 @@ import Testing
     }
 
     @Test func arraySelectionsMatchTheSpec() throws {
-        let full = Array2D(rowCount: 4, columnCount: 5, rowOrigin: 10, columnOrigin: 20,
-                           elements: .string((0..<20).map { "e\($0)é" }))
+        let full = Array2D(
+            rowCount: 4, columnCount: 5, rowOrigin: 10, columnOrigin: 20,
+            elements: .string((0..<20).map { "e\($0)é" }))
         var h = Self.header
         h.kind = .array
         let frame = Frame(encoding: .array(full), header: h)
@@ -71,13 +76,16 @@ import Testing
         let out = ArrayFrameFilter.apply(request, filterID: 3, to: view, of: frame)
         var eh = h
         eh.filterID = 3
-        let expected = Array2D(rowCount: 2, columnCount: 2, rowOrigin: 11, columnOrigin: 23,
-                               elements: .string(["e8é", "e9é", "e13é", "e14é"]))
+        let expected = Array2D(
+            rowCount: 2, columnCount: 2, rowOrigin: 11, columnOrigin: 23,
+            elements: .string(["e8é", "e9é", "e13é", "e14é"]))
         #expect(out?.encodedBytes == Frame(encoding: .array(expected), header: eh).encodedBytes)
         // Other element types and empty selections produce nothing.
         #expect(ArrayFrameFilter.apply(ArrayFilterRequest(elementType: .double), filterID: 1, to: view, of: frame) == nil)
-        #expect(ArrayFrameFilter.apply(ArrayFilterRequest(elementType: .string, rows: IndexRange(from: 4, to: 9)),
-                                       filterID: 1, to: view, of: frame) == nil)
+        #expect(
+            ArrayFrameFilter.apply(
+                ArrayFilterRequest(elementType: .string, rows: IndexRange(from: 4, to: 9)),
+                filterID: 1, to: view, of: frame) == nil)
     }
 
     static let numericCases: [ArrayElements] = {
@@ -95,8 +103,10 @@ import Testing
     func numericArraysMatchTheSpec(elements: ArrayElements) throws {
         let frame = Frame(encoding: .array(Array2D(rowCount: 3, columnCount: 4, elements: elements)))
         guard case .array(let view) = try frame.payload() else { Issue.record("not an array"); return }
-        let out = ArrayFrameFilter.apply(ArrayFilterRequest(elementType: elements.elementType, rows: IndexRange(from: 1),
-                                                            columns: IndexRange(from: 1, to: 2)), filterID: 9, to: view, of: frame)
+        let out = ArrayFrameFilter.apply(
+            ArrayFilterRequest(
+                elementType: elements.elementType, rows: IndexRange(from: 1),
+                columns: IndexRange(from: 1, to: 2)), filterID: 9, to: view, of: frame)
         let keep = [5, 6, 9, 10]
         let picked: ArrayElements
         switch elements {
@@ -108,8 +118,9 @@ import Testing
         case .bool(let v): picked = .bool(keep.map { v[$0] })
         case .string(let v): picked = .string(keep.map { v[$0] })
         }
-        let expected = Frame(encoding: .array(Array2D(rowCount: 2, columnCount: 2, rowOrigin: 1, columnOrigin: 1, elements: picked)),
-                             filterID: 9)
+        let expected = Frame(
+            encoding: .array(Array2D(rowCount: 2, columnCount: 2, rowOrigin: 1, columnOrigin: 1, elements: picked)),
+            filterID: 9)
         #expect(out?.encodedBytes == expected.encodedBytes)
     }
 
@@ -117,8 +128,8 @@ import Testing
         var filters = SubscriberFilters()
         #expect(filters.nextFilterID == 1)
         try filters.add(AnalogFilterRequest(query: "0-1;"), id: 1)
-        #expect(throws: FilterRequestError.self) { try filters.add(AnalogFilterRequest(), id: 1) }   // reused
-        #expect(throws: FilterRequestError.self) { try filters.add(AnalogFilterRequest(), id: 3) }   // skipped 2
+        #expect(throws: FilterRequestError.self) { try filters.add(AnalogFilterRequest(), id: 1) }  // reused
+        #expect(throws: FilterRequestError.self) { try filters.add(AnalogFilterRequest(), id: 3) }  // skipped 2
         try filters.add(ArrayFilterRequest(elementType: .double, query: "0-1;0-1"), id: 2)
         try filters.add(AnalogFilterRequest(channels: .list([3]), replaces: 1), id: 3)
         #expect(filters.analog.map(\.id) == [3] && filters.array.map(\.id) == [2])
@@ -137,10 +148,10 @@ import Testing
         var filters = SubscriberFilters()
         var out: [Frame] = []
         try filters.outputs(for: frame) { out.append($0) }
-        #expect(out.count == 1 && out[0].encodedBytes == frame.encodedBytes)   // no filters: unchanged
+        #expect(out.count == 1 && out[0].encodedBytes == frame.encodedBytes)  // no filters: unchanged
 
         try filters.add(AnalogFilterRequest(query: "1-2;2"), id: 1)
-        try filters.add(AnalogFilterRequest(query: "4;9"), id: 2)               // another source: not applied
+        try filters.add(AnalogFilterRequest(query: "4;9"), id: 2)  // another source: not applied
         try filters.add(AnalogFilterRequest(query: "3,0;"), id: 3)
         out = []
         try filters.outputs(for: frame) { out.append($0) }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryWire
 
 @Suite struct FrameRoundTripTests {
@@ -66,8 +67,9 @@ import Testing
     }
 
     @Test func analogWriterMatchesPackageEncoder() throws {
-        let data = AnalogData(channelIndexes: [4, 9], sampleCount: 5, firstSample: 10,
-                              samples: .float32([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
+        let data = AnalogData(
+            channelIndexes: [4, 9], sampleCount: 5, firstSample: 10,
+            samples: .float32([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
         let header = FrameHeader(kind: .analog, sequence: 3, timestampNs: 99, sourceID: 1, filterID: 2)
         let viaPackage = Frame(encoding: .analog(data), header: header)
         let viaWriter = Frame.analog(header: header, layout: data.layout, firstSample: 10) { writer in
@@ -82,7 +84,9 @@ import Testing
     }
 
     @Test func digitalStatesAndStringArrays() throws {
-        let lines: [[Bool]] = [[true, false, true, true, false, false, false, false, true], [false, true, false, false, false, false, false, false, false]]
+        let lines: [[Bool]] = [
+            [true, false, true, true, false, false, false, false, true], [false, true, false, false, false, false, false, false, false],
+        ]
         let digital = DigitalData(lines: lines)
         guard case .digital(let view) = try Frame(encoding: .digital(digital)).payload() else { Issue.record("not digital"); return }
         for l in 0..<2 { for s in 0..<9 { #expect(view.state(line: l, sample: s) == lines[l][s]) } }

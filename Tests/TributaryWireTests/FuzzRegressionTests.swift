@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TributaryWire
 
 /// Replays every input that ever crashed or tripped the wire fuzzer (Fuzz/regressions/wire-fuzz/),

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TributaryWire
 
 /// The malformed-input corpus: every error is typed and names the field and byte offset.
@@ -126,8 +127,10 @@ import Testing
         e = Self.error(Self.patched(bools, 65, [2]))
         #expect(e?.code == .invalidValue && e?.field == "array.elements[1]" && e?.offset == 65)
 
-        let config = Frame(encoding: .configuration(Configuration(
-            deviceName: "", deviceType: "", channels: [ChannelConfiguration(index: 0, description: "", samplingRate: 1)])))
+        let config = Frame(
+            encoding: .configuration(
+                Configuration(
+                    deviceName: "", deviceType: "", channels: [ChannelConfiguration(index: 0, description: "", samplingRate: 1)])))
         e = Self.error(Self.patched(config, 40 + 12 + 4, [7]))
         #expect(e?.code == .invalidValue && e?.field == "channel.direction")
 

@@ -43,16 +43,26 @@ import TributaryWire
 
     @Test func configurationRatesOutsideTheProtocolsRangeAreRefused() throws {
         for rate in [Double.nan, .infinity, -.infinity, -1, 1e300, 5e-324, 1e13] {
-            let frame = Frame(encoding: .configuration(Configuration(deviceName: "d", deviceType: "t", channels: [
-                ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)])), sequence: 0, timestampNs: 0)
+            let frame = Frame(
+                encoding: .configuration(
+                    Configuration(
+                        deviceName: "d", deviceType: "t",
+                        channels: [
+                            ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)
+                        ])), sequence: 0, timestampNs: 0)
             #expect(throws: WireError.self, "rate \(rate)") { try frame.payload() }
             do { _ = try frame.payload() } catch {
                 #expect(error.field == "channel.sampling_rate" && error.code == .invalidValue, "\(error)")
             }
         }
         for rate in [0, 1e-6, 1, 48_000, 1e12] {
-            let frame = Frame(encoding: .configuration(Configuration(deviceName: "d", deviceType: "t", channels: [
-                ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)])), sequence: 0, timestampNs: 0)
+            let frame = Frame(
+                encoding: .configuration(
+                    Configuration(
+                        deviceName: "d", deviceType: "t",
+                        channels: [
+                            ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)
+                        ])), sequence: 0, timestampNs: 0)
             #expect(throws: Never.self, "rate \(rate)") { try frame.payload() }
         }
     }

@@ -37,8 +37,9 @@ struct PackageFactory {
         Configuration(
             deviceName: string(), deviceType: string(),
             channels: (0..<int(0...5)).map { i in
-                ChannelConfiguration(index: UInt32(i), description: string(), direction: bool() ? .input : .output,
-                                     unit: string(), samplingRate: rate(), minValue: double(), maxValue: double())
+                ChannelConfiguration(
+                    index: UInt32(i), description: string(), direction: bool() ? .input : .output,
+                    unit: string(), samplingRate: rate(), minValue: double(), maxValue: double())
             },
             lines: (0..<int(0...4)).map { i in
                 DigitalLineConfiguration(index: UInt32(i), description: string(), direction: bool() ? .input : .output)
@@ -54,25 +55,29 @@ struct PackageFactory {
         case .float64: data = .float64((0..<n).map { _ in double() })
         case .float32: data = .float32((0..<n).map { _ in Float(double()) })
         case .int16:
-            data = .int16(counts: (0..<n).map { _ in Int16.random(in: .min ... .max, using: &rng) },
-                          scale: (0..<channels).map { _ in double() }, offset: (0..<channels).map { _ in double() })
+            data = .int16(
+                counts: (0..<n).map { _ in Int16.random(in: .min ... .max, using: &rng) },
+                scale: (0..<channels).map { _ in double() }, offset: (0..<channels).map { _ in double() })
         }
-        return AnalogData(channelIndexes: ids(channels), sampleCount: samples,
-                          firstSample: UInt64.random(in: 0 ... .max, using: &rng), samples: data)
+        return AnalogData(
+            channelIndexes: ids(channels), sampleCount: samples,
+            firstSample: UInt64.random(in: 0 ... .max, using: &rng), samples: data)
     }
 
     mutating func digital() -> DigitalData {
         let lines = int(0...5), samples = int(0...29)
-        return DigitalData(lines: (0..<lines).map { _ in (0..<samples).map { _ in bool() } },
-                           firstSample: UInt64(int(0...1_000_000)))
+        return DigitalData(
+            lines: (0..<lines).map { _ in (0..<samples).map { _ in bool() } },
+            firstSample: UInt64(int(0...1_000_000)))
     }
 
     mutating func blob(image: Bool) -> BlobChunk {
-        let content = (0..<int(0...100)).map { _ in UInt8.random(in: 0 ... 255, using: &rng) }
-        let chunks = BlobChunk.chunks(of: content, transferID: UInt64(int(0...9)), name: string(),
-                                      attributes: (0..<int(0...3)).map { _ in string() },
-                                      imageFormat: image ? ImageFormat.allCases[int(0...3)] : nil,
-                                      computeMD5: bool(), chunkSize: int(1...64))
+        let content = (0..<int(0...100)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let chunks = BlobChunk.chunks(
+            of: content, transferID: UInt64(int(0...9)), name: string(),
+            attributes: (0..<int(0...3)).map { _ in string() },
+            imageFormat: image ? ImageFormat.allCases[int(0...3)] : nil,
+            computeMD5: bool(), chunkSize: int(1...64))
         return chunks[int(0...(chunks.count - 1))]
     }
 
@@ -89,8 +94,9 @@ struct PackageFactory {
         case 6: elements = .bool((0..<n).map { _ in bool() })
         default: elements = .string((0..<n).map { _ in string() })
         }
-        return Array2D(rowCount: rows, columnCount: columns, rowOrigin: UInt32(int(0...100)),
-                       columnOrigin: UInt32(int(0...100)), elements: elements)
+        return Array2D(
+            rowCount: rows, columnCount: columns, rowOrigin: UInt32(int(0...100)),
+            columnOrigin: UInt32(int(0...100)), elements: elements)
     }
 
     /// A random package of the given kind.
@@ -114,17 +120,23 @@ struct PackageFactory {
             }
             return .analogFilter(AnalogFilterRequest(channels: selection, sources: ids(int(0...3)), replaces: UInt32(int(0...3))))
         case .arrayFilter:
-            return .arrayFilter(ArrayFilterRequest(elementType: ArrayElementType.allCases[int(0...6)],
-                                                   rows: IndexRange(from: 2, to: UInt32(int(2...20))),
-                                                   columns: bool() ? .all : IndexRange(from: 0, to: 3),
-                                                   replaces: UInt32(int(0...2))))
+            return .arrayFilter(
+                ArrayFilterRequest(
+                    elementType: ArrayElementType.allCases[int(0...6)],
+                    rows: IndexRange(from: 2, to: UInt32(int(2...20))),
+                    columns: bool() ? .all : IndexRange(from: 0, to: 3),
+                    replaces: UInt32(int(0...2))))
         case .removeFilter: return .removeFilter
         case .hello:
-            return .hello(Hello(apiKey: string(), clientDescription: string(), timeoutSeconds: double(),
-                                sourceFilterEnabled: bool()))
+            return .hello(
+                Hello(
+                    apiKey: string(), clientDescription: string(), timeoutSeconds: double(),
+                    sourceFilterEnabled: bool()))
         case .welcome:
-            return .welcome(Welcome(sessionID: UInt64(int(0...1000)), publisherDescription: string(),
-                                    sources: (0..<int(0...3)).map { SourceInfo(id: UInt32($0 + 1), description: string()) }))
+            return .welcome(
+                Welcome(
+                    sessionID: UInt64(int(0...1000)), publisherDescription: string(),
+                    sources: (0..<int(0...3)).map { SourceInfo(id: UInt32($0 + 1), description: string()) }))
         case .start: return .start
         case .stop: return .stop
         case .selectSources: return .selectSources(ids(int(0...5)))
@@ -136,7 +148,8 @@ struct PackageFactory {
 
     /// A random frame of the given kind with random header fields.
     mutating func frame(_ kind: FrameKind) -> Frame {
-        Frame(encoding: package(kind), sequence: UInt64(int(0...1_000_000)), timestampNs: Int64(int(0...Int(Int32.max))) * 1_000_000_000,
-              sourceID: UInt32(int(0...5)), filterID: UInt32(int(0...3)), flags: bool() ? [.replayed] : [])
+        Frame(
+            encoding: package(kind), sequence: UInt64(int(0...1_000_000)), timestampNs: Int64(int(0...Int(Int32.max))) * 1_000_000_000,
+            sourceID: UInt32(int(0...5)), filterID: UInt32(int(0...3)), flags: bool() ? [.replayed] : [])
     }
 }

@@ -10,8 +10,6 @@ import time
 import unittest
 import uuid
 
-import tributary
-
 BIN = os.path.abspath(os.environ.get("TRIBUTARY", ".build/release/tributary"))
 TIMEOUT = 20
 IP = shutil.which("ip")

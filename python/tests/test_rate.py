@@ -11,11 +11,10 @@ import unittest
 
 import numpy as np
 import scipy.signal as sp
+from test_signal import Case, agree
 
 import tributary.signal as ts
 from tributary._native import lib
-
-from test_signal import Case, agree
 
 FACTORS = [2, 3, 5, 10]
 

@@ -338,6 +338,7 @@ class TestMisuse(unittest.TestCase):
     def test_c_arguments_are_checked(self):
         """The C functions refuse what would overrun or divide by nothing, with E_ARGUMENT naming it."""
         import ctypes
+
         from tributary._native import ArgumentError
         lib = ts._lib()
         x = np.zeros(100)

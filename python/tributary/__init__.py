@@ -25,8 +25,8 @@ from ._native import (
 )
 from .analysis import analyze
 from .capture import Capture, Channel, Gap, Package, Source, open
-from .publisher import PublishedSource, Publisher, QueueFullError
 from .discovery import resolve
+from .publisher import PublishedSource, Publisher, QueueFullError
 from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
 
 __all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",

@@ -22,10 +22,11 @@ import ctypes
 import math
 import numbers
 from ctypes import c_size_t
+
 import numpy as np
 
+from ._native import DECIMATE_FIR, DECIMATE_IIR, FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, check, integer, lib, real
 from ._spectral import coherence, csd, get_window, istft, spectrogram, stft, transfer, welch
-from ._native import DECIMATE_FIR, DECIMATE_IIR, FILTER_BA, FILTER_SOS, PAD_CONSTANT, PAD_EVEN, PAD_NONE, PAD_ODD, integer, lib, check, real
 
 __all__ = ["butter", "cheby1", "cheby2", "ellip", "bessel", "iirnotch", "firwin", "sosfilt", "lfilter", "sosfiltfilt", "filtfilt",
            "sosfilt_zi", "lfilter_zi", "upfirdn", "resample_poly", "decimate", "StreamFilter",

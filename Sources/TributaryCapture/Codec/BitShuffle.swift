@@ -34,8 +34,10 @@ public enum BitShuffle {
     ///   - source: `count` bytes of little-endian elements (trailing partial element allowed).
     ///   - destination: at least `source.count` bytes; the first `source.count` are written.
     ///   - elementSize: 1, 2, 4 or 8.
-    public static func shuffle(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
-                               elementSize: Int) {
+    public static func shuffle(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+        elementSize: Int
+    ) {
         precondition(supportedElementSizes.contains(elementSize), "bit-shuffle element size \(elementSize) unsupported")
         precondition(destination.count >= source.count, "bit-shuffle destination too small")
         dispatch(source, destination, elementSize: elementSize, forward: true)
@@ -46,8 +48,10 @@ public enum BitShuffle {
     ///   - source: bit-shuffled bytes.
     ///   - destination: at least `source.count` bytes; the first `source.count` are written.
     ///   - elementSize: the element size used to shuffle (1, 2, 4 or 8).
-    public static func unshuffle(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
-                                 elementSize: Int) {
+    public static func unshuffle(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+        elementSize: Int
+    ) {
         precondition(supportedElementSizes.contains(elementSize), "bit-shuffle element size \(elementSize) unsupported")
         precondition(destination.count >= source.count, "bit-unshuffle destination too small")
         dispatch(source, destination, elementSize: elementSize, forward: false)
@@ -56,8 +60,10 @@ public enum BitShuffle {
     /// Calls `run` with the element size as a literal, so each size gets its own specialised loop
     /// (inlined, so that `forward` is a literal too).
     @inline(__always)
-    private static func dispatch(_ source: UnsafeRawBufferPointer, _ destination: UnsafeMutableRawBufferPointer,
-                                 elementSize: Int, forward: Bool) {
+    private static func dispatch(
+        _ source: UnsafeRawBufferPointer, _ destination: UnsafeMutableRawBufferPointer,
+        elementSize: Int, forward: Bool
+    ) {
         guard let src = source.baseAddress, let dst = destination.baseAddress else { return }
         switch elementSize {
         case 1: run(src, dst, count: source.count, size: 1, forward: forward)
@@ -69,8 +75,10 @@ public enum BitShuffle {
 
     /// Walks the blocks; `size` is a literal at every call site so the kernels specialise.
     @inline(__always)
-    private static func run(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer, count: Int, size: Int,
-                            forward: Bool) {
+    private static func run(
+        _ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer, count: Int, size: Int,
+        forward: Bool
+    ) {
         let n = count / size
         let blockElements = blockElementCount(elementSize: size)
         // Scratch on the stack: 64 words for each of two 64-element groups, and their paired form.
@@ -80,8 +88,9 @@ public enum BitShuffle {
                 let v = pairs.baseAddress!
                 var start = 0
                 while start + blockElements <= n {
-                    block(src + start * size, dst + start * size, elements: blockElements, size: size,
-                          forward: forward, w: w, v: v)
+                    block(
+                        src + start * size, dst + start * size, elements: blockElements, size: size,
+                        forward: forward, w: w, v: v)
                     start += blockElements
                 }
                 let last = (n - start) - (n - start) % 8
@@ -106,38 +115,41 @@ public enum BitShuffle {
     /// `SIMD2<UInt64>` (one SSE2 register): their row words are adjacent in the output, so each row
     /// is one 16-byte store or load. The transpose was most of the kernel's time.
     @inline(__always)
-    private static func block(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer, elements: Int, size: Int,
-                              forward: Bool, w: UnsafeMutablePointer<UInt64>, v: UnsafeMutablePointer<SIMD2<UInt64>>) {
+    private static func block(
+        _ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer, elements: Int, size: Int,
+        forward: Bool, w: UnsafeMutablePointer<UInt64>, v: UnsafeMutablePointer<SIMD2<UInt64>>
+    ) {
         let bits = 8 * size
         let rowBytes = elements / 8
         let groups = elements / 64
         var first = 0
         #if _endian(little)
-        if forward && size == 8 && groups > 0 {
-            // A C kernel (AVX-512BW + VBMI, or AVX2) does the block's full groups where the processor has it.
-            first = tributary_bitshuffle8_groups(src.assumingMemoryBound(to: UInt8.self), dst.assumingMemoryBound(to: UInt8.self),
-                                                 groups, rowBytes)
-        }
-        while first + 2 <= groups {
-            let g = first
-            if forward {
-                gather(src + g * 64 * size, w, size: size)
-                gather(src + (g + 1) * 64 * size, w + 64, size: size)
-                for i in 0..<bits { v[i] = SIMD2(w[i], w[64 + i]) }
-                transpose(v, bits: bits)
-                for p in 0..<bits { (dst + p * rowBytes + g * 8).storeBytes(of: v[p], as: SIMD2<UInt64>.self) }
-            } else {
-                for p in 0..<bits { v[p] = (src + p * rowBytes + g * 8).loadUnaligned(as: SIMD2<UInt64>.self) }
-                transpose(v, bits: bits)
-                for i in 0..<bits {
-                    w[i] = v[i][0]
-                    w[64 + i] = v[i][1]
-                }
-                scatter(w, dst + g * 64 * size, size: size)
-                scatter(w + 64, dst + (g + 1) * 64 * size, size: size)
+            if forward && size == 8 && groups > 0 {
+                // A C kernel (AVX-512BW + VBMI, or AVX2) does the block's full groups where the processor has it.
+                first = tributary_bitshuffle8_groups(
+                    src.assumingMemoryBound(to: UInt8.self), dst.assumingMemoryBound(to: UInt8.self),
+                    groups, rowBytes)
             }
-            first += 2
-        }
+            while first + 2 <= groups {
+                let g = first
+                if forward {
+                    gather(src + g * 64 * size, w, size: size)
+                    gather(src + (g + 1) * 64 * size, w + 64, size: size)
+                    for i in 0..<bits { v[i] = SIMD2(w[i], w[64 + i]) }
+                    transpose(v, bits: bits)
+                    for p in 0..<bits { (dst + p * rowBytes + g * 8).storeBytes(of: v[p], as: SIMD2<UInt64>.self) }
+                } else {
+                    for p in 0..<bits { v[p] = (src + p * rowBytes + g * 8).loadUnaligned(as: SIMD2<UInt64>.self) }
+                    transpose(v, bits: bits)
+                    for i in 0..<bits {
+                        w[i] = v[i][0]
+                        w[64 + i] = v[i][1]
+                    }
+                    scatter(w, dst + g * 64 * size, size: size)
+                    scatter(w + 64, dst + (g + 1) * 64 * size, size: size)
+                }
+                first += 2
+            }
         #endif
         for g in first..<groups {
             if forward {
@@ -173,7 +185,9 @@ public enum BitShuffle {
         } else {
             for p in 0..<bits {
                 var word: UInt64 = 0
-                withUnsafeMutableBytes(of: &word) { $0.baseAddress!.copyMemory(from: src + p * rowBytes + groups * 8, byteCount: partialBytes) }
+                withUnsafeMutableBytes(of: &word) {
+                    $0.baseAddress!.copyMemory(from: src + p * rowBytes + groups * 8, byteCount: partialBytes)
+                }
                 w[p] = UInt64(littleEndian: word)
             }
             transpose(w, bits: bits)
@@ -221,21 +235,24 @@ public enum BitShuffle {
         case 4:
             for i in 0..<32 {
                 dst.storeBytes(of: UInt32(truncatingIfNeeded: w[i]).littleEndian, toByteOffset: i * 4, as: UInt32.self)
-                dst.storeBytes(of: UInt32(truncatingIfNeeded: w[i] &>> 32).littleEndian, toByteOffset: (i + 32) * 4,
-                               as: UInt32.self)
+                dst.storeBytes(
+                    of: UInt32(truncatingIfNeeded: w[i] &>> 32).littleEndian, toByteOffset: (i + 32) * 4,
+                    as: UInt32.self)
             }
         case 2:
             for i in 0..<16 {
                 for q in 0..<4 {
-                    dst.storeBytes(of: UInt16(truncatingIfNeeded: w[i] &>> UInt64(16 * q)).littleEndian,
-                                   toByteOffset: (q * 16 + i) * 2, as: UInt16.self)
+                    dst.storeBytes(
+                        of: UInt16(truncatingIfNeeded: w[i] &>> UInt64(16 * q)).littleEndian,
+                        toByteOffset: (q * 16 + i) * 2, as: UInt16.self)
                 }
             }
         default:
             for i in 0..<8 {
                 for q in 0..<8 {
-                    dst.storeBytes(of: UInt8(truncatingIfNeeded: w[i] &>> UInt64(8 * q)), toByteOffset: q * 8 + i,
-                                   as: UInt8.self)
+                    dst.storeBytes(
+                        of: UInt8(truncatingIfNeeded: w[i] &>> UInt64(8 * q)), toByteOffset: q * 8 + i,
+                        as: UInt8.self)
                 }
             }
         }

@@ -55,8 +55,10 @@ public final class ChunkCodec {
     /// - Returns: the frame size and the transforms applied (record them with the chunk).
     /// - Throws: `ChunkCodecError.payloadSize` when the payload is not whole elements, `.zstd` when
     ///   compression fails (for example a destination smaller than the bound that the data needs).
-    public func encode(_ payload: UnsafeRawBufferPointer, elementType: ChunkElementType,
-                       into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> (byteCount: Int, transforms: ChunkTransforms) {
+    public func encode(
+        _ payload: UnsafeRawBufferPointer, elementType: ChunkElementType,
+        into destination: UnsafeMutableRawBufferPointer
+    ) throws(ChunkCodecError) -> (byteCount: Int, transforms: ChunkTransforms) {
         guard payload.count % elementType.size == 0 else { throw .payloadSize(byteCount: payload.count, elementType: elementType) }
         ensureScratch(payload.count + 8)
         let (content, transforms) = encoder.encodeStream(payload, elementType: elementType, segments: nil, into: scratch)
@@ -67,8 +69,10 @@ public final class ChunkCodec {
 
     /// The decoded size of an encoded chunk, from its zstd header (no decompression).
     /// - Throws: `ChunkCodecError` when the frame is malformed or its size is impossible for the transforms.
-    public static func decodedSize(of encoded: UnsafeRawBufferPointer, elementType: ChunkElementType,
-                                   transforms: ChunkTransforms) throws(ChunkCodecError) -> Int {
+    public static func decodedSize(
+        of encoded: UnsafeRawBufferPointer, elementType: ChunkElementType,
+        transforms: ChunkTransforms
+    ) throws(ChunkCodecError) -> Int {
         let contentSize: Int
         do { contentSize = try ZstdDecompressor.contentSize(of: encoded) } catch { throw .zstd(error) }
         return try decodedSize(contentSize: contentSize, elementType: elementType, transforms: transforms)
@@ -83,9 +87,13 @@ public final class ChunkCodec {
     /// - Returns: the number of payload bytes written.
     /// - Throws: `ChunkCodecError`: `.unsupportedTransforms`, `.zstd` (corrupt, truncated, checksum),
     ///   `.contentSize`, `.destinationTooSmall`, `.invalidStep`.
-    public func decode(_ encoded: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
-                       into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> Int {
-        if transforms.contains(.coded) { return try decodeCoded(encoded, elementType: elementType, transforms: transforms, into: destination) }
+    public func decode(
+        _ encoded: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+        into destination: UnsafeMutableRawBufferPointer
+    ) throws(ChunkCodecError) -> Int {
+        if transforms.contains(.coded) {
+            return try decodeCoded(encoded, elementType: elementType, transforms: transforms, into: destination)
+        }
         let decoded = try Self.decodedSize(of: encoded, elementType: elementType, transforms: transforms)
         guard decoded <= destination.count else { throw .destinationTooSmall(needed: decoded, available: destination.count) }
         let contentSize = transforms.contains(.quantised) ? 8 + decoded / 4 : decoded
@@ -97,8 +105,9 @@ public final class ChunkCodec {
         } catch { throw .zstd(error) }
         if direct { return decoded }
         do throws(NumericTransform.Failure) {
-            try decoder.decodeStream(UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
-                                     into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
+            try decoder.decodeStream(
+                UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
+                into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
         } catch {
             throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }
@@ -107,9 +116,13 @@ public final class ChunkCodec {
 
     /// A coded chunk: never larger than its payload (the encoder falls back otherwise), so the zstd
     /// content size is checked against the destination before anything is allocated.
-    private func decodeCoded(_ encoded: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
-                             into destination: UnsafeMutableRawBufferPointer) throws(ChunkCodecError) -> Int {
-        guard NumericTransform.isValid(transforms, for: elementType) else { throw .unsupportedTransforms(transforms, elementType: elementType) }
+    private func decodeCoded(
+        _ encoded: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+        into destination: UnsafeMutableRawBufferPointer
+    ) throws(ChunkCodecError) -> Int {
+        guard NumericTransform.isValid(transforms, for: elementType) else {
+            throw .unsupportedTransforms(transforms, elementType: elementType)
+        }
         let contentSize: Int
         do { contentSize = try ZstdDecompressor.contentSize(of: encoded) } catch { throw .zstd(error) }
         guard contentSize <= destination.count, contentSize >= NumericCodec.streamHeaderSize else {
@@ -126,8 +139,9 @@ public final class ChunkCodec {
         }
         let decoded = n * elementType.size
         do throws(NumericTransform.Failure) {
-            try decoder.decodeStream(UnsafeRawBufferPointer(content), elementType: elementType, transforms: transforms,
-                                     into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
+            try decoder.decodeStream(
+                UnsafeRawBufferPointer(content), elementType: elementType, transforms: transforms,
+                into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
         } catch {
             throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
         }
@@ -135,8 +149,10 @@ public final class ChunkCodec {
     }
 
     /// Checks the transforms against the element type and maps the content size to the payload size.
-    private static func decodedSize(contentSize: Int, elementType: ChunkElementType,
-                                    transforms: ChunkTransforms) throws(ChunkCodecError) -> Int {
+    private static func decodedSize(
+        contentSize: Int, elementType: ChunkElementType,
+        transforms: ChunkTransforms
+    ) throws(ChunkCodecError) -> Int {
         do throws(NumericTransform.Failure) {
             return try NumericTransform.payloadSize(storedSize: contentSize, elementType: elementType, transforms: transforms)
         } catch {
@@ -144,8 +160,10 @@ public final class ChunkCodec {
         }
     }
 
-    private static func codecError(_ failure: NumericTransform.Failure, contentSize: Int, elementType: ChunkElementType,
-                                   transforms: ChunkTransforms) -> ChunkCodecError {
+    private static func codecError(
+        _ failure: NumericTransform.Failure, contentSize: Int, elementType: ChunkElementType,
+        transforms: ChunkTransforms
+    ) -> ChunkCodecError {
         switch failure {
         case .invalidTransforms: .unsupportedTransforms(transforms, elementType: elementType)
         case .storedSize: .contentSize(contentSize, elementType: elementType, transforms: transforms)

@@ -97,8 +97,10 @@ public struct ChunkCodecOptions: Sendable, Equatable {
     /// benchmark, 8 x 1M ADC samples, 1 MiB chunks, one core): quantising float64 before delta,
     /// bit-shuffle and zstd-1 both compressed better and ran faster than bit-shuffle + zstd-1 alone;
     /// for int16, delta gained ratio for a little speed; zstd-3 gained a little ratio for much speed.
-    public init(level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true,
-                entropyCoding: Bool = true, rawLiterals: Bool = false) {
+    public init(
+        level: Int = 1, bitShuffle: Bool = true, delta: Bool = true, quantiseFloats: Bool = true,
+        entropyCoding: Bool = true, rawLiterals: Bool = false
+    ) {
         self.entropyCoding = entropyCoding
         self.rawLiterals = rawLiterals
         self.level = level

@@ -8,8 +8,10 @@ extension LatentCoder {
     ///
     /// Two passes, each a tight loop without bounds checks (everything is validated before, or
     /// clamped and checked after): the bins (rANS), then the offset bits.
-    static func decode(_ input: UnsafeRawBufferPointer, count n: Int, lanes: Int, tables: Tables,
-                       into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
+    static func decode(
+        _ input: UnsafeRawBufferPointer, count n: Int, lanes: Int, tables: Tables,
+        into r: UnsafeMutablePointer<Int64>
+    ) throws(Corrupt) -> Int {
         guard input.count >= 20, lanes == 2 || lanes == 4 else { throw Corrupt() }
         let base = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
         let shift = Int(input[8]), escapeWidth = Int(input[9])
@@ -46,7 +48,8 @@ extension LatentCoder {
         let ransBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p + 4, as: UInt32.self)))
         p += 8
         guard offsetBytes <= input.count - p, ransBytes >= 4 * headerWords, ransBytes % 2 == 0,
-              ransBytes <= input.count - p - offsetBytes else {
+            ransBytes <= input.count - p - offsetBytes
+        else {
             throw Corrupt()
         }
         let bits = input.baseAddress! + p
@@ -63,7 +66,8 @@ extension LatentCoder {
         let totalWords = (ransBytes - 4 * headerWords) / 2
         for j in 0..<lanes {
             x[j] = UInt64(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * j, as: UInt32.self)))
-            let count = j < lanes - 1
+            let count =
+                j < lanes - 1
                 ? Int(UInt32(littleEndian: rans.loadUnaligned(fromByteOffset: 4 * (lanes + j), as: UInt32.self)))
                 : totalWords - wordsBefore
             guard count >= 0, count <= totalWords - wordsBefore, count < perLane else { throw Corrupt() }
@@ -134,8 +138,10 @@ extension LatentCoder {
     /// a final position beyond them. Kept apart from the rANS pass so that its few values live in
     /// registers.
     @inline(never)
-    private static func offsets(_ bits: UnsafeRawPointer, byteCount: Int, readable: Int, symbols: UnsafePointer<UInt8>,
-                                count n: Int, tables: Tables, into r: UnsafeMutablePointer<Int64>) throws(Corrupt) {
+    private static func offsets(
+        _ bits: UnsafeRawPointer, byteCount: Int, readable: Int, symbols: UnsafePointer<UInt8>,
+        count n: Int, tables: Tables, into r: UnsafeMutablePointer<Int64>
+    ) throws(Corrupt) {
         let symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth, symbolMask = tables.symbolMask
         let limit = readable - 8
         var position = 0
@@ -151,8 +157,10 @@ extension LatentCoder {
     /// Decodes a latent block of stream version 3 or 4 (`encodeV4`) of `n` values from `input`
     /// into `r`; returns the bytes consumed. Every read is bounded by `input`; a block that breaks a
     /// rule of docs/CAPTURE.md §5.1 throws.
-    static func decodeV3(_ input: UnsafeRawBufferPointer, count n: Int, version: UInt8, tables: Tables,
-                         decompressor: ZstdDecompressor, into r: UnsafeMutablePointer<Int64>) throws(Corrupt) -> Int {
+    static func decodeV3(
+        _ input: UnsafeRawBufferPointer, count n: Int, version: UInt8, tables: Tables,
+        decompressor: ZstdDecompressor, into r: UnsafeMutablePointer<Int64>
+    ) throws(Corrupt) -> Int {
         guard input.count >= headerSizeV3, n >= 1 else { throw Corrupt() }
         let base = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
         let shift = Int(input[8]), escapeWidth = Int(input[9])
@@ -165,7 +173,8 @@ extension LatentCoder {
         guard arities.contains(arity) else { throw Corrupt() }
         let symbolCount = (n + arity - 1) / arity
         guard shift <= maxShiftV3, escapeWidth <= 64, binCount <= maxBins(arity: arity), escapes <= n,
-              symbolBytes <= symbolCount, symbolBytes <= input.count - headerSizeV3 else { throw Corrupt() }
+            symbolBytes <= symbolCount, symbolBytes <= input.count - headerSizeV3
+        else { throw Corrupt() }
         let start = input.baseAddress!
         var p = headerSizeV3
         // The symbol bytes as stored, or decompressed into `tables`.
@@ -174,8 +183,9 @@ extension LatentCoder {
             tables.reserve(symbols: n, words: 0, packed: arity > 1 ? symbolCount : 0)
             let into = arity == 1 ? tables.symbols : tables.packed
             do {
-                let written = try decompressor.decompress(UnsafeRawBufferPointer(start: start + p, count: symbolBytes),
-                                                          into: UnsafeMutableRawBufferPointer(start: into, count: symbolCount))
+                let written = try decompressor.decompress(
+                    UnsafeRawBufferPointer(start: start + p, count: symbolBytes),
+                    into: UnsafeMutableRawBufferPointer(start: into, count: symbolCount))
                 guard written == symbolCount else { throw Corrupt() }
             } catch { throw Corrupt() }
             stored = UnsafePointer(into)
@@ -211,8 +221,9 @@ extension LatentCoder {
         let readable = input.count - p
         let fast = shift == 0 ? n : (readable < 8 ? 0 : min(n, (8 * (readable - 8) + 7) / shift + 1))
         // The first `fast` values by the kernel (eight at a time with AVX-512, codec_kernels.h).
-        tributary_unpack_bins(symbols, bits.assumingMemoryBound(to: UInt8.self), fast, UInt32(shift), base, binStart,
-                              UInt8(binCount), r)
+        tributary_unpack_bins(
+            symbols, bits.assumingMemoryBound(to: UInt8.self), fast, UInt32(shift), base, binStart,
+            UInt8(binCount), r)
         if fast < n {
             // base + ((t + S) << s) for every bin symbol S, base for the escape.
             let binValue = tables.symbolBase
@@ -222,7 +233,9 @@ extension LatentCoder {
             for i in fast..<n {
                 let byte = position &>> 3
                 var word: UInt64 = 0
-                for k in 0..<min(8, readable - byte) { word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k) }
+                for k in 0..<min(8, readable - byte) {
+                    word |= UInt64(bits.load(fromByteOffset: byte + k, as: UInt8.self)) << UInt64(8 * k)
+                }
                 r[i] = Int64(bitPattern: binValue[Int(symbols[i])] &+ ((word &>> UInt64(position & 7)) & mask))
                 position &+= shift
             }

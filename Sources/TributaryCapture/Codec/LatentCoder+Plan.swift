@@ -13,13 +13,15 @@ extension LatentCoder {
     ///   - multiSymbol: also plan arities 2 and 3 (stream version 4) and return the largest within
     ///     `arityAllowance` of arity 1's cost.
     ///   - arity: plan only this arity (the tests' way to make blocks of each).
-    static func plan(_ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
-                     robust: Bool = true, maxShift: Int = 63,
-                     huffmanBound: Bool = false, fineBits: Int = 12, multiSymbol: Bool = false, arity only: Int? = nil) -> Plan {
+    static func plan(
+        _ r: UnsafePointer<Int64>, count n: Int, histogram: UnsafeMutablePointer<Int>,
+        robust: Bool = true, maxShift: Int = 63,
+        huffmanBound: Bool = false, fineBits: Int = 12, multiSymbol: Bool = false, arity only: Int? = nil
+    ) -> Plan {
         var plan = Plan()
         guard n > 0 else { plan.binCount = 1; return plan }
         var lo = r[0], hi = r[0]
-        tributary_min_max64(r, n, &lo, &hi)   // a C kernel: VPMINSQ/VPMAXSQ where the processor has them
+        tributary_min_max64(r, n, &lo, &hi)  // a C kernel: VPMINSQ/VPMAXSQ where the processor has them
         let range = UInt64(bitPattern: hi &- lo)
         let width = bitLength(range)
         // The core of the distribution: far outliers become escapes rather than widening every bin.
@@ -73,8 +75,9 @@ extension LatentCoder {
                 // Two or three a byte only where the window holds a fair part of the core (the
                 // finest levels, with thousands of bins, are most of the work and never chosen).
                 if arity > 1 && bins > 16 * maxBins(arity: arity) { continue }
-                let (bits, start, count, escapes) = windowCost(merged, bins: bins, arity: arity, shift: shift, sampled: sampled,
-                                                               scale: scale, width: width, huffmanBound: huffmanBound)
+                let (bits, start, count, escapes) = windowCost(
+                    merged, bins: bins, arity: arity, shift: shift, sampled: sampled,
+                    scale: scale, width: width, huffmanBound: huffmanBound)
                 // The cost falls, then rises with the shift: stop after two rises.
                 if bits >= best[a].bits {
                     worse[a] += 1
@@ -104,8 +107,10 @@ extension LatentCoder {
     /// `merged`, bins 2^`shift` wide) for symbols of `arity`, and its estimated cost in bits (of the
     /// `sampled` values, scaled to the block by `scale`).
     @inline(__always)
-    private static func windowCost(_ merged: UnsafeMutablePointer<Int>, bins: Int, arity: Int, shift: Int, sampled: Int, scale: Double,
-                                   width: Int, huffmanBound: Bool) -> (bits: Double, start: Int, count: Int, escapes: Int) {
+    private static func windowCost(
+        _ merged: UnsafeMutablePointer<Int>, bins: Int, arity: Int, shift: Int, sampled: Int, scale: Double,
+        width: Int, huffmanBound: Bool
+    ) -> (bits: Double, start: Int, count: Int, escapes: Int) {
         let limit = maxBins(arity: arity), total = Double(sampled)
         // Window of at most `limit` consecutive bins holding the most samples.
         var start = 0, count = min(bins, limit)
@@ -138,7 +143,9 @@ extension LatentCoder {
         // of k values is one symbol whose largest probability is p_max^k.
         if huffmanBound {
             let p = Double(largest) / total
-            bits += arity == 1 ? Double(largest) + 0.086 * total
+            bits +=
+                arity == 1
+                ? Double(largest) + 0.086 * total
                 : total / Double(arity) * ((arity == 2 ? p * p : p * p * p) + 0.086)
         }
         if escapes > 0 { bits += Double(escapes) * (Double(width) - fastLog2(Double(escapes))) }
@@ -154,8 +161,10 @@ extension LatentCoder {
     /// symbol a byte several times), the offset and escape bits, and ~4 bits of table a symbol.
     /// The bound favours two or three a byte by at most about 1 % of the size: an arity more
     /// than 3 % above arity 1 by it cannot come within the allowance (and is not measured).
-    private static func chooseArity(_ best: InlineArray<3, Plan>, savedEscapes: InlineArray<3, Int>, histogram: UnsafeMutablePointer<Int>,
-                                    total: Double, scale: Double, width: Int) -> Plan {
+    private static func chooseArity(
+        _ best: InlineArray<3, Plan>, savedEscapes: InlineArray<3, Int>, histogram: UnsafeMutablePointer<Int>,
+        total: Double, scale: Double, width: Int
+    ) -> Plan {
         let margin = best[0].bits * (1.03 + arityAllowance)
         let two = best[1].bits <= margin, three = best[2].bits <= margin
         guard two || three else { return best[0] }

@@ -58,9 +58,11 @@ enum LatentCoder {
     ///     `positions`: for as many UInt32 as the block has escapes (at most `n`).
     ///   - compressor: a level-1 context without checksums (the capture's frame has one).
     ///   - out: room for `headerSizeV3` + 9 × `n` + 8 bytes.
-    static func encodeV4(_ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
-                         packed: UnsafeMutablePointer<UInt8>, positions: UnsafeMutablePointer<UInt32>,
-                         compressor: ZstdCompressor, into out: UnsafeMutableRawPointer) -> Int {
+    static func encodeV4(
+        _ r: UnsafePointer<Int64>, count n: Int, plan: Plan, symbols: UnsafeMutablePointer<UInt8>,
+        packed: UnsafeMutablePointer<UInt8>, positions: UnsafeMutablePointer<UInt32>,
+        compressor: ZstdCompressor, into out: UnsafeMutableRawPointer
+    ) -> Int {
         precondition(plan.shift <= maxShiftV3, "bins of stream version 4 are at most 2^56 wide")
         precondition(arities.contains(plan.arity) && plan.binCount <= maxBins(arity: plan.arity), "a plan beyond its arity's bins")
         let shift = UInt64(plan.shift), bins = UInt64(plan.binCount), start = plan.binStart
@@ -81,16 +83,18 @@ enum LatentCoder {
         let symbolBytes = plan.arity == 1 ? symbols : packed
         if plan.arity > 1 { tributary_pack_digits(symbols, n, UInt32(plan.arity), packed) }
         // A zstd frame only when it is shorter than the symbol bytes: `symbol_bytes` = P means stored as they are.
-        let frame = try? compressor.compress(UnsafeRawBufferPointer(start: symbolBytes, count: symbolCount),
-                                             into: UnsafeMutableRawBufferPointer(start: out + p, count: symbolCount - 1))
+        let frame = try? compressor.compress(
+            UnsafeRawBufferPointer(start: symbolBytes, count: symbolCount),
+            into: UnsafeMutableRawBufferPointer(start: out + p, count: symbolCount - 1))
         let stored = frame ?? symbolCount
         if frame == nil { (out + p).copyMemory(from: symbolBytes, byteCount: symbolCount) }
         out.storeBytes(of: UInt32(stored).littleEndian, toByteOffset: 20, as: UInt32.self)
         p += stored
         if plan.shift > 0 {
             // The low bits: a C kernel that writes several values at a time (BitWriter's layout).
-            p += tributary_pack_low_bits(r, n, UInt64(bitPattern: plan.base), UInt32(plan.shift),
-                                         (out + p).assumingMemoryBound(to: UInt8.self))
+            p += tributary_pack_low_bits(
+                r, n, UInt64(bitPattern: plan.base), UInt32(plan.shift),
+                (out + p).assumingMemoryBound(to: UInt8.self))
         }
         if escapes > 0 {
             // The escapes' high bits, in order (their positions by a C kernel, 32 symbols a compare).
@@ -105,8 +109,10 @@ enum LatentCoder {
     }
 
     /// The symbols of `encodeV4` in Swift (the kernel's reference in the tests); returns the escapes.
-    static func binSymbolsReference(_ r: UnsafePointer<Int64>, count n: Int, base: Int64, shift: UInt64, start: UInt64, bins: UInt64,
-                                    escape: UInt8, into symbols: UnsafeMutablePointer<UInt8>) -> Int {
+    static func binSymbolsReference(
+        _ r: UnsafePointer<Int64>, count n: Int, base: Int64, shift: UInt64, start: UInt64, bins: UInt64,
+        escape: UInt8, into symbols: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         var escapes = 0
         for i in 0..<n {
             let bin = (UInt64(bitPattern: r[i] &- base) >> shift) &- start

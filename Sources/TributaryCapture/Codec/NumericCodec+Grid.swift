@@ -31,8 +31,10 @@ extension NumericCodec {
 
     /// The binary64 branch of `toGrid` in Swift (the kernel's reference in the tests): latents to
     /// `k`, bit differences to `adj`; returns their OR.
-    static func toGridReference64(_ x: UnsafePointer<UInt64>, k: UnsafeMutablePointer<Int64>, adj: UnsafeMutablePointer<Int64>,
-                                  count n: Int, offset: Double, gain: Double) -> Int64 {
+    static func toGridReference64(
+        _ x: UnsafePointer<UInt64>, k: UnsafeMutablePointer<Int64>, adj: UnsafeMutablePointer<Int64>,
+        count n: Int, offset: Double, gain: Double
+    ) -> Int64 {
         let inverse = 1 / gain
         var any: Int64 = 0
         for i in 0..<n {
@@ -67,11 +69,14 @@ extension NumericCodec {
         guard testCount >= 2 else { return nil }
         // A grid from an earlier segment that fits about as well as it did.
         for known in knownGrids
-        where Double(gridScore(known.offset, known.gain, testCount: testCount, limit: testCount, float32: float32)) >= (known.fit - 0.1) * Double(testCount) {
+        where Double(gridScore(known.offset, known.gain, testCount: testCount, limit: testCount, float32: float32)) >= (known.fit - 0.1)
+            * Double(testCount)
+        {
             return (known.offset, known.gain)
         }
         guard let distinct = sortedDistinctSample(values, count: n, float32: float32),
-              let gain = estimateGain(distinct: distinct, float32: float32) else { return nil }
+            let gain = estimateGain(distinct: distinct, float32: float32)
+        else { return nil }
         let best = exactGrid(gain: gain, distinct: distinct, testCount: testCount, float32: float32)
         let (chosen, chosenScore) = settleOffset(best, testCount: testCount, float32: float32)
         // Remembered with how well it fitted (a float32 or rounded grid fits only most values).
@@ -213,7 +218,11 @@ extension NumericCodec {
                 let o = Self.gridOffset(lowest - g * c, g, sample: sample, distinct: distinct)
                 var hits = 0, misses = 0
                 for t in 0..<min(16, testCount) {
-                    if Self.reproduces(tests[t], offset: o, gain: g, float32: float32) { hits += 1 } else { misses += 1; if misses > 3 { break } }
+                    if Self.reproduces(tests[t], offset: o, gain: g, float32: float32) {
+                        hits += 1
+                    } else {
+                        misses += 1; if misses > 3 { break }
+                    }
                 }
                 if hits > best.score { best = (o, g, hits) }
                 if misses == 0 { break search }
@@ -224,8 +233,10 @@ extension NumericCodec {
 
     /// Settles the offset's last bits: the candidates `x − gain × k` of the tested values, and the
     /// ulps around the best so far. Returns the grid and how many test values it reproduces.
-    private func settleOffset(_ best: (offset: Double, gain: Double, score: Int), testCount: Int,
-                              float32: Bool) -> ((offset: Double, gain: Double), Int) {
+    private func settleOffset(
+        _ best: (offset: Double, gain: Double, score: Int), testCount: Int,
+        float32: Bool
+    ) -> ((offset: Double, gain: Double), Int) {
         let tests = gridTests.base
         func score(_ offset: Double, _ gain: Double) -> Int {
             gridScore(offset, gain, testCount: testCount, limit: testCount, float32: float32)

@@ -27,7 +27,8 @@ extension NumericCodec {
             }
             func lane(_ k: Int) -> Int { k < waiting.count ? k : 0 }
             if width == 4, let kind = sampleKind(elementType),
-               finishSampleLanes(kind: kind, count: count, residuals: residuals, lane: lane, scratch: undone) {
+                finishSampleLanes(kind: kind, count: count, residuals: residuals, lane: lane, scratch: undone)
+            {
                 laneSegments += waiting.count
                 for segment in waiting { applyExceptions(segment, elementType: elementType, stored: stored) }
                 waiting.removeAll(keepingCapacity: true)
@@ -46,20 +47,25 @@ extension NumericCodec {
                     }
                 }
             } else {
-                finished = tributary_linear8_x4(residuals(lane(0)), residuals(lane(1)), residuals(lane(2)), residuals(lane(3)),
-                                                undone(0), undone(1), undone(2), undone(3), count,
-                                                laneCoefficients.base, laneShifts.base)
+                finished = tributary_linear8_x4(
+                    residuals(lane(0)), residuals(lane(1)), residuals(lane(2)), residuals(lane(3)),
+                    undone(0), undone(1), undone(2), undone(3), count,
+                    laneCoefficients.base, laneShifts.base)
             }
             complete = finished == count
         }
         if complete { laneSegments += waiting.count }
         for (k, segment) in waiting.enumerated() {
             if complete {
-                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride, from: Undone(x: undone(k)))
+                write(
+                    segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride,
+                    from: Undone(x: undone(k)))
             } else {
-                write(segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride,
-                      from: Residuals(v: residuals(k), predictor: 3, order: laneOrders.base[k], shift: Int(laneShifts.base[k]),
-                                      coefficients: laneCoefficients.base + 8 * k))
+                write(
+                    segment, elementType: elementType, stored: stored, adjustments: adjustments.base + k * stride,
+                    from: Residuals(
+                        v: residuals(k), predictor: 3, order: laneOrders.base[k], shift: Int(laneShifts.base[k]),
+                        coefficients: laneCoefficients.base + 8 * k))
             }
         }
         waiting.removeAll(keepingCapacity: true)
@@ -82,8 +88,10 @@ extension NumericCodec {
     /// Four waiting segments undone and converted to samples of `kind` in one pass by
     /// `tributary_linear8_samples_x4`, straight into their outputs (a lane with no segment into its
     /// scratch slot): whether it could (false leaves the outputs to be rewritten).
-    private func finishSampleLanes(kind: Int32, count: Int, residuals: (Int) -> UnsafeMutablePointer<Int64>, lane: (Int) -> Int,
-                                   scratch: (Int) -> UnsafeMutablePointer<Int64>) -> Bool {
+    private func finishSampleLanes(
+        kind: Int32, count: Int, residuals: (Int) -> UnsafeMutablePointer<Int64>, lane: (Int) -> Int,
+        scratch: (Int) -> UnsafeMutablePointer<Int64>
+    ) -> Bool {
         withUnsafeTemporaryAllocation(of: UnsafePointer<Int64>?.self, capacity: 4) { v in
             withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: 4) { out in
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: 8) { grid in
@@ -95,8 +103,9 @@ extension NumericCodec {
                         grid.initializeElement(at: 4 + k, to: segment.gain)
                     }
                     let base = grid.baseAddress!
-                    return tributary_linear8_samples_x4(v.baseAddress, out.baseAddress, count, laneCoefficients.base, laneShifts.base,
-                                                        kind, base, base + 4) == count
+                    return tributary_linear8_samples_x4(
+                        v.baseAddress, out.baseAddress, count, laneCoefficients.base, laneShifts.base,
+                        kind, base, base + 4) == count
                 }
             }
         }

@@ -20,8 +20,10 @@ extension NumericCodec {
         /// One sample: `a0` … `a6` the seven latents before it, newest first; `rest` is the next sum
         /// but for c0 × the newest. Returns the latent.
         @inline(__always)
-        func step(_ residual: Int64, _ a0: Int64, _ a1: Int64, _ a2: Int64, _ a3: Int64, _ a4: Int64, _ a5: Int64, _ a6: Int64,
-                  rest: inout Int64) -> Int64 {
+        func step(
+            _ residual: Int64, _ a0: Int64, _ a1: Int64, _ a2: Int64, _ a3: Int64, _ a4: Int64, _ a5: Int64, _ a6: Int64,
+            rest: inout Int64
+        ) -> Int64 {
             let x = residual &+ ((rest &+ c0 &* a0) &>> q)
             rest = half &+ c1 &* a0 &+ c2 &* a1 &+ c3 &* a2 &+ c4 &* a3 &+ c5 &* a4 &+ c6 &* a5 &+ c7 &* a6
             return x
@@ -30,8 +32,10 @@ extension NumericCodec {
 
     /// `integrateLinear` of order 8, from sample 0 with the missing history as zeros (the sums are
     /// then those of the first samples' shorter ones).
-    static func integrateLinear8<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
-                                                    shift: Int, into out: Out) {
+    static func integrateLinear8<Out: LatentOutput>(
+        _ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+        shift: Int, into out: Out
+    ) {
         let k = Linear8Taps(c, shift: shift)
         // h(k mod 8) holds the latent of sample i + k − 8 …
         var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
@@ -93,8 +97,10 @@ extension NumericCodec {
         /// c0 × t → + → >> (the latent v(i−1) enters `rest` as c0 × v(i−1), off the chain: c0 × x =
         /// c0 × v + c0 × t modulo 2^64). Returns the latent.
         @inline(__always)
-        func step(_ residual: Int64, _ a0: Int64, _ a1: Int64, _ a2: Int64, _ b3: Double, _ b4: Double, _ b5: Double, _ b6: Double,
-                  t: inout Int64, rest: inout Int64) -> Int64 {
+        func step(
+            _ residual: Int64, _ a0: Int64, _ a1: Int64, _ a2: Int64, _ b3: Double, _ b4: Double, _ b5: Double, _ b6: Double,
+            t: inout Int64, rest: inout Int64
+        ) -> Int64 {
             t = (rest &+ c0 &* t) &>> q
             let x = residual &+ t
             let older = Int64(bitPattern: ((d4 * b3 + d5 * b4) + (d6 * b5 + d7 * b6) + Self.magic).bitPattern) &- Self.magicBits
@@ -111,8 +117,10 @@ extension NumericCodec {
     /// the floating-point units. Returns false, having stored part of the output, when a latent
     /// leaves the bound (at once for latents of 2^36, as float64 without a grid has): the caller
     /// starts over with the integer loop from `v`, which this does not write.
-    static func integrateLinear8Split<Out: LatentOutput>(_ v: UnsafePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
-                                                         shift: Int, into out: Out) -> Bool {
+    static func integrateLinear8Split<Out: LatentOutput>(
+        _ v: UnsafePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+        shift: Int, into out: Out
+    ) -> Bool {
         guard let k = Linear8SplitTaps(c, shift: shift) else { return false }
         var h0: Int64 = 0, h1: Int64 = 0, h2: Int64 = 0, h3: Int64 = 0, h4: Int64 = 0, h5: Int64 = 0, h6: Int64 = 0, h7: Int64 = 0
         var g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0, g4 = 0.0, g5 = 0.0, g6 = 0.0, g7 = 0.0

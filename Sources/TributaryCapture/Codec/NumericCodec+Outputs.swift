@@ -4,8 +4,10 @@ import CKernels
 /// predictor undone in the same pass where it is still to undo, the exception list applied.
 extension NumericCodec {
     /// Writes a segment's latents, converted to the element type, at its output, then applies its exception list.
-    func write<Source: LatentSource>(_ s: SegmentOutput, elementType: ChunkElementType, stored: UnsafeRawBufferPointer,
-                                     adjustments adj: UnsafePointer<Int64>, from source: Source) {
+    func write<Source: LatentSource>(
+        _ s: SegmentOutput, elementType: ChunkElementType, stored: UnsafeRawBufferPointer,
+        adjustments adj: UnsafePointer<Int64>, from source: Source
+    ) {
         let out = s.out
         switch (elementType, s.mode) {
         case (.int16, _):
@@ -195,5 +197,7 @@ struct Bits64Output: LatentOutput {
 struct Bits32Output: LatentOutput {
     let d: UnsafeMutablePointer<UInt32>
     init(_ out: UnsafeMutableRawPointer) { d = out.assumingMemoryBound(to: UInt32.self) }
-    @inline(__always) func store(_ i: Int, _ latent: Int64) { d[i] = UInt32(truncatingIfNeeded: NumericCodec.ordered32(latent)).littleEndian }
+    @inline(__always) func store(_ i: Int, _ latent: Int64) {
+        d[i] = UInt32(truncatingIfNeeded: NumericCodec.ordered32(latent)).littleEndian
+    }
 }

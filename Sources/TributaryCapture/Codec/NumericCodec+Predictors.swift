@@ -84,8 +84,10 @@ extension NumericCodec {
     /// (no store-to-load round trip in the dependency chain) and shifts mask (`&>>`: `shift` is
     /// checked to be 1 … 62). The conversion `out` makes to the element type costs little here: the
     /// loop is bound by its multiplies (8 per sample at order 8).
-    static func integrateLinear<Out: LatentOutput>(_ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
-                                                   order p: Int, shift: Int, into out: Out) {
+    static func integrateLinear<Out: LatentOutput>(
+        _ v: UnsafeMutablePointer<Int64>, count n: Int, coefficients c: UnsafePointer<Int64>,
+        order p: Int, shift: Int, into out: Out
+    ) {
         if p == 8 {
             if !integrateLinear8Split(v, count: n, coefficients: c, shift: shift, into: out) {
                 integrateLinear8(v, count: n, coefficients: c, shift: shift, into: out)
@@ -157,8 +159,11 @@ extension NumericCodec {
                 // The first residuals of a run lack history: not representative.
                 for i in 0..<order { sample[j * run + i] = sample[j * run + order] }
             }
-            let bits = LatentCoder.plan(sample, count: run * runs, histogram: histogram.base, robust: false,
-                                        fineBits: 10).bits
+            let bits =
+                LatentCoder.plan(
+                    sample, count: run * runs, histogram: histogram.base, robust: false,
+                    fineBits: 10
+                ).bits
                 + Double(linear ? order * 64 : 0) * Double(run * runs) / Double(n)
             if bits < bestBits * 0.995 {
                 best = (order, linear)

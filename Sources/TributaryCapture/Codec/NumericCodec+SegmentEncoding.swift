@@ -8,8 +8,10 @@ extension NumericCodec {
     /// How a float segment becomes latents.
     private enum FloatChoice { case detect, fixedPoint, bits }
 
-    func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType,
-                       into out: UnsafeMutableRawPointer) -> Int {
+    func encodeSegment(
+        _ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType,
+        into out: UnsafeMutableRawPointer
+    ) -> Int {
         guard elementType == .float32 || elementType == .float64 else {
             return encodeSegment(values, count: n, elementType: elementType, choice: .detect, into: out)
         }
@@ -49,7 +51,9 @@ extension NumericCodec {
         var bits = LatentCoder.plan(v, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3, huffmanBound: true).bits
         if made.hasAdjustments {
             let exceptions = adjustmentCount(n)
-            bits += Self.asExceptionList(exceptions, of: n) ? Double(exceptions) * 96
+            bits +=
+                Self.asExceptionList(exceptions, of: n)
+                ? Double(exceptions) * 96
                 : LatentCoder.plan(adj, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3, huffmanBound: true).bits
         }
         return bits + Double(predictor.linear ? predictor.order * 64 : 0)
@@ -58,7 +62,7 @@ extension NumericCodec {
     /// The adjustments of the first `n` samples that are not 0.
     private func adjustmentCount(_ n: Int) -> Int {
         let adj = adjustments.base
-        return tributary_count_nonzero64(adj, n)   // a C kernel (VPTESTMQ and a popcount where the processor has them)
+        return tributary_count_nonzero64(adj, n)  // a C kernel (VPTESTMQ and a popcount where the processor has them)
     }
 
     /// Whether `exceptions` adjustments of `n` go in an exception list (ALP-style; 12 bytes each,
@@ -72,7 +76,8 @@ extension NumericCodec {
     /// to `adjustments`): mode 0 integers, 1 a grid (found, or the fixed-point one), 2 float bit
     /// patterns. Nil when `.detect` finds no grid in float samples.
     private func makeLatents(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice)
-        -> (mode: UInt8, grid: (offset: Double, gain: Double)?, hasAdjustments: Bool)? {
+        -> (mode: UInt8, grid: (offset: Double, gain: Double)?, hasAdjustments: Bool)?
+    {
         let v = latents.base
         var mode: UInt8 = 0
         var grid: (offset: Double, gain: Double)?
@@ -93,7 +98,9 @@ extension NumericCodec {
             case .fixedPoint:
                 var largest = 0.0
                 for i in 0..<n {
-                    let x = float32 ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
+                    let x =
+                        float32
+                        ? Double(values.load(fromByteOffset: 4 * i, as: Float.self)) : values.load(fromByteOffset: 8 * i, as: Double.self)
                     if x.isFinite && abs(x) > largest { largest = abs(x) }
                 }
                 let exponent = largest > 0 ? Int(largest.exponent) : 0
@@ -121,8 +128,10 @@ extension NumericCodec {
     }
 
     /// Encodes one segment; with `.detect`, returns 0 for a float segment that shows no grid.
-    private func encodeSegment(_ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
-                               into out: UnsafeMutableRawPointer) -> Int {
+    private func encodeSegment(
+        _ values: UnsafeRawPointer, count n: Int, elementType: ChunkElementType, choice: FloatChoice,
+        into out: UnsafeMutableRawPointer
+    ) -> Int {
         let v = latents.base, adj = adjustments.base
         guard let (mode, grid, hasAdjustments) = makeLatents(values, count: n, elementType: elementType, choice: choice) else { return 0 }
         let predictor = choosePredictor(v, count: n)
@@ -173,11 +182,13 @@ extension NumericCodec {
     }
 
     private func block(_ r: UnsafeMutablePointer<Int64>, count n: Int, into out: UnsafeMutableRawPointer) -> Int {
-        let plan = LatentCoder.plan(r, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3,
-                                    huffmanBound: true, multiSymbol: true)
+        let plan = LatentCoder.plan(
+            r, count: n, histogram: histogram.base, maxShift: LatentCoder.maxShiftV3,
+            huffmanBound: true, multiSymbol: true)
         if measureEntropy { entropyBits += Self.entropy(r, count: n) }
-        return LatentCoder.encodeV4(r, count: n, plan: plan, symbols: symbols.base, packed: packedSymbols.base,
-                                    positions: escapePositions.base, compressor: symbolCompressor, into: out)
+        return LatentCoder.encodeV4(
+            r, count: n, plan: plan, symbols: symbols.base, packed: packedSymbols.base,
+            positions: escapePositions.base, compressor: symbolCompressor, into: out)
     }
 
     /// Empirical order-0 entropy (bits) of `n` values.

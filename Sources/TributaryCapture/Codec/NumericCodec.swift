@@ -37,24 +37,48 @@ final class NumericCodec {
     private let output = Scratch<UInt8>()
     let histogram = Scratch<Int>()
     let alternative = Scratch<UInt8>()
-    let predictorSample: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(4096); return c }()
-    let fitted: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(24); return c }()
-    let chosen: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
-    let gridSample: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(2048); return c }()
-    let gridTests: Scratch<Double> = { let c = Scratch<Double>(); c.reserve(128); return c }()
-    let gridKeys: Scratch<UInt64> = { let c = Scratch<UInt64>(); c.reserve(2 * 2048); return c }()
-    let gridCounts: Scratch<Int> = { let c = Scratch<Int>(); c.reserve(RadixSort.countsSize); return c }()
+    let predictorSample: Scratch<Int64> = {
+        let c = Scratch<Int64>(); c.reserve(4096); return c
+    }()
+    let fitted: Scratch<Int64> = {
+        let c = Scratch<Int64>(); c.reserve(24); return c
+    }()
+    let chosen: Scratch<Int64> = {
+        let c = Scratch<Int64>(); c.reserve(8); return c
+    }()
+    let gridSample: Scratch<Double> = {
+        let c = Scratch<Double>(); c.reserve(2048); return c
+    }()
+    let gridTests: Scratch<Double> = {
+        let c = Scratch<Double>(); c.reserve(128); return c
+    }()
+    let gridKeys: Scratch<UInt64> = {
+        let c = Scratch<UInt64>(); c.reserve(2 * 2048); return c
+    }()
+    let gridCounts: Scratch<Int> = {
+        let c = Scratch<Int>(); c.reserve(RadixSort.countsSize); return c
+    }()
     /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
-    private let coefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
+    private let coefficients: Scratch<Int64> = {
+        let c = Scratch<Int64>(); c.reserve(8); return c
+    }()
     /// Segments of linear prediction waiting to be undone `lanes` at a time (`finishLanes`), with their
     /// coefficients (8 per lane; an order below 8 padded with zeros, which the order-8 rule then
     /// computes exactly), orders, shifts and undone latents (`latents` holds their residuals).
-    var waiting: [SegmentOutput] = { var w: [SegmentOutput] = []; w.reserveCapacity(8); return w }()
-    let laneCoefficients: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(64); return c }()
-    let laneShifts: Scratch<Int64> = { let c = Scratch<Int64>(); c.reserve(8); return c }()
-    let laneOrders: Scratch<Int> = { let c = Scratch<Int>(); c.reserve(8); return c }()
+    var waiting: [SegmentOutput] = {
+        var w: [SegmentOutput] = []; w.reserveCapacity(8); return w
+    }()
+    let laneCoefficients: Scratch<Int64> = {
+        let c = Scratch<Int64>(); c.reserve(64); return c
+    }()
+    let laneShifts: Scratch<Int64> = {
+        let c = Scratch<Int64>(); c.reserve(8); return c
+    }()
+    let laneOrders: Scratch<Int> = {
+        let c = Scratch<Int>(); c.reserve(8); return c
+    }()
     let laneLatents = Scratch<Int64>()
     /// Segments whose predictor a lane kernel (four or eight at a time) undid (tests and profiles look at it).
     var laneSegments = 0
@@ -89,8 +113,10 @@ final class NumericCodec {
     ///     nil cuts the stream into `maxSegment` pieces.
     ///   - out: where the coded stream goes when it fits in `capacity` bytes.
     /// - Returns: the coded size, or nil when it would not be smaller than `capacity`.
-    func encode(_ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]? = nil,
-                into out: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+    func encode(
+        _ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]? = nil,
+        into out: UnsafeMutableRawPointer, capacity: Int
+    ) -> Int? {
         let size = elementType.size
         let n = raw.count / size
         latents.reserve(n)
@@ -130,7 +156,8 @@ final class NumericCodec {
     /// The element count a coded stream declares (nil when its header is malformed).
     static func elementCount(of stored: UnsafeRawBufferPointer, elementType: ChunkElementType) -> Int? {
         guard stored.count >= streamHeaderSize, readableVersions.contains(stored[0]), stored[1] == elementType.rawValue,
-              stored[2] == 0, stored[3] == 0 else { return nil }
+            stored[2] == 0, stored[3] == 0
+        else { return nil }
         let n = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         guard n <= UInt64(Int.max / 8) else { return nil }
         return Int(n)
@@ -139,9 +166,11 @@ final class NumericCodec {
     /// Decodes a coded stream into `destination`, whose size must be the stream's element count × size.
     /// - Parameter placement: where to write the segment of `count` elements that starts at element
     ///   `first` of the stream instead (nil: its place in `destination`); it must have room for them.
-    func decode(_ stored: UnsafeRawBufferPointer, elementType: ChunkElementType,
-                into destination: UnsafeMutableRawBufferPointer,
-                placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(NumericTransform.Failure) {
+    func decode(
+        _ stored: UnsafeRawBufferPointer, elementType: ChunkElementType,
+        into destination: UnsafeMutableRawBufferPointer,
+        placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil
+    ) throws(NumericTransform.Failure) {
         guard elementType != .bytes, let n = Self.elementCount(of: stored, elementType: elementType) else { throw .storedSize }
         let size = elementType.size
         guard n * size == destination.count else { throw .storedSize }
@@ -152,8 +181,9 @@ final class NumericCodec {
         func latentBlock(at p: Int, count: Int, into r: UnsafeMutablePointer<Int64>) throws(LatentCoder.Corrupt) -> Int {
             let block = UnsafeRawBufferPointer(rebasing: stored[p...])
             return version >= 3
-                ? try LatentCoder.decodeV3(block, count: count, version: version, tables: tables,
-                                           decompressor: symbolDecompressor, into: r)
+                ? try LatentCoder.decodeV3(
+                    block, count: count, version: version, tables: tables,
+                    decompressor: symbolDecompressor, into: r)
                 : try LatentCoder.decode(block, count: count, lanes: lanes, tables: tables, into: r)
         }
         // A latent slot per lane (the segments `finishLanes` takes together), each the longest segment's length.
@@ -188,7 +218,8 @@ final class NumericCodec {
                 shift = Int(stored[p + 1])
                 guard order >= 1, order <= 8, shift >= 1, shift <= 62, stored.count - p - 2 >= 8 * order else { throw .storedSize }
                 for j in 0..<order {
-                    coefficients.base[j] = Int64(bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 2 + 8 * j, as: UInt64.self)))
+                    coefficients.base[j] = Int64(
+                        bitPattern: UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: p + 2 + 8 * j, as: UInt64.self)))
                 }
                 p += 2 + 8 * order
             }
@@ -220,8 +251,9 @@ final class NumericCodec {
                 }
                 p = listStart + 12 * listCount
             }
-            let segment = SegmentOutput(count: count, out: placement?(done, count) ?? destination.baseAddress! + done * size,
-                                        mode: mode, flags: flags, offset: offset, gain: gain, listStart: listStart, listCount: listCount)
+            let segment = SegmentOutput(
+                count: count, out: placement?(done, count) ?? destination.baseAddress! + done * size,
+                mode: mode, flags: flags, offset: offset, gain: gain, listStart: listStart, listCount: listCount)
             if waits {
                 let lane = waiting.count
                 for j in 0..<8 { laneCoefficients.base[8 * lane + j] = j < order ? coefficients.base[j] : 0 }
@@ -232,8 +264,9 @@ final class NumericCodec {
             } else {
                 // The predictor is undone and the latents converted to the element type in one pass
                 // (specialised per conversion).
-                write(segment, elementType: elementType, stored: stored, adjustments: adj,
-                      from: Residuals(v: v, predictor: predictor, order: order, shift: shift, coefficients: coefficients.base))
+                write(
+                    segment, elementType: elementType, stored: stored, adjustments: adj,
+                    from: Residuals(v: v, predictor: predictor, order: order, shift: shift, coefficients: coefficients.base))
             }
             done += count
         }

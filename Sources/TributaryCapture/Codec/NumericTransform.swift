@@ -46,12 +46,15 @@ enum NumericTransform {
     ///   - scratch: room for `raw.count` bytes.
     /// - Returns: the stored bytes — at `out`, or `raw` itself when no transform applies — and the
     ///   transforms applied.
-    static func apply(_ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, options: ChunkCodecOptions,
-                      scratch: UnsafeMutableRawPointer, into out: UnsafeMutableRawPointer) -> (stored: UnsafeRawBufferPointer, transforms: ChunkTransforms) {
+    static func apply(
+        _ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, options: ChunkCodecOptions,
+        scratch: UnsafeMutableRawPointer, into out: UnsafeMutableRawPointer
+    ) -> (stored: UnsafeRawBufferPointer, transforms: ChunkTransforms) {
         let size = elementType.size
         let n = raw.count / size
         func shuffled(_ content: UnsafeRawBufferPointer, elementSize: Int, at destination: UnsafeMutableRawPointer)
-            -> UnsafeRawBufferPointer {
+            -> UnsafeRawBufferPointer
+        {
             let target = UnsafeMutableRawBufferPointer(start: destination, count: content.count)
             BitShuffle.shuffle(content, into: target, elementSize: elementSize)
             return UnsafeRawBufferPointer(target)
@@ -62,7 +65,9 @@ enum NumericTransform {
         case .float64:
             let values = raw.assumingMemoryBound(to: Double.self)
             let counts = UnsafeMutableRawBufferPointer(start: scratch, count: 2 * n).bindMemory(to: Int16.self)
-            if options.quantiseFloats, let step = Quantisation.candidateStep(values), Quantisation.toCounts(values, step: step, into: counts) {
+            if options.quantiseFloats, let step = Quantisation.candidateStep(values),
+                Quantisation.toCounts(values, step: step, into: counts)
+            {
                 var transforms: ChunkTransforms = [.quantised]
                 // The step stays in front of the counts, unshuffled.
                 out.storeBytes(of: step.bitPattern.littleEndian, as: UInt64.self)
@@ -87,11 +92,13 @@ enum NumericTransform {
             var transforms: ChunkTransforms = []
             if options.delta {
                 if elementType == .int16 {
-                    Delta.encode(raw.assumingMemoryBound(to: Int16.self),
-                                 into: UnsafeMutableRawBufferPointer(start: scratch, count: raw.count).bindMemory(to: Int16.self))
+                    Delta.encode(
+                        raw.assumingMemoryBound(to: Int16.self),
+                        into: UnsafeMutableRawBufferPointer(start: scratch, count: raw.count).bindMemory(to: Int16.self))
                 } else {
-                    Delta.encode(raw.assumingMemoryBound(to: Int32.self),
-                                 into: UnsafeMutableRawBufferPointer(start: scratch, count: raw.count).bindMemory(to: Int32.self))
+                    Delta.encode(
+                        raw.assumingMemoryBound(to: Int32.self),
+                        into: UnsafeMutableRawBufferPointer(start: scratch, count: raw.count).bindMemory(to: Int32.self))
                 }
                 content = UnsafeRawBufferPointer(start: scratch, count: raw.count)
                 transforms.insert(.delta)
@@ -111,8 +118,10 @@ enum NumericTransform {
     ///
     /// - Parameter scratch: room for `destination.count` bytes.
     /// - Throws: `.invalidTransforms`, `.storedSize` or `.invalidStep`.
-    static func reverse(_ stored: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
-                        scratch: UnsafeMutableRawPointer, into destination: UnsafeMutableRawBufferPointer) throws(Failure) {
+    static func reverse(
+        _ stored: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+        scratch: UnsafeMutableRawPointer, into destination: UnsafeMutableRawBufferPointer
+    ) throws(Failure) {
         guard try payloadSize(storedSize: stored.count, elementType: elementType, transforms: transforms) == destination.count else {
             throw .storedSize
         }

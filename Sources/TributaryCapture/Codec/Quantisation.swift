@@ -41,8 +41,10 @@ public enum Quantisation {
     ///   - counts: at least `values.count` elements; contents are unspecified when the result is false.
     /// - Returns: true when every sample is reproduced exactly by an Int16 count (so `-0.0`, NaN,
     ///   infinities, values off the grid or beyond ±32767 steps all give false).
-    public static func toCounts(_ values: UnsafeBufferPointer<Double>, step: Double,
-                                into counts: UnsafeMutableBufferPointer<Int16>) -> Bool {
+    public static func toCounts(
+        _ values: UnsafeBufferPointer<Double>, step: Double,
+        into counts: UnsafeMutableBufferPointer<Int16>
+    ) -> Bool {
         precondition(counts.count >= values.count, "quantisation destination too small")
         guard step > 0, step.isFinite else { return false }
         let inverse = 1 / step
@@ -70,8 +72,10 @@ public enum Quantisation {
     }
 
     /// Rebuilds samples from counts: `values[i] = Double(counts[i]) * step` (one IEEE multiplication).
-    public static func fromCounts(_ counts: UnsafeBufferPointer<Int16>, step: Double,
-                                  into values: UnsafeMutableBufferPointer<Double>) {
+    public static func fromCounts(
+        _ counts: UnsafeBufferPointer<Int16>, step: Double,
+        into values: UnsafeMutableBufferPointer<Double>
+    ) {
         precondition(values.count >= counts.count, "quantisation destination too small")
         guard let src = counts.baseAddress, let dst = values.baseAddress else { return }
         for i in 0..<counts.count { dst[i] = Double(src[i]) * step }

@@ -18,8 +18,10 @@ enum RadixSort {
     /// - Parameters:
     ///   - scratch: room for `2 × n` keys.
     ///   - counts: room for `countsSize` counters.
-    static func sort(_ a: UnsafeMutablePointer<Double>, count n: Int, scratch: UnsafeMutablePointer<UInt64>,
-                     counts c: UnsafeMutablePointer<Int>) {
+    static func sort(
+        _ a: UnsafeMutablePointer<Double>, count n: Int, scratch: UnsafeMutablePointer<UInt64>,
+        counts c: UnsafeMutablePointer<Int>
+    ) {
         guard n > 1 else { return }
         var from = scratch, to = scratch + n
         // Every pass's byte counts, in one pass over the keys.

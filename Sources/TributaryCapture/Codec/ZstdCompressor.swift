@@ -59,10 +59,13 @@ public final class ZstdCompressor {
     ///   - destination: where the frame goes; `maxCompressedSize(source.count)` bytes always suffice.
     /// - Returns: the size of the frame in bytes.
     /// - Throws: `ZstdError` with kind `.compression` (for example when `destination` is too small).
-    public func compress(_ source: UnsafeRawBufferPointer,
-                         into destination: UnsafeMutableRawBufferPointer) throws(ZstdError) -> Int {
-        let written = ZSTD_compress2(context, destination.baseAddress, destination.count,
-                                     source.baseAddress, source.count)
+    public func compress(
+        _ source: UnsafeRawBufferPointer,
+        into destination: UnsafeMutableRawBufferPointer
+    ) throws(ZstdError) -> Int {
+        let written = ZSTD_compress2(
+            context, destination.baseAddress, destination.count,
+            source.baseAddress, source.count)
         if ZSTD_isError(written) != 0 { throw ZstdError(.compression, code: written) }
         return written
     }

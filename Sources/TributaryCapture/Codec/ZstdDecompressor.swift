@@ -41,15 +41,18 @@ public final class ZstdDecompressor {
     /// - Returns: the number of bytes written (equal to the frame's declared content size).
     /// - Throws: `ZstdError`: `.malformedFrame`, `.missingContentSize`, `.contentTooLarge`, or
     ///   `.decompression` (corrupt data or checksum mismatch).
-    public func decompress(_ frame: UnsafeRawBufferPointer,
-                           into destination: UnsafeMutableRawBufferPointer) throws(ZstdError) -> Int {
+    public func decompress(
+        _ frame: UnsafeRawBufferPointer,
+        into destination: UnsafeMutableRawBufferPointer
+    ) throws(ZstdError) -> Int {
         let declared = try Self.contentSize(of: frame)
         guard declared <= destination.count else {
             throw ZstdError(.contentTooLarge, "frame declares \(declared) bytes, bound is \(destination.count)")
         }
         // An empty destination may have a nil base address; zstd accepts NULL with capacity 0.
-        let written = ZSTD_decompressDCtx(context, destination.baseAddress, destination.count,
-                                          frame.baseAddress, frame.count)
+        let written = ZSTD_decompressDCtx(
+            context, destination.baseAddress, destination.count,
+            frame.baseAddress, frame.count)
         if ZSTD_isError(written) != 0 { throw ZstdError(.decompression, code: written) }
         guard written == declared else {
             throw ZstdError(.decompression, "frame declares \(declared) bytes but holds \(written)")

@@ -1,6 +1,6 @@
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// The split rule shared by writer and reader (docs/CAPTURE.md §4.2): an analog frame whose preamble
@@ -11,9 +11,11 @@ import TributaryWire
 /// - Returns: (offset of the samples from the frame start, sample bytes, format), or nil when the frame
 ///   is stored whole.
 @inline(__always)
-func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)? {
+func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)?
+{
     guard frame.count >= 6, frame.u8(5) == FrameKind.analog.rawValue, payloadLength >= 24,
-          frame.count >= headerLength + 24 else { return nil }
+        frame.count >= headerLength + 24
+    else { return nil }
     let channels = Int(frame.u32(headerLength))
     let samples = Int(frame.u32(headerLength + 4))
     guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: frame.u8(headerLength + 16)) else { return nil }

@@ -41,7 +41,8 @@ public struct CaptureDestination: Sendable, Equatable {
             for input in inputs {
                 var other = stat()
                 if stat(input, &other) == 0, other.st_dev == st.st_dev, other.st_ino == st.st_ino {
-                    throw CaptureError(.usage, file: path, "is the input '\(input)': writing the capture there would destroy it; choose another output")
+                    throw CaptureError(
+                        .usage, file: path, "is the input '\(input)': writing the capture there would destroy it; choose another output")
                 }
             }
             guard st.st_mode & S_IFMT != S_IFDIR else {
@@ -51,18 +52,24 @@ public struct CaptureDestination: Sendable, Equatable {
                 throw CaptureError(.usage, file: path, "exists and is not a regular file; it is never replaced")
             }
             guard !path.hasSuffix(".partial") else {
-                throw CaptureError(.usage, file: path, "exists and may hold a crashed recording; it is never replaced: "
-                                   + "run 'tributary repair \(path) --out NAME.tcap' to recover it")
+                throw CaptureError(
+                    .usage, file: path,
+                    "exists and may hold a crashed recording; it is never replaced: "
+                        + "run 'tributary repair \(path) --out NAME.tcap' to recover it")
             }
-            guard replace else { throw CaptureError(.usage, file: path, "exists (use --force to replace it once the new capture is complete)") }
+            guard replace else {
+                throw CaptureError(.usage, file: path, "exists (use --force to replace it once the new capture is complete)")
+            }
             existed = true
         } else {
             existed = false
         }
         if lstat(self.temporaryPath, &st) == 0 {
-            throw CaptureError(.usage, file: self.temporaryPath, self.temporaryPath.hasSuffix(".partial")
-                ? "exists and may hold a crashed recording: run 'tributary repair \(self.temporaryPath)' to recover it (or move it away) first"
-                : "exists; move it away first")
+            throw CaptureError(
+                .usage, file: self.temporaryPath,
+                self.temporaryPath.hasSuffix(".partial")
+                    ? "exists and may hold a crashed recording: run 'tributary repair \(self.temporaryPath)' to recover it (or move it away) first"
+                    : "exists; move it away first")
         }
         let directory = (path as NSString).deletingLastPathComponent
         let dir = directory.isEmpty ? "." : directory
@@ -79,9 +86,11 @@ public struct CaptureDestination: Sendable, Equatable {
         let fd = Foundation.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             if errno == EEXIST {
-                throw CaptureError(.usage, file: temporaryPath, temporaryPath.hasSuffix(".partial")
-                    ? "exists and may hold a crashed recording: run 'tributary repair \(temporaryPath)' to recover it (or move it away) first"
-                    : "exists; move it away first")
+                throw CaptureError(
+                    .usage, file: temporaryPath,
+                    temporaryPath.hasSuffix(".partial")
+                        ? "exists and may hold a crashed recording: run 'tributary repair \(temporaryPath)' to recover it (or move it away) first"
+                        : "exists; move it away first")
             }
             throw CaptureError(.io, file: temporaryPath, "cannot create: \(String(cString: strerror(errno)))")
         }
@@ -100,7 +109,8 @@ public struct CaptureDestination: Sendable, Equatable {
         } else if link(temporaryPath, path) == 0 {
             unlink(temporaryPath)
         } else if errno == EEXIST {
-            throw CaptureError(.io, file: temporaryPath, "\(path) appeared while writing; the complete capture was left in \(temporaryPath)")
+            throw CaptureError(
+                .io, file: temporaryPath, "\(path) appeared while writing; the complete capture was left in \(temporaryPath)")
         } else {
             // A file system without hard links: the existence check was made when the command started.
             guard access(path, F_OK) != 0, rename(temporaryPath, path) == 0 else {

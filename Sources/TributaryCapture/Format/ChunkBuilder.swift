@@ -1,6 +1,6 @@
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// A source's configuration frame as received, with its sequence number and time: the payload of a
@@ -70,8 +70,9 @@ final class ChunkBuilder: @unchecked Sendable {
     /// Adds one whole frame (header and payload bytes, as on the wire).
     func append(_ frame: UnsafeRawBufferPointer, header: FrameHeader, now: UInt64) {
         let split = min(header.headerLength, frame.count)
-        append(header: UnsafeRawBufferPointer(rebasing: frame[..<split]), payload: UnsafeRawBufferPointer(rebasing: frame[split...]),
-               frameHeader: header, now: now)
+        append(
+            header: UnsafeRawBufferPointer(rebasing: frame[..<split]), payload: UnsafeRawBufferPointer(rebasing: frame[split...]),
+            frameHeader: header, now: now)
     }
 
     /// The held frame buffers are no longer needed (the samples are regrouped, or the chunk is reset).
@@ -83,8 +84,10 @@ final class ChunkBuilder: @unchecked Sendable {
     /// them as two parts), without joining them first: the bytes are copied once, into the chunk —
     /// or, given `buffer` (the buffer `payload` lies in), the samples are not copied at all: the chunk
     /// keeps the buffer and the encoder reads them from it when it regroups the rows.
-    func append(header headerBytes: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, frameHeader header: FrameHeader,
-                now: UInt64, keeping buffer: FrameBuffer? = nil) {
+    func append(
+        header headerBytes: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, frameHeader header: FrameHeader,
+        now: UInt64, keeping buffer: FrameBuffer? = nil
+    ) {
         if frameCount == 0 {
             firstSequence = header.sequence
             firstTimeNs = header.timestampNs
@@ -107,8 +110,9 @@ final class ChunkBuilder: @unchecked Sendable {
                 let channels = split.count / rowLength
                 let first = payload.baseAddress.map { $0 + split.start }
                 for r in 0..<channels {
-                    grouping.add(format: split.format.rawValue, channel: payload.u32(24 + 4 * r),
-                                 length: rowLength, position: stream.count + r * rowLength)
+                    grouping.add(
+                        format: split.format.rawValue, channel: payload.u32(24 + 4 * r),
+                        length: rowLength, position: stream.count + r * rowLength)
                     rowSources.append(holds ? first.map { $0 + r * rowLength } : nil)
                 }
             }

@@ -1,8 +1,9 @@
+import Synchronization
+
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
-import Synchronization
 
 /// One analog frame of a chunk as `ChunkDecoder.analogFrames` hands it out: its header, its layout
 /// and where its rows' samples were decoded (valid during the call that hands it out).
@@ -37,7 +38,12 @@ package struct AnalogChunkFrame {
     /// The samples of row `k` of the matrix (0 ..< its channel count).
     package func samples(row k: Int) -> UnsafeRawPointer {
         let row = rows[k]
-        let base = switch row.key >> 32 { case 1: streams.0; case 2: streams.1; default: streams.2 }
+        let base =
+            switch row.key >> 32 {
+            case 1: streams.0;
+            case 2: streams.1;
+            default: streams.2
+            }
         return base + row.grouped
     }
 }
@@ -91,7 +97,9 @@ final class ChunkDecoder {
     ///     the frames' headers, layouts and every other payload, for a fraction of the work.
     /// - Returns: the frames' bytes, 16-byte aligned, exactly as they were recorded.
     /// - Throws: a description of what is inconsistent (the caller adds file and offset).
-    func decode(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope, samples: Bool = true) throws(RecordEnvelope.Problem) -> FrameBuffer {
+    func decode(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope, samples: Bool = true) throws(RecordEnvelope.Problem)
+        -> FrameBuffer
+    {
         let content = try decompress(stored, envelope: envelope)
         let frames = try assemble(content, frameCount: Int(envelope.frameCount), samples: samples)
         guard frames.count == Int(envelope.framesLength) else {
@@ -110,9 +118,11 @@ final class ChunkDecoder {
     ///   channel and the streams are entropy coded, they are decoded straight there (no copy at all),
     ///   `body` is not called and the result is true.
     @discardableResult
-    func analogFrames(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope,
-                      direct: (([AnalogChunkFrame]) -> ((_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?)?)? = nil,
-                      _ body: ([AnalogChunkFrame]) -> Void) throws(RecordEnvelope.Problem) -> Bool {
+    func analogFrames(
+        _ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope,
+        direct: (([AnalogChunkFrame]) -> ((_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?)?)? = nil,
+        _ body: ([AnalogChunkFrame]) -> Void
+    ) throws(RecordEnvelope.Problem) -> Bool {
         let content = try decompress(stored, envelope: envelope)
         let streams = try parseStreams(content, frameCount: Int(envelope.frameCount))
         var analog: [(structureOffset: Int, layoutEnd: Int, firstRow: Int)] = []
@@ -141,13 +151,15 @@ final class ChunkDecoder {
         func frames(_ rows: UnsafeBufferPointer<StreamGrouping.Row>) -> [AnalogChunkFrame] {
             zip(analog, headers).map { frame, header in
                 let piece = UnsafeRawBufferPointer(rebasing: streams.structure[frame.structureOffset...])
-                return AnalogChunkFrame(header: header, layout: UnsafeRawBufferPointer(rebasing: piece[header.headerLength..<frame.layoutEnd]),
-                                        rows: UnsafeBufferPointer(rebasing: rows[frame.firstRow...]), streams: starts)
+                return AnalogChunkFrame(
+                    header: header, layout: UnsafeRawBufferPointer(rebasing: piece[header.headerLength..<frame.layoutEnd]),
+                    rows: UnsafeBufferPointer(rebasing: rows[frame.firstRow...]), streams: starts)
             }
         }
         if let direct, streams.stored.allSatisfy({ $0.transforms.contains(.coded) }),
-           let target = grouping.rows.withUnsafeBufferPointer({ direct(frames($0)) }),
-           try decodeDirect(streams, target) {
+            let target = grouping.rows.withUnsafeBufferPointer({ direct(frames($0)) }),
+            try decodeDirect(streams, target)
+        {
             return true
         }
         try decode(streams)
@@ -158,8 +170,10 @@ final class ChunkDecoder {
     /// Decodes every stream with each channel group's segments at `target`'s place for the group;
     /// false (part of it written) when a group has no place or a segment spans two groups (which
     /// the encoder never writes; the caller then decodes as usual).
-    private func decodeDirect(_ streams: Streams,
-                              _ target: (_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?) throws(RecordEnvelope.Problem) -> Bool {
+    private func decodeDirect(
+        _ streams: Streams,
+        _ target: (_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?
+    ) throws(RecordEnvelope.Problem) -> Bool {
         // Per format: the groups in stream order with their places.
         var groups: [[(start: Int, end: Int, place: UnsafeMutableRawPointer)]] = [[], [], []]
         for stream in streams.stored {
@@ -185,7 +199,9 @@ final class ChunkDecoder {
     }
 
     /// The chunk body, decompressed when the record is.
-    private func decompress(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope) throws(RecordEnvelope.Problem) -> UnsafeRawBufferPointer {
+    private func decompress(_ stored: UnsafeRawBufferPointer, envelope: RecordEnvelope) throws(RecordEnvelope.Problem)
+        -> UnsafeRawBufferPointer
+    {
         let contentLength = Int(envelope.contentLength)
         switch envelope.codec {
         case .none:
@@ -194,7 +210,9 @@ final class ChunkDecoder {
             body.reserve(contentLength)
             do {
                 let n = try decompressor.decompress(stored, into: UnsafeMutableRawBufferPointer(start: body.base, count: contentLength))
-                guard n == contentLength else { throw RecordEnvelope.Problem.invalidField("zstd content is \(n) bytes, the envelope says \(contentLength)") }
+                guard n == contentLength else {
+                    throw RecordEnvelope.Problem.invalidField("zstd content is \(n) bytes, the envelope says \(contentLength)")
+                }
             } catch let error as ZstdError {
                 throw .invalidField("chunk payload: \(error)")
             } catch let problem as RecordEnvelope.Problem {
@@ -219,7 +237,8 @@ final class ChunkDecoder {
 
     /// Checks a chunk body's header and stream descriptors and decodes its streams into `samples`
     /// (or, with `samples` false, only checks and measures them).
-    private func decodeStreams(_ c: UnsafeRawBufferPointer, frameCount: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> Streams {
+    private func decodeStreams(_ c: UnsafeRawBufferPointer, frameCount: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> Streams
+    {
         let streams = try parseStreams(c, frameCount: frameCount)
         if wanted { try decode(streams) }
         return streams
@@ -228,15 +247,18 @@ final class ChunkDecoder {
     /// Decodes the streams into `samples`, one after another; a segment that `placement` gives a
     /// place (by format, its first element in the stream and its element count) is written there
     /// instead.
-    private func decode(_ streams: Streams,
-                        placement: ((_ format: SampleFormat, _ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(RecordEnvelope.Problem) {
+    private func decode(
+        _ streams: Streams,
+        placement: ((_ format: SampleFormat, _ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil
+    ) throws(RecordEnvelope.Problem) {
         samples.removeAll()
         samples.reserve(streams.total)
         for (i, stream) in streams.stored.enumerated() {
             let f = Int(stream.format.rawValue) - 1
             let place = placement.map { place in { (first: Int, count: Int) in place(stream.format, first, count) } }
-            try untransform(stream.bytes, raw: streams.length[f], format: stream.format, transforms: stream.transforms,
-                            into: samples.base + streams.start[f], stream: i, placement: place)
+            try untransform(
+                stream.bytes, raw: streams.length[f], format: stream.format, transforms: stream.transforms,
+                into: samples.base + streams.start[f], stream: i, placement: place)
         }
         samples.setCount(streams.total)
     }
@@ -247,15 +269,20 @@ final class ChunkDecoder {
         let frameCount = Int(c.u32(0))
         let streamCount = Int(c.u16(4))
         let structureLength64 = c.u64(8)
-        guard frameCount == expectedFrames else { throw .invalidField("chunk body holds \(frameCount) frames, the envelope says \(expectedFrames)") }
-        guard streamCount <= 3, c.u16(6) == 0 else { throw .invalidField("chunk body: stream_count \(streamCount) > 3 or reserved bits set") }
+        guard frameCount == expectedFrames else {
+            throw .invalidField("chunk body holds \(frameCount) frames, the envelope says \(expectedFrames)")
+        }
+        guard streamCount <= 3, c.u16(6) == 0 else {
+            throw .invalidField("chunk body: stream_count \(streamCount) > 3 or reserved bits set")
+        }
         let descriptorEnd = 16 + 24 * streamCount
         guard c.count >= descriptorEnd, structureLength64 <= UInt64(c.count - descriptorEnd) else {
             throw .invalidField("chunk body: structure_length \(structureLength64) exceeds the body")
         }
         let structureLength = Int(structureLength64)
-        var streams = Streams(structure: UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)]),
-                              frameCount: frameCount)
+        var streams = Streams(
+            structure: UnsafeRawBufferPointer(rebasing: c[descriptorEnd..<(descriptorEnd + structureLength)]),
+            frameCount: frameCount)
         // The streams lie in `samples` one after another: remember where each starts.
         var position = descriptorEnd + structureLength
         var lastFormat = 0
@@ -269,7 +296,8 @@ final class ChunkDecoder {
             let raw64 = d.u64(8), stored64 = d.u64(16)
             position = pad8(position)
             guard d.u16(2) == 0, d.u32(4) == 0, raw64 <= UInt64(CaptureFormat.maxRecordLength),
-                  stored64 <= UInt64(max(0, c.count - position)) else {
+                stored64 <= UInt64(max(0, c.count - position))
+            else {
                 throw .invalidField("chunk stream \(i): lengths \(raw64)/\(stored64) exceed the body")
             }
             let raw = Int(raw64), stored = Int(stored64)
@@ -291,8 +319,10 @@ final class ChunkDecoder {
     /// before its rows are noted, with its offset in the structure and in the rebuilt frames, its
     /// header length and, for an analog frame, its matrix's place.
     /// - Returns: the length of the rebuilt frames; `grouping` is finished.
-    private func walkStructure(_ streams: Streams,
-                               _ visit: (_ s: Int, _ o: Int, _ headerLength: Int, _ split: (start: Int, count: Int, format: SampleFormat)?) -> Void) throws(RecordEnvelope.Problem) -> Int {
+    private func walkStructure(
+        _ streams: Streams,
+        _ visit: (_ s: Int, _ o: Int, _ headerLength: Int, _ split: (start: Int, count: Int, format: SampleFormat)?) -> Void
+    ) throws(RecordEnvelope.Problem) -> Int {
         grouping.reset()
         let structure = streams.structure
         var s = 0, o = 0, frames = 0
@@ -315,8 +345,9 @@ final class ChunkDecoder {
                 let rowLength = sampleCount * split.format.size
                 if rowLength > 0 {
                     for r in 0..<(split.count / rowLength) {
-                        grouping.add(format: split.format.rawValue, channel: rest.u32(headerLength + 24 + 4 * r),
-                                     length: rowLength, position: o + split.start + r * rowLength)
+                        grouping.add(
+                            format: split.format.rawValue, channel: rest.u32(headerLength + 24 + 4 * r),
+                            length: rowLength, position: o + split.start + r * rowLength)
                     }
                 }
                 used[f] += split.count
@@ -332,7 +363,8 @@ final class ChunkDecoder {
             frames += 1
         }
         guard frames == streams.frameCount, used == streams.length else {
-            throw .invalidField("chunk body: \(frames) frames and \(used) stream bytes used, \(streams.frameCount) and \(streams.length) declared")
+            throw .invalidField(
+                "chunk body: \(frames) frames and \(used) stream bytes used, \(streams.frameCount) and \(streams.length) declared")
         }
         // Every row's bytes are in its channel's group; the groups fill each stream exactly (the rows
         // add up to `used`, checked above), so every row lies inside its stream.
@@ -340,7 +372,8 @@ final class ChunkDecoder {
         return o
     }
 
-    private func assemble(_ c: UnsafeRawBufferPointer, frameCount: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> FrameBuffer {
+    private func assemble(_ c: UnsafeRawBufferPointer, frameCount: Int, samples wanted: Bool) throws(RecordEnvelope.Problem) -> FrameBuffer
+    {
         let streams = try decodeStreams(c, frameCount: frameCount, samples: wanted)
         // Rebuild the frames: structure pieces first, leaving a hole for each sample matrix, then the
         // rows of every matrix taken from the channel groups.
@@ -372,19 +405,23 @@ final class ChunkDecoder {
         return FrameBuffer(owner: storage, baseAddress: UnsafeRawPointer(storage.base), count: length)
     }
 
-    private func untransform(_ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
-                             into out: UnsafeMutableRawPointer, stream: Int,
-                             placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(RecordEnvelope.Problem) {
+    private func untransform(
+        _ source: UnsafeRawBufferPointer, raw: Int, format: SampleFormat, transforms: ChunkTransforms,
+        into out: UnsafeMutableRawPointer, stream: Int,
+        placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil
+    ) throws(RecordEnvelope.Problem) {
         do throws(NumericTransform.Failure) {
             // `raw` was checked against the record's limit; a coded stream's header must agree with it.
-            try decodeStream(source, elementType: format.chunkElementType, transforms: transforms,
-                             into: UnsafeMutableRawBufferPointer(start: out, count: raw), placement: placement)
+            try decodeStream(
+                source, elementType: format.chunkElementType, transforms: transforms,
+                into: UnsafeMutableRawBufferPointer(start: out, count: raw), placement: placement)
         } catch {
             switch error {
             case .invalidTransforms:
                 throw .invalidField("chunk stream \(stream): transforms \(transforms) do not apply to \(format)")
             case .storedSize:
-                throw .invalidField("chunk stream \(stream): \(source.count) stored bytes cannot hold \(raw) bytes of \(format) with \(transforms)")
+                throw .invalidField(
+                    "chunk stream \(stream): \(source.count) stored bytes cannot hold \(raw) bytes of \(format) with \(transforms)")
             case .invalidStep(let step):
                 throw .invalidField("chunk stream \(stream): quantisation step \(step) invalid")
             }
@@ -393,9 +430,11 @@ final class ChunkDecoder {
 
     /// One numeric stream back from its stored bytes into `destination` (its size the stream's raw
     /// size); `placement` as `NumericCodec.decode` takes it (coded streams only).
-    func decodeStream(_ source: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
-                      into destination: UnsafeMutableRawBufferPointer,
-                      placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil) throws(NumericTransform.Failure) {
+    func decodeStream(
+        _ source: UnsafeRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+        into destination: UnsafeMutableRawBufferPointer,
+        placement: ((_ first: Int, _ count: Int) -> UnsafeMutableRawPointer?)? = nil
+    ) throws(NumericTransform.Failure) {
         counts.reserve(destination.count)
         if transforms.contains(.coded) {
             guard NumericTransform.isValid(transforms, for: elementType) else { throw .invalidTransforms }

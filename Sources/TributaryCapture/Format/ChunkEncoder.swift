@@ -1,6 +1,6 @@
 // The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// Which transforms the chunk encoder applies to numeric streams: the codec's own options, so that
@@ -68,8 +68,9 @@ final class ChunkEncoder {
             position = padded
             let format = SampleFormat(rawValue: UInt8(s + 1))!
             let raw = UnsafeRawBufferPointer(start: grouped.base + groupedStart[s], count: chunk.streamBytes[s])
-            let (transforms, stored) = transform(raw, format: format, groups: chunk.grouping.groupLengths(format: format.rawValue),
-                                                 into: b + position)
+            let (transforms, stored) = transform(
+                raw, format: format, groups: chunk.grouping.groupLengths(format: format.rawValue),
+                into: b + position)
             let d = b + 16 + 24 * i
             d.put(format.rawValue, at: 0)
             d.put(transforms.rawValue, at: 1)
@@ -100,13 +101,18 @@ final class ChunkEncoder {
     }
 
     /// Applies the transforms to one stream, writing the stored bytes at `out`; returns them and the size.
-    private func transform(_ raw: UnsafeRawBufferPointer, format: SampleFormat, groups: [Int],
-                           into out: UnsafeMutableRawPointer) -> (ChunkTransforms, Int) {
+    private func transform(
+        _ raw: UnsafeRawBufferPointer, format: SampleFormat, groups: [Int],
+        into out: UnsafeMutableRawPointer
+    ) -> (ChunkTransforms, Int) {
         // One segment per channel group.
         let coded = options.entropyCoding && groups.reduce(0, +) == raw.count
-        let (stored, transforms) = encodeStream(raw, elementType: format.chunkElementType,
-                                                segments: coded ? groups.map { $0 / format.size } : nil, coded: coded, into: out)
-        if stored.baseAddress != UnsafeRawPointer(out), !stored.isEmpty { out.copyMemory(from: stored.baseAddress!, byteCount: stored.count) }
+        let (stored, transforms) = encodeStream(
+            raw, elementType: format.chunkElementType,
+            segments: coded ? groups.map { $0 / format.size } : nil, coded: coded, into: out)
+        if stored.baseAddress != UnsafeRawPointer(out), !stored.isEmpty {
+            out.copyMemory(from: stored.baseAddress!, byteCount: stored.count)
+        }
         return (transforms, stored.count)
     }
 
@@ -118,10 +124,13 @@ final class ChunkEncoder {
     ///   - out: room for `raw.count + 8` bytes.
     /// - Returns: the stored bytes — at `out`, or `raw` itself when no transform applies — and the
     ///   transforms applied.
-    func encodeStream(_ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]?, coded: Bool = true,
-                      into out: UnsafeMutableRawPointer) -> (stored: UnsafeRawBufferPointer, transforms: ChunkTransforms) {
+    func encodeStream(
+        _ raw: UnsafeRawBufferPointer, elementType: ChunkElementType, segments: [Int]?, coded: Bool = true,
+        into out: UnsafeMutableRawPointer
+    ) -> (stored: UnsafeRawBufferPointer, transforms: ChunkTransforms) {
         if options.entropyCoding, coded, elementType != .bytes, raw.count > 0,
-           let size = numeric.encode(raw, elementType: elementType, segments: segments, into: out, capacity: raw.count) {
+            let size = numeric.encode(raw, elementType: elementType, segments: segments, into: out, capacity: raw.count)
+        {
             return (UnsafeRawBufferPointer(start: out, count: size), .coded)
         }
         counts.reserve(raw.count)

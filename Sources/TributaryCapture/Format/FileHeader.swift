@@ -65,14 +65,16 @@ public struct CaptureFileHeader: Sendable, Equatable {
         let version = bytes.u16(8)
         guard CaptureFormat.readableVersions.contains(version) else {
             let known = CaptureFormat.readableVersions
-            throw CaptureError(.notACapture, file: file, offset: 8,
-                               "capture format version \(version); this reader implements versions \(known.lowerBound)-\(known.upperBound)")
+            throw CaptureError(
+                .notACapture, file: file, offset: 8,
+                "capture format version \(version); this reader implements versions \(known.lowerBound)-\(known.upperBound)")
         }
         guard bytes.count >= 48 else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }
         let length = Int(bytes.u32(12))
         let writerLength = Int(bytes.u32(40))
         guard length >= 48, length & 7 == 0, writerLength <= CaptureFormat.maxWriterLength,
-              length == pad8(44 + writerLength + 4) else {
+            length == pad8(44 + writerLength + 4)
+        else {
             return .damaged(reason: "header_length \(length) / writer_length \(writerLength) are inconsistent", resumeAt: 8)
         }
         guard bytes.count >= length else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }

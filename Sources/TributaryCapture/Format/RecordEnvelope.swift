@@ -28,10 +28,12 @@ public struct RecordEnvelope: Sendable, Hashable {
     /// CRC32C of the stored payload bytes (without padding).
     public var payloadCRC: UInt32
 
-    public init(type: RecordType, codec: RecordCodec, sourceID: UInt32 = 0, firstSequence: UInt64 = 0,
-                lastSequence: UInt64 = 0, firstTimeNs: Int64 = 0, lastTimeNs: Int64 = 0, sampleCount: UInt64 = 0,
-                frameCount: UInt32 = 0, kindMask: UInt32 = 0, storedLength: UInt32 = 0, contentLength: UInt32 = 0,
-                framesLength: UInt32? = nil, payloadCRC: UInt32 = 0) {
+    public init(
+        type: RecordType, codec: RecordCodec, sourceID: UInt32 = 0, firstSequence: UInt64 = 0,
+        lastSequence: UInt64 = 0, firstTimeNs: Int64 = 0, lastTimeNs: Int64 = 0, sampleCount: UInt64 = 0,
+        frameCount: UInt32 = 0, kindMask: UInt32 = 0, storedLength: UInt32 = 0, contentLength: UInt32 = 0,
+        framesLength: UInt32? = nil, payloadCRC: UInt32 = 0
+    ) {
         self.type = type
         self.codec = codec
         self.sourceID = sourceID
@@ -116,8 +118,11 @@ public struct RecordEnvelope: Sendable, Hashable {
             kindMask: b.u32(52), storedLength: b.u32(56), contentLength: b.u32(60), framesLength: b.u32(64), payloadCRC: b.u32(72))
         guard b.u32(68) == 0 else { throw .invalidField("reserved envelope bytes 76-79 are not zero") }
         guard Int(envelope.storedLength) <= CaptureFormat.maxRecordLength, Int(envelope.contentLength) <= CaptureFormat.maxRecordLength,
-              Int(envelope.framesLength) <= CaptureFormat.maxRecordLength else {
-            throw .invalidField("record length \(max(envelope.storedLength, envelope.contentLength, envelope.framesLength)) exceeds \(CaptureFormat.maxRecordLength)")
+            Int(envelope.framesLength) <= CaptureFormat.maxRecordLength
+        else {
+            throw .invalidField(
+                "record length \(max(envelope.storedLength, envelope.contentLength, envelope.framesLength)) exceeds \(CaptureFormat.maxRecordLength)"
+            )
         }
         guard envelope.type == .chunk || envelope.framesLength == envelope.contentLength else {
             throw .invalidField("frames_length must equal content_length for a \(type) record")

@@ -30,9 +30,10 @@ public struct SyntheticStream: Sendable {
 
     /// The configuration of source 1.
     public var configuration: Configuration {
-        Configuration(deviceName: "synthetic", deviceType: "test pattern",
-                      channels: (0..<channels).map { ChannelConfiguration(index: UInt32($0), description: "ch\($0)", unit: "V", samplingRate: rate) },
-                      lines: (0..<3).map { DigitalLineConfiguration(index: UInt32($0), description: "line\($0)") })
+        Configuration(
+            deviceName: "synthetic", deviceType: "test pattern",
+            channels: (0..<channels).map { ChannelConfiguration(index: UInt32($0), description: "ch\($0)", unit: "V", samplingRate: rate) },
+            lines: (0..<3).map { DigitalLineConfiguration(index: UInt32($0), description: "line\($0)") })
     }
 
     /// The frame at position `i`, or nil when position `i` is a lost frame (it is never sent).
@@ -41,7 +42,8 @@ public struct SyntheticStream: Sendable {
         let timestamp = Int64(Double(i) * Double(samplesPerFrame) / rate * 1e9)
         if gapEvery > 0, i > 0, i % gapEvery == 0 { return nil }
         if gapEvery > 0, i > 1, (i - 1) % gapEvery == 0 {
-            return Frame(encoding: .gap(Gap(firstMissingSequence: sequence - 1, missingCount: 1)), sequence: sequence, timestampNs: timestamp)
+            return Frame(
+                encoding: .gap(Gap(firstMissingSequence: sequence - 1, missingCount: 1)), sequence: sequence, timestampNs: timestamp)
         }
         let source: UInt32 = 1
         let package: Package
@@ -52,8 +54,11 @@ public struct SyntheticStream: Sendable {
             case 1, 2, 3, 5, 6, 7, 9, 10, 11: package = .analog(analog(i, format: .float64))
             case 4: package = .analog(analog(i, format: .int16))
             case 8: package = .analog(analog(i, format: .float32))
-            case 12: package = .digital(DigitalData(lines: (0..<3).map { l in (0..<samplesPerFrame).map { ($0 + i + l) % (l + 3) == 0 } },
-                                                    firstSample: UInt64(i * samplesPerFrame)))
+            case 12:
+                package = .digital(
+                    DigitalData(
+                        lines: (0..<3).map { l in (0..<samplesPerFrame).map { ($0 + i + l) % (l + 3) == 0 } },
+                        firstSample: UInt64(i * samplesPerFrame)))
             case 13:
                 switch (i / 16) % 4 {
                 case 0: package = .message(Message("message \(i) — ünïcødé", code: Int32(i)))
@@ -64,8 +69,11 @@ public struct SyntheticStream: Sendable {
             case 14:
                 let content = (0..<(100 + i % 50)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
                 let image = (i / 16) % 2 == 1
-                package = image
-                    ? .image(BlobChunk.chunks(of: content, transferID: UInt64(i), name: "image \(i)", attributes: ["w=10"], imageFormat: .png)[0])
+                package =
+                    image
+                    ? .image(
+                        BlobChunk.chunks(of: content, transferID: UInt64(i), name: "image \(i)", attributes: ["w=10"], imageFormat: .png)[0]
+                    )
                     : .file(BlobChunk.chunks(of: content, transferID: UInt64(i), name: "file\(i).bin", attributes: ["author=test"])[0])
             default:
                 package = .array(Array2D(rowCount: 2, columnCount: 2, elements: .string(["a", "b\(i)", "ç", ""])))
@@ -93,12 +101,18 @@ public struct SyntheticStream: Sendable {
         let indexes = (0..<UInt32(channels)).map { $0 }
         switch format {
         case .float64:
-            return AnalogData(channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first), samples: .float64(counts.map { Double($0) * Self.step }))
+            return AnalogData(
+                channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first),
+                samples: .float64(counts.map { Double($0) * Self.step }))
         case .float32:
-            return AnalogData(channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first), samples: .float32(counts.map { Float(Double($0) * Self.step) }))
+            return AnalogData(
+                channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first),
+                samples: .float32(counts.map { Float(Double($0) * Self.step) }))
         case .int16:
-            return AnalogData(channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first),
-                              samples: .int16(counts: counts, scale: Array(repeating: Self.step, count: channels), offset: Array(repeating: 0, count: channels)))
+            return AnalogData(
+                channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first),
+                samples: .int16(
+                    counts: counts, scale: Array(repeating: Self.step, count: channels), offset: Array(repeating: 0, count: channels)))
         }
     }
 }

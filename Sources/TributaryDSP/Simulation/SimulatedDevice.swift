@@ -84,21 +84,27 @@ public struct SimulationSpec: Sendable, Hashable {
             if let v = try fields.integer("lines", 0...64) { lines = v }
             if let v = fields.take("unit") { unit = v }
             if let v = try fields.integer("seed", 0...Int.max) { seed = UInt64(v) }
-            try fields.finish(known: ["id", "name", "rate", "channels", "freq", "amp", "noise", "wave", "harmonics", "bits", "range",
-                                      "block", "lines", "unit", "seed"])
+            try fields.finish(known: [
+                "id", "name", "rate", "channels", "freq", "amp", "noise", "wave", "harmonics", "bits", "range",
+                "block", "lines", "unit", "seed",
+            ])
         } catch {
             throw SimulationSpecError(spec: text, message: error.message)
         }
         // Each frame must fit the wire format, and the device must be one a machine can simulate in real time.
         let frameBytes = channels * samplesPerFrame * (bits == nil ? 8 : 2) + channels * 20 + 64
         guard frameBytes <= WireLimits.maxFrameSize else {
-            throw SimulationSpecError(spec: text, message: "\(channels) channels x \(samplesPerFrame) samples per frame make frames of "
-                                      + "\(frameBytes) bytes, more than the format's limit of \(WireLimits.maxFrameSize); "
-                                      + "use fewer channels, a lower rate or a smaller block")
+            throw SimulationSpecError(
+                spec: text,
+                message: "\(channels) channels x \(samplesPerFrame) samples per frame make frames of "
+                    + "\(frameBytes) bytes, more than the format's limit of \(WireLimits.maxFrameSize); "
+                    + "use fewer channels, a lower rate or a smaller block")
         }
         guard Double(channels) * rate <= Self.maxSampleRate else {
-            throw SimulationSpecError(spec: text, message: "\(channels) channels at \(rate) S/s are more than "
-                                      + "\(Int(Self.maxSampleRate)) samples per second in all, more than can be generated in real time")
+            throw SimulationSpecError(
+                spec: text,
+                message: "\(channels) channels at \(rate) S/s are more than "
+                    + "\(Int(Self.maxSampleRate)) samples per second in all, more than can be generated in real time")
         }
     }
 
@@ -107,8 +113,9 @@ public struct SimulationSpec: Sendable, Hashable {
         Configuration(
             deviceName: name, deviceType: "simulated \(wave.rawValue)",
             channels: (0..<channels).map {
-                ChannelConfiguration(index: UInt32($0), description: "ai\($0) \(wave.rawValue) \(frequency * Double($0 + 1)) Hz",
-                                     unit: unit, samplingRate: rate, minValue: -range, maxValue: range)
+                ChannelConfiguration(
+                    index: UInt32($0), description: "ai\($0) \(wave.rawValue) \(frequency * Double($0 + 1)) Hz",
+                    unit: unit, samplingRate: rate, minValue: -range, maxValue: range)
             },
             lines: (0..<lines).map { DigitalLineConfiguration(index: UInt32($0), description: "line\($0)") })
     }

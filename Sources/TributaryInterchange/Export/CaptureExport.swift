@@ -24,8 +24,10 @@ public struct ExportOptions: Sendable, Equatable {
     /// Replace an existing destination (and with NPY counts its sidecar), once the new file is complete.
     public var replace: Bool
 
-    public init(format: InterchangeFormat, source: UInt32? = nil, channels: [UInt32]? = nil, start: Double? = nil, duration: Double? = nil,
-                counts: Bool = false, timeColumn: Bool = false, allowDamage: Bool = false, replace: Bool = false) {
+    public init(
+        format: InterchangeFormat, source: UInt32? = nil, channels: [UInt32]? = nil, start: Double? = nil, duration: Double? = nil,
+        counts: Bool = false, timeColumn: Bool = false, allowDamage: Bool = false, replace: Bool = false
+    ) {
         (self.format, self.source, self.channels, self.start, self.duration) = (format, source, channels, start, duration)
         (self.counts, self.timeColumn, self.allowDamage, self.replace) = (counts, timeColumn, allowDamage, replace)
     }
@@ -128,9 +130,11 @@ public struct ExportedSource: Sendable, Equatable {
 public enum CaptureExport {
     /// Opens the capture at `capturePath` and exports it (`export(_:to:options:spelling:warning:)`);
     /// the options and the destination are checked before the capture is opened.
-    public static func export(capture capturePath: String, to destination: String, options: ExportOptions,
-                              spelling: ExportOptionSpelling = .keywords,
-                              warning: (String) -> Void = { _ in }) throws(ExportError) -> [ExportedSource] {
+    public static func export(
+        capture capturePath: String, to destination: String, options: ExportOptions,
+        spelling: ExportOptionSpelling = .keywords,
+        warning: (String) -> Void = { _ in }
+    ) throws(ExportError) -> [ExportedSource] {
         try options.check(spelling)
         try checkDestinations(destination, capture: capturePath, options: options, spelling: spelling)
         let reader: CaptureReader
@@ -144,16 +148,19 @@ public enum CaptureExport {
     ///   - warning: told what is exported despite a problem (damage with `allowDamage`, a capture
     ///     without footer, counts asked of a float source among int16 ones), as it is met.
     /// - Returns: what was written, per source.
-    public static func export(_ reader: CaptureReader, to destination: String, options: ExportOptions,
-                              spelling: ExportOptionSpelling = .keywords,
-                              warning: (String) -> Void = { _ in }) throws(ExportError) -> [ExportedSource] {
+    public static func export(
+        _ reader: CaptureReader, to destination: String, options: ExportOptions,
+        spelling: ExportOptionSpelling = .keywords,
+        warning: (String) -> Void = { _ in }
+    ) throws(ExportError) -> [ExportedSource] {
         try options.check(spelling)
         try checkDestinations(destination, capture: reader.path, options: options, spelling: spelling)
         let wanted = try sources(reader, options, spelling)
         let series = try gather(reader, wanted, options, spelling)
         for d in series.first?.damage ?? [] { warning("warning: \(reader.path): damage at \(d); exported what is intact") }
         if !reader.hasFooter {
-            warning("warning: \(reader.path) has no footer (its recording did not close): what was being written when it stopped is missing")
+            warning(
+                "warning: \(reader.path) has no footer (its recording did not close): what was being written when it stopped is missing")
         }
         try checkCounts(series, options, spelling, warning: warning)
         // Written beside the destination, renamed over it only once complete.
@@ -173,18 +180,23 @@ public enum CaptureExport {
     /// Refuses to overwrite an existing file without `replace`, and ever to overwrite the capture
     /// being exported (by any path or link to it: compared by device and inode) or a directory;
     /// the same for the sidecar of NPY counts.
-    static func checkDestinations(_ destination: String, capture: String, options: ExportOptions,
-                                  spelling: ExportOptionSpelling) throws(ExportError) {
+    static func checkDestinations(
+        _ destination: String, capture: String, options: ExportOptions,
+        spelling: ExportOptionSpelling
+    ) throws(ExportError) {
         try checkDestination(destination, capture: capture, replace: options.replace, spelling: spelling)
         if options.counts && options.format == .npy {
-            try checkDestination(destination + ".json", capture: capture, replace: options.replace, spelling: spelling,
-                                 what: "the \(spelling.name(.counts)) sidecar of '\(destination)'")
+            try checkDestination(
+                destination + ".json", capture: capture, replace: options.replace, spelling: spelling,
+                what: "the \(spelling.name(.counts)) sidecar of '\(destination)'")
         }
     }
 
     /// - Parameter what: how to name `path` in the error when it is not the destination itself.
-    static func checkDestination(_ path: String, capture: String, replace: Bool, spelling: ExportOptionSpelling,
-                                 what: String? = nil) throws(ExportError) {
+    static func checkDestination(
+        _ path: String, capture: String, replace: Bool, spelling: ExportOptionSpelling,
+        what: String? = nil
+    ) throws(ExportError) {
         var target = stat()
         guard stat(path, &target) == 0 else { return }
         var source = stat()
@@ -193,21 +205,27 @@ public enum CaptureExport {
             throw ExportError(.destination, "'\(path)'\(what.map { " (\($0))" } ?? "") is the capture being exported; \(choose)")
         }
         if target.st_mode & S_IFMT == S_IFDIR {
-            throw ExportError(.destination, "'\(path)' is a directory; " + (spelling == .commandLine ? "--out names a file" : "the destination names a file"))
+            throw ExportError(
+                .destination,
+                "'\(path)' is a directory; " + (spelling == .commandLine ? "--out names a file" : "the destination names a file"))
         }
         if !replace {
-            throw ExportError(.destination, "'\(path)' exists; pass \(spelling.name(.replace)) to replace it (once the new file is complete)")
+            throw ExportError(
+                .destination, "'\(path)' exists; pass \(spelling.name(.replace)) to replace it (once the new file is complete)")
         }
     }
 
     /// The sources to export: the one asked for, else every source with analog data (TDMS, XDF,
     /// HDF5) or the lowest such id (NPY, CSV, WAV).
-    static func sources(_ reader: CaptureReader, _ options: ExportOptions, _ spelling: ExportOptionSpelling) throws(ExportError) -> [UInt32] {
+    static func sources(_ reader: CaptureReader, _ options: ExportOptions, _ spelling: ExportOptionSpelling) throws(ExportError) -> [UInt32]
+    {
         let available = SourceSeries.analogSources(reader)
         if let source = options.source {
             guard available.contains(source) else {
-                throw ExportError(.range, "\(reader.path): source \(source) has no analog data "
-                                  + "(sources with analog data: \(available.map(String.init).joined(separator: ", ")))")
+                throw ExportError(
+                    .range,
+                    "\(reader.path): source \(source) has no analog data "
+                        + "(sources with analog data: \(available.map(String.init).joined(separator: ", ")))")
             }
             return [source]
         }
@@ -217,15 +235,18 @@ public enum CaptureExport {
 
     /// Gathers the sources `wanted`, cut to the options' time window, after checking that they fit
     /// in the memory available.
-    static func gather(_ reader: CaptureReader, _ wanted: [UInt32], _ options: ExportOptions,
-                       _ spelling: ExportOptionSpelling) throws(ExportError) -> [SourceSeries] {
+    static func gather(
+        _ reader: CaptureReader, _ wanted: [UInt32], _ options: ExportOptions,
+        _ spelling: ExportOptionSpelling
+    ) throws(ExportError) -> [SourceSeries] {
         let selects = options.start != nil || options.duration != nil
         // With --start/--duration only the chunks holding the selected samples are read.
         var windows: [UInt32: Range<Int>] = [:]
         if selects {
             for id in wanted {
-                windows[id] = SourceSeries.window(reader: reader, source: id, channels: options.channels, start: options.start ?? 0,
-                                                  duration: options.duration)
+                windows[id] = SourceSeries.window(
+                    reader: reader, source: id, channels: options.channels, start: options.start ?? 0,
+                    duration: options.duration)
             }
         }
         try checkMemory(reader, wanted, windows, options, spelling)
@@ -233,11 +254,14 @@ public enum CaptureExport {
         for id in wanted {
             var s: SourceSeries
             do {
-                s = try SourceSeries(reader: reader, source: id, channels: options.channels, allowDamage: options.allowDamage, window: windows[id])
-            } catch where error.kind == .damagedRecord {
-                throw ExportError(.damaged, "\(reader.path) is damaged (\(reader.damage.count) damaged regions); nothing written. "
-                                  + "Pass \(spelling.name(.allowDamage)) to export what is intact, "
-                                  + "or run 'tributary repair \(reader.path) --out REPAIRED.tcap'", damage: reader.damage)
+                s = try SourceSeries(
+                    reader: reader, source: id, channels: options.channels, allowDamage: options.allowDamage, window: windows[id])
+            } catch  where error.kind == .damagedRecord {
+                throw ExportError(
+                    .damaged,
+                    "\(reader.path) is damaged (\(reader.damage.count) damaged regions); nothing written. "
+                        + "Pass \(spelling.name(.allowDamage)) to export what is intact, "
+                        + "or run 'tributary repair \(reader.path) --out REPAIRED.tcap'", damage: reader.damage)
             } catch {
                 throw ExportError(error.detail.contains("has no channel") ? .range : error.kind == .io ? .io : .data, "\(error)")
             }
@@ -253,16 +277,21 @@ public enum CaptureExport {
 
     /// Export holds each source's samples in memory: refuses, before decoding anything, what would
     /// not fit rather than let the allocation fail or the system's out-of-memory killer pick a victim.
-    static func checkMemory(_ reader: CaptureReader, _ wanted: [UInt32], _ windows: [UInt32: Range<Int>], _ options: ExportOptions,
-                            _ spelling: ExportOptionSpelling) throws(ExportError) {
+    static func checkMemory(
+        _ reader: CaptureReader, _ wanted: [UInt32], _ windows: [UInt32: Range<Int>], _ options: ExportOptions,
+        _ spelling: ExportOptionSpelling
+    ) throws(ExportError) {
         let budget: Int?
         do { budget = try MemoryBudget.available() } catch { throw ExportError(.usage, error.description) }
         guard let budget else { return }
         let physical = !options.counts
         var needed = 0
         for id in wanted {
-            guard let (values, perValue, isCounts) = SourceSeries.gatherSize(reader: reader, source: id, channels: options.channels,
-                                                                             window: windows[id], physical: physical) else { continue }
+            guard
+                let (values, perValue, isCounts) = SourceSeries.gatherSize(
+                    reader: reader, source: id, channels: options.channels,
+                    window: windows[id], physical: physical)
+            else { continue }
             // CSV is written as one text (about 25 bytes a value) and its UTF-8 copy, beside the values
             // (and a time column); WAV converts to float64 and builds its file in memory.
             let extra = options.format == .csv ? 3 * 8 + 2 * 25 : options.format == .wav ? 2 * 8 : 0
@@ -270,38 +299,49 @@ public enum CaptureExport {
             needed = overflow || needed.addingReportingOverflow(bytes).overflow ? .max : needed + bytes
             if needed > budget {
                 let several = wanted.count > 1
-                throw ExportError(.memory, "\(reader.path): exporting source \(id) needs about \(MemoryBudget.describe(needed)) of memory "
-                                  + (several ? "with the sources before it " : "")
-                                  + "(export holds a source's samples in memory) and \(MemoryBudget.describe(budget)) is available; "
-                                  + "export a part at a time (\(spelling.name(.start))/\(spelling.name(.duration)): only the chunks it needs are read), "
-                                  + "fewer channels (\(spelling.name(.channels)))"
-                                  + (several ? ", one source at a time (\(spelling.name(.source)))" : "")
-                                  + (isCounts && physical && options.format.storesCounts ? ", or its int16 counts (\(spelling.name(.counts)))" : "")
-                                  + ", or set TRIBUTARY_MEMORY_LIMIT to allow more")
+                throw ExportError(
+                    .memory,
+                    "\(reader.path): exporting source \(id) needs about \(MemoryBudget.describe(needed)) of memory "
+                        + (several ? "with the sources before it " : "")
+                        + "(export holds a source's samples in memory) and \(MemoryBudget.describe(budget)) is available; "
+                        + "export a part at a time (\(spelling.name(.start))/\(spelling.name(.duration)): only the chunks it needs are read), "
+                        + "fewer channels (\(spelling.name(.channels)))"
+                        + (several ? ", one source at a time (\(spelling.name(.source)))" : "")
+                        + (isCounts && physical && options.format.storesCounts ? ", or its int16 counts (\(spelling.name(.counts)))" : "")
+                        + ", or set TRIBUTARY_MEMORY_LIMIT to allow more")
             }
         }
     }
 
     /// Counts are asked of float sources: refused when no exported source stores int16 counts (the
     /// option would change nothing); when some do, the others are written as their values, with a warning.
-    static func checkCounts(_ series: [SourceSeries], _ options: ExportOptions, _ spelling: ExportOptionSpelling,
-                            warning: (String) -> Void) throws(ExportError) {
+    static func checkCounts(
+        _ series: [SourceSeries], _ options: ExportOptions, _ spelling: ExportOptionSpelling,
+        warning: (String) -> Void
+    ) throws(ExportError) {
         guard options.counts else { return }
         let floats = series.filter { !$0.isCounts }
         func stored(_ s: SourceSeries) -> String { s.samples.dtype == .float64 ? "float64" : "float32" }
         if floats.count == series.count, let first = floats.first {
-            let which = floats.count == 1 ? "source \(first.sourceID) is stored as \(stored(first))"
-                : "the sources are stored as floating-point values (" + floats.map { "source \($0.sourceID) \(stored($0))" }.joined(separator: ", ") + ")"
+            let which =
+                floats.count == 1
+                ? "source \(first.sourceID) is stored as \(stored(first))"
+                : "the sources are stored as floating-point values ("
+                    + floats.map { "source \($0.sourceID) \(stored($0))" }.joined(separator: ", ") + ")"
             throw ExportError(.type, "\(spelling.name(.counts)): \(which), not int16 counts")
         }
         for s in floats {
-            warning("warning: \(spelling.name(.counts)): source \(s.sourceID) is stored as \(stored(s)), not int16 counts; exported as float64 values")
+            warning(
+                "warning: \(spelling.name(.counts)): source \(s.sourceID) is stored as \(stored(s)), not int16 counts; exported as float64 values"
+            )
         }
     }
 
     /// Writes `series` as the options' format to `out` (and the sidecar of NPY counts beside `destination`).
-    static func write(_ series: [SourceSeries], reader: CaptureReader, options: ExportOptions, spelling: ExportOptionSpelling,
-                      destination: String, to out: String) throws(ExportError) {
+    static func write(
+        _ series: [SourceSeries], reader: CaptureReader, options: ExportOptions, spelling: ExportOptionSpelling,
+        destination: String, to out: String
+    ) throws(ExportError) {
         let name = (reader.path as NSString).lastPathComponent
         do {
             switch options.format {
@@ -332,12 +372,15 @@ public enum CaptureExport {
     /// The CSV table of a source: physical values, and with `timeColumn` a first column `time_s`, the
     /// samples' recorded times in seconds since the source's first sample (the times of
     /// `tributary_capture_times`): a part selected from 1 s on starts at 1.0, not at 0.
-    static func csv(_ data: SourceSeries, reader: CaptureReader, timeColumn: Bool, spelling: ExportOptionSpelling) throws(ExportError) -> CSVTable {
+    static func csv(_ data: SourceSeries, reader: CaptureReader, timeColumn: Bool, spelling: ExportOptionSpelling) throws(ExportError)
+        -> CSVTable
+    {
         var names = data.channelNames, values = data.physicalValues, columns = data.channelCount
         if timeColumn {
             // The origin is the source's first sample, not the first one selected: its time is the first
             // analog frame's (as tributary_capture_times counts); a gather from the start begins with that frame.
-            let origin = data.firstSampleIndex == 0 && data.damage.isEmpty
+            let origin =
+                data.firstSampleIndex == 0 && data.damage.isEmpty
                 ? data.startNs : reader.firstAnalogLayout(source: data.sourceID)?.header.timestampNs ?? data.startNs
             guard let times = data.sampleTimes(since: origin) else {
                 throw ExportError(.data, "\(spelling.name(.timeColumn)) needs one sampling rate; source \(data.sourceID) has none")
@@ -355,8 +398,10 @@ public enum CaptureExport {
             throw ExportError(.data, "WAV needs one integer sampling rate; the configuration gives \(data.rate.map { "\($0)" } ?? "none")")
         }
         switch data.samples {
-        case .int16(let v): return WAVFile(sampleRate: Int(rate), format: .int16, channelCount: data.channelCount, samples: v.map(Double.init))
-        case .float32(let v): return WAVFile(sampleRate: Int(rate), format: .float32, channelCount: data.channelCount, samples: v.map(Double.init))
+        case .int16(let v):
+            return WAVFile(sampleRate: Int(rate), format: .int16, channelCount: data.channelCount, samples: v.map(Double.init))
+        case .float32(let v):
+            return WAVFile(sampleRate: Int(rate), format: .float32, channelCount: data.channelCount, samples: v.map(Double.init))
         case .float64(let v): return WAVFile(sampleRate: Int(rate), format: .float64, channelCount: data.channelCount, samples: v)
         }
     }
@@ -368,7 +413,9 @@ public enum CaptureExport {
             "channel_indexes": s.channelIndexes.map { Int($0) }, "channel_names": s.channelNames, "units": s.units,
             "scale": s.scale, "offset": s.offset, "sample_rate": s.rate as Any, "start_time_ns": s.startNs,
             "samples": s.sampleCount, "dtype": "int16", "value": "count * scale + offset",
-            "gaps": s.gaps.map { ["first_missing_sequence": $0.firstMissingSequence, "missing_count": $0.missingCount, "time_ns": $0.timeNs] },
+            "gaps": s.gaps.map {
+                ["first_missing_sequence": $0.firstMissingSequence, "missing_count": $0.missingCount, "time_ns": $0.timeNs]
+            },
         ]
         return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
     }

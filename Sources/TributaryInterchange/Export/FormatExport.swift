@@ -9,7 +9,9 @@ public enum FormatExport {
     /// Group / stream names: the device name when it is unique among the sources, else "source N".
     static func names(_ series: [SourceSeries]) -> [String] {
         let counts = Dictionary(series.map { ($0.deviceName, 1) }, uniquingKeysWith: +)
-        return series.map { s in !s.deviceName.isEmpty && counts[s.deviceName] == 1 && s.deviceName != "" ? s.deviceName : "source \(s.sourceID)" }
+        return series.map { s in
+            !s.deviceName.isEmpty && counts[s.deviceName] == 1 && s.deviceName != "" ? s.deviceName : "source \(s.sourceID)"
+        }
     }
 
     /// Channel names made unique within a source ("name [index]" for repeats).
@@ -20,10 +22,11 @@ public enum FormatExport {
 
     /// The gaps of a source as JSON text (for TDMS properties and the XDF footer / description).
     static func gapsJSON(_ s: SourceSeries) -> String {
-        "[" + s.gaps.map { g in
-            "{\"first_missing_sequence\":\(g.firstMissingSequence),\"missing_count\":\(g.missingCount),\"time_ns\":\(g.timeNs)"
-                + (g.cause.map { ",\"cause\":\"\($0)\"" } ?? "") + "}"
-        }.joined(separator: ",") + "]"
+        "["
+            + s.gaps.map { g in
+                "{\"first_missing_sequence\":\(g.firstMissingSequence),\"missing_count\":\(g.missingCount),\"time_ns\":\(g.timeNs)"
+                    + (g.cause.map { ",\"cause\":\"\($0)\"" } ?? "") + "}"
+            }.joined(separator: ",") + "]"
     }
 
     // MARK: TDMS
@@ -33,16 +36,20 @@ public enum FormatExport {
     /// With `counts`, int16 sources are stored as I16 counts with an NI linear scale (slope = scale,
     /// Y intercept = offset), so NI readers show physical values; otherwise as float64 physical values.
     public static func tdms(_ series: [SourceSeries], counts: Bool, name: String) -> TDMSFile {
-        var file = TDMSFile(properties: [TDMSProperty("name", .string(name)), TDMSProperty("description", .string("exported by tributary"))])
+        var file = TDMSFile(properties: [
+            TDMSProperty("name", .string(name)), TDMSProperty("description", .string("exported by tributary")),
+        ])
         for (s, groupName) in zip(series, names(series)) {
-            var group = TDMSGroup(name: groupName, properties: [
-                TDMSProperty("source_id", .uint32(s.sourceID)),
-                TDMSProperty("device_name", .string(s.deviceName)),
-                TDMSProperty("device_type", .string(s.deviceType)),
-                TDMSProperty("gap_count", .uint32(UInt32(clamping: s.gaps.count))),
-                TDMSProperty("gaps", .string(gapsJSON(s))),
-                TDMSProperty("discontinuities", .string("[" + s.discontinuities.map(String.init).joined(separator: ",") + "]")),
-            ])
+            var group = TDMSGroup(
+                name: groupName,
+                properties: [
+                    TDMSProperty("source_id", .uint32(s.sourceID)),
+                    TDMSProperty("device_name", .string(s.deviceName)),
+                    TDMSProperty("device_type", .string(s.deviceType)),
+                    TDMSProperty("gap_count", .uint32(UInt32(clamping: s.gaps.count))),
+                    TDMSProperty("gaps", .string(gapsJSON(s))),
+                    TDMSProperty("discontinuities", .string("[" + s.discontinuities.map(String.init).joined(separator: ",") + "]")),
+                ])
             let values: [Double]? = counts && s.isCounts ? nil : s.physicalValues
             for (c, channelName) in uniqueChannelNames(s).enumerated() {
                 var p: [TDMSProperty] = [
@@ -60,10 +67,12 @@ public enum FormatExport {
                     data = .float64Row(values, range)
                 } else if case .int16(let v) = s.samples {
                     data = .int16Row(v, range)
-                    p += [TDMSProperty("NI_Scaling_Status", .string("unscaled")), TDMSProperty("NI_Number_Of_Scales", .uint32(1)),
-                          TDMSProperty("NI_Scale[0]_Scale_Type", .string("Linear")),
-                          TDMSProperty("NI_Scale[0]_Linear_Slope", .double(s.scale[c])),
-                          TDMSProperty("NI_Scale[0]_Linear_Y_Intercept", .double(s.offset[c]))]
+                    p += [
+                        TDMSProperty("NI_Scaling_Status", .string("unscaled")), TDMSProperty("NI_Number_Of_Scales", .uint32(1)),
+                        TDMSProperty("NI_Scale[0]_Scale_Type", .string("Linear")),
+                        TDMSProperty("NI_Scale[0]_Linear_Slope", .double(s.scale[c])),
+                        TDMSProperty("NI_Scale[0]_Linear_Y_Intercept", .double(s.offset[c])),
+                    ]
                 } else {
                     preconditionFailure("counts of a float source")
                 }
@@ -94,12 +103,17 @@ public enum FormatExport {
                 var extra = "<device><name>\(XML.escape(s.deviceName))</name><type>\(XML.escape(s.deviceType))</type>"
                 extra += "<source_id>\(s.sourceID)</source_id></device>"
                 if asCounts {
-                    extra += "<scaling>" + (0..<s.channelCount).map { "<channel><scale>\(s.scale[$0])</scale><offset>\(s.offset[$0])</offset></channel>" }.joined() + "</scaling>"
+                    extra +=
+                        "<scaling>"
+                        + (0..<s.channelCount).map { "<channel><scale>\(s.scale[$0])</scale><offset>\(s.offset[$0])</offset></channel>" }
+                        .joined() + "</scaling>"
                 }
                 let channels = (0..<s.channelCount).map { XDFChannelInfo(label: s.channelNames[$0], unit: s.units[$0], type: "analog") }
-                try writer.streamHeader(XDFStreamHeader(streamID: UInt32(k + 1), name: streamNames[k], type: "Tributary", channelCount: s.channelCount,
-                                                        nominalRate: s.rate ?? 0, format: format, sourceID: "tributary-source-\(s.sourceID)",
-                                                        channels: channels, extraDescription: extra))
+                try writer.streamHeader(
+                    XDFStreamHeader(
+                        streamID: UInt32(k + 1), name: streamNames[k], type: "Tributary", channelCount: s.channelCount,
+                        nominalRate: s.rate ?? 0, format: format, sourceID: "tributary-source-\(s.sourceID)",
+                        channels: channels, extraDescription: extra))
                 physical.append(asCounts ? [] : s.physicalValues)
             }
             for k in series.indices {
@@ -122,15 +136,17 @@ public enum FormatExport {
                 if counts && s.isCounts, case .int16(let v) = s.samples {
                     try typed {
                         try v.withUnsafeBufferPointer { p in
-                            try writer.samples(streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
-                                               count: b.count, firstTimestamp: t, timestamps: stamps)
+                            try writer.samples(
+                                streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
+                                count: b.count, firstTimestamp: t, timestamps: stamps)
                         }
                     }
                 } else {
                     try typed {
                         try physical[k].withUnsafeBufferPointer { p in
-                            try writer.samples(streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
-                                               count: b.count, firstTimestamp: t, timestamps: stamps)
+                            try writer.samples(
+                                streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
+                                count: b.count, firstTimestamp: t, timestamps: stamps)
                         }
                     }
                 }
@@ -146,8 +162,9 @@ public enum FormatExport {
                 var last = first
                 if let b = s.blocks.last { last = Double(b.timestampNs) / 1e9 + Double(b.count - 1) / (s.rate ?? 1) }
                 try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: last, offset: 0)
-                try writer.streamFooter(streamID: UInt32(k + 1), firstTimestamp: first, lastTimestamp: last, sampleCount: s.sampleCount,
-                                        clockOffsets: [(first, 0), (last, 0)], extra: "<gaps>\(XML.escape(gapsJSON(s)))</gaps>")
+                try writer.streamFooter(
+                    streamID: UInt32(k + 1), firstTimestamp: first, lastTimestamp: last, sampleCount: s.sampleCount,
+                    clockOffsets: [(first, 0), (last, 0)], extra: "<gaps>\(XML.escape(gapsJSON(s)))</gaps>")
             }
             try writer.close()
         } catch {
@@ -188,13 +205,17 @@ public enum FormatExport {
                 let dims = [s.channelCount, s.sampleCount]
                 let dataset: HDF5Object
                 if asCounts, case .int16(let v) = s.samples {
-                    dataset = try typedHDF5 { try v.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_int16(), dims: dims, bytes: $0) } }
+                    dataset = try typedHDF5 {
+                        try v.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_int16(), dims: dims, bytes: $0) }
+                    }
                     try dataset.setAttribute("scale", doubles: s.scale)
                     try dataset.setAttribute("offset", doubles: s.offset)
                     try dataset.setAttribute("value", "count * scale + offset")
                 } else {
                     let values = s.physicalValues
-                    dataset = try typedHDF5 { try values.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_double(), dims: dims, bytes: $0) } }
+                    dataset = try typedHDF5 {
+                        try values.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_double(), dims: dims, bytes: $0) }
+                    }
                 }
                 try dataset.setAttribute("channel_names", strings: s.channelNames)
                 try dataset.setAttribute("units", strings: s.units)
@@ -202,8 +223,16 @@ public enum FormatExport {
                 if let rate = s.rate { try dataset.setAttribute("sample_rate", doubles: [rate], scalar: true) }
                 try dataset.setAttribute("start_time_ns", int64s: [s.startNs], scalar: true)
                 let starts = s.blocks.map { Int64($0.start) }, times = s.blocks.map(\.timestampNs)
-                _ = try typedHDF5 { try starts.withUnsafeBytes { try group.writeDataset("block_start", type: chdf5_native_int64(), dims: [starts.count], bytes: $0, compress: false) } }
-                _ = try typedHDF5 { try times.withUnsafeBytes { try group.writeDataset("block_time_ns", type: chdf5_native_int64(), dims: [times.count], bytes: $0, compress: false) } }
+                _ = try typedHDF5 {
+                    try starts.withUnsafeBytes {
+                        try group.writeDataset("block_start", type: chdf5_native_int64(), dims: [starts.count], bytes: $0, compress: false)
+                    }
+                }
+                _ = try typedHDF5 {
+                    try times.withUnsafeBytes {
+                        try group.writeDataset("block_time_ns", type: chdf5_native_int64(), dims: [times.count], bytes: $0, compress: false)
+                    }
+                }
             }
         } catch {
             unlink(path)

@@ -77,8 +77,10 @@ public struct SourceSeries: Sendable {
     /// were recorded, not where an even clock would put them. The one computation of these times:
     /// `export --time-column` and the C interface's `tributary_capture_times` both call it. Samples
     /// of `range` that no block holds are left as they are; `out` shorter than `range` gets its first ones.
-    public static func sampleTimes(of blocks: [SeriesBlock], since originNs: Int64, rate: Double, in range: Range<Int>,
-                                   into out: UnsafeMutableBufferPointer<Double>) {
+    public static func sampleTimes(
+        of blocks: [SeriesBlock], since originNs: Int64, rate: Double, in range: Range<Int>,
+        into out: UnsafeMutableBufferPointer<Double>
+    ) {
         let range = range.lowerBound..<(range.lowerBound + min(range.count, out.count))
         for b in blocks {
             let (end, overflow) = b.start.addingReportingOverflow(b.count)
@@ -125,7 +127,8 @@ public struct SourceSeries: Sendable {
     /// for `init`; nil when that rate is not known (then `selecting` says why) or no frame is readable.
     public static func window(reader: CaptureReader, source: UInt32, channels: [UInt32]?, start: Double, duration: Double?) -> Range<Int>? {
         guard let view = firstAnalogView(reader, analogEntries(reader, source: source)),
-              let rate = rate(of: configured(channels ?? view.channelIndexes, of: reader.configuration(source: source))) else { return nil }
+            let rate = rate(of: configured(channels ?? view.channelIndexes, of: reader.configuration(source: source)))
+        else { return nil }
         let lower = samples(start, rate: rate)
         return lower..<(duration.map { lower + samples($0, rate: rate) } ?? Int.max / 2)
     }
@@ -144,8 +147,10 @@ public struct SourceSeries: Sendable {
     /// type of its first analog frame, plus a float64 copy when int16 counts will be turned into
     /// `physical` values; and whether the source holds counts. nil when the source has no readable
     /// analog frame (the gather then says why).
-    public static func gatherSize(reader: CaptureReader, source: UInt32, channels: [UInt32]?, window: Range<Int>? = nil,
-                                  physical: Bool) -> (values: Int, bytesPerValue: Int, counts: Bool)? {
+    public static func gatherSize(
+        reader: CaptureReader, source: UInt32, channels: [UInt32]?, window: Range<Int>? = nil,
+        physical: Bool
+    ) -> (values: Int, bytesPerValue: Int, counts: Bool)? {
         let all = analogEntries(reader, source: source)
         let entries = window.flatMap { Self.entries(all, covering: $0)?.kept } ?? all
         guard let view = firstAnalogView(reader, entries) else { return nil }
@@ -161,12 +166,15 @@ public struct SourceSeries: Sendable {
     /// - Parameter window: the source's samples (counted from its first, by the seek table's counts)
     ///   that will be used (`selecting`); the chunks wholly outside it are not read. When the chunks
     ///   read do not hold the samples their counts claim, every chunk is read after all.
-    public init(reader: CaptureReader, source: UInt32, channels: [UInt32]? = nil, allowDamage: Bool = false,
-                window: Range<Int>? = nil) throws(CaptureError) {
+    public init(
+        reader: CaptureReader, source: UInt32, channels: [UInt32]? = nil, allowDamage: Bool = false,
+        window: Range<Int>? = nil
+    ) throws(CaptureError) {
         let all = Self.analogEntries(reader, source: source)
         if let window, let (kept, skipped) = Self.entries(all, covering: window), kept.count < all.count {
-            let part = try SourceSeries(reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: kept,
-                                        skipped: skipped)
+            let part = try SourceSeries(
+                reader: reader, source: source, channels: channels, allowDamage: allowDamage, entries: kept,
+                skipped: skipped)
             if part.sampleCount == Self.claimedSamples(kept) {
                 self = part
                 firstSampleIndex = skipped
@@ -180,14 +188,17 @@ public struct SourceSeries: Sendable {
     /// when there is none or that chunk cannot be read.
     static func firstAnalogView(_ reader: CaptureReader, _ entries: [IndexEntry]) -> AnalogView? {
         guard let first = entries.first, let frames = try? reader.frames(of: first),
-              let frame = frames.first(where: { $0.header.kind == .analog }) else { return nil }
+            let frame = frames.first(where: { $0.header.kind == .analog })
+        else { return nil }
         return try? frame.analog()
     }
 
     /// The analog chunks of `source`, in file order.
     static func analogEntries(_ reader: CaptureReader, source: UInt32) -> [IndexEntry] {
         let analogMask = UInt32(1) << UInt32(FrameKind.analog.rawValue)
-        return reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0 }
+        return reader.index.filter {
+            $0.envelope.type == .chunk && $0.envelope.sourceID == source && $0.envelope.kindMask & analogMask != 0
+        }
     }
 
     /// The chunks of `entries` holding any of the samples `window` (by their claimed counts), and
@@ -206,8 +217,10 @@ public struct SourceSeries: Sendable {
         return kept.isEmpty ? nil : (kept, skipped)
     }
 
-    private init(reader: CaptureReader, source: UInt32, channels: [UInt32]?, allowDamage: Bool, entries: [IndexEntry],
-                 skipped: Int) throws(CaptureError) {
+    private init(
+        reader: CaptureReader, source: UInt32, channels: [UInt32]?, allowDamage: Bool, entries: [IndexEntry],
+        skipped: Int
+    ) throws(CaptureError) {
         sourceID = source
         let configuration = reader.configuration(source: source)
         deviceName = configuration?.deviceName ?? "source \(source)"
@@ -218,13 +231,16 @@ public struct SourceSeries: Sendable {
         if gathered == nil { gathered = try Self.gatherFrameByFrame(reader: reader, source: source, channels: channels, entries: entries) }
         damage = reader.damage
         if let d = damage.first, !allowDamage {
-            throw CaptureError(.damagedRecord, file: reader.path, offset: d.offset,
-                               "\(d.reason)" + (damage.count > 1 ? " (and \(damage.count - 1) more damaged regions)" : ""))
+            throw CaptureError(
+                .damagedRecord, file: reader.path, offset: d.offset,
+                "\(d.reason)" + (damage.count > 1 ? " (and \(damage.count - 1) more damaged regions)" : ""))
         }
         guard let gathered else { throw CaptureError(.usage, file: reader.path, "source \(source) has no analog data") }
         channelIndexes = gathered.rows.map { gathered.indexes[$0] }
         let configured = Self.configured(channelIndexes, of: configuration)
-        channelNames = zip(channelIndexes, configured).map { i, c in c.map { $0.description.isEmpty ? "ch\(i)" : $0.description } ?? "ch\(i)" }
+        channelNames = zip(channelIndexes, configured).map { i, c in
+            c.map { $0.description.isEmpty ? "ch\(i)" : $0.description } ?? "ch\(i)"
+        }
         units = configured.map { $0?.unit ?? "" }
         rate = Self.rate(of: configured)
         scale = gathered.scale
@@ -238,7 +254,9 @@ public struct SourceSeries: Sendable {
     /// The samples from `start` seconds after the first sample, for `duration` seconds (nil: to the end).
     /// Needs a rate. Blocks are cut to the selection; gaps outside it are dropped.
     public func selecting(start: Double, duration: Double?) throws(CaptureError) -> SourceSeries {
-        guard let rate else { throw CaptureError(.usage, file: "", "source \(sourceID) has no single sampling rate; cannot select by time") }
+        guard let rate else {
+            throw CaptureError(.usage, file: "", "source \(sourceID) has no single sampling rate; cannot select by time")
+        }
         let first = min(sampleCount, max(0, Self.samples(start, rate: rate) - firstSampleIndex))
         let end = duration.map { min(sampleCount, first + Self.samples($0, rate: rate)) } ?? sampleCount
         var out = self
@@ -261,8 +279,10 @@ public struct SourceSeries: Sendable {
             guard s < e else { continue }
             let skip = s - b.start
             // The counter wraps as the recorded ones may (`discontinuities` compares with &+ too).
-            cut.append(SeriesBlock(start: s - first, count: e - s, timestampNs: try time(b.timestampNs, after: skip, rate: rate),
-                                   firstSample: b.firstSample &+ UInt64(skip)))
+            cut.append(
+                SeriesBlock(
+                    start: s - first, count: e - s, timestampNs: try time(b.timestampNs, after: skip, rate: rate),
+                    firstSample: b.firstSample &+ UInt64(skip)))
         }
         out.blocks = cut
         if let a = out.blocks.first, let z = out.blocks.last {
@@ -281,8 +301,10 @@ public struct SourceSeries: Sendable {
     private func time(_ timestampNs: Int64, after samples: Int, rate: Double) throws(CaptureError) -> Int64 {
         let offset = (Double(samples) / rate * 1e9).rounded()
         if let offset = Int64(exactly: offset), case (let t, false) = timestampNs.addingReportingOverflow(offset) { return t }
-        throw CaptureError(.usage, file: "", "source \(sourceID): \(samples) samples at \(rate) Hz after the frame stamped \(timestampNs) ns "
-                           + "is beyond the range of timestamp_ns (about ±292 years from 1970); cannot select by time")
+        throw CaptureError(
+            .usage, file: "",
+            "source \(sourceID): \(samples) samples at \(rate) Hz after the frame stamped \(timestampNs) ns "
+                + "is beyond the range of timestamp_ns (about ±292 years from 1970); cannot select by time")
     }
 }
 
@@ -324,9 +346,12 @@ extension SourceSeries {
     /// the caller gathers frame by frame, which reports what went wrong — on anything unusual:
     /// damage, a chunk claiming no samples, a wanted channel missing, frames that change channels,
     /// format or scaling from the source's first, or a chunk whose samples differ from its seek-table count.
-    static func windowRead(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry], skipped: Int) -> GatheredSamples? {
+    static func windowRead(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry], skipped: Int)
+        -> GatheredSamples?
+    {
         guard reader.damage.isEmpty, !entries.isEmpty, entries.allSatisfy({ $0.envelope.sampleCount > 0 }),
-              let window = try? SampleWindow(reader: reader, source: source), let first = UInt64(exactly: skipped) else { return nil }
+            let window = try? SampleWindow(reader: reader, source: source), let first = UInt64(exactly: skipped)
+        else { return nil }
         let shape = window.shape
         var rows = Array(shape.channelIndexes.indices)
         if let channels {
@@ -338,12 +363,15 @@ extension SourceSeries {
         }
         let total = claimedSamples(entries)
         // The seek table's counts are claims: one the chunks' frames cannot hold goes the careful way.
-        guard !rows.isEmpty, total > 0, total <= samplesTheFramesCanHold(entries, format: shape.format, channels: shape.channelCount) else { return nil }
+        guard !rows.isEmpty, total > 0, total <= samplesTheFramesCanHold(entries, format: shape.format, channels: shape.channelCount) else {
+            return nil
+        }
         var read: SampleWindowRead?
         func gather<T>(_: T.Type) -> [T] {
             [T](unsafeUninitializedCapacity: rows.count * total) { buffer, count in
                 count = rows.count * total
-                read = try? window.read(rows: rows, first: first, count: total, as: .stored, into: UnsafeMutableRawBufferPointer(buffer), blocks: true)
+                read = try? window.read(
+                    rows: rows, first: first, count: total, as: .stored, into: UnsafeMutableRawBufferPointer(buffer), blocks: true)
             }
         }
         let samples: NPYSamples
@@ -353,9 +381,12 @@ extension SourceSeries {
         case .int16: samples = .int16(gather(Int16.self))
         }
         guard let read, read.samples == total else { return nil }
-        let blocks = read.blocks.map { SeriesBlock(start: $0.start - skipped, count: $0.count, timestampNs: $0.timestampNs, firstSample: $0.firstSample) }
-        return GatheredSamples(rows: rows, indexes: shape.channelIndexes, format: shape.format, scale: rows.map { shape.scale[$0] },
-                               offset: rows.map { shape.offset[$0] }, samples: samples, blocks: blocks, total: total)
+        let blocks = read.blocks.map {
+            SeriesBlock(start: $0.start - skipped, count: $0.count, timestampNs: $0.timestampNs, firstSample: $0.firstSample)
+        }
+        return GatheredSamples(
+            rows: rows, indexes: shape.channelIndexes, format: shape.format, scale: rows.map { shape.scale[$0] },
+            offset: rows.map { shape.offset[$0] }, samples: samples, blocks: blocks, total: total)
     }
 }
 
@@ -365,7 +396,9 @@ extension SourceSeries {
     /// grown when the chunks hold more and closed up when they hold fewer (a chunk skipped as
     /// damaged, and added to the reader's `damage`). Nil when no frame is readable.
     /// - Throws: `CaptureError.usage` when frames change channels, format or scaling or a wanted channel is missing.
-    static func gatherFrameByFrame(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) throws(CaptureError) -> GatheredSamples? {
+    static func gatherFrameByFrame(reader: CaptureReader, source: UInt32, channels: [UInt32]?, entries: [IndexEntry]) throws(CaptureError)
+        -> GatheredSamples?
+    {
         var rows: [Int] = []
         var indexes: [UInt32]?
         var format: SampleFormat?
@@ -408,8 +441,12 @@ extension SourceSeries {
                 case .int16: i16 = [Int16](repeating: 0, count: rows.count * capacity)
                 }
             }
-            guard viewIndexes == indexes, view.format == format, rows.map({ view.scale($0) }) == scale, rows.map({ view.offset($0) }) == offset else {
-                problem = CaptureError(.usage, file: path, "the analog frames of source \(source) change channels, format or scaling; cannot export one matrix")
+            guard viewIndexes == indexes, view.format == format, rows.map({ view.scale($0) }) == scale,
+                rows.map({ view.offset($0) }) == offset
+            else {
+                problem = CaptureError(
+                    .usage, file: path, "the analog frames of source \(source) change channels, format or scaling; cannot export one matrix"
+                )
                 return
             }
             let n = view.sampleCount
@@ -426,9 +463,24 @@ extension SourceSeries {
             for (k, r) in rows.enumerated() {
                 let at = k * capacity + total
                 switch view.format {
-                case .float64: view.withSamples(Double.self, channel: r) { src in f64.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
-                case .float32: view.withSamples(Float.self, channel: r) { src in f32.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
-                case .int16: view.withSamples(Int16.self, channel: r) { src in i16.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src) } }
+                case .float64:
+                    view.withSamples(Double.self, channel: r) { src in
+                        f64.withUnsafeMutableBufferPointer {
+                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
+                        }
+                    }
+                case .float32:
+                    view.withSamples(Float.self, channel: r) { src in
+                        f32.withUnsafeMutableBufferPointer {
+                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
+                        }
+                    }
+                case .int16:
+                    view.withSamples(Int16.self, channel: r) { src in
+                        i16.withUnsafeMutableBufferPointer {
+                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
+                        }
+                    }
                 }
             }
             total += n
@@ -449,7 +501,8 @@ extension SourceSeries {
         case .float32: samples = .float32(compact(f32))
         case .int16: samples = .int16(compact(i16))
         }
-        return GatheredSamples(rows: rows, indexes: indexes, format: format, scale: scale, offset: offset, samples: samples,
-                               blocks: blocks, total: total)
+        return GatheredSamples(
+            rows: rows, indexes: indexes, format: format, scale: scale, offset: offset, samples: samples,
+            blocks: blocks, total: total)
     }
 }

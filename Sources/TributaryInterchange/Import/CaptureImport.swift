@@ -37,8 +37,9 @@ public struct ImportedSignal: Sendable {
         let samples: AnalogSamples
         switch wav.format {
         case .int16:
-            samples = .int16(counts: wav.samples.map { Int16($0) }, scale: Array(repeating: 1.0 / 32768, count: wav.channelCount),
-                             offset: Array(repeating: 0, count: wav.channelCount))
+            samples = .int16(
+                counts: wav.samples.map { Int16($0) }, scale: Array(repeating: 1.0 / 32768, count: wav.channelCount),
+                offset: Array(repeating: 0, count: wav.channelCount))
         case .float32: samples = .float32(wav.samples.map { Float($0) })
         case .float64, .int24, .int32: samples = .float64(wav.samples)
         }
@@ -56,7 +57,8 @@ public struct ImportedSignal: Sendable {
         let what = shape.map { " (\($0), read as channels × samples)" } ?? ""
         guard channelCount >= 1 else { throw CaptureError(.usage, file: file, "no channels\(what); nothing to import") }
         guard channelCount <= WireLimits.maxChannels else {
-            throw CaptureError(.usage, file: file, "\(channelCount) channels\(what); a capture's analog frame holds at most \(WireLimits.maxChannels)")
+            throw CaptureError(
+                .usage, file: file, "\(channelCount) channels\(what); a capture's analog frame holds at most \(WireLimits.maxChannels)")
         }
         guard sampleCount >= 1 else { throw CaptureError(.usage, file: file, "no samples\(what); nothing to import") }
         guard channelNames.count == channelCount else {
@@ -72,13 +74,17 @@ public struct ImportedSignal: Sendable {
         }
         // Each channel of a configuration frame takes 37 bytes plus its name and unit (PROTOCOL.md §5.1).
         guard nameBytes + channelCount * 64 <= WireLimits.maxFrameSize / 2 else {
-            throw CaptureError(.usage, file: file, "the channel names take \(nameBytes) bytes; they must fit one configuration frame (\(WireLimits.maxFrameSize / 2) bytes with the rest)")
+            throw CaptureError(
+                .usage, file: file,
+                "the channel names take \(nameBytes) bytes; they must fit one configuration frame (\(WireLimits.maxFrameSize / 2) bytes with the rest)"
+            )
         }
     }
 
     /// A CSV table as float64, with its header names when it has them.
     public init(csv: CSVTable) {
-        self.init(samples: .float64(csv.values), channelCount: csv.channelCount, sampleCount: csv.sampleCount, channelNames: csv.channelNames)
+        self.init(
+            samples: .float64(csv.values), channelCount: csv.channelCount, sampleCount: csv.sampleCount, channelNames: csv.channelNames)
     }
 }
 
@@ -92,14 +98,19 @@ extension ImportedSignal {
         switch format {
         case .npy:
             let npy = try NPY.read(path: path)
-            let shape = npy.isOneDimensional ? "NPY shape (\(npy.samplesPerChannel),)" : "NPY shape (\(npy.channels), \(npy.samplesPerChannel))"
+            let shape =
+                npy.isOneDimensional ? "NPY shape (\(npy.samplesPerChannel),)" : "NPY shape (\(npy.channels), \(npy.samplesPerChannel))"
             return (ImportedSignal(npy: npy), shape, nil)
         case .wav:
             let wav = try WAVFile.read(path: path)
             return (ImportedSignal(wav: wav), nil, Double(wav.sampleRate))
         case .csv:
             let csv = try CSVTable.read(path: path)
-            return (ImportedSignal(csv: csv), "CSV of \(csv.channelCount) column\(csv.channelCount == 1 ? "" : "s") × \(csv.sampleCount) data row\(csv.sampleCount == 1 ? "" : "s")", nil)
+            return (
+                ImportedSignal(csv: csv),
+                "CSV of \(csv.channelCount) column\(csv.channelCount == 1 ? "" : "s") × \(csv.sampleCount) data row\(csv.sampleCount == 1 ? "" : "s")",
+                nil
+            )
         case .tdms, .xdf, .hdf5:
             throw CaptureError(.usage, file: path, "\(format) holds sources, not one signal: read it with FormatImport")
         }
@@ -120,11 +131,14 @@ public enum CaptureImport {
     /// - Returns: what was written.
     /// - Throws: `CaptureError`.
     @discardableResult
-    public static func write(_ signal: ImportedSignal, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
-                             startNs: Int64 = 0, samplesPerFrame: Int = 4096, to path: String,
-                             options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
-        try write(signal, rate: rate, sourceID: sourceID, sourceName: sourceName, unit: unit, startNs: startNs, samplesPerFrame: samplesPerFrame,
-                  to: CaptureDestination(path: path, replace: true), options: options)
+    public static func write(
+        _ signal: ImportedSignal, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
+        startNs: Int64 = 0, samplesPerFrame: Int = 4096, to path: String,
+        options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
+    ) throws(CaptureError) -> CaptureWriteSummary {
+        try write(
+            signal, rate: rate, sourceID: sourceID, sourceName: sourceName, unit: unit, startNs: startNs, samplesPerFrame: samplesPerFrame,
+            to: CaptureDestination(path: path, replace: true), options: options)
     }
 
     /// Records a signal as a capture (see above) at a checked destination: the capture replaces an
@@ -132,21 +146,27 @@ public enum CaptureImport {
     /// - Throws: `CaptureError.usage` when the signal does not fit a capture (`ImportedSignal.validate`),
     ///   its times overflow `timestamp_ns`, or the unit / source name are too long; `CaptureError.io`.
     @discardableResult
-    public static func write(_ signal: ImportedSignal, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
-                             startNs: Int64 = 0, samplesPerFrame: Int = 4096, to destination: CaptureDestination,
-                             options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
+    public static func write(
+        _ signal: ImportedSignal, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
+        startNs: Int64 = 0, samplesPerFrame: Int = 4096, to destination: CaptureDestination,
+        options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
+    ) throws(CaptureError) -> CaptureWriteSummary {
         let path = destination.path
         try signal.validate(file: path)
         guard rate > 0, rate.isFinite else { throw CaptureError(.usage, file: path, "rate \(rate) Hz is not a positive number") }
         // A configuration holds no other rate (docs/PROTOCOL.md): a capture with one could not be read back.
         guard WireLimits.isValidSamplingRate(rate) else {
-            throw CaptureError(.usage, file: path, "rate \(rate) Hz is outside what a capture's configuration holds "
-                               + "(\(WireLimits.minSamplingRate) to \(WireLimits.maxSamplingRate) Hz)")
+            throw CaptureError(
+                .usage, file: path,
+                "rate \(rate) Hz is outside what a capture's configuration holds "
+                    + "(\(WireLimits.minSamplingRate) to \(WireLimits.maxSamplingRate) Hz)")
         }
         let lastTimeNs = Double(startNs) + Double(signal.sampleCount - 1) / rate * 1e9
         guard lastTimeNs.magnitude < 9.2e18 else {
-            throw CaptureError(.usage, file: path, "\(signal.sampleCount) samples at \(rate) Hz last \(Double(signal.sampleCount) / rate) s: "
-                               + "beyond the range of timestamp_ns (about 292 years)")
+            throw CaptureError(
+                .usage, file: path,
+                "\(signal.sampleCount) samples at \(rate) Hz last \(Double(signal.sampleCount) / rate) s: "
+                    + "beyond the range of timestamp_ns (about 292 years)")
         }
         for (what, text) in [("unit", unit), ("source name", sourceName)] where text.utf8.count > 65_536 {
             throw CaptureError(.usage, file: path, "the \(what) is \(text.utf8.count) bytes; at most 65536")
@@ -155,8 +175,9 @@ public enum CaptureImport {
         let configuration = Configuration(
             deviceName: sourceName, deviceType: "import",
             channels: (0..<signal.channelCount).map {
-                ChannelConfiguration(index: UInt32($0), description: signal.channelNames[$0], unit: unit, samplingRate: rate,
-                                     minValue: -.infinity, maxValue: .infinity)
+                ChannelConfiguration(
+                    index: UInt32($0), description: signal.channelNames[$0], unit: unit, samplingRate: rate,
+                    minValue: -.infinity, maxValue: .infinity)
             })
         do {
             try writer.append(Frame(encoding: .configuration(configuration), sequence: 0, timestampNs: startNs, sourceID: sourceID))
@@ -166,9 +187,11 @@ public enum CaptureImport {
             let perFrame = max(1, min(samplesPerFrame, channels > 0 ? (32 << 20) / (channels * 8) : samplesPerFrame))
             while first < n {
                 let count = min(perFrame, n - first)
-                let header = FrameHeader(kind: .analog, sequence: sequence, timestampNs: startNs + Int64((Double(first) / rate * 1e9).rounded()),
-                                         sourceID: sourceID)
-                let frame = signal.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: UInt64(first))
+                let header = FrameHeader(
+                    kind: .analog, sequence: sequence, timestampNs: startNs + Int64((Double(first) / rate * 1e9).rounded()),
+                    sourceID: sourceID)
+                let frame = signal.samples.frame(
+                    header: header, samplesPerChannel: n, first: first, count: count, firstSample: UInt64(first))
                 try writer.append(frame)
                 sequence += 1
                 first += count

@@ -93,7 +93,9 @@ public enum FormatImport {
     /// `wf_increment`, start from `wf_start_time`, units from `unit_string`. int16 channels with one NI
     /// linear scale are imported as counts with that scale and offset; unscaled int16 as counts with
     /// scale 1; float32 channels as float32; everything else as float64.
-    public static func sources(tdms: TDMSFile, file: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+    public static func sources(tdms: TDMSFile, file: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError)
+        -> [ImportedSource]
+    {
         var out: [ImportedSource] = []
         var wanted: [UInt32?] = []
         for group in tdms.groups {
@@ -106,8 +108,11 @@ public enum FormatImport {
             guard let first = channels.first else { continue }
             let n = first.data.count
             guard channels.allSatisfy({ $0.data.count == n }) else {
-                throw CaptureError(.usage, file: file, "group '\(group.name)': channels of different lengths ("
-                                   + channels.map { "\($0.name): \($0.data.count)" }.joined(separator: ", ") + "); import them with --groups one at a time")
+                throw CaptureError(
+                    .usage, file: file,
+                    "group '\(group.name)': channels of different lengths ("
+                        + channels.map { "\($0.name): \($0.data.count)" }.joined(separator: ", ")
+                        + "); import them with --groups one at a time")
             }
             var r = first.property("wf_increment")?.number.flatMap { $0 > 0 ? 1 / $0 : nil } ?? rate
             if let increment = first.property("wf_increment")?.number, increment > 0 {
@@ -121,15 +126,19 @@ public enum FormatImport {
             var startNs: Int64 = 0
             if case .timestamp(let t)? = first.property("wf_start_time") {
                 guard let ns = t.unixNanoseconds else {
-                    throw CaptureError(.usage, file: file, "group '\(group.name)': wf_start_time (\(t.seconds) s since 1904) is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+                    throw CaptureError(
+                        .usage, file: file,
+                        "group '\(group.name)': wf_start_time (\(t.seconds) s since 1904) is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)"
+                    )
                 }
                 startNs = ns
             }
             let samples: AnalogSamples
             func linear(_ c: TDMSChannel) -> (Double, Double)? {
                 guard c.property("NI_Scaling_Status")?.text != "scaled", c.property("NI_Number_Of_Scales")?.number ?? 1 == 1,
-                      c.property("NI_Scale[0]_Scale_Type")?.text == "Linear",
-                      let s = c.property("NI_Scale[0]_Linear_Slope")?.number, let o = c.property("NI_Scale[0]_Linear_Y_Intercept")?.number else { return nil }
+                    c.property("NI_Scale[0]_Scale_Type")?.text == "Linear",
+                    let s = c.property("NI_Scale[0]_Linear_Slope")?.number, let o = c.property("NI_Scale[0]_Linear_Y_Intercept")?.number
+                else { return nil }
                 return (s, o)
             }
             if channels.allSatisfy({ if case .int16 = $0.data { true } else { false } }) {
@@ -158,10 +167,12 @@ public enum FormatImport {
                 samples = .float64(v)
             }
             wanted.append(id)
-            out.append(ImportedSource(sourceID: 0, deviceName: group.property("device_name")?.text ?? group.name,
-                                      deviceType: group.property("device_type")?.text ?? "TDMS",
-                                      channelNames: channels.map(\.name), units: channels.map { $0.property("unit_string")?.text ?? "" },
-                                      rate: r, samples: samples, sampleCount: n, blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
+            out.append(
+                ImportedSource(
+                    sourceID: 0, deviceName: group.property("device_name")?.text ?? group.name,
+                    deviceType: group.property("device_type")?.text ?? "TDMS",
+                    channelNames: channels.map(\.name), units: channels.map { $0.property("unit_string")?.text ?? "" },
+                    rate: r, samples: samples, sampleCount: n, blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
@@ -188,7 +199,9 @@ public enum FormatImport {
             // Clock offsets: t + a + b·t (least squares over the offsets; constant for one).
             var a = 0.0, b = 0.0
             let o = stream.clockOffsets
-            if o.count == 1 { a = o[0].value } else if o.count > 1 {
+            if o.count == 1 {
+                a = o[0].value
+            } else if o.count > 1 {
                 let mt = o.map(\.time).reduce(0, +) / Double(o.count), mv = o.map(\.value).reduce(0, +) / Double(o.count)
                 let sxx = o.map { ($0.time - mt) * ($0.time - mt) }.reduce(0, +)
                 b = sxx > 0 ? o.map { ($0.time - mt) * ($0.value - mv) }.reduce(0, +) / sxx : 0
@@ -197,7 +210,8 @@ public enum FormatImport {
             let what = "stream '\(h.name)' (id \(h.streamID))"
             // Offsets the reader found finite can still add up to infinities.
             guard a.isFinite, b.isFinite else {
-                throw CaptureError(.usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(a) s + \(b) × t)")
+                throw CaptureError(
+                    .usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(a) s + \(b) × t)")
             }
             func corrected(_ t: Double) -> Double { t + a + b * t }
             var rate = h.nominalRate
@@ -206,15 +220,19 @@ public enum FormatImport {
                 rate = n > 1 && span > 0 ? Double(n - 1) / span : 1
             }
             guard rate > 0, rate.isFinite else {
-                throw CaptureError(.usage, file: file, "\(what): no sampling rate: nominal_srate \(h.nominalRate), and \(n) timestamps from "
-                                   + "\(stream.timestamps[0]) s to \(stream.timestamps[n - 1]) s give \(rate) Hz")
+                throw CaptureError(
+                    .usage, file: file,
+                    "\(what): no sampling rate: nominal_srate \(h.nominalRate), and \(n) timestamps from "
+                        + "\(stream.timestamps[0]) s to \(stream.timestamps[n - 1]) s give \(rate) Hz")
             }
             /// The time of sample `s` in ns: its timestamp corrected by the clock offsets, which must fit `timestamp_ns`.
             func time(_ s: Int) throws(CaptureError) -> Int64 {
                 let t = corrected(stream.timestamps[s])
                 guard let ns = SampleTime.nanoseconds(seconds: t) else {
-                    throw CaptureError(.usage, file: file, "\(what): sample \(s) at \(stream.timestamps[s]) s (\(t) s with the clock offsets) "
-                                       + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+                    throw CaptureError(
+                        .usage, file: file,
+                        "\(what): sample \(s) at \(stream.timestamps[s]) s (\(t) s with the clock offsets) "
+                            + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
                 }
                 return ns
             }
@@ -241,15 +259,19 @@ public enum FormatImport {
                 samples = .int16(counts: v, scale: scale, offset: offset)
             case .strings: continue
             }
-            let names = (0..<h.channelCount).map { k in k < h.channels.count && !h.channels[k].label.isEmpty ? h.channels[k].label : "ch\(k)" }
+            let names = (0..<h.channelCount).map { k in
+                k < h.channels.count && !h.channels[k].label.isEmpty ? h.channels[k].label : "ch\(k)"
+            }
             let units = (0..<h.channelCount).map { k in k < h.channels.count ? h.channels[k].unit : "" }
             let device = XML.value(stream.headerXML, "device")
             var id: UInt32?
             if h.sourceID.hasPrefix("tributary-source-") { id = UInt32(h.sourceID.dropFirst("tributary-source-".count)) }
             wanted.append(id)
-            out.append(ImportedSource(sourceID: 0, deviceName: device.flatMap { XML.value($0, "name") } ?? h.name,
-                                      deviceType: device.flatMap { XML.value($0, "type") } ?? (h.type.isEmpty ? "XDF" : h.type),
-                                      channelNames: names, units: units, rate: rate, samples: samples, sampleCount: n, blocks: blocks))
+            out.append(
+                ImportedSource(
+                    sourceID: 0, deviceName: device.flatMap { XML.value($0, "name") } ?? h.name,
+                    deviceType: device.flatMap { XML.value($0, "type") } ?? (h.type.isEmpty ? "XDF" : h.type),
+                    channelNames: names, units: units, rate: rate, samples: samples, sampleCount: n, blocks: blocks))
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
@@ -262,7 +284,8 @@ public enum FormatImport {
     /// the dataset, then its group: sample_rate (or sampling_rate, rate, fs), start_time_ns,
     /// channel_names, units, device_name, source_id; int16 datasets with scale / offset are counts.
     /// `select` names datasets (by path, name or group name).
-    public static func sources(hdf5 path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+    public static func sources(hdf5 path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource]
+    {
         let file: HDF5Object
         do { file = try HDF5Object.open(path: path) } catch { throw CaptureError(.usage, file: path, error.reason) }
         var out: [ImportedSource] = []
@@ -272,10 +295,14 @@ public enum FormatImport {
             let name = parts.last ?? datasetPath
             let groupPath = "/" + parts.dropLast().joined(separator: "/")
             if ["block_start", "block_time_ns"].contains(name) { continue }
-            if let select, !select.contains(datasetPath), !select.contains(name), !select.contains(parts.dropLast().last ?? "/") { continue }
+            if let select, !select.contains(datasetPath), !select.contains(name), !select.contains(parts.dropLast().last ?? "/") {
+                continue
+            }
             guard let dataset = try? file.openDataset(datasetPath) else { continue }
             let numbers: (dims: [Int], data: HDF5Data)?
-            do { numbers = try dataset.readNumbers() } catch { throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(error.reason)") }
+            do { numbers = try dataset.readNumbers() } catch {
+                throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(error.reason)")
+            }
             guard let (dims, data) = numbers, (1...2).contains(dims.count) else { continue }
             let group = try? file.openGroup(groupPath)
             func attribute(_ names: String...) -> HDF5Value? {
@@ -292,7 +319,8 @@ public enum FormatImport {
             /// A time in ns from a float64 value: a whole number (truncated) within the range of `timestamp_ns`.
             func nanoseconds(_ v: Double, _ what: String) throws(CaptureError) -> Int64 {
                 guard let ns = Int64(exactly: v.rounded(.towardZero)) else {
-                    throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(what) \(v) is not a time in ns within the range of timestamp_ns")
+                    throw CaptureError(
+                        .usage, file: path, "dataset \(datasetPath): \(what) \(v) is not a time in ns within the range of timestamp_ns")
                 }
                 return ns
             }
@@ -300,9 +328,11 @@ public enum FormatImport {
             // 2^63, which no Int64 holds): integer times are read exactly.
             let exact = exactInt64(file: file, path: groupPath + "/block_time_ns")
             var blocks = [ImportedBlock(start: 0, timestampNs: 0)]
-            if let g = group, let starts = try? g.openDataset("block_start").readNumbers(), let times = try? g.openDataset("block_time_ns").readNumbers(),
-               case .float64(let s) = starts.data, case .float64(let t) = times.data, s.count == t.count, !s.isEmpty, s[0] == 0,
-               zip(s, s.dropFirst()).allSatisfy({ $0 < $1 }), (s.last ?? 0) < Double(n) {
+            if let g = group, let starts = try? g.openDataset("block_start").readNumbers(),
+                let times = try? g.openDataset("block_time_ns").readNumbers(),
+                case .float64(let s) = starts.data, case .float64(let t) = times.data, s.count == t.count, !s.isEmpty, s[0] == 0,
+                zip(s, s.dropFirst()).allSatisfy({ $0 < $1 }), (s.last ?? 0) < Double(n)
+            {
                 blocks = []
                 for k in s.indices {
                     let time: Int64
@@ -314,7 +344,9 @@ public enum FormatImport {
                 for k in blocks.indices { blocks[k].timestampNs = exact[k] }
             }
             if blocks.count == 1 {
-                if let exactStart = exactInt64Attribute(dataset, "start_time_ns") ?? group.flatMap({ exactInt64Attribute($0, "start_time_ns") }) {
+                if let exactStart = exactInt64Attribute(dataset, "start_time_ns")
+                    ?? group.flatMap({ exactInt64Attribute($0, "start_time_ns") })
+                {
                     blocks[0].timestampNs = exactStart
                 } else if let start = attribute("start_time_ns")?.number {
                     blocks[0].timestampNs = try nanoseconds(start, "start_time_ns")
@@ -326,13 +358,16 @@ public enum FormatImport {
             case .float32(let v): samples = .float32(v)
             case .int16(let v):
                 let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
-                let offset = attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
+                let offset =
+                    attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
                 samples = .int16(counts: v, scale: scale, offset: offset)
             }
             wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
-            out.append(ImportedSource(sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
-                                      deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
-                                      samples: samples, sampleCount: n, blocks: blocks))
+            out.append(
+                ImportedSource(
+                    sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
+                    deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
+                    samples: samples, sampleCount: n, blocks: blocks))
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
@@ -356,15 +391,19 @@ public enum FormatImport {
     public static func checkRateAndTimes(_ source: ImportedSource, file: String) throws(CaptureError) {
         let what = "source '\(source.deviceName)'"
         guard source.rate > 0, WireLimits.isValidSamplingRate(source.rate) else {
-            throw CaptureError(.usage, file: file, "\(what): rate \(source.rate) Hz is outside what a capture's configuration holds "
-                               + "(\(WireLimits.minSamplingRate) to \(WireLimits.maxSamplingRate) Hz)")
+            throw CaptureError(
+                .usage, file: file,
+                "\(what): rate \(source.rate) Hz is outside what a capture's configuration holds "
+                    + "(\(WireLimits.minSamplingRate) to \(WireLimits.maxSamplingRate) Hz)")
         }
         for (k, block) in source.blocks.enumerated() {
             let end = k + 1 < source.blocks.count ? source.blocks[k + 1].start : source.sampleCount
             let last = max(0, end - 1 - block.start)
             guard SampleTime.adding(Double(last) / source.rate, to: block.timestampNs) != nil else {
-                throw CaptureError(.usage, file: file, "\(what): \(last + 1) samples at \(source.rate) Hz from \(block.timestampNs) ns (sample \(block.start)) "
-                                   + "run beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+                throw CaptureError(
+                    .usage, file: file,
+                    "\(what): \(last + 1) samples at \(source.rate) Hz from \(block.timestampNs) ns (sample \(block.start)) "
+                        + "run beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
             }
         }
     }
@@ -378,8 +417,9 @@ public enum FormatImport {
         let configuration = Configuration(
             deviceName: source.deviceName, deviceType: source.deviceType,
             channels: (0..<channels).map {
-                ChannelConfiguration(index: UInt32($0), description: source.channelNames[$0], unit: source.units[$0], samplingRate: rate,
-                                     minValue: -.infinity, maxValue: .infinity)
+                ChannelConfiguration(
+                    index: UInt32($0), description: source.channelNames[$0], unit: source.units[$0], samplingRate: rate,
+                    minValue: -.infinity, maxValue: .infinity)
             })
         let t0 = source.blocks.first?.timestampNs ?? 0
         try body(Frame(encoding: .configuration(configuration), sequence: 0, timestampNs: t0, sourceID: source.sourceID))
@@ -394,9 +434,10 @@ public enum FormatImport {
             var first = block.start
             while first < end {
                 let count = min(perFrame, end - first)
-                let header = FrameHeader(kind: .analog, sequence: sequence,
-                                         timestampNs: SampleTime.adding(saturating: Double(first - block.start) / rate, to: block.timestampNs),
-                                         sourceID: source.sourceID)
+                let header = FrameHeader(
+                    kind: .analog, sequence: sequence,
+                    timestampNs: SampleTime.adding(saturating: Double(first - block.start) / rate, to: block.timestampNs),
+                    sourceID: source.sourceID)
                 let frame = source.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: counter)
                 try body(frame)
                 sequence += 1
@@ -409,14 +450,18 @@ public enum FormatImport {
 
     /// Records the sources as a capture at a checked destination (replaced only once complete).
     @discardableResult
-    public static func write(_ sources: [ImportedSource], to destination: CaptureDestination,
-                             options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)) throws(CaptureError) -> CaptureWriteSummary {
+    public static func write(
+        _ sources: [ImportedSource], to destination: CaptureDestination,
+        options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
+    ) throws(CaptureError) -> CaptureWriteSummary {
         for s in sources {
             try checkRateAndTimes(s, file: destination.path)
-            let signal = ImportedSignal(samples: s.samples, channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames)
+            let signal = ImportedSignal(
+                samples: s.samples, channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames)
             try signal.validate(file: destination.path)
             for (what, text) in [("device name", s.deviceName)] + s.units.map({ ("unit", $0) }) where text.utf8.count > 65_536 {
-                throw CaptureError(.usage, file: destination.path, "the \(what) '\(text.prefix(40))…' is \(text.utf8.count) bytes; at most 65536")
+                throw CaptureError(
+                    .usage, file: destination.path, "the \(what) '\(text.prefix(40))…' is \(text.utf8.count) bytes; at most 65536")
             }
         }
         let writer = try CaptureWriter(destination: destination, options: options)

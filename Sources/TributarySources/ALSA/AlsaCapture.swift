@@ -58,15 +58,17 @@ final class AlsaCapture: @unchecked Sendable {
                 guard snd_pcm_hw_params_test_format(pcm, hw, f) >= 0, let text = snd_pcm_format_name(f) else { return nil }
                 return String(cString: text)
             }
-            throw AlsaCaptureError("\(name) does not deliver format \(spec.format.rawValue); it offers "
-                                   + (offered.isEmpty ? "none" : offered.joined(separator: ", "))
-                                   + " (this source reads \(AlsaSpec.Format.allCases.map(\.rawValue).joined(separator: ", ")); a plughw: device converts)")
+            throw AlsaCaptureError(
+                "\(name) does not deliver format \(spec.format.rawValue); it offers "
+                    + (offered.isEmpty ? "none" : offered.joined(separator: ", "))
+                    + " (this source reads \(AlsaSpec.Format.allCases.map(\.rawValue).joined(separator: ", ")); a plughw: device converts)")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hw, format), "\(name): cannot set format \(spec.format.rawValue)")
 
         if snd_pcm_hw_params_test_channels(pcm, hw, UInt32(spec.channels)) < 0 {
             var low: UInt32 = 0, high: UInt32 = 0
-            let range = snd_pcm_hw_params_get_channels_min(hw, &low) >= 0 && snd_pcm_hw_params_get_channels_max(hw, &high) >= 0
+            let range =
+                snd_pcm_hw_params_get_channels_min(hw, &low) >= 0 && snd_pcm_hw_params_get_channels_max(hw, &high) >= 0
                 ? "; it takes \(low)...\(high)" : ""
             throw AlsaCaptureError("\(name) does not capture \(spec.channels) channel\(spec.channels == 1 ? "" : "s")\(range)")
         }
@@ -74,20 +76,24 @@ final class AlsaCapture: @unchecked Sendable {
 
         // The rates it takes, read before a rate is set (which narrows them to that one).
         var low: UInt32 = 0, high: UInt32 = 0, dir: Int32 = 0
-        let range = snd_pcm_hw_params_get_rate_min(hw, &low, &dir) >= 0 && snd_pcm_hw_params_get_rate_max(hw, &high, &dir) >= 0
+        let range =
+            snd_pcm_hw_params_get_rate_min(hw, &low, &dir) >= 0 && snd_pcm_hw_params_get_rate_max(hw, &high, &dir) >= 0
             ? " (it takes \(low)...\(high) Hz)" : ""
         var rate = UInt32(spec.rate)
         var direction: Int32 = 0
         let rateSet = snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &direction)
         guard rateSet >= 0, rate == UInt32(spec.rate), direction == 0 else {
-            throw AlsaCaptureError("\(name) does not capture at \(spec.rate) Hz: "
-                                   + (rateSet < 0 ? Self.describe(rateSet) : "the nearest rate it gives is \(rate) Hz")
-                                   + "\(range); give rate=\(rateSet < 0 ? "a rate it takes" : String(rate)) or a plughw: device, which resamples")
+            throw AlsaCaptureError(
+                "\(name) does not capture at \(spec.rate) Hz: "
+                    + (rateSet < 0 ? Self.describe(rateSet) : "the nearest rate it gives is \(rate) Hz")
+                    + "\(range); give rate=\(rateSet < 0 ? "a rate it takes" : String(rate)) or a plughw: device, which resamples")
         }
 
         // The period is the block; four of them in the buffer give the reading thread room.
         var period = snd_pcm_uframes_t(spec.samplesPerFrame)
-        try check(snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, &direction), "\(name): cannot set a period of \(spec.samplesPerFrame) samples")
+        try check(
+            snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, &direction),
+            "\(name): cannot set a period of \(spec.samplesPerFrame) samples")
         var buffer = snd_pcm_uframes_t(spec.samplesPerFrame).multipliedReportingOverflow(by: 4).partialValue
         try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), "\(name): cannot set a buffer of \(buffer) samples")
         try check(snd_pcm_hw_params(pcm, hw), "\(name): cannot apply the hardware parameters")
@@ -152,7 +158,9 @@ final class AlsaCapture: @unchecked Sendable {
         case EPIPE, ESTRPIPE:
             let what = -code == EPIPE ? "overrun" : "suspended"
             let recovered = snd_pcm_recover(pcm, code, 1)
-            guard recovered >= 0 else { return .failed("\(what), and the capture could not be prepared again: \(Self.describe(recovered))") }
+            guard recovered >= 0 else {
+                return .failed("\(what), and the capture could not be prepared again: \(Self.describe(recovered))")
+            }
             return .lost(what)
         default:
             return .failed("reading: \(Self.describe(code))")

@@ -60,8 +60,9 @@ public final class AlsaSource: Source {
         if delivery == .lossless {
             guard sink.waitForStartedSubscribers(waitForSubscribers) else { return }
         }
-        var blocks = InterleavedBlocks(sourceID: spec.id, channels: spec.channels, rate: Double(spec.rate), encoding: spec.format.encoding,
-                                       scale: spec.effectiveScale, offset: spec.offset, progress: progressState)
+        var blocks = InterleavedBlocks(
+            sourceID: spec.id, channels: spec.channels, rate: Double(spec.rate), encoding: spec.format.encoding,
+            scale: spec.effectiveScale, offset: spec.offset, progress: progressState)
         let row = blocks.bytesPerRow
         var buffer = [UInt8](repeating: 0, count: spec.samplesPerFrame * row)
         defer { capture.stop() }
@@ -116,7 +117,9 @@ public final class AlsaSource: Source {
                 let before = progressState.current.samplesLost
                 blocks.declareLoss(restartedAtNs: restartNs)
                 let lost = progressState.current.samplesLost &- before
-                onLoss?("\(loss) after sample \(blocks.clock.nextSample &- lost): \(lost) sample\(lost == 1 ? "" : "s") per channel lost, declared as a gap")
+                onLoss?(
+                    "\(loss) after sample \(blocks.clock.nextSample &- lost): \(lost) sample\(lost == 1 ? "" : "s") per channel lost, declared as a gap"
+                )
             }
         }
         progressState.update { $0.finished = true }

@@ -95,14 +95,17 @@ public struct AlsaSpec: Sendable, Hashable {
     /// - Throws: `AlsaSpecError` naming the key or value that is wrong.
     public init(parsing text: String) throws(AlsaSpecError) {
         let items = text.split(separator: ",", omittingEmptySubsequences: false)
-        let ours = items.firstIndex { item in
-            guard let equals = item.firstIndex(of: "=") else { return false }
-            let key = item[..<equals].trimmingCharacters(in: .whitespaces)
-            return key.first?.isLowercase == true && key.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "_" }
-        } ?? items.endIndex
+        let ours =
+            items.firstIndex { item in
+                guard let equals = item.firstIndex(of: "=") else { return false }
+                let key = item[..<equals].trimmingCharacters(in: .whitespaces)
+                return key.first?.isLowercase == true && key.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "_" }
+            } ?? items.endIndex
         let device = items[..<ours].joined(separator: ",")
         guard !device.isEmpty else {
-            throw AlsaSpecError(spec: text, message: "the spec starts with the ALSA device (default, hw:1,0, plughw:CARD=USB,DEV=0, ...), then key=value pairs")
+            throw AlsaSpecError(
+                spec: text,
+                message: "the spec starts with the ALSA device (default, hw:1,0, plughw:CARD=USB,DEV=0, ...), then key=value pairs")
         }
         self.init(device: device)
         do throws(KeyValueSpecError) {
@@ -132,7 +135,9 @@ public struct AlsaSpec: Sendable, Hashable {
         } catch {
             throw AlsaSpecError(spec: text, message: error.message)
         }
-        if let problem = InterleavedBlocks.oversizeFrameProblem(channels: channels, samplesPerFrame: samplesPerFrame, format: format.wireFormat) {
+        if let problem = InterleavedBlocks.oversizeFrameProblem(
+            channels: channels, samplesPerFrame: samplesPerFrame, format: format.wireFormat)
+        {
             throw AlsaSpecError(spec: text, message: problem)
         }
     }
@@ -152,8 +157,9 @@ public struct AlsaSpec: Sendable, Hashable {
         return Configuration(
             deviceName: name, deviceType: "ALSA \(device) \(format.rawValue)",
             channels: (0..<channels).map {
-                ChannelConfiguration(index: UInt32($0), description: "ch\($0)", unit: unit, samplingRate: Double(rate),
-                                     minValue: limits.lowerBound, maxValue: limits.upperBound)
+                ChannelConfiguration(
+                    index: UInt32($0), description: "ch\($0)", unit: unit, samplingRate: Double(rate),
+                    minValue: limits.lowerBound, maxValue: limits.upperBound)
             })
     }
 }

@@ -79,9 +79,12 @@ public final class DiscoveryAnnouncer: Sendable {
             guard let (bytes, from) = socket.receive(limit: DiscoveryLimits.maxQueryBytes, milliseconds: 200) else { continue }
             let elapsed = ContinuousClock.now - last
             last = ContinuousClock.now
-            tokens = min(Self.answerBurst, tokens + (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18) * Self.answersPerSecond)
+            tokens = min(
+                Self.answerBurst,
+                tokens + (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18) * Self.answersPerSecond)
             guard !loopbackOnly || DiscoverySocket.isLoopback(from.sin_addr) || ownAddresses.contains(from.sin_addr.s_addr),
-                  let query = try? DiscoveryQuery(datagram: bytes) else {
+                let query = try? DiscoveryQuery(datagram: bytes)
+            else {
                 ignored.add(1, ordering: .relaxed)
                 continue
             }

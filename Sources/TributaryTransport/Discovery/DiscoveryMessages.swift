@@ -90,8 +90,10 @@ public struct DiscoveredSource: Sendable, Hashable {
     /// The wire's sample format (float64, float32, int16), or nil when the publisher does not say.
     public var sampleType: SampleFormat?
 
-    public init(id: UInt32, device: String, type: String, rate: Double, channelCount: Int, channelNames: [String],
-                units: [String], sampleType: SampleFormat?) {
+    public init(
+        id: UInt32, device: String, type: String, rate: Double, channelCount: Int, channelNames: [String],
+        units: [String], sampleType: SampleFormat?
+    ) {
         self.id = id
         self.device = device
         self.type = type
@@ -105,10 +107,11 @@ public struct DiscoveredSource: Sendable, Hashable {
     /// The description of a publisher's source.
     public init(_ source: any Source) {
         let configuration = source.configuration
-        self.init(id: source.info.id, device: configuration.deviceName, type: configuration.deviceType,
-                  rate: configuration.channels.first?.samplingRate ?? 0, channelCount: configuration.channels.count,
-                  channelNames: configuration.channels.map(\.description), units: configuration.channels.map(\.unit),
-                  sampleType: source.sampleFormat)
+        self.init(
+            id: source.info.id, device: configuration.deviceName, type: configuration.deviceType,
+            rate: configuration.channels.first?.samplingRate ?? 0, channelCount: configuration.channels.count,
+            channelNames: configuration.channels.map(\.description), units: configuration.channels.map(\.unit),
+            sampleType: source.sampleFormat)
     }
 
     /// The unit every channel shares, or nil when they differ (or are not listed).
@@ -186,14 +189,18 @@ public struct DiscoveryAnswer: Sendable, Hashable {
 
     private static func encode(_ queryID: UInt64, _ p: PublisherDescription) -> [UInt8] {
         var text = magic + "\n"
-        var fields = [("query", String(queryID)), ("name", DiscoveryText.cut(p.name)), ("host", DiscoveryText.cut(p.host)),
-                      ("address", DiscoveryText.cut(p.address)), ("auth", p.authentication.rawValue)]
+        var fields = [
+            ("query", String(queryID)), ("name", DiscoveryText.cut(p.name)), ("host", DiscoveryText.cut(p.host)),
+            ("address", DiscoveryText.cut(p.address)), ("auth", p.authentication.rawValue),
+        ]
         if p.truncated { fields.append(("truncated", "1")) }
         text += DiscoveryText.line("publisher", fields)
         for s in p.sources {
-            var fields = [("id", String(s.id)), ("device", DiscoveryText.cut(s.device)), ("type", DiscoveryText.cut(s.type)),
-                          ("rate", s.rate.isFinite && s.rate >= 0 ? "\(s.rate)" : "0"),
-                          ("channels", String(min(max(s.channelCount, 0), DiscoveryLimits.maxChannels)))]
+            var fields = [
+                ("id", String(s.id)), ("device", DiscoveryText.cut(s.device)), ("type", DiscoveryText.cut(s.type)),
+                ("rate", s.rate.isFinite && s.rate >= 0 ? "\(s.rate)" : "0"),
+                ("channels", String(min(max(s.channelCount, 0), DiscoveryLimits.maxChannels))),
+            ]
             if let sampleType = s.sampleType { fields.append(("sample", sampleType.description)) }
             if !s.channelNames.isEmpty, s.channelNames.count == s.channelCount {
                 fields.append(("names", s.channelNames.map { DiscoveryText.encode(DiscoveryText.cut($0)) }.joined(separator: ",")))
@@ -223,8 +230,9 @@ public struct DiscoveryAnswer: Sendable, Hashable {
         guard let authentication = DiscoveryAuthentication(rawValue: authText) else {
             throw DiscoveryFormatError("answer line 2: field 'auth': '\(authText)' is not key or curve")
         }
-        var description = PublisherDescription(name: try required("name"), host: try required("host"), address: try required("address"),
-                                               authentication: authentication, sources: [])
+        var description = PublisherDescription(
+            name: try required("name"), host: try required("host"), address: try required("address"),
+            authentication: authentication, sources: [])
         description.truncated = try first.text("truncated", line: 2, limit: 1) == "1"
         guard lines.count - 1 <= DiscoveryLimits.maxSources else {
             throw DiscoveryFormatError("answer: \(lines.count - 1) sources, more than \(DiscoveryLimits.maxSources)")
@@ -246,7 +254,8 @@ public struct DiscoveryAnswer: Sendable, Hashable {
             }
             let channelValue = try fields.unsigned("channels", line: line)
             guard channelValue <= UInt64(DiscoveryLimits.maxChannels) else {
-                throw DiscoveryFormatError("answer line \(line): field 'channels': \(channelValue) is more than \(DiscoveryLimits.maxChannels)")
+                throw DiscoveryFormatError(
+                    "answer line \(line): field 'channels': \(channelValue) is more than \(DiscoveryLimits.maxChannels)")
             }
             let channels = Int(channelValue)
             var sampleType: SampleFormat?
@@ -258,10 +267,11 @@ public struct DiscoveryAnswer: Sendable, Hashable {
             }
             let names = try fields.list("names", line: line, count: channels)
             let units = try fields.list("units", line: line, count: channels)
-            description.sources.append(DiscoveredSource(
-                id: id, device: try fields.text("device", line: line, limit: DiscoveryLimits.maxTextBytes) ?? "",
-                type: try fields.text("type", line: line, limit: DiscoveryLimits.maxTextBytes) ?? "",
-                rate: rate, channelCount: channels, channelNames: names, units: units, sampleType: sampleType))
+            description.sources.append(
+                DiscoveredSource(
+                    id: id, device: try fields.text("device", line: line, limit: DiscoveryLimits.maxTextBytes) ?? "",
+                    type: try fields.text("type", line: line, limit: DiscoveryLimits.maxTextBytes) ?? "",
+                    rate: rate, channelCount: channels, channelNames: names, units: units, sampleType: sampleType))
         }
         publisher = description
     }

@@ -27,8 +27,10 @@ public enum DiscoveryResolver {
     /// Asks the publishers on the group and returns those that answer within `timeout` seconds
     /// (0.05...3600) and match `match`, one per publisher (name, host and port), sorted by name and address.
     /// - Throws: `DiscoverySocketError` when no socket can be made or no interface can send the query.
-    public static func resolve(_ match: DiscoveryMatch?, settings: DiscoverySettings = .standard,
-                               timeout: Double = 1) throws(DiscoverySocketError) -> DiscoveryResult {
+    public static func resolve(
+        _ match: DiscoveryMatch?, settings: DiscoverySettings = .standard,
+        timeout: Double = 1
+    ) throws(DiscoverySocketError) -> DiscoveryResult {
         guard timeout.isFinite, timeout >= 0.05, timeout <= 3_600 else {
             throw DiscoverySocketError("the timeout \(timeout) s is not in [0.05, 3600] s")
         }
@@ -56,8 +58,10 @@ public enum DiscoveryResolver {
                     if socket.send(query, to: group, port: settings.port) { sent += 1 }
                 }
                 if sent == 0 && found.isEmpty && wave == 0 {
-                    throw DiscoverySocketError(interfaces.isEmpty ? "no interface that is up carries multicast: the query cannot be sent"
-                                                                  : "the query could not be sent on any interface (\(interfaces.map(\.name).joined(separator: ", ")))")
+                    throw DiscoverySocketError(
+                        interfaces.isEmpty
+                            ? "no interface that is up carries multicast: the query cannot be sent"
+                            : "the query could not be sent on any interface (\(interfaces.map(\.name).joined(separator: ", ")))")
                 }
             }
             guard now < end else { break }
@@ -74,7 +78,9 @@ public enum DiscoveryResolver {
             guard answer.queryID == id else { continue }
             var description = answer.publisher
             guard let (host, port) = PublisherAddress.tcpHostPort(description.address), (1...65_535).contains(port) else {
-                if refused.count < 100 { refused.append("answer from \(sender): the address '\(description.address)' is not tcp://HOST:PORT") }
+                if refused.count < 100 {
+                    refused.append("answer from \(sender): the address '\(description.address)' is not tcp://HOST:PORT")
+                }
                 continue
             }
             if ["*", "0.0.0.0", "::", ""].contains(host) { description.address = "tcp://\(sender):\(port)" }

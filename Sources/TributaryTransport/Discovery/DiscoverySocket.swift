@@ -149,11 +149,13 @@ final class DiscoverySocket: Sendable {
             defer { entry = e.pointee.ifa_next }
             let flags = e.pointee.ifa_flags
             guard let address = e.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                  flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0 else { continue }
+                flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0
+            else { continue }
             let name = String(cString: e.pointee.ifa_name)
             let inet = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
-            let interface = Interface(name: name, index: Int32(bitPattern: if_nametoindex(name)), address: inet,
-                                      isLoopback: flags & UInt32(IFF_LOOPBACK) != 0)
+            let interface = Interface(
+                name: name, index: Int32(bitPattern: if_nametoindex(name)), address: inet,
+                isLoopback: flags & UInt32(IFF_LOOPBACK) != 0)
             if !result.contains(where: { $0.index == interface.index }) { result.append(interface) }
         }
         return result

@@ -31,7 +31,8 @@ enum DiscoveryText {
             var result: [String] = []
             result.reserveCapacity(count)
             for (i, item) in items.enumerated() {
-                result.append(try DiscoveryText.decode(item, limit: DiscoveryLimits.maxTextBytes, what: "line \(line): field '\(key)' item \(i + 1)"))
+                result.append(
+                    try DiscoveryText.decode(item, limit: DiscoveryLimits.maxTextBytes, what: "line \(line): field '\(key)' item \(i + 1)"))
             }
             return result
         }
@@ -105,7 +106,8 @@ enum DiscoveryText {
     /// Splits a datagram into its lines after the first (`magic`): at most `limit` bytes, printable
     /// ASCII and line feeds only, every line ended by a line feed, at most `DiscoveryLimits.maxLines`,
     /// each a record name and `key=value` fields with distinct keys.
-    static func lines(_ datagram: some Collection<UInt8>, limit: Int, magic: String, what: String) throws(DiscoveryFormatError) -> [Fields] {
+    static func lines(_ datagram: some Collection<UInt8>, limit: Int, magic: String, what: String) throws(DiscoveryFormatError) -> [Fields]
+    {
         guard datagram.count <= limit else { throw DiscoveryFormatError("\(what): \(datagram.count) bytes, more than \(limit)") }
         let bytes = Array(datagram)
         for (offset, byte) in bytes.enumerated() where !(byte == 0x0A || (byte >= 0x20 && byte < 0x7F)) {
@@ -130,7 +132,9 @@ enum DiscoveryText {
             }
             var values: [String: Substring] = [:]
             for token in tokens.dropFirst() {
-                guard let equals = token.firstIndex(of: "="), equals != token.startIndex, token.distance(from: token.startIndex, to: equals) <= 32 else {
+                guard let equals = token.firstIndex(of: "="), equals != token.startIndex,
+                    token.distance(from: token.startIndex, to: equals) <= 32
+                else {
                     throw DiscoveryFormatError("\(what) line \(number): '\(token.prefix(40))' is not key=value")
                 }
                 let key = String(token[..<equals])

@@ -17,8 +17,10 @@ public enum PublisherAddress {
 
     /// The host and port to connect to. An empty host and a port out of range are left for the
     /// Subject to refuse (errors 8 and 9).
-    public static func parse(_ text: String, settings: DiscoverySettings = .standard,
-                             timeout: Double = resolveTimeout) throws(Failure) -> (host: String, port: Int) {
+    public static func parse(
+        _ text: String, settings: DiscoverySettings = .standard,
+        timeout: Double = resolveTimeout
+    ) throws(Failure) -> (host: String, port: Int) {
         guard text.hasPrefix(resolvePrefix) else { return try parseTCP(text) }
         let queryText = String(text.dropFirst(resolvePrefix.count))
         var match: DiscoveryMatch?
@@ -34,12 +36,16 @@ public enum PublisherAddress {
         let publishers = result.publishers
         guard publishers.count == 1, let found = publishers[0].hostAndPort else {
             if publishers.isEmpty {
-                throw Failure(isSyntax: false, message: "address '\(text)': no publisher answered within \(timeout) s "
-                              + "(group \(settings.group), port \(settings.port)); `tributary resolve` lists those that do")
+                throw Failure(
+                    isSyntax: false,
+                    message: "address '\(text)': no publisher answered within \(timeout) s "
+                        + "(group \(settings.group), port \(settings.port)); `tributary resolve` lists those that do")
             }
             let list = publishers.map { "'\($0.description.name)' on \($0.description.host) at \($0.description.address)" }
-            throw Failure(isSyntax: false, message: "address '\(text)': \(publishers.count) publishers match, expected exactly one: "
-                          + list.joined(separator: "; ") + " (narrow the query, e.g. name=NAME,host=HOST)")
+            throw Failure(
+                isSyntax: false,
+                message: "address '\(text)': \(publishers.count) publishers match, expected exactly one: "
+                    + list.joined(separator: "; ") + " (narrow the query, e.g. name=NAME,host=HOST)")
         }
         return found
     }
@@ -47,7 +53,9 @@ public enum PublisherAddress {
     /// `tcp://HOST:PORT` or `HOST:PORT`.
     static func parseTCP(_ text: String) throws(Failure) -> (host: String, port: Int) {
         var rest = Substring(text)
-        if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
+        if rest.hasPrefix("tcp://") {
+            rest = rest.dropFirst(6)
+        } else if rest.contains("://") {
             throw Failure(isSyntax: true, message: "ADDRESS '\(text)': only tcp:// addresses are supported (or resolve:QUERY)")
         }
         guard let colon = rest.lastIndex(of: ":") else {

@@ -60,14 +60,17 @@ enum MessageFraming {
     /// With `acceptCompact` (the receiver asked for compact headers, docs/PROTOCOL.md §3.2) a first part
     /// of exactly 32 bytes is a compact header: it is expanded to the 40-byte header it stands for and
     /// then checked like any other, and the frame must be in the split form.
-    static func decode(header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
-                       maxFrameSize: Int, acceptCompact: Bool = false) throws(WireError) -> InboundFrame {
+    static func decode(
+        header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
+        maxFrameSize: Int, acceptCompact: Bool = false
+    ) throws(WireError) -> InboundFrame {
         if acceptCompact && first.count == CompactHeader.length {
             return try withUnsafeTemporaryAllocation(byteCount: WireLimits.headerLength, alignment: 8) {
                 (full) throws(WireError) -> InboundFrame in
                 CompactHeader.expand(first, into: full.baseAddress!)
-                return try decodeSplit(header: UnsafeRawBufferPointer(full), payload: payload, extraParts: extraParts,
-                                       maxFrameSize: maxFrameSize, compact: true)
+                return try decodeSplit(
+                    header: UnsafeRawBufferPointer(full), payload: payload, extraParts: extraParts,
+                    maxFrameSize: maxFrameSize, compact: true)
             }
         }
         return try decodeSplit(header: first, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize, compact: false)
@@ -75,16 +78,19 @@ enum MessageFraming {
 
     /// `decode(header:…)` once the header part is a 40-byte (or longer) header; `compact` says that it was
     /// expanded from a compact one, which only the split form carries (a header-only frame is one part).
-    private static func decodeSplit(header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
-                                    maxFrameSize: Int, compact: Bool) throws(WireError) -> InboundFrame {
+    private static func decodeSplit(
+        header first: UnsafeRawBufferPointer, payload: FrameBuffer?, extraParts: Int,
+        maxFrameSize: Int, compact: Bool
+    ) throws(WireError) -> InboundFrame {
         let peeked = try FrameHeader.peek(first, maxFrameSize: maxFrameSize, origin: 0)
         let partCount = 1 + (payload == nil ? 0 : 1) + extraParts
         let header: FrameHeader
         switch peeked {
         case .ignorable(let kind, let frameLength):
             guard partCount <= 2, first.count + (payload?.count ?? 0) == frameLength else {
-                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                detail: "extension kind \(kind) announces \(frameLength) bytes")
+                throw WireError(
+                    .lengthMismatch, field: "header.payload_length", offset: 12,
+                    detail: "extension kind \(kind) announces \(frameLength) bytes")
             }
             return kind == TransportKind.keepalive ? .keepalive : .ignorable(kind: kind)
         case .frame(let h):
@@ -95,30 +101,35 @@ enum MessageFraming {
             if compact {
                 // A compact header never starts a whole frame: its part holds the header alone.
                 guard header.payloadLength == 0 else {
-                    throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                    detail: "a compact header part announces \(header.payloadLength) payload bytes and no payload part follows")
+                    throw WireError(
+                        .lengthMismatch, field: "header.payload_length", offset: 12,
+                        detail: "a compact header part announces \(header.payloadLength) payload bytes and no payload part follows")
                 }
                 return .frame(try Frame(header: header, payload: emptyPayload))
             }
             guard first.count == header.frameLength else {
-                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                detail: "the frame has \(header.frameLength) bytes, the message part \(first.count)")
+                throw WireError(
+                    .lengthMismatch, field: "header.payload_length", offset: 12,
+                    detail: "the frame has \(header.frameLength) bytes, the message part \(first.count)")
             }
             if header.payloadLength == 0 { return .frame(try Frame(header: header, payload: emptyPayload)) }
             return .frame(try Frame(decoding: FrameBuffer(copying: first), at: 0, maxFrameSize: maxFrameSize))
         case (let payloadPart?, 0):
             guard first.count == header.headerLength else {
-                throw WireError(.badHeaderLength, field: "header.header_length", offset: 8,
-                                detail: "the header part has \(first.count) bytes, the header announces \(header.headerLength)")
+                throw WireError(
+                    .badHeaderLength, field: "header.header_length", offset: 8,
+                    detail: "the header part has \(first.count) bytes, the header announces \(header.headerLength)")
             }
             guard payloadPart.count == header.payloadLength else {
-                throw WireError(.lengthMismatch, field: "header.payload_length", offset: 12,
-                                detail: "the header announces \(header.payloadLength) payload bytes, the payload part has \(payloadPart.count)")
+                throw WireError(
+                    .lengthMismatch, field: "header.payload_length", offset: 12,
+                    detail: "the header announces \(header.payloadLength) payload bytes, the payload part has \(payloadPart.count)")
             }
             return .frame(try Frame(header: header, payload: wrap(payloadPart), position: 0))
         default:
-            throw WireError(.lengthMismatch, field: "message.parts", offset: 0,
-                            detail: "\(partCount) parts; a frame is one part or a header part and a payload part")
+            throw WireError(
+                .lengthMismatch, field: "message.parts", offset: 0,
+                detail: "\(partCount) parts; a frame is one part or a header part and a payload part")
         }
     }
 
@@ -147,8 +158,10 @@ enum MessageFraming {
     /// - Throws: `ZMQError` of the first part; later parts cannot fail short of context termination.
     /// With `compact` the header part is the 32-byte compact header (docs/PROTOCOL.md §3.2), for a
     /// receiver that asked for it.
-    static func send(header: FrameHeader, payload: inout ZMQMessage?, routingID: [UInt8]?,
-                     compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {
+    static func send(
+        header: FrameHeader, payload: inout ZMQMessage?, routingID: [UInt8]?,
+        compact: Bool = false, on socket: ZMQSocket
+    ) throws(ZMQError) {
         if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
         try sendHeader(header, more: payload != nil, compact: compact, on: socket)
         if payload != nil { try socket.send(sharing: &payload!, flags: .dontWait) }
@@ -157,8 +170,10 @@ enum MessageFraming {
     /// Sends a small frame whose payload is copied into the message (libzmq stores parts of up to 33
     /// bytes inside the message itself): no allocation on the path, and nothing is built when the
     /// first part already fails with `.again`.
-    static func send(header: FrameHeader, copying payload: UnsafeRawBufferPointer, routingID: [UInt8]?,
-                     compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {
+    static func send(
+        header: FrameHeader, copying payload: UnsafeRawBufferPointer, routingID: [UInt8]?,
+        compact: Bool = false, on socket: ZMQSocket
+    ) throws(ZMQError) {
         if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
         try sendHeader(header, more: !payload.isEmpty, compact: compact, on: socket)
         if !payload.isEmpty { try socket.send(payload, flags: .dontWait) }
@@ -167,21 +182,27 @@ enum MessageFraming {
     /// Sends a small control frame (a gap notice, a credit: a payload of at most 16 bytes) encoded on the
     /// stack and copied into the message, timestamped now: nothing is allocated on the way.
     /// - Throws: `ZMQError` of the first part, as `send(header:payload:routingID:compact:on:)`.
-    static func sendSmall(_ package: Package, sequence: UInt64, routingID: [UInt8]?, compact: Bool = false,
-                          on socket: ZMQSocket) throws(ZMQError) {
+    static func sendSmall(
+        _ package: Package, sequence: UInt64, routingID: [UInt8]?, compact: Bool = false,
+        on socket: ZMQSocket
+    ) throws(ZMQError) {
         precondition(package.payloadLength <= 16, "sendSmall takes payloads of at most 16 bytes")
-        let header = FrameHeader(kind: package.kind, sequence: sequence, timestampNs: wallClockNanoseconds(),
-                                 payloadLength: package.payloadLength)
+        let header = FrameHeader(
+            kind: package.kind, sequence: sequence, timestampNs: wallClockNanoseconds(),
+            payloadLength: package.payloadLength)
         try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { (bytes) throws(ZMQError) in
             let length = package.encodePayload(into: bytes)
-            try send(header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]), routingID: routingID,
-                     compact: compact, on: socket)
+            try send(
+                header: header, copying: UnsafeRawBufferPointer(rebasing: bytes[..<length]), routingID: routingID,
+                compact: compact, on: socket)
         }
     }
 
     /// Sends a header-only extension frame (kind 128-255) with the given sequence number.
-    static func sendExtension(kind: UInt8, sequence: UInt64, timestampNs: Int64, routingID: [UInt8]?,
-                              compact: Bool = false, on socket: ZMQSocket) throws(ZMQError) {
+    static func sendExtension(
+        kind: UInt8, sequence: UInt64, timestampNs: Int64, routingID: [UInt8]?,
+        compact: Bool = false, on socket: ZMQSocket
+    ) throws(ZMQError) {
         if let routingID { try socket.send(routingID, flags: [.dontWait, .sendMore]) }
         var header = FrameHeader(kind: .start, sequence: sequence, timestampNs: timestampNs)
         header.payloadLength = 0

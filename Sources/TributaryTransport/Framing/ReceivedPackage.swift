@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// A file or image received whole (its chunks reassembled and its MD5 verified).

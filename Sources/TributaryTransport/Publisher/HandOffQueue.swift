@@ -96,7 +96,8 @@ final class HandOffQueue: Sendable {
     /// Appends an item unless the queue is full; never blocks.
     func push(_ item: HandOffItem) -> Bool {
         let (accepted, waker) = state.withLock { state -> (Bool, (any HandOffWaker)?) in
-            let full = state.items.count >= capacity
+            let full =
+                state.items.count >= capacity
                 || (item.lossless && state.items.count + state.losslessBacklog >= losslessWindow)
             if full || state.waker == nil {
                 state.refused += 1
@@ -106,7 +107,8 @@ final class HandOffQueue: Sendable {
             state.accepted += 1
             if state.drainScheduled { return (true, nil) }
             if item.due > 0 && dueTimer >= 0 && state.items.count <= capacity / 2
-                && item.due >= monotonicNanoseconds() &+ Self.dueTimerLead {
+                && item.due >= monotonicNanoseconds() &+ Self.dueTimerLead
+            {
                 // The loop takes it when the earliest undrained due time comes; later ones wait for that
                 // drain. (Past half the capacity the loop is woken to take them now, as frames due at
                 // once are: it holds what is early, so that early frames never fill the queue.)
@@ -145,7 +147,9 @@ final class HandOffQueue: Sendable {
                 return true
             }
             guard keepWaiting() else { return false }
-            state.withLock { $0.waiters += 1; $0.refused -= 1 }
+            state.withLock {
+                $0.waiters += 1; $0.refused -= 1
+            }
             _ = space.wait(timeout: .now() + .milliseconds(20))
             state.withLock { $0.waiters -= 1 }
         }

@@ -101,9 +101,10 @@ final class PeerConnections {
     /// pending again and must open a new session within the hello deadline, counted from now.
     func endedSession(on fd: Int32?, refused: Bool, now: UInt64) {
         guard let fd, let old = connections[fd] else { return }
-        connections[fd] = Connection(fd: fd, peer: old.peer, acceptedNs: now,
-                                     state: refused ? .refused(closeAtNs: now + Self.refusalGraceNs) : .pending,
-                                     bytesBaseline: max(0, tributary_tcp_bytes_received(fd)))
+        connections[fd] = Connection(
+            fd: fd, peer: old.peer, acceptedNs: now,
+            state: refused ? .refused(closeAtNs: now + Self.refusalGraceNs) : .pending,
+            bytesBaseline: max(0, tributary_tcp_bytes_received(fd)))
     }
 
     /// A message from a refused connection: true when it has now sent more than it may have had in
@@ -170,8 +171,9 @@ final class PeerConnections {
         var port = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let ok = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                getnameinfo($0, length, &host, socklen_t(host.count), &port, socklen_t(port.count),
-                            NI_NUMERICHOST | NI_NUMERICSERV)
+                getnameinfo(
+                    $0, length, &host, socklen_t(host.count), &port, socklen_t(port.count),
+                    NI_NUMERICHOST | NI_NUMERICSERV)
             }
         }
         guard ok == 0 else { return nil }

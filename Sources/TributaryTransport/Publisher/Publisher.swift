@@ -1,8 +1,8 @@
+import CTimers
 import Dispatch
 import Foundation
 import Synchronization
 import TributaryWire
-import CTimers
 
 /// Why a publisher could not start.
 public enum PublisherError: Error, Sendable, CustomStringConvertible {
@@ -21,7 +21,8 @@ public enum PublisherError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .curveWithoutZAPHandler: "CURVE is on but no ZAP handler runs on the publisher's context: refusing to start (any client key would be accepted)"
+        case .curveWithoutZAPHandler:
+            "CURVE is on but no ZAP handler runs on the publisher's context: refusing to start (any client key would be accepted)"
         case .curveNeedsContext: "CURVE is on: pass the context the ZAP handler runs on"
         case .invalidSourceID(let id): "source id \(id) is 0 or used twice"
         case .socket(let error): "publisher socket: \(error)"
@@ -84,24 +85,29 @@ public final class Publisher: Sendable {
     ///   - packageQueue: where `onPackage` runs (default: a private serial queue).
     ///   - onPackage: receives the packages subscribers send (messages, XML, files, images, arrays, …).
     /// - Throws: `PublisherError`.
-    public init(configuration: PublisherConfiguration, sources: [any Source] = [], context: ZMQContext? = nil,
-                packageQueue: DispatchQueue? = nil,
-                onPackage: (@Sendable (SubscriberPackage) -> Void)? = nil) throws(PublisherError) {
+    public init(
+        configuration: PublisherConfiguration, sources: [any Source] = [], context: ZMQContext? = nil,
+        packageQueue: DispatchQueue? = nil,
+        onPackage: (@Sendable (SubscriberPackage) -> Void)? = nil
+    ) throws(PublisherError) {
         var ids = Set<UInt32>()
         for source in sources where source.info.id == 0 || !ids.insert(source.info.id).inserted {
             throw .invalidSourceID(source.info.id)
         }
         if configuration.curve != nil && context == nil { throw .curveNeedsContext }
         let zmq: ZMQContext
-        if let context { zmq = context } else {
+        if let context {
+            zmq = context
+        } else {
             do throws(ZMQError) { zmq = try ZMQContext(ioThreads: 1) } catch { throw .socket(error) }
         }
         if configuration.curve != nil && !zmq.zapHandlerRunning.load(ordering: .sequentiallyConsistent) {
             throw .curveWithoutZAPHandler
         }
-        let core = PublisherCore(configuration: configuration, sources: sources,
-                                 inbox: packageQueue ?? DispatchQueue(label: "tributary-publisher-inbox"),
-                                 onPackage: onPackage)
+        let core = PublisherCore(
+            configuration: configuration, sources: sources,
+            inbox: packageQueue ?? DispatchQueue(label: "tributary-publisher-inbox"),
+            onPackage: onPackage)
         self.core = core
         do {
             loop = try ZMQLoop(name: "tributary-pub", context: zmq) { scope in
@@ -182,10 +188,11 @@ public final class Publisher: Sendable {
     /// - Returns: false when the hand-off queue is full (the frame is not sent; counted in statistics).
     @discardableResult
     public func publish(_ frame: Frame, to recipients: Recipients = .all) -> Bool {
-        let target: HandOffTarget = switch recipients {
-        case .all: .all
-        case .session(let id): .session(id)
-        }
+        let target: HandOffTarget =
+            switch recipients {
+            case .all: .all
+            case .session(let id): .session(id)
+            }
         return core.handOff.push(HandOffItem(frame: frame, target: target, lossless: false))
     }
 
@@ -194,18 +201,23 @@ public final class Publisher: Sendable {
     ///   - sourceID: the source the package belongs to (0: none).
     ///   - timestampNs: nanoseconds since 1970; default now.
     @discardableResult
-    public func publish(_ package: Package, sourceID: UInt32 = 0, timestampNs: Int64? = nil,
-                        to recipients: Recipients = .all) -> Bool {
+    public func publish(
+        _ package: Package, sourceID: UInt32 = 0, timestampNs: Int64? = nil,
+        to recipients: Recipients = .all
+    ) -> Bool {
         publish(Frame(encoding: package, timestampNs: timestampNs ?? wallClockNanoseconds(), sourceID: sourceID), to: recipients)
     }
 
     /// Sends a file or an image in chunks of `chunkSize` bytes (MD5 included).
     @discardableResult
-    public func publishFile(_ content: [UInt8], name: String, attributes: [String] = [], imageFormat: ImageFormat? = nil,
-                            transferID: UInt64 = UInt64.random(in: 1...UInt64.max), chunkSize: Int = 1 << 20,
-                            to recipients: Recipients = .all) -> Bool {
-        let chunks = BlobChunk.chunks(of: content, transferID: transferID, name: name, attributes: attributes,
-                                      imageFormat: imageFormat, chunkSize: chunkSize)
+    public func publishFile(
+        _ content: [UInt8], name: String, attributes: [String] = [], imageFormat: ImageFormat? = nil,
+        transferID: UInt64 = UInt64.random(in: 1...UInt64.max), chunkSize: Int = 1 << 20,
+        to recipients: Recipients = .all
+    ) -> Bool {
+        let chunks = BlobChunk.chunks(
+            of: content, transferID: transferID, name: name, attributes: attributes,
+            imageFormat: imageFormat, chunkSize: chunkSize)
         var all = true
         for chunk in chunks { all = publish(imageFormat == nil ? .file(chunk) : .image(chunk), to: recipients) && all }
         return all
@@ -230,13 +242,16 @@ public final class Publisher: Sendable {
     public func statistics() -> PublisherStatistics {
         let (accepted, refused) = core.handOff.counts
         let engineCounts = try? loop.performAndWait { engine, _ in
-            (engine.framesPublished, engine.digitalSuppressed, engine.applicationFrameErrors,
-             engine.sessionsOpened, engine.sessionsRefused, engine.sessionCount)
+            (
+                engine.framesPublished, engine.digitalSuppressed, engine.applicationFrameErrors,
+                engine.sessionsOpened, engine.sessionsRefused, engine.sessionCount
+            )
         }
-        return PublisherStatistics(framesAccepted: accepted, handOffRefused: refused,
-                                   framesPublished: engineCounts?.0 ?? 0, digitalSuppressed: engineCounts?.1 ?? 0,
-                                   applicationFrameErrors: engineCounts?.2 ?? 0, sessionsOpened: engineCounts?.3 ?? 0,
-                                   sessionsRefused: engineCounts?.4 ?? 0, sessions: engineCounts?.5 ?? 0)
+        return PublisherStatistics(
+            framesAccepted: accepted, handOffRefused: refused,
+            framesPublished: engineCounts?.0 ?? 0, digitalSuppressed: engineCounts?.1 ?? 0,
+            applicationFrameErrors: engineCounts?.2 ?? 0, sessionsOpened: engineCounts?.3 ?? 0,
+            sessionsRefused: engineCounts?.4 ?? 0, sessions: engineCounts?.5 ?? 0)
     }
 
     /// Stops the sources, closes every session — a close with code 0 after the last frame queued for

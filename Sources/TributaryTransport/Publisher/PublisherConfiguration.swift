@@ -80,15 +80,17 @@ public struct PublisherConfiguration: Sendable {
     /// Optional CURVE encryption; a `ZMQZAPHandler` must then run on the publisher's context.
     public var curve: PublisherCurve?
 
-    public init(endpoint: String, apiKey: String, description: String = "Tributary publisher",
-                maxClockSkew: Duration? = .seconds(300), slowConsumerPolicy: SlowConsumerPolicy = .dropAndCount,
-                subscriberQueueFrames: Int32 = 1_000, maxInboundFrameSize: Int = 1 << 20,
-                maxInboundTransferSize: UInt64 = 64 << 20, maxReassemblyBytes: UInt64 = 256 << 20,
-                maxPendingPeers: Int = 32, maxInboundFramesPerSecond: Int = 100_000,
-                maxUnreadBytesPerSession: Int = 16 << 20, maxSessions: Int = 256,
-                helloDeadline: Duration = .seconds(10),
-                maxSessionTimeout: Duration = .seconds(3_600), maxFiltersPerSession: Int = 16,
-                handOffCapacity: Int = 4_096, digitalOnChangeOnly: Bool = false, curve: PublisherCurve? = nil) {
+    public init(
+        endpoint: String, apiKey: String, description: String = "Tributary publisher",
+        maxClockSkew: Duration? = .seconds(300), slowConsumerPolicy: SlowConsumerPolicy = .dropAndCount,
+        subscriberQueueFrames: Int32 = 1_000, maxInboundFrameSize: Int = 1 << 20,
+        maxInboundTransferSize: UInt64 = 64 << 20, maxReassemblyBytes: UInt64 = 256 << 20,
+        maxPendingPeers: Int = 32, maxInboundFramesPerSecond: Int = 100_000,
+        maxUnreadBytesPerSession: Int = 16 << 20, maxSessions: Int = 256,
+        helloDeadline: Duration = .seconds(10),
+        maxSessionTimeout: Duration = .seconds(3_600), maxFiltersPerSession: Int = 16,
+        handOffCapacity: Int = 4_096, digitalOnChangeOnly: Bool = false, curve: PublisherCurve? = nil
+    ) {
         self.endpoint = endpoint
         self.apiKey = apiKey
         self.description = description

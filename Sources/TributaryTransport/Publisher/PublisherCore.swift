@@ -16,8 +16,10 @@ final class PublisherCore: Sendable {
     private let inbox: DispatchQueue
     private let onPackage: (@Sendable (SubscriberPackage) -> Void)?
 
-    init(configuration: PublisherConfiguration, sources: [any Source], inbox: DispatchQueue,
-         onPackage: (@Sendable (SubscriberPackage) -> Void)?) {
+    init(
+        configuration: PublisherConfiguration, sources: [any Source], inbox: DispatchQueue,
+        onPackage: (@Sendable (SubscriberPackage) -> Void)?
+    ) {
         self.configuration = configuration
         sourceList = Mutex(sources)
         handOff = HandOffQueue(capacity: configuration.handOffCapacity)

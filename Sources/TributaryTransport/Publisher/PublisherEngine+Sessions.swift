@@ -26,19 +26,26 @@ extension PublisherEngine {
             return
         }
         guard hello.timeoutSeconds.isFinite, hello.timeoutSeconds > 1 else {
-            refuse(routingID, fd: fd, ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not a finite number of seconds above 1"), now: now)
+            refuse(
+                routingID, fd: fd,
+                ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not a finite number of seconds above 1"), now: now)
             return
         }
         if let skew = configuration.maxClockSkew {
             let difference = (Double(wallClockNanoseconds()) - Double(frame.header.timestampNs)) / 1e9
             let bound = Double(skew.components.seconds) + Double(skew.components.attoseconds) / 1e18
             if abs(difference) > bound {
-                refuse(routingID, fd: fd, ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"), now: now)
+                refuse(
+                    routingID, fd: fd,
+                    ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"),
+                    now: now)
                 return
             }
         }
         if sessions.count >= configuration.maxSessions {
-            refuse(routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"), now: now)
+            refuse(
+                routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"),
+                now: now)
             return
         }
         let userID = curve ? headerPart.metadata("User-Id") : nil
@@ -46,10 +53,11 @@ extension PublisherEngine {
         let maxTimeoutNs = Self.nanoseconds(configuration.maxSessionTimeout)
         let askedNs = hello.timeoutSeconds * 1e9
         let timeoutNs = askedNs < Double(maxTimeoutNs) ? UInt64(askedNs) : maxTimeoutNs
-        let session = Session(sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
-                              address: headerPart.metadata("Peer-Address") ?? "", userID: userID,
-                              maxTransferSize: configuration.maxInboundTransferSize,
-                              compactHeaders: frame.header.flags.contains(.compactHeaders), now: now)
+        let session = Session(
+            sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
+            address: headerPart.metadata("Peer-Address") ?? "", userID: userID,
+            maxTransferSize: configuration.maxInboundTransferSize,
+            compactHeaders: frame.header.flags.contains(.compactHeaders), now: now)
         session.fileDescriptor = fd
         nextSessionID += 1
         sessionsOpened += 1
@@ -58,8 +66,9 @@ extension PublisherEngine {
         byRoutingID[routingID] = session
         connections.openedSession(session.sessionID, on: fd)
         let sources = core.sources
-        let welcome = Welcome(sessionID: session.sessionID, publisherDescription: configuration.description,
-                              sources: sources.map(\.info))
+        let welcome = Welcome(
+            sessionID: session.sessionID, publisherDescription: configuration.description,
+            sources: sources.map(\.info))
         // Flag bit 9 on the welcome: this publisher reads compact header parts from the session (§3.2).
         guard session.send(.welcome(welcome), flags: session.compactHeaders ? .compactHeaders : [], on: router, now: now) != .gone else {
             return forget(session)
@@ -148,8 +157,9 @@ extension PublisherEngine {
             let sorted = closedPeers.sorted { $0.value.expiresNs < $1.value.expiresNs }
             for (key, _) in sorted.prefix(2_048) { closedPeers[key] = nil }
         }
-        closedPeers[routingID] = ClosedPeer(code: report.code, reason: report.message, lastAnsweredNs: answered ? now : 0,
-                                            expiresNs: now + 60_000_000_000)
+        closedPeers[routingID] = ClosedPeer(
+            code: report.code, reason: report.message, lastAnsweredNs: answered ? now : 0,
+            expiresNs: now + 60_000_000_000)
     }
 
     /// Ends a session with an error: error and close frames (best effort), then forgets it; its
@@ -179,7 +189,6 @@ extension PublisherEngine {
         for session in sessions where session.started { started += 1 }
         core.startedSessions.store(started, ordering: .releasing)
     }
-
 
     /// Closes every session normally (publisher shutdown). A close that does not fit in a full queue
     /// is retried by `retryClosing` — it must follow the last frame, never replace it.

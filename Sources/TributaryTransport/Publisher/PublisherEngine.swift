@@ -105,9 +105,10 @@ final class PublisherEngine {
         endpoint = try router.lastEndpoint()
         self.router = router
         self.scope = scope
-        connections = PeerConnections(maxPending: max(1, configuration.maxPendingPeers),
-                                      helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline),
-                                      maxBytesWithoutSession: Int64(configuration.maxBytesWithoutSession))
+        connections = PeerConnections(
+            maxPending: max(1, configuration.maxPendingPeers),
+            helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline),
+            maxBytesWithoutSession: Int64(configuration.maxBytesWithoutSession))
         inboundFramesPerWindow = max(1, configuration.maxInboundFramesPerSecond / Int(1_000_000_000 / Self.inboundWindowNs))
         maxUnreadBytes = max(Int64(configuration.maxUnreadBytesPerSession), 2 * Int64(configuration.maxInboundFrameSize))
         replyTokens = Self.replyBurst
@@ -204,7 +205,9 @@ final class PublisherEngine {
         shared = nil
         for session in gone { forget(session) }
         for session in disconnect {
-            end(session, ErrorReport(.slowConsumer, "the subscriber could not keep up; the publisher's policy is to disconnect it"), now: now)
+            end(
+                session, ErrorReport(.slowConsumer, "the subscriber could not keep up; the publisher's policy is to disconnect it"),
+                now: now)
         }
     }
 
@@ -253,8 +256,10 @@ final class PublisherEngine {
         return .sent
     }
 
-    func sendShared(_ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
-                            retryable: Bool = false) -> Session.SendOutcome {
+    func sendShared(
+        _ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
+        retryable: Bool = false
+    ) -> Session.SendOutcome {
         if shared == nil && frame.header.payloadLength > 0 {
             do throws(ZMQError) { shared = try MessageFraming.payloadMessage(frame) } catch { return .dropped }
         }
@@ -427,11 +432,13 @@ final class PublisherEngine {
             // A session that asked for compact header parts may send them (its welcome said so); a hello never.
             let maxFrameSize = maxFrameSize, acceptCompact = session?.compactHeaders ?? false
             inbound = try headerPart.withUnsafeBytes { (bytes) throws(WireError) -> InboundFrame in
-                try MessageFraming.decode(header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize,
-                                          acceptCompact: acceptCompact)
+                try MessageFraming.decode(
+                    header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize,
+                    acceptCompact: acceptCompact)
             }
         } catch {
-            let report = error.code == .frameTooLarge
+            let report =
+                error.code == .frameTooLarge
                 ? ErrorReport(.tooLarge, "\(error)") : ErrorReport(.malformedFrame, "\(error)")
             if let session { end(session, report, now: now) } else { refuse(routingID, fd: fd, report, now: now) }
             return
@@ -452,8 +459,13 @@ final class PublisherEngine {
         session.countRead(bytes: wireBytes)
         if session.countInbound(now: now, windowNs: Self.inboundWindowNs, limit: inboundFramesPerWindow) {
             // Frames come faster than the publisher reads them: libzmq would hold the excess.
-            end(session, ErrorReport(.tooManyFrames, "the subscriber sent more than \(inboundFramesPerWindow) frames within "
-                                     + "\(Self.inboundWindowNs / 1_000_000) ms (the publisher accepts \(core.configuration.maxInboundFramesPerSecond) a second)"),
+            end(
+                session,
+                ErrorReport(
+                    .tooManyFrames,
+                    "the subscriber sent more than \(inboundFramesPerWindow) frames within "
+                        + "\(Self.inboundWindowNs / 1_000_000) ms (the publisher accepts \(core.configuration.maxInboundFramesPerSecond) a second)"
+                ),
                 now: now)
             connections.silence(fd, now: now)
             return
@@ -539,7 +551,12 @@ final class PublisherEngine {
             if reassemblyBytes + UInt64(chunk.content.count) > core.configuration.maxReassemblyBytes {
                 session.assembler.removeAll()
                 reassemblyBytes -= heldBefore
-                _ = session.send(.error(ErrorReport(.tooLarge, "transfer \(chunk.transferID): the publisher holds \(reassemblyBytes) bytes of unfinished transfers, its limit is \(core.configuration.maxReassemblyBytes); this session's transfers were dropped")), on: router, now: now)
+                _ = session.send(
+                    .error(
+                        ErrorReport(
+                            .tooLarge,
+                            "transfer \(chunk.transferID): the publisher holds \(reassemblyBytes) bytes of unfinished transfers, its limit is \(core.configuration.maxReassemblyBytes); this session's transfers were dropped"
+                        )), on: router, now: now)
                 return
             }
             let added: Result<AssembledBlob?, BlobError>
@@ -578,8 +595,10 @@ final class PublisherEngine {
     /// - Parameter frame: the frame as received, kept in the package (as a Subject does) for
     ///   applications that store or print it whole; nil for files and images (reassembled).
     func deliver(_ content: ReceivedContent, _ header: FrameHeader, from session: Session, frame: Frame? = nil) {
-        core.deliver(SubscriberPackage(sessionID: session.sessionID, subscriberDescription: session.description,
-                                       package: ReceivedPackage(header: header, content: content, frame: frame)))
+        core.deliver(
+            SubscriberPackage(
+                sessionID: session.sessionID, subscriberDescription: session.description,
+                package: ReceivedPackage(header: header, content: content, frame: frame)))
     }
 
     // MARK: Housekeeping
@@ -614,7 +633,8 @@ final class PublisherEngine {
         for session in sessions {
             if session.hasExpired(now: now) { expired.append(session); continue }
             if let fd = session.fileDescriptor, case let received = tributary_tcp_bytes_received(fd), received >= 0,
-               session.checkBacklog(received: received, slack: Self.backlogSlackPerRound) > maxUnreadBytes {
+                session.checkBacklog(received: received, slack: Self.backlogSlackPerRound) > maxUnreadBytes
+            {
                 flooding.append(session)
                 continue
             }
@@ -624,7 +644,9 @@ final class PublisherEngine {
         }
         for session in gone { forget(session) }
         for session in flooding {
-            end(session, ErrorReport(.tooManyFrames, "the subscriber is more than \(maxUnreadBytes) bytes ahead of what the publisher has read"),
+            end(
+                session,
+                ErrorReport(.tooManyFrames, "the subscriber is more than \(maxUnreadBytes) bytes ahead of what the publisher has read"),
                 now: now)
             connections.silence(session.fileDescriptor, now: now)
         }

@@ -58,8 +58,10 @@ final class Session {
     private var unreadBytes: Int64 = 0
 
     /// - Parameter timeoutNs: the hello's timeout, already checked and bounded by the publisher.
-    init(sessionID: UInt64, routingID: [UInt8], hello: Hello, timeoutNs: UInt64, address: String, userID: String?,
-         maxTransferSize: UInt64, compactHeaders: Bool = false, now: UInt64) {
+    init(
+        sessionID: UInt64, routingID: [UInt8], hello: Hello, timeoutNs: UInt64, address: String, userID: String?,
+        maxTransferSize: UInt64, compactHeaders: Bool = false, now: UInt64
+    ) {
         self.sessionID = sessionID
         self.compactHeaders = compactHeaders
         self.routingID = routingID
@@ -131,8 +133,10 @@ final class Session {
     /// Sends one frame under this session's next sequence number, first announcing any pending gap.
     /// - Parameter retryable: when the queue is full, report `.dropped` without consuming a sequence
     ///   number, so that the caller can send the same frame again later (the final close).
-    func send(header: FrameHeader, payload: inout ZMQMessage?, on socket: ZMQSocket, now: UInt64,
-              retryable: Bool = false) -> SendOutcome {
+    func send(
+        header: FrameHeader, payload: inout ZMQMessage?, on socket: ZMQSocket, now: UInt64,
+        retryable: Bool = false
+    ) -> SendOutcome {
         if gapCount > 0 {
             switch sendGapNotice(on: socket, now: now) {
             case .sent: break
@@ -155,8 +159,10 @@ final class Session {
     }
 
     /// Sends a frame encoded here (control frames: welcome, configuration, error, close).
-    func send(_ package: Package, sourceID: UInt32 = 0, flags: FrameFlags = [], on socket: ZMQSocket, now: UInt64,
-              retryable: Bool = false) -> SendOutcome {
+    func send(
+        _ package: Package, sourceID: UInt32 = 0, flags: FrameFlags = [], on socket: ZMQSocket, now: UInt64,
+        retryable: Bool = false
+    ) -> SendOutcome {
         let frame = Frame(encoding: package, timestampNs: wallClockNanoseconds(), sourceID: sourceID, flags: flags)
         do throws(ZMQError) {
             var payload = try MessageFraming.payloadMessage(frame)
@@ -203,9 +209,10 @@ final class Session {
     func keepAliveIfIdle(on socket: ZMQSocket, now: UInt64) -> Bool {
         guard now &- lastSentNs >= timeoutNs / 4 else { return true }
         do throws(ZMQError) {
-            try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: nextSequence,
-                                             timestampNs: wallClockNanoseconds(), routingID: routingID,
-                                             compact: compactHeaders, on: socket)
+            try MessageFraming.sendExtension(
+                kind: TransportKind.keepalive, sequence: nextSequence,
+                timestampNs: wallClockNanoseconds(), routingID: routingID,
+                compact: compactHeaders, on: socket)
             lastSentNs = now
         } catch {
             return error.code == .again
@@ -217,10 +224,11 @@ final class Session {
     func hasExpired(now: UInt64) -> Bool { now &- lastHeardNs > timeoutNs }
 
     var info: SubscriberInfo {
-        SubscriberInfo(sessionID: sessionID, address: address, description: description, userID: userID,
-                       connectedSince: connectedSince, connectedSinceUnixNs: connectedSinceUnixNs,
-                       framesSent: framesSent, framesDropped: framesDropped, isStarted: started,
-                       filters: filters, selectedSources: sourceFilterEnabled ? selectionOrder : nil)
+        SubscriberInfo(
+            sessionID: sessionID, address: address, description: description, userID: userID,
+            connectedSince: connectedSince, connectedSinceUnixNs: connectedSinceUnixNs,
+            framesSent: framesSent, framesDropped: framesDropped, isStarted: started,
+            filters: filters, selectedSources: sourceFilterEnabled ? selectionOrder : nil)
     }
 }
 

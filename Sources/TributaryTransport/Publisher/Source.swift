@@ -81,8 +81,9 @@ public final class SourceSink: Sendable {
     public func publish(_ frame: Frame, waitingUntilMonotonicNanoseconds deadline: UInt64) -> Bool {
         var header = frame.header
         header.sourceID = sourceID
-        let item = HandOffItem(frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
-                               lossless: delivery == .lossless)
+        let item = HandOffItem(
+            frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
+            lossless: delivery == .lossless)
         switch delivery {
         case .live: return publisher.handOff.push(item)
         case .lossless:
@@ -102,8 +103,9 @@ public final class SourceSink: Sendable {
     public func publish(_ frame: Frame, dueAtMonotonicNanoseconds due: UInt64) -> Bool {
         var header = frame.header
         header.sourceID = sourceID
-        let item = HandOffItem(frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
-                               lossless: delivery == .lossless, due: due)
+        let item = HandOffItem(
+            frame: header == frame.header ? frame : frame.withHeader(header), target: .all,
+            lossless: delivery == .lossless, due: due)
         switch delivery {
         case .live: return publisher.handOff.push(item)
         case .lossless: return publisher.handOff.pushWaiting(item, while: { !self.isCancelled })

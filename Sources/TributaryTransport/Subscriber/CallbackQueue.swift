@@ -82,8 +82,10 @@ public final class CallbackQueue: Sendable {
     ///   - byteCapacity: bytes of frames before back-pressure (at least 1; a frame larger than this
     ///     is still delivered, one at a time).
     ///   - executor: a dedicated thread (default), a dispatch queue or inline delivery.
-    public init(capacity: Int = 1_024, byteCapacity: Int = CallbackQueue.defaultByteCapacity,
-                executor: Executor = .dedicatedThread(name: "tributary-cb")) {
+    public init(
+        capacity: Int = 1_024, byteCapacity: Int = CallbackQueue.defaultByteCapacity,
+        executor: Executor = .dedicatedThread(name: "tributary-cb")
+    ) {
         let core = CallbackQueueCore(capacity: capacity, byteCapacity: byteCapacity, executor: executor)
         self.core = core
         if case .dedicatedThread(let name) = executor {
@@ -316,12 +318,11 @@ final class CallbackQueueCore: Sendable {
             let count = min(state.latencyCount, state.latencies.count)
             let sorted = state.latencies[0..<count].sorted()
             func quantile(_ q: Double) -> UInt64 { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))] }
-            return CallbackQueueStatistics(depth: state.depth, maxDepth: state.maxDepth, queuedBytes: state.bytes,
-                                           maxQueuedBytes: state.maxBytes, delivered: state.delivered,
-                                           fullEvents: state.fullEvents, latencyP50Ns: quantile(0.5),
-                                           latencyP99Ns: quantile(0.99), latencyMaxNs: sorted.last ?? 0)
+            return CallbackQueueStatistics(
+                depth: state.depth, maxDepth: state.maxDepth, queuedBytes: state.bytes,
+                maxQueuedBytes: state.maxBytes, delivered: state.delivered,
+                fullEvents: state.fullEvents, latencyP50Ns: quantile(0.5),
+                latencyP99Ns: quantile(0.99), latencyMaxNs: sorted.last ?? 0)
         }
     }
 }
-
-

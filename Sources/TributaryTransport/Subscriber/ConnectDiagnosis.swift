@@ -93,7 +93,9 @@ enum ConnectDiagnosis {
     /// Why a TCP connection to `host`:`port` fails, from one probe connection (non-blocking, at most
     /// `timeoutMs`); nil when it succeeds (something listens now) or the cause is not known in time.
     static func connectionFailure(host: String, port: String, timeoutMs: Int32 = 500) -> String? {
-        withProbeSocket(host: host, port: port) { fd, address in connectionFailure(fd, address, host: host, port: port, timeoutMs: timeoutMs) }
+        withProbeSocket(host: host, port: port) { fd, address in
+            connectionFailure(fd, address, host: host, port: port, timeoutMs: timeoutMs)
+        }
     }
 
     /// Runs `body` with a non-blocking TCP socket for the first address of `host`:`port` (closed
@@ -124,7 +126,8 @@ enum ConnectDiagnosis {
         }
         guard error != 0 else { return nil }
         let target = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        return error == ECONNREFUSED ? "connection refused by \(target) (nothing listens on that port)"
+        return error == ECONNREFUSED
+            ? "connection refused by \(target) (nothing listens on that port)"
             : "cannot connect to \(target): \(String(cString: strerror(error)))"
     }
 }

@@ -29,7 +29,10 @@ public final class PackageStream: AsyncSequence, Sendable {
     /// Called on the callback queue.
     func push(_ package: ReceivedPackage) {
         while true {
-            enum Step { case resumed(CheckedContinuation<ReceivedPackage?, Never>), stored, full, dropped }
+            enum Step {
+                case resumed(CheckedContinuation<ReceivedPackage?, Never>)
+                case stored, full, dropped
+            }
             let step = state.withLock { state -> Step in
                 if state.finished { return .dropped }
                 if let waiting = state.waiting {
@@ -65,7 +68,10 @@ public final class PackageStream: AsyncSequence, Sendable {
 
     fileprivate func next() async -> ReceivedPackage? {
         await withCheckedContinuation { (continuation: CheckedContinuation<ReceivedPackage?, Never>) in
-            enum Immediate { case package(ReceivedPackage), end, wait }
+            enum Immediate {
+                case package(ReceivedPackage)
+                case end, wait
+            }
             let immediate = state.withLock { state -> Immediate in
                 if state.head < state.buffer.count {
                     let package = state.buffer[state.head]

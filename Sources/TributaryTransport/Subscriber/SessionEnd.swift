@@ -1,5 +1,5 @@
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 extension ErrorReport {

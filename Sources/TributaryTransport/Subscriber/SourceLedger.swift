@@ -1,5 +1,5 @@
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// What a subscriber keeps per publisher is bounded by the subscriber, not by the publisher: the
@@ -38,7 +38,8 @@ struct SourceLedger {
         let new = configurationLength ?? old
         let total = totalConfigurationBytes - old + new
         if total > maxConfigurationBytes {
-            return "the publisher's configurations take \(total) bytes with source \(sourceID)'s, over the limit of \(maxConfigurationBytes)"
+            return
+                "the publisher's configurations take \(total) bytes with source \(sourceID)'s, over the limit of \(maxConfigurationBytes)"
         }
         configurationBytes[sourceID] = new
         totalConfigurationBytes = total

@@ -64,8 +64,10 @@ public final class Subject: Sendable {
     ///   resolve, the connection is refused, the publisher's security does not match this Subject's
     ///   (CURVE on one side only) — or nothing answered within the timeout; 1/2/3 refused by the publisher.
     @discardableResult
-    public func open(address: String, port: Int, apiKey: String, description: String, timeout: Double = 10,
-                     sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
+    public func open(
+        address: String, port: Int, apiKey: String, description: String, timeout: Double = 10,
+        sourceFilterEnabled: Bool = false
+    ) throws(ErrorReport) -> Welcome {
         let host = address.trimmingCharacters(in: .whitespaces)
         guard !host.isEmpty else { throw ErrorReport(.emptyAddress, "the address is empty") }
         guard port > 0 && port <= 65_535 else { throw ErrorReport(.wrongPort, "port \(port) is not in 1...65535") }
@@ -73,25 +75,30 @@ public final class Subject: Sendable {
             throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not in (1, \(Int(Self.maxTimeout))] s")
         }
         let endpoint = host.contains(":") && !host.hasPrefix("[") ? "tcp://[\(host)]:\(port)" : "tcp://\(host):\(port)"
-        return try open(endpoint: endpoint, apiKey: apiKey, description: description, timeout: timeout,
-                        sourceFilterEnabled: sourceFilterEnabled)
+        return try open(
+            endpoint: endpoint, apiKey: apiKey, description: description, timeout: timeout,
+            sourceFilterEnabled: sourceFilterEnabled)
     }
 
     /// Opens a session on a libzmq endpoint (`tcp://…`, `ipc://…`); see `open(address:port:…)`.
     /// - Throws: `ErrorReport` as `open(address:port:…)` (2, 7, 1, 3).
     @discardableResult
-    public func open(endpoint: String, apiKey: String, description: String, timeout: Double = 10,
-                     sourceFilterEnabled: Bool = false) throws(ErrorReport) -> Welcome {
+    public func open(
+        endpoint: String, apiKey: String, description: String, timeout: Double = 10,
+        sourceFilterEnabled: Bool = false
+    ) throws(ErrorReport) -> Welcome {
         guard timeout > 1 && timeout <= Self.maxTimeout else {
             throw ErrorReport(.wrongTimeout, "the timeout \(timeout) s is not in (1, \(Int(Self.maxTimeout))] s")
         }
         // libzmq would retry an unresolvable name until the timeout: ask the resolver first.
         if let (host, _) = ConnectDiagnosis.tcpHostPort(endpoint),
-           let failure = ConnectDiagnosis.resolutionFailure(host: host, timeout: timeout) {
+            let failure = ConnectDiagnosis.resolutionFailure(host: host, timeout: timeout)
+        {
             throw ErrorReport(.destinationUnreachable, "cannot resolve host '\(host)': \(failure)")
         }
-        let parameters = OpenParameters(endpoint: endpoint, apiKey: apiKey, description: description,
-                                        timeoutSeconds: timeout, sourceFilterEnabled: sourceFilterEnabled)
+        let parameters = OpenParameters(
+            endpoint: endpoint, apiKey: apiKey, description: description,
+            timeoutSeconds: timeout, sourceFilterEnabled: sourceFilterEnabled)
         let waiter = OpenWaiter()
         do {
             try loop.perform { engine, _ in engine.open(parameters, waiter: waiter) }
@@ -153,8 +160,10 @@ public final class Subject: Sendable {
     /// `packages()` without its hand-off to a task: a consumer that needs no `async` saves a thread
     /// wake-up and a lock hand-over per package. A handler that takes its time holds up the callback
     /// queue, and through it the socket (lossless sources slow down; live ones drop and count).
-    public func addPackageHandler(_ handle: @escaping @Sendable (ReceivedPackage) -> Void,
-                                  ended: @escaping @Sendable () -> Void = {}) {
+    public func addPackageHandler(
+        _ handle: @escaping @Sendable (ReceivedPackage) -> Void,
+        ended: @escaping @Sendable () -> Void = {}
+    ) {
         delivery.add(PackageHandler(handle: handle, ended: ended))
     }
 
@@ -192,8 +201,10 @@ public final class Subject: Sendable {
     }
 
     /// Sends an image in chunks (MD5 included).
-    public func sendImage(_ content: [UInt8], description: String, format: ImageFormat, attributes: [String] = [],
-                          chunkSize: Int = 256 << 10) throws(ErrorReport) {
+    public func sendImage(
+        _ content: [UInt8], description: String, format: ImageFormat, attributes: [String] = [],
+        chunkSize: Int = 256 << 10
+    ) throws(ErrorReport) {
         try onLoop { engine throws(ErrorReport) in
             try engine.sendFile(content, name: description, attributes: attributes, imageFormat: format, chunkSize: chunkSize)
         }
@@ -246,9 +257,10 @@ public final class Subject: Sendable {
     /// The Subject's counters and its callback queue's measurements.
     public func statistics() -> SubjectStatistics {
         let counts = (try? loop.performAndWait { engine, _ in engine.statistics }) ?? (0, 0, 0, 0, 0, 0)
-        return SubjectStatistics(framesReceived: counts.0, gapNotices: counts.1, framesMissing: counts.2,
-                                 unaccountedLoss: counts.3, reconnections: counts.4, pauses: counts.5,
-                                 callbackQueue: callbackQueue.statistics)
+        return SubjectStatistics(
+            framesReceived: counts.0, gapNotices: counts.1, framesMissing: counts.2,
+            unaccountedLoss: counts.3, reconnections: counts.4, pauses: counts.5,
+            callbackQueue: callbackQueue.statistics)
     }
 
     /// Runs `body` on the socket thread and returns its result, mapping a stopped loop to error 6.

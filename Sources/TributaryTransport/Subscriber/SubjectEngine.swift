@@ -114,16 +114,19 @@ final class SubjectEngine {
     /// learns the cause (a malformed frame, a lost connection) rather than only "not open".
     private var lastEnding: ErrorReport?
 
-    init(options: SubjectOptions, delivery: SubjectDelivery, callbacks: CallbackQueueCore, handle: SubjectLoopHandle,
-         scope: ZMQLoopScope) {
+    init(
+        options: SubjectOptions, delivery: SubjectDelivery, callbacks: CallbackQueueCore, handle: SubjectLoopHandle,
+        scope: ZMQLoopScope
+    ) {
         self.options = options
         self.delivery = delivery
         self.callbacks = callbacks
         self.handle = handle
         self.scope = scope
-        session = SubscriberSession(creditWindow: options.creditWindow, creditWindowBytes: options.creditWindowBytes,
-                                    maxTransferSize: options.maxTransferSize, maxSources: options.maxSources,
-                                    maxConfigurationBytes: options.maxConfigurationBytes)
+        session = SubscriberSession(
+            creditWindow: options.creditWindow, creditWindowBytes: options.creditWindowBytes,
+            maxTransferSize: options.maxTransferSize, maxSources: options.maxSources,
+            maxConfigurationBytes: options.maxConfigurationBytes)
         // Enough slots for a full callback queue (which is what can hold frames at once) and a few more.
         receivePool = ZMQReceivePool(capacity: min(callbacks.capacity, 4_096) + 16)
         // Built once: a pause (the callback queue full, routine when the application falls behind)
@@ -195,8 +198,9 @@ final class SubjectEngine {
             failOpening(ErrorReport(.destinationUnreachable, "cannot connect to \(parameters.endpoint): \(error)"))
             return
         }
-        let hello = Hello(apiKey: parameters.apiKey, clientDescription: parameters.description,
-                          timeoutSeconds: parameters.timeoutSeconds, sourceFilterEnabled: parameters.sourceFilterEnabled)
+        let hello = Hello(
+            apiKey: parameters.apiKey, clientDescription: parameters.description,
+            timeoutSeconds: parameters.timeoutSeconds, sourceFilterEnabled: parameters.sourceFilterEnabled)
         // Queued by libzmq until the connection is up; an empty pipe cannot refuse it.
         _ = try? send(.hello(hello), now: now, requireOpen: false, flags: options.compactHeaders ? .compactHeaders : [])
         lastHeardNs = now
@@ -264,7 +268,8 @@ final class SubjectEngine {
 
     private func scheduleReconnect(after error: ErrorReport, attempt: Int) {
         guard let policy = options.reconnect, policy.maxAttempts.map({ attempt <= $0 }) ?? true,
-              policy.shouldReconnect(error, attempt) else {
+            policy.shouldReconnect(error, attempt)
+        else {
             if attempt > 1 { enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error)))) }
             phase = .closed
             enqueue(.ended)
@@ -328,8 +333,9 @@ final class SubjectEngine {
         do throws(WireError) {
             let maxFrameSize = options.maxFrameSize, acceptCompact = options.compactHeaders
             inbound = try headerPart.withUnsafeBytes { (bytes) throws(WireError) in
-                try MessageFraming.decode(header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize,
-                                          acceptCompact: acceptCompact)
+                try MessageFraming.decode(
+                    header: bytes, payload: payload, extraParts: extraParts, maxFrameSize: maxFrameSize,
+                    acceptCompact: acceptCompact)
             }
         } catch {
             let code: ErrorCode = error.code == .frameTooLarge ? .tooLarge : .malformedFrame
@@ -428,8 +434,9 @@ final class SubjectEngine {
                 // connection. While paused they stay unread (the callback queue has no room).
                 if !paused { receiveAll() }
                 guard isOpen else { return }
-                endSession(ErrorReport(.lostConnection, "the connection to \(event.endpoint) broke down"),
-                           notifyPublisher: false, reconnect: true)
+                endSession(
+                    ErrorReport(.lostConnection, "the connection to \(event.endpoint) broke down"),
+                    notifyPublisher: false, reconnect: true)
                 return
             }
             if event.event.contains(.handshakeFailedAuth) {
@@ -451,7 +458,8 @@ final class SubjectEngine {
         if event.event.contains(.connectRetried) {
             // libzmq does not say why the attempt failed; one probe does (nil: it listens now).
             guard let (host, port) = ConnectDiagnosis.tcpHostPort(endpoint),
-                  let failure = ConnectDiagnosis.connectionFailure(host: host, port: port) else { return nil }
+                let failure = ConnectDiagnosis.connectionFailure(host: host, port: port)
+            else { return nil }
             return ErrorReport(.destinationUnreachable, failure)
         }
         guard event.event.contains(.handshakeFailedProtocol) || event.event.contains(.handshakeFailedNoDetail) else { return nil }
@@ -468,23 +476,28 @@ final class SubjectEngine {
             // within the open's timeout.
             handshakeFailuresWithoutDetail = 0
             guard let (host, port) = ConnectDiagnosis.tcpHostPort(endpoint),
-                  let mechanism = ConnectDiagnosis.peerMechanism(host: host, port: port) else { return nil }
+                let mechanism = ConnectDiagnosis.peerMechanism(host: host, port: port)
+            else { return nil }
             let usesCurve = options.curve != nil
             if !usesCurve && mechanism == "NULL" { return nil }
             if mechanism == "NULL" && usesCurve {
-                return ErrorReport(.destinationUnreachable, "the publisher at \(endpoint) does not use CURVE (handshake failed: security mechanism mismatch)")
+                return ErrorReport(
+                    .destinationUnreachable,
+                    "the publisher at \(endpoint) does not use CURVE (handshake failed: security mechanism mismatch)")
             }
         }
         // A mechanism mismatch is reported as such only by the side that detects it; the other one
         // sees the connection closed during the handshake (no detail, EPIPE). Without CURVE, a
         // no-detail failure reaches here only when the publisher's greeting says CURVE.
         let mismatch = event.event.contains(.handshakeFailedProtocol) && event.value == ConnectDiagnosis.mechanismMismatch
-        let message = switch (options.curve != nil, mismatch) {
-        case (false, _): "the publisher at \(endpoint) requires CURVE (handshake failed): connect with its public key"
-        case (true, true): "the publisher at \(endpoint) does not use CURVE (handshake failed: security mechanism mismatch)"
-        case (true, false): "the CURVE handshake with \(endpoint) failed: the publisher does not use CURVE, or its public key "
-            + "is not the one given"
-        }
+        let message =
+            switch (options.curve != nil, mismatch) {
+            case (false, _): "the publisher at \(endpoint) requires CURVE (handshake failed): connect with its public key"
+            case (true, true): "the publisher at \(endpoint) does not use CURVE (handshake failed: security mechanism mismatch)"
+            case (true, false):
+                "the CURVE handshake with \(endpoint) failed: the publisher does not use CURVE, or its public key "
+                    + "is not the one given"
+            }
         return ErrorReport(.destinationUnreachable, message)
     }
 
@@ -524,13 +537,15 @@ final class SubjectEngine {
             if paused { lastHeardNs = now }  // we are not reading: silence is ours, not the publisher's
             if let grant = session.credit.due { grantCredit(grant) }  // one that could not be sent
             if now &- lastHeardNs > parameters.timeoutNs {
-                endSession(ErrorReport(.expiredTimeout, "nothing was heard from the publisher within \(parameters.timeoutSeconds) s"),
-                           notifyPublisher: true, reconnect: true)
+                endSession(
+                    ErrorReport(.expiredTimeout, "nothing was heard from the publisher within \(parameters.timeoutSeconds) s"),
+                    notifyPublisher: true, reconnect: true)
             } else if now &- lastSentNs >= parameters.timeoutNs / 4, let dealer {
                 do throws(ZMQError) {
-                    try MessageFraming.sendExtension(kind: TransportKind.keepalive, sequence: sendSequence,
-                                                     timestampNs: wallClockNanoseconds(), routingID: nil, compact: sendsCompact,
-                                                     on: dealer)
+                    try MessageFraming.sendExtension(
+                        kind: TransportKind.keepalive, sequence: sendSequence,
+                        timestampNs: wallClockNanoseconds(), routingID: nil, compact: sendsCompact,
+                        on: dealer)
                     lastSentNs = now
                 } catch {}
             }
@@ -553,13 +568,16 @@ final class SubjectEngine {
     /// Sends a package now.
     /// - Throws: `ErrorReport` 6 (transmission error) when not open or the send queue is full.
     @discardableResult
-    func send(_ package: Package, filterID: UInt32 = 0, now: UInt64 = monotonicNanoseconds(),
-              requireOpen: Bool = true, flags: FrameFlags = []) throws(ErrorReport) -> UInt64 {
+    func send(
+        _ package: Package, filterID: UInt32 = 0, now: UInt64 = monotonicNanoseconds(),
+        requireOpen: Bool = true, flags: FrameFlags = []
+    ) throws(ErrorReport) -> UInt64 {
         guard let dealer, !requireOpen || isOpen else {
             throw notOpen
         }
-        let frame = Frame(encoding: package, sequence: sendSequence, timestampNs: wallClockNanoseconds(), filterID: filterID,
-                          flags: flags)
+        let frame = Frame(
+            encoding: package, sequence: sendSequence, timestampNs: wallClockNanoseconds(), filterID: filterID,
+            flags: flags)
         do throws(ZMQError) {
             var payload = try MessageFraming.payloadMessage(frame)
             try MessageFraming.send(header: frame.header, payload: &payload, routingID: nil, compact: sendsCompact, on: dealer)
@@ -574,8 +592,10 @@ final class SubjectEngine {
     func sendFile(_ content: [UInt8], name: String, attributes: [String], imageFormat: ImageFormat?, chunkSize: Int) throws(ErrorReport) {
         guard isOpen else { throw notOpen }
         nextTransferID += 1
-        for chunk in BlobChunk.chunks(of: content, transferID: nextTransferID, name: name, attributes: attributes,
-                                      imageFormat: imageFormat, chunkSize: chunkSize) {
+        for chunk in BlobChunk.chunks(
+            of: content, transferID: nextTransferID, name: name, attributes: attributes,
+            imageFormat: imageFormat, chunkSize: chunkSize)
+        {
             try send(imageFormat == nil ? .file(chunk) : .image(chunk))
         }
     }
@@ -595,10 +615,11 @@ final class SubjectEngine {
     /// Defines a filter; returns the application's id for it (stable across reconnections).
     func addFilter(_ request: AppFilterRequest) throws(ErrorReport) -> UInt32 {
         guard isOpen else { throw notOpen }
-        let replaced: UInt32 = switch request {
-        case .analog(let r): r.replaces
-        case .array(let r): r.replaces
-        }
+        let replaced: UInt32 =
+            switch request {
+            case .analog(let r): r.replaces
+            case .array(let r): r.replaces
+            }
         if replaced != 0 && !appFilters.contains(where: { $0.id == replaced }) {
             throw ErrorReport(.protocolViolation, "there is no filter \(replaced) to replace")
         }
@@ -617,10 +638,17 @@ final class SubjectEngine {
             throw ErrorReport(.protocolViolation, "there is no filter \(appID) to change")
         }
         // Kept as a plain definition: a reconnection restores it without `replaces`.
-        let plain: AppFilterRequest = switch request {
-        case .analog(var r): { r.replaces = 0; return .analog(r) }()
-        case .array(var r): { r.replaces = 0; return .array(r) }()
-        }
+        let plain: AppFilterRequest =
+            switch request {
+            case .analog(var r):
+                {
+                    r.replaces = 0; return .analog(r)
+                }()
+            case .array(var r):
+                {
+                    r.replaces = 0; return .array(r)
+                }()
+            }
         try sendFilter(plain, appID: appID, replacingWire: wire)
         appFilters[index] = (appID, plain)
     }
@@ -660,10 +688,17 @@ final class SubjectEngine {
     /// application's), the source selection, and start.
     private func restore() {
         for filter in appFilters {
-            let request: AppFilterRequest = switch filter.request {
-            case .analog(var r): { r.replaces = 0; return .analog(r) }()
-            case .array(var r): { r.replaces = 0; return .array(r) }()
-            }
+            let request: AppFilterRequest =
+                switch filter.request {
+                case .analog(var r):
+                    {
+                        r.replaces = 0; return .analog(r)
+                    }()
+                case .array(var r):
+                    {
+                        r.replaces = 0; return .array(r)
+                    }()
+                }
             try? sendFilter(request, appID: filter.id, replacingWire: 0)
         }
         if parameters?.sourceFilterEnabled == true, let selection { _ = try? send(.selectSources(selection)) }

@@ -1,3 +1,4 @@
+import Foundation
 import TributaryWire
 
 /// Automatic reconnection of a Subject that lost its session (error 4 or 5, or a close from the
@@ -19,9 +20,11 @@ public struct ReconnectPolicy: Sendable {
         ![ErrorCode.wrongAPIKey, .wrongTimeout, .wrongTimestamp].contains(error.code)
     }
 
-    public init(initialDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(5), multiplier: Double = 2,
-                maxAttempts: Int? = nil,
-                shouldReconnect: @escaping @Sendable (ErrorReport, Int) -> Bool = ReconnectPolicy.defaultShouldReconnect) {
+    public init(
+        initialDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(5), multiplier: Double = 2,
+        maxAttempts: Int? = nil,
+        shouldReconnect: @escaping @Sendable (ErrorReport, Int) -> Bool = ReconnectPolicy.defaultShouldReconnect
+    ) {
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay
         self.multiplier = multiplier
@@ -99,11 +102,13 @@ public struct SubjectOptions: Sendable {
     /// session ends with error 11.
     public var maxConfigurationBytes: Int
 
-    public init(reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
-                creditWindowBytes: Int = 8 << 20, receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
-                maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero, compactHeaders: Bool = true,
-                receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes, maxSources: Int = 1_024,
-                maxConfigurationBytes: Int = 16 << 20) {
+    public init(
+        reconnect: ReconnectPolicy? = nil, curve: SubjectCurve? = nil, creditWindow: UInt32 = 256,
+        creditWindowBytes: Int = 8 << 20, receiveHighWaterMark: Int32 = 1_000, maxFrameSize: Int = WireLimits.maxFrameSize,
+        maxTransferSize: UInt64 = 256 << 20, heartbeatInterval: Duration = .zero, compactHeaders: Bool = true,
+        receiveBufferBytes: Int? = SubjectOptions.defaultReceiveBufferBytes, maxSources: Int = 1_024,
+        maxConfigurationBytes: Int = 16 << 20
+    ) {
         self.compactHeaders = compactHeaders
         self.maxSources = maxSources
         self.maxConfigurationBytes = maxConfigurationBytes
@@ -125,7 +130,8 @@ extension SubjectOptions {
     public static let defaultReceiveBufferBytes: Int? = {
         let wanted = 4 << 20
         guard let text = try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8),
-              let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit >= wanted else { return nil }
+            let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), limit >= wanted
+        else { return nil }
         return wanted
     }()
 }
@@ -146,5 +152,3 @@ public struct SubjectStatistics: Sendable, Equatable {
     /// The callback queue's own measurements.
     public var callbackQueue: CallbackQueueStatistics
 }
-
-import Foundation

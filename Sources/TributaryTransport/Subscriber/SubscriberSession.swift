@@ -1,6 +1,6 @@
 // The session fuzz target (Fuzz/run.sh) compiles this file into one module with TributaryWire.
 #if canImport(TributaryWire)
-import TributaryWire
+    import TributaryWire
 #endif
 
 /// What a subscriber does with the frames of one session, without sockets or threads: sequence and
@@ -71,10 +71,13 @@ struct SubscriberSession {
     /// the publisher no longer knows it), else nil.
     mutating func sequence(of header: FrameHeader, open: Bool, endpoint: String) -> Outcome? {
         if open && header.kind != .gap && header.sequence < expectedSequence {
-            return .end(ErrorReport(.lostConnection, "the connection to \(endpoint) broke down "
-                                    + "(a \(header.kind) frame numbered \(header.sequence) came after \(expectedSequence &- 1): "
-                                    + "the publisher no longer knows this session)"),
-                        notifyPublisher: false, reconnect: true)
+            return .end(
+                ErrorReport(
+                    .lostConnection,
+                    "the connection to \(endpoint) broke down "
+                        + "(a \(header.kind) frame numbered \(header.sequence) came after \(expectedSequence &- 1): "
+                        + "the publisher no longer knows this session)"),
+                notifyPublisher: false, reconnect: true)
         }
         if header.kind != .gap {
             // Saturating: a publisher numbers its frames, and may number them up to 2^64 - 1 and back.
@@ -87,16 +90,19 @@ struct SubscriberSession {
     /// A frame of the open session (its sequence already accounted).
     mutating func receive(_ frame: Frame) -> Outcome {
         var header = frame.header
-        if let refusal = ledger.admit(sourceID: header.sourceID,
-                                      configurationLength: header.kind == .configuration ? header.frameLength : nil) {
+        if let refusal = ledger.admit(
+            sourceID: header.sourceID,
+            configurationLength: header.kind == .configuration ? header.frameLength : nil)
+        {
             return .end(ErrorReport(.tooLarge, refusal), notifyPublisher: true, reconnect: false)
         }
         let payload: Payload
         do throws(WireError) {
             payload = try frame.payload()
         } catch {
-            return .end(ErrorReport(.malformedFrame, "the publisher sent a malformed \(header.kind) frame: \(error)"),
-                        notifyPublisher: true, reconnect: true)
+            return .end(
+                ErrorReport(.malformedFrame, "the publisher sent a malformed \(header.kind) frame: \(error)"),
+                notifyPublisher: true, reconnect: true)
         }
         if header.filterID != 0 { header.filterID = wireToApp[header.filterID] ?? header.filterID }
         let content: ReceivedContent
@@ -122,22 +128,25 @@ struct SubscriberSession {
                 guard let blob = try assembler.add(chunk) else { return .none }
                 content = header.kind == .file ? .file(ReceivedFile(blob)) : .image(ReceivedFile(blob))
             } catch {
-                let code: ErrorCode = switch error.reason {
-                case .checksumMismatch: .checksumMismatch
-                case .tooLarge: .tooLarge
-                case .inconsistentChunk: .malformedFrame
-                }
+                let code: ErrorCode =
+                    switch error.reason {
+                    case .checksumMismatch: .checksumMismatch
+                    case .tooLarge: .tooLarge
+                    case .inconsistentChunk: .malformedFrame
+                    }
                 content = .error(ErrorReport(code, error.description))
             }
         case .close(let close):
             // An error frame with the reason came first when the code is not 0.
-            let error = close.code.rawValue == 0
+            let error =
+                close.code.rawValue == 0
                 ? ErrorReport(.lostConnection, ErrorReport.publisherClosedPrefix + (close.reason.isEmpty ? "" : ": \(close.reason)"))
                 : ErrorReport(close.code, close.reason)
             return .end(error, notifyPublisher: false, reconnect: true)
         default:
-            return .end(ErrorReport(.protocolViolation, "the publisher sent a \(header.kind) frame in a session"),
-                        notifyPublisher: true, reconnect: true)
+            return .end(
+                ErrorReport(.protocolViolation, "the publisher sent a \(header.kind) frame in a session"),
+                notifyPublisher: true, reconnect: true)
         }
         let whole: Frame? = header.kind == .file || header.kind == .image ? nil : frame
         return .deliver(ReceivedPackage(header: header, content: content, frame: whole))

@@ -17,8 +17,10 @@ public enum AllocatorTuning {
     ///
     /// - Returns: whether glibc accepted every setting.
     @discardableResult
-    public static func keepFreedMemoryForStreaming(trimThreshold: Int32 = 256 << 20, topPad: Int32 = 64 << 20,
-                                                   mmapThreshold: Int32 = 32 << 20) -> Bool {
+    public static func keepFreedMemoryForStreaming(
+        trimThreshold: Int32 = 256 << 20, topPad: Int32 = 64 << 20,
+        mmapThreshold: Int32 = 32 << 20
+    ) -> Bool {
         // mallopt returns 1 on success.
         let trim = mallopt(M_TRIM_THRESHOLD, trimThreshold)
         let pad = mallopt(M_TOP_PAD, topPad)

@@ -123,8 +123,9 @@ public struct ZMQCurveKeyPair: Hashable, Sendable {
         var publicText = [CChar](repeating: 0, count: 41)
         var secretText = [CChar](repeating: 0, count: 41)
         guard zmq_curve_keypair(&publicText, &secretText) == 0 else { throw .curveUnavailable }
-        return ZMQCurveKeyPair(publicKey: try ZMQCurveKey(z85: z85Text(publicText)),
-                               secretKey: try ZMQCurveKey(z85: z85Text(secretText)))
+        return ZMQCurveKeyPair(
+            publicKey: try ZMQCurveKey(z85: z85Text(publicText)),
+            secretKey: try ZMQCurveKey(z85: z85Text(secretText)))
     }
 
     /// The pair belonging to a secret key (the public key is derived, `zmq_curve_public`).

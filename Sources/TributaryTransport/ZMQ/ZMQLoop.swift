@@ -53,8 +53,10 @@ public final class ZMQLoop<State>: Sendable {
     ///   - makeState: Runs first on the loop thread; creates sockets, registers them with the scope and
     ///     returns the state later commands receive.
     /// - Throws: `ZMQLoopError.eventFDFailed`, or whatever `makeState` throws (the thread has then exited).
-    public init(name: String, context: ZMQContext,
-                makeState: @escaping @Sendable (ZMQLoopScope) throws -> State) throws {
+    public init(
+        name: String, context: ZMQContext,
+        makeState: @escaping @Sendable (ZMQLoopScope) throws -> State
+    ) throws {
         self.name = name
         self.context = context
         let eventFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -115,16 +117,17 @@ public final class ZMQLoop<State>: Sendable {
         let result = ZMQLoopBox<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let name = self.name
-        try shared.enqueue(ZMQLoopCommand(
-            run: { state, scope in
-                let outcome = Result { try body(state, scope) }
-                result.value.withLock { $0 = outcome }
-                done.signal()
-            },
-            cancel: {
-                result.value.withLock { $0 = .failure(ZMQLoopError.stopped(loop: name)) }
-                done.signal()
-            }))
+        try shared.enqueue(
+            ZMQLoopCommand(
+                run: { state, scope in
+                    let outcome = Result { try body(state, scope) }
+                    result.value.withLock { $0 = outcome }
+                    done.signal()
+                },
+                cancel: {
+                    result.value.withLock { $0 = .failure(ZMQLoopError.stopped(loop: name)) }
+                    done.signal()
+                }))
         done.wait()
         return try result.value.withLock { $0! }.get()
     }
@@ -218,7 +221,9 @@ final class ZMQLoopShared<State>: @unchecked Sendable {
             defer { joined = true }
             return !joined
         }
-        if first { exited.wait() } else {
+        if first {
+            exited.wait()
+        } else {
             // Another caller is joining or has joined: wait for the same exit and pass it on.
             exited.wait()
         }

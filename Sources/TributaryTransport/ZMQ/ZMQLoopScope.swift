@@ -92,8 +92,10 @@ public final class ZMQLoopScope {
     ///   - socket: A socket created on this loop's thread.
     ///   - events: `.readable`, `.writable` or both.
     ///   - handler: Called with the socket and the events that are ready.
-    public func register(_ socket: ZMQSocket, events: ZMQPollEvents = .readable,
-                         handler: @escaping (ZMQSocket, ZMQPollEvents) -> Void) {
+    public func register(
+        _ socket: ZMQSocket, events: ZMQPollEvents = .readable,
+        handler: @escaping (ZMQSocket, ZMQPollEvents) -> Void
+    ) {
         if let index = registrations.firstIndex(where: { $0.socket === socket }) {
             registrations[index].active = false
             registrations.remove(at: index)
@@ -186,7 +188,8 @@ public final class ZMQLoopScope {
     /// poll return at once.)
     func runPreciseWake() {
         if preciseFD >= 0, let last = items.last, last.socket == nil, last.fd == preciseFD,
-           last.revents & Int16(ZMQ_POLLIN) != 0 {
+            last.revents & Int16(ZMQ_POLLIN) != 0
+        {
             var expirations: UInt64 = 0
             _ = read(preciseFD, &expirations, MemoryLayout<UInt64>.size)
         }
@@ -266,8 +269,10 @@ public final class ZMQLoopScope {
         polledSockets = registrations
         polledDescriptors = descriptors
         for registration in registrations {
-            items.append(zmq_pollitem_t(socket: registration.socket.handle, fd: 0,
-                                        events: registration.events.rawValue, revents: 0))
+            items.append(
+                zmq_pollitem_t(
+                    socket: registration.socket.handle, fd: 0,
+                    events: registration.events.rawValue, revents: 0))
         }
         for descriptor in descriptors {
             items.append(zmq_pollitem_t(socket: nil, fd: descriptor.fd, events: Int16(ZMQ_POLLIN), revents: 0))

@@ -190,8 +190,10 @@ extension ZMQSocket {
     /// Sends a zero-copy part over `count` bytes at `base` kept alive by `owner` (see
     /// `ZMQMessage.init(noCopy:count:owner:)`); `owner` is released exactly once whatever happens.
     /// - Throws: `ZMQError` as `send(_:flags:)` with a buffer.
-    public func send(noCopy base: UnsafeRawPointer, count: Int, owner: AnyObject & Sendable,
-                     flags: ZMQSendFlags = []) throws(ZMQError) {
+    public func send(
+        noCopy base: UnsafeRawPointer, count: Int, owner: AnyObject & Sendable,
+        flags: ZMQSendFlags = []
+    ) throws(ZMQError) {
         let message = try ZMQMessage(noCopy: base, count: count, owner: owner)
         try send(message, flags: flags)
     }

@@ -69,8 +69,10 @@ final class ZMQReceivePool {
             handles.append(handle)
             // The buffer owns its slot: its release hook closes the message and frees the slot (and its
             // copy memory) when the buffer dies (with the pool, or later if a frame still holds it then).
-            buffers.append(FrameBuffer(borrowing: UnsafeRawPointer(zmq_msg_data(handle.message)!), count: 0,
-                                       release: releaseReceiveSlot, context: UnsafeMutableRawPointer(handle)))
+            buffers.append(
+                FrameBuffer(
+                    borrowing: UnsafeRawPointer(zmq_msg_data(handle.message)!), count: 0,
+                    release: releaseReceiveSlot, context: UnsafeMutableRawPointer(handle)))
         }
         self.handles = handles
         self.buffers = buffers
@@ -115,8 +117,9 @@ final class ZMQReceivePool {
             own.initialize(to: zmq_msg_t())
             zmq_msg_init(own)
             zmq_msg_move(own, handle)
-            let buffer = FrameBuffer(borrowing: UnsafeRawPointer(zmq_msg_data(own)!), count: zmq_msg_size(own),
-                                     release: closeReceivedMessage, context: UnsafeMutableRawPointer(own))
+            let buffer = FrameBuffer(
+                borrowing: UnsafeRawPointer(zmq_msg_data(own)!), count: zmq_msg_size(own),
+                release: closeReceivedMessage, context: UnsafeMutableRawPointer(own))
             return (buffer, hasMore)
         }
         if size <= Self.smallCopyLimit, let copy = copyMemory(of: slot, for: size) {

@@ -34,8 +34,9 @@ extension ZMQSocket {
         }
         let hasMore = zmq_msg_more(slot) != 0
         // zmq_msg_data never returns NULL for an initialised message (an empty one points at its inline bytes).
-        let buffer = FrameBuffer(borrowing: UnsafeRawPointer(zmq_msg_data(slot)!), count: zmq_msg_size(slot),
-                                 release: closeReceivedMessage, context: UnsafeMutableRawPointer(slot))
+        let buffer = FrameBuffer(
+            borrowing: UnsafeRawPointer(zmq_msg_data(slot)!), count: zmq_msg_size(slot),
+            release: closeReceivedMessage, context: UnsafeMutableRawPointer(slot))
         return (buffer, hasMore)
     }
 }

@@ -83,8 +83,10 @@ public final class ZMQZAPHandler: Sendable {
     ///   - policy: Which clients get in.
     ///   - onDecision: Called on the handler thread after each decision (keep it short).
     /// - Throws: `ZMQError` `.addressInUse` when another ZAP handler runs on the context.
-    public init(context: ZMQContext, policy: ZMQZAPPolicy,
-                onDecision: (@Sendable (ZMQZAPDecision) -> Void)? = nil) throws {
+    public init(
+        context: ZMQContext, policy: ZMQZAPPolicy,
+        onDecision: (@Sendable (ZMQZAPDecision) -> Void)? = nil
+    ) throws {
         self.context = context
         let policyBox = ZMQLoopBox(policy)
         self.policy = policyBox
@@ -117,8 +119,10 @@ public final class ZMQZAPHandler: Sendable {
     }
 
     /// Reads one ZAP request and sends the reply.
-    private static func answer(on socket: ZMQSocket, policy: ZMQZAPPolicy,
-                               onDecision: (@Sendable (ZMQZAPDecision) -> Void)?) {
+    private static func answer(
+        on socket: ZMQSocket, policy: ZMQZAPPolicy,
+        onDecision: (@Sendable (ZMQZAPDecision) -> Void)?
+    ) {
         let parts: [ZMQReceivedMessage]
         do throws(ZMQError) { parts = try socket.receiveMultipart(flags: .dontWait) } catch { return }
         let text = { (index: Int) -> String in
@@ -126,8 +130,9 @@ public final class ZMQZAPHandler: Sendable {
         }
         // Request: version, request id, domain, address, routing id, mechanism, credentials...
         let requestID = parts.count > 1 ? parts[1].bytes : []
-        var decision = ZMQZAPDecision(mechanism: text(5), domain: text(2), address: text(3),
-                                      clientKey: nil, userID: nil, refusal: nil)
+        var decision = ZMQZAPDecision(
+            mechanism: text(5), domain: text(2), address: text(3),
+            clientKey: nil, userID: nil, refusal: nil)
         if parts.count < 6 || text(0) != "1.0" {
             decision.refusal = "malformed ZAP request (\(parts.count) parts, version '\(text(0))')"
         } else if let domain = policy.domain, domain != decision.domain {
@@ -145,8 +150,10 @@ public final class ZMQZAPHandler: Sendable {
         }
         let status: [UInt8] = Array((decision.accepted ? "200" : "400").utf8)
         let statusText: [UInt8] = Array((decision.accepted ? "OK" : decision.refusal ?? "refused").utf8)
-        let reply: [[UInt8]] = [Array("1.0".utf8), requestID, status, statusText,
-                                Array((decision.userID ?? "").utf8), []]
+        let reply: [[UInt8]] = [
+            Array("1.0".utf8), requestID, status, statusText,
+            Array((decision.userID ?? "").utf8), [],
+        ]
         // The REP socket must send a reply to read the next request; a failure here means the context
         // is terminating, and the loop will stop on its next poll.
         try? socket.send(multipart: reply)

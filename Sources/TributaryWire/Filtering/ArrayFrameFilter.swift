@@ -14,8 +14,9 @@ public enum ArrayFrameFilter {
     /// input's origin plus the first kept row and column.
     public static func apply(_ request: ArrayFilterRequest, filterID: UInt32, to view: ArrayView, of frame: Frame) -> Frame? {
         guard request.elementType == view.elementType,
-              let rows = kept(request.rows, count: view.rowCount),
-              let columns = kept(request.columns, count: view.columnCount) else { return nil }
+            let rows = kept(request.rows, count: view.rowCount),
+            let columns = kept(request.columns, count: view.columnCount)
+        else { return nil }
         var header = frame.header
         header.filterID = filterID
         if rows.count == view.rowCount && columns.count == view.columnCount {
@@ -26,7 +27,9 @@ public enum ArrayFrameFilter {
             view.withElements(type) { all in
                 var out: [T] = []
                 out.reserveCapacity(rows.count * columns.count)
-                for r in rows { out.append(contentsOf: all[(r * view.columnCount + columns.lowerBound)..<(r * view.columnCount + columns.upperBound)]) }
+                for r in rows {
+                    out.append(contentsOf: all[(r * view.columnCount + columns.lowerBound)..<(r * view.columnCount + columns.upperBound)])
+                }
                 return out
             }
         }
@@ -43,9 +46,10 @@ public enum ArrayFrameFilter {
             for r in rows { for c in columns { strings.append(view.string(row: r, column: c)) } }
             elements = .string(strings)
         }
-        let array = Array2D(rowCount: rows.count, columnCount: columns.count,
-                            rowOrigin: view.rowOrigin &+ UInt32(rows.lowerBound),
-                            columnOrigin: view.columnOrigin &+ UInt32(columns.lowerBound), elements: elements)
+        let array = Array2D(
+            rowCount: rows.count, columnCount: columns.count,
+            rowOrigin: view.rowOrigin &+ UInt32(rows.lowerBound),
+            columnOrigin: view.columnOrigin &+ UInt32(columns.lowerBound), elements: elements)
         return Frame(encoding: .array(array), header: header)
     }
 }

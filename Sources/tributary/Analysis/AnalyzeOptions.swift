@@ -37,11 +37,14 @@ struct AnalyzeOptions {
         let measureText = try arguments.option("--measure")
         let harmonics = try arguments.integer("--harmonics", "a harmonic order", in: 2...1000)
         let fold = arguments.flag("--fold-aliases")
-        let measureWindow = try arguments.option("--measure-window", "a window name (\(AnalyzeCommand.windowNames))") { WindowKind(name: $0) }
+        let measureWindow = try arguments.option("--measure-window", "a window name (\(AnalyzeCommand.windowNames))") {
+            WindowKind(name: $0)
+        }
         let fullScale = try arguments.number("--full-scale", "a peak amplitude", in: 0...Double.greatestFiniteMagnitude, above: true)
         let channelText = try arguments.option("--channels")
         let sourceTexts = try arguments.options("--source")
-        int16Scale = try arguments.number("--int16-scale", "a scale", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) ?? 1
+        int16Scale =
+            try arguments.number("--int16-scale", "a scale", in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) ?? 1
         plotPath = try arguments.option("--plot")
         logFrequency = arguments.flag("--log-frequency")
         json = arguments.flag("--json")
@@ -51,7 +54,9 @@ struct AnalyzeOptions {
         files = try arguments.finish()
         guard !files.isEmpty else { throw UsageError("no input files") }
 
-        if coherenceReference != nil, transferReference != nil { throw UsageError("give --coherence or --transfer, not both (--transfer gives the coherence too)") }
+        if coherenceReference != nil, transferReference != nil {
+            throw UsageError("give --coherence or --transfer, not both (--transfer gives the coherence too)")
+        }
         let crossReference = transferReference ?? coherenceReference
         if welchLength == nil && spectrogramLength == nil && crossReference == nil {
             if overlap != nil { throw UsageError("--overlap needs --welch, --spectrogram, --coherence or --transfer") }
@@ -63,7 +68,9 @@ struct AnalyzeOptions {
             throw UsageError("--harmonics, --fold-aliases, --measure-window and --full-scale need --measure")
         }
         let measurements = try Self.measurements(measureText)
-        if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty && spectrogramLength == nil && crossReference == nil {
+        if !wantStats && welchLength == nil && spectrumLength == nil && measurements.isEmpty && spectrogramLength == nil
+            && crossReference == nil
+        {
             wantStats = true
         }
         if plotPath != nil && welchLength == nil && spectrumLength == nil && spectrogramLength == nil && crossReference == nil {
@@ -97,12 +104,14 @@ struct AnalyzeOptions {
             let length = welchLength ?? 256
             request.crossChannel = CrossChannelRequest(
                 reference: crossReference, transfer: transferReference != nil,
-                configuration: WelchConfiguration(segmentLength: length, overlap: overlap.map { Int((($0 * Double(length))).rounded(.down)) },
-                                                  window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
-                                                  rigor: rigor))
+                configuration: WelchConfiguration(
+                    segmentLength: length, overlap: overlap.map { Int((($0 * Double(length))).rounded(.down)) },
+                    window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
+                    rigor: rigor))
         }
         if let spectrumLength { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
-        request.measurement = MeasurementConfiguration(window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5, foldAliases: fold)
+        request.measurement = MeasurementConfiguration(
+            window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5, foldAliases: fold)
         request.fullScale = fullScale
 
         if let channelText {

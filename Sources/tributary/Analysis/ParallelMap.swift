@@ -76,7 +76,8 @@ final class ProgressBar {
         guard enabled else { return }
         let width = 30
         let filled = total == 0 ? width : done * width / total
-        let line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(done)/\(total) files"
+        let line =
+            "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(done)/\(total) files"
         StandardOutput.error(line)
         shown = true
     }

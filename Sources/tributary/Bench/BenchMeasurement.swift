@@ -6,8 +6,8 @@ import TributaryWire
 /// Callback latencies counted in fixed bins, so that recording one costs no allocation whatever the
 /// rate or the duration: 1 µs bins up to 10 ms, 100 µs bins up to 1 s, one bin above (its maximum kept).
 struct LatencyHistogram: Sendable {
-    static let fineBins = 10_000            // [0, 10 ms) in 1 µs
-    static let coarseBins = 9_900           // [10 ms, 1 s) in 100 µs
+    static let fineBins = 10_000  // [0, 10 ms) in 1 µs
+    static let coarseBins = 9_900  // [10 ms, 1 s) in 100 µs
     private(set) var bins = [UInt32](repeating: 0, count: fineBins + coarseBins + 1)
     private(set) var count: UInt64 = 0
     /// Latencies below zero (a publisher clock ahead of this one, across machines); counted in bin 0.
@@ -19,7 +19,9 @@ struct LatencyHistogram: Sendable {
         if ns < 0 { negative += 1 }
         if ns > maxNs { maxNs = ns }
         let us = max(0, ns / 1_000)
-        let index = us < Int64(Self.fineBins) ? Int(us)
+        let index =
+            us < Int64(Self.fineBins)
+            ? Int(us)
             : us < 1_000_000 ? Self.fineBins + Int((us - Int64(Self.fineBins)) / 100) : bins.count - 1
         bins[index] &+= 1
     }
@@ -82,7 +84,9 @@ final class BenchObserver: Observer, Sendable {
 
     /// Counts only what arrives in [start, end) (monotonic nanoseconds).
     func setWindow(start: UInt64, end: UInt64) {
-        state.withLock { $0.windowStart = start; $0.windowEnd = end }
+        state.withLock {
+            $0.windowStart = start; $0.windowEnd = end
+        }
     }
 
     var counts: BenchCounts { state.withLock { $0.counts } }
@@ -172,10 +176,11 @@ final class BenchSource: Source {
         // Unpaced: a nominal rate of one frame per microsecond for the configuration and the timestamps.
         let samplingRate = (rate ?? 1e6) * Double(samples)
         blockNs = Int64(1e9 / (rate ?? 1e6))
-        configuration = Configuration(deviceName: "tributary bench", deviceType: "benchmark",
-                                      channels: (0..<Self.channels).map {
-                                          ChannelConfiguration(index: UInt32($0), description: "ch\($0)", samplingRate: samplingRate)
-                                      })
+        configuration = Configuration(
+            deviceName: "tributary bench", deviceType: "benchmark",
+            channels: (0..<Self.channels).map {
+                ChannelConfiguration(index: UInt32($0), description: "ch\($0)", samplingRate: samplingRate)
+            })
         let layout = AnalogLayout(channelCount: Self.channels, sampleCount: samples, format: .float64)
         template = Frame.analog(header: FrameHeader(kind: .analog), layout: layout, firstSample: 0) { writer in
             for row in 0..<Self.channels {

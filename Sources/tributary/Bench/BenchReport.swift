@@ -25,25 +25,33 @@ struct BenchReport {
     }
 
     static func byteLabel(_ bytes: Int) -> String {
-        bytes >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+        bytes >= 1 << 20
+            ? String(format: "%.1f MiB", Double(bytes) / 1_048_576)
             : bytes >= 1 << 10 ? String(format: "%.4g KiB", Double(bytes) / 1_024) : "\(bytes) B"
     }
 
     /// The table, one line per point.
     func table() -> [String] {
         let many = subscribers > 1
-        let header = ["frame", "offered f/s", many ? "delivered f/s (median/min)" : "delivered f/s",
-                      many ? "MB/s each (all)" : "MB/s", "p50 µs", "p99 µs", "p99.9 µs", "lost (announced)", "unaccounted"]
+        let header = [
+            "frame", "offered f/s", many ? "delivered f/s (median/min)" : "delivered f/s",
+            many ? "MB/s each (all)" : "MB/s", "p50 µs", "p99 µs", "p99.9 µs", "lost (announced)", "unaccounted",
+        ]
         var rows: [[String]] = [header]
         for p in points {
             let l = p.latency
             // Against a publisher: what it produced for the subscriber (delivered + announced lost).
-            let offered = p.offeredRate.map { String(format: "%.0f", $0) } ?? (p.samplesPerChannel != nil ? "max" : String(format: "%.0f", p.arrivedRate))
-            let delivered = many ? String(format: "%.0f / %.0f", p.deliveredRate, p.deliveredRates.min() ?? 0) : String(format: "%.0f", p.deliveredRate)
+            let offered =
+                p.offeredRate.map { String(format: "%.0f", $0) }
+                ?? (p.samplesPerChannel != nil ? "max" : String(format: "%.0f", p.arrivedRate))
+            let delivered =
+                many ? String(format: "%.0f / %.0f", p.deliveredRate, p.deliveredRates.min() ?? 0) : String(format: "%.0f", p.deliveredRate)
             let mbps = many ? String(format: "%.1f (%.1f)", p.deliveredMBps, p.totalMBps) : String(format: "%.1f", p.deliveredMBps)
-            var row = [Self.frameLabel(p), offered, delivered, mbps,
-                       Self.micro(l.quantile(0.5)), Self.micro(l.quantile(0.99)), Self.micro(l.quantile(0.999)),
-                       "\(p.announcedLost)", "\(p.unaccounted)"]
+            var row = [
+                Self.frameLabel(p), offered, delivered, mbps,
+                Self.micro(l.quantile(0.5)), Self.micro(l.quantile(0.99)), Self.micro(l.quantile(0.999)),
+                "\(p.announcedLost)", "\(p.unaccounted)",
+            ]
             if let error = p.error { row[8] += "  (\(error))" }
             if p.publisherClosed { row[8] += String(format: "  (the publisher ended the session after %.2f s)", p.seconds) }
             rows.append(row)
@@ -51,7 +59,8 @@ struct BenchReport {
         let widths = header.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { i, cell in
-                i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                i == 0
+                    ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[i] - cell.count) + cell
             }.joined(separator: "  ")
         }
@@ -61,11 +70,14 @@ struct BenchReport {
         func optionalDouble(_ v: Double?) -> JSON { v.map { .double($0) } ?? .null }
         let items: [JSON] = points.map { p in
             let l = p.latency
-            let latency: JSON = l.count == 0 ? .null : .object([
-                ("p50", optionalDouble(l.quantile(0.5).map { $0 / 1e3 })), ("p99", optionalDouble(l.quantile(0.99).map { $0 / 1e3 })),
-                ("p999", optionalDouble(l.quantile(0.999).map { $0 / 1e3 })), ("max", .double(Double(l.maxNs) / 1e3)),
-                ("frames", .uint(l.count)), ("negative", .uint(l.negative)),
-            ])
+            let latency: JSON =
+                l.count == 0
+                ? .null
+                : .object([
+                    ("p50", optionalDouble(l.quantile(0.5).map { $0 / 1e3 })), ("p99", optionalDouble(l.quantile(0.99).map { $0 / 1e3 })),
+                    ("p999", optionalDouble(l.quantile(0.999).map { $0 / 1e3 })), ("max", .double(Double(l.maxNs) / 1e3)),
+                    ("frames", .uint(l.count)), ("negative", .uint(l.negative)),
+                ])
             return .object([
                 ("source_id", .uint(UInt64(p.sourceID))), ("source", .string(p.sourceDescription)),
                 ("samples_per_channel", p.samplesPerChannel.map { .int($0) } ?? .null),
@@ -106,12 +118,20 @@ struct BenchReport {
         var series: [LogLogPlot.Series] = []
         for (label, pts) in groups {
             let sorted = pts.sorted { $0.deliveredMBps < $1.deliveredMBps }
-            series.append(.init(label: "\(label) p50", x: sorted.map(\.deliveredMBps), y: sorted.map { ($0.latency.quantile(0.5) ?? 0) / 1e3 }, dashed: false))
-            series.append(.init(label: "\(label) p99", x: sorted.map(\.deliveredMBps), y: sorted.map { ($0.latency.quantile(0.99) ?? 0) / 1e3 }, dashed: true))
+            series.append(
+                .init(
+                    label: "\(label) p50", x: sorted.map(\.deliveredMBps), y: sorted.map { ($0.latency.quantile(0.5) ?? 0) / 1e3 },
+                    dashed: false))
+            series.append(
+                .init(
+                    label: "\(label) p99", x: sorted.map(\.deliveredMBps), y: sorted.map { ($0.latency.quantile(0.99) ?? 0) / 1e3 },
+                    dashed: true))
         }
         let who = mode == "loopback" ? "loopback (\(delivery ?? "live"))" : address
-        return LogLogPlot(title: "tributary bench: callback latency vs throughput, \(who), \(subscribers) subscriber\(subscribers == 1 ? "" : "s")",
-                          xLabel: "delivered MB/s per subscriber", yLabel: "callback latency (µs)", series: series).render()
+        return LogLogPlot(
+            title: "tributary bench: callback latency vs throughput, \(who), \(subscribers) subscriber\(subscribers == 1 ? "" : "s")",
+            xLabel: "delivered MB/s per subscriber", yLabel: "callback latency (µs)", series: series
+        ).render()
     }
 }
 
@@ -137,22 +157,26 @@ struct LogLogPlot {
         func px(_ x: Double) -> Double { left + (log10(max(x, 1e-300)) - x0) / (x1 - x0) * plotW }
         func py(_ y: Double) -> Double { top + (y1 - log10(max(y, 1e-300))) / (y1 - y0) * plotH }
         func f(_ v: Double) -> String { String(format: "%.2f", v) }
-        func tick(_ d: Double) -> String { d >= 0 && d < 7 ? String(Int(pow(10, d))) : d < 0 && d >= -4 ? String(format: "%g", pow(10, d)) : "1e\(Int(d))" }
+        func tick(_ d: Double) -> String {
+            d >= 0 && d < 7 ? String(Int(pow(10, d))) : d < 0 && d >= -4 ? String(format: "%g", pow(10, d)) : "1e\(Int(d))"
+        }
         var svg = """
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
-        <rect width="100%" height="100%" fill="white"/>
-        <text x="\(f(left + plotW / 2))" y="22" text-anchor="middle" font-size="14">\(escape(title))</text>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(f(left + plotW / 2))" y="22" text-anchor="middle" font-size="14">\(escape(title))</text>
 
-        """
+            """
         var d = y0
         while d <= y1 {
-            svg += "<line x1=\"\(f(left))\" y1=\"\(f(py(pow(10, d))))\" x2=\"\(f(left + plotW))\" y2=\"\(f(py(pow(10, d))))\" stroke=\"#ddd\"/>\n"
+            svg +=
+                "<line x1=\"\(f(left))\" y1=\"\(f(py(pow(10, d))))\" x2=\"\(f(left + plotW))\" y2=\"\(f(py(pow(10, d))))\" stroke=\"#ddd\"/>\n"
             svg += "<text x=\"\(f(left - 6))\" y=\"\(f(py(pow(10, d)) + 4))\" text-anchor=\"end\">\(tick(d))</text>\n"
             d += 1
         }
         d = x0
         while d <= x1 {
-            svg += "<line x1=\"\(f(px(pow(10, d))))\" y1=\"\(f(top))\" x2=\"\(f(px(pow(10, d))))\" y2=\"\(f(top + plotH))\" stroke=\"#eee\"/>\n"
+            svg +=
+                "<line x1=\"\(f(px(pow(10, d))))\" y1=\"\(f(top))\" x2=\"\(f(px(pow(10, d))))\" y2=\"\(f(top + plotH))\" stroke=\"#eee\"/>\n"
             svg += "<text x=\"\(f(px(pow(10, d))))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(tick(d))</text>\n"
             d += 1
         }
@@ -163,16 +187,19 @@ struct LogLogPlot {
             let color = SVGSpectrumPlot.palette[(i / 2) % SVGSpectrumPlot.palette.count]
             let pts = zip(s.x, s.y).filter { $0.0 > 0 && $0.1 > 0 && $0.0.isFinite && $0.1.isFinite }
             let path = pts.map { "\(f(px($0.0))),\(f(py($0.1)))" }.joined(separator: " ")
-            svg += "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\"\(s.dashed ? " stroke-dasharray=\"5,3\"" : "") points=\"\(path)\"/>\n"
+            svg +=
+                "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\"\(s.dashed ? " stroke-dasharray=\"5,3\"" : "") points=\"\(path)\"/>\n"
             for p in pts { svg += "<circle cx=\"\(f(px(p.0)))\" cy=\"\(f(py(p.1)))\" r=\"3\" fill=\"\(color)\"/>\n" }
             let ly = top + 10 + Double(i) * 18
-            svg += "<line x1=\"\(f(left + plotW + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + plotW + 36))\" y2=\"\(f(ly))\" stroke=\"\(color)\" stroke-width=\"2\"\(s.dashed ? " stroke-dasharray=\"5,3\"" : "")/>\n"
+            svg +=
+                "<line x1=\"\(f(left + plotW + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + plotW + 36))\" y2=\"\(f(ly))\" stroke=\"\(color)\" stroke-width=\"2\"\(s.dashed ? " stroke-dasharray=\"5,3\"" : "")/>\n"
             svg += "<text x=\"\(f(left + plotW + 42))\" y=\"\(f(ly + 4))\">\(escape(s.label))</text>\n"
         }
         return svg + "</svg>\n"
     }
 
     private func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
+            of: ">", with: "&gt;")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// One point of a `tributary bench` sweep, measured.
 struct BenchPoint {
@@ -67,9 +67,11 @@ struct BenchRunner {
         let apiKey = "tributary-bench"
         let publisher: Publisher
         do {
-            publisher = try Publisher(configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: apiKey,
-                                                                            description: "tributary bench (loopback)"),
-                                      sources: [source])
+            publisher = try Publisher(
+                configuration: PublisherConfiguration(
+                    endpoint: "tcp://127.0.0.1:0", apiKey: apiKey,
+                    description: "tributary bench (loopback)"),
+                sources: [source])
         } catch { throw CommandError("loopback publisher: \(error)") }
         defer {
             source.startGate.signal()
@@ -78,8 +80,9 @@ struct BenchRunner {
         guard let port = publisher.port else { throw CommandError("loopback publisher: no port bound") }
         let context = try sessionContext()
         let sessions = try (0..<subscribers).map { i in
-            try openSession(host: "127.0.0.1", port: port, apiKey: apiKey, description: "tributary bench \(i + 1)",
-                            timeout: 10, curve: nil, sourceID: nil, analogFilter: nil, arrayFilters: [], context: context)
+            try openSession(
+                host: "127.0.0.1", port: port, apiKey: apiKey, description: "tributary bench \(i + 1)",
+                timeout: 10, curve: nil, sourceID: nil, analogFilter: nil, arrayFilters: [], context: context)
         }
         defer { for (subject, _) in sessions { subject.close() } }
         let deadline = Date().addingTimeInterval(10)
@@ -101,10 +104,11 @@ struct BenchRunner {
     func remote(_ options: SubscriptionOptions, source: SourceInfo, aligned: Bool = false) throws -> BenchPoint {
         let context = try sessionContext()
         let sessions = try (0..<subscribers).map { i in
-            try openSession(host: options.host, port: options.port, apiKey: options.apiKey,
-                            description: options.description + (subscribers > 1 ? " \(i + 1)" : ""), timeout: options.timeout,
-                            curve: options.curve, sourceID: source.id, analogFilter: options.analogFilter, arrayFilters: options.arrayFilters,
-                            context: context)
+            try openSession(
+                host: options.host, port: options.port, apiKey: options.apiKey,
+                description: options.description + (subscribers > 1 ? " \(i + 1)" : ""), timeout: options.timeout,
+                curve: options.curve, sourceID: source.id, analogFilter: options.analogFilter, arrayFilters: options.arrayFilters,
+                context: context)
         }
         defer { for (subject, _) in sessions { subject.close() } }
         return try measure(sessions, sourceID: source.id, description: source.description, startAt: aligned ? startAt : nil)
@@ -116,8 +120,9 @@ struct BenchRunner {
         do { subject = try Subject(options: SubjectOptions(curve: options.curve)) } catch { throw CommandError("\(error)") }
         defer { subject.close() }
         do {
-            return try subject.open(address: options.host, port: options.port, apiKey: options.apiKey,
-                                    description: options.description + " (probe)", timeout: options.timeout)
+            return try subject.open(
+                address: options.host, port: options.port, apiKey: options.apiKey,
+                description: options.description + " (probe)", timeout: options.timeout)
         } catch {
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
         }
@@ -131,19 +136,23 @@ struct BenchRunner {
         do { return try ZMQContext(ioThreads: threads) } catch { throw CommandError("libzmq context for the sessions: \(error)") }
     }
 
-    private func openSession(host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
-                             sourceID: UInt32?, analogFilter: AnalogFilterRequest?, arrayFilters: [ArrayFilterRequest],
-                             context: ZMQContext) throws -> (Subject, BenchObserver) {
+    private func openSession(
+        host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
+        sourceID: UInt32?, analogFilter: AnalogFilterRequest?, arrayFilters: [ArrayFilterRequest],
+        context: ZMQContext
+    ) throws -> (Subject, BenchObserver) {
         let subject: Subject
         do {
-            subject = try Subject(options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil,
-                                  context: context)
+            subject = try Subject(
+                options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil,
+                context: context)
         } catch { throw CommandError("\(error)") }
         let observer = BenchObserver()
         subject.register(observer)
         do {
-            _ = try subject.open(address: host, port: port, apiKey: apiKey, description: description, timeout: timeout,
-                                 sourceFilterEnabled: sourceID != nil)
+            _ = try subject.open(
+                address: host, port: port, apiKey: apiKey, description: description, timeout: timeout,
+                sourceFilterEnabled: sourceID != nil)
             if let analogFilter { _ = try subject.sendFilter(analogFilter) }
             for filter in arrayFilters { _ = try subject.sendFilter(filter) }
             if let sourceID { try subject.selectSources([sourceID]) }
@@ -155,15 +164,19 @@ struct BenchRunner {
         return (subject, observer)
     }
 
-    private func measure(_ sessions: [(Subject, BenchObserver)], sourceID: UInt32, description: String,
-                         startAt: Double?) throws -> BenchPoint {
+    private func measure(
+        _ sessions: [(Subject, BenchObserver)], sourceID: UInt32, description: String,
+        startAt: Double?
+    ) throws -> BenchPoint {
         let offset = Date().timeIntervalSince1970 - Double(BenchClock.monotonic()) / 1e9
         var start = BenchClock.monotonic() + UInt64(warmup * 1e9)
         if let startAt {
             let wanted = (startAt - offset) * 1e9
             guard wanted >= Double(BenchClock.monotonic()) else {
-                throw CommandError(String(format: "--start-at: the sessions were started %.2f s after it; give a later time",
-                                          Date().timeIntervalSince1970 - startAt))
+                throw CommandError(
+                    String(
+                        format: "--start-at: the sessions were started %.2f s after it; give a later time",
+                        Date().timeIntervalSince1970 - startAt))
             }
             start = UInt64(wanted)
         }
@@ -187,9 +200,10 @@ struct BenchRunner {
         let counts = sessions.map { $0.1.counts }
         let unaccounted = sessions.reduce(UInt64(0)) { $0.addingSaturated($1.0.statistics().unaccountedLoss) }
         let error = sessions.lazy.compactMap { $0.1.firstError }.first.map { "error \($0.code): \($0.message.terminalSafe)" }
-        return BenchPoint(sourceID: sourceID, sourceDescription: description, seconds: measured,
-                          windowStartUnix: offset + Double(start) / 1e9, windowEndUnix: offset + Double(start) / 1e9 + measured,
-                          subscribers: counts, unaccounted: unaccounted, error: error,
-                          publisherClosed: closed.count == sessions.count && measured < seconds)
+        return BenchPoint(
+            sourceID: sourceID, sourceDescription: description, seconds: measured,
+            windowStartUnix: offset + Double(start) / 1e9, windowEndUnix: offset + Double(start) / 1e9 + measured,
+            subscribers: counts, unaccounted: unaccounted, error: error,
+            publisherClosed: closed.count == sessions.count && measured < seconds)
     }
 }

@@ -2,80 +2,81 @@ import Foundation
 import TributaryAnalysis
 import TributaryDSP
 import TributaryFormats
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of captures and array files.
 enum AnalyzeCommand: Command {
     static let name = "analyze"
     static let summary = "statistics, Welch PSD, spectra and THD/SINAD/ENOB of captures, NPY, frame, TDMS, XDF and HDF5 files"
     static let usage = """
-    usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
-                             [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
-                             [--spectrum N] [--spectrogram N] [--coherence REF | --transfer REF]
-                             [--measure LIST [--harmonics H] [--fold-aliases]
-                             [--measure-window NAME] [--full-scale V]] [--channels SPEC] [--source IDS]... [--int16-scale S]
-                             [--plot FILE.svg [--log-frequency]] [--json] [--jobs N]
-                             [--rigor estimate|measure|patient] [--wisdom FILE]
+        usage: tributary analyze FILE... [--rate HZ] [--stats] [--welch N [--overlap F] [--window NAME]
+                                 [--detrend MODE] [--average mean|median] [--scaling density|spectrum]]
+                                 [--spectrum N] [--spectrogram N] [--coherence REF | --transfer REF]
+                                 [--measure LIST [--harmonics H] [--fold-aliases]
+                                 [--measure-window NAME] [--full-scale V]] [--channels SPEC] [--source IDS]... [--int16-scale S]
+                                 [--plot FILE.svg [--log-frequency]] [--json] [--jobs N]
+                                 [--rigor estimate|measure|patient] [--wisdom FILE]
 
-    Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
-    (int16 counts are multiplied by --int16-scale, default 1; each NPY file is one source with id 1),
-    captures (docs/CAPTURE.md), frame files (docs/PROTOCOL.md), and NI TDMS, LSL XDF and HDF5 files
-    (every group, stream or numeric dataset a source; docs/FORMATS.md): every source in them, rates
-    from their configurations; a damaged capture chunk is skipped with a warning naming its offset.
-    WAV and CSV files are not read directly: 'tributary import' turns them into captures.
-    Files are streamed: memory does not grow with their length (measurements use the first 2^20
-    samples of a channel). A file that cannot be analysed is reported by name and the others go on;
-    the exit status is 1 when any file failed.
-    Without any of --stats/--welch/--spectrum/--spectrogram/--coherence/--transfer/--measure, --stats is implied.
+        Analyses NPY files shaped (channels, samples) or (samples,), dtype float64, float32 or int16
+        (int16 counts are multiplied by --int16-scale, default 1; each NPY file is one source with id 1),
+        captures (docs/CAPTURE.md), frame files (docs/PROTOCOL.md), and NI TDMS, LSL XDF and HDF5 files
+        (every group, stream or numeric dataset a source; docs/FORMATS.md): every source in them, rates
+        from their configurations; a damaged capture chunk is skipped with a warning naming its offset.
+        WAV and CSV files are not read directly: 'tributary import' turns them into captures.
+        Files are streamed: memory does not grow with their length (measurements use the first 2^20
+        samples of a channel). A file that cannot be analysed is reported by name and the others go on;
+        the exit status is 1 when any file failed.
+        Without any of --stats/--welch/--spectrum/--spectrogram/--coherence/--transfer/--measure, --stats is implied.
 
-      --rate HZ            sampling rate (NPY default 1, as scipy's fs; overrides configured rates)
-      --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
-      --welch N            Welch PSD with segments of N samples, N <= 4194304 (scipy.signal.welch
-                           defaults otherwise)
-        --overlap F        overlap as a fraction of N in [0, 1) (default 0.5; noverlap = floor(F*N))
-        --window NAME      rectangular, hann (default), hamming, blackman, exact-blackman,
-                           blackman-harris, blackman-harris-7, flattop (also used by --spectrum)
-        --detrend MODE     none, constant (default), linear
-        --average MODE     mean (default) or median
-        --scaling MODE     density (unit^2/Hz, default) or spectrum (unit^2)
-      --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks,
-                           N <= 4194304
-      --spectrogram N      spectrogram of each channel, segments of N samples (scipy.signal.spectrogram,
-                           psd mode; --window default hann, --overlap default 1/8, --detrend, --scaling)
-      --coherence REF      coherence of every other channel with channel REF (scipy.signal.coherence);
-                           segments of --welch N and its options, else nperseg 256, hann, half overlap
-      --transfer REF       transfer functions H1 = Pxy/Pxx and H2 = Pyy/Pyx from channel REF to every
-                           other channel (magnitude dB, phase, coherence; segments as --coherence)
-      --measure LIST       comma list of tone,thd,thdn,sinad,snr,enob,sfdr (or 'all')
-        --harmonics H      highest harmonic of THD (default 5)
-        --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
-        --measure-window W window of the measurements (default blackman-harris-7)
-        --full-scale V     peak amplitude of a full-scale sine for ENOB_fs and the dBFS readings
-                           (default: half of each channel's configured range, e.g. 10 for ±10 V)
-      --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
-      --source IDS         sources to analyse, e.g. 2 or 1,3; repeatable (default all; results are
-                           listed by source id)
-      --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis, as SVG
-                           (the name must end in .svg): the y axis in the channels' unit (V²/Hz...),
-                           each curve named by file, device, source id, channel index and name;
-                           with --spectrogram heat maps (time, frequency, colour bar in dB), with
-                           --transfer Bode plots (|H1|, |H2| dB, phase, coherence), with --coherence
-                           the coherence
-        --log-frequency    a logarithmic frequency axis (DC is left out)
-      --json               one JSON object per input file, one per line; NaN/inf are written as null
-      --jobs N             analyse N files at a time (default: the number of cores); a progress bar
-                           is shown on stderr when it is a terminal
-      --rigor R            FFTW planning rigor (default estimate)
-      --wisdom FILE        load FFTW wisdom from FILE before and save it after
-    """
+          --rate HZ            sampling rate (NPY default 1, as scipy's fs; overrides configured rates)
+          --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
+          --welch N            Welch PSD with segments of N samples, N <= 4194304 (scipy.signal.welch
+                               defaults otherwise)
+            --overlap F        overlap as a fraction of N in [0, 1) (default 0.5; noverlap = floor(F*N))
+            --window NAME      rectangular, hann (default), hamming, blackman, exact-blackman,
+                               blackman-harris, blackman-harris-7, flattop (also used by --spectrum)
+            --detrend MODE     none, constant (default), linear
+            --average MODE     mean (default) or median
+            --scaling MODE     density (unit^2/Hz, default) or spectrum (unit^2)
+          --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks,
+                               N <= 4194304
+          --spectrogram N      spectrogram of each channel, segments of N samples (scipy.signal.spectrogram,
+                               psd mode; --window default hann, --overlap default 1/8, --detrend, --scaling)
+          --coherence REF      coherence of every other channel with channel REF (scipy.signal.coherence);
+                               segments of --welch N and its options, else nperseg 256, hann, half overlap
+          --transfer REF       transfer functions H1 = Pxy/Pxx and H2 = Pyy/Pyx from channel REF to every
+                               other channel (magnitude dB, phase, coherence; segments as --coherence)
+          --measure LIST       comma list of tone,thd,thdn,sinad,snr,enob,sfdr (or 'all')
+            --harmonics H      highest harmonic of THD (default 5)
+            --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
+            --measure-window W window of the measurements (default blackman-harris-7)
+            --full-scale V     peak amplitude of a full-scale sine for ENOB_fs and the dBFS readings
+                               (default: half of each channel's configured range, e.g. 10 for ±10 V)
+          --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
+          --source IDS         sources to analyse, e.g. 2 or 1,3; repeatable (default all; results are
+                               listed by source id)
+          --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis, as SVG
+                               (the name must end in .svg): the y axis in the channels' unit (V²/Hz...),
+                               each curve named by file, device, source id, channel index and name;
+                               with --spectrogram heat maps (time, frequency, colour bar in dB), with
+                               --transfer Bode plots (|H1|, |H2| dB, phase, coherence), with --coherence
+                               the coherence
+            --log-frequency    a logarithmic frequency axis (DC is left out)
+          --json               one JSON object per input file, one per line; NaN/inf are written as null
+          --jobs N             analyse N files at a time (default: the number of cores); a progress bar
+                               is shown on stderr when it is a terminal
+          --rigor R            FFTW planning rigor (default estimate)
+          --wisdom FILE        load FFTW wisdom from FILE before and save it after
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let options = try AnalyzeOptions(&arguments)
         let files = options.files, request = options.request
         if let wisdom = options.wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
-        var analysis = AnalysisJob(request: request, filters: options.filters, requestedChannels: options.channels,
-                                   requestedSources: options.sources, rate: options.rate, int16Scale: options.int16Scale)
+        var analysis = AnalysisJob(
+            request: request, filters: options.filters, requestedChannels: options.channels,
+            requestedSources: options.sources, rate: options.rate, int16Scale: options.int16Scale)
         // The cores not taken by files analysed side by side decode each file's chunks ahead.
         let cores = ProcessInfo.processInfo.activeProcessorCount
         analysis.decodeThreads = max(1, cores / max(1, min(files.count, options.jobs ?? cores)))
@@ -87,50 +88,54 @@ enum AnalyzeCommand: Command {
         let progress = ProgressBar(total: files.count, enabled: isatty(STDERR_FILENO) == 1 && files.count > 1)
         var outputWorks = true
         func output(_ text: String) { outputWorks = outputWorks && StandardOutput.line(text) }
-        ParallelMap.run(files.count, jobs: options.jobs ?? cores, work: { job.run(files[$0]) }, inOrder: { index, result in
-            progress.advance()
-            progress.clear()
-            let file = files[index]
-            switch result {
-            case .failure(let error):
-                failures += 1
-                printError("tributary analyze: \(error)")
-                if options.json { output(AnalysisJSON.failure(file, error: "\(error)").text) }
-            case .success(let (input, sources)):
-                for warning in input.warnings { printError("tributary analyze: warning: \(warning)") }
-                // A Welch segment longer than a channel is shortened to it, as scipy does: said as scipy warns.
-                for source in sources {
-                    for r in source.channels {
-                        guard let warning = AnalysisWarnings.welch(request, samples: r.samples) else { continue }
-                        printError("tributary analyze: warning: \(file): source \(source.id) channel \(r.index): \(warning)")
-                    }
-                }
-                if options.json {
-                    output(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
-                } else {
-                    output(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
-                }
-                if options.plotPath != nil {
-                    // One kind of plot: the spectrograms, else the transfer functions or coherence, else the spectra.
-                    let labelled = SVGSpectrumPlot.Series.channelLabels(of: sources, file: file, fileCount: files.count)
-                    if request.spectrogram != nil {
-                        for (source, r, label) in labelled {
-                            if let s = r.spectrogram { spectrogramPanels.append((label, source.units[UInt32(r.index)] ?? "", s)) }
+        ParallelMap.run(
+            files.count, jobs: options.jobs ?? cores, work: { job.run(files[$0]) },
+            inOrder: { index, result in
+                progress.advance()
+                progress.clear()
+                let file = files[index]
+                switch result {
+                case .failure(let error):
+                    failures += 1
+                    printError("tributary analyze: \(error)")
+                    if options.json { output(AnalysisJSON.failure(file, error: "\(error)").text) }
+                case .success(let (input, sources)):
+                    for warning in input.warnings { printError("tributary analyze: warning: \(warning)") }
+                    // A Welch segment longer than a channel is shortened to it, as scipy does: said as scipy warns.
+                    for source in sources {
+                        for r in source.channels {
+                            guard let warning = AnalysisWarnings.welch(request, samples: r.samples) else { continue }
+                            printError("tributary analyze: warning: \(file): source \(source.id) channel \(r.index): \(warning)")
                         }
-                    } else if request.crossChannel != nil {
-                        for (_, r, label) in labelled { if let x = r.crossChannel { crossCurves.append((label, x)) } }
+                    }
+                    if options.json {
+                        output(AnalysisJSON.file(file, input: input, sources: sources, request: request).text)
                     } else {
-                        plotSeries += SVGSpectrumPlot.Series.spectra(of: sources, file: file, fileCount: files.count)
+                        output(AnalysisTable.render(file: file, input: input, sources: sources, request: request) + "\n")
+                    }
+                    if options.plotPath != nil {
+                        // One kind of plot: the spectrograms, else the transfer functions or coherence, else the spectra.
+                        let labelled = SVGSpectrumPlot.Series.channelLabels(of: sources, file: file, fileCount: files.count)
+                        if request.spectrogram != nil {
+                            for (source, r, label) in labelled {
+                                if let s = r.spectrogram { spectrogramPanels.append((label, source.units[UInt32(r.index)] ?? "", s)) }
+                            }
+                        } else if request.crossChannel != nil {
+                            for (_, r, label) in labelled { if let x = r.crossChannel { crossCurves.append((label, x)) } }
+                        } else {
+                            plotSeries += SVGSpectrumPlot.Series.spectra(of: sources, file: file, fileCount: files.count)
+                        }
                     }
                 }
-            }
-            return outputWorks
-        })
+                return outputWorks
+            })
         progress.clear()
         guard outputWorks else { throw StandardOutputFailure() }
         if let plotPath = options.plotPath {
             if let c = request.spectrogram, !spectrogramPanels.isEmpty {
-                try writeSVG(SVGPanels.spectrograms(spectrogramPanels, title: "Spectrogram (nperseg \(c.segmentLength), \(c.window.rawValue))"), to: plotPath)
+                try writeSVG(
+                    SVGPanels.spectrograms(spectrogramPanels, title: "Spectrogram (nperseg \(c.segmentLength), \(c.window.rawValue))"),
+                    to: plotPath)
             } else if let c = request.crossChannel, !crossCurves.isEmpty {
                 try writeSVG(crossPlot(crossCurves, request: c), to: plotPath)
             } else if !plotSeries.isEmpty {
@@ -155,12 +160,15 @@ enum AnalyzeCommand: Command {
         if units.count > 1 {
             for i in series.indices { series[i].label += " [\(series[i].unit.isEmpty ? "no unit" : series[i].unit)]" }
         }
-        try writeSVG(SVGSpectrumPlot(
-            title: isWelch ? "Welch \(density ? "PSD" : "power spectrum") (nperseg \(request.welch!.segmentLength), \(request.welch!.window.rawValue))"
-                : "Amplitude spectrum (N \(request.spectrum!.length), \(request.spectrum!.window.rawValue), RMS average)",
-            xLabel: "Frequency (Hz)" + (logFrequency ? ", log scale" : ""),
-            yLabel: isWelch ? (density ? "PSD (\(unit)²/Hz)" : "Power (\(unit)²)") : "Amplitude (\(unit) RMS)",
-            series: series, logFrequency: logFrequency).render(), to: path)
+        try writeSVG(
+            SVGSpectrumPlot(
+                title: isWelch
+                    ? "Welch \(density ? "PSD" : "power spectrum") (nperseg \(request.welch!.segmentLength), \(request.welch!.window.rawValue))"
+                    : "Amplitude spectrum (N \(request.spectrum!.length), \(request.spectrum!.window.rawValue), RMS average)",
+                xLabel: "Frequency (Hz)" + (logFrequency ? ", log scale" : ""),
+                yLabel: isWelch ? (density ? "PSD (\(unit)²/Hz)" : "Power (\(unit)²)") : "Amplitude (\(unit) RMS)",
+                series: series, logFrequency: logFrequency
+            ).render(), to: path)
     }
 
     /// Bode plots (|H1| and |H2| in dB, the phase in degrees, which H1 and H2 share) and the coherence
@@ -169,8 +177,9 @@ enum AnalyzeCommand: Command {
         let coherence = curves.map { SVGSpectrumPlot.Series(label: $0.label, x: $0.report.h1.frequencies, y: $0.report.h1.coherence) }
         let what = "nperseg \(request.configuration.segmentLength), \(request.configuration.window.rawValue)"
         guard request.transfer else {
-            return SVGPanels.lines([("Coherence", coherence, 0...1)], title: "Coherence with ch \(request.reference) (\(what))",
-                                   xLabel: "Frequency (Hz)")
+            return SVGPanels.lines(
+                [("Coherence", coherence, 0...1)], title: "Coherence with ch \(request.reference) (\(what))",
+                xLabel: "Frequency (Hz)")
         }
         var magnitude: [SVGSpectrumPlot.Series] = []
         for c in curves {
@@ -183,11 +192,14 @@ enum AnalyzeCommand: Command {
             phase.append(.init(label: c.label + " H2", x: c.report.h2.frequencies, y: c.report.h2.phase.map { $0 * 180 / Double.pi }))
         }
         let coherencePairs = curves.flatMap { c in
-            [SVGSpectrumPlot.Series(label: c.label + " H1", x: c.report.h1.frequencies, y: c.report.h1.coherence),
-             SVGSpectrumPlot.Series(label: c.label + " H2", x: c.report.h1.frequencies, y: c.report.h1.coherence)]
+            [
+                SVGSpectrumPlot.Series(label: c.label + " H1", x: c.report.h1.frequencies, y: c.report.h1.coherence),
+                SVGSpectrumPlot.Series(label: c.label + " H2", x: c.report.h1.frequencies, y: c.report.h1.coherence),
+            ]
         }
-        return SVGPanels.lines([("Magnitude (dB)", magnitude, nil), ("Phase (degrees)", phase, -180...180), ("Coherence", coherencePairs, 0...1)],
-                               title: "Transfer functions from ch \(request.reference) (\(what))", xLabel: "Frequency (Hz)")
+        return SVGPanels.lines(
+            [("Magnitude (dB)", magnitude, nil), ("Phase (degrees)", phase, -180...180), ("Coherence", coherencePairs, 0...1)],
+            title: "Transfer functions from ch \(request.reference) (\(what))", xLabel: "Frequency (Hz)")
     }
 
     static func writeSVG(_ text: String, to path: String) throws {

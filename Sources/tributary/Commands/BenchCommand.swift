@@ -1,7 +1,7 @@
 import Foundation
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// `tributary bench`: the throughput ↔ callback-latency curve of a link and a publisher.
 enum BenchCommand: Command {
@@ -9,48 +9,48 @@ enum BenchCommand: Command {
     static let streamsFrames = true
     static let summary = "measure delivered throughput, callback latency and loss, on loopback or against a publisher"
     static let usage = """
-    usage: tributary bench [--rates LIST] [--sizes LIST] [--lossless] [COMMON OPTIONS]
-           tributary bench ADDRESS --api-key KEY [--sources IDS] [SUBSCRIPTION OPTIONS] [COMMON OPTIONS]
-    COMMON OPTIONS: [--seconds S] [--warmup S] [--subscribers N] [--inline] [--start-at T] [--json PATH] [--svg PATH]
+        usage: tributary bench [--rates LIST] [--sizes LIST] [--lossless] [COMMON OPTIONS]
+               tributary bench ADDRESS --api-key KEY [--sources IDS] [SUBSCRIPTION OPTIONS] [COMMON OPTIONS]
+        COMMON OPTIONS: [--seconds S] [--warmup S] [--subscribers N] [--inline] [--start-at T] [--json PATH] [--svg PATH]
 
-    Measures, point by point, what subscribers receive: delivered frames/s and MB/s of samples,
-    callback latency (p50, p99, p99.9: the wall-clock time of the observer callback minus the time
-    the frame's last sample was taken, i.e. its header timestamp plus its samples / sampling rate),
-    and loss: frames the publisher announced as dropped (gap notices) and frames lost without a
-    notice ('unaccounted', 0 unless something is broken; the exit status is 1 if any). Prints a
-    table; --json and --svg write the curve.
+        Measures, point by point, what subscribers receive: delivered frames/s and MB/s of samples,
+        callback latency (p50, p99, p99.9: the wall-clock time of the observer callback minus the time
+        the frame's last sample was taken, i.e. its header timestamp plus its samples / sampling rate),
+        and loss: frames the publisher announced as dropped (gap notices) and frames lost without a
+        notice ('unaccounted', 0 unless something is broken; the exit status is 1 if any). Prints a
+        table; --json and --svg write the curve.
 
-    Loopback (no ADDRESS): starts its own publisher in this process on tcp://127.0.0.1 and, for
-    each frame size and each offered rate, publishes 8-channel float64 frames from a prebuilt
-    block for --seconds to --subscribers sessions (live: frames a subscriber cannot take are dropped
-    and announced; --lossless: credit-based, the publisher waits for the slowest subscriber).
+        Loopback (no ADDRESS): starts its own publisher in this process on tcp://127.0.0.1 and, for
+        each frame size and each offered rate, publishes 8-channel float64 frames from a prebuilt
+        block for --seconds to --subscribers sessions (live: frames a subscriber cannot take are dropped
+        and announced; --lossless: credit-based, the publisher waits for the slowest subscriber).
 
-    Against a running publisher (ADDRESS, e.g. 'tributary serve' on another machine): each of its
-    sources (or those of --sources) is one point; the sessions select that source only (source
-    selection) for --seconds, so start the publisher with one --simulate per rate and frame size
-    to sweep. Latency across machines needs clocks synchronised (PTP/NTP) better than the latencies
-    measured; frames of a replay keep their recorded timestamps and get no latency, and a replay
-    that ends during a point makes the point run from its first frame counted to its last.
+        Against a running publisher (ADDRESS, e.g. 'tributary serve' on another machine): each of its
+        sources (or those of --sources) is one point; the sessions select that source only (source
+        selection) for --seconds, so start the publisher with one --simulate per rate and frame size
+        to sweep. Latency across machines needs clocks synchronised (PTP/NTP) better than the latencies
+        measured; frames of a replay keep their recorded timestamps and get no latency, and a replay
+        that ends during a point makes the point run from its first frame counted to its last.
 
-      --rates LIST              loopback: offered frames/s, comma-separated, 'max' for unpaced
-                                (default 100,1000,10000,50000,max)
-      --sizes LIST              loopback: samples per channel per frame (8 channels of float64:
-                                16 = 1 KiB, 1024 = 64 KiB; default 16,1024)
-      --lossless                loopback: lossless (credit) delivery instead of live
-      --seconds S               measured seconds per point, in [0.1, 3600] (default 2)
-      --warmup S                seconds after the sessions start before a point is measured, in
-                                [0, 3600] (default min(0.5, S/4))
-      --subscribers N           sessions measured at once, 1-256 (default 1); they share one libzmq
-                                context with an I/O thread per core at most
-      --inline                  call the observers on each session's socket thread as messages
-                                are read (the library's inline callback queue) instead of on a
-                                callback thread: no hand-off between threads
-      --start-at T              against a publisher: start measuring the first point at Unix time T
-                                (s), so that several bench processes measure the same window
-      --json PATH               also write the points as JSON
-      --svg PATH                also write the curve (latency against MB/s, log-log) as SVG
-    \(subscriptionUsage)
-    """
+          --rates LIST              loopback: offered frames/s, comma-separated, 'max' for unpaced
+                                    (default 100,1000,10000,50000,max)
+          --sizes LIST              loopback: samples per channel per frame (8 channels of float64:
+                                    16 = 1 KiB, 1024 = 64 KiB; default 16,1024)
+          --lossless                loopback: lossless (credit) delivery instead of live
+          --seconds S               measured seconds per point, in [0.1, 3600] (default 2)
+          --warmup S                seconds after the sessions start before a point is measured, in
+                                    [0, 3600] (default min(0.5, S/4))
+          --subscribers N           sessions measured at once, 1-256 (default 1); they share one libzmq
+                                    context with an I/O thread per core at most
+          --inline                  call the observers on each session's socket thread as messages
+                                    are read (the library's inline callback queue) instead of on a
+                                    callback thread: no hand-off between threads
+          --start-at T              against a publisher: start measuring the first point at Unix time T
+                                    (s), so that several bench processes measure the same window
+          --json PATH               also write the points as JSON
+          --svg PATH                also write the curve (latency against MB/s, log-log) as SVG
+        \(subscriptionUsage)
+        """
 
     /// The subscription options' usage without --duration (bench measures --seconds per point).
     static var subscriptionUsage: String {
@@ -89,63 +89,78 @@ enum BenchCommand: Command {
         let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt, warmup: warmup, inline: inline)
         var report: BenchReport
         if var options {
-            guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS (with --api-key)" : "expected one ADDRESS, got \(rest.count)") }
+            guard rest.count == 1 else {
+                throw UsageError(rest.isEmpty ? "missing ADDRESS (with --api-key)" : "expected one ADDRESS, got \(rest.count)")
+            }
             if ratesText != nil || sizesText != nil || lossless {
-                throw UsageError("--rates, --sizes and --lossless apply to loopback runs; against a publisher its sources "
-                                 + "are the points (start it with one --simulate per rate and frame size)")
+                throw UsageError(
+                    "--rates, --sizes and --lossless apply to loopback runs; against a publisher its sources "
+                        + "are the points (start it with one --simulate per rate and frame size)")
             }
             try options.setAddress(rest[0])
             let welcome = try BenchRunner.probe(options)
             var sources = welcome.sources
             if let wanted = options.sources {
                 for id in wanted where !sources.contains(where: { $0.id == id }) {
-                    throw CommandError("--sources: the publisher has no source \(id)"
-                                       + (id == 0 ? " to measure (0 stands for its own packages, which are no stream)" : "")
-                                       + " (it lists " + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
+                    throw CommandError(
+                        "--sources: the publisher has no source \(id)"
+                            + (id == 0 ? " to measure (0 stands for its own packages, which are no stream)" : "")
+                            + " (it lists " + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
                 }
                 sources = sources.filter { wanted.contains($0.id) }
             }
             guard !sources.isEmpty else { throw CommandError("the publisher at \(rest[0]) lists no source to measure") }
             let address = "tcp://\(options.host):\(options.port)"
-            printError("bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(counted(sources.count, "source")), "
-                       + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
-            report = BenchReport(mode: "publisher", address: address, delivery: nil, subscribers: subscribers, inlineCallbacks: inline, points: [])
+            printError(
+                "bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(counted(sources.count, "source")), "
+                    + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
+            report = BenchReport(
+                mode: "publisher", address: address, delivery: nil, subscribers: subscribers, inlineCallbacks: inline, points: [])
             if let startAt, startAt - Date().timeIntervalSince1970 > 3_600 {
                 throw UsageError("option --start-at: \(startAt) is more than an hour from now")
             }
             for (index, source) in sources.enumerated() {
                 let point = try runner.remote(options, source: source, aligned: index == 0)
                 report.points.append(point)
-                printError("  source \(source.id) '\(source.description.terminalSafe)': \(String(format: "%.0f", point.deliveredRate)) frames/s")
+                printError(
+                    "  source \(source.id) '\(source.description.terminalSafe)': \(String(format: "%.0f", point.deliveredRate)) frames/s")
             }
         } else {
             guard rest.isEmpty else {
                 throw UsageError("unexpected argument '\(rest[0])' (a publisher ADDRESS needs --api-key KEY)")
             }
             if startAt != nil { throw UsageError("--start-at applies to runs against a publisher (ADDRESS)") }
-            let rates = try parseList(ratesText ?? "100,1000,10000,50000,max", option: "--rates", what: "an offered rate in frames/s in [1, 1000000] or max") { text -> Double?? in
+            let rates = try parseList(
+                ratesText ?? "100,1000,10000,50000,max", option: "--rates", what: "an offered rate in frames/s in [1, 1000000] or max"
+            ) { text -> Double?? in
                 if text == "max" { return .some(nil) }
                 guard let v = Double(text), (1...1_000_000).contains(v) else { return nil }
                 return .some(v)
             }
-            let sizes = try parseList(sizesText ?? "16,1024", option: "--sizes", what: "samples per channel in [1, 262144] (8 channels of float64)") { text -> Int? in
+            let sizes = try parseList(
+                sizesText ?? "16,1024", option: "--sizes", what: "samples per channel in [1, 262144] (8 channels of float64)"
+            ) { text -> Int? in
                 guard let v = Int(text), (1...262_144).contains(v) else { return nil }
                 return v
             }
             let delivery: SourceDelivery = lossless ? .lossless : .live
-            printError("bench: loopback publisher on tcp://127.0.0.1, \(lossless ? "lossless" : "live") delivery, "
-                       + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(counted(sizes.count * rates.count, "point")) of \(seconds.formatted()) s")
-            report = BenchReport(mode: "loopback", address: "tcp://127.0.0.1", delivery: lossless ? "lossless" : "live",
-                                 subscribers: subscribers, inlineCallbacks: inline, points: [])
+            printError(
+                "bench: loopback publisher on tcp://127.0.0.1, \(lossless ? "lossless" : "live") delivery, "
+                    + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(counted(sizes.count * rates.count, "point")) of \(seconds.formatted()) s"
+            )
+            report = BenchReport(
+                mode: "loopback", address: "tcp://127.0.0.1", delivery: lossless ? "lossless" : "live",
+                subscribers: subscribers, inlineCallbacks: inline, points: [])
             // A sweep takes a while (each point its warm-up and window): each point says on stderr when it is done.
             let total = sizes.count * rates.count
             for samples in sizes {
                 for rate in rates {
                     let point = try runner.loopback(samples: samples, rate: rate, delivery: delivery)
                     report.points.append(point)
-                    printError("  point \(report.points.count)/\(total): \(counted(samples, "sample")) per channel at "
-                               + (rate.map { String(format: "%.0f", $0) + " frames/s offered" } ?? "max rate")
-                               + String(format: ": %.0f frames/s delivered", point.deliveredRate))
+                    printError(
+                        "  point \(report.points.count)/\(total): \(counted(samples, "sample")) per channel at "
+                            + (rate.map { String(format: "%.0f", $0) + " frames/s offered" } ?? "max rate")
+                            + String(format: ": %.0f frames/s delivered", point.deliveredRate))
                 }
             }
         }
@@ -173,7 +188,9 @@ enum BenchCommand: Command {
             throw CommandError("\(path): is a directory")
         }
         let directory = (path as NSString).deletingLastPathComponent
-        guard directory.isEmpty || FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue || directory.isEmpty else {
+        guard directory.isEmpty || FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+            isDirectory.boolValue || directory.isEmpty
+        else {
             throw CommandError("\(path): the directory \(directory) does not exist")
         }
     }
@@ -185,6 +202,6 @@ enum BenchCommand: Command {
     }
 }
 
-private extension Double {
-    func formatted() -> String { self == rounded() ? String(Int(self)) : String(self) }
+extension Double {
+    fileprivate func formatted() -> String { self == rounded() ? String(Int(self)) : String(self) }
 }

@@ -4,9 +4,9 @@ import TributaryAnalysis
 import TributaryCapture
 import TributaryDSP
 import TributarySources
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// `tributary demo`: the main job on an embedded default, end to end in one process.
 enum DemoCommand: Command {
@@ -14,29 +14,30 @@ enum DemoCommand: Command {
     static let streamsFrames = true
     static let summary = "run the main job on an embedded default: publish, subscribe, record, analyse, plot"
     static let usage = """
-    usage: tributary demo [--out DIR] [--seconds S]
+        usage: tributary demo [--out DIR] [--seconds S]
 
-    Runs Tributary's main job on an embedded default, in one process, over real sockets on
-    127.0.0.1:
-      1. a publisher with two simulated devices — USB-6009: 4 channels at 10 kS/s, 16-bit ADC
-         counts, a 50 Hz x (k+1) tone with 1 % second and 0.5 % third harmonics; PCI-6024:
-         8 channels at 20 kS/s, float64;
-      2. a subscriber that selects source 1 and asks for channels 0-1 with an analog filter,
-         which the publisher applies server-side;
-      3. everything the subscriber receives recorded to a compressed capture;
-      4. the capture analysed: statistics, Welch PSD, tone and distortion (THD, SINAD, ENOB,
-         SFDR), printed as a report, and the PSD written as an SVG plot whose path is printed.
+        Runs Tributary's main job on an embedded default, in one process, over real sockets on
+        127.0.0.1:
+          1. a publisher with two simulated devices — USB-6009: 4 channels at 10 kS/s, 16-bit ADC
+             counts, a 50 Hz x (k+1) tone with 1 % second and 0.5 % third harmonics; PCI-6024:
+             8 channels at 20 kS/s, float64;
+          2. a subscriber that selects source 1 and asks for channels 0-1 with an analog filter,
+             which the publisher applies server-side;
+          3. everything the subscriber receives recorded to a compressed capture;
+          4. the capture analysed: statistics, Welch PSD, tone and distortion (THD, SINAD, ENOB,
+             SFDR), printed as a report, and the PSD written as an SVG plot whose path is printed.
 
-      --out DIR      where to write the capture and the plot (default: a new directory under
-                     the system's temporary directory, printed at the end)
-      --seconds S    seconds to stream (default 3, at most 20)
-    """
+          --out DIR      where to write the capture and the plot (default: a new directory under
+                         the system's temporary directory, printed at the end)
+          --seconds S    seconds to stream (default 3, at most 20)
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let outDirectory = try arguments.option("--out") ?? newTemporaryDirectory()
-        let seconds = try arguments.option("--seconds", "a duration in (0, 20] seconds") {
-            Double($0).flatMap { $0 > 0 && $0 <= 20 ? $0 : nil }
-        } ?? 3
+        let seconds =
+            try arguments.option("--seconds", "a duration in (0, 20] seconds") {
+                Double($0).flatMap { $0 > 0 && $0 <= 20 ? $0 : nil }
+            } ?? 3
         let rest = try arguments.finish()
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
         try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
@@ -51,7 +52,8 @@ enum DemoCommand: Command {
         let publisher: Publisher
         do {
             publisher = try Publisher(
-                configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "demo-key", description: "Tributary demo publisher"),
+                configuration: PublisherConfiguration(
+                    endpoint: "tcp://127.0.0.1:0", apiKey: "demo-key", description: "Tributary demo publisher"),
                 sources: specs.map { SimulatedDeviceSource(spec: $0) })
         } catch { throw CommandError("cannot start the publisher: \(error)") }
         defer { publisher.stop() }
@@ -59,8 +61,9 @@ enum DemoCommand: Command {
         print("Tributary demo")
         print("  publisher on tcp://127.0.0.1:\(port) with \(counted(specs.count, "simulated device")):")
         for s in specs {
-            print("    source \(s.id) \(s.name): \(counted(s.channels, "channel")) at \(Int(s.rate)) S/s, "
-                  + "\(s.bits.map { "\($0)-bit ADC counts" } ?? "float64"), \(s.frequency) Hz x (k+1)")
+            print(
+                "    source \(s.id) \(s.name): \(counted(s.channels, "channel")) at \(Int(s.rate)) S/s, "
+                    + "\(s.bits.map { "\($0)-bit ADC counts" } ?? "float64"), \(s.frequency) Hz x (k+1)")
         }
 
         // 2. The subscriber: source selection plus a server-side analog filter.
@@ -70,8 +73,9 @@ enum DemoCommand: Command {
         run.attach(to: subject)
         let query = "0-1;1"
         do {
-            let welcome = try subject.open(address: "127.0.0.1", port: port, apiKey: "demo-key", description: "demo subscriber",
-                                           timeout: 5, sourceFilterEnabled: true)
+            let welcome = try subject.open(
+                address: "127.0.0.1", port: port, apiKey: "demo-key", description: "demo subscriber",
+                timeout: 5, sourceFilterEnabled: true)
             let filterID = try subject.sendFilter(AnalogFilterRequest(query: query))
             try subject.selectSources([1])
             try subject.start()
@@ -92,7 +96,9 @@ enum DemoCommand: Command {
         let end = run.run(subject: subject, duration: seconds) { package in
             do {
                 let appended = try CaptureRecording.append(package, to: writer)
-                counters.withLock { $0.frames += appended.frames; $0.bytes += appended.bytes }
+                counters.withLock {
+                    $0.frames += appended.frames; $0.bytes += appended.bytes
+                }
                 return nil
             } catch {
                 counters.withLock { $0.failure = "\(error)" }
@@ -106,12 +112,16 @@ enum DemoCommand: Command {
         if case .failed(let report) = end { throw CommandError("the subscription failed: error \(report.code): \(report.message)") }
         if let failure = counters.withLock({ $0.failure }) { throw CommandError("recording failed: \(failure)") }
         let received = counters.withLock { $0 }
-        print("  publisher: \(counted(published.framesPublished, "frame")) published; subscriber: \(counted(received.frames, "frame")) received "
-              + "(\(received.bytes / 1024) KiB), \(statistics.framesMissing) lost and announced, \(statistics.unaccountedLoss) unaccounted; "
-              + String(format: "callback queue p50 %.0f µs, p99 %.0f µs", Double(statistics.callbackQueue.latencyP50Ns) / 1e3, Double(statistics.callbackQueue.latencyP99Ns) / 1e3))
-        print("  capture: \(counted(summary.frames, "frame")) in \(counted(summary.records, "record")) (chunks of frames, "
-              + "configuration and gap records), \(summary.fileBytes / 1024) KiB on disk, "
-              + String(format: "%.1fx smaller than the frames", Double(summary.frameBytes) / Double(max(summary.fileBytes, 1))))
+        print(
+            "  publisher: \(counted(published.framesPublished, "frame")) published; subscriber: \(counted(received.frames, "frame")) received "
+                + "(\(received.bytes / 1024) KiB), \(statistics.framesMissing) lost and announced, \(statistics.unaccountedLoss) unaccounted; "
+                + String(
+                    format: "callback queue p50 %.0f µs, p99 %.0f µs", Double(statistics.callbackQueue.latencyP50Ns) / 1e3,
+                    Double(statistics.callbackQueue.latencyP99Ns) / 1e3))
+        print(
+            "  capture: \(counted(summary.frames, "frame")) in \(counted(summary.records, "record")) (chunks of frames, "
+                + "configuration and gap records), \(summary.fileBytes / 1024) KiB on disk, "
+                + String(format: "%.1fx smaller than the frames", Double(summary.frameBytes) / Double(max(summary.fileBytes, 1))))
 
         // 4. Analyse the capture and plot.
         var request = AnalysisRequest(statistics: true, measurements: [.tone, .thd, .thdn, .sinad, .snr, .enob, .sfdr])
@@ -125,8 +135,9 @@ enum DemoCommand: Command {
         let units = Set(series.map(\.unit))
         let unit = units.count == 1 && !units.first!.isEmpty ? units.first! : "unit"
         // A log frequency axis, so that the 50 Hz tones' harmonics stand apart at the low end.
-        let plot = SVGSpectrumPlot(title: "Welch PSD of the recorded subscription (nperseg 4096, hann)", xLabel: "Frequency (Hz), log scale",
-                                   yLabel: "PSD (\(unit)²/Hz)", series: series, logFrequency: true)
+        let plot = SVGSpectrumPlot(
+            title: "Welch PSD of the recorded subscription (nperseg 4096, hann)", xLabel: "Frequency (Hz), log scale",
+            yLabel: "PSD (\(unit)²/Hz)", series: series, logFrequency: true)
         try plot.render().write(toFile: plotPath, atomically: true, encoding: .utf8)
         print("\nSpectrum plot: \(URL(fileURLWithPath: plotPath).standardizedFileURL.path)")
         return 0

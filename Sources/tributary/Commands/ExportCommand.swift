@@ -1,7 +1,7 @@
 import Foundation
 import TributaryCapture
-import TributaryInterchange
 import TributaryDSP
+import TributaryInterchange
 
 /// `tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH`: a capture's analog data as a file
 /// the measurement world reads (docs/FORMATS.md).
@@ -9,57 +9,57 @@ enum ExportCommand: Command {
     static let name = "export"
     static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS, XDF or HDF5"
     static let usage = """
-    usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH [--source N] [--channels SPEC]
-                            [--start T] [--duration S] [--counts] [--time-column] [--allow-damage] [--force]
+        usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH [--source N] [--channels SPEC]
+                                [--start T] [--duration S] [--counts] [--time-column] [--allow-damage] [--force]
 
-    Gathers the analog frames of a source, in order, into a channels × samples matrix.
-      npy   one source shaped (channels, samples): float64 / float32 sources in their recorded dtype,
-            bit-exact to what was imported or received; int16 sources as float64 physical values
-            (count × scale + offset), or with --counts as the stored int16 counts plus a sidecar
-            PATH.json carrying scale, offset, rate, start time, channel names and units.
-      csv   one source, one column per channel with a header of channel names; physical values
-            (int16 counts × scale + offset), printed so that they read back exactly. --time-column
-            adds a first column time_s: each sample's recorded time, in seconds since the source's
-            first sample (with --start 1 it begins at about 1.0).
-      wav   one source; int16 data as 16-bit PCM counts, float32 / float64 as IEEE float WAV; needs an
-            integer rate.
-      tdms  every source (or --source N) as a group of channels with DAQmx's waveform properties
-            (wf_start_time, wf_increment, unit_string, NI_ChannelName), float64 physical values; with
-            --counts int16 sources as I16 counts with an NI linear scale.
-      xdf   every source (or --source N) as a stream: header with labels and units, a samples chunk per
-            recorded frame stamped with its time, boundary chunks, clock offsets and a footer; double64
-            physical values, with --counts int16 counts (scales in the header's description).
-      hdf5  every source (or --source N) as a group with attributes (source_id, device_name, sample_rate,
-            start_time_ns, gaps) and a chunked, compressed dataset 'data' (channels, samples) with
-            channel_names, units and channel_indexes; float64 physical values, with --counts int16
-            counts with scale and offset attributes; block_start / block_time_ns give the frame times.
+        Gathers the analog frames of a source, in order, into a channels × samples matrix.
+          npy   one source shaped (channels, samples): float64 / float32 sources in their recorded dtype,
+                bit-exact to what was imported or received; int16 sources as float64 physical values
+                (count × scale + offset), or with --counts as the stored int16 counts plus a sidecar
+                PATH.json carrying scale, offset, rate, start time, channel names and units.
+          csv   one source, one column per channel with a header of channel names; physical values
+                (int16 counts × scale + offset), printed so that they read back exactly. --time-column
+                adds a first column time_s: each sample's recorded time, in seconds since the source's
+                first sample (with --start 1 it begins at about 1.0).
+          wav   one source; int16 data as 16-bit PCM counts, float32 / float64 as IEEE float WAV; needs an
+                integer rate.
+          tdms  every source (or --source N) as a group of channels with DAQmx's waveform properties
+                (wf_start_time, wf_increment, unit_string, NI_ChannelName), float64 physical values; with
+                --counts int16 sources as I16 counts with an NI linear scale.
+          xdf   every source (or --source N) as a stream: header with labels and units, a samples chunk per
+                recorded frame stamped with its time, boundary chunks, clock offsets and a footer; double64
+                physical values, with --counts int16 counts (scales in the header's description).
+          hdf5  every source (or --source N) as a group with attributes (source_id, device_name, sample_rate,
+                start_time_ns, gaps) and a chunked, compressed dataset 'data' (channels, samples) with
+                channel_names, units and channel_indexes; float64 physical values, with --counts int16
+                counts with scale and offset attributes; block_start / block_time_ns give the frame times.
 
-      --source N       the source (npy/csv/wav default: the lowest source id with analog data)
-      --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
-      --start T        begin T seconds after the first sample (default 0)
-      --duration S     export S seconds (default: to the end)
-      --counts         store int16 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5: with their
-                       scales); refused when no exported source stores int16 counts; a float source beside
-                       int16 ones is written as values, with a warning
-      --time-column    csv: a first column of sample times
-      --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
-      --force          replace PATH (and with --counts PATH.json) if it exists (only once the new file is
-                       complete; never the capture itself, by any path or link to it)
+          --source N       the source (npy/csv/wav default: the lowest source id with analog data)
+          --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
+          --start T        begin T seconds after the first sample (default 0)
+          --duration S     export S seconds (default: to the end)
+          --counts         store int16 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5: with their
+                           scales); refused when no exported source stores int16 counts; a float source beside
+                           int16 ones is written as values, with a warning
+          --time-column    csv: a first column of sample times
+          --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
+          --force          replace PATH (and with --counts PATH.json) if it exists (only once the new file is
+                           complete; never the capture itself, by any path or link to it)
 
-    Export holds a source's samples in memory (int16 counts exported as physical values also as
-    float64): a source that would not fit in the memory available (MemAvailable, or the cgroup's
-    limit) is refused before anything is decoded; TRIBUTARY_MEMORY_LIMIT=SIZE (bytes, or 512m, 4g,
-    ...) sets the budget instead. With --start/--duration only the chunks holding the selected
-    samples are read (and checked for damage).
+        Export holds a source's samples in memory (int16 counts exported as physical values also as
+        float64): a source that would not fit in the memory available (MemAvailable, or the cgroup's
+        limit) is refused before anything is decoded; TRIBUTARY_MEMORY_LIMIT=SIZE (bytes, or 512m, 4g,
+        ...) sets the budget instead. With --start/--duration only the chunks holding the selected
+        samples are read (and checked for damage).
 
-    Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
-    unreadable bytes, a duplicated record, a damaged header or footer) is listed on stderr with byte
-    offsets, nothing is written and the exit status is 3, unless --allow-damage is given: then what
-    is intact is exported, the damage is still listed, and the exit status is 0. A capture without a
-    footer (a recording that did not close) is exported with a warning on stderr.
-    The same export is tributary_capture_export in C and Capture.export in Python.
-    Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
-    """
+        Damage found in the capture (a damaged chunk of the source or of its configuration, a torn tail,
+        unreadable bytes, a duplicated record, a damaged header or footer) is listed on stderr with byte
+        offsets, nothing is written and the exit status is 3, unless --allow-damage is given: then what
+        is intact is exported, the damage is still listed, and the exit status is 0. A capture without a
+        footer (a recording that did not close) is exported with a warning on stderr.
+        The same export is tributary_capture_export in C and Capture.export in Python.
+        Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
+        """
 
     /// The exit status of an export refused because the capture is damaged.
     static let damagedStatus: Int32 = 3
@@ -76,9 +76,9 @@ enum ExportCommand: Command {
                 print("\(destination): source \(s.sourceID), \(s.channelCount) channels × \(s.sampleCount) samples")
             }
             return 0
-        } catch where error.kind == .usage {
+        } catch  where error.kind == .usage {
             throw UsageError(error.message)
-        } catch where error.kind == .damaged {
+        } catch  where error.kind == .damaged {
             for d in error.damage { printError("tributary export: \(capture): damage at \(d)") }
             printError("tributary export: \(error.message)")
             return damagedStatus
@@ -90,7 +90,9 @@ enum ExportCommand: Command {
     /// The capture, the destination and the options of the command line.
     static func parse(_ arguments: inout Arguments) throws -> (capture: String, destination: String, options: ExportOptions) {
         let names = InterchangeFormat.allCases.map(\.rawValue)
-        guard let formatName = try arguments.option("--format") else { throw UsageError("missing --format \(names.joined(separator: "|"))") }
+        guard let formatName = try arguments.option("--format") else {
+            throw UsageError("missing --format \(names.joined(separator: "|"))")
+        }
         guard let format = InterchangeFormat(rawValue: formatName) else {
             throw UsageError("--format: '\(formatName)' is not one of \(names.joined(separator: ", "))")
         }
@@ -99,15 +101,21 @@ enum ExportCommand: Command {
         options.replace = arguments.flag("--force")
         options.source = try arguments.option("--source", "a source id") { UInt32($0) }
         let channelText = try arguments.option("--channels")
-        options.start = try arguments.option("--start", "a time in seconds >= 0") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
-        options.duration = try arguments.option("--duration", "a duration in seconds >= 0") { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }
+        options.start = try arguments.option("--start", "a time in seconds >= 0") {
+            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+        }
+        options.duration = try arguments.option("--duration", "a duration in seconds >= 0") {
+            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+        }
         options.counts = arguments.flag("--counts")
         options.timeColumn = arguments.flag("--time-column")
         options.allowDamage = arguments.flag("--allow-damage")
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
         if let channelText {
-            do { options.channels = try ChannelSpec(parsing: channelText).channels.map { UInt32($0) } } catch { throw UsageError("--channels: \(error)") }
+            do { options.channels = try ChannelSpec(parsing: channelText).channels.map { UInt32($0) } } catch {
+                throw UsageError("--channels: \(error)")
+            }
         }
         return (files[0], destination, options)
     }

@@ -1,40 +1,40 @@
 import Foundation
 import TributaryAnalysis
 import TributaryCapture
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// `tributary extract X.tcap --out DIR`: everything a capture holds besides analog data, as files.
 enum ExtractCommand: Command {
     static let name = "extract"
     static let summary = "write a capture's messages, XML, errors, files, images, arrays and digital lines to a directory"
     static let usage = """
-    usage: tributary extract X.tcap --out DIR [--kinds LIST] [--sources IDS] [--force]
+        usage: tributary extract X.tcap --out DIR [--kinds LIST] [--sources IDS] [--force]
 
-    Writes into DIR (created if missing):
-      messages.jsonl, xml.jsonl, errors.jsonl
-                    one JSON object per package: kind, source_id, sequence, timestamp_ns, flags and
-                    its content (message code and text, the XML text, error code, name and message)
-      files/NAME, images/NAME
-                    each file / image reassembled from its chunks and checked against its MD5, under
-                    its sanitised name (the last path component; unsafe names become transfer-ID.bin;
-                    repeated names get -2, -3, … before the extension); files.jsonl / images.jsonl
-                    list name, sent_name, path, size, md5, md5_checked, attributes, format,
-                    source_id, sequence, timestamp_ns
-      arrays/S-SEQ.npy (numbers and booleans, shaped rows × columns) or arrays/S-SEQ.json (strings),
-                    listed in arrays.jsonl with element type, shape, origin, source, sequence, time
-      digital/source-S.npy
-                    uint8 0/1 shaped (lines, samples), the source's digital frames concatenated, with
-                    digital.jsonl: per frame the line indexes, first_sample, sample range and time
+        Writes into DIR (created if missing):
+          messages.jsonl, xml.jsonl, errors.jsonl
+                        one JSON object per package: kind, source_id, sequence, timestamp_ns, flags and
+                        its content (message code and text, the XML text, error code, name and message)
+          files/NAME, images/NAME
+                        each file / image reassembled from its chunks and checked against its MD5, under
+                        its sanitised name (the last path component; unsafe names become transfer-ID.bin;
+                        repeated names get -2, -3, … before the extension); files.jsonl / images.jsonl
+                        list name, sent_name, path, size, md5, md5_checked, attributes, format,
+                        source_id, sequence, timestamp_ns
+          arrays/S-SEQ.npy (numbers and booleans, shaped rows × columns) or arrays/S-SEQ.json (strings),
+                        listed in arrays.jsonl with element type, shape, origin, source, sequence, time
+          digital/source-S.npy
+                        uint8 0/1 shaped (lines, samples), the source's digital frames concatenated, with
+                        digital.jsonl: per frame the line indexes, first_sample, sample range and time
 
-      --kinds LIST   comma-separated subset of message,xml,error,file,image,array,digital (default all)
-      --sources IDS  comma-separated source ids (default all, source 0 included)
-      --force        write into a DIR that exists and is not empty (files of the same names are replaced)
+          --kinds LIST   comma-separated subset of message,xml,error,file,image,array,digital (default all)
+          --sources IDS  comma-separated source ids (default all, source 0 included)
+          --force        write into a DIR that exists and is not empty (files of the same names are replaced)
 
-    A file whose chunks are incomplete or fail their MD5 is reported on stderr and not written;
-    the exit status is then 1. Analog data is exported with 'tributary export'.
-    """
+        A file whose chunks are incomplete or fail their MD5 is reported on stderr and not written;
+        the exit status is then 1. Analog data is exported with 'tributary export'.
+        """
 
     static let allKinds: [FrameKind] = [.message, .xml, .error, .file, .image, .array, .digital]
 
@@ -52,10 +52,11 @@ enum ExtractCommand: Command {
         }
         var sources: Set<UInt32>?
         if let text = try arguments.option("--sources") {
-            sources = Set(try text.split(separator: ",").map { s -> UInt32 in
-                guard let id = UInt32(s) else { throw UsageError("--sources: '\(s)' is not a source id") }
-                return id
-            })
+            sources = Set(
+                try text.split(separator: ",").map { s -> UInt32 in
+                    guard let id = UInt32(s) else { throw UsageError("--sources: '\(s)' is not a source id") }
+                    return id
+                })
         }
         let force = arguments.flag("--force")
         let files = try arguments.finish()
@@ -66,13 +67,21 @@ enum ExtractCommand: Command {
         if fm.fileExists(atPath: out, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw CommandError("\(out) exists and is not a directory") }
             let existing: [String]
-            do { existing = try fm.contentsOfDirectory(atPath: out) } catch { throw CommandError("cannot read \(out): \(error.localizedDescription)") }
+            do { existing = try fm.contentsOfDirectory(atPath: out) } catch {
+                throw CommandError("cannot read \(out): \(error.localizedDescription)")
+            }
             if !force, !existing.isEmpty {
-                let extracted = existing.contains { ["messages.jsonl", "xml.jsonl", "errors.jsonl", "files", "images", "arrays", "digital"].contains($0) }
-                throw CommandError("\(out) " + (extracted ? "already holds extracted files" : "exists and is not empty") + "; pass --force to write into it")
+                let extracted = existing.contains {
+                    ["messages.jsonl", "xml.jsonl", "errors.jsonl", "files", "images", "arrays", "digital"].contains($0)
+                }
+                throw CommandError(
+                    "\(out) " + (extracted ? "already holds extracted files" : "exists and is not empty")
+                        + "; pass --force to write into it")
             }
         }
-        do { try fm.createDirectory(atPath: out, withIntermediateDirectories: true) } catch { throw CommandError("cannot create \(out): \(error.localizedDescription)") }
+        do { try fm.createDirectory(atPath: out, withIntermediateDirectories: true) } catch {
+            throw CommandError("cannot create \(out): \(error.localizedDescription)")
+        }
 
         var extractor = Extractor(directory: out, kinds: kinds)
         reader.forEachFrame(sources: sources) { frame in extractor.add(frame) }
@@ -132,13 +141,17 @@ struct Extractor {
             }
         case .array(let a):
             let base = "\(h.sourceID)-\(h.sequence)"
-            var members = meta(h) + [("element_type", .string(a.elementType.description)), ("rows", .int(a.rowCount)),
-                                     ("columns", .int(a.columnCount)), ("row_origin", .uint(UInt64(a.rowOrigin))),
-                                     ("column_origin", .uint(UInt64(a.columnOrigin)))]
+            var members =
+                meta(h) + [
+                    ("element_type", .string(a.elementType.description)), ("rows", .int(a.rowCount)),
+                    ("columns", .int(a.columnCount)), ("row_origin", .uint(UInt64(a.rowOrigin))),
+                    ("column_origin", .uint(UInt64(a.columnOrigin))),
+                ]
             do {
                 try FileManager.default.createDirectory(atPath: path("arrays"), withIntermediateDirectories: true)
                 if a.elementType == .string {
-                    let rows: JSON = .array((0..<a.rowCount).map { r in .strings((0..<a.columnCount).map { a.string(row: r, column: $0) }) })
+                    let rows: JSON = .array(
+                        (0..<a.rowCount).map { r in .strings((0..<a.columnCount).map { a.string(row: r, column: $0) }) })
                     try Data((rows.render() + "\n").utf8).write(to: URL(fileURLWithPath: path("arrays", base + ".json")))
                     members.append(("path", .string("arrays/\(base).json")))
                 } else {
@@ -160,7 +173,8 @@ struct Extractor {
                     case .int64: bytes = a.withElements(Int64.self) { Array(UnsafeRawBufferPointer($0)) }
                     default: bytes = a.withElements(UInt8.self) { $0.map { $0 != 0 ? 1 : 0 } }
                     }
-                    try Self.npy(descr: descr, shape: [a.rowCount, a.columnCount], data: bytes).write(to: URL(fileURLWithPath: path("arrays", base + ".npy")))
+                    try Self.npy(descr: descr, shape: [a.rowCount, a.columnCount], data: bytes).write(
+                        to: URL(fileURLWithPath: path("arrays", base + ".npy")))
                     members.append(("path", .string("arrays/\(base).npy")))
                 }
                 line("arrays.jsonl", .object(members))
@@ -173,7 +187,8 @@ struct Extractor {
             let indexes = (0..<d.lineCount).map(d.lineIndex)
             var entry = digital[id] ?? (indexes, Array(repeating: [], count: d.lineCount))
             guard entry.indexes == indexes else {
-                problems.append("digital frames of source \(id) change their lines (\(entry.indexes) then \(indexes)); sequence \(h.sequence) skipped")
+                problems.append(
+                    "digital frames of source \(id) change their lines (\(entry.indexes) then \(indexes)); sequence \(h.sequence) skipped")
                 return
             }
             let start = entry.states.first?.count ?? 0
@@ -182,9 +197,14 @@ struct Extractor {
                 for s in 0..<d.sampleCount { entry.states[l].append(d.state(line: l, sample: s) ? 1 : 0) }
             }
             digital[id] = entry
-            line("digital.jsonl", .object(meta(h) + [("line_indexes", .ids(indexes)), ("first_sample", .uint(d.firstSample)),
-                                                    ("start", .int(start)), ("count", .int(d.sampleCount)),
-                                                    ("path", .string("digital/source-\(id).npy"))]))
+            line(
+                "digital.jsonl",
+                .object(
+                    meta(h) + [
+                        ("line_indexes", .ids(indexes)), ("first_sample", .uint(d.firstSample)),
+                        ("start", .int(start)), ("count", .int(d.sampleCount)),
+                        ("path", .string("digital/source-\(id).npy")),
+                    ]))
         default:
             return
         }
@@ -211,11 +231,14 @@ struct Extractor {
             return
         }
         let digest = MD5.digest(blob.content)
-        line("\(folder).jsonl", .object(meta(h) + [
-            ("name", .string(name)), ("sent_name", .string(blob.name)), ("path", .string("\(folder)/\(name)")),
-            ("size", .int(blob.content.count)), ("md5", .string(MD5.hex(digest))), ("md5_checked", .bool(blob.md5 != nil)),
-            ("attributes", .strings(blob.attributes)), ("format", blob.imageFormat.map { .string($0.description) } ?? .null),
-        ]))
+        line(
+            "\(folder).jsonl",
+            .object(
+                meta(h) + [
+                    ("name", .string(name)), ("sent_name", .string(blob.name)), ("path", .string("\(folder)/\(name)")),
+                    ("size", .int(blob.content.count)), ("md5", .string(MD5.hex(digest))), ("md5_checked", .bool(blob.md5 != nil)),
+                    ("attributes", .strings(blob.attributes)), ("format", blob.imageFormat.map { .string($0.description) } ?? .null),
+                ]))
         counts[folder, default: 0] += 1
     }
 

@@ -1,45 +1,45 @@
 import Foundation
 import TributaryAnalysis
 import TributaryCapture
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.
 enum FilterCommand: Command {
     static let name = "filter"
     static let summary = "apply analog/array filters to a frame file or a capture, as the publisher would"
     static let usage = """
-    usage: tributary filter IN --out OUT --filter SPEC [--filter SPEC]... [--allow-damage] [--force]
+        usage: tributary filter IN --out OUT --filter SPEC [--filter SPEC]... [--allow-damage] [--force]
 
-    Reads IN, a file of frames (docs/PROTOCOL.md) or a capture (.tcap, recognised by its magic), and
-    writes to OUT the frames a subscriber with these filters would receive from a publisher
-    (docs/PROTOCOL.md §6): filtered analog and array frames carry their filter's id; frames no filter
-    governs are copied unchanged. The filters get ids 1, 2, … in the order given. Sequence numbers and
-    timestamps are kept from IN.
-    OUT is a capture when its name ends in .tcap, else a frame file. A capture written from a capture
-    keeps its gap records (in place) and configurations. An existing OUT (capture or frame file) is
-    replaced only with --force, and only once the new file is complete (written beside it, then
-    renamed); OUT is never IN itself (by any path or link to it), not even with --force.
-    On success one line says what each filter kept: sources, channels, frames and samples per channel
-    (or that it kept nothing, and why when IN has nothing of its kind), the frames copied unchanged,
-    and the gap records kept in a capture OUT.
+        Reads IN, a file of frames (docs/PROTOCOL.md) or a capture (.tcap, recognised by its magic), and
+        writes to OUT the frames a subscriber with these filters would receive from a publisher
+        (docs/PROTOCOL.md §6): filtered analog and array frames carry their filter's id; frames no filter
+        governs are copied unchanged. The filters get ids 1, 2, … in the order given. Sequence numbers and
+        timestamps are kept from IN.
+        OUT is a capture when its name ends in .tcap, else a frame file. A capture written from a capture
+        keeps its gap records (in place) and configurations. An existing OUT (capture or frame file) is
+        replaced only with --force, and only once the new file is complete (written beside it, then
+        renamed); OUT is never IN itself (by any path or link to it), not even with --force.
+        On success one line says what each filter kept: sources, channels, frames and samples per channel
+        (or that it kept nothing, and why when IN has nothing of its kind), the frames copied unchanged,
+        and the gap records kept in a capture OUT.
 
-      --filter analog:QUERY          an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2')
-      --filter TYPE:QUERY            an array filter for arrays of TYPE (double, float, int32, int16,
-                                     int64, bool, string), SCCT query 'ROWS;COLUMNS' (e.g. 'double:5-15;5-15')
-      --out OUT                      the frame file or capture to write ('-' for standard output)
-      --allow-damage                 filter what is intact when the capture IN is damaged (the damage is still listed)
-      --force                        replace an existing OUT
+          --filter analog:QUERY          an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2')
+          --filter TYPE:QUERY            an array filter for arrays of TYPE (double, float, int32, int16,
+                                         int64, bool, string), SCCT query 'ROWS;COLUMNS' (e.g. 'double:5-15;5-15')
+          --out OUT                      the frame file or capture to write ('-' for standard output)
+          --allow-damage                 filter what is intact when the capture IN is damaged (the damage is still listed)
+          --force                        replace an existing OUT
 
-    Damage found in a capture IN (a damaged chunk, a torn tail, unreadable bytes, a duplicated or
-    misplaced record, a damaged header or footer) is listed on stderr with byte offsets, OUT is not
-    written (an existing OUT is left as it was) and the exit status is 3, unless --allow-damage is
-    given: then the intact chunks are filtered, the damage is still listed, and the exit status is 0.
-    (Standard output or a device has received the frames before the first damaged chunk.)
-    Filters that keep nothing of the frames they govern — channels or sources IN does not have —
-    are an error naming the sources and channels IN holds; nothing is written.
-    Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
-    """
+        Damage found in a capture IN (a damaged chunk, a torn tail, unreadable bytes, a duplicated or
+        misplaced record, a damaged header or footer) is listed on stderr with byte offsets, OUT is not
+        written (an existing OUT is left as it was) and the exit status is 3, unless --allow-damage is
+        given: then the intact chunks are filtered, the damage is still listed, and the exit status is 0.
+        (Standard output or a device has received the frames before the first damaged chunk.)
+        Filters that keep nothing of the frames they govern — channels or sources IN does not have —
+        are an error naming the sources and channels IN holds; nothing is written.
+        Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
+        """
 
     /// The exit status of a filter refused because the capture is damaged (as `export`'s).
     static let damagedStatus: Int32 = 3
@@ -67,7 +67,8 @@ enum FilterCommand: Command {
                 } else if let type = ArrayElementType.allCases.first(where: { $0.description == kind }) {
                     try filters.add(ArrayFilterRequest(elementType: type, query: query), id: id)
                 } else {
-                    throw UsageError("--filter '\(spec)': unknown kind '\(kind)' (analog, double, float, int32, int16, int64, bool, string)")
+                    throw UsageError(
+                        "--filter '\(spec)': unknown kind '\(kind)' (analog, double, float, int32, int16, int64, bool, string)")
                 }
             } catch let error as QueryError {
                 throw UsageError("--filter '\(spec)': \(error)")
@@ -90,7 +91,8 @@ enum FilterCommand: Command {
                 let file = try InputFile(input)
                 var decoder = FrameStreamDecoder()
                 do {
-                    while try file.readBlock({ raw in try decoder.feed(raw) { frame in try selection.outputs(for: frame, output.append) } }) {}
+                    while try file.readBlock({ raw in try decoder.feed(raw) { frame in try selection.outputs(for: frame, output.append) } })
+                    {}
                     try decoder.finish()
                 } catch let error as WireError {
                     // Standard output or a device keeps what was filtered before the bad frame; a file is not replaced.
@@ -122,7 +124,9 @@ enum FilterCommand: Command {
     /// capture. Returns 0, or `damagedStatus` (the damage listed on stderr) when the capture is
     /// damaged and `allowDamage` is false: then nothing more goes to OUT, and every chunk is still
     /// read so that all the damage is listed.
-    static func filterCapture(_ input: String, into output: FilterOutput, selection: inout FilterSelection, allowDamage: Bool) throws -> Int32 {
+    static func filterCapture(_ input: String, into output: FilterOutput, selection: inout FilterSelection, allowDamage: Bool) throws
+        -> Int32
+    {
         let reader = try CaptureReader(path: input)
         let gaps = Dictionary(reader.gaps.map { ($0.offset, $0) }, uniquingKeysWith: { a, _ in a })
         var refused = !allowDamage && !reader.damage.isEmpty
@@ -143,15 +147,17 @@ enum FilterCommand: Command {
         }
         if refused {
             for d in reader.damage { printError("tributary filter: \(input): damage at \(d)") }
-            printError("tributary filter: \(input) is damaged (\(counted(reader.damage.count, "damaged region"))); "
-                       + (output.isDirect ? "the frames before the first damaged chunk were written. " : "nothing written. ")
-                       + "Pass --allow-damage to filter what is intact, or run 'tributary repair \(input) --out REPAIRED.tcap'")
+            printError(
+                "tributary filter: \(input) is damaged (\(counted(reader.damage.count, "damaged region"))); "
+                    + (output.isDirect ? "the frames before the first damaged chunk were written. " : "nothing written. ")
+                    + "Pass --allow-damage to filter what is intact, or run 'tributary repair \(input) --out REPAIRED.tcap'")
             return damagedStatus
         }
         for d in reader.damage { printError("tributary filter: warning: \(input): damage at \(d); skipped") }
         if !reader.hasFooter {
-            printError("tributary filter: warning: \(input) has no footer (its recording did not close): "
-                       + "what was being written when it stopped is missing")
+            printError(
+                "tributary filter: warning: \(input) has no footer (its recording did not close): "
+                    + "what was being written when it stopped is missing")
         }
         return 0
     }
@@ -168,7 +174,9 @@ final class FilterOutput {
     init(_ path: String, input: String, force: Bool) throws {
         if path.hasSuffix(".tcap") {
             let destination: CaptureDestination
-            do { destination = try CaptureDestination(path: path, replace: force, inputs: [input]) } catch { throw CommandError("\(error)") }
+            do { destination = try CaptureDestination(path: path, replace: force, inputs: [input]) } catch {
+                throw CommandError("\(error)")
+            }
             // Filters drop and repeat frames: their sequence numbers jump by design, which is no loss.
             writer = try CaptureWriter(destination: destination, options: CaptureWriterOptions(fsync: .none, detectSequenceJumps: false))
             target = nil
@@ -193,8 +201,9 @@ final class FilterOutput {
     @discardableResult
     func recordGap(_ g: CaptureGap) throws -> Bool {
         guard let writer else { return false }
-        try writer.recordGap(sourceID: g.sourceID, firstMissing: g.firstMissingSequence, count: g.missingCount,
-                             cause: g.cause ?? .announced, timeNs: g.timeNs)
+        try writer.recordGap(
+            sourceID: g.sourceID, firstMissing: g.firstMissingSequence, count: g.missingCount,
+            cause: g.cause ?? .announced, timeNs: g.timeNs)
         return true
     }
 

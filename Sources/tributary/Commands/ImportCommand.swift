@@ -1,7 +1,7 @@
 import Foundation
 import TributaryCapture
-import TributaryInterchange
 import TributaryFormats
+import TributaryInterchange
 import TributaryText
 import TributaryWire
 
@@ -10,45 +10,45 @@ enum ImportCommand: Command {
     static let name = "import"
     static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """
-    usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--start-time ISO8601|UNIX] [--source-id N] [--source-name S]
-                            [--unit U] [--fast-codec] [--force]
-           tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--fast-codec] [--force]
+        usage: tributary import FILE.npy|.wav|.csv --rate HZ --out X.tcap [--start-time ISO8601|UNIX] [--source-id N] [--source-name S]
+                                [--unit U] [--fast-codec] [--force]
+               tributary import FILE.tdms|.xdf|.h5 --out X.tcap [--select NAMES] [--rate HZ] [--fast-codec] [--force]
 
-    Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
-    frames of 4096 samples.
-      NPY  shaped (channels, samples) or (samples,), float64, float32 or int16, stored bit for bit
-           (int16 as counts with scale 1, offset 0).
-      WAV  16-bit PCM as int16 counts with scale 1/32768 (full scale = 1.0); float WAVs as they are;
-           24/32-bit PCM as float64 integer codes. --rate defaults to the WAV's rate.
-      CSV  one column per channel, optional header row of channel names; float64: decimal numbers
-           (1, -2.5, 1e-3) or nan / inf; hexadecimal and numbers beyond float64 are errors.
-      TDMS every group with numeric channels of equal length becomes a source (id from its source_id
-           property, else 1, 2, …): rate from wf_increment, start time from wf_start_time, names and
-           unit_string; I16 channels with an NI linear scale as counts with that scale; float32 as
-           float32, other numbers as float64.
-      XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
-           (corrected by the clock offsets) as frame times; int16 / int8 streams as counts.
-      HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
-           dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
-           device_name, source_id, and scale / offset for int16 counts (docs/FORMATS.md).
-    The input must have 1 to 65,535 channels and at least one sample.
-      --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
+        Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
+        frames of 4096 samples.
+          NPY  shaped (channels, samples) or (samples,), float64, float32 or int16, stored bit for bit
+               (int16 as counts with scale 1, offset 0).
+          WAV  16-bit PCM as int16 counts with scale 1/32768 (full scale = 1.0); float WAVs as they are;
+               24/32-bit PCM as float64 integer codes. --rate defaults to the WAV's rate.
+          CSV  one column per channel, optional header row of channel names; float64: decimal numbers
+               (1, -2.5, 1e-3) or nan / inf; hexadecimal and numbers beyond float64 are errors.
+          TDMS every group with numeric channels of equal length becomes a source (id from its source_id
+               property, else 1, 2, …): rate from wf_increment, start time from wf_start_time, names and
+               unit_string; I16 channels with an NI linear scale as counts with that scale; float32 as
+               float32, other numbers as float64.
+          XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
+               (corrected by the clock offsets) as frame times; int16 / int8 streams as counts.
+          HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
+               dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
+               device_name, source_id, and scale / offset for int16 counts (docs/FORMATS.md).
+        The input must have 1 to 65,535 channels and at least one sample.
+          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
 
-      --rate HZ          samples per second (required except for WAV)
-      --out X.tcap       the capture to write (required)
-      --start-time T     NPY / WAV / CSV: the time of the first sample, ISO 8601 (2026-11-30T15:04:05.25Z,
-                         an offset such as +01:00, or no zone: local time) or Unix seconds
-                         (1796051045.25); default the file's modification time (said in the output).
-                         TDMS, XDF and HDF5 files carry their own times
-      --source-id N      source id, default 1
-      --source-name S    device name in the configuration, default the file name
-      --unit U           unit of every channel, default V
-      --fast-codec       compress with the codec's fast path (bit-shuffle, then zstd -1 with raw
-                         literals; no entropy coding): less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
-      --force            replace X.tcap if it exists, once the new capture is complete (never FILE itself,
-                         by any path or link)
-    X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
-    """
+          --rate HZ          samples per second (required except for WAV)
+          --out X.tcap       the capture to write (required)
+          --start-time T     NPY / WAV / CSV: the time of the first sample, ISO 8601 (2026-11-30T15:04:05.25Z,
+                             an offset such as +01:00, or no zone: local time) or Unix seconds
+                             (1796051045.25); default the file's modification time (said in the output).
+                             TDMS, XDF and HDF5 files carry their own times
+          --source-id N      source id, default 1
+          --source-name S    device name in the configuration, default the file name
+          --unit U           unit of every channel, default V
+          --fast-codec       compress with the codec's fast path (bit-shuffle, then zstd -1 with raw
+                             literals; no entropy coding): less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
+          --force            replace X.tcap if it exists, once the new capture is complete (never FILE itself,
+                             by any path or link)
+        X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let rate = try arguments.option("--rate", "a positive rate in Hz") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
@@ -64,7 +64,10 @@ enum ImportCommand: Command {
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
         let path = files[0]
         if let kind = FormatImport.kind(path: path) {
-            if startText != nil { throw UsageError("--start-time applies to NPY, WAV and CSV files; \(kind.rawValue.uppercased()) files carry their own times") }
+            if startText != nil {
+                throw UsageError(
+                    "--start-time applies to NPY, WAV and CSV files; \(kind.rawValue.uppercased()) files carry their own times")
+            }
             return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force, options: options)
         }
         if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
@@ -88,12 +91,14 @@ enum ImportCommand: Command {
         do { try signal.validate(file: path, shape: shape) } catch { throw CommandError("\(error)") }
         let summary: CaptureWriteSummary
         do {
-            summary = try CaptureImport.write(signal, rate: effectiveRate, sourceID: sourceID,
-                                              sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, startNs: start.ns, to: destination,
-                                              options: options)
+            summary = try CaptureImport.write(
+                signal, rate: effectiveRate, sourceID: sourceID,
+                sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, startNs: start.ns, to: destination,
+                options: options)
         } catch { throw CommandError("\(error)") }
-        print("\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
-              + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))")
+        print(
+            "\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
+                + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))")
         print("\(out): first sample at \(TimeText.utc(start.ns)) (\(start.origin))")
         return 0
     }
@@ -102,9 +107,10 @@ enum ImportCommand: Command {
     static func startTime(_ text: String?, of path: String) throws -> (ns: Int64, origin: String) {
         if let text {
             guard let (ns, local) = TimeText.parse(text) else {
-                throw UsageError("option --start-time: '\(text)' is not a time: give ISO 8601 with a date and a time "
-                                 + "(2026-11-30T15:04:05.25Z, with an offset such as +01:00, or none for local time) "
-                                 + "or Unix seconds (1796051045.25), between the years 1678 and 2262")
+                throw UsageError(
+                    "option --start-time: '\(text)' is not a time: give ISO 8601 with a date and a time "
+                        + "(2026-11-30T15:04:05.25Z, with an offset such as +01:00, or none for local time) "
+                        + "or Unix seconds (1796051045.25), between the years 1678 and 2262")
             }
             return (ns, "--start-time" + (local ? ", read as local time" : ""))
         }
@@ -115,8 +121,10 @@ enum ImportCommand: Command {
     }
 
     /// TDMS, XDF and HDF5: every group / stream / dataset (or the selected ones) as a source of one capture.
-    static func importMeasurementFile(_ path: String, kind: InterchangeFormat, out: String, select: Set<String>?, rate: Double?, force: Bool,
-                                      options: CaptureWriterOptions) throws -> Int32 {
+    static func importMeasurementFile(
+        _ path: String, kind: InterchangeFormat, out: String, select: Set<String>?, rate: Double?, force: Bool,
+        options: CaptureWriterOptions
+    ) throws -> Int32 {
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
         let sources: [ImportedSource]
@@ -126,7 +134,9 @@ enum ImportCommand: Command {
             summary = try FormatImport.write(sources, to: destination, options: options)
         } catch { throw CommandError("\(error)") }
         for s in sources {
-            print("\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz")
+            print(
+                "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
+            )
         }
         print("\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))")
         return 0

@@ -1,45 +1,46 @@
 import Foundation
 import TributaryAnalysis
 import TributaryCapture
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.
 enum InspectCommand: Command {
     static let name = "inspect"
     static let summary = "describe a capture, or the frames in a file of concatenated frames"
     static let usage = """
-    usage: tributary inspect FILE [--json] [--max-frame-size BYTES]
-           tributary inspect X.tcap --packages [--json]
+        usage: tributary inspect FILE [--json] [--max-frame-size BYTES]
+               tributary inspect X.tcap --packages [--json]
 
-    When FILE is a capture (recognised by its magic, docs/CAPTURE.md), prints its description
-    instead: its records (chunks of frames, gap records, configuration records), then each source
-    by id — channels with units, rate, samples, duration, start and end times (the timestamps of
-    its first and last frames, in ISO 8601 in UTC and in local time (TZ), and in nanoseconds since
-    1970), frames, chunks, compression ratio — then its gaps,
-    whether it was recovered, and any damage found (every chunk is read and checked).
+        When FILE is a capture (recognised by its magic, docs/CAPTURE.md), prints its description
+        instead: its records (chunks of frames, gap records, configuration records), then each source
+        by id — channels with units, rate, samples, duration, start and end times (the timestamps of
+        its first and last frames, in ISO 8601 in UTC and in local time (TZ), and in nanoseconds since
+        1970), frames, chunks, compression ratio — then its gaps,
+        whether it was recovered, and any damage found (every chunk is read and checked).
 
-    Reads FILE, a sequence of frames exactly as they travel on the wire (docs/PROTOCOL.md), and
-    prints one line per frame: kind, source, sequence, timestamp, filter id, size and a summary
-    of the content. Use '-' for standard input.
+        Reads FILE, a sequence of frames exactly as they travel on the wire (docs/PROTOCOL.md), and
+        prints one line per frame: kind, source, sequence, timestamp, filter id, size and a summary
+        of the content. Use '-' for standard input.
 
-      --json                  one JSON object per frame: kind, source_id, sequence, timestamp_ns,
-                              filter_id, flags, size and the decoded content (numbers read back exactly;
-                              NaN and infinities print as null)
-      --max-frame-size BYTES  reject frames larger than this (40 to 67108864, the default)
-      --packages              for a capture: one line (or JSON object) per package other than analog
-                              data and configurations — messages, XML, errors, file and image chunks,
-                              arrays, digital lines, gap notices — then a count per kind (what
-                              'tributary extract' writes out)
+          --json                  one JSON object per frame: kind, source_id, sequence, timestamp_ns,
+                                  filter_id, flags, size and the decoded content (numbers read back exactly;
+                                  NaN and infinities print as null)
+          --max-frame-size BYTES  reject frames larger than this (40 to 67108864, the default)
+          --packages              for a capture: one line (or JSON object) per package other than analog
+                                  data and configurations — messages, XML, errors, file and image chunks,
+                                  arrays, digital lines, gap notices — then a count per kind (what
+                                  'tributary extract' writes out)
 
-    A malformed frame stops the listing with an error naming the field and the byte offset;
-    the frames before it are still printed. Exit status: 0 ok, 1 malformed input, 2 usage.
-    """
+        A malformed frame stops the listing with an error naming the field and the byte offset;
+        the frames before it are still printed. Exit status: 0 ok, 1 malformed input, 2 usage.
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let json = arguments.flag("--json")
         let packages = arguments.flag("--packages")
-        let maxFrame = try arguments.integer("--max-frame-size", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize)
+        let maxFrame =
+            try arguments.integer("--max-frame-size", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize)
             ?? WireLimits.maxFrameSize
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
@@ -63,7 +64,8 @@ enum InspectCommand: Command {
                 FrameDescription.json(frame, payload: payload).render(into: &out)
                 out += "\n"
             } else {
-                out += FrameDescription.pad("#\(index)", 7) + " " + FrameDescription.pad("@\(frame.position)", 11) + " "
+                out +=
+                    FrameDescription.pad("#\(index)", 7) + " " + FrameDescription.pad("@\(frame.position)", 11) + " "
                     + FrameDescription.line(frame, payload: payload) + "\n"
             }
             index += 1
@@ -85,7 +87,9 @@ enum InspectCommand: Command {
             throw error
         }
         if !json {
-            out += counted(index, "frame") + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "") + "\n"
+            out +=
+                counted(index, "frame") + (decoder.skippedFrames > 0 ? ", \(decoder.skippedFrames) of unknown ignorable kinds skipped" : "")
+                + "\n"
         }
         try flush()
         return 0
@@ -115,8 +119,11 @@ enum InspectCommand: Command {
             if out.utf8.count > 1 << 16 { flush() }
         }
         if !json {
-            out += counts.isEmpty ? "no packages besides analog data and configurations\n"
-                : counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { counted($0.value, "\($0.key) frame") }.joined(separator: ", ") + "\n"
+            out +=
+                counts.isEmpty
+                ? "no packages besides analog data and configurations\n"
+                : counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { counted($0.value, "\($0.key) frame") }.joined(separator: ", ")
+                    + "\n"
         }
         flush()
         for d in reader.damage { printError("tributary inspect: \(path): damage at \(d)") }

@@ -6,16 +6,16 @@ enum KeygenCommand: Command {
     static let name = "keygen"
     static let summary = "generate a CURVE key pair (Z85) for encrypted, authenticated connections"
     static let usage = """
-    usage: tributary keygen [--out PREFIX] [--force]
+        usage: tributary keygen [--out PREFIX] [--force]
 
-    Generates a CURVE key pair. With --out, writes PREFIX.key (the secret key, mode 0600) and
-    PREFIX.pub (the public key); otherwise prints both. A publisher is started with its .key file and
-    its subscribers get its .pub; a subscriber's .pub goes into the publisher's allow-list.
+        Generates a CURVE key pair. With --out, writes PREFIX.key (the secret key, mode 0600) and
+        PREFIX.pub (the public key); otherwise prints both. A publisher is started with its .key file and
+        its subscribers get its .pub; a subscriber's .pub goes into the publisher's allow-list.
 
-    Options:
-      --out PREFIX   write PREFIX.key and PREFIX.pub instead of printing
-      --force        overwrite existing files
-    """
+        Options:
+          --out PREFIX   write PREFIX.key and PREFIX.pub instead of printing
+          --force        overwrite existing files
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let prefix = try arguments.option("--out")
@@ -85,8 +85,9 @@ enum CurveKeyFile {
             matchesPublicFile = (try? ZMQCurveKey.load(from: publicPath)) == key
         }
         if saysPublic || namedPublic || matchesPublicFile {
-            throw UsageError("\(option) \(path): this is a public key file, not a secret key: whoever has the public key "
-                             + "(every peer) would hold this secret too. Give the PREFIX.key file 'tributary keygen --out PREFIX' wrote")
+            throw UsageError(
+                "\(option) \(path): this is a public key file, not a secret key: whoever has the public key "
+                    + "(every peer) would hold this secret too. Give the PREFIX.key file 'tributary keygen --out PREFIX' wrote")
         }
         do { return try ZMQCurveKeyPair(secretKey: key) } catch { throw CommandError("\(option): \(error)") }
     }

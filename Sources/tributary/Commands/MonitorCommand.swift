@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
+import TributaryText
 import TributaryTransport
 import TributaryView
 import TributaryWire
-import TributaryText
 
 /// `tributary monitor`: the live view's readings as a table in the terminal.
 enum MonitorCommand: Command {
@@ -12,30 +12,30 @@ enum MonitorCommand: Command {
     static let summary = "live readings (RMS, p-p, tone, THD, SINAD, ENOB) and link health in the terminal"
     static let readingNames = ["rms", "pp", "mean", "freq", "amp", "thd", "sinad", "enob"]
     static let usage = """
-    usage: tributary monitor ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
-                             [--measure LIST] [--every S] [--duration S]
+        usage: tributary monitor ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
+                                 [--measure LIST] [--every S] [--duration S]
 
-    Subscribes to the publisher and prints, every --every seconds, the readings of the chosen
-    channels over their last 16384 samples (the library's measurements, as 'tributary analyze'
-    computes them) and the link's health. On a terminal the table is redrawn in place; otherwise one
-    JSON object per interval is written per line:
-      {"time":T,"health":{"frames_per_s":…,"mb_per_s":…,"frames_received":…,"gap_notices":…,
-       "frames_lost":…,"unaccounted_loss":…,"reconnections":…,"callback_latency_p50_ms":…,
-       "callback_latency_p99_ms":…,"connected":true,"error":null},
-       "channels":[{"source":1,"channel":0,"name":"…","unit":"V","samples":N,"rms":…,…}]}
-    (a reading that is not available is null). The readings' members: rms, pp, mean and amp in the
-    channel's unit, freq in Hz, thd a ratio with thd_db and thd_percent beside it, sinad_db, enob in
-    bits (the names of 'tributary analyze --json'). The table's columns name their units. The
-    session reconnects by itself.
+        Subscribes to the publisher and prints, every --every seconds, the readings of the chosen
+        channels over their last 16384 samples (the library's measurements, as 'tributary analyze'
+        computes them) and the link's health. On a terminal the table is redrawn in place; otherwise one
+        JSON object per interval is written per line:
+          {"time":T,"health":{"frames_per_s":…,"mb_per_s":…,"frames_received":…,"gap_notices":…,
+           "frames_lost":…,"unaccounted_loss":…,"reconnections":…,"callback_latency_p50_ms":…,
+           "callback_latency_p99_ms":…,"connected":true,"error":null},
+           "channels":[{"source":1,"channel":0,"name":"…","unit":"V","samples":N,"rms":…,…}]}
+        (a reading that is not available is null). The readings' members: rms, pp, mean and amp in the
+        channel's unit, freq in Hz, thd a ratio with thd_db and thd_percent beside it, sinad_db, enob in
+        bits (the names of 'tributary analyze --json'). The table's columns name their units. The
+        session reconnects by itself.
 
-    Default channels: the first two of each source (at most 8 in all).
+        Default channels: the first two of each source (at most 8 in all).
 
-    \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
-      --measure LIST            readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
-                                amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
-                                (default: all)
-      --every S                 seconds between tables, in [0.1, 3600] (default 1)
-    """
+        \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
+          --measure LIST            readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
+                                    amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
+                                    (default: all)
+          --every S                 seconds between tables, in [0.1, 3600] (default 1)
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary monitor")
@@ -53,9 +53,10 @@ enum MonitorCommand: Command {
             guard !measures.isEmpty else { throw UsageError("option --measure: the list is empty") }
         }
         try options.setAddress(rest[0])
-        let session = try LiveSession(host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
-                                      timeout: options.timeout, curve: options.curve, sources: options.sources,
-                                      channels: options.analogFilter?.channels)
+        let session = try LiveSession(
+            host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
+            timeout: options.timeout, curve: options.curve, sources: options.sources,
+            channels: options.analogFilter?.channels)
         defer { session.close() }
         try session.applyInitialSelection()
         let terminal = isatty(1) == 1
@@ -84,28 +85,39 @@ enum MonitorCommand: Command {
             }
             let ok: Bool
             if terminal {
-                var lines = ["\u{1B}[H\u{1B}[2J" + "tributary monitor — \(session.welcome.publisherDescription.terminalSafe) — "
-                             + (connected ? "connected" : "reconnecting") + " — every \(every) s (Ctrl-C to stop)", ""]
-                let rows = table(measures: measures, channels: channels.map { c in
-                    let (name, unit) = info(c.key)
-                    return (source: c.key.source, channel: c.key.channel, name: name, unit: unit, readings: c.readings)
-                })
+                var lines = [
+                    "\u{1B}[H\u{1B}[2J" + "tributary monitor — \(session.welcome.publisherDescription.terminalSafe) — "
+                        + (connected ? "connected" : "reconnecting") + " — every \(every) s (Ctrl-C to stop)", "",
+                ]
+                let rows = table(
+                    measures: measures,
+                    channels: channels.map { c in
+                        let (name, unit) = info(c.key)
+                        return (source: c.key.source, channel: c.key.channel, name: name, unit: unit, readings: c.readings)
+                    })
                 let header = rows[0]
                 let widths = (0..<header.count).map { i in rows.map { $0[i].count }.max()! }
                 for row in rows {
-                    lines.append(row.enumerated().map { i, t in i < 2 ? t.padding(toLength: widths[i], withPad: " ", startingAt: 0)
-                        : String(repeating: " ", count: widths[i] - t.count) + t }.joined(separator: "  "))
+                    lines.append(
+                        row.enumerated().map { i, t in
+                            i < 2
+                                ? t.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                                : String(repeating: " ", count: widths[i] - t.count) + t
+                        }.joined(separator: "  "))
                 }
                 lines.append("")
-                lines.append(String(format: "%.1f frames/s  %.3f MB/s  %llu received  %llu gap notices  %llu lost  %llu unaccounted  "
-                                    + "%llu reconnections  callback latency p50 %.3f ms p99 %.3f ms", fps, mbps,
-                                    statistics.framesReceived, statistics.gapNotices, statistics.framesMissing,
-                                    statistics.unaccountedLoss, statistics.reconnections,
-                                    Double(statistics.callbackQueue.latencyP50Ns) / 1e6, Double(statistics.callbackQueue.latencyP99Ns) / 1e6))
+                lines.append(
+                    String(
+                        format: "%.1f frames/s  %.3f MB/s  %llu received  %llu gap notices  %llu lost  %llu unaccounted  "
+                            + "%llu reconnections  callback latency p50 %.3f ms p99 %.3f ms", fps, mbps,
+                        statistics.framesReceived, statistics.gapNotices, statistics.framesMissing,
+                        statistics.unaccountedLoss, statistics.reconnections,
+                        Double(statistics.callbackQueue.latencyP50Ns) / 1e6, Double(statistics.callbackQueue.latencyP99Ns) / 1e6))
                 if let lastError { lines.append(lastError.terminalSafe) }
                 ok = StandardOutput.line(lines.joined(separator: "\n"))
             } else {
-                let health = "{\"frames_per_s\":\(jsonNumber(fps)),\"mb_per_s\":\(jsonNumber(mbps)),"
+                let health =
+                    "{\"frames_per_s\":\(jsonNumber(fps)),\"mb_per_s\":\(jsonNumber(mbps)),"
                     + "\"frames_received\":\(statistics.framesReceived),\"gap_notices\":\(statistics.gapNotices),"
                     + "\"frames_lost\":\(statistics.framesMissing),\"unaccounted_loss\":\(statistics.unaccountedLoss),"
                     + "\"reconnections\":\(statistics.reconnections),"
@@ -116,9 +128,12 @@ enum MonitorCommand: Command {
                     let (name, unit) = info(c.key)
                     return "{\"source\":\(c.key.source),\"channel\":\(c.key.channel),\"name\":\(jsonText(name)),\"unit\":\(jsonText(unit)),"
                         + "\"samples\":\(c.readings.samples),"
-                        + measures.flatMap { m in jsonMembers(m).map { "\"\($0.key)\":\(jsonNumber($0.value(c.readings)))" } }.joined(separator: ",") + "}"
+                        + measures.flatMap { m in jsonMembers(m).map { "\"\($0.key)\":\(jsonNumber($0.value(c.readings)))" } }.joined(
+                            separator: ",") + "}"
                 }
-                ok = StandardOutput.line("{\"time\":\(jsonNumber(now.timeIntervalSince1970)),\"health\":\(health),\"channels\":[\(list.joined(separator: ","))]}")
+                ok = StandardOutput.line(
+                    "{\"time\":\(jsonNumber(now.timeIntervalSince1970)),\"health\":\(health),\"channels\":[\(list.joined(separator: ","))]}"
+                )
             }
             if !ok { break }
             if let end, Date() >= end { break }
@@ -158,20 +173,27 @@ enum MonitorCommand: Command {
     /// The terminal table: a header row whose columns name their units, then one row per channel.
     /// Readings in a channel's own unit (RMS, p-p, mean, tone amplitude) carry it in the header when
     /// every channel shown has the same unit, else in each cell.
-    static func table(measures: [String],
-                      channels: [(source: UInt32, channel: UInt32, name: String, unit: String, readings: ChannelReadings)]) -> [[String]] {
+    static func table(
+        measures: [String],
+        channels: [(source: UInt32, channel: UInt32, name: String, unit: String, readings: ChannelReadings)]
+    ) -> [[String]] {
         let units = Set(channels.map(\.unit))
         let shared = units.count == 1 ? units.first! : nil
         let chosen = measures.flatMap(columns)
         func unitText(_ unit: String) -> String { unit.isEmpty ? "" : " " + unit.terminalSafe }
-        var rows = [["source", "channel"] + chosen.map { c in
-            c.header + (c.unit.map { " " + $0 } ?? shared.map(unitText) ?? "")
-        }]
+        var rows = [
+            ["source", "channel"]
+                + chosen.map { c in
+                    c.header + (c.unit.map { " " + $0 } ?? shared.map(unitText) ?? "")
+                }
+        ]
         for c in channels {
-            rows.append(["\(c.source)", "\(c.channel) \(c.name.terminalSafe)"] + chosen.map { column in
-                let x = column.value(c.readings)
-                return format(x) + (column.unit == nil && shared == nil && x.isFinite ? unitText(c.unit) : "")
-            })
+            rows.append(
+                ["\(c.source)", "\(c.channel) \(c.name.terminalSafe)"]
+                    + chosen.map { column in
+                        let x = column.value(c.readings)
+                        return format(x) + (column.unit == nil && shared == nil && x.isFinite ? unitText(c.unit) : "")
+                    })
         }
         return rows
     }

@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 import TributaryCapture
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// `tributary record`: connects to a publisher and records everything it receives to a capture.
 enum RecordCommand: Command {
@@ -11,38 +11,38 @@ enum RecordCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
-    \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"]))
+        \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"]))
 
-    Opens a session like 'tributary subscribe' and appends every frame received to a capture
-    (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
-    bit for bit as they arrived, gap notices both as frames and as gap records, files and images
-    reassembled and MD5-checked (stored as one transfer in 1 MiB chunks). The capture is written to
-    X.tcap.partial and renamed to X.tcap with its seek-table footer when the recording stops: after
-    --duration, on SIGINT/SIGTERM, or when the publisher closes the session (e.g. the end of a
-    replay). A crash leaves X.tcap.partial, which 'tributary repair' turns into a capture.
+        Opens a session like 'tributary subscribe' and appends every frame received to a capture
+        (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
+        bit for bit as they arrived, gap notices both as frames and as gap records, files and images
+        reassembled and MD5-checked (stored as one transfer in 1 MiB chunks). The capture is written to
+        X.tcap.partial and renamed to X.tcap with its seek-table footer when the recording stops: after
+        --duration, on SIGINT/SIGTERM, or when the publisher closes the session (e.g. the end of a
+        replay). A crash leaves X.tcap.partial, which 'tributary repair' turns into a capture.
 
-    Nothing that exists is destroyed: X.tcap is refused unless --force, X.tcap.partial (maybe a
-    crashed recording) is always refused, and both are checked before connecting. With --force an
-    existing X.tcap is replaced only by a complete recording: one that received data and ended
-    without an error; otherwise X.tcap is left untouched and the recording (if it holds any frame)
-    stays in X.tcap.partial, closed with its footer; the exit status is then 1.
+        Nothing that exists is destroyed: X.tcap is refused unless --force, X.tcap.partial (maybe a
+        crashed recording) is always refused, and both are checked before connecting. With --force an
+        existing X.tcap is replaced only by a complete recording: one that received data and ended
+        without an error; otherwise X.tcap is left untouched and the recording (if it holds any frame)
+        stays in X.tcap.partial, closed with its footer; the exit status is then 1.
 
-    With --reconnect a lost session (the publisher restarted, the network broke) is opened again and
-    the recording goes on in the same capture: a lost connection or an expired timeout is recorded
-    as an error frame (a publisher's normal close is not), and for each source the analog frames it sent meanwhile (the hole in its
-    timestamps, in frame periods) as a gap record with cause 'sequence jump' (docs/CAPTURE.md §6).
+        With --reconnect a lost session (the publisher restarted, the network broke) is opened again and
+        the recording goes on in the same capture: a lost connection or an expired timeout is recorded
+        as an error frame (a publisher's normal close is not), and for each source the analog frames it sent meanwhile (the hole in its
+        timestamps, in frame periods) as a gap record with cause 'sequence jump' (docs/CAPTURE.md §6).
 
-    A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
-    terminal; a summary is always printed at the end (the session's duration, and the data's pace:
-    its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
-    error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
+        A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
+        terminal; a summary is always printed at the end (the session's duration, and the data's pace:
+        its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
+        error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
 
-    \(SubscriptionOptions.usageLines)
-      --out X.tcap              the capture to write (required)
-      --force                   replace X.tcap if it exists, once the new recording is complete
-      --fast-codec              compress with the fast path (bit-shuffle, then zstd -1 with raw literals;
-                                no entropy coding): less CPU per MB, larger files
-    """
+        \(SubscriptionOptions.usageLines)
+          --out X.tcap              the capture to write (required)
+          --force                   replace X.tcap if it exists, once the new recording is complete
+          --fast-codec              compress with the fast path (bit-shuffle, then zstd -1 with raw literals;
+                                    no entropy coding): less CPU per MB, larger files
+        """
 
     /// Counters shared by the recording task and the progress line.
     private struct Counters {
@@ -76,11 +76,13 @@ enum RecordCommand: Command {
         let seconds = Double(c.lastDataNs - first + closeNs) / 1e9
         guard seconds > 0 else { return "" }
         if c.liveDataFrames > 0 {
-            return String(format: "; the stream's data came at %.3f MB/s (the publisher's pace, over %.3f s from the first data frame "
-                          + "to the capture written and synced)", Double(c.dataBytes) / 1e6 / seconds, seconds)
+            return String(
+                format: "; the stream's data came at %.3f MB/s (the publisher's pace, over %.3f s from the first data frame "
+                    + "to the capture written and synced)", Double(c.dataBytes) / 1e6 / seconds, seconds)
         }
-        return String(format: "; data recorded at %.1f MB/s (%.3f s from the first data frame to the capture written and synced)",
-                      Double(c.dataBytes) / 1e6 / seconds, seconds)
+        return String(
+            format: "; data recorded at %.1f MB/s (%.3f s from the first data frame to the capture written and synced)",
+            Double(c.dataBytes) / 1e6 / seconds, seconds)
     }
 
     /// Wire kinds that are a source's data.
@@ -123,11 +125,14 @@ enum RecordCommand: Command {
             return counted(c.frames, "frame") + String(format: ", %.2f MB, ", Double(c.bytes) / 1e6) + counted(c.gaps, "gap")
                 + " (\(counted(c.framesMissing, "frame")) missing)" + String(format: ", %.3f s", Date().timeIntervalSince(started))
         }
-        let end = run.run(subject: subject, duration: options.duration, tick: {
-            guard interactive, Date().timeIntervalSince(lastProgress) >= 1 else { return }
-            lastProgress = Date()
-            StandardOutput.error("\rrecording: " + progressText() + "   ")
-        }) { [reconnect = options.reconnect] package in
+        let end = run.run(
+            subject: subject, duration: options.duration,
+            tick: {
+                guard interactive, Date().timeIntervalSince(lastProgress) >= 1 else { return }
+                lastProgress = Date()
+                StandardOutput.error("\rrecording: " + progressText() + "   ")
+            }
+        ) { [reconnect = options.reconnect] package in
             receive(package, into: writer, counters: counters, reconnect: reconnect)
         }
         if interactive { StandardOutput.error("\n") }
@@ -138,12 +143,14 @@ enum RecordCommand: Command {
         case .durationElapsed, .interrupted, .publisherClosed: complete = final.dataFrames > 0
         case .failed, .handlerStopped: complete = false
         }
-        let (recordedPath, fileBytes, closeNs) = try closeCapture(writer, destination: destination, out: out, final: final, complete: complete)
+        let (recordedPath, fileBytes, closeNs) = try closeCapture(
+            writer, destination: destination, out: out, final: final, complete: complete)
         let discarded = destination.existed && !complete && final.frames == 0
-        printError((discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
-                   + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
-                   + dataPace(final, closeNs: closeNs)
-                   + (statistics.unaccountedLoss > 0 ? ", \(counted(statistics.unaccountedLoss, "frame")) lost without a gap notice" : ""))
+        printError(
+            (discarded ? "recorded nothing: " : "recorded \(recordedPath): ") + progressText()
+                + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
+                + dataPace(final, closeNs: closeNs)
+                + (statistics.unaccountedLoss > 0 ? ", \(counted(statistics.unaccountedLoss, "frame")) lost without a gap notice" : ""))
         switch end {
         case .failed(let report):
             throw CommandError("error \(report.code): \(report.message)")
@@ -161,20 +168,27 @@ enum RecordCommand: Command {
 
     /// Appends a received package to the capture (with --reconnect, an outage's gap first), counting
     /// it; the error that ends the recording, or nil.
-    private static func receive(_ package: ReceivedPackage, into writer: CaptureWriter, counters: borrowing Mutex<Counters>, reconnect: Bool) -> String? {
+    private static func receive(
+        _ package: ReceivedPackage, into writer: CaptureWriter, counters: borrowing Mutex<Counters>, reconnect: Bool
+    ) -> String? {
         do {
             if reconnect {
                 if case .error(let report) = package.content {
                     // A normal end by the publisher (it stopped, its replay ended) is said as such, not as error 5.
-                    printError((report.isNormalCloseByPublisher ? report.message.terminalSafe
-                                : "session lost: error \(report.code): \(report.message.terminalSafe)") + "; reconnecting")
+                    printError(
+                        (report.isNormalCloseByPublisher
+                            ? report.message.terminalSafe
+                            : "session lost: error \(report.code): \(report.message.terminalSafe)") + "; reconnecting")
                     // The chunks before the outage are closed: the frames after it start new ones.
                     try writer.flush()
                 }
                 if let gap = counters.withLock({ $0.outage.observe(package) }) {
-                    try writer.recordGap(sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
-                                         cause: .sequenceJump, timeNs: gap.timeNs)
-                    counters.withLock { $0.gaps += 1; $0.framesMissing = $0.framesMissing.addingSaturated(gap.count) }
+                    try writer.recordGap(
+                        sourceID: gap.sourceID, firstMissing: gap.firstMissing, count: gap.count,
+                        cause: .sequenceJump, timeNs: gap.timeNs)
+                    counters.withLock {
+                        $0.gaps += 1; $0.framesMissing = $0.framesMissing.addingSaturated(gap.count)
+                    }
                     printError("source \(gap.sourceID) resumed: a gap of \(counted(gap.count, "frame")) recorded for the outage")
                 }
             }
@@ -202,8 +216,10 @@ enum RecordCommand: Command {
     /// Closes the capture: published under its name, or, when it would replace an existing capture
     /// without being complete, kept as its .partial (or removed when it holds nothing), the old one untouched.
     /// - Returns: The path the recording is in, its size, and how long closing took (published only).
-    private static func closeCapture(_ writer: CaptureWriter, destination: CaptureDestination, out: String, final: Counters,
-                                     complete: Bool) throws -> (path: String, fileBytes: Int, closeNs: UInt64?) {
+    private static func closeCapture(
+        _ writer: CaptureWriter, destination: CaptureDestination, out: String, final: Counters,
+        complete: Bool
+    ) throws -> (path: String, fileBytes: Int, closeNs: UInt64?) {
         guard destination.existed && !complete else {
             let closing = DispatchTime.now().uptimeNanoseconds
             let fileBytes: Int

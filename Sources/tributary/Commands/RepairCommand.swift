@@ -7,19 +7,19 @@ enum RepairCommand: Command {
     static let name = "repair"
     static let summary = "rebuild a crashed or damaged capture into a valid one"
     static let usage = """
-    usage: tributary repair FILE [--out FILE] [--force]
+        usage: tributary repair FILE [--out FILE] [--force]
 
-    Copies every intact record of FILE (typically NAME.tcap.partial left by a recorder that was
-    killed) into a capture with a seek-table footer, flagged as repaired, and lists what was left
-    out (damaged or duplicated records) and what was put back in order (a source's chunk records
-    out of sequence order, written in sequence order: docs/CAPTURE.md §7) with byte offsets in FILE.
-    FILE is scanned record by record whatever its footer says. FILE itself is never modified unless
-    it is the output.
-      --out FILE   the repaired capture (default: FILE without its '.partial' suffix, or FILE itself)
-      --force      replace the output if it exists (needed to repair FILE in place): it is replaced
-                   atomically once the repaired capture is complete
-    Exit status 0 when the output was written, even if damage was found.
-    """
+        Copies every intact record of FILE (typically NAME.tcap.partial left by a recorder that was
+        killed) into a capture with a seek-table footer, flagged as repaired, and lists what was left
+        out (damaged or duplicated records) and what was put back in order (a source's chunk records
+        out of sequence order, written in sequence order: docs/CAPTURE.md §7) with byte offsets in FILE.
+        FILE is scanned record by record whatever its footer says. FILE itself is never modified unless
+        it is the output.
+          --out FILE   the repaired capture (default: FILE without its '.partial' suffix, or FILE itself)
+          --force      replace the output if it exists (needed to repair FILE in place): it is replaced
+                       atomically once the repaired capture is complete
+        Exit status 0 when the output was written, even if damage was found.
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let out = try arguments.option("--out")

@@ -7,25 +7,25 @@ enum ResolveCommand: Command {
     static let name = "resolve"
     static let summary = "list the publishers on the local network that answer a discovery query"
     static let usage = """
-    usage: tributary resolve [QUERY] [--timeout S] [--json]
-                             [--group ADDR] [--port PORT] [--ttl N]
+        usage: tributary resolve [QUERY] [--timeout S] [--json]
+                                 [--group ADDR] [--port PORT] [--ttl N]
 
-    Multicasts a discovery query (docs/PROTOCOL.md §9) on every interface that carries multicast and
-    lists the publishers that answer within the timeout: name (the publisher's description), host, the
-    address to connect to, how subscribers authenticate (key or curve) and each source (device name
-    and type, channels and their names, rate, unit, sample type). Nothing secret is announced.
-    QUERY: terms separated by commas, all of which must match: name=PATTERN, host=PATTERN,
-    source=PATTERN (a source's device name or type), type=PATTERN, or a bare PATTERN (any of them);
-    case is ignored and * stands for any text, e.g. 'name=daq', 'source=EEG', 'name=lab-*,type=EEG'.
-    The same QUERY after 'resolve:' stands for an ADDRESS (subscribe, record, view, monitor, bench,
-    C and Python), when exactly one publisher matches.
-      --timeout S    how long to gather answers, in [0.05, 3600] s (default 1)
-      --json         one JSON array of the publishers on standard output
-      --group ADDR   the IPv4 multicast group to ask (default 239.255.84.82)
-      --port PORT    its UDP port (default 16580)
-      --ttl N        the query's multicast TTL, 0-255 (default 1: the local network)
-    Exit status 0, also when nothing answers (said on standard error).
-    """
+        Multicasts a discovery query (docs/PROTOCOL.md §9) on every interface that carries multicast and
+        lists the publishers that answer within the timeout: name (the publisher's description), host, the
+        address to connect to, how subscribers authenticate (key or curve) and each source (device name
+        and type, channels and their names, rate, unit, sample type). Nothing secret is announced.
+        QUERY: terms separated by commas, all of which must match: name=PATTERN, host=PATTERN,
+        source=PATTERN (a source's device name or type), type=PATTERN, or a bare PATTERN (any of them);
+        case is ignored and * stands for any text, e.g. 'name=daq', 'source=EEG', 'name=lab-*,type=EEG'.
+        The same QUERY after 'resolve:' stands for an ADDRESS (subscribe, record, view, monitor, bench,
+        C and Python), when exactly one publisher matches.
+          --timeout S    how long to gather answers, in [0.05, 3600] s (default 1)
+          --json         one JSON array of the publishers on standard output
+          --group ADDR   the IPv4 multicast group to ask (default 239.255.84.82)
+          --port PORT    its UDP port (default 16580)
+          --ttl N        the query's multicast TTL, 0-255 (default 1: the local network)
+        Exit status 0, also when nothing answers (said on standard error).
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let timeout = try arguments.number("--timeout", "a duration in seconds", in: 0.05...3_600) ?? 1
@@ -37,8 +37,9 @@ enum ResolveCommand: Command {
         guard rest.count <= 1 else { throw UsageError("expected at most one QUERY, got \(rest.count)") }
         let settings: DiscoverySettings
         do {
-            settings = try DiscoverySettings(group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
-                                             ttl: ttl ?? DiscoverySettings.defaultTTL)
+            settings = try DiscoverySettings(
+                group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
+                ttl: ttl ?? DiscoverySettings.defaultTTL)
         } catch { throw UsageError("option --group: \(error)") }
         var match: DiscoveryMatch?
         if let text = rest.first {
@@ -62,13 +63,18 @@ enum ResolveCommand: Command {
 
     static func text(_ found: DiscoveredPublisher) -> String {
         let p = found.description
-        var lines = ["'\(p.name.terminalSafe)' on \(p.host.terminalSafe) at \(p.address.terminalSafe) (\(p.authentication.rawValue))"
-                     + (p.truncated ? " [description shortened to fit the answer]" : "")]
+        var lines = [
+            "'\(p.name.terminalSafe)' on \(p.host.terminalSafe) at \(p.address.terminalSafe) (\(p.authentication.rawValue))"
+                + (p.truncated ? " [description shortened to fit the answer]" : "")
+        ]
         for s in p.sources {
-            var line = "  source \(s.id) '\(s.device.terminalSafe)'" + (s.type.isEmpty ? "" : " \(s.type.terminalSafe)")
+            var line =
+                "  source \(s.id) '\(s.device.terminalSafe)'" + (s.type.isEmpty ? "" : " \(s.type.terminalSafe)")
                 + ": \(counted(s.channelCount, "channel")) at \(s.rate) S/s"
             if let sample = s.sampleType { line += ", \(sample)" }
-            if let unit = s.unit { line += ", \(unit.terminalSafe)" } else if !s.units.isEmpty {
+            if let unit = s.unit {
+                line += ", \(unit.terminalSafe)"
+            } else if !s.units.isEmpty {
                 line += ", units \(s.units.joined(separator: ",").terminalSafe)"
             }
             if !s.channelNames.isEmpty { line += ": " + s.channelNames.joined(separator: ", ").terminalSafe }

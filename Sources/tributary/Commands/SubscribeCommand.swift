@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 import TributaryAnalysis
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// `tributary subscribe`: connects to a publisher and prints what arrives.
 enum SubscribeCommand: Command {
@@ -11,24 +11,24 @@ enum SubscribeCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"
     static let usage = """
-    \(SubscriptionOptions.synopsis(command: "subscribe", own: ["[--json | --summary]"]))
+        \(SubscriptionOptions.synopsis(command: "subscribe", own: ["[--json | --summary]"]))
 
-    Opens a session with a publisher (docs/PROTOCOL.md §4), sends the filters and the source
-    selection, starts the data and prints every package that arrives: one summary line each (kind,
-    source, sequence, time, filter id, size, content), or with --json one JSON object per line
-    (the objects of 'tributary inspect --json'; a file or image, reassembled and MD5-checked,
-    as {"kind":"file", ..., "content":{"name", "size", "md5", "attributes", "format"}}).
+        Opens a session with a publisher (docs/PROTOCOL.md §4), sends the filters and the source
+        selection, starts the data and prints every package that arrives: one summary line each (kind,
+        source, sequence, time, filter id, size, content), or with --json one JSON object per line
+        (the objects of 'tributary inspect --json'; a file or image, reassembled and MD5-checked,
+        as {"kind":"file", ..., "content":{"name", "size", "md5", "attributes", "format"}}).
 
-    Ends after --duration, on SIGINT/SIGTERM, or when the publisher closes the session (exit 0;
-    with --reconnect the session is opened again instead).
-    A refused or broken session prints the SCCT error, e.g. 'error 1 (wrong API key): ...' or
-    'error 5 (lost connection): ...', and exits with status 1.
+        Ends after --duration, on SIGINT/SIGTERM, or when the publisher closes the session (exit 0;
+        with --reconnect the session is opened again instead).
+        A refused or broken session prints the SCCT error, e.g. 'error 1 (wrong API key): ...' or
+        'error 5 (lost connection): ...', and exits with status 1.
 
-    \(SubscriptionOptions.usageLines)
-      --json                    one JSON object per package instead of a line
-      --summary                 print no package; at the end one JSON object on stdout: data frames
-                                and bytes, MB/s, frames announced missing, unaccounted loss
-    """
+        \(SubscriptionOptions.usageLines)
+          --json                    one JSON object per package instead of a line
+          --summary                 print no package; at the end one JSON object on stdout: data frames
+                                    and bytes, MB/s, frames announced missing, unaccounted loss
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary subscribe")
@@ -43,8 +43,9 @@ enum SubscribeCommand: Command {
         // that a slow terminal does not hold up reading.
         let run = SubscriptionRun(inline: summary != nil)
         let (subject, welcome) = try options.connect(run)
-        printError("subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), "
-                   + FrameDescription.sourcesText(welcome.sources))
+        printError(
+            "subscribed to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)), "
+                + FrameDescription.sourcesText(welcome.sources))
         let received = Atomic<Int>(0)
         let end = run.run(subject: subject, duration: options.duration) { package in
             received.add(1, ordering: .relaxed)
@@ -111,8 +112,10 @@ enum SubscribeCommand: Command {
     }
 
     private static func fileJSON(_ file: ReceivedFile) -> [(String, JSON)] {
-        [("name", .string(file.originalName)), ("size", .int(file.content.count)),
-         ("md5", file.md5.map { .string(MD5.hex($0)) } ?? .null), ("attributes", .strings(file.attributes)),
-         ("format", file.imageFormat.map { .string($0.description) } ?? .null)]
+        [
+            ("name", .string(file.originalName)), ("size", .int(file.content.count)),
+            ("md5", file.md5.map { .string(MD5.hex($0)) } ?? .null), ("attributes", .strings(file.attributes)),
+            ("format", file.imageFormat.map { .string($0.description) } ?? .null),
+        ]
     }
 }

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
+import TributaryText
 import TributaryTransport
 import TributaryView
 import TributaryWire
-import TributaryText
 
 /// `tributary view`: subscribes to a publisher and serves a live page (traces, spectrum, readings,
 /// link health) to browsers.
@@ -12,34 +12,34 @@ enum ViewCommand: Command {
     static let streamsFrames = true
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
     static let usage = """
-    usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
-                          [--http-host NAME]... [--require-token] [--duration S]
+        usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
+                              [--http-host NAME]... [--require-token] [--duration S]
 
-    Subscribes to the publisher and serves one self-contained page (no network access needed) at
-    --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
-    The page shows the chosen channels' traces (min/max per column), their averaged Welch spectrum
-    with its peak, their readings (RMS, peak-to-peak, mean, tone frequency and amplitude, THD, SINAD,
-    ENOB, as 'tributary analyze' computes them) and the link's health; choosing channels on the page
-    changes this subscriber's server-side filter. Updates come at most 10 times a second and take at
-    most about 200 KB/s whatever the stream's rate (docs/VIEW.md). The session reconnects by itself
-    when the publisher goes away.
+        Subscribes to the publisher and serves one self-contained page (no network access needed) at
+        --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
+        The page shows the chosen channels' traces (min/max per column), their averaged Welch spectrum
+        with its peak, their readings (RMS, peak-to-peak, mean, tone frequency and amplitude, THD, SINAD,
+        ENOB, as 'tributary analyze' computes them) and the link's health; choosing channels on the page
+        changes this subscriber's server-side filter. Updates come at most 10 times a second and take at
+        most about 200 KB/s whatever the stream's rate (docs/VIEW.md). The session reconnects by itself
+        when the publisher goes away.
 
-    Bound to a loopback address (127.x.x.x) the page is open to this machine's users; bound to any
-    other address (or with --require-token), every request must carry the access token printed in
-    the URL. The API key never reaches the page. The page answers only requests that name it as its
-    address, localhost, 127.0.0.1, [::1] or a --http-host NAME, and WebSocket requests only from its
-    own page (Host and Origin checked: a site whose name points to this machine cannot read it), and
-    bounds what clients hold: connections per address and in all, request heads (8 KiB, 5 s),
-    WebSocket messages (4096 bytes, refused by the frame's header); docs/VIEW.md lists the limits.
+        Bound to a loopback address (127.x.x.x) the page is open to this machine's users; bound to any
+        other address (or with --require-token), every request must carry the access token printed in
+        the URL. The API key never reaches the page. The page answers only requests that name it as its
+        address, localhost, 127.0.0.1, [::1] or a --http-host NAME, and WebSocket requests only from its
+        own page (Host and Origin checked: a site whose name points to this machine cannot read it), and
+        bounds what clients hold: connections per address and in all, request heads (8 KiB, 5 s),
+        WebSocket messages (4096 bytes, refused by the frame's header); docs/VIEW.md lists the limits.
 
-    Default channels: the first two of each source (at most 8 in all).
+        Default channels: the first two of each source (at most 8 in all).
 
-    \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
-      --http HOST:PORT          where to serve the page (IPv4; default 127.0.0.1:8080)
-    \(LiveSession.hostNameUsage)
-      --require-token           require the access token on a loopback address too (a machine shared
-                                with other users)
-    """
+        \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
+          --http HOST:PORT          where to serve the page (IPv4; default 127.0.0.1:8080)
+        \(LiveSession.hostNameUsage)
+          --require-token           require the access token on a loopback address too (a machine shared
+                                    with other users)
+        """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary view")
@@ -51,9 +51,10 @@ enum ViewCommand: Command {
         guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: the view shows analog channels only") }
         try options.setAddress(rest[0])
         _ = try LiveSession.parseHTTP(http)
-        let session = try LiveSession(host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
-                                      timeout: options.timeout, curve: options.curve, sources: options.sources,
-                                      channels: options.analogFilter?.channels)
+        let session = try LiveSession(
+            host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
+            timeout: options.timeout, curve: options.curve, sources: options.sources,
+            channels: options.analogFilter?.channels)
         let url: String
         do { url = try session.serve(http: http, requireToken: requireToken, hostNames: hostNames) } catch {
             session.close()
@@ -69,9 +70,10 @@ enum ViewCommand: Command {
         let bytes = session.view?.bytesOffered.load(ordering: .relaxed) ?? 0
         let statistics = session.subject.statistics()
         session.close()
-        printError("\(counted(statistics.framesReceived, "frame")) received, \(statistics.framesMissing) lost (gap notices), "
-                   + "\(statistics.unaccountedLoss) unaccounted, \(counted(statistics.reconnections, "reconnection")); "
-                   + "\(counted(built, "update")) built, \(counted(bytes, "byte")) offered to browsers")
+        printError(
+            "\(counted(statistics.framesReceived, "frame")) received, \(statistics.framesMissing) lost (gap notices), "
+                + "\(statistics.unaccountedLoss) unaccounted, \(counted(statistics.reconnections, "reconnection")); "
+                + "\(counted(built, "update")) built, \(counted(bytes, "byte")) offered to browsers")
         return 0
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import TributaryAnalysis
 import TributaryCapture
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// `tributary inspect` for capture files.
 enum CaptureDescription {
@@ -28,28 +28,40 @@ enum CaptureDescription {
         var lines: [String] = []
         let h = reader.header
         let version = reader.formatVersion.map { "v\($0)" } ?? "of unknown version"
-        lines.append("\(path): capture \(version), \(counted(reader.fileSize, "byte")), writer \(h?.writer.terminalSafe ?? "?"), uuid \(h?.uuid.uuidString ?? "?")")
+        lines.append(
+            "\(path): capture \(version), \(counted(reader.fileSize, "byte")), writer \(h?.writer.terminalSafe ?? "?"), uuid \(h?.uuid.uuidString ?? "?")"
+        )
         if let h { lines.append("created: \(TimeText.both(h.createdNs))") }
         let chunkCount = reader.index.filter { $0.envelope.type == .chunk }.count
-        lines.append("footer: \(reader.hasFooter ? "yes" : "no")" + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : "")
-                     + "; index from " + indexSource(reader) + "; \(counted(reader.index.count, "record")): \(counted(chunkCount, "chunk")) of frames, "
-                     + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))")
+        lines.append(
+            "footer: \(reader.hasFooter ? "yes" : "no")"
+                + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : "")
+                + "; index from " + indexSource(reader)
+                + "; \(counted(reader.index.count, "record")): \(counted(chunkCount, "chunk")) of frames, "
+                + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))")
         for s in sources {
-            let (object, sourceLines) = describe(s, configuration: reader.configuration(source: s.sourceID),
-                                                 changes: ConfigurationChange.list(configurationFrames[s.sourceID] ?? []))
+            let (object, sourceLines) = describe(
+                s, configuration: reader.configuration(source: s.sourceID),
+                changes: ConfigurationChange.list(configurationFrames[s.sourceID] ?? []))
             sourceObjects.append(object)
             lines += sourceLines
         }
         let gapObjects: [JSON] = gaps.map {
-            .object([("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
-                     ("missing_count", .uint($0.missingCount)), ("cause", $0.cause.map { .string("\($0)") } ?? .null),
-                     ("offset", .int(Int($0.offset)))])
+            .object([
+                ("source_id", .uint(UInt64($0.sourceID))), ("first_missing_sequence", .uint($0.firstMissingSequence)),
+                ("missing_count", .uint($0.missingCount)), ("cause", $0.cause.map { .string("\($0)") } ?? .null),
+                ("offset", .int(Int($0.offset))),
+            ])
         }
         for g in gaps {
-            lines.append("gap: source \(g.sourceID), \(counted(g.missingCount, "frame")) from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)")
+            lines.append(
+                "gap: source \(g.sourceID), \(counted(g.missingCount, "frame")) from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)"
+            )
         }
         let damageObjects: [JSON] = reader.damage.map {
-            .object([("offset", .int(Int($0.offset))), ("length", $0.length.map { .int(Int($0)) } ?? .null), ("reason", .string($0.reason))])
+            .object([
+                ("offset", .int(Int($0.offset))), ("length", $0.length.map { .int(Int($0)) } ?? .null), ("reason", .string($0.reason)),
+            ])
         }
         for d in reader.damage { lines.append("damage at \(d)") }
         if gaps.isEmpty && reader.damage.isEmpty { lines.append("no gaps, no damage") }
@@ -72,8 +84,10 @@ enum CaptureDescription {
     }
 
     /// One source of a capture: its object in `inspect --json` and its lines in the text.
-    static func describe(_ s: CaptureSourceSummary, configuration: Configuration?,
-                         changes: [ConfigurationChange]) -> (JSON, [String]) {
+    static func describe(
+        _ s: CaptureSourceSummary, configuration: Configuration?,
+        changes: [ConfigurationChange]
+    ) -> (JSON, [String]) {
         let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
         let rate = rates.count == 1 ? rates.first : nil
         // Samples / rate only while the rate stays one; else the span of the frame times (in
@@ -83,10 +97,13 @@ enum CaptureDescription {
         let spanSeconds = (overflow ? Double(s.lastTimeNs) - Double(s.firstTimeNs) : Double(span)) / 1e9
         let duration = rate.flatMap { rateChanged ? nil : Double(s.samples) / $0 } ?? spanSeconds
         let channelObjects = { (c: Configuration?) -> JSON in
-            .array((c?.channels ?? []).map {
-                .object([("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
-                         ("rate", .double($0.samplingRate))])
-            })
+            .array(
+                (c?.channels ?? []).map {
+                    .object([
+                        ("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
+                        ("rate", .double($0.samplingRate)),
+                    ])
+                })
         }
         let ratio = s.storedBytes > 0 ? Double(s.frameBytes) / Double(s.storedBytes) : 0
         let object = JSON.object([
@@ -107,20 +124,28 @@ enum CaptureDescription {
             ("frame_bytes", .int(Int(s.frameBytes))),
             ("stored_bytes", .int(Int(s.storedBytes))),
             ("compression_ratio", .double(ratio)),
-            ("configuration_changes", .array(changes.map { change in
-                .object([("time_ns", .int(Int(change.timeNs))), ("time", .string(TimeText.utc(change.timeNs))),
-                         ("sequence", .uint(change.sequence)), ("changes", .array(change.changes.map { .string($0) })),
-                         ("name", .string(change.configuration.deviceName)),
-                         ("rate", ConfigurationChange.rate(change.configuration).map { .double($0) } ?? .null),
-                         ("channels", channelObjects(change.configuration))])
-            })),
+            (
+                "configuration_changes",
+                .array(
+                    changes.map { change in
+                        .object([
+                            ("time_ns", .int(Int(change.timeNs))), ("time", .string(TimeText.utc(change.timeNs))),
+                            ("sequence", .uint(change.sequence)), ("changes", .array(change.changes.map { .string($0) })),
+                            ("name", .string(change.configuration.deviceName)),
+                            ("rate", ConfigurationChange.rate(change.configuration).map { .double($0) } ?? .null),
+                            ("channels", channelObjects(change.configuration)),
+                        ])
+                    })
+            ),
         ])
         var lines: [String] = []
         let configured = configuration?.channels ?? []
         let storage = "\(counted(s.frames, "frame")) in \(counted(s.chunks, "chunk")), ratio \(String(format: "%.2f", ratio))x"
         if configured.isEmpty && s.samples == 0 {
             // Application packages (messages, XML, files, arrays...), or a device without analog channels.
-            let what = s.sourceID == 0 ? "application packages (source 0: frames of no device)"
+            let what =
+                s.sourceID == 0
+                ? "application packages (source 0: frames of no device)"
                 : (configuration.map { "\"\($0.deviceName.terminalSafe)\", no analog channels" } ?? "no configuration, no analog data")
             lines.append("source \(s.sourceID): \(what), \(storage)")
         } else {
@@ -132,13 +157,16 @@ enum CaptureDescription {
             let samples = counted(s.samples, "sample")
             let channelCount = counted(configured.count, "channel")
             let changed = changes.isEmpty ? "" : " (at the start; \(counted(changes.count, "configuration change")) below)"
-            lines.append("source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText)\(changed), \(samples) per channel, \(seconds) s, \(storage)")
+            lines.append(
+                "source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText)\(changed), \(samples) per channel, \(seconds) s, \(storage)"
+            )
         }
         lines.append("  start: \(TimeText.both(s.firstTimeNs))")
         lines.append("  end:   \(TimeText.both(s.lastTimeNs))")
         for change in changes {
-            lines.append("  configuration changed at \(TimeText.utc(change.timeNs)) (sequence \(change.sequence)): "
-                         + change.changes.joined(separator: "; "))
+            lines.append(
+                "  configuration changed at \(TimeText.utc(change.timeNs)) (sequence \(change.sequence)): "
+                    + change.changes.joined(separator: "; "))
         }
         return (object, lines)
     }

@@ -1,5 +1,5 @@
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// A source's configuration changing during a recording: when, to what, and what differs from the
 /// configuration before it (what `inspect` lists under the source).
@@ -19,7 +19,9 @@ struct ConfigurationChange {
         for (before, after) in zip(frames, frames.dropFirst()) {
             let changes = differences(before.configuration, after.configuration)
             if !changes.isEmpty {
-                out.append(ConfigurationChange(timeNs: after.timeNs, sequence: after.sequence, configuration: after.configuration, changes: changes))
+                out.append(
+                    ConfigurationChange(
+                        timeNs: after.timeNs, sequence: after.sequence, configuration: after.configuration, changes: changes))
             }
         }
         return out
@@ -51,7 +53,8 @@ struct ConfigurationChange {
         let describe = { (c: ChannelConfiguration) in "\(c.index) \(quoted(c.description)) [\(c.unit.terminalSafe)]" }
         let added = b.channels.filter { old[$0.index] == nil }, removed = a.channels.filter { new[$0.index] == nil }
         if !added.isEmpty || !removed.isEmpty || a.channels.map(\.index) != b.channels.map(\.index) {
-            var text = "channels \(indexRanges(Set(a.channels.map(\.index)))) -> \(indexRanges(Set(b.channels.map(\.index))))"
+            var text =
+                "channels \(indexRanges(Set(a.channels.map(\.index)))) -> \(indexRanges(Set(b.channels.map(\.index))))"
                 + " (\(a.channels.count) -> \(b.channels.count))"
             if !added.isEmpty { text += ", added " + added.map(describe).joined(separator: ", ") }
             if !removed.isEmpty { text += ", removed " + removed.map(describe).joined(separator: ", ") }
@@ -61,7 +64,9 @@ struct ConfigurationChange {
             guard let o = old[c.index] else { continue }
             if o.description != c.description { out.append("channel \(c.index) name \(quoted(o.description)) -> \(quoted(c.description))") }
             if o.unit != c.unit { out.append("channel \(c.index) unit \(quoted(o.unit)) -> \(quoted(c.unit))") }
-            if !oneRate, !same(o.samplingRate, c.samplingRate) { out.append("channel \(c.index) rate \(hz(o.samplingRate)) -> \(hz(c.samplingRate))") }
+            if !oneRate, !same(o.samplingRate, c.samplingRate) {
+                out.append("channel \(c.index) rate \(hz(o.samplingRate)) -> \(hz(c.samplingRate))")
+            }
             if !same(o.minValue, c.minValue) || !same(o.maxValue, c.maxValue) {
                 out.append("channel \(c.index) range \(o.minValue)...\(o.maxValue) -> \(c.minValue)...\(c.maxValue)")
             }

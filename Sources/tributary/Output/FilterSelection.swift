@@ -1,5 +1,5 @@
-import TributaryWire
 import TributaryText
+import TributaryWire
 
 /// What `tributary filter` read and kept: the analog channels and arrays of each source of the input,
 /// and per filter and source the channels, frames and samples it kept. It says what was kept on
@@ -103,7 +103,8 @@ struct FilterSelection {
                 let samples = k.channels.all.isEmpty ? "" : ", \(counted(k.samples, "sample")) per channel"
                 return text + " (\(counted(k.frames, "frame"))\(samples))"
             }
-            parts.append("filter \(id) '\(specs[id] ?? "?")' kept " + (what.isEmpty ? "nothing" + absence(of: id) : what.joined(separator: ", ")))
+            parts.append(
+                "filter \(id) '\(specs[id] ?? "?")' kept " + (what.isEmpty ? "nothing" + absence(of: id) : what.joined(separator: ", ")))
         }
         parts.append("\(counted(passed, "frame")) no filter governs copied unchanged")
         if gapRecords > 0 { parts.append("\(counted(gapRecords, "gap record")) kept") }
@@ -127,12 +128,15 @@ struct FilterSelection {
         let given = specs.keys.sorted().map { "'\(specs[$0] ?? "?")'" }.joined(separator: ", ")
         var holds: [String] = []
         if !analogIn.isEmpty {
-            holds.append("analog data of " + analogIn.keys.sorted().map { "source \($0) (channels \(indexRanges(analogIn[$0]!.all)))" }
-                .joined(separator: ", "))
+            holds.append(
+                "analog data of "
+                    + analogIn.keys.sorted().map { "source \($0) (channels \(indexRanges(analogIn[$0]!.all)))" }
+                    .joined(separator: ", "))
         }
         for type in arraysIn.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             let sources = arraysIn[type]!.sorted()
-            holds.append("\(type) arrays of " + (sources.count == 1 ? "source " : "sources ") + sources.map(String.init).joined(separator: ", "))
+            holds.append(
+                "\(type) arrays of " + (sources.count == 1 ? "source " : "sources ") + sources.map(String.init).joined(separator: ", "))
         }
         return "the filters (\(given)) keep nothing of the \(counted(governed, "frame")) they govern; nothing written. "
             + "The input holds " + (holds.isEmpty ? "no analog data or arrays" : holds.joined(separator: "; "))

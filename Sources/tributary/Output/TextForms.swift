@@ -29,8 +29,9 @@ enum TimeText {
         localtime_r(&t, &parts)
         let offset = parts.tm_gmtoff
         let frac = String(fraction)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+            parts.tm_hour, parts.tm_min, parts.tm_sec)
             + String(repeating: "0", count: 9 - frac.count) + frac
             + (offset < 0 ? "-" : "+") + String(format: "%02d:%02d", Int32(abs(offset) / 3600), Int32((abs(offset) % 3600) / 60))
     }
@@ -48,7 +49,8 @@ extension TimeText {
     static func parse(_ text: String) -> (ns: Int64, local: Bool)? {
         let s = text.trimmingCharacters(in: .whitespaces)
         if let unix = unixSeconds(s) { return (unix, false) }
-        let expression = try! NSRegularExpression(pattern: #"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):?(\d{2}))?$"#)
+        let expression = try! NSRegularExpression(
+            pattern: #"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):?(\d{2}))?$"#)
         guard let m = expression.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) else { return nil }
         func group(_ i: Int) -> String? { Range(m.range(at: i), in: s).map { String(s[$0]) } }
         let field = (1...6).map { Int32(group($0)!)! }

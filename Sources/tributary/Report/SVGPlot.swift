@@ -31,7 +31,8 @@ struct SVGSpectrumPlot {
         let left = 80.0, top = 40.0, bottom = 60.0
         let plotW = width - left - right, plotH = height - top - bottom
         // On a log x axis the x values are plotted as their log10; x <= 0 has no place on it.
-        let series = logFrequency
+        let series =
+            logFrequency
             ? self.series.map { s in
                 let kept = zip(s.x, s.y).filter { $0.0 > 0 && $0.0.isFinite }
                 return Series(label: s.label, unit: s.unit, x: kept.map { log10($0.0) }, y: kept.map(\.1))
@@ -57,11 +58,11 @@ struct SVGSpectrumPlot {
         }
         func f(_ v: Double) -> String { String(format: "%.2f", v) }
         var svg = """
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
-        <rect width="100%" height="100%" fill="white"/>
-        <text x="\(f(left + plotW / 2))" y="22" text-anchor="middle" font-size="15">\(Self.escape(title))</text>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(f(left + plotW / 2))" y="22" text-anchor="middle" font-size="15">\(Self.escape(title))</text>
 
-        """
+            """
         // Grid and tick labels: one per decade on y, about eight on x.
         let decadeStep = Swift.max(1, Int((yHi - yLo) / 10))
         var d = yLo
@@ -79,9 +80,11 @@ struct SVGSpectrumPlot {
                     let l = Double(decade) + log10(m)
                     guard l <= xMax + 1e-9 else { continue }
                     let x = px(l)
-                    svg += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"\(m == 1 ? "#ddd" : "#f3f3f3")\"/>\n"
+                    svg +=
+                        "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"\(m == 1 ? "#ddd" : "#f3f3f3")\"/>\n"
                     if m == 1 || decades <= 4 {
-                        svg += "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(Self.tickLabel(m * pow(10, Double(decade))))</text>\n"
+                        svg +=
+                            "<text x=\"\(f(x))\" y=\"\(f(top + plotH + 18))\" text-anchor=\"middle\">\(Self.tickLabel(m * pow(10, Double(decade))))</text>\n"
                     }
                 }
             }
@@ -128,7 +131,8 @@ struct SVGSpectrumPlot {
             }
             svg += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.2\" points=\"\(points.joined(separator: " "))\"/>\n"
             let ly = top + 10 + Double(i) * 18
-            svg += "<line x1=\"\(f(left + plotW + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + plotW + 36))\" y2=\"\(f(ly))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+            svg +=
+                "<line x1=\"\(f(left + plotW + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + plotW + 36))\" y2=\"\(f(ly))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
             svg += "<text x=\"\(f(left + plotW + 42))\" y=\"\(f(ly + 4))\">\(Self.escape(s.label))</text>\n"
         }
         svg += "</svg>\n"
@@ -149,7 +153,8 @@ struct SVGSpectrumPlot {
     }
 
     static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
+            of: ">", with: "&gt;")
     }
 }
 
@@ -181,7 +186,8 @@ extension SVGSpectrumPlot.Series {
                 let index = UInt32(r.index)
                 var label = prefix + ["ch \(r.index)"]
                 if let name = source.channelNames[index], !name.isEmpty,
-                   !["channel\(r.index)", "ch\(r.index)"].contains(name.lowercased().filter { $0 != " " }) {
+                    !["channel\(r.index)", "ch\(r.index)"].contains(name.lowercased().filter { $0 != " " })
+                {
                     label.append(name)
                 }
                 labelled.append((source, r, label.joined(separator: " ")))

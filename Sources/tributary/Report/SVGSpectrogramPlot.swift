@@ -19,7 +19,8 @@ enum SVGPanels {
             if x {
                 let px = area.x + p * area.w
                 svg += "<line x1=\"\(f(px))\" y1=\"\(f(area.y))\" x2=\"\(f(px))\" y2=\"\(f(area.y + area.h))\" stroke=\"#0002\"/>\n"
-                svg += "<text x=\"\(f(px))\" y=\"\(f(area.y + area.h + 16))\" text-anchor=\"middle\">\(SVGSpectrumPlot.tickLabel(t))</text>\n"
+                svg +=
+                    "<text x=\"\(f(px))\" y=\"\(f(area.y + area.h + 16))\" text-anchor=\"middle\">\(SVGSpectrumPlot.tickLabel(t))</text>\n"
             } else {
                 let py = area.y + (1 - p) * area.h
                 svg += "<line x1=\"\(f(area.x))\" y1=\"\(f(py))\" x2=\"\(f(area.x + area.w))\" y2=\"\(f(py))\" stroke=\"#0002\"/>\n"
@@ -50,7 +51,9 @@ enum SVGPanels {
     }
 
     /// Heat maps of spectrograms: 10 log10 of the PSD, coloured over the top `range` dB of all panels.
-    static func spectrograms(_ panels: [(label: String, unit: String, spectrogram: Spectrogram)], title: String, range: Double = 100) -> String {
+    static func spectrograms(_ panels: [(label: String, unit: String, spectrogram: Spectrogram)], title: String, range: Double = 100)
+        -> String
+    {
         let panelHeight = 220.0, top = 40.0
         let height = top + Double(panels.count) * (panelHeight + gap) + 10
         let width = left + panelWidth + 140
@@ -80,11 +83,13 @@ enum SVGPanels {
                     let fa = s.frequencies[ka] - df / 2, fb = s.frequencies[kb - 1] + df / 2
                     let ya = y0 + (1 - (Swift.min(fb, f1) - f0) / (f1 - f0)) * panelHeight
                     let yb = y0 + (1 - (Swift.max(fa, f0) - f0) / (f1 - f0)) * panelHeight
-                    svg += "<rect x=\"\(f(xa))\" y=\"\(f(ya))\" width=\"\(f(xb - xa + 0.3))\" height=\"\(f(yb - ya + 0.3))\" fill=\"\(colour((v - lo) / range))\"/>\n"
+                    svg +=
+                        "<rect x=\"\(f(xa))\" y=\"\(f(ya))\" width=\"\(f(xb - xa + 0.3))\" height=\"\(f(yb - ya + 0.3))\" fill=\"\(colour((v - lo) / range))\"/>\n"
                 }
             }
             svg += ticks(t0, t1, along: true, area: area) + ticks(f0, f1, along: false, area: area)
-            svg += "<rect x=\"\(f(left))\" y=\"\(f(y0))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"black\"/>\n"
+            svg +=
+                "<rect x=\"\(f(left))\" y=\"\(f(y0))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"black\"/>\n"
             svg += "<text x=\"\(f(left))\" y=\"\(f(y0 - 6))\">\(SVGSpectrumPlot.escape(panel.label))</text>\n"
             svg += "<text x=\"\(f(left + panelWidth / 2))\" y=\"\(f(y0 + panelHeight + 34))\" text-anchor=\"middle\">Time (s)</text>\n"
             svg += "<text transform=\"translate(18 \(f(y0 + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">Frequency (Hz)</text>\n"
@@ -93,19 +98,24 @@ enum SVGPanels {
         let barX = left + panelWidth + 30, barH = Swift.min(220.0, height - top - 40)
         for i in 0..<100 {
             let y = top + barH * (1 - Double(i + 1) / 100)
-            svg += "<rect x=\"\(f(barX))\" y=\"\(f(y))\" width=\"18\" height=\"\(f(barH / 100 + 0.3))\" fill=\"\(colour((Double(i) + 0.5) / 100))\"/>\n"
+            svg +=
+                "<rect x=\"\(f(barX))\" y=\"\(f(y))\" width=\"18\" height=\"\(f(barH / 100 + 0.3))\" fill=\"\(colour((Double(i) + 0.5) / 100))\"/>\n"
         }
         svg += "<rect x=\"\(f(barX))\" y=\"\(f(top))\" width=\"18\" height=\"\(f(barH))\" fill=\"none\" stroke=\"black\"/>\n"
-        svg += ticks(lo, hi, along: false, area: (x: barX + 18 + 40, y: top, w: 0, h: barH)).replacingOccurrences(of: "stroke=\"#0002\"", with: "stroke=\"none\"")
+        svg += ticks(lo, hi, along: false, area: (x: barX + 18 + 40, y: top, w: 0, h: barH)).replacingOccurrences(
+            of: "stroke=\"#0002\"", with: "stroke=\"none\"")
         let units = Set(panels.map(\.unit))
         let unit = units.count == 1 && !units.first!.isEmpty ? units.first! : "unit"
-        svg += "<text transform=\"translate(\(f(barX + 80)) \(f(top + barH / 2))) rotate(-90)\" text-anchor=\"middle\">PSD (dB \(SVGSpectrumPlot.escape(unit))²/Hz)</text>\n"
+        svg +=
+            "<text transform=\"translate(\(f(barX + 80)) \(f(top + barH / 2))) rotate(-90)\" text-anchor=\"middle\">PSD (dB \(SVGSpectrumPlot.escape(unit))²/Hz)</text>\n"
         return svg + "</svg>\n"
     }
 
     /// Panels of curves sharing the x axis, each with its own linear y axis.
-    static func lines(_ panels: [(yLabel: String, series: [SVGSpectrumPlot.Series], yRange: ClosedRange<Double>?)],
-                      title: String, xLabel: String) -> String {
+    static func lines(
+        _ panels: [(yLabel: String, series: [SVGSpectrumPlot.Series], yRange: ClosedRange<Double>?)],
+        title: String, xLabel: String
+    ) -> String {
         let panelHeight = 240.0, top = 40.0
         let labels = panels.first?.series.map(\.label) ?? []
         let right = Swift.max(170.0, 56 + 7 * Double(labels.map(\.count).max() ?? 0))
@@ -136,13 +146,17 @@ enum SVGPanels {
                 }
                 if p == 0 {
                     let ly = top + 10 + Double(i) * 18
-                    svg += "<line x1=\"\(f(left + panelWidth + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + panelWidth + 36))\" y2=\"\(f(ly))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+                    svg +=
+                        "<line x1=\"\(f(left + panelWidth + 12))\" y1=\"\(f(ly))\" x2=\"\(f(left + panelWidth + 36))\" y2=\"\(f(ly))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
                     svg += "<text x=\"\(f(left + panelWidth + 42))\" y=\"\(f(ly + 4))\">\(SVGSpectrumPlot.escape(s.label))</text>\n"
                 }
             }
-            svg += "<rect x=\"\(f(left))\" y=\"\(f(y0))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"black\"/>\n"
-            svg += "<text x=\"\(f(left + panelWidth / 2))\" y=\"\(f(y0 + panelHeight + 34))\" text-anchor=\"middle\">\(SVGSpectrumPlot.escape(xLabel))</text>\n"
-            svg += "<text transform=\"translate(18 \(f(y0 + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(SVGSpectrumPlot.escape(panel.yLabel))</text>\n"
+            svg +=
+                "<rect x=\"\(f(left))\" y=\"\(f(y0))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"black\"/>\n"
+            svg +=
+                "<text x=\"\(f(left + panelWidth / 2))\" y=\"\(f(y0 + panelHeight + 34))\" text-anchor=\"middle\">\(SVGSpectrumPlot.escape(xLabel))</text>\n"
+            svg +=
+                "<text transform=\"translate(18 \(f(y0 + panelHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(SVGSpectrumPlot.escape(panel.yLabel))</text>\n"
         }
         return svg + "</svg>\n"
     }

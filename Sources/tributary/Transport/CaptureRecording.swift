@@ -23,8 +23,9 @@ enum CaptureRecording {
             try writer.append(frame)
             return (1, frame.header.frameLength)
         case .file(let file), .image(let file):
-            let chunks = BlobChunk.chunks(of: file.content, transferID: UInt64.random(in: 1...UInt64.max), name: file.originalName,
-                                          attributes: file.attributes, imageFormat: file.imageFormat)
+            let chunks = BlobChunk.chunks(
+                of: file.content, transferID: UInt64.random(in: 1...UInt64.max), name: file.originalName,
+                attributes: file.attributes, imageFormat: file.imageFormat)
             var bytes = 0
             for chunk in chunks {
                 let encoded = Frame(encoding: file.imageFormat == nil ? .file(chunk) : .image(chunk), header: package.header)

@@ -16,7 +16,9 @@ final class ControlInput: Sendable {
         if path != "-" {
             var info = stat()
             guard stat(path, &info) == 0 else {
-                throw UsageError("option --control: \(path): \(String(cString: strerror(errno))) (give - for standard input, or a FIFO made with mkfifo)")
+                throw UsageError(
+                    "option --control: \(path): \(String(cString: strerror(errno))) (give - for standard input, or a FIFO made with mkfifo)"
+                )
             }
             guard Self.isFIFO(info) || info.st_mode & 0o170000 == 0o100000 else {
                 throw UsageError("option --control: \(path) is neither a FIFO nor a regular file")

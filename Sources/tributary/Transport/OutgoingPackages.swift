@@ -1,9 +1,9 @@
 import Foundation
 import TributaryAnalysis
 import TributaryFormats
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// An application package the command line sends: `serve --message/--xml/--file/--image/--array`
 /// (published), `subscribe`/`record --send-*` (sent to the publisher), or a JSON line of a control
@@ -34,8 +34,9 @@ enum OutgoingPackage: Sendable {
     struct OptionNames {
         var message, xml, file, image, array: String
         static let publish = OptionNames(message: "--message", xml: "--xml", file: "--file", image: "--image", array: "--array")
-        static let send = OptionNames(message: "--send-message", xml: "--send-xml", file: "--send-file", image: "--send-image",
-                                      array: "--send-array")
+        static let send = OptionNames(
+            message: "--send-message", xml: "--send-xml", file: "--send-file", image: "--send-image",
+            array: "--send-array")
     }
 
     /// Reads every package option (each repeatable), in the order message, XML, file, image, array.
@@ -77,16 +78,18 @@ enum OutgoingPackage: Sendable {
     /// An image; the format from `format`, else from the file's extension.
     static func loadImage(_ path: String, format: String?, option: String) throws -> OutgoingPackage {
         let name = format ?? (path as NSString).pathExtension.lowercased()
-        let resolved: ImageFormat? = switch name {
-        case "png": .png
-        case "jpg", "jpeg": .jpeg
-        case "bmp": .bmp
-        case "tif", "tiff": .tiff
-        default: nil
-        }
+        let resolved: ImageFormat? =
+            switch name {
+            case "png": .png
+            case "jpg", "jpeg": .jpeg
+            case "bmp": .bmp
+            case "tif", "tiff": .tiff
+            default: nil
+            }
         guard let resolved else {
-            throw UsageError("option \(option): \(path): the image format must be png, jpeg, bmp or tiff (from the file's extension"
-                             + (format == nil ? ")" : " or \"format\"); got '\(name)'"))
+            throw UsageError(
+                "option \(option): \(path): the image format must be png, jpeg, bmp or tiff (from the file's extension"
+                    + (format == nil ? ")" : " or \"format\"); got '\(name)'"))
         }
         return .image(content: try readFile(path, option: option), name: (path as NSString).lastPathComponent, format: resolved)
     }
@@ -194,16 +197,20 @@ enum OutgoingPackage: Sendable {
             let columns = rows.first?.count ?? 0
             guard rows.allSatisfy({ $0.count == columns }) else { throw UsageError("the rows of \"values\" differ in length") }
             if type == .string {
-                let strings = try rows.flatMap { try $0.map { value -> String in
-                    guard let s = value as? String else { throw UsageError("a string array holds strings only") }
-                    return s
-                } }
+                let strings = try rows.flatMap {
+                    try $0.map { value -> String in
+                        guard let s = value as? String else { throw UsageError("a string array holds strings only") }
+                        return s
+                    }
+                }
                 return .array(Array2D(rowCount: rows.count, columnCount: columns, elements: .string(strings)))
             }
-            let numbers = try rows.flatMap { try $0.map { value -> Double in
-                guard let n = value as? NSNumber, !(value is String) else { throw UsageError("\"values\" holds a non-number") }
-                return n.doubleValue
-            } }
+            let numbers = try rows.flatMap {
+                try $0.map { value -> Double in
+                    guard let n = value as? NSNumber, !(value is String) else { throw UsageError("\"values\" holds a non-number") }
+                    return n.doubleValue
+                }
+            }
             return .array(try makeArray(numbers, rows: rows.count, columns: columns, as: type))
         }
     }

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 import TributaryAnalysis
 import TributaryInterchange
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// What `serve --inbox` may store: bytes and files for each session and for the whole inbox
 /// directory (what it held at start included), and the bytes waiting to be written.
@@ -24,16 +24,16 @@ struct InboxQuota: Sendable, Equatable {
     var backlogBytes: Int = 128 << 20
 
     static let usage = """
-      --inbox-quota BYTES  what DIR may hold, files and packages.jsonl together, what it held at
-                         start included (default 1g; k, m, g, t: powers of 1024)
-      --inbox-max-files N  files and images DIR may hold (default 10000)
-      --inbox-session-quota BYTES  what one subscriber session may add (default 256m)
-      --inbox-session-max-files N  files and images one session may add (default 1000)
-                         Past a quota a package is not stored: its subscriber gets error 11 (too
-                         large; at most one report a second per session), stderr says so, the
-                         other sessions go on. A package that arrives while 128 MiB of earlier ones
-                         wait to be written is refused the same way (send it again later).
-    """
+          --inbox-quota BYTES  what DIR may hold, files and packages.jsonl together, what it held at
+                             start included (default 1g; k, m, g, t: powers of 1024)
+          --inbox-max-files N  files and images DIR may hold (default 10000)
+          --inbox-session-quota BYTES  what one subscriber session may add (default 256m)
+          --inbox-session-max-files N  files and images one session may add (default 1000)
+                             Past a quota a package is not stored: its subscriber gets error 11 (too
+                             large; at most one report a second per session), stderr says so, the
+                             other sessions go on. A package that arrives while 128 MiB of earlier ones
+                             wait to be written is refused the same way (send it again later).
+        """
 
     /// Reads the four options (only with `--inbox`).
     static func parse(_ arguments: inout Arguments) throws -> InboxQuota? {
@@ -136,9 +136,10 @@ final class PublisherInbox: Sendable {
         }
         state.withLock { $0.inbox = held }
         if held.bytes >= quota.bytes || held.files >= quota.files {
-            printError("tributary serve: --inbox \(directory.terminalSafe) holds \(MemoryBudget.describe(held.bytes)) in \(counted(held.files, "file")) already, "
-                       + "its quota is \(MemoryBudget.describe(quota.bytes)) and \(counted(quota.files, "file")) (--inbox-quota, --inbox-max-files): "
-                       + "what subscribers send will not be stored")
+            printError(
+                "tributary serve: --inbox \(directory.terminalSafe) holds \(MemoryBudget.describe(held.bytes)) in \(counted(held.files, "file")) already, "
+                    + "its quota is \(MemoryBudget.describe(quota.bytes)) and \(counted(quota.files, "file")) (--inbox-quota, --inbox-max-files): "
+                    + "what subscribers send will not be stored")
         }
     }
 
@@ -153,15 +154,20 @@ final class PublisherInbox: Sendable {
         let from = "from session \(received.sessionID) '\(received.subscriberDescription.terminalSafe)'"
         guard let directory else {
             StandardOutput.line("\(from): \(SubscribeCommand.describeLine(package))")
-            if case .file(let f) = package.content { state.withLock { $0.handledSinceTrim = $0.handledSinceTrim.addingSaturating(f.content.count) } }
-            if case .image(let f) = package.content { state.withLock { $0.handledSinceTrim = $0.handledSinceTrim.addingSaturating(f.content.count) } }
+            if case .file(let f) = package.content {
+                state.withLock { $0.handledSinceTrim = $0.handledSinceTrim.addingSaturating(f.content.count) }
+            }
+            if case .image(let f) = package.content {
+                state.withLock { $0.handledSinceTrim = $0.handledSinceTrim.addingSaturating(f.content.count) }
+            }
             scheduleTrim()
             return
         }
-        let file: ReceivedFile? = switch package.content {
-        case .file(let f), .image(let f): f
-        default: nil
-        }
+        let file: ReceivedFile? =
+            switch package.content {
+            case .file(let f), .image(let f): f
+            default: nil
+            }
         var object: [(String, JSON)] = [("session", .uint(received.sessionID)), ("subscriber", .string(received.subscriberDescription))]
         if case .object(let described) = SubscribeCommand.describeJSON(package) { object += described }
         let fields = object
@@ -173,7 +179,8 @@ final class PublisherInbox: Sendable {
             let session = s.sessions[received.sessionID]?.usage ?? Usage()
             s.handledSinceTrim = s.handledSinceTrim.addingSaturating(cost)
             if session.bytes.addingSaturating(cost) > quota.sessionBytes {
-                return "this session's inbox quota is \(MemoryBudget.describe(quota.sessionBytes)) (--inbox-session-quota) and it has stored "
+                return
+                    "this session's inbox quota is \(MemoryBudget.describe(quota.sessionBytes)) (--inbox-session-quota) and it has stored "
                     + "\(MemoryBudget.describe(session.bytes)): not stored"
             }
             if isFile && session.files >= quota.sessionFiles {
@@ -181,7 +188,8 @@ final class PublisherInbox: Sendable {
                     + "(--inbox-session-max-files): not stored"
             }
             if s.inbox.bytes.addingSaturating(cost) > quota.bytes {
-                return "the inbox holds \(MemoryBudget.describe(s.inbox.bytes)) of its \(MemoryBudget.describe(quota.bytes)) quota (--inbox-quota): not stored"
+                return
+                    "the inbox holds \(MemoryBudget.describe(s.inbox.bytes)) of its \(MemoryBudget.describe(quota.bytes)) quota (--inbox-quota): not stored"
             }
             if isFile && s.inbox.files >= quota.files {
                 return "the inbox holds \(counted(s.inbox.files, "file")), its quota (--inbox-max-files): not stored"
@@ -254,11 +262,16 @@ final class PublisherInbox: Sendable {
         }
         guard let refused else { return }
         let summary = String(what.prefix(200))
-        printError("tributary serve: --inbox: \(from): \(summary.terminalSafe): \(reason)"
-                   + (refused > 1 ? " (\(refused) packages refused since the last report)" : ""))
+        printError(
+            "tributary serve: --inbox: \(from): \(summary.terminalSafe): \(reason)"
+                + (refused > 1 ? " (\(refused) packages refused since the last report)" : ""))
         let send = reply.withLock { $0 }
-        send?(received.sessionID, ErrorReport(.tooLarge, "the publisher's inbox refused your \(received.package.header.kind): \(reason)"
-                                                + (refused > 1 ? " (\(refused) packages refused since the last report)" : "")))
+        send?(
+            received.sessionID,
+            ErrorReport(
+                .tooLarge,
+                "the publisher's inbox refused your \(received.package.header.kind): \(reason)"
+                    + (refused > 1 ? " (\(refused) packages refused since the last report)" : "")))
     }
 
     /// Appends a line to packages.jsonl; false once it cannot be written (said once).
@@ -329,12 +342,14 @@ final class PublisherInbox: Sendable {
     /// Waits for what is being written, then closes packages.jsonl.
     func close() {
         writer.sync {}
-        log.withLock { try? $0?.close(); $0 = nil }
+        log.withLock {
+            try? $0?.close(); $0 = nil
+        }
     }
 }
 
-private extension Int {
-    func addingSaturating(_ other: Int) -> Int {
+extension Int {
+    fileprivate func addingSaturating(_ other: Int) -> Int {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum
     }

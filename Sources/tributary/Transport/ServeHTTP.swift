@@ -1,8 +1,8 @@
 import Foundation
+import TributaryText
 import TributaryTransport
 import TributaryView
 import TributaryWire
-import TributaryText
 
 /// A live view of one publisher: a reconnecting Subject opened with source selection, the `LiveModel`
 /// on it, the initial channels chosen, and (for `view` and `serve --http`) the page served.
@@ -16,8 +16,10 @@ final class LiveSession {
     /// Opens the session, selects the sources, starts the data, waits for the configurations (at most
     /// `timeout`) and chooses the initial channels (`channels` per source: nil → the first two of each),
     /// which `serve(http:)` or `applyInitialSelection()` turns into filters.
-    init(host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
-         sources: [UInt32]?, channels: ChannelSelection?) throws {
+    init(
+        host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
+        sources: [UInt32]?, channels: ChannelSelection?
+    ) throws {
         do {
             subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
         } catch { throw CommandError("\(error)") }
@@ -25,8 +27,9 @@ final class LiveSession {
         model = LiveModel()
         subject.register(model)
         do {
-            welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description, timeout: timeout,
-                                       sourceFilterEnabled: true)
+            welcome = try subject.open(
+                address: host, port: port, apiKey: apiKey, description: description, timeout: timeout,
+                sourceFilterEnabled: true)
         } catch {
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")
@@ -36,12 +39,14 @@ final class LiveSession {
         // Source 0, the publisher's own packages (PROTOCOL.md §4.1), is no source with channels to show.
         if sources != nil, !wanted.contains(where: { $0 != 0 }) {
             subject.close()
-            throw CommandError("--sources 0: source 0 stands for the publisher's own packages, which have no channels to show; "
-                               + "name one of its sources (it has \(welcome.sources.map { String($0.id) }.joined(separator: ", ")))")
+            throw CommandError(
+                "--sources 0: source 0 stands for the publisher's own packages, which have no channels to show; "
+                    + "name one of its sources (it has \(welcome.sources.map { String($0.id) }.joined(separator: ", ")))")
         }
         for id in wanted where id != 0 && !welcome.sources.contains(where: { $0.id == id }) {
             subject.close()
-            throw CommandError("--sources: the publisher has no source \(id) (it has \(welcome.sources.map { String($0.id) }.joined(separator: ", ")))")
+            throw CommandError(
+                "--sources: the publisher has no source \(id) (it has \(welcome.sources.map { String($0.id) }.joined(separator: ", ")))")
         }
         // Configurations come once the sources are selected and the data started.
         do {
@@ -86,8 +91,11 @@ final class LiveSession {
         let token = loopback && !requireToken ? nil : Self.newToken()
         let view: LiveView
         do {
-            view = try LiveView(subject: subject, model: model, settings: HTTPServer.Settings(host: host, port: port, token: token,
-                                                                                             hostNames: hostNames))
+            view = try LiveView(
+                subject: subject, model: model,
+                settings: HTTPServer.Settings(
+                    host: host, port: port, token: token,
+                    hostNames: hostNames))
         } catch { throw CommandError("--http \(http): \(error)") }
         self.view = view
         try applyInitialSelection()
@@ -117,7 +125,8 @@ final class LiveSession {
         let host = String(text[..<colon])
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else {
-            throw UsageError("option --http: '\(host)' is not an IPv4 address (127.0.0.1 for this machine only, 0.0.0.0 for every interface)")
+            throw UsageError(
+                "option --http: '\(host)' is not an IPv4 address (127.0.0.1 for this machine only, 0.0.0.0 for every interface)")
         }
         return (host, port)
     }
@@ -126,8 +135,9 @@ final class LiveSession {
     static func parseHostNames(_ names: [String]) throws -> [String] {
         try names.map { name in
             guard let normalized = HostRules.normalizedName(name) else {
-                throw UsageError("option --http-host: '\(name.terminalSafe)' is not a host name (letters, digits, hyphens and dots, "
-                                 + "e.g. viewer.lab.example), an IPv4 address or [an IPv6 address]")
+                throw UsageError(
+                    "option --http-host: '\(name.terminalSafe)' is not a host name (letters, digits, hyphens and dots, "
+                        + "e.g. viewer.lab.example), an IPv4 address or [an IPv6 address]")
             }
             return normalized
         }
@@ -135,10 +145,10 @@ final class LiveSession {
 
     /// The usage lines of `--http-host`, shared by `view` and `serve`.
     static let hostNameUsage = """
-      --http-host NAME          a name browsers may use for the page besides its address, localhost,
-                                127.0.0.1 and [::1] (the Host header must name one of them: DNS
-                                rebinding); repeatable
-    """
+          --http-host NAME          a name browsers may use for the page besides its address, localhost,
+                                    127.0.0.1 and [::1] (the Host header must name one of them: DNS
+                                    rebinding); repeatable
+        """
 
     /// 128 random bits, hex.
     static func newToken() -> String {
@@ -151,11 +161,11 @@ final class LiveSession {
 /// subscriber to the publisher's endpoint (the API key stays in the process).
 enum ServeHTTP {
     static let usageLine = """
-      --http HOST:PORT     also serve the live view page of these sources (see 'tributary view')
-      --http-host NAME     with --http: a name browsers may use for the page besides its address,
-                           localhost, 127.0.0.1 and [::1] (the Host header must name one of them:
-                           DNS rebinding); repeatable
-    """
+          --http HOST:PORT     also serve the live view page of these sources (see 'tributary view')
+          --http-host NAME     with --http: a name browsers may use for the page besides its address,
+                               localhost, 127.0.0.1 and [::1] (the Host header must name one of them:
+                               DNS rebinding); repeatable
+        """
 
     /// Starts the view of `endpoint` (the publisher's bound `tcp://HOST:PORT`); nil when `http` is nil.
     /// - Throws: `UsageError` with `curve` (the in-process subscriber does not speak CURVE).
@@ -167,8 +177,9 @@ enum ServeHTTP {
         }
         var (host, port) = try SubscriptionOptions.parseAddress(endpoint)
         if host == "0.0.0.0" || host == "*" { host = "127.0.0.1" }
-        let session = try LiveSession(host: host, port: port, apiKey: apiKey, description: "tributary serve --http", timeout: 10,
-                                      curve: nil, sources: nil, channels: nil)
+        let session = try LiveSession(
+            host: host, port: port, apiKey: apiKey, description: "tributary serve --http", timeout: 10,
+            curve: nil, sources: nil, channels: nil)
         let url: String
         do { url = try session.serve(http: http, hostNames: hostNames) } catch {
             session.close()

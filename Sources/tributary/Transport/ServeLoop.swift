@@ -23,7 +23,10 @@ struct ServeLoop {
         var delivered: Bool
     }
 
-    private enum Event { case stop(Int32), list }
+    private enum Event {
+        case stop(Int32)
+        case list
+    }
 
     private var known: [UInt64: SubscriberInfo] = [:]
     /// Subscribers that have been sent the packages of the command line.
@@ -53,7 +56,9 @@ struct ServeLoop {
         while true {
             _ = wake.wait(timeout: .now() + .milliseconds(200))
             reportSimulationLag()
-            for event in events.withLock({ e -> [Event] in defer { e.removeAll() }; return e }) {
+            for event in events.withLock({ e -> [Event] in
+                defer { e.removeAll() }; return e
+            }) {
                 switch event {
                 case .stop(let number):
                     return End(reason: number == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", delivered: false)
@@ -79,9 +84,10 @@ struct ServeLoop {
             let late = device.secondsBehind, id = device.info.id
             if late >= 1, !behind.contains(id) {
                 behind.insert(id)
-                printError("source \(id) '\(device.info.description.terminalSafe)': the simulation is \(String(format: "%.1f", late)) s behind real time: "
-                           + "this machine computes its \(counted(device.spec.channels, "channel")) × \(String(format: "%.0f", device.spec.rate)) samples/s more slowly than real time, "
-                           + "so its frames (stamped on the device's schedule) fall ever further behind the clock; lower its rate or channels")
+                printError(
+                    "source \(id) '\(device.info.description.terminalSafe)': the simulation is \(String(format: "%.1f", late)) s behind real time: "
+                        + "this machine computes its \(counted(device.spec.channels, "channel")) × \(String(format: "%.0f", device.spec.rate)) samples/s more slowly than real time, "
+                        + "so its frames (stamped on the device's schedule) fall ever further behind the clock; lower its rate or channels")
             } else if late == 0, behind.contains(id) {
                 behind.remove(id)
                 printError("source \(id) '\(device.info.description.terminalSafe)': the simulation has caught up with real time")
@@ -93,8 +99,9 @@ struct ServeLoop {
     private mutating func followSubscribers(_ current: [SubscriberInfo]) {
         let ids = Set(current.map(\.sessionID))
         for info in current where known[info.sessionID] == nil {
-            StandardOutput.line("subscriber + session \(info.sessionID) '\(info.description.terminalSafe)' from \(info.address.terminalSafe)"
-                                + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
+            StandardOutput.line(
+                "subscriber + session \(info.sessionID) '\(info.description.terminalSafe)' from \(info.address.terminalSafe)"
+                    + (info.userID.map { " (CURVE \($0.terminalSafe))" } ?? ""))
         }
         // What the publisher held for a session that went (even one that came and went between two
         // looks) is freed: the inbox gives the heap's free pages back once things are quiet.
@@ -102,7 +109,9 @@ struct ServeLoop {
         if opened != sessionsOpened || known.keys.contains(where: { !ids.contains($0) }) { inbox.sessionsChanged() }
         sessionsOpened = opened
         for (id, info) in known where !ids.contains(id) {
-            StandardOutput.line("subscriber - session \(id) '\(info.description.terminalSafe)': \(counted(info.framesSent, "frame")) sent, \(info.framesDropped) dropped")
+            StandardOutput.line(
+                "subscriber - session \(id) '\(info.description.terminalSafe)': \(counted(info.framesSent, "frame")) sent, \(info.framesDropped) dropped"
+            )
         }
         known = Dictionary(uniqueKeysWithValues: current.map { ($0.sessionID, $0) })
         greeted.formIntersection(ids)
@@ -135,8 +144,10 @@ struct ServeLoop {
             StandardOutput.line(sources.completion)
         }
         guard let at = deliveredAt, Date().timeIntervalSince(at) >= options.linger else { return nil }
-        let ended = [sources.replays.isEmpty ? nil : "the replay", sources.pipe == nil ? nil : "the input",
-                     sources.soundCards.isEmpty ? nil : "the capture"].compactMap { $0 }
+        let ended = [
+            sources.replays.isEmpty ? nil : "the replay", sources.pipe == nil ? nil : "the input",
+            sources.soundCards.isEmpty ? nil : "the capture",
+        ].compactMap { $0 }
         return End(reason: ended.joined(separator: " and ") + (ended.count == 1 ? " has" : " have") + " ended", delivered: true)
     }
 
@@ -144,9 +155,10 @@ struct ServeLoop {
         StandardOutput.line("subscribers: \(subscribers.count)")
         for s in subscribers {
             let filters = s.filters.isEmpty ? "no filters" : "filters \("\(s.filters)".terminalSafe)"
-            StandardOutput.line("  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
-                                + "\(s.isStarted ? "started" : "stopped"), \(counted(s.framesSent, "frame")) sent, \(s.framesDropped) dropped, \(filters)"
-                                + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
+            StandardOutput.line(
+                "  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
+                    + "\(s.isStarted ? "started" : "stopped"), \(counted(s.framesSent, "frame")) sent, \(s.framesDropped) dropped, \(filters)"
+                    + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
         }
     }
 }

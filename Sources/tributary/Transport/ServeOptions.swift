@@ -39,7 +39,8 @@ struct ServeOptions {
         guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
         guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
         guard !apiKey.isEmpty else {
-            throw UsageError("option --api-key: the key is empty; subscribers must present a key the publisher checks, give a non-empty one")
+            throw UsageError(
+                "option --api-key: the key is empty; subscribers must present a key the publisher checks, give a non-empty one")
         }
         self.apiKey = apiKey
         simulateSpecs = try arguments.options("--simulate")
@@ -81,7 +82,9 @@ struct ServeOptions {
         }
         if let speedText {
             guard replayPath != nil else { throw UsageError("--speed needs --replay") }
-            if speedText == "max" { speed = .asFastAsCredit } else {
+            if speedText == "max" {
+                speed = .asFastAsCredit
+            } else {
                 guard let f = Double(speedText), (0.001...1_000_000).contains(f) else {
                     throw UsageError("option --speed: '\(speedText)' is not a factor in [0.001, 1000000] or max")
                 }
@@ -125,8 +128,9 @@ extension ServeOptions {
             return nil
         }
         do {
-            return try DiscoverySettings(group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
-                                         ttl: ttl ?? DiscoverySettings.defaultTTL)
+            return try DiscoverySettings(
+                group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
+                ttl: ttl ?? DiscoverySettings.defaultTTL)
         } catch {
             throw UsageError("option --announce-group: \(error)")
         }
@@ -163,28 +167,34 @@ struct ServeSources {
         if let spec = options.stdinSpec {
             let ids = Set(all.map(\.info.id))
             guard !ids.contains(spec.id) else {
-                throw UsageError("option --stdin: source id \(spec.id) is taken by another source (\(ids.sorted().map(String.init).joined(separator: ", "))); give another id")
+                throw UsageError(
+                    "option --stdin: source id \(spec.id) is taken by another source (\(ids.sorted().map(String.init).joined(separator: ", "))); give another id"
+                )
             }
             pipe = PipeSource(spec: spec, waitForSubscribers: options.waitSubscribers)
         }
         for spec in options.alsaSpecs {
             let ids = Set(all.map(\.info.id))
             guard !ids.contains(spec.id) else {
-                throw UsageError("option --alsa '\(spec.device)': source id \(spec.id) is taken by another source "
-                                 + "(\(ids.sorted().map(String.init).joined(separator: ", "))); give another id=")
+                throw UsageError(
+                    "option --alsa '\(spec.device)': source id \(spec.id) is taken by another source "
+                        + "(\(ids.sorted().map(String.init).joined(separator: ", "))); give another id=")
             }
             let id = spec.id
             do {
-                soundCards.append(try AlsaSource(spec: spec, waitForSubscribers: options.waitSubscribers) { event in
-                    printError("sound card (source \(id)): \(event.terminalSafe)")
-                })
+                soundCards.append(
+                    try AlsaSource(spec: spec, waitForSubscribers: options.waitSubscribers) { event in
+                        printError("sound card (source \(id)): \(event.terminalSafe)")
+                    })
             } catch {
                 throw UsageError("option --alsa \(error)")
             }
         }
         if all.isEmpty {
-            printError("no --simulate, --replay, --stdin or --alsa: serving application packages only"
-                       + (options.packages.isEmpty && options.controlPath == nil ? " (none given: subscribers receive nothing but can send)" : ""))
+            printError(
+                "no --simulate, --replay, --stdin or --alsa: serving application packages only"
+                    + (options.packages.isEmpty && options.controlPath == nil
+                        ? " (none given: subscribers receive nothing but can send)" : ""))
         }
     }
 
@@ -192,8 +202,9 @@ struct ServeSources {
         let started = ContinuousClock.now
         let replays: [ReplaySource]
         do {
-            replays = try ReplaySource.sources(capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
-                                               preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil)
+            replays = try ReplaySource.sources(
+                capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
+                preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil)
         } catch {
             throw CommandError("\(error)")
         }
@@ -206,9 +217,11 @@ struct ServeSources {
         guard !replays.isEmpty else { throw CommandError("\(path): no source with frames to replay") }
         let gaps = (try? CaptureReader(path: path))?.gaps ?? []
         let missing = gaps.reduce(UInt64(0)) { $0.addingSaturated($1.missingCount) }
-        printError("replaying \(path): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
-                   + (options.speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(options.speedText ?? "1") x the recorded pace")
-                   + (gaps.isEmpty ? "" : "; the capture records \(counted(gaps.count, "gap")) (\(counted(missing, "frame")) missing), not re-announced"))
+        printError(
+            "replaying \(path): sources \(replays.map { "\($0.info.id) '\($0.info.description.terminalSafe)'" }.joined(separator: ", ")), "
+                + (options.speed == .asFastAsCredit ? "as fast as subscribers read" : "at \(options.speedText ?? "1") x the recorded pace")
+                + (gaps.isEmpty
+                    ? "" : "; the capture records \(counted(gaps.count, "gap")) (\(counted(missing, "frame")) missing), not re-announced"))
         return replays
     }
 
@@ -217,15 +230,18 @@ struct ServeSources {
         var parts: [String] = []
         if !replays.isEmpty { parts.append("replay complete: \(counted(replays.reduce(0) { $0 + $1.progress.framesPublished }, "frame"))") }
         if let progress = pipe?.progress {
-            parts.append("input complete: \(counted(progress.framesPublished, "frame")), \(counted(progress.samplesRead, "sample")) per channel"
-                         + (progress.framesRefused > 0 ? ", \(counted(progress.framesRefused, "frame")) refused at the hand-off" : ""))
+            parts.append(
+                "input complete: \(counted(progress.framesPublished, "frame")), \(counted(progress.samplesRead, "sample")) per channel"
+                    + (progress.framesRefused > 0 ? ", \(counted(progress.framesRefused, "frame")) refused at the hand-off" : ""))
         }
         for card in soundCards {
             let progress = card.progress
-            parts.append("capture complete (source \(card.info.id)): \(counted(progress.framesPublished, "frame")), "
-                         + "\(counted(progress.samplesRead, "sample")) per channel"
-                         + (progress.overruns > 0 ? ", \(counted(progress.overruns, "overrun")) (\(counted(progress.samplesLost, "sample")) per channel lost)" : "")
-                         + (progress.framesRefused > 0 ? ", \(counted(progress.framesRefused, "frame")) refused at the hand-off" : ""))
+            parts.append(
+                "capture complete (source \(card.info.id)): \(counted(progress.framesPublished, "frame")), "
+                    + "\(counted(progress.samplesRead, "sample")) per channel"
+                    + (progress.overruns > 0
+                        ? ", \(counted(progress.overruns, "overrun")) (\(counted(progress.samplesLost, "sample")) per channel lost)" : "")
+                    + (progress.framesRefused > 0 ? ", \(counted(progress.framesRefused, "frame")) refused at the hand-off" : ""))
         }
         return parts.joined(separator: "; ")
     }
@@ -239,7 +255,9 @@ struct ServeSources {
             for problem in pipe.progress.problems { printError("standard input (source \(pipe.info.id)): \(problem.terminalSafe)") }
         }
         for card in soundCards {
-            for problem in card.progress.problems { printError("sound card '\(card.spec.device.terminalSafe)' (source \(card.info.id)): \(problem.terminalSafe)") }
+            for problem in card.progress.problems {
+                printError("sound card '\(card.spec.device.terminalSafe)' (source \(card.info.id)): \(problem.terminalSafe)")
+            }
         }
     }
 }
@@ -258,8 +276,9 @@ struct ServeCurve {
         if let curveClients = options.curveClients {
             do { allowed = try ZMQCurveKey.loadAllowList(from: curveClients) } catch { throw CommandError("--curve-clients: \(error)") }
             if allowed?.isEmpty == true {
-                throw UsageError("--curve-clients \(curveClients): the file lists no client key, so no subscriber could connect; "
-                                 + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
+                throw UsageError(
+                    "--curve-clients \(curveClients): the file lists no client key, so no subscriber could connect; "
+                        + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
             }
         }
         do {
@@ -267,7 +286,9 @@ struct ServeCurve {
             let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
             zap = try ZMQZAPHandler(context: context, policy: zapPolicy) { decision in
                 if !decision.accepted {
-                    printError("CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)")
+                    printError(
+                        "CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)"
+                    )
                 }
             }
             publisherCurve = PublisherCurve(keys: keys)

@@ -1,8 +1,8 @@
 import Foundation
 import TributaryAnalysis
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// The connection and filter options `subscribe` and `record` share, parsed from the command line.
 struct SubscriptionOptions {
@@ -28,12 +28,14 @@ struct SubscriptionOptions {
     /// The synopsis of `subscribe` or `record`: ADDRESS, the command's own options, then these,
     /// wrapped under the first option.
     static func synopsis(command: String, own: [String]) -> String {
-        let items = ["--api-key KEY"] + own + [
-            "[--channels SPEC]", "[--sources IDS]", "[--array-filter TYPE:QUERY]...", "[--duration S]", "[--timeout S]",
-            "[--description TEXT]", "[--reconnect]", "[--receive-buffer BYTES|auto]", "[--send-message TEXT]...", "[--send-xml FILE|TEXT]...",
-            "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
-            "[--curve-server-key FILE [--curve-key FILE]]",
-        ]
+        let items =
+            ["--api-key KEY"] + own + [
+                "[--channels SPEC]", "[--sources IDS]", "[--array-filter TYPE:QUERY]...", "[--duration S]", "[--timeout S]",
+                "[--description TEXT]", "[--reconnect]", "[--receive-buffer BYTES|auto]", "[--send-message TEXT]...",
+                "[--send-xml FILE|TEXT]...",
+                "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
+                "[--curve-server-key FILE [--curve-key FILE]]",
+            ]
         let head = "usage: tributary \(command) ADDRESS "
         let indent = String(repeating: " ", count: head.count)
         var lines = [head]
@@ -46,44 +48,44 @@ struct SubscriptionOptions {
 
     /// The option lines of the usage text.
     static let usageLines = """
-      ADDRESS                   the publisher: tcp://HOST:PORT or HOST:PORT, or resolve:QUERY: the one
-                                publisher discovery finds in 1 s (see 'tributary resolve'), e.g.
-                                resolve:name=daq; several matching is an error that lists them
-      --api-key KEY             the publisher's API key (required)
-      --channels SPEC           analog channels to receive, e.g. 0-3 or 0,2,5 (an analog filter: data
-                                arrives with filter id 1)
-      --sources IDS             sources to receive, e.g. 1 or 1,3 (source selection; with --channels the
-                                analog filter applies to these sources only). 0 stands for the
-                                publisher's own packages, which every selection receives: --sources 0
-                                receives only those
-      --array-filter TYPE:QUERY an array filter, e.g. double:5-15;5-15 (TYPE: double, float, int32, int16,
-                                int64, bool, string); repeatable
-      --duration S              stop after S seconds, at most 1e9 (default: until interrupted or the
-                                publisher ends)
-      --timeout S               session timeout, in (1, 6553] s (default 10): silence longer than this
-                                is error 4
-      --description TEXT        this subscriber's name in the publisher's list
-      --curve-server-key FILE   the publisher's CURVE public key (its .pub file): encrypt the connection
-      --curve-key FILE          this subscriber's CURVE secret key (default: a fresh key pair, for
-                                publishers that accept any client key)
-      --reconnect               when the session is lost (the publisher stopped or restarted, the network
-                                broke), connect again — after 0.2 s, then doubling up to 2 s, without
-                                end — and restore the filters, the source selection and the start; the
-                                lost session is printed as an error 5 line and does not end the command
-                                (a refusal, errors 1-3, still does)
-      --receive-buffer BYTES|auto  the connection's kernel receive buffer (SO_RCVBUF), 4096 to
-                                1073741824 bytes (the kernel caps it at net.core.rmem_max and then no
-                                longer autotunes it), or auto for the kernel's autotuning (default:
-                                4194304 where rmem_max allows it, else auto; use auto across a WAN)
-      --send-message TEXT       send a message (code 0) to the publisher once started; repeatable
-      --send-xml FILE|TEXT      send an XML document: TEXT when it starts with '<', else read from FILE
-      --send-file PATH          send a file (chunked, with its MD5, under its base name); repeatable
-      --send-image PATH         send an image: png, jpeg, bmp or tiff, from the extension; repeatable
-      --send-array TYPE:FILE.npy  send a 2D array from an NPY file (float64, float32 or int16) as TYPE
-                                double, float, int32, int16, int64 or bool; repeatable
-                                (sent in this order — messages, XML, files, images, arrays — right
-                                after the start, once, not again after a reconnection)
-    """
+          ADDRESS                   the publisher: tcp://HOST:PORT or HOST:PORT, or resolve:QUERY: the one
+                                    publisher discovery finds in 1 s (see 'tributary resolve'), e.g.
+                                    resolve:name=daq; several matching is an error that lists them
+          --api-key KEY             the publisher's API key (required)
+          --channels SPEC           analog channels to receive, e.g. 0-3 or 0,2,5 (an analog filter: data
+                                    arrives with filter id 1)
+          --sources IDS             sources to receive, e.g. 1 or 1,3 (source selection; with --channels the
+                                    analog filter applies to these sources only). 0 stands for the
+                                    publisher's own packages, which every selection receives: --sources 0
+                                    receives only those
+          --array-filter TYPE:QUERY an array filter, e.g. double:5-15;5-15 (TYPE: double, float, int32, int16,
+                                    int64, bool, string); repeatable
+          --duration S              stop after S seconds, at most 1e9 (default: until interrupted or the
+                                    publisher ends)
+          --timeout S               session timeout, in (1, 6553] s (default 10): silence longer than this
+                                    is error 4
+          --description TEXT        this subscriber's name in the publisher's list
+          --curve-server-key FILE   the publisher's CURVE public key (its .pub file): encrypt the connection
+          --curve-key FILE          this subscriber's CURVE secret key (default: a fresh key pair, for
+                                    publishers that accept any client key)
+          --reconnect               when the session is lost (the publisher stopped or restarted, the network
+                                    broke), connect again — after 0.2 s, then doubling up to 2 s, without
+                                    end — and restore the filters, the source selection and the start; the
+                                    lost session is printed as an error 5 line and does not end the command
+                                    (a refusal, errors 1-3, still does)
+          --receive-buffer BYTES|auto  the connection's kernel receive buffer (SO_RCVBUF), 4096 to
+                                    1073741824 bytes (the kernel caps it at net.core.rmem_max and then no
+                                    longer autotunes it), or auto for the kernel's autotuning (default:
+                                    4194304 where rmem_max allows it, else auto; use auto across a WAN)
+          --send-message TEXT       send a message (code 0) to the publisher once started; repeatable
+          --send-xml FILE|TEXT      send an XML document: TEXT when it starts with '<', else read from FILE
+          --send-file PATH          send a file (chunked, with its MD5, under its base name); repeatable
+          --send-image PATH         send an image: png, jpeg, bmp or tiff, from the extension; repeatable
+          --send-array TYPE:FILE.npy  send a 2D array from an NPY file (float64, float32 or int16) as TYPE
+                                    double, float, int32, int16, int64 or bool; repeatable
+                                    (sent in this order — messages, XML, files, images, arrays — right
+                                    after the start, once, not again after a reconnection)
+        """
 
     /// Reads the options (not the positional ADDRESS).
     static func parse(_ arguments: inout Arguments, defaultDescription: String) throws -> SubscriptionOptions {
@@ -113,11 +115,14 @@ struct SubscriptionOptions {
             }
         }
         if let sourcesText {
-            let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map { UInt32($0.trimmingCharacters(in: .whitespaces)) }
+            let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map {
+                UInt32($0.trimmingCharacters(in: .whitespaces))
+            }
             // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), accepted as a filter's sources accept it.
             guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
-                throw UsageError("option --sources: '\(sourcesText)' is not a list of source ids in 0...\(UInt32.max), e.g. 1,3 "
-                                 + "(0: the publisher's own packages)")
+                throw UsageError(
+                    "option --sources: '\(sourcesText)' is not a list of source ids in 0...\(UInt32.max), e.g. 1,3 "
+                        + "(0: the publisher's own packages)")
             }
             options.sources = ids.map { $0! }
         }
@@ -129,10 +134,14 @@ struct SubscriptionOptions {
         }
         for text in arrayFilterTexts {
             guard let colon = text.firstIndex(of: ":"),
-                  let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] }) else {
-                throw UsageError("option --array-filter: '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
+                let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] })
+            else {
+                throw UsageError(
+                    "option --array-filter: '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
             }
-            do { options.arrayFilters.append(try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...]))) } catch {
+            do {
+                options.arrayFilters.append(try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...])))
+            } catch {
                 throw UsageError("option --array-filter: '\(text)': \(error)")
             }
         }
@@ -174,16 +183,20 @@ struct SubscriptionOptions {
     func connect(_ run: SubscriptionRun) throws -> (Subject, Welcome) {
         let subject: Subject
         let policy = reconnect ? ReconnectPolicy(initialDelay: .milliseconds(200), maxDelay: .seconds(2)) : nil
-        do { subject = try Subject(options: SubjectOptions(reconnect: policy, curve: curve, receiveBufferBytes: receiveBufferBytes),
-                                          callbackQueue: run.callbackQueue()) } catch {
+        do {
+            subject = try Subject(
+                options: SubjectOptions(reconnect: policy, curve: curve, receiveBufferBytes: receiveBufferBytes),
+                callbackQueue: run.callbackQueue())
+        } catch {
             run.abandon()
             throw CommandError("\(error)")
         }
         run.attach(to: subject)
         if reconnect { subject.register(ReconnectNotice()) }
         do {
-            let welcome = try subject.open(address: host, port: port, apiKey: apiKey, description: description,
-                                           timeout: timeout, sourceFilterEnabled: sources != nil)
+            let welcome = try subject.open(
+                address: host, port: port, apiKey: apiKey, description: description,
+                timeout: timeout, sourceFilterEnabled: sources != nil)
             if let analogFilter { try subject.sendFilter(analogFilter) }
             for filter in arrayFilters { try subject.sendFilter(filter) }
             if let sources { try subject.selectSources(sources) }
@@ -205,7 +218,8 @@ struct SubscriptionOptions {
 /// Subject retains its observers).
 private final class ReconnectNotice: Observer {
     func didReconnect(_ welcome: Welcome) {
-        printError("reconnected to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)): "
-                   + "filters, source selection and start restored")
+        printError(
+            "reconnected to '\(welcome.publisherDescription.terminalSafe)' (session \(welcome.sessionID)): "
+                + "filters, source selection and start restored")
     }
 }

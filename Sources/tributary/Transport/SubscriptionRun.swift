@@ -78,8 +78,10 @@ final class SubscriptionRun: Sendable {
     ///   - duration: seconds to run (nil: until something else ends it).
     ///   - tick: called about every 250 ms on the calling thread (progress lines).
     ///   - handle: called for each package on the callback queue; returns nil to go on, or why to stop.
-    func run(subject: Subject, duration: Double?, tick: () -> Void = {},
-             handle: @escaping @Sendable (ReceivedPackage) -> String?) -> SubscriptionEnd {
+    func run(
+        subject: Subject, duration: Double?, tick: () -> Void = {},
+        handle: @escaping @Sendable (ReceivedPackage) -> String?
+    ) -> SubscriptionEnd {
         let signals = ProcessSignals([SIGINT, SIGTERM]) { [self] _ in finish(.interrupted) }
         handler.withLock { $0 = Handler(handle) }
         releaseWaitingPackages()

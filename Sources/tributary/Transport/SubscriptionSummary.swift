@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 import TributaryAnalysis
+import TributaryText
 import TributaryTransport
 import TributaryWire
-import TributaryText
 
 /// `subscribe --summary`: counts what arrives instead of printing it, and prints one JSON object at
 /// the end (what a benchmark or a script needs: delivered bytes, the arrival times of the first and
@@ -29,7 +29,9 @@ final class SubscriptionSummary: Sendable {
         case .digital, .message, .xml, .array: bytes = package.frame.map { UInt64($0.withUnsafePayloadBytes { $0.count }) } ?? 0
         case .file(let file), .image(let file): bytes = UInt64(file.content.count)
         case .gap(let gap):
-            counts.withLock { $0.packages += 1; $0.gapNotices += 1; $0.announcedMissing = $0.announcedMissing.addingSaturated(gap.missingCount) }
+            counts.withLock {
+                $0.packages += 1; $0.gapNotices += 1; $0.announcedMissing = $0.announcedMissing.addingSaturated(gap.missingCount)
+            }
             return
         case .configuration, .error: break
         }
@@ -53,8 +55,11 @@ final class SubscriptionSummary: Sendable {
             ("first_data_unix", c.firstDataUnix.map { .double($0) } ?? .null),
             ("last_data_unix", c.lastDataUnix.map { .double($0) } ?? .null),
             // From the first data frame to the last: the first frame's bytes are not counted in the rate.
-            ("data_mb_per_s", c.dataFrames > 1 && span > 0
-                ? .double(Double(c.dataBytes) * Double(c.dataFrames - 1) / Double(c.dataFrames) / span / 1e6) : .null),
+            (
+                "data_mb_per_s",
+                c.dataFrames > 1 && span > 0
+                    ? .double(Double(c.dataBytes) * Double(c.dataFrames - 1) / Double(c.dataFrames) / span / 1e6) : .null
+            ),
             ("gap_notices", .uint(c.gapNotices)), ("frames_announced_missing", .uint(c.announcedMissing)),
             ("frames_received", .uint(statistics.framesReceived)),
             ("unaccounted_loss", .uint(statistics.unaccountedLoss)), ("reconnections", .uint(statistics.reconnections)),
