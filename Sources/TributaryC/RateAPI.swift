@@ -21,18 +21,6 @@ private func size(_ value: UInt, _ name: String, min: Int = 0, max limit: Int) t
     return Int(value)
 }
 
-private func rateLayout(_ outer: UInt, _ length: UInt, _ inner: UInt) throws(APIError) -> FilterLayout {
-    guard outer <= UInt(Int.max), length <= UInt(Int.max), inner <= UInt(Int.max) else {
-        throw APIError(.argument, "outer, length and inner must each be at most \(Int.max)")
-    }
-    let (lines, o1) = Int(outer).multipliedReportingOverflow(by: Int(inner))
-    let (total, o2) = lines.multipliedReportingOverflow(by: Int(length))
-    guard !o1, !o2, total <= IIRFilter.maxSamples else {
-        throw APIError(.argument, "the array (\(outer) × \(length) × \(inner)) is too large")
-    }
-    return FilterLayout(outer: Int(outer), length: Int(length), inner: Int(inner))
-}
-
 private func extensionMode(_ mode: Int32) throws(APIError) -> ExtensionMode {
     guard let m = ExtensionMode(rawValue: mode) else {
         throw APIError(.argument, "mode must be one of TRIBUTARY_EXT_CONSTANT … TRIBUTARY_EXT_LINE (0 to 8), not \(mode)")
@@ -101,7 +89,7 @@ public func tributary_upfirdn(
         let taps = try size(hCount, "h_count", min: 1, max: FIRDesign.maxTaps)
         guard let h else { throw APIError(.argument, "h is NULL") }
         let coefficients = Array(UnsafeBufferPointer(start: h, count: taps))
-        let shape = try rateLayout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         let u = try factor(up, "up"), d = try factor(down, "down")
         let m = try extensionMode(mode)
         let n: Int
@@ -128,7 +116,7 @@ public func tributary_resample_poly(
     _ outLength: UInt
 ) -> Int32 {
     guarded("tributary_resample_poly") {
-        let shape = try rateLayout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         let u = try factor(up, "up"), d = try factor(down, "down")
         let m = try extensionMode(mode)
         let filter: ResampleWindow
@@ -162,7 +150,7 @@ public func tributary_decimate(
     _ inner: UInt, _ q: UInt, _ order: Int64, _ ftype: Int32, _ zeroPhase: Int32, _ outLength: UInt
 ) -> Int32 {
     guarded("tributary_decimate") {
-        let shape = try rateLayout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         let factorQ = try factor(q, "q")
         guard ftype == 0 || ftype == 1 else {
             throw APIError(.argument, "ftype must be TRIBUTARY_DECIMATE_IIR (0) or _FIR (1), not \(ftype)")

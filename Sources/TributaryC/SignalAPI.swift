@@ -23,8 +23,9 @@ private func values(_ pointer: UnsafePointer<Double>?, _ n: Int, _ name: String)
     return Array(UnsafeBufferPointer(start: pointer, count: n))
 }
 
-/// The (outer, length, inner) view of the caller's array, checked.
-private func layout(_ outer: UInt, _ length: UInt, _ inner: UInt) throws(APIError) -> FilterLayout {
+/// The (outer, length, inner) view of the caller's array, checked (the filters' and the rate
+/// changes').
+func arrayLayout(_ outer: UInt, _ length: UInt, _ inner: UInt) throws(APIError) -> FilterLayout {
     guard outer <= UInt(Int.max), length <= UInt(Int.max), inner <= UInt(Int.max) else {
         throw APIError(.argument, "outer, length and inner must each be at most \(Int.max)")
     }
@@ -207,7 +208,7 @@ public func tributary_sosfilt(
 ) -> Int32 {
     guarded("tributary_sosfilt") {
         let s = try sections(sos, n)
-        let shape = try layout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         guard let (xp, yp) = try samples(x, y, shape) else { return }
         do { try IIRFilter.sosfilt(s, x: xp, y: yp, layout: shape, initial: zi, final: zf) } catch { throw filterError(error) }
     }
@@ -224,7 +225,7 @@ public func tributary_lfilter(
     guarded("tributary_lfilter") {
         let f = try transfer(b, nb, a, na)
         do { _ = try f.normalized() } catch { throw filterError(error) }
-        let shape = try layout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         guard let (xp, yp) = try samples(x, y, shape) else { return }
         do { try IIRFilter.lfilter(f, x: xp, y: yp, layout: shape, initial: zi, final: zf) } catch { throw filterError(error) }
     }
@@ -239,7 +240,7 @@ public func tributary_sosfiltfilt(
 ) -> Int32 {
     guarded("tributary_sosfiltfilt") {
         let s = try sections(sos, n)
-        let shape = try layout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         let (kind, edge) = try padding(padtype, padlen)
         guard let (xp, yp) = try samples(x, y, FilterLayout(outer: 1, length: max(shape.count, 1), inner: 1)) else { return }
         do { try IIRFilter.sosfiltfilt(s, x: xp, y: yp, layout: shape, padding: kind, padlen: edge) } catch { throw filterError(error) }
@@ -255,7 +256,7 @@ public func tributary_filtfilt(
 ) -> Int32 {
     guarded("tributary_filtfilt") {
         let f = try transfer(b, nb, a, na)
-        let shape = try layout(outer, length, inner)
+        let shape = try arrayLayout(outer, length, inner)
         let (kind, edge) = try padding(padtype, padlen)
         guard let (xp, yp) = try samples(x, y, FilterLayout(outer: 1, length: max(shape.count, 1), inner: 1)) else { return }
         do { try IIRFilter.filtfilt(f, x: xp, y: yp, layout: shape, padding: kind, padlen: edge) } catch { throw filterError(error) }

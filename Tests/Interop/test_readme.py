@@ -224,7 +224,8 @@ class DocumentExamplesRun(unittest.TestCase):
     def setUp(self):
         self.scratch = tempfile.mkdtemp(prefix="tributary-docs-")
         self.prefix = network_namespace()
-        self.env = dict(os.environ, TMPDIR=self.scratch)
+        # "$PY" runs the Python blocks: the Python under test unless a document exports its own.
+        self.env = dict(os.environ, TMPDIR=self.scratch, PY=sys.executable)
         self.shell = Shell(self.scratch, self.env, self.prefix)
         if self.prefix:
             status, output = self.shell.run("ip link set lo up")
