@@ -69,6 +69,17 @@ class ProcessTests(unittest.TestCase):
         self.assertIn("1000", info)
         self.assertNotIn("10000", info)
 
+    def test_resample_equals_resample_poly(self):
+        for up, down in [(3, 2), (1, 4), (5, 7)]:
+            with self.subTest(up=up, down=down):
+                got = self.process(f"rs{up}-{down}", "--resample", f"{up}/{down}")
+                self.assertClose(got, signal.resample_poly(self.x, up, down, axis=1))
+        sos = signal.butter(8, 1000, "lowpass", fs=RATE, output="sos")
+        self.assertClose(self.process("lp-rs", "--filter", "butter:8:lowpass:1000", "--resample", "2/5"),
+                         signal.resample_poly(signal.sosfilt(sos, self.x, axis=1), 2, 5, axis=1))
+        info = run("inspect", self.path("lp-rs.tcap"))
+        self.assertIn("4000", info)
+
     def test_filter_notch_decimate_chained(self):
         sos = signal.butter(8, 1000, "lowpass", fs=RATE, output="sos")
         b, a = signal.iirnotch(50, 30, fs=RATE)
@@ -107,6 +118,14 @@ class ProcessTests(unittest.TestCase):
         self.assertIn("source 2", first)
         times2 = np.loadtxt(self.path("gap2.csv"), delimiter=",", skiprows=1)[:, 0]
         np.testing.assert_allclose(times2, np.arange(100) / 200.0, atol=1e-9)
+        # resampled: each part by resample_poly (its zeros beyond both ends), the times from each part's start
+        run("process", self.path("gap.tcap"), "--out", self.path("gap-rs.tcap"), "--resample", "1/4", "--source", "1")
+        run("export", self.path("gap-rs.tcap"), "--format", "npy", "--source", "1", "--out", self.path("gaprs.npy"))
+        self.assertClose(np.load(self.path("gaprs.npy")),
+                         np.concatenate([signal.resample_poly(x[:, :500], 1, 4, axis=1), signal.resample_poly(x[:, 500:], 1, 4, axis=1)], axis=1))
+        run("export", self.path("gap-rs.tcap"), "--format", "csv", "--source", "1", "--time-column", "--out", self.path("gaprs.csv"))
+        times = np.loadtxt(self.path("gaprs.csv"), delimiter=",", skiprows=1)[:, 0]
+        np.testing.assert_allclose(times, np.concatenate([np.arange(125), 150 + np.arange(100)]) / 250.0, atol=1e-9)
         # --source 1: source 2 copied as it was (int16 counts, 2000 Hz)
         run("process", self.path("gap.tcap"), "--out", self.path("only1.tcap"), "--decimate", "10", "--source", "1")
         run("export", self.path("only1.tcap"), "--format", "npy", "--source", "2", "--counts", "--out", self.path("only2.npy"))
@@ -131,7 +150,11 @@ class ProcessTests(unittest.TestCase):
             (["--notch", "50:inf"], "Q 'inf'"),
             (["--decimate", "1"], "--decimate"),
             (["--decimate", "1e3"], "--decimate"),
-            ([], "at least one of --filter, --notch and --decimate"),
+            (["--resample", "3"], "--resample '3'"),
+            (["--resample", "0/2"], "--resample '0/2'"),
+            (["--resample", "4/4"], "must change the rate"),
+            (["--resample", "3/2", "--decimate", "2"], "not both"),
+            ([], "at least one of --filter, --notch, --decimate and --resample"),
         ]
         for options, text in cases:
             with self.subTest(options=options):
