@@ -593,3 +593,101 @@ public struct DecimatorStream: Sendable {
         for i in skip.indices { skip[i] = 0 }
     }
 }
+
+/// resample_poly (padtype 'constant', cval 0) of a stream, block by block: the polyphase filter's
+/// history (its last taps-per-phase − 1 samples) and the position of the next output carry from one
+/// block to the next, and `finish` gives the outputs that need the zeros after the end, so the
+/// outputs of any split, joined, equal `RateChange.resamplePoly` of the whole stream (the same sums
+/// in the same order; the zeros before the start add nothing). The filter's delay is removed as
+/// resample_poly removes it: the outputs trail the input by about half the filter.
+public struct ResamplerStream: Sendable {
+    public let up: Int, down: Int
+    public let channels: Int
+    /// The flipped polyphase filter (scipy's layout), `perPhase` taps per phase.
+    private let hf: [Double]
+    private let perPhase: Int
+    /// The leading upfirdn outputs resample_poly drops (the filter's delay).
+    private let preRemove: Int
+    /// Per channel: the last perPhase − 1 input samples, oldest first (zeros at the start).
+    private var history: [[Double]]
+    /// Per channel: input samples taken, and the next upfirdn output index.
+    private var taken: [Int], next: [Int]
+
+    /// A resampler by `up` / `down` (reduced by their gcd) with resample_poly's default filter
+    /// (firwin of 20·max + 1 taps, Kaiser beta 5), at rest.
+    public init(up: Int, down: Int, window: ResampleWindow = .design(.kaiser(beta: 5)), channels: Int = 1) throws(FilterError) {
+        guard channels >= 1, channels <= 1 << 20 else { throw FilterError("channels must be from 1 to \(1 << 20), not \(channels)") }
+        let (u, d) = try RateChange.reduced(up: up, down: down)
+        (self.up, self.down, self.channels) = (u, d, channels)
+        if u == 1 && d == 1 {
+            (hf, perPhase, preRemove) = ([1], 1, 0)
+        } else {
+            let (h, half) = try RateChange.resampleFilter(up: u, down: d, window: window)
+            let prePad = d - half % d
+            preRemove = (half + prePad) / d
+            // The zeros scipy appends behind the filter add nothing to a sum: only the front ones matter.
+            let padded = [Double](repeating: 0, count: prePad) + h
+            hf = RateChange.polyphase(padded, up: u)
+            perPhase = hf.count / u
+        }
+        history = [[Double]](repeating: [Double](repeating: 0, count: perPhase - 1), count: channels)
+        taken = [Int](repeating: 0, count: channels)
+        next = [Int](repeating: 0, count: channels)
+    }
+
+    /// Outputs of `channel` given so far (after the delay removed).
+    public func produced(channel: Int = 0) -> Int { max(next[channel] - preRemove, 0) }
+
+    /// Resamples the next block of `channel`, returning the outputs it completes.
+    public mutating func process(_ input: [Double], channel: Int = 0) -> [Double] {
+        run(input, channel: channel, limit: Int.max)
+    }
+
+    /// The outputs of `channel` that need the zeros after its last sample: with those `process`
+    /// gave, ⌈samples·up / down⌉ in all. The channel starts again at rest.
+    public mutating func finish(channel: Int = 0) -> [Double] {
+        let total = taken[channel]
+        let total64 = total.multipliedReportingOverflow(by: up)
+        let count = total64.overflow ? Int.max / down : total64.partialValue / down + (total64.partialValue % down != 0 ? 1 : 0)
+        let last = preRemove + count  // upfirdn outputs wanted: 0 ..< last
+        var out: [Double] = []
+        if next[channel] < last {
+            let needed = ((last - 1) * down) / up + 1 - total  // zeros up to the last output's newest sample
+            out = run([Double](repeating: 0, count: max(needed, 0)), channel: channel, limit: last)
+        }
+        history[channel] = [Double](repeating: 0, count: perPhase - 1)
+        taken[channel] = 0
+        next[channel] = 0
+        return out
+    }
+
+    private mutating func run(_ input: [Double], channel c: Int, limit: Int) -> [Double] {
+        precondition(c >= 0 && c < channels)
+        let m = perPhase - 1, base = taken[c] - m  // window[0] is input sample `base`
+        let window = history[c] + input
+        let end = taken[c] + input.count  // samples available: 0 ..< end
+        var out: [Double] = []
+        var k = next[c]
+        hf.withUnsafeBufferPointer { h in
+            window.withUnsafeBufferPointer { w in
+                while k < limit {
+                    let position = k * down
+                    let newest = position / up, t = position % up
+                    if newest >= end { break }
+                    var sum = 0.0
+                    var hIndex = t * perPhase
+                    for i in (newest - m)...newest {
+                        sum += w[i - base] * h[hIndex]
+                        hIndex += 1
+                    }
+                    if k >= preRemove { out.append(sum) }
+                    k += 1
+                }
+            }
+        }
+        next[c] = k
+        taken[c] = end
+        history[c] = Array(window.suffix(m))
+        return out
+    }
+}

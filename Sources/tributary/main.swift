@@ -12,6 +12,7 @@ let commands: [any Command.Type] = [
     ImportCommand.self,
     ExportCommand.self,
     ExtractCommand.self,
+    ProcessCommand.self,
     RepairCommand.self,
     KeygenCommand.self,
     ServeCommand.self,

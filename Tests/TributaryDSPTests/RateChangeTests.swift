@@ -92,6 +92,43 @@ import Testing
         #expect(zip(decimated, picked).allSatisfy { abs($0 - $1) <= 1e-13 * scale })
     }
 
+    /// resample_poly of a stream in blocks (then `finish`) equals resample_poly of the whole, bit
+    /// for bit, for any split, for several up/down pairs; `finish` restarts it at rest.
+    @Test func resamplerStreamEqualsWholeResamplePoly() throws {
+        let x = Self.signal(997)
+        for (up, down) in [(1, 10), (3, 2), (2, 3), (5, 1), (7, 11), (4, 6)] {
+            var whole = [Double](repeating: 0, count: try RateChange.resampleLength(length: x.count, up: up, down: down))
+            try RateChange.resamplePoly(x: x, y: &whole, layout: FilterLayout(outer: 1, length: x.count, inner: 1), up: up, down: down)
+            var seed: UInt64 = 3
+            var random: [Int] = []
+            var left = x.count
+            while left > 0 {
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1
+                let size = min(left, Int(seed >> 33) % 130)
+                random.append(size)
+                left -= size
+            }
+            for sizes in [[x.count], [1, 996], [500, 0, 497], Array(repeating: 1, count: 997), random] {
+                var stream = try ResamplerStream(up: up, down: down)
+                var joined: [Double] = [], start = 0
+                for size in sizes {
+                    joined += stream.process(Array(x[start..<(start + size)]))
+                    start += size
+                }
+                joined += stream.finish()
+                #expect(joined == whole, "up \(up) down \(down) split \(sizes.prefix(8))…")
+                #expect(stream.produced() == 0)
+                #expect(stream.process(Array(x[0..<100])) + stream.finish() == (try Self.wholeResample(Array(x[0..<100]), up, down)))
+            }
+        }
+    }
+
+    static func wholeResample(_ x: [Double], _ up: Int, _ down: Int) throws -> [Double] {
+        var y = [Double](repeating: 0, count: try RateChange.resampleLength(length: x.count, up: up, down: down))
+        try RateChange.resamplePoly(x: x, y: &y, layout: FilterLayout(outer: 1, length: x.count, inner: 1), up: up, down: down)
+        return y
+    }
+
     /// Empty signals give empty outputs (no buffer is touched), as scipy's.
     @Test func emptySignalsGiveEmptyOutputs() throws {
         let input = [0.0]
