@@ -132,6 +132,29 @@ package enum AnalysisJSON {
                     ])
                 ))
         }
+        members += spectralMembers(r, request, values)
+        let m = request.measurements
+        if let t = r.tone {
+            members.append(
+                (
+                    "tone",
+                    .object([
+                        ("frequency", .double(t.frequency)), ("amplitude", .double(t.amplitude)), ("phase_deg", .double(t.phaseDegrees)),
+                    ])
+                ))
+        }
+        if let d = r.distortion { members += distortionMembers(d, fullScale: r.fullScale, m) }
+        let warnings = (AnalysisWarnings.welch(request, samples: r.samples).map { [$0] } ?? []) + r.measurementWarnings
+        if !warnings.isEmpty { members.append(("warnings", .strings(warnings))) }
+        if let e = r.measurementError { members.append(("measurement_error", .string(e))) }
+        return .object(members)
+    }
+
+    /// The spectrogram, coherence and transfer members of a channel's object.
+    private static func spectralMembers(
+        _ r: ChannelReport, _ request: AnalysisRequest, _ values: ([Double]) -> JSON
+    ) -> [(String, JSON)] {
+        var members: [(String, JSON)] = []
         if let s = r.spectrogram, let c = request.spectrogram {
             let nperseg = Swift.min(c.segmentLength, r.samples)
             members.append(
@@ -164,50 +187,43 @@ package enum AnalysisJSON {
             }
             members.append((c.transfer ? "transfer" : "coherence", .object(cross)))
         }
-        let m = request.measurements
-        if let t = r.tone {
+        return members
+    }
+
+    /// The distortion members of a channel's object, as the request's measurements ask.
+    private static func distortionMembers(
+        _ d: DistortionMeasurement, fullScale: FullScaleReadings?, _ m: Set<AnalysisMeasurement>
+    ) -> [(String, JSON)] {
+        var members: [(String, JSON)] = []
+        if m.contains(.thd) {
+            members.append(("thd", .double(d.thd)))
+            members.append(("thd_db", .double(d.thdDB)))
+            members.append(("thd_percent", .double(d.thdPercent)))
             members.append(
                 (
-                    "tone",
-                    .object([
-                        ("frequency", .double(t.frequency)), ("amplitude", .double(t.amplitude)), ("phase_deg", .double(t.phaseDegrees)),
-                    ])
+                    "harmonics",
+                    .array(
+                        d.harmonics.map {
+                            .object([
+                                ("order", .int($0.order)), ("frequency", .double($0.frequency)), ("amplitude", .double($0.amplitude)),
+                            ])
+                        })
                 ))
         }
-        if let d = r.distortion {
-            if m.contains(.thd) {
-                members.append(("thd", .double(d.thd)))
-                members.append(("thd_db", .double(d.thdDB)))
-                members.append(("thd_percent", .double(d.thdPercent)))
-                members.append(
-                    (
-                        "harmonics",
-                        .array(
-                            d.harmonics.map {
-                                .object([
-                                    ("order", .int($0.order)), ("frequency", .double($0.frequency)), ("amplitude", .double($0.amplitude)),
-                                ])
-                            })
-                    ))
-            }
-            if m.contains(.thdn) { members.append(("thd_n_db", .double(d.thdPlusNoiseDB))) }
-            if m.contains(.sinad) { members.append(("sinad_db", .double(d.sinadDB))) }
-            if m.contains(.snr) { members.append(("snr_db", .double(d.snrDB))) }
-            if m.contains(.enob) { members.append(("enob", .double(d.enob))) }
-            if m.contains(.sfdr) { members.append(("sfdr_db", .double(d.sfdrDB))) }
-            if let fs = r.fullScale {
-                members.append(("full_scale", .double(fs.fullScale)))
-                members.append(("signal_dbfs", .double(fs.signalDBFS)))
-                if m.contains(.sinad) { members.append(("sinad_dbfs", .double(fs.sinadDBFS))) }
-                if m.contains(.snr) { members.append(("snr_dbfs", .double(fs.snrDBFS))) }
-                if m.contains(.enob) { members.append(("enob_fs", .double(fs.enobFullScale))) }
-                if m.contains(.sfdr) { members.append(("sfdr_dbfs", .double(fs.sfdrDBFS))) }
-            }
+        if m.contains(.thdn) { members.append(("thd_n_db", .double(d.thdPlusNoiseDB))) }
+        if m.contains(.sinad) { members.append(("sinad_db", .double(d.sinadDB))) }
+        if m.contains(.snr) { members.append(("snr_db", .double(d.snrDB))) }
+        if m.contains(.enob) { members.append(("enob", .double(d.enob))) }
+        if m.contains(.sfdr) { members.append(("sfdr_db", .double(d.sfdrDB))) }
+        if let fs = fullScale {
+            members.append(("full_scale", .double(fs.fullScale)))
+            members.append(("signal_dbfs", .double(fs.signalDBFS)))
+            if m.contains(.sinad) { members.append(("sinad_dbfs", .double(fs.sinadDBFS))) }
+            if m.contains(.snr) { members.append(("snr_dbfs", .double(fs.snrDBFS))) }
+            if m.contains(.enob) { members.append(("enob_fs", .double(fs.enobFullScale))) }
+            if m.contains(.sfdr) { members.append(("sfdr_dbfs", .double(fs.sfdrDBFS))) }
         }
-        let warnings = (AnalysisWarnings.welch(request, samples: r.samples).map { [$0] } ?? []) + r.measurementWarnings
-        if !warnings.isEmpty { members.append(("warnings", .strings(warnings))) }
-        if let e = r.measurementError { members.append(("measurement_error", .string(e))) }
-        return .object(members)
+        return members
     }
 }
 

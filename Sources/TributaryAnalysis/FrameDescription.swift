@@ -118,51 +118,10 @@ package enum FrameDescription {
 
     package static func content(_ payload: Payload) -> JSON {
         switch payload {
-        case .configuration(let c):
-            return .object([
-                ("device_name", .string(c.deviceName)), ("device_type", .string(c.deviceType)),
-                (
-                    "channels",
-                    .array(
-                        c.channels.map { ch in
-                            .object([
-                                ("index", .uint(UInt64(ch.index))), ("description", .string(ch.description)),
-                                ("direction", .string(ch.direction == .input ? "input" : "output")), ("unit", .string(ch.unit)),
-                                ("sampling_rate", .double(ch.samplingRate)), ("min", .double(ch.minValue)), ("max", .double(ch.maxValue)),
-                            ])
-                        })
-                ),
-                (
-                    "lines",
-                    .array(
-                        c.lines.map { l in
-                            .object([
-                                ("index", .uint(UInt64(l.index))), ("description", .string(l.description)),
-                                ("direction", .string(l.direction == .input ? "input" : "output")),
-                            ])
-                        })
-                ),
-            ])
+        case .configuration(let c): return configuration(c)
         case .error(let e):
             return .object([("code", .uint(UInt64(e.code.rawValue))), ("name", .string(e.code.name)), ("message", .string(e.message))])
-        case .analog(let a):
-            var members: [(String, JSON)] = [
-                ("format", .string(a.format.description)), ("channel_count", .int(Int(a.channelCount))),
-                ("sample_count", .int(Int(a.sampleCount))), ("first_sample", .uint(a.firstSample)),
-                ("channel_indexes", .ids(a.channelIndexes)),
-            ]
-            let rows: [JSON]
-            switch a.format {
-            case .float64: rows = (0..<a.channelCount).map { c in a.withSamples(Double.self, channel: c) { .doubles($0) } }
-            case .float32:
-                rows = (0..<a.channelCount).map { c in a.withSamples(Float.self, channel: c) { .array($0.map { .float($0) }) } }
-            case .int16:
-                members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
-                members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
-                rows = (0..<a.channelCount).map { c in a.withSamples(Int16.self, channel: c) { .array($0.map { .int(Int($0)) }) } }
-            }
-            members.append(("samples", .array(rows)))
-            return .object(members)
+        case .analog(let a): return analog(a)
         case .digital(let d):
             return .object([
                 ("line_indexes", .ids((0..<d.lineCount).map(d.lineIndex))), ("sample_count", .int(Int(d.sampleCount))),
@@ -183,23 +142,7 @@ package enum FrameDescription {
                 ("name", .string(b.name)), ("attributes", .strings(b.attributes)),
                 ("content_base64", .string(Data(b.content).base64EncodedString())),
             ])
-        case .array(let a):
-            let rows: [JSON] = (0..<a.rowCount).map { r in
-                switch a.elementType {
-                case .double: a.withRow(Double.self, r) { .doubles($0) }
-                case .float: a.withRow(Float.self, r) { .array($0.map { .float($0) }) }
-                case .int32: a.withRow(Int32.self, r) { .array($0.map { .int(Int($0)) }) }
-                case .int16: a.withRow(Int16.self, r) { .array($0.map { .int(Int($0)) }) }
-                case .int64: a.withRow(Int64.self, r) { .array($0.map { .int(Int($0)) }) }
-                case .bool: a.withRow(UInt8.self, r) { .array($0.map { .bool($0 != 0) }) }
-                case .string: .strings((0..<a.columnCount).map { a.string(row: r, column: $0) })
-                }
-            }
-            return .object([
-                ("element_type", .string(a.elementType.description)), ("rows", .int(Int(a.rowCount))),
-                ("columns", .int(Int(a.columnCount))), ("row_origin", .uint(UInt64(a.rowOrigin))),
-                ("column_origin", .uint(UInt64(a.columnOrigin))), ("elements", .array(rows)),
-            ])
+        case .array(let a): return array(a)
         case .analogFilter(let f):
             let channels: JSON
             switch f.channels {
@@ -237,5 +180,74 @@ package enum FrameDescription {
         case .close(let c): return .object([("code", .uint(UInt64(c.code.rawValue))), ("reason", .string(c.reason))])
         case .credit(let n): return .object([("credits", .uint(UInt64(n)))])
         }
+    }
+
+    /// A configuration package's content.
+    private static func configuration(_ c: Configuration) -> JSON {
+        return .object([
+            ("device_name", .string(c.deviceName)), ("device_type", .string(c.deviceType)),
+            (
+                "channels",
+                .array(
+                    c.channels.map { ch in
+                        .object([
+                            ("index", .uint(UInt64(ch.index))), ("description", .string(ch.description)),
+                            ("direction", .string(ch.direction == .input ? "input" : "output")), ("unit", .string(ch.unit)),
+                            ("sampling_rate", .double(ch.samplingRate)), ("min", .double(ch.minValue)), ("max", .double(ch.maxValue)),
+                        ])
+                    })
+            ),
+            (
+                "lines",
+                .array(
+                    c.lines.map { l in
+                        .object([
+                            ("index", .uint(UInt64(l.index))), ("description", .string(l.description)),
+                            ("direction", .string(l.direction == .input ? "input" : "output")),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    /// An analog frame's content: its layout and samples (int16 with each channel's scale and offset).
+    private static func analog(_ a: AnalogView) -> JSON {
+        var members: [(String, JSON)] = [
+            ("format", .string(a.format.description)), ("channel_count", .int(Int(a.channelCount))),
+            ("sample_count", .int(Int(a.sampleCount))), ("first_sample", .uint(a.firstSample)),
+            ("channel_indexes", .ids(a.channelIndexes)),
+        ]
+        let rows: [JSON]
+        switch a.format {
+        case .float64: rows = (0..<a.channelCount).map { c in a.withSamples(Double.self, channel: c) { .doubles($0) } }
+        case .float32:
+            rows = (0..<a.channelCount).map { c in a.withSamples(Float.self, channel: c) { .array($0.map { .float($0) }) } }
+        case .int16:
+            members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
+            members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
+            rows = (0..<a.channelCount).map { c in a.withSamples(Int16.self, channel: c) { .array($0.map { .int(Int($0)) }) } }
+        }
+        members.append(("samples", .array(rows)))
+        return .object(members)
+    }
+
+    /// A 2D array's content, its elements row by row.
+    private static func array(_ a: ArrayView) -> JSON {
+        let rows: [JSON] = (0..<a.rowCount).map { r in
+            switch a.elementType {
+            case .double: a.withRow(Double.self, r) { .doubles($0) }
+            case .float: a.withRow(Float.self, r) { .array($0.map { .float($0) }) }
+            case .int32: a.withRow(Int32.self, r) { .array($0.map { .int(Int($0)) }) }
+            case .int16: a.withRow(Int16.self, r) { .array($0.map { .int(Int($0)) }) }
+            case .int64: a.withRow(Int64.self, r) { .array($0.map { .int(Int($0)) }) }
+            case .bool: a.withRow(UInt8.self, r) { .array($0.map { .bool($0 != 0) }) }
+            case .string: .strings((0..<a.columnCount).map { a.string(row: r, column: $0) })
+            }
+        }
+        return .object([
+            ("element_type", .string(a.elementType.description)), ("rows", .int(Int(a.rowCount))),
+            ("columns", .int(Int(a.columnCount))), ("row_origin", .uint(UInt64(a.rowOrigin))),
+            ("column_origin", .uint(UInt64(a.columnOrigin))), ("elements", .array(rows)),
+        ])
     }
 }

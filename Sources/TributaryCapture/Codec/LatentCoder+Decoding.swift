@@ -18,30 +18,10 @@ extension LatentCoder {
         let binCount = Int(UInt16(littleEndian: input.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
         let binStart = UInt64(littleEndian: input.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
         guard shift <= 63, escapeWidth <= 64, binCount <= maxBins(arity: 1) else { throw Corrupt() }
-        let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth, symbolMask = tables.symbolMask
+        let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth
         var p = 20
-        var cumulative = 0
-        var maxWidth = 0
-        for s in 0...binCount {
-            var v = 0, k = 0
-            while true {
-                guard p < input.count, k < 14 else { throw Corrupt() }
-                let b = Int(input[p]); p += 1
-                v |= (b & 0x7F) << k
-                k += 7
-                if b < 0x80 { break }
-            }
-            guard v <= probabilityScale - cumulative else { throw Corrupt() }
-            for slot in cumulative..<(cumulative + v) {
-                slots[slot] = UInt32(v - 1) | UInt32(slot - cumulative) << 12 | UInt32(s) << 24
-            }
-            cumulative += v
-            let width = s < binCount ? shift : escapeWidth
-            symbolBase[s] = s < binCount ? base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) : base
-            symbolWidth[s] = UInt64(width)
-            symbolMask[s] = width >= 64 ? ~0 : (1 << UInt64(width)) &- 1
-            if v > 0 { maxWidth = max(maxWidth, width) }
-        }
+        let (cumulative, maxWidth) = try readBins(
+            input, at: &p, binCount: binCount, base: base, binStart: binStart, shift: shift, escapeWidth: escapeWidth, tables: tables)
         let headerWords = 2 * lanes - 1
         guard cumulative == probabilityScale, input.count - p >= 8 else { throw Corrupt() }
         let offsetBytes = Int(UInt32(littleEndian: input.loadUnaligned(fromByteOffset: p, as: UInt32.self)))
@@ -130,6 +110,39 @@ extension LatentCoder {
             guard !reader.overrun else { throw Corrupt() }
         }
         return p + offsetBytes + ransBytes
+    }
+
+    /// Reads the block's bin probabilities (LEB128 counts, the escape bin last) from `p` on and fills
+    /// the decoding slots and each symbol's base, width and mask; returns the counts' sum and the
+    /// widest offset of a used symbol.
+    private static func readBins(
+        _ input: UnsafeRawBufferPointer, at p: inout Int, binCount: Int, base: UInt64, binStart: UInt64, shift: Int,
+        escapeWidth: Int, tables: Tables
+    ) throws(Corrupt) -> (cumulative: Int, maxWidth: Int) {
+        let slots = tables.slots, symbolBase = tables.symbolBase, symbolWidth = tables.symbolWidth, symbolMask = tables.symbolMask
+        var cumulative = 0
+        var maxWidth = 0
+        for s in 0...binCount {
+            var v = 0, k = 0
+            while true {
+                guard p < input.count, k < 14 else { throw Corrupt() }
+                let b = Int(input[p]); p += 1
+                v |= (b & 0x7F) << k
+                k += 7
+                if b < 0x80 { break }
+            }
+            guard v <= probabilityScale - cumulative else { throw Corrupt() }
+            for slot in cumulative..<(cumulative + v) {
+                slots[slot] = UInt32(v - 1) | UInt32(slot - cumulative) << 12 | UInt32(s) << 24
+            }
+            cumulative += v
+            let width = s < binCount ? shift : escapeWidth
+            symbolBase[s] = s < binCount ? base &+ ((binStart &+ UInt64(s)) &<< UInt64(shift)) : base
+            symbolWidth[s] = UInt64(width)
+            symbolMask[s] = width >= 64 ? ~0 : (1 << UInt64(width)) &- 1
+            if v > 0 { maxWidth = max(maxWidth, width) }
+        }
+        return (cumulative, maxWidth)
     }
 
     /// The values of symbols whose widths are all ≤ 56: a 64-bit load at the bit position's byte
