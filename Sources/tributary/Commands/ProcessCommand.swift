@@ -354,7 +354,7 @@ struct CaptureProcessor {
         let time =
             state.chain!.trails
             ? segmentTime(state, outputs: state.segmentOutputs)
-            : frame.header.timestampNs.addingSaturated(Int64((Double(offset) * 1e9 / rate).rounded()))
+            : frame.header.timestampNs.addingSaturated(Int64(saturating: (Double(offset) * 1e9 / rate).rounded()) ?? 0)
         try write(rows, time: time, header: frame.header, &state, emit)
     }
 
