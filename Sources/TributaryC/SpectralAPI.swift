@@ -102,12 +102,7 @@ public func tributary_stft(
 ) -> Int32 {
     guarded("tributary_stft") {
         guard let x else { throw APIError(.argument, "x is NULL") }
-        let r = try count(rows, "rows", 1...Int(maxValues)), n = try count(samples, "samples", 1...Int(maxValues))
-        _ = try product([r, n], "x")
-        let p = try segmentParameters(window, nperseg, noverlap, nfft, detrend)
-        guard n >= p.segmentLength else {
-            throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)")
-        }
+        let (r, n, p) = try segmentedSignal(rows, samples, window, nperseg, noverlap, nfft, detrend)
         guard scale.isFinite else { throw APIError(.argument, "scale must be finite, not \(scale)") }
         let twoSided = try flag(twosided, "twosided")
         let segs = (n - p.segmentLength) / p.step + 1
@@ -142,12 +137,7 @@ public func tributary_cross_spectra(
 ) -> Int32 {
     guarded("tributary_cross_spectra") {
         guard let x else { throw APIError(.argument, "x is NULL") }
-        let r = try count(rows, "rows", 1...Int(maxValues)), n = try count(samples, "samples", 1...Int(maxValues))
-        _ = try product([r, n], "x")
-        let p = try segmentParameters(window, nperseg, noverlap, nfft, detrend)
-        guard n >= p.segmentLength else {
-            throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)")
-        }
+        let (r, n, p) = try segmentedSignal(rows, samples, window, nperseg, noverlap, nfft, detrend)
         guard average == 0 || average == 1 else { throw APIError(.argument, "average must be 0 (mean) or 1 (median), not \(average)") }
         guard scaling == 0 || scaling == 1 else { throw APIError(.argument, "scaling must be 0 (density) or 1 (spectrum), not \(scaling)") }
         guard fs > 0, fs.isFinite else { throw APIError(.argument, "fs must be positive and finite, not \(fs)") }
@@ -215,4 +205,19 @@ public func tributary_istft(
             if row == 0, let nolaFailures { nolaFailures.pointee = UInt(failures) }
         }
     }
+}
+
+/// The rows × samples of a signal cut into segments, checked: counts, the array's size, the segment
+/// parameters, and a segment no longer than the signal.
+private func segmentedSignal(
+    _ rows: UInt, _ samples: UInt, _ window: UnsafePointer<Double>?, _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt,
+    _ detrend: Int32
+) throws(APIError) -> (rows: Int, samples: Int, parameters: SegmentParameters) {
+    let r = try count(rows, "rows", 1...Int(maxValues)), n = try count(samples, "samples", 1...Int(maxValues))
+    _ = try product([r, n], "x")
+    let p = try segmentParameters(window, nperseg, noverlap, nfft, detrend)
+    guard n >= p.segmentLength else {
+        throw APIError(.argument, "nperseg (\(p.segmentLength)) is longer than the signal (\(n) samples)")
+    }
+    return (r, n, p)
 }
