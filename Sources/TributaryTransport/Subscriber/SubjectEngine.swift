@@ -135,6 +135,10 @@ final class SubjectEngine {
         }
     }
 
+    /// How long, in milliseconds, the error and close frames that end a session may take to leave
+    /// once its socket is closed (PROTOCOL.md §4.3 promises the publisher both).
+    static let farewellLingerMs: Int32 = 500
+
     /// The application's close: a close frame to the publisher, no reconnection, streams ended.
     func close() {
         if case .opening(_, let waiter?, _) = phase {
@@ -211,6 +215,11 @@ final class SubjectEngine {
             }
             let code = error?.code ?? ErrorCode(rawValue: 0)
             _ = try? send(.close(Close(code: code, reason: error?.message ?? "")), now: now, requireOpen: false)
+            // The frames are only queued in libzmq, and sockets close with ZMQ_LINGER 0, which drops
+            // what is queued: a process that ends right after (as `subscribe` does on an error) would
+            // lose them when its I/O thread is slow. They get `farewellLingerMs` to leave; the context's
+            // termination waits that long at most for a publisher that does not read.
+            try? dealer?.setOption(.linger, Self.farewellLingerMs)
         }
         teardown()
         if let error {

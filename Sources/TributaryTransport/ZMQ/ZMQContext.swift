@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// Every `ZMQSocket` keeps its context alive, so the context is terminated (in `deinit`) only after the
 /// last socket on it was closed and released; `zmq_ctx_term` then cannot block on a forgotten socket.
-/// Sockets are created with `ZMQ_LINGER` 0, so termination does not wait for unsent messages either.
+/// Sockets are created with `ZMQ_LINGER` 0, so termination does not wait for unsent messages either,
+/// except those of a socket whose linger was raised before it closed, for at most that linger (a
+/// publisher's drain, a subscriber's closing error and close frames).
 ///
 /// `@unchecked Sendable`: libzmq documents contexts as thread-safe (any thread may create sockets on
 /// one, shut it down or terminate it); the only Swift state is behind `Mutex`/`Atomic`.
