@@ -170,6 +170,51 @@ class ProcessTests(unittest.TestCase):
         self.assertIn("--filter 'butter:4:lowpass:5000': every frequency must be below half the rate, 5000.0 Hz", result.stderr)
         self.assertFalse(os.path.exists(self.path("bad.tcap")))
 
+    def test_other_formats_are_imported_then_processed(self):
+        """An NPY (with --rate and --start-time), a WAV and an HDF5 file processed directly give the same
+        capture contents as `import` then `process`; the temporary import beside OUT is removed; import's
+        options are refused on a capture and a missing --rate for NPY is a usage error."""
+        sos = signal.butter(8, 1000, "lowpass", fs=RATE, output="sos")
+        out = self.path("direct.tcap")
+        run("process", self.path("in.npy"), "--rate", str(RATE), "--start-time", "1764489600", "--out", out,
+            "--filter", "butter:8:lowpass:1000")
+        run("export", out, "--format", "npy", "--out", self.path("direct.npy"))
+        self.assertClose(np.load(self.path("direct.npy")), signal.sosfilt(sos, self.x, axis=1))
+        self.process("via-import", "--filter", "butter:8:lowpass:1000")
+        for name in ("direct", "via-import"):
+            run("export", self.path(name + ".tcap"), "--format", "csv", "--time-column", "--out", self.path(name + ".csv"))
+        with open(self.path("direct.csv")) as direct, open(self.path("via-import.csv")) as via_import:
+            self.assertEqual(direct.read(), via_import.read())
+        self.assertEqual([n for n in os.listdir(self.dir.name) if n.startswith(".tributary-process")], [])
+        # A 16-bit WAV carries its rate: counts scaled by 1/32768, then decimated as scipy decimates.
+        from scipy.io import wavfile
+        pcm = (self.x[:2].T / 4 * 32767).astype(np.int16)
+        wavfile.write(self.path("in.wav"), int(RATE), pcm)
+        run("process", self.path("in.wav"), "--out", self.path("wav.tcap"), "--decimate", "5")
+        run("export", self.path("wav.tcap"), "--format", "npy", "--out", self.path("wav.npy"))
+        self.assertClose(np.load(self.path("wav.npy")), signal.decimate(pcm.T / 32768.0, 5, ftype="iir", zero_phase=False, axis=1))
+        # HDF5: the dataset's sample_rate attribute gives the rate.
+        import h5py
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("daq", data=self.x).attrs["sample_rate"] = RATE
+        run("process", self.path("in.h5"), "--out", self.path("h5.tcap"), "--notch", "50:30")
+        run("export", self.path("h5.tcap"), "--format", "npy", "--out", self.path("h5.npy"))
+        b, a = signal.iirnotch(50, 30, fs=RATE)
+        self.assertClose(np.load(self.path("h5.npy")), signal.lfilter(b, a, self.x, axis=1))
+        for args, status, text in [
+            ([self.path("in.tcap"), "--rate", "100"], 2, "apply to an IN that is not a capture"),
+            ([self.path("in.npy")], 2, "missing --rate HZ"),
+            ([self.path("in.h5"), "--start-time", "0"], 2, "--start-time applies to NPY, WAV and CSV files"),
+            ([self.path("nothing.npy"), "--rate", "100"], 1, "nothing.npy"),
+        ]:
+            with self.subTest(args=args):
+                result = subprocess.run([TRIBUTARY, "process", *args, "--out", self.path("bad.tcap"), "--decimate", "2"],
+                                        capture_output=True, text=True)
+                self.assertEqual(result.returncode, status, result.stderr)
+                self.assertIn(text, result.stderr)
+                self.assertFalse(os.path.exists(self.path("bad.tcap")))
+                self.assertEqual([n for n in os.listdir(self.dir.name) if n.startswith(".tributary-process")], [])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -51,31 +51,35 @@ enum ImportCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let rate = try arguments.option("--rate", "a positive rate in Hz") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-        guard let out = try arguments.option("--out") else { throw UsageError("missing --out X.tcap") }
-        let sourceID = try arguments.option("--source-id", "a source id 1...4294967295") { UInt32($0).flatMap { $0 > 0 ? $0 : nil } } ?? 1
-        let sourceName = try arguments.option("--source-name")
-        let unit = try arguments.option("--unit") ?? "V"
-        let force = arguments.flag("--force")
-        let options = CaptureWriterOptions(chunk: arguments.flag("--fast-codec") ? .fast : ChunkCodecOptions(), fsync: .none)
-        let select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
-        let startText = try arguments.option("--start-time")
+        var request = try ImportRequest(&arguments, out: nil)
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
-        let path = files[0]
+        request.path = files[0]
+        for line in try perform(request) { print(line) }
+        return 0
+    }
+
+    /// Records `request.path` as the capture `request.out`.
+    /// - Returns: the lines that say what was written.
+    /// - Throws: `UsageError` for options that do not fit the file, `CommandError` when it cannot be read or written.
+    static func perform(_ request: ImportRequest) throws -> [String] {
+        let (path, out) = (request.path, request.out)
         if let kind = FormatImport.kind(path: path) {
-            if startText != nil {
+            if request.startText != nil {
                 throw UsageError(
                     "--start-time applies to NPY, WAV and CSV files; \(kind.rawValue.uppercased()) files carry their own times")
             }
-            return try importMeasurementFile(path, kind: kind, out: out, select: select, rate: rate, force: force, options: options)
+            return try importMeasurementFile(
+                path, kind: kind, out: out, select: request.select, rate: request.rate, force: request.force, options: request.options)
         }
-        if select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
-        let start = try startTime(startText, of: path)
+        if request.select != nil { throw UsageError("--select applies to TDMS, XDF and HDF5 files") }
+        let start = try startTime(request.startText, of: path)
         // Checked before the input is read: refuse an existing output (without --force) or .partial early,
         // and an output that is the input (any spelling of it, or a link to it) even with --force.
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
+        do { destination = try CaptureDestination(path: out, replace: request.force, inputs: [path]) } catch {
+            throw CommandError("\(error)")
+        }
         // NPY, WAV or CSV by the name's extension (TDMS, XDF and HDF5 were recognised by their bytes above).
         guard let format = InterchangeFormat.of(path: path), !format.holdsEverySource else {
             throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
@@ -83,7 +87,7 @@ enum ImportCommand: Command {
         let signal: ImportedSignal, shape: String?, effectiveRate: Double?
         do {
             let read = try ImportedSignal.read(path: path, format: format)
-            (signal, shape, effectiveRate) = (read.signal, read.shape, rate ?? read.rate)
+            (signal, shape, effectiveRate) = (read.signal, read.shape, request.rate ?? read.rate)
         } catch {
             throw CommandError("\(error)")
         }
@@ -92,15 +96,15 @@ enum ImportCommand: Command {
         let summary: CaptureWriteSummary
         do {
             summary = try CaptureImport.write(
-                signal, rate: effectiveRate, sourceID: sourceID,
-                sourceName: sourceName ?? (path as NSString).lastPathComponent, unit: unit, startNs: start.ns, to: destination,
-                options: options)
+                signal, rate: effectiveRate, sourceID: request.sourceID,
+                sourceName: request.sourceName ?? (path as NSString).lastPathComponent, unit: request.unit, startNs: start.ns,
+                to: destination, options: request.options)
         } catch { throw CommandError("\(error)") }
-        print(
+        return [
             "\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
-                + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))")
-        print("\(out): first sample at \(TimeText.utc(start.ns)) (\(start.origin))")
-        return 0
+                + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))",
+            "\(out): first sample at \(TimeText.utc(start.ns)) (\(start.origin))",
+        ]
     }
 
     /// The first sample's time: --start-time, or the file's modification time.
@@ -124,7 +128,7 @@ enum ImportCommand: Command {
     static func importMeasurementFile(
         _ path: String, kind: InterchangeFormat, out: String, select: Set<String>?, rate: Double?, force: Bool,
         options: CaptureWriterOptions
-    ) throws -> Int32 {
+    ) throws -> [String] {
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
         let sources: [ImportedSource]
@@ -133,12 +137,41 @@ enum ImportCommand: Command {
             sources = try FormatImport.read(path: path, select: select, rate: rate)
             summary = try FormatImport.write(sources, to: destination, options: options)
         } catch { throw CommandError("\(error)") }
-        for s in sources {
-            print(
-                "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
-            )
+        return sources.map { s in
+            "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
+        } + ["\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))"]
+    }
+}
+
+/// What `import` (and `process`, for a file that is not a capture) records: the options of `tributary import`.
+struct ImportRequest {
+    var path = ""
+    var out: String
+    var rate: Double?
+    var sourceID: UInt32 = 1
+    var sourceName: String?
+    var unit = "V"
+    var force = false
+    var options = CaptureWriterOptions(fsync: .none)
+    var select: Set<String>?
+    var startText: String?
+
+    /// Takes `import`'s options from `arguments`; `out` given (process) means no --out, --source-id, --source-name,
+    /// --unit, --fast-codec or --force are taken.
+    init(_ arguments: inout Arguments, out: String?) throws {
+        rate = try arguments.option("--rate", "a positive rate in Hz") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
+        if let out {
+            self.out = out
+        } else {
+            guard let out = try arguments.option("--out") else { throw UsageError("missing --out X.tcap") }
+            self.out = out
+            sourceID = try arguments.option("--source-id", "a source id 1...4294967295") { UInt32($0).flatMap { $0 > 0 ? $0 : nil } } ?? 1
+            sourceName = try arguments.option("--source-name")
+            unit = try arguments.option("--unit") ?? "V"
+            force = arguments.flag("--force")
+            options = CaptureWriterOptions(chunk: arguments.flag("--fast-codec") ? .fast : ChunkCodecOptions(), fsync: .none)
         }
-        print("\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))")
-        return 0
+        select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
+        startText = try arguments.option("--start-time")
     }
 }

@@ -5,14 +5,15 @@ import TributaryDSP
 import TributaryText
 import TributaryWire
 
-/// `tributary process IN.tcap --out OUT.tcap [--filter SPEC] [--notch F0:Q] [--decimate N]`: a
-/// capture's analog data filtered and decimated, chunk by chunk, its gaps, times and other frames kept.
+/// `tributary process IN --out OUT.tcap [--filter SPEC] [--notch F0:Q] [--decimate N]`: a capture's
+/// (or an imported file's) analog data filtered and decimated, chunk by chunk, its gaps, times and other frames kept.
 enum ProcessCommand: Command {
     static let name = "process"
     static let summary = "filter, notch and decimate a capture's analog data into a new capture, chunk by chunk"
     static let usage = """
         usage: tributary process IN.tcap --out OUT.tcap [--filter SPEC] [--notch F0:Q] [--decimate N | --resample UP/DOWN]
                                  [--source N] [--force]
+               tributary process IN.npy|.wav|.csv|.tdms|.xdf|.h5 --out OUT.tcap [--rate HZ] [--start-time T] [--select NAMES] …
 
         Reads the capture IN chunk by chunk (never the whole recording in memory) and writes OUT.tcap: the
         analog frames of every source (or of --source N) filtered, notched, then decimated or resampled,
@@ -43,7 +44,12 @@ enum ProcessCommand: Command {
 
         At least one of --filter, --notch, --decimate and --resample is required. Every frequency must be above 0 and
         below half the rate of each processed source (its configuration gives the rate); a source with no
-        known single rate is an error. IN must be a capture: import other files first (tributary import).
+        known single rate is an error. An IN that is not a capture (NPY, WAV, CSV, TDMS, XDF, HDF5) is first
+        recorded as 'tributary import' would, into a capture in a new directory beside OUT (removed at the
+        end; the import reads the file whole), with import's options:
+          --rate HZ          NPY / CSV: samples per second (required); WAV, TDMS, XDF, HDF5: when the file has none
+          --start-time T     NPY / WAV / CSV: the first sample's time (ISO 8601 or Unix seconds; default the file's mtime)
+          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets
         Damage found in IN (a damaged chunk, a torn tail, …) is listed on stderr, OUT is not written and
         the exit status is 3 (run 'tributary repair' first).
         Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
@@ -76,6 +82,7 @@ enum ProcessCommand: Command {
         guard let out = try arguments.option("--out") else { throw UsageError("missing --out OUT.tcap") }
         let source = try arguments.option("--source", "a source id 0 to 4294967295") { UInt32($0) }
         let force = arguments.flag("--force")
+        var importing = try ImportRequest(&arguments, out: "")
         let inputs = try arguments.finish()
         guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN.tcap" : "expected one IN, got \(inputs.count)") }
         guard filterText != nil || notchText != nil || decimate != nil || resampleText != nil else {
@@ -89,11 +96,20 @@ enum ProcessCommand: Command {
 
         let input = inputs[0]
         try InputFile.check(input)
-        guard CaptureDescription.isCapture(input) else {
-            throw CommandError("\(input) is not a capture (.tcap); import it first: tributary import \(input) --out X.tcap")
+        // Another format is recorded first as `tributary import` would (its options --rate, --select,
+        // --start-time), into a capture in a new directory beside OUT, removed at the end.
+        var imported: ImportedInput?
+        defer { imported?.remove() }
+        if CaptureDescription.isCapture(input) {
+            if importing.rate != nil || importing.select != nil || importing.startText != nil {
+                throw UsageError("--rate, --select and --start-time apply to an IN that is not a capture; \(input) is one")
+            }
+        } else {
+            imported = try ImportedInput(input, besides: out, request: &importing)
         }
+        let readPath = imported?.capture ?? input
         let reader: CaptureReader
-        do { reader = try CaptureReader(path: input) } catch { throw CommandError("\(input): \(error)") }
+        do { reader = try CaptureReader(path: readPath) } catch { throw CommandError("\(input): \(error)") }
         let output = try FilterOutput(out, input: input, force: force)
         var processor = CaptureProcessor(plan: plan, only: source)
         do {
@@ -404,4 +420,28 @@ struct CaptureProcessor {
             sources[id] = state
         }
     }
+}
+
+/// A file that is not a capture, recorded as one in a new directory beside OUT for `process` to read.
+struct ImportedInput {
+    let directory: String
+    let capture: String
+
+    init(_ input: String, besides out: String, request: inout ImportRequest) throws {
+        let parent = (out as NSString).deletingLastPathComponent
+        var template = Array(((parent.isEmpty ? "." : parent) as NSString).appendingPathComponent(".tributary-process-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
+            throw CommandError("cannot make a directory beside \(out) to import \(input) into: \(String(cString: strerror(errno)))")
+        }
+        directory = made
+        capture = (made as NSString).appendingPathComponent("imported.tcap")
+        request.path = input
+        request.out = capture
+        do { _ = try ImportCommand.perform(request) } catch {
+            remove()
+            throw error
+        }
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }
