@@ -107,6 +107,13 @@ public final class StreamingWelch {
         return PowerSpectralDensity(frequencies: (0..<bins).map { Double($0) * df }, values: values, segments: segments)
     }
 
+    /// Starts a new average at this point of the stream: the segments so far are forgotten, the samples
+    /// the next segment needs are kept (so the segments of the stream stay those of batch Welch).
+    public func restartAverage() {
+        segments = 0
+        sums.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+    }
+
     /// Forgets everything consumed (keeps plans and buffers).
     public func reset() {
         pendingCount = 0

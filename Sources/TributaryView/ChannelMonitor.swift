@@ -31,8 +31,17 @@ final class ChannelMonitor {
     let welch: StreamingWelch
     /// The last estimate over at least 4 segments, or the running one before there is such.
     private(set) var spectrum: PowerSpectralDensity?
+    // Spectrogram: the segments completed since the previous refresh, averaged (one column a refresh).
+    let columnWelch: StreamingWelch
+    /// The spectrum of the segments completed between the last two refreshes; nil when none was.
+    private(set) var column: PowerSpectralDensity?
+    // The display filter: its state, and the filtered samples of the block being added.
+    private var filter: SOSStream?
+    private var filtered: [Double] = []
 
-    init(sampleRate: Double, windowSeconds: Double) throws {
+    /// - Parameter displayFilter: sections every sample goes through before it is shown (trace, spectra
+    ///   and readings alike), their state carried from block to block.
+    init(sampleRate: Double, windowSeconds: Double, displayFilter: SecondOrderSections? = nil) throws {
         // The rate comes from a publisher's configuration (checked by the wire decoder); a library
         // caller's is checked here too, before it sizes anything.
         // The window's samples are bounded too (1e9: far beyond a page's 10 s at any real rate), before
@@ -59,10 +68,23 @@ final class ChannelMonitor {
         welch = try StreamingWelch(
             configuration: WelchConfiguration(segmentLength: segment, scaling: .spectrum),
             sampleRate: sampleRate, channelCount: 1)
+        columnWelch = try StreamingWelch(configuration: welch.configuration, sampleRate: sampleRate, channelCount: 1)
+        filter = try displayFilter.map { s throws(FilterError) in try SOSStream(sections: s, channels: 1) }
     }
 
-    /// Consumes consecutive samples (physical values).
+    /// Consumes consecutive samples (physical values), through the display filter when there is one.
+    /// The filtered copy's buffer grows to the largest block once; nothing is allocated per block after.
     func add(_ samples: UnsafeBufferPointer<Double>) {
+        guard filter != nil, let input = samples.baseAddress else { return show(samples) }
+        if filtered.count < samples.count { filtered = [Double](repeating: 0, count: samples.count) }
+        filtered.withUnsafeMutableBufferPointer { out in
+            let part = UnsafeMutableBufferPointer(rebasing: out[0..<samples.count])
+            filter!.filter(UnsafeBufferPointer(start: input, count: samples.count), channel: 0, into: part)
+            show(UnsafeBufferPointer(part))
+        }
+    }
+
+    private func show(_ samples: UnsafeBufferPointer<Double>) {
         for v in samples {
             if v < currentMin { currentMin = v }
             if v > currentMax { currentMax = v }
@@ -93,10 +115,14 @@ final class ChannelMonitor {
         }
         recentCount = min(capacity, recentCount + take)
         welch.add(block: samples, samplesPerChannel: samples.count)
+        columnWelch.add(block: samples, samplesPerChannel: samples.count)
     }
 
-    /// Refreshes `spectrum` from the accumulator (called at the update rate, not per block).
+    /// Refreshes `spectrum` from the accumulator, and `column` from the segments completed since the
+    /// previous refresh (called at the update rate, not per block).
     func refreshSpectrum() {
+        column = columnWelch.segments > 0 ? columnWelch.estimate(channel: 0) : nil
+        if column != nil { columnWelch.restartAverage() }
         guard welch.segments > 0 else { return }
         if welch.segments >= 4 || spectrum == nil || spectrum!.segments < 4 { spectrum = welch.estimate(channel: 0) }
         if welch.segments >= Self.maxSegments { welch.reset() }

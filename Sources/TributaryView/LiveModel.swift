@@ -47,7 +47,26 @@ public struct ChannelSnapshot: Sendable {
     public var traceMax: [Float]
     /// Welch power spectrum (unit² per bin, `scaling: .spectrum`), nil before the first segment.
     public var spectrum: PowerSpectralDensity?
+    /// The spectrogram's newest column: the spectrum (same scaling and bins) of the segments completed
+    /// since the previous snapshot; nil when none was.
+    public var spectrogramColumn: PowerSpectralDensity?
     public var readings: ChannelReadings
+}
+
+/// A filter every shown channel's samples go through before they are shown — trace, spectrum,
+/// spectrogram and readings alike (`view --filter`, `monitor --notch`). What the session receives is
+/// not changed: it is for display.
+public struct DisplayFilter: Sendable {
+    /// How it was asked for, shown with the channels (e.g. `butter:8:lowpass:1000, notch 50:30`).
+    public var text: String
+    /// Its second-order sections for a channel of this rate; throws (a message) when it cannot be
+    /// designed for it, e.g. a frequency at or above half the rate.
+    public var design: @Sendable (Double) throws -> SecondOrderSections
+
+    public init(text: String, design: @escaping @Sendable (Double) throws -> SecondOrderSections) {
+        self.text = text
+        self.design = design
+    }
 }
 
 /// The live state of a subscription, fed by its Subject (an `Observer` on the callback queue) and read
@@ -74,10 +93,16 @@ public final class LiveModel: Observer, @unchecked Sendable {
     private var connected = true
     private var publisherEnded = false
     private var lastError: String?
+    /// Channels whose rate the display filter could not be designed for (said once each).
+    private var filterRefusals: Set<ChannelKey> = []
     /// Incremented when configurations, selection or window change (the page's description is resent).
     public private(set) var revision = 0
 
-    public init(sources: [SourceInfo] = []) {
+    /// The filter applied for display, if any.
+    public let displayFilter: DisplayFilter?
+
+    public init(sources: [SourceInfo] = [], displayFilter: DisplayFilter? = nil) {
+        self.displayFilter = displayFilter
         for s in sources { sourceNames[s.id] = s.description }
     }
 
@@ -98,6 +123,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
             configurations[header.sourceID] = configuration
             // Rates may have changed: rebuild the monitors of this source.
             for key in monitors.keys where key.source == header.sourceID { monitors[key] = nil }
+            filterRefusals = filterRefusals.filter { $0.source != header.sourceID }
             revision += 1
         }
     }
@@ -160,8 +186,20 @@ public final class LiveModel: Observer, @unchecked Sendable {
     /// The monitor of a selected channel, created once its source's configuration gives its rate.
     private func monitor(for key: ChannelKey) -> ChannelMonitor? {
         if let m = monitors[key] { return m }
-        guard selection.contains(key), let rate = sampleRate(key), rate > 0 else { return nil }
-        let m = try? ChannelMonitor(sampleRate: rate, windowSeconds: window)
+        guard selection.contains(key), !filterRefusals.contains(key), let rate = sampleRate(key), rate > 0 else { return nil }
+        var sections: SecondOrderSections?
+        if let displayFilter {
+            do { sections = try displayFilter.design(rate) } catch {
+                // Said once per configuration (the monitor is asked for again only after a new one).
+                if filterRefusals.insert(key).inserted {
+                    lastError =
+                        "display filter \(displayFilter.text): source \(key.source) channel \(key.channel) at \(rate) Hz: \(error); not shown"
+                    revision += 1
+                }
+                return nil
+            }
+        }
+        let m = try? ChannelMonitor(sampleRate: rate, windowSeconds: window, displayFilter: sections)
         monitors[key] = m
         return m
     }
@@ -224,7 +262,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
                     (
                         ChannelSnapshot(
                             key: key, sampleRate: m.sampleRate, windowSeconds: m.windowSeconds,
-                            traceMin: mins, traceMax: maxs, spectrum: m.spectrum,
+                            traceMin: mins, traceMax: maxs, spectrum: m.spectrum, spectrogramColumn: m.column,
                             readings: previous[key] ?? ChannelReadings()), samples
                     ))
             }
@@ -266,7 +304,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
             let selected = selection.map { "[\($0.source),\($0.channel)]" }.joined(separator: ",")
             return "{\"type\":\"config\",\"sources\":[\(sources.joined(separator: ","))],\"selection\":[\(selected)],"
                 + "\"window\":\(jsonNumber(window)),\"windows\":[\(Self.windows.map(jsonNumber).joined(separator: ","))],"
-                + "\"maxChannels\":\(Self.maxChannels)}"
+                + "\"maxChannels\":\(Self.maxChannels),\"displayFilter\":\(displayFilter.map { jsonString($0.text) } ?? "null")}"
         }
     }
 }

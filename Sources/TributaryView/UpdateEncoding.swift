@@ -3,7 +3,7 @@ import TributaryDSP
 
 /// The binary update the WebSocket sends (docs/VIEW.md §"Binary update"): little-endian, a fixed
 /// header with the link's health, then one block per channel with its readings, its trace (min/max
-/// per column, 16-bit) and its spectrum (centi-dB, 16-bit). Its size depends on the channels shown,
+/// per column, 16-bit), its spectrum and its spectrogram column (centi-dB, 16-bit). Its size depends on the channels shown,
 /// never on the sampling rate.
 public enum UpdateEncoding {
     public static let magic: UInt32 = 0x3155_5654  // "TVU1"
@@ -13,6 +13,24 @@ public enum UpdateEncoding {
     public static let maxSpectrumPoints = 512
     /// Byte offset of the per-client dropped-update count in the header.
     public static let droppedOffset = 96
+    /// Header flags (offset 116), bit 0: each channel's spectrum is followed by its spectrogram column.
+    public static let spectrogramFlag: UInt32 = 1
+    /// A spectrogram column point that has no value (no segment completed since the previous update).
+    public static let noValue = Int16.min
+
+    /// `psd` in centi-dB (10·log10(power)·100, clamped to ±32767), merged by `group` bins by their maximum.
+    public static func centiDecibels(_ psd: PowerSpectralDensity, group: Int) -> [Int16] {
+        var points: [Int16] = []
+        points.reserveCapacity((psd.values.count + group - 1) / group)
+        var i = 0
+        while i < psd.values.count {
+            let top = psd.values[i..<min(i + group, psd.values.count)].max()!
+            let db = 10 * log10(max(top, 1e-30))
+            points.append(Int16(max(-32_767, min(32_767, (db * 100).rounded()))))
+            i += group
+        }
+        return points
+    }
 
     /// Encodes an update.
     public static func encode(
@@ -36,7 +54,7 @@ public enum UpdateEncoding {
         w.f64(0)  // updates dropped for this client: filled in per client at droppedOffset
         w.f64(health.connected ? 1 : health.publisherEnded ? 2 : 0)
         w.u32(UInt32(channels.count))
-        w.u32(0)
+        w.u32(spectrogramFlag)
         for c in channels { channel(c, into: &w) }
         return w.bytes
     }
@@ -45,18 +63,19 @@ public enum UpdateEncoding {
         let lo = c.traceMin.min().map(Double.init) ?? 0
         let hi = c.traceMax.max().map(Double.init) ?? 0
         // The spectrum in dB, merged to at most maxSpectrumPoints points, and its interpolated peak.
-        var points: [Int16] = []
+        var points: [Int16] = [], column: [Int16] = []
         var pointWidth = 0.0, peakFrequency = Double.nan, peakDB = Double.nan
         if let psd = c.spectrum, psd.values.count >= 2 {
             let df = psd.frequencies[1] - psd.frequencies[0]
             let db = psd.values.map { 10 * log10(max($0, 1e-30)) }
             let group = (db.count + maxSpectrumPoints - 1) / maxSpectrumPoints
             pointWidth = df * Double(group)
-            var i = 0
-            while i < db.count {
-                let top = db[i..<min(i + group, db.count)].max()!
-                points.append(Int16(max(-32_767, min(32_767, (top * 100).rounded()))))
-                i += group
+            // max of the powers then dB equals max of the dBs (log10 is increasing).
+            points = centiDecibels(psd, group: group)
+            if let next = c.spectrogramColumn, next.values.count == psd.values.count {
+                column = centiDecibels(next, group: group)
+            } else {
+                column = [Int16](repeating: noValue, count: points.count)
             }
             var k = 1
             for j in 1..<db.count where db[j] > db[k] { k = j }
@@ -95,6 +114,7 @@ public enum UpdateEncoding {
             w.i16(quantize(c.traceMax[i]))
         }
         for p in points { w.i16(p) }
+        for p in column { w.i16(p) }
         while w.bytes.count % 8 != 0 { w.bytes.append(0) }
     }
 }

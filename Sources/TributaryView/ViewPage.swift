@@ -61,12 +61,15 @@ enum ViewPage {
         <div class="row"><label><input type="checkbox" id="autoscale" checked> Autoscale</label>
         <label>min <input type="number" id="ymin" value="-1" step="any"></label><label>max <input type="number" id="ymax" value="1" step="any"></label></div>
         <div class="row"><label><input type="checkbox" id="logf"> Log frequency</label></div>
+        <div class="row"><label>Spectrogram of <select id="sgchannel" style="max-width:11em"></select></label></div>
+        <div id="displayfilter"></div>
         </section>
         <section><h2>Link</h2><dl id="health"></dl></section>
         </div>
         <div class="plots">
         <section><h2>Traces</h2><canvas id="trace"></canvas></section>
         <section><h2>Spectrum (Welch, power per bin)</h2><canvas id="spectrum"></canvas><div id="peak"></div></section>
+        <section><h2>Spectrogram (power per bin, newest on the right)</h2><canvas id="spectrogram"></canvas></section>
         <section><h2>Readings</h2><div class="scroll"><table id="readings"><thead><tr><th>Channel</th><th>RMS</th><th>p-p</th><th>Mean</th>
         <th>Tone (Hz)</th><th>Tone amp</th><th>THD (dB)</th><th>SINAD (dB)</th><th>ENOB (bits)</th></tr></thead><tbody></tbody></table></div></section>
         </div>
@@ -74,7 +77,10 @@ enum ViewPage {
         <script>
         "use strict";
         const colors = ["#1f77b4","#d62728","#2ca02c","#9467bd","#ff7f0e","#17becf","#8c564b","#e377c2"];
-        const view = { updates:0, latencies:[], channels:[], health:null, config:null, errors:[], paused:false, peak:null, axes:{} };
+        const view = { updates:0, latencies:[], channels:[], health:null, config:null, errors:[], paused:false, peak:null, axes:{}, spectrogram:null };
+        // The spectrogram's history: one column per update that brought one, for one channel (docs/VIEW.md §1).
+        const sg = { key: null, pointWidth: 0, points: 0, columns: [], times: [] };
+        const sgMaxColumns = 600;
         window.tributaryView = view;
         let socket = null, config = null, last = null, pending = null;
         const $ = id => document.getElementById(id);
@@ -104,6 +110,7 @@ enum ViewPage {
             if (!u) return;
             view.updates++;
             view.health = u.health;
+            recordColumn(u);
             if (view.paused) return health(u);
             const scheduled = pending !== null;
             pending = u;
@@ -142,6 +149,14 @@ enum ViewPage {
             if (s.filter) filters.push("source " + s.id + ": filter " + s.filter.id + " '" + s.filter.query + "'");
           }
           $("filters").textContent = filters.length ? "Server-side filters: " + filters.join("; ") : "No server-side filter";
+          $("displayfilter").textContent = config.displayFilter ? "Display filter: " + config.displayFilter : "";
+          const sc = $("sgchannel"), previous = sc.value;
+          sc.textContent = "";
+          for (const p of config.selection) {
+            const o = document.createElement("option"); o.value = p[0] + ":" + p[1]; o.textContent = channelInfo(p[0], p[1]).name;
+            if (o.value === previous) o.selected = true;
+            sc.appendChild(o);
+          }
           const w = $("window");
           w.textContent = "";
           for (const v of config.windows) {
@@ -159,6 +174,7 @@ enum ViewPage {
         $("window").addEventListener("change", ev => socket.send(JSON.stringify({ type: "window", seconds: +ev.target.value })));
         $("pause").addEventListener("click", () => { view.paused = !view.paused; $("pause").textContent = view.paused ? "Resume" : "Pause"; if (!view.paused && last) draw(last); });
         for (const id of ["autoscale", "ymin", "ymax", "logf"]) $(id).addEventListener("change", () => { if (last) draw(last); });
+        $("sgchannel").addEventListener("change", () => { sg.key = null; if (last) draw(last); });
         window.addEventListener("resize", () => { if (last) draw(last); });
 
         // The binary update of docs/VIEW.md.
@@ -169,7 +185,7 @@ enum ViewPage {
           const u = { sequence: d.getUint32(4, true), serverTime: f(8), dataTime: f(16), channels: [] };
           u.health = { framesPerSecond: f(24), megabytesPerSecond: f(32), framesReceived: f(40), gapNotices: f(48), framesLost: f(56),
             unaccountedLoss: f(64), reconnections: f(72), latencyP50: f(80), latencyP99: f(88), updatesDropped: f(96), connected: f(104) === 1, ended: f(104) === 2 };
-          const n = d.getUint32(112, true);
+          const n = d.getUint32(112, true), hasColumns = (d.getUint32(116, true) & 1) !== 0;
           let o = 120;
           for (let i = 0; i < n; i++) {
             const c = { source: d.getUint32(o, true), channel: d.getUint32(o + 4, true), rate: f(o + 8), window: f(o + 16), lo: f(o + 24), hi: f(o + 32) };
@@ -185,6 +201,13 @@ enum ViewPage {
             }
             c.db = new Float64Array(points);
             for (let k = 0; k < points; k++) { c.db[k] = d.getInt16(o, true) / 100; o += 2; }
+            c.column = null;
+            if (hasColumns) {
+              const col = new Float64Array(points);
+              let any = false;
+              for (let k = 0; k < points; k++) { const q = d.getInt16(o, true); col[k] = q === -32768 ? NaN : q / 100; any = any || q !== -32768; o += 2; }
+              if (any) c.column = col;
+            }
             o = Math.ceil(o / 8) * 8;
             u.channels.push(c);
           }
@@ -386,6 +409,77 @@ enum ViewPage {
           }).join(" · ");
         }
 
+        // Keeps the column of the chosen channel; a new channel, rate or point grid starts a new history.
+        function recordColumn(u) {
+          const chosen = $("sgchannel").value;
+          const c = u.channels.find(x => x.source + ":" + x.channel === chosen) || u.channels[0];
+          if (!c) return;
+          const key = c.source + ":" + c.channel;
+          if (sg.key !== key || sg.pointWidth !== c.pointWidth || sg.points !== c.db.length) {
+            sg.key = key; sg.pointWidth = c.pointWidth; sg.points = c.db.length; sg.columns = []; sg.times = [];
+          }
+          if (!c.column) return;
+          sg.columns.push(c.column); sg.times.push(u.serverTime);
+          if (sg.columns.length > sgMaxColumns) { sg.columns.shift(); sg.times.shift(); }
+        }
+        // A perceptually ordered map from 0 (low) to 1 (high): dark blue, purple, orange, yellow.
+        function heat(t) {
+          const stops = [[13, 8, 135], [126, 3, 168], [204, 71, 120], [248, 149, 64], [240, 249, 33]];
+          const x = Math.max(0, Math.min(1, t)) * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), f = x - i;
+          return stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * f));
+        }
+        function drawSpectrogram() {
+          const { g, w, h, dpr } = setup($("spectrogram"));
+          const n = sg.columns.length, info = sg.key ? channelInfo(+sg.key.split(":")[0], +sg.key.split(":")[1]) : null;
+          const dbUnit = info && info.unit ? "dB re 1 " + info.unit + "²" : "dB";
+          const bar = 64;  // the colour bar and its labels, right of the plot
+          if (!n || sg.points < 2) {
+            const a = { left: 52, top: 16, width: Math.max(1, w - 56 - bar), height: Math.max(1, h - 50) };
+            frame("spectrogram", g, w, h, a, [], "frequency, Hz", [], "time, s");
+            view.spectrogram = { columns: 0, channel: sg.key };
+            return;
+          }
+          let top = -Infinity;
+          for (const col of sg.columns) for (let k = 1; k < col.length; k++) if (col[k] > top) top = col[k];
+          top = Math.ceil(top / 10) * 10; const floor = top - 80;
+          const fmax = sg.pointWidth * (sg.points - 1), fs = fmax >= 1e6 ? { factor: 1e-6, unit: "MHz" } : fmax >= 1e3 ? { factor: 1e-3, unit: "kHz" } : { factor: 1, unit: "Hz" };
+          const ptop = 16, height = Math.max(1, h - ptop - 34);
+          const yt = niceTicks(0, fmax * fs.factor, Math.max(2, Math.floor(height / 36)));
+          const ylabels = yt.values.map(v => tickLabel(v, yt.step));
+          const left = Math.ceil(Math.max(20, ...ylabels.map(t => g.measureText(t).width))) + 8;
+          const a = { left, top: ptop, width: Math.max(1, w - left - 4 - bar), height };
+          const now = sg.times[n - 1], span = Math.max(1e-3, now - sg.times[0]) * n / Math.max(1, n - 1);
+          const xt = niceTicks(-span, 0, Math.max(2, Math.floor(a.width / 70)));
+          const X = t => a.left + a.width * (t + span) / span;
+          const Y = f => a.top + a.height - f / fmax * a.height;
+          frame("spectrogram", g, w, h, a, yt.values.map((v, i) => ({ y: Y(v / fs.factor), label: ylabels[i] })), "frequency, " + fs.unit,
+                xt.values.map(v => ({ x: X(v), label: tickLabel(v, xt.step) })), "time, s");
+          // The heat map, one device pixel per cell at most, drawn into an image of the plot's size.
+          const W = Math.max(1, Math.round((a.width - 2) * dpr)), H = Math.max(1, Math.round((a.height - 2) * dpr));
+          const image = g.createImageData(W, H);
+          for (let px = 0; px < W; px++) {
+            const t = -span + (px + 0.5) / W * span, k = Math.min(n - 1, Math.max(0, Math.floor((t + span) / span * n)));
+            const col = sg.columns[k];
+            for (let py = 0; py < H; py++) {
+              const f = (1 - (py + 0.5) / H) * fmax, bin = Math.min(col.length - 1, Math.round(f / sg.pointWidth));
+              const v = col[bin], o = (py * W + px) * 4;
+              if (isNaN(v)) { image.data[o + 3] = 0; continue; }
+              const [r, gg, b] = heat((v - floor) / (top - floor));
+              image.data[o] = r; image.data[o + 1] = gg; image.data[o + 2] = b; image.data[o + 3] = 255;
+            }
+          }
+          g.putImageData(image, Math.round((a.left + 1) * dpr), Math.round((a.top + 1) * dpr));
+          // The colour bar: floor at the bottom, top at the top, labelled every 20 dB.
+          const bx = a.left + a.width + 10;
+          for (let py = 0; py < a.height; py++) { const [r, gg, b] = heat(1 - py / a.height); g.fillStyle = "rgb(" + r + "," + gg + "," + b + ")"; g.fillRect(bx, a.top + py, 12, 1); }
+          g.fillStyle = "#667085"; g.textBaseline = "middle"; g.textAlign = "left";
+          for (let v = floor; v <= top; v += 20) g.fillText(String(v), bx + 16, a.top + a.height - (v - floor) / (top - floor) * a.height);
+          g.textBaseline = "alphabetic"; g.fillText(dbUnit, Math.max(0, w - g.measureText(dbUnit).width - 2), a.top - 4);
+          const newest = sg.columns[n - 1];
+          let peak = 1; for (let k = 2; k < newest.length; k++) if (newest[k] > newest[peak]) peak = k;
+          view.spectrogram = { columns: n, channel: sg.key, floor, top, fmax, span, peakFrequency: peak * sg.pointWidth, pointWidth: sg.pointWidth };
+        }
+
         function drawReadings(u) {
           const body = $("readings").tBodies[0];
           body.textContent = "";
@@ -416,7 +510,7 @@ enum ViewPage {
         function draw(u) {
           view.channels = u.channels.map(c => ({ source: c.source, channel: c.channel, columns: c.min.length, points: c.db.length, lo: c.lo, hi: c.hi,
             peakFrequency: c.peakFrequency, readings: c.readings }));
-          drawTrace(u); drawSpectrum(u); drawReadings(u);
+          drawTrace(u); drawSpectrum(u); drawSpectrogram(); drawReadings(u);
           if (isFinite(u.dataTime)) { view.latencies.push((performance.timeOrigin + performance.now()) - u.dataTime * 1000); if (view.latencies.length > 1000) view.latencies.shift(); }
           health(u);
           view.drawn = (view.drawn || 0) + 1;

@@ -289,6 +289,43 @@ class MonitorTests(unittest.TestCase):
             server.stop()
 
 
+class MonitorSpectrogramAndFilterTests(unittest.TestCase):
+    def monitor(self, port, *extra):
+        out = subprocess.run([TRIBUTARY, "monitor", f"127.0.0.1:{port}", "--api-key", "secret-key", "--channels", "0",
+                              "--every", "0.5", "--duration", "2.6", "--measure", "rms", *extra],
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return [json.loads(line) for line in out.stdout.splitlines()]
+
+    def test_spectrogram_columns_and_display_filters(self):
+        """Issue 42 item 3: `monitor --spectrogram` gives each interval's spectrum (its strongest point at
+        the tone); `--filter`/`--notch` show the channel through the filter of `process`, so a low-pass
+        far below the tone, or a notch on it, takes the RMS down; a filter that cannot be designed for
+        the channel's rate is said in the error member; a bad spec is a usage error."""
+        server = serve()
+        try:
+            lines = self.monitor(server.port, "--spectrogram")
+            [channel] = lines[-1]["channels"]
+            sg = channel["spectrogram"]
+            self.assertIsNotNone(sg)
+            self.assertAlmostEqual(max(range(len(sg["db"])), key=lambda k: sg["db"][k]) * sg["df"], FREQ, delta=sg["df"])
+            self.assertAlmostEqual((len(sg["db"]) - 1) * sg["df"], RATE / 2, delta=sg["df"])
+            self.assertAlmostEqual(channel["rms"], 0.5 ** 0.5, delta=0.01)
+            [low] = self.monitor(server.port, "--filter", "butter:8:lowpass:50")[-1]["channels"]
+            self.assertLess(low["rms"], 0.05)
+            [notched] = self.monitor(server.port, "--notch", f"{FREQ}:2")[-1]["channels"]
+            self.assertLess(notched["rms"], 0.1)
+            last = self.monitor(server.port, "--filter", "butter:4:lowpass:15000")[-1]
+            self.assertEqual(last["channels"], [])
+            self.assertIn("display filter butter:4:lowpass:15000: source 1 channel 0 at 20000.0 Hz", last["health"]["error"])
+            bad = subprocess.run([TRIBUTARY, "monitor", f"127.0.0.1:{server.port}", "--api-key", "secret-key", "--filter", "butter:4:up:5"],
+                                 capture_output=True, text=True, timeout=TIMEOUT)
+            self.assertEqual(bad.returncode, 2, bad.stderr)
+            self.assertIn("--filter 'butter:4:up:5': the band 'up'", bad.stderr)
+        finally:
+            server.stop()
+
+
 class BrowserTests(unittest.TestCase):
     """One page session walked through in order (test_1 … test_7)."""
 
@@ -329,6 +366,19 @@ class BrowserTests(unittest.TestCase):
                                let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;""")
             self.assertGreater(drawn, 1000, canvas)
         self.driver.save_screenshot(os.path.join(self.shots, "view-desktop.png"))
+
+    def test_1b_spectrogram_grows_and_shows_the_tone(self):
+        """Issue 42 item 3: the page keeps one column per update that completed a Welch segment and
+        draws them as a heat map; the newest column's strongest point is the simulated tone."""
+        sg = wait_until(lambda: (s := self.js("return window.tributaryView.spectrogram")) and s["columns"] >= 4 and s,
+                        what="4 spectrogram columns")
+        self.assertEqual(sg["channel"], "1:0")
+        self.assertAlmostEqual(sg["peakFrequency"], FREQ, delta=sg["pointWidth"])
+        self.assertAlmostEqual(sg["fmax"], RATE / 2, delta=sg["pointWidth"])
+        drawn = self.js("""const c = document.getElementById('spectrogram'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                           let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] === 255) n++; return n;""")
+        self.assertGreater(drawn, 5000)
+        self.assertEqual(self.js("return window.tributaryView.axes.spectrogram.xUnit"), "time, s")
 
     def test_2_peak_readout_is_the_simulated_frequency(self):
         peaks = wait_until(lambda: (p := self.js("return window.tributaryView.peak")) and len(p) == 2 and p, what="peaks")

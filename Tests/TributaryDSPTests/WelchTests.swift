@@ -42,6 +42,27 @@ import Testing
         }
     }
 
+    /// `restartAverage` forgets the segments so far but keeps the samples the next segment needs: the
+    /// segments after it are those batch Welch takes from the rest of the stream (the live view's
+    /// spectrogram columns). With segments of 300 every 200 samples, after 2 300 samples (11 segments)
+    /// the next segments start at 2 200, so the estimate equals batch Welch of samples 2 200 ..< 5 000.
+    @Test func restartAverageKeepsTheStreamsSegments() throws {
+        let n = 5_000
+        let x = SignalGenerator.whiteNoise(count: n, seed: 5)
+        let config = WelchConfiguration(segmentLength: 300, overlap: 100, window: .hann)
+        let stream = try StreamingWelch(configuration: config, sampleRate: 1, channelCount: 1)
+        x[0..<2_300].withUnsafeBufferPointer { stream.add(block: $0, samplesPerChannel: 2_300) }
+        #expect(stream.segments == 11)
+        stream.restartAverage()
+        #expect(stream.segments == 0 && stream.estimate(channel: 0) == nil)
+        Array(x[2_300...]).withUnsafeBufferPointer { stream.add(block: $0, samplesPerChannel: n - 2_300) }
+        let batch = try welch(Array(x[2_200...]), configuration: config)
+        let s = stream.estimate(channel: 0)!
+        #expect(s.segments == batch.segments && s.segments == 13)
+        let scale = batch.values.max()!
+        for k in batch.values.indices { #expect(abs(s.values[k] - batch.values[k]) <= 1e-12 * scale) }
+    }
+
     /// Segments inside a block are transformed in place and only straddling ones are assembled, so
     /// every way of cutting the stream must give the same sums, for any overlap (none, half, all but
     /// one sample) and blocks shorter, equal to and longer than a segment. (To rounding, not to the

@@ -113,7 +113,15 @@ import Testing
         #expect(i16(b, c + 150) == 32_767)
         // Spectrum centi-dB.
         #expect(i16(b, c + 152) == -6_000 && i16(b, c + 154) == -2_000 && i16(b, c + 156) == 0 && i16(b, c + 158) == -2_000)
-        #expect(b.count == c + 160)  // 144 + 8 + 8, already a multiple of 8
+        // Flags bit 0: a spectrogram column follows the spectrum; none completed here, so every point has no value.
+        #expect(u32(b, 116) == 1)
+        #expect((0..<4).allSatisfy { i16(b, c + 160 + 2 * $0) == -32_768 })
+        #expect(b.count == c + 168)  // 144 + 8 + 8 + 8, already a multiple of 8
+        // With a column: coded as the spectrum, grouped the same way.
+        var withColumn = channel
+        withColumn.spectrogramColumn = PowerSpectralDensity(frequencies: [0, 10, 20, 30], values: [1, 1e-3, 10, 1e-30], segments: 1)
+        let d = UpdateEncoding.encode(sequence: 10, serverTime: 100, dataTime: 99.5, health: health, channels: [withColumn])
+        #expect(i16(d, c + 160) == 0 && i16(d, c + 162) == -3_000 && i16(d, c + 164) == 1_000 && i16(d, c + 166) == -30_000)
     }
 }
 

@@ -13,7 +13,7 @@ enum MonitorCommand: Command {
     static let readingNames = ["rms", "pp", "mean", "freq", "amp", "thd", "sinad", "enob"]
     static let usage = """
         usage: tributary monitor ADDRESS --api-key KEY [--channels SPEC] [--sources IDS]
-                                 [--measure LIST] [--every S] [--duration S]
+                                 [--measure LIST] [--every S] [--spectrogram] [--filter SPEC] [--notch F0:Q] [--duration S]
 
         Subscribes to the publisher and prints, every --every seconds, the readings of the chosen
         channels over their last 16384 samples (the library's measurements, as 'tributary analyze'
@@ -35,12 +35,20 @@ enum MonitorCommand: Command {
                                     amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
                                     (default: all)
           --every S                 seconds between tables, in [0.1, 3600] (default 1)
+          --spectrogram             also the spectrum of the samples since the previous interval, per channel:
+                                    on a terminal a line of 64 shades from 0 Hz to half the rate (darkest the
+                                    quietest, over the 80 dB below its strongest band); in JSON a member
+                                    "spectrogram":{"df":HZ,"db":[…]} (centi-dB accuracy, points of df Hz,
+                                    each the strongest of its bins; null when no Welch segment completed)
+        \(DisplayFilterOptions.usageLines)
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary monitor")
         let measureText = try arguments.option("--measure")
         let every = try arguments.number("--every", "an interval in seconds", in: 0.1...3600) ?? 1
+        let spectrogram = arguments.flag("--spectrogram")
+        let displayFilter = try DisplayFilterOptions.parse(&arguments)
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: monitor reads analog channels only") }
@@ -56,7 +64,7 @@ enum MonitorCommand: Command {
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels)
+            channels: options.analogFilter?.channels, displayFilter: displayFilter)
         defer { session.close() }
         try session.applyInitialSelection()
         let terminal = isatty(1) == 1
@@ -113,6 +121,18 @@ enum MonitorCommand: Command {
                         statistics.framesReceived, statistics.gapNotices, statistics.framesMissing,
                         statistics.unaccountedLoss, statistics.reconnections,
                         Double(statistics.callbackQueue.latencyP50Ns) / 1e6, Double(statistics.callbackQueue.latencyP99Ns) / 1e6))
+                if spectrogram {
+                    lines.append("")
+                    for c in channels {
+                        let (name, _) = info(c.key)
+                        let label = "\(c.key.source)/\(c.key.channel) \(name.terminalSafe)"
+                        guard let (df, db) = spectrogramPoints(c) else {
+                            lines.append("\(label): no Welch segment completed in this interval")
+                            continue
+                        }
+                        lines.append("\(label): 0 |\(shades(db))| \(compactNumber(df * Double(db.count - 1))) Hz")
+                    }
+                }
                 if let lastError { lines.append(lastError.terminalSafe) }
                 ok = StandardOutput.line(lines.joined(separator: "\n"))
             } else {
@@ -126,10 +146,12 @@ enum MonitorCommand: Command {
                     + "\"connected\":\(connected),\"error\":\(lastError.map(jsonText) ?? "null")}"
                 let list = channels.map { c in
                     let (name, unit) = info(c.key)
+                    let sgram: String = spectrogram ? "\"spectrogram\":\(spectrogramJSON(c))," : ""
+                    let readings: String = measures.flatMap { m in
+                        jsonMembers(m).map { "\"\($0.key)\":\(jsonNumber($0.value(c.readings)))" }
+                    }.joined(separator: ",")
                     return "{\"source\":\(c.key.source),\"channel\":\(c.key.channel),\"name\":\(jsonText(name)),\"unit\":\(jsonText(unit)),"
-                        + "\"samples\":\(c.readings.samples),"
-                        + measures.flatMap { m in jsonMembers(m).map { "\"\($0.key)\":\(jsonNumber($0.value(c.readings)))" } }.joined(
-                            separator: ",") + "}"
+                        + "\"samples\":\(c.readings.samples)," + sgram + readings + "}"
                 }
                 ok = StandardOutput.line(
                     "{\"time\":\(jsonNumber(now.timeIntervalSince1970)),\"health\":\(health),\"channels\":[\(list.joined(separator: ","))]}"
@@ -140,6 +162,40 @@ enum MonitorCommand: Command {
         }
         withExtendedLifetime(signals) {}
         return 0
+    }
+
+    /// A channel's newest spectrogram column as the view sends it (docs/VIEW.md: at most 512 points,
+    /// each the strongest of its bins), in dB; nil when no Welch segment completed since the last one.
+    static func spectrogramPoints(_ c: ChannelSnapshot) -> (df: Double, db: [Double])? {
+        guard let column = c.spectrogramColumn, column.values.count >= 2 else { return nil }
+        let group = (column.values.count + UpdateEncoding.maxSpectrumPoints - 1) / UpdateEncoding.maxSpectrumPoints
+        let df = (column.frequencies[1] - column.frequencies[0]) * Double(group)
+        return (df, UpdateEncoding.centiDecibels(column, group: group).map { Double($0) / 100 })
+    }
+
+    static func spectrogramJSON(_ c: ChannelSnapshot) -> String {
+        guard let (df, db) = spectrogramPoints(c) else { return "null" }
+        return "{\"df\":\(jsonNumber(df)),\"db\":[\(db.map(jsonNumber).joined(separator: ","))]}"
+    }
+
+    /// 64 bands from 0 Hz to the last point, each shaded by its strongest point over the 80 dB below the
+    /// strongest band: a space for the quietest, █ for the strongest.
+    static func shades(_ db: [Double]) -> String {
+        let bands = min(64, db.count)
+        let levels = Array(" ▁▂▃▄▅▆▇█")
+        let values = (0..<bands).map { b in db[(b * db.count / bands)..<((b + 1) * db.count / bands)].max() ?? -.infinity }
+        let top = values.max() ?? 0
+        return String(
+            values.map { v in
+                guard v.isFinite, top.isFinite else { return levels[0] }
+                let t = max(0, min(1, (v - (top - 80)) / 80))
+                return levels[Int((t * Double(levels.count - 1)).rounded())]
+            })
+    }
+
+    /// A frequency for a label: at most 6 significant digits, no exponent below 1e15.
+    static func compactNumber(_ x: Double) -> String {
+        x.rounded() == x && abs(x) < 1e15 ? String(Int64(x)) : String(format: "%.6g", x)
     }
 
     /// The JSON members of a reading (`--measure` name): the names and meanings of `analyze --json`.

@@ -13,12 +13,12 @@ enum ViewCommand: Command {
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
     static let usage = """
         usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
-                              [--http-host NAME]... [--require-token] [--duration S]
+                              [--http-host NAME]... [--require-token] [--filter SPEC] [--notch F0:Q] [--duration S]
 
         Subscribes to the publisher and serves one self-contained page (no network access needed) at
         --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
         The page shows the chosen channels' traces (min/max per column), their averaged Welch spectrum
-        with its peak, their readings (RMS, peak-to-peak, mean, tone frequency and amplitude, THD, SINAD,
+        with its peak, a spectrogram of one of them (the last 600 updates), their readings (RMS, peak-to-peak, mean, tone frequency and amplitude, THD, SINAD,
         ENOB, as 'tributary analyze' computes them) and the link's health; choosing channels on the page
         changes this subscriber's server-side filter. Updates come at most 10 times a second and take at
         most about 200 KB/s whatever the stream's rate (docs/VIEW.md). The session reconnects by itself
@@ -39,6 +39,7 @@ enum ViewCommand: Command {
         \(LiveSession.hostNameUsage)
           --require-token           require the access token on a loopback address too (a machine shared
                                     with other users)
+        \(DisplayFilterOptions.usageLines)
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -46,6 +47,7 @@ enum ViewCommand: Command {
         let http = try arguments.option("--http") ?? "127.0.0.1:8080"
         let requireToken = arguments.flag("--require-token")
         let hostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
+        let displayFilter = try DisplayFilterOptions.parse(&arguments)
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
         guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: the view shows analog channels only") }
@@ -54,7 +56,7 @@ enum ViewCommand: Command {
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels)
+            channels: options.analogFilter?.channels, displayFilter: displayFilter)
         let url: String
         do { url = try session.serve(http: http, requireToken: requireToken, hostNames: hostNames) } catch {
             session.close()

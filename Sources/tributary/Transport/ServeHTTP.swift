@@ -18,13 +18,13 @@ final class LiveSession {
     /// which `serve(http:)` or `applyInitialSelection()` turns into filters.
     init(
         host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
-        sources: [UInt32]?, channels: ChannelSelection?
+        sources: [UInt32]?, channels: ChannelSelection?, displayFilter: DisplayFilter? = nil
     ) throws {
         do {
             subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
         } catch { throw CommandError("\(error)") }
         // Registered before the session opens: the configurations follow the welcome at once.
-        model = LiveModel()
+        model = LiveModel(displayFilter: displayFilter)
         subject.register(model)
         do {
             welcome = try subject.open(
