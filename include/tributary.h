@@ -434,6 +434,15 @@ typedef struct tributary_source tributary_source;
 int tributary_publisher_open(const char *bind, const char *api_key, const char *description,
                              tributary_publisher **publisher, char **endpoint);
 
+/** Discovery (docs/PROTOCOL.md §9). An open publisher answers discovery queries as `tributary serve`
+ *  does: on the group 239.255.84.82, port 16580, TTL 1, with its description as name and its
+ *  sources; bound to a loopback address it answers queries from this host only; where multicast is
+ *  not available it publishes without answering. enabled 0 stops answering (`serve --no-announce`);
+ *  enabled 1 answers on group (NULL: the default), port (0: the default; else 1-65535) and ttl (-1:
+ *  the default; else 0-255). E_ARGUMENT: a bad value; E_IO: the group cannot be joined or the port
+ *  bound (the publisher then answers nowhere). */
+int tributary_publisher_discovery(tributary_publisher *publisher, int enabled, const char *group, int port, int ttl);
+
 /** Adds an analog source fed by tributary_source_push. id: > 0, unique in the publisher;
  *  device_name: its description; sample_rate: Hz per channel (1e-6 to 1e12); channel_names: a
  *  comma-separated list of channel_count names (NULL: "ch0,ch1,…"); unit: of every channel;

@@ -10,16 +10,41 @@ import TributaryWire
 /// An open publisher behind a `tributary_publisher *`.
 final class PublisherHandle {
     let publisher: Publisher
+    /// The name discovery answers give (the description passed to tributary_publisher_open).
+    let name: String
     /// The sources added through this handle (closed with it).
     private var sources: [PushSource] = []
+    /// Answers discovery queries (PROTOCOL.md §9) while the publisher is open, nil when switched off.
+    private var announcer: DiscoveryAnnouncer?
     private let lock = NSLock()
 
-    init(publisher: Publisher) { self.publisher = publisher }
+    init(publisher: Publisher, name: String) {
+        self.publisher = publisher
+        self.name = name
+    }
 
     func add(_ source: PushSource) {
         lock.lock()
         sources.append(source)
+        announcer?.update(sources: sources.map(DiscoveredSource.init))
         lock.unlock()
+    }
+
+    /// Answers discovery queries on `settings` (replacing an earlier announcer), or stops answering (nil).
+    /// - Throws: `APIError(.io)` when the group cannot be joined or its port bound.
+    func announce(_ settings: DiscoverySettings?) throws(APIError) {
+        lock.lock()
+        defer { lock.unlock() }
+        announcer?.stop()
+        announcer = nil
+        guard let settings else { return }
+        do {
+            announcer = try DiscoveryAnnouncer.announcing(
+                endpoint: publisher.endpoint, name: name, authentication: .key, sources: sources.map(DiscoveredSource.init),
+                settings: settings)?.announcer
+        } catch {
+            throw APIError(.io, "cannot answer discovery queries on \(settings.group):\(settings.port): \(error)")
+        }
     }
 
     /// Closes every source, gives lossless frames up to `drainSeconds` to reach their subscribers, then
@@ -28,6 +53,8 @@ final class PublisherHandle {
         lock.lock()
         let all = sources
         sources = []
+        announcer?.stop()
+        announcer = nil
         lock.unlock()
         for source in all { source.close() }
         let deadline = monotonicNanoseconds() + (drainSeconds.nanoseconds(atMostSeconds: 3_600) ?? 0)
@@ -84,7 +111,9 @@ public func tributary_publisher_open(
             throw APIError(.io, "cannot publish on '\(address)': \(error)")
         }
         let bound = started.endpoint
-        let handle = PublisherHandle(publisher: started)
+        let handle = PublisherHandle(publisher: started, name: text)
+        // Answered as `serve` answers by default; a machine without multicast publishes without it.
+        try? handle.announce(DiscoverySettings.standard)
         if let endpoint {
             guard let copy = strdup(bound) else {
                 handle.close(drainSeconds: 0)
@@ -93,6 +122,31 @@ public func tributary_publisher_open(
             endpoint.pointee = copy
         }
         result.pointee = Handles.insert(handle)
+    }
+}
+
+/// Discovery: stops answering queries (enabled 0) or answers on another group, port or TTL (enabled 1;
+/// NULL group, port 0 and ttl -1 keep the defaults).
+@_cdecl("tributary_publisher_discovery")
+public func tributary_publisher_discovery(
+    _ publisher: OpaquePointer?, _ enabled: Int32, _ group: UnsafePointer<CChar>?, _ port: Int32, _ ttl: Int32
+) -> Int32 {
+    guarded("tributary_publisher_discovery") {
+        let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        guard enabled == 0 || enabled == 1 else { throw APIError(.argument, "enabled is \(enabled); give 0 (silent) or 1 (answer)") }
+        guard enabled == 1 else { return try handle.announce(nil) }
+        let groupText = try group.map { g throws(APIError) in try string(g, "group") } ?? DiscoverySettings.defaultGroup
+        guard port == 0 || (1...65_535).contains(port) else {
+            throw APIError(.argument, "port \(port) is not 0 (the default) or in 1...65535")
+        }
+        guard ttl == -1 || (0...255).contains(ttl) else { throw APIError(.argument, "ttl \(ttl) is not -1 (the default) or in 0...255") }
+        let settings: DiscoverySettings
+        do {
+            settings = try DiscoverySettings(
+                group: groupText, port: port == 0 ? DiscoverySettings.defaultPort : Int(port),
+                ttl: ttl == -1 ? DiscoverySettings.defaultTTL : Int(ttl))
+        } catch { throw APIError(.argument, "\(error)") }
+        try handle.announce(settings)
     }
 }
 

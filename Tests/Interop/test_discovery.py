@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import unittest
 import uuid
@@ -149,6 +150,52 @@ class DiscoveryInOneNamespaceTest(unittest.TestCase):
         result = self.ns.tool("subscribe", "resolve:name=quiet", "--api-key", "k", "--duration", "1")
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertIn("no publisher answered within 1.0 s", result.stderr)
+
+    def test_python_and_c_publishers_answer_as_serve_does(self):
+        """Issue 40/41: a publisher opened through the C library (here from Python) answers discovery
+        queries with its description and the sources added since; announce=False stays silent;
+        tributary_publisher_discovery's arguments are checked."""
+        script = (
+            "import sys, tributary\n"
+            "pub = tributary.Publisher('tcp://127.0.0.1:0', api_key='k', description=sys.argv[1], announce=sys.argv[2] == '1')\n"
+            "pub.add_source(id=7, name='py-daq', rate=500, channels=['a', 'b'], unit='mV', range=(-1, 1), dtype='int16', scale=0.001)\n"
+            "print('ready', pub.endpoint, flush=True)\n"
+            "sys.stdin.readline()\n"
+            "pub.close()\n")
+        processes = []
+        for name, announce in [("py-loud", "1"), ("py-quiet", "0")]:
+            process = subprocess.Popen(self.ns.command(sys.executable, "-c", script, name, announce), stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
+            processes.append(process)
+            self.ns.processes.append(process)
+            line = process.stdout.readline()
+            self.assertTrue(line.startswith("ready tcp://127.0.0.1:"), process.stderr.read() if not line else line)
+            process.endpoint = line.split()[1]
+        found = self.resolve()
+        self.assertEqual([p["name"] for p in found], ["py-loud"])
+        [source] = found[0]["sources"]
+        self.assertEqual(found[0]["address"], processes[0].endpoint)
+        self.assertEqual((source["id"], source["device"], source["channels"], source["channel_names"], source["unit"],
+                          source["rate"], source["sample_type"]), (7, "py-daq", 2, ["a", "b"], "mV", 500.0, "int16"))
+        result = self.ns.tool("subscribe", "resolve:name=py-loud", "--api-key", "k", "--json", "--duration", "1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn('"device_name":"py-daq"', result.stdout.replace(" ", ""))
+        for process in processes:
+            process.communicate("\n", timeout=TIMEOUT)
+            self.assertEqual(process.returncode, 0)
+        bad = subprocess.run([sys.executable, "-c", "import tributary\n"
+                              "for kw in [dict(announce_port=0), dict(announce_ttl=256), dict(announce_group='10.0.0.1'), dict(announce=1)]:\n"
+                              "    try:\n"
+                              "        tributary.Publisher('tcp://127.0.0.1:0', api_key='k', **kw)\n"
+                              "    except (ValueError, TypeError, tributary.TributaryError) as e:\n"
+                              "        print(type(e).__name__, e)\n"],
+                             capture_output=True, text=True, timeout=TIMEOUT, env=os.environ)
+        lines = bad.stdout.splitlines()
+        self.assertEqual(len(lines), 4, bad.stdout + bad.stderr)
+        self.assertIn("announce_port", lines[0])
+        self.assertIn("announce_ttl", lines[1])
+        self.assertIn("'10.0.0.1' is not an IPv4 multicast address", lines[2])
+        self.assertIn("announce must be True or False", lines[3])
 
     def test_a_curve_publisher_says_curve_and_announces_no_key(self):
         import tempfile

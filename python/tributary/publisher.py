@@ -36,6 +36,7 @@ def _declare(library: ctypes.CDLL) -> None:
     f("tributary_publisher_send_message", c_int, c_void_p, c_char_p)
     f("tributary_publisher_subscribers", c_int, c_void_p, POINTER(c_int))
     f("tributary_publisher_close", c_int, c_void_p)
+    f("tributary_publisher_discovery", c_int, c_void_p, c_int, c_char_p, c_int, c_int)
 
 
 def _library() -> ctypes.CDLL:
@@ -177,8 +178,24 @@ class Publisher(_native.HandleOwner):
 
     _close_call = "tributary_publisher_close"
 
-    def __init__(self, bind: str, api_key: str, *, description: Optional[str] = None):
-        """Binds ``bind`` (e.g. ``"tcp://0.0.0.0:5555"``; port 0 takes a free port, see :attr:`endpoint`)."""
+    def __init__(self, bind: str, api_key: str, *, description: Optional[str] = None, announce: bool = True,
+                 announce_group: Optional[str] = None, announce_port: Optional[int] = None,
+                 announce_ttl: Optional[int] = None):
+        """Binds ``bind`` (e.g. ``"tcp://0.0.0.0:5555"``; port 0 takes a free port, see :attr:`endpoint`).
+
+        :param description: the publisher's name, in the welcome and in discovery answers.
+        :param announce: answer discovery queries (``tributary.resolve``, ``tributary resolve``,
+            ``resolve:QUERY`` addresses; docs/PROTOCOL.md §9) as ``tributary serve`` does: on loopback
+            only when bound to loopback. False stays silent (``serve --no-announce``).
+        :param announce_group, announce_port, announce_ttl: the IPv4 multicast group, UDP port and TTL
+            (default 239.255.84.82, 16580, 1). With the defaults, a machine without multicast publishes
+            without answering; a group, port or TTL given that cannot be used raises.
+        """
+        if not isinstance(announce, bool):
+            raise TypeError(f"announce must be True or False, not {announce!r}")
+        group = None if announce_group is None else _text(announce_group, "announce_group")
+        port = 0 if announce_port is None else integer(announce_port, "announce_port", 1, 65535)
+        ttl = -1 if announce_ttl is None else integer(announce_ttl, "announce_ttl", 0, 255)
         library = _library()
         self._closed = True
         self._sources: List[PublishedSource] = []
@@ -190,6 +207,12 @@ class Publisher(_native.HandleOwner):
         self._closed = False
         self.endpoint: str = take_string(endpoint)
         """The endpoint bound, with the real port (``tcp://127.0.0.1:40123``)."""
+        if not announce or group is not None or port != 0 or ttl != -1:
+            try:
+                check(library.tributary_publisher_discovery(handle, int(announce), group, port, ttl))
+            except BaseException:
+                self.close()
+                raise
 
     def add_source(self, id: int, name: str, rate: float, channels: Union[int, Sequence[str]], *, unit: str = "V",
                    range: Tuple[float, float] = (-10.0, 10.0), dtype: Union[str, type, np.dtype] = "float64",

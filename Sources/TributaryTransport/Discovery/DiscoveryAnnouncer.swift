@@ -100,3 +100,27 @@ public final class DiscoveryAnnouncer: Sendable {
         }
     }
 }
+
+extension DiscoveryAnnouncer {
+    /// Starts answering for a publisher bound to `endpoint`, as `serve` and the C and Python publishers
+    /// do: on loopback only when the endpoint is a loopback address (PROTOCOL.md §9).
+    /// - Returns: the announcer and whether it answers on loopback only; nil when `endpoint` is not a
+    ///   tcp:// endpoint other hosts could reach (ipc://, inproc://).
+    /// - Throws: `DiscoverySocketError` as `init`.
+    public static func announcing(
+        endpoint: String, name: String, authentication: DiscoveryAuthentication, sources: [DiscoveredSource],
+        settings: DiscoverySettings
+    ) throws(DiscoverySocketError) -> (announcer: DiscoveryAnnouncer, loopbackOnly: Bool)? {
+        guard let bound = PublisherAddress.tcpHostPort(endpoint) else { return nil }
+        let loopback = bound.host == "localhost" || bound.host.hasPrefix("127.") || bound.host == "::1"
+        let description = PublisherDescription(
+            name: name, host: PublisherDescription.localHostName(), address: endpoint, authentication: authentication,
+            sources: sources)
+        return (try DiscoveryAnnouncer(settings: settings, loopbackOnly: loopback, description: description), loopback)
+    }
+
+    /// Replaces the sources of the description (a publisher that adds or reconfigures sources).
+    public func update(sources: [DiscoveredSource]) {
+        state.withLock { $0.sources = sources }
+    }
+}

@@ -203,17 +203,15 @@ enum ServeCommand: Command {
         curve: Bool
     ) -> DiscoveryAnnouncer? {
         guard let settings = options.announce else { return nil }
-        guard let bound = PublisherAddress.tcpHostPort(publisher.endpoint) else {
-            printError("discovery: not announced (\(publisher.endpoint.terminalSafe) is not a tcp:// endpoint other hosts can reach)")
-            return nil
-        }
-        let loopback = bound.host == "localhost" || bound.host.hasPrefix("127.") || bound.host == "::1"
-        let description = PublisherDescription(
-            name: options.description, host: PublisherDescription.localHostName(),
-            address: publisher.endpoint, authentication: curve ? .curve : .key,
-            sources: sources.all.map(DiscoveredSource.init))
         do {
-            let announcer = try DiscoveryAnnouncer(settings: settings, loopbackOnly: loopback, description: description)
+            guard
+                let (announcer, loopback) = try DiscoveryAnnouncer.announcing(
+                    endpoint: publisher.endpoint, name: options.description, authentication: curve ? .curve : .key,
+                    sources: sources.all.map(DiscoveredSource.init), settings: settings)
+            else {
+                printError("discovery: not announced (\(publisher.endpoint.terminalSafe) is not a tcp:// endpoint other hosts can reach)")
+                return nil
+            }
             StandardOutput.line("answering discovery queries on \(settings.group):\(settings.port)" + (loopback ? " (loopback only)" : ""))
             return announcer
         } catch {
