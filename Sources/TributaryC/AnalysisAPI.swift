@@ -13,7 +13,8 @@ struct AnalysisOptions {
 
     static let keys: Set<String> = [
         "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
-        "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels", "int16_scale",
+        "spectrogram", "coherence", "transfer", "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels",
+        "int16_scale",
         "rigor", "name", "arrays",
     ]
 
@@ -28,6 +29,9 @@ struct AnalysisOptions {
         var average: String?
         var scaling: String?
         var spectrum: Int?
+        var spectrogram: Int?
+        var coherence: Int?
+        var transfer: Int?
         var measure: [String]?
         var harmonics: Int?
         var foldAliases: Bool?
@@ -51,6 +55,9 @@ struct AnalysisOptions {
             average = try get("average", String.self, "a string")
             scaling = try get("scaling", String.self, "a string")
             spectrum = try get("spectrum", Int.self, "an integer")
+            spectrogram = try get("spectrogram", Int.self, "an integer")
+            coherence = try get("coherence", Int.self, "an integer")
+            transfer = try get("transfer", Int.self, "an integer")
             if let list = try? get("measure", [String].self, "") {
                 measure = list
             } else {
@@ -74,61 +81,34 @@ struct AnalysisOptions {
         func bad(_ text: String) -> APIError { APIError(.argument, text) }
         let windowNames = WindowKind.allCases.map(\.rawValue).joined(separator: ", ")
         if let r = raw.rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
-        if let w = raw.welch, w <= 0 { throw bad("welch must be a positive integer") }
-        if let o = raw.overlap, !(o >= 0 && o < 1) { throw bad("overlap must be a fraction in [0, 1)") }
-        let window = try namedValue(raw.window, WindowKind.init(name:)) { "window '\($0)' is not one of \(windowNames)" }
-        let detrend = try namedValue(raw.detrend, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
-        let average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
-        let scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
+        if let s = raw.int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
+        var values = AnalysisOptionValues()
+        values.stats = raw.stats ?? false
+        (values.welch, values.overlap, values.spectrum) = (raw.welch, raw.overlap, raw.spectrum)
+        (values.spectrogram, values.coherence, values.transfer) = (raw.spectrogram, raw.coherence, raw.transfer)
+        (values.harmonics, values.foldAliases, values.fullScale) = (raw.harmonics, raw.foldAliases ?? false, raw.fullScale)
+        values.window = try namedValue(raw.window, WindowKind.init(name:)) { "window '\($0)' is not one of \(windowNames)" }
+        values.detrend = try namedValue(raw.detrend, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
+        values.average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
+        values.scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
+        values.measureWindow = try namedValue(raw.measureWindow, WindowKind.init(name:)) {
+            "measure_window '\($0)' is not one of \(windowNames)"
+        }
+        values.rigor = try namedValue(raw.rigor, FFTRigor.init(name:)) { _ in "rigor must be estimate, measure or patient" } ?? .estimate
         let arrays =
             try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
                 "arrays must be \"json\", \"base64\" or \"block\", not '\($0)'"
             } ?? .json
-        if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
-        if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
-        let measureWindow = try namedValue(raw.measureWindow, WindowKind.init(name:)) {
-            "measure_window '\($0)' is not one of \(windowNames)"
-        }
-        if let s = raw.int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
-        let rigor = try namedValue(raw.rigor, FFTRigor.init(name:)) { _ in "rigor must be estimate, measure or patient" } ?? .estimate
-        if raw.welch == nil {
-            if raw.overlap != nil { throw bad("overlap needs welch") }
-            if detrend != nil || average != nil || scaling != nil { throw bad("detrend, average and scaling need welch") }
-        }
-        if raw.measure == nil, raw.harmonics != nil || raw.foldAliases != nil || measureWindow != nil {
-            throw bad("harmonics, fold_aliases and measure_window need measure")
-        }
-        var measurements = Set<AnalysisMeasurement>()
-        for item in raw.measure ?? [] {
-            if item == "all" { measurements.formUnion(AnalysisMeasurement.allCases); continue }
-            guard let m = AnalysisMeasurement(rawValue: item) else {
-                throw bad("measure: '\(item)' is not one of tone, thd, thdn, sinad, snr, enob, sfdr, all")
+        let request: AnalysisRequest
+        do {
+            values.measure = try raw.measure.map { items throws(AnalysisOptionError) in
+                try AnalysisOptionValues.measurements(items, spelling: .member)
             }
-            measurements.insert(m)
-        }
+            request = try values.request(spelling: .member)
+        } catch { throw bad(error.message) }
         var channelSpec: ChannelSpec?
         if let text = raw.channels {
             do { channelSpec = try ChannelSpec(parsing: text) } catch { throw bad("channels: \(error)") }
-        }
-        let wantStats = raw.stats ?? false
-        var request = AnalysisRequest(
-            statistics: wantStats || (raw.welch == nil && raw.spectrum == nil && measurements.isEmpty),
-            measurements: measurements)
-        if let welchLength = raw.welch {
-            request.welch = WelchConfiguration(
-                segmentLength: welchLength, overlap: raw.overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
-                window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
-                scaling: scaling ?? .density, rigor: rigor)
-        }
-        if let spectrumLength = raw.spectrum { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
-        request.measurement = MeasurementConfiguration(
-            window: measureWindow ?? .blackmanHarris7, harmonics: raw.harmonics ?? 5,
-            foldAliases: raw.foldAliases ?? false)
-        if let fullScale = raw.fullScale {
-            guard fullScale > 0, fullScale.isFinite else {
-                throw bad("full_scale must be a positive number (the peak of a full-scale sine)")
-            }
-            request.fullScale = fullScale
         }
         var filters = SubscriberFilters()
         if let channelSpec {

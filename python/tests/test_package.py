@@ -561,6 +561,32 @@ class PackageTests(unittest.TestCase):
         self.assertEqual([c["stats"] for c in ours["sources"][0]["channels"]],
                          [c["stats"] for c in theirs["sources"][0]["channels"]])
 
+    def test_spectrogram_coherence_and_transfer_equal_the_cli(self):
+        """Issue 42 item 3: analyze's spectrogram, coherence and transfer options reach Python (and C)
+        through the options the command checks (one model, TributaryAnalysis.AnalysisOptionValues):
+        the same documents as `analyze --json`, arrays as ndarrays with arrays="numpy", the same refusals."""
+        f64 = self.captures["f64"]
+        for options, flags in ((dict(spectrogram=1024), ["--spectrogram", 1024]),
+                               (dict(spectrogram=512, overlap=0.5, scaling="spectrum"), ["--spectrogram", 512, "--overlap", 0.5, "--scaling", "spectrum"]),
+                               (dict(coherence=0, welch=1024), ["--coherence", 0, "--welch", 1024]),
+                               (dict(transfer=1), ["--transfer", 1])):
+            with self.subTest(**options):
+                (theirs,) = cli_analyze(f64, *flags)
+                self.assert_same_document(tributary.analyze(f64, **options), theirs)
+        ours = tributary.analyze(f64, spectrogram=1024, arrays="numpy")["sources"][0]["channels"][0]["spectrogram"]
+        self.assertIsInstance(ours["frequencies"], np.ndarray)
+        self.assertEqual(len(ours["psd"]), len(ours["times"]))
+        self.assertTrue(all(isinstance(row, np.ndarray) and row.shape == ours["frequencies"].shape for row in ours["psd"]))
+        for options, text in ((dict(coherence=0, transfer=0), "give coherence or transfer, not both"),
+                              (dict(spectrogram=0), "spectrogram must be an integer from 1 to"),
+                              (dict(coherence=-1), "coherence must be a channel index from 0 to 4294967295, not -1"),
+                              (dict(overlap=0.5), "overlap needs welch, spectrogram, coherence or transfer"),
+                              (dict(full_scale=1.0), "harmonics, fold_aliases, measure_window and full_scale need measure")):
+            with self.subTest(**options), self.assertRaisesRegex(tributary.ArgumentError, text):
+                tributary.analyze(f64, **options)
+        with self.assertRaisesRegex(TypeError, "spectrogram must be an integer, not float"):
+            tributary.analyze(f64, spectrogram=1024.0)
+
     def test_analyze_numpy_arrays_are_the_json_values_exactly(self):
         # The package asks the library for its arrays in a block after the text (docs/C_API.md); lists
         # and ndarrays hold the same float64 values as the command's decimal JSON.

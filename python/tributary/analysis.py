@@ -12,11 +12,12 @@ import numpy as np
 
 from ._native import INT64_MAX, UINT32_MAX, check, integer, integers, lib, real
 
-_OPTIONS = {"arrays", "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "measure", "full_scale",
+_OPTIONS = {"arrays", "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum", "spectrogram",
+            "coherence", "transfer", "measure", "full_scale",
             "harmonics", "fold_aliases", "measure_window", "channels", "int16_scale", "rigor", "name"}
 # Numbers the library reads as integers (Swift Int) and as doubles: checked here, so that a float
 # where an integer belongs, a NaN (not JSON) or a number past the C type is an error naming the option.
-_INTEGER_OPTIONS = ("welch", "spectrum", "harmonics")
+_INTEGER_OPTIONS = ("welch", "spectrum", "spectrogram", "coherence", "transfer", "harmonics")
 _REAL_OPTIONS = ("rate", "overlap", "full_scale", "int16_scale")
 
 
@@ -44,7 +45,8 @@ def _options(options: Dict[str, Any]) -> bytes:
 def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Optional[float] = None, *,
             stats: bool = False, welch: Optional[int] = None, overlap: Optional[float] = None,
             window: Optional[str] = None, detrend: Optional[str] = None, average: Optional[str] = None,
-            scaling: Optional[str] = None, spectrum: Optional[int] = None,
+            scaling: Optional[str] = None, spectrum: Optional[int] = None, spectrogram: Optional[int] = None,
+            coherence: Optional[int] = None, transfer: Optional[int] = None,
             measure: Union[None, str, Sequence[str]] = None, harmonics: Optional[int] = None,
             fold_aliases: bool = False, measure_window: Optional[str] = None, full_scale: Optional[float] = None,
             channels: Union[None, str, Sequence[int]] = None, int16_scale: Optional[float] = None,
@@ -57,7 +59,9 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
         document's "dtype" is then "<f8").
     :param rate: sampling rate in Hz (files: overrides configured rates; arrays: default 1, as scipy's fs).
     The other parameters are the command's options (``welch=1024`` is ``--welch 1024``,
-    ``measure=["thd", "sinad"]`` is ``--measure thd,sinad``, ``channels="0-3"`` or ``[0, 2]``).
+    ``measure=["thd", "sinad"]`` is ``--measure thd,sinad``, ``channels="0-3"`` or ``[0, 2]``;
+    ``spectrogram=1024``, ``coherence=0`` and ``transfer=0`` are ``--spectrogram 1024``, ``--coherence 0``
+    and ``--transfer 0``: docs/ANALYSIS.md).
     Without stats/welch/spectrum/measure, stats are computed. ``name`` names an array's source and
     the document's "file" (default "buffer"). ``arrays="numpy"`` gives the Welch and spectrum arrays
     (``frequencies``, ``psd``, ``amplitude_rms``) as float64 ndarrays, NaN kept; the default ``"list"``
@@ -71,7 +75,8 @@ def analyze(data: Union[str, os.PathLike, np.ndarray, Sequence[float]], rate: Op
     if arrays not in ("list", "numpy"):
         raise ValueError(f"arrays must be 'list' or 'numpy', not {arrays!r}")
     options = dict(stats=stats, welch=welch, overlap=overlap, window=window, detrend=detrend, average=average,
-                   scaling=scaling, spectrum=spectrum, measure=measure, harmonics=harmonics, fold_aliases=fold_aliases,
+                   scaling=scaling, spectrum=spectrum, spectrogram=spectrogram, coherence=coherence, transfer=transfer,
+                   measure=measure, harmonics=harmonics, fold_aliases=fold_aliases,
                    measure_window=measure_window, full_scale=full_scale, channels=channels, int16_scale=int16_scale,
                    rigor=rigor, arrays="block")
     out = c_void_p()
@@ -118,9 +123,6 @@ def _warn_shortened_segments(document: Dict[str, Any]) -> None:
                     warnings.warn(f"source {source['id']} channel {channel['index']}: {text}", UserWarning, stacklevel=3)
 
 
-_ARRAY_MEMBERS = {"welch": ("frequencies", "psd"), "spectrum": ("frequencies", "amplitude_rms")}
-
-
 def _take_document(pointer: c_void_p) -> Dict[str, Any]:
     """The document of an analysis with ``"arrays": "block"`` (docs/C_API.md), its arrays as ndarrays:
     read-only views of one block of float64 values, which follows the text in the same allocation
@@ -141,13 +143,24 @@ def _take_document(pointer: c_void_p) -> Dict[str, Any]:
 
 
 def _array_places(document: Dict[str, Any]):
-    """Each Welch and spectrum array of a document, as (the dict holding it, its key)."""
+    """Each array of a document's channels (Welch, spectrum, spectrogram, coherence, transfer — in the
+    block encoding the objects ``{"offset", "count"}``, docs/C_API.md; after ``_take_document``
+    ndarrays), as (the dict or list holding it, its key or index), nested lists (a spectrogram's rows)
+    included."""
+    def walk(holder, key):
+        value = holder[key]
+        if isinstance(value, np.ndarray) or (isinstance(value, dict) and set(value) == {"offset", "count"}):
+            yield holder, key
+        elif isinstance(value, dict):
+            for k in value:
+                yield from walk(value, k)
+        elif isinstance(value, list):
+            for i in range(len(value)):
+                yield from walk(value, i)
     for source in document["sources"]:
         for channel in source["channels"]:
-            for group, members in _ARRAY_MEMBERS.items():
-                if group in channel:
-                    for member in members:
-                        yield channel[group], member
+            for key in channel:
+                yield from walk(channel, key)
 
 
 def _as_lists(document: Dict[str, Any]) -> None:
