@@ -27,6 +27,10 @@ final class Session {
     var selectedSources: Set<UInt32> = []
     var selectionOrder: [UInt32] = []
     var filters = SubscriberFilters()
+    /// Per source: the signal filter this subscriber asked for (kind 13), applied before `filters`.
+    var signalFilters: [UInt32: SessionSignalFilter] = [:]
+    /// What the session's signal filters cost, in operations a second (docs/PROTOCOL.md §6.2).
+    var signalFilterCost: Double { signalFilters.values.reduce(0) { $0 + $1.cost } }
     /// Credit for lossless frames (docs/PROTOCOL.md §4.5).
     var credits: UInt64 = 0
     /// Frames of lossless sources (the source frame, or the filter outputs made of it) that this
