@@ -56,7 +56,7 @@ enum MonitorCommand: Command {
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels)
+            channels: options.analogFilter?.channels, signalFilter: options.signalFilter)
         defer { session.close() }
         try session.applyInitialSelection()
         let terminal = isatty(1) == 1
