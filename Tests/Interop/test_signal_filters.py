@@ -102,7 +102,7 @@ class SignalFilterRefusals(unittest.TestCase):
         # Budget per session 100 000 operations a second: a decimate by 10 (4 sections × 5 × 4 channels ×
         # 2000 S/s = 160 000) is past it, a low-pass of order 2 (1 section: 40 000) is not.
         cls.server = Serve("--simulate", "id=1,name=feed,rate=2000,channels=4,freq=50,amp=1,noise=0.01,block=100",
-                           "--signal-budget", "100000:150000", "--no-announce")
+                           "--signal-budget", "100000:150000", "--status-interval", "0.3", "--no-announce")
 
     @classmethod
     def tearDownClass(cls):
@@ -118,9 +118,15 @@ class SignalFilterRefusals(unittest.TestCase):
         self.assertIn("17", result.stderr)
         self.assertIn("budget", result.stderr)
 
-    def test_within_the_budget_is_accepted(self):
-        result = self.subscribe("--lowpass", "100:2")
+    def test_within_the_budget_is_accepted_and_listed(self):
+        result = self.subscribe("--lowpass", "100:2", "--description", "listed", duration=2)
         self.assertEqual(result.returncode, 0, result.stderr)
+        # The publisher's subscriber list (--status-interval) showed the session's signal filter.
+        while True:
+            line = self.server.wait_for("  session")
+            if "'listed'" in line and "signal filter" in line:
+                break
+        self.assertIn("signal filter source 1: low-pass 100.0 Hz, Butterworth order 2", line)
 
     def test_past_the_publishers_budget_is_error_17(self):
         # Two sessions of 80 000 each (order 4: 2 sections) pass the session budget, not the publisher's 150 000.

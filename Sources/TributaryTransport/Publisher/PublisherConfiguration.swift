@@ -154,6 +154,8 @@ public struct SubscriberInfo: Sendable, Hashable {
     public var filters: SubscriberFilters
     /// Its source selection, when it enabled source filtering.
     public var selectedSources: [UInt32]?
+    /// The signal filters the subscriber asked for (kind 13), by source id.
+    public var signalFilters: [SignalFilterRequest] = []
 }
 
 /// A package a subscriber sent to the publisher's application.

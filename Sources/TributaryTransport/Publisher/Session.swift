@@ -228,11 +228,13 @@ final class Session {
     func hasExpired(now: UInt64) -> Bool { now &- lastHeardNs > timeoutNs }
 
     var info: SubscriberInfo {
-        SubscriberInfo(
+        var info = SubscriberInfo(
             sessionID: sessionID, address: address, description: description, userID: userID,
             connectedSince: connectedSince, connectedSinceUnixNs: connectedSinceUnixNs,
             framesSent: framesSent, framesDropped: framesDropped, isStarted: started,
             filters: filters, selectedSources: sourceFilterEnabled ? selectionOrder : nil)
+        info.signalFilters = signalFilters.keys.sorted().map { signalFilters[$0]!.request }
+        return info
     }
 }
 
