@@ -28,6 +28,11 @@
    against `tributary serve --simulate` (callback latency), with observers on a callback thread and
    with `--inline` (on the socket thread), and LSL push_chunk -> pull_chunk in the same rounds.
 
+4. Server-side decimation (issue 42 item 4): a live `serve --simulate` source of 8 channels at
+   1 MS/s, 8 subscribers each asking for it decimated by 10 (`subscribe --decimate 10 --summary`):
+   publisher CPU (utime + stime from /proc/PID/stat per wall second over the window) with the 8
+   decimating subscribers, and with none (the simulated source alone), --decimate-rounds rounds.
+
 Every loss is reported: Tributary's from its gap notices (and unaccounted loss, which must be 0),
 pyzmq's and LSL's as messages / samples that did not arrive.
 """
@@ -574,33 +579,84 @@ class Bench:
         self.results["latency"] = rows
 
 
+def decimate_round(bench, subscribers, seconds):
+    """One publisher (8 ch at 1 MS/s, blocks of 10 000 samples) and `subscribers` decimating by 10:
+    the publisher's CPU seconds per wall second over the middle of the window, and the samples a
+    second each subscriber received (from its --summary)."""
+    serve, address = bench.serve("--simulate", "id=1,name=fast,rate=1000000,channels=8,block=10000,noise=0", "--no-announce")
+    try:
+        cpu = CPUSampler(serve.p.pid)
+        subs = [Proc([bench.tributary, "subscribe", address, "--api-key", "bench", "--summary", "--decimate", "10",
+                      "--duration", str(seconds + 1.0)]) for _ in range(subscribers)]
+        time.sleep(0.5)
+        start = time.time()
+        time.sleep(seconds)
+        end = time.time()
+        for sub in subs:
+            sub.finish(60)
+        cpu.stop()
+        used, span = cpu.cpu_between(start, end)
+        received = []
+        for sub in subs:
+            if sub.p.returncode != 0:
+                raise RuntimeError(f"subscribe --decimate: exit {sub.p.returncode}: {''.join(sub.err)[-600:]}")
+            summary = sub.json()
+            received.append(summary)
+        return (used / span if used is not None and span > 0 else None), received
+    finally:
+        serve.stop()
+
+
+def decimate_suite(bench):
+    a = bench.args
+    print(f"\nServer-side decimation: serve --simulate 8 ch x 1 MS/s, 8 subscribers with --decimate 10, "
+          f"{a.decimate_seconds} s windows, {a.decimate_rounds} rounds (publisher CPU from /proc/PID/stat)")
+    loaded, idle, summaries = [], [], []
+    for _ in range(a.decimate_rounds):
+        cores, received = decimate_round(bench, 8, a.decimate_seconds)
+        loaded.append(cores)
+        summaries.append(received)
+        cores, _ = decimate_round(bench, 0, a.decimate_seconds)
+        idle.append(cores)
+    print(f"  8 decimating subscribers: publisher {median_spread(loaded)} cores (CPU s per wall s)")
+    print(f"  no subscriber (the source alone): {median_spread(idle)} cores")
+    print(f"  one subscriber's last summary: {json.dumps(summaries[-1][0]) if summaries and summaries[-1] else '-'}")
+    bench.results["decimate"] = {"cores_8_subscribers": loaded, "cores_no_subscriber": idle, "summaries": summaries}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tributary", required=True, help="the release `tributary` binary")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pyzmq and pylsl (default: this one)")
-    parser.add_argument("--only", default="throughput,fanout,latency", help="comma-separated suites")
+    parser.add_argument("--only", default="throughput,fanout,latency,decimate", help="comma-separated suites")
     parser.add_argument("--rounds", type=int, default=5, help="throughput rounds (default 5)")
     parser.add_argument("--live-seconds", type=float, default=1.5)
     parser.add_argument("--fanout-seconds", type=float, default=2.0)
     parser.add_argument("--latency-seconds", type=float, default=1.5)
     parser.add_argument("--latency-rounds", type=int, default=3)
+    parser.add_argument("--decimate-seconds", type=float, default=3.0)
+    parser.add_argument("--decimate-rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="a short smoke run (small data, 2 rounds, fewer points)")
     parser.add_argument("--no-lsl", action="store_true", help="skip the LSL peer (pylsl missing)")
     parser.add_argument("--json", help="also write every measurement as JSON")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.live_seconds, args.fanout_seconds, args.latency_seconds, args.latency_rounds = 2, 1.0, 1.0, 1.0, 1
+        args.decimate_seconds, args.decimate_rounds = 1.5, 2
     if not os.access(args.tributary, os.X_OK):
         parser.error(f"--tributary {args.tributary}: not an executable")
     suites = args.only.split(",")
     for suite in suites:
-        if suite not in ("throughput", "fanout", "latency"):
-            parser.error(f"--only: unknown suite '{suite}' (throughput, fanout, latency)")
+        if suite not in ("throughput", "fanout", "latency", "decimate"):
+            parser.error(f"--only: unknown suite '{suite}' (throughput, fanout, latency, decimate)")
     bench = Bench(args)
     started = time.time()
     try:
         for suite in suites:
-            getattr(bench, suite)()
+            if suite == "decimate":
+                decimate_suite(bench)
+            else:
+                getattr(bench, suite)()
     finally:
         shutil.rmtree(bench.tmp, ignore_errors=True)  # the captures: hundreds of MB
     print(f"\nprocess_bench: {time.time() - started:.0f} s (figures on a busy machine are noisy)")

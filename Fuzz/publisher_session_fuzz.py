@@ -56,6 +56,12 @@ def payload_for(r, kind):
     if kind == "array-filter":
         return w.array_filter(r.choice([0, 1, 2, 3, 4, 5, 6, 7, 8]), small_or_edge(r), small_or_edge(r), small_or_edge(r),
                               small_or_edge(r), replaces=small_or_edge(r))
+    if kind == "signal-filter":
+        # Mostly sources the publisher has (1) and in-range fields, with hostile numbers mixed in.
+        return w.signal_filter(r.choice([1, 1, 1, 0, 2, small_or_edge(r)]), r.choice([0, 2, 10, 1, 1 << 20, (1 << 20) + 1]),
+                               r.choice([0, 0, 1, 2]), r.choice([0, 0, 2, 8, 16, 17, 255]), r.choice([0, 0, 8, 17, 400, 65535]),
+                               r.choice([0.0, 0.0, 10.0, 100.0, 1e12, -1.0, float("nan"), float("inf"), -0.0]),
+                               reserved=0 if r.random() < 0.9 else 1)
     if kind == "credit":
         return w.credit(edgy(r, EDGES32, 32))
     if kind == "message":
@@ -88,7 +94,8 @@ def payload_for(r, kind):
     return b""
 
 
-KINDS = ["start", "stop", "select-sources", "analog-filter", "array-filter", "remove-filter", "credit", "message", "xml",
+KINDS = ["start", "stop", "select-sources", "analog-filter", "array-filter", "remove-filter", "signal-filter", "credit",
+         "message", "xml",
          "error", "analog", "digital", "array", "file", "image", "close", "hello", "gap", "configuration", "welcome"]
 
 

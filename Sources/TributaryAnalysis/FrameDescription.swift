@@ -63,6 +63,7 @@ package enum FrameDescription {
         case .arrayFilter(let f):
             return "\(f.elementType) query '\(f.query.terminalSafe)'" + (f.replaces != 0 ? ", replaces \(f.replaces)" : "")
         case .removeFilter: return "remove the filter"
+        case .signalFilter(let f): return f.summary
         case .hello(let h):
             return
                 "client '\(h.clientDescription.terminalSafe)', timeout \(h.timeoutSeconds) s, source filter \(h.sourceFilterEnabled ? "on" : "off")"
@@ -153,6 +154,12 @@ package enum FrameDescription {
             return .object([
                 ("replaces", .uint(UInt64(f.replaces))), ("channels", channels), ("sources", .ids(f.sources)),
                 ("query", .string(f.query)),
+            ])
+        case .signalFilter(let f):
+            return .object([
+                ("source", .uint(UInt64(f.sourceID))), ("decimate", .uint(UInt64(f.decimate))),
+                ("decimate_ftype", .string(f.decimationKind.description)), ("decimate_order", .uint(UInt64(f.decimationOrder))),
+                ("lowpass_order", .uint(UInt64(f.lowpassOrder))), ("lowpass_cutoff", .double(f.lowpassCutoff)),
             ])
         case .arrayFilter(let f):
             func range(_ r: IndexRange) -> JSON {

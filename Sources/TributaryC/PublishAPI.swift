@@ -106,7 +106,10 @@ public func tributary_publisher_open(
         }
         let started: Publisher
         do {
-            started = try Publisher(configuration: PublisherConfiguration(endpoint: address, apiKey: key, description: text))
+            var configuration = PublisherConfiguration(endpoint: address, apiKey: key, description: text)
+            // Subscribers may ask for signal filters (decimate, low-pass: docs/PROTOCOL.md §6.2) with the default budgets.
+            configuration.signalFilters = DSPSignalFilters()
+            started = try Publisher(configuration: configuration)
         } catch {
             throw APIError(.io, "cannot publish on '\(address)': \(error)")
         }

@@ -14,10 +14,12 @@ struct SubscriptionSettings {
     var sources: [UInt32]?
     var curve: SubjectCurve?
     var capacity = 256
+    /// The signal filter asked for every source received (`decimate`, `lowpass`…), its source set when sent.
+    var signalFilter: SignalFilterRequest?
 
     static let keys: Set<String> = [
         "timeout", "description", "channels", "sources", "array_filters", "curve_server_key",
-        "curve_key", "capacity",
+        "curve_key", "capacity", "decimate", "decimate_ftype", "lowpass", "lowpass_order",
     ]
 
     private struct Raw: Decodable {
@@ -29,6 +31,10 @@ struct SubscriptionSettings {
         var curveServerKey: String?
         var curveKey: String?
         var capacity: Int?
+        var decimate: Int?
+        var decimateFtype: String?
+        var lowpass: Double?
+        var lowpassOrder: Int?
 
         init(from decoder: any Decoder) throws {
             let members = try OptionMembers(decoder, known: SubscriptionSettings.keys)
@@ -51,6 +57,10 @@ struct SubscriptionSettings {
             curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
             curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
             capacity = try get("capacity", Int.self, "an integer")
+            decimate = try get("decimate", Int.self, "an integer from 2 to 1048576")
+            decimateFtype = try get("decimate_ftype", String.self, "\"iir\" or \"fir\"")
+            lowpass = try get("lowpass", Double.self, "a frequency in Hz")
+            lowpassOrder = try get("lowpass_order", Int.self, "an integer from 1 to 16")
         }
     }
 
@@ -89,6 +99,7 @@ struct SubscriptionSettings {
                 throw APIError(.argument, "array filter '\(text)': \(error)")
             }
         }
+        signalFilter = try Self.signalFilter(raw)
         if let serverKeyPath = raw.curveServerKey {
             do {
                 let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
@@ -102,6 +113,43 @@ struct SubscriptionSettings {
         } else if raw.curveKey != nil {
             throw APIError(.argument, "curve_key needs curve_server_key")
         }
+    }
+}
+
+extension SubscriptionSettings {
+    /// `decimate`, `decimate_ftype`, `lowpass`, `lowpass_order` as one signal-filter request
+    /// (docs/PROTOCOL.md §6.2), each field checked by the wire's own rules; nil when none is given.
+    private static func signalFilter(_ raw: Raw) throws(APIError) -> SignalFilterRequest? {
+        if raw.decimate == nil && raw.lowpass == nil {
+            guard raw.decimateFtype == nil, raw.lowpassOrder == nil else {
+                throw APIError(.argument, "decimate_ftype needs decimate, lowpass_order needs lowpass")
+            }
+            return nil
+        }
+        var request = SignalFilterRequest(sourceID: 1)
+        if let q = raw.decimate {
+            guard q >= 2, q <= Int(SignalFilterRequest.maxFactor) else {
+                throw APIError(.argument, "decimate must be an integer from 2 to \(SignalFilterRequest.maxFactor), not \(q)")
+            }
+            request.decimate = UInt32(q)
+        }
+        switch raw.decimateFtype {
+        case nil, "iir": break
+        case "fir" where raw.decimate != nil: request.decimationKind = .fir
+        case "fir": throw APIError(.argument, "decimate_ftype needs decimate")
+        case let other?: throw APIError(.argument, "decimate_ftype must be \"iir\" or \"fir\", not '\(other)'")
+        }
+        if let hz = raw.lowpass {
+            let order = raw.lowpassOrder ?? 4
+            guard order >= 1, order <= Int(SignalFilterRequest.maxLowpassOrder) else {
+                throw APIError(.argument, "lowpass_order must be an integer from 1 to \(SignalFilterRequest.maxLowpassOrder), not \(order)")
+            }
+            (request.lowpassOrder, request.lowpassCutoff) = (UInt8(order), hz)
+        } else if raw.lowpassOrder != nil {
+            throw APIError(.argument, "lowpass_order needs lowpass")
+        }
+        do { try request.validate() } catch { throw APIError(.argument, "signal filter: \(error)") }
+        return request
     }
 }
 
@@ -294,6 +342,12 @@ public func tributary_subscription_open(
             if let filter = settings.analogFilter { ids.append(try subject.sendFilter(filter)) }
             for filter in settings.arrayFilters { ids.append(try subject.sendFilter(filter)) }
             if let sources = settings.sources { try subject.selectSources(sources) }
+            if var signalFilter = settings.signalFilter {
+                for id in (settings.sources ?? welcome.sources.map(\.id)) where id != 0 {
+                    signalFilter.sourceID = id
+                    try subject.sendSignalFilter(signalFilter)
+                }
+            }
             try subject.start()
             result.pointee = Handles.insert(SubscriptionHandle(subject: subject, queue: queue, welcome: welcome, filterIDs: ids))
         } catch let error as ErrorReport {

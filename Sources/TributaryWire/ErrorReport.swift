@@ -37,6 +37,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// 16: the peer sent frames faster than the receiver reads them (the publisher's
     /// `maxInboundFramesPerSecond`); its connection is closed.
     public static let tooManyFrames = ErrorCode(rawValue: 16)
+    /// 17: a signal-filter request (kind 13) would take the session's or the publisher's signal
+    /// filters past their CPU budget; it was refused and the session ended.
+    public static let overBudget = ErrorCode(rawValue: 17)
 
     /// SCCT's name for the code.
     public var name: String {
@@ -57,6 +60,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case 14: "checksum mismatch"
         case 15: "publisher full"
         case 16: "too many frames"
+        case 17: "over budget"
         default: "error \(rawValue)"
         }
     }

@@ -184,6 +184,7 @@ public struct Frame: Sendable {
         case .analogFilter: result = .analogFilter(try AnalogFilterRequest.read(&r))
         case .arrayFilter: result = .arrayFilter(try ArrayFilterRequest.read(&r))
         case .removeFilter: result = .removeFilter
+        case .signalFilter: result = .signalFilter(try SignalFilterRequest.read(&r))
         case .hello: result = .hello(try Hello.read(&r))
         case .welcome: result = .welcome(try Welcome.read(&r))
         case .start: result = .start

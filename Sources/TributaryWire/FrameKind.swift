@@ -12,6 +12,7 @@ public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case analogFilter = 10
     case arrayFilter = 11
     case removeFilter = 12
+    case signalFilter = 13
     case hello = 16
     case welcome = 17
     case start = 18
@@ -35,6 +36,7 @@ public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .analogFilter: "analog-filter"
         case .arrayFilter: "array-filter"
         case .removeFilter: "remove-filter"
+        case .signalFilter: "signal-filter"
         case .hello: "hello"
         case .welcome: "welcome"
         case .start: "start"

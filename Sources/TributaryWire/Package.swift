@@ -18,6 +18,8 @@ public enum Package: Sendable, Hashable {
     case arrayFilter(ArrayFilterRequest)
     /// Removes the filter named by the header's `filter_id`.
     case removeFilter
+    /// Filters (low-pass, decimate) one source's analog data for this session.
+    case signalFilter(SignalFilterRequest)
     case hello(Hello)
     case welcome(Welcome)
     case start
@@ -43,6 +45,7 @@ public enum Package: Sendable, Hashable {
         case .analogFilter: .analogFilter
         case .arrayFilter: .arrayFilter
         case .removeFilter: .removeFilter
+        case .signalFilter: .signalFilter
         case .hello: .hello
         case .welcome: .welcome
         case .start: .start
@@ -86,6 +89,7 @@ public enum Package: Sendable, Hashable {
         case .array(let p): p.contentLength
         case .analogFilter(let p): p.contentLength
         case .arrayFilter(let p): p.contentLength
+        case .signalFilter(let p): p.contentLength
         case .removeFilter, .start, .stop: 0
         case .hello(let p): p.contentLength
         case .welcome(let p): p.contentLength
@@ -108,6 +112,7 @@ public enum Package: Sendable, Hashable {
         case .array(let p): p.write(&w)
         case .analogFilter(let p): p.write(&w)
         case .arrayFilter(let p): p.write(&w)
+        case .signalFilter(let p): p.write(&w)
         case .removeFilter, .start, .stop: break
         case .hello(let p): p.write(&w)
         case .welcome(let p): p.write(&w)
@@ -133,6 +138,7 @@ public enum Payload: Sendable {
     case analogFilter(AnalogFilterRequest)
     case arrayFilter(ArrayFilterRequest)
     case removeFilter
+    case signalFilter(SignalFilterRequest)
     case hello(Hello)
     case welcome(Welcome)
     case start
@@ -157,6 +163,7 @@ public enum Payload: Sendable {
         case .analogFilter(let p): .analogFilter(p)
         case .arrayFilter(let p): .arrayFilter(p)
         case .removeFilter: .removeFilter
+        case .signalFilter(let p): .signalFilter(p)
         case .hello(let p): .hello(p)
         case .welcome(let p): .welcome(p)
         case .start: .start

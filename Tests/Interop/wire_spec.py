@@ -7,7 +7,7 @@ import struct
 
 MAGIC = b"TRIB"
 KINDS = {"configuration": 1, "error": 2, "analog": 3, "digital": 4, "message": 5, "xml": 6, "file": 7,
-         "image": 8, "array": 9, "analog-filter": 10, "array-filter": 11, "remove-filter": 12, "hello": 16,
+         "image": 8, "array": 9, "analog-filter": 10, "array-filter": 11, "remove-filter": 12, "signal-filter": 13, "hello": 16,
          "welcome": 17, "start": 18, "stop": 19, "select-sources": 20, "gap": 21, "close": 22, "credit": 23}
 
 
@@ -125,6 +125,13 @@ def analog_filter(mode, frm=0, to=0, channels=(), sources=(), replaces=0) -> byt
         struct.pack("<%dI" % len(channels), *channels) + struct.pack("<%dI" % len(sources), *sources)
 
 
+def signal_filter(source_id, decimate=0, ftype=0, lowpass_order=0, decimate_order=0, lowpass_cutoff=0.0,
+                  reserved=0) -> bytes:
+    """PROTOCOL.md §5.18: u32 source_id, u32 decimate, u8 decimate_ftype, u8 lowpass_order,
+    u16 decimate_order, u32 reserved, f64 lowpass_cutoff."""
+    return struct.pack("<IIBBHId", source_id, decimate, ftype, lowpass_order, decimate_order, reserved, lowpass_cutoff)
+
+
 def hello(api_key, description, timeout=10.0, source_filter=False) -> bytes:
     return struct.pack("<dB7x", timeout, 1 if source_filter else 0) + string(api_key) + string(description)
 
@@ -209,6 +216,7 @@ def one_of_every_kind():
         "analog-filter": frame("analog-filter", analog_filter(2, channels=(1, 3), sources=(1,)), filter_id=1),
         "array-filter": frame("array-filter", array_filter(1, 5, 15, 5, 15), filter_id=2),
         "remove-filter": frame("remove-filter", b"", filter_id=1),
+        "signal-filter": frame("signal-filter", signal_filter(1, decimate=10, lowpass_order=4, lowpass_cutoff=100.0)),
         "hello": frame("hello", hello("key", "client")),
         "welcome": frame("welcome", welcome(9, "pub", [(1, "USB-6009"), (2, "PCI-6024")])),
         "start": frame("start", b""),

@@ -127,6 +127,15 @@ struct PackageFactory {
                     columns: bool() ? .all : IndexRange(from: 0, to: 3),
                     replaces: UInt32(int(0...2))))
         case .removeFilter: return .removeFilter
+        case .signalFilter:
+            let q = bool() ? UInt32(int(2...1_000)) : 0
+            let fir = q != 0 && bool()
+            let order = q == 0 ? 0 : UInt16(int(0...(fir ? 400 : 16)))
+            let lowpass = bool() ? UInt8(int(1...16)) : 0
+            return .signalFilter(
+                SignalFilterRequest(
+                    sourceID: UInt32(int(1...100)), decimate: q, decimationKind: fir ? .fir : .iir, decimationOrder: order,
+                    lowpassOrder: lowpass, lowpassCutoff: lowpass == 0 ? 0 : Double(int(1...10_000)) / 7))
         case .hello:
             return .hello(
                 Hello(

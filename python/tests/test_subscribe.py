@@ -119,6 +119,32 @@ class SubscribeTests(unittest.TestCase):
         self.assertTrue(any(p.kind == "analog" for p in packages))
         self.assertEqual([(p.kind, p.content) for p in ended], [("close", {"code": 0, "reason": "the replay has ended"})])
 
+    def test_the_publisher_decimates_for_this_session(self):
+        # Issue 42 item 4: source 1 (1000 S/s, 50 Hz on channel 0) decimated by 5 on the publisher.
+        with tributary.subscribe(self.server.address, api_key="k", sources=[1], decimate=5) as sub:
+            blocks, others = self.collect(sub, 400, source=1)
+        rates = [c["sampling_rate"] for p in others if p.kind == "configuration" and p.source_id == 1
+                 for c in p.content["channels"]]
+        self.assertEqual(rates[-1], 200.0)
+        data = np.hstack([b.data for b in blocks])
+        self.assertGreaterEqual(data.shape[1], 400)
+        self.assertEqual(dominant_frequency(data[0][:400], 200), 50.0)
+        firsts = [b.first_sample for b in blocks]
+        self.assertEqual(firsts[1:], [b.first_sample + b.data.shape[1] for b in blocks[:-1]])
+
+    def test_signal_filter_arguments_are_checked(self):
+        for options, error in [({"decimate": 1}, ValueError), ({"decimate": 2.5}, TypeError),
+                               ({"lowpass": float("nan")}, ValueError), ({"decimate": 4, "decimate_ftype": "x"}, ValueError),
+                               ({"lowpass": 10.0, "lowpass_order": 17}, ValueError), ({"lowpass": -1.0}, tributary.TributaryError),
+                               ({"lowpass_order": 2}, tributary.TributaryError)]:
+            with self.subTest(options=options), self.assertRaises(error):
+                tributary.subscribe(self.server.address, api_key="k", sources=[1], **options)
+        # A cutoff above half the source's rate: the publisher ends the session with error 12.
+        with tributary.subscribe(self.server.address, api_key="k", sources=[1], lowpass=600.0) as sub:
+            packages = list(sub.packages(duration=2))
+        errors = [p.content for p in packages if p.kind == "error"]
+        self.assertTrue(errors and errors[0]["code"] == 12, errors)
+
     def test_iteration_is_bounded(self):
         start = time.monotonic()
         with tributary.subscribe(self.server.address, api_key="k", sources=[1]) as sub:

@@ -76,7 +76,9 @@ class Subscription(_native.HandleOwner):
                  sources: Optional[Sequence[int]] = None, array_filters: Optional[Sequence[str]] = None,
                  timeout: Optional[float] = None, description: Optional[str] = None,
                  curve_server_key: Optional[str] = None, curve_key: Optional[str] = None,
-                 capacity: Optional[int] = None, counts: bool = False):
+                 capacity: Optional[int] = None, counts: bool = False, decimate: Optional[int] = None,
+                 decimate_ftype: Optional[str] = None, lowpass: Optional[float] = None,
+                 lowpass_order: Optional[int] = None):
         library = lib()
         if not hasattr(library, "tributary_subscription_open"):
             raise ImportError("this libtributary has no subscriber")
@@ -95,6 +97,17 @@ class Subscription(_native.HandleOwner):
             timeout = real(timeout, "timeout")
         if capacity is not None:
             capacity = integer(capacity, "capacity", 0, INT64_MAX)
+        # Signal filters run by the publisher (PROTOCOL.md §6.2); the library checks their ranges.
+        if decimate is not None:
+            options["decimate"] = integer(decimate, "decimate", 2, 1 << 20)
+        if lowpass is not None:
+            options["lowpass"] = real(lowpass, "lowpass")
+        if lowpass_order is not None:
+            options["lowpass_order"] = integer(lowpass_order, "lowpass_order", 1, 16)
+        if decimate_ftype is not None:
+            if decimate_ftype not in ("iir", "fir"):
+                raise ValueError(f"decimate_ftype must be 'iir' or 'fir', not {decimate_ftype!r}")
+            options["decimate_ftype"] = decimate_ftype
         for key, value in (("array_filters", list(array_filters) if array_filters else None), ("timeout", timeout),
                            ("description", description), ("curve_server_key", curve_server_key),
                            ("curve_key", curve_key), ("capacity", capacity)):
@@ -190,6 +203,8 @@ def subscribe(address: str, api_key: str, **options) -> Subscription:
     """Opens a subscription (address: "tcp://HOST:PORT", "HOST:PORT" or "resolve:QUERY", the one publisher
     :func:`resolve` finds for QUERY): ``with tributary.subscribe("tcp://host:port", api_key="k", channels=[0, 1],
     sources=[1]) as sub: for package in sub: ...``. Options: channels, sources, array_filters, timeout,
-    description, curve_server_key, curve_key, capacity, counts (int16 counts instead of volts).
+    description, curve_server_key, curve_key, capacity, counts (int16 counts instead of volts), and the
+    signal filters the publisher runs for this session: decimate (N, as ``tributary process --decimate``),
+    decimate_ftype ('iir' or 'fir'), lowpass (Hz, a Butterworth low-pass first), lowpass_order (default 4).
     Raises :class:`SCCTError` (with ``code``) when the publisher refuses or cannot be reached."""
     return Subscription(address, api_key, **options)

@@ -79,6 +79,15 @@ public struct PublisherConfiguration: Sendable {
     public var digitalOnChangeOnly: Bool
     /// Optional CURVE encryption; a `ZMQZAPHandler` must then run on the publisher's context.
     public var curve: PublisherCurve?
+    /// Designs the signal filters (kind 13: low-pass, decimate) that subscribers may ask for; nil: the
+    /// publisher offers none and a signal-filter request ends the session with error 12. Transport
+    /// links no DSP: the command-line tool and the C interface inject `TributarySources`' implementation.
+    public var signalFilters: (any SignalFilterFactory)? = nil
+    /// The signal filters' CPU budget of one session, in filter operations (multiply-adds) a second:
+    /// Σ over its filtered sources of operations per sample × channels × rate (docs/PROTOCOL.md §6.2).
+    public var maxSignalFilterCostPerSession: Double = 400e6
+    /// The same budget for all sessions together.
+    public var maxSignalFilterCost: Double = 4e9
 
     public init(
         endpoint: String, apiKey: String, description: String = "Tributary publisher",
@@ -145,6 +154,8 @@ public struct SubscriberInfo: Sendable, Hashable {
     public var filters: SubscriberFilters
     /// Its source selection, when it enabled source filtering.
     public var selectedSources: [UInt32]?
+    /// The signal filters the subscriber asked for (kind 13), by source id.
+    public var signalFilters: [SignalFilterRequest] = []
 }
 
 /// A package a subscriber sent to the publisher's application.

@@ -62,6 +62,8 @@ final class PublisherEngine {
     var eligible: [Session] = []
     /// Per source: the last state of each digital line sent (for `digitalOnChangeOnly`).
     var lastDigital: [UInt32: [Bool]] = [:]
+    /// Per source: its configuration last published while running (signal filters are designed for it).
+    var sourceConfigurations: [UInt32: Configuration] = [:]
     /// The payload of the frame being fanned out, shared by reference among subscribers.
     var shared: ZMQMessage?
     var framesPublished: UInt64 = 0
@@ -159,6 +161,9 @@ final class PublisherEngine {
     }
 
     func route(_ item: HandOffItem, now: UInt64) {
+        if item.frame.header.kind == .configuration, case .configuration(let c)? = try? item.frame.payload() {
+            sourceConfigurations[item.frame.header.sourceID] = c
+        }
         if item.lossless {
             lossless.append(item)
         } else {
@@ -216,6 +221,10 @@ final class PublisherEngine {
     /// every output after it, never dropped (`flushHeld` sends them when the queue has room), so the
     /// outcome is `.sent` or `.gone`.
     func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64, holding: Bool = false) -> Session.SendOutcome {
+        if !session.signalFilters.isEmpty, let filter = session.signalFilters[frame.header.sourceID] {
+            if frame.header.kind == .analog { return sendFiltered(frame, through: filter, to: session, now: now, holding: holding) }
+            if frame.header.kind == .configuration { return sendConfiguration(frame, through: filter, to: session, now: now) }
+        }
         if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
             return sendOutput(frame, of: frame, to: session, now: now, holding: holding)
         }
@@ -235,13 +244,15 @@ final class PublisherEngine {
     /// Sends one output of `frame` (the frame itself, or a filter output made of it) to `session`:
     /// its payload shared when it is the frame's own, else a message of its own. With `holding`, a
     /// full queue (or an earlier output already held) holds it instead of dropping it.
-    func sendOutput(_ out: Frame, of frame: Frame, to session: Session, now: UInt64, holding: Bool) -> Session.SendOutcome {
+    func sendOutput(
+        _ out: Frame, of frame: Frame, to session: Session, now: UInt64, holding: Bool, shareable: Bool = true
+    ) -> Session.SendOutcome {
         if holding && !session.heldLossless.isEmpty {
             hold(out, for: session)
             return .sent
         }
         let outcome: Session.SendOutcome
-        if out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
+        if shareable && out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
             outcome = sendShared(out.header, of: frame, to: session, now: now, retryable: holding)
         } else {
             do throws(ZMQError) {
@@ -519,6 +530,8 @@ final class PublisherEngine {
             } catch {
                 end(session, ErrorReport(.protocolViolation, error.message), now: now)
             }
+        case .signalFilter:
+            handleSignalFilter(frame, from: session, now: now)
         case .credit:
             guard case .credit(let count)? = decodedPayload(frame, session, now) else { return }
             session.credits = session.credits.addingSaturated(UInt64(count))  // a peer may grant without end

@@ -27,6 +27,10 @@ final class Session {
     var selectedSources: Set<UInt32> = []
     var selectionOrder: [UInt32] = []
     var filters = SubscriberFilters()
+    /// Per source: the signal filter this subscriber asked for (kind 13), applied before `filters`.
+    var signalFilters: [UInt32: SessionSignalFilter] = [:]
+    /// What the session's signal filters cost, in operations a second (docs/PROTOCOL.md §6.2).
+    var signalFilterCost: Double { signalFilters.values.reduce(0) { $0 + $1.cost } }
     /// Credit for lossless frames (docs/PROTOCOL.md §4.5).
     var credits: UInt64 = 0
     /// Frames of lossless sources (the source frame, or the filter outputs made of it) that this
@@ -224,11 +228,13 @@ final class Session {
     func hasExpired(now: UInt64) -> Bool { now &- lastHeardNs > timeoutNs }
 
     var info: SubscriberInfo {
-        SubscriberInfo(
+        var info = SubscriberInfo(
             sessionID: sessionID, address: address, description: description, userID: userID,
             connectedSince: connectedSince, connectedSinceUnixNs: connectedSinceUnixNs,
             framesSent: framesSent, framesDropped: framesDropped, isStarted: started,
             filters: filters, selectedSources: sourceFilterEnabled ? selectionOrder : nil)
+        info.signalFilters = signalFilters.keys.sorted().map { signalFilters[$0]!.request }
+        return info
     }
 }
 

@@ -244,6 +244,16 @@ public final class Subject: Sendable {
         try onLoop { engine throws(ErrorReport) in try engine.removeFilter(id) }
     }
 
+    /// Asks the publisher to low-pass and/or decimate one source's analog data for this session
+    /// (docs/PROTOCOL.md §6.2); a request with neither removes the source's signal filter. The
+    /// publisher answers with the source's configuration at its new rate, or with error 17 (over
+    /// budget; nothing changes) or 12 (no such source, a cutoff at or above its Nyquist frequency:
+    /// the session ends). Kept across reconnections, like filters.
+    /// - Throws: `ErrorReport` 6 when not open, 12 when a field is out of range (nothing is sent).
+    public func sendSignalFilter(_ request: SignalFilterRequest) throws(ErrorReport) {
+        try onLoop { engine throws(ErrorReport) in try engine.sendSignalFilter(request) }
+    }
+
     /// Chooses the sources to receive when the session was opened with `sourceFilterEnabled` (replaces
     /// the previous choice).
     /// - Throws: `ErrorReport` 6 when not open.

@@ -60,6 +60,8 @@ final class SubjectEngine {
     private var nextAppFilterID: UInt32 = 1
     private var started = false
     private var selection: [UInt32]?
+    /// The signal filters asked for, per source (sent again after a reconnection).
+    private var signalFilters: [UInt32: SignalFilterRequest] = [:]
 
     // The current session.
     private var wireFilters = SubscriberFilters()
@@ -591,6 +593,13 @@ final class SubjectEngine {
         selection = ids
     }
 
+    func sendSignalFilter(_ request: SignalFilterRequest) throws(ErrorReport) {
+        guard isOpen else { throw notOpen }
+        do { try request.validate() } catch { throw ErrorReport(.protocolViolation, "signal filter: \(error)") }
+        try send(.signalFilter(request))
+        signalFilters[request.sourceID] = request.removes ? nil : request
+    }
+
     /// Defines a filter; returns the application's id for it (stable across reconnections).
     func addFilter(_ request: AppFilterRequest) throws(ErrorReport) -> UInt32 {
         guard isOpen else { throw notOpen }
@@ -680,6 +689,7 @@ final class SubjectEngine {
                 }
             try? sendFilter(request, appID: filter.id, replacingWire: 0)
         }
+        for id in signalFilters.keys.sorted() { _ = try? send(.signalFilter(signalFilters[id]!)) }
         if parameters?.sourceFilterEnabled == true, let selection { _ = try? send(.selectSources(selection)) }
         if started { _ = try? send(.start) }
     }

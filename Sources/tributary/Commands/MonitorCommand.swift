@@ -64,7 +64,7 @@ enum MonitorCommand: Command {
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels, displayFilter: displayFilter)
+            channels: options.analogFilter?.channels, signalFilter: options.signalFilter, displayFilter: displayFilter)
         defer { session.close() }
         try session.applyInitialSelection()
         let terminal = isatty(1) == 1

@@ -23,7 +23,8 @@ enum ServeCommand: Command {
                                [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO]
                                [--inbox DIR [--inbox-quota BYTES] [--inbox-max-files N]
                                             [--inbox-session-quota BYTES] [--inbox-session-max-files N]]
-                               [--policy drop|disconnect] [--description TEXT] [--status-interval S]
+                               [--policy drop|disconnect] [--signal-budget SESSION[:TOTAL]]
+                               [--description TEXT] [--status-interval S]
                                [--curve-secret FILE (--curve-clients FILE | --curve-accept-any)]
                                [--http HOST:PORT [--http-host NAME]...]
                                [--no-announce | [--announce-group ADDR] [--announce-port PORT] [--announce-ttl N]]
@@ -123,6 +124,11 @@ enum ServeCommand: Command {
           --api-key KEY      the key subscribers must present (required)
           --policy P         slow subscribers: drop (drop and count, announced in gap notices; default)
                              or disconnect (error 13)
+          --signal-budget SESSION[:TOTAL]  the CPU budget of the signal filters subscribers ask for
+                             (subscribe --decimate/--lowpass, docs/PROTOCOL.md §6.2), in filter operations
+                             a second (5 per IIR section per sample; decimate's FIR: taps / N per sample)
+                             of one session and of all sessions together; a request past it ends its
+                             session with error 17 (default 400e6:4e9; TOTAL defaults to 10 × SESSION)
           --description TEXT the publisher's description in the welcome
           --status-interval S  print the subscriber list every S seconds (default: only on SIGUSR1)
           --curve-secret FILE  encrypt with CURVE, with this secret key ('tributary keygen --out' writes it)
@@ -143,9 +149,13 @@ enum ServeCommand: Command {
         let sources = try ServeSources(options)
         let inbox = try PublisherInbox(directory: options.inboxDirectory, quota: options.inboxQuota ?? InboxQuota())
         let curve = try ServeCurve(options)
-        let configuration = PublisherConfiguration(
+        var configuration = PublisherConfiguration(
             endpoint: options.bind, apiKey: options.apiKey, description: options.description,
             slowConsumerPolicy: options.policy, curve: curve?.publisherCurve)
+        configuration.signalFilters = DSPSignalFilters()
+        if let budget = options.signalBudget {
+            (configuration.maxSignalFilterCostPerSession, configuration.maxSignalFilterCost) = budget
+        }
         let publisher: Publisher
         do {
             publisher = try Publisher(configuration: configuration, sources: sources.all, context: curve?.context) { inbox.receive($0) }

@@ -56,7 +56,7 @@ enum ViewCommand: Command {
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels, displayFilter: displayFilter)
+            channels: options.analogFilter?.channels, signalFilter: options.signalFilter, displayFilter: displayFilter)
         let url: String
         do { url = try session.serve(http: http, requireToken: requireToken, hostNames: hostNames) } catch {
             session.close()

@@ -15,10 +15,12 @@ final class LiveSession {
 
     /// Opens the session, selects the sources, starts the data, waits for the configurations (at most
     /// `timeout`) and chooses the initial channels (`channels` per source: nil → the first two of each),
-    /// which `serve(http:)` or `applyInitialSelection()` turns into filters.
+    /// which `serve(http:)` or `applyInitialSelection()` turns into filters. `signalFilter` (`--decimate`,
+    /// `--lowpass`) is asked for every source shown, before the start.
     init(
         host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
-        sources: [UInt32]?, channels: ChannelSelection?, displayFilter: DisplayFilter? = nil
+        sources: [UInt32]?, channels: ChannelSelection?, signalFilter: SignalFilterRequest? = nil,
+        displayFilter: DisplayFilter? = nil
     ) throws {
         do {
             subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
@@ -51,6 +53,12 @@ final class LiveSession {
         // Configurations come once the sources are selected and the data started.
         do {
             try subject.selectSources(wanted)
+            if var signalFilter {
+                for id in wanted where id != 0 {
+                    signalFilter.sourceID = id
+                    try subject.sendSignalFilter(signalFilter)
+                }
+            }
             try subject.start()
         } catch {
             subject.close()

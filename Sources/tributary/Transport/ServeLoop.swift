@@ -158,7 +158,8 @@ struct ServeLoop {
             StandardOutput.line(
                 "  session \(s.sessionID) '\(s.description.terminalSafe)' from \(s.address.terminalSafe)\(s.userID.map { " CURVE \($0.terminalSafe)" } ?? ""): "
                     + "\(s.isStarted ? "started" : "stopped"), \(counted(s.framesSent, "frame")) sent, \(s.framesDropped) dropped, \(filters)"
-                    + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? ""))
+                    + (s.selectedSources.map { ", sources \($0.map(String.init).joined(separator: ","))" } ?? "")
+                    + s.signalFilters.map { ", signal filter \($0.summary)" }.joined())
         }
     }
 }

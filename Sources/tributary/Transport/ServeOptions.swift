@@ -20,6 +20,8 @@ struct ServeOptions {
     var waitSubscribers: Int
     var linger: Double
     var policy: SlowConsumerPolicy
+    /// The signal filters' CPU budgets (`--signal-budget`), operations a second: per session, all sessions.
+    var signalBudget: (session: Double, total: Double)?
     var description: String
     var statusInterval: Double?
     var curveSecret: String?
@@ -34,6 +36,17 @@ struct ServeOptions {
     var inboxQuota: InboxQuota?
     /// Where to answer discovery queries (docs/PROTOCOL.md §9), or nil with --no-announce.
     var announce: DiscoverySettings?
+
+    /// `--signal-budget SESSION[:TOTAL]`: two numbers of operations a second (TOTAL defaults to 10 × SESSION).
+    static func signalBudget(_ text: String?) throws -> (session: Double, total: Double)? {
+        guard let text else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        let values = parts.map { Double($0) }
+        guard parts.count <= 2, values.allSatisfy({ $0 != nil && $0!.isFinite && $0! >= 0 && $0! <= 1e15 }) else {
+            throw UsageError("--signal-budget '\(text)': expected SESSION[:TOTAL], operations a second from 0 to 1e15, e.g. 400e6:4e9")
+        }
+        return (values[0]!, values.count == 2 ? values[1]! : min(values[0]! * 10, 1e15))
+    }
 
     init(_ arguments: inout Arguments) throws {
         guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
@@ -63,6 +76,7 @@ struct ServeOptions {
         packages = try OutgoingPackage.parse(&arguments, .publish)
         every = try arguments.number("--every", "a period in seconds", in: 0.01...86_400)
         controlPath = try arguments.option("--control")
+        signalBudget = try Self.signalBudget(try arguments.option("--signal-budget"))
         inboxDirectory = try arguments.option("--inbox")
         inboxQuota = try InboxQuota.parse(&arguments)
         if inboxQuota != nil && inboxDirectory == nil {

@@ -15,6 +15,9 @@ struct SubscriptionOptions {
     /// An analog filter from `--channels` (and `--sources`).
     var analogFilter: AnalogFilterRequest?
     var arrayFilters: [ArrayFilterRequest] = []
+    /// The signal filter asked of the publisher for every received source (`--decimate`, `--lowpass`);
+    /// its `sourceID` is set per source when the session opens.
+    var signalFilter: SignalFilterRequest?
     /// Sources to receive (source selection), from `--sources`.
     var sources: [UInt32]?
     var curve: SubjectCurve?
@@ -30,7 +33,8 @@ struct SubscriptionOptions {
     static func synopsis(command: String, own: [String]) -> String {
         let items =
             ["--api-key KEY"] + own + [
-                "[--channels SPEC]", "[--sources IDS]", "[--array-filter TYPE:QUERY]...", "[--duration S]", "[--timeout S]",
+                "[--channels SPEC]", "[--sources IDS]", "[--decimate N[:fir]]", "[--lowpass HZ[:ORDER]]", "[--array-filter TYPE:QUERY]...",
+                "[--duration S]", "[--timeout S]",
                 "[--description TEXT]", "[--reconnect]", "[--receive-buffer BYTES|auto]", "[--send-message TEXT]...",
                 "[--send-xml FILE|TEXT]...",
                 "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
@@ -58,6 +62,16 @@ struct SubscriptionOptions {
                                     analog filter applies to these sources only). 0 stands for the
                                     publisher's own packages, which every selection receives: --sources 0
                                     receives only those
+          --decimate N[:fir]        ask the publisher to decimate the analog data of each received source (of
+                                    --sources, else of every source it has) by N (2 to 1048576), as
+                                    'tributary process --decimate N': decimate's Chebyshev I filter of order
+                                    8 (':fir': its FIR filter of 20N+1 taps) run forward only, filter state
+                                    carried across frames; the configuration then gives the decimated rate
+          --lowpass HZ[:ORDER]      ask the publisher to low-pass the same data first: a Butterworth of
+                                    ORDER (1 to 16, default 4) at HZ (below half the source's rate), as
+                                    'process --filter butter:ORDER:lowpass:HZ'. The publisher ends the
+                                    session with error 17 when the filters would exceed its CPU budget,
+                                    with error 12 when it cannot filter a source
           --array-filter TYPE:QUERY an array filter, e.g. double:5-15;5-15 (TYPE: double, float, int32, int16,
                                     int64, bool, string); repeatable
           --duration S              stop after S seconds, at most 1e9 (default: until interrupted or the
@@ -93,6 +107,7 @@ struct SubscriptionOptions {
         let channels = try arguments.option("--channels")
         let sourcesText = try arguments.option("--sources")
         let arrayFilterTexts = try arguments.options("--array-filter")
+        let signalFilter = try Self.signalFilter(decimate: try arguments.option("--decimate"), lowpass: try arguments.option("--lowpass"))
         let duration = try arguments.number("--duration", "a duration in seconds", in: 0...1e9, above: true)
         let timeout = try arguments.number("--timeout", "a timeout in seconds", in: 1...Subject.maxTimeout, above: true) ?? 10
         let description = try arguments.option("--description") ?? defaultDescription
@@ -104,6 +119,7 @@ struct SubscriptionOptions {
 
         var options = SubscriptionOptions(host: "", port: 0, apiKey: apiKey, description: description, timeout: timeout, duration: duration)
         options.reconnect = reconnect
+        options.signalFilter = signalFilter
         options.outgoing = outgoing
         if let receiveBuffer {
             if receiveBuffer == "auto" {
@@ -160,6 +176,37 @@ struct SubscriptionOptions {
         return options
     }
 
+    /// `--decimate N[:fir]` and `--lowpass HZ[:ORDER]` as one request (its source set when sent), or nil.
+    static func signalFilter(decimate: String?, lowpass: String?) throws -> SignalFilterRequest? {
+        guard decimate != nil || lowpass != nil else { return nil }
+        var request = SignalFilterRequest(sourceID: 1)
+        if let decimate {
+            let parts = decimate.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, let q = UInt32(parts[0]), (2...SignalFilterRequest.maxFactor).contains(q),
+                parts.count == 1 || parts[1] == "fir" || parts[1] == "iir"
+            else {
+                throw UsageError(
+                    "option --decimate: '\(decimate)' is not N or N:fir with N an integer from 2 to \(SignalFilterRequest.maxFactor)")
+            }
+            request.decimate = q
+            request.decimationKind = parts.count == 2 && parts[1] == "fir" ? .fir : .iir
+        }
+        if let lowpass {
+            let parts = lowpass.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, let hz = Double(parts[0]), hz.isFinite, hz > 0 else {
+                throw UsageError("option --lowpass: '\(lowpass)' is not HZ[:ORDER] with HZ a frequency above 0")
+            }
+            let order = parts.count == 2 ? UInt8(parts[1]) : 4
+            guard let order, (1...SignalFilterRequest.maxLowpassOrder).contains(order) else {
+                throw UsageError(
+                    "option --lowpass: the order in '\(lowpass)' is not an integer from 1 to \(SignalFilterRequest.maxLowpassOrder)")
+            }
+            request.lowpassOrder = order
+            request.lowpassCutoff = hz
+        }
+        return request
+    }
+
     /// Sets host and port from the positional ADDRESS (`resolve:QUERY` asks discovery for it).
     mutating func setAddress(_ text: String) throws {
         (host, port) = try Self.parseAddress(text)
@@ -200,6 +247,12 @@ struct SubscriptionOptions {
             if let analogFilter { try subject.sendFilter(analogFilter) }
             for filter in arrayFilters { try subject.sendFilter(filter) }
             if let sources { try subject.selectSources(sources) }
+            if var signalFilter {
+                for id in (sources ?? welcome.sources.map(\.id)) where id != 0 {
+                    signalFilter.sourceID = id
+                    try subject.sendSignalFilter(signalFilter)
+                }
+            }
             try subject.start()
             for package in outgoing {
                 try package.send(on: subject)
