@@ -269,10 +269,10 @@ public enum FormatExport {
     /// source's), and of a group `channel I` in it per channel with properties (I its index).
     static func writeHDF5Properties(_ s: SourceSeries, in group: HDF5Object) throws(HDF5Error) {
         guard !s.properties.isEmpty || s.channelProperties.contains(where: { !$0.isEmpty }) else { return }
-        let properties = try group.createGroup("properties")
+        let properties = try group.createGroup("properties", attributeOrder: true)
         for p in s.properties { try properties.setAttribute(p.key, p.value) }
         for (c, list) in s.channelProperties.enumerated() where !list.isEmpty {
-            let channel = try properties.createGroup("channel \(s.channelIndexes[c])")
+            let channel = try properties.createGroup("channel \(s.channelIndexes[c])", attributeOrder: true)
             for p in list { try channel.setAttribute(p.key, p.value) }
         }
     }
