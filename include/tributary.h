@@ -447,6 +447,17 @@ int tributary_source_add(tributary_publisher *publisher, uint32_t id, const char
                          double scale, double offset, double range_min, double range_max, int lossless,
                          tributary_source **source);
 
+/** Sets free-form properties (a sensor's serial number, a calibration date, a subject id) for the
+ *  source with id source_id that the next tributary_source_add() of that id creates: sent to
+ *  subscribers right after its configuration (docs/PROTOCOL.md §5.18), kept by recordings. properties:
+ *  one per line (\n or \r\n), "KEY=VALUE" for the source, "CH:KEY=VALUE" for the channel whose index
+ *  (0-based position) is CH; the value is everything after the first '='; a key given again: the last
+ *  value; empty lines are skipped. Call it again to replace them, with "" for none. Bounds: keys 1-256
+ *  bytes, values up to 16384 bytes, 1024 properties per source or channel, 1 MiB encoded in all.
+ *  Returns TRIBUTARY_OK; E_ARGUMENT (NULL text, source_id 0, a line without '=', an empty key, a bound
+ *  exceeded, or — at tributary_source_add — a channel the source does not have); E_HANDLE. */
+int tributary_publisher_set_properties(tributary_publisher *publisher, uint32_t source_id, const char *properties);
+
 /** Publishes one analog block: channels × samples_per_channel samples of sample_type (the source's
  *  type; its channel count) at samples, laid out TRIBUTARY_CHANNEL_MAJOR or TRIBUTARY_INTERLEAVED.
  *  The samples are copied once, into the frame, before the call returns. first_sample_time_ns: the
