@@ -452,7 +452,8 @@ int tributary_source_add(tributary_publisher *publisher, uint32_t id, const char
  *  subscribers right after its configuration (docs/PROTOCOL.md §5.18), kept by recordings. properties:
  *  one per line (\n or \r\n), "KEY=VALUE" for the source, "CH:KEY=VALUE" for the channel whose index
  *  (0-based position) is CH; the value is everything after the first '='; a key given again: the last
- *  value; empty lines are skipped. Call it again to replace them, with "" for none. Bounds: keys 1-256
+ *  value; empty lines are skipped. Call it again to replace them, with "" for none. The next
+ *  tributary_source_add() of that id uses them up, whether it succeeds or fails. Bounds: keys 1-256
  *  bytes, values up to 16384 bytes, 1024 properties per source or channel, 1 MiB encoded in all.
  *  Returns TRIBUTARY_OK; E_ARGUMENT (NULL text, source_id 0, a line without '=', an empty key, a bound
  *  exceeded, or — at tributary_source_add — a channel the source does not have); E_HANDLE. */

@@ -123,6 +123,8 @@ public func tributary_source_add(
         let result = try out(source, "source")
         result.pointee = nil
         let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        // Taken first: properties set for this id serve this call only, whether it succeeds or not.
+        let properties = handle.takeProperties(for: id)
         guard id > 0 else { throw APIError(.argument, "id 0 is reserved for the publisher's own packages; give a source id > 0") }
         let name = try string(deviceName, "device_name")
         guard channelCount >= 1, channelCount <= UInt32(WireLimits.maxChannels) else {
@@ -156,7 +158,7 @@ public func tributary_source_add(
             id: id, name: name, rate: sampleRate, channelNames: names, unit: try string(unit, "unit"),
             sampleType: type, scale: scale, offset: offset, range: rangeMin...rangeMax,
             delivery: lossless == 1 ? .lossless : .live)
-        spec.properties = handle.takeProperties(for: id)
+        spec.properties = properties
         let pushSource: PushSource
         do throws(PushSourceError) { pushSource = try PushSource(spec: spec) } catch { throw apiError(error) }
         do throws(PublisherError) {
