@@ -89,6 +89,7 @@ extern "C" {
 #define TRIBUTARY_KIND_ARRAY         9
 #define TRIBUTARY_KIND_GAP          21
 #define TRIBUTARY_KIND_CLOSE        22  /**< the publisher ended the session normally: {"code": 0, "reason"} */
+#define TRIBUTARY_KIND_PROPERTIES  129  /**< a source's properties: {"source": {key: value}, "channels": [{"index", "properties"}]} */
 
 /* ---- Library ---------------------------------------------------------------------------------- */
 
@@ -392,7 +393,8 @@ int tributary_subscription_info_json(tributary_subscription *subscription, char 
  *  dropped for this subscriber) arrive as TRIBUTARY_KIND_GAP packages; SCCT errors (lost connection,
  *  expired timeout, …) as TRIBUTARY_KIND_ERROR packages with {"code", "name", "message"}; the
  *  publisher's normal end of the session (it stopped, its replay ended) as a TRIBUTARY_KIND_CLOSE
- *  package with {"code": 0, "reason"}.
+ *  package with {"code": 0, "reason"}. A source's free-form properties (PROTOCOL.md §5.18) arrive after
+ *  its configuration as a TRIBUTARY_KIND_PROPERTIES package.
  *  Either out-pointer may be NULL. E_TIMEOUT: nothing arrived in time (call again); E_END: the
  *  subscription was closed. A session that ended (an error or close package said why) then only times out. */
 int tributary_subscription_next(tributary_subscription *subscription, double timeout_seconds, int *kind,
