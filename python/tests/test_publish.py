@@ -314,3 +314,20 @@ class Properties(unittest.TestCase):
                 self.assertIn(message, str(caught.exception))
             # Nothing was left behind: the same id takes a source without properties.
             pub.add_source(id=9, name="x", rate=10, channels=2)
+
+    def test_the_c_setter_checks_its_arguments(self):
+        from tributary import _native, publisher
+        lib = publisher._library()
+        with tributary.Publisher("tcp://127.0.0.1:0", api_key="k") as pub:
+            for source_id, text, message in [(1, None, "properties is NULL"), (0, b"a=b", "source_id 0"),
+                                             (1, b"no equals sign", "no '='"), (1, b"=v", "an empty key"),
+                                             (1, b"70000:k=v", "not in 0...65534")]:
+                status = lib.tributary_publisher_set_properties(pub._handle, source_id, text)
+                self.assertEqual(status, _native.E_ARGUMENT, text)
+                self.assertIn(message, (_native.lib().tributary_last_error() or b"").decode())
+            # A channel the source does not have: refused when the source is added, and used up.
+            self.assertEqual(lib.tributary_publisher_set_properties(pub._handle, 3, b"5:k=v\r\nserial=1"), 0)
+            with self.assertRaises(tributary.ArgumentError) as caught:
+                pub.add_source(id=3, name="x", rate=10, channels=2)
+            self.assertIn("properties of channel 5", str(caught.exception))
+            pub.add_source(id=3, name="x", rate=10, channels=2)
