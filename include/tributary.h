@@ -89,6 +89,7 @@ extern "C" {
 #define TRIBUTARY_KIND_ARRAY         9
 #define TRIBUTARY_KIND_GAP          21
 #define TRIBUTARY_KIND_CLOSE        22  /**< the publisher ended the session normally: {"code": 0, "reason"} */
+#define TRIBUTARY_KIND_PROPERTIES  129  /**< a source's properties: {"source": {key: value}, "channels": [{"index", "properties"}]} */
 
 /* ---- Library ---------------------------------------------------------------------------------- */
 
@@ -392,7 +393,8 @@ int tributary_subscription_info_json(tributary_subscription *subscription, char 
  *  dropped for this subscriber) arrive as TRIBUTARY_KIND_GAP packages; SCCT errors (lost connection,
  *  expired timeout, …) as TRIBUTARY_KIND_ERROR packages with {"code", "name", "message"}; the
  *  publisher's normal end of the session (it stopped, its replay ended) as a TRIBUTARY_KIND_CLOSE
- *  package with {"code": 0, "reason"}.
+ *  package with {"code": 0, "reason"}. A source's free-form properties (PROTOCOL.md §5.19) arrive after
+ *  its configuration as a TRIBUTARY_KIND_PROPERTIES package.
  *  Either out-pointer may be NULL. E_TIMEOUT: nothing arrived in time (call again); E_END: the
  *  subscription was closed. A session that ended (an error or close package said why) then only times out. */
 int tributary_subscription_next(tributary_subscription *subscription, double timeout_seconds, int *kind,
@@ -455,6 +457,18 @@ int tributary_source_add(tributary_publisher *publisher, uint32_t id, const char
                          uint32_t channel_count, const char *channel_names, const char *unit, int sample_type,
                          double scale, double offset, double range_min, double range_max, int lossless,
                          tributary_source **source);
+
+/** Sets free-form properties (a sensor's serial number, a calibration date, a subject id) for the
+ *  source with id source_id that the next tributary_source_add() of that id creates: sent to
+ *  subscribers right after its configuration (docs/PROTOCOL.md §5.19), kept by recordings. properties:
+ *  one per line (\n or \r\n), "KEY=VALUE" for the source, "CH:KEY=VALUE" for the channel whose index
+ *  (0-based position) is CH; the value is everything after the first '='; a key given again: the last
+ *  value; empty lines are skipped. Call it again to replace them, with "" for none. The next
+ *  tributary_source_add() of that id uses them up, whether it succeeds or fails. Bounds: keys 1-256
+ *  bytes, values up to 16384 bytes, 1024 properties per source or channel, 1 MiB encoded in all.
+ *  Returns TRIBUTARY_OK; E_ARGUMENT (NULL text, source_id 0, a line without '=', an empty key, a bound
+ *  exceeded, or — at tributary_source_add — a channel the source does not have); E_HANDLE. */
+int tributary_publisher_set_properties(tributary_publisher *publisher, uint32_t source_id, const char *properties);
 
 /** Publishes one analog block: channels × samples_per_channel samples of sample_type (the source's
  *  type; its channel count) at samples, laid out TRIBUTARY_CHANNEL_MAJOR or TRIBUTARY_INTERLEAVED.

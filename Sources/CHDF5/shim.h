@@ -16,5 +16,9 @@ static inline hid_t chdf5_group_create(void) { return H5P_GROUP_CREATE; }
 static inline unsigned chdf5_acc_trunc(void) { return H5F_ACC_TRUNC; }
 static inline unsigned chdf5_acc_rdonly(void) { return H5F_ACC_RDONLY; }
 static inline size_t chdf5_variable(void) { return H5T_VARIABLE; }
+/// Group creation properties that keep the creation order of attributes (and index it).
+static inline herr_t chdf5_track_attribute_order(hid_t plist) {
+    return H5Pset_attr_creation_order(plist, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+}
 /// Turns off HDF5's printing of error stacks to stderr (errors are returned as negative values).
 static inline void chdf5_silence(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }

@@ -77,6 +77,10 @@ package enum FrameDescription {
             return "code \(c.code.rawValue)" + (c.code.rawValue == 0 ? " (a normal end)" : " (\(c.code.name))")
                 + (c.reason.isEmpty ? "" : ": \(c.reason.terminalSafe)")
         case .credit(let n): return counted(n, "frame")
+        case .properties(let p):
+            let channelCount = p.channels.count
+            return "\(counted(p.source.count, "source property", "source properties")), \(counted(channelCount, "channel")) with properties"
+                + (p.source.first.map { ": \(quoted($0.key, limit: 30))=\(quoted($0.value, limit: 30))" } ?? "")
         }
     }
 
@@ -186,7 +190,20 @@ package enum FrameDescription {
             return .object([("first_missing_sequence", .uint(g.firstMissingSequence)), ("missing_count", .uint(g.missingCount))])
         case .close(let c): return .object([("code", .uint(UInt64(c.code.rawValue))), ("reason", .string(c.reason))])
         case .credit(let n): return .object([("credits", .uint(UInt64(n)))])
+        case .properties(let p):
+            return .object([
+                ("source", properties(p.source)),
+                (
+                    "channels",
+                    .array(p.channels.map { .object([("index", .uint(UInt64($0.index))), ("properties", properties($0.properties))]) })
+                ),
+            ])
         }
+    }
+
+    /// Properties as a JSON object, key to value, in their order.
+    package static func properties(_ list: [Property]) -> JSON {
+        .object(list.map { ($0.key, .string($0.value)) })
     }
 
     /// A configuration package's content.

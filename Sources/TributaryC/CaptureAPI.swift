@@ -96,6 +96,7 @@ final class CaptureHandle {
         for summary in reader.sources.sorted(by: { $0.sourceID < $1.sourceID }) {
             let id = summary.sourceID
             let configuration = reader.configuration(source: id)
+            let properties = reader.properties(source: id)
             let shape = try self.shape(id)
             let channels: [JSON] = (shape?.channelIndexes ?? []).enumerated().map { row, index in
                 let c = configuration?.channels.first { $0.index == index }
@@ -105,6 +106,7 @@ final class CaptureHandle {
                     ("sample_rate", c.map { .double($0.samplingRate) } ?? .null),
                     ("min", c.map { .double($0.minValue) } ?? .null), ("max", c.map { .double($0.maxValue) } ?? .null),
                     ("scale", .double(shape!.scale[row])), ("offset", .double(shape!.offset[row])),
+                    ("properties", FrameDescription.properties(properties.channel(index))),
                 ])
             }
             let gaps = reader.gaps.filter { $0.sourceID == id }
@@ -120,6 +122,7 @@ final class CaptureHandle {
                     ("frames", .int(summary.frames)), ("chunks", .int(summary.chunks)),
                     ("first_time_ns", .int(Int(summary.firstTimeNs))), ("last_time_ns", .int(Int(summary.lastTimeNs))),
                     ("channels", .array(channels)),
+                    ("properties", FrameDescription.properties(properties.source)),
                     (
                         "lines",
                         .array(

@@ -17,10 +17,25 @@ final class PublisherHandle {
     /// Answers discovery queries (PROTOCOL.md §9) while the publisher is open, nil when switched off.
     private var announcer: DiscoveryAnnouncer?
     private let lock = NSLock()
+    /// Properties set with tributary_publisher_set_properties for sources not yet added, by id.
+    private var pendingProperties: [UInt32: SourceProperties] = [:]
 
     init(publisher: Publisher, name: String) {
         self.publisher = publisher
         self.name = name
+    }
+
+    func setProperties(_ properties: SourceProperties, for id: UInt32) {
+        lock.lock()
+        pendingProperties[id] = properties
+        lock.unlock()
+    }
+
+    /// The properties set for source `id` (empty when none); they are used once.
+    func takeProperties(for id: UInt32) -> SourceProperties {
+        lock.lock()
+        defer { lock.unlock() }
+        return pendingProperties.removeValue(forKey: id) ?? SourceProperties()
     }
 
     func add(_ source: PushSource) {
@@ -165,6 +180,8 @@ public func tributary_source_add(
         let result = try out(source, "source")
         result.pointee = nil
         let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        // Taken first: properties set for this id serve this call only, whether it succeeds or not.
+        let properties = handle.takeProperties(for: id)
         guard id > 0 else { throw APIError(.argument, "id 0 is reserved for the publisher's own packages; give a source id > 0") }
         let name = try string(deviceName, "device_name")
         guard channelCount >= 1, channelCount <= UInt32(WireLimits.maxChannels) else {
@@ -194,10 +211,11 @@ public func tributary_source_add(
         guard rangeMin.isFinite, rangeMax.isFinite, rangeMin < rangeMax else {
             throw APIError(.argument, "range [\(rangeMin), \(rangeMax)]: expected finite range_min < range_max")
         }
-        let spec = PushSourceSpec(
+        var spec = PushSourceSpec(
             id: id, name: name, rate: sampleRate, channelNames: names, unit: try string(unit, "unit"),
             sampleType: type, scale: scale, offset: offset, range: rangeMin...rangeMax,
             delivery: lossless == 1 ? .lossless : .live)
+        spec.properties = properties
         let pushSource: PushSource
         do throws(PushSourceError) { pushSource = try PushSource(spec: spec) } catch { throw apiError(error) }
         do throws(PublisherError) {
@@ -211,6 +229,19 @@ public func tributary_source_add(
         }
         handle.add(pushSource)
         result.pointee = Handles.insert(SourceHandle(source: pushSource))
+    }
+}
+
+/// Sets the free-form properties of the source `source_id` that the next tributary_source_add of
+/// that id creates: one per line, `KEY=VALUE` for the source, `CH:KEY=VALUE` for the channel of index CH.
+@_cdecl("tributary_publisher_set_properties")
+public func tributary_publisher_set_properties(_ publisher: OpaquePointer?, _ sourceID: UInt32, _ text: UnsafePointer<CChar>?) -> Int32 {
+    guarded("tributary_publisher_set_properties") {
+        let handle = try Handles.lookup(publisher, as: PublisherHandle.self, "publisher")
+        guard sourceID > 0 else { throw APIError(.argument, "source_id 0 is the publisher's own packages; give the id of a source") }
+        let properties = try PropertyLines.parse(try string(text, "properties"))
+        if let problem = properties.violation() { throw APIError(.argument, "properties: \(problem)") }
+        handle.setProperties(properties, for: sourceID)
     }
 }
 

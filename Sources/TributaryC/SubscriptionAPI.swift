@@ -229,6 +229,9 @@ final class PullQueue: Observer, @unchecked Sendable {
     func didReceiveImage(_ image: ReceivedFile, header: FrameHeader) { push(.init(header: header, content: .image(image))) }
     func didReceiveArray(_ array: ArrayView, header: FrameHeader) { push(.init(header: header, content: .array(array))) }
     func didReceiveGap(_ gap: Gap, header: FrameHeader) { push(.init(header: header, content: .gap(gap))) }
+    func didReceiveProperties(_ properties: SourceProperties, header: FrameHeader) {
+        push(.init(header: header, content: .properties(properties)))
+    }
 }
 
 /// An open subscription behind a `tributary_subscription *`.
@@ -282,6 +285,7 @@ final class SubscriptionHandle {
         case .xml(let x): content = FrameDescription.content(.xml(x))
         case .array(let a): content = FrameDescription.content(.array(a))
         case .gap(let g): content = FrameDescription.content(.gap(g))
+        case .properties(let p): content = FrameDescription.content(.properties(p))
         case .file(let f), .image(let f):
             content = .object([
                 ("name", .string(f.originalName)), ("size", .int(f.content.count)),

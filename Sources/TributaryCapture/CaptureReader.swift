@@ -527,6 +527,29 @@ public final class CaptureReader {
         return nil
     }
 
+    /// The properties of `source` and its channels that go with its first configuration: the
+    /// properties frame (wire kind 129) that is the next frame of the source after its first
+    /// configuration frame, found in the chunks whose `kind_mask` has bit 1 or bit 0 set (docs/CAPTURE.md
+    /// §6, properties). Empty when the source has none (a capture written before properties, or a
+    /// source without them) or the frame cannot be read.
+    public func properties(source: UInt32) -> SourceProperties {
+        let mask = UInt32(1) << UInt32(FrameKind.configuration.rawValue) | CaptureKindMask.properties
+        var afterConfiguration = false
+        for entry in index where entry.envelope.type == .chunk && entry.envelope.sourceID == source && entry.envelope.kindMask & mask != 0 {
+            guard let frames = try? frames(of: entry, samples: false) else { continue }
+            for frame in frames {
+                if afterConfiguration {
+                    guard frame.header.kind == .properties, case .properties(let p)? = try? frame.payload() else {
+                        return SourceProperties()
+                    }
+                    return p
+                }
+                if frame.header.kind == .configuration, case .configuration? = try? frame.payload() { afterConfiguration = true }
+            }
+        }
+        return SourceProperties()
+    }
+
     /// The configuration frame a configuration record holds, or nil (added to `damage`) when it is damaged.
     public func configurationFrame(_ entry: IndexEntry) -> Frame? {
         func damaged(_ reason: String) -> Frame? {

@@ -27,10 +27,40 @@ public struct XDFChannelInfo: Sendable, Equatable {
     public var label: String
     public var unit: String
     public var type: String
-    public init(label: String, unit: String = "", type: String = "") {
+    /// Free-form properties (`<properties><property><key>…</key><value>…</value></property>…`).
+    public var properties: [XDFProperty]
+    public init(label: String, unit: String = "", type: String = "", properties: [XDFProperty] = []) {
         self.label = label
         self.unit = unit
         self.type = type
+        self.properties = properties
+    }
+}
+
+/// One key/value property in a stream's or a channel's description.
+public struct XDFProperty: Sendable, Equatable {
+    public var key: String
+    public var value: String
+    public init(_ key: String, _ value: String) {
+        self.key = key
+        self.value = value
+    }
+
+    /// `<properties><property><key>K</key><value>V</value></property>…</properties>`, "" for none.
+    static func xml(_ list: [XDFProperty]) -> String {
+        guard !list.isEmpty else { return "" }
+        return "<properties>"
+            + list.map { "<property><key>\(XML.escape($0.key))</key><value>\(XML.escape($0.value))</value></property>" }.joined()
+            + "</properties>"
+    }
+
+    /// The properties of the first `<properties>` element of `xml` (none when absent).
+    static func parse(_ xml: String) -> [XDFProperty] {
+        guard let open = xml.range(of: "<properties>"), let close = xml.range(of: "</properties>", range: open.upperBound..<xml.endIndex)
+        else { return [] }
+        return XML.elements(String(xml[open.upperBound..<close.lowerBound]), "property").map {
+            XDFProperty(XML.value($0, "key") ?? "", XML.value($0, "value") ?? "")
+        }
     }
 }
 
@@ -47,6 +77,8 @@ public struct XDFStreamHeader: Sendable, Equatable {
     public var channels: [XDFChannelInfo]
     /// Further XML elements placed inside `<desc>` after `<channels>` (already escaped), e.g. device metadata.
     public var extraDescription: String
+    /// The stream's free-form properties: a `<properties>` element of `<desc>` (outside `<channels>`).
+    public var properties: [XDFProperty] = []
 
     public init(
         streamID: UInt32, name: String, type: String, channelCount: Int, nominalRate: Double, format: XDFChannelFormat,
@@ -74,11 +106,11 @@ public struct XDFStreamHeader: Sendable, Equatable {
             s += "<channels>"
             for c in channels {
                 s +=
-                    "<channel><label>\(XML.escape(c.label))</label><unit>\(XML.escape(c.unit))</unit><type>\(XML.escape(c.type))</type></channel>"
+                    "<channel><label>\(XML.escape(c.label))</label><unit>\(XML.escape(c.unit))</unit><type>\(XML.escape(c.type))</type>\(XDFProperty.xml(c.properties))</channel>"
             }
             s += "</channels>"
         }
-        s += extraDescription + "</desc></info>"
+        s += XDFProperty.xml(properties) + extraDescription + "</desc></info>"
         return s
     }
 
@@ -106,7 +138,7 @@ public struct XDFStreamHeader: Sendable, Equatable {
                 channels.append(
                     XDFChannelInfo(
                         label: XML.value(element, "label") ?? "", unit: XML.value(element, "unit") ?? "",
-                        type: XML.value(element, "type") ?? ""))
+                        type: XML.value(element, "type") ?? "", properties: XDFProperty.parse(element)))
             }
         }
         // An unreadable rate means an irregular stream (0), as before; a NaN or infinite one is refused.
@@ -119,6 +151,14 @@ public struct XDFStreamHeader: Sendable, Equatable {
         self.init(
             streamID: streamID, name: XML.value(xml, "name") ?? "", type: XML.value(xml, "type") ?? "", channelCount: count,
             nominalRate: rate, format: format, sourceID: XML.value(xml, "source_id") ?? "", channels: channels)
+        // The stream's own properties: those of <desc> once its <channels> are left out.
+        var outside = xml
+        if let open = outside.range(of: "<channels>"),
+            let close = outside.range(of: "</channels>", range: open.upperBound..<outside.endIndex)
+        {
+            outside.removeSubrange(open.lowerBound..<close.upperBound)
+        }
+        properties = XDFProperty.parse(outside)
     }
 }
 

@@ -46,9 +46,12 @@ final class HDF5Object {
 
     /// Groups and datasets carry no access/modification/change/birth times (libhdf5 records them by
     /// default), so that exporting the same capture twice gives the same bytes.
-    func createGroup(_ name: String) throws(HDF5Error) -> HDF5Object {
+    /// With `attributeOrder`, the group keeps the order in which its attributes were created (read
+    /// back by `attributeNames`).
+    func createGroup(_ name: String, attributeOrder: Bool = false) throws(HDF5Error) -> HDF5Object {
         let plist = try HDF5Object(H5Pcreate(chdf5_group_create()), file: file, what: "property list of group '\(name)'", closer: H5Pclose)
         _ = H5Pset_obj_track_times(plist.id, false)
+        if attributeOrder { _ = chdf5_track_attribute_order(plist.id) }
         return try HDF5Object(
             H5Gcreate2(id, name, h5pDefault, plist.id, h5pDefault), file: file, what: "cannot create group '\(name)'", closer: H5Gclose)
     }
@@ -180,6 +183,27 @@ final class HDF5Object {
     }
 
     // MARK: Reading
+
+    /// The names of the object's attributes, in creation order when the object keeps it, else in
+    /// name order; at most `limit` of them (nil past it: more attributes than the caller accepts).
+    func attributeNames(limit: Int) -> [String]? {
+        var names: [String] = []
+        for order in [H5_INDEX_CRT_ORDER, H5_INDEX_NAME] {
+            names = []
+            var n: hsize_t = 0
+            while true {
+                let length = H5Aget_name_by_idx(id, ".", order, H5_ITER_INC, n, nil, 0, h5pDefault)
+                guard length >= 0 else { break }
+                guard names.count < limit else { return nil }
+                var buffer = [CChar](repeating: 0, count: Int(length) + 1)
+                guard H5Aget_name_by_idx(id, ".", order, H5_ITER_INC, n, &buffer, buffer.count, h5pDefault) >= 0 else { break }
+                names.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+                n += 1
+            }
+            if n > 0 || order == H5_INDEX_NAME { break }
+        }
+        return names
+    }
 
     /// The paths of every dataset in the file, depth first in name order.
     func datasetPaths() -> [String] {

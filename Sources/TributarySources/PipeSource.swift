@@ -173,6 +173,8 @@ public final class PipeSource: Source {
     public var sampleFormat: SampleFormat? { spec.type.wireFormat }
     public let info: SourceInfo
     public let configuration: Configuration
+    /// Free-form properties of the source and its channels (`serve --property`).
+    public let properties: SourceProperties
     public let delivery: SourceDelivery
     /// The descriptor read (not closed by the source).
     public let descriptor: Int32
@@ -184,8 +186,12 @@ public final class PipeSource: Source {
     ///   - spec: the stream.
     ///   - descriptor: where to read it (default standard input).
     ///   - waitForSubscribers: for a lossless pipe, started subscribers to wait for before reading.
-    public init(spec: PipeSpec, descriptor: Int32 = STDIN_FILENO, waitForSubscribers: Int = 1) {
+    ///   - properties: the source's and its channels' properties, checked by the caller.
+    public init(
+        spec: PipeSpec, descriptor: Int32 = STDIN_FILENO, waitForSubscribers: Int = 1, properties: SourceProperties = SourceProperties()
+    ) {
         self.spec = spec
+        self.properties = properties
         self.descriptor = descriptor
         self.waitForSubscribers = waitForSubscribers
         info = SourceInfo(id: spec.id, description: spec.name)

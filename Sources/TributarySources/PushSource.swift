@@ -42,6 +42,8 @@ public struct PushSourceSpec: Sendable, Hashable {
     public var range: ClosedRange<Double>
     /// Live (a full queue drops the block) or lossless (push waits for the slowest subscriber).
     public var delivery: SourceDelivery
+    /// Free-form properties of the source and its channels (checked against `PropertyLimits`).
+    public var properties = SourceProperties()
 
     public init(
         id: UInt32, name: String, rate: Double, channelNames: [String], unit: String, sampleType: SampleType,
@@ -125,6 +127,7 @@ public final class PushSource: Source {
     public var sampleFormat: SampleFormat? { spec.sampleType.wireFormat }
     public let info: SourceInfo
     public let configuration: Configuration
+    public let properties: SourceProperties
     public let delivery: SourceDelivery
 
     /// The most samples (channels × samples) in one block: a frame must fit the format's limit.
@@ -176,9 +179,16 @@ public final class PushSource: Source {
         } else if spec.scale != 1 || spec.offset != 0 {
             throw fail("scale and offset apply to int16 counts; \(spec.sampleType.rawValue) samples are values already (give 1 and 0)")
         }
+        if let problem = spec.properties.violation() { throw fail("properties: \(problem)") }
+        if let entry = spec.properties.channels.first(where: { Int($0.index) >= spec.channelNames.count }) {
+            throw fail(
+                "properties of channel \(entry.index): the source has \(spec.channelNames.count) channels (0 to \(spec.channelNames.count - 1))"
+            )
+        }
         self.spec = spec
         info = SourceInfo(id: spec.id, description: spec.name)
         configuration = spec.configuration
+        properties = spec.properties.normalized
         delivery = spec.delivery
     }
 

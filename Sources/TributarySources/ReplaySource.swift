@@ -82,6 +82,9 @@ public struct ReplayProgress: Sendable, Equatable {
 public final class ReplaySource: Source {
     public let info: SourceInfo
     public let configuration: Configuration
+    /// The properties announced after the configuration: the capture's (`CaptureReader.properties`),
+    /// with those given to `sources(…)` set over them.
+    public let properties: SourceProperties
     public let delivery: SourceDelivery = .lossless
     /// The capture file.
     public let path: String
@@ -120,13 +123,14 @@ public final class ReplaySource: Source {
     ///   - decodeThreads: threads decoding chunks ahead, per source (default 2).
     ///   - preloadLimit: nil to decode while replaying; otherwise decode every frame to replay into
     ///     memory now, before the sources are returned, when they come to at most this many bytes.
+    ///   - properties: properties by source id, set over the recorded ones (same key: replaced).
     /// - Returns: The sources, sorted by id.
     /// - Throws: `CaptureError` when the file cannot be opened or is not a capture, or (kind `usage`)
     ///   when a preload would exceed `preloadLimit`.
     public static func sources(
         capture path: String, speed: ReplaySpeed, waitForSubscribers: Int = 1,
         sourceIDs: Set<UInt32>? = nil, decodeThreads: Int = 2,
-        preloadLimit: Int? = nil
+        preloadLimit: Int? = nil, properties: [UInt32: SourceProperties] = [:]
     ) throws(CaptureError) -> [ReplaySource] {
         let reader = try CaptureReader(path: path)
         let summaries = reader.sources.filter { $0.sourceID != 0 && (sourceIDs?.contains($0.sourceID) ?? true) }
@@ -163,7 +167,8 @@ public final class ReplaySource: Source {
                 ReplaySource(
                     path: path, info: SourceInfo(id: summary.sourceID, description: configuration.deviceName),
                     configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
-                    includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: preloaded))
+                    includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: preloaded,
+                    properties: reader.properties(source: summary.sourceID).setting(properties[summary.sourceID] ?? SourceProperties())))
         }
         return sources
     }
@@ -211,13 +216,14 @@ public final class ReplaySource: Source {
     ) {
         self.init(
             path: path, info: info, configuration: configuration, clock: clock, waitForSubscribers: waitForSubscribers,
-            includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: nil)
+            includesSourceZero: includesSourceZero, decodeThreads: decodeThreads, preloaded: nil, properties: SourceProperties())
     }
 
     private init(
         path: String, info: SourceInfo, configuration: Configuration, clock: ReplayClock, waitForSubscribers: Int,
-        includesSourceZero: Bool, decodeThreads: Int, preloaded: Preloaded?
+        includesSourceZero: Bool, decodeThreads: Int, preloaded: Preloaded?, properties: SourceProperties
     ) {
+        self.properties = properties
         self.preloaded = preloaded
         self.includesSourceZero = includesSourceZero
         self.decodeThreads = max(1, decodeThreads)
@@ -247,6 +253,9 @@ public final class ReplaySource: Source {
         let start = clock.begin()
         // The configuration subscribers last received for this source: the welcome's, then each change sent.
         var current = configuration
+        // Whether the previous frame of the source was a configuration change sent: the recorded
+        // properties frame that follows it is sent too (the welcome's are announced with the welcome).
+        var followsChange = false
         do {
             func replay(_ frame: Frame) throws {
                 if sink.isCancelled { throw Cancelled() }
@@ -268,7 +277,9 @@ public final class ReplaySource: Source {
                 if kind == .configuration, case .configuration(let recorded)? = try? frame.payload(), recorded != current {
                     changed = recorded
                 }
-                guard Self.replayedKinds.contains(kind) || changed != nil else {
+                let sendsProperties = kind == .properties && followsChange
+                followsChange = false
+                guard Self.replayedKinds.contains(kind) || changed != nil || sendsProperties else {
                     progressState.withLock { $0.framesSkipped += 1 }
                     return
                 }
@@ -279,7 +290,10 @@ public final class ReplaySource: Source {
                 header.flags.insert(.replayed)
                 header.filterID = 0
                 guard sink.publish(frame.withHeader(header)) else { throw Cancelled() }
-                if let changed { current = changed }
+                if let changed {
+                    current = changed
+                    followsChange = true
+                }
                 progressState.withLock { $0.framesPublished += 1 }
             }
             if let preloaded {

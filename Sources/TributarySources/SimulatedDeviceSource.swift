@@ -19,6 +19,8 @@ public final class SimulatedDeviceSource: Source {
     public var sampleFormat: SampleFormat? { spec.bits == nil ? .float64 : .int16 }
     public let info: SourceInfo
     public let configuration: Configuration
+    /// Free-form properties of the device and its channels (`serve --property`).
+    public let properties: SourceProperties
     public let delivery: SourceDelivery = .live
     /// Real time (blocks at the sampling rate) or unpaced (as fast as the hand-off queue accepts).
     public let paced: Bool
@@ -37,8 +39,10 @@ public final class SimulatedDeviceSource: Source {
     ///   - spec: the device (its `id` is the source id, its `name` the source's description).
     ///   - paced: real time (default) or as fast as the publisher takes the frames.
     ///   - frameLimit: analog blocks to publish before `run` returns (nil: until cancelled).
-    public init(spec: SimulationSpec, paced: Bool = true, frameLimit: Int? = nil) {
+    ///   - properties: the source's and its channels' properties, checked by the caller.
+    public init(spec: SimulationSpec, paced: Bool = true, frameLimit: Int? = nil, properties: SourceProperties = SourceProperties()) {
         self.spec = spec
+        self.properties = properties
         info = SourceInfo(id: spec.id, description: spec.name)
         configuration = spec.configuration
         self.paced = paced

@@ -193,6 +193,7 @@ public struct Frame: Sendable {
         case .gap: result = .gap(try Gap.read(&r))
         case .close: result = .close(try Close.read(&r))
         case .credit: result = .credit(try r.read(UInt32.self, "credit.count"))
+        case .properties: result = .properties(try SourceProperties.read(&r))
         }
         try r.finish(header.kind)
         return result

@@ -21,6 +21,8 @@ public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case gap = 21
     case close = 22
     case credit = 23
+    /// Source and channel properties (an ignorable extension kind: receivers that predate it skip it).
+    case properties = 129
 
     public var description: String {
         switch self {
@@ -45,6 +47,7 @@ public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .gap: "gap"
         case .close: "close"
         case .credit: "credit"
+        case .properties: "properties"
         }
     }
 }

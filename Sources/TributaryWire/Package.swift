@@ -30,6 +30,8 @@ public enum Package: Sendable, Hashable {
     case close(Close)
     /// Replay flow control: the subscriber can take this many more data frames.
     case credit(UInt32)
+    /// The properties of the header's source and of its channels (extension kind 129).
+    case properties(SourceProperties)
 
     public var kind: FrameKind {
         switch self {
@@ -54,6 +56,7 @@ public enum Package: Sendable, Hashable {
         case .gap: .gap
         case .close: .close
         case .credit: .credit
+        case .properties: .properties
         }
     }
 
@@ -97,6 +100,7 @@ public enum Package: Sendable, Hashable {
         case .gap(let p): p.contentLength
         case .close(let p): p.contentLength
         case .credit: 4
+        case .properties(let p): p.contentLength
         }
     }
 
@@ -120,6 +124,7 @@ public enum Package: Sendable, Hashable {
         case .gap(let p): p.write(&w)
         case .close(let p): p.write(&w)
         case .credit(let n): w.write(n)
+        case .properties(let p): p.write(&w)
         }
     }
 }
@@ -147,6 +152,7 @@ public enum Payload: Sendable {
     case gap(Gap)
     case close(Close)
     case credit(UInt32)
+    case properties(SourceProperties)
 
     /// An owned copy (views are copied out of the frame).
     public func materialize() -> Package {
@@ -172,6 +178,7 @@ public enum Payload: Sendable {
         case .gap(let p): .gap(p)
         case .close(let p): .close(p)
         case .credit(let p): .credit(p)
+        case .properties(let p): .properties(p)
         }
     }
 }

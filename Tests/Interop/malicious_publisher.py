@@ -170,6 +170,13 @@ def scripts():
         "digital-empty": (good + [Step("digital", w.digital([], []))] + good, None),
         # A message with an extreme code.
         "message-code": (good + [Step("message", w.message(-(1 << 31), "m")), Step("message", w.message((1 << 31) - 1, "m"))] + good, None),
+        # Properties (extension kind 129) at their bounds, for unknown sources and channels, with forged sequences.
+        "properties-extreme": (good + [
+            Step("properties", w.properties([("k" * 256, "v" * 16384)] + [(f"p{i}", "") for i in range(1023)],
+                                            [(0xFFFFFFFF, [("x", "y")])])),
+            Step("properties", w.properties([("a", "b")], []), source_id=0xFFFFFFFF),
+            Step("properties", w.properties([], [(i, [("c", "d")]) for i in range(0, 60000, 7)]), sequence=U64),
+        ] + good, None),
     }
     # Resources: source ids without end, and configurations of 1 MB each (issue 38 item 4).
     big = w.configuration("d", "t", [(i, 0, 1000.0, -1.0, 1.0, "c" * 1000, "V") for i in range(1000)], [])

@@ -8,7 +8,8 @@ import struct
 MAGIC = b"TRIB"
 KINDS = {"configuration": 1, "error": 2, "analog": 3, "digital": 4, "message": 5, "xml": 6, "file": 7,
          "image": 8, "array": 9, "analog-filter": 10, "array-filter": 11, "remove-filter": 12, "signal-filter": 13, "hello": 16,
-         "welcome": 17, "start": 18, "stop": 19, "select-sources": 20, "gap": 21, "close": 22, "credit": 23}
+         "welcome": 17, "start": 18, "stop": 19, "select-sources": 20, "gap": 21, "close": 22, "credit": 23,
+         "properties": 129}
 
 
 def pad8(b: bytes) -> bytes:
@@ -181,6 +182,13 @@ def credit(n) -> bytes:
     return struct.pack("<I", n)
 
 
+def properties(source, channels) -> bytes:
+    """PROTOCOL.md §5.18: `source` a list of (key, value), `channels` a list of (index, [(key, value)])."""
+    def pairs(items):
+        return struct.pack("<I", len(items)) + b"".join(string(k) + string(v) for k, v in items)
+    return pairs(source) + struct.pack("<I", len(channels)) + b"".join(struct.pack("<I", i) + pairs(p) for i, p in channels)
+
+
 def analog_f32(channel_indexes, rows, first_sample=0) -> bytes:
     n = len(rows[0]) if rows else 0
     out = struct.pack("<IIQB7x", len(rows), n, first_sample, 2)
@@ -225,4 +233,5 @@ def one_of_every_kind():
         "gap": frame("gap", gap(3, 2)),
         "close": frame("close", close(0, "bye")),
         "credit": frame("credit", credit(64)),
+        "properties": frame("properties", properties([("serial", "SN42")], [(1, [("gain", "2")])]), source_id=1),
     }

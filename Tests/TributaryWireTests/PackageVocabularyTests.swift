@@ -8,7 +8,9 @@ import TributaryWire
 @Suite struct PackageVocabularyTests {
     /// The kinds a subscriber hands to an application (docs/PROTOCOL.md §2.2's data and session kinds;
     /// a close, the publisher's normal end of the session).
-    static let delivered: [FrameKind] = [.configuration, .error, .analog, .digital, .message, .xml, .file, .image, .array, .gap, .close]
+    static let delivered: [FrameKind] = [
+        .configuration, .error, .analog, .digital, .message, .xml, .file, .image, .array, .gap, .close, .properties,
+    ]
 
     static func headerKinds() throws -> [String: UInt8] {
         let header = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

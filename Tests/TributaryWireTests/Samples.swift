@@ -152,6 +152,12 @@ struct PackageFactory {
         case .gap: return .gap(Gap(firstMissingSequence: UInt64(int(0...1000)), missingCount: UInt64(int(1...99))))
         case .close: return .close(Close(code: ErrorCode(rawValue: UInt32(int(0...14))), reason: string()))
         case .credit: return .credit(UInt32(int(0...10_000)))
+        case .properties:
+            let keys = (0..<int(0...3)).map { "k\($0)" + string() }
+            return .properties(
+                SourceProperties(
+                    source: keys.map { Property($0, string()) },
+                    channels: (0..<int(0...2)).map { ChannelProperties(index: UInt32($0 * 2), properties: [Property("unit", string())]) }))
         }
     }
 

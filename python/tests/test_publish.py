@@ -271,3 +271,63 @@ class Misuse(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Properties(unittest.TestCase):
+    """Free-form properties given to add_source reach a recording (`tributary record`) and come back
+    as Source.properties / Channel.properties of a Capture; bad ones are refused before the source is added."""
+
+    def test_properties_are_recorded_and_read_back(self):
+        with tempfile.TemporaryDirectory() as directory:
+            capture = os.path.join(directory, "p.tcap")
+            with tributary.Publisher("tcp://127.0.0.1:0", api_key="k") as pub:
+                src = pub.add_source(id=5, name="daq", rate=1000, channels=["ai0", "ai1", "ai2"], lossless=True,
+                                     properties={"serial": "SN-7", "subject": "S01 ü"},
+                                     channel_properties=[{"gain": "2"}, None, {"sensor": "x=y"}])
+                record = subprocess.Popen([BIN, "record", pub.endpoint, "--api-key", "k", "--out", capture],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                wait_for_subscribers(pub)
+                for _ in range(3):
+                    src.push(np.zeros((3, 50)))
+            out, _ = record.communicate(timeout=TIMEOUT)
+            self.assertEqual(record.returncode, 0, out)
+            with tributary.Capture(capture) as cap:
+                source = next(s for s in cap.sources if s.id == 5)
+                self.assertEqual(source.properties, {"serial": "SN-7", "subject": "S01 ü"})
+                self.assertEqual(list(source.properties), ["serial", "subject"])
+                self.assertEqual([c.properties for c in source.channels], [{"gain": "2"}, {}, {"sensor": "x=y"}])
+
+    def test_bad_properties_are_refused(self):
+        with tributary.Publisher("tcp://127.0.0.1:0", api_key="k") as pub:
+            cases = [
+                ({"properties": {"k" * 257: "v"}}, tributary.ArgumentError, "keys have 1 to 256"),
+                ({"properties": {"k": "v" * 16385}}, tributary.ArgumentError, "at most 16384"),
+                ({"properties": {"": "v"}}, ValueError, "non-empty"),
+                ({"properties": {"a": "line\nbreak"}}, ValueError, "line breaks"),
+                ({"properties": {"3:x": "v"}}, ValueError, "channel"),
+                ({"properties": {"a": 1}}, TypeError, "must be str"),
+                ({"channel_properties": [{"a": "b"}]}, ValueError, "one per channel"),
+            ]
+            for kwargs, error, message in cases:
+                with self.assertRaises(error, msg=str(kwargs)[:60]) as caught:
+                    pub.add_source(id=9, name="x", rate=10, channels=2, **kwargs)
+                self.assertIn(message, str(caught.exception))
+            # Nothing was left behind: the same id takes a source without properties.
+            pub.add_source(id=9, name="x", rate=10, channels=2)
+
+    def test_the_c_setter_checks_its_arguments(self):
+        from tributary import _native, publisher
+        lib = publisher._library()
+        with tributary.Publisher("tcp://127.0.0.1:0", api_key="k") as pub:
+            for source_id, text, message in [(1, None, "properties is NULL"), (0, b"a=b", "source_id 0"),
+                                             (1, b"no equals sign", "no '='"), (1, b"=v", "an empty key"),
+                                             (1, b"70000:k=v", "not in 0...65534")]:
+                status = lib.tributary_publisher_set_properties(pub._handle, source_id, text)
+                self.assertEqual(status, _native.E_ARGUMENT, text)
+                self.assertIn(message, (_native.lib().tributary_last_error() or b"").decode())
+            # A channel the source does not have: refused when the source is added, and used up.
+            self.assertEqual(lib.tributary_publisher_set_properties(pub._handle, 3, b"5:k=v\r\nserial=1"), 0)
+            with self.assertRaises(tributary.ArgumentError) as caught:
+                pub.add_source(id=3, name="x", rate=10, channels=2)
+            self.assertIn("properties of channel 5", str(caught.exception))
+            pub.add_source(id=3, name="x", rate=10, channels=2)

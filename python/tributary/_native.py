@@ -70,6 +70,7 @@ KIND_FILE = 7
 KIND_IMAGE = 8
 KIND_ARRAY = 9
 KIND_GAP = 21
+KIND_PROPERTIES = 129  # a source's properties, after its configuration
 KIND_CLOSE = 22  # the publisher ended the session normally
 
 # The ranges of the C types that numbers cross the boundary in (include/tributary.h).

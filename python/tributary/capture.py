@@ -25,7 +25,8 @@ _KINDS = {"configuration": _native.KIND_CONFIGURATION, "error": _native.KIND_ERR
 @dataclass(frozen=True)
 class Channel:
     """One stored channel of a source: ``row`` is its position in the source's data, ``index`` its
-    configuration index, ``scale``/``offset`` convert int16 counts to physical units."""
+    configuration index, ``scale``/``offset`` convert int16 counts to physical units, ``properties``
+    its free-form key/value properties (sensor serial, calibration date …; empty without any)."""
     row: int
     index: int
     name: str
@@ -35,6 +36,7 @@ class Channel:
     offset: float
     min: Optional[float] = None
     max: Optional[float] = None
+    properties: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,8 @@ class Gap:
 
 @dataclass(frozen=True)
 class Source:
-    """A source of a capture: its configuration, the shape of its analog data and its gaps."""
+    """A source of a capture: its configuration, the shape of its analog data, its gaps and its
+    free-form key/value ``properties`` (set by the publisher; empty without any)."""
     id: int
     name: Optional[str]
     device_type: Optional[str]
@@ -61,6 +64,7 @@ class Source:
     channels: List[Channel] = field(default_factory=list)
     gaps: List[Gap] = field(default_factory=list)
     lines: List[Dict[str, Any]] = field(default_factory=list)
+    properties: Dict[str, str] = field(default_factory=dict)
 
     @property
     def dtype(self) -> Optional[np.dtype]:
@@ -137,7 +141,8 @@ class Capture(_native.HandleOwner):
             Source(id=s["id"], name=s["name"], device_type=s["device_type"], sample_rate=s["sample_rate"],
                    sample_type=s["sample_type"], samples=s["samples"], frames=s["frames"],
                    first_time_ns=s["first_time_ns"], last_time_ns=s["last_time_ns"],
-                   channels=[Channel(**c) for c in s["channels"]], gaps=[Gap(**g) for g in s["gaps"]], lines=s["lines"])
+                   channels=[Channel(**c) for c in s["channels"]], gaps=[Gap(**g) for g in s["gaps"]], lines=s["lines"],
+                   properties=dict(s.get("properties", {})))
             for s in self.info["sources"]]
 
     def __repr__(self) -> str:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_uint32, c_uint64, c_void_p
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -30,6 +31,7 @@ def _declare(library: ctypes.CDLL) -> None:
     f("tributary_publisher_open", c_int, c_char_p, c_char_p, c_char_p, pp, pp)
     f("tributary_source_add", c_int, c_void_p, c_uint32, c_char_p, c_double, c_uint32, c_char_p, c_char_p, c_int,
       c_double, c_double, c_double, c_double, c_int, pp)
+    f("tributary_publisher_set_properties", c_int, c_void_p, c_uint32, c_char_p)
     f("tributary_source_push", c_int, c_void_p, c_void_p, c_int, c_uint32, c_uint64, c_int, c_int64, c_double)
     f("tributary_source_counts", c_int, c_void_p, POINTER(c_uint64), POINTER(c_uint64))
     f("tributary_source_close", c_int, c_void_p)
@@ -216,7 +218,9 @@ class Publisher(_native.HandleOwner):
 
     def add_source(self, id: int, name: str, rate: float, channels: Union[int, Sequence[str]], *, unit: str = "V",
                    range: Tuple[float, float] = (-10.0, 10.0), dtype: Union[str, type, np.dtype] = "float64",
-                   scale: float = 1.0, offset: float = 0.0, lossless: bool = False) -> PublishedSource:
+                   scale: float = 1.0, offset: float = 0.0, lossless: bool = False,
+                   properties: Optional[Mapping[str, str]] = None,
+                   channel_properties: Optional[Sequence[Optional[Mapping[str, str]]]] = None) -> PublishedSource:
         """Adds an analog source; subscribers already connected receive its configuration at once.
 
         :param id: source id, 1 to 2**32 - 1, unique in the publisher.
@@ -229,6 +233,11 @@ class Publisher(_native.HandleOwner):
         :param scale, offset: int16 only.
         :param lossless: False (live: a full queue drops blocks, push never waits) or True (push waits
             for the slowest subscriber, up to its timeout, and nothing is lost).
+        :param properties: free-form key/value strings of the source (sensor serial, calibration date,
+            subject id …), sent after its configuration and kept in recordings.
+        :param channel_properties: one mapping (or None) per channel, in channel order.
+        Bounds: keys 1-256 bytes, values up to 16384 bytes, 1024 per source or channel, 1 MiB in all;
+        keys and values cannot hold a line break, and a source key cannot start with digits and ':'.
         """
         if self._closed:
             raise _native.HandleError(_native.E_HANDLE, "the publisher is closed")
@@ -256,6 +265,9 @@ class Publisher(_native.HandleOwner):
         except (TypeError, ValueError):
             raise TypeError(f"range must be a (min, max) pair, not {range!r}") from None
         low, high = real(low, "range[0]"), real(high, "range[1]")
+        lines = _property_lines(properties, channel_properties, len(names))
+        if lines is not None:
+            check(_library().tributary_publisher_set_properties(self._handle, source_id, lines))
         handle = c_void_p()
         check(_library().tributary_source_add(
             self._handle, source_id, _text(name, "name"), real(rate, "rate"), len(names),
@@ -297,4 +309,32 @@ class Publisher(_native.HandleOwner):
         for source in self._sources:
             source.close()
         super().close()
+
+
+def _property_lines(properties: Optional[Mapping[str, str]],
+                    channel_properties: Optional[Sequence[Optional[Mapping[str, str]]]], channels: int) -> Optional[bytes]:
+    """The text tributary_publisher_set_properties takes, or None without any property."""
+    lines: List[str] = []
+
+    def add(prefix: str, mapping: Mapping[str, str], what: str) -> None:
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"{what} must be a mapping of str to str, not {type(mapping).__name__}")
+        for key, value in mapping.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise TypeError(f"{what}: keys and values must be str, not {key!r}: {value!r}")
+            if not key or "=" in key or "\n" in key or "\r" in key or "\n" in value or "\r" in value:
+                raise ValueError(f"{what}: key {key!r}: keys are non-empty without '=' or line breaks, values without line breaks")
+            if not prefix and re.match(r"[0-9]+:", key):
+                raise ValueError(f"{what}: key {key!r} would read as a channel's (digits and ':')")
+            lines.append(f"{prefix}{key}={value}")
+
+    if properties:
+        add("", properties, "properties")
+    if channel_properties is not None:
+        if isinstance(channel_properties, (str, bytes, Mapping)) or len(channel_properties) != channels:
+            raise ValueError(f"channel_properties must be a sequence of {channels} mappings (or None), one per channel")
+        for k, mapping in enumerate(channel_properties):
+            if mapping:
+                add(f"{k}:", mapping, f"channel_properties[{k}]")
+    return "\n".join(lines).encode("utf-8") if lines else None
 

@@ -97,6 +97,7 @@ final class ChunkBuilder: @unchecked Sendable {
         lastSequence = header.sequence
         lastTimeNs = header.timestampNs
         kindMask |= header.kind.rawValue < 32 ? 1 << UInt32(header.kind.rawValue) : 0
+        if header.kind == .properties { kindMask |= CaptureKindMask.properties }
         structure.append(headerBytes)
         if let split = analogSplit(payload: payload, kind: header.kind, payloadLength: header.payloadLength) {
             let samples = Int(payload.u32(4))
@@ -127,4 +128,11 @@ final class ChunkBuilder: @unchecked Sendable {
             structure.append(payload)
         }
     }
+}
+
+/// Bits of a chunk's `kind_mask` (docs/CAPTURE.md §3): bit *k* for wire kind *k* below 32, and bit 0,
+/// which no wire kind uses, for the properties extension kind (129).
+public enum CaptureKindMask {
+    /// Set when the chunk holds a properties frame (wire kind 129).
+    public static let properties: UInt32 = 1
 }

@@ -49,7 +49,7 @@ public enum FormatExport {
                     TDMSProperty("gap_count", .uint32(UInt32(clamping: s.gaps.count))),
                     TDMSProperty("gaps", .string(gapsJSON(s))),
                     TDMSProperty("discontinuities", .string("[" + s.discontinuities.map(String.init).joined(separator: ",") + "]")),
-                ])
+                ] + customTDMS(s.properties, reserved: tdmsGroupNames))
             let values: [Double]? = counts && s.isCounts ? nil : s.physicalValues
             for (c, channelName) in uniqueChannelNames(s).enumerated() {
                 var p: [TDMSProperty] = [
@@ -76,11 +76,30 @@ public enum FormatExport {
                 } else {
                     preconditionFailure("counts of a float source")
                 }
+                p += customTDMS(s.channelProperties[c], reserved: tdmsChannelNames)
                 group.channels.append(TDMSChannel(name: channelName, properties: p, data: data))
             }
             file.groups.append(group)
         }
         return file
+    }
+
+    /// The group properties the TDMS export writes itself.
+    public static let tdmsGroupNames: Set<String> = ["source_id", "device_name", "device_type", "gap_count", "gaps", "discontinuities"]
+    /// The channel properties the TDMS export writes itself (and NI's `NI_…` names).
+    public static let tdmsChannelNames: Set<String> = [
+        "NI_ChannelName", "unit_string", "wf_start_time", "wf_start_offset", "wf_increment", "wf_samples", "channel_index",
+    ]
+    /// The prefix of a free-form property whose key is a name the export writes itself.
+    public static let tdmsPropertyPrefix = "property."
+
+    /// Free-form properties as TDMS string properties, under their own keys except those that are a
+    /// name of `reserved`, start with `NI_` or with the prefix, which get `tdmsPropertyPrefix` in front.
+    static func customTDMS(_ list: [Property], reserved: Set<String>) -> [TDMSProperty] {
+        list.map {
+            let clash = reserved.contains($0.key) || $0.key.hasPrefix("NI_") || $0.key.hasPrefix(tdmsPropertyPrefix)
+            return TDMSProperty(clash ? tdmsPropertyPrefix + $0.key : $0.key, .string($0.value))
+        }
     }
 
     // MARK: XDF
@@ -108,12 +127,17 @@ public enum FormatExport {
                         + (0..<s.channelCount).map { "<channel><scale>\(s.scale[$0])</scale><offset>\(s.offset[$0])</offset></channel>" }
                         .joined() + "</scaling>"
                 }
-                let channels = (0..<s.channelCount).map { XDFChannelInfo(label: s.channelNames[$0], unit: s.units[$0], type: "analog") }
-                try writer.streamHeader(
-                    XDFStreamHeader(
-                        streamID: UInt32(k + 1), name: streamNames[k], type: "Tributary", channelCount: s.channelCount,
-                        nominalRate: s.rate ?? 0, format: format, sourceID: "tributary-source-\(s.sourceID)",
-                        channels: channels, extraDescription: extra))
+                let channels = (0..<s.channelCount).map {
+                    XDFChannelInfo(
+                        label: s.channelNames[$0], unit: s.units[$0], type: "analog",
+                        properties: s.channelProperties[$0].map { XDFProperty($0.key, $0.value) })
+                }
+                var header = XDFStreamHeader(
+                    streamID: UInt32(k + 1), name: streamNames[k], type: "Tributary", channelCount: s.channelCount,
+                    nominalRate: s.rate ?? 0, format: format, sourceID: "tributary-source-\(s.sourceID)",
+                    channels: channels, extraDescription: extra)
+                header.properties = s.properties.map { XDFProperty($0.key, $0.value) }
+                try writer.streamHeader(header)
                 physical.append(asCounts ? [] : s.physicalValues)
             }
             for k in series.indices {
@@ -201,6 +225,7 @@ public enum FormatExport {
                 try group.setAttribute("start_time_ns", int64s: [s.startNs], scalar: true)
                 try group.setAttribute("gaps", gapsJSON(s))
                 try group.setAttribute("discontinuities", int64s: s.discontinuities.map(Int64.init))
+                try writeHDF5Properties(s, in: group)
                 let asCounts = counts && s.isCounts
                 let dims = [s.channelCount, s.sampleCount]
                 let dataset: HDF5Object
@@ -237,6 +262,18 @@ public enum FormatExport {
         } catch {
             unlink(path)
             throw error
+        }
+    }
+
+    /// Free-form properties as string attributes of a group `properties` in the source's group (the
+    /// source's), and of a group `channel I` in it per channel with properties (I its index).
+    static func writeHDF5Properties(_ s: SourceSeries, in group: HDF5Object) throws(HDF5Error) {
+        guard !s.properties.isEmpty || s.channelProperties.contains(where: { !$0.isEmpty }) else { return }
+        let properties = try group.createGroup("properties", attributeOrder: true)
+        for p in s.properties { try properties.setAttribute(p.key, p.value) }
+        for (c, list) in s.channelProperties.enumerated() where !list.isEmpty {
+            let channel = try properties.createGroup("channel \(s.channelIndexes[c])", attributeOrder: true)
+            for p in list { try channel.setAttribute(p.key, p.value) }
         }
     }
 

@@ -24,6 +24,10 @@ public struct SourceSeries: Sendable {
     /// The source's sample (counted from its first) at which this series starts: 0 unless the
     /// gather was given a window and skipped the chunks before it (`selecting` counts from the source's first sample).
     public var firstSampleIndex = 0
+    /// The source's free-form properties (`CaptureReader.properties`), in their order.
+    public var properties: [Property] = []
+    /// Each exported channel's properties, in the order of `channelIndexes`.
+    public var channelProperties: [[Property]] = []
     /// Gap records of the source (lost frames).
     public var gaps: [CaptureGap]
     public var damage: [CaptureDamage]
@@ -249,6 +253,9 @@ public struct SourceSeries: Sendable {
         sampleCount = gathered.total
         samples = gathered.samples
         gaps = reader.gaps.filter { $0.sourceID == source }
+        let recorded = reader.properties(source: source)
+        properties = recorded.source
+        channelProperties = channelIndexes.map { recorded.channel($0) }
     }
 
     /// The samples from `start` seconds after the first sample, for `duration` seconds (nil: to the end).

@@ -26,6 +26,9 @@ public struct ImportedSource: Sendable {
     public var sampleCount: Int
     /// Runs of contiguous samples (at least one, starting at 0).
     public var blocks: [ImportedBlock]
+    /// Free-form properties of the source and its channels (channel k: index k), recorded in a
+    /// properties frame after the configuration.
+    public var properties = SourceProperties()
     public var channelCount: Int { channelNames.count }
 }
 
@@ -173,6 +176,14 @@ public enum FormatImport {
                     deviceType: group.property("device_type")?.text ?? "TDMS",
                     channelNames: channels.map(\.name), units: channels.map { $0.property("unit_string")?.text ?? "" },
                     rate: r, samples: samples, sampleCount: n, blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
+            out[out.count - 1].properties = try checked(
+                SourceProperties(
+                    source: tdmsProperties(group.properties, reserved: FormatExport.tdmsGroupNames),
+                    channels: channels.enumerated().map {
+                        ChannelProperties(
+                            index: UInt32($0.offset),
+                            properties: tdmsProperties($0.element.properties, reserved: FormatExport.tdmsChannelNames))
+                    }), file: file, what: "group '\(group.name)'")
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
@@ -272,9 +283,71 @@ public enum FormatImport {
                     sourceID: 0, deviceName: device.flatMap { XML.value($0, "name") } ?? h.name,
                     deviceType: device.flatMap { XML.value($0, "type") } ?? (h.type.isEmpty ? "XDF" : h.type),
                     channelNames: names, units: units, rate: rate, samples: samples, sampleCount: n, blocks: blocks))
+            out[out.count - 1].properties = try checked(
+                SourceProperties(
+                    source: h.properties.map { Property($0.key, $0.value) },
+                    channels: h.channels.prefix(h.channelCount).enumerated().map {
+                        ChannelProperties(index: UInt32($0.offset), properties: $0.element.properties.map { Property($0.key, $0.value) })
+                    }), file: file, what: "stream \(h.streamID) '\(h.name)'")
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
+    }
+
+    /// TDMS properties other than those the export writes itself (and NI's `NI_…`) as free-form
+    /// properties, values as text, the export's `property.` prefix taken off.
+    static func tdmsProperties(_ list: [TDMSProperty], reserved: Set<String>) -> [Property] {
+        var out: [Property] = []
+        for p in list where !reserved.contains(p.name) && !p.name.hasPrefix("NI_") && !p.name.isEmpty {
+            let key =
+                p.name.hasPrefix(FormatExport.tdmsPropertyPrefix) ? String(p.name.dropFirst(FormatExport.tdmsPropertyPrefix.count)) : p.name
+            if let k = out.firstIndex(where: { $0.key == key }) {
+                out[k].value = p.value.text
+            } else {
+                out.append(Property(key, p.value.text))
+            }
+        }
+        return out
+    }
+
+    /// `properties` normalised, or a usage error naming `what` when they exceed the bounds of
+    /// docs/PROTOCOL.md §5.19.
+    static func checked(_ properties: SourceProperties, file: String, what: String) throws(CaptureError) -> SourceProperties {
+        let p = properties.normalized
+        if let problem = p.violation() { throw CaptureError(.usage, file: file, "\(what): properties: \(problem)") }
+        return p
+    }
+
+    /// The properties the HDF5 export writes: attributes of the group `properties` beside the dataset
+    /// (the source's) and of its groups `channel I` (channel I's); empty without that group.
+    /// `recorded` are the channels' indexes in the capture the file was exported from (the dataset's
+    /// `channel_indexes`), which name the groups; the imported channels are numbered 0, 1, ….
+    static func hdf5Properties(
+        _ file: HDF5Object, groupPath: String, recorded: [UInt32], path: String
+    ) throws(CaptureError) -> SourceProperties {
+        guard let group = try? file.openGroup(groupPath == "/" ? "/properties" : groupPath + "/properties") else {
+            return SourceProperties()
+        }
+        func list(_ object: HDF5Object, _ what: String) throws(CaptureError) -> [Property] {
+            guard let names = object.attributeNames(limit: PropertyLimits.maxPerObject) else {
+                throw CaptureError(.usage, file: path, "\(what): more than \(PropertyLimits.maxPerObject) properties")
+            }
+            return names.map { name in
+                let value: String
+                switch object.attribute(name) {
+                case .strings(let s)?: value = s.joined(separator: ",")
+                case .numbers(let v)?: value = v.map { "\($0)" }.joined(separator: ",")
+                case nil: value = ""
+                }
+                return Property(name, value)
+            }
+        }
+        var properties = SourceProperties(source: try list(group, "group \(groupPath)/properties"))
+        for (k, index) in recorded.enumerated() {
+            guard let channel = try? group.openGroup("channel \(index)") else { continue }
+            properties.channels.append(ChannelProperties(index: UInt32(k), properties: try list(channel, "channel \(index)")))
+        }
+        return try checked(properties, file: path, what: "group \(groupPath)")
     }
 
     // MARK: HDF5
@@ -368,6 +441,10 @@ public enum FormatImport {
                     sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
                     deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
                     samples: samples, sampleCount: n, blocks: blocks))
+            let recorded =
+                attribute("channel_indexes")?.numbers.flatMap { v in v.count == channels ? v.compactMap { UInt32(exactly: $0) } : nil }
+                .flatMap { $0.count == channels ? $0 : nil } ?? (0..<channels).map { UInt32($0) }
+            out[out.count - 1].properties = try hdf5Properties(file, groupPath: groupPath, recorded: recorded, path: path)
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
@@ -423,6 +500,10 @@ public enum FormatImport {
             })
         let t0 = source.blocks.first?.timestampNs ?? 0
         try body(Frame(encoding: .configuration(configuration), sequence: 0, timestampNs: t0, sourceID: source.sourceID))
+        if !source.properties.isEmpty {
+            // The next sequence number, not consumed (docs/PROTOCOL.md §5.19): the first analog frame has it too.
+            try body(Frame(encoding: .properties(source.properties.normalized), sequence: 1, timestampNs: t0, sourceID: source.sourceID))
+        }
         let perFrame = max(1, min(samplesPerFrame, (32 << 20) / max(1, channels * 8)))
         var sequence: UInt64 = 1
         var counterEnd: UInt64 = 0

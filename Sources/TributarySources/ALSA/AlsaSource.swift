@@ -28,6 +28,8 @@ public final class AlsaSource: Source {
     public var sampleFormat: SampleFormat? { spec.format.wireFormat }
     /// Started subscribers to wait for before capturing (lossless only; 0: at once).
     public let waitForSubscribers: Int
+    /// Free-form properties of the source and its channels (`serve --property`).
+    public let properties: SourceProperties
     private let capture: AlsaCapture
     private let progressState = ProgressRecord()
     private let onLoss: (@Sendable (String) -> Void)?
@@ -37,9 +39,14 @@ public final class AlsaSource: Source {
     ///   - spec: the device and the stream asked of it.
     ///   - waitForSubscribers: for a lossless source, started subscribers to wait for before capturing.
     ///   - onLoss: told of each overrun as it happens (from the source's thread), in words.
+    ///   - properties: the source's and its channels' properties, checked by the caller.
     /// - Throws: `AlsaSpecError` when the device cannot be opened or cannot give the stream (which
     ///   format, channel count or rate it refused, and what it offers).
-    public init(spec: AlsaSpec, waitForSubscribers: Int = 1, onLoss: (@Sendable (String) -> Void)? = nil) throws(AlsaSpecError) {
+    public init(
+        spec: AlsaSpec, waitForSubscribers: Int = 1, properties: SourceProperties = SourceProperties(),
+        onLoss: (@Sendable (String) -> Void)? = nil
+    ) throws(AlsaSpecError) {
+        self.properties = properties
         do {
             capture = try AlsaCapture(spec: spec)
         } catch {

@@ -77,6 +77,8 @@ public enum ReceivedContent: Sendable {
     case array(ArrayView)
     /// Frames the publisher had to drop for this subscriber (exactly that many sequence numbers).
     case gap(Gap)
+    /// The properties of the header's source and its channels, replacing those it had (extension kind 129).
+    case properties(SourceProperties)
 }
 
 /// One received package with its header (source, filter id, sequence number, timestamp).

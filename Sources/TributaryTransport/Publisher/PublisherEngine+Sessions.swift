@@ -73,9 +73,7 @@ extension PublisherEngine {
         guard session.send(.welcome(welcome), flags: session.compactHeaders ? .compactHeaders : [], on: router, now: now) != .gone else {
             return forget(session)
         }
-        for source in sources {
-            _ = session.send(.configuration(source.configuration), sourceID: source.info.id, on: router, now: now)
-        }
+        for source in sources { sendConfiguration(of: source, to: session, now: now) }
     }
 
     /// Adds a source while the publisher runs (`Publisher.addSource`): sessions that open from now on
@@ -88,10 +86,17 @@ extension PublisherEngine {
         core.appendSource(source)
         filterLimits.channelCounts[id] = source.configuration.channels.count
         let now = monotonicNanoseconds()
-        for session in sessions {
-            _ = session.send(.configuration(source.configuration), sourceID: id, on: router, now: now)
-        }
+        for session in sessions { sendConfiguration(of: source, to: session, now: now) }
         return true
+    }
+
+    /// Sends a source's configuration, then its properties when it has any (docs/PROTOCOL.md §5.19).
+    func sendConfiguration(of source: any Source, to session: Session, now: UInt64) {
+        _ = session.send(.configuration(source.configuration), sourceID: source.info.id, on: router, now: now)
+        let properties = source.properties
+        if !properties.isEmpty {
+            _ = session.send(.properties(properties.normalized), sourceID: source.info.id, on: router, now: now)
+        }
     }
 
     /// Refuses a peer without a session (its hello was refused, or it sent something else first):

@@ -591,6 +591,8 @@ final class PublisherEngine {
                     end(session, ErrorReport(.malformedFrame, error.description), now: now)
                 }
             }
+        case .properties:
+            break  // an extension a publisher skips, as one that predates it does (docs/PROTOCOL.md §5.19)
         case .hello, .welcome, .configuration, .gap:
             end(session, ErrorReport(.protocolViolation, "a subscriber does not send \(header.kind) frames in a session"), now: now)
         }

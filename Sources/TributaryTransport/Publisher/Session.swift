@@ -135,6 +135,8 @@ final class Session {
     }
 
     /// Sends one frame under this session's next sequence number, first announcing any pending gap.
+    /// A properties frame (extension kind 129) carries the next number without consuming it, as a
+    /// keepalive does, so that a subscriber that skips it sees no hole (docs/PROTOCOL.md §5.19).
     /// - Parameter retryable: when the queue is full, report `.dropped` without consuming a sequence
     ///   number, so that the caller can send the same frame again later (the final close).
     func send(
@@ -156,7 +158,7 @@ final class Session {
             guard error.code == .again else { return .gone }
             return retryable ? .dropped : drop()
         }
-        nextSequence += 1
+        if header.kind != .properties { nextSequence += 1 }
         framesSent += 1
         lastSentNs = now
         return .sent

@@ -23,6 +23,9 @@ public protocol Source: AnyObject, Sendable {
     var info: SourceInfo { get }
     /// The configuration sent to each subscriber after the welcome (`source_id` = `info.id`).
     var configuration: Configuration { get }
+    /// Free-form properties of the source and its channels, sent in a properties frame right after
+    /// each configuration frame the publisher sends for it (none when empty).
+    var properties: SourceProperties { get }
     /// Live (drop and count) or lossless (credit-based, waits for the slowest subscriber).
     var delivery: SourceDelivery { get }
     /// Produces frames until `sink.isCancelled` or the end of the data.
@@ -33,6 +36,7 @@ public protocol Source: AnyObject, Sendable {
 
 extension Source {
     public var sampleFormat: SampleFormat? { nil }
+    public var properties: SourceProperties { SourceProperties() }
 }
 
 /// Where a source hands its frames to the publisher.

@@ -39,6 +39,8 @@ public protocol Observer: AnyObject {
     func didReceiveStringArray(_ array: ArrayView, header: FrameHeader)
     /// The publisher dropped `gap.missingCount` frames for this subscriber (it could not keep up).
     func didReceiveGap(_ gap: Gap, header: FrameHeader)
+    /// The properties of a source and its channels, sent after its configuration (replacing earlier ones).
+    func didReceiveProperties(_ properties: SourceProperties, header: FrameHeader)
     /// The Subject reconnected after losing its session; filters and source selection are restored.
     func didReconnect(_ welcome: Welcome)
 }
@@ -62,6 +64,7 @@ extension Observer {
     public func didReceiveBoolArray(_ array: ArrayView, header: FrameHeader) {}
     public func didReceiveStringArray(_ array: ArrayView, header: FrameHeader) {}
     public func didReceiveGap(_ gap: Gap, header: FrameHeader) {}
+    public func didReceiveProperties(_ properties: SourceProperties, header: FrameHeader) {}
     public func didReconnect(_ welcome: Welcome) {}
 }
 
@@ -71,6 +74,7 @@ extension Observer {
         let header = package.header
         switch package.content {
         case .configuration(let c): didReceiveConfiguration(c, header: header)
+        case .properties(let p): didReceiveProperties(p, header: header)
         case .error(let e): didReceiveError(e, header: header)
         case .analog(let a): didReceiveAnalogData(a, header: header)
         case .digital(let d): didReceiveDigitalData(d, header: header)

@@ -70,6 +70,8 @@ struct SubscriberSession {
     /// an ending when the number went back in an open session (a new connection under the session,
     /// the publisher no longer knows it), else nil.
     mutating func sequence(of header: FrameHeader, open: Bool, endpoint: String) -> Outcome? {
+        // A properties frame carries the next number without consuming it (docs/PROTOCOL.md §5.19).
+        if header.kind == .properties { return nil }
         if open && header.kind != .gap && header.sequence < expectedSequence {
             return .end(
                 ErrorReport(
@@ -108,6 +110,7 @@ struct SubscriberSession {
         let content: ReceivedContent
         switch payload {
         case .configuration(let c): content = .configuration(c)
+        case .properties(let p): content = .properties(p)
         case .error(let e): content = .error(e)
         case .analog(let a): content = .analog(a); countCredit(header)
         case .digital(let d): content = .digital(d); countCredit(header)

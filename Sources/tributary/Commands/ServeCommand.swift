@@ -18,7 +18,7 @@ enum ServeCommand: Command {
         usage: tributary serve --bind tcp://HOST:PORT --api-key KEY [--simulate SPEC]...
                                [--replay X.tcap [--speed F|max] [--preload]] [--stdin SPEC]
                                [--alsa DEVICE[,channels=N,rate=HZ,format=F,block=N,...]]...
-                               [--wait-subscribers N] [--linger S]
+                               [--property ID:[CH:]KEY=VALUE]... [--wait-subscribers N] [--linger S]
                                [--message TEXT]... [--xml FILE|TEXT]... [--file PATH]... [--image PATH]...
                                [--array TYPE:FILE.npy]... [--every S] [--control -|FIFO]
                                [--inbox DIR [--inbox-quota BYTES] [--inbox-max-files N]
@@ -82,6 +82,13 @@ enum ServeCommand: Command {
                              buffer filled before it was read) is recovered, counted, printed and
                              declared as a gap: the sample index (first_sample) jumps by the samples
                              lost.
+          --property ID:KEY=VALUE  a free-form property of source ID (a sensor's serial number, a
+                             calibration date, a subject id), sent to subscribers right after the source's
+                             configuration, kept by 'record', shown by 'inspect' and exported; ID:CH:KEY=VALUE
+                             gives one to the channel with index CH; repeatable (a key given again: the
+                             last value). A replay keeps the capture's properties, these set over them.
+                             Bounds (docs/PROTOCOL.md §5.19): keys 1-256 bytes, values up to 16384 bytes,
+                             1024 properties per source or channel, 1 MiB in all per source
           --wait-subscribers N  started subscribers to wait for before a replay, a lossless --stdin or
                              a lossless --alsa begins (default 1)
           --linger S         once every replay, the input and the captures have been delivered, seconds

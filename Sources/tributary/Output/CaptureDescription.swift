@@ -41,7 +41,7 @@ enum CaptureDescription {
                 + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))")
         for s in sources {
             let (object, sourceLines) = describe(
-                s, configuration: reader.configuration(source: s.sourceID),
+                s, configuration: reader.configuration(source: s.sourceID), properties: reader.properties(source: s.sourceID),
                 changes: ConfigurationChange.list(configurationFrames[s.sourceID] ?? []))
             sourceObjects.append(object)
             lines += sourceLines
@@ -85,7 +85,7 @@ enum CaptureDescription {
 
     /// One source of a capture: its object in `inspect --json` and its lines in the text.
     static func describe(
-        _ s: CaptureSourceSummary, configuration: Configuration?,
+        _ s: CaptureSourceSummary, configuration: Configuration?, properties: SourceProperties = SourceProperties(),
         changes: [ConfigurationChange]
     ) -> (JSON, [String]) {
         let rates = Set(configuration?.channels.map(\.samplingRate) ?? [])
@@ -96,12 +96,12 @@ enum CaptureDescription {
         let (span, overflow) = s.lastTimeNs.subtractingReportingOverflow(s.firstTimeNs)
         let spanSeconds = (overflow ? Double(s.lastTimeNs) - Double(s.firstTimeNs) : Double(span)) / 1e9
         let duration = rate.flatMap { rateChanged ? nil : Double(s.samples) / $0 } ?? spanSeconds
-        let channelObjects = { (c: Configuration?) -> JSON in
+        let channelObjects = { (c: Configuration?, p: SourceProperties) -> JSON in
             .array(
                 (c?.channels ?? []).map {
                     .object([
                         ("index", .uint(UInt64($0.index))), ("name", .string($0.description)), ("unit", .string($0.unit)),
-                        ("rate", .double($0.samplingRate)),
+                        ("rate", .double($0.samplingRate)), ("properties", FrameDescription.properties(p.channel($0.index))),
                     ])
                 })
         }
@@ -109,8 +109,9 @@ enum CaptureDescription {
         let object = JSON.object([
             ("id", .uint(UInt64(s.sourceID))),
             ("name", configuration.map { .string($0.deviceName) } ?? .null),
-            ("channels", channelObjects(configuration)),
+            ("channels", channelObjects(configuration, properties)),
             ("rate", rate.map { .double($0) } ?? .null),
+            ("properties", FrameDescription.properties(properties.source)),
             ("samples", .uint(s.samples)),
             ("duration_s", .double(duration)),
             ("first_time_ns", .int(Int(s.firstTimeNs))),
@@ -133,7 +134,7 @@ enum CaptureDescription {
                             ("sequence", .uint(change.sequence)), ("changes", .array(change.changes.map { .string($0) })),
                             ("name", .string(change.configuration.deviceName)),
                             ("rate", ConfigurationChange.rate(change.configuration).map { .double($0) } ?? .null),
-                            ("channels", channelObjects(change.configuration)),
+                            ("channels", channelObjects(change.configuration, SourceProperties())),
                         ])
                     })
             ),
@@ -161,6 +162,7 @@ enum CaptureDescription {
                 "source \(s.sourceID)\(device): \(channelCount)\(list)\(rateText)\(changed), \(samples) per channel, \(seconds) s, \(storage)"
             )
         }
+        lines += propertyLines(properties, configured)
         lines.append("  start: \(TimeText.both(s.firstTimeNs))")
         lines.append("  end:   \(TimeText.both(s.lastTimeNs))")
         for change in changes {
@@ -169,6 +171,21 @@ enum CaptureDescription {
                     + change.changes.joined(separator: "; "))
         }
         return (object, lines)
+    }
+
+    /// "  properties: serial=SN42, cal=2026-01-01" and one line per channel with properties.
+    static func propertyLines(_ properties: SourceProperties, _ channels: [ChannelConfiguration]) -> [String] {
+        func text(_ list: [Property]) -> String {
+            list.map { "\($0.key.terminalSafe)=\(FrameDescription.quoted($0.value, limit: 200).dropFirst().dropLast())" }
+                .joined(separator: ", ")
+        }
+        var lines: [String] = []
+        if !properties.source.isEmpty { lines.append("  properties: " + text(properties.source)) }
+        for entry in properties.channels where !entry.properties.isEmpty {
+            let name = channels.first { $0.index == entry.index }.map { " (\($0.description.terminalSafe))" } ?? ""
+            lines.append("  channel \(entry.index)\(name) properties: " + text(entry.properties))
+        }
+        return lines
     }
 
     /// Where the reader's record index came from: the footer, the checkpoint chain, or a full scan.

@@ -17,6 +17,8 @@ struct ServeOptions {
     var preload: Bool
     var stdinSpec: PipeSpec?
     var alsaSpecs: [AlsaSpec] = []
+    /// --property: free-form properties by source id.
+    var properties: [UInt32: SourceProperties]
     var waitSubscribers: Int
     var linger: Double
     var policy: SlowConsumerPolicy
@@ -62,6 +64,7 @@ struct ServeOptions {
         preload = arguments.flag("--preload")
         let stdinText = try arguments.option("--stdin")
         let alsaTexts = try arguments.options("--alsa")
+        properties = try PropertyOptions.parse(try arguments.options("--property"))
         waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
         linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
         let policyText = try arguments.option("--policy") ?? "drop"
@@ -173,9 +176,9 @@ struct ServeSources {
 
     init(_ options: ServeOptions) throws {
         for text in options.simulateSpecs {
-            do { simulated.append(SimulatedDeviceSource(spec: try SimulationSpec(parsing: text))) } catch {
-                throw UsageError("option --simulate: \(error)")
-            }
+            let spec: SimulationSpec
+            do { spec = try SimulationSpec(parsing: text) } catch { throw UsageError("option --simulate: \(error)") }
+            simulated.append(SimulatedDeviceSource(spec: spec, properties: options.properties[spec.id] ?? SourceProperties()))
         }
         if let replayPath = options.replayPath { replays = try Self.replays(of: replayPath, options) }
         if let spec = options.stdinSpec {
@@ -185,7 +188,8 @@ struct ServeSources {
                     "option --stdin: source id \(spec.id) is taken by another source (\(ids.sorted().map(String.init).joined(separator: ", "))); give another id"
                 )
             }
-            pipe = PipeSource(spec: spec, waitForSubscribers: options.waitSubscribers)
+            pipe = PipeSource(
+                spec: spec, waitForSubscribers: options.waitSubscribers, properties: options.properties[spec.id] ?? SourceProperties())
         }
         for spec in options.alsaSpecs {
             let ids = Set(all.map(\.info.id))
@@ -197,13 +201,21 @@ struct ServeSources {
             let id = spec.id
             do {
                 soundCards.append(
-                    try AlsaSource(spec: spec, waitForSubscribers: options.waitSubscribers) { event in
+                    try AlsaSource(
+                        spec: spec, waitForSubscribers: options.waitSubscribers,
+                        properties: options.properties[spec.id] ?? SourceProperties()
+                    ) { event in
                         printError("sound card (source \(id)): \(event.terminalSafe)")
                     })
             } catch {
                 throw UsageError("option --alsa \(error)")
             }
         }
+        for source in all {
+            if let problem = source.properties.violation() { throw UsageError("option --property: source \(source.info.id): \(problem)") }
+        }
+        try PropertyOptions.check(
+            options.properties, against: Dictionary(all.map { ($0.info.id, $0.configuration) }, uniquingKeysWith: { a, _ in a }))
         if all.isEmpty {
             printError(
                 "no --simulate, --replay, --stdin or --alsa: serving application packages only"
@@ -218,7 +230,7 @@ struct ServeSources {
         do {
             replays = try ReplaySource.sources(
                 capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
-                preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil)
+                preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil, properties: options.properties)
         } catch {
             throw CommandError("\(error)")
         }

@@ -33,7 +33,7 @@ final class SubscriptionSummary: Sendable {
                 $0.packages += 1; $0.gapNotices += 1; $0.announcedMissing = $0.announcedMissing.addingSaturated(gap.missingCount)
             }
             return
-        case .configuration, .error: break
+        case .configuration, .properties, .error: break
         }
         let now = Date().timeIntervalSince1970
         counts.withLock { c in
