@@ -90,9 +90,10 @@ public enum FormatImport {
     // MARK: TDMS
 
     /// Each group with numeric channels becomes a source; channels must have equal lengths. Rate from
-    /// `wf_increment`, start from `wf_start_time`, units from `unit_string`. int16 channels with one NI
-    /// linear scale are imported as counts with that scale and offset; unscaled int16 as counts with
-    /// scale 1; float32 channels as float32; everything else as float64.
+    /// `wf_increment`, start from `wf_start_time`, units from `unit_string`. int16 channels (raw data
+    /// or DAQmx scalers) with one NI linear scale are imported as counts with that scale and offset;
+    /// unscaled int16 as counts with scale 1; float32 channels as float32; everything else as float64
+    /// through the channels' NI scales (`tdmsSamples`).
     public static func sources(tdms: TDMSFile, file: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError)
         -> [ImportedSource]
     {
@@ -133,39 +134,7 @@ public enum FormatImport {
                 }
                 startNs = ns
             }
-            let samples: AnalogSamples
-            func linear(_ c: TDMSChannel) -> (Double, Double)? {
-                guard c.property("NI_Scaling_Status")?.text != "scaled", c.property("NI_Number_Of_Scales")?.number ?? 1 == 1,
-                    c.property("NI_Scale[0]_Scale_Type")?.text == "Linear",
-                    let s = c.property("NI_Scale[0]_Linear_Slope")?.number, let o = c.property("NI_Scale[0]_Linear_Y_Intercept")?.number
-                else { return nil }
-                return (s, o)
-            }
-            if channels.allSatisfy({ if case .int16 = $0.data { true } else { false } }) {
-                var counts: [Int16] = [], scale: [Double] = [], offset: [Double] = []
-                counts.reserveCapacity(n * channels.count)
-                for c in channels {
-                    if case .int16(let v) = c.data { counts += v }
-                    let (s, o) = linear(c) ?? (1, 0)
-                    scale.append(s)
-                    offset.append(o)
-                }
-                samples = .int16(counts: counts, scale: scale, offset: offset)
-            } else if channels.allSatisfy({ if case .float32 = $0.data { linear($0) == nil } else { false } }) {
-                var v: [Float] = []
-                for c in channels { if case .float32(let x) = c.data { v += x } }
-                samples = .float32(v)
-            } else {
-                var v: [Double] = []
-                v.reserveCapacity(n * channels.count)
-                for c in channels {
-                    if case .float64(let x) = c.data { v += x; continue }
-                    var x = c.data.doubles ?? []
-                    if let (s, o) = linear(c) { x = x.map { $0 * s + o } }
-                    v += x
-                }
-                samples = .float64(v)
-            }
+            let samples = try tdmsSamples(channels, group: group.name, file: file)
             wanted.append(id)
             out.append(
                 ImportedSource(
@@ -176,6 +145,61 @@ public enum FormatImport {
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
+    }
+
+    /// The samples of a TDMS group's channels (equal lengths): int16 counts when every channel is
+    /// int16 (raw data or DAQmx scaler) with at most one linear NI scale, float32 when every channel
+    /// is unscaled float32, float64 otherwise, each channel through its NI scales (TDMSScaling; a
+    /// DAQmx channel's values are scaled by the reader already).
+    static func tdmsSamples(_ channels: [TDMSChannel], group: String, file: String) throws(CaptureError) -> AnalogSamples {
+        func raw(_ c: TDMSChannel) -> TDMSData? { c.daqmxScalers.isEmpty ? c.data : nil }
+        func counts(_ c: TDMSChannel) -> ([Int16], Double, Double)? {
+            if let (d, s, o) = TDMSScaling.linearCounts(properties: c.properties, raw: raw(c), scalers: c.daqmxScalers) {
+                if case .int16(let v) = d { return (v, s, o) }
+                return nil
+            }
+            // Unscaled int16 raw data: counts with scale 1.
+            guard c.daqmxScalers.isEmpty, case .int16(let v) = c.data, !TDMSScaling.hasScales(c.properties) else { return nil }
+            return (v, 1, 0)
+        }
+        func scaled(_ c: TDMSChannel) throws(CaptureError) -> [Double]? {
+            guard c.daqmxScalers.isEmpty else { return nil }
+            do {
+                return try TDMSScaling.scaled(properties: c.properties, raw: c.data, scalers: [:])
+            } catch {
+                throw CaptureError(.usage, file: file, "group '\(group)', channel '\(c.name)': \(error.reason)")
+            }
+        }
+        let n = channels.first?.data.count ?? 0
+        let asCounts = channels.compactMap(counts)
+        if asCounts.count == channels.count {
+            var v: [Int16] = []
+            v.reserveCapacity(n * channels.count)
+            for c in asCounts { v += c.0 }
+            return .int16(counts: v, scale: asCounts.map(\.1), offset: asCounts.map(\.2))
+        }
+        var unscaled32: [Float] = []
+        for c in channels {
+            guard case .float32(let x) = c.data, c.daqmxScalers.isEmpty, try scaled(c) == nil else { break }
+            unscaled32 += x
+        }
+        if unscaled32.count == n * channels.count { return .float32(unscaled32) }
+        var v: [Double] = []
+        v.reserveCapacity(n * channels.count)
+        for c in channels {
+            if let x = try scaled(c) {
+                guard x.count == n else {
+                    throw CaptureError(
+                        .usage, file: file, "group '\(group)', channel '\(c.name)': its scales give \(x.count) values of \(n)")
+                }
+                v += x
+            } else if case .float64(let x) = c.data {
+                v += x
+            } else {
+                v += c.data.doubles ?? []
+            }
+        }
+        return .float64(v)
     }
 
     // MARK: XDF

@@ -24,8 +24,9 @@ enum ImportCommand: Command {
                (1, -2.5, 1e-3) or nan / inf; hexadecimal and numbers beyond float64 are errors.
           TDMS every group with numeric channels of equal length becomes a source (id from its source_id
                property, else 1, 2, …): rate from wf_increment, start time from wf_start_time, names and
-               unit_string; I16 channels with an NI linear scale as counts with that scale; float32 as
-               float32, other numbers as float64.
+               unit_string; I16 channels (also DAQmx raw i16 scalers) with an NI linear scale as counts
+               with that scale; float32 as float32, other numbers as float64 through their NI scales.
+               DAQmx raw data and big-endian files are read (docs/FORMATS.md).
           XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
                (corrected by the clock offsets) as frame times; int16 / int8 streams as counts.
           HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
