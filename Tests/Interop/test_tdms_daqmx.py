@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
+import h5py
 import numpy as np
 from nptdms import TdmsFile
 
@@ -26,7 +27,10 @@ DAQMX_RAW = 0xFFFFFFFF
 # DAQmx scaler type codes (not the TDMS ones) and numpy types of them.
 DAQMX_I16, DAQMX_I32, DAQMX_U8 = 3, 5, 0
 NUMPY = {DAQMX_I16: "i2", DAQMX_I32: "i4", DAQMX_U8: "u1"}
-TDS_I32, TDS_U32, TDS_DOUBLE, TDS_STRING, TDS_U8 = 3, 7, 10, 0x20, 5
+TDS_I32, TDS_U32, TDS_DOUBLE, TDS_STRING, TDS_U8, TDS_TIMESTAMP = 3, 7, 10, 0x20, 5, 0x44
+# 2026-12-07T12:00:00.25 UTC as a TDMS timestamp, and in ns since 1970.
+START = (2_082_844_800 + 1_796_644_800, 1 << 62)
+START_NS = 1_796_644_800_250_000_000
 
 
 def string(text, order):
@@ -40,6 +44,10 @@ def properties(props, order):
         out += string(name, order)
         if isinstance(value, str):
             out += struct.pack(order + "I", TDS_STRING) + string(value, order)
+        elif isinstance(value, tuple):  # a timestamp (seconds since 1904, 2^-64 fractions)
+            seconds, fraction = value
+            stamp = struct.pack(order + "qQ", seconds, fraction) if order == ">" else struct.pack(order + "Qq", fraction, seconds)
+            out += struct.pack(order + "I", TDS_TIMESTAMP) + stamp
         elif isinstance(value, float):
             out += struct.pack(order + "Id", TDS_DOUBLE, value)
         else:
@@ -151,7 +159,7 @@ class DAQmxTDMS(unittest.TestCase):
         polynomial = {"NI_Scaling_Status": "unscaled", "NI_Number_Of_Scales": 2, "NI_Scale[1]_Scale_Type": "Polynomial",
                       "NI_Scale[1]_Polynomial_Coefficients_Size": 3, "NI_Scale[1]_Polynomial_Coefficients[0]": -0.5,
                       "NI_Scale[1]_Polynomial_Coefficients[1]": 1.1920929e-7, "NI_Scale[1]_Polynomial_Coefficients[2]": 1e-15,
-                      "NI_Scale[1]_Polynomial_Input_Source": 0, "wf_increment": 1 / 512.0}
+                      "NI_Scale[1]_Polynomial_Input_Source": 0, "wf_increment": 1 / 512.0, "wf_start_time": START}
         objects = [("/'card'", None, {}),
                    ("/'card'/'a'", daqmx_index(order, n, [(DAQMX_I32, 0, 0, 0)], [4, 3]), polynomial),
                    ("/'card'/'b'", daqmx_index(order, n, [(DAQMX_I16, 1, 0, 0)], [4, 3]), linear_scale(1e-3, -1.0)),
@@ -176,6 +184,12 @@ class DAQmxTDMS(unittest.TestCase):
                 values, _ = self.export(path + ".tcap")
                 self.assertEqual(values.shape, expected.shape)
                 self.assertEqual(values.tobytes(), expected.tobytes())
+                # The start time (big-endian: seconds before fractions) as npTDMS reads it.
+                self.assertEqual(reference["a"].properties["wf_start_time"], np.datetime64(START_NS, "ns"))
+                result = self.run_tool("export", path + ".tcap", "--format", "hdf5", "--out", path + ".h5")
+                self.assertEqual(result.returncode, 0, result.stderr)
+                with h5py.File(path + ".h5") as f:
+                    self.assertEqual(int(f["card"].attrs["start_time_ns"]), START_NS)
 
     def test_every_malformed_field_is_a_clear_error(self):
         n = 8
