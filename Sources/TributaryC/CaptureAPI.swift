@@ -10,12 +10,14 @@ enum CSampleType: Int32 {
     case float64 = 1
     case float32 = 2
     case int16 = 3
+    case int32 = 4
 
     init(_ format: SampleFormat) {
         switch format {
         case .float64: self = .float64
         case .float32: self = .float32
         case .int16: self = .int16
+        case .int32: self = .int32
         }
     }
 
@@ -25,6 +27,7 @@ enum CSampleType: Int32 {
         case .float64: 8
         case .float32: 4
         case .int16: 2
+        case .int32: 4
         }
     }
 }

@@ -224,7 +224,7 @@ final class SubscriptionHandle {
                 ("sample_count", .int(a.sampleCount)), ("first_sample", .uint(a.firstSample)),
                 ("channel_indexes", .ids(a.channelIndexes)),
             ]
-            if a.format == .int16 {
+            if a.format.isCounts {
                 members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
                 members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
             }
@@ -413,6 +413,9 @@ public func tributary_subscription_analog_copy(
             case .int16:
                 let scale = view.scale(c), offset = view.offset(c)
                 view.withSamples(Int16.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) * scale + offset } }
+            case .int32:
+                let scale = view.scale(c), offset = view.offset(c)
+                view.withSamples(Int32.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) * scale + offset } }
             case .float64: break
             }
         }

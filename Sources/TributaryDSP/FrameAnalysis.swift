@@ -169,6 +169,9 @@ func convert(_ view: AnalogView, row: Int, into out: UnsafeMutableBufferPointer<
     case .int16:
         let scale = view.scale(row), offset = view.offset(row)
         view.withSamples(Int16.self, channel: row) { for i in 0..<$0.count { out[i] = Double($0[i]) * scale + offset } }
+    case .int32:
+        let scale = view.scale(row), offset = view.offset(row)
+        view.withSamples(Int32.self, channel: row) { for i in 0..<$0.count { out[i] = Double($0[i]) * scale + offset } }
     }
 }
 

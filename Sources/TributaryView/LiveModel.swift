@@ -122,6 +122,9 @@ public final class LiveModel: Observer, @unchecked Sendable {
                 case .int16:
                     let scale = data.scale(row), offset = data.offset(row)
                     data.withSamples(Int16.self, channel: row) { s in for i in 0..<n { out[i] = Double(s[i]) * scale + offset } }
+                case .int32:
+                    let scale = data.scale(row), offset = data.offset(row)
+                    data.withSamples(Int32.self, channel: row) { s in for i in 0..<n { out[i] = Double(s[i]) * scale + offset } }
                 }
                 monitor.add(UnsafeBufferPointer(rebasing: out[0..<n]))
             }

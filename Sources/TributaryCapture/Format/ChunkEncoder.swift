@@ -33,10 +33,10 @@ final class ChunkEncoder {
     /// Encodes the chunk into `chunk.encoded` and returns its envelope (payload CRC included).
     func encode(_ chunk: ChunkBuilder) throws(ZstdError) -> RecordEnvelope {
         let output = chunk.encoded
-        let present = (0..<3).filter { chunk.streamBytes[$0] > 0 }
+        let present = (0..<4).filter { chunk.streamBytes[$0] > 0 }
         // Regroup the frame-order sample matrices so that each channel's samples are contiguous.
         chunk.grouping.finish()
-        var groupedStart = [0, 0, 0]
+        var groupedStart = [0, 0, 0, 0]
         groupedStart[1] = chunk.streamBytes[0]
         groupedStart[2] = groupedStart[1] + chunk.streamBytes[1]
         grouped.reserve(groupedStart[2] + chunk.streamBytes[2])
@@ -145,6 +145,7 @@ extension SampleFormat {
         case .float64: .float64
         case .float32: .float32
         case .int16: .int16
+        case .int32: .int32
         }
     }
 }

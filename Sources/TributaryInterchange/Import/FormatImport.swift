@@ -148,19 +148,20 @@ public enum FormatImport {
     }
 
     /// The samples of a TDMS group's channels (equal lengths): int16 counts when every channel is
-    /// int16 (raw data or DAQmx scaler) with at most one linear NI scale, float32 when every channel
+    /// int16 (raw data or DAQmx scaler) with at most one linear NI scale, int32 counts when every
+    /// channel is int16 or int32 so and one is int32, float32 when every channel
     /// is unscaled float32, float64 otherwise, each channel through its NI scales (TDMSScaling; a
     /// DAQmx channel's values are scaled by the reader already).
     static func tdmsSamples(_ channels: [TDMSChannel], group: String, file: String) throws(CaptureError) -> AnalogSamples {
         func raw(_ c: TDMSChannel) -> TDMSData? { c.daqmxScalers.isEmpty ? c.data : nil }
-        func counts(_ c: TDMSChannel) -> ([Int16], Double, Double)? {
-            if let (d, s, o) = TDMSScaling.linearCounts(properties: c.properties, raw: raw(c), scalers: c.daqmxScalers) {
-                if case .int16(let v) = d { return (v, s, o) }
-                return nil
+        func counts(_ c: TDMSChannel) -> (TDMSData, Double, Double)? {
+            if let linear = TDMSScaling.linearCounts(properties: c.properties, raw: raw(c), scalers: c.daqmxScalers) { return linear }
+            // Unscaled int16 / int32 raw data: counts with scale 1.
+            guard c.daqmxScalers.isEmpty, !TDMSScaling.hasScales(c.properties) else { return nil }
+            switch c.data {
+            case .int16, .int32: return (c.data, 1, 0)
+            default: return nil
             }
-            // Unscaled int16 raw data: counts with scale 1.
-            guard c.daqmxScalers.isEmpty, case .int16(let v) = c.data, !TDMSScaling.hasScales(c.properties) else { return nil }
-            return (v, 1, 0)
         }
         func scaled(_ c: TDMSChannel) throws(CaptureError) -> [Double]? {
             guard c.daqmxScalers.isEmpty else { return nil }
@@ -173,10 +174,24 @@ public enum FormatImport {
         let n = channels.first?.data.count ?? 0
         let asCounts = channels.compactMap(counts)
         if asCounts.count == channels.count {
-            var v: [Int16] = []
+            let scale = asCounts.map(\.1), offset = asCounts.map(\.2)
+            if asCounts.allSatisfy({ if case .int16 = $0.0 { true } else { false } }) {
+                var v: [Int16] = []
+                v.reserveCapacity(n * channels.count)
+                for c in asCounts { if case .int16(let x) = c.0 { v += x } }
+                return .int16(counts: v, scale: scale, offset: offset)
+            }
+            // Any I32 channel: every channel as int32 counts (I16 widened exactly).
+            var v: [Int32] = []
             v.reserveCapacity(n * channels.count)
-            for c in asCounts { v += c.0 }
-            return .int16(counts: v, scale: asCounts.map(\.1), offset: asCounts.map(\.2))
+            for c in asCounts {
+                switch c.0 {
+                case .int16(let x): v += x.map(Int32.init)
+                case .int32(let x): v += x
+                default: break
+                }
+            }
+            return .int32(counts: v, scale: scale, offset: offset)
         }
         var unscaled32: [Float] = []
         for c in channels {
@@ -203,6 +218,18 @@ public enum FormatImport {
     }
 
     // MARK: XDF
+
+    /// The per-channel scale and offset of an XDF counts stream (its header's `scaling`, as export
+    /// writes it), else 1 and 0.
+    static func xdfScaling(_ stream: XDFStream) -> ([Double], [Double]) {
+        let n = stream.header.channelCount
+        guard let scaling = XML.value(stream.headerXML, "scaling") else {
+            return (Array(repeating: 1, count: n), Array(repeating: 0, count: n))
+        }
+        let items = XML.elements(scaling, "channel")
+        guard items.count == n else { return (Array(repeating: 1, count: n), Array(repeating: 0, count: n)) }
+        return (items.map { Double(XML.value($0, "scale") ?? "") ?? 1 }, items.map { Double(XML.value($0, "offset") ?? "") ?? 0 })
+    }
 
     /// Each numeric stream becomes a source: rate = nominal rate (estimated from the timestamps for
     /// irregular streams), channel labels and units from the header, timestamps corrected by the stream's
@@ -272,15 +299,11 @@ public enum FormatImport {
             case .float64(let v): samples = .float64(v)
             case .float32(let v): samples = .float32(v)
             case .int16(let v):
-                var scale = Array(repeating: 1.0, count: h.channelCount), offset = Array(repeating: 0.0, count: h.channelCount)
-                if let scaling = XML.value(stream.headerXML, "scaling") {
-                    let items = XML.elements(scaling, "channel")
-                    if items.count == h.channelCount {
-                        scale = items.map { Double(XML.value($0, "scale") ?? "") ?? 1 }
-                        offset = items.map { Double(XML.value($0, "offset") ?? "") ?? 0 }
-                    }
-                }
+                let (scale, offset) = xdfScaling(stream)
                 samples = .int16(counts: v, scale: scale, offset: offset)
+            case .int32(let v):
+                let (scale, offset) = xdfScaling(stream)
+                samples = .int32(counts: v, scale: scale, offset: offset)
             case .strings: continue
             }
             let names = (0..<h.channelCount).map { k in
@@ -380,11 +403,17 @@ public enum FormatImport {
             switch data {
             case .float64(let v): samples = .float64(v)
             case .float32(let v): samples = .float32(v)
-            case .int16(let v):
+            case .int16, .int32:
                 let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
                 let offset =
                     attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
-                samples = .int16(counts: v, scale: scale, offset: offset)
+                if case .int16(let v) = data {
+                    samples = .int16(counts: v, scale: scale, offset: offset)
+                } else if case .int32(let v) = data {
+                    samples = .int32(counts: v, scale: scale, offset: offset)
+                } else {
+                    continue
+                }
             }
             wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
             out.append(
