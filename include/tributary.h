@@ -72,9 +72,10 @@ extern "C" {
 
 /* ---- Sample types (the values of the wire format) -------------------------------------------- */
 
-#define TRIBUTARY_FLOAT64 1  /**< double: physical values (int16 counts scaled: count * scale + offset) */
+#define TRIBUTARY_FLOAT64 1  /**< double: physical values (int16 / int32 counts scaled: count * scale + offset) */
 #define TRIBUTARY_FLOAT32 2  /**< float: only for sources stored as float32 */
 #define TRIBUTARY_INT16   3  /**< int16 counts as stored: only for sources stored as int16 */
+#define TRIBUTARY_INT32   4  /**< int32 counts as stored (24-bit delta-sigma codes, S24/S32 sound cards): only for sources stored as int32 */
 
 /* ---- Package kinds (bit 1 << kind in the kind masks) ----------------------------------------- */
 

@@ -335,7 +335,8 @@ public func tributary_capture_read(
         samplesRead?.pointee = 0
         guard let type = CSampleType(rawValue: sampleType) else {
             throw APIError(
-                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+                .argument,
+                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
         }
         let window = try handle.window(source)
         let shape = window.shape
