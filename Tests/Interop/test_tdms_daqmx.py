@@ -191,6 +191,25 @@ class DAQmxTDMS(unittest.TestCase):
                 with h5py.File(path + ".h5") as f:
                     self.assertEqual(int(f["card"].attrs["start_time_ns"]), START_NS)
 
+    def test_int32_scalers_with_a_linear_scale_import_as_int32_counts(self):
+        """24-bit DSA codes logged by DAQmx as i32 scalers: int32 counts with their scale (format 4)."""
+        rng = np.random.default_rng(8)
+        n = 300
+        codes = [rng.integers(-(1 << 23), 1 << 23, n, dtype=np.int32) for _ in range(2)]
+        objects = [("/'dsa'", None, {})]
+        for k in range(2):
+            objects.append((f"/'dsa'/'ai{k}'", daqmx_index("<", n, [(DAQMX_I32, 0, 4 * k, 0)], [8]),
+                            {**linear_scale(2.0 ** -23 * (k + 1), 0.001 * k), "wf_increment": 1 / 51200.0}))
+        path, result = self.import_file(segment(objects, rows(8, {0: codes[0], 4: codes[1]}, "<")), "dsa.tdms")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("(int32)", result.stdout)
+        reference = TdmsFile.read(path)["dsa"]
+        stored, out = self.export(path + ".tcap", "--counts")
+        self.assertEqual(stored.dtype, np.int32)
+        np.testing.assert_array_equal(stored, np.vstack([reference[f"ai{k}"].raw_scaler_data[0] for k in range(2)]))
+        values, _ = self.export(path + ".tcap")
+        self.assertEqual(values.tobytes(), np.vstack([reference[f"ai{k}"][:] for k in range(2)]).tobytes())
+
     def test_every_malformed_field_is_a_clear_error(self):
         n = 8
         good_props = linear_scale(0.5, 0.0)
