@@ -406,7 +406,7 @@ int tributary_subscription_analog(tributary_subscription *subscription, const vo
                                   uint32_t *channels, uint64_t *samples_per_channel);
 
 /** Copies the current analog block into a caller's buffer (row-major channels × samples):
- *  TRIBUTARY_FLOAT64 gives physical values (int16 counts scaled), the stored type gives it as is. */
+ *  TRIBUTARY_FLOAT64 gives physical values (int16 / int32 counts scaled), the stored type gives it as is. */
 int tributary_subscription_analog_copy(tributary_subscription *subscription, int sample_type, void *buffer,
                                        size_t buffer_bytes);
 

@@ -389,7 +389,9 @@ public func tributary_subscription_analog_copy(
         guard case .analog(let view)? = handle.current?.content else {
             throw APIError(.type, "the current package is not analog data")
         }
-        guard let type = CSampleType(rawValue: sampleType) else { throw APIError(.argument, "sample_type \(sampleType) is not 1, 2 or 3") }
+        guard let type = CSampleType(rawValue: sampleType) else {
+            throw APIError(.argument, "sample_type \(sampleType) is not 1, 2, 3 or 4")
+        }
         guard type == .float64 || type == CSampleType(view.format) else {
             throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
         }

@@ -269,8 +269,8 @@ class Misuse(unittest.TestCase):
             self.pub.add_source(id=2, name="x", rate=0, channels=1)
         with self.assertRaisesRegex(ValueError, "finite"):
             self.pub.add_source(id=2, name="x", rate=float("nan"), channels=1)
-        with self.assertRaisesRegex(TypeError, "dtype must be float64, float32 or int16"):
-            self.pub.add_source(id=2, name="x", rate=10, channels=1, dtype="int32")
+        with self.assertRaisesRegex(TypeError, "dtype must be float64, float32, int16 or int32"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, dtype="int64")
         with self.assertRaisesRegex(tributary.ArgumentError, "scale and offset apply to int16"):
             self.pub.add_source(id=2, name="x", rate=10, channels=1, scale=2.0)
         with self.assertRaisesRegex(tributary.ArgumentError, "non-zero scale"):
