@@ -72,9 +72,10 @@ extern "C" {
 
 /* ---- Sample types (the values of the wire format) -------------------------------------------- */
 
-#define TRIBUTARY_FLOAT64 1  /**< double: physical values (int16 counts scaled: count * scale + offset) */
+#define TRIBUTARY_FLOAT64 1  /**< double: physical values (int16 / int32 counts scaled: count * scale + offset) */
 #define TRIBUTARY_FLOAT32 2  /**< float: only for sources stored as float32 */
 #define TRIBUTARY_INT16   3  /**< int16 counts as stored: only for sources stored as int16 */
+#define TRIBUTARY_INT32   4  /**< int32 counts as stored (24-bit delta-sigma codes, S24/S32 sound cards): only for sources stored as int32 */
 
 /* ---- Package kinds (bit 1 << kind in the kind masks) ----------------------------------------- */
 
@@ -128,7 +129,7 @@ int tributary_capture_close(tributary_capture *capture);
 
 /** Everything about the capture as a JSON object (caller frees *json with tributary_free):
  *  {"path", "recovered", "damage": [text], "sources": [{"id", "name", "device_type", "sample_rate"
- *  (null when not one rate), "sample_type" ("float64"|"float32"|"int16"|null), "channel_count",
+ *  (null when not one rate), "sample_type" ("float64"|"float32"|"int16"|"int32"|null), "channel_count",
  *  "samples", "frames", "chunks", "first_time_ns", "last_time_ns", "channels": [{"row", "index",
  *  "name", "unit", "sample_rate", "min", "max", "scale", "offset"}], "lines": [{"index", "name"}],
  *  "gaps": [{"first_missing_sequence", "missing_count", "cause", "time_ns"}]}]} */
@@ -155,7 +156,7 @@ int tributary_capture_gaps(tributary_capture *capture, uint32_t source, size_t *
  *   channels: rows 0 .. channels-1 of the source (positions in its stored channel list, see
  *             "row" in the JSON), in any order, repeats allowed; NULL with channel_count 0 = all.
  *   sample_type: TRIBUTARY_FLOAT64 (physical values, any source) or the stored type (bit-exact
- *             float32, or int16 counts); anything else gives E_TYPE.
+ *             float32, or int16 / int32 counts); anything else gives E_TYPE.
  *   buffer_bytes: must be at least channels × sample_count × element size (E_BUFFER otherwise).
  *   *samples_read (may be NULL): samples per channel written; fewer than sample_count when the data
  *             ends first (the rest of each row is left untouched).
@@ -407,7 +408,7 @@ int tributary_subscription_analog(tributary_subscription *subscription, const vo
                                   uint32_t *channels, uint64_t *samples_per_channel);
 
 /** Copies the current analog block into a caller's buffer (row-major channels × samples):
- *  TRIBUTARY_FLOAT64 gives physical values (int16 counts scaled), the stored type gives it as is. */
+ *  TRIBUTARY_FLOAT64 gives physical values (int16 / int32 counts scaled), the stored type gives it as is. */
 int tributary_subscription_analog_copy(tributary_subscription *subscription, int sample_type, void *buffer,
                                        size_t buffer_bytes);
 
@@ -448,8 +449,8 @@ int tributary_publisher_discovery(tributary_publisher *publisher, int enabled, c
 /** Adds an analog source fed by tributary_source_push. id: > 0, unique in the publisher;
  *  device_name: its description; sample_rate: Hz per channel (1e-6 to 1e12); channel_names: a
  *  comma-separated list of channel_count names (NULL: "ch0,ch1,…"); unit: of every channel;
- *  sample_type: TRIBUTARY_FLOAT64, TRIBUTARY_FLOAT32 or TRIBUTARY_INT16 (counts: value = count *
- *  scale + offset; for the float types scale must be 1 and offset 0); range_min < range_max: the
+ *  sample_type: TRIBUTARY_FLOAT64, TRIBUTARY_FLOAT32, TRIBUTARY_INT16 or TRIBUTARY_INT32 (counts:
+ *  value = count * scale + offset; for the float types scale must be 1 and offset 0); range_min < range_max: the
  *  channels' range in physical units; lossless: 0 live (a full queue drops blocks, push never waits),
  *  1 lossless (push waits for the slowest subscriber, up to its timeout). Sessions already open
  *  receive its configuration at once. Close it with tributary_source_close() (or with its publisher). */

@@ -74,6 +74,7 @@ package enum AnalysisInputs {
         case .float64: format = .float64
         case .float32: format = .float32
         case .int16: format = .int16
+        case .int32: format = .int32
         }
         try arrayFrames(
             name: (path as NSString).lastPathComponent, channels: c, samplesPerChannel: n, format: format,
@@ -83,6 +84,7 @@ package enum AnalysisInputs {
                 case .float64(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
                 case .float32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
                 case .int16(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
+                case .int32(let v): v[range].withUnsafeBytes { out.copyMemory(from: $0) }
                 }
             }, body)
         return InputDescription(dtypes: [1: array.samples.dtype.rawValue], channelCounts: [1: c], channelIndexes: [1: Set(0..<c)])
@@ -115,7 +117,7 @@ package enum AnalysisInputs {
             let frame = Frame.analog(header: header, layout: layout, firstSample: UInt64(start)) { writer in
                 for ch in 0..<c {
                     writer.setChannelIndex(ch, UInt32(ch))
-                    if format == .int16 { writer.setScale(ch, scale: int16Scale, offset: 0) }
+                    if format.isCounts { writer.setScale(ch, scale: format == .int16 ? int16Scale : 1, offset: 0) }
                     copy(ch, (ch * n + start)..<(ch * n + start + count), writer.samples(channel: ch))
                 }
             }

@@ -234,7 +234,7 @@ package enum FrameDescription {
         ])
     }
 
-    /// An analog frame's content: its layout and samples (int16 with each channel's scale and offset).
+    /// An analog frame's content: its layout and samples (int16 / int32 with each channel's scale and offset).
     private static func analog(_ a: AnalogView) -> JSON {
         var members: [(String, JSON)] = [
             ("format", .string(a.format.description)), ("channel_count", .int(Int(a.channelCount))),
@@ -250,6 +250,10 @@ package enum FrameDescription {
             members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
             members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
             rows = (0..<a.channelCount).map { c in a.withSamples(Int16.self, channel: c) { .array($0.map { .int(Int($0)) }) } }
+        case .int32:
+            members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
+            members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
+            rows = (0..<a.channelCount).map { c in a.withSamples(Int32.self, channel: c) { .array($0.map { .int(Int($0)) }) } }
         }
         members.append(("samples", .array(rows)))
         return .object(members)

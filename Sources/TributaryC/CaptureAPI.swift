@@ -10,12 +10,14 @@ enum CSampleType: Int32 {
     case float64 = 1
     case float32 = 2
     case int16 = 3
+    case int32 = 4
 
     init(_ format: SampleFormat) {
         switch format {
         case .float64: self = .float64
         case .float32: self = .float32
         case .int16: self = .int16
+        case .int32: self = .int32
         }
     }
 
@@ -25,6 +27,7 @@ enum CSampleType: Int32 {
         case .float64: 8
         case .float32: 4
         case .int16: 2
+        case .int32: 4
         }
     }
 }
@@ -335,7 +338,8 @@ public func tributary_capture_read(
         samplesRead?.pointee = 0
         guard let type = CSampleType(rawValue: sampleType) else {
             throw APIError(
-                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+                .argument,
+                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
         }
         let window = try handle.window(source)
         let shape = window.shape

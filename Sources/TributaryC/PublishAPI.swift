@@ -203,9 +203,11 @@ public func tributary_source_add(
         case .float64: type = .float64
         case .float32: type = .float32
         case .int16: type = .int16
+        case .int32: type = .int32
         case nil:
             throw APIError(
-                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+                .argument,
+                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
         }
         guard lossless == 0 || lossless == 1 else { throw APIError(.argument, "lossless is \(lossless); give 0 (live) or 1 (lossless)") }
         guard rangeMin.isFinite, rangeMax.isFinite, rangeMin < rangeMax else {
@@ -261,9 +263,11 @@ public func tributary_source_push(
         case .float64: type = .float64
         case .float32: type = .float32
         case .int16: type = .int16
+        case .int32: type = .int32
         case nil:
             throw APIError(
-                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+                .argument,
+                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
         }
         let order: PushSource.Layout
         switch layout {

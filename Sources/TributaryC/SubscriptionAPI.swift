@@ -275,7 +275,7 @@ final class SubscriptionHandle {
                 ("sample_count", .int(a.sampleCount)), ("first_sample", .uint(a.firstSample)),
                 ("channel_indexes", .ids(a.channelIndexes)),
             ]
-            if a.format == .int16 {
+            if a.format.isCounts {
                 members.append(("scale", .doubles((0..<a.channelCount).map(a.scale))))
                 members.append(("offset", .doubles((0..<a.channelCount).map(a.offset))))
             }
@@ -447,7 +447,9 @@ public func tributary_subscription_analog_copy(
         guard case .analog(let view)? = handle.current?.content else {
             throw APIError(.type, "the current package is not analog data")
         }
-        guard let type = CSampleType(rawValue: sampleType) else { throw APIError(.argument, "sample_type \(sampleType) is not 1, 2 or 3") }
+        guard let type = CSampleType(rawValue: sampleType) else {
+            throw APIError(.argument, "sample_type \(sampleType) is not 1, 2, 3 or 4")
+        }
         guard type == .float64 || type == CSampleType(view.format) else {
             throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
         }
@@ -465,14 +467,7 @@ public func tributary_subscription_analog_copy(
         }
         let d = buffer.assumingMemoryBound(to: Double.self)
         for c in 0..<view.channelCount {
-            let base = c * view.sampleCount
-            switch view.format {
-            case .float32: view.withSamples(Float.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) } }
-            case .int16:
-                let scale = view.scale(c), offset = view.offset(c)
-                view.withSamples(Int16.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) * scale + offset } }
-            case .float64: break
-            }
+            view.copyValues(channel: c, into: UnsafeMutableBufferPointer(start: d + c * view.sampleCount, count: view.sampleCount))
         }
     }
 }

@@ -3,9 +3,9 @@ import TributaryWire
 
 /// How a window read delivers the samples.
 public enum SampleValues: Sendable, Equatable {
-    /// In the type the source stores (int16 as counts, float32, float64).
+    /// In the type the source stores (int16 and int32 as counts, float32, float64).
     case stored
-    /// As float64 physical values: int16 counts × scale + offset, float32 widened.
+    /// As float64 physical values: int16 / int32 counts × scale + offset, float32 widened.
     case physical
 }
 
@@ -391,6 +391,13 @@ private final class SampleCopier: @unchecked Sendable {
             case (.int16, .physical):
                 let scale = frame.scale(r), offset = frame.offset(r)
                 let s = samples.assumingMemoryBound(to: Int16.self), d = buffer.assumingMemoryBound(to: Double.self) + base
+                for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
+            case (.int32, .stored):
+                (buffer.assumingMemoryBound(to: Int32.self) + base).update(
+                    from: samples.assumingMemoryBound(to: Int32.self) + from, count: to - from)
+            case (.int32, .physical):
+                let scale = frame.scale(r), offset = frame.offset(r)
+                let s = samples.assumingMemoryBound(to: Int32.self), d = buffer.assumingMemoryBound(to: Double.self) + base
                 for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
             }
         }

@@ -161,15 +161,7 @@ extension FrameAnalysis {
 }
 
 func convert(_ view: AnalogView, row: Int, into out: UnsafeMutableBufferPointer<Double>) {
-    switch view.format {
-    case .float64:
-        view.withSamples(Double.self, channel: row) { _ = out.initialize(from: $0) }
-    case .float32:
-        view.withSamples(Float.self, channel: row) { for i in 0..<$0.count { out[i] = Double($0[i]) } }
-    case .int16:
-        let scale = view.scale(row), offset = view.offset(row)
-        view.withSamples(Int16.self, channel: row) { for i in 0..<$0.count { out[i] = Double($0[i]) * scale + offset } }
-    }
+    view.copyValues(channel: row, into: out)
 }
 
 private struct ChannelKey: Hashable {

@@ -8,6 +8,8 @@ public enum NPYDType: String, Sendable, CaseIterable {
     case float32 = "<f4"
     /// Little-endian two's-complement 16-bit integer (`<i2`).
     case int16 = "<i2"
+    /// Little-endian two's-complement 32-bit integer (`<i4`).
+    case int32 = "<i4"
 
     /// Bytes per element.
     public var size: Int {
@@ -15,6 +17,7 @@ public enum NPYDType: String, Sendable, CaseIterable {
         case .float64: 8
         case .float32: 4
         case .int16: 2
+        case .int32: 4
         }
     }
 }
@@ -24,6 +27,7 @@ public enum NPYSamples: Sendable, Equatable {
     case float64([Double])
     case float32([Float])
     case int16([Int16])
+    case int32([Int32])
 
     /// The element type.
     public var dtype: NPYDType {
@@ -31,6 +35,7 @@ public enum NPYSamples: Sendable, Equatable {
         case .float64: .float64
         case .float32: .float32
         case .int16: .int16
+        case .int32: .int32
         }
     }
 
@@ -40,6 +45,7 @@ public enum NPYSamples: Sendable, Equatable {
         case .float64(let v): v.count
         case .float32(let v): v.count
         case .int16(let v): v.count
+        case .int32(let v): v.count
         }
     }
 }
@@ -70,13 +76,14 @@ public struct NPYArray: Sendable, Equatable {
         self.isOneDimensional = isOneDimensional
     }
 
-    /// Channel `index` converted to Double (int16 values are the raw counts).
+    /// Channel `index` converted to Double (int16 and int32 values are the raw counts).
     public func channelAsDouble(_ index: Int) -> [Double] {
         let range = (index * samplesPerChannel)..<((index + 1) * samplesPerChannel)
         switch samples {
         case .float64(let v): return Array(v[range])
         case .float32(let v): return v[range].map(Double.init)
         case .int16(let v): return v[range].map(Double.init)
+        case .int32(let v): return v[range].map(Double.init)
         }
     }
 }
@@ -95,7 +102,7 @@ public struct NPYError: Error, Equatable, CustomStringConvertible {
         case truncatedHeader(at: Int)
         /// The header dictionary could not be parsed; `at` is the byte offset in the file.
         case badHeader(String, at: Int)
-        /// A dtype other than `<f8`, `<f4`, `<i2`.
+        /// A dtype other than `<f8`, `<f4`, `<i2`, `<i4`.
         case unsupportedDType(String)
         /// A shape that is not (samples,) or (channels, samples).
         case unsupportedShape([Int])
@@ -123,7 +130,7 @@ public struct NPYError: Error, Equatable, CustomStringConvertible {
         case .unsupportedVersion(let major, let minor): what = "unsupported NPY format version \(major).\(minor) (byte 6)"
         case .truncatedHeader(let at): what = "truncated header: file ends at byte \(at)"
         case .badHeader(let reason, let at): what = "bad header at byte \(at): \(reason)"
-        case .unsupportedDType(let dtype): what = "unsupported dtype '\(dtype)' (supported: <f8, <f4, <i2)"
+        case .unsupportedDType(let dtype): what = "unsupported dtype '\(dtype)' (supported: <f8, <f4, <i2, <i4)"
         case .unsupportedShape(let shape):
             what = "unsupported shape (\(shape.map(String.init).joined(separator: ", "))): expected (samples,) or (channels, samples)"
         case .truncatedData(let at, let expected, let available):
@@ -197,6 +204,11 @@ public enum NPY {
                 out = .int16(
                     copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
                         Int16(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: Int16.self))
+                    })
+            case .int32:
+                out = .int32(
+                    copyElements(body, count: elements, channels: channels, samples: samples, transpose: transpose) {
+                        Int32(littleEndian: $0.loadUnaligned(fromByteOffset: $1, as: Int32.self))
                     })
             }
             return try NPYArray(channels: channels, samplesPerChannel: samples, samples: out, isOneDimensional: shape.count == 1)
@@ -302,6 +314,7 @@ public enum NPY {
         case .float64(let v): v.withUnsafeBytes { appendLittleEndian($0, size: 8, to: &out) }
         case .float32(let v): v.withUnsafeBytes { appendLittleEndian($0, size: 4, to: &out) }
         case .int16(let v): v.withUnsafeBytes { appendLittleEndian($0, size: 2, to: &out) }
+        case .int32(let v): v.withUnsafeBytes { appendLittleEndian($0, size: 4, to: &out) }
         }
         return out
     }

@@ -151,6 +151,9 @@ public struct TDMSChannel: Sendable, Equatable {
     public var name: String
     public var properties: [TDMSProperty]
     public var data: TDMSData
+    /// A DAQmx raw data channel's scaler values by scale id (its `data` are the scaled values); empty
+    /// for other channels. The writer ignores them.
+    public var daqmxScalers: [UInt32: TDMSData] = [:]
     public init(name: String, properties: [TDMSProperty] = [], data: TDMSData) {
         self.name = name
         self.properties = properties
@@ -315,8 +318,8 @@ public struct TDMSFile: Sendable, Equatable {
     // MARK: Reading
 
     /// Reads every segment of a TDMS file (metadata carried over between segments, incremental object
-    /// lists, repeated chunks, interleaved and big-endian data). DAQmx raw data is not supported. A
-    /// truncated last segment is read as far as whole chunks go.
+    /// lists, repeated chunks, interleaved and big-endian data, DAQmx raw data scaled by the channels'
+    /// NI_Scale properties). A truncated last segment is read as far as whole chunks go.
     public static func read(path: String) throws(FormatError) -> TDMSFile {
         let data = try readWholeFile(path)
         return try typedFormatError { try data.withUnsafeBytes { raw in try read(bytes: raw, file: path) } }
@@ -326,6 +329,6 @@ public struct TDMSFile: Sendable, Equatable {
     public static func read(bytes: UnsafeRawBufferPointer, file: String = "<memory>") throws(FormatError) -> TDMSFile {
         var reader = TDMSReader(bytes: bytes, file: file)
         try reader.readSegments()
-        return reader.assemble()
+        return try reader.assemble()
     }
 }

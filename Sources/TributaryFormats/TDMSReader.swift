@@ -1,7 +1,8 @@
 /// Reads the segments of a TDMS file (`TDMSFile.read`): the lead-in of each, its metadata (carried
 /// over between segments, incremental object lists) and its raw data (repeated chunks, interleaved or
-/// not, little- or big-endian), then assembles groups and channels from the object paths. DAQmx raw
-/// data is not supported. A truncated last segment is read as far as whole chunks go.
+/// not, little- or big-endian, DAQmx raw data in TDMSDAQmx.swift), then assembles groups and channels
+/// from the object paths, DAQmx channels scaled by their NI_Scale properties (TDMSScaling). A
+/// truncated last segment is read as far as whole chunks go.
 struct TDMSReader {
     /// An object of the file ("/", "/'group'", "/'group'/'channel'"), its properties and its values.
     final class Object {
@@ -9,11 +10,18 @@ struct TDMSReader {
         var properties: [TDMSProperty] = []
         var type: UInt32?
         var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = [], i32: [Int32] = [], strings: [String] = []
+        /// DAQmx raw data: each scaler's values by scale id.
+        var scalers: [UInt32: TDMSData] = [:]
         init(path: String) { self.path = path }
     }
 
     /// An object's raw data index: the type and number of its values in each chunk.
-    struct RawIndex { var type: UInt32; var count: Int; var stringBytes: Int }
+    struct RawIndex {
+        var type: UInt32
+        var count: Int
+        var stringBytes: Int
+        var daqmx: TDMSDAQmxIndex? = nil
+    }
 
     /// What a segment's lead-in says.
     struct LeadIn {
@@ -28,9 +36,9 @@ struct TDMSReader {
 
     let bytes: UnsafeRawBufferPointer
     let file: String
-    private var objects: [String: Object] = [:]
+    var objects: [String: Object] = [:]
     private var order: [Object] = []
-    private var lastIndex: [String: RawIndex] = [:]
+    var lastIndex: [String: RawIndex] = [:]
     /// The objects whose raw data the segments hold, in order, with their current index.
     private var list: [(path: String, index: RawIndex?)] = []
     /// Where each path is in `list`: a lookup per object, not a scan.
@@ -71,9 +79,6 @@ struct TDMSReader {
         let end = next == UInt64.max || next > UInt64(bytes.count - leadEnd) ? bytes.count : leadEnd + Int(next)
         guard rawOffset <= UInt64(end - leadEnd) else {
             throw src.fail("raw data offset \(rawOffset) lies beyond the segment (\(end - leadEnd) bytes)", at: start + 20)
-        }
-        guard toc & TDMSToC.daqmxRawData == 0 else {
-            throw src.fail("DAQmx raw data segments are not supported; save the file with scaled data", at: start)
         }
         return LeadIn(
             start: start, toc: toc, metadataStart: leadEnd, dataStart: leadEnd + Int(rawOffset), end: end, bigEndian: src.bigEndian)
@@ -130,8 +135,10 @@ struct TDMSReader {
         case 0:
             guard let previous = lastIndex[path] else { throw m.fail("\(path) reuses a raw data index it never had", at: at) }
             return previous
-        case 0x6912_0000, 0x6913_0000:
-            throw m.fail("\(path) holds DAQmx raw data, which is not supported", at: at)
+        case DAQmxIndexHeader.formatChanging, DAQmxIndexHeader.digitalLine, DAQmxIndexHeader.digitalLineDocumented:
+            let index = try readDAQmxIndex(&m, header: indexLength, path: path, at: at)
+            lastIndex[path] = index
+            return index
         default:
             let type = try m.u32("data type of \(path)")
             let dimension = try m.u32("array dimension of \(path)")
@@ -158,6 +165,7 @@ struct TDMSReader {
             guard let i = entry.index, i.count > 0 else { continue }
             dataObjects.append((object(entry.path), i))
         }
+        if dataObjects.contains(where: { $0.1.daqmx != nil }) { return try readDAQmxData(lead, dataObjects) }
         // Each index is bounded, their sum is not: a chunk larger than any file is an error.
         var chunk = 0
         for (o, i) in dataObjects {
@@ -209,6 +217,11 @@ struct TDMSReader {
         case TDMSType.string: return .string(try readString(&s, what))
         case TDMSType.bool: return .bool(try s.u8(what) != 0)
         case TDMSType.timestamp:
+            // Little-endian: fraction then seconds; big-endian files store the seconds first.
+            if s.bigEndian {
+                let sec = try s.i64(what), f = try s.u64(what)
+                return .timestamp(TDMSTimestamp(seconds: sec, fraction: f))
+            }
             let f = try s.u64(what), sec = try s.i64(what)
             return .timestamp(TDMSTimestamp(seconds: sec, fraction: f))
         default:
@@ -269,8 +282,24 @@ struct TDMSReader {
         if o.type == nil { o.type = TDMSType.string }
     }
 
+    /// A DAQmx channel's values: its scales applied to its scalers, or its one scaler's values when
+    /// it has no scales.
+    func scaledDAQmx(_ o: Object) throws(FormatError) -> TDMSData {
+        do {
+            if let v = try TDMSScaling.scaled(properties: o.properties, raw: nil, scalers: o.scalers) { return .float64(v) }
+        } catch {
+            throw FormatError(file: file, location: o.path, reason: error.reason)
+        }
+        guard o.scalers.count <= 1 else {
+            throw FormatError(
+                file: file, location: o.path,
+                reason: "\(o.scalers.count) DAQmx scalers and no NI_Scale properties that say how to combine them")
+        }
+        return o.scalers.first?.value ?? .float64([])
+    }
+
     /// Groups and channels from the object paths, in the order the objects first appeared.
-    func assemble() -> TDMSFile {
+    func assemble() throws(FormatError) -> TDMSFile {
         var file = TDMSFile()
         var groupIndex: [String: Int] = [:]
         func group(_ name: String) -> Int {
@@ -291,9 +320,13 @@ struct TDMSReader {
                 case TDMSType.i16: data = .int16(o.i16)
                 case TDMSType.i32: data = .int32(o.i32)
                 case TDMSType.string: data = .strings(o.strings)
+                case DAQmxIndexHeader.rawDataType:
+                    data = try scaledDAQmx(o)
                 default: data = .float64(o.f64)
                 }
-                file.groups[group(parts[0])].channels.append(TDMSChannel(name: parts[1], properties: o.properties, data: data))
+                var channel = TDMSChannel(name: parts[1], properties: o.properties, data: data)
+                channel.daqmxScalers = o.scalers
+                file.groups[group(parts[0])].channels.append(channel)
             default: continue
             }
         }

@@ -409,6 +409,7 @@ public enum XDFData: Sendable, Equatable {
     case float64([Double])
     case float32([Float])
     case int16([Int16])
+    case int32([Int32])
     case strings([String])
 }
 

@@ -201,7 +201,7 @@ struct XDFReader {
             let data: XDFData
             switch s.header.format {
             case .double64: data = .float64(transpose(Double.self, { $0 }, zero: 0))
-            case .int32: data = .float64(transpose(Int32.self, { Double($0) }, zero: 0))
+            case .int32: data = .int32(transpose(Int32.self, { $0 }, zero: 0))
             case .int64: data = .float64(transpose(Int64.self, { Double($0) }, zero: 0))
             case .float32: data = .float32(transpose(Float.self, { $0 }, zero: 0))
             case .int16: data = .int16(transpose(Int16.self, { $0 }, zero: 0))

@@ -263,7 +263,7 @@ final class HDF5Object {
         return n
     }
 
-    /// A dataset's shape and values: int16 kept as int16, float32 as float32, other numbers as float64;
+    /// A dataset's shape and values: int16 and int32 kept as they are, float32 as float32, other numbers as float64;
     /// nil for non-numeric datasets.
     /// - Throws: `HDF5Error` when its dimensions cannot be read into memory (`readableCount`).
     func readNumbers() throws(HDF5Error) -> (dims: [Int], data: HDF5Data)? {
@@ -276,7 +276,8 @@ final class HDF5Object {
         let shape = rank == 0 ? [] : d
         let cls = H5Tget_class(t), size = H5Tget_size(t)
         guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
-        let memorySize = cls == H5T_INTEGER && size == 2 && H5Tget_sign(t) == H5T_SGN_2 ? 2 : cls == H5T_FLOAT && size == 4 ? 4 : 8
+        let signed = cls == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_2
+        let memorySize = signed && size == 2 ? 2 : (signed && size == 4) || (cls == H5T_FLOAT && size == 4) ? 4 : 8
         guard let n = Self.readableCount(shape, elementSize: memorySize, storedBytes: H5Dget_storage_size(id)) else {
             throw HDF5Error(
                 file: file,
@@ -288,6 +289,11 @@ final class HDF5Object {
             var v = [Int16](repeating: 0, count: n)
             guard n == 0 || H5Dread(id, chdf5_native_int16(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
             return (dims, .int16(v))
+        }
+        if signed, size == 4 {
+            var v = [Int32](repeating: 0, count: n)
+            guard n == 0 || H5Dread(id, chdf5_native_int32(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
+            return (dims, .int32(v))
         }
         if cls == H5T_FLOAT, size == 4 {
             var v = [Float](repeating: 0, count: n)
@@ -344,4 +350,5 @@ enum HDF5Data {
     case float64([Double])
     case float32([Float])
     case int16([Int16])
+    case int32([Int32])
 }

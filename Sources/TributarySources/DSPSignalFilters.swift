@@ -161,13 +161,7 @@ final class DSPSignalTransform: SignalFrameTransform {
     private func filter(_ view: AnalogView, channel c: Int, count: Int) {
         let n = view.sampleCount
         scratch.withUnsafeMutableBufferPointer { x in
-            switch view.format {
-            case .float64: view.withSamples(Double.self, channel: c) { s in for i in 0..<n { x[i] = s[i] } }
-            case .float32: view.withSamples(Float.self, channel: c) { s in for i in 0..<n { x[i] = Double(s[i]) } }
-            case .int16:
-                let scale = view.scale(c), offset = view.offset(c)
-                view.withSamples(Int16.self, channel: c) { s in for i in 0..<n { x[i] = Double(s[i]) * scale + offset } }
-            }
+            view.copyValues(channel: c, into: x)
             let block = UnsafeMutableBufferPointer(rebasing: x[0..<n])
             if lowpass != nil { lowpass!.filter(UnsafeBufferPointer(block), channel: c, into: block) }
             outputs.withUnsafeMutableBufferPointer { o in

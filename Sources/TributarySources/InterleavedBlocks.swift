@@ -24,13 +24,14 @@ enum InterleavedEncoding: Sendable, Hashable {
         }
     }
 
-    /// The wire's sample format. There is no 24- or 32-bit count format on the wire: such counts go
-    /// out as float64 values (count × scale + offset, exact to float64's precision).
+    /// The wire's sample format: 16-bit counts as int16, 24- and 32-bit counts as int32 (24-bit ones
+    /// sign-extended), each with the scale and offset; floats as they are.
     var wireFormat: SampleFormat {
         switch self {
         case .int16: .int16
+        case .int24In32, .int32: .int32
         case .float32: .float32
-        case .int24In32, .int32, .float64: .float64
+        case .float64: .float64
         }
     }
 
@@ -191,12 +192,14 @@ struct InterleavedBlocks {
                         counts[i] = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: i * stride + k * size, as: Int16.self))
                     }
                 case .int24In32:
-                    let values = out.bindMemory(to: Double.self)
+                    writer.setScale(k, scale: scale, offset: offset)
+                    let counts = out.bindMemory(to: Int32.self)
                     // The low 24 bits, sign-extended: shift them to the top and back.
-                    for i in 0..<rows { values[i] = Double(Int32(bitPattern: word32(i) << 8) >> 8) * scale + offset }
+                    for i in 0..<rows { counts[i] = Int32(bitPattern: word32(i) << 8) >> 8 }
                 case .int32:
-                    let values = out.bindMemory(to: Double.self)
-                    for i in 0..<rows { values[i] = Double(Int32(bitPattern: word32(i))) * scale + offset }
+                    writer.setScale(k, scale: scale, offset: offset)
+                    let counts = out.bindMemory(to: Int32.self)
+                    for i in 0..<rows { counts[i] = Int32(bitPattern: word32(i)) }
                 case .float32:
                     let values = out.bindMemory(to: Float.self)
                     for i in 0..<rows { values[i] = Float(bitPattern: word32(i)) }

@@ -23,8 +23,7 @@ public struct PipeSpec: Sendable, Hashable {
             }
         }
 
-        /// The wire's sample format for it. There is no 32-bit count format on the wire: int32 counts
-        /// go out as float64 values (count × scale + offset, exact to float64's precision).
+        /// The wire's sample format for it: the same type (counts with the scale and offset).
         public var wireFormat: SampleFormat { encoding.wireFormat }
 
         var encoding: InterleavedEncoding {

@@ -8,7 +8,7 @@ import TributaryWire
 public struct PushSourceSpec: Sendable, Hashable {
     /// Sample types an application may push.
     public enum SampleType: String, Sendable, CaseIterable {
-        case float64, float32, int16
+        case float64, float32, int16, int32
 
         /// Bytes per sample.
         public var size: Int { wireFormat.size }
@@ -19,6 +19,7 @@ public struct PushSourceSpec: Sendable, Hashable {
             case .float64: .float64
             case .float32: .float32
             case .int16: .int16
+            case .int32: .int32
             }
         }
     }
@@ -35,7 +36,7 @@ public struct PushSourceSpec: Sendable, Hashable {
     public var unit: String
     /// Sample type of the pushed blocks.
     public var sampleType: SampleType
-    /// For int16: value = count × scale + offset.
+    /// For int16 and int32: value = count × scale + offset.
     public var scale: Double = 1
     public var offset: Double = 0
     /// The channels' configured range (physical units).
@@ -172,12 +173,14 @@ public final class PushSource: Source {
         guard spec.range.lowerBound.isFinite, spec.range.upperBound.isFinite, spec.range.lowerBound < spec.range.upperBound else {
             throw fail("range \(spec.range.lowerBound)...\(spec.range.upperBound): expected finite MIN < MAX")
         }
-        if spec.sampleType == .int16 {
+        if spec.sampleType.wireFormat.isCounts {
             guard spec.scale.isFinite, spec.scale != 0, spec.offset.isFinite else {
-                throw fail("int16 counts need a finite non-zero scale and a finite offset (value = count × scale + offset)")
+                throw fail(
+                    "\(spec.sampleType.rawValue) counts need a finite non-zero scale and a finite offset (value = count × scale + offset)")
             }
         } else if spec.scale != 1 || spec.offset != 0 {
-            throw fail("scale and offset apply to int16 counts; \(spec.sampleType.rawValue) samples are values already (give 1 and 0)")
+            throw fail(
+                "scale and offset apply to int16 and int32 counts; \(spec.sampleType.rawValue) samples are values already (give 1 and 0)")
         }
         if let problem = spec.properties.violation() { throw fail("properties: \(problem)") }
         if let entry = spec.properties.channels.first(where: { Int($0.index) >= spec.channelNames.count }) {
@@ -329,7 +332,7 @@ public final class PushSource: Source {
         return Frame.analog(header: header, layout: analogLayout, firstSample: firstSample) { writer in
             for k in 0..<channels {
                 writer.setChannelIndex(k, UInt32(k))
-                if type == .int16 { writer.setScale(k, scale: spec.scale, offset: spec.offset) }
+                if type.wireFormat.isCounts { writer.setScale(k, scale: spec.scale, offset: spec.offset) }
                 let out = writer.samples(channel: k)
                 switch layout {
                 case .channelMajor:
@@ -337,7 +340,7 @@ public final class PushSource: Source {
                 case .interleaved:
                     switch type {
                     case .float64: Self.gather(UInt64.self, from: samples, channel: k, channels: channels, count: count, into: out)
-                    case .float32: Self.gather(UInt32.self, from: samples, channel: k, channels: channels, count: count, into: out)
+                    case .float32, .int32: Self.gather(UInt32.self, from: samples, channel: k, channels: channels, count: count, into: out)
                     case .int16: Self.gather(UInt16.self, from: samples, channel: k, channels: channels, count: count, into: out)
                     }
                 }

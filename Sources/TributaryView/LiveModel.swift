@@ -140,15 +140,7 @@ public final class LiveModel: Observer, @unchecked Sendable {
             let key = ChannelKey(source: header.sourceID, channel: data.channelIndex(row))
             guard let monitor = monitor(for: key) else { continue }
             scratch.withUnsafeMutableBufferPointer { out in
-                switch data.format {
-                case .float64:
-                    data.withSamples(Double.self, channel: row) { out.baseAddress!.update(from: $0.baseAddress!, count: n) }
-                case .float32:
-                    data.withSamples(Float.self, channel: row) { s in for i in 0..<n { out[i] = Double(s[i]) } }
-                case .int16:
-                    let scale = data.scale(row), offset = data.offset(row)
-                    data.withSamples(Int16.self, channel: row) { s in for i in 0..<n { out[i] = Double(s[i]) * scale + offset } }
-                }
+                data.copyValues(channel: row, into: out)
                 monitor.add(UnsafeBufferPointer(rebasing: out[0..<n]))
             }
         }

@@ -6,6 +6,9 @@ public enum SampleFormat: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
     case float32 = 2
     /// Signed 16-bit ADC counts; value = count × scale + offset, per channel.
     case int16 = 3
+    /// Signed 32-bit ADC counts (24-bit delta-sigma codes, S24/S32 sound cards); value = count ×
+    /// scale + offset, per channel, as int16.
+    case int32 = 4
 
     /// Bytes per sample.
     @inlinable public var size: Int {
@@ -13,14 +16,19 @@ public enum SampleFormat: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
         case .float64: 8
         case .float32: 4
         case .int16: 2
+        case .int32: 4
         }
     }
+
+    /// Whether the samples are counts with a per-channel scale and offset (int16, int32).
+    @inlinable public var isCounts: Bool { self == .int16 || self == .int32 }
 
     public var description: String {
         switch self {
         case .float64: "float64"
         case .float32: "float32"
         case .int16: "int16"
+        case .int32: "int32"
         }
     }
 }
@@ -31,12 +39,23 @@ public enum AnalogSamples: Sendable, Hashable {
     case float32([Float])
     /// Counts with per-channel scale and offset: value = count × scale + offset.
     case int16(counts: [Int16], scale: [Double], offset: [Double])
+    /// 32-bit counts with per-channel scale and offset, as int16.
+    case int32(counts: [Int32], scale: [Double], offset: [Double])
 
     public var format: SampleFormat {
         switch self {
         case .float64: .float64
         case .float32: .float32
         case .int16: .int16
+        case .int32: .int32
+        }
+    }
+
+    /// The per-channel scales and offsets of counts (int16, int32); nil for float samples.
+    public var scales: (scale: [Double], offset: [Double])? {
+        switch self {
+        case .int16(_, let s, let o), .int32(_, let s, let o): (s, o)
+        case .float64, .float32: nil
         }
     }
 
@@ -45,6 +64,7 @@ public enum AnalogSamples: Sendable, Hashable {
         case .float64(let v): v.count
         case .float32(let v): v.count
         case .int16(let v, _, _): v.count
+        case .int32(let v, _, _): v.count
         }
     }
 
@@ -63,6 +83,9 @@ public enum AnalogSamples: Sendable, Hashable {
                 case .float64(let v): v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
                 case .float32(let v): v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
                 case .int16(let v, let scale, let offset):
+                    w.setScale(c, scale: scale[c], offset: offset[c])
+                    v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
+                case .int32(let v, let scale, let offset):
                     w.setScale(c, scale: scale[c], offset: offset[c])
                     v[range].withUnsafeBytes { destination.copyMemory(from: $0) }
                 }
@@ -86,7 +109,7 @@ public struct AnalogData: Sendable, Hashable {
 
     public init(channelIndexes: [UInt32], sampleCount: Int, firstSample: UInt64 = 0, samples: AnalogSamples) {
         precondition(samples.elementCount == channelIndexes.count * sampleCount, "samples must be channels × sampleCount")
-        if case .int16(_, let scale, let offset) = samples {
+        if let (scale, offset) = samples.scales {
             precondition(
                 scale.count == channelIndexes.count && offset.count == channelIndexes.count,
                 "one scale and offset per channel")
@@ -123,13 +146,20 @@ public struct AnalogData: Sendable, Hashable {
         case .float32(let values):
             values.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         case .int16(let counts, let scale, let offset):
-            for c in 0..<scale.count {
-                (base + layout.scalesOffset + 8 * c).storeBytes(of: scale[c].bitPattern.littleEndian, as: UInt64.self)
-                (base + layout.scalesOffset + 8 * (scale.count + c)).storeBytes(of: offset[c].bitPattern.littleEndian, as: UInt64.self)
-            }
+            Self.writeScales(base + layout.scalesOffset, scale, offset)
+            counts.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        case .int32(let counts, let scale, let offset):
+            Self.writeScales(base + layout.scalesOffset, scale, offset)
             counts.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         }
         w.position += layout.contentLength
+    }
+
+    private static func writeScales(_ at: UnsafeMutableRawPointer, _ scale: [Double], _ offset: [Double]) {
+        for c in 0..<scale.count {
+            (at + 8 * c).storeBytes(of: scale[c].bitPattern.littleEndian, as: UInt64.self)
+            (at + 8 * (scale.count + c)).storeBytes(of: offset[c].bitPattern.littleEndian, as: UInt64.self)
+        }
     }
 }
 
@@ -140,7 +170,7 @@ public struct AnalogLayout: Sendable, Hashable {
     public let format: SampleFormat
     /// Offset of the u32 channel index table.
     public var indexesOffset: Int { 24 }
-    /// Offset of the f64 scale table (then the f64 offset table); int16 only.
+    /// Offset of the f64 scale table (then the f64 offset table); int16 and int32 only.
     public let scalesOffset: Int
     /// Offset of the first sample.
     public let samplesOffset: Int
@@ -153,7 +183,7 @@ public struct AnalogLayout: Sendable, Hashable {
         self.sampleCount = sampleCount
         self.format = format
         scalesOffset = align8(24 + 4 * channelCount)
-        samplesOffset = scalesOffset + (format == .int16 ? 16 * channelCount : 0)
+        samplesOffset = scalesOffset + (format.isCounts ? 16 * channelCount : 0)
         contentLength = samplesOffset + channelCount * sampleCount * format.size
     }
 
@@ -231,7 +261,7 @@ public struct AnalogView: @unchecked Sendable {
             guard let format = SampleFormat(rawValue: rawFormat) else {
                 return WireError(
                     .invalidValue, field: "analog.sample_format", offset: origin + 16,
-                    detail: "\(rawFormat); expected 1 (float64), 2 (float32) or 3 (int16)")
+                    detail: "\(rawFormat); expected 1 (float64), 2 (float32), 3 (int16) or 4 (int32)")
             }
             try r.skip(7, "analog.reserved")
             let layout = AnalogLayout(channelCount: channelCount, sampleCount: sampleCount, format: format)
@@ -254,17 +284,17 @@ public struct AnalogView: @unchecked Sendable {
     /// All channel indexes, in row order.
     public var channelIndexes: [UInt32] { (0..<channelCount).map(channelIndex) }
 
-    /// Scale of an int16 channel (value = count × scale + offset); 1 for float formats.
+    /// Scale of an int16 or int32 channel (value = count × scale + offset); 1 for float formats.
     @inlinable
     public func scale(_ channel: Int) -> Double {
-        guard format == .int16 else { return 1 }
+        guard format.isCounts else { return 1 }
         return Double(bitPattern: UInt64(littleEndian: (payload + layout.scalesOffset + 8 * channel).load(as: UInt64.self)))
     }
 
-    /// Offset of an int16 channel; 0 for float formats.
+    /// Offset of an int16 or int32 channel; 0 for float formats.
     @inlinable
     public func offset(_ channel: Int) -> Double {
-        guard format == .int16 else { return 0 }
+        guard format.isCounts else { return 0 }
         return Double(
             bitPattern: UInt64(littleEndian: (payload + layout.scalesOffset + 8 * (channelCount + channel)).load(as: UInt64.self)))
     }
@@ -314,11 +344,30 @@ public struct AnalogView: @unchecked Sendable {
         switch format {
         case .float64: return at.load(as: Double.self)
         case .float32: return Double(at.load(as: Float.self))
-        case .int16: return Double(at.load(as: Int16.self)) * scale(channel) + offset(channel)
+        case .int16: return Double(at.loadUnaligned(as: Int16.self)) * scale(channel) + offset(channel)
+        case .int32: return Double(at.loadUnaligned(as: Int32.self)) * scale(channel) + offset(channel)
         }
     }
 
-    /// A copy of one channel converted to Double (int16 counts are scaled).
+    /// One channel's physical values (counts times scale plus offset) written to the first
+    /// `sampleCount` places of `out`, which must hold that many; allocates nothing.
+    public func copyValues(channel: Int, into out: UnsafeMutableBufferPointer<Double>) {
+        precondition(out.count >= sampleCount, "the buffer holds \(out.count) values, not \(sampleCount)")
+        switch format {
+        case .float64:
+            withSamples(Double.self, channel: channel) { _ = out.update(fromContentsOf: $0) }
+        case .float32:
+            withSamples(Float.self, channel: channel) { s in for i in 0..<s.count { out[i] = Double(s[i]) } }
+        case .int16:
+            let scale = scale(channel), offset = offset(channel)
+            withSamples(Int16.self, channel: channel) { s in for i in 0..<s.count { out[i] = Double(s[i]) * scale + offset } }
+        case .int32:
+            let scale = scale(channel), offset = offset(channel)
+            withSamples(Int32.self, channel: channel) { s in for i in 0..<s.count { out[i] = Double(s[i]) * scale + offset } }
+        }
+    }
+
+    /// A copy of one channel converted to Double (int16 and int32 counts are scaled).
     public func values(channel: Int) -> [Double] {
         switch format {
         case .float64: return withSamples(Double.self, channel: channel) { Array($0) }
@@ -326,6 +375,9 @@ public struct AnalogView: @unchecked Sendable {
         case .int16:
             let s = scale(channel), o = offset(channel)
             return withSamples(Int16.self, channel: channel) { $0.map { Double($0) * s + o } }
+        case .int32:
+            let s = scale(channel), o = offset(channel)
+            return withSamples(Int32.self, channel: channel) { $0.map { Double($0) * s + o } }
         }
     }
 
@@ -339,6 +391,10 @@ public struct AnalogView: @unchecked Sendable {
             samples = .int16(
                 counts: withMatrix(Int16.self) { Array($0) },
                 scale: (0..<channelCount).map(scale), offset: (0..<channelCount).map(offset))
+        case .int32:
+            samples = .int32(
+                counts: withMatrix(Int32.self) { Array($0) },
+                scale: (0..<channelCount).map(scale), offset: (0..<channelCount).map(offset))
         }
         return AnalogData(channelIndexes: channelIndexes, sampleCount: sampleCount, firstSample: firstSample, samples: samples)
     }
@@ -351,3 +407,4 @@ public protocol AnalogSampleType: Sendable {
 extension Double: AnalogSampleType { public static var sampleFormat: SampleFormat { .float64 } }
 extension Float: AnalogSampleType { public static var sampleFormat: SampleFormat { .float32 } }
 extension Int16: AnalogSampleType { public static var sampleFormat: SampleFormat { .int16 } }
+extension Int32: AnalogSampleType { public static var sampleFormat: SampleFormat { .int32 } }

@@ -316,9 +316,9 @@ public struct AnalogFrameWriter {
         (payload + layout.indexesOffset + 4 * channel).storeBytes(of: index.littleEndian, as: UInt32.self)
     }
 
-    /// Sets the scale and offset of an int16 row.
+    /// Sets the scale and offset of an int16 or int32 row.
     public func setScale(_ channel: Int, scale: Double, offset: Double) {
-        precondition(layout.format == .int16 && channel >= 0 && channel < layout.channelCount)
+        precondition(layout.format.isCounts && channel >= 0 && channel < layout.channelCount)
         (payload + layout.scalesOffset + 8 * channel).storeBytes(of: scale.bitPattern.littleEndian, as: UInt64.self)
         (payload + layout.scalesOffset + 8 * (layout.channelCount + channel))
             .storeBytes(of: offset.bitPattern.littleEndian, as: UInt64.self)

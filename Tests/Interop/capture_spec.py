@@ -13,7 +13,7 @@ import numpy as np
 FILE_MAGIC = bytes([0x89, 0x54, 0x43, 0x41, 0x50, 0x0D, 0x0A, 0x1A])
 SYNC = bytes([0x9E, 0x54, 0x52, 0x45, 0x43, 0x0D, 0x0A, 0x1A])
 TRAILER_MAGIC = bytes([0x89, 0x54, 0x43, 0x41, 0x50, 0x45, 0x4E, 0x44])
-SIZES = {1: 8, 2: 4, 3: 2}
+SIZES = {1: 8, 2: 4, 3: 2, 4: 4}
 DTYPES = {1: "<f8", 2: "<f4", 3: "<i2"}
 BIT_SHUFFLE, DELTA, QUANTISED = 1, 2, 4
 
@@ -80,7 +80,7 @@ def split(frame: bytes):
     if c > 65535 or fmt not in SIZES:
         return None
     a = align8(24 + 4 * c)
-    s = a + (16 * c if fmt == 3 else 0)
+    s = a + (16 * c if fmt in (3, 4) else 0)
     if align8(s + c * n * SIZES[fmt]) != p:
         return None
     keys = struct.unpack_from("<%dI" % c, frame, h + 24)
@@ -90,7 +90,7 @@ def split(frame: bytes):
 def chunk_body(frames, delta_int16=False) -> bytes:
     """§4.1–4.3 and §5 (transforms none, or delta for int16 streams)."""
     structure = b""
-    rows = {1: [], 2: [], 3: []}
+    rows = {1: [], 2: [], 3: [], 4: []}
     for f in frames:
         sp = split(f)
         if sp is None:
@@ -103,7 +103,7 @@ def chunk_body(frames, delta_int16=False) -> bytes:
             for r, key in enumerate(keys):
                 rows[fmt].append((key, len(rows[fmt]), f[start + r * length:start + (r + 1) * length]))
     streams = []
-    for fmt in (1, 2, 3):
+    for fmt in (1, 2, 3, 4):
         if not rows[fmt]:
             continue
         raw = b"".join(b for _, _, b in sorted(rows[fmt], key=lambda x: (x[0], x[1])))

@@ -15,8 +15,8 @@ FILE_MAGIC = b"\x89TCAP\r\n\x1a"
 RECORD_SYNC = b"\x9eTREC\r\n\x1a"
 CODED = 8
 # §4.1 sample_format -> numpy dtype; §5.1 element_type of the same format.
-DTYPES = {1: np.dtype("<f8"), 2: np.dtype("<f4"), 3: np.dtype("<i2")}
-ELEMENT_TYPES = {1: 4, 2: 3, 3: 1}
+DTYPES = {1: np.dtype("<f8"), 2: np.dtype("<f4"), 3: np.dtype("<i2"), 4: np.dtype("<i4")}
+ELEMENT_TYPES = {1: 4, 2: 3, 3: 1, 4: 2}
 MASK64 = (1 << 64) - 1
 
 
@@ -185,7 +185,7 @@ def _bits(field, start, k):
 
 def block_arities(stored):
     """The symbol arities of a coded stream's latent blocks (header byte 11 in version 4; 1 before)."""
-    sample_format = {4: 1, 3: 2, 1: 3}[stored[1]]
+    sample_format = {4: 1, 3: 2, 1: 3, 2: 4}[stored[1]]
     found = set()
     original = decode_latent_block_v3
 

@@ -52,6 +52,7 @@ def classes():
         "float64-bits": unquantised,
         "float32-adc24": (k24 * (20.0 / 2 ** 24)).astype(np.float32),
         "int16-counts": k16.astype(np.int16),
+        "int32-adc24": k24.astype(np.int32),  # 24-bit delta-sigma codes as int32 counts (sample format 4)
     }
 
 

@@ -108,16 +108,19 @@ class AlsaSource(unittest.TestCase):
         self.assertEqual((sidecar["scale"], sidecar["offset"], sidecar["units"]), ([2.0 ** -15], [0.0], ["FS"]))
         np.testing.assert_array_equal(self.export(capture), counts / 32768.0)
 
-    def test_s32_and_s24_counts_become_float64_values(self):
+    def test_s32_and_s24_counts_are_recorded_as_int32_counts(self):
         rng = np.random.default_rng(3)
         s32 = rng.integers(-(2 ** 31), 2 ** 31 - 1, size=(3, 2_000), dtype=np.int64).astype(np.int32)
         s32[0, :2] = [-(2 ** 31), 2 ** 31 - 1]
         pcm = self.file_pcm("s32", s32.T.astype("<i4"))
         lines, errors, recorded, capture = self.publish_and_record(f"{pcm},channels=3,rate=48000,format=S32_LE,scale=1e-6,block=480,samples=2000")
-        self.assertTrue(any("S32_LE (sent as float64 values)" in line for line in lines), lines)
+        self.assertTrue(any("S32_LE (sent as int32 counts)" in line for line in lines), lines)
         got = self.export(capture)
         self.assertEqual(got.dtype, np.float64)
         np.testing.assert_array_equal(got, s32.astype(np.float64) * 1e-6)
+        stored = self.export(capture, "--counts")
+        self.assertEqual(stored.dtype, np.int32)
+        np.testing.assert_array_equal(stored, s32)
         os.remove(capture)
 
         # S24_LE: 24-bit counts in the low three bytes; the high byte is ignored (here not the sign's extension).
@@ -127,6 +130,10 @@ class AlsaSource(unittest.TestCase):
         pcm = self.file_pcm("s24", words.astype(np.uint32).T.astype("<u4"))
         lines, errors, recorded, capture = self.publish_and_record(f"{pcm},channels=2,rate=48000,format=S24_LE,samples=1500")
         np.testing.assert_array_equal(self.export(capture), s24.astype(np.float64) / 2 ** 23)
+        # Sign-extended int32 counts with scale 2^-23 (full scale = 1.0).
+        np.testing.assert_array_equal(self.export(capture, "--counts", "--force"), s24)
+        with open(self.path("out.npy") + ".json") as f:
+            self.assertEqual(json.load(f)["scale"], [2.0 ** -23] * 2)
 
     def test_float_samples_are_recorded_bit_exact_and_frames_are_contiguous(self):
         rng = np.random.default_rng(2)

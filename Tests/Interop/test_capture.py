@@ -189,6 +189,31 @@ class CaptureSpecInteropTests(unittest.TestCase):
         self.assertEqual(description["damage"], [])
         self.assertEqual(description["sources"][0]["frames"], len(frames))
 
+    def test_int32_frames_beside_other_formats_come_back_as_counts(self):
+        """Sample format 4 (PROTOCOL.md §5.3) in a chunk written from CAPTURE.md alone, beside float64
+        and int16 frames of the same channels: a fourth numeric stream; export gives the counts."""
+        import capture_spec as cs
+        import wire_spec as ws
+        rng = np.random.default_rng(4)
+        i32 = [rng.integers(-(2 ** 31), 2 ** 31 - 1, size=(2, 7), endpoint=True, dtype=np.int64).astype(np.int32) for _ in range(3)]
+        mixed = [ws.frame("analog", ws.analog_f64([0, 1], [[1.0, 2.0], [3.0, 4.0]]), source_id=5),
+                 ws.frame("analog", ws.analog_i32([1, 0], [[-(2 ** 31), 5], [2 ** 31 - 1, 6]], [0.5, 0.25], [0.0, 1.0]), source_id=5),
+                 ws.frame("analog", ws.analog_i16([1, 0], [[4, 5], [6, 7]], [0.2, 0.3], [1.0, 2.0]), source_id=5)]
+        frames = [ws.frame("analog", ws.analog_i32([0, 1], m.tolist(), [2.0 ** -23, 1e-6], [0.0, 0.5], first_sample=7 * k),
+                           sequence=k + 1, source_id=6) for k, m in enumerate(i32)]
+        with open(self.path("i32.tcap"), "wb") as f:
+            f.write(cs.capture([mixed, frames], footer=False))
+        description = json.loads(run("inspect", self.path("i32.tcap"), "--json"))
+        self.assertEqual(description["damage"], [])
+        out = self.path("i32.npy")
+        run("export", self.path("i32.tcap"), "--format", "npy", "--source", "6", "--counts", "--out", out)
+        got = np.load(out)
+        self.assertEqual(got.dtype, np.int32)
+        np.testing.assert_array_equal(got, np.concatenate(i32, axis=1))
+        run("export", self.path("i32.tcap"), "--format", "npy", "--source", "6", "--out", self.path("v.npy"))
+        np.testing.assert_array_equal(np.load(self.path("v.npy")),
+                                      np.concatenate(i32, axis=1) * np.array([[2.0 ** -23], [1e-6]]) + np.array([[0.0], [0.5]]))
+
     def test_inspect_gives_the_format_version_and_each_configuration_change(self):
         """Issue 38 item 17: `inspect` said "capture v1" of every capture, and described a source by its
         first configuration only when the configuration changed during the recording."""

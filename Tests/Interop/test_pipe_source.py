@@ -3,8 +3,8 @@ pipe become a source, recorded by a real `record` and exported by `export`, bit 
 
 Each test starts `serve` with its standard input a pipe the test writes, records the stream with
 `record`, and compares the exported matrix with the samples written: int16 counts (and their
-physical values through scale and offset), float32 and float64 bit-exact, int32 counts as float64
-values. The end of the input ends the source: `serve` prints what it published and exits 0 by
+physical values through scale and offset), float32 and float64 bit-exact, int32 counts as int32
+counts (wire sample format 4) and their values. The end of the input ends the source: `serve` prints what it published and exits 0 by
 itself, `record` ends with the publisher's close and keeps every frame. Bad specs are usage errors.
 """
 import json
@@ -119,7 +119,7 @@ class PipeSource(unittest.TestCase):
                 np.testing.assert_allclose(times, np.arange(4_000) / 2000, atol=2e-9)
                 os.remove(capture)
 
-    def test_int32_counts_become_float64_values(self):
+    def test_int32_counts_are_recorded_as_int32_counts(self):
         counts = np.array([[-(2 ** 31), 2 ** 31 - 1, 0, 8_388_607], [1, -1, 123456, -8_388_608]], dtype=np.int32)
         lines, errors, recorded, capture = self.publish_and_record(
             "id=2,channels=2,rate=48000,type=int32,scale=1e-6", np.ascontiguousarray(counts.T).astype("<i4"))
@@ -127,6 +127,12 @@ class PipeSource(unittest.TestCase):
         got = self.export(capture)
         self.assertEqual(got.dtype, np.float64)
         np.testing.assert_array_equal(got, counts.astype(np.float64) * 1e-6)
+        stored = self.export(capture, "--counts")
+        self.assertEqual(stored.dtype, np.int32)
+        np.testing.assert_array_equal(stored, counts)
+        with open(self.path("out.npy") + ".json") as f:
+            sidecar = json.load(f)
+        self.assertEqual((sidecar["dtype"], sidecar["scale"], sidecar["offset"]), ("int32", [1e-6, 1e-6], [0.0, 0.0]))
 
     def test_a_partial_sample_at_the_end_is_reported_and_not_published(self):
         data = np.arange(2 * 500, dtype="<f8").reshape(500, 2)

@@ -136,5 +136,26 @@ class BadInput(unittest.TestCase):
         self.assertIn("usage: tributary inspect", result.stdout)
 
 
+
+class Int32Counts(unittest.TestCase):
+    def test_a_format_4_frame_decodes_as_int32_counts_with_scale_and_offset(self):
+        """§5.3: sample_format 4 is int32 counts laid out as format 3 (scale and offset tables first)."""
+        frame = w.frame("analog", w.analog_i32([7, 2], [[-2**31, 0, 2**31 - 1], [1, -1, 8_388_607]], [2.0**-23, 1e-6], [0.0, 0.5]),
+                        source_id=3)
+        (a,) = inspect_json(frame)
+        self.assertEqual(a["content"]["format"], "int32")
+        self.assertEqual(a["content"]["channel_indexes"], [7, 2])
+        self.assertEqual(a["content"]["scale"], [2.0**-23, 1e-6])
+        self.assertEqual(a["content"]["offset"], [0.0, 0.5])
+        self.assertEqual(a["content"]["samples"], [[-2**31, 0, 2**31 - 1], [1, -1, 8_388_607]])
+
+    def test_an_unknown_sample_format_is_still_refused(self):
+        frame = bytearray(w.frame("analog", w.analog_i32([0], [[1, 2]], [1.0], [0.0])))
+        frame[40 + 16] = 5  # sample_format 5 does not exist
+        result = inspect(bytes(frame), "--json")
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("expected 1 (float64), 2 (float32), 3 (int16) or 4 (int32)", result.stdout + result.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -86,6 +86,17 @@ def analog_i16(channel_indexes, rows, scale, offset, first_sample=0) -> bytes:
     return out
 
 
+def analog_i32(channel_indexes, rows, scale, offset, first_sample=0) -> bytes:
+    """§5.3 sample_format 4: int32 counts with a scale and offset per row, as format 3."""
+    n = len(rows[0]) if rows else 0
+    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 4)
+    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
+    out += struct.pack("<%dd" % len(rows), *scale) + struct.pack("<%dd" % len(rows), *offset)
+    for row in rows:
+        out += struct.pack("<%di" % n, *row)
+    return pad8(out)
+
+
 def digital(line_indexes, lines, first_sample=0) -> bytes:
     n = len(lines[0]) if lines else 0
     out = pad8(struct.pack("<IIQ", len(lines), n, first_sample) + struct.pack("<%dI" % len(lines), *line_indexes))

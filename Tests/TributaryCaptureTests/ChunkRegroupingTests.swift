@@ -47,6 +47,11 @@ import TributaryWire
         case .float64: data = .float64(counts.map { Double($0) * scale })
         case .float32: data = .float32(counts.map { Float($0) * 0.25 })
         case .int16: data = .int16(counts: counts, scale: channels.map { (Double($0) + 1) * scale }, offset: channels.map { -Double($0) })
+        case .int32:
+            // 24-bit codes: the counts shifted up, with a finer scale.
+            data = .int32(
+                counts: counts.map { Int32($0) << 8 | Int32(rng.next() % 256) }, scale: channels.map { (Double($0) + 1) * scale / 256 },
+                offset: channels.map { -Double($0) })
         }
         return Frame(
             encoding: .analog(AnalogData(channelIndexes: channels, sampleCount: samples, firstSample: sequence * 100, samples: data)),
@@ -89,7 +94,7 @@ import TributaryWire
     @Test func mixedFormatsAndOtherKindsInOneChunk() throws {
         var frames: [[UInt8]] = []
         for i in 0..<12 {
-            let format = SampleFormat.allCases[i % 3]
+            let format = SampleFormat.allCases[i % 4]
             frames.append(analog(i % 2 == 0 ? [0, 1] : [1, 0, 4], 11 + i, format, seed: UInt64(i), sequence: UInt64(i)))
             if i % 4 == 0 {
                 frames.append(
@@ -138,7 +143,7 @@ import TributaryWire
         for i in 0..<300 {
             let channels: [UInt32] = i % 7 == 0 ? [3, 0] : [0, 1, 2, 3]
             frames.append(
-                try Frame(copying: analog(channels, 200 + i % 5, SampleFormat.allCases[(i / 50) % 3], seed: UInt64(i), sequence: UInt64(i)))
+                try Frame(copying: analog(channels, 200 + i % 5, SampleFormat.allCases[(i / 50) % 4], seed: UInt64(i), sequence: UInt64(i)))
             )
         }
         try record(frames, to: path, maxChunkBytes: 256 << 10, chunkDuration: 100)
@@ -159,7 +164,7 @@ import TributaryWire
                     chunk % 2 == 0
                     ? UInt32.random(in: 0..<12, using: &generator)
                     : [0, 5, 1_023, 1_024, 70_000, UInt32.max].randomElement(using: &generator)!
-                let format = UInt8.random(in: 1...3, using: &generator)
+                let format = UInt8.random(in: 1...4, using: &generator)
                 let length = Int.random(in: 0..<40, using: &generator) * 8
                 grouping.add(format: format, channel: channel, length: length, position: position)
                 if length > 0 { added.append((format, channel, length, position)) }
@@ -170,7 +175,7 @@ import TributaryWire
                 (added[$0].format, added[$0].channel, $0) < (added[$1].format, added[$1].channel, $1)
             }
             var expected = [Int](repeating: 0, count: added.count)
-            var totals = [0, 0, 0]
+            var totals = [0, 0, 0, 0]
             for index in order {
                 expected[index] = totals[Int(added[index].format) - 1]
                 totals[Int(added[index].format) - 1] += added[index].length

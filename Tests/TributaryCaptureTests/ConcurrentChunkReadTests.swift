@@ -102,6 +102,7 @@ import TributaryWire
                     case .float64: view.withSamples(Double.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
                     case .float32: view.withSamples(Float.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
                     case .int16: view.withSamples(Int16.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
+                    case .int32: view.withSamples(Int32.self, channel: r) { [UInt8](UnsafeRawBufferPointer($0)) }
                     }
                 }
                 return AnalogSummary(

@@ -103,19 +103,20 @@ import TributaryWire
         }
     }
 
-    @Test func countsOf24And32BitsBecomeFloat64Values() {
+    @Test func countsOf24And32BitsBecomeInt32CountsWithTheirScale() {
         let (sink, core) = sink(id: 1)
         let words: [UInt32] = [0xA5_7F_FF_FF, 0x00_80_00_00, 0xFF_FF_FF_FF, 0x12_00_00_01]  // two rows of two channels
         for (encoding, expected) in [
-            (InterleavedEncoding.int24In32, [[8_388_607.0, -1], [-8_388_608, 1]]),
-            (.int32, [[Double(Int32(bitPattern: 0xA5_7F_FF_FF)), -1], [8_388_608, 0x12_00_00_01]]),
+            // 24-bit: the low three bytes, sign-extended (the high byte ignored).
+            (InterleavedEncoding.int24In32, [[Int32(8_388_607), -1], [-8_388_608, 1]]),
+            (.int32, [[Int32(bitPattern: 0xA5_7F_FF_FF), -1], [8_388_608, 0x12_00_00_01]]),
         ] {
             var blocks = InterleavedBlocks(
                 sourceID: 1, channels: 2, rate: 10, encoding: encoding, scale: 0.25, offset: -2, progress: ProgressRecord())
             let published = words.withUnsafeBytes { blocks.publish(rows: 2, of: $0, to: sink, startNs: { 0 }) }
             #expect(published)
             let frame = drain(core)[0].data
-            #expect(frame.samples == .float64(expected.flatMap { $0 }.map { $0 * 0.25 - 2 }))
+            #expect(frame.samples == .int32(counts: expected.flatMap { $0 }, scale: [0.25, 0.25], offset: [-2, -2]))
         }
         var floats = InterleavedBlocks(
             sourceID: 1, channels: 2, rate: 10, encoding: .float32, scale: 1, offset: 0, progress: ProgressRecord())

@@ -18,6 +18,10 @@ import Testing
             samples = .int16(
                 counts: values.map { Int16($0 * 2) }, scale: (0..<c).map { 0.1 * Double($0 + 1) },
                 offset: (0..<c).map { Double($0) })
+        case .int32:
+            samples = .int32(
+                counts: values.map { Int32($0 * 2) << 20 }, scale: (0..<c).map { 0.1 * Double($0 + 1) },
+                offset: (0..<c).map { Double($0) })
         }
         let data = AnalogData(channelIndexes: indexes, sampleCount: n, firstSample: 500, samples: samples)
         return (Frame(encoding: .analog(data), header: header), data)
@@ -32,6 +36,7 @@ import Testing
         case .float64(let v): samples = .float64(take(v))
         case .float32(let v): samples = .float32(take(v))
         case .int16(let v, let s, let o): samples = .int16(counts: take(v), scale: rows.map { s[$0] }, offset: rows.map { o[$0] })
+        case .int32(let v, let s, let o): samples = .int32(counts: take(v), scale: rows.map { s[$0] }, offset: rows.map { o[$0] })
         }
         var h = header
         h.filterID = filterID

@@ -49,7 +49,7 @@ struct PackageFactory {
     mutating func analog() -> AnalogData {
         let channels = int(0...4), samples = int(0...37)
         let n = channels * samples
-        let format = SampleFormat.allCases[int(0...2)]
+        let format = SampleFormat.allCases[int(0...3)]
         let data: AnalogSamples
         switch format {
         case .float64: data = .float64((0..<n).map { _ in double() })
@@ -57,6 +57,10 @@ struct PackageFactory {
         case .int16:
             data = .int16(
                 counts: (0..<n).map { _ in Int16.random(in: .min ... .max, using: &rng) },
+                scale: (0..<channels).map { _ in double() }, offset: (0..<channels).map { _ in double() })
+        case .int32:
+            data = .int32(
+                counts: (0..<n).map { _ in Int32.random(in: .min ... .max, using: &rng) },
                 scale: (0..<channels).map { _ in double() }, offset: (0..<channels).map { _ in double() })
         }
         return AnalogData(

@@ -79,6 +79,66 @@ class KilledPublisher(unittest.TestCase):
             np.testing.assert_array_equal(samples, np.arange(samples.size, dtype=np.float64))
 
 
+class Int32Counts(unittest.TestCase):
+    """int32 counts (24-bit delta-sigma codes) with scale and offset: pushed from Python, recorded,
+    read back by tributary.open as the counts and as values, and exported with --counts as int32 that
+    numpy, h5py, npTDMS and pyxdf read (wire sample format 4)."""
+
+    def test_int32_blocks_come_back_as_counts_and_values(self):
+        import pyxdf
+        from nptdms import TdmsFile
+        rng = np.random.default_rng(32)
+        blocks = [rng.integers(-(2 ** 23), 2 ** 23, size=(2, 300), dtype=np.int32) for _ in range(4)]
+        blocks[0][0, :2] = [-(2 ** 31), 2 ** 31 - 1]
+        scale, offset = 2.0 ** -23 * 10, 0.25
+        with tempfile.TemporaryDirectory() as directory:
+            capture = os.path.join(directory, "dsa.tcap")
+            with tributary.Publisher("tcp://127.0.0.1:0", api_key="k") as pub:
+                dsa = pub.add_source(id=3, name="dsa", rate=51200, channels=["a", "b"], unit="V", range=(-10, 10),
+                                     dtype="int32", scale=scale, offset=offset, lossless=True)
+                with self.assertRaises(TypeError):
+                    dsa.push(blocks[0].astype(np.int16))
+                record = subprocess.Popen([BIN, "record", pub.endpoint, "--api-key", "k", "--out", capture],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                try:
+                    wait_for_subscribers(pub)
+                    for k, block in enumerate(blocks):
+                        self.assertTrue(dsa.push(np.asfortranarray(block) if k == 1 else block))
+                finally:
+                    pub.close()
+                    output, _ = record.communicate(timeout=TIMEOUT)
+            self.assertEqual(record.returncode, 0, output)
+            counts = np.hstack(blocks)
+            with tributary.open(capture) as cap:
+                source = cap.source(3)
+                self.assertEqual(source.sample_type, "int32")
+                stored = cap.read(3, counts=True)
+                self.assertEqual(stored.dtype, np.int32)
+                np.testing.assert_array_equal(stored, counts)
+                np.testing.assert_array_equal(cap.read_raw(3, dtype=np.int32), counts)
+                np.testing.assert_array_equal(cap.read(3), counts.astype(np.float64) * scale + offset)
+            for fmt in ("npy", "hdf5", "tdms", "xdf"):
+                out = os.path.join(directory, f"counts.{fmt}")
+                subprocess.run([BIN, "export", capture, "--format", fmt, "--counts", "--out", out], check=True,
+                               capture_output=True, timeout=TIMEOUT)
+            self.assertEqual(np.load(os.path.join(directory, "counts.npy")).dtype, np.int32)
+            np.testing.assert_array_equal(np.load(os.path.join(directory, "counts.npy")), counts)
+            with h5py.File(os.path.join(directory, "counts.hdf5"), "r") as f:
+                data = f[list(f)[0]]["data"]
+                self.assertEqual(data.dtype, np.int32)
+                np.testing.assert_array_equal(data[()], counts)
+                np.testing.assert_array_equal(data.attrs["scale"], [scale, scale])
+            group = TdmsFile.read(os.path.join(directory, "counts.tdms")).groups()[0]
+            for row, channel in enumerate(group.channels()):
+                raw = channel.read_data(scaled=False)
+                self.assertEqual(raw.dtype, np.int32)
+                np.testing.assert_array_equal(raw, counts[row])
+                np.testing.assert_array_equal(channel[:], counts[row] * scale + offset)
+            streams, _ = pyxdf.load_xdf(os.path.join(directory, "counts.xdf"))
+            self.assertEqual(streams[0]["time_series"].dtype, np.int32)
+            np.testing.assert_array_equal(streams[0]["time_series"].T, counts)
+
+
 class RecordedBitForBit(unittest.TestCase):
     """float64 and int16 (scale/offset) blocks, channel-major and interleaved, with a given first time
     and then contiguous times, through `tributary record` and `export --format hdf5`; the int16 source
@@ -209,8 +269,8 @@ class Misuse(unittest.TestCase):
             self.pub.add_source(id=2, name="x", rate=0, channels=1)
         with self.assertRaisesRegex(ValueError, "finite"):
             self.pub.add_source(id=2, name="x", rate=float("nan"), channels=1)
-        with self.assertRaisesRegex(TypeError, "dtype must be float64, float32 or int16"):
-            self.pub.add_source(id=2, name="x", rate=10, channels=1, dtype="int32")
+        with self.assertRaisesRegex(TypeError, "dtype must be float64, float32, int16 or int32"):
+            self.pub.add_source(id=2, name="x", rate=10, channels=1, dtype="int64")
         with self.assertRaisesRegex(tributary.ArgumentError, "scale and offset apply to int16"):
             self.pub.add_source(id=2, name="x", rate=10, channels=1, scale=2.0)
         with self.assertRaisesRegex(tributary.ArgumentError, "non-zero scale"):

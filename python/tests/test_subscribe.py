@@ -101,6 +101,28 @@ class SubscribeTests(unittest.TestCase):
             packages = list(sub.packages(duration=0.5))
         self.assertFalse([p for p in packages if p.kind == "analog"])
 
+    def test_int32_counts_arrive_as_int32_or_as_values(self):
+        # Wire sample format 4: counts=True hands the int32 counts over, else count × scale + offset.
+        import tempfile
+        counts = np.random.default_rng(9).integers(-(1 << 23), 1 << 23, (2, 3000), dtype=np.int32)
+        with tempfile.TemporaryDirectory() as directory:
+            np.save(os.path.join(directory, "c.npy"), counts)
+            capture = os.path.join(directory, "c.tcap")
+            subprocess.run([BIN, "import", os.path.join(directory, "c.npy"), "--rate", "1000", "--out", capture],
+                           check=True, capture_output=True, timeout=TIMEOUT)
+            got = {}
+            for as_counts in (True, False):
+                replay = Server("--replay", capture, "--speed", "max", "--linger", "0.1", "--wait-subscribers", "1")
+                try:
+                    with tributary.subscribe(replay.address, api_key="k", counts=as_counts) as sub:
+                        got[as_counts] = [p.data for p in sub.packages(duration=5) if p.kind == "analog"]
+                finally:
+                    replay.stop()
+        self.assertEqual({b.dtype for b in got[True]}, {np.dtype(np.int32)})
+        np.testing.assert_array_equal(np.hstack(got[True]), counts)
+        self.assertEqual({b.dtype for b in got[False]}, {np.dtype(np.float64)})
+        np.testing.assert_array_equal(np.hstack(got[False]), counts.astype(np.float64))
+
     def test_a_replays_end_is_a_close_not_error_5(self):
         # Issue 43 item 7: the publisher's normal end arrives as the close it sent.
         import tempfile

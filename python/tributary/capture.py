@@ -13,9 +13,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _native
-from ._native import FLOAT32, FLOAT64, INT16, check, integer, integers, lib, take_string
+from ._native import FLOAT32, FLOAT64, INT16, INT32, check, integer, integers, lib, take_string
 
-_DTYPES = {"float64": np.float64, "float32": np.float32, "int16": np.int16}
+_DTYPES = {"float64": np.float64, "float32": np.float32, "int16": np.int16, "int32": np.int32}
 _EXPORT_FORMATS = ("npy", "csv", "wav", "tdms", "xdf", "hdf5")
 _KINDS = {"configuration": _native.KIND_CONFIGURATION, "error": _native.KIND_ERROR, "analog": _native.KIND_ANALOG,
           "digital": _native.KIND_DIGITAL, "message": _native.KIND_MESSAGE, "xml": _native.KIND_XML,
@@ -222,8 +222,8 @@ class Capture(_native.HandleOwner):
         :param source: source id (default: the lowest id with analog data).
         :param channels: channel rows (positions in ``source.channels``): an int, a list, a slice, or None for all.
         :param start, stop: sample range (Python slice semantics for non-negative values; ``stop`` default: the end).
-        :param counts: False (default): float64 physical values (int16 counts scaled by their scale and offset).
-            True: the samples as stored, bit-exact (int16 counts, float32 or float64).
+        :param counts: False (default): float64 physical values (int16 / int32 counts scaled by their scale and offset).
+            True: the samples as stored, bit-exact (int16 or int32 counts, float32 or float64).
         :param out: an array to read into instead of a new one (as numpy's ``out=``): C-contiguous,
             writeable, of the dtype and shape (channels, samples) this call would return. Reading
             block after block, or file after file, into one array spares the allocation and the
@@ -239,7 +239,8 @@ class Capture(_native.HandleOwner):
         span = self._span(src, start, stop)
         start, count = span.start, len(span)
         dtype = src.dtype if counts else np.dtype(np.float64)
-        sample_type = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.int16): INT16}[dtype]
+        sample_type = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.int16): INT16,
+                       np.dtype(np.int32): INT32}[dtype]
         given = out is not None
         if given:
             if not isinstance(out, np.ndarray):
@@ -264,13 +265,13 @@ class Capture(_native.HandleOwner):
 
     def read_raw(self, source: Optional[int] = None, channels=None, start: int = 0, stop: Optional[int] = None,
                  dtype: Any = np.float64) -> np.ndarray:
-        """As :meth:`read`, asking for an explicit sample type (float64, float32 or int16); a type that
+        """As :meth:`read`, asking for an explicit sample type (float64, float32, int16 or int32); a type that
         the source is not stored in raises :class:`tributary.SampleTypeError`."""
         self._check_open()
         src = self.source(source)
         wanted = np.dtype(dtype)
-        if wanted not in (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int16)):
-            raise _native.SampleTypeError(_native.E_TYPE, f"dtype {wanted} is not float64, float32 or int16")
+        if wanted not in (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int32)):
+            raise _native.SampleTypeError(_native.E_TYPE, f"dtype {wanted} is not float64, float32, int16 or int32")
         if wanted == np.dtype(np.float64):
             return self.read(src.id, channels, start, stop)
         if wanted != src.dtype:

@@ -14,12 +14,12 @@ from typing import List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
-from ._native import CHANNEL_MAJOR, FLOAT32, FLOAT64, INT16, INTERLEAVED, UINT32_MAX, check, integer, lib, real, take_string
+from ._native import CHANNEL_MAJOR, FLOAT32, FLOAT64, INT16, INT32, INTERLEAVED, UINT32_MAX, check, integer, lib, real, take_string
 
 _declared = False
 # The C API's sample types of the dtypes a source may have.
 _DTYPES = {"float64": (np.dtype(np.float64), FLOAT64), "float32": (np.dtype(np.float32), FLOAT32),
-           "int16": (np.dtype(np.int16), INT16)}
+           "int16": (np.dtype(np.int16), INT16), "int32": (np.dtype(np.int32), INT32)}
 INT64_MIN = -(2**63)
 _TIME_AUTO = INT64_MIN  # TRIBUTARY_TIME_AUTO
 _range = range  # `range` is a parameter of add_source
@@ -229,8 +229,9 @@ class Publisher(_native.HandleOwner):
         :param channels: the channel names, or a count (named ch0, ch1, …).
         :param unit: the unit of every channel.
         :param range: (min, max) of the channels in physical units.
-        :param dtype: "float64", "float32" or "int16" (counts: value = count * scale + offset).
-        :param scale, offset: int16 only.
+        :param dtype: "float64", "float32", "int16" or "int32" (counts: value = count * scale + offset;
+            int32 for 24-bit delta-sigma codes and 32-bit sound cards).
+        :param scale, offset: int16 and int32 only.
         :param lossless: False (live: a full queue drops blocks, push never waits) or True (push waits
             for the slowest subscriber, up to its timeout, and nothing is lost).
         :param properties: free-form key/value strings of the source (sensor serial, calibration date,
@@ -256,7 +257,7 @@ class Publisher(_native.HandleOwner):
                 raise ValueError(f"a source has 1 to 65535 channels, not {len(names)}")
         key = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
         if key not in _DTYPES:
-            raise TypeError(f"dtype must be float64, float32 or int16, not {dtype!r}")
+            raise TypeError(f"dtype must be float64, float32, int16 or int32, not {dtype!r}")
         numpy_dtype, sample_type = _DTYPES[key]
         if not isinstance(lossless, bool):
             raise TypeError(f"lossless must be True or False, not {lossless!r}")

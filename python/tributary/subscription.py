@@ -12,11 +12,11 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _native
-from ._native import FLOAT32, FLOAT64, INT16, INT64_MAX, UINT32_MAX, check, integer, integers, lib, real, take_string
+from ._native import FLOAT32, FLOAT64, INT16, INT32, INT64_MAX, UINT32_MAX, check, integer, integers, lib, real, take_string
 from .capture import Package
 
 _declared = False
-_TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT16: np.int16}
+_TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT16: np.int16, INT32: np.int32}
 
 
 def _declare(library: ctypes.CDLL) -> None:
@@ -157,7 +157,7 @@ class Subscription(_native.HandleOwner):
             return Package(kind=d["kind"], source_id=d["source_id"], sequence=d["sequence"], timestamp_ns=d["timestamp_ns"],
                            filter_id=d["filter_id"], content=d["content"])
         c = d["content"]
-        stored = {"float64": FLOAT64, "float32": FLOAT32, "int16": INT16}[c["format"]]
+        stored = {"float64": FLOAT64, "float32": FLOAT32, "int16": INT16, "int32": INT32}[c["format"]]
         sample_type = stored if self.counts else FLOAT64
         # One copy into an array the caller owns: the received block is only valid until the next call.
         data = np.empty((c["channel_count"], c["sample_count"]), dtype=_TYPES[sample_type])

@@ -19,7 +19,7 @@ final class ChunkBuilder: @unchecked Sendable {
     let structure = ByteStorage(capacity: 1 << 16)
     /// Sample matrices in frame order, indexed by `SampleFormat.rawValue - 1` (float64, float32, int16);
     /// the encoder regroups them per channel (`grouping`) when the chunk is sealed.
-    let streams = [ByteStorage(), ByteStorage(), ByteStorage()]
+    let streams = [ByteStorage(), ByteStorage(), ByteStorage(), ByteStorage()]
     /// Every analog row of the chunk, in walk order, with its offset in `streams`.
     var grouping = StreamGrouping()
     /// Where each row of `grouping.rows` (same order) has its samples: in a frame buffer the chunk
@@ -29,7 +29,7 @@ final class ChunkBuilder: @unchecked Sendable {
     /// bytes stay as they are while referenced: `FrameBuffer`); released once the chunk is regrouped.
     private var held: [FrameBuffer] = []
     /// Bytes of each format's samples, copied or held (index `SampleFormat.rawValue - 1`).
-    private(set) var streamBytes = [0, 0, 0]
+    private(set) var streamBytes = [0, 0, 0, 0]
     /// The record payload once encoded (reused, like the rest).
     let encoded = ByteStorage(capacity: 1 << 18)
     /// Set for records that need no compression (gap, checkpoint): the envelope to write with `encoded`.
@@ -49,7 +49,7 @@ final class ChunkBuilder: @unchecked Sendable {
 
     var isEmpty: Bool { frameCount == 0 }
     /// Bytes of frames gathered (what the chunk decodes to).
-    var byteCount: Int { structure.count + streamBytes[0] + streamBytes[1] + streamBytes[2] }
+    var byteCount: Int { structure.count + streamBytes.reduce(0, +) }
 
     func reset(sourceID: UInt32) {
         self.sourceID = sourceID

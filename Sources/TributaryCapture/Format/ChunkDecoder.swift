@@ -15,7 +15,7 @@ package struct AnalogChunkFrame {
     /// The frame's rows and those after it, in walk order.
     let rows: UnsafeBufferPointer<StreamGrouping.Row>
     /// Where each format's stream starts in the decoder's buffer.
-    let streams: (UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer)
+    let streams: (UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer)
 
     /// Rows of the matrix (the layout was checked when the chunk was decoded).
     package var channelCount: Int { Int(layout.u32(0)) }
@@ -26,13 +26,13 @@ package struct AnalogChunkFrame {
     package var format: SampleFormat { SampleFormat(rawValue: layout.u8(16))! }
     /// The configuration index of row `k`.
     package func channelIndex(_ k: Int) -> UInt32 { layout.u32(24 + 4 * k) }
-    /// Scale of row `k` (int16: value = count × scale + offset); 1 for float formats.
+    /// Scale of row `k` (int16, int32: value = count × scale + offset); 1 for float formats.
     package func scale(_ k: Int) -> Double {
-        format == .int16 ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * k)) : 1
+        format.isCounts ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * k)) : 1
     }
     /// Offset of row `k`; 0 for float formats.
     package func offset(_ k: Int) -> Double {
-        format == .int16 ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * (channelCount + k))) : 0
+        format.isCounts ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * (channelCount + k))) : 0
     }
 
     /// The samples of row `k` of the matrix (0 ..< its channel count).
@@ -42,7 +42,8 @@ package struct AnalogChunkFrame {
             switch row.key >> 32 {
             case 1: streams.0;
             case 2: streams.1;
-            default: streams.2
+            case 3: streams.2;
+            default: streams.3
             }
         return base + row.grouped
     }
@@ -147,7 +148,7 @@ final class ChunkDecoder {
         samples.removeAll()
         samples.reserve(streams.total)
         let base = UnsafeRawPointer(samples.base)
-        let starts = (base + streams.start[0], base + streams.start[1], base + streams.start[2])
+        let starts = (base + streams.start[0], base + streams.start[1], base + streams.start[2], base + streams.start[3])
         func frames(_ rows: UnsafeBufferPointer<StreamGrouping.Row>) -> [AnalogChunkFrame] {
             zip(analog, headers).map { frame, header in
                 let piece = UnsafeRawBufferPointer(rebasing: streams.structure[frame.structureOffset...])
@@ -175,7 +176,7 @@ final class ChunkDecoder {
         _ target: (_ format: SampleFormat, _ channel: UInt32) -> UnsafeMutableRawPointer?
     ) throws(RecordEnvelope.Problem) -> Bool {
         // Per format: the groups in stream order with their places.
-        var groups: [[(start: Int, end: Int, place: UnsafeMutableRawPointer)]] = [[], [], []]
+        var groups: [[(start: Int, end: Int, place: UnsafeMutableRawPointer)]] = [[], [], [], []]
         for stream in streams.stored {
             let f = Int(stream.format.rawValue) - 1
             for range in grouping.groupRanges(format: stream.format.rawValue) {
@@ -183,7 +184,7 @@ final class ChunkDecoder {
                 groups[f].append((range.start, range.start + range.bytes, place))
             }
         }
-        var cursor = [0, 0, 0]
+        var cursor = [0, 0, 0, 0]
         var spanned = false
         try decode(streams) { format, first, count in
             let f = Int(format.rawValue) - 1, size = format.size
@@ -229,7 +230,7 @@ final class ChunkDecoder {
         var structure: UnsafeRawBufferPointer
         var frameCount: Int
         /// Start and length in `samples` of each format's stream (index `SampleFormat.rawValue - 1`).
-        var start = [0, 0, 0], length = [0, 0, 0]
+        var start = [0, 0, 0, 0], length = [0, 0, 0, 0]
         var total = 0
         /// Each stream as stored, in order: its format, transforms and bytes in the body.
         var stored: [(format: SampleFormat, transforms: ChunkTransforms, bytes: UnsafeRawBufferPointer)] = []
@@ -272,8 +273,8 @@ final class ChunkDecoder {
         guard frameCount == expectedFrames else {
             throw .invalidField("chunk body holds \(frameCount) frames, the envelope says \(expectedFrames)")
         }
-        guard streamCount <= 3, c.u16(6) == 0 else {
-            throw .invalidField("chunk body: stream_count \(streamCount) > 3 or reserved bits set")
+        guard streamCount <= 4, c.u16(6) == 0 else {
+            throw .invalidField("chunk body: stream_count \(streamCount) > 4 or reserved bits set")
         }
         let descriptorEnd = 16 + 24 * streamCount
         guard c.count >= descriptorEnd, structureLength64 <= UInt64(c.count - descriptorEnd) else {
@@ -326,7 +327,7 @@ final class ChunkDecoder {
         grouping.reset()
         let structure = streams.structure
         var s = 0, o = 0, frames = 0
-        var used = [0, 0, 0]
+        var used = [0, 0, 0, 0]
         while s < structure.count {
             let rest = UnsafeRawBufferPointer(rebasing: structure[s...])
             guard rest.count >= WireLimits.headerLength else { throw .invalidField("chunk structure ends inside frame \(frames)'s header") }

@@ -33,13 +33,13 @@ final class ChunkEncoder {
     /// Encodes the chunk into `chunk.encoded` and returns its envelope (payload CRC included).
     func encode(_ chunk: ChunkBuilder) throws(ZstdError) -> RecordEnvelope {
         let output = chunk.encoded
-        let present = (0..<3).filter { chunk.streamBytes[$0] > 0 }
+        let present = (0..<4).filter { chunk.streamBytes[$0] > 0 }
         // Regroup the frame-order sample matrices so that each channel's samples are contiguous.
         chunk.grouping.finish()
-        var groupedStart = [0, 0, 0]
-        groupedStart[1] = chunk.streamBytes[0]
-        groupedStart[2] = groupedStart[1] + chunk.streamBytes[1]
-        grouped.reserve(groupedStart[2] + chunk.streamBytes[2])
+        // Each format's stream after the previous formats' (index `SampleFormat.rawValue - 1`).
+        var groupedStart = [0, 0, 0, 0]
+        for f in 1..<groupedStart.count { groupedStart[f] = groupedStart[f - 1] + chunk.streamBytes[f - 1] }
+        grouped.reserve(groupedStart[3] + chunk.streamBytes[3])
         let sources = chunk.rowSources
         for (i, row) in chunk.grouping.rows.enumerated() {
             let f = Int(row.key >> 32) - 1
@@ -145,6 +145,7 @@ extension SampleFormat {
         case .float64: .float64
         case .float32: .float32
         case .int16: .int16
+        case .int32: .int32
         }
     }
 }

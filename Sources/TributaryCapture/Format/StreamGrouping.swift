@@ -41,7 +41,7 @@ struct StreamGrouping {
     private var groupOf: [UInt64: Int32] = [:]
     private static let directChannels = 1_024
     /// Bytes of each format's stream (index `SampleFormat.rawValue - 1`).
-    private(set) var totals = [0, 0, 0]
+    private(set) var totals = [0, 0, 0, 0]
 
     mutating func reset() {
         rows.removeAll(keepingCapacity: true)
@@ -57,7 +57,7 @@ struct StreamGrouping {
     }
 
     /// Adds a row (rows of no samples may be passed; they are ignored).
-    /// - Parameter format: the sample format's raw value (1 … 3).
+    /// - Parameter format: the sample format's raw value (1 … 4).
     @inline(__always)
     mutating func add(format: UInt8, channel: UInt32, length: Int, position: Int) {
         guard length > 0 else { return }
@@ -87,13 +87,13 @@ struct StreamGrouping {
         groupOf.removeAll(keepingCapacity: true)
         clearDirect()
         guard !rows.isEmpty else { return }
-        if direct.isEmpty { direct = [Int32](repeating: -1, count: 4 * Self.directChannels) }
+        if direct.isEmpty { direct = [Int32](repeating: -1, count: 5 * Self.directChannels) }
         rowGroup.removeAll(keepingCapacity: true)
         rowGroup.reserveCapacity(rows.count)
         for row in rows {
             let format = Int(row.key >> 32), channel = Int(row.key & 0xFFFF_FFFF)
             let g: Int32
-            if format < 4 && channel < Self.directChannels {
+            if format < 5 && channel < Self.directChannels {
                 let slot = format * Self.directChannels + channel
                 if direct[slot] >= 0 {
                     g = direct[slot]

@@ -113,6 +113,13 @@ public struct SyntheticStream: Sendable {
                 channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first),
                 samples: .int16(
                     counts: counts, scale: Array(repeating: Self.step, count: channels), offset: Array(repeating: 0, count: channels)))
+        case .int32:
+            // 24-bit codes: the same signal with 256 times finer steps.
+            return AnalogData(
+                channelIndexes: indexes, sampleCount: n, firstSample: UInt64(first),
+                samples: .int32(
+                    counts: counts.map { Int32($0) << 8 }, scale: Array(repeating: Self.step / 256, count: channels),
+                    offset: Array(repeating: 0, count: channels)))
         }
     }
 }

@@ -392,7 +392,8 @@ public enum CaptureExport {
         return CSVTable(channelNames: names, channelCount: columns, values: values)
     }
 
-    /// The WAV file of a source: int16 as 16-bit PCM counts, float32 / float64 as IEEE float.
+    /// The WAV file of a source: int16 as 16-bit PCM counts, int32 as 32-bit PCM counts, float32 /
+    /// float64 as IEEE float.
     static func wav(_ data: SourceSeries) throws(ExportError) -> WAVFile {
         guard let rate = data.rate, rate == rate.rounded(), rate >= 1, rate <= 4_294_967_295 else {
             throw ExportError(.data, "WAV needs one integer sampling rate; the configuration gives \(data.rate.map { "\($0)" } ?? "none")")
@@ -400,6 +401,8 @@ public enum CaptureExport {
         switch data.samples {
         case .int16(let v):
             return WAVFile(sampleRate: Int(rate), format: .int16, channelCount: data.channelCount, samples: v.map(Double.init))
+        case .int32(let v):
+            return WAVFile(sampleRate: Int(rate), format: .int32, channelCount: data.channelCount, samples: v.map(Double.init))
         case .float32(let v):
             return WAVFile(sampleRate: Int(rate), format: .float32, channelCount: data.channelCount, samples: v.map(Double.init))
         case .float64(let v): return WAVFile(sampleRate: Int(rate), format: .float64, channelCount: data.channelCount, samples: v)
@@ -412,7 +415,7 @@ public enum CaptureExport {
             "source_id": s.sourceID, "device_name": s.deviceName, "device_type": s.deviceType,
             "channel_indexes": s.channelIndexes.map { Int($0) }, "channel_names": s.channelNames, "units": s.units,
             "scale": s.scale, "offset": s.offset, "sample_rate": s.rate as Any, "start_time_ns": s.startNs,
-            "samples": s.sampleCount, "dtype": "int16", "value": "count * scale + offset",
+            "samples": s.sampleCount, "dtype": s.samples.dtype == .int32 ? "int32" : "int16", "value": "count * scale + offset",
             "gaps": s.gaps.map {
                 ["first_missing_sequence": $0.firstMissingSequence, "missing_count": $0.missingCount, "time_ns": $0.timeNs]
             },

@@ -33,7 +33,7 @@ public enum FormatExport {
 
     /// A TDMS file: one group per source, one channel per analog channel, with the properties DAQmx writes
     /// (`wf_start_time`, `wf_increment`, `wf_start_offset`, `wf_samples`, `unit_string`, `NI_ChannelName`).
-    /// With `counts`, int16 sources are stored as I16 counts with an NI linear scale (slope = scale,
+    /// With `counts`, int16 / int32 sources are stored as I16 / I32 counts with an NI linear scale (slope = scale,
     /// Y intercept = offset), so NI readers show physical values; otherwise as float64 physical values.
     public static func tdms(_ series: [SourceSeries], counts: Bool, name: String) -> TDMSFile {
         var file = TDMSFile(properties: [
@@ -65,16 +65,18 @@ public enum FormatExport {
                 let range = (c * s.sampleCount)..<((c + 1) * s.sampleCount)
                 if let values {
                     data = .float64Row(values, range)
-                } else if case .int16(let v) = s.samples {
-                    data = .int16Row(v, range)
+                } else {
+                    switch s.samples {
+                    case .int16(let v): data = .int16Row(v, range)
+                    case .int32(let v): data = .int32(Array(v[range]))
+                    case .float64, .float32: preconditionFailure("counts of a float source")
+                    }
                     p += [
                         TDMSProperty("NI_Scaling_Status", .string("unscaled")), TDMSProperty("NI_Number_Of_Scales", .uint32(1)),
                         TDMSProperty("NI_Scale[0]_Scale_Type", .string("Linear")),
                         TDMSProperty("NI_Scale[0]_Linear_Slope", .double(s.scale[c])),
                         TDMSProperty("NI_Scale[0]_Linear_Y_Intercept", .double(s.offset[c])),
                     ]
-                } else {
-                    preconditionFailure("counts of a float source")
                 }
                 p += customTDMS(s.channelProperties[c], reserved: tdmsChannelNames)
                 group.channels.append(TDMSChannel(name: channelName, properties: p, data: data))
@@ -110,7 +112,8 @@ public enum FormatExport {
     /// computed once, because readers that deduce unstamped times by repeated addition drift by
     /// microseconds at Unix-epoch magnitudes), boundary chunks about every 10 s of data, clock offsets of 0 at both ends and a footer
     /// with first / last timestamp, sample count, and the gaps.
-    /// With `counts`, int16 sources are int16 streams whose description holds each channel's scale / offset.
+    /// With `counts`, int16 / int32 sources are int16 / int32 streams whose description holds each
+    /// channel's scale / offset.
     public static func writeXDF(_ series: [SourceSeries], counts: Bool, to path: String) throws(FormatError) {
         let writer = try XDFWriter(path: path, fileInfo: "<writer>tributary</writer>")
         do {
@@ -118,7 +121,7 @@ public enum FormatExport {
             var physical: [[Double]] = []
             for (k, s) in series.enumerated() {
                 let asCounts = counts && s.isCounts
-                let format: XDFChannelFormat = asCounts ? .int16 : .double64
+                let format: XDFChannelFormat = asCounts ? (s.samples.dtype == .int32 ? .int32 : .int16) : .double64
                 var extra = "<device><name>\(XML.escape(s.deviceName))</name><type>\(XML.escape(s.deviceType))</type>"
                 extra += "<source_id>\(s.sourceID)</source_id></device>"
                 if asCounts {
@@ -158,6 +161,14 @@ public enum FormatExport {
                 let rate = s.rate ?? 0
                 let stamps: [Double]? = rate > 0 ? (0..<b.count).map { Double(b.timestampNs) / 1e9 + Double($0) / rate } : nil
                 if counts && s.isCounts, case .int16(let v) = s.samples {
+                    try typed {
+                        try v.withUnsafeBufferPointer { p in
+                            try writer.samples(
+                                streamID: UInt32(k + 1), values: p, channels: s.channelCount, stride: s.sampleCount, start: b.start,
+                                count: b.count, firstTimestamp: t, timestamps: stamps)
+                        }
+                    }
+                } else if counts && s.isCounts, case .int32(let v) = s.samples {
                     try typed {
                         try v.withUnsafeBufferPointer { p in
                             try writer.samples(
@@ -206,7 +217,7 @@ public enum FormatExport {
     /// Writes an HDF5 file (libhdf5): per source a group (named as TDMS groups, '/' replaced by '_')
     /// with attributes source_id, device_name, device_type, sample_rate, start_time_ns, gaps (JSON) and
     /// discontinuities; a dataset `data` shaped (channels, samples), float64 physical values or with
-    /// `counts` int16 counts, chunked and compressed (shuffle + deflate), with attributes
+    /// `counts` int16 / int32 counts, chunked and compressed (shuffle + deflate), with attributes
     /// channel_names, units, channel_indexes, sample_rate, start_time_ns and, for counts, scale and
     /// offset; and datasets `block_start` / `block_time_ns`: where each recorded frame starts and when.
     public static func writeHDF5(_ series: [SourceSeries], counts: Bool, name: String, to path: String) throws(HDF5Error) {
@@ -229,9 +240,15 @@ public enum FormatExport {
                 let asCounts = counts && s.isCounts
                 let dims = [s.channelCount, s.sampleCount]
                 let dataset: HDF5Object
-                if asCounts, case .int16(let v) = s.samples {
+                if asCounts {
                     dataset = try typedHDF5 {
-                        try v.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_int16(), dims: dims, bytes: $0) }
+                        switch s.samples {
+                        case .int16(let v):
+                            try v.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_int16(), dims: dims, bytes: $0) }
+                        case .int32(let v):
+                            try v.withUnsafeBytes { try group.writeDataset("data", type: chdf5_native_int32(), dims: dims, bytes: $0) }
+                        case .float64, .float32: preconditionFailure("counts of a float source")
+                        }
                     }
                     try dataset.setAttribute("scale", doubles: s.scale)
                     try dataset.setAttribute("offset", doubles: s.offset)

@@ -14,10 +14,10 @@ public struct SourceSeries: Sendable {
     public var units: [String]
     /// Samples per second (from the configuration; nil when unknown or mixed).
     public var rate: Double?
-    /// Channel-major samples as recorded (int16 as counts).
+    /// Channel-major samples as recorded (int16 and int32 as counts).
     public var samples: NPYSamples
     public var sampleCount: Int
-    /// int16 rows: value = count × scale + offset.
+    /// int16 and int32 rows: value = count × scale + offset.
     public var scale: [Double]
     public var offset: [Double]
     public var blocks: [SeriesBlock]
@@ -35,7 +35,12 @@ public struct SourceSeries: Sendable {
     public var channelCount: Int { channelIndexes.count }
     /// Time of the first sample (ns since 1970).
     public var startNs: Int64 { blocks.first?.timestampNs ?? 0 }
-    public var isCounts: Bool { if case .int16 = samples { true } else { false } }
+    public var isCounts: Bool {
+        switch samples {
+        case .int16, .int32: true
+        case .float64, .float32: false
+        }
+    }
 
     /// Series indexes where the `first_sample` counter jumps (samples missing before them).
     public var discontinuities: [Int] {
@@ -46,23 +51,28 @@ public struct SourceSeries: Sendable {
         return out
     }
 
-    /// Values as float64 (int16 counts × scale + offset), channel-major.
+    /// Values as float64 (int16 / int32 counts × scale + offset), channel-major.
     public var physicalValues: [Double] {
         switch samples {
         case .float64(let v): return v
         case .float32(let v): return v.map(Double.init)
-        case .int16(let v):
-            var out = [Double](repeating: 0, count: v.count)
-            out.withUnsafeMutableBufferPointer { o in
-                v.withUnsafeBufferPointer { i in
-                    for c in 0..<channelCount {
-                        let s = scale[c], f = offset[c], base = c * sampleCount
-                        for k in base..<(base + sampleCount) { o[k] = Double(i[k]) * s + f }
-                    }
+        case .int16(let v): return scaled(v)
+        case .int32(let v): return scaled(v)
+        }
+    }
+
+    /// Counts × scale + offset, channel by channel.
+    private func scaled<T: BinaryInteger>(_ v: [T]) -> [Double] {
+        var out = [Double](repeating: 0, count: v.count)
+        out.withUnsafeMutableBufferPointer { o in
+            v.withUnsafeBufferPointer { i in
+                for c in 0..<channelCount {
+                    let s = scale[c], f = offset[c], base = c * sampleCount
+                    for k in base..<(base + sampleCount) { o[k] = Double(i[k]) * s + f }
                 }
             }
-            return out
         }
+        return out
     }
 
     /// The time of every sample in seconds since `originNs` (the source's first sample: a part selected
@@ -160,8 +170,8 @@ public struct SourceSeries: Sendable {
         guard let view = firstAnalogView(reader, entries) else { return nil }
         let samples = min(claimedSamples(entries), samplesTheFramesCanHold(entries, format: view.format, channels: view.channelCount))
         let (values, overflow) = (channels?.count ?? view.channelCount).multipliedReportingOverflow(by: samples)
-        let perValue = view.format.size + (physical && view.format == .int16 ? MemoryLayout<Double>.size : 0)
-        return (overflow ? .max : values, perValue, view.format == .int16)
+        let perValue = view.format.size + (physical && view.format.isCounts ? MemoryLayout<Double>.size : 0)
+        return (overflow ? .max : values, perValue, view.format.isCounts)
     }
 
     /// Gathers every analog frame of `source` in one pass.
@@ -279,6 +289,7 @@ public struct SourceSeries: Sendable {
         case .float64(let v): out.samples = .float64(cut(v))
         case .float32(let v): out.samples = .float32(cut(v))
         case .int16(let v): out.samples = .int16(cut(v))
+        case .int32(let v): out.samples = .int32(cut(v))
         }
         var cut: [SeriesBlock] = []
         for b in blocks {
@@ -386,6 +397,7 @@ extension SourceSeries {
         case .float64: samples = .float64(gather(Double.self))
         case .float32: samples = .float32(gather(Float.self))
         case .int16: samples = .int16(gather(Int16.self))
+        case .int32: samples = .int32(gather(Int32.self))
         }
         guard let read, read.samples == total else { return nil }
         let blocks = read.blocks.map {
@@ -410,7 +422,7 @@ extension SourceSeries {
         var indexes: [UInt32]?
         var format: SampleFormat?
         var capacity = claimedSamples(entries)
-        var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = []
+        var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = [], i32: [Int32] = []
         var scale: [Double] = [], offset: [Double] = []
         var blocks: [SeriesBlock] = []
         var total = 0
@@ -446,6 +458,7 @@ extension SourceSeries {
                 case .float64: f64 = [Double](repeating: 0, count: rows.count * capacity)
                 case .float32: f32 = [Float](repeating: 0, count: rows.count * capacity)
                 case .int16: i16 = [Int16](repeating: 0, count: rows.count * capacity)
+                case .int32: i32 = [Int32](repeating: 0, count: rows.count * capacity)
                 }
             }
             guard viewIndexes == indexes, view.format == format, rows.map({ view.scale($0) }) == scale,
@@ -463,6 +476,7 @@ extension SourceSeries {
                 case .float64: grow(&f64, rows: rows.count, from: capacity, to: bigger, zero: 0)
                 case .float32: grow(&f32, rows: rows.count, from: capacity, to: bigger, zero: 0)
                 case .int16: grow(&i16, rows: rows.count, from: capacity, to: bigger, zero: 0)
+                case .int32: grow(&i32, rows: rows.count, from: capacity, to: bigger, zero: 0)
                 }
                 capacity = bigger
             }
@@ -488,6 +502,12 @@ extension SourceSeries {
                             _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
                         }
                     }
+                case .int32:
+                    view.withSamples(Int32.self, channel: r) { src in
+                        i32.withUnsafeMutableBufferPointer {
+                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
+                        }
+                    }
                 }
             }
             total += n
@@ -507,6 +527,7 @@ extension SourceSeries {
         case .float64: samples = .float64(compact(f64))
         case .float32: samples = .float32(compact(f32))
         case .int16: samples = .int16(compact(i16))
+        case .int32: samples = .int32(compact(i32))
         }
         return GatheredSamples(
             rows: rows, indexes: indexes, format: format, scale: scale, offset: offset, samples: samples,

@@ -19,7 +19,7 @@ public struct ImportedSignal: Sendable {
         self.channelNames = channelNames ?? (0..<channelCount).map { "ch\($0)" }
     }
 
-    /// An NPY array as it is: float64, float32, or int16 counts (scale 1, offset 0), bit for bit.
+    /// An NPY array as it is: float64, float32, or int16 / int32 counts (scale 1, offset 0), bit for bit.
     public init(npy: NPYArray) {
         let samples: AnalogSamples
         switch npy.samples {
@@ -27,12 +27,15 @@ public struct ImportedSignal: Sendable {
         case .float32(let v): samples = .float32(v)
         case .int16(let v):
             samples = .int16(counts: v, scale: Array(repeating: 1, count: npy.channels), offset: Array(repeating: 0, count: npy.channels))
+        case .int32(let v):
+            samples = .int32(counts: v, scale: Array(repeating: 1, count: npy.channels), offset: Array(repeating: 0, count: npy.channels))
         }
         self.init(samples: samples, channelCount: npy.channels, sampleCount: npy.samplesPerChannel)
     }
 
-    /// A WAV file: 16-bit PCM as int16 counts with scale 1/32768 (full scale = ±1), float WAVs as float32 /
-    /// float64, 24- and 32-bit PCM as float64 integer codes (exact).
+    /// A WAV file: 16-bit PCM as int16 counts with scale 1/32768 (full scale = ±1), 24- and 32-bit PCM
+    /// as int32 counts (the codes, exact) with scale 1/2²³ and 1/2³¹ (full scale = ±1), float WAVs as
+    /// float32 / float64.
     public init(wav: WAVFile) {
         let samples: AnalogSamples
         switch wav.format {
@@ -41,7 +44,13 @@ public struct ImportedSignal: Sendable {
                 counts: wav.samples.map { Int16($0) }, scale: Array(repeating: 1.0 / 32768, count: wav.channelCount),
                 offset: Array(repeating: 0, count: wav.channelCount))
         case .float32: samples = .float32(wav.samples.map { Float($0) })
-        case .float64, .int24, .int32: samples = .float64(wav.samples)
+        case .int24, .int32:
+            // The reader holds the codes as exact float64 integers within the format's range.
+            let full = wav.format == .int24 ? 0x1p23 : 0x1p31
+            samples = .int32(
+                counts: wav.samples.map { Int32(exactly: $0) ?? 0 }, scale: Array(repeating: 1 / full, count: wav.channelCount),
+                offset: Array(repeating: 0, count: wav.channelCount))
+        case .float64: samples = .float64(wav.samples)
         }
         self.init(samples: samples, channelCount: wav.channelCount, sampleCount: wav.frameCount)
     }

@@ -93,9 +93,10 @@ public enum FormatImport {
     // MARK: TDMS
 
     /// Each group with numeric channels becomes a source; channels must have equal lengths. Rate from
-    /// `wf_increment`, start from `wf_start_time`, units from `unit_string`. int16 channels with one NI
-    /// linear scale are imported as counts with that scale and offset; unscaled int16 as counts with
-    /// scale 1; float32 channels as float32; everything else as float64.
+    /// `wf_increment`, start from `wf_start_time`, units from `unit_string`. int16 channels (raw data
+    /// or DAQmx scalers) with one NI linear scale are imported as counts with that scale and offset;
+    /// unscaled int16 as counts with scale 1; float32 channels as float32; everything else as float64
+    /// through the channels' NI scales (`tdmsSamples`).
     public static func sources(tdms: TDMSFile, file: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError)
         -> [ImportedSource]
     {
@@ -136,39 +137,7 @@ public enum FormatImport {
                 }
                 startNs = ns
             }
-            let samples: AnalogSamples
-            func linear(_ c: TDMSChannel) -> (Double, Double)? {
-                guard c.property("NI_Scaling_Status")?.text != "scaled", c.property("NI_Number_Of_Scales")?.number ?? 1 == 1,
-                    c.property("NI_Scale[0]_Scale_Type")?.text == "Linear",
-                    let s = c.property("NI_Scale[0]_Linear_Slope")?.number, let o = c.property("NI_Scale[0]_Linear_Y_Intercept")?.number
-                else { return nil }
-                return (s, o)
-            }
-            if channels.allSatisfy({ if case .int16 = $0.data { true } else { false } }) {
-                var counts: [Int16] = [], scale: [Double] = [], offset: [Double] = []
-                counts.reserveCapacity(n * channels.count)
-                for c in channels {
-                    if case .int16(let v) = c.data { counts += v }
-                    let (s, o) = linear(c) ?? (1, 0)
-                    scale.append(s)
-                    offset.append(o)
-                }
-                samples = .int16(counts: counts, scale: scale, offset: offset)
-            } else if channels.allSatisfy({ if case .float32 = $0.data { linear($0) == nil } else { false } }) {
-                var v: [Float] = []
-                for c in channels { if case .float32(let x) = c.data { v += x } }
-                samples = .float32(v)
-            } else {
-                var v: [Double] = []
-                v.reserveCapacity(n * channels.count)
-                for c in channels {
-                    if case .float64(let x) = c.data { v += x; continue }
-                    var x = c.data.doubles ?? []
-                    if let (s, o) = linear(c) { x = x.map { $0 * s + o } }
-                    v += x
-                }
-                samples = .float64(v)
-            }
+            let samples = try tdmsSamples(channels, group: group.name, file: file)
             wanted.append(id)
             out.append(
                 ImportedSource(
@@ -189,7 +158,89 @@ public enum FormatImport {
         return out
     }
 
+    /// The samples of a TDMS group's channels (equal lengths): int16 counts when every channel is
+    /// int16 (raw data or DAQmx scaler) with at most one linear NI scale, int32 counts when every
+    /// channel is int16 or int32 so and one is int32, float32 when every channel
+    /// is unscaled float32, float64 otherwise, each channel through its NI scales (TDMSScaling; a
+    /// DAQmx channel's values are scaled by the reader already).
+    static func tdmsSamples(_ channels: [TDMSChannel], group: String, file: String) throws(CaptureError) -> AnalogSamples {
+        func raw(_ c: TDMSChannel) -> TDMSData? { c.daqmxScalers.isEmpty ? c.data : nil }
+        func counts(_ c: TDMSChannel) -> (TDMSData, Double, Double)? {
+            if let linear = TDMSScaling.linearCounts(properties: c.properties, raw: raw(c), scalers: c.daqmxScalers) { return linear }
+            // Unscaled int16 / int32 raw data: counts with scale 1.
+            guard c.daqmxScalers.isEmpty, !TDMSScaling.hasScales(c.properties) else { return nil }
+            switch c.data {
+            case .int16, .int32: return (c.data, 1, 0)
+            default: return nil
+            }
+        }
+        func scaled(_ c: TDMSChannel) throws(CaptureError) -> [Double]? {
+            guard c.daqmxScalers.isEmpty else { return nil }
+            do {
+                return try TDMSScaling.scaled(properties: c.properties, raw: c.data, scalers: [:])
+            } catch {
+                throw CaptureError(.usage, file: file, "group '\(group)', channel '\(c.name)': \(error.reason)")
+            }
+        }
+        let n = channels.first?.data.count ?? 0
+        let asCounts = channels.compactMap(counts)
+        if asCounts.count == channels.count {
+            let scale = asCounts.map(\.1), offset = asCounts.map(\.2)
+            if asCounts.allSatisfy({ if case .int16 = $0.0 { true } else { false } }) {
+                var v: [Int16] = []
+                v.reserveCapacity(n * channels.count)
+                for c in asCounts { if case .int16(let x) = c.0 { v += x } }
+                return .int16(counts: v, scale: scale, offset: offset)
+            }
+            // Any I32 channel: every channel as int32 counts (I16 widened exactly).
+            var v: [Int32] = []
+            v.reserveCapacity(n * channels.count)
+            for c in asCounts {
+                switch c.0 {
+                case .int16(let x): v += x.map(Int32.init)
+                case .int32(let x): v += x
+                default: break
+                }
+            }
+            return .int32(counts: v, scale: scale, offset: offset)
+        }
+        var unscaled32: [Float] = []
+        for c in channels {
+            guard case .float32(let x) = c.data, c.daqmxScalers.isEmpty, try scaled(c) == nil else { break }
+            unscaled32 += x
+        }
+        if unscaled32.count == n * channels.count { return .float32(unscaled32) }
+        var v: [Double] = []
+        v.reserveCapacity(n * channels.count)
+        for c in channels {
+            if let x = try scaled(c) {
+                guard x.count == n else {
+                    throw CaptureError(
+                        .usage, file: file, "group '\(group)', channel '\(c.name)': its scales give \(x.count) values of \(n)")
+                }
+                v += x
+            } else if case .float64(let x) = c.data {
+                v += x
+            } else {
+                v += c.data.doubles ?? []
+            }
+        }
+        return .float64(v)
+    }
+
     // MARK: XDF
+
+    /// The per-channel scale and offset of an XDF counts stream (its header's `scaling`, as export
+    /// writes it), else 1 and 0.
+    static func xdfScaling(_ stream: XDFStream) -> ([Double], [Double]) {
+        let n = stream.header.channelCount
+        guard let scaling = XML.value(stream.headerXML, "scaling") else {
+            return (Array(repeating: 1, count: n), Array(repeating: 0, count: n))
+        }
+        let items = XML.elements(scaling, "channel")
+        guard items.count == n else { return (Array(repeating: 1, count: n), Array(repeating: 0, count: n)) }
+        return (items.map { Double(XML.value($0, "scale") ?? "") ?? 1 }, items.map { Double(XML.value($0, "offset") ?? "") ?? 0 })
+    }
 
     /// Each numeric stream becomes a source: rate = nominal rate (estimated from the timestamps for
     /// irregular streams), channel labels and units from the header, timestamps corrected by the stream's
@@ -259,15 +310,11 @@ public enum FormatImport {
             case .float64(let v): samples = .float64(v)
             case .float32(let v): samples = .float32(v)
             case .int16(let v):
-                var scale = Array(repeating: 1.0, count: h.channelCount), offset = Array(repeating: 0.0, count: h.channelCount)
-                if let scaling = XML.value(stream.headerXML, "scaling") {
-                    let items = XML.elements(scaling, "channel")
-                    if items.count == h.channelCount {
-                        scale = items.map { Double(XML.value($0, "scale") ?? "") ?? 1 }
-                        offset = items.map { Double(XML.value($0, "offset") ?? "") ?? 0 }
-                    }
-                }
+                let (scale, offset) = xdfScaling(stream)
                 samples = .int16(counts: v, scale: scale, offset: offset)
+            case .int32(let v):
+                let (scale, offset) = xdfScaling(stream)
+                samples = .int32(counts: v, scale: scale, offset: offset)
             case .strings: continue
             }
             let names = (0..<h.channelCount).map { k in
@@ -429,11 +476,17 @@ public enum FormatImport {
             switch data {
             case .float64(let v): samples = .float64(v)
             case .float32(let v): samples = .float32(v)
-            case .int16(let v):
+            case .int16, .int32:
                 let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
                 let offset =
                     attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
-                samples = .int16(counts: v, scale: scale, offset: offset)
+                if case .int16(let v) = data {
+                    samples = .int16(counts: v, scale: scale, offset: offset)
+                } else if case .int32(let v) = data {
+                    samples = .int32(counts: v, scale: scale, offset: offset)
+                } else {
+                    continue
+                }
             }
             wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
             out.append(

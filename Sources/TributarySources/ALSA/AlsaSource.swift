@@ -4,8 +4,8 @@ import TributaryWire
 
 /// A source that captures from a sound card through libasound (`tributary serve --alsa`): blocks of
 /// `spec.samplesPerFrame` interleaved samples, de-interleaved into analog frames — S16_LE as int16
-/// counts with the scale and offset, S24_LE and S32_LE as float64 values (count × scale + offset;
-/// the wire has no 32-bit count type), FLOAT_LE as float32.
+/// counts with the scale and offset, S24_LE (sign-extended) and S32_LE as int32 counts with the
+/// scale and offset, FLOAT_LE as float32.
 ///
 /// The device is opened and configured when the source is made, so that a device that cannot give
 /// the stream is refused before the publisher listens; capture starts in `run`, once

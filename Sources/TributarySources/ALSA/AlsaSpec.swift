@@ -15,9 +15,9 @@ public struct AlsaSpec: Sendable, Hashable {
     public enum Format: String, Sendable, CaseIterable {
         /// 16-bit counts, sent as int16 counts with the scale and offset.
         case s16 = "S16_LE"
-        /// 24-bit counts in the low three bytes of 32 bits, sent as float64 values (count × scale + offset).
+        /// 24-bit counts in the low three bytes of 32 bits, sent as int32 counts (sign-extended) with the scale and offset.
         case s24 = "S24_LE"
-        /// 32-bit counts, sent as float64 values (count × scale + offset).
+        /// 32-bit counts, sent as int32 counts with the scale and offset.
         case s32 = "S32_LE"
         /// 32-bit floats, sent as float32 values.
         case float = "FLOAT_LE"
@@ -41,7 +41,7 @@ public struct AlsaSpec: Sendable, Hashable {
             }
         }
 
-        /// The wire's sample format: int16 counts, float32, or float64 values for 24- and 32-bit counts.
+        /// The wire's sample format: int16 counts, int32 counts for 24- and 32-bit counts, or float32.
         public var wireFormat: SampleFormat { encoding.wireFormat }
     }
 

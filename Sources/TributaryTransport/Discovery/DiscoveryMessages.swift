@@ -87,7 +87,7 @@ public struct DiscoveredSource: Sendable, Hashable {
     public var channelNames: [String]
     /// Each channel's unit, or empty when they did not fit the answer.
     public var units: [String]
-    /// The wire's sample format (float64, float32, int16), or nil when the publisher does not say.
+    /// The wire's sample format (float64, float32, int16, int32), or nil when the publisher does not say.
     public var sampleType: SampleFormat?
 
     public init(
@@ -261,7 +261,7 @@ public struct DiscoveryAnswer: Sendable, Hashable {
             var sampleType: SampleFormat?
             if let text = try fields.text("sample", line: line, limit: 16) {
                 guard let format = SampleFormat.allCases.first(where: { $0.description == text }) else {
-                    throw DiscoveryFormatError("answer line \(line): field 'sample': '\(text)' is not float64, float32 or int16")
+                    throw DiscoveryFormatError("answer line \(line): field 'sample': '\(text)' is not float64, float32, int16 or int32")
                 }
                 sampleType = format
             }

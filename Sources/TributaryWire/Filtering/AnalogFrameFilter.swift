@@ -44,7 +44,7 @@ public enum AnalogFrameFilter {
             Frame.analog(header: header, layout: layout, firstSample: view.firstSample) { writer in
                 for (out, row) in rows.enumerated() {
                     writer.setChannelIndex(out, view.channelIndex(row))
-                    if view.format == .int16 { writer.setScale(out, scale: view.scale(row), offset: view.offset(row)) }
+                    if view.format.isCounts { writer.setScale(out, scale: view.scale(row), offset: view.offset(row)) }
                     if rowBytes > 0 {
                         writer.samples(channel: out).copyMemory(
                             from: UnsafeRawBufferPointer(rebasing: samples[(row * rowBytes)..<((row + 1) * rowBytes)]))

@@ -14,33 +14,33 @@ enum ExportCommand: Command {
 
         Gathers the analog frames of a source, in order, into a channels × samples matrix.
           npy   one source shaped (channels, samples): float64 / float32 sources in their recorded dtype,
-                bit-exact to what was imported or received; int16 sources as float64 physical values
-                (count × scale + offset), or with --counts as the stored int16 counts plus a sidecar
+                bit-exact to what was imported or received; int16 / int32 sources as float64 physical
+                values (count × scale + offset), or with --counts as the stored counts plus a sidecar
                 PATH.json carrying scale, offset, rate, start time, channel names and units.
           csv   one source, one column per channel with a header of channel names; physical values
-                (int16 counts × scale + offset), printed so that they read back exactly. --time-column
+                (counts × scale + offset), printed so that they read back exactly. --time-column
                 adds a first column time_s: each sample's recorded time, in seconds since the source's
                 first sample (with --start 1 it begins at about 1.0).
-          wav   one source; int16 data as 16-bit PCM counts, float32 / float64 as IEEE float WAV; needs an
-                integer rate.
+          wav   one source; int16 data as 16-bit PCM counts, int32 as 32-bit PCM counts, float32 / float64
+                as IEEE float WAV; needs an integer rate.
           tdms  every source (or --source N) as a group of channels with DAQmx's waveform properties
                 (wf_start_time, wf_increment, unit_string, NI_ChannelName), float64 physical values; with
-                --counts int16 sources as I16 counts with an NI linear scale.
+                --counts int16 / int32 sources as I16 / I32 counts with an NI linear scale.
           xdf   every source (or --source N) as a stream: header with labels and units, a samples chunk per
                 recorded frame stamped with its time, boundary chunks, clock offsets and a footer; double64
-                physical values, with --counts int16 counts (scales in the header's description).
+                physical values, with --counts int16 / int32 counts (scales in the header's description).
           hdf5  every source (or --source N) as a group with attributes (source_id, device_name, sample_rate,
                 start_time_ns, gaps) and a chunked, compressed dataset 'data' (channels, samples) with
-                channel_names, units and channel_indexes; float64 physical values, with --counts int16
-                counts with scale and offset attributes; block_start / block_time_ns give the frame times.
+                channel_names, units and channel_indexes; float64 physical values, with --counts int16 /
+                int32 counts with scale and offset attributes; block_start / block_time_ns give the frame times.
 
           --source N       the source (npy/csv/wav default: the lowest source id with analog data)
           --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
           --start T        begin T seconds after the first sample (default 0)
           --duration S     export S seconds (default: to the end)
-          --counts         store int16 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5: with their
-                           scales); refused when no exported source stores int16 counts; a float source beside
-                           int16 ones is written as values, with a warning
+          --counts         store int16 / int32 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5:
+                           with their scales); refused when no exported source stores counts; a float source
+                           beside counts ones is written as values, with a warning
           --time-column    csv: a first column of sample times
           --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
           --force          replace PATH (and with --counts PATH.json) if it exists (only once the new file is

@@ -16,21 +16,23 @@ enum ImportCommand: Command {
 
         Records FILE as one source of a capture (docs/CAPTURE.md): a configuration frame, then analog
         frames of 4096 samples.
-          NPY  shaped (channels, samples) or (samples,), float64, float32 or int16, stored bit for bit
-               (int16 as counts with scale 1, offset 0).
-          WAV  16-bit PCM as int16 counts with scale 1/32768 (full scale = 1.0); float WAVs as they are;
-               24/32-bit PCM as float64 integer codes. --rate defaults to the WAV's rate.
+          NPY  shaped (channels, samples) or (samples,), float64, float32, int16 or int32, stored bit for
+               bit (int16 / int32 as counts with scale 1, offset 0).
+          WAV  16-bit PCM as int16 counts with scale 1/32768 (full scale = 1.0); 24/32-bit PCM as int32
+               counts with scale 1/2^23 / 1/2^31; float WAVs as they are. --rate defaults to the WAV's rate.
           CSV  one column per channel, optional header row of channel names; float64: decimal numbers
                (1, -2.5, 1e-3) or nan / inf; hexadecimal and numbers beyond float64 are errors.
           TDMS every group with numeric channels of equal length becomes a source (id from its source_id
                property, else 1, 2, …): rate from wf_increment, start time from wf_start_time, names and
-               unit_string; I16 channels with an NI linear scale as counts with that scale; float32 as
-               float32, other numbers as float64.
+               unit_string; I16 channels (also DAQmx raw i16 scalers) with an NI linear scale as counts
+               with that scale (I32 as int32 counts); float32 as float32, other numbers as float64
+               through their NI scales.
+               DAQmx raw data and big-endian files are read (docs/FORMATS.md).
           XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
-               (corrected by the clock offsets) as frame times; int16 / int8 streams as counts.
+               (corrected by the clock offsets) as frame times; int16 / int8 / int32 streams as counts.
           HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
                dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
-               device_name, source_id, and scale / offset for int16 counts (docs/FORMATS.md).
+               device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
         The input must have 1 to 65,535 channels and at least one sample.
           --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
 

@@ -57,8 +57,8 @@ enum ServeCommand: Command {
                              'arecord -t raw -f S16_LE -c 2 -r 48000 | tributary serve ... --stdin
                              id=1,name=mic,channels=2,rate=48000,type=int16'. Keys: id, channels and rate
                              (required), name, type (int16|int32|float32|float64, default float64), scale
-                             and offset (counts only: value = count x scale + offset; int32 counts are sent
-                             as float64 values), unit, range (MIN:MAX), block (samples per frame, default
+                             and offset (counts only: value = count x scale + offset; int16 and int32
+                             counts are sent as counts), unit, range (MIN:MAX), block (samples per frame, default
                              rate/10), mode (lossless, default: nothing dropped, reading waits for the
                              slowest subscriber; or live: a slow subscriber loses frames, announced). The
                              first sample is stamped with the time the input's first bytes arrived, each
@@ -69,8 +69,8 @@ enum ServeCommand: Command {
                              ALSA configuration defines), up to the first key=value with a lower-case
                              key. Keys: id (default 1), name (default DEVICE), channels (default 2),
                              rate (Hz, default 48000; the device must give exactly this rate), format
-                             (S16_LE, default: sent as int16 counts; S24_LE and S32_LE: sent as float64
-                             values count x scale + offset; FLOAT_LE: sent as float32), scale and
+                             (S16_LE, default: sent as int16 counts; S24_LE and S32_LE: sent as int32
+                             counts, S24_LE sign-extended; FLOAT_LE: sent as float32), scale and
                              offset (counts only; default 1/2^(bits-1) and 0: fractions of full scale),
                              unit (default FS), range (MIN:MAX), block (samples per frame and the
                              device's period, default rate/10), mode (lossless, default, or live, as
@@ -264,12 +264,12 @@ enum ServeCommand: Command {
         if let pipe = source as? PipeSource {
             let s = pipe.spec
             return "standard input, \(counted(s.channels, "channel")) at \(s.rate) S/s, \(s.type.rawValue)"
-                + (s.type == .int32 ? " (sent as float64 values)" : "") + ", \(s.samplesPerFrame) samples per frame, \(s.mode.rawValue)"
+                + ", \(s.samplesPerFrame) samples per frame, \(s.mode.rawValue)"
         }
         if let card = source as? AlsaSource {
             let s = card.spec
             return "sound card '\(s.device.terminalSafe)', \(counted(s.channels, "channel")) at \(s.rate) S/s, \(s.format.rawValue)"
-                + (s.format == .s24 || s.format == .s32 ? " (sent as float64 values)" : "")
+                + (s.format == .s24 || s.format == .s32 ? " (sent as int32 counts)" : "")
                 + ", \(s.samplesPerFrame) samples per frame, \(s.mode.rawValue)"
                 + (s.samples.map { ", \($0) samples per channel" } ?? "")
         }
