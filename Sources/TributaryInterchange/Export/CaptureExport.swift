@@ -360,7 +360,7 @@ public enum CaptureExport {
             case .tdms:
                 try FormatExport.tdms(series, counts: options.counts, name: name).write(to: out)
             case .xdf:
-                try FormatExport.writeXDF(series, counts: options.counts, to: out)
+                try FormatExport.writeXDF(series, counts: options.counts, clockOffsets: reader.clockOffsets, to: out)
             }
         } catch let error as ExportError {
             throw error
