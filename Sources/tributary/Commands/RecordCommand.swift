@@ -32,6 +32,11 @@ enum RecordCommand: Command {
         as an error frame (a publisher's normal close is not), and for each source the analog frames it sent meanwhile (the hole in its
         timestamps, in frame periods) as a gap record with cause 'sequence jump' (docs/CAPTURE.md §6).
 
+        The publisher's clock is probed as the recording goes (docs/PROTOCOL.md §4.9: right after the
+        session opens, after each reconnection, and every 5 s): each estimate (its clock minus this one,
+        the probe's round-trip time, when) is stored as a clock-offset record (docs/CAPTURE.md §6), listed
+        by 'inspect' and exported to XDF as ClockOffset chunks; the summary ends with the last one.
+
         A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
         terminal; a summary is always printed at the end (the session's duration, and the data's pace:
         its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
