@@ -129,6 +129,17 @@ class ClockOffsetTests(unittest.TestCase):
             # Every sample moved back by the skew (within 1 ms): onto the recorder's clock.
             self.assertLess(abs(shift.min() + SKEW), 1e-3, name)
             self.assertLess(abs(shift.max() + SKEW), 1e-3, name)
+        # export --align does the same itself (least squares where pyxdf fits robustly: within 0.1 ms),
+        # and writes offsets of 0; --dejitter then agrees with pyxdf's dejitter_timestamps.
+        aligned = os.path.join(self.directory, "aligned.xdf")
+        exported = run("export", self.capture, "--format", "xdf", "--out", aligned, "--align", "--dejitter")
+        self.assertEqual(exported.returncode, 0, exported.stderr)
+        ours, _ = pyxdf.load_xdf(aligned, synchronize_clocks=False, dejitter_timestamps=False)
+        theirs, _ = pyxdf.load_xdf(xdf, synchronize_clocks=True, dejitter_timestamps=True)
+        for mine, pyxdfs in zip(sorted(ours, key=lambda s: s["info"]["name"][0]),
+                                sorted(theirs, key=lambda s: s["info"]["name"][0])):
+            self.assertEqual(mine["clock_values"], [0.0, 0.0])
+            self.assertLess(np.abs(mine["time_stamps"] - pyxdfs["time_stamps"]).max(), 1e-4)
         # ...and on the recorder's clock, not 1.5 s ahead of it: before the recording ended.
         end_unix = os.path.getmtime(self.capture)
         self.assertLess(by_name["EEG"]["time_stamps"][-1], end_unix)
