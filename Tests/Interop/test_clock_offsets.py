@@ -68,6 +68,59 @@ def run(*args, timeout=TIMEOUT + RECORD_SECONDS):
     return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
+class DriftTests(unittest.TestCase):
+    """A capture written from docs/CAPTURE.md by `capture_spec.py` (an independent writer): a source
+    whose publisher's clock drifts 100 ppm (`x1.0001`: +0.1 ms a second) against the recorder's over
+    60 s, with a clock-offset record every 5 s as `record` writes them. Deterministic and quick: the
+    recorded path (probes, faketime) is the other class's."""
+
+    RATE, BLOCK, SECONDS, T0 = 1000, 100, 60, 1_800_000_000_000_000_000
+
+    @classmethod
+    def setUpClass(cls):
+        import capture_spec as cs
+        import wire_spec as ws
+        cls.directory = tempfile.mkdtemp(prefix="tributary-drift-")
+        # The publisher's clock: recorder time t ↦ T0 + 1.5 s + 1.0001 (t − T0); its frames are stamped with it.
+        cls.true_ns = [cls.T0 + k * cls.BLOCK * 1_000_000 for k in range(cls.SECONDS * cls.RATE // cls.BLOCK)]
+        publisher = [t + 1_500_000_000 + (t - cls.T0) // 10_000 for t in cls.true_ns]
+        config = ws.frame("configuration", ws.configuration("DRIFT", "sim", [(0, 0, cls.RATE, -1, 1, "ch0", "V")], []),
+                          sequence=0, timestamp_ns=publisher[0], source_id=1)
+        frames = [config] + [
+            ws.frame("analog", ws.analog_f64([0], [[float(k)] * cls.BLOCK], first_sample=k * cls.BLOCK), sequence=k + 1,
+                     timestamp_ns=t, source_id=1) for k, t in enumerate(publisher)]
+        offsets = [dict(offset_ns=1_500_000_000 + (m - cls.T0) // 10_000, rtt_ns=200_000, measured_at_ns=m, sources=(1,))
+                   for m in range(cls.T0, cls.T0 + (cls.SECONDS + 1) * 1_000_000_000, 5_000_000_000)]
+        cls.capture = os.path.join(cls.directory, "drift.tcap")
+        with open(cls.capture, "wb") as f:
+            f.write(cs.capture([frames[i:i + 50] for i in range(0, len(frames), 50)], clock_offsets=offsets))
+        cls.offsets = offsets
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.directory, ignore_errors=True)
+
+    def test_inspect_reads_the_records_exactly(self):
+        described = json.loads(run("inspect", self.capture, "--json").stdout)
+        self.assertEqual(described["damage"], [])
+        self.assertEqual([(round(o["offset_s"] * 1e9), o["measured_at_ns"], o["sources"]) for o in described["clock_offsets"]],
+                         [(o["offset_ns"], o["measured_at_ns"], [1]) for o in self.offsets])
+
+    def test_aligned_times_stay_within_2_ms_over_60_s(self):
+        true_first = np.array(self.true_ns) / 1e9
+        for args, sync in ((["--align"], False), ([], True)):
+            xdf = os.path.join(self.directory, f"drift-{sync}.xdf")
+            exported = run("export", self.capture, "--format", "xdf", "--out", xdf, *args)
+            self.assertEqual(exported.returncode, 0, exported.stderr)
+            stream = pyxdf.load_xdf(xdf, synchronize_clocks=sync, dejitter_timestamps=False)[0][0]
+            first_of_block = stream["time_stamps"][::self.BLOCK]
+            error = np.abs(first_of_block - true_first)
+            # Without alignment the error grows from 1.5 s to 1.506 s; aligned it stays far below 2 ms.
+            self.assertLess(error.max(), 2e-3, (args, sync, error.max()))
+        raw = pyxdf.load_xdf(xdf, synchronize_clocks=False, dejitter_timestamps=False)[0][0]
+        self.assertGreater(np.abs(raw["time_stamps"][::self.BLOCK] - true_first).max(), 1.5)
+
+
 @unittest.skipUnless(FAKETIME, "faketime (Debian package faketime) is not installed")
 class ClockOffsetTests(unittest.TestCase):
     @classmethod
