@@ -135,6 +135,8 @@ class ClockOffsetTests(unittest.TestCase):
                                "--duration", RECORD_SECONDS)
             cls.summary = run("subscribe", f"127.0.0.1:{cls.publisher.port}", "--api-key", "k", "--summary",
                               "--duration", 2)
+            cls.monitor = run("monitor", f"127.0.0.1:{cls.publisher.port}", "--api-key", "k", "--every", 1,
+                              "--duration", 2.5)
         finally:
             cls.publisher.stop()
 
@@ -167,6 +169,12 @@ class ClockOffsetTests(unittest.TestCase):
         self.assertGreater(summary["clock_rtt_s"], 0)
         self.assertLess(summary["clock_rtt_s"], 0.05)
         self.assertGreaterEqual(summary["clock_estimates"], 1)
+
+    def test_monitor_shows_the_offset_and_rtt(self):
+        self.assertEqual(self.monitor.returncode, 0, self.monitor.stderr)
+        health = json.loads(self.monitor.stdout.splitlines()[-1])["health"]
+        self.assertAlmostEqual(health["clock_offset_s"], SKEW, delta=1e-3)
+        self.assertLess(health["clock_rtt_s"], 0.05)
 
     def test_pyxdf_synchronize_clocks_puts_the_streams_on_the_recorders_clock(self):
         xdf = os.path.join(self.directory, "faked.xdf")
