@@ -68,6 +68,59 @@ def run(*args, timeout=TIMEOUT + RECORD_SECONDS):
     return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
+class SpecPeerTests(unittest.TestCase):
+    """A subscriber written from PROTOCOL.md §4.9 with pyzmq probes a true `tributary serve`: each
+    probe (one-part frame, kind 130) gets a reply (kind 131) that echoes its id and t0, with t1 ≤ t2
+    on the publisher's clock (here this host's), carrying the next sequence number unconsumed; a
+    probe of the wrong size is skipped, and the session goes on."""
+
+    def test_a_spec_subscriber_gets_its_probes_answered(self):
+        import zmq
+
+        import wire_spec as w
+        server = Serve("--no-announce", "--simulate", "id=1,rate=1000,channels=1,block=100")
+        context = zmq.Context()
+        s = context.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        s.setsockopt(zmq.RCVTIMEO, 5000)
+        try:
+            s.connect(f"tcp://127.0.0.1:{server.port}")
+            s.send(w.frame("hello", w.hello("k", "spec prober", timeout=10.0), timestamp_ns=time.time_ns()))
+            headers = []
+            while not any(h["kind"] == w.KINDS["configuration"] for h in headers):
+                headers.append(w.parse_header(s.recv_multipart()[0][:40]))
+            next_sequence = headers[-1]["sequence"] + 1
+            def reply_to_next_probe():
+                while True:
+                    parts = s.recv_multipart()
+                    header = w.parse_header(parts[0][:40])
+                    if header["kind"] == w.EXTENSION_KINDS["time-reply"]:
+                        return header, w.parse_time_reply(parts[1] if len(parts) == 2 else parts[0][40:]), time.time_ns()
+
+            s.send(w.extension("time-probe", b"\0" * 24, sequence=1))  # the wrong size: skipped
+            s.send(w.extension("time-probe", w.time_probe(7, 0), sequence=1))
+            self.assertEqual(reply_to_next_probe()[1]["probe_id"], 7)
+            for probe_id in (11, 12, 13):
+                t0 = time.time_ns()
+                s.send(w.extension("time-probe", w.time_probe(probe_id, t0), sequence=1, timestamp_ns=t0))
+                header, reply, t3 = reply_to_next_probe()
+                self.assertEqual((reply["probe_id"], reply["t0"]), (probe_id, t0))
+                self.assertLessEqual(t0, reply["t1"])
+                self.assertLessEqual(reply["t1"], reply["t2"])
+                self.assertLessEqual(reply["t2"], t3)
+                self.assertEqual(header["timestamp_ns"], reply["t2"])
+                self.assertEqual((header["source_id"], header["filter_id"], header["payload_length"]), (0, 0, 32))
+                self.assertEqual(header["sequence"], next_sequence)
+            # The session is alive: a start brings data.
+            s.send(w.frame("start", b"", sequence=1))
+            while w.parse_header(s.recv_multipart()[0][:40])["kind"] != w.KINDS["analog"]:
+                pass
+        finally:
+            s.close()
+            context.term()
+            server.stop()
+
+
 class DriftTests(unittest.TestCase):
     """A capture written from docs/CAPTURE.md by `capture_spec.py` (an independent writer): a source
     whose publisher's clock drifts 100 ppm (`x1.0001`: +0.1 ms a second) against the recorder's over
