@@ -94,6 +94,29 @@ import TributaryWire
         #expect(estimator.probeDue(now: 7_000_000_000 + 5_000_000_000, wallNs: 0) != nil)
     }
 
+    @Test func aBurstSlowerThanThePreviousOneIsExtended() throws {
+        var estimator = ClockEstimator()
+        let quick: [Int64] = Array(repeating: 100_000, count: 8)  // rtt 0.2 ms
+        let first = burst(&estimator, offset: 0, delays: quick)
+        #expect(first?.rttNs == 200_000)
+        // 5 s later every probe waits 3 ms on its way out (rtt 3.1 ms > 2 × 0.2 ms and > 0.5 ms): no estimate yet.
+        let slow = burst(&estimator, offset: 0, delays: Array(repeating: 3_000_000, count: 8), start: 5_000_000_000)
+        #expect(slow == nil)
+        // The extension: 8 more probes at once, one of them quick; its offset wins.
+        var extended = Array(repeating: 3_000_000 as Int64, count: 8)
+        extended[5] = 100_000
+        let result = burst(&estimator, offset: 0, delays: extended, start: 5_200_000_000)
+        let estimate = try #require(result)
+        #expect(estimate.rttNs == 200_000 && estimate.offsetNs == 0)
+        #expect(estimate.samples == 16)
+        // Slow twice more (the limit): the third burst of 8 gives its estimate anyway.
+        _ = burst(&estimator, offset: 0, delays: Array(repeating: 3_000_000, count: 8), start: 10_200_000_000)
+        _ = burst(&estimator, offset: 0, delays: Array(repeating: 3_000_000, count: 8), start: 10_400_000_000)
+        let last = burst(&estimator, offset: 0, delays: Array(repeating: 3_000_000, count: 8), start: 10_600_000_000)
+        #expect(last?.rttNs == 3_100_000)
+        #expect(last?.samples == 24)
+    }
+
     @Test func aPartlyAnsweredBurstCompletesAfterTheReplyWindow() throws {
         var estimator = ClockEstimator()
         var probes: [TimeProbe] = []

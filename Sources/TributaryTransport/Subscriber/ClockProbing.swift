@@ -54,10 +54,14 @@ public struct ClockSample: Sendable, Equatable {
 /// housekeeping tick), the replies matched to what was sent, and when every reply is in or
 /// `replyWindowNs` after the last probe, the sample with the least round-trip time becomes the
 /// estimate. A burst starts when the session opens (and after a reconnection) and every `intervalNs`.
+/// A burst whose best round trip is more than twice the previous estimate's (and over 0.5 ms: a
+/// loaded host or link) is extended by another `burstSize` probes, at most twice, before it gives
+/// its estimate: the offset's error is bounded by half the round trip.
 struct ClockEstimator {
     static let burstSize = 8
     static let intervalNs: UInt64 = 5_000_000_000
     static let replyWindowNs: UInt64 = 1_000_000_000
+    static let maxExtensions = 2
 
     private var outstanding: [UInt64: Int64] = [:]
     private var samples: [ClockSample] = []
@@ -66,6 +70,8 @@ struct ClockEstimator {
     private var lastSendNs: UInt64 = 0
     private var nextProbeID = UInt64.random(in: 1...(UInt64(1) << 48))
     private(set) var estimates: UInt64 = 0
+    private var extensions = 0
+    private var previousRttNs: Int64?
 
     /// A new session: the next tick starts a burst; replies to the old session's probes no longer count.
     mutating func reset() {
@@ -73,6 +79,7 @@ struct ClockEstimator {
         samples.removeAll()
         sentInBurst = 0
         burstStartNs = nil
+        extensions = 0
     }
 
     /// The probe to send at `now` (monotonic), if one is due; `wallNs` is its `t0`.
@@ -105,12 +112,20 @@ struct ClockEstimator {
     }
 
     /// The burst's estimate once it is complete (every probe sent and answered, or the reply window
-    /// over), else nil. Each burst gives at most one estimate; a burst without replies gives none.
+    /// over) and not extended, else nil. Each burst gives at most one estimate; a burst without
+    /// replies gives none.
     mutating func completedEstimate(now: UInt64) -> ClockEstimate? {
         guard sentInBurst >= Self.burstSize, !samples.isEmpty else { return nil }
         guard outstanding.isEmpty || now &- lastSendNs >= Self.replyWindowNs else { return nil }
-        outstanding.removeAll()
         let best = Self.leastDelay(samples)!
+        if extensions < Self.maxExtensions, let previous = previousRttNs, best.rttNs / 2 > previous, best.rttNs > 500_000 {
+            extensions += 1
+            sentInBurst = 0  // the next ticks send another burstSize probes; these samples stay
+            return nil
+        }
+        extensions = 0
+        previousRttNs = best.rttNs
+        outstanding.removeAll()
         let count = samples.count
         samples.removeAll()
         estimates += 1
