@@ -4,7 +4,7 @@ SWIFT        ?= swift
 CONFIG       ?= release
 VENV         := .venv
 PY           := $(VENV)/bin/python
-APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev libhdf5-dev libisal-dev libasound2-dev pkg-config zstd libcivetweb-dev chromium chromium-driver
+APT_PACKAGES := libfftw3-dev libzstd-dev libzmq3-dev libhdf5-dev libisal-dev libasound2-dev pkg-config zstd libcivetweb-dev chromium chromium-driver faketime
 PY_PACKAGES  := numpy scipy pyzmq blosc2 dask[distributed] pandas pyarrow wheel nptdms pyxdf h5py pcodec zstandard pylsl selenium \
                 ruff==0.17.6
 FUZZ_SECONDS ?= 60

@@ -44,6 +44,7 @@ public func captureFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     _ = reader.sources
     _ = reader.gaps
+    _ = reader.clockOffsets
     _ = reader.seek(timeNs: 0)
     return 0
 }

@@ -380,8 +380,12 @@ int tributary_subscription_open(const char *address, const char *api_key, const 
 /** The SCCT error code of the last call on this thread that failed with TRIBUTARY_E_SCCT (0 if none). */
 int tributary_last_scct_error(void);
 
-/** The session: {"session_id", "description", "sources": [{"id", "description"}], "filter_ids": [...]}
- *  (caller frees *json with tributary_free). */
+/** The session: {"session_id", "description", "sources": [{"id", "description"}], "filter_ids": [...],
+ *  "clock": {"offset_s", "rtt_s", "measured_at_ns", "estimates"} or null} (caller frees *json with
+ *  tributary_free). "clock" is the latest estimate of the publisher's clock (docs/PROTOCOL.md §4.9):
+ *  its clock minus this one, the probe's round trip, when (this host's ns since 1970), how many so far;
+ *  null until the first burst of probes is answered (some 0.2 s after opening) and with a publisher
+ *  that does not answer probes. Each call reads the current one. */
 int tributary_subscription_info_json(tributary_subscription *subscription, char **json);
 
 /** Waits up to timeout_seconds (negative or infinite: forever; NaN is E_ARGUMENT) for the next

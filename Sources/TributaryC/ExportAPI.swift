@@ -7,7 +7,9 @@ import TributaryText
 /// `Capture.export` and the options of `tributary export` (docs/C_API.md). Only checked and turned
 /// into the library's `ExportOptions` here; the export itself is `CaptureExport`'s.
 private struct ExportMembers: Decodable {
-    static let keys: Set<String> = ["source", "channels", "start", "duration", "counts", "time_column", "allow_damage", "replace"]
+    static let keys: Set<String> = [
+        "source", "channels", "start", "duration", "counts", "time_column", "allow_damage", "replace", "align", "dejitter",
+    ]
 
     var source: UInt32?
     var channels: String?
@@ -17,6 +19,8 @@ private struct ExportMembers: Decodable {
     var timeColumn: Bool?
     var allowDamage: Bool?
     var replace: Bool?
+    var align: Bool?
+    var dejitter: Bool?
 
     init(from decoder: any Decoder) throws {
         let members = try OptionMembers(decoder, known: Self.keys)
@@ -28,6 +32,8 @@ private struct ExportMembers: Decodable {
         timeColumn = try members.get("time_column", Bool.self, "true or false")
         allowDamage = try members.get("allow_damage", Bool.self, "true or false")
         replace = try members.get("replace", Bool.self, "true or false")
+        align = try members.get("align", Bool.self, "true or false")
+        dejitter = try members.get("dejitter", Bool.self, "true or false")
     }
 
     /// The library's options for `format`.
@@ -35,6 +41,8 @@ private struct ExportMembers: Decodable {
         var options = ExportOptions(
             format: format, source: source, start: start, duration: duration, counts: counts ?? false,
             timeColumn: timeColumn ?? false, allowDamage: allowDamage ?? false, replace: replace ?? false)
+        options.align = align ?? false
+        options.dejitter = dejitter ?? false
         if let channels {
             do { options.channels = try ChannelSpec(parsing: channels).channels.map { UInt32($0) } } catch {
                 throw APIError(.argument, "option 'channels': \(error)")

@@ -382,6 +382,15 @@ public func tributary_subscription_info_json(_ subscription: OpaquePointer?, _ j
                 ("session_id", .uint(w.sessionID)), ("description", .string(w.publisherDescription)),
                 ("sources", .array(w.sources.map { .object([("id", .uint(UInt64($0.id))), ("description", .string($0.description))]) })),
                 ("filter_ids", .ids(handle.filterIDs)),
+                (
+                    "clock",
+                    handle.subject.clockEstimate.map {
+                        .object([
+                            ("offset_s", .double(Double($0.offsetNs) / 1e9)), ("rtt_s", .double(Double($0.rttNs) / 1e9)),
+                            ("measured_at_ns", .int(Int($0.measuredAtNs))), ("estimates", .uint($0.serial)),
+                        ])
+                    } ?? .null
+                ),
             ]).text)
     }
 }

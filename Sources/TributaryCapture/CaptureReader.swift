@@ -173,8 +173,10 @@ public final class CaptureReader {
         restoreSequenceOrder()
     }
 
-    /// Chunk, gap and configuration records are indexed (footer, checkpoints, scan).
-    static func isIndexed(_ type: RecordType) -> Bool { type == .chunk || type == .gap || type == .configuration }
+    /// Chunk, gap, configuration and clock-offset records are indexed (footer, checkpoints, scan).
+    static func isIndexed(_ type: RecordType) -> Bool {
+        type == .chunk || type == .gap || type == .configuration || type == .clockOffset
+    }
 
     /// Leaves out of the index every chunk or gap record that repeats an earlier one of the same source:
     /// the same type, sequence range, times and frame count (docs/CAPTURE.md §7). A copied record would

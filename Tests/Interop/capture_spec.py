@@ -147,12 +147,21 @@ def configuration_record(frame) -> bytes:
                            frame_count=1, kind_mask=1 << 1), frame)
 
 
-def capture(chunks, footer=True, delta_int16=False, configurations=()) -> bytes:
+def clock_offset_record(offset_ns, rtt_ns, measured_at_ns, samples=8, sources=()) -> bytes:
+    """A clock-offset record (§6, type 6): i64 offset, i64 rtt, i64 measured_at, u32 samples, u32 N, N u32 ids."""
+    payload = struct.pack("<qqqII", offset_ns, rtt_ns, measured_at_ns, samples, len(sources))
+    payload += struct.pack("<%dI" % len(sources), *sources)
+    return record(envelope(6, 0, payload, first_time_ns=measured_at_ns, last_time_ns=measured_at_ns), payload)
+
+
+def capture(chunks, footer=True, delta_int16=False, configurations=(), clock_offsets=()) -> bytes:
     """A capture of the given chunks (lists of frames), then a configuration record for each of
-    `configurations` (configuration frames), with a footer and trailer unless footer=False."""
+    `configurations` (configuration frames) and a clock-offset record for each of `clock_offsets`
+    (keyword arguments of `clock_offset_record`), with a footer and trailer unless footer=False."""
     out = header()
     entries = b""
     records = [chunk_record(frames, delta_int16) for frames in chunks] + [configuration_record(f) for f in configurations]
+    records += [clock_offset_record(**o) for o in clock_offsets]
     for rec in records:
         entries += struct.pack("<Q", len(out)) + rec[8:88]
         out += rec

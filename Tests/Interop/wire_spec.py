@@ -12,6 +12,27 @@ KINDS = {"configuration": 1, "error": 2, "analog": 3, "digital": 4, "message": 5
          "properties": 129}
 
 
+# Extension kinds (PROTOCOL.md §2.2, §4.4, §4.9): ignorable, carrying the next sequence number unconsumed.
+EXTENSION_KINDS = {"keepalive": 128, "time-probe": 130, "time-reply": 131}
+
+
+def extension(kind: str, payload: bytes, sequence=0, timestamp_ns=0) -> bytes:
+    """An extension frame (§2.2): source and filter 0, flags 0."""
+    payload = pad8(payload)
+    header = MAGIC + struct.pack("<BBHHHIQqII", 1, EXTENSION_KINDS[kind], 0, 40, 0, len(payload), sequence, timestamp_ns, 0, 0)
+    return header + payload
+
+
+def time_probe(probe_id, t0) -> bytes:
+    """§4.9 time-probe payload: u64 probe_id, i64 t0."""
+    return struct.pack("<Qq", probe_id, t0)
+
+
+def parse_time_reply(payload: bytes) -> dict:
+    """§4.9 time-reply payload: u64 probe_id, i64 t0, t1, t2."""
+    return dict(zip(("probe_id", "t0", "t1", "t2"), struct.unpack("<Qqqq", payload)))
+
+
 def pad8(b: bytes) -> bytes:
     return b + b"\0" * (-len(b) % 8)
 

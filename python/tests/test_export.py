@@ -29,7 +29,8 @@ import wire_spec as ws  # noqa: E402
 
 # Options as Python keywords and as the command's flags.
 FLAGS = {"source": "--source", "channels": "--channels", "start": "--start", "duration": "--duration",
-         "counts": "--counts", "time_column": "--time-column", "allow_damage": "--allow-damage"}
+         "counts": "--counts", "time_column": "--time-column", "allow_damage": "--allow-damage",
+         "align": "--align", "dejitter": "--dejitter"}
 
 # Option sets tried with every format that takes them.
 OPTION_SETS = [
@@ -152,6 +153,28 @@ class ExportTests(unittest.TestCase):
                 self.assertSameExport(self.capture, fmt, options, k)
                 compared.add(fmt)
         self.assertEqual(compared, {"npy", "csv", "wav", "tdms", "xdf", "hdf5"})
+
+    def test_align_and_dejitter_write_the_bytes_of_the_tool(self):
+        # The spec capture with two clock-offset records (docs/CAPTURE.md §6): the publisher 1.5 s ahead, then 1.5002 s.
+        offsets = [dict(offset_ns=1_500_000_000, rtt_ns=1, measured_at_ns=formats_spec.T0 - 1_500_000_000, sources=(1,)),
+                   dict(offset_ns=1_500_200_000, rtt_ns=1, measured_at_ns=formats_spec.T0 - 1_000_000_000, sources=(1,))]
+        capture = self.path("offsets.tcap")
+        with open(capture, "wb") as f:
+            f.write(cs.capture(spec_chunks(), clock_offsets=offsets))
+        for options in ({"align": True}, {"align": True, "dejitter": True}, {"dejitter": True}):
+            with self.subTest(options=options):
+                self.assertSameExport(capture, "xdf", options, "aligned-" + "-".join(options))
+        plain, aligned = self.path("plain.h5"), self.path("aligned.h5")
+        with tributary.open(capture) as cap:
+            cap.export(plain, "hdf5")
+            cap.export(aligned, "hdf5", align=True)
+        import h5py
+        with h5py.File(plain) as p, h5py.File(aligned) as a:
+            shift = int(a["dev"].attrs["start_time_ns"]) - int(p["dev"].attrs["start_time_ns"])
+        # At the first frame (T0 on the publisher's clock) the line of the two offsets gives 1.5 s.
+        self.assertEqual(shift, -1_500_000_000)
+        with tributary.open(capture) as cap, self.assertRaises(TypeError):
+            cap.export(self.path("x.xdf"), "xdf", align=1)
 
     def test_a_capture_without_footer_exports_the_same_with_its_warning(self):
         for fmt in ("npy", "hdf5"):
@@ -353,7 +376,7 @@ class ExportTests(unittest.TestCase):
                 ((out, None, None), _native.E_ARGUMENT, "format is NULL"),
                 ((out, b"CSV", None), _native.E_ARGUMENT, "format 'CSV' is not one of npy, csv, wav, tdms, xdf, hdf5"),
                 ((out, b"csv", b"[1]"), _native.E_ARGUMENT, "the options are not a JSON object"),
-                ((out, b"csv", b'{"force": true}'), _native.E_ARGUMENT, "unknown option 'force' (options: allow_damage, channels"),
+                ((out, b"csv", b'{"force": true}'), _native.E_ARGUMENT, "unknown option 'force' (options: align, allow_damage, channels"),
                 ((out, b"csv", b'{"source": -1}'), _native.E_ARGUMENT, "option 'source' must be a source id"),
                 ((out, b"csv", b'{"source": 4294967296}'), _native.E_ARGUMENT, "option 'source' must be a source id"),
                 ((out, b"csv", b'{"start": "1"}'), _native.E_ARGUMENT, "option 'start' must be a time in seconds >= 0"),

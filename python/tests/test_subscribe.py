@@ -167,6 +167,20 @@ class SubscribeTests(unittest.TestCase):
         errors = [p.content for p in packages if p.kind == "error"]
         self.assertTrue(errors and errors[0]["code"] == 12, errors)
 
+    def test_clock_estimate_of_a_publisher_on_this_host(self):
+        # Same host, same clock: the offset is within the probes' round trip of 0 (PROTOCOL.md §4.9).
+        with tributary.subscribe(self.server.address, api_key="k", sources=[1]) as sub:
+            deadline = time.monotonic() + 5
+            while sub.clock is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            clock = sub.clock
+        self.assertIsNotNone(clock)
+        self.assertGreater(clock["rtt_s"], 0)
+        self.assertLess(abs(clock["offset_s"]), max(clock["rtt_s"], 1e-3))
+        self.assertEqual(clock["estimates"], 1)
+        with self.assertRaises(tributary.HandleError):
+            sub.clock
+
     def test_iteration_is_bounded(self):
         start = time.monotonic()
         with tributary.subscribe(self.server.address, api_key="k", sources=[1]) as sub:

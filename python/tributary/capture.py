@@ -354,7 +354,8 @@ class Capture(_native.HandleOwner):
     def export(self, path: Union[str, os.PathLike], format: str, source: Optional[int] = None,  # noqa: A002 (the option's name)
                channels: Union[None, str, int, Sequence[int]] = None, start: Optional[float] = None,
                duration: Optional[float] = None, counts: bool = False, time_column: bool = False,
-               allow_damage: bool = False, replace: bool = False) -> Dict[str, Any]:
+               allow_damage: bool = False, replace: bool = False, align: bool = False,
+               dejitter: bool = False) -> Dict[str, Any]:
         """Writes the capture's analog data to ``path`` as ``tributary export CAPTURE --format FORMAT
         --out PATH`` does with the same options: the same library function, so the same bytes.
 
@@ -369,6 +370,10 @@ class Capture(_native.HandleOwner):
         :param time_column: csv: a first column ``time_s``, the samples' recorded times (``--time-column``).
         :param allow_damage: export what is intact of a damaged capture (``--allow-damage``).
         :param replace: replace an existing file once the new one is complete (``--force``).
+        :param align: map each source's times onto the recorder's clock with the capture's clock-offset
+            records (``--align``; xdf then carries offsets of 0).
+        :param dejitter: replace each run of contiguous frames' times by a robust line against the
+            sample counter (``--dejitter``, as pyxdf's ``dejitter_timestamps``).
         :returns: ``{"path", "format", "sources": [{"source", "channels", "samples"}], "warnings": [...]}``;
             each warning (damage exported around, a capture without footer, counts of a float source
             among int16 ones) is also issued as a :class:`RuntimeWarning`.
@@ -402,7 +407,8 @@ class Capture(_native.HandleOwner):
         for name, value in (("start", start), ("duration", duration)):
             if value is not None:
                 options[name] = _native.real(value, name, low=0.0)
-        for name, value in (("counts", counts), ("time_column", time_column), ("allow_damage", allow_damage), ("replace", replace)):
+        for name, value in (("counts", counts), ("time_column", time_column), ("allow_damage", allow_damage), ("replace", replace),
+                            ("align", align), ("dejitter", dejitter)):
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, not {type(value).__name__} {value!r}")
             if value:

@@ -138,6 +138,18 @@ class Subscription(_native.HandleOwner):
         """The ids of the filters sent (the analog filter's first): data for a filter carries its id."""
         return self.info["filter_ids"]
 
+    @property
+    def clock(self) -> Optional[Dict[str, Any]]:
+        """The latest estimate of the publisher's clock (docs/PROTOCOL.md §4.9): ``{"offset_s"`` (its
+        clock minus this one), ``"rtt_s"`` (the round trip of the probe it comes from),
+        ``"measured_at_ns"``, ``"estimates"}``, or None before the first (some 0.2 s after opening)
+        and with a publisher that does not answer clock probes."""
+        if self._closed:
+            raise _native.HandleError(_native.E_HANDLE, f"the subscription to {self.address} is closed")
+        info = c_void_p()
+        check(lib().tributary_subscription_info_json(self._handle, ctypes.byref(info)))
+        return json.loads(take_string(info))["clock"]
+
     def next(self, timeout: Optional[float] = None) -> Union[AnalogBlock, Package, None]:
         """The next package (None when nothing arrived within ``timeout`` seconds; None = wait forever)."""
         if self._closed:

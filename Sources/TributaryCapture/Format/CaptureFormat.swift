@@ -40,6 +40,9 @@ public enum RecordType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// A copy of a source's latest configuration frame, so that it survives the loss of the chunk
     /// that holds it (docs/CAPTURE.md §6). Not part of the recorded stream.
     case configuration = 5
+    /// A clock-offset estimate of a publisher's clock against the recorder's (docs/CAPTURE.md §6).
+    /// Not part of the recorded stream.
+    case clockOffset = 6
 
     public var description: String {
         switch self {
@@ -48,6 +51,7 @@ public enum RecordType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .checkpoint: "checkpoint"
         case .footer: "footer"
         case .configuration: "configuration"
+        case .clockOffset: "clock-offset"
         }
     }
 }

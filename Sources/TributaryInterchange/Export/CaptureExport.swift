@@ -23,6 +23,12 @@ public struct ExportOptions: Sendable, Equatable {
     public var allowDamage: Bool
     /// Replace an existing destination (and with NPY counts its sidecar), once the new file is complete.
     public var replace: Bool
+    /// Map each source's frame times onto the recorder's clock with the capture's clock-offset records
+    /// (`ClockAlignment.align`); XDF then carries no offsets of its own (its times are already aligned).
+    public var align = false
+    /// Replace each run of contiguous frames' times by a robust line against the sample counter
+    /// (`ClockAlignment.dejitter`), after `align`.
+    public var dejitter = false
 
     public init(
         format: InterchangeFormat, source: UInt32? = nil, channels: [UInt32]? = nil, start: Double? = nil, duration: Double? = nil,
@@ -156,7 +162,8 @@ public enum CaptureExport {
         try options.check(spelling)
         try checkDestinations(destination, capture: reader.path, options: options, spelling: spelling)
         let wanted = try sources(reader, options, spelling)
-        let series = try gather(reader, wanted, options, spelling)
+        var series = try gather(reader, wanted, options, spelling)
+        if options.align || options.dejitter { try adjustTimes(&series, reader: reader, options: options, warning: warning) }
         for d in series.first?.damage ?? [] { warning("warning: \(reader.path): damage at \(d); exported what is intact") }
         if !reader.hasFooter {
             warning(
@@ -337,6 +344,20 @@ public enum CaptureExport {
         }
     }
 
+    /// `align` and `dejitter`: frame times onto the recorder's clock, then smoothed. A source that no
+    /// clock-offset record applies to keeps its publisher's times, with a warning.
+    static func adjustTimes(
+        _ series: inout [SourceSeries], reader: CaptureReader, options: ExportOptions, warning: (String) -> Void
+    ) throws(ExportError) {
+        let offsets = options.align ? reader.clockOffsets : []
+        for k in series.indices {
+            if options.align, try !ClockAlignment.align(&series[k], offsets: offsets) {
+                warning("warning: source \(series[k].sourceID) has no clock-offset records; its times stay on its publisher's clock")
+            }
+            if options.dejitter { try ClockAlignment.dejitter(&series[k]) }
+        }
+    }
+
     /// Writes `series` as the options' format to `out` (and the sidecar of NPY counts beside `destination`).
     static func write(
         _ series: [SourceSeries], reader: CaptureReader, options: ExportOptions, spelling: ExportOptionSpelling,
@@ -360,7 +381,7 @@ public enum CaptureExport {
             case .tdms:
                 try FormatExport.tdms(series, counts: options.counts, name: name).write(to: out)
             case .xdf:
-                try FormatExport.writeXDF(series, counts: options.counts, to: out)
+                try FormatExport.writeXDF(series, counts: options.counts, clockOffsets: options.align ? [] : reader.clockOffsets, to: out)
             }
         } catch let error as ExportError {
             throw error

@@ -114,7 +114,12 @@ public enum FormatExport {
     /// with first / last timestamp, sample count, and the gaps.
     /// With `counts`, int16 / int32 sources are int16 / int32 streams whose description holds each
     /// channel's scale / offset.
-    public static func writeXDF(_ series: [SourceSeries], counts: Bool, to path: String) throws(FormatError) {
+    /// A source that `clockOffsets` (the capture's clock-offset records) apply to gets one ClockOffset
+    /// chunk per record instead of the zeros, in XDF's terms (docs/FORMATS.md): collection time on the
+    /// publisher's clock, value to add to its times (minus the recorded offset).
+    public static func writeXDF(
+        _ series: [SourceSeries], counts: Bool, clockOffsets: [CaptureClockOffset] = [], to path: String
+    ) throws(FormatError) {
         let writer = try XDFWriter(path: path, fileInfo: "<writer>tributary</writer>")
         do {
             let streamNames = names(series)
@@ -143,8 +148,12 @@ public enum FormatExport {
                 try writer.streamHeader(header)
                 physical.append(asCounts ? [] : s.physicalValues)
             }
+            let measured = series.map { s in clockOffsets.filter { $0.applies(to: s.sourceID) }.map(xdfClockOffset) }
             for k in series.indices {
-                try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: Double(series[k].startNs) / 1e9, offset: 0)
+                for o in measured[k] { try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: o.time, offset: o.value) }
+                if measured[k].isEmpty {
+                    try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: Double(series[k].startNs) / 1e9, offset: 0)
+                }
             }
             // Chunks in time order across sources, as a live recorder writes them.
             var next = Array(repeating: 0, count: series.count)
@@ -196,16 +205,24 @@ public enum FormatExport {
                 let first = Double(s.startNs) / 1e9
                 var last = first
                 if let b = s.blocks.last { last = Double(b.timestampNs) / 1e9 + Double(b.count - 1) / (s.rate ?? 1) }
-                try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: last, offset: 0)
+                if measured[k].isEmpty { try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: last, offset: 0) }
                 try writer.streamFooter(
                     streamID: UInt32(k + 1), firstTimestamp: first, lastTimestamp: last, sampleCount: s.sampleCount,
-                    clockOffsets: [(first, 0), (last, 0)], extra: "<gaps>\(XML.escape(gapsJSON(s)))</gaps>")
+                    clockOffsets: measured[k].isEmpty ? [(first, 0), (last, 0)] : measured[k],
+                    extra: "<gaps>\(XML.escape(gapsJSON(s)))</gaps>")
             }
             try writer.close()
         } catch {
             writer.discard()
             throw error
         }
+    }
+
+    /// A clock-offset record as XDF has it: the time it was measured on the publisher's clock (the
+    /// stream's own, as pyxdf fits offsets against the stream's times) and the value to add to the
+    /// publisher's times to get the recorder's (seconds).
+    static func xdfClockOffset(_ o: CaptureClockOffset) -> (time: Double, value: Double) {
+        (Double(o.measuredAtNs) / 1e9 + Double(o.offsetNs) / 1e9, -Double(o.offsetNs) / 1e9)
     }
 
     static func typed(_ body: () throws -> Void) throws(FormatError) {

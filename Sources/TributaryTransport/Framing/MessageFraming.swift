@@ -6,6 +6,10 @@ enum TransportKind {
     /// Keepalive: a header-only frame sent by either side of a session when it has sent nothing for a
     /// quarter of the session timeout, so that silence means a dead peer (error 4) and nothing else.
     static let keepalive: UInt8 = 128
+    /// Clock probe, subscriber → publisher (docs/PROTOCOL.md §4.9).
+    static let timeProbe: UInt8 = 130
+    /// Clock probe reply, publisher → subscriber.
+    static let timeReply: UInt8 = 131
 }
 
 /// What one received libzmq message (after the ROUTER's routing-id part) decodes to.
@@ -14,7 +18,11 @@ enum InboundFrame {
     case frame(Frame)
     /// A keepalive (kind 128).
     case keepalive
-    /// Another ignorable extension frame (kinds 129-255): skipped.
+    /// A clock probe (kind 130) with a well-formed payload.
+    case timeProbe(TimeProbe)
+    /// A clock probe reply (kind 131) with a well-formed payload.
+    case timeReply(TimeReply)
+    /// Another ignorable extension frame (kinds 129-255, or a probe of the wrong size): skipped.
     case ignorable(kind: UInt8)
 }
 
@@ -92,7 +100,7 @@ enum MessageFraming {
                     .lengthMismatch, field: "header.payload_length", offset: 12,
                     detail: "extension kind \(kind) announces \(frameLength) bytes")
             }
-            return kind == TransportKind.keepalive ? .keepalive : .ignorable(kind: kind)
+            return decodeExtension(kind: kind, header: first, payload: payload)
         case .frame(let h):
             header = h
         }

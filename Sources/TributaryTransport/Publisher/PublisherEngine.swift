@@ -481,7 +481,10 @@ final class PublisherEngine {
             connections.silence(fd, now: now)
             return
         }
-        guard case .frame(let frame) = inbound else { return }  // keepalive or ignorable extension
+        if case .timeProbe(let probe) = inbound, !session.answer(probe, receivedAtNs: wallClockNanoseconds(), on: router, now: now) {
+            return forget(session)
+        }
+        guard case .frame(let frame) = inbound else { return }  // keepalive, probe or ignorable extension
         handle(frame, from: session, now: now)
     }
 

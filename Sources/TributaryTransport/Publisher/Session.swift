@@ -226,6 +226,26 @@ final class Session {
         return true
     }
 
+    /// Answers a clock probe at once (docs/PROTOCOL.md §4.9): its id and `t0` echoed, `t1` when it was
+    /// read, `t2` now, as an extension frame that carries the next sequence number without consuming
+    /// it. A full queue skips the answer (the subscriber's estimate keeps its other samples).
+    /// - Returns: false when the peer is gone.
+    func answer(_ probe: TimeProbe, receivedAtNs t1: Int64, on socket: ZMQSocket, now: UInt64) -> Bool {
+        do throws(ZMQError) {
+            try withUnsafeTemporaryAllocation(byteCount: TimeReply.payloadLength, alignment: 8) { (bytes) throws(ZMQError) in
+                let t2 = wallClockNanoseconds()
+                TimeReply(probeID: probe.probeID, t0: probe.t0, t1: t1, t2: t2).encode(into: bytes.baseAddress!)
+                try MessageFraming.sendExtension(
+                    kind: TransportKind.timeReply, sequence: nextSequence, timestampNs: t2,
+                    payload: UnsafeRawBufferPointer(bytes), routingID: routingID, compact: compactHeaders, on: socket)
+            }
+            lastSentNs = now
+        } catch {
+            return error.code == .again
+        }
+        return true
+    }
+
     /// Whether nothing was heard from the subscriber for its timeout.
     func hasExpired(now: UInt64) -> Bool { now &- lastHeardNs > timeoutNs }
 

@@ -118,6 +118,8 @@ final class SubjectDelivery: CallbackTarget, @unchecked Sendable {
     private var observers: [any Observer] = []
     private var streams: [PackageStream] = []
     private var handlers: [PackageHandler] = []
+    /// The Subject's latest clock estimate (docs/PROTOCOL.md §4.9), shared with the socket thread.
+    let clockEstimate = ClockEstimateBox()
 
     func register(_ observer: any Observer) {
         lock.withLock {

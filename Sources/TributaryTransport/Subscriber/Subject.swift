@@ -264,6 +264,12 @@ public final class Subject: Sendable {
     /// Chooses one source to receive (`selectSources([id])`).
     public func selectSource(_ id: UInt32) throws(ErrorReport) { try selectSources([id]) }
 
+    /// The latest estimate of the publisher's clock offset and the round-trip time (docs/PROTOCOL.md
+    /// §4.9): measured by probes right after the session opens (and after each reconnection) and every
+    /// 5 s; nil until the first burst is answered, and for good with a publisher that does not answer
+    /// probes. Cheap: no call to the socket thread.
+    public var clockEstimate: ClockEstimate? { delivery.clockEstimate.current }
+
     /// The Subject's counters and its callback queue's measurements.
     public func statistics() -> SubjectStatistics {
         let counts = (try? loop.performAndWait { engine, _ in engine.statistics }) ?? (0, 0, 0, 0, 0, 0)

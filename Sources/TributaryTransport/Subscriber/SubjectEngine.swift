@@ -33,7 +33,7 @@ final class SubjectEngine {
 
     private(set) var phase = Phase.closed
     private var parameters: OpenParameters?
-    private var dealer: ZMQSocket?
+    private(set) var dealer: ZMQSocket?
     /// The header part of each received frame: received into this one message every time.
     private var headerPart = ZMQMessage()
     /// Payload parts, received into reused buffers and message handles (no allocation of ours per frame).
@@ -45,7 +45,7 @@ final class SubjectEngine {
     /// The welcome had flag bit 9: the publisher reads compact header parts, so this session's frames
     /// go out with them (docs/PROTOCOL.md §3.2); a credit grant then costs libzmq no allocation on
     /// either side (a 40-byte part is allocated by the sender and pins the receiver's read buffer).
-    private var sendsCompact = false
+    private(set) var sendsCompact = false
     private var pendingError: ErrorReport?
     /// Handshakes of the current open that failed without saying why (`openingFailure`).
     private var handshakeFailuresWithoutDetail = 0
@@ -66,9 +66,10 @@ final class SubjectEngine {
     // The current session.
     private var wireFilters = SubscriberFilters()
     private var appToWire: [UInt32: UInt32] = [:]
-    private var sendSequence: UInt64 = 0
+    private(set) var sendSequence: UInt64 = 0
+    var clockEstimator = ClockEstimator()
     private var lastHeardNs: UInt64 = 0
-    private var lastSentNs: UInt64 = 0
+    var lastSentNs: UInt64 = 0
     private var paused = false
     /// What the frames of the session do: sequence and loss accounting, source bounds, credit,
     /// reassembly, filter ids (socket-free, fuzzed on its own).
@@ -190,6 +191,7 @@ final class SubjectEngine {
         appToWire = [:]
         sendSequence = 0
         session.reset()
+        clockEstimator.reset()
         pendingError = nil
         welcome = nil
         sendsCompact = false
@@ -323,7 +325,7 @@ final class SubjectEngine {
             endSession(ErrorReport(code, "the publisher sent a malformed frame: \(error)"), notifyPublisher: true, reconnect: true)
             return
         }
-        guard case .frame(let frame) = inbound else { return }
+        guard case .frame(let frame) = inbound else { return receivedExtension(inbound) }
         framesReceived += 1
         let header = frame.header
         // Sequence numbers never go back within a session: such a frame comes from a new connection
@@ -517,6 +519,7 @@ final class SubjectEngine {
             guard let parameters else { return }
             if paused { lastHeardNs = now }  // we are not reading: silence is ours, not the publisher's
             if let grant = session.credit.due { grantCredit(grant) }  // one that could not be sent
+            probeClock(now: now)
             if now &- lastHeardNs > parameters.timeoutNs {
                 endSession(
                     ErrorReport(.expiredTimeout, "nothing was heard from the publisher within \(parameters.timeoutSeconds) s"),

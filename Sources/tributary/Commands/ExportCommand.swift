@@ -10,7 +10,8 @@ enum ExportCommand: Command {
     static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS, XDF or HDF5"
     static let usage = """
         usage: tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH [--source N] [--channels SPEC]
-                                [--start T] [--duration S] [--counts] [--time-column] [--allow-damage] [--force]
+                                [--start T] [--duration S] [--counts] [--time-column] [--align] [--dejitter]
+                                [--allow-damage] [--force]
 
         Gathers the analog frames of a source, in order, into a channels × samples matrix.
           npy   one source shaped (channels, samples): float64 / float32 sources in their recorded dtype,
@@ -42,6 +43,13 @@ enum ExportCommand: Command {
                            with their scales); refused when no exported source stores counts; a float source
                            beside counts ones is written as values, with a warning
           --time-column    csv: a first column of sample times
+          --align          map each source's times onto the recorder's clock with the capture's clock-offset
+                           records (docs/CAPTURE.md §6): t - offset(t), offset(t) the least-squares line of the
+                           offsets against the publisher's time (a constant for one); xdf then writes offsets
+                           of 0. A source without such records keeps its times (a warning says so)
+          --dejitter       replace the frame times of each run of contiguous frames by a robust line of time
+                           against sample counter (least squares, refitted without frames 3 median absolute
+                           residuals off), as pyxdf's dejitter_timestamps; after --align
           --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
           --force          replace PATH (and with --counts PATH.json) if it exists (only once the new file is
                            complete; never the capture itself, by any path or link to it)
@@ -110,6 +118,8 @@ enum ExportCommand: Command {
         options.counts = arguments.flag("--counts")
         options.timeColumn = arguments.flag("--time-column")
         options.allowDamage = arguments.flag("--allow-damage")
+        options.align = arguments.flag("--align")
+        options.dejitter = arguments.flag("--dejitter")
         let files = try arguments.finish()
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
         if let channelText {

@@ -16,8 +16,9 @@ enum InspectCommand: Command {
         instead: its records (chunks of frames, gap records, configuration records), then each source
         by id — channels with units, rate, samples, duration, start and end times (the timestamps of
         its first and last frames, in ISO 8601 in UTC and in local time (TZ), and in nanoseconds since
-        1970), frames, chunks, compression ratio — then its gaps,
-        whether it was recovered, and any damage found (every chunk is read and checked).
+        1970), frames, chunks, compression ratio — then its gaps, its clock-offset records (the
+        publisher's clock minus the recorder's, measured by 'record': how many, first, last, range;
+        every one with --json), whether it was recovered, and any damage found (every chunk is read and checked).
 
         Reads FILE, a sequence of frames exactly as they travel on the wire (docs/PROTOCOL.md), and
         prints one line per frame: kind, source, sequence, timestamp, filter id, size and a summary

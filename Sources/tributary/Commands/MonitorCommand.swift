@@ -21,12 +21,14 @@ enum MonitorCommand: Command {
         JSON object per interval is written per line:
           {"time":T,"health":{"frames_per_s":…,"mb_per_s":…,"frames_received":…,"gap_notices":…,
            "frames_lost":…,"unaccounted_loss":…,"reconnections":…,"callback_latency_p50_ms":…,
-           "callback_latency_p99_ms":…,"connected":true,"error":null},
+           "callback_latency_p99_ms":…,"clock_offset_s":…,"clock_rtt_s":…,"connected":true,"error":null},
            "channels":[{"source":1,"channel":0,"name":"…","unit":"V","samples":N,"rms":…,…}]}
         (a reading that is not available is null). The readings' members: rms, pp, mean and amp in the
         channel's unit, freq in Hz, thd a ratio with thd_db and thd_percent beside it, sinad_db, enob in
         bits (the names of 'tributary analyze --json'). The table's columns name their units. The
-        session reconnects by itself.
+        session reconnects by itself. clock_offset_s is the publisher's clock minus this one and
+        clock_rtt_s the round trip of the probe it was measured with (docs/PROTOCOL.md §4.9; null
+        while there is no estimate, and with a publisher that does not answer clock probes).
 
         Default channels: the first two of each source (at most 8 in all).
 
@@ -121,6 +123,7 @@ enum MonitorCommand: Command {
                         statistics.framesReceived, statistics.gapNotices, statistics.framesMissing,
                         statistics.unaccountedLoss, statistics.reconnections,
                         Double(statistics.callbackQueue.latencyP50Ns) / 1e6, Double(statistics.callbackQueue.latencyP99Ns) / 1e6))
+                if let clock = session.subject.clockEstimate { lines.append(Self.clockText(clock)) }
                 if spectrogram {
                     lines.append("")
                     for c in channels {
@@ -143,6 +146,7 @@ enum MonitorCommand: Command {
                     + "\"reconnections\":\(statistics.reconnections),"
                     + "\"callback_latency_p50_ms\":\(jsonNumber(Double(statistics.callbackQueue.latencyP50Ns) / 1e6)),"
                     + "\"callback_latency_p99_ms\":\(jsonNumber(Double(statistics.callbackQueue.latencyP99Ns) / 1e6)),"
+                    + Self.clockJSON(session.subject.clockEstimate)
                     + "\"connected\":\(connected),\"error\":\(lastError.map(jsonText) ?? "null")}"
                 let list = channels.map { c in
                     let (name, unit) = info(c.key)
@@ -271,5 +275,16 @@ enum MonitorCommand: Command {
             }
         }
         return out + "\""
+    }
+
+    /// The Subject's clock estimate as the table's line.
+    static func clockText(_ clock: ClockEstimate) -> String {
+        String(format: "publisher clock offset %+.6f s  RTT %.3f ms", Double(clock.offsetNs) / 1e9, Double(clock.rttNs) / 1e6)
+    }
+
+    /// `"clock_offset_s":…,"clock_rtt_s":…,` (null without an estimate).
+    static func clockJSON(_ clock: ClockEstimate?) -> String {
+        "\"clock_offset_s\":\(clock.map { jsonNumber(Double($0.offsetNs) / 1e9) } ?? "null"),"
+            + "\"clock_rtt_s\":\(clock.map { jsonNumber(Double($0.rttNs) / 1e9) } ?? "null"),"
     }
 }

@@ -32,6 +32,11 @@ enum RecordCommand: Command {
         as an error frame (a publisher's normal close is not), and for each source the analog frames it sent meanwhile (the hole in its
         timestamps, in frame periods) as a gap record with cause 'sequence jump' (docs/CAPTURE.md §6).
 
+        The publisher's clock is probed as the recording goes (docs/PROTOCOL.md §4.9: right after the
+        session opens, after each reconnection, and every 5 s): each estimate (its clock minus this one,
+        the probe's round-trip time, when) is stored as a clock-offset record (docs/CAPTURE.md §6), listed
+        by 'inspect' and exported to XDF as ClockOffset chunks; the summary ends with the last one.
+
         A progress line (frames, MB, gaps) is updated on stderr about once a second when stderr is a
         terminal; a summary is always printed at the end (the session's duration, and the data's pace:
         its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
@@ -61,6 +66,9 @@ enum RecordCommand: Command {
         var dataBytes = 0
         var firstDataNs: UInt64?
         var lastDataNs: UInt64 = 0
+        /// The serial of the last clock estimate written (docs/CAPTURE.md §6, clock-offset records).
+        var clockSerial: UInt64 = 0
+        var clockRecords = 0
         /// Data frames not flagged as replayed: frames of a live stream, which come at the publisher's pace.
         var liveDataFrames = 0
     }
@@ -132,10 +140,12 @@ enum RecordCommand: Command {
                 lastProgress = Date()
                 StandardOutput.error("\rrecording: " + progressText() + "   ")
             }
-        ) { [reconnect = options.reconnect] package in
-            receive(package, into: writer, counters: counters, reconnect: reconnect)
+        ) { [reconnect = options.reconnect, sources = welcome.sources.map(\.id)] package in
+            if let failure = recordClock(subject.clockEstimate, sources: sources, into: writer, counters: counters) { return failure }
+            return receive(package, into: writer, counters: counters, reconnect: reconnect)
         }
         if interactive { StandardOutput.error("\n") }
+        _ = recordClock(subject.clockEstimate, sources: welcome.sources.map(\.id), into: writer, counters: counters)
         let statistics = subject.statistics()
         let final = counters.withLock { $0 }
         let complete: Bool
@@ -151,6 +161,11 @@ enum RecordCommand: Command {
                 + (discarded ? "" : String(format: ", %.2f MB on disk", Double(fileBytes) / 1e6))
                 + dataPace(final, closeNs: closeNs)
                 + (statistics.unaccountedLoss > 0 ? ", \(counted(statistics.unaccountedLoss, "frame")) lost without a gap notice" : ""))
+        if let clock = subject.clockEstimate {
+            printError(
+                String(format: "publisher clock: offset %+.6f s, RTT %.3f ms (", Double(clock.offsetNs) / 1e9, Double(clock.rttNs) / 1e6)
+                    + counted(final.clockRecords, "clock-offset record") + ")")
+        }
         switch end {
         case .failed(let report):
             throw CommandError("error \(report.code): \(report.message)")
@@ -164,6 +179,23 @@ enum RecordCommand: Command {
         // The capture asked for was not written: say so in the exit status too.
         if destination.existed && !complete { throw CommandError("\(out) was not replaced: no data was received") }
         return 0
+    }
+
+    /// Writes the Subject's clock estimate as a clock-offset record when it is new; the error that ends
+    /// the recording, or nil.
+    private static func recordClock(
+        _ estimate: ClockEstimate?, sources: [UInt32], into writer: CaptureWriter, counters: borrowing Mutex<Counters>
+    ) -> String? {
+        guard let estimate, counters.withLock({ $0.clockSerial }) < estimate.serial else { return nil }
+        let record = CaptureClockOffset(
+            offsetNs: estimate.offsetNs, rttNs: estimate.rttNs, measuredAtNs: estimate.measuredAtNs,
+            samples: UInt32(clamping: estimate.samples), sourceIDs: sources)
+        do { try writer.recordClockOffset(record) } catch { return "\(error)" }
+        counters.withLock {
+            $0.clockSerial = estimate.serial
+            $0.clockRecords += 1
+        }
+        return nil
     }
 
     /// Appends a received package to the capture (with --reconnect, an outage's gap first), counting

@@ -27,7 +27,9 @@ enum SubscribeCommand: Command {
         \(SubscriptionOptions.usageLines)
           --json                    one JSON object per package instead of a line
           --summary                 print no package; at the end one JSON object on stdout: data frames
-                                    and bytes, MB/s, frames announced missing, unaccounted loss
+                                    and bytes, MB/s, frames announced missing, unaccounted loss, and
+                                    the publisher's clock offset and round-trip time (null when the
+                                    publisher answers no clock probes, docs/PROTOCOL.md §4.9)
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -54,7 +56,9 @@ enum SubscribeCommand: Command {
             return StandardOutput.line(text) ? nil : "standard output is closed"
         }
         let count = received.load(ordering: .relaxed)
-        if let summary { StandardOutput.line(summary.json(statistics: subject.statistics(), end: "\(end)").render()) }
+        if let summary {
+            StandardOutput.line(summary.json(statistics: subject.statistics(), clock: subject.clockEstimate, end: "\(end)").render())
+        }
         switch end {
         case .failed(let report):
             throw CommandError("error \(report.code): \(report.message.terminalSafe) (after \(counted(count, "package")))")

@@ -24,6 +24,7 @@ enum CaptureDescription {
         for entry in configurationRecords { _ = reader.configurationFrame(entry) }
         let sources = reader.sources
         let gaps = reader.gaps
+        let (clockObjects, clockLines) = describeClockOffsets(reader.clockOffsets)
         var sourceObjects: [JSON] = []
         var lines: [String] = []
         let h = reader.header
@@ -58,6 +59,7 @@ enum CaptureDescription {
                 "gap: source \(g.sourceID), \(counted(g.missingCount, "frame")) from sequence \(g.firstMissingSequence) (\(g.cause.map { "\($0)" } ?? "unknown cause")) at byte \(g.offset)"
             )
         }
+        lines += clockLines
         let damageObjects: [JSON] = reader.damage.map {
             .object([
                 ("offset", .int(Int($0.offset))), ("length", $0.length.map { .int(Int($0)) } ?? .null), ("reason", .string($0.reason)),
@@ -74,7 +76,8 @@ enum CaptureDescription {
                 ("index_source", .string(indexSource(reader))),
                 ("records", .int(Int(reader.index.count))),
                 ("configuration_records", .int(configurationRecords.count)),
-                ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("damage", .array(damageObjects)),
+                ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("clock_offsets", .array(clockObjects)),
+                ("damage", .array(damageObjects)),
             ])
             print(object.render())
         } else {
@@ -186,6 +189,32 @@ enum CaptureDescription {
             lines.append("  channel \(entry.index)\(name) properties: " + text(entry.properties))
         }
         return lines
+    }
+
+    /// The clock-offset records (docs/CAPTURE.md §6): every one in JSON; in text one line with the first,
+    /// the last and the range (a long recording has one every 5 s).
+    static func describeClockOffsets(_ offsets: [CaptureClockOffset]) -> ([JSON], [String]) {
+        let objects: [JSON] = offsets.map {
+            .object([
+                ("offset_s", .double(Double($0.offsetNs) / 1e9)), ("rtt_s", .double(Double($0.rttNs) / 1e9)),
+                ("measured_at_ns", .int(Int($0.measuredAtNs))), ("samples", .uint(UInt64($0.samples))),
+                ("sources", .array($0.sourceIDs.map { .uint(UInt64($0)) })), ("offset", .int($0.offset)),
+            ])
+        }
+        guard let first = offsets.first, let last = offsets.last else { return (objects, []) }
+        func text(_ o: CaptureClockOffset) -> String {
+            String(format: "%+.6f s (RTT %.3f ms)", Double(o.offsetNs) / 1e9, Double(o.rttNs) / 1e6) + " at " + TimeText.utc(o.measuredAtNs)
+        }
+        let low = offsets.map(\.offsetNs).min()!, high = offsets.map(\.offsetNs).max()!
+        let sources = Set(offsets.flatMap(\.sourceIDs)).sorted().map(String.init).joined(separator: ",")
+        return (
+            objects,
+            [
+                "clock offsets: \(counted(offsets.count, "record")) (publisher clock minus recorder clock; sources "
+                    + (sources.isEmpty ? "all" : sources) + "): first " + text(first) + ", last " + text(last)
+                    + String(format: ", range %+.6f to %+.6f s", Double(low) / 1e9, Double(high) / 1e9)
+            ]
+        )
     }
 
     /// Where the reader's record index came from: the footer, the checkpoint chain, or a full scan.

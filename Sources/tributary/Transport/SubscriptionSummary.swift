@@ -47,7 +47,9 @@ final class SubscriptionSummary: Sendable {
     }
 
     /// The summary as one JSON object, with the Subject's own statistics and how the run ended.
-    func json(statistics: SubjectStatistics, end: String) -> JSON {
+    /// `clock`: the Subject's latest clock estimate (`clock_offset_s`, `clock_rtt_s`: publisher's clock
+    /// minus this one, and the probe's round trip; null without one).
+    func json(statistics: SubjectStatistics, clock: ClockEstimate?, end: String) -> JSON {
         let c = counts.withLock { $0 }
         let span = (c.lastDataUnix ?? 0) - (c.firstDataUnix ?? 0)
         return .object([
@@ -63,6 +65,9 @@ final class SubscriptionSummary: Sendable {
             ("gap_notices", .uint(c.gapNotices)), ("frames_announced_missing", .uint(c.announcedMissing)),
             ("frames_received", .uint(statistics.framesReceived)),
             ("unaccounted_loss", .uint(statistics.unaccountedLoss)), ("reconnections", .uint(statistics.reconnections)),
+            ("clock_offset_s", clock.map { .double(Double($0.offsetNs) / 1e9) } ?? .null),
+            ("clock_rtt_s", clock.map { .double(Double($0.rttNs) / 1e9) } ?? .null),
+            ("clock_estimates", .uint(clock?.serial ?? 0)),
             ("end", .string(end)),
         ])
     }
