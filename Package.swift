@@ -134,22 +134,24 @@ let package = Package(
 
         // MARK: - Tests
 
-        .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
-        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels"]),
+        /// What the test targets share: a seeded generator, the repository's files, the fuzz corpora.
+        .target(name: "TributaryTestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire", "TributaryTestSupport"]),
+        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels", "TributaryTestSupport"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
         // The fixtures are read by path (#filePath), not bundled as resources.
         .testTarget(
             name: "TributaryCaptureTests",
             dependencies: [
                 "TributaryCapture", "TributaryInterchange", "TributaryFormats", "TributaryWire",
-                "CaptureTorture", "CLinearPredictor", "CKernels",
+                "CaptureTorture", "CLinearPredictor", "CKernels", "TributaryTestSupport",
             ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "TributaryTransportTests",
             dependencies: [
                 "TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",
-                "TransportPeer", "CSocketControl",
+                "TransportPeer", "CSocketControl", "TributaryTestSupport",
             ]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
 

@@ -35,6 +35,15 @@ def _namespaces_usable():
 SKIP = _namespaces_usable()
 
 
+
+def assert_subscribed(test, namespace, query, name):
+    """`subscribe resolve:QUERY` for a second, run in `namespace`, reaches the publisher described
+    `name` and receives analog data."""
+    result = namespace.tool("subscribe", f"resolve:{query}", "--api-key", "k", "--duration", "1")
+    test.assertEqual(result.returncode, 0, result.stderr)
+    test.assertIn(f"subscribed to '{name}'", result.stderr)
+    test.assertIn("analog ", result.stdout)
+
 class Namespace:
     """A network namespace whose loopback is up and (unless `lo_multicast` is False, as Linux's
     default) carries multicast, with a route for 224.0.0.0/4."""
@@ -170,10 +179,7 @@ class DiscoveryInOneNamespaceTest(unittest.TestCase):
         processes = [self.ns.serve("--bind", "tcp://127.0.0.1:0", "--description", name, "--simulate", f"id=4,name={name}-dev,rate=1000")
                      for name in ("daq-a", "daq-b")]
         endpoints = [Namespace.wait_ready(p) for p in processes]
-        result = self.ns.tool("subscribe", "resolve:name=daq-b", "--api-key", "k", "--duration", "1")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("subscribed to 'daq-b'", result.stderr)
-        self.assertIn("analog ", result.stdout)
+        assert_subscribed(self, self.ns, "name=daq-b", "daq-b")
         ambiguous = self.ns.tool("subscribe", "resolve:name=daq-*", "--api-key", "k", "--duration", "1")
         self.assertEqual(ambiguous.returncode, 1)
         self.assertIn("2 publishers match, expected exactly one", ambiguous.stderr)
@@ -263,10 +269,7 @@ class DiscoveryAcrossTwoHostsTest(unittest.TestCase):
         self.assertEqual(sorted((p["name"], p["address"].split(":")[1]) for p in json.loads(from_a.stdout)),
                          [("everywhere", "//10.231.0.1"), ("local-only", "//127.0.0.1")])
         # The address an answer completes is one the other host can connect to.
-        result = self.b.tool("subscribe", "resolve:source=force", "--api-key", "k", "--duration", "1")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("subscribed to 'everywhere'", result.stderr)
-        self.assertIn("analog ", result.stdout)
+        assert_subscribed(self, self.b, "source=force", "everywhere")
         refused = self.b.tool("subscribe", "resolve:name=local-only", "--api-key", "k", "--duration", "1")
         self.assertEqual(refused.returncode, 1)
         self.assertIn("no publisher answered", refused.stderr)

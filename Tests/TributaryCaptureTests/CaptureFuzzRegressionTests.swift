@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryCapture
@@ -8,21 +9,12 @@ import TributaryWire
 /// as Fuzz/CaptureFuzz.swift feeds them (bit 0 of the first byte asks for the CRCs to be fixed up),
 /// through the frame reader, the analog-row reader, the per-source totals and the gaps.
 @Suite struct CaptureFuzzRegressionTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz/regressions/capture-fuzz")
+    /// (FuzzRegressionTests checks that it is not empty.)
+    static let corpus = FuzzCorpus(target: "capture-fuzz")
 
-    static var inputs: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
-    }
-
-    @Test func regressionCorpusIsPresent() {
-        #expect(!Self.inputs.isEmpty, "no inputs in \(Self.directory.path)")
-    }
-
-    @Test(arguments: inputs)
+    @Test(arguments: corpus.inputs)
     func replay(name: String) throws {
-        let data = try [UInt8](Data(contentsOf: Self.directory.appendingPathComponent(name)))
+        let data = try Self.corpus.bytes(name)
         guard data.count > 1 else { return }
         var bytes = Array(data[1...])
         if data[0] & 1 != 0 { Self.fixChecksums(&bytes) }

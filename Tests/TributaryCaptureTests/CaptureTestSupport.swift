@@ -54,3 +54,13 @@ func bySource(_ frames: [Frame]) -> [UInt32: [[UInt8]]] {
     for f in frames { result[f.header.sourceID, default: []].append(f.encodedBytes) }
     return result
 }
+
+/// Writes `frames` into a new capture at `path` with `options` and closes it; returns the writer (for
+/// its counters).
+@discardableResult
+func writeCapture(_ frames: [Frame], to path: String, options: CaptureWriterOptions) throws -> CaptureWriter {
+    let writer = try CaptureWriter(path: path, options: options)
+    for f in frames { try writer.append(f) }
+    _ = try writer.close()
+    return writer
+}

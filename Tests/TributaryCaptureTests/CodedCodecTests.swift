@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryCapture
@@ -239,12 +240,10 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = Self.adcFrames(40)
-        let writer = try CaptureWriter(
-            path: path,
+        try writeCapture(
+            frames, to: path,
             options: CaptureWriterOptions(
                 chunk: ChunkOptions(entropyCoding: entropyCoding), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-        for f in frames { try writer.append(f) }
-        try writer.close()
         let reader = try CaptureReader(path: path)
         #expect(reader.damage.isEmpty)
         #expect(framesBySource(reader) == bySource(frames))
@@ -271,10 +270,7 @@ import TributaryWire
             let data = AnalogData(channelIndexes: Array(0..<4), sampleCount: 1000, samples: .float64(samples))
             frames.append(Frame(encoding: .analog(data), sequence: UInt64(f), timestampNs: Int64(f) * 1_000_000, sourceID: 4))
         }
-        let writer = try CaptureWriter(
-            path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-        for f in frames { try writer.append(f) }
-        try writer.close()
+        try writeCapture(frames, to: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
         let reader = try CaptureReader(path: path)
         #expect(reader.damage.isEmpty)
         #expect(framesBySource(reader) == bySource(frames))
@@ -294,12 +290,10 @@ import TributaryWire
         let frames = Self.adcFrames(12) + syntheticFrames(60)
         if ProcessInfo.processInfo.environment["TRIBUTARY_WRITE_FIXTURES"] == "1" {
             try? FileManager.default.removeItem(atPath: fixture)
-            let writer = try CaptureWriter(
-                path: fixture,
+            try writeCapture(
+                frames, to: fixture,
                 options: CaptureWriterOptions(
                     chunk: ChunkOptions(entropyCoding: false), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-            for f in frames { try writer.append(f) }
-            try writer.close()
         }
         let reader = try CaptureReader(path: fixture)
         #expect(reader.damage.isEmpty)

@@ -1,6 +1,7 @@
 import CLinearPredictor
 import Foundation
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryCapture
 
@@ -50,13 +51,23 @@ struct LaneInverseTests {
 
     static let lengths = [1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 1000]
 
+    /// Order-8 coefficients of `lanes` different stable filters at shift 20, as the encoder writes them.
+    static func stableFilters(_ lanes: Int, _ rng: inout SplitMix64) -> [[Int64]] {
+        (0..<lanes).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
+    }
+
+    /// `n` residuals of a few hundred in each of `lanes` lanes.
+    static func smallResiduals(_ lanes: Int, _ n: Int, _ rng: inout SplitMix64) -> [[Int64]] {
+        (0..<lanes).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+    }
+
     @Test(arguments: widths)
     func realisticLanesMatchTheRule(lanes: Int) {
         var rng = SplitMix64(seed: 41)
         for n in Self.lengths {
             // Different stable filters at shift 20 (as the encoder writes), residuals of a few hundred.
-            let c = (0..<lanes).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
-            let residuals = (0..<lanes).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let c = Self.stableFilters(lanes, &rng)
+            let residuals = Self.smallResiduals(lanes, n, &rng)
             let expected = (0..<lanes).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
             let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: [Int64](repeating: 20, count: lanes))
             #expect(finished == n, "n \(n)")
@@ -166,8 +177,8 @@ struct LaneInverseTests {
     func fusedLanesMatchTheRuleAndTheConversion(kind: Int32) {
         var rng = SplitMix64(seed: 47)
         for n in Self.lengths {
-            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let c = Self.stableFilters(4, &rng)
+            let residuals = Self.smallResiduals(4, n, &rng)
             let shifts = [Int64](repeating: 20, count: 4)
             let expected = (0..<4).map {
                 Self.convert(
@@ -252,7 +263,7 @@ struct LaneInverseTests {
         var rng = SplitMix64(seed: 59)
         for n in Self.lengths {
             let c = Self.padded(orders: orders, rng: &rng)
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let residuals = Self.smallResiduals(4, n, &rng)
             let shifts = [Int64](repeating: 20, count: 4)
             let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
             let fits = latents.allSatisfy { $0.allSatisfy { $0 >= -(1 << 30) && $0 < 1 << 30 } }

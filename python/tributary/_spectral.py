@@ -116,6 +116,18 @@ def _int_parameter(value, name):
     return int(value)
 
 
+def _overlap(noverlap, nperseg: int) -> int:
+    """``noverlap`` (default ``nperseg // 2``) checked against ``nperseg`` as scipy.signal checks it."""
+    if noverlap is None:
+        return nperseg // 2
+    noverlap = _int_parameter(noverlap, "noverlap")
+    if noverlap >= nperseg:
+        raise ValueError('noverlap must be less than nperseg.')
+    if noverlap < 0:
+        raise ValueError('noverlap must not be negative.')
+    return noverlap
+
+
 _DETREND_CODES = {"constant": 1, "linear": 2}
 
 
@@ -235,14 +247,7 @@ def _spectral_helper(x, fs, window, nperseg, noverlap, nfft, detrend, return_one
         nfft = _int_parameter(nfft, "nfft")
         if nfft < nperseg:
             raise ValueError('nfft must be greater than or equal to nperseg.')
-    if noverlap is None:
-        noverlap = nperseg // 2
-    else:
-        noverlap = _int_parameter(noverlap, "noverlap")
-    if noverlap >= nperseg:
-        raise ValueError('noverlap must be less than nperseg.')
-    if noverlap < 0:
-        raise ValueError('noverlap must not be negative.')
+    noverlap = _overlap(noverlap, nperseg)
     nstep = nperseg - noverlap
     if boundary is not None:
         x = _BOUNDARIES[boundary](x, nperseg // 2, axis=-1)
@@ -376,14 +381,7 @@ def istft(Zxx, fs=1.0, window='hann_periodic', nperseg=None, noverlap=None, nfft
         raise ValueError('nfft must be greater than or equal to nperseg.')
     else:
         nfft = _int_parameter(nfft, "nfft")
-    if noverlap is None:
-        noverlap = nperseg // 2
-    else:
-        noverlap = _int_parameter(noverlap, "noverlap")
-    if noverlap >= nperseg:
-        raise ValueError('noverlap must be less than nperseg.')
-    if noverlap < 0:
-        raise ValueError('noverlap must not be negative.')
+    noverlap = _overlap(noverlap, nperseg)
     if nseg < 1:
         raise ValueError('Zxx has no segments (time axis of length 0)')
     nstep = nperseg - noverlap

@@ -22,6 +22,7 @@ import ctypes
 import math
 import numbers
 from ctypes import c_size_t
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -213,6 +214,34 @@ def _float64(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float64)
 
 
+def _real_state(zi) -> np.ndarray:
+    """A filter's initial state as an array, which must be real."""
+    zi = np.asarray(zi)
+    if zi.dtype.kind not in "biuf":
+        raise TypeError(f"zi must be real, not {zi.dtype}")
+    return zi
+
+
+def _run_filter(x: np.ndarray, axis: int, zi: Optional[np.ndarray], zshape: tuple, dtype: np.dtype, call: Callable[..., int]):
+    """Filters ``x`` (along ``axis``) with ``call(data, y, outer, length, inner, zf)``, the library's
+    function bound to its coefficients and initial state ``zi``; ``zshape`` is the final state's.
+
+    :returns: ``y`` in ``dtype``, or ``(y, zf)`` when ``zi`` is given (an empty ``x``: ``zf`` = ``zi``).
+    """
+    data = _float64(x)
+    y = np.empty(x.shape, dtype=np.float64)
+    zf = np.empty(zshape, dtype=np.float64) if zi is not None else None
+    if x.size == 0:
+        if zf is not None:
+            zf[...] = zi
+    else:
+        outer, length, inner = _layout(x.shape, axis)
+        check(call(_pointer(data), _pointer(y), outer, length, inner, zf))
+    if zi is None:
+        return _finish(y, dtype)
+    return _finish(y, dtype), _finish(zf, dtype)
+
+
 def _finish(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return y if dtype == np.float64 else y.astype(dtype)
 
@@ -249,27 +278,15 @@ def sosfilt(sos, x, axis=-1, zi=None):
     inputs = [sos, x] + ([np.asarray(zi)] if zi is not None else [])
     dtype = _result_dtype(*inputs)
     if zi is not None:
-        zi = np.asarray(zi)
-        if zi.dtype.kind not in "biuf":
-            raise TypeError(f"zi must be real, not {zi.dtype}")
+        zi = _real_state(zi)
         if zi.shape != zshape:
             raise ValueError(f"Invalid zi shape. With axis={axis!r}, an input with shape {x.shape!r}, and an sos array "
                              f"with {n} sections, zi must have shape {zshape!r}, got {zi.shape!r}.")
         zi = _float64(zi)
     coefficients = _float64(sos)
-    data = _float64(x)
-    y = np.empty(x.shape, dtype=np.float64)
-    zf = np.empty(zshape, dtype=np.float64) if zi is not None else None
-    if x.size == 0:
-        if zf is not None:
-            zf[...] = zi
-    else:
-        outer, length, inner = _layout(x.shape, axis)
-        check(lib().tributary_sosfilt(_pointer(coefficients), n, _pointer(data), _pointer(y), outer, length, inner,
-                                      _pointer(zi) if zi is not None else None, _pointer(zf) if zf is not None else None))
-    if zi is None:
-        return _finish(y, dtype)
-    return _finish(y, dtype), _finish(zf, dtype)
+    return _run_filter(x, axis, zi, zshape, dtype, lambda data, y, outer, length, inner, zf: lib().tributary_sosfilt(
+        _pointer(coefficients), n, data, y, outer, length, inner,
+        _pointer(zi) if zi is not None else None, _pointer(zf) if zf is not None else None))
 
 
 def lfilter(b, a, x, axis=-1, zi=None):
@@ -289,9 +306,7 @@ def lfilter(b, a, x, axis=-1, zi=None):
         raise ValueError("a[0] must not be zero (lfilter divides b and a by it)")
     expected = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     if zi is not None:
-        zi = np.asarray(zi)
-        if zi.dtype.kind not in "biuf":
-            raise TypeError(f"zi must be real, not {zi.dtype}")
+        zi = _real_state(zi)
         if zi.ndim != x.ndim:
             raise ValueError(f"Dimensions of parameters x and zi must match, but x.ndim={x.ndim}, zi.ndim={zi.ndim}!")
         if zi.shape != expected:
@@ -299,20 +314,10 @@ def lfilter(b, a, x, axis=-1, zi=None):
                 raise ValueError(f"Unexpected shape for parameter zi: expected {expected}, found {zi.shape}.")
             zi = np.broadcast_to(zi, expected)
         zi = _float64(zi)
-    bb, aa, data = _float64(b), _float64(a), _float64(x)
-    y = np.empty(x.shape, dtype=np.float64)
-    zf = np.empty(expected, dtype=np.float64) if zi is not None else None
-    if x.size == 0:
-        if zf is not None:
-            zf[...] = zi
-    else:
-        outer, length, inner = _layout(x.shape, axis)
-        check(lib().tributary_lfilter(_pointer(bb), bb.size, _pointer(aa), aa.size, _pointer(data), _pointer(y), outer, length,
-                                      inner, _pointer(zi) if zi is not None and zi.size else None,
-                                      _pointer(zf) if zf is not None and zf.size else None))
-    if zi is None:
-        return _finish(y, dtype)
-    return _finish(y, dtype), _finish(zf, dtype)
+    bb, aa = _float64(b), _float64(a)
+    return _run_filter(x, axis, zi, expected, dtype, lambda data, y, outer, length, inner, zf: lib().tributary_lfilter(
+        _pointer(bb), bb.size, _pointer(aa), aa.size, data, y, outer, length, inner,
+        _pointer(zi) if zi is not None and zi.size else None, _pointer(zf) if zf is not None and zf.size else None))
 
 
 def _padding(padtype, padlen):
