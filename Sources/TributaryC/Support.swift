@@ -156,6 +156,26 @@ public func tributary_version() -> UnsafePointer<CChar> { UnsafePointer(versionT
 @_cdecl("tributary_api_version")
 public func tributary_api_version() -> Int32 { 1 }
 
+/// The declared kinds' names as C strings that live as long as the process, indexed by kind number.
+nonisolated(unsafe) private let kindNames: [UnsafeMutablePointer<CChar>?] = (0...255).map { number in
+    FrameKind.name(ofNumber: UInt8(number)).map { strdup($0)! }
+}
+
+/// The name of a package kind ("analog", "analog-filter", "keepalive", …; static, never freed):
+/// TributaryWire's `FrameKind` and `ExtensionKind`, the one vocabulary the header's TRIBUTARY_KIND_*
+/// and Python follow. E_ARGUMENT for a number that is no declared kind, or a NULL `name`.
+@_cdecl("tributary_kind_name")
+public func tributary_kind_name(_ kind: Int32, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_kind_name") {
+        let result = try out(name, "name")
+        result.pointee = nil
+        guard (0...255).contains(kind), let text = kindNames[Int(kind)] else {
+            throw APIError(.argument, "kind \(kind) is no declared package kind (docs/PROTOCOL.md §2.2)")
+        }
+        result.pointee = UnsafePointer(text)
+    }
+}
+
 /// The message of the last failed call on the calling thread ("" if none); valid until the next
 /// failing call on this thread. Never NULL.
 @_cdecl("tributary_last_error")

@@ -5,7 +5,7 @@ import TributaryWire
 enum TransportKind {
     /// Keepalive: a header-only frame sent by either side of a session when it has sent nothing for a
     /// quarter of the session timeout, so that silence means a dead peer (error 4) and nothing else.
-    static let keepalive: UInt8 = 128
+    static let keepalive: UInt8 = ExtensionKind.keepalive.rawValue
 }
 
 /// What one received libzmq message (after the ROUTER's routing-id part) decodes to.
