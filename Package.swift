@@ -80,7 +80,7 @@ let package = Package(
             name: "TributaryC",
             dependencies: [
                 "TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
-                "TributaryTransport", "TributaryAnalysis", "TributarySources",
+                "TributaryTransport", "TributaryAnalysis", "TributarySources", "CTributary",
             ],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
@@ -117,6 +117,9 @@ let package = Package(
         .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
         // No pkgConfig: Debian ships no civetweb.pc; the header is in /usr/include.
         .systemLibrary(name: "CCivetWeb", providers: [.apt(["libcivetweb-dev"])]),
+        /// include/tributary.h seen from Swift, so that the C interface takes its numbers (status codes) from
+        /// the header that declares them.
+        .systemLibrary(name: "CTributary"),
         /// glibc's mallopt (part of libc: nothing to install or link).
         .systemLibrary(name: "CMalloc"),
         /// The order-8 predictor's inverse four channels at a time (AVX2: binary64 FMAs where exact, fused

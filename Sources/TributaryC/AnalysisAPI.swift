@@ -17,89 +17,67 @@ struct AnalysisOptions {
         "rigor", "name", "arrays",
     ]
 
-    /// The options as decoded (types checked), before the semantic checks.
-    private struct Raw: Decodable {
-        var rate: Double?
-        var stats: Bool?
-        var welch: Int?
-        var overlap: Double?
-        var window: String?
-        var detrend: String?
-        var average: String?
-        var scaling: String?
-        var spectrum: Int?
-        var measure: [String]?
-        var harmonics: Int?
-        var foldAliases: Bool?
-        var measureWindow: String?
-        var fullScale: Double?
-        var channels: String?
-        var int16Scale: Double?
-        var rigor: String?
-        var name: String?
-        var arrays: String?
-
-        init(from decoder: any Decoder) throws {
-            let members = try OptionMembers(decoder, known: AnalysisOptions.keys)
-            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
-            rate = try get("rate", Double.self, "a number")
-            stats = try get("stats", Bool.self, "true or false")
-            welch = try get("welch", Int.self, "an integer")
-            overlap = try get("overlap", Double.self, "a number")
-            window = try get("window", String.self, "a string")
-            detrend = try get("detrend", String.self, "a string")
-            average = try get("average", String.self, "a string")
-            scaling = try get("scaling", String.self, "a string")
-            spectrum = try get("spectrum", Int.self, "an integer")
-            if let list = try? get("measure", [String].self, "") {
-                measure = list
-            } else {
-                measure = try get("measure", String.self, "a comma list or an array of strings")?
-                    .split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            }
-            harmonics = try get("harmonics", Int.self, "an integer")
-            foldAliases = try get("fold_aliases", Bool.self, "true or false")
-            measureWindow = try get("measure_window", String.self, "a string")
-            fullScale = try get("full_scale", Double.self, "a number")
-            channels = try members.channels()
-            int16Scale = try get("int16_scale", Double.self, "a number")
-            rigor = try get("rigor", String.self, "a string")
-            name = try get("name", String.self, "a string")
-            arrays = try get("arrays", String.self, "\"json\", \"base64\" or \"block\"")
-        }
+    init(json text: String?) throws(APIError) {
+        self = try OptionMembers.read(text, known: Self.keys) { members in try AnalysisOptions(members) }
     }
 
-    init(json text: String?) throws(APIError) {
-        let raw = try OptionMembers.decode(Raw.self, from: text)
+    /// Reads every member (its type checked) before the semantic checks, which are the command's.
+    private init(_ members: OptionMembers) throws {
+        func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
+        let rate = try get("rate", Double.self, "a number")
+        let stats = try get("stats", Bool.self, "true or false")
+        let welch = try get("welch", Int.self, "an integer")
+        let overlap = try get("overlap", Double.self, "a number")
+        let windowName = try get("window", String.self, "a string")
+        let detrendName = try get("detrend", String.self, "a string")
+        let averageName = try get("average", String.self, "a string")
+        let scalingName = try get("scaling", String.self, "a string")
+        let spectrum = try get("spectrum", Int.self, "an integer")
+        let measure: [String]?
+        if let list = try? get("measure", [String].self, "") {
+            measure = list
+        } else {
+            measure = try get("measure", String.self, "a comma list or an array of strings")?
+                .split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        let harmonics = try get("harmonics", Int.self, "an integer")
+        let foldAliases = try get("fold_aliases", Bool.self, "true or false")
+        let measureWindowName = try get("measure_window", String.self, "a string")
+        let fullScale = try get("full_scale", Double.self, "a number")
+        let channels = try members.channels()
+        let int16Scale = try get("int16_scale", Double.self, "a number")
+        let rigorName = try get("rigor", String.self, "a string")
+        let name = try get("name", String.self, "a string")
+        let arraysName = try get("arrays", String.self, "\"json\", \"base64\" or \"block\"")
         func bad(_ text: String) -> APIError { APIError(.argument, text) }
         let windowNames = WindowKind.allCases.map(\.rawValue).joined(separator: ", ")
-        if let r = raw.rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
-        if let w = raw.welch, w <= 0 { throw bad("welch must be a positive integer") }
-        if let o = raw.overlap, !(o >= 0 && o < 1) { throw bad("overlap must be a fraction in [0, 1)") }
-        let window = try namedValue(raw.window, WindowKind.init(name:)) { "window '\($0)' is not one of \(windowNames)" }
-        let detrend = try namedValue(raw.detrend, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
-        let average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
-        let scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
+        if let r = rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
+        if let w = welch, w <= 0 { throw bad("welch must be a positive integer") }
+        if let o = overlap, !(o >= 0 && o < 1) { throw bad("overlap must be a fraction in [0, 1)") }
+        let window = try namedValue(windowName, WindowKind.init(name:)) { "window '\($0)' is not one of \(windowNames)" }
+        let detrend = try namedValue(detrendName, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
+        let average = try namedValue(averageName, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
+        let scaling = try namedValue(scalingName, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
         let arrays =
-            try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
+            try namedValue(arraysName, AnalysisArrayEncoding.init(rawValue:)) {
                 "arrays must be \"json\", \"base64\" or \"block\", not '\($0)'"
             } ?? .json
-        if let s = raw.spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
-        if let h = raw.harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
-        let measureWindow = try namedValue(raw.measureWindow, WindowKind.init(name:)) {
+        if let s = spectrum, s <= 0 { throw bad("spectrum must be a positive integer") }
+        if let h = harmonics, !(h >= 2 && h <= 1000) { throw bad("harmonics must be an integer >= 2") }
+        let measureWindow = try namedValue(measureWindowName, WindowKind.init(name:)) {
             "measure_window '\($0)' is not one of \(windowNames)"
         }
-        if let s = raw.int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
-        let rigor = try namedValue(raw.rigor, FFTRigor.init(name:)) { _ in "rigor must be estimate, measure or patient" } ?? .estimate
-        if raw.welch == nil {
-            if raw.overlap != nil { throw bad("overlap needs welch") }
+        if let s = int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
+        let rigor = try namedValue(rigorName, FFTRigor.init(name:)) { _ in "rigor must be estimate, measure or patient" } ?? .estimate
+        if welch == nil {
+            if overlap != nil { throw bad("overlap needs welch") }
             if detrend != nil || average != nil || scaling != nil { throw bad("detrend, average and scaling need welch") }
         }
-        if raw.measure == nil, raw.harmonics != nil || raw.foldAliases != nil || measureWindow != nil {
+        if measure == nil, harmonics != nil || foldAliases != nil || measureWindow != nil {
             throw bad("harmonics, fold_aliases and measure_window need measure")
         }
         var measurements = Set<AnalysisMeasurement>()
-        for item in raw.measure ?? [] {
+        for item in measure ?? [] {
             if item == "all" { measurements.formUnion(AnalysisMeasurement.allCases); continue }
             guard let m = AnalysisMeasurement(rawValue: item) else {
                 throw bad("measure: '\(item)' is not one of tone, thd, thdn, sinad, snr, enob, sfdr, all")
@@ -107,24 +85,24 @@ struct AnalysisOptions {
             measurements.insert(m)
         }
         var channelSpec: ChannelSpec?
-        if let text = raw.channels {
+        if let text = channels {
             do { channelSpec = try ChannelSpec(parsing: text) } catch { throw bad("channels: \(error)") }
         }
-        let wantStats = raw.stats ?? false
+        let wantStats = stats ?? false
         var request = AnalysisRequest(
-            statistics: wantStats || (raw.welch == nil && raw.spectrum == nil && measurements.isEmpty),
+            statistics: wantStats || (welch == nil && spectrum == nil && measurements.isEmpty),
             measurements: measurements)
-        if let welchLength = raw.welch {
+        if let welchLength = welch {
             request.welch = WelchConfiguration(
-                segmentLength: welchLength, overlap: raw.overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
+                segmentLength: welchLength, overlap: overlap.map { Int((($0 * Double(welchLength))).rounded(.down)) },
                 window: window ?? .hann, detrend: detrend ?? .constant, average: average ?? .mean,
                 scaling: scaling ?? .density, rigor: rigor)
         }
-        if let spectrumLength = raw.spectrum { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
+        if let spectrumLength = spectrum { request.spectrum = SpectrumRequest(length: spectrumLength, window: window ?? .hann) }
         request.measurement = MeasurementConfiguration(
-            window: measureWindow ?? .blackmanHarris7, harmonics: raw.harmonics ?? 5,
-            foldAliases: raw.foldAliases ?? false)
-        if let fullScale = raw.fullScale {
+            window: measureWindow ?? .blackmanHarris7, harmonics: harmonics ?? 5,
+            foldAliases: foldAliases ?? false)
+        if let fullScale {
             guard fullScale > 0, fullScale.isFinite else {
                 throw bad("full_scale must be a positive number (the peak of a full-scale sine)")
             }
@@ -140,8 +118,8 @@ struct AnalysisOptions {
         }
         job = AnalysisJob(
             request: request, filters: filters, requestedChannels: channelSpec?.channels,
-            rate: raw.rate, int16Scale: raw.int16Scale ?? 1)
-        name = raw.name
+            rate: rate, int16Scale: int16Scale ?? 1)
+        self.name = name
         self.arrays = arrays
     }
 }

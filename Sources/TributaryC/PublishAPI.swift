@@ -124,15 +124,7 @@ public func tributary_source_add(
             }
             names = list
         }
-        let type: PushSourceSpec.SampleType
-        switch CSampleType(rawValue: sampleType) {
-        case .float64: type = .float64
-        case .float32: type = .float32
-        case .int16: type = .int16
-        case nil:
-            throw APIError(
-                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
-        }
+        let type = try PushSourceSpec.SampleType(c: sampleType)
         guard lossless == 0 || lossless == 1 else { throw APIError(.argument, "lossless is \(lossless); give 0 (live) or 1 (lossless)") }
         guard rangeMin.isFinite, rangeMax.isFinite, rangeMin < rangeMax else {
             throw APIError(.argument, "range [\(rangeMin), \(rangeMax)]: expected finite range_min < range_max")
@@ -157,6 +149,20 @@ public func tributary_source_add(
     }
 }
 
+extension PushSourceSpec.SampleType {
+    /// The sample type a C call names with `sample_type` (TRIBUTARY_FLOAT64, _FLOAT32 or _INT16).
+    init(c sampleType: Int32) throws(APIError) {
+        switch CSampleType(rawValue: sampleType) {
+        case .float64: self = .float64
+        case .float32: self = .float32
+        case .int16: self = .int16
+        case nil:
+            throw APIError(
+                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
+        }
+    }
+}
+
 /// Publishes one analog block of `channels × samples_per_channel` samples.
 @_cdecl("tributary_source_push")
 public func tributary_source_push(
@@ -168,15 +174,7 @@ public func tributary_source_push(
     let status = guarded("tributary_source_push") {
         let handle = try Handles.lookup(source, as: SourceHandle.self, "source")
         guard let samples else { throw APIError(.argument, "samples is NULL") }
-        let type: PushSourceSpec.SampleType
-        switch CSampleType(rawValue: sampleType) {
-        case .float64: type = .float64
-        case .float32: type = .float32
-        case .int16: type = .int16
-        case nil:
-            throw APIError(
-                .argument, "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2) or TRIBUTARY_INT16 (3)")
-        }
+        let type = try PushSourceSpec.SampleType(c: sampleType)
         let order: PushSource.Layout
         switch layout {
         case 0: order = .channelMajor

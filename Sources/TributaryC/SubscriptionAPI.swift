@@ -20,65 +20,55 @@ struct SubscriptionSettings {
         "curve_key", "capacity",
     ]
 
-    private struct Raw: Decodable {
-        var timeout: Double?
-        var description: String?
-        var channels: String?
-        var sources: [UInt32]?
-        var arrayFilters: [String]?
-        var curveServerKey: String?
-        var curveKey: String?
-        var capacity: Int?
-
-        init(from decoder: any Decoder) throws {
-            let members = try OptionMembers(decoder, known: SubscriptionSettings.keys)
-            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
-            timeout = try get("timeout", Double.self, "a number of seconds")
-            description = try get("description", String.self, "a string")
-            channels = try members.channels()
-            if let list = try? get("sources", [UInt32].self, "") {
-                sources = list
-            } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
-                let ids = text.split(separator: ",", omittingEmptySubsequences: false).map {
-                    UInt32($0.trimmingCharacters(in: .whitespaces))
-                }
-                guard ids.allSatisfy({ $0 != nil }) else {
-                    throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids")
-                }
-                sources = ids.map { $0! }
-            }
-            arrayFilters = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
-            curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
-            curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
-            capacity = try get("capacity", Int.self, "an integer")
-        }
+    init(json text: String?) throws(APIError) {
+        self = try OptionMembers.read(text, known: Self.keys) { members in try SubscriptionSettings(members) }
     }
 
-    init(json text: String?) throws(APIError) {
-        let raw = try OptionMembers.decode(Raw.self, from: text)
-        if let t = raw.timeout {
+    /// Reads every member (its type checked) before the semantic checks, which are the command's.
+    private init(_ members: OptionMembers) throws {
+        func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
+        let timeout = try get("timeout", Double.self, "a number of seconds")
+        let description = try get("description", String.self, "a string")
+        let channels = try members.channels()
+        var sources: [UInt32]?
+        if let list = try? get("sources", [UInt32].self, "") {
+            sources = list
+        } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
+            let ids = text.split(separator: ",", omittingEmptySubsequences: false).map {
+                UInt32($0.trimmingCharacters(in: .whitespaces))
+            }
+            guard ids.allSatisfy({ $0 != nil }) else {
+                throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids")
+            }
+            sources = ids.map { $0! }
+        }
+        let arrayFilterTexts = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
+        let curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
+        let curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
+        let capacity = try get("capacity", Int.self, "an integer")
+        if let t = timeout {
             guard t > 1, t.isFinite else { throw APIError(.argument, "timeout must be more than 1 second") }
-            timeout = t
+            self.timeout = t
         }
-        if let d = raw.description { description = d }
-        if let c = raw.capacity {
+        if let d = description { self.description = d }
+        if let c = capacity {
             guard c >= 1, c <= 1 << 20 else { throw APIError(.argument, "capacity must be 1 to 1048576 packages") }
-            capacity = c
+            self.capacity = c
         }
-        if let s = raw.sources {
+        if let s = sources {
             // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), as in the CLI's --sources.
             guard !s.isEmpty else {
                 throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)")
             }
-            sources = s
+            self.sources = s
         }
-        if let channels = raw.channels {
-            let query = channels + (sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
+        if let channels {
+            let query = channels + (self.sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
             do { analogFilter = try AnalogFilterRequest(query: query) } catch {
                 throw APIError(.argument, "channels '\(channels)': \(error)")
             }
         }
-        for text in raw.arrayFilters ?? [] {
+        for text in arrayFilterTexts ?? [] {
             guard let colon = text.firstIndex(of: ":"),
                 let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] })
             else {
@@ -89,17 +79,17 @@ struct SubscriptionSettings {
                 throw APIError(.argument, "array filter '\(text)': \(error)")
             }
         }
-        if let serverKeyPath = raw.curveServerKey {
+        if let serverKeyPath = curveServerKey {
             do {
                 let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
                 let keys =
-                    try raw.curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
+                    try curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
                     ?? ZMQCurveKeyPair.generate()
                 curve = SubjectCurve(serverKey: serverKey, keys: keys)
             } catch {
                 throw APIError(.argument, "\(error)")
             }
-        } else if raw.curveKey != nil {
+        } else if curveKey != nil {
             throw APIError(.argument, "curve_key needs curve_server_key")
         }
     }
