@@ -2,27 +2,19 @@
 import json
 import os
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 from scipy.io import wavfile
 
-from tool_process import TRIBUTARY, tool
+from tool_process import TRIBUTARY, ScratchTest, tool
 
 
 def run(*args):
     return tool(*args).stdout
 
 
-class CaptureInteropTests(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class CaptureInteropTests(ScratchTest, unittest.TestCase):
     def imported_and_exported_as_wav(self, name, array, rate):
         """`array` saved as NAME.npy, imported at `rate` into NAME.tcap and exported to NAME.wav, as
         scipy reads it: (rate, data)."""
@@ -131,16 +123,9 @@ class CaptureInteropTests(unittest.TestCase):
         self.assertGreater(part.shape[1], 0)
 
 
-class CaptureSpecInteropTests(unittest.TestCase):
+class CaptureSpecInteropTests(ScratchTest, unittest.TestCase):
     """Captures written by hand from docs/CAPTURE.md (capture_spec.py, chunks stored with codec 0)
     must be read by tributary exactly: the per-channel regrouping of §4.3 included."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
 
     def export(self, data, source, *options):
         with open(self.path("spec.tcap"), "wb") as f:

@@ -120,22 +120,29 @@ class ScratchDirectory:
         return os.path.join(cls.directory, name)
 
 
-class RecordedSourceTest:
+class ScratchTest:
+    """A mixin for unittest.TestCase classes whose tests each want a scratch directory: `directory`,
+    made by setUp (subclasses call super().setUp() first) and removed by tearDown, and `path(name)`."""
+
+    directory_prefix = "tributary-test-"
+
+    def setUp(self):
+        self.directory = tempfile.mkdtemp(prefix=self.directory_prefix)
+
+    def tearDown(self):
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+
+class RecordedSourceTest(ScratchTest):
     """A mixin for unittest.TestCase classes that test one kind of `serve` source end to end: a scratch
     directory, the tool run with the test's environment (`env`), `serve` recorded by a real `record`
     until its source ends, and the recording exported to NPY."""
 
     env = None
     directory_prefix = "tributary-source-"
-
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix=self.directory_prefix)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
 
     def run_tool(self, *args):
         return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=60, env=self.env)

@@ -129,6 +129,10 @@ def iirnotch(w0, Q, fs=2.0):
     return b, a
 
 
+# firwin's pass_zero names: whether the gain at 0 is 1, and whether the band takes a single cutoff.
+_PASS_ZERO = {"lowpass": (True, True), "bandstop": (True, False), "highpass": (False, True), "bandpass": (False, False)}
+
+
 def firwin(numtaps, cutoff, *, width=None, window="hamming", pass_zero=True, scale=True, fs=None):
     """A linear-phase FIR filter by the window method (scipy.signal.firwin). ``window`` is 'hamming',
     'hann', 'blackman', 'boxcar' or ``('kaiser', beta)``; ``width`` chooses a Kaiser window for that
@@ -142,21 +146,15 @@ def firwin(numtaps, cutoff, *, width=None, window="hamming", pass_zero=True, sca
     if edges.size == 0:
         raise ValueError("At least one cutoff frequency must be given.")
     if isinstance(pass_zero, str):
-        if pass_zero in ("bandstop", "lowpass"):
-            if pass_zero == "lowpass" and edges.size != 1:
-                raise ValueError(f'cutoff must have one element if pass_zero=="lowpass", got {edges.shape}')
-            if pass_zero == "bandstop" and edges.size <= 1:
-                raise ValueError(f'cutoff must have at least two elements if pass_zero=="bandstop", got {edges.shape}')
-            pass_zero = True
-        elif pass_zero in ("bandpass", "highpass"):
-            if pass_zero == "highpass" and edges.size != 1:
-                raise ValueError(f'cutoff must have one element if pass_zero=="highpass", got {edges.shape}')
-            if pass_zero == "bandpass" and edges.size <= 1:
-                raise ValueError(f'cutoff must have at least two elements if pass_zero=="bandpass", got {edges.shape}')
-            pass_zero = False
-        else:
+        if pass_zero not in _PASS_ZERO:
             raise ValueError('pass_zero must be True, False, "bandpass", "lowpass", "highpass", or "bandstop", '
                              f"got {pass_zero}")
+        zero, single = _PASS_ZERO[pass_zero]
+        if single and edges.size != 1:
+            raise ValueError(f'cutoff must have one element if pass_zero=="{pass_zero}", got {edges.shape}')
+        if not single and edges.size <= 1:
+            raise ValueError(f'cutoff must have at least two elements if pass_zero=="{pass_zero}", got {edges.shape}')
+        pass_zero = zero
     pass_zero = bool(pass_zero)
     beta = math.nan
     if isinstance(window, tuple):
