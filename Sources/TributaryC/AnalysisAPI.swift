@@ -6,7 +6,7 @@ import TributaryWire
 
 /// The options of `tributary_analyze_*`: a JSON object whose members are the options of `tributary
 /// analyze` (docs/C_API.md), checked as the command checks them.
-struct AnalysisOptions {
+struct AnalysisOptions: JSONOptions {
     var job: AnalysisJob
     var name: String?
     var arrays = AnalysisArrayEncoding.json
@@ -17,12 +17,7 @@ struct AnalysisOptions {
         "rigor", "name", "arrays",
     ]
 
-    init(json text: String?) throws(APIError) {
-        self = try OptionMembers.read(text, known: Self.keys) { members in try AnalysisOptions(members) }
-    }
-
-    /// Reads every member (its type checked) before the semantic checks, which are the command's.
-    private init(_ members: OptionMembers) throws {
+    init(_ members: OptionMembers) throws {
         func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
         let rate = try get("rate", Double.self, "a number")
         let stats = try get("stats", Bool.self, "true or false")

@@ -93,3 +93,19 @@ func namedValue<T>(_ name: String?, _ parse: (String) -> T?, else message: (Stri
     guard let value = parse(name) else { throw APIError(.argument, message(name)) }
     return value
 }
+
+/// Options a C call gives as a JSON object (`tributary_analyze_*`, `tributary_subscription_open`),
+/// made by `init(_:)` from the members: each read (its type checked) before any is checked further,
+/// as the command's parser does.
+protocol JSONOptions {
+    /// The members the options know; others are refused.
+    static var keys: Set<String> { get }
+    init(_ members: OptionMembers) throws
+}
+
+extension JSONOptions {
+    /// The options of a C call's options text (NULL or empty: every default).
+    init(json text: String?) throws(APIError) {
+        self = try OptionMembers.read(text, known: Self.keys) { members in try Self(members) }
+    }
+}

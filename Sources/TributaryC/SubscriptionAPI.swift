@@ -6,7 +6,7 @@ import TributaryWire
 
 /// The options of `tributary_subscription_open`: a JSON object with the connection and filter options
 /// of `tributary subscribe` (docs/C_API.md).
-struct SubscriptionSettings {
+struct SubscriptionSettings: JSONOptions {
     var timeout: Double = 10
     var description = "libtributary"
     var analogFilter: AnalogFilterRequest?
@@ -20,12 +20,7 @@ struct SubscriptionSettings {
         "curve_key", "capacity",
     ]
 
-    init(json text: String?) throws(APIError) {
-        self = try OptionMembers.read(text, known: Self.keys) { members in try SubscriptionSettings(members) }
-    }
-
-    /// Reads every member (its type checked) before the semantic checks, which are the command's.
-    private init(_ members: OptionMembers) throws {
+    init(_ members: OptionMembers) throws {
         func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
         let timeout = try get("timeout", Double.self, "a number of seconds")
         let description = try get("description", String.self, "a string")
@@ -343,6 +338,18 @@ public func tributary_subscription_next(
     }
 }
 
+/// Runs `body` on the analog block `next` handed out last, the subscription locked meanwhile.
+/// - Throws: `APIError(.type)` when that package is not analog data, and what `body` throws.
+private func withCurrentAnalog(_ subscription: OpaquePointer?, _ body: (AnalogView) throws -> Void) throws {
+    let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
+    handle.lock.lock()
+    defer { handle.lock.unlock() }
+    guard case .analog(let view)? = handle.current?.content else {
+        throw APIError(.type, "the current package is not analog data")
+    }
+    try body(view)
+}
+
 /// The analog block `next` handed out last, in place: a pointer to its samples (channel-major, the
 /// stored type) valid until the next call of `next` or `close`.
 @_cdecl("tributary_subscription_analog")
@@ -352,16 +359,12 @@ public func tributary_subscription_analog(
     _ samplesPerChannel: UnsafeMutablePointer<UInt64>?
 ) -> Int32 {
     guarded("tributary_subscription_analog") {
-        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
-        handle.lock.lock()
-        defer { handle.lock.unlock() }
-        guard case .analog(let view)? = handle.current?.content else {
-            throw APIError(.type, "the current package is not analog data")
+        try withCurrentAnalog(subscription) { view in
+            samples?.pointee = view.withSampleBytes { $0.baseAddress }
+            sampleType?.pointee = CSampleType(view.format).rawValue
+            channels?.pointee = UInt32(view.channelCount)
+            samplesPerChannel?.pointee = UInt64(view.sampleCount)
         }
-        samples?.pointee = view.withSampleBytes { $0.baseAddress }
-        sampleType?.pointee = CSampleType(view.format).rawValue
-        channels?.pointee = UInt32(view.channelCount)
-        samplesPerChannel?.pointee = UInt64(view.sampleCount)
     }
 }
 
@@ -373,37 +376,35 @@ public func tributary_subscription_analog_copy(
     _ bufferBytes: UInt
 ) -> Int32 {
     guarded("tributary_subscription_analog_copy") {
-        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
-        handle.lock.lock()
-        defer { handle.lock.unlock() }
-        guard case .analog(let view)? = handle.current?.content else {
-            throw APIError(.type, "the current package is not analog data")
-        }
-        guard let type = CSampleType(rawValue: sampleType) else { throw APIError(.argument, "sample_type \(sampleType) is not 1, 2 or 3") }
-        guard type == .float64 || type == CSampleType(view.format) else {
-            throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
-        }
-        let size = type.size
-        let n = view.channelCount * view.sampleCount
-        guard UInt(n * size) <= bufferBytes else {
-            throw APIError(
-                .buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
-        }
-        if n == 0 { return }
-        guard let buffer else { throw APIError(.argument, "buffer is NULL") }
-        if type != .float64 || view.format == .float64 {
-            view.withSampleBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: n * size) }
-            return
-        }
-        let d = buffer.assumingMemoryBound(to: Double.self)
-        for c in 0..<view.channelCount {
-            let base = c * view.sampleCount
-            switch view.format {
-            case .float32: view.withSamples(Float.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) } }
-            case .int16:
-                let scale = view.scale(c), offset = view.offset(c)
-                view.withSamples(Int16.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) * scale + offset } }
-            case .float64: break
+        try withCurrentAnalog(subscription) { view in
+            guard let type = CSampleType(rawValue: sampleType) else {
+                throw APIError(.argument, "sample_type \(sampleType) is not 1, 2 or 3")
+            }
+            guard type == .float64 || type == CSampleType(view.format) else {
+                throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
+            }
+            let size = type.size
+            let n = view.channelCount * view.sampleCount
+            guard UInt(n * size) <= bufferBytes else {
+                throw APIError(
+                    .buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
+            }
+            if n == 0 { return }
+            guard let buffer else { throw APIError(.argument, "buffer is NULL") }
+            if type != .float64 || view.format == .float64 {
+                view.withSampleBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: n * size) }
+                return
+            }
+            let d = buffer.assumingMemoryBound(to: Double.self)
+            for c in 0..<view.channelCount {
+                let base = c * view.sampleCount
+                switch view.format {
+                case .float32: view.withSamples(Float.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) } }
+                case .int16:
+                    let scale = view.scale(c), offset = view.offset(c)
+                    view.withSamples(Int16.self, channel: c) { s in for i in 0..<s.count { d[base + i] = Double(s[i]) * scale + offset } }
+                case .float64: break
+                }
             }
         }
     }
