@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TributaryCapture
 import TributaryWire
 
@@ -63,4 +64,13 @@ func writeCapture(_ frames: [Frame], to path: String, options: CaptureWriterOpti
     for f in frames { try writer.append(f) }
     _ = try writer.close()
     return writer
+}
+
+/// Reads the capture at `path`, expecting it undamaged and holding exactly `frames` (by source).
+@discardableResult
+func readIntact(_ path: String, holding frames: [Frame]) throws -> CaptureReader {
+    let reader = try CaptureReader(path: path)
+    #expect(reader.damage.isEmpty)
+    #expect(framesBySource(reader) == bySource(frames))
+    return reader
 }

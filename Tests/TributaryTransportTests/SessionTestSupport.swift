@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import TributaryWire
 
 @testable import TributaryTransport
@@ -126,6 +127,14 @@ final class RawClient {
     }
 
     deinit { socket.close() }
+
+    /// A client on `port` that has said hello (with the default key) and been welcomed.
+    static func welcomed(port: Int) throws -> RawClient {
+        let client = try RawClient(port: port)
+        try client.hello()
+        #expect(client.receive(until: .welcome) != nil)
+        return client
+    }
 
     func send(_ frame: Frame) throws {
         var payload = try MessageFraming.payloadMessage(frame)
