@@ -422,14 +422,21 @@ def _factor(value, name: str) -> int:
     return value
 
 
+def _check_real(a: np.ndarray, complex_message: str, type_message: str) -> None:
+    """Refuses a complex ``a`` (NotImplementedError, as scipy) and any other non-real one (TypeError;
+    ``type_message`` may name ``{dtype}``)."""
+    if a.dtype.kind == "c":
+        raise NotImplementedError(complex_message)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(type_message.format(dtype=a.dtype))
+
+
 def _rate_signal(x) -> np.ndarray:
     x = np.asarray(x)
     if x.ndim == 0:
         raise ValueError("x must be at least 1-D")
-    if x.dtype.kind == "c":
-        raise NotImplementedError("tributary.signal resamples real arrays only, not complex ones")
-    if x.dtype.kind not in "biuf":
-        raise TypeError(f"tributary.signal resamples real arrays (bool, integer or float), not {x.dtype}")
+    _check_real(x, "tributary.signal resamples real arrays only, not complex ones",
+                "tributary.signal resamples real arrays (bool, integer or float), not {dtype}")
     return x
 
 
@@ -455,10 +462,7 @@ def upfirdn(h, x, up=1, down=1, axis=-1, mode="constant", cval=0):
     h = np.asarray(h)
     if h.ndim != 1 or h.size == 0:
         raise ValueError("h must be 1-D with non-zero length")
-    if h.dtype.kind == "c":
-        raise NotImplementedError("tributary.signal.upfirdn takes real filters only, not complex ones")
-    if h.dtype.kind not in "biuf":
-        raise TypeError(f"h must be real, not {h.dtype}")
+    _check_real(h, "tributary.signal.upfirdn takes real filters only, not complex ones", "h must be real, not {dtype}")
     x = _rate_signal(x)
     up = _factor(up, "up")
     down = _factor(down, "down")
@@ -503,10 +507,7 @@ def resample_poly(x, up, down, axis=0, window=("kaiser", 5.0), padtype="constant
             raise ValueError("window must be 1-D")
         if taps.size == 0:
             raise ValueError("window must have at least one coefficient")
-        if taps.dtype.kind == "c":
-            raise NotImplementedError("tributary.signal.resample_poly takes real filters only, not complex ones")
-        if taps.dtype.kind not in "biuf":
-            raise TypeError(f"window must be real, not {taps.dtype}")
+        _check_real(taps, "tributary.signal.resample_poly takes real filters only, not complex ones", "window must be real, not {dtype}")
         hdtype = taps.dtype
         taps = _float64(taps)
     else:
