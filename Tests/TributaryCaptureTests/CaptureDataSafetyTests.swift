@@ -293,11 +293,7 @@ import TributaryWire
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/x.tcap"
-        let writer = try CaptureWriter(
-            path: path,
-            options: CaptureWriterOptions(
-                maxChunkDuration: 0.05, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
-                checkpointInterval: 1e-9))
+        let writer = try CaptureWriter(path: path, options: checkpointingEveryRecord(maxChunkDuration: 0.05))
         let frames = syntheticFrames(120)
         for frame in frames { try writer.append(frame) }
         writer.abandon()

@@ -74,3 +74,11 @@ func readIntact(_ path: String, holding frames: [Frame]) throws -> CaptureReader
     #expect(framesBySource(reader) == bySource(frames))
     return reader
 }
+
+/// Writer options that write a checkpoint after (nearly) every record, with chunks of at most
+/// `maxChunkDuration` seconds and 64 KiB.
+func checkpointingEveryRecord(maxChunkDuration: Double) -> CaptureWriterOptions {
+    CaptureWriterOptions(
+        maxChunkDuration: maxChunkDuration, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
+        checkpointInterval: 1e-9)
+}
