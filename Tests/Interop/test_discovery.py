@@ -14,25 +14,12 @@ import time
 import unittest
 import uuid
 
-from tool_process import TIMEOUT, TRIBUTARY
+from tool_process import TIMEOUT, TRIBUTARY, network_namespaces_unusable
 
 IP = shutil.which("ip")
 
 
-def _namespaces_usable():
-    if os.geteuid() != 0:
-        return "not root: network namespaces need CAP_SYS_ADMIN (CI runs as root)"
-    if IP is None:
-        return "no 'ip' command (iproute2) to make network namespaces"
-    name = f"trb-probe-{uuid.uuid4().hex[:6]}"
-    made = subprocess.run([IP, "netns", "add", name], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"'ip netns add' failed: {made.stderr.strip()}"
-    subprocess.run([IP, "netns", "del", name], capture_output=True)
-    return None
-
-
-SKIP = _namespaces_usable()
+SKIP = network_namespaces_unusable()
 
 
 

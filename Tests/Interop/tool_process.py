@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 
 TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 20  # seconds any one command or wait may take
@@ -83,6 +84,22 @@ class Serve(ToolProcess):
         super().__init__("serve", "--bind", bind, "--api-key", api_key, *args, stdin=stdin, env=env)
         self.address = self.value_after("listening on ")
         self.port = int(self.address.rsplit(":", 1)[1])
+
+
+def network_namespaces_unusable():
+    """Why this machine cannot make network namespaces for a test (not root, no `ip`, `ip netns add`
+    refused), or None when it can: it makes and removes one to find out."""
+    if os.geteuid() != 0:
+        return "not root: network namespaces need CAP_SYS_ADMIN (CI runs as root)"
+    ip = shutil.which("ip")
+    if ip is None:
+        return "no 'ip' command (iproute2) to make network namespaces"
+    name = f"trb-probe-{uuid.uuid4().hex[:6]}"
+    made = subprocess.run([ip, "netns", "add", name], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"'ip netns add' failed: {made.stderr.strip()}"
+    subprocess.run([ip, "netns", "del", name], capture_output=True)
+    return None
 
 
 def tool(*args, expect=0, env=None, timeout=120):
