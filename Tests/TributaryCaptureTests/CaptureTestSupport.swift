@@ -82,3 +82,12 @@ func checkpointingEveryRecord(maxChunkDuration: Double) -> CaptureWriterOptions 
         maxChunkDuration: maxChunkDuration, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
         checkpointInterval: 1e-9)
 }
+
+/// A fresh temporary directory (the caller removes it) holding `name`: the first `count` frames of
+/// the synthetic stream, recorded by `record`.
+func recordedSyntheticCapture(_ count: Int, named name: String = "a.tcap") throws -> (dir: String, path: String) {
+    let dir = temporaryDirectory()
+    let path = dir + "/" + name
+    try record(syntheticFrames(count), to: path)
+    return (dir, path)
+}
