@@ -87,16 +87,22 @@ def _window_array(window) -> np.ndarray:
     return win
 
 
+def _fitted_window(window, nperseg: int, length: int, warning):
+    """The named ``window`` of ``nperseg`` samples, shortened (with the ``warning()`` text, as scipy
+    warns) to a signal of ``length`` samples that is shorter: (its values, nperseg)."""
+    if nperseg > length:
+        warnings.warn(warning(), stacklevel=5)
+        nperseg = length
+    return get_window(window, nperseg), nperseg
+
+
 def _triage_segments(window, nperseg, input_length):
     """scipy's ``_triage_segments``: the window's values and the segment length."""
     if isinstance(window, (str, tuple)):
         if nperseg is None:
             nperseg = 256
-        if nperseg > input_length:
-            warnings.warn(f'nperseg = {nperseg:d} is greater than input length  = {input_length:d}, using nperseg = {input_length:d}',
-                          stacklevel=4)
-            nperseg = input_length
-        win = get_window(window, nperseg)
+        win, nperseg = _fitted_window(window, nperseg, input_length, lambda: (
+            f'nperseg = {nperseg:d} is greater than input length  = {input_length:d}, using nperseg = {input_length:d}'))
     else:
         win = _window_array(window)
         if input_length < win.shape[-1]:
@@ -462,11 +468,8 @@ def _csd_parameters(n, window, nperseg, noverlap, nfft):
         nperseg = _int_parameter(nperseg, "nperseg") if nperseg is not None else 256
         if nperseg < 1:
             raise ValueError(f"Parameter nperseg={nperseg} is not a positive integer!")
-        elif n < nperseg:
-            warnings.warn(f"nperseg={nperseg} is greater than signal length max(len(x), len(y)) = {n}, using nperseg = {n}",
-                          stacklevel=4)
-            nperseg = n
-        win = get_window(window, nperseg)
+        win, nperseg = _fitted_window(window, nperseg, n, lambda: (
+            f"nperseg={nperseg} is greater than signal length max(len(x), len(y)) = {n}, using nperseg = {n}"))
     else:
         win = _window_array(window)
         if nperseg is None:
