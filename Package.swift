@@ -80,7 +80,7 @@ let package = Package(
             name: "TributaryC",
             dependencies: [
                 "TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
-                "TributaryTransport", "TributaryAnalysis", "TributarySources",
+                "TributaryTransport", "TributaryAnalysis", "TributarySources", "CTributary",
             ],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
 
@@ -97,7 +97,7 @@ let package = Package(
             name: "TributaryBenchmarks",
             dependencies: [
                 "TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                "CAllocCounter",
+                "CAllocCounter", "TributaryTestSupport",
             ],
             path: "Benchmarks/TributaryBenchmarks"
         ),
@@ -117,6 +117,9 @@ let package = Package(
         .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
         // No pkgConfig: Debian ships no civetweb.pc; the header is in /usr/include.
         .systemLibrary(name: "CCivetWeb", providers: [.apt(["libcivetweb-dev"])]),
+        /// include/tributary.h seen from Swift, so that the C interface takes its numbers (status codes) from
+        /// the header that declares them.
+        .systemLibrary(name: "CTributary"),
         /// glibc's mallopt (part of libc: nothing to install or link).
         .systemLibrary(name: "CMalloc"),
         /// The order-8 predictor's inverse four channels at a time (AVX2: binary64 FMAs where exact, fused
@@ -134,22 +137,24 @@ let package = Package(
 
         // MARK: - Tests
 
-        .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire"]),
-        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels"]),
+        /// What the test targets share: a seeded generator, the repository's files, the fuzz corpora.
+        .target(name: "TributaryTestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire", "TributaryTestSupport"]),
+        .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels", "TributaryTestSupport"]),
         .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
         // The fixtures are read by path (#filePath), not bundled as resources.
         .testTarget(
             name: "TributaryCaptureTests",
             dependencies: [
                 "TributaryCapture", "TributaryInterchange", "TributaryFormats", "TributaryWire",
-                "CaptureTorture", "CLinearPredictor", "CKernels",
+                "CaptureTorture", "CLinearPredictor", "CKernels", "TributaryTestSupport",
             ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "TributaryTransportTests",
             dependencies: [
                 "TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",
-                "TransportPeer", "CSocketControl",
+                "TransportPeer", "CSocketControl", "TributaryTestSupport",
             ]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
 

@@ -52,18 +52,11 @@ def measure(process, seconds, client=None):
             received += len(chunk)
             buffer += chunk
             # Acknowledge each complete binary message (opcode 2), as the page does.
-            while len(buffer) >= 2:
-                n, at = buffer[1] & 0x7F, 2
-                if n == 126:
-                    n, at = int.from_bytes(buffer[2:4], "big"), 4
-                elif n == 127:
-                    n, at = int.from_bytes(buffer[2:10], "big"), 10
-                if len(buffer) < at + n:
-                    break
-                if buffer[0] & 0xF == 2:
+            while (frame := tv.next_frame(buffer)) is not None:
+                opcode, payload, buffer = frame
+                if opcode == 2:
                     tv.websocket_text(client, '{"type":"ack"}')
-                    stream.append(struct.unpack_from("<d", buffer, at + 32)[0])  # MB/s the view receives
-                buffer = buffer[at + n:]
+                    stream.append(struct.unpack_from("<d", payload, 32)[0])  # MB/s the view receives
     else:
         time.sleep(seconds)
     elapsed = time.monotonic() - t0

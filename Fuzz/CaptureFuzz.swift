@@ -17,7 +17,7 @@ public func captureFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         return 0
     }
     var bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    if data[0] & 1 != 0 { fixChecksums(&bytes) }
+    if data[0] & 1 != 0 { CaptureChecksums.recompute(&bytes) }
     let path = "/dev/shm/capture-fuzz-\(getpid()).tcap"
     guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return 0 }
     defer { unlink(path) }
@@ -71,31 +71,6 @@ final class FuzzPlaces: @unchecked Sendable {
 }
 
 @inline(never) func blackHole(_ x: Double) { if x.isNaN && x.sign == .minus && x.significandWidth == 99 { print(x) } }
-
-/// Recomputes the header CRC and, walking records from the header, each envelope's payload and envelope CRCs.
-func fixChecksums(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { raw in
-        guard raw.count >= 48 else { return }
-        let base = raw.baseAddress!
-        let headerLength = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-        guard headerLength >= 48, headerLength <= raw.count else { return }
-        base.storeBytes(
-            of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength - 4)).littleEndian,
-            toByteOffset: headerLength - 4, as: UInt32.self)
-        var position = (headerLength + 7) & ~7
-        while position + 88 <= raw.count {
-            let stored = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position + 64, as: UInt32.self)))
-            let available = min(stored, raw.count - position - 88)
-            base.storeBytes(
-                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position + 88, count: available)).littleEndian,
-                toByteOffset: position + 80, as: UInt32.self)
-            base.storeBytes(
-                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position, count: 84)).littleEndian,
-                toByteOffset: position + 84, as: UInt32.self)
-            position += 88 + ((available + 7) & ~7)
-        }
-    }
-}
 
 nonisolated(unsafe) let fuzzNumericCodec = try! NumericCodec()  // fails only out of memory
 

@@ -100,6 +100,12 @@ const char *tributary_version(void);
 /** The interface version the library implements (compare with TRIBUTARY_API_VERSION). */
 int tributary_api_version(void);
 
+/** The name of package kind `kind` (docs/PROTOCOL.md §2.2: "configuration", "analog-filter",
+ *  "keepalive", …), the "kind" of the JSON objects; *name is static (never freed). Covers every
+ *  declared kind, also those without a TRIBUTARY_KIND_* macro. E_ARGUMENT (and *name = NULL) for a
+ *  number that is no declared kind, or a NULL name. */
+int tributary_kind_name(int kind, const char **name);
+
 /** The message of the last failed call on the calling thread ("" if none yet). Never NULL; valid
  *  until the next failing call on this thread. Messages name the function and the problem. */
 const char *tributary_last_error(void);

@@ -1,5 +1,6 @@
 import Foundation
 import TributaryCapture
+import TributaryTestSupport
 
 /// Capture chunk compression: Tributary's ChunkCodec against python-blosc2 (bit-shuffle + zstd) and
 /// the zstd command-line tool, on ADC-quantised float64 and on the same samples as int16 counts.
@@ -23,14 +24,8 @@ struct ADCDataSet {
     var volts: [Double]
 
     init() {
-        var state: UInt64 = 2026
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator = SplitMix64(seed: 2026)
+        func next() -> UInt64 { generator.next() }
         func uniform() -> Double { (Double(next() >> 11) + 1) * 0x1p-53 }  // (0, 1]
         let n = Self.samples
         var counts = [Int16](repeating: 0, count: Self.channels * n)

@@ -20,6 +20,8 @@ import time
 import numpy as np
 import pylsl
 
+from latency_window import add_window_options, latency_percentiles_us
+
 
 def outlet(args):
     rate = args.rate * args.block if args.rate > 0 else pylsl.IRREGULAR_RATE
@@ -111,18 +113,13 @@ def inlet(args):
             break
         if not got:
             time.sleep(0.0002)
-    latencies.sort()
-
-    def q(p):
-        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1e6 if latencies else None
-
     sample_bytes = 8 * channels
     total = counts[0] if counts else 0
     print(json.dumps({
         "counts": counts, "lost": [max(0, args.expect - c) for c in counts] if args.expect else None,
         "mb_per_s": (total - args.block) * sample_bytes / (last - first) / 1e6 if args.expect and last and last > first else None,
         "late_s": late, "seconds": args.seconds, "window_start_unix": window_start, "window_end_unix": window_end,
-        "latency_us": {"p50": q(0.5), "p99": q(0.99), "p999": q(0.999)}}), flush=True)
+        "latency_us": latency_percentiles_us(latencies, lambda s: s * 1e6)}), flush=True)
     for i in inlets:
         i.close_stream()
     return 0
@@ -136,13 +133,8 @@ def main():
     parser.add_argument("--block", type=int, default=16)
     parser.add_argument("--rate", type=float, default=0)
     parser.add_argument("--chunks", type=int, default=1000)
-    parser.add_argument("--seconds", type=float, default=3)
-    parser.add_argument("--warmup", type=float, default=0.5)
-    parser.add_argument("--start-unix", type=float, default=0, help="start of the measurement window (default: --warmup s after start)")
-    parser.add_argument("--wait-subscribers", type=float, default=1.0)
     parser.add_argument("--inlets", type=int, default=1)
-    parser.add_argument("--start-on-stdin", action="store_true",
-                        help="outlet: start pushing on a line from stdin; inlet: after 'ready', read the window's start (unix s)")
+    add_window_options(parser, "outlet: start pushing on a line from stdin; inlet: after 'ready', read the window's start (unix s)")
     parser.add_argument("--expect", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60)
     args = parser.parse_args()

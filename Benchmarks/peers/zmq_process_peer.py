@@ -20,14 +20,23 @@ import time
 
 import zmq
 
+from latency_window import add_window_options, latency_percentiles_us
 
-def router(args):
+
+def listening(kind, option, value):
+    """A context and a socket of `kind` (`option` set to `value`, no linger) bound to a free port of
+    127.0.0.1, which it prints ("listening on ENDPOINT") for the benchmark to connect to."""
     context = zmq.Context(io_threads=1)
-    sock = context.socket(zmq.ROUTER)
+    sock = context.socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVTIMEO, 30_000)
+    sock.setsockopt(option, value)
     sock.bind("tcp://127.0.0.1:0")
     print("listening on", sock.getsockopt(zmq.LAST_ENDPOINT).decode(), flush=True)
+    return context, sock
+
+
+def router(args):
+    context, sock = listening(zmq.ROUTER, zmq.RCVTIMEO, 30_000)
     received, size = 0, 0
     try:
         frames = sock.recv_multipart(copy=False)
@@ -60,12 +69,7 @@ def dealer(args):
 
 
 def pub(args):
-    context = zmq.Context(io_threads=1)
-    sock = context.socket(zmq.PUB)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.SNDHWM, 1000)
-    sock.bind("tcp://127.0.0.1:0")
-    print("listening on", sock.getsockopt(zmq.LAST_ENDPOINT).decode(), flush=True)
+    context, sock = listening(zmq.PUB, zmq.SNDHWM, 1000)
     if args.start_on_stdin:
         sys.stdin.readline()  # the subscribers are connected
     else:
@@ -131,14 +135,9 @@ def sub(args):
                 if window_start * 1e9 <= now < window_end * 1e9:
                     counts[i] += 1
                     latencies.append(now - sent_ns)
-    latencies.sort()
-
-    def q(p):
-        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] / 1e3 if latencies else None
-
     print(json.dumps({"counts": counts, "missed": missed, "seconds": args.seconds,
                       "window_start_unix": window_start, "window_end_unix": window_end,
-                      "latency_us": {"p50": q(0.5), "p99": q(0.99), "p999": q(0.999)}}), flush=True)
+                      "latency_us": latency_percentiles_us(latencies, lambda ns: ns / 1e3)}), flush=True)
     for s in sockets:
         s.close()
     context.term()
@@ -151,13 +150,8 @@ def main():
     parser.add_argument("--messages", type=int, default=4096)
     parser.add_argument("--size", type=int, default=65536)
     parser.add_argument("--rate", type=float, default=1000)
-    parser.add_argument("--seconds", type=float, default=3)
-    parser.add_argument("--warmup", type=float, default=0.5)
-    parser.add_argument("--start-unix", type=float, default=0, help="start of the measurement window (default: --warmup s after start)")
-    parser.add_argument("--wait-subscribers", type=float, default=1.0)
     parser.add_argument("--sockets", type=int, default=1)
-    parser.add_argument("--start-on-stdin", action="store_true",
-                        help="pub: start sending on a line from stdin; sub: after 'ready', read the window's start (unix s)")
+    add_window_options(parser, "pub: start sending on a line from stdin; sub: after 'ready', read the window's start (unix s)")
     args = parser.parse_args()
     {"router": router, "dealer": dealer, "pub": pub, "sub": sub}[args.role](args)
 

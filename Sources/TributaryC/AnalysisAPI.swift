@@ -5,110 +5,73 @@ import TributaryText
 import TributaryWire
 
 /// The options of `tributary_analyze_*`: a JSON object whose members are the options of `tributary
-/// analyze` (docs/C_API.md), checked as the command checks them.
-struct AnalysisOptions {
+/// analyze` (docs/C_API.md), checked as the command checks them (`AnalysisOptionValues`).
+struct AnalysisOptions: JSONOptions {
     var job: AnalysisJob
     var name: String?
     var arrays = AnalysisArrayEncoding.json
 
     static let keys: Set<String> = [
         "rate", "stats", "welch", "overlap", "window", "detrend", "average", "scaling", "spectrum",
-        "spectrogram", "coherence", "transfer", "measure", "harmonics", "fold_aliases", "measure_window", "full_scale", "channels",
-        "int16_scale",
-        "rigor", "name", "arrays",
+        "spectrogram", "coherence", "transfer", "measure", "harmonics", "fold_aliases", "measure_window", "full_scale",
+        "channels", "int16_scale", "rigor", "name", "arrays",
     ]
 
-    /// The options as decoded (types checked), before the semantic checks.
-    private struct Raw: Decodable {
-        var rate: Double?
-        var stats: Bool?
-        var welch: Int?
-        var overlap: Double?
-        var window: String?
-        var detrend: String?
-        var average: String?
-        var scaling: String?
-        var spectrum: Int?
-        var spectrogram: Int?
-        var coherence: Int?
-        var transfer: Int?
-        var measure: [String]?
-        var harmonics: Int?
-        var foldAliases: Bool?
-        var measureWindow: String?
-        var fullScale: Double?
-        var channels: String?
-        var int16Scale: Double?
-        var rigor: String?
-        var name: String?
-        var arrays: String?
-
-        init(from decoder: any Decoder) throws {
-            let members = try OptionMembers(decoder, known: AnalysisOptions.keys)
-            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
-            rate = try get("rate", Double.self, "a number")
-            stats = try get("stats", Bool.self, "true or false")
-            welch = try get("welch", Int.self, "an integer")
-            overlap = try get("overlap", Double.self, "a number")
-            window = try get("window", String.self, "a string")
-            detrend = try get("detrend", String.self, "a string")
-            average = try get("average", String.self, "a string")
-            scaling = try get("scaling", String.self, "a string")
-            spectrum = try get("spectrum", Int.self, "an integer")
-            spectrogram = try get("spectrogram", Int.self, "an integer")
-            coherence = try get("coherence", Int.self, "an integer")
-            transfer = try get("transfer", Int.self, "an integer")
-            if let list = try? get("measure", [String].self, "") {
-                measure = list
-            } else {
-                measure = try get("measure", String.self, "a comma list or an array of strings")?
-                    .split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            }
-            harmonics = try get("harmonics", Int.self, "an integer")
-            foldAliases = try get("fold_aliases", Bool.self, "true or false")
-            measureWindow = try get("measure_window", String.self, "a string")
-            fullScale = try get("full_scale", Double.self, "a number")
-            channels = try members.channels()
-            int16Scale = try get("int16_scale", Double.self, "a number")
-            rigor = try get("rigor", String.self, "a string")
-            name = try get("name", String.self, "a string")
-            arrays = try get("arrays", String.self, "\"json\", \"base64\" or \"block\"")
-        }
-    }
-
-    init(json text: String?) throws(APIError) {
-        let raw = try OptionMembers.decode(Raw.self, from: text)
+    init(_ members: OptionMembers) throws {
+        func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
         func bad(_ text: String) -> APIError { APIError(.argument, text) }
         let windowNames = WindowKind.allCases.map(\.rawValue).joined(separator: ", ")
-        if let r = raw.rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
-        if let s = raw.int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
+        let rate = try get("rate", Double.self, "a number")
+        if let r = rate, !(r > 0 && r.isFinite) { throw bad("rate must be a positive number") }
         var values = AnalysisOptionValues()
-        values.stats = raw.stats ?? false
-        (values.welch, values.overlap, values.spectrum) = (raw.welch, raw.overlap, raw.spectrum)
-        (values.spectrogram, values.coherence, values.transfer) = (raw.spectrogram, raw.coherence, raw.transfer)
-        (values.harmonics, values.foldAliases, values.fullScale) = (raw.harmonics, raw.foldAliases ?? false, raw.fullScale)
-        values.window = try namedValue(raw.window, WindowKind.init(name:)) { "window '\($0)' is not one of \(windowNames)" }
-        values.detrend = try namedValue(raw.detrend, Detrend.init(rawValue:)) { _ in "detrend must be none, constant or linear" }
-        values.average = try namedValue(raw.average, WelchAverage.init(rawValue:)) { _ in "average must be mean or median" }
-        values.scaling = try namedValue(raw.scaling, SpectralScaling.init(rawValue:)) { _ in "scaling must be density or spectrum" }
-        values.measureWindow = try namedValue(raw.measureWindow, WindowKind.init(name:)) {
+        values.stats = try get("stats", Bool.self, "true or false") ?? false
+        values.welch = try get("welch", Int.self, "an integer")
+        values.overlap = try get("overlap", Double.self, "a number")
+        values.window = try namedValue(try get("window", String.self, "a string"), WindowKind.init(name:)) {
+            "window '\($0)' is not one of \(windowNames)"
+        }
+        values.detrend = try namedValue(try get("detrend", String.self, "a string"), Detrend.init(rawValue:)) { _ in
+            "detrend must be none, constant or linear"
+        }
+        values.average = try namedValue(try get("average", String.self, "a string"), WelchAverage.init(rawValue:)) { _ in
+            "average must be mean or median"
+        }
+        values.scaling = try namedValue(try get("scaling", String.self, "a string"), SpectralScaling.init(rawValue:)) { _ in
+            "scaling must be density or spectrum"
+        }
+        values.spectrum = try get("spectrum", Int.self, "an integer")
+        values.spectrogram = try get("spectrogram", Int.self, "an integer")
+        values.coherence = try get("coherence", Int.self, "an integer")
+        values.transfer = try get("transfer", Int.self, "an integer")
+        let measure: [String]?
+        if let list = try? get("measure", [String].self, "") {
+            measure = list
+        } else {
+            measure = try get("measure", String.self, "a comma list or an array of strings")?
+                .split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        values.harmonics = try get("harmonics", Int.self, "an integer")
+        values.foldAliases = try get("fold_aliases", Bool.self, "true or false") ?? false
+        values.measureWindow = try namedValue(try get("measure_window", String.self, "a string"), WindowKind.init(name:)) {
             "measure_window '\($0)' is not one of \(windowNames)"
         }
-        values.rigor = try namedValue(raw.rigor, FFTRigor.init(name:)) { _ in "rigor must be estimate, measure or patient" } ?? .estimate
+        values.fullScale = try get("full_scale", Double.self, "a number")
+        let channels = try members.channels()
+        let int16Scale = try get("int16_scale", Double.self, "a number")
+        if let s = int16Scale, !s.isFinite { throw bad("int16_scale must be a finite number") }
+        values.rigor =
+            try namedValue(try get("rigor", String.self, "a string"), FFTRigor.init(name:)) { _ in
+                "rigor must be estimate, measure or patient"
+            } ?? .estimate
+        let name = try get("name", String.self, "a string")
         let arrays =
-            try namedValue(raw.arrays, AnalysisArrayEncoding.init(rawValue:)) {
+            try namedValue(try get("arrays", String.self, "\"json\", \"base64\" or \"block\""), AnalysisArrayEncoding.init(rawValue:)) {
                 "arrays must be \"json\", \"base64\" or \"block\", not '\($0)'"
             } ?? .json
-        let request: AnalysisRequest
-        do {
-            values.measure = try raw.measure.map { items throws(AnalysisOptionError) in
-                try AnalysisOptionValues.measurements(items, spelling: .member)
-            }
-            request = try values.request(spelling: .member)
-        } catch { throw bad(error.message) }
+        let request = try Self.request(values, measure: measure)
         var channelSpec: ChannelSpec?
-        if let text = raw.channels {
-            do { channelSpec = try ChannelSpec(parsing: text) } catch { throw bad("channels: \(error)") }
+        if let channels {
+            do { channelSpec = try ChannelSpec(parsing: channels) } catch { throw bad("channels: \(error)") }
         }
         var filters = SubscriberFilters()
         if let channelSpec {
@@ -119,10 +82,22 @@ struct AnalysisOptions {
             }
         }
         job = AnalysisJob(
-            request: request, filters: filters, requestedChannels: channelSpec?.channels,
-            rate: raw.rate, int16Scale: raw.int16Scale ?? 1)
-        name = raw.name
+            request: request, filters: filters, requestedChannels: channelSpec?.channels, rate: rate, int16Scale: int16Scale ?? 1)
+        self.name = name
         self.arrays = arrays
+    }
+
+    /// The request of `values` with `measure`'s list, checked as the command checks its options.
+    private static func request(_ values: AnalysisOptionValues, measure: [String]?) throws(APIError) -> AnalysisRequest {
+        var values = values
+        do {
+            values.measure = try measure.map { items throws(AnalysisOptionError) in
+                try AnalysisOptionValues.measurements(items, spelling: .member)
+            }
+            return try values.request(spelling: .member)
+        } catch {
+            throw APIError(.argument, error.message)
+        }
     }
 }
 

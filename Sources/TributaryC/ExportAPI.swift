@@ -3,51 +3,40 @@ import TributaryDSP
 import TributaryInterchange
 import TributaryText
 
-/// The JSON options of `tributary_capture_export`: the members are the keywords of Python's
-/// `Capture.export` and the options of `tributary export` (docs/C_API.md). Only checked and turned
-/// into the library's `ExportOptions` here; the export itself is `CaptureExport`'s.
+/// The JSON options of `tributary_capture_export`, read straight into the library's `ExportOptions`:
+/// the members are the keywords of Python's `Capture.export` and the options of `tributary export`
+/// (docs/C_API.md). Only checked here; the export itself is `CaptureExport`'s.
 private struct ExportMembers: Decodable {
     static let keys: Set<String> = [
         "source", "channels", "start", "duration", "counts", "time_column", "allow_damage", "replace", "align", "dejitter",
     ]
 
-    var source: UInt32?
-    var channels: String?
-    var start: Double?
-    var duration: Double?
-    var counts: Bool?
-    var timeColumn: Bool?
-    var allowDamage: Bool?
-    var replace: Bool?
-    var align: Bool?
-    var dejitter: Bool?
+    /// What the members say (the format is the call's own argument: see `options(_:)`).
+    private var read = ExportOptions(format: .npy)
 
     init(from decoder: any Decoder) throws {
         let members = try OptionMembers(decoder, known: Self.keys)
-        source = try members.get("source", UInt32.self, "a source id (an integer from 0 to 4294967295)")
-        channels = try members.channels()
-        start = try members.get("start", Double.self, "a time in seconds >= 0")
-        duration = try members.get("duration", Double.self, "a duration in seconds >= 0")
-        counts = try members.get("counts", Bool.self, "true or false")
-        timeColumn = try members.get("time_column", Bool.self, "true or false")
-        allowDamage = try members.get("allow_damage", Bool.self, "true or false")
-        replace = try members.get("replace", Bool.self, "true or false")
-        align = try members.get("align", Bool.self, "true or false")
-        dejitter = try members.get("dejitter", Bool.self, "true or false")
-    }
-
-    /// The library's options for `format`.
-    func options(_ format: InterchangeFormat) throws(APIError) -> ExportOptions {
-        var options = ExportOptions(
-            format: format, source: source, start: start, duration: duration, counts: counts ?? false,
-            timeColumn: timeColumn ?? false, allowDamage: allowDamage ?? false, replace: replace ?? false)
-        options.align = align ?? false
-        options.dejitter = dejitter ?? false
+        read.source = try members.get("source", UInt32.self, "a source id (an integer from 0 to 4294967295)")
+        let channels = try members.channels()
+        read.start = try members.get("start", Double.self, "a time in seconds >= 0")
+        read.duration = try members.get("duration", Double.self, "a duration in seconds >= 0")
+        read.counts = try members.get("counts", Bool.self, "true or false") ?? false
+        read.timeColumn = try members.get("time_column", Bool.self, "true or false") ?? false
+        read.allowDamage = try members.get("allow_damage", Bool.self, "true or false") ?? false
+        read.replace = try members.get("replace", Bool.self, "true or false") ?? false
+        read.align = try members.get("align", Bool.self, "true or false") ?? false
+        read.dejitter = try members.get("dejitter", Bool.self, "true or false") ?? false
         if let channels {
-            do { options.channels = try ChannelSpec(parsing: channels).channels.map { UInt32($0) } } catch {
+            do { read.channels = try ChannelSpec(parsing: channels).channels.map { UInt32($0) } } catch {
                 throw APIError(.argument, "option 'channels': \(error)")
             }
         }
+    }
+
+    /// The library's options for `format`.
+    func options(_ format: InterchangeFormat) -> ExportOptions {
+        var options = read
+        options.format = format
         return options
     }
 }

@@ -41,13 +41,46 @@ extension OptionMembers {
     /// Decodes the options type `T` (whose `init(from:)` reads an `OptionMembers`) from the options
     /// text of a C call; NULL or empty text is the empty object.
     /// - Throws: the `APIError` of a member, else `APIError(.argument)` "the options are not a JSON object".
-    static func decode<T: Decodable>(_ type: T.Type, from text: String?) throws(APIError) -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from text: String?, with decoder: JSONDecoder = JSONDecoder()) throws(APIError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
+            return try decoder.decode(T.self, from: Data((text.flatMap { $0.isEmpty ? nil : $0 } ?? "{}").utf8))
         } catch let error as APIError {
             throw error
         } catch {
             throw APIError(.argument, "the options are not a JSON object: \(error)")
+        }
+    }
+
+    /// Reads the options text of a C call (NULL or empty text is the empty object) with `body`, which
+    /// gets its members (those outside `known` refused) and makes the options from them: options read
+    /// straight into the library's types, without a decodable copy of their members.
+    /// - Throws: the `APIError` of a member or of `body`, else as `decode`.
+    static func read<T>(_ text: String?, known: Set<String>, _ body: @escaping (OptionMembers) throws -> T) throws(APIError) -> T {
+        let decoder = JSONDecoder()
+        decoder.userInfo[Reading.reader] = Reading.Reader(known: known) { try body($0) }
+        guard let options = try decode(Reading.self, from: text, with: decoder).value as? T else {
+            throw APIError(.internal, "the options were not read")
+        }
+        return options
+    }
+
+    /// What `read` decodes: its body's result, made in `init(from:)` from the members.
+    private struct Reading: Decodable {
+        /// The known members and the body, handed to `init(from:)` in the decoder's user info (only
+        /// for the length of one `read`).
+        final class Reader: @unchecked Sendable {
+            let known: Set<String>
+            let body: (OptionMembers) throws -> Any
+            init(known: Set<String>, body: @escaping (OptionMembers) throws -> Any) { (self.known, self.body) = (known, body) }
+        }
+
+        static let reader = CodingUserInfoKey(rawValue: "tributary.options.reader")!
+
+        let value: Any
+
+        init(from decoder: any Decoder) throws {
+            guard let reader = decoder.userInfo[Self.reader] as? Reader else { throw APIError(.internal, "no options reader") }
+            value = try reader.body(try OptionMembers(decoder, known: reader.known))
         }
     }
 }
@@ -59,4 +92,20 @@ func namedValue<T>(_ name: String?, _ parse: (String) -> T?, else message: (Stri
     guard let name else { return nil }
     guard let value = parse(name) else { throw APIError(.argument, message(name)) }
     return value
+}
+
+/// Options a C call gives as a JSON object (`tributary_analyze_*`, `tributary_subscription_open`),
+/// made by `init(_:)` from the members: each read (its type checked) before any is checked further,
+/// as the command's parser does.
+protocol JSONOptions {
+    /// The members the options know; others are refused.
+    static var keys: Set<String> { get }
+    init(_ members: OptionMembers) throws
+}
+
+extension JSONOptions {
+    /// The options of a C call's options text (NULL or empty: every default).
+    init(json text: String?) throws(APIError) {
+        self = try OptionMembers.read(text, known: Self.keys) { members in try Self(members) }
+    }
 }

@@ -198,17 +198,7 @@ public func tributary_source_add(
             }
             names = list
         }
-        let type: PushSourceSpec.SampleType
-        switch CSampleType(rawValue: sampleType) {
-        case .float64: type = .float64
-        case .float32: type = .float32
-        case .int16: type = .int16
-        case .int32: type = .int32
-        case nil:
-            throw APIError(
-                .argument,
-                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
-        }
+        let type = try PushSourceSpec.SampleType(c: sampleType)
         guard lossless == 0 || lossless == 1 else { throw APIError(.argument, "lossless is \(lossless); give 0 (live) or 1 (lossless)") }
         guard rangeMin.isFinite, rangeMax.isFinite, rangeMin < rangeMax else {
             throw APIError(.argument, "range [\(rangeMin), \(rangeMax)]: expected finite range_min < range_max")
@@ -247,6 +237,22 @@ public func tributary_publisher_set_properties(_ publisher: OpaquePointer?, _ so
     }
 }
 
+extension PushSourceSpec.SampleType {
+    /// The sample type a C call names with `sample_type` (TRIBUTARY_FLOAT64, _FLOAT32, _INT16 or _INT32).
+    init(c sampleType: Int32) throws(APIError) {
+        switch CSampleType(rawValue: sampleType) {
+        case .float64: self = .float64
+        case .float32: self = .float32
+        case .int16: self = .int16
+        case .int32: self = .int32
+        case nil:
+            throw APIError(
+                .argument,
+                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
+        }
+    }
+}
+
 /// Publishes one analog block of `channels × samples_per_channel` samples.
 @_cdecl("tributary_source_push")
 public func tributary_source_push(
@@ -258,17 +264,7 @@ public func tributary_source_push(
     let status = guarded("tributary_source_push") {
         let handle = try Handles.lookup(source, as: SourceHandle.self, "source")
         guard let samples else { throw APIError(.argument, "samples is NULL") }
-        let type: PushSourceSpec.SampleType
-        switch CSampleType(rawValue: sampleType) {
-        case .float64: type = .float64
-        case .float32: type = .float32
-        case .int16: type = .int16
-        case .int32: type = .int32
-        case nil:
-            throw APIError(
-                .argument,
-                "sample_type \(sampleType) is not TRIBUTARY_FLOAT64 (1), TRIBUTARY_FLOAT32 (2), TRIBUTARY_INT16 (3) or TRIBUTARY_INT32 (4)")
-        }
+        let type = try PushSourceSpec.SampleType(c: sampleType)
         let order: PushSource.Layout
         switch layout {
         case 0: order = .channelMajor

@@ -50,6 +50,22 @@ private func checkOutput(_ expected: Int, _ given: UInt, _ what: String) throws(
     }
 }
 
+/// Runs one step of a rate change, its error an argument error.
+private func rateStep<T>(_ step: () throws -> T) throws(APIError) -> T {
+    do { return try step() } catch { throw rateError(error) }
+}
+
+/// The arrays of a rate change whose output is `length()` samples long along the axis, once the
+/// caller's `out_length` is checked against it: nil when there is nothing to compute.
+private func outputArrays(
+    _ x: UnsafePointer<Double>?, _ shape: FilterLayout, _ y: UnsafeMutablePointer<Double>?, outLength: UInt, _ what: String,
+    length: () throws -> Int
+) throws(APIError) -> (UnsafePointer<Double>, UnsafeMutablePointer<Double>)? {
+    let n = try rateStep(length)
+    try checkOutput(n, outLength, what)
+    return try arrays(x, shape, y, FilterLayout(outer: shape.outer, length: n, inner: shape.inner))
+}
+
 /// The length along the axis of upfirdn's output: ⌈((length - 1)·up + h_count) / down⌉.
 @_cdecl("tributary_upfirdn_length")
 public func tributary_upfirdn_length(_ hCount: UInt, _ length: UInt, _ up: UInt, _ down: UInt, _ result: UnsafeMutablePointer<UInt>?)
@@ -92,13 +108,12 @@ public func tributary_upfirdn(
         let shape = try arrayLayout(outer, length, inner)
         let u = try factor(up, "up"), d = try factor(down, "down")
         let m = try extensionMode(mode)
-        let n: Int
-        do { n = try RateChange.upfirdnLength(taps: taps, length: shape.length, up: u, down: d) } catch { throw rateError(error) }
-        try checkOutput(n, outLength, "upfirdn")
-        guard let (xp, yp) = try arrays(x, shape, y, FilterLayout(outer: shape.outer, length: n, inner: shape.inner)) else { return }
-        do { try RateChange.upfirdn(h: coefficients, x: xp, y: yp, layout: shape, up: u, down: d, mode: m, cval: cval) } catch {
-            throw rateError(error)
-        }
+        guard
+            let (xp, yp) = try outputArrays(
+                x, shape, y, outLength: outLength, "upfirdn",
+                length: { try RateChange.upfirdnLength(taps: taps, length: shape.length, up: u, down: d) })
+        else { return }
+        try rateStep { try RateChange.upfirdn(h: coefficients, x: xp, y: yp, layout: shape, up: u, down: d, mode: m, cval: cval) }
     }
 }
 
@@ -130,13 +145,12 @@ public func tributary_resample_poly(
             }
             filter = .design(shape)
         }
-        let n: Int
-        do { n = try RateChange.resampleLength(length: shape.length, up: u, down: d) } catch { throw rateError(error) }
-        try checkOutput(n, outLength, "resample_poly")
-        guard let (xp, yp) = try arrays(x, shape, y, FilterLayout(outer: shape.outer, length: n, inner: shape.inner)) else { return }
-        do { try RateChange.resamplePoly(x: xp, y: yp, layout: shape, up: u, down: d, window: filter, mode: m, cval: cval) } catch {
-            throw rateError(error)
-        }
+        guard
+            let (xp, yp) = try outputArrays(
+                x, shape, y, outLength: outLength, "resample_poly",
+                length: { try RateChange.resampleLength(length: shape.length, up: u, down: d) })
+        else { return }
+        try rateStep { try RateChange.resamplePoly(x: xp, y: yp, layout: shape, up: u, down: d, window: filter, mode: m, cval: cval) }
     }
 }
 

@@ -6,7 +6,7 @@ import TributaryWire
 
 /// The options of `tributary_subscription_open`: a JSON object with the connection and filter options
 /// of `tributary subscribe` (docs/C_API.md).
-struct SubscriptionSettings {
+struct SubscriptionSettings: JSONOptions {
     var timeout: Double = 10
     var description = "libtributary"
     var analogFilter: AnalogFilterRequest?
@@ -22,73 +22,55 @@ struct SubscriptionSettings {
         "curve_key", "capacity", "decimate", "decimate_ftype", "lowpass", "lowpass_order",
     ]
 
-    private struct Raw: Decodable {
-        var timeout: Double?
-        var description: String?
-        var channels: String?
+    init(_ members: OptionMembers) throws {
+        func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
+        let timeout = try get("timeout", Double.self, "a number of seconds")
+        let description = try get("description", String.self, "a string")
+        let channels = try members.channels()
         var sources: [UInt32]?
-        var arrayFilters: [String]?
-        var curveServerKey: String?
-        var curveKey: String?
-        var capacity: Int?
-        var decimate: Int?
-        var decimateFtype: String?
-        var lowpass: Double?
-        var lowpassOrder: Int?
-
-        init(from decoder: any Decoder) throws {
-            let members = try OptionMembers(decoder, known: SubscriptionSettings.keys)
-            func get<T: Decodable>(_ name: String, _ type: T.Type, _ what: String) throws -> T? { try members.get(name, type, what) }
-            timeout = try get("timeout", Double.self, "a number of seconds")
-            description = try get("description", String.self, "a string")
-            channels = try members.channels()
-            if let list = try? get("sources", [UInt32].self, "") {
-                sources = list
-            } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
-                let ids = text.split(separator: ",", omittingEmptySubsequences: false).map {
-                    UInt32($0.trimmingCharacters(in: .whitespaces))
-                }
-                guard ids.allSatisfy({ $0 != nil }) else {
-                    throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids")
-                }
-                sources = ids.map { $0! }
+        if let list = try? get("sources", [UInt32].self, "") {
+            sources = list
+        } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
+            let ids = text.split(separator: ",", omittingEmptySubsequences: false).map {
+                UInt32($0.trimmingCharacters(in: .whitespaces))
             }
-            arrayFilters = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
-            curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
-            curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
-            capacity = try get("capacity", Int.self, "an integer")
-            decimate = try get("decimate", Int.self, "an integer from 2 to 1048576")
-            decimateFtype = try get("decimate_ftype", String.self, "\"iir\" or \"fir\"")
-            lowpass = try get("lowpass", Double.self, "a frequency in Hz")
-            lowpassOrder = try get("lowpass_order", Int.self, "an integer from 1 to 16")
+            guard ids.allSatisfy({ $0 != nil }) else {
+                throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids")
+            }
+            sources = ids.map { $0! }
         }
-    }
-
-    init(json text: String?) throws(APIError) {
-        let raw = try OptionMembers.decode(Raw.self, from: text)
-        if let t = raw.timeout {
+        let arrayFilterTexts = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
+        let curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
+        let curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
+        let capacity = try get("capacity", Int.self, "an integer")
+        let signal = SignalFilterMembers(
+            decimate: try get("decimate", Int.self, "an integer from 2 to 1048576"),
+            decimateFtype: try get("decimate_ftype", String.self, "\"iir\" or \"fir\""),
+            lowpass: try get("lowpass", Double.self, "a frequency in Hz"),
+            lowpassOrder: try get("lowpass_order", Int.self, "an integer from 1 to 16"))
+        if let t = timeout {
             guard t > 1, t.isFinite else { throw APIError(.argument, "timeout must be more than 1 second") }
-            timeout = t
+            self.timeout = t
         }
-        if let d = raw.description { description = d }
-        if let c = raw.capacity {
+        if let d = description { self.description = d }
+        if let c = capacity {
             guard c >= 1, c <= 1 << 20 else { throw APIError(.argument, "capacity must be 1 to 1048576 packages") }
-            capacity = c
+            self.capacity = c
         }
-        if let s = raw.sources {
+        if let s = sources {
             // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), as in the CLI's --sources.
             guard !s.isEmpty else {
                 throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)")
             }
-            sources = s
+            self.sources = s
         }
-        if let channels = raw.channels {
-            let query = channels + (sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
+        if let channels {
+            let query = channels + (self.sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
             do { analogFilter = try AnalogFilterRequest(query: query) } catch {
                 throw APIError(.argument, "channels '\(channels)': \(error)")
             }
         }
-        for text in raw.arrayFilters ?? [] {
+        for text in arrayFilterTexts ?? [] {
             guard let colon = text.firstIndex(of: ":"),
                 let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] })
             else {
@@ -99,27 +81,35 @@ struct SubscriptionSettings {
                 throw APIError(.argument, "array filter '\(text)': \(error)")
             }
         }
-        signalFilter = try Self.signalFilter(raw)
-        if let serverKeyPath = raw.curveServerKey {
+        signalFilter = try Self.signalFilter(signal)
+        if let serverKeyPath = curveServerKey {
             do {
                 let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
                 let keys =
-                    try raw.curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
+                    try curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
                     ?? ZMQCurveKeyPair.generate()
                 curve = SubjectCurve(serverKey: serverKey, keys: keys)
             } catch {
                 throw APIError(.argument, "\(error)")
             }
-        } else if raw.curveKey != nil {
+        } else if curveKey != nil {
             throw APIError(.argument, "curve_key needs curve_server_key")
         }
     }
 }
 
+/// The members `decimate`, `decimate_ftype`, `lowpass` and `lowpass_order` as read.
+struct SignalFilterMembers {
+    var decimate: Int?
+    var decimateFtype: String?
+    var lowpass: Double?
+    var lowpassOrder: Int?
+}
+
 extension SubscriptionSettings {
     /// `decimate`, `decimate_ftype`, `lowpass`, `lowpass_order` as one signal-filter request
     /// (docs/PROTOCOL.md §6.2), each field checked by the wire's own rules; nil when none is given.
-    private static func signalFilter(_ raw: Raw) throws(APIError) -> SignalFilterRequest? {
+    private static func signalFilter(_ raw: SignalFilterMembers) throws(APIError) -> SignalFilterRequest? {
         if raw.decimate == nil && raw.lowpass == nil {
             guard raw.decimateFtype == nil, raw.lowpassOrder == nil else {
                 throw APIError(.argument, "decimate_ftype needs decimate, lowpass_order needs lowpass")
@@ -420,6 +410,18 @@ public func tributary_subscription_next(
     }
 }
 
+/// Runs `body` on the analog block `next` handed out last, the subscription locked meanwhile.
+/// - Throws: `APIError(.type)` when that package is not analog data, and what `body` throws.
+private func withCurrentAnalog(_ subscription: OpaquePointer?, _ body: (AnalogView) throws -> Void) throws {
+    let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
+    handle.lock.lock()
+    defer { handle.lock.unlock() }
+    guard case .analog(let view)? = handle.current?.content else {
+        throw APIError(.type, "the current package is not analog data")
+    }
+    try body(view)
+}
+
 /// The analog block `next` handed out last, in place: a pointer to its samples (channel-major, the
 /// stored type) valid until the next call of `next` or `close`.
 @_cdecl("tributary_subscription_analog")
@@ -429,16 +431,12 @@ public func tributary_subscription_analog(
     _ samplesPerChannel: UnsafeMutablePointer<UInt64>?
 ) -> Int32 {
     guarded("tributary_subscription_analog") {
-        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
-        handle.lock.lock()
-        defer { handle.lock.unlock() }
-        guard case .analog(let view)? = handle.current?.content else {
-            throw APIError(.type, "the current package is not analog data")
+        try withCurrentAnalog(subscription) { view in
+            samples?.pointee = view.withSampleBytes { $0.baseAddress }
+            sampleType?.pointee = CSampleType(view.format).rawValue
+            channels?.pointee = UInt32(view.channelCount)
+            samplesPerChannel?.pointee = UInt64(view.sampleCount)
         }
-        samples?.pointee = view.withSampleBytes { $0.baseAddress }
-        sampleType?.pointee = CSampleType(view.format).rawValue
-        channels?.pointee = UInt32(view.channelCount)
-        samplesPerChannel?.pointee = UInt64(view.sampleCount)
     }
 }
 
@@ -450,33 +448,29 @@ public func tributary_subscription_analog_copy(
     _ bufferBytes: UInt
 ) -> Int32 {
     guarded("tributary_subscription_analog_copy") {
-        let handle = try Handles.lookup(subscription, as: SubscriptionHandle.self, "subscription")
-        handle.lock.lock()
-        defer { handle.lock.unlock() }
-        guard case .analog(let view)? = handle.current?.content else {
-            throw APIError(.type, "the current package is not analog data")
-        }
-        guard let type = CSampleType(rawValue: sampleType) else {
-            throw APIError(.argument, "sample_type \(sampleType) is not 1, 2, 3 or 4")
-        }
-        guard type == .float64 || type == CSampleType(view.format) else {
-            throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
-        }
-        let size = type.size
-        let n = view.channelCount * view.sampleCount
-        guard UInt(n * size) <= bufferBytes else {
-            throw APIError(
-                .buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
-        }
-        if n == 0 { return }
-        guard let buffer else { throw APIError(.argument, "buffer is NULL") }
-        if type != .float64 || view.format == .float64 {
-            view.withSampleBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: n * size) }
-            return
-        }
-        let d = buffer.assumingMemoryBound(to: Double.self)
-        for c in 0..<view.channelCount {
-            view.copyValues(channel: c, into: UnsafeMutableBufferPointer(start: d + c * view.sampleCount, count: view.sampleCount))
+        try withCurrentAnalog(subscription) { view in
+            guard let type = CSampleType(rawValue: sampleType) else {
+                throw APIError(.argument, "sample_type \(sampleType) is not 1, 2, 3 or 4")
+            }
+            guard type == .float64 || type == CSampleType(view.format) else {
+                throw APIError(.type, "the block stores \(view.format); copy it as float64 or as \(view.format)")
+            }
+            let size = type.size
+            let n = view.channelCount * view.sampleCount
+            guard UInt(n * size) <= bufferBytes else {
+                throw APIError(
+                    .buffer, "the buffer has \(bufferBytes) bytes; \(view.channelCount) × \(view.sampleCount) samples need \(n * size)")
+            }
+            if n == 0 { return }
+            guard let buffer else { throw APIError(.argument, "buffer is NULL") }
+            if type != .float64 || view.format == .float64 {
+                view.withSampleBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: n * size) }
+                return
+            }
+            let d = buffer.assumingMemoryBound(to: Double.self)
+            for c in 0..<view.channelCount {
+                view.copyValues(channel: c, into: UnsafeMutableBufferPointer(start: d + c * view.sampleCount, count: view.sampleCount))
+            }
         }
     }
 }

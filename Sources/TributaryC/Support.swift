@@ -1,3 +1,4 @@
+import CTributary
 import Foundation
 import TributaryWire
 
@@ -6,35 +7,25 @@ import TributaryWire
 // `guarded`, so no Swift error crosses the boundary; arguments are validated before use, so nothing
 // traps on a caller's mistake (a NULL pointer, an unknown or closed handle, an index out of range).
 
-/// The status codes of include/tributary.h (`TRIBUTARY_OK`, `TRIBUTARY_E_…`); keep both in step.
-enum Status: Int32 {
-    case ok = 0
-    /// A NULL pointer where one is required, or a value outside its domain (bad options, bad sample type).
-    case argument = 1
-    /// NULL, unknown or already closed handle, or a handle of another kind.
-    case handle = 2
-    /// A source, channel or sample range that the data does not have.
-    case range = 3
-    /// The operating system refused (cannot open, read or connect).
-    case io = 4
-    /// Not a capture, or a damaged one, or data that cannot be presented as asked.
-    case format = 5
-    /// The sample type asked for is not the stored one (e.g. int16 counts of float64 data).
-    case type = 6
-    /// The analysis could not be done (no analog data, a channel missing, too few samples, …).
-    case analysis = 7
-    /// Nothing arrived within the timeout (not a failure of the subscription).
-    case timeout = 8
-    /// No more packages: the end of a capture, or a closed subscription.
-    case end = 9
-    /// The publisher reported an SCCT error package (its code is in the package).
-    case scct = 10
-    /// A caller buffer is too small.
-    case buffer = 11
-    /// A live source's block (or a message) was not taken: the publisher's queue was full (counted).
-    case dropped = 12
-    /// A bug in Tributary: please report it with the message.
-    case `internal` = 99
+/// A status code of include/tributary.h (`TRIBUTARY_OK`, `TRIBUTARY_E_…`), taken from the header,
+/// which declares and documents each once.
+struct Status: Equatable, Sendable {
+    let rawValue: Int32
+
+    static let ok = Status(rawValue: TRIBUTARY_OK)
+    static let argument = Status(rawValue: TRIBUTARY_E_ARGUMENT)
+    static let handle = Status(rawValue: TRIBUTARY_E_HANDLE)
+    static let range = Status(rawValue: TRIBUTARY_E_RANGE)
+    static let io = Status(rawValue: TRIBUTARY_E_IO)
+    static let format = Status(rawValue: TRIBUTARY_E_FORMAT)
+    static let type = Status(rawValue: TRIBUTARY_E_TYPE)
+    static let analysis = Status(rawValue: TRIBUTARY_E_ANALYSIS)
+    static let timeout = Status(rawValue: TRIBUTARY_E_TIMEOUT)
+    static let end = Status(rawValue: TRIBUTARY_E_END)
+    static let scct = Status(rawValue: TRIBUTARY_E_SCCT)
+    static let buffer = Status(rawValue: TRIBUTARY_E_BUFFER)
+    static let dropped = Status(rawValue: TRIBUTARY_E_DROPPED)
+    static let `internal` = Status(rawValue: TRIBUTARY_E_INTERNAL)
 }
 
 /// A failure of a C-interface call: its status and the message `tributary_last_error` returns.
@@ -155,6 +146,26 @@ public func tributary_version() -> UnsafePointer<CChar> { UnsafePointer(versionT
 /// The C API's version: TRIBUTARY_API_VERSION of the header the library was built with.
 @_cdecl("tributary_api_version")
 public func tributary_api_version() -> Int32 { 1 }
+
+/// The declared kinds' names as C strings that live as long as the process, indexed by kind number.
+nonisolated(unsafe) private let kindNames: [UnsafeMutablePointer<CChar>?] = (0...255).map { number in
+    FrameKind.name(ofNumber: UInt8(number)).map { strdup($0)! }
+}
+
+/// The name of a package kind ("analog", "analog-filter", "keepalive", …; static, never freed):
+/// TributaryWire's `FrameKind` and `ExtensionKind`, the one vocabulary the header's TRIBUTARY_KIND_*
+/// and Python follow. E_ARGUMENT for a number that is no declared kind, or a NULL `name`.
+@_cdecl("tributary_kind_name")
+public func tributary_kind_name(_ kind: Int32, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_kind_name") {
+        let result = try out(name, "name")
+        result.pointee = nil
+        guard (0...255).contains(kind), let text = kindNames[Int(kind)] else {
+            throw APIError(.argument, "kind \(kind) is no declared package kind (docs/PROTOCOL.md §2.2)")
+        }
+        result.pointee = UnsafePointer(text)
+    }
+}
 
 /// The message of the last failed call on the calling thread ("" if none); valid until the next
 /// failing call on this thread. Never NULL.

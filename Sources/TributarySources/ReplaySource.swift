@@ -257,19 +257,23 @@ public final class ReplaySource: Source {
         // properties frame that follows it is sent too (the welcome's are announced with the welcome).
         var followsChange = false
         do {
+            /// `frame` flagged as replayed (its filter id cleared), once its recorded time is due.
+            func replayedWhenDue(_ frame: Frame) -> Frame {
+                if let due = clock.deadline(forRecordedTime: frame.header.timestampNs, start: start) {
+                    sink.sleep(untilMonotonicNanoseconds: due)
+                }
+                var header = frame.header
+                header.flags.insert(.replayed)
+                header.filterID = 0
+                return frame.withHeader(header)
+            }
             func replay(_ frame: Frame) throws {
                 if sink.isCancelled { throw Cancelled() }
                 let kind = frame.header.kind
                 if frame.header.sourceID == 0 && info.id != 0 {
                     guard Self.sourceZeroKinds.contains(kind) else { return }
-                    if let due = clock.deadline(forRecordedTime: frame.header.timestampNs, start: start) {
-                        sink.sleep(untilMonotonicNanoseconds: due)
-                    }
-                    var header = frame.header
-                    header.flags.insert(.replayed)
-                    header.filterID = 0
                     // Not through sink.publish, which stamps this source's id: the package keeps id 0.
-                    guard sink.publishAsPublisher(frame.withHeader(header)) else { throw Cancelled() }
+                    guard sink.publishAsPublisher(replayedWhenDue(frame)) else { throw Cancelled() }
                     progressState.withLock { $0.framesPublished += 1 }
                     return
                 }
@@ -283,13 +287,7 @@ public final class ReplaySource: Source {
                     progressState.withLock { $0.framesSkipped += 1 }
                     return
                 }
-                if let due = clock.deadline(forRecordedTime: frame.header.timestampNs, start: start) {
-                    sink.sleep(untilMonotonicNanoseconds: due)
-                }
-                var header = frame.header
-                header.flags.insert(.replayed)
-                header.filterID = 0
-                guard sink.publish(frame.withHeader(header)) else { throw Cancelled() }
+                guard sink.publish(replayedWhenDue(frame)) else { throw Cancelled() }
                 if let changed {
                     current = changed
                     followsChange = true

@@ -12,30 +12,23 @@ file PCM never overruns); the gap they declare is tested in Swift (InterleavedBl
 """
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import unittest
 
 import numpy as np
 
-from tool_process import TIMEOUT, TRIBUTARY, Serve
+from tool_process import TIMEOUT, RecordedSourceTest, Serve
 
 SYSTEM_ALSA_CONF = "/usr/share/alsa/alsa.conf"
 
 
-class AlsaSource(unittest.TestCase):
+class AlsaSource(RecordedSourceTest, unittest.TestCase):
+    directory_prefix = "tributary-alsa-"
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tributary-alsa-")
+        super().setUp()
         self.env = dict(os.environ, ALSA_CONFIG_PATH=f"{SYSTEM_ALSA_CONF}:{self.path('asound.conf')}")
         self.pcms = []
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
 
     def file_pcm(self, name, interleaved):
         """Defines capture PCM `name` reading the bytes of `interleaved` (samples, channels) and returns `name`."""
@@ -48,36 +41,23 @@ class AlsaSource(unittest.TestCase):
             f.write("".join(self.pcms))
         return name
 
-    def run_tool(self, *args):
-        return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=60, env=self.env)
-
     def publish_and_record(self, spec, *serve_args):
         """`serve --alsa SPEC` recorded by `record` until the source ends; returns serve's stdout lines,
         its stderr, record's result and the capture."""
         serve = Serve("--alsa", spec, "--linger", "0.5", *serve_args, env=self.env)
         capture = self.path("alsa.tcap")
-        recorder = {}
-        thread = threading.Thread(target=lambda: recorder.update(result=self.run_tool("record", serve.address, "--api-key", "k", "--out", capture)))
-        thread.start()
-        try:
-            serve.process.wait(timeout=TIMEOUT)
-        finally:
-            thread.join(timeout=60)
-            errors = serve.stop(kill_if_hung=True)
-        self.assertEqual(serve.process.returncode, 0, errors)
-        out = []
-        while not serve.lines.empty():
-            out.append(serve.lines.get())
-        self.assertEqual(recorder["result"].returncode, 0, recorder["result"].stderr)
-        return serve.seen + out, errors, recorder["result"], capture
+        lines, errors, recorded = self.record_until_the_source_ends(serve, capture)
+        self.assertEqual(recorded.returncode, 0, recorded.stderr)
+        return lines, errors, recorded, capture
 
-    def export(self, capture, *options):
-        out = self.path("out.npy")
-        if os.path.exists(out):
-            os.remove(out)
-        result = self.run_tool("export", capture, "--format", "npy", "--out", out, *options)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        return np.load(out)
+    def assert_refused(self, cases):
+        """Each `serve --alsa SPEC` of `cases` is a usage error (2) whose message contains the case's text."""
+        for spec, message in cases.items():
+            with self.subTest(spec=spec):
+                result = self.run_tool("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--alsa", spec)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn("option --alsa", result.stderr)
+                self.assertIn(message, result.stderr)
 
     def test_s16_counts_with_scale_are_recorded_bit_exact(self):
         rng = np.random.default_rng(1)
@@ -89,14 +69,7 @@ class AlsaSource(unittest.TestCase):
         self.assertTrue(any("source 3 'Mic': sound card 'mic', 2 channels at 8000 S/s, S16_LE, 100 samples per frame, lossless" in line
                             for line in lines), lines)
         self.assertTrue(any(line.startswith("capture complete (source 3): 101 frames, 10050 samples per channel") for line in lines), lines)
-        got = self.export(capture, "--counts")
-        self.assertEqual(got.dtype, np.int16)
-        np.testing.assert_array_equal(got, counts)
-        with open(self.path("out.npy.json")) as f:
-            sidecar = json.load(f)
-        self.assertEqual((sidecar["sample_rate"], sidecar["device_name"]), (8000, "Mic"))
-        self.assertEqual((sidecar["scale"], sidecar["offset"], sidecar["units"]), ([0.001] * 2, [0.5] * 2, ["Pa"] * 2))
-        np.testing.assert_array_equal(self.export(capture), counts.astype(np.float64) * 0.001 + 0.5)
+        self.assert_counts_recorded(capture, counts, rate=8000, name="Mic", scale=0.001, offset=0.5, unit="Pa")
 
     def test_default_scale_is_a_fraction_of_full_scale(self):
         counts = np.array([[-32768, 32767, 0, 1, -1] * 100], dtype=np.int16)
@@ -200,12 +173,7 @@ class AlsaSource(unittest.TestCase):
             "integers,format=FLOAT_LE": "ALSA device 'integers' does not deliver format FLOAT_LE; it offers S8, U8, S16_LE",
             "two,channels=3": "ALSA device 'two' does not capture 3 channels; it takes 2...2",
         }
-        for spec, message in cases.items():
-            with self.subTest(spec=spec):
-                result = self.run_tool("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--alsa", spec)
-                self.assertEqual(result.returncode, 2, result.stderr)
-                self.assertIn("option --alsa", result.stderr)
-                self.assertIn(message, result.stderr)
+        self.assert_refused(cases)
 
     def test_bad_specs_are_usage_errors(self):
         pcm = self.file_pcm("tone", np.zeros((100, 2), dtype="<i2"))
@@ -220,12 +188,7 @@ class AlsaSource(unittest.TestCase):
             f"{pcm},samples=0": "samples=0",
             f"{pcm},channels=4000,block=16777216": "more than the format's limit",
         }
-        for spec, message in cases.items():
-            with self.subTest(spec=spec):
-                result = self.run_tool("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--alsa", spec)
-                self.assertEqual(result.returncode, 2, result.stderr)
-                self.assertIn("option --alsa", result.stderr)
-                self.assertIn(message, result.stderr)
+        self.assert_refused(cases)
         result = self.run_tool("serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--alsa", f"{pcm},id=1", "--simulate", "id=1")
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("source id 1 is taken", result.stderr)

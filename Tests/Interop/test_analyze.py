@@ -6,33 +6,23 @@ Tolerances: stats and Welch 1e-9 relative (Welch on a tone: 1e-9 of the PSD's ma
 because bins 200 dB below the peak hold only FFT rounding); measurements as in the acceptance criteria.
 """
 import json
-import os
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 from scipy import signal
 
-BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+from tool_process import TRIBUTARY as BIN, ScratchDirectory, analyze_json as run_json, tool
 
 
 def run(*args, expect=0):
-    proc = subprocess.run([BIN, "analyze", *map(str, args)], capture_output=True, text=True, timeout=120)
-    if proc.returncode != expect:
-        raise AssertionError(f"exit {proc.returncode} (expected {expect}): {proc.stderr}")
-    return proc
+    return tool("analyze", *args, expect=expect)
 
 
-def run_json(*args):
-    out = run(*args, "--json").stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-class AnalyzeInterop(unittest.TestCase):
+class AnalyzeInterop(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
+        super().setUpClass()
         rng = np.random.default_rng(1234)
         cls.random = rng.normal(0.3, 2.0, size=(4, 20_000))
         cls.random[2] += 1e6  # a large offset: the one-pass statistics must stay stable
@@ -46,14 +36,6 @@ class AnalyzeInterop(unittest.TestCase):
         ])
         cls.tone_path = cls.path("tone.npy")
         np.save(cls.tone_path, cls.tone)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    @classmethod
-    def path(cls, name):
-        return os.path.join(cls.tmp.name, name)
 
     def assert_close(self, actual, expected, rtol, atol=0.0, what=""):
         actual = np.asarray(actual, dtype=float)

@@ -5,35 +5,23 @@ unrelated noise) is analysed by the release binary named by TRIBUTARY; its JSON 
 with scipy.signal.spectrogram, coherence, csd and welch on the same samples (1e-12 relative to each
 array's largest value), and the plots, usage errors and the record limit's message are checked.
 """
-import json
 import os
-import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 from scipy import signal
 
-BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+from tool_process import ScratchDirectory, analyze_json, tool as tributary
+
 RATE = 2000.0
 
 
-def tributary(*args, expect=0):
-    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
-    if proc.returncode != expect:
-        raise AssertionError(f"tributary {' '.join(map(str, args))}: exit {proc.returncode} (expected {expect}): {proc.stderr}")
-    return proc
 
 
-def analyze_json(*args):
-    out = tributary("analyze", *args, "--json").stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-class AnalyzeSpectralInterop(unittest.TestCase):
+class AnalyzeSpectralInterop(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
+        super().setUpClass()
         rng = np.random.default_rng(42)
         x = rng.standard_normal(30_001)  # an odd length
         b, a = signal.butter(4, 0.15)
@@ -41,14 +29,10 @@ class AnalyzeSpectralInterop(unittest.TestCase):
         t = np.arange(x.size) / RATE
         chirp = signal.chirp(t, 10, t[-1], 900) + 0.01 * rng.standard_normal(x.size)
         cls.data = np.vstack([x, y, chirp])
-        npy = os.path.join(cls.tmp.name, "in.npy")
+        npy = os.path.join(cls.directory, "in.npy")
         np.save(npy, cls.data)
-        cls.capture = os.path.join(cls.tmp.name, "in.tcap")
+        cls.capture = os.path.join(cls.directory, "in.tcap")
         tributary("import", npy, "--rate", RATE, "--out", cls.capture)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def close(self, got, want, rtol=1e-12):
         got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
@@ -118,7 +102,7 @@ class AnalyzeSpectralInterop(unittest.TestCase):
                             (("--transfer", 0), ["Magnitude (dB)", "Phase (degrees)", "Coherence", "H2"]),
                             (("--coherence", 0, "--welch", 512), ["Coherence"])]:
             with self.subTest(args=args):
-                svg = os.path.join(self.tmp.name, "plot.svg")
+                svg = os.path.join(self.directory, "plot.svg")
                 tributary("analyze", self.capture, *args, "--plot", svg)
                 with open(svg) as f:
                     text = f.read()

@@ -2,29 +2,26 @@
 import json
 import os
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 from scipy.io import wavfile
 
-TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
+from tool_process import TRIBUTARY, ScratchTest, tool
 
 
 def run(*args):
-    result = subprocess.run([TRIBUTARY, *args], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise AssertionError(f"tributary {' '.join(args)} failed ({result.returncode}): {result.stderr}")
-    return result.stdout
+    return tool(*args).stdout
 
 
-class CaptureInteropTests(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
+class CaptureInteropTests(ScratchTest, unittest.TestCase):
+    def imported_and_exported_as_wav(self, name, array, rate):
+        """`array` saved as NAME.npy, imported at `rate` into NAME.tcap and exported to NAME.wav, as
+        scipy reads it: (rate, data)."""
+        np.save(self.path(f"{name}.npy"), array)
+        run("import", self.path(f"{name}.npy"), "--rate", str(rate), "--out", self.path(f"{name}.tcap"))
+        run("export", self.path(f"{name}.tcap"), "--format", "wav", "--out", self.path(f"{name}.wav"))
+        return wavfile.read(self.path(f"{name}.wav"))
 
     def roundtrip_npy(self, array):
         np.save(self.path("in.npy"), array)
@@ -66,10 +63,7 @@ class CaptureInteropTests(unittest.TestCase):
 
     def test_wav_export_reads_with_scipy(self):
         counts = (np.arange(2 * 8000).reshape(2, 8000) % 2000 - 1000).astype(np.int16)
-        np.save(self.path("c.npy"), counts)
-        run("import", self.path("c.npy"), "--rate", "8000", "--out", self.path("c.tcap"))
-        run("export", self.path("c.tcap"), "--format", "wav", "--out", self.path("c.wav"))
-        rate, data = wavfile.read(self.path("c.wav"))
+        rate, data = self.imported_and_exported_as_wav("c", counts, 8000)
         self.assertEqual(rate, 8000)
         self.assertEqual(data.dtype, np.int16)
         np.testing.assert_array_equal(data.T, counts)
@@ -83,10 +77,7 @@ class CaptureInteropTests(unittest.TestCase):
     def test_float64_wav_and_csv_exact(self):
         rng = np.random.default_rng(10)
         a = rng.normal(size=(3, 4000))
-        np.save(self.path("f.npy"), a)
-        run("import", self.path("f.npy"), "--rate", "48000", "--out", self.path("f.tcap"))
-        run("export", self.path("f.tcap"), "--format", "wav", "--out", self.path("f.wav"))
-        rate, data = wavfile.read(self.path("f.wav"))
+        rate, data = self.imported_and_exported_as_wav("f", a, 48000)
         self.assertEqual(rate, 48000)
         self.assertEqual(data.dtype, np.float64)
         np.testing.assert_array_equal(data.T, a)
@@ -132,16 +123,9 @@ class CaptureInteropTests(unittest.TestCase):
         self.assertGreater(part.shape[1], 0)
 
 
-class CaptureSpecInteropTests(unittest.TestCase):
+class CaptureSpecInteropTests(ScratchTest, unittest.TestCase):
     """Captures written by hand from docs/CAPTURE.md (capture_spec.py, chunks stored with codec 0)
     must be read by tributary exactly: the per-channel regrouping of §4.3 included."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
 
     def export(self, data, source, *options):
         with open(self.path("spec.tcap"), "wb") as f:

@@ -7,14 +7,13 @@ import datetime
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 
 from test_transport_cli import TIMEOUT, TRIBUTARY
+from tool_process import ScratchDirectory
 
 
 def run(*args, env=None):
@@ -29,23 +28,17 @@ def iso_utc(ns):
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{fraction:09d}Z"
 
 
-class ToolOutput(unittest.TestCase):
+class ToolOutput(ScratchDirectory, unittest.TestCase):
+    directory_prefix = "tributary-output-"
+
     @classmethod
     def setUpClass(cls):
-        cls.directory = tempfile.mkdtemp(prefix="tributary-output-")
+        super().setUpClass()
         t = np.arange(4000) / 1000
         np.save(cls.path("two.npy"), np.vstack([np.sin(2 * np.pi * 50 * t), 0.1 * np.sin(2 * np.pi * 120 * t)]))
         np.save(cls.path("one.npy"), np.sin(2 * np.pi * 5 * np.arange(500) / 1000))
         run("import", cls.path("two.npy"), "--rate", 1000, "--out", cls.path("two.tcap"), "--unit", "mV", "--source-name", "Bench DAQ")
         run("import", cls.path("one.npy"), "--rate", 1000, "--out", cls.path("one.tcap"))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.directory, ignore_errors=True)
-
-    @classmethod
-    def path(cls, name):
-        return os.path.join(cls.directory, name)
 
     def test_inspect_gives_iso_times_in_utc_and_local_time(self):
         info = json.loads(run("inspect", self.path("two.tcap"), "--json").stdout)

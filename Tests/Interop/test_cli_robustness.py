@@ -21,12 +21,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wire_spec as w  # noqa: E402
+from tool_process import ScratchDirectory  # noqa: E402
 
 TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 20  # seconds any one command may take
@@ -92,10 +92,12 @@ class Server:
         return "".join(self.lines)
 
 
-class CLIRobustnessTests(unittest.TestCase):
+class CLIRobustnessTests(ScratchDirectory, unittest.TestCase):
+    directory_prefix = "tributary-robust-"
+
     @classmethod
     def setUpClass(cls):
-        cls.directory = tempfile.mkdtemp(prefix="tributary-robust-")
+        super().setUpClass()
         # A frame file of two sources, written from the spec: source 2 (int16) comes first, then
         # source 1 (float64); each has 4 channels; plus a message and an XML frame with hostile text.
         def config(rate):
@@ -118,14 +120,6 @@ class CLIRobustnessTests(unittest.TestCase):
         cls.big = cls.path("big.frames")
         with open(cls.big, "wb") as out:
             out.write(b"".join(w.frame("message", w.message(1, f"line {i}"), sequence=i) for i in range(20_000)))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.directory, ignore_errors=True)
-
-    @classmethod
-    def path(cls, name):
-        return os.path.join(cls.directory, name)
 
     def assertUsageError(self, result, *needles):
         self.assertEqual(result.returncode, 2, f"stdout {result.stdout!r} stderr {result.stderr!r}")

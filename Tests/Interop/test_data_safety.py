@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_transport_cli import DEVICE_1, Server  # noqa: E402
+from tool_process import ScratchTest  # noqa: E402
 
 TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 30  # seconds any one command may take
@@ -68,16 +69,7 @@ def records(data):
     return out
 
 
-class Files(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir.name, name)
-
+class Files(ScratchTest, unittest.TestCase):
     def read(self, name):
         with open(self.path(name), "rb") as f:
             return f.read()
@@ -124,7 +116,7 @@ class RecordTests(Files):
         result = run("record", self.server.address, "--api-key", "wrong", "--out", self.path("good.tcap"), "--force", "--duration", 1)
         self.assertNotEqual(result.returncode, 0)
         self.assertEqual(self.read("good.tcap"), good)
-        self.assertEqual(sorted(os.listdir(self.dir.name)), ["good.tcap", "in.npy"])
+        self.assertEqual(sorted(os.listdir(self.directory)), ["good.tcap", "in.npy"])
 
     def test_force_into_a_directory_fails_before_connecting(self):
         os.mkdir(self.path("dir"))
@@ -249,7 +241,7 @@ class SameFileTests(Files):
 
     def spellings(self, name):
         os.symlink(self.path(name), self.path("link-" + name))
-        return [self.path(name), os.path.join(self.dir.name, ".", name), self.path("link-" + name)]
+        return [self.path(name), os.path.join(self.directory, ".", name), self.path("link-" + name)]
 
     def test_import_refuses_to_write_over_its_input(self):
         self.capture("x.tcap", channels=2, samples=1000)
@@ -261,7 +253,7 @@ class SameFileTests(Files):
                 self.assertEqual(result.returncode, 1, (out, result.stderr))
                 self.assertIn("is the input", result.stderr)
                 self.assertEqual(self.read(name), before, out)
-        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+        self.assertEqual([n for n in os.listdir(self.directory) if "partial" in n], [])
 
     def test_filter_refuses_to_write_over_its_input(self):
         self.capture("x.tcap", channels=2, samples=1000)
@@ -271,7 +263,7 @@ class SameFileTests(Files):
             self.assertEqual(result.returncode, 1, (out, result.stderr))
             self.assertIn("is the input", result.stderr)
             self.assertEqual(self.read("x.tcap"), before, out)
-        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+        self.assertEqual([n for n in os.listdir(self.directory) if "partial" in n], [])
 
     def test_export_refuses_to_write_over_its_input_or_its_sidecar(self):
         np.save(self.path("c.npy"), np.arange(40, dtype=np.int16).reshape(2, 20))
@@ -385,7 +377,7 @@ class ExportAndRepairTests(Files):
         self.assertIn("is the capture being exported", result.stderr)
         ok("export", path, "--format", "npy", "--out", self.path("existing.npy"), "--force")
         self.assertEqual(np.load(self.path("existing.npy")).shape, (2, 50))
-        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+        self.assertEqual([n for n in os.listdir(self.directory) if "partial" in n], [])
 
     def test_a_truncated_capture_is_exit_3_unless_allowed(self):
         a = self.capture("x.tcap")
@@ -484,7 +476,7 @@ class ExportAndRepairTests(Files):
         self.assertEqual(self.read("x.tcap"), before)
         result = ok("repair", self.path("x.tcap"), "--force")
         self.assertIn("no damage", result.stdout)
-        self.assertEqual(sorted(os.listdir(self.dir.name)), ["in.npy", "other.tcap", "x.tcap"])
+        self.assertEqual(sorted(os.listdir(self.directory)), ["in.npy", "other.tcap", "x.tcap"])
 
 
 if __name__ == "__main__":

@@ -15,26 +15,22 @@ import time
 import unittest
 import uuid
 
-from tool_process import TIMEOUT, TRIBUTARY
+from tool_process import TIMEOUT, TRIBUTARY, network_namespaces_unusable
 
 IP = shutil.which("ip")
 
 
-def _namespaces_usable():
-    if os.geteuid() != 0:
-        return "not root: network namespaces need CAP_SYS_ADMIN (CI runs as root)"
-    if IP is None:
-        return "no 'ip' command (iproute2) to make network namespaces"
-    name = f"trb-probe-{uuid.uuid4().hex[:6]}"
-    made = subprocess.run([IP, "netns", "add", name], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"'ip netns add' failed: {made.stderr.strip()}"
-    subprocess.run([IP, "netns", "del", name], capture_output=True)
-    return None
+SKIP = network_namespaces_unusable()
 
 
-SKIP = _namespaces_usable()
 
+def assert_subscribed(test, namespace, query, name):
+    """`subscribe resolve:QUERY` for a second, run in `namespace`, reaches the publisher described
+    `name` and receives analog data."""
+    result = namespace.tool("subscribe", f"resolve:{query}", "--api-key", "k", "--duration", "1")
+    test.assertEqual(result.returncode, 0, result.stderr)
+    test.assertIn(f"subscribed to '{name}'", result.stderr)
+    test.assertIn("analog ", result.stdout)
 
 class Namespace:
     """A network namespace whose loopback is up and (unless `lo_multicast` is False, as Linux's
@@ -217,10 +213,7 @@ class DiscoveryInOneNamespaceTest(unittest.TestCase):
         processes = [self.ns.serve("--bind", "tcp://127.0.0.1:0", "--description", name, "--simulate", f"id=4,name={name}-dev,rate=1000")
                      for name in ("daq-a", "daq-b")]
         endpoints = [Namespace.wait_ready(p) for p in processes]
-        result = self.ns.tool("subscribe", "resolve:name=daq-b", "--api-key", "k", "--duration", "1")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("subscribed to 'daq-b'", result.stderr)
-        self.assertIn("analog ", result.stdout)
+        assert_subscribed(self, self.ns, "name=daq-b", "daq-b")
         ambiguous = self.ns.tool("subscribe", "resolve:name=daq-*", "--api-key", "k", "--duration", "1")
         self.assertEqual(ambiguous.returncode, 1)
         self.assertIn("2 publishers match, expected exactly one", ambiguous.stderr)
@@ -310,10 +303,7 @@ class DiscoveryAcrossTwoHostsTest(unittest.TestCase):
         self.assertEqual(sorted((p["name"], p["address"].split(":")[1]) for p in json.loads(from_a.stdout)),
                          [("everywhere", "//10.231.0.1"), ("local-only", "//127.0.0.1")])
         # The address an answer completes is one the other host can connect to.
-        result = self.b.tool("subscribe", "resolve:source=force", "--api-key", "k", "--duration", "1")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("subscribed to 'everywhere'", result.stderr)
-        self.assertIn("analog ", result.stdout)
+        assert_subscribed(self, self.b, "source=force", "everywhere")
         refused = self.b.tool("subscribe", "resolve:name=local-only", "--api-key", "k", "--duration", "1")
         self.assertEqual(refused.returncode, 1)
         self.assertIn("no publisher answered", refused.stderr)

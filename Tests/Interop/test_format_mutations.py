@@ -30,6 +30,7 @@ import numpy as np
 
 import capture_spec as cs
 import wire_spec as ws
+from tool_process import ScratchTest
 
 TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 SEED = int(os.environ.get("TRIBUTARY_MUTATION_SEED", "38"))
@@ -409,18 +410,12 @@ IMPORT = ["import", "{in}", "--out", "{out}", ".tcap"]
 ANALYZE = ["analyze", "{in}", "--stats", "--json"]
 
 
-class FormatMutationTests(unittest.TestCase):
+class FormatMutationTests(ScratchTest, unittest.TestCase):
     """Each test builds its formats' valid files, mutates them with the shared seed and runs the commands."""
 
     def setUp(self):
+        super().setUp()
         self.rng = random.Random(f"{SEED}-{self._testMethodName}")
-        self.tmp = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.tmp.name, name)
 
     def exported(self, capture_bytes, fmt, *flags):
         """A file the CLI's own export writes from a capture."""
@@ -603,19 +598,10 @@ def xdf_stream(timestamps, rate="100", offsets=(), stamped=None):
     return out
 
 
-class TargetedTrapTests(unittest.TestCase):
+class TargetedTrapTests(ScratchTest, unittest.TestCase):
     """One case per trap issue 38 fixed in the format code, each of which stopped the process
     (SIGILL) before the fix: the file now gives a clean error naming it and what is wrong, or is
     read, when it holds nothing wrong."""
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.tmp.name, name)
 
     def write(self, name, data):
         with open(self.path(name), "wb") as f:

@@ -13,6 +13,7 @@ import numpy as np
 
 import capture_spec as cs
 import wire_spec as ws
+from tool_process import ScratchTest
 
 TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 T0 = 1_764_489_600_123_456_789  # ns since 1970: the first sample of the test capture
@@ -359,14 +360,7 @@ def minimal_xdf(path, streams):
         f.write(out)
 
 
-class FormatImportTests(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class FormatImportTests(ScratchTest, unittest.TestCase):
     def test_nptdms_written_file_imports_and_analyses(self):
         from nptdms import ChannelObject, GroupObject, RootObject, TdmsWriter
         rng = np.random.default_rng(3)
@@ -525,15 +519,8 @@ class FormatImportTests(unittest.TestCase):
         self.assertNotIn("EEG", out)
 
 
-class ExtractTests(unittest.TestCase):
+class ExtractTests(ScratchTest, unittest.TestCase):
     """`extract` writes every package kind a capture holds; `inspect --packages` lists them."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
 
     def test_every_package_kind_round_trips(self):
         import hashlib
@@ -635,16 +622,9 @@ class ExtractTests(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(self.path("only"))), ["images", "images.jsonl", "messages.jsonl"])
 
 
-class FilterCaptureTests(unittest.TestCase):
+class FilterCaptureTests(ScratchTest, unittest.TestCase):
     """`filter` on a capture gives what the same filters give on the same frames as a frame file, and
     a filtered capture keeps the gap records and configurations."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = lambda name: os.path.join(self.dir.name, name)
-
-    def tearDown(self):
-        self.dir.cleanup()
 
     def test_capture_filter_equals_the_frame_file_filter_and_keeps_gaps(self):
         rng = np.random.default_rng(12)
@@ -717,7 +697,7 @@ class FilterCaptureTests(unittest.TestCase):
             run("filter", self.path(source), "--out", self.path("keep.frames"), "--force", *specs)
             with open(self.path("keep.frames"), "rb") as f:
                 self.assertEqual(f.read(), expected if source == "in.frames" else got)
-        self.assertEqual([n for n in os.listdir(self.dir.name) if "partial" in n], [])
+        self.assertEqual([n for n in os.listdir(self.directory) if "partial" in n], [])
 
 
 class ReplaySourceZeroTests(unittest.TestCase):

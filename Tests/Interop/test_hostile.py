@@ -86,6 +86,17 @@ class Victim:
     def analog_frames(self):
         return self.kinds.count(w.KINDS["analog"])
 
+    def wait_for_analog_frames(self, count, seconds):
+        """Waits until `count` analog frames have arrived or `seconds` pass; returns how many have."""
+        deadline = time.monotonic() + seconds
+        while self.analog_frames() < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.analog_frames()
+
+    def holes(self):
+        """Pairs of consecutive sequence numbers that are not one apart (frames lost)."""
+        return [(a, b) for a, b in zip(self.sequences, self.sequences[1:]) if b != a + 1]
+
     def stop(self):
         self.running = False
         self.thread.join(timeout=5)
@@ -167,7 +178,9 @@ def authenticated(port, description="attacker", timeout=60.0):
 
 
 def receive_kinds(s, until_kind, seconds=3.0):
-    """Frame kinds received until `until_kind` arrives or `seconds` pass, and the error text, if any."""
+    """Frame kinds received until `until_kind` (a kind, or a set of kinds) arrives or `seconds` pass, and
+    the error (code, text), if any."""
+    until = {until_kind} if isinstance(until_kind, int) else set(until_kind)
     kinds, error, deadline = [], None, time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -177,7 +190,7 @@ def receive_kinds(s, until_kind, seconds=3.0):
         kinds.append(data[5])
         if data[5] == w.KINDS["error"]:
             error = (struct.unpack_from("<I", data, 40)[0], data[48:48 + struct.unpack_from("<I", data, 44)[0]].decode())
-        if data[5] == until_kind:
+        if data[5] in until:
             break
     return kinds, error
 
@@ -186,10 +199,7 @@ class HostilePeerTests(unittest.TestCase):
     def setUp(self):
         self.server = Server("--simulate", DEVICE)
         self.victim = Victim(self.server.port)
-        deadline = time.monotonic() + 10
-        while self.victim.analog_frames() < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertGreaterEqual(self.victim.analog_frames(), 3, "the victim receives nothing")
+        self.assertGreaterEqual(self.victim.wait_for_analog_frames(3, 10), 3, "the victim receives nothing")
         self.baseline_rss = rss_bytes(self.server.process.pid)
 
     def tearDown(self):
@@ -200,13 +210,8 @@ class HostilePeerTests(unittest.TestCase):
         if self.server.process.poll() is not None:
             self.fail(f"serve died during {what}: {self.server.process.stderr.read()}")
         before = self.victim.analog_frames()
-        deadline = time.monotonic() + 5
-        while self.victim.analog_frames() < before + 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertGreaterEqual(self.victim.analog_frames(), before + 3, f"the victim stopped receiving after {what}")
-        sequences = self.victim.sequences
-        holes = [(a, b) for a, b in zip(sequences, sequences[1:]) if b != a + 1]
-        self.assertEqual(holes, [], f"the victim lost frames during {what}")
+        self.assertGreaterEqual(self.victim.wait_for_analog_frames(before + 3, 5), before + 3, f"the victim stopped receiving after {what}")
+        self.assertEqual(self.victim.holes(), [], f"the victim lost frames during {what}")
         self.assertEqual(self.victim.errors, [], f"the victim got a gap, error or close during {what}")
         if peak is not None:
             grown = peak - self.baseline_rss

@@ -7,58 +7,39 @@ physical values through scale and offset), float32 and float64 bit-exact, int32 
 counts (wire sample format 4) and their values. The end of the input ends the source: `serve` prints what it published and exits 0 by
 itself, `record` ends with the publisher's close and keeps every frame. Bad specs are usage errors.
 """
-import json
 import os
-import shutil
 import subprocess
-import tempfile
-import threading
 import time
 import unittest
 
 import numpy as np
 
-from tool_process import TIMEOUT, TRIBUTARY, Serve
+from tool_process import TIMEOUT, TRIBUTARY, RecordedSourceTest, Serve
 
 
 def run(*args, **kw):
     return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=60, **kw)
 
 
-class PipeSource(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tributary-pipe-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+class PipeSource(RecordedSourceTest, unittest.TestCase):
+    directory_prefix = "tributary-pipe-"
 
     def publish_and_record(self, spec, data, *serve_args, trailing=b"", chunk=4096):
         """Starts `serve --stdin SPEC`, records it, writes `data` (then `trailing`) into its input in
         chunks and closes it; returns (serve's stdout lines and stderr, record's result, capture)."""
         serve, pipe = self.serve_reading_a_pipe("--stdin", spec, "--linger", "0.5", *serve_args)
         capture = self.path("pipe.tcap")
-        recorder = {}
-        thread = threading.Thread(target=lambda: recorder.update(result=run("record", serve.address, "--api-key", "k", "--out", capture)))
-        thread.start()
-        try:
+
+        def feed():
             # The lossless pipe waits for a started subscriber before reading: writing first is fine
             # (the pipe's buffer holds it, or the writer waits).
             raw = data.tobytes() + trailing
             for at in range(0, len(raw), chunk):
                 os.write(pipe, raw[at:at + chunk])
             os.close(pipe)
-            serve.process.wait(timeout=TIMEOUT)
-        finally:
-            thread.join(timeout=60)
-            errors = serve.stop(kill_if_hung=True)
-        self.assertEqual(serve.process.returncode, 0, errors)
-        out = []
-        while not serve.lines.empty():
-            out.append(serve.lines.get())
-        return serve.seen + out, errors, recorder["result"], capture
+
+        lines, errors, recorded = self.record_until_the_source_ends(serve, capture, feed)
+        return lines, errors, recorded, capture
 
     @staticmethod
     def serve_reading_a_pipe(*args):
@@ -70,14 +51,6 @@ class PipeSource(unittest.TestCase):
             os.close(read_end)
         return serve, write_end
 
-    def export(self, capture, *options):
-        out = self.path("out.npy")
-        if os.path.exists(out):
-            os.remove(out)
-        result = run("export", capture, "--format", "npy", "--out", out, *options)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        return np.load(out)
-
     def test_int16_counts_with_scale_and_offset_are_recorded_bit_exact(self):
         rng = np.random.default_rng(1)
         counts = rng.integers(-32768, 32767, size=(2, 10_050), dtype=np.int16)  # not a whole number of blocks
@@ -88,15 +61,7 @@ class PipeSource(unittest.TestCase):
         self.assertIn("the input has ended", recorded.stderr)
         self.assertTrue(any("source 3 'mic': standard input, 2 channels at 1000.0 S/s, int16" in line for line in lines), lines)
         self.assertTrue(any(line.startswith("input complete: 101 frames, 10050 samples per channel") for line in lines), lines)
-        got = self.export(capture, "--counts")
-        self.assertEqual(got.dtype, np.int16)
-        np.testing.assert_array_equal(got, counts)
-        with open(self.path("out.npy.json")) as f:
-            sidecar = json.load(f)
-        self.assertEqual((sidecar["sample_rate"], sidecar["device_name"]), (1000, "mic"))
-        self.assertEqual((sidecar["scale"], sidecar["offset"], sidecar["units"]), ([0.001] * 2, [0.5] * 2, ["Pa"] * 2))
-        values = self.export(capture)
-        np.testing.assert_array_equal(values, counts.astype(np.float64) * 0.001 + 0.5)
+        self.assert_counts_recorded(capture, counts, rate=1000, name="mic", scale=0.001, offset=0.5, unit="Pa")
 
     def test_float_types_are_recorded_bit_exact_and_frames_are_contiguous(self):
         rng = np.random.default_rng(2)

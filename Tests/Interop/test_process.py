@@ -11,16 +11,13 @@ import numpy as np
 from scipy import signal
 
 from test_formats import test_capture
+from tool_process import TRIBUTARY, tool
 
-TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 RATE = 10_000.0
 
 
 def run(*args):
-    result = subprocess.run([TRIBUTARY, *args], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise AssertionError(f"tributary {' '.join(args)} failed ({result.returncode}): {result.stderr}")
-    return result.stdout
+    return tool(*args).stdout
 
 
 class ProcessTests(unittest.TestCase):

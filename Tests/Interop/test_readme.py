@@ -158,19 +158,27 @@ class Shell:
             time.sleep(0.05)
         raise AssertionError(f"{command} did not start: {self._read(stem + '.err')}")
 
+    def _end(self, stem, how, wait=False):
+        """Sends `how` to the background command `stem` unless it has ended, then waits (up to TIMEOUT)
+        for its exit status: when it was sent, or always with `wait`."""
+        pid = self._pid(stem)
+        running = pid and not self._complete(f"{stem}.rc")
+        if running:
+            try:
+                os.kill(pid, how)
+            except ProcessLookupError:
+                pass
+        if not (running or wait):
+            return
+        deadline = time.monotonic() + TIMEOUT
+        while not self._complete(f"{stem}.rc") and time.monotonic() < deadline:
+            time.sleep(0.05)
+
     def stop_background(self):
         """SIGTERM to every background command still running; returns [(command, exit status, stderr)]."""
         results = []
         for command, stem in self.background:
-            pid = self._pid(stem)
-            if pid and not self._complete(f"{stem}.rc"):
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-            deadline = time.monotonic() + TIMEOUT
-            while not self._complete(f"{stem}.rc") and time.monotonic() < deadline:
-                time.sleep(0.05)
+            self._end(stem, signal.SIGTERM, wait=True)
             rc = int(self._read(f"{stem}.rc")) if self._complete(f"{stem}.rc") else None
             results.append((command, rc, self._read(f"{stem}.err")))
         return results
@@ -179,15 +187,7 @@ class Shell:
         # After a failure, what still runs is killed, and its exit status awaited: it is written into the
         # scratch directory, which must not be removed before.
         for _, stem in self.background:
-            pid = self._pid(stem)
-            if pid and not self._complete(f"{stem}.rc"):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                deadline = time.monotonic() + TIMEOUT
-                while not self._complete(f"{stem}.rc") and time.monotonic() < deadline:
-                    time.sleep(0.05)
+            self._end(stem, signal.SIGKILL)
         if self.process.poll() is None:
             self.process.stdin.close()
             try:

@@ -19,6 +19,31 @@ from test_transport_cli import Server, run
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def replayed_frames(capture_bytes: bytes, description: str) -> list:
+    """Every frame a fast subscriber receives from `serve --replay` of these capture bytes, up to
+    and including the close."""
+    with tempfile.TemporaryDirectory() as directory:
+        capture = os.path.join(directory, "replayed.tcap")
+        with open(capture, "wb") as f:
+            f.write(capture_bytes)
+        replay = Server("--replay", capture, "--speed", "max", "--linger", "0.1")
+        try:
+            s = zmq.Context.instance().socket(zmq.DEALER)
+            s.setsockopt(zmq.LINGER, 0)
+            s.setsockopt(zmq.RCVTIMEO, 5000)
+            s.connect(replay.address)
+            s.send(w.frame("hello", w.hello("k", description, timeout=60.0), timestamp_ns=time.time_ns()))
+            s.send(w.frame("credit", w.credit(1000), sequence=1))
+            s.send(w.frame("start", b"", sequence=2))
+            frames = []
+            while not frames or frames[-1][5] != w.KINDS["close"]:
+                frames.append(b"".join(s.recv_multipart()))
+            s.close()
+        finally:
+            replay.stop()
+    return frames
+
+
 class ReplayEndTests(unittest.TestCase):
     def test_a_slow_subscriber_receives_every_frame_and_the_close(self):
         with tempfile.TemporaryDirectory() as directory:
@@ -77,25 +102,7 @@ class SourceZeroReplayTests(unittest.TestCase):
                    w.frame("analog", w.analog_f64([0], [[9.0] * 4]), sequence=5, timestamp_ns=t0 + 60_000_000),
                    w.frame("error", w.error(13, "recorded session error"), sequence=7, timestamp_ns=t0 + 70_000_000),
                    w.frame("xml", w.xml("<a/>"), sequence=9, timestamp_ns=t0 + 150_000_000)]
-        with tempfile.TemporaryDirectory() as directory:
-            capture = os.path.join(directory, "zero.tcap")
-            with open(capture, "wb") as f:
-                f.write(cs.capture([source3, source0]))
-            replay = Server("--replay", capture, "--speed", "max", "--linger", "0.1")
-            try:
-                s = zmq.Context.instance().socket(zmq.DEALER)
-                s.setsockopt(zmq.LINGER, 0)
-                s.setsockopt(zmq.RCVTIMEO, 5000)
-                s.connect(replay.address)
-                s.send(w.frame("hello", w.hello("k", "zero", timeout=60.0), timestamp_ns=time.time_ns()))
-                s.send(w.frame("credit", w.credit(1000), sequence=1))
-                s.send(w.frame("start", b"", sequence=2))
-                frames = []
-                while not frames or frames[-1][5] != w.KINDS["close"]:
-                    frames.append(b"".join(s.recv_multipart()))
-                s.close()
-            finally:
-                replay.stop()
+        frames = replayed_frames(cs.capture([source3, source0]), "zero")
         data = [(f[5], struct.unpack_from("<I", f, 32)[0], struct.unpack_from("<H", f, 6)[0])
                 for f in frames if f[5] in (w.KINDS["analog"], w.KINDS["message"], w.KINDS["xml"], w.KINDS["error"])]
         replayed = 1 << 8  # PROTOCOL.md §2.3
@@ -125,25 +132,7 @@ class ReplayedConfigurationTests(unittest.TestCase):
 
         recorded = [configuration("daq-a", 0, 0), analog(1, 0), configuration("daq-b", 2, 1), analog(3, 1),
                     configuration("daq-b", 4, 2), analog(5, 2), configuration("daq-a", 6, 3), analog(7, 3)]
-        with tempfile.TemporaryDirectory() as directory:
-            capture = os.path.join(directory, "changes.tcap")
-            with open(capture, "wb") as f:
-                f.write(cs.capture([recorded]))
-            replay = Server("--replay", capture, "--speed", "max", "--linger", "0.1")
-            try:
-                s = zmq.Context.instance().socket(zmq.DEALER)
-                s.setsockopt(zmq.LINGER, 0)
-                s.setsockopt(zmq.RCVTIMEO, 5000)
-                s.connect(replay.address)
-                s.send(w.frame("hello", w.hello("k", "changes", timeout=60.0), timestamp_ns=time.time_ns()))
-                s.send(w.frame("credit", w.credit(1000), sequence=1))
-                s.send(w.frame("start", b"", sequence=2))
-                frames = []
-                while not frames or frames[-1][5] != w.KINDS["close"]:
-                    frames.append(b"".join(s.recv_multipart()))
-                s.close()
-            finally:
-                replay.stop()
+        frames = replayed_frames(cs.capture([recorded]), "changes")
 
         def device(frame):
             length = struct.unpack_from("<I", frame, 40)[0]

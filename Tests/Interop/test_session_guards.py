@@ -10,7 +10,7 @@ import unittest
 import zmq
 
 import wire_spec as w
-from test_hostile import DEVICE, KEY, Victim
+from test_hostile import DEVICE, KEY, Victim, receive_kinds
 from test_transport_cli import Server
 
 
@@ -26,16 +26,7 @@ def hello(port, key=KEY, timeout=10.0):
     """A session attempt: the kinds received until a welcome or a close, and the error, if any."""
     s = dealer(port)
     s.send(w.frame("hello", w.hello(key, "guard-test", timeout=timeout), timestamp_ns=time.time_ns()))
-    kinds, error, deadline = [], None, time.monotonic() + 5
-    while time.monotonic() < deadline and not {w.KINDS["welcome"], w.KINDS["close"]} & set(kinds):
-        try:
-            data = b"".join(s.recv_multipart())
-        except zmq.Again:
-            break
-        kinds.append(data[5])
-        if data[5] == w.KINDS["error"]:
-            length = struct.unpack_from("<I", data, 44)[0]
-            error = (struct.unpack_from("<I", data, 40)[0], data[48:48 + length].decode())
+    kinds, error = receive_kinds(s, {w.KINDS["welcome"], w.KINDS["close"]}, seconds=5)
     return s, kinds, error
 
 

@@ -74,6 +74,21 @@ def websocket_text(s, text):
     s.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
 
 
+def next_frame(data):
+    """The first whole (unmasked) server frame of `data` as (opcode, payload, the bytes after it), or
+    None while it is incomplete."""
+    if len(data) < 2:
+        return None
+    opcode, n, at = data[0] & 0xF, data[1] & 0x7F, 2
+    if n == 126:
+        n, at = int.from_bytes(data[2:4], "big"), 4
+    elif n == 127:
+        n, at = int.from_bytes(data[2:10], "big"), 10
+    if len(data) < at + n:
+        return None
+    return opcode, data[at:at + n], data[at + n:]
+
+
 def websocket_messages(s, timeout=5):
     """Reads frames until the timeout or the close; returns [(opcode, payload)]."""
     s.settimeout(timeout)
@@ -81,16 +96,9 @@ def websocket_messages(s, timeout=5):
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
-            while len(data) >= 2:
-                opcode, n, at = data[0] & 0xF, data[1] & 0x7F, 2
-                if n == 126:
-                    n, at = int.from_bytes(data[2:4], "big"), 4
-                elif n == 127:
-                    n, at = int.from_bytes(data[2:10], "big"), 10
-                if len(data) < at + n:
-                    break
-                out.append((opcode, data[at:at + n]))
-                data = data[at + n:]
+            while (frame := next_frame(data)) is not None:
+                opcode, payload, data = frame
+                out.append((opcode, payload))
                 if opcode == 8:
                     return out
             chunk = s.recv(65536)
@@ -216,14 +224,18 @@ class ServeHTTPTests(unittest.TestCase):
 
 
 class MonitorTests(unittest.TestCase):
+    def monitor_json(self, server, channels, measure):
+        """The JSON lines of `monitor --channels CHANNELS --measure MEASURE` of `server` over 2.2 s."""
+        out = subprocess.run([TRIBUTARY, "monitor", f"127.0.0.1:{server.port}", "--api-key", "secret-key", "--channels", channels,
+                              "--every", "0.5", "--duration", "2.2", "--measure", measure],
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return [json.loads(line) for line in out.stdout.splitlines()]
+
     def test_monitor_json_lines(self):
         server = serve()
         try:
-            out = subprocess.run([TRIBUTARY, "monitor", f"127.0.0.1:{server.port}", "--api-key", "secret-key", "--channels", "2",
-                                  "--every", "0.5", "--duration", "2.2", "--measure", "rms,freq"],
-                                 capture_output=True, text=True, timeout=TIMEOUT)
-            self.assertEqual(out.returncode, 0, out.stderr)
-            lines = [json.loads(line) for line in out.stdout.splitlines()]
+            lines = self.monitor_json(server, "2", "rms,freq")
             self.assertGreaterEqual(len(lines), 3)
             [channel] = lines[-1]["channels"]
             self.assertEqual((channel["source"], channel["channel"]), (1, 2))
@@ -243,11 +255,7 @@ class MonitorTests(unittest.TestCase):
         `thd_percent` beside it and SINAD as `sinad_db`; the terminal table's columns carry units."""
         server = serve()
         try:
-            out = subprocess.run([TRIBUTARY, "monitor", f"127.0.0.1:{server.port}", "--api-key", "secret-key", "--channels", "0",
-                                  "--every", "0.5", "--duration", "2.2", "--measure", "thd,sinad"],
-                                 capture_output=True, text=True, timeout=TIMEOUT)
-            self.assertEqual(out.returncode, 0, out.stderr)
-            [channel] = json.loads(out.stdout.splitlines()[-1])["channels"]
+            [channel] = self.monitor_json(server, "0", "thd,sinad")[-1]["channels"]
             self.assertEqual(set(channel) - {"source", "channel", "name", "unit", "samples"},
                              {"thd", "thd_db", "thd_percent", "sinad_db"})
             thd = channel["thd"]

@@ -23,6 +23,7 @@ import zmq
 
 import wire_spec as w
 from test_hostile import MIB, PeakRSS, Victim, authenticated, rss_bytes
+from test_view import next_frame
 from tool_process import TIMEOUT, TRIBUTARY, Serve, ToolProcess
 
 KEY = "k"
@@ -36,6 +37,18 @@ class Connection(socket.socket):
     leftover = b""
 
 
+def received(s):
+    """The next bytes from socket `s`: b"" when none came within its timeout, None once the
+    connection is over (closed or failed)."""
+    try:
+        chunk = s.recv(65536)
+    except socket.timeout:
+        return b""
+    except OSError:
+        return None
+    return chunk or None
+
+
 def read_response(s, seconds=5.0, until_head=False):
     """Reads an HTTP response (until the end of its head when `until_head`, else until the server
     closes or `seconds` pass); returns (status code or None, head, body bytes)."""
@@ -44,13 +57,8 @@ def read_response(s, seconds=5.0, until_head=False):
     while time.monotonic() < deadline:
         if until_head and b"\r\n\r\n" in data:
             break
-        try:
-            chunk = s.recv(65536)
-        except socket.timeout:
-            continue
-        except OSError:
-            break
-        if not chunk:
+        chunk = received(s)
+        if chunk is None:
             break
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
@@ -109,26 +117,14 @@ def frames(s, seconds, until=None):
     s.settimeout(0.1)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not (until and until(out)):
-        while len(data) >= 2:
-            opcode, n, at = data[0] & 0xF, data[1] & 0x7F, 2
-            if n == 126:
-                n, at = int.from_bytes(data[2:4], "big"), 4
-            elif n == 127:
-                n, at = int.from_bytes(data[2:10], "big"), 10
-            if len(data) < at + n:
-                break
-            out.append((opcode, data[at:at + n]))
-            data = data[at + n:]
+        while (frame := next_frame(data)) is not None:
+            opcode, payload, data = frame
+            out.append((opcode, payload))
             if opcode == 8:
                 s.leftover = data
                 return out
-        try:
-            chunk = s.recv(65536)
-        except socket.timeout:
-            continue
-        except OSError:
-            break
-        if not chunk:
+        chunk = received(s)
+        if chunk is None:
             break
         data += chunk
     s.leftover = data
@@ -252,10 +248,7 @@ class ServeUnderAttack(unittest.TestCase):
         url = self.server.value_after("view: ")
         self.http_port = int(url.split(":")[2].split("/")[0])
         self.victim = Victim(self.server.port)
-        deadline = time.monotonic() + 10
-        while self.victim.analog_frames() < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertGreaterEqual(self.victim.analog_frames(), 3, "the victim receives nothing")
+        self.assertGreaterEqual(self.victim.wait_for_analog_frames(3, 10), 3, "the victim receives nothing")
         self.baseline_rss = rss_bytes(self.server.process.pid)
         self.meter = PeakRSS(self.server.process.pid)
 
@@ -270,10 +263,7 @@ class ServeUnderAttack(unittest.TestCase):
     def assert_survived(self, what):
         self.assertIsNone(self.server.process.poll(), f"serve died during {what}: {''.join(self.server.errors)[-500:]}")
         before = self.victim.analog_frames()
-        deadline = time.monotonic() + 5
-        while self.victim.analog_frames() < before + 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertGreaterEqual(self.victim.analog_frames(), before + 3, f"the victim stopped receiving after {what}")
+        self.assertGreaterEqual(self.victim.wait_for_analog_frames(before + 3, 5), before + 3, f"the victim stopped receiving after {what}")
         sequences = self.victim.sequences
         self.assertEqual([(a, b) for a, b in zip(sequences, sequences[1:]) if b != a + 1], [],
                          f"the victim lost frames during {what}")
@@ -479,9 +469,7 @@ class InboxAttackTests(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.directory, ignore_errors=True)
         self.server = Serve("--simulate", DEVICE, "--inbox", self.directory, *extra, api_key=KEY)
         self.victim = Victim(self.server.port)
-        deadline = time.monotonic() + 10
-        while self.victim.analog_frames() < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        self.victim.wait_for_analog_frames(3, 10)
         self.baseline_rss = rss_bytes(self.server.process.pid)
         self.meter = PeakRSS(self.server.process.pid)
 
@@ -563,12 +551,8 @@ class InboxAttackTests(unittest.TestCase):
     def assert_survived(self, what):
         self.assertIsNone(self.server.process.poll(), f"serve died during {what}")
         before = self.victim.analog_frames()
-        deadline = time.monotonic() + 5
-        while self.victim.analog_frames() < before + 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertGreaterEqual(self.victim.analog_frames(), before + 3)
-        sequences = self.victim.sequences
-        self.assertEqual([(a, b) for a, b in zip(sequences, sequences[1:]) if b != a + 1], [], what)
+        self.assertGreaterEqual(self.victim.wait_for_analog_frames(before + 3, 5), before + 3)
+        self.assertEqual(self.victim.holes(), [], what)
         self.assertEqual(self.victim.errors, [], what)
         print(f"\n  {what}: serve RSS {self.baseline_rss / MIB:.0f} MiB -> peak {self.meter.peak / MIB:.0f} MiB", flush=True)
         self.assertLess(self.meter.peak, RSS_LIMIT, f"{what} took serve to {self.meter.peak / MIB:.0f} MiB")

@@ -3,12 +3,16 @@
 Threads collect its stdout and stderr lines (the pipes never fill), so a test waits for a line
 with a deadline instead of blocking on the pipe. Not a test module: the tests import it.
 """
+import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
+import uuid
 
 TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 20  # seconds any one command or wait may take
@@ -80,3 +84,128 @@ class Serve(ToolProcess):
         super().__init__("serve", "--bind", bind, "--api-key", api_key, *args, stdin=stdin, env=env)
         self.address = self.value_after("listening on ")
         self.port = int(self.address.rsplit(":", 1)[1])
+
+
+def network_namespaces_unusable():
+    """Why this machine cannot make network namespaces for a test (not root, no `ip`, `ip netns add`
+    refused), or None when it can: it makes and removes one to find out."""
+    if os.geteuid() != 0:
+        return "not root: network namespaces need CAP_SYS_ADMIN (CI runs as root)"
+    ip = shutil.which("ip")
+    if ip is None:
+        return "no 'ip' command (iproute2) to make network namespaces"
+    name = f"trb-probe-{uuid.uuid4().hex[:6]}"
+    made = subprocess.run([ip, "netns", "add", name], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"'ip netns add' failed: {made.stderr.strip()}"
+    subprocess.run([ip, "netns", "del", name], capture_output=True)
+    return None
+
+
+def tool(*args, expect=0, env=None, timeout=120):
+    """Runs `tributary ARGS…` to its end; an AssertionError (with its stderr) unless it exits with
+    `expect`."""
+    result = subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env)
+    if result.returncode != expect:
+        raise AssertionError(f"tributary {' '.join(map(str, args))}: exit {result.returncode} (expected {expect}): "
+                             f"{result.stderr}")
+    return result
+
+
+def analyze_json(*args):
+    """`tributary analyze ARGS… --json`: one object a line."""
+    out = tool("analyze", *args, "--json").stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+class ScratchDirectory:
+    """A mixin for unittest.TestCase classes whose tests share files: `directory`, made by setUpClass
+    (subclasses call super().setUpClass() first) and removed by tearDownClass, and `path(name)` in it."""
+
+    directory_prefix = "tributary-test-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.directory = tempfile.mkdtemp(prefix=cls.directory_prefix)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.directory, ignore_errors=True)
+
+    @classmethod
+    def path(cls, name):
+        return os.path.join(cls.directory, name)
+
+
+class ScratchTest:
+    """A mixin for unittest.TestCase classes whose tests each want a scratch directory: `directory`,
+    made by setUp (subclasses call super().setUp() first) and removed by tearDown, and `path(name)`."""
+
+    directory_prefix = "tributary-test-"
+
+    def setUp(self):
+        self.directory = tempfile.mkdtemp(prefix=self.directory_prefix)
+
+    def tearDown(self):
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+
+class RecordedSourceTest(ScratchTest):
+    """A mixin for unittest.TestCase classes that test one kind of `serve` source end to end: a scratch
+    directory, the tool run with the test's environment (`env`), `serve` recorded by a real `record`
+    until its source ends, and the recording exported to NPY."""
+
+    env = None
+    directory_prefix = "tributary-source-"
+
+    def run_tool(self, *args):
+        return subprocess.run([TRIBUTARY, *map(str, args)], capture_output=True, text=True, timeout=60, env=self.env)
+
+    def record_until_the_source_ends(self, serve, capture, feed=None):
+        """Records `serve` into `capture` with `record`, calls `feed` (which gives the source its data),
+        and waits for serve to end by itself (exit status 0); returns serve's stdout lines, its stderr
+        and record's result."""
+        recorder = {}
+        thread = threading.Thread(target=lambda: recorder.update(result=self.run_tool("record", serve.address, "--api-key", "k", "--out", capture)))
+        thread.start()
+        try:
+            if feed:
+                feed()
+            serve.process.wait(timeout=TIMEOUT)
+        finally:
+            thread.join(timeout=60)
+            errors = serve.stop(kill_if_hung=True)
+        self.assertEqual(serve.process.returncode, 0, errors)
+        out = []
+        while not serve.lines.empty():
+            out.append(serve.lines.get())
+        return serve.seen + out, errors, recorder["result"]
+
+    def export(self, capture, *options):
+        """`export CAPTURE --format npy OPTIONS` into the scratch directory, loaded."""
+        import numpy as np
+
+        out = self.path("out.npy")
+        if os.path.exists(out):
+            os.remove(out)
+        result = self.run_tool("export", capture, "--format", "npy", "--out", out, *options)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return np.load(out)
+
+    def assert_counts_recorded(self, capture, counts, rate, name, scale, offset, unit):
+        """The capture exports `counts` (channels × samples, int16) bit for bit with --counts, its
+        sidecar names the rate, device, scale, offset and unit, and its values are counts × scale + offset."""
+        import numpy as np
+
+        got = self.export(capture, "--counts")
+        self.assertEqual(got.dtype, np.int16)
+        np.testing.assert_array_equal(got, counts)
+        with open(self.path("out.npy.json")) as f:
+            sidecar = json.load(f)
+        channels = len(counts)
+        self.assertEqual((sidecar["sample_rate"], sidecar["device_name"]), (rate, name))
+        self.assertEqual((sidecar["scale"], sidecar["offset"], sidecar["units"]), ([scale] * channels, [offset] * channels, [unit] * channels))
+        np.testing.assert_array_equal(self.export(capture), counts.astype(np.float64) * scale + offset)

@@ -88,23 +88,24 @@ def configuration(device_name, device_type, channels, lines) -> bytes:
     return out
 
 
-def analog_f64(channel_indexes, rows, first_sample=0) -> bytes:
+def _analog(sample_type, letter, channel_indexes, rows, first_sample, scale_offset=b"") -> bytes:
+    """An analog payload (§5.3): the header with `sample_type`, the channel indexes, `scale_offset`
+    (int16 only), then each row's samples packed as struct `letter`."""
     n = len(rows[0]) if rows else 0
-    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 1)
-    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
+    out = struct.pack("<IIQB7x", len(rows), n, first_sample, sample_type)
+    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes)) + scale_offset
     for row in rows:
-        out += struct.pack("<%dd" % n, *row)
+        out += struct.pack("<%d%s" % (n, letter), *row)
     return out
+
+
+def analog_f64(channel_indexes, rows, first_sample=0) -> bytes:
+    return _analog(1, "d", channel_indexes, rows, first_sample)
 
 
 def analog_i16(channel_indexes, rows, scale, offset, first_sample=0) -> bytes:
-    n = len(rows[0]) if rows else 0
-    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 3)
-    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
-    out += struct.pack("<%dd" % len(rows), *scale) + struct.pack("<%dd" % len(rows), *offset)
-    for row in rows:
-        out += struct.pack("<%dh" % n, *row)
-    return out
+    scale_offset = struct.pack("<%dd" % len(rows), *scale) + struct.pack("<%dd" % len(rows), *offset)
+    return _analog(3, "h", channel_indexes, rows, first_sample, scale_offset)
 
 
 def analog_i32(channel_indexes, rows, scale, offset, first_sample=0) -> bytes:
@@ -222,12 +223,7 @@ def properties(source, channels) -> bytes:
 
 
 def analog_f32(channel_indexes, rows, first_sample=0) -> bytes:
-    n = len(rows[0]) if rows else 0
-    out = struct.pack("<IIQB7x", len(rows), n, first_sample, 2)
-    out = pad8(out + struct.pack("<%dI" % len(rows), *channel_indexes))
-    for row in rows:
-        out += struct.pack("<%df" % n, *row)
-    return out
+    return _analog(2, "f", channel_indexes, rows, first_sample)
 
 
 def one_of_every_kind():

@@ -1,5 +1,6 @@
 import CKernels
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryCapture
 

@@ -10,22 +10,23 @@ import TributaryWire
     /// Records with a checkpoint after (nearly) every record and leaves the file as a crashed writer would.
     func crashedCapture(_ frames: [Frame], in dir: String) throws -> String {
         let path = dir + "/a.tcap"
-        let writer = try CaptureWriter(
-            path: path,
-            options: CaptureWriterOptions(
-                maxChunkDuration: 0.2, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
-                checkpointInterval: 1e-9))
+        let writer = try CaptureWriter(path: path, options: checkpointingEveryRecord(maxChunkDuration: 0.2))
         for frame in frames { try writer.append(frame) }
         try writer.flush()
         writer.abandon()
         return path + ".partial"
     }
 
+    /// A crashed capture of the first 120 frames of the synthetic stream: the frames and the path.
+    func crashedCapture(in dir: String) throws -> (frames: [Frame], path: String) {
+        let frames = syntheticFrames(120)
+        return (frames, try crashedCapture(frames, in: dir))
+    }
+
     @Test func checkpointIndexEqualsTheScan() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let frames = syntheticFrames(120)
-        let path = try crashedCapture(frames, in: dir)
+        let (frames, path) = try crashedCapture(in: dir)
         let reader = try CaptureReader(path: path)
         #expect(reader.indexSource == .checkpoints)
         #expect(!reader.hasFooter && reader.wasRecovered)
@@ -52,8 +53,7 @@ import TributaryWire
     @Test func recordsAfterTheLastCheckpointAreScannedAndATornTailLosesOnlyItsRecord() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let frames = syntheticFrames(120)
-        let path = try crashedCapture(frames, in: dir)
+        let path = try crashedCapture(in: dir).path
         let full = try CaptureReader(path: path)
         let chunks = full.index.filter { $0.envelope.type == .chunk }
         let last = try #require(chunks.last)
@@ -68,8 +68,7 @@ import TributaryWire
     @Test func aCorruptChunkBehindACheckpointLosesOnlyThatChunk() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let frames = syntheticFrames(120)
-        let path = try crashedCapture(frames, in: dir)
+        let (frames, path) = try crashedCapture(in: dir)
         let clean = try CaptureReader(path: path)
         let chunks = clean.index.filter { $0.envelope.type == .chunk }
         let victim = chunks[chunks.count / 2]
@@ -97,8 +96,7 @@ import TributaryWire
     @Test func aDamagedCheckpointFallsBackToTheScan() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let frames = syntheticFrames(120)
-        let path = try crashedCapture(frames, in: dir)
+        let (frames, path) = try crashedCapture(in: dir)
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         // Find the first checkpoint record and flip a bit in its payload.
         var o = try CaptureReader(path: path).recordsStart, first: Int?

@@ -82,10 +82,8 @@ import TributaryWire
 
     /// A body that stops early (throws) while chunks are decoded ahead: the decoding threads stop.
     @Test func stoppingEarlyWhileDecodingAheadEndsTheThreads() throws {
-        let dir = temporaryDirectory()
+        let (dir, path) = try recordedSyntheticCapture(400)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        try record(syntheticFrames(400), to: path)
         let reader = try CaptureReader(path: path)
         struct Enough: Error {}
         var seen = 0

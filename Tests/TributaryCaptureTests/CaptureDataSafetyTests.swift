@@ -64,10 +64,8 @@ import TributaryWire
     }
 
     @Test func anUnpublishedCloseLeavesTheOldCaptureUntouched() throws {
-        let dir = temporaryDirectory()
+        let (dir, path) = try recordedSyntheticCapture(50, named: "good.tcap")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/good.tcap"
-        try record(syntheticFrames(50), to: path)
         let good = try bytes(path)
         let writer = try CaptureWriter(destination: CaptureDestination(path: path, replace: true))
         for frame in syntheticFrames(5) { try writer.append(frame) }
@@ -127,10 +125,8 @@ import TributaryWire
     // MARK: Item 11: repair copies every intact record, whatever the footer says
 
     @Test func repairKeepsSwappedRecordsThatTheFooterMisplaces() throws {
-        let dir = temporaryDirectory()
+        let (dir, path) = try recordedSyntheticCapture(200, named: "x.tcap")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/x.tcap"
-        try record(syntheticFrames(200), to: path)
         let clean = try CaptureReader(path: path)
         let chunks = clean.index.filter { $0.envelope.type == .chunk }
         #expect(chunks.count > 6)
@@ -293,11 +289,7 @@ import TributaryWire
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/x.tcap"
-        let writer = try CaptureWriter(
-            path: path,
-            options: CaptureWriterOptions(
-                maxChunkDuration: 0.05, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
-                checkpointInterval: 1e-9))
+        let writer = try CaptureWriter(path: path, options: checkpointingEveryRecord(maxChunkDuration: 0.05))
         let frames = syntheticFrames(120)
         for frame in frames { try writer.append(frame) }
         writer.abandon()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryCapture
@@ -8,24 +9,15 @@ import TributaryWire
 /// as Fuzz/CaptureFuzz.swift feeds them (bit 0 of the first byte asks for the CRCs to be fixed up),
 /// through the frame reader, the analog-row reader, the per-source totals and the gaps.
 @Suite struct CaptureFuzzRegressionTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz/regressions/capture-fuzz")
+    /// (FuzzRegressionTests checks that it is not empty.)
+    static let corpus = FuzzCorpus(target: "capture-fuzz")
 
-    static var inputs: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
-    }
-
-    @Test func regressionCorpusIsPresent() {
-        #expect(!Self.inputs.isEmpty, "no inputs in \(Self.directory.path)")
-    }
-
-    @Test(arguments: inputs)
+    @Test(arguments: corpus.inputs)
     func replay(name: String) throws {
-        let data = try [UInt8](Data(contentsOf: Self.directory.appendingPathComponent(name)))
+        let data = try Self.corpus.bytes(name)
         guard data.count > 1 else { return }
         var bytes = Array(data[1...])
-        if data[0] & 1 != 0 { Self.fixChecksums(&bytes) }
+        if data[0] & 1 != 0 { CaptureChecksums.recompute(&bytes) }
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/input.tcap"
@@ -41,30 +33,5 @@ import TributaryWire
         }
         _ = reader.sources
         _ = reader.gaps
-    }
-
-    /// Same as Fuzz/CaptureFuzz.swift's fixChecksums.
-    static func fixChecksums(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { raw in
-            guard raw.count >= 48 else { return }
-            let base = raw.baseAddress!
-            let headerLength = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-            guard headerLength >= 48, headerLength <= raw.count else { return }
-            base.storeBytes(
-                of: CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: headerLength - 4)).littleEndian,
-                toByteOffset: headerLength - 4, as: UInt32.self)
-            var position = (headerLength + 7) & ~7
-            while position + 88 <= raw.count {
-                let stored = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position + 64, as: UInt32.self)))
-                let available = min(stored, raw.count - position - 88)
-                base.storeBytes(
-                    of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position + 88, count: available)).littleEndian,
-                    toByteOffset: position + 80, as: UInt32.self)
-                base.storeBytes(
-                    of: CRC32C.checksum(UnsafeRawBufferPointer(start: base + position, count: 84)).littleEndian,
-                    toByteOffset: position + 84, as: UInt32.self)
-                position += 88 + ((available + 7) & ~7)
-            }
-        }
     }
 }

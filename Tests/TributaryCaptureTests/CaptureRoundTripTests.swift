@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryCapture
@@ -51,9 +52,7 @@ import TributaryWire
         let path = dir + "/a.tcap"
         // 3 x writebackBytes of noise-like float64 (the fast path leaves it near its size).
         let frames = noiseFrames(bytes: 3 * CaptureWriter.writebackBytes, samples: 4_096, seed: 5)
-        let writer = try CaptureWriter(path: path, options: CaptureWriterOptions(chunk: .fast, fsync: fsync, checkpointInterval: 0))
-        for f in frames { try writer.append(f) }
-        _ = try writer.close()
+        let writer = try writeCapture(frames, to: path, options: CaptureWriterOptions(chunk: .fast, fsync: fsync, checkpointInterval: 0))
         if fsync == .none {
             #expect(writer.writebacksStarted == 0)
         } else {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TributaryCapture
 import TributaryWire
 
@@ -53,4 +54,40 @@ func bySource(_ frames: [Frame]) -> [UInt32: [[UInt8]]] {
     var result: [UInt32: [[UInt8]]] = [:]
     for f in frames { result[f.header.sourceID, default: []].append(f.encodedBytes) }
     return result
+}
+
+/// Writes `frames` into a new capture at `path` with `options` and closes it; returns the writer (for
+/// its counters).
+@discardableResult
+func writeCapture(_ frames: [Frame], to path: String, options: CaptureWriterOptions) throws -> CaptureWriter {
+    let writer = try CaptureWriter(path: path, options: options)
+    for f in frames { try writer.append(f) }
+    _ = try writer.close()
+    return writer
+}
+
+/// Reads the capture at `path`, expecting it undamaged and holding exactly `frames` (by source).
+@discardableResult
+func readIntact(_ path: String, holding frames: [Frame]) throws -> CaptureReader {
+    let reader = try CaptureReader(path: path)
+    #expect(reader.damage.isEmpty)
+    #expect(framesBySource(reader) == bySource(frames))
+    return reader
+}
+
+/// Writer options that write a checkpoint after (nearly) every record, with chunks of at most
+/// `maxChunkDuration` seconds and 64 KiB.
+func checkpointingEveryRecord(maxChunkDuration: Double) -> CaptureWriterOptions {
+    CaptureWriterOptions(
+        maxChunkDuration: maxChunkDuration, minChunkBytes: 0, maxChunkBytes: 64 << 10, compressionThreads: 1, fsync: .none,
+        checkpointInterval: 1e-9)
+}
+
+/// A fresh temporary directory (the caller removes it) holding `name`: the first `count` frames of
+/// the synthetic stream, recorded by `record`.
+func recordedSyntheticCapture(_ count: Int, named name: String = "a.tcap") throws -> (dir: String, path: String) {
+    let dir = temporaryDirectory()
+    let path = dir + "/" + name
+    try record(syntheticFrames(count), to: path)
+    return (dir, path)
 }

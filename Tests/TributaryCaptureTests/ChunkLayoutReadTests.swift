@@ -12,10 +12,7 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = CodedCodecTests.adcFrames(6) + syntheticFrames(40)
-        let writer = try CaptureWriter(
-            path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-        for f in frames { try writer.append(f) }
-        try writer.close()
+        try writeCapture(frames, to: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
         let reader = try CaptureReader(path: path)
         var analogFrames = 0
         for entry in reader.index where entry.envelope.type == .chunk {

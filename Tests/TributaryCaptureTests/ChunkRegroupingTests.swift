@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryCapture

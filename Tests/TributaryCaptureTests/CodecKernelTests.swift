@@ -1,6 +1,7 @@
 import CKernels
 import Foundation
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryCapture
 

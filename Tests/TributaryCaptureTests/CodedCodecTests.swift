@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryCapture
@@ -39,6 +40,17 @@ import TributaryWire
             ("float32", .float32, bytes(float32)), ("float64-filtered", .float64, bytes(filtered)),
             ("int16", .int16, bytes(k16.map { Int16($0) })), ("int32", .int32, bytes(k24.map { Int32($0) })),
         ]
+    }
+
+    /// `payload` coded by `codec` in `segments`, in at most `capacity` bytes (default: the payload's
+    /// size), or nil when coding it does not pay.
+    static func coded(_ payload: [UInt8], _ type: ChunkElementType, segments: [Int], codec: NumericCodec, capacity: Int? = nil) -> [UInt8]?
+    {
+        var out = [UInt8](repeating: 0, count: capacity ?? payload.count)
+        let size = payload.withUnsafeBytes { p in
+            out.withUnsafeMutableBytes { codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count) }
+        }
+        return size.map { Array(out[..<$0]) }
     }
 
     static func roundTrip(_ payload: [UInt8], _ type: ChunkElementType, codec: ChunkCodec) throws -> (ChunkTransforms, [UInt8], Int) {
@@ -107,13 +119,8 @@ import TributaryWire
         let b = k.map { -0.02 + 3.0517578125e-4 * 0.9997 * Double($0) }
         let payload = Self.bytes(a + b)
         let codec = try NumericCodec()
-        var out = [UInt8](repeating: 0, count: payload.count)
-        let size = payload.withUnsafeBytes { p in
-            out.withUnsafeMutableBytes {
-                codec.encode(p, elementType: .float64, segments: [3000, 3000], into: $0.baseAddress!, capacity: payload.count)
-            }
-        }
-        let coded = try #require(size)
+        let out = try #require(Self.coded(payload, .float64, segments: [3000, 3000], codec: codec))
+        let coded = out.count
         // Each sample costs about its noise's entropy (~7.4 bits for 40 LSB), far below 64.
         #expect(coded * 8 < 6000 * 10)
         var back = [UInt8](repeating: 0, count: payload.count)
@@ -129,14 +136,7 @@ import TributaryWire
         let codec = try NumericCodec()
         var rng = SplitMix64(seed: 11)
         for (_, type, payload) in Self.classes(2000) {
-            var coded = [UInt8](repeating: 0, count: payload.count)
-            let size = payload.withUnsafeBytes { p in
-                coded.withUnsafeMutableBytes {
-                    codec.encode(p, elementType: type, segments: [700, 1300], into: $0.baseAddress!, capacity: payload.count)
-                }
-            }
-            guard let size else { continue }
-            let good = Array(coded[..<size])
+            guard let good = Self.coded(payload, type, segments: [700, 1300], codec: codec) else { continue }
             var destination = [UInt8](repeating: 0, count: payload.count)
             for trial in 0..<300 {
                 var bad = good
@@ -168,15 +168,9 @@ import TributaryWire
             .appendingPathComponent("Fuzz/seeds/capture-fuzz")
         let codec = try NumericCodec()
         for (name, type, payload) in Self.classes(300) {
-            var out = [UInt8](repeating: 0, count: payload.count)
-            let size = payload.withUnsafeBytes { p in
-                out.withUnsafeMutableBytes {
-                    codec.encode(p, elementType: type, segments: [100, 200], into: $0.baseAddress!, capacity: payload.count)
-                }
-            }
-            guard let size else { continue }
+            guard let out = Self.coded(payload, type, segments: [100, 200], codec: codec) else { continue }
             // Seeds of earlier stream versions stay: their decoders are still reached.
-            try Data([2] + out[..<size]).write(to: directory.appendingPathComponent("coded-v\(NumericCodec.version)-\(name)"))
+            try Data([2] + out).write(to: directory.appendingPathComponent("coded-v\(NumericCodec.version)-\(name)"))
         }
     }
 
@@ -239,15 +233,11 @@ import TributaryWire
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.tcap"
         let frames = Self.adcFrames(40)
-        let writer = try CaptureWriter(
-            path: path,
+        try writeCapture(
+            frames, to: path,
             options: CaptureWriterOptions(
                 chunk: ChunkOptions(entropyCoding: entropyCoding), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-        for f in frames { try writer.append(f) }
-        try writer.close()
-        let reader = try CaptureReader(path: path)
-        #expect(reader.damage.isEmpty)
-        #expect(framesBySource(reader) == bySource(frames))
+        try readIntact(path, holding: frames)
     }
 
     @Test func chunksThatZstdShrinksKeepIt() throws {
@@ -271,13 +261,8 @@ import TributaryWire
             let data = AnalogData(channelIndexes: Array(0..<4), sampleCount: 1000, samples: .float64(samples))
             frames.append(Frame(encoding: .analog(data), sequence: UInt64(f), timestampNs: Int64(f) * 1_000_000, sourceID: 4))
         }
-        let writer = try CaptureWriter(
-            path: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-        for f in frames { try writer.append(f) }
-        try writer.close()
-        let reader = try CaptureReader(path: path)
-        #expect(reader.damage.isEmpty)
-        #expect(framesBySource(reader) == bySource(frames))
+        try writeCapture(frames, to: path, options: CaptureWriterOptions(compressionThreads: 1, fsync: .none, checkpointInterval: 0))
+        let reader = try readIntact(path, holding: frames)
         func codecs(_ source: UInt32) -> Set<RecordCodec> {
             Set(reader.index.filter { $0.envelope.type == .chunk && $0.envelope.sourceID == source }.map(\.envelope.codec))
         }
@@ -294,15 +279,11 @@ import TributaryWire
         let frames = Self.adcFrames(12) + syntheticFrames(60)
         if ProcessInfo.processInfo.environment["TRIBUTARY_WRITE_FIXTURES"] == "1" {
             try? FileManager.default.removeItem(atPath: fixture)
-            let writer = try CaptureWriter(
-                path: fixture,
+            try writeCapture(
+                frames, to: fixture,
                 options: CaptureWriterOptions(
                     chunk: ChunkOptions(entropyCoding: false), compressionThreads: 1, fsync: .none, checkpointInterval: 0))
-            for f in frames { try writer.append(f) }
-            try writer.close()
         }
-        let reader = try CaptureReader(path: fixture)
-        #expect(reader.damage.isEmpty)
-        #expect(framesBySource(reader) == bySource(frames))
+        try readIntact(fixture, holding: frames)
     }
 }

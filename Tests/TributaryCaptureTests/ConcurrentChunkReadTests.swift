@@ -21,10 +21,8 @@ import TributaryWire
 
     /// A capture of 300 synthetic frames (every kind, float64, float32 and int16 analog) in small chunks.
     func withSyntheticCapture(_ body: (_ directory: String, _ path: String) throws -> Void) throws {
-        let dir = temporaryDirectory()
+        let (dir, path) = try recordedSyntheticCapture(300)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        try record(syntheticFrames(300), to: path)
         try body(dir, path)
     }
 

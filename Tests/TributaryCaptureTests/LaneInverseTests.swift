@@ -1,6 +1,7 @@
 import CLinearPredictor
 import Foundation
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryCapture
 
@@ -50,13 +51,33 @@ struct LaneInverseTests {
 
     static let lengths = [1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 1000]
 
+    /// Order-8 coefficients of `lanes` different stable filters at shift 20, as the encoder writes them.
+    static func stableFilters(_ lanes: Int, _ rng: inout SplitMix64) -> [[Int64]] {
+        (0..<lanes).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
+    }
+
+    /// `n` residuals of any sign below 2^`magnitude` in each of `lanes` lanes.
+    static func wideResiduals(_ lanes: Int, _ n: Int, magnitude: Int64, _ rng: inout SplitMix64) -> [[Int64]] {
+        (0..<lanes).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
+    }
+
+    /// The rule's latents of each lane (PredictorInverseTests.reference) with its coefficients and shift.
+    static func references(_ residuals: [[Int64]], _ c: [[Int64]], _ shifts: [Int64]) -> [[Int64]] {
+        residuals.indices.map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+    }
+
+    /// `n` residuals of a few hundred in each of `lanes` lanes.
+    static func smallResiduals(_ lanes: Int, _ n: Int, _ rng: inout SplitMix64) -> [[Int64]] {
+        (0..<lanes).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+    }
+
     @Test(arguments: widths)
     func realisticLanesMatchTheRule(lanes: Int) {
         var rng = SplitMix64(seed: 41)
         for n in Self.lengths {
             // Different stable filters at shift 20 (as the encoder writes), residuals of a few hundred.
-            let c = (0..<lanes).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
-            let residuals = (0..<lanes).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let c = Self.stableFilters(lanes, &rng)
+            let residuals = Self.smallResiduals(lanes, n, &rng)
             let expected = (0..<lanes).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
             let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: [Int64](repeating: 20, count: lanes))
             #expect(finished == n, "n \(n)")
@@ -75,8 +96,8 @@ struct LaneInverseTests {
             let shifts = (0..<lanes).map { _ in Int64(rng.next() % 62) + 1 }
             let c = (0..<lanes).map { _ in (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) } }
             let magnitude = Int64(rng.next() % 40)
-            let residuals = (0..<lanes).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
-            let expected = (0..<lanes).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let residuals = Self.wideResiduals(lanes, n, magnitude: magnitude, &rng)
+            let expected = Self.references(residuals, c, shifts)
             let (finished, latents) = Self.kernel(residuals, coefficients: c, shifts: shifts)
             let stop = Self.expectedFinish(expected)
             #expect(finished == stop, "trial \(trial)")
@@ -166,8 +187,8 @@ struct LaneInverseTests {
     func fusedLanesMatchTheRuleAndTheConversion(kind: Int32) {
         var rng = SplitMix64(seed: 47)
         for n in Self.lengths {
-            let c = (0..<4).map { _ in (0..<8).map { _ in Int64(rng.next() % (1 << 18)) - (1 << 17) } }
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let c = Self.stableFilters(4, &rng)
+            let residuals = Self.smallResiduals(4, n, &rng)
             let shifts = [Int64](repeating: 20, count: 4)
             let expected = (0..<4).map {
                 Self.convert(
@@ -194,8 +215,8 @@ struct LaneInverseTests {
                 (0..<8).map { _ in Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32 + (shifts[k] < 12 ? 20 : 0)) }
             }
             let magnitude = Int64(rng.next() % 34)
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
-            let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let residuals = Self.wideResiduals(4, n, magnitude: magnitude, &rng)
+            let latents = Self.references(residuals, c, shifts)
             let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
             if finished == n {
                 done += 1
@@ -252,7 +273,7 @@ struct LaneInverseTests {
         var rng = SplitMix64(seed: 59)
         for n in Self.lengths {
             let c = Self.padded(orders: orders, rng: &rng)
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(rng.next() % 801) - 400 } }
+            let residuals = Self.smallResiduals(4, n, &rng)
             let shifts = [Int64](repeating: 20, count: 4)
             let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: 20) }
             let fits = latents.allSatisfy { $0.allSatisfy { $0 >= -(1 << 30) && $0 < 1 << 30 } }
@@ -278,8 +299,8 @@ struct LaneInverseTests {
                 (0..<8).map { j in j < orders[k] ? Int64(Int32(truncatingIfNeeded: rng.next())) >> Int64(rng.next() % 32) : 0 }
             }
             let magnitude = Int64(rng.next() % 30)
-            let residuals = (0..<4).map { _ in (0..<n).map { _ in Int64(bitPattern: rng.next()) >> (63 - magnitude) } }
-            let latents = (0..<4).map { PredictorInverseTests.reference(residuals[$0], coefficients: c[$0], shift: Int(shifts[$0])) }
+            let residuals = Self.wideResiduals(4, n, magnitude: magnitude, &rng)
+            let latents = Self.references(residuals, c, shifts)
             let kind = Self.kinds[trial % Self.kinds.count]
             let (finished, samples) = Self.samplesKernel(residuals, coefficients: c, shifts: shifts, kind: kind)
             guard finished == n else { continue }
@@ -314,13 +335,10 @@ struct LaneInverseTests {
             (.float32, CodedCodecTests.bytes(counts.map { Float(Double($0) * 20.0 / 65536) })),
             (.float64, CodedCodecTests.bytes(counts.map { Double($0) * 20.0 / 65536 })),
         ] {
-            var coded = [UInt8](repeating: 0, count: NumericCodec.workingSize(elementCount: channels * n))
-            let size = try #require(
-                payload.withUnsafeBytes { p in
-                    coded.withUnsafeMutableBytes {
-                        codec.encode(p, elementType: type, segments: segments, into: $0.baseAddress!, capacity: $0.count)
-                    }
-                })
+            let coded = try #require(
+                CodedCodecTests.coded(
+                    payload, type, segments: segments, codec: codec, capacity: NumericCodec.workingSize(elementCount: channels * n)))
+            let size = coded.count
             // The first segment's predictor (§5.1): linear, of order 2 or 4.
             let header = NumericCodec.streamHeaderSize, orderAt = header + 8 + (type == .float32 || type == .float64 ? 16 : 0)
             #expect(

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryCapture
 
@@ -42,31 +43,28 @@ import Testing
                 let expected = Self.reference(residuals, coefficients: c, shift: shift)
                 var padded = c + [Int64](repeating: 0x5555, count: 8 - order)  // beyond the order: never read
                 // The latents themselves.
-                var v = residuals
                 var latents = [Int64](repeating: 0, count: n)
-                v.withUnsafeMutableBufferPointer { vp in
-                    padded.withUnsafeMutableBufferPointer { cp in
-                        latents.withUnsafeMutableBufferPointer { lp in
-                            NumericCodec.integrateLinear(
-                                vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
-                                into: LatentArray(d: lp.baseAddress!))
-                        }
-                    }
+                latents.withUnsafeMutableBufferPointer { lp in
+                    Self.integrate(residuals, &padded, order: order, shift: shift, into: LatentArray(d: lp.baseAddress!))
                 }
                 #expect(latents == expected, "order \(order), n \(n), trial \(trial), latents")
                 // Converted to int32 on the way out.
-                v = residuals
                 var out = [Int32](repeating: 0, count: n)
-                v.withUnsafeMutableBufferPointer { vp in
-                    padded.withUnsafeMutableBufferPointer { cp in
-                        out.withUnsafeMutableBytes { op in
-                            NumericCodec.integrateLinear(
-                                vp.baseAddress!, count: n, coefficients: cp.baseAddress!, order: order, shift: shift,
-                                into: Int32Output(op.baseAddress!))
-                        }
-                    }
+                out.withUnsafeMutableBytes { op in
+                    Self.integrate(residuals, &padded, order: order, shift: shift, into: Int32Output(op.baseAddress!))
                 }
                 #expect(out == expected.map { Int32(truncatingIfNeeded: $0) }, "order \(order), n \(n), trial \(trial), int32")
+            }
+        }
+    }
+
+    /// `NumericCodec.integrateLinear` of a copy of `residuals` (it works in place) into `output`.
+    static func integrate<Out: LatentOutput>(_ residuals: [Int64], _ padded: inout [Int64], order: Int, shift: Int, into output: Out) {
+        var v = residuals
+        v.withUnsafeMutableBufferPointer { vp in
+            padded.withUnsafeMutableBufferPointer { cp in
+                NumericCodec.integrateLinear(
+                    vp.baseAddress!, count: residuals.count, coefficients: cp.baseAddress!, order: order, shift: shift, into: output)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryCapture
 

@@ -1,6 +1,7 @@
 import CKernels
 import Foundation
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryDSP
 
@@ -11,14 +12,9 @@ import Testing
 struct SegmentKernelTests {
     /// A deterministic generator (SplitMix64).
     struct Numbers {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator: SplitMix64
+        init(state: UInt64) { generator = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { generator.next() }
         /// Values of very different magnitudes and signs (so that the order of additions shows), a
         /// few special ones among them.
         mutating func value() -> Double {

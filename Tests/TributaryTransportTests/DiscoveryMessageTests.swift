@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 @testable import TributaryTransport
@@ -110,7 +111,7 @@ import TributaryWire
     /// A fuzz smoke: every byte-level mutation of valid datagrams parses or is refused, never traps,
     /// and whatever parses re-encodes into a datagram that parses the same.
     @Test func mutatedDatagramsNeverTrap() throws {
-        var generator = SplitMix(seed: 0x7A11)
+        var generator = SplitMix64(seed: 0x7A11)
         let answer = DiscoveryAnswer(queryID: 9, publisher: Self.publisher).encoded()
         let query = DiscoveryQuery(id: 9, match: try DiscoveryMatch("name=d*q,EEG")).encoded()
         let alphabet = Array("%=, \n0123456789AFaf-zs:.*".utf8) + [0x00, 0xFF, 0x7F, 0x09]
@@ -166,18 +167,5 @@ import TributaryWire
                 #expect(error.isSyntax == syntax, "\(text): \(error)")
             }
         }
-    }
-}
-
-/// A small deterministic generator for the fuzz smoke.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -191,34 +191,24 @@ func freePort() throws -> Int {
         try noHello.send(.start)
         #expect(errorReport(in: noHello.receive(until: .close))?.code == .protocolViolation)
         // Garbage after a hello: error 10, session dropped.
-        let garbage = try RawClient(port: publisher.port!)
-        try garbage.hello()
-        #expect(garbage.receive(until: .welcome) != nil)
+        let garbage = try RawClient.welcomed(port: publisher.port!)
         try garbage.socket.send(Array("garbage garbage garbage garbage garbage!".utf8))
         #expect(errorReport(in: garbage.receive(until: .close))?.code == .malformedFrame)
         // A file over the publisher's transfer limit: error 11.
-        let large = try RawClient(port: publisher.port!)
-        try large.hello()
-        #expect(large.receive(until: .welcome) != nil)
+        let large = try RawClient.welcomed(port: publisher.port!)
         let oversized = BlobChunk.chunks(of: [UInt8](repeating: 7, count: 3_000), transferID: 9, name: "big", chunkSize: 1_000)[0]
         try large.send(.file(oversized), sequence: 1)
         #expect(errorReport(in: large.receive(until: .close))?.code == .tooLarge)
         // A message part larger than the frame limit: libzmq drops the connection outright, and the
         // publisher forgets the session with it (no heartbeat needed: the monitor reports it).
-        let huge = try RawClient(port: publisher.port!)
-        try huge.hello()
-        #expect(huge.receive(until: .welcome) != nil)
+        let huge = try RawClient.welcomed(port: publisher.port!)
         try huge.send(.xml(String(repeating: "y", count: 100_000)), sequence: 1)
         // A filter id that is not the next one: error 12.
-        let badFilter = try RawClient(port: publisher.port!)
-        try badFilter.hello()
-        #expect(badFilter.receive(until: .welcome) != nil)
+        let badFilter = try RawClient.welcomed(port: publisher.port!)
         try badFilter.send(.analogFilter(AnalogFilterRequest()), sequence: 1, filterID: 2)
         #expect(errorReport(in: badFilter.receive(until: .close))?.code == .protocolViolation)
         // A file whose MD5 does not match: error 14, and the session goes on.
-        let badFile = try RawClient(port: publisher.port!)
-        try badFile.hello()
-        #expect(badFile.receive(until: .welcome) != nil)
+        let badFile = try RawClient.welcomed(port: publisher.port!)
         var chunk = BlobChunk.chunks(of: [1, 2, 3], transferID: 1, name: "f")[0]
         chunk.md5 = [UInt8](repeating: 0xAB, count: 16)
         try badFile.send(.file(chunk), sequence: 1)

@@ -26,9 +26,7 @@ import TributaryWire
         // 1 000 a second: at most 100 within one 100 ms window.
         let publisher = try makePublisher { $0.maxInboundFramesPerSecond = 1_000 }
         defer { publisher.stop() }
-        let client = try RawClient(port: publisher.port!)
-        try client.hello()
-        #expect(client.receive(until: .welcome) != nil)
+        let client = try RawClient.welcomed(port: publisher.port!)
         for sequence in 1...300 { try client.send(.credit(1), sequence: UInt64(sequence)) }
         let report = errorReport(in: client.receive(until: .close))
         #expect(report?.code == .tooManyFrames)
@@ -39,9 +37,7 @@ import TributaryWire
     @Test func aSessionWithinTheFrameRateKeepsGoing() throws {
         let publisher = try makePublisher { $0.maxInboundFramesPerSecond = 1_000 }
         defer { publisher.stop() }
-        let client = try RawClient(port: publisher.port!)
-        try client.hello()
-        #expect(client.receive(until: .welcome) != nil)
+        let client = try RawClient.welcomed(port: publisher.port!)
         // 90 frames, a pause longer than the window, 90 more: never more than 100 in 100 ms.
         for sequence in 1...90 { try client.send(.credit(1), sequence: UInt64(sequence)) }
         usleep(150_000)
@@ -141,8 +137,6 @@ import TributaryWire
         // A real subscriber still gets in once a slot is free.
         for fd in raw { close(fd) }
         raw.removeAll()
-        let client = try RawClient(port: publisher.port!)
-        try client.hello()
-        #expect(client.receive(until: .welcome) != nil)
+        let client = try RawClient.welcomed(port: publisher.port!)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import TributaryWire
 
 @testable import TributaryTransport
@@ -90,6 +91,14 @@ func makePublisher(
     return try Publisher(configuration: configuration, sources: sources, onPackage: handler)
 }
 
+/// A CURVE publisher (API key "k") on a free port of 127.0.0.1 with `keys`, in `context` (whose ZAP
+/// handler decides which clients get in).
+func makeCurvePublisher(keys: ZMQCurveKeyPair, context: ZMQContext) throws -> Publisher {
+    try Publisher(
+        configuration: PublisherConfiguration(endpoint: "tcp://127.0.0.1:0", apiKey: "k", curve: PublisherCurve(keys: keys)),
+        context: context)
+}
+
 /// An analog frame of `channels` rows holding `row * 1000 + sample + first`.
 func rampFrame(channels: Int, samples: Int, first: Int = 0, sourceID: UInt32 = 1) -> Frame {
     let data = AnalogData(
@@ -118,6 +127,14 @@ final class RawClient {
     }
 
     deinit { socket.close() }
+
+    /// A client on `port` that has said hello (with the default key) and been welcomed.
+    static func welcomed(port: Int) throws -> RawClient {
+        let client = try RawClient(port: port)
+        try client.hello()
+        #expect(client.receive(until: .welcome) != nil)
+        return client
+    }
 
     func send(_ frame: Frame) throws {
         var payload = try MessageFraming.payloadMessage(frame)

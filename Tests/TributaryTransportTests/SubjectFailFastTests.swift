@@ -19,6 +19,17 @@ import TributaryWire
     static let openTimeout = 20.0
 
     /// The error and the seconds `open` took with a timeout of `openTimeout`.
+    /// Three subjects made by `makeSubject` in turn are refused at once by the publisher on `port`: error
+    /// 7 (destination unreachable) whose message contains `text`, well within the open timeout.
+    private func expectRefusedThreeTimes(port: Int, saying text: String, _ makeSubject: () throws -> Subject) throws {
+        for attempt in 1...3 {
+            let (error, seconds) = failedOpen(try makeSubject(), address: "127.0.0.1", port: port)
+            #expect(error?.code == .destinationUnreachable, "open \(attempt)")
+            #expect(error?.message.contains(text) == true, "open \(attempt): \(String(describing: error))")
+            #expect(seconds < Self.openTimeout)
+        }
+    }
+
     private func failedOpen(_ subject: Subject, address: String, port: Int) -> (ErrorReport?, Double) {
         let clock = ContinuousClock()
         var caught: ErrorReport?
@@ -69,18 +80,9 @@ import TributaryWire
         let serverKeys = try ZMQCurveKeyPair.generate()
         let zap = try ZMQZAPHandler(context: context, policy: .acceptAnyClient())
         defer { zap.stop() }
-        let publisher = try Publisher(
-            configuration: PublisherConfiguration(
-                endpoint: "tcp://127.0.0.1:0", apiKey: "k",
-                curve: PublisherCurve(keys: serverKeys)),
-            context: context)
+        let publisher = try makeCurvePublisher(keys: serverKeys, context: context)
         defer { publisher.stop() }
-        for attempt in 1...3 {
-            let (error, seconds) = failedOpen(try Subject(), address: "127.0.0.1", port: publisher.port!)
-            #expect(error?.code == .destinationUnreachable, "open \(attempt)")
-            #expect(error?.message.contains("requires CURVE") == true, "open \(attempt): \(String(describing: error))")
-            #expect(seconds < Self.openTimeout)
-        }
+        try expectRefusedThreeTimes(port: publisher.port!, saying: "requires CURVE") { try Subject() }
     }
 
     /// The probe that tells a mechanism mismatch from a publisher closing connections over its
@@ -92,11 +94,7 @@ import TributaryWire
         let context = try ZMQContext()
         let zap = try ZMQZAPHandler(context: context, policy: .acceptAnyClient())
         defer { zap.stop() }
-        let curve = try Publisher(
-            configuration: PublisherConfiguration(
-                endpoint: "tcp://127.0.0.1:0", apiKey: "k",
-                curve: PublisherCurve(keys: try ZMQCurveKeyPair.generate())),
-            context: context)
+        let curve = try makeCurvePublisher(keys: try ZMQCurveKeyPair.generate(), context: context)
         defer { curve.stop() }
         #expect(ConnectDiagnosis.peerMechanism(host: "127.0.0.1", port: "\(curve.port!)") == "CURVE")
         // Nothing listens: no mechanism (and no wait beyond the probe's bound).
@@ -108,16 +106,8 @@ import TributaryWire
         let publisher = try makePublisher(apiKey: "k")
         defer { publisher.stop() }
         let serverKeys = try ZMQCurveKeyPair.generate()
-        for attempt in 1...3 {
-            let subject = try Subject(
-                options: SubjectOptions(
-                    curve: SubjectCurve(
-                        serverKey: serverKeys.publicKey,
-                        keys: try ZMQCurveKeyPair.generate())))
-            let (error, seconds) = failedOpen(subject, address: "127.0.0.1", port: publisher.port!)
-            #expect(error?.code == .destinationUnreachable, "open \(attempt)")
-            #expect(error?.message.contains("CURVE") == true, "open \(attempt): \(String(describing: error))")
-            #expect(seconds < Self.openTimeout)
+        try expectRefusedThreeTimes(port: publisher.port!, saying: "CURVE") {
+            try Subject(options: SubjectOptions(curve: SubjectCurve(serverKey: serverKeys.publicKey, keys: try ZMQCurveKeyPair.generate())))
         }
     }
 

@@ -122,3 +122,20 @@ func currentThreadName() -> String {
     let text = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
     return text.trimmingCharacters(in: .newlines)
 }
+
+/// A ROUTER that refuses unknown routing ids (mandatory routing), bound to `endpoint`.
+func mandatoryRouter(_ context: ZMQContext, _ endpoint: String) throws -> ZMQSocket {
+    let router = try testSocket(context, .router)
+    try router.setOption(.routerMandatory, 1)
+    try router.bind(endpoint)
+    return router
+}
+
+/// A mandatory ROUTER bound to `endpoint` and a DEALER with routing id `routingID` connected to it.
+func routerAndDealer(_ context: ZMQContext, _ endpoint: String, routingID: String) throws -> (router: ZMQSocket, dealer: ZMQSocket) {
+    let router = try mandatoryRouter(context, endpoint)
+    let dealer = try testSocket(context, .dealer)
+    try dealer.setOption(.routingID, routingID)
+    try dealer.connect(try router.lastEndpoint())
+    return (router, dealer)
+}

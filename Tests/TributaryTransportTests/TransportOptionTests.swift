@@ -20,11 +20,7 @@ import TributaryWire
         }
         let zap = try ZMQZAPHandler(context: context, policy: .allow([allowed.publicKey: "lab-client"], domain: "tributary"))
         defer { zap.stop() }
-        let publisher = try Publisher(
-            configuration: PublisherConfiguration(
-                endpoint: "tcp://127.0.0.1:0", apiKey: "k",
-                curve: PublisherCurve(keys: serverKeys)),
-            context: context)
+        let publisher = try makeCurvePublisher(keys: serverKeys, context: context)
         defer { publisher.stop() }
 
         let subject = try Subject(options: SubjectOptions(curve: SubjectCurve(serverKey: serverKeys.publicKey, keys: allowed)))

@@ -5,12 +5,7 @@ import Testing
 @Suite struct ZMQMessageTests {
     /// A connected ROUTER (mandatory) / DEALER pair; the dealer's routing id is "peer".
     func pair(_ context: ZMQContext, _ endpoint: String) throws -> (router: ZMQSocket, dealer: ZMQSocket) {
-        let router = try testSocket(context, .router)
-        try router.setOption(.routerMandatory, 1)
-        try router.bind(endpoint)
-        let dealer = try testSocket(context, .dealer)
-        try dealer.setOption(.routingID, "peer")
-        try dealer.connect(try router.lastEndpoint())
+        let (router, dealer) = try routerAndDealer(context, endpoint, routingID: "peer")
         try dealer.send(Array("hello".utf8))
         _ = try router.receiveMultipart()
         return (router, dealer)
@@ -57,9 +52,7 @@ import Testing
 
     @Test func failedZeroCopySendReleasesTheOwner() throws {
         let context = try ZMQContext()
-        let router = try testSocket(context, .router)
-        try router.setOption(.routerMandatory, 1)
-        try router.bind("inproc://nobody")
+        let router = try mandatoryRouter(context, "inproc://nobody")
         let counter = DeinitCounter()
         do {
             let owner = CountedBytes(count: 1000, seed: 1, counter: counter)
@@ -84,9 +77,7 @@ import Testing
 
     @Test func sharedFanOutCopiesNothingAndFreesOnceAfterTheLastPeer() throws {
         let context = try ZMQContext()
-        let router = try testSocket(context, .router)
-        try router.setOption(.routerMandatory, 1)
-        try router.bind("inproc://fan-out")
+        let router = try mandatoryRouter(context, "inproc://fan-out")
         var dealers: [ZMQSocket] = []
         for index in 0..<3 {
             let dealer = try testSocket(context, .dealer)

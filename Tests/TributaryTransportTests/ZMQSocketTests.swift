@@ -11,12 +11,7 @@ func port(of endpoint: String) -> UInt16? {
     @Test(arguments: ["inproc://round-trip", "tcp://127.0.0.1:0"])
     func routerDealerMultipartRoundTrip(endpoint: String) throws {
         let context = try ZMQContext()
-        let router = try testSocket(context, .router)
-        try router.setOption(.routerMandatory, 1)
-        try router.bind(endpoint)
-        let dealer = try testSocket(context, .dealer)
-        try dealer.setOption(.routingID, "subscriber-1")
-        try dealer.connect(try router.lastEndpoint())
+        let (router, dealer) = try routerAndDealer(context, endpoint, routingID: "subscriber-1")
 
         try dealer.send(multipart: [Array("hello".utf8), [], [1, 2, 3]])
         let request = try router.receiveMultipart()

@@ -12,15 +12,6 @@ import Testing
         return bytes
     }
 
-    static func decodeError(_ bytes: [UInt8]) -> WireError? {
-        do {
-            _ = try Frame(copying: bytes).payload()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     @Test func anEmptyArrayHasAtMostTheBoundInItsOtherDimension() throws {
         for type in [ArrayElements.double([]), .string([])] {
             let edge = Frame(encoding: .array(Array2D(rowCount: 0, columnCount: WireLimits.maxEmptyDimension, elements: type)))
@@ -31,18 +22,18 @@ import Testing
             #expect(view.materialize().columnCount == WireLimits.maxEmptyDimension)
             // The fuzzer's input: 2^32 − 1 rows of nothing (42 s of looping before the bound).
             let rows = Self.patched(Frame(encoding: .array(Array2D(rowCount: 0, columnCount: 0, elements: type))), payloadOffset: 4, .max)
-            #expect(Self.decodeError(rows)?.field == "array.row_count")
+            #expect(MalformedFrameTests.error(rows)?.field == "array.row_count")
             let columns = Self.patched(edge, payloadOffset: 8, UInt32(WireLimits.maxEmptyDimension + 1))
-            #expect(Self.decodeError(columns)?.field == "array.column_count")
+            #expect(MalformedFrameTests.error(columns)?.field == "array.column_count")
         }
     }
 
     @Test func framesWithoutChannelsOrLinesHaveBoundedSampleCounts() throws {
         let analog = Frame(encoding: .analog(AnalogData(channelIndexes: [], sampleCount: 0, samples: .float64([]))))
-        #expect(Self.decodeError(Self.patched(analog, payloadOffset: 4, UInt32(WireLimits.maxEmptyDimension))) == nil)
-        #expect(Self.decodeError(Self.patched(analog, payloadOffset: 4, .max))?.field == "analog.sample_count")
+        #expect(MalformedFrameTests.error(Self.patched(analog, payloadOffset: 4, UInt32(WireLimits.maxEmptyDimension))) == nil)
+        #expect(MalformedFrameTests.error(Self.patched(analog, payloadOffset: 4, .max))?.field == "analog.sample_count")
         let digital = Frame(encoding: .digital(DigitalData(lineIndexes: [], sampleCount: 0, bits: [])))
-        #expect(Self.decodeError(Self.patched(digital, payloadOffset: 4, UInt32(WireLimits.maxEmptyDimension))) == nil)
-        #expect(Self.decodeError(Self.patched(digital, payloadOffset: 4, .max))?.field == "digital.sample_count")
+        #expect(MalformedFrameTests.error(Self.patched(digital, payloadOffset: 4, UInt32(WireLimits.maxEmptyDimension))) == nil)
+        #expect(MalformedFrameTests.error(Self.patched(digital, payloadOffset: 4, .max))?.field == "digital.sample_count")
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryWire
 
@@ -55,7 +56,7 @@ import Testing
     @Test(arguments: [40, 64, 257, 4096])
     func randomPiecesAndSmallBlocks(blockSize: Int) throws {
         let (frames, bytes) = Self.stream(seed: 4)
-        var rng = SeededGenerator(seed: UInt64(blockSize))
+        var rng = SplitMix64(seed: UInt64(blockSize))
         var pieces: [Int] = []
         var left = bytes.count
         while left > 0 {

@@ -1,26 +1,24 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 
 @testable import TributaryWire
 
 /// Replays every input that ever crashed or tripped the wire fuzzer (Fuzz/regressions/wire-fuzz/),
 /// exactly as the fuzz target feeds it: the first byte picks the piece size.
 @Suite struct FuzzRegressionTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz/regressions/wire-fuzz")
+    static let corpus = FuzzCorpus(target: "wire-fuzz")
 
-    static var inputs: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+    /// Every fuzz target's corpus (a missing folder would make its replay test run nothing).
+    @Test(arguments: ["wire-fuzz", "capture-fuzz"])
+    func regressionCorpusIsPresent(target: String) {
+        let corpus = FuzzCorpus(target: target)
+        #expect(!corpus.inputs.isEmpty, "no inputs in \(corpus.directory.path)")
     }
 
-    @Test func regressionCorpusIsPresent() {
-        #expect(!Self.inputs.isEmpty, "no inputs in \(Self.directory.path)")
-    }
-
-    @Test(arguments: inputs)
+    @Test(arguments: corpus.inputs)
     func replay(name: String) throws {
-        let data = try [UInt8](Data(contentsOf: Self.directory.appendingPathComponent(name)))
+        let data = try Self.corpus.bytes(name)
         guard data.count > 1 else { return }
         let piece = Int(data[0]) + 1
         var decoder = FrameStreamDecoder(maxFrameSize: 1 << 20, blockSize: 256)

@@ -41,28 +41,23 @@ import TributaryWire
         #expect(1e308.nanoseconds(atMostSeconds: 1e308) == nil)
     }
 
+    /// A configuration frame of one channel sampled at `rate`.
+    static func configurationFrame(rate: Double) -> Frame {
+        let channel = ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)
+        return Frame(
+            encoding: .configuration(Configuration(deviceName: "d", deviceType: "t", channels: [channel])), sequence: 0, timestampNs: 0)
+    }
+
     @Test func configurationRatesOutsideTheProtocolsRangeAreRefused() throws {
         for rate in [Double.nan, .infinity, -.infinity, -1, 1e300, 5e-324, 1e13] {
-            let frame = Frame(
-                encoding: .configuration(
-                    Configuration(
-                        deviceName: "d", deviceType: "t",
-                        channels: [
-                            ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)
-                        ])), sequence: 0, timestampNs: 0)
+            let frame = Self.configurationFrame(rate: rate)
             #expect(throws: WireError.self, "rate \(rate)") { try frame.payload() }
             do { _ = try frame.payload() } catch {
                 #expect(error.field == "channel.sampling_rate" && error.code == .invalidValue, "\(error)")
             }
         }
         for rate in [0, 1e-6, 1, 48_000, 1e12] {
-            let frame = Frame(
-                encoding: .configuration(
-                    Configuration(
-                        deviceName: "d", deviceType: "t",
-                        channels: [
-                            ChannelConfiguration(index: 0, description: "c", unit: "V", samplingRate: rate)
-                        ])), sequence: 0, timestampNs: 0)
+            let frame = Self.configurationFrame(rate: rate)
             #expect(throws: Never.self, "rate \(rate)") { try frame.payload() }
         }
     }

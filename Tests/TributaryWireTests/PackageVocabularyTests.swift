@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTestSupport
 import TributaryWire
 
 /// The package kinds are declared once, by `FrameKind`; the C header (and through it Python, whose
@@ -12,10 +13,11 @@ import TributaryWire
         .configuration, .error, .analog, .digital, .message, .xml, .file, .image, .array, .gap, .close, .properties,
     ]
 
+    /// The declared vocabulary as name → number.
+    static let declared: [String: UInt8] = Dictionary(uniqueKeysWithValues: FrameKind.vocabulary.map { ($0.name, $0.number) })
+
     static func headerKinds() throws -> [String: UInt8] {
-        let header = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("include/tributary.h")
-        let text = try String(contentsOf: header, encoding: .utf8)
+        let text = try repositoryFile("include/tributary.h")
         var kinds: [String: UInt8] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("#define TRIBUTARY_KIND_") {
             let parts = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -36,6 +38,58 @@ import TributaryWire
             let kind = FrameKind(rawValue: value)
             #expect(kind != nil && Self.delivered.contains(kind!), "TRIBUTARY_KIND_\(name) = \(value) is not a delivered FrameKind")
             #expect(kind.map { $0.description.uppercased().replacingOccurrences(of: "-", with: "_") } == name)
+        }
+    }
+
+    @Test func theVocabularyIsOneNumberAndOneNamePerKind() {
+        #expect(Self.declared.count == FrameKind.vocabulary.count, "two declared kinds share a name")
+        #expect(Set(FrameKind.vocabulary.map(\.number)).count == FrameKind.vocabulary.count, "two declared kinds share a number")
+        for kind in FrameKind.allCases {
+            // A FrameKind in the extension range (129 properties) is one a subscriber hands to the
+            // application as a package; ExtensionKind holds the transport's own (no package).
+            #expect(kind.rawValue < 128 || kind == .properties, "FrameKind.\(kind) is in the extension range: declare it in ExtensionKind")
+            #expect(FrameKind(name: kind.description) == kind)
+            #expect(FrameKind.name(ofNumber: kind.rawValue) == kind.description)
+        }
+        for kind in ExtensionKind.allCases {
+            #expect(kind.rawValue >= 128, "ExtensionKind.\(kind) is below the extension range")
+            #expect(FrameKind.name(ofNumber: kind.rawValue) == kind.description)
+        }
+        #expect(FrameKind(name: "keepalive") == nil && FrameKind(name: "nope") == nil && FrameKind.name(ofNumber: 0) == nil)
+    }
+
+    /// docs/PROTOCOL.md §2.2's table documents exactly the declared kinds, with their numbers.
+    @Test func theProtocolTableDocumentsEveryDeclaredKind() throws {
+        let text = try repositoryFile("docs/PROTOCOL.md")
+        let section = try #require(text.range(of: "### 2.2 Kinds").map { text[$0.upperBound...] })
+        let end = section.range(of: "\n### ")?.lowerBound ?? section.endIndex
+        var documented: [String: UInt8] = [:]
+        for line in section[..<end].split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, let number = UInt8(cells[0]) else { continue }
+            #expect(documented[cells[1]] == nil, "docs/PROTOCOL.md §2.2 lists \(cells[1]) twice")
+            documented[cells[1]] = number
+        }
+        #expect(documented == Self.declared, "docs/PROTOCOL.md §2.2's table differs from FrameKind + ExtensionKind")
+    }
+
+    /// The tests' independent encoder (Tests/Interop/wire_spec.py) numbers every FrameKind as declared,
+    /// and names no kind that is not declared.
+    @Test func theSpecEncoderNumbersEveryKindAsDeclared() throws {
+        let text = try repositoryFile("Tests/Interop/wire_spec.py")
+        let start = try #require(text.range(of: "\nKINDS = {")).upperBound
+        let body = text[start...].prefix { $0 != "}" }
+        var kinds: [String: UInt8] = [:]
+        for entry in body.split(separator: ",") {
+            let parts = entry.split(separator: ":").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard parts.count == 2, let number = UInt8(parts[1]) else { continue }
+            kinds[parts[0].trimmingCharacters(in: CharacterSet(charactersIn: "\""))] = number
+        }
+        for kind in FrameKind.allCases {
+            #expect(kinds[kind.description] == kind.rawValue, "wire_spec.py: KINDS[\"\(kind)\"] should be \(kind.rawValue)")
+        }
+        for (name, number) in kinds {
+            #expect(Self.declared[name] == number, "wire_spec.py: \(name) = \(number) is no declared kind")
         }
     }
 }

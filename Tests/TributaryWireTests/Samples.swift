@@ -1,24 +1,13 @@
-@testable import TributaryWire
+import TributaryTestSupport
 
-/// A small deterministic generator (SplitMix64) so that failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+@testable import TributaryWire
 
 /// Random packages of every kind, with the edge cases the issue names (0 channels, 0 samples,
 /// empty and non-ASCII strings) drawn often.
 struct PackageFactory {
-    var rng: SeededGenerator
+    var rng: SplitMix64
 
-    init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     mutating func bool() -> Bool { Bool.random(using: &rng) }

@@ -15,15 +15,13 @@ TIMEOUT = 20
 IP = shutil.which("ip")
 
 
-def _skip_reason():
-    if os.geteuid() != 0:
-        return "not root: network namespaces need CAP_SYS_ADMIN (CI runs as root)"
-    if IP is None:
-        return "no 'ip' command (iproute2) to make a network namespace"
-    return None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Interop"))
+from tool_process import network_namespaces_unusable  # noqa: E402 (the interop tests' helper)
+
+SKIP = network_namespaces_unusable()
 
 
-@unittest.skipIf(_skip_reason(), _skip_reason())
+@unittest.skipIf(SKIP, SKIP)
 class ResolveTest(unittest.TestCase):
     def setUp(self):
         self.ns = f"trbpy-{uuid.uuid4().hex[:8]}"

@@ -9,9 +9,7 @@ import ctypes
 import itertools
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import unittest
 import warnings
 
@@ -20,12 +18,14 @@ import numpy as np
 import tributary
 from tributary import _native
 
-BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
 INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Interop")
 sys.path.insert(0, INTEROP)
 import capture_spec as cs  # noqa: E402 (the independent capture writer)
 import test_formats as formats_spec  # noqa: E402 (the spec capture of the interop tests)
+import tool_process as tp  # noqa: E402 (the interop tests' helpers: the tool run to its end, a scratch directory)
 import wire_spec as ws  # noqa: E402
+
+cli, ScratchDirectory = tp.tool, tp.ScratchDirectory
 
 # Options as Python keywords and as the command's flags.
 FLAGS = {"source": "--source", "channels": "--channels", "start": "--start", "duration": "--duration",
@@ -48,12 +48,6 @@ OPTION_SETS = [
     {"source": 1, "start": 0.5, "time_column": True},
 ]
 
-
-def cli(*args, expect=0):
-    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
-    if proc.returncode != expect:
-        raise AssertionError(f"tributary {' '.join(map(str, args))}: exit {proc.returncode} (expected {expect}): {proc.stderr}")
-    return proc
 
 
 def flags(options):
@@ -98,10 +92,10 @@ def read(path):
         return f.read()
 
 
-class ExportTests(unittest.TestCase):
+class ExportTests(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
+        super().setUpClass()
         data, cls.expected = formats_spec.test_capture()
         cls.capture = cls.path("c.tcap")
         with open(cls.capture, "wb") as f:
@@ -120,14 +114,6 @@ class ExportTests(unittest.TestCase):
         np.save(cls.path("f32.npy"), np.random.default_rng(3).normal(size=(2, 5000)).astype(np.float32))
         cls.f32 = cls.path("f32.tcap")
         cli("import", cls.path("f32.npy"), "--rate", 8000, "--out", cls.f32)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    @classmethod
-    def path(cls, name):
-        return os.path.join(cls.tmp.name, name)
 
     def assertSameExport(self, capture, fmt, options, tag):
         """Exports with the tool and with Capture.export and compares the files (and the NPY sidecar)."""
@@ -190,7 +176,7 @@ class ExportTests(unittest.TestCase):
         """The library reads the capture afresh for an export: by the path as it was when opened."""
         here = os.getcwd()
         try:
-            os.chdir(self.tmp.name)
+            os.chdir(self.directory)
             cap = tributary.open("c.tcap")
             os.chdir(INTEROP)
             with cap:
@@ -287,8 +273,8 @@ class ExportTests(unittest.TestCase):
             with self.assertRaisesRegex(tributary.ArgumentError, "is the capture being exported"):
                 cap.export(self.capture, "csv", replace=True)
             with self.assertRaisesRegex(tributary.ArgumentError, "is a directory"):
-                cap.export(self.tmp.name, "csv", replace=True)
-            self.assertEqual([f for f in os.listdir(self.tmp.name) if "partial-export" in f], [])
+                cap.export(self.directory, "csv", replace=True)
+            self.assertEqual([f for f in os.listdir(self.directory) if "partial-export" in f], [])
         with self.assertRaises(tributary.HandleError):
             cap.export(out, "csv", replace=True)
 

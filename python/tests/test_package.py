@@ -7,36 +7,25 @@ must be bit-exact to `tributary export`, what it analyses equal to `tributary an
 import hashlib
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import unittest
 
 import numpy as np
 
 import tributary
 
-BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
 # The independent capture writer of the interop tests (written from docs/CAPTURE.md alone).
 INTEROP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Interop")
+sys.path.insert(0, INTEROP)
+import tool_process as tp  # noqa: E402 (the interop tests' helpers: the tool run to its end, a scratch directory)
+
+cli, cli_analyze, ScratchDirectory = tp.tool, tp.analyze_json, tp.ScratchDirectory
 
 
-def cli(*args, expect=0):
-    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
-    if proc.returncode != expect:
-        raise AssertionError(f"tributary {' '.join(map(str, args))}: exit {proc.returncode} (expected {expect}): {proc.stderr}")
-    return proc
-
-
-def cli_analyze(*args):
-    out = cli("analyze", *args, "--json").stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-class PackageTests(unittest.TestCase):
+class PackageTests(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
+        super().setUpClass()
         rng = np.random.default_rng(7)
         n = 30_001  # several frames of 4096 samples and a partial one
         t = np.arange(n) / 48_000.0
@@ -55,14 +44,6 @@ class PackageTests(unittest.TestCase):
             tcap = cls.path(f"{name}.tcap")
             cli("import", npy, "--rate", 48000, "--out", tcap)
             cls.captures[name] = tcap
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    @classmethod
-    def path(cls, name):
-        return os.path.join(cls.tmp.name, name)
 
     def export(self, name, *args):
         out = self.path(f"{name}-export-{len(args)}.npy")
@@ -457,6 +438,30 @@ class PackageTests(unittest.TestCase):
             # Refused before any connection (port 1 is closed: a check that let it through meets an SCCTError).
             with self.subTest(**kwargs), self.assertRaisesRegex(error, text):
                 tributary.subscribe("tcp://127.0.0.1:1", api_key="k", **kwargs)
+
+    def test_kind_numbers_are_the_librarys_vocabulary(self):
+        # The kinds are declared once (Swift's FrameKind + ExtensionKind); the library names them
+        # (tributary_kind_name), and every number the package spells out must be the library's.
+        import ctypes
+
+        from tributary import _native, capture
+
+        kinds = _native.kinds()
+        self.assertEqual((kinds["analog"], kinds["analog-filter"], kinds["keepalive"]), (3, 10, 128))
+        self.assertEqual(len(set(kinds.values())), len(kinds))
+        constants = {name[len("KIND_"):].lower().replace("_", "-"): value
+                     for name, value in vars(_native).items() if name.startswith("KIND_")}
+        self.assertGreater(len(constants), 5)
+        for name, value in list(constants.items()) + list(capture._KINDS.items()):
+            with self.subTest(name):
+                self.assertEqual(kinds.get(name), value, f"{name} = {value}, the library declares {kinds.get(name)}")
+        text = ctypes.c_char_p(b"unchanged")
+        for undeclared in (0, 24, 127, -1, 256):
+            with self.subTest(undeclared=undeclared):
+                self.assertEqual(_native.lib().tributary_kind_name(undeclared, ctypes.byref(text)), _native.E_ARGUMENT)
+                self.assertIsNone(text.value)
+                self.assertIn("no declared package kind", _native.lib().tributary_last_error().decode())
+        self.assertEqual(_native.lib().tributary_kind_name(3, None), _native.E_ARGUMENT)
 
     def test_native_constants_and_signatures_match_the_header(self):
         # _native.py copies the header's numbers and declares its functions by hand: both against the header.

@@ -13,6 +13,9 @@ import numpy as np
 import tributary
 
 BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Interop"))
+from test_transport_cli import dominant_frequency  # noqa: E402 (the interop tests' helper)
+
 TIMEOUT = 20
 # Channel k carries a sine of freq × (k+1) Hz.
 DEVICE_1 = "id=1,name=USB-6009,rate=1000,channels=4,freq=50,amp=1,noise=0.01,block=100"
@@ -39,11 +42,6 @@ class Server:
             self.process.kill()
         self.process.wait(timeout=TIMEOUT)
         self.process.stdout.close()
-
-
-def dominant_frequency(samples, rate):
-    spectrum = np.abs(np.fft.rfft(samples - np.mean(samples)))
-    return np.fft.rfftfreq(len(samples), 1 / rate)[int(np.argmax(spectrum))]
 
 
 class SubscribeTests(unittest.TestCase):

@@ -15,7 +15,7 @@ import operator
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import List, Optional, TypeVar
+from typing import Dict, List, Optional, TypeVar
 
 API_VERSION = 1
 
@@ -206,6 +206,7 @@ def _declare(library: ctypes.CDLL) -> None:
     pp = POINTER(c_void_p)
     f("tributary_version", c_char_p)
     f("tributary_api_version", c_int)
+    f("tributary_kind_name", c_int, c_int, POINTER(c_char_p))
     f("tributary_last_error", c_char_p)
     f("tributary_free", None, c_void_p)
     f("tributary_capture_open", c_int, c_char_p, pp)
@@ -264,6 +265,18 @@ def take_string(pointer: c_void_p) -> str:
 def version() -> str:
     """The version of the loaded libtributary."""
     return lib().tributary_version().decode()
+
+
+@functools.lru_cache(maxsize=None)
+def kinds() -> Dict[str, int]:
+    """Every package kind the loaded libtributary declares, name → number (docs/PROTOCOL.md §2.2):
+    the one vocabulary (Swift's FrameKind and ExtensionKind) that the KIND_* constants follow."""
+    table: Dict[str, int] = {}
+    name = c_char_p()
+    for number in range(256):
+        if lib().tributary_kind_name(number, ctypes.byref(name)) == OK and name.value is not None:
+            table[name.value.decode("utf-8")] = number
+    return table
 
 
 # -- arguments --

@@ -87,16 +87,22 @@ def _window_array(window) -> np.ndarray:
     return win
 
 
+def _fitted_window(window, nperseg: int, length: int, warning):
+    """The named ``window`` of ``nperseg`` samples, shortened (with the ``warning()`` text, as scipy
+    warns) to a signal of ``length`` samples that is shorter: (its values, nperseg)."""
+    if nperseg > length:
+        warnings.warn(warning(), stacklevel=5)
+        nperseg = length
+    return get_window(window, nperseg), nperseg
+
+
 def _triage_segments(window, nperseg, input_length):
     """scipy's ``_triage_segments``: the window's values and the segment length."""
     if isinstance(window, (str, tuple)):
         if nperseg is None:
             nperseg = 256
-        if nperseg > input_length:
-            warnings.warn(f'nperseg = {nperseg:d} is greater than input length  = {input_length:d}, using nperseg = {input_length:d}',
-                          stacklevel=4)
-            nperseg = input_length
-        win = get_window(window, nperseg)
+        win, nperseg = _fitted_window(window, nperseg, input_length, lambda: (
+            f'nperseg = {nperseg:d} is greater than input length  = {input_length:d}, using nperseg = {input_length:d}'))
     else:
         win = _window_array(window)
         if input_length < win.shape[-1]:
@@ -114,6 +120,18 @@ def _int_parameter(value, name):
     if isinstance(value, (float, np.floating)) and not np.isfinite(value):
         raise ValueError(f"{name} must be an integer, not {value!r}")
     return int(value)
+
+
+def _overlap(noverlap, nperseg: int) -> int:
+    """``noverlap`` (default ``nperseg // 2``) checked against ``nperseg`` as scipy.signal checks it."""
+    if noverlap is None:
+        return nperseg // 2
+    noverlap = _int_parameter(noverlap, "noverlap")
+    if noverlap >= nperseg:
+        raise ValueError('noverlap must be less than nperseg.')
+    if noverlap < 0:
+        raise ValueError('noverlap must not be negative.')
+    return noverlap
 
 
 _DETREND_CODES = {"constant": 1, "linear": 2}
@@ -235,14 +253,7 @@ def _spectral_helper(x, fs, window, nperseg, noverlap, nfft, detrend, return_one
         nfft = _int_parameter(nfft, "nfft")
         if nfft < nperseg:
             raise ValueError('nfft must be greater than or equal to nperseg.')
-    if noverlap is None:
-        noverlap = nperseg // 2
-    else:
-        noverlap = _int_parameter(noverlap, "noverlap")
-    if noverlap >= nperseg:
-        raise ValueError('noverlap must be less than nperseg.')
-    if noverlap < 0:
-        raise ValueError('noverlap must not be negative.')
+    noverlap = _overlap(noverlap, nperseg)
     nstep = nperseg - noverlap
     if boundary is not None:
         x = _BOUNDARIES[boundary](x, nperseg // 2, axis=-1)
@@ -376,14 +387,7 @@ def istft(Zxx, fs=1.0, window='hann_periodic', nperseg=None, noverlap=None, nfft
         raise ValueError('nfft must be greater than or equal to nperseg.')
     else:
         nfft = _int_parameter(nfft, "nfft")
-    if noverlap is None:
-        noverlap = nperseg // 2
-    else:
-        noverlap = _int_parameter(noverlap, "noverlap")
-    if noverlap >= nperseg:
-        raise ValueError('noverlap must be less than nperseg.')
-    if noverlap < 0:
-        raise ValueError('noverlap must not be negative.')
+    noverlap = _overlap(noverlap, nperseg)
     if nseg < 1:
         raise ValueError('Zxx has no segments (time axis of length 0)')
     nstep = nperseg - noverlap
@@ -464,11 +468,8 @@ def _csd_parameters(n, window, nperseg, noverlap, nfft):
         nperseg = _int_parameter(nperseg, "nperseg") if nperseg is not None else 256
         if nperseg < 1:
             raise ValueError(f"Parameter nperseg={nperseg} is not a positive integer!")
-        elif n < nperseg:
-            warnings.warn(f"nperseg={nperseg} is greater than signal length max(len(x), len(y)) = {n}, using nperseg = {n}",
-                          stacklevel=4)
-            nperseg = n
-        win = get_window(window, nperseg)
+        win, nperseg = _fitted_window(window, nperseg, n, lambda: (
+            f"nperseg={nperseg} is greater than signal length max(len(x), len(y)) = {n}, using nperseg = {n}"))
     else:
         win = _window_array(window)
         if nperseg is None:

@@ -22,6 +22,7 @@ import ctypes
 import math
 import numbers
 from ctypes import c_size_t
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -128,6 +129,10 @@ def iirnotch(w0, Q, fs=2.0):
     return b, a
 
 
+# firwin's pass_zero names: whether the gain at 0 is 1, and whether the band takes a single cutoff.
+_PASS_ZERO = {"lowpass": (True, True), "bandstop": (True, False), "highpass": (False, True), "bandpass": (False, False)}
+
+
 def firwin(numtaps, cutoff, *, width=None, window="hamming", pass_zero=True, scale=True, fs=None):
     """A linear-phase FIR filter by the window method (scipy.signal.firwin). ``window`` is 'hamming',
     'hann', 'blackman', 'boxcar' or ``('kaiser', beta)``; ``width`` chooses a Kaiser window for that
@@ -141,21 +146,15 @@ def firwin(numtaps, cutoff, *, width=None, window="hamming", pass_zero=True, sca
     if edges.size == 0:
         raise ValueError("At least one cutoff frequency must be given.")
     if isinstance(pass_zero, str):
-        if pass_zero in ("bandstop", "lowpass"):
-            if pass_zero == "lowpass" and edges.size != 1:
-                raise ValueError(f'cutoff must have one element if pass_zero=="lowpass", got {edges.shape}')
-            if pass_zero == "bandstop" and edges.size <= 1:
-                raise ValueError(f'cutoff must have at least two elements if pass_zero=="bandstop", got {edges.shape}')
-            pass_zero = True
-        elif pass_zero in ("bandpass", "highpass"):
-            if pass_zero == "highpass" and edges.size != 1:
-                raise ValueError(f'cutoff must have one element if pass_zero=="highpass", got {edges.shape}')
-            if pass_zero == "bandpass" and edges.size <= 1:
-                raise ValueError(f'cutoff must have at least two elements if pass_zero=="bandpass", got {edges.shape}')
-            pass_zero = False
-        else:
+        if pass_zero not in _PASS_ZERO:
             raise ValueError('pass_zero must be True, False, "bandpass", "lowpass", "highpass", or "bandstop", '
                              f"got {pass_zero}")
+        zero, single = _PASS_ZERO[pass_zero]
+        if single and edges.size != 1:
+            raise ValueError(f'cutoff must have one element if pass_zero=="{pass_zero}", got {edges.shape}')
+        if not single and edges.size <= 1:
+            raise ValueError(f'cutoff must have at least two elements if pass_zero=="{pass_zero}", got {edges.shape}')
+        pass_zero = zero
     pass_zero = bool(pass_zero)
     beta = math.nan
     if isinstance(window, tuple):
@@ -213,6 +212,34 @@ def _float64(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float64)
 
 
+def _real_state(zi) -> np.ndarray:
+    """A filter's initial state as an array, which must be real."""
+    zi = np.asarray(zi)
+    if zi.dtype.kind not in "biuf":
+        raise TypeError(f"zi must be real, not {zi.dtype}")
+    return zi
+
+
+def _run_filter(x: np.ndarray, axis: int, zi: Optional[np.ndarray], zshape: tuple, dtype: np.dtype, call: Callable[..., int]):
+    """Filters ``x`` (along ``axis``) with ``call(data, y, outer, length, inner, zf)``, the library's
+    function bound to its coefficients and initial state ``zi``; ``zshape`` is the final state's.
+
+    :returns: ``y`` in ``dtype``, or ``(y, zf)`` when ``zi`` is given (an empty ``x``: ``zf`` = ``zi``).
+    """
+    data = _float64(x)
+    y = np.empty(x.shape, dtype=np.float64)
+    zf = np.empty(zshape, dtype=np.float64) if zi is not None else None
+    if x.size == 0:
+        if zf is not None:
+            zf[...] = zi
+    else:
+        outer, length, inner = _layout(x.shape, axis)
+        check(call(_pointer(data), _pointer(y), outer, length, inner, zf))
+    if zi is None:
+        return _finish(y, dtype)
+    return _finish(y, dtype), _finish(zf, dtype)
+
+
 def _finish(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return y if dtype == np.float64 else y.astype(dtype)
 
@@ -249,27 +276,15 @@ def sosfilt(sos, x, axis=-1, zi=None):
     inputs = [sos, x] + ([np.asarray(zi)] if zi is not None else [])
     dtype = _result_dtype(*inputs)
     if zi is not None:
-        zi = np.asarray(zi)
-        if zi.dtype.kind not in "biuf":
-            raise TypeError(f"zi must be real, not {zi.dtype}")
+        zi = _real_state(zi)
         if zi.shape != zshape:
             raise ValueError(f"Invalid zi shape. With axis={axis!r}, an input with shape {x.shape!r}, and an sos array "
                              f"with {n} sections, zi must have shape {zshape!r}, got {zi.shape!r}.")
         zi = _float64(zi)
     coefficients = _float64(sos)
-    data = _float64(x)
-    y = np.empty(x.shape, dtype=np.float64)
-    zf = np.empty(zshape, dtype=np.float64) if zi is not None else None
-    if x.size == 0:
-        if zf is not None:
-            zf[...] = zi
-    else:
-        outer, length, inner = _layout(x.shape, axis)
-        check(lib().tributary_sosfilt(_pointer(coefficients), n, _pointer(data), _pointer(y), outer, length, inner,
-                                      _pointer(zi) if zi is not None else None, _pointer(zf) if zf is not None else None))
-    if zi is None:
-        return _finish(y, dtype)
-    return _finish(y, dtype), _finish(zf, dtype)
+    return _run_filter(x, axis, zi, zshape, dtype, lambda data, y, outer, length, inner, zf: lib().tributary_sosfilt(
+        _pointer(coefficients), n, data, y, outer, length, inner,
+        _pointer(zi) if zi is not None else None, _pointer(zf) if zf is not None else None))
 
 
 def lfilter(b, a, x, axis=-1, zi=None):
@@ -289,9 +304,7 @@ def lfilter(b, a, x, axis=-1, zi=None):
         raise ValueError("a[0] must not be zero (lfilter divides b and a by it)")
     expected = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     if zi is not None:
-        zi = np.asarray(zi)
-        if zi.dtype.kind not in "biuf":
-            raise TypeError(f"zi must be real, not {zi.dtype}")
+        zi = _real_state(zi)
         if zi.ndim != x.ndim:
             raise ValueError(f"Dimensions of parameters x and zi must match, but x.ndim={x.ndim}, zi.ndim={zi.ndim}!")
         if zi.shape != expected:
@@ -299,20 +312,10 @@ def lfilter(b, a, x, axis=-1, zi=None):
                 raise ValueError(f"Unexpected shape for parameter zi: expected {expected}, found {zi.shape}.")
             zi = np.broadcast_to(zi, expected)
         zi = _float64(zi)
-    bb, aa, data = _float64(b), _float64(a), _float64(x)
-    y = np.empty(x.shape, dtype=np.float64)
-    zf = np.empty(expected, dtype=np.float64) if zi is not None else None
-    if x.size == 0:
-        if zf is not None:
-            zf[...] = zi
-    else:
-        outer, length, inner = _layout(x.shape, axis)
-        check(lib().tributary_lfilter(_pointer(bb), bb.size, _pointer(aa), aa.size, _pointer(data), _pointer(y), outer, length,
-                                      inner, _pointer(zi) if zi is not None and zi.size else None,
-                                      _pointer(zf) if zf is not None and zf.size else None))
-    if zi is None:
-        return _finish(y, dtype)
-    return _finish(y, dtype), _finish(zf, dtype)
+    bb, aa = _float64(b), _float64(a)
+    return _run_filter(x, axis, zi, expected, dtype, lambda data, y, outer, length, inner, zf: lib().tributary_lfilter(
+        _pointer(bb), bb.size, _pointer(aa), aa.size, data, y, outer, length, inner,
+        _pointer(zi) if zi is not None and zi.size else None, _pointer(zf) if zf is not None and zf.size else None))
 
 
 def _padding(padtype, padlen):
@@ -419,14 +422,21 @@ def _factor(value, name: str) -> int:
     return value
 
 
+def _check_real(a: np.ndarray, complex_message: str, type_message: str) -> None:
+    """Refuses a complex ``a`` (NotImplementedError, as scipy) and any other non-real one (TypeError;
+    ``type_message`` may name ``{dtype}``)."""
+    if a.dtype.kind == "c":
+        raise NotImplementedError(complex_message)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(type_message.format(dtype=a.dtype))
+
+
 def _rate_signal(x) -> np.ndarray:
     x = np.asarray(x)
     if x.ndim == 0:
         raise ValueError("x must be at least 1-D")
-    if x.dtype.kind == "c":
-        raise NotImplementedError("tributary.signal resamples real arrays only, not complex ones")
-    if x.dtype.kind not in "biuf":
-        raise TypeError(f"tributary.signal resamples real arrays (bool, integer or float), not {x.dtype}")
+    _check_real(x, "tributary.signal resamples real arrays only, not complex ones",
+                "tributary.signal resamples real arrays (bool, integer or float), not {dtype}")
     return x
 
 
@@ -452,10 +462,7 @@ def upfirdn(h, x, up=1, down=1, axis=-1, mode="constant", cval=0):
     h = np.asarray(h)
     if h.ndim != 1 or h.size == 0:
         raise ValueError("h must be 1-D with non-zero length")
-    if h.dtype.kind == "c":
-        raise NotImplementedError("tributary.signal.upfirdn takes real filters only, not complex ones")
-    if h.dtype.kind not in "biuf":
-        raise TypeError(f"h must be real, not {h.dtype}")
+    _check_real(h, "tributary.signal.upfirdn takes real filters only, not complex ones", "h must be real, not {dtype}")
     x = _rate_signal(x)
     up = _factor(up, "up")
     down = _factor(down, "down")
@@ -500,10 +507,7 @@ def resample_poly(x, up, down, axis=0, window=("kaiser", 5.0), padtype="constant
             raise ValueError("window must be 1-D")
         if taps.size == 0:
             raise ValueError("window must have at least one coefficient")
-        if taps.dtype.kind == "c":
-            raise NotImplementedError("tributary.signal.resample_poly takes real filters only, not complex ones")
-        if taps.dtype.kind not in "biuf":
-            raise TypeError(f"window must be real, not {taps.dtype}")
+        _check_real(taps, "tributary.signal.resample_poly takes real filters only, not complex ones", "window must be real, not {dtype}")
         hdtype = taps.dtype
         taps = _float64(taps)
     else:

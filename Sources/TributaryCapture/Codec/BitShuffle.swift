@@ -38,9 +38,7 @@ public enum BitShuffle {
         _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
         elementSize: Int
     ) {
-        precondition(supportedElementSizes.contains(elementSize), "bit-shuffle element size \(elementSize) unsupported")
-        precondition(destination.count >= source.count, "bit-shuffle destination too small")
-        dispatch(source, destination, elementSize: elementSize, forward: true)
+        checkedDispatch(source, destination, elementSize: elementSize, forward: true)
     }
 
     /// Reverses `shuffle`: `unshuffle(shuffle(x)) == x` for the same element size.
@@ -52,9 +50,17 @@ public enum BitShuffle {
         _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
         elementSize: Int
     ) {
+        checkedDispatch(source, destination, elementSize: elementSize, forward: false)
+    }
+
+    /// `dispatch` once the element size and the destination's size are checked (a caller's bug: trap).
+    @inline(__always)
+    private static func checkedDispatch(
+        _ source: UnsafeRawBufferPointer, _ destination: UnsafeMutableRawBufferPointer, elementSize: Int, forward: Bool
+    ) {
         precondition(supportedElementSizes.contains(elementSize), "bit-shuffle element size \(elementSize) unsupported")
-        precondition(destination.count >= source.count, "bit-unshuffle destination too small")
-        dispatch(source, destination, elementSize: elementSize, forward: false)
+        precondition(destination.count >= source.count, "bit-\(forward ? "" : "un")shuffle destination too small")
+        dispatch(source, destination, elementSize: elementSize, forward: forward)
     }
 
     /// Calls `run` with the element size as a literal, so each size gets its own specialised loop

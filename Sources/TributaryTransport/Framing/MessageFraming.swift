@@ -5,11 +5,11 @@ import TributaryWire
 enum TransportKind {
     /// Keepalive: a header-only frame sent by either side of a session when it has sent nothing for a
     /// quarter of the session timeout, so that silence means a dead peer (error 4) and nothing else.
-    static let keepalive: UInt8 = 128
+    static let keepalive: UInt8 = ExtensionKind.keepalive.rawValue
     /// Clock probe, subscriber → publisher (docs/PROTOCOL.md §4.9).
-    static let timeProbe: UInt8 = 130
+    static let timeProbe: UInt8 = ExtensionKind.timeProbe.rawValue
     /// Clock probe reply, publisher → subscriber.
-    static let timeReply: UInt8 = 131
+    static let timeReply: UInt8 = ExtensionKind.timeReply.rawValue
 }
 
 /// What one received libzmq message (after the ROUTER's routing-id part) decodes to.

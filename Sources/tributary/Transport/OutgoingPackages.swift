@@ -142,6 +142,16 @@ enum OutgoingPackage: Sendable {
 
     // MARK: From a JSON control line
 
+    /// The kinds a control line can send, by their wire names (`FrameKind.description`), in the order
+    /// of the options.
+    static let sendableKinds: [FrameKind] = [.message, .xml, .file, .image, .array]
+
+    /// The keys a control line of each sendable kind may have.
+    static let lineKeys: [FrameKind: Set<String>] = [
+        .message: ["kind", "text", "code"], .xml: ["kind", "text", "file"], .file: ["kind", "path", "name"],
+        .image: ["kind", "path", "name", "format"], .array: ["kind", "type", "npy", "values"],
+    ]
+
     /// One JSON object: {"kind":"message","text":"…","code":0}, {"kind":"xml","text":"<a/>"} or
     /// {"kind":"xml","file":PATH}, {"kind":"file","path":PATH,"name":NAME?}, {"kind":"image","path":PATH,
     /// "format":"png"?}, {"kind":"array","type":"double","npy":PATH} or {"kind":"array","type":"int32",
@@ -155,17 +165,16 @@ enum OutgoingPackage: Sendable {
             guard let value = object[key] as? String else { throw UsageError("\"\(key)\" (a string) is missing") }
             return value
         }
-        let kind = try string("kind")
-        let known: [String: Set<String>] = [
-            "message": ["kind", "text", "code"], "xml": ["kind", "text", "file"], "file": ["kind", "path", "name"],
-            "image": ["kind", "path", "name", "format"], "array": ["kind", "type", "npy", "values"],
-        ]
-        guard let keys = known[kind] else { throw UsageError("\"kind\" '\(kind)' is not message, xml, file, image or array") }
+        let name = try string("kind")
+        guard let kind = FrameKind(name: name), let keys = lineKeys[kind] else {
+            let names = sendableKinds.map(\.description)
+            throw UsageError("\"kind\" '\(name)' is not \(names.dropLast().joined(separator: ", ")) or \(names.last!)")
+        }
         if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
             throw UsageError("\"\(unknown)\" is not a key of a \(kind) line (keys: \(keys.sorted().joined(separator: ", ")))")
         }
         switch kind {
-        case "message":
+        case .message:
             var code: Int32 = 0
             if let value = object["code"] {
                 guard let number = value as? NSNumber, let exact = Int32(exactly: number.doubleValue) else {
@@ -174,14 +183,14 @@ enum OutgoingPackage: Sendable {
                 code = exact
             }
             return .message(try string("text"), code: code)
-        case "xml":
+        case .xml:
             if let text = object["text"] as? String { return .xml(text) }
             return .xml(try xmlText(try string("file"), option: "\"file\""))
-        case "file":
+        case .file:
             let loaded = try loadFile(try string("path"), option: "\"path\"")
             guard case .file(let content, let name) = loaded else { return loaded }
             return .file(content: content, name: (object["name"] as? String) ?? name)
-        case "image":
+        case .image:
             let loaded = try loadImage(try string("path"), format: object["format"] as? String, option: "\"path\"")
             guard case .image(let content, let name, let format) = loaded else { return loaded }
             return .image(content: content, name: (object["name"] as? String) ?? name, format: format)
