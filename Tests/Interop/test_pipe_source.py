@@ -7,6 +7,7 @@ physical values through scale and offset), float32 and float64 bit-exact, int32 
 counts (wire sample format 4) and their values. The end of the input ends the source: `serve` prints what it published and exits 0 by
 itself, `record` ends with the publisher's close and keeps every frame. Bad specs are usage errors.
 """
+import json
 import os
 import subprocess
 import time
