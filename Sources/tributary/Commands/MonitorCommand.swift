@@ -124,18 +124,7 @@ enum MonitorCommand: Command {
                         statistics.unaccountedLoss, statistics.reconnections,
                         Double(statistics.callbackQueue.latencyP50Ns) / 1e6, Double(statistics.callbackQueue.latencyP99Ns) / 1e6))
                 if let clock = session.subject.clockEstimate { lines.append(Self.clockText(clock)) }
-                if spectrogram {
-                    lines.append("")
-                    for c in channels {
-                        let (name, _) = info(c.key)
-                        let label = "\(c.key.source)/\(c.key.channel) \(name.terminalSafe)"
-                        guard let (df, db) = spectrogramPoints(c) else {
-                            lines.append("\(label): no Welch segment completed in this interval")
-                            continue
-                        }
-                        lines.append("\(label): 0 |\(shades(db))| \(compactNumber(df * Double(db.count - 1))) Hz")
-                    }
-                }
+                if spectrogram { lines += [""] + channels.map { spectrogramLine($0, name: info($0.key).0) } }
                 if let lastError { lines.append(lastError.terminalSafe) }
                 ok = StandardOutput.line(lines.joined(separator: "\n"))
             } else {
@@ -175,6 +164,13 @@ enum MonitorCommand: Command {
         let group = (column.values.count + UpdateEncoding.maxSpectrumPoints - 1) / UpdateEncoding.maxSpectrumPoints
         let df = (column.frequencies[1] - column.frequencies[0]) * Double(group)
         return (df, UpdateEncoding.centiDecibels(column, group: group).map { Double($0) / 100 })
+    }
+
+    /// The terminal's spectrogram line of a channel: its 64 shades from 0 Hz to the last point.
+    static func spectrogramLine(_ c: ChannelSnapshot, name: String) -> String {
+        let label = "\(c.key.source)/\(c.key.channel) \(name.terminalSafe)"
+        guard let (df, db) = spectrogramPoints(c) else { return "\(label): no Welch segment completed in this interval" }
+        return "\(label): 0 |\(shades(db))| \(compactNumber(df * Double(db.count - 1))) Hz"
     }
 
     static func spectrogramJSON(_ c: ChannelSnapshot) -> String {
