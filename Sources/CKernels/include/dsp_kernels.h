@@ -6,6 +6,7 @@
 #define TRIBUTARY_DSP_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernels_level.h"
 
@@ -21,5 +22,15 @@ void tributary_detrend_window(const double *x, const double *w, double mean, dou
 
 /// sums[k] += y[2k] × y[2k] + y[2k+1] × y[2k+1] for k < bins (y: an interleaved complex spectrum).
 void tributary_accumulate_power(const double *y, double *sums, size_t bins);
+
+/// Filters up to four lines (`lanes`, 1 ... 4) of `count` samples at once through `sections`
+/// second-order sections (six coefficients each, a0 = 1), each line exactly as scipy's _sosfilt
+/// filters it (direct form II transposed: y = b0·x + z0; z0 = b1·x − a1·y + z1; z1 = b2·x − a2·y,
+/// rounded apart): sample k of line l is x[l][k · x_stride], its output y[l][k · y_stride] (strides
+/// may be negative; x and y may be the same memory). `state` holds sections × 2 × 4 values, value j
+/// of section s of lane l at (s · 2 + j) · 4 + l: the initial state in, the final state out (lanes
+/// past `lanes` are computed on zeros and never read or written elsewhere).
+void tributary_sos4(const double *sos, size_t sections, const double *const *x, ptrdiff_t x_stride, double *const *y,
+                    ptrdiff_t y_stride, size_t count, size_t lanes, double *state);
 
 #endif
