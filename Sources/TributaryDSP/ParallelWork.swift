@@ -19,6 +19,12 @@ public enum ParallelWork {
     /// more than the work).
     public static let minimumSamples = 1 << 16
 
+    /// rows × length, saturated at Int.max (a measure of work, never trapping on a large count).
+    public static func work(_ rows: Int, _ length: Int) -> Int {
+        let (product, overflow) = max(rows, 0).multipliedReportingOverflow(by: max(length, 0))
+        return overflow ? Int.max : product
+    }
+
     /// Runs `body(piece)` for every piece in 0 ..< `pieces`, on up to `threads` threads when the
     /// work (`samples` in all) is large enough, else in order on this thread. `body` must touch
     /// only the piece's own outputs.

@@ -35,8 +35,13 @@ public enum SpectrogramBatch {
         _ = try ShortTimeTransform(parameters)  // plans once, and fails here rather than on a worker
         let nfft = parameters.fftLength, step = parameters.step, o = out.baseAddress!
         let doubled = (0..<bins).map { k in !twoSided && k > 0 && !(nfft % 2 == 0 && k == nfft / 2) }
-        ParallelWork.run(pieces: rows, samples: rows * length) { row in
-            guard let transform = try? ShortTimeTransform(parameters) else { return }
+        let failures = FailureLog()
+        ParallelWork.run(pieces: rows, samples: ParallelWork.work(rows, length)) { row in
+            let transform: ShortTimeTransform
+            do { transform = try ShortTimeTransform(parameters) } catch {
+                failures.record(error)
+                return
+            }
             let base = o + row * perRow
             for s in 0..<segments {
                 transform.transform(x + row * length + s * step)
@@ -47,6 +52,7 @@ public enum SpectrogramBatch {
                 }
             }
         }
+        if let error = failures.first { throw error }
         return segments
     }
 
@@ -88,7 +94,7 @@ public enum CrossSpectralBatch {
             return
         }
         let failures = FailureLog()
-        ParallelWork.run(pieces: rows, samples: rows * length * (y == nil ? 1 : 2)) { row in
+        ParallelWork.run(pieces: rows, samples: ParallelWork.work(rows, length)) { row in
             do {
                 let estimator = try CrossSpectralEstimator(configuration: configuration, sampleRate: sampleRate)
                 let xs = UnsafeBufferPointer(start: x + row * length, count: length)
