@@ -6,6 +6,8 @@
 #include "dsp_kernels.h"
 #include "dispatch.h"
 
+#include <stdlib.h>
+
 #pragma STDC FP_CONTRACT OFF
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -116,4 +118,95 @@ void tributary_sos4(const double *sos, size_t sections, const double *const *x, 
     }
 #endif
     sos4_portable(sos, sections, x, x_stride, y, y_stride, count, lanes, state);
+}
+
+// upfirdn's interior for four lines at once: the lines are the lanes, a chunk of their samples is
+// laid side by side once, and four outputs' sums run at a time, each lane's sum from zero in the
+// order of the taps (scipy's order), every product and sum rounded apart.
+enum { UPFIRDN_CHUNK = 512 };
+
+static inline __attribute__((always_inline)) void upfirdn4_body(
+    const double *const *x, ptrdiff_t xs, const double *hf, size_t per_phase, size_t up, size_t down, size_t first,
+    size_t count, double *const *y, ptrdiff_t ys, lanes4 *buf) {
+    const size_t back = per_phase - 1;
+    const double *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    for (size_t k0 = first; k0 < first + count; k0 += UPFIRDN_CHUNK) {
+        size_t m = first + count - k0 < UPFIRDN_CHUNK ? first + count - k0 : UPFIRDN_CHUNK;
+        size_t lo = (k0 * down) / up - back, hi = ((k0 + m - 1) * down) / up;
+        for (size_t i = lo; i <= hi; i++) {
+            ptrdiff_t at = (ptrdiff_t)i * xs;
+            lanes4 v = {x0[at], x1[at], x2[at], x3[at]};
+            buf[i - lo] = v;
+        }
+        size_t k = k0;
+        for (; k + 4 <= k0 + m; k += 4) {
+            const lanes4 *b[4];
+            const double *h[4];
+            for (int i = 0; i < 4; i++) {
+                size_t p = (k + i) * down;
+                b[i] = buf + (p / up - back - lo);
+                h[i] = hf + (p % up) * per_phase;
+            }
+            lanes4 s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
+            for (size_t j = 0; j < per_phase; j++) {
+                s0 += b[0][j] * h[0][j];
+                s1 += b[1][j] * h[1][j];
+                s2 += b[2][j] * h[2][j];
+                s3 += b[3][j] * h[3][j];
+            }
+            lanes4 s[4] = {s0, s1, s2, s3};
+            for (int i = 0; i < 4; i++) {
+                ptrdiff_t at = (ptrdiff_t)(k + i - first) * ys;
+                y[0][at] = s[i][0];
+                y[1][at] = s[i][1];
+                y[2][at] = s[i][2];
+                y[3][at] = s[i][3];
+            }
+        }
+        for (; k < k0 + m; k++) {
+            size_t p = k * down;
+            const lanes4 *bk = buf + (p / up - back - lo);
+            const double *hk = hf + (p % up) * per_phase;
+            lanes4 s0 = {0, 0, 0, 0};
+            for (size_t j = 0; j < per_phase; j++) s0 += bk[j] * hk[j];
+            ptrdiff_t at = (ptrdiff_t)(k - first) * ys;
+            y[0][at] = s0[0];
+            y[1][at] = s0[1];
+            y[2][at] = s0[2];
+            y[3][at] = s0[3];
+        }
+    }
+}
+
+static void upfirdn4_portable(const double *const *x, ptrdiff_t xs, const double *hf, size_t per_phase, size_t up, size_t down,
+                              size_t first, size_t count, double *const *y, ptrdiff_t ys, lanes4 *buf) {
+    upfirdn4_body(x, xs, hf, per_phase, up, down, first, count, y, ys, buf);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2")))
+static void upfirdn4_avx2(const double *const *x, ptrdiff_t xs, const double *hf, size_t per_phase, size_t up, size_t down,
+                          size_t first, size_t count, double *const *y, ptrdiff_t ys, lanes4 *buf) {
+    upfirdn4_body(x, xs, hf, per_phase, up, down, first, count, y, ys, buf);
+}
+#endif
+
+int tributary_upfirdn4(const double *const *x, ptrdiff_t x_stride, const double *hf, size_t per_phase, size_t up, size_t down,
+                       size_t first, size_t count, double *const *y, ptrdiff_t y_stride) {
+    if (count == 0) return 0;
+    if (per_phase == 0 || up == 0 || down == 0) return -1;
+    // A chunk's inputs: its outputs' newest samples span at most (CHUNK − 1)·down / up + 1, plus the taps behind.
+    size_t span = ((size_t)(UPFIRDN_CHUNK - 1) * down) / up + 2 + per_phase;
+    lanes4 *buf = aligned_alloc(32, span * sizeof(lanes4));
+    if (!buf) return -1;
+#if defined(__x86_64__)
+    if (tributary_kernel_level() >= KERNEL_AVX2_BMI2) {
+        upfirdn4_avx2(x, x_stride, hf, per_phase, up, down, first, count, y, y_stride, buf);
+        free(buf);
+        return 0;
+    }
+#endif
+    upfirdn4_portable(x, x_stride, hf, per_phase, up, down, first, count, y, y_stride, buf);
+    free(buf);
+    return 0;
 }

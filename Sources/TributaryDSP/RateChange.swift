@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 // Rate change as scipy.signal does it: upfirdn (upsample by zero insertion, FIR filter, keep every
@@ -209,13 +210,21 @@ public enum RateChange {
     @inlinable
     static func upfirdnLine(
         _ x: UnsafePointer<Double>, xs: Int, n: Int, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
-        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int, skip: Int = 0
+        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int, skip: Int = 0,
+        done: Range<Int> = 0..<0
     ) {
         guard outCount > 0 else { return }
         let zeroPad = mode == .constant && cval == 0
         let padded = n + perPhase - 1
         var xIndex = 0, yIndex = 0, t = 0
         while xIndex < n {
+            // Outputs `done` were computed elsewhere (tributary_upfirdn4): output k's position is k·down.
+            if yIndex == done.lowerBound, !done.isEmpty {
+                yIndex = done.upperBound
+                if yIndex >= outCount { return }
+                (xIndex, t) = ((yIndex * down) / up, (yIndex * down) % up)
+                continue
+            }
             // Four outputs whose inputs all lie inside the signal: their sums run side by side
             // (four independent chains instead of one), each in the order of the loop below.
             if xIndex >= perPhase - 1, yIndex >= skip, yIndex + 4 <= outCount {
@@ -311,6 +320,36 @@ public enum RateChange {
         y[3 * ys] = s3
     }
 
+    /// upfirdnLine over every line of `layout` into `out`, the lines on the cores, four lines at a
+    /// time through the C kernel for the outputs inside the signal (each lane's sums those of
+    /// upfirdnLine, bit for bit), the edges and any lines left over by upfirdnLine.
+    static func upfirdnLines(
+        _ x: UnsafePointer<Double>, layout: FilterLayout, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
+        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, out: FilterLayout, outCount: Int, skip: Int
+    ) {
+        let n = layout.length, groups = layout.lines / 4, single = layout.lines % 4
+        // Outputs inside the signal: ⌊k·down / up⌋ from perPhase − 1 to n − 1, stored (k ≥ skip).
+        let lower = max(((perPhase - 1) * up + down - 1) / down, skip)
+        let upper = min(outCount, (n * up + down - 1) / down)
+        let interior = lower < upper ? lower..<upper : 0..<0
+        ParallelWork.run(pieces: groups + single, samples: layout.count) { piece in
+            let lines = piece < groups ? Array((4 * piece)..<(4 * piece + 4)) : [4 * groups + piece - groups]
+            var done = 0..<0
+            if lines.count == 4, !interior.isEmpty {
+                let x4: [UnsafePointer<Double>?] = lines.map { x + layout.start($0) }
+                let y4: [UnsafeMutablePointer<Double>?] = lines.map { y + out.start($0) + (interior.lowerBound - skip) * out.inner }
+                if tributary_upfirdn4(x4, layout.inner, hf, perPhase, up, down, interior.lowerBound, interior.count, y4, out.inner) == 0 {
+                    done = interior
+                }
+            }
+            for line in lines {
+                upfirdnLine(
+                    x + layout.start(line), xs: layout.inner, n: n, hf: hf, perPhase: perPhase, up: up, down: down, mode: mode,
+                    cval: cval, y: y + out.start(line), ys: out.inner, outCount: outCount, skip: skip, done: done)
+            }
+        }
+    }
+
     static func checkMode(_ mode: ExtensionMode, length: Int) throws(FilterError) {
         guard length >= mode.minimumLength else {
             throw FilterError("mode '\(mode.name)' needs a signal of at least \(mode.minimumLength) samples along the axis, not \(length)")
@@ -330,11 +369,9 @@ public enum RateChange {
         let out = try outputLayout(layout, length: n)
         let hf = polyphase(h, up: up), perPhase = hf.count / up
         hf.withUnsafeBufferPointer { hp in
-            ParallelWork.run(pieces: layout.lines, samples: layout.count) { line in
-                upfirdnLine(
-                    x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: up,
-                    down: down, mode: mode, cval: cval, y: y + out.start(line), ys: out.inner, outCount: n)
-            }
+            upfirdnLines(
+                x, layout: layout, hf: hp.baseAddress!, perPhase: perPhase, up: up, down: down, mode: mode, cval: cval, y: y, out: out,
+                outCount: n, skip: 0)
         }
         return out
     }
@@ -420,13 +457,14 @@ public enum RateChange {
         // written in place.
         let outCount = min(full, preRemove + nOut)
         hf.withUnsafeBufferPointer { hp in
-            ParallelWork.run(pieces: layout.lines, samples: layout.count) { line in
-                let ys = y + out.start(line)
-                upfirdnLine(
-                    x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: u,
-                    down: d, mode: mode, cval: cval, y: ys, ys: out.inner, outCount: outCount, skip: preRemove)
-                // Outputs past the filtered signal (when full < preRemove + nOut) are zeros.
-                for k in max(outCount - preRemove, 0)..<nOut { ys[k * out.inner] = 0 }
+            upfirdnLines(
+                x, layout: layout, hf: hp.baseAddress!, perPhase: perPhase, up: u, down: d, mode: mode, cval: cval, y: y, out: out,
+                outCount: outCount, skip: preRemove)
+        }
+        // Outputs past the filtered signal (when full < preRemove + nOut) are zeros.
+        if outCount - preRemove < nOut {
+            for line in 0..<layout.lines {
+                for k in max(outCount - preRemove, 0)..<nOut { y[out.start(line) + k * out.inner] = 0 }
             }
         }
         return out

@@ -160,6 +160,39 @@ import Testing
         }
     }
 
+    /// Four lines of upfirdn and resample_poly through the C kernel's interior, at every kernel level,
+    /// against each line alone (the scalar loop).
+    @Test func upfirdnOfFourLinesEqualsEachLineAloneAtEveryLevel() throws {
+        let n = 3_000
+        let x = Self.noise(4 * n, seed: 11)
+        for (up, down, taps) in [(1, 1, 9), (2, 3, 61), (3, 2, 40), (1, 10, 201), (7, 13, 300)] {
+            let h = Self.noise(taps, seed: UInt64(up * 100 + taps))
+            let m = try RateChange.upfirdnLength(taps: taps, length: n, up: up, down: down)
+            let r = try RateChange.resampleLength(length: n, up: up, down: down)
+            var alone: [[Double]] = [], resampled: [[Double]] = []
+            for line in 0..<4 {
+                var one = [Double](repeating: 0, count: m)
+                try RateChange.upfirdn(
+                    h: h, x: Array(x[(line * n)..<((line + 1) * n)]), y: &one, layout: FilterLayout(length: n), up: up, down: down)
+                alone.append(one)
+                var two = [Double](repeating: 0, count: r)
+                try RateChange.resamplePoly(
+                    x: Array(x[(line * n)..<((line + 1) * n)]), y: &two, layout: FilterLayout(length: n), up: up, down: down)
+                resampled.append(two)
+            }
+            try SegmentKernelTests.atEveryLevelThrowing { level in
+                var y = [Double](repeating: .nan, count: 4 * m)
+                try RateChange.upfirdn(h: h, x: x, y: &y, layout: FilterLayout(outer: 4, length: n, inner: 1), up: up, down: down)
+                var z = [Double](repeating: .nan, count: 4 * r)
+                try RateChange.resamplePoly(x: x, y: &z, layout: FilterLayout(outer: 4, length: n, inner: 1), up: up, down: down)
+                for line in 0..<4 {
+                    #expect(Array(y[(line * m)..<((line + 1) * m)]) == alone[line], "level \(level), up \(up), down \(down)")
+                    #expect(Array(z[(line * r)..<((line + 1) * r)]) == resampled[line], "level \(level), up \(up), down \(down)")
+                }
+            }
+        }
+    }
+
     @Test func batchedSpectrogramEqualsOneRowTransforms() throws {
         let rows = 3, n = 50_000
         let x = Self.noise(rows * n, seed: 7)

@@ -33,4 +33,12 @@ void tributary_accumulate_power(const double *y, double *sums, size_t bins);
 void tributary_sos4(const double *sos, size_t sections, const double *const *x, ptrdiff_t x_stride, double *const *y,
                     ptrdiff_t y_stride, size_t count, size_t lanes, double *state);
 
+/// upfirdn's outputs k = first ..< first + count of four lines at once (lane l: x[l], y[l]), each
+/// inside the signal: newest input ⌊k·down / up⌋ ≥ per_phase − 1 and < the length. Output k is the
+/// sum, from zero, in the order of j, of x[l][(newest − per_phase + 1 + j) · x_stride] ·
+/// hf[(k·down mod up) · per_phase + j] for j < per_phase (hf: the polyphase filter, flipped), written
+/// to y[l][(k − first) · y_stride]. Returns 0, or −1 for a zero factor or no memory (nothing written).
+int tributary_upfirdn4(const double *const *x, ptrdiff_t x_stride, const double *hf, size_t per_phase, size_t up, size_t down,
+                       size_t first, size_t count, double *const *y, ptrdiff_t y_stride);
+
 #endif
