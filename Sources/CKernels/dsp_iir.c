@@ -138,14 +138,19 @@ static inline __attribute__((always_inline)) void upfirdn4_body(
             lanes4 v = {x0[at], x1[at], x2[at], x3[at]};
             buf[i - lo] = v;
         }
+        // Output k's newest sample and phase, stepped by down / up without a division per output.
+        const size_t step = down / up, rest = down % up;
+        size_t newest = (k0 * down) / up, phase = (k0 * down) % up;
         size_t k = k0;
         for (; k + 4 <= k0 + m; k += 4) {
             const lanes4 *b[4];
             const double *h[4];
             for (int i = 0; i < 4; i++) {
-                size_t p = (k + i) * down;
-                b[i] = buf + (p / up - back - lo);
-                h[i] = hf + (p % up) * per_phase;
+                b[i] = buf + (newest - back - lo);
+                h[i] = hf + phase * per_phase;
+                newest += step;
+                phase += rest;
+                if (phase >= up) { phase -= up; newest++; }
             }
             lanes4 s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
             for (size_t j = 0; j < per_phase; j++) {
@@ -164,9 +169,11 @@ static inline __attribute__((always_inline)) void upfirdn4_body(
             }
         }
         for (; k < k0 + m; k++) {
-            size_t p = k * down;
-            const lanes4 *bk = buf + (p / up - back - lo);
-            const double *hk = hf + (p % up) * per_phase;
+            const lanes4 *bk = buf + (newest - back - lo);
+            const double *hk = hf + phase * per_phase;
+            newest += step;
+            phase += rest;
+            if (phase >= up) { phase -= up; newest++; }
             lanes4 s0 = {0, 0, 0, 0};
             for (size_t j = 0; j < per_phase; j++) s0 += bk[j] * hk[j];
             ptrdiff_t at = (ptrdiff_t)(k - first) * ys;
