@@ -533,6 +533,14 @@ int tributary_spectral_window(const char *name, const double *parameters, size_t
 int tributary_stft(const double *x, size_t rows, size_t samples, const double *window, size_t nperseg, size_t noverlap,
                    size_t nfft, int detrend, int twosided, double scale, double *out, size_t out_count, size_t *segments);
 
+/** scipy.signal.spectrogram(mode='psd') of rows signals of samples values each (samples >= nperseg):
+ *  out receives rows x bins x segments powers (scipy's layout), each segment detrended, windowed and
+ *  transformed, |X|^2 times scale, doubled in the one-sided bins other than DC and (even nfft)
+ *  Nyquist; rows run on the processor's cores. Arguments as tributary_stft's. */
+int tributary_spectrogram(const double *x, size_t rows, size_t samples, const double *window, size_t nperseg,
+                          size_t noverlap, size_t nfft, int detrend, int twosided, double scale, double *out,
+                          size_t out_count, size_t *segments);
+
 /** Welch spectra of rows pairs (x[row], y[row], samples values each): pxx and pyy receive rows x bins
  *  values (scipy.signal.welch), pxy rows x bins complex values (scipy.signal.csd(x, y): conj(X) Y).
  *  Any output may be NULL (y NULL: pxx only). average 0 mean, 1 median; scaling 0 density, 1 spectrum;

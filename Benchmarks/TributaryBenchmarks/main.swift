@@ -20,6 +20,7 @@ let suites: [Suite] = [
     statisticsSuite,
     fftSuite,
     welchSuite,
+    signalSuite,
 ]
 
 @MainActor func usage() -> String {

@@ -153,20 +153,49 @@ public func tributary_cross_spectra(
         let configuration = CrossSpectralConfiguration(
             segments: p, average: average == 1 ? .median : .mean,
             scaling: scaling == 1 ? .spectrum : .density, twoSided: twoSided)
-        let estimator = try dsp { try CrossSpectralEstimator(configuration: configuration, sampleRate: fs) }
-        for row in 0..<r {
-            let xs = UnsafeBufferPointer(start: x + row * n, count: n)
-            let ys = y.map { UnsafeBufferPointer(start: $0 + row * n, count: n) }
-            let c = try dsp { try estimator.estimate(xs, ys, selection: selection) }
-            if let pxx { (pxx + row * b).update(from: c.pxx, count: b) }
-            if let pyy { (pyy + row * b).update(from: c.pyy, count: b) }
-            if let pxy {
-                for k in 0..<b {
-                    pxy[2 * (row * b + k)] = c.pxyReal[k]
-                    pxy[2 * (row * b + k) + 1] = c.pxyImaginary[k]
+        // Rows on the cores, each written only by its own worker.
+        try dsp {
+            try CrossSpectralBatch.spectra(
+                x, y, rows: r, length: n, configuration: configuration, sampleRate: fs, selection: selection
+            ) { row, c in
+                if let pxx { (pxx + row * b).update(from: c.pxx, count: b) }
+                if let pyy { (pyy + row * b).update(from: c.pyy, count: b) }
+                if let pxy {
+                    for k in 0..<b {
+                        pxy[2 * (row * b + k)] = c.pxyReal[k]
+                        pxy[2 * (row * b + k) + 1] = c.pxyImaginary[k]
+                    }
                 }
             }
         }
+    }
+}
+
+/// `scipy.signal.spectrogram(mode='psd')` of `rows` signals of `samples` values each: out holds
+/// rows × bins × segments powers (|X|² × scale, doubled in the one-sided bins that stand for a
+/// negative frequency too), scipy's layout; rows on the cores.
+@_cdecl("tributary_spectrogram")
+public func tributary_spectrogram(
+    _ x: UnsafePointer<Double>?, _ rows: UInt, _ samples: UInt, _ window: UnsafePointer<Double>?,
+    _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt, _ detrend: Int32, _ twosided: Int32, _ scale: Double,
+    _ out: UnsafeMutablePointer<Double>?, _ outCount: UInt, _ segments: UnsafeMutablePointer<UInt>?
+) -> Int32 {
+    guarded("tributary_spectrogram") {
+        guard let x else { throw APIError(.argument, "x is NULL") }
+        let (r, n, p) = try segmentedSignal(rows, samples, window, nperseg, noverlap, nfft, detrend)
+        guard scale.isFinite else { throw APIError(.argument, "scale must be finite, not \(scale)") }
+        let twoSided = try flag(twosided, "twosided")
+        let segs = (n - p.segmentLength) / p.step + 1
+        let needed = try product([r, p.binCount(twoSided: twoSided), segs], "out")
+        guard let out, outCount >= UInt(needed) else {
+            throw APIError(.argument, "out must hold \(needed) values (rows × bins × segments), not \(out == nil ? 0 : outCount)")
+        }
+        _ = try dsp {
+            try SpectrogramBatch.psd(
+                x, rows: r, length: n, parameters: p, scale: scale, twoSided: twoSided,
+                into: UnsafeMutableBufferPointer(start: out, count: needed))
+        }
+        if let segments { segments.pointee = UInt(segs) }
     }
 }
 

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 // Applying IIR filters as scipy.signal applies them: sosfilt (cascaded sections, each in direct
@@ -118,29 +119,35 @@ public enum IIRFilter {
 
     /// sosfilt along the layout's axis. `initial` is the state, shaped as scipy's zi (sections,
     /// outer, 2, inner) in C order, or nil for zeros; the final state (same shape) goes to `final`
-    /// when given. `x` and `y` may be the same memory.
+    /// when given. `x` and `y` may be the same memory. Lines go four at a time through the C
+    /// kernel (`tributary_sos4`, each line exactly as `IIRKernel.sos`), groups of four on the cores.
     public static func sosfilt(
         _ sos: SecondOrderSections, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
         layout: FilterLayout, initial: UnsafePointer<Double>?, final: UnsafeMutablePointer<Double>?
     ) throws(FilterError) {
         try sos.validate()
         try checkLayout(layout)
-        let sections = sos.count
-        var state = [Double](repeating: 0, count: sections * 2)
+        let sections = sos.count, lines = layout.lines
+        func stateIndex(_ line: Int, _ s: Int, _ j: Int) -> Int {
+            ((s * layout.outer + line / layout.inner) * 2 + j) * layout.inner + line % layout.inner
+        }
         sos.coefficients.withUnsafeBufferPointer { c in
-            state.withUnsafeMutableBufferPointer { z in
-                for line in 0..<layout.lines {
-                    let o = line / layout.inner, i = line % layout.inner
-                    func stateIndex(_ s: Int, _ j: Int) -> Int { ((s * layout.outer + o) * 2 + j) * layout.inner + i }
-                    for s in 0..<sections {
-                        for j in 0..<2 { z[2 * s + j] = initial.map { $0[stateIndex(s, j)] } ?? 0 }
+            ParallelWork.run(pieces: (lines + 3) / 4, samples: layout.count) { group in
+                let first = 4 * group, lanes = min(4, lines - first)
+                var state = [Double](repeating: 0, count: sections * 8)
+                var xs = [UnsafePointer<Double>?](repeating: x + layout.start(first), count: 4)
+                var ys = [UnsafeMutablePointer<Double>?](repeating: y + layout.start(first), count: 4)
+                for l in 0..<lanes {
+                    xs[l] = x + layout.start(first + l)
+                    ys[l] = y + layout.start(first + l)
+                    if let initial {
+                        for s in 0..<sections { for j in 0..<2 { state[(2 * s + j) * 4 + l] = initial[stateIndex(first + l, s, j)] } }
                     }
-                    let start = layout.start(line)
-                    IIRKernel.sos(
-                        c.baseAddress!, sections: sections, x: x + start, xStride: layout.inner, y: y + start,
-                        yStride: layout.inner, count: layout.length, state: z.baseAddress!)
-                    if let final {
-                        for s in 0..<sections { for j in 0..<2 { final[stateIndex(s, j)] = z[2 * s + j] } }
+                }
+                tributary_sos4(c.baseAddress!, sections, xs, layout.inner, ys, layout.inner, layout.length, lanes, &state)
+                if let final {
+                    for l in 0..<lanes {
+                        for s in 0..<sections { for j in 0..<2 { final[stateIndex(first + l, s, j)] = state[(2 * s + j) * 4 + l] } }
                     }
                 }
             }
@@ -213,38 +220,14 @@ public enum IIRFilter {
     }
 
     /// sosfiltfilt along the layout's axis: forward then backward through the sections, each pass
-    /// started in the steady state of its first sample (sosfilt_zi scaled), after padding.
+    /// started in the steady state of its first sample (sosfilt_zi scaled), after padding. Lines go
+    /// four at a time through the C kernel (as in `sosfilt`), groups of four on the cores, each line
+    /// filtered where it lies in `y` (only the padding is copied).
     public static func sosfiltfilt(
         _ sos: SecondOrderSections, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>,
         layout: FilterLayout, padding: FilterPadding = .odd, padlen: Int? = nil
     ) throws(FilterError) {
-        try sos.validate()
-        try checkLayout(layout)
-        let edge = try edge(padding: padding, padlen: padlen, taps: sos.paddingTaps, length: layout.length)
-        let zi = try InitialState.sos(sos)
-        let sections = sos.count, total = layout.length + 2 * edge
-        var ext = [Double](repeating: 0, count: total)
-        var state = [Double](repeating: 0, count: sections * 2)
-        sos.coefficients.withUnsafeBufferPointer { c in
-            ext.withUnsafeMutableBufferPointer { e in
-                state.withUnsafeMutableBufferPointer { z in
-                    let e = e.baseAddress!, z = z.baseAddress!
-                    for line in 0..<layout.lines {
-                        let start = layout.start(line)
-                        extend(x + start, stride: layout.inner, length: layout.length, edge: edge, padding: padding, into: e)
-                        let x0 = e[0]
-                        for j in 0..<(2 * sections) { z[j] = zi[j] * x0 }
-                        IIRKernel.sos(c.baseAddress!, sections: sections, x: e, xStride: 1, y: e, yStride: 1, count: total, state: z)
-                        let y0 = e[total - 1]
-                        for j in 0..<(2 * sections) { z[j] = zi[j] * y0 }
-                        IIRKernel.sos(
-                            c.baseAddress!, sections: sections, x: e + (total - 1), xStride: -1, y: e + (total - 1), yStride: -1,
-                            count: total, state: z)
-                        for k in 0..<layout.length { y[start + k * layout.inner] = e[edge + k] }
-                    }
-                }
-            }
-        }
+        try ZeroPhaseSections(sos, layout: layout, padding: padding, padlen: padlen).run(x: x, y: y, every: 1)
     }
 
     /// filtfilt (method 'pad') along the layout's axis: forward then backward through b/a, each

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 // Rate change as scipy.signal does it: upfirdn (upsample by zero insertion, FIR filter, keep every
@@ -203,17 +204,44 @@ public enum RateChange {
     }
 
     /// One line of upfirdn (scipy's _apply_impl): `outCount` outputs of the polyphase filter
-    /// `hf` (`up` phases of `perPhase` taps) over `n` samples of x (stride xs) into y (stride ys).
+    /// `hf` (`up` phases of `perPhase` taps) over `n` samples of x (stride xs) into y (stride ys),
+    /// less the first `skip` of them, which are computed (the loop's position needs them) but not
+    /// stored: output `skip` goes to y[0].
     @inlinable
     static func upfirdnLine(
         _ x: UnsafePointer<Double>, xs: Int, n: Int, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
-        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int
+        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, ys: Int, outCount: Int, skip: Int = 0,
+        done: Range<Int> = 0..<0
     ) {
         guard outCount > 0 else { return }
         let zeroPad = mode == .constant && cval == 0
         let padded = n + perPhase - 1
         var xIndex = 0, yIndex = 0, t = 0
         while xIndex < n {
+            // Outputs `done` were computed elsewhere (tributary_upfirdn4): output k's position is k·down.
+            if yIndex == done.lowerBound, !done.isEmpty {
+                yIndex = done.upperBound
+                if yIndex >= outCount { return }
+                (xIndex, t) = ((yIndex * down) / up, (yIndex * down) % up)
+                continue
+            }
+            // Four outputs whose inputs all lie inside the signal: their sums run side by side
+            // (four independent chains instead of one), each in the order of the loop below.
+            if xIndex >= perPhase - 1, yIndex >= skip, yIndex + 4 <= outCount {
+                let (x1, t1) = (xIndex + (t + down) / up, (t + down) % up)
+                let (x2, t2) = (x1 + (t1 + down) / up, (t1 + down) % up)
+                let (x3, t3) = (x2 + (t2 + down) / up, (t2 + down) % up)
+                if x3 < n {
+                    upfirdnFour(
+                        x, xs: xs, newest: (xIndex, x1, x2, x3), phases: (t, t1, t2, t3), hf: hf, perPhase: perPhase,
+                        y: y + (yIndex - skip) * ys, ys: ys)
+                    yIndex += 4
+                    if yIndex >= outCount { return }
+                    xIndex = x3 + (t3 + down) / up
+                    t = (t3 + down) % up
+                    continue
+                }
+            }
             var hIndex = t * perPhase
             var c = xIndex - perPhase + 1
             var sum = 0.0
@@ -236,7 +264,7 @@ public enum RateChange {
                 c += 1
                 xp += xs
             }
-            y[yIndex * ys] = sum
+            if yIndex >= skip { y[(yIndex - skip) * ys] = sum }
             yIndex += 1
             if yIndex >= outCount { return }
             t += down
@@ -251,7 +279,7 @@ public enum RateChange {
                 sum += value * hf[hIndex]
                 hIndex += 1
             }
-            y[yIndex * ys] = sum
+            if yIndex >= skip { y[(yIndex - skip) * ys] = sum }
             yIndex += 1
             if yIndex >= outCount { return }
             t += down
@@ -260,8 +288,65 @@ public enum RateChange {
         }
         // scipy leaves any outputs past the padded input at zero.
         while yIndex < outCount {
-            y[yIndex * ys] = 0
+            if yIndex >= skip { y[(yIndex - skip) * ys] = 0 }
             yIndex += 1
+        }
+    }
+
+    /// Four outputs of upfirdn whose inputs lie inside the signal: output i is the sum, from zero,
+    /// oldest input first, of x[newest_i - perPhase + 1 + j]·hf[phase_i·perPhase + j] over j.
+    @inlinable
+    static func upfirdnFour(
+        _ x: UnsafePointer<Double>, xs: Int, newest: (Int, Int, Int, Int), phases: (Int, Int, Int, Int), hf: UnsafePointer<Double>,
+        perPhase: Int, y: UnsafeMutablePointer<Double>, ys: Int
+    ) {
+        let back = perPhase - 1
+        let p0 = x + (newest.0 - back) * xs, p1 = x + (newest.1 - back) * xs
+        let p2 = x + (newest.2 - back) * xs, p3 = x + (newest.3 - back) * xs
+        let h0 = hf + phases.0 * perPhase, h1 = hf + phases.1 * perPhase
+        let h2 = hf + phases.2 * perPhase, h3 = hf + phases.3 * perPhase
+        var s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+        var offset = 0
+        for j in 0..<perPhase {
+            s0 += p0[offset] * h0[j]
+            s1 += p1[offset] * h1[j]
+            s2 += p2[offset] * h2[j]
+            s3 += p3[offset] * h3[j]
+            offset += xs
+        }
+        y[0] = s0
+        y[ys] = s1
+        y[2 * ys] = s2
+        y[3 * ys] = s3
+    }
+
+    /// upfirdnLine over every line of `layout` into `out`, the lines on the cores, four lines at a
+    /// time through the C kernel for the outputs inside the signal (each lane's sums those of
+    /// upfirdnLine, bit for bit), the edges and any lines left over by upfirdnLine.
+    static func upfirdnLines(
+        _ x: UnsafePointer<Double>, layout: FilterLayout, hf: UnsafePointer<Double>, perPhase: Int, up: Int, down: Int,
+        mode: ExtensionMode, cval: Double, y: UnsafeMutablePointer<Double>, out: FilterLayout, outCount: Int, skip: Int
+    ) {
+        let n = layout.length, groups = layout.lines / 4, single = layout.lines % 4
+        // Outputs inside the signal: ⌊k·down / up⌋ from perPhase − 1 to n − 1, stored (k ≥ skip).
+        let lower = max(((perPhase - 1) * up + down - 1) / down, skip)
+        let upper = min(outCount, (n * up + down - 1) / down)
+        let interior = lower < upper ? lower..<upper : 0..<0
+        ParallelWork.run(pieces: groups + single, samples: layout.count) { piece in
+            let lines = piece < groups ? Array((4 * piece)..<(4 * piece + 4)) : [4 * groups + piece - groups]
+            var done = 0..<0
+            if lines.count == 4, !interior.isEmpty {
+                let x4: [UnsafePointer<Double>?] = lines.map { x + layout.start($0) }
+                let y4: [UnsafeMutablePointer<Double>?] = lines.map { y + out.start($0) + (interior.lowerBound - skip) * out.inner }
+                if tributary_upfirdn4(x4, layout.inner, hf, perPhase, up, down, interior.lowerBound, interior.count, y4, out.inner) == 0 {
+                    done = interior
+                }
+            }
+            for line in lines {
+                upfirdnLine(
+                    x + layout.start(line), xs: layout.inner, n: n, hf: hf, perPhase: perPhase, up: up, down: down, mode: mode,
+                    cval: cval, y: y + out.start(line), ys: out.inner, outCount: outCount, skip: skip, done: done)
+            }
         }
     }
 
@@ -284,11 +369,9 @@ public enum RateChange {
         let out = try outputLayout(layout, length: n)
         let hf = polyphase(h, up: up), perPhase = hf.count / up
         hf.withUnsafeBufferPointer { hp in
-            for line in 0..<layout.lines {
-                upfirdnLine(
-                    x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: up,
-                    down: down, mode: mode, cval: cval, y: y + out.start(line), ys: out.inner, outCount: n)
-            }
+            upfirdnLines(
+                x, layout: layout, hf: hp.baseAddress!, perPhase: perPhase, up: up, down: down, mode: mode, cval: cval, y: y, out: out,
+                outCount: n, skip: 0)
         }
         return out
     }
@@ -370,17 +453,18 @@ public enum RateChange {
         let full = try upfirdnLength(taps: h.count, length: layout.length, up: u, down: d)
         try checkMode(mode, length: layout.length)
         let hf = polyphase(h, up: u), perPhase = hf.count / u
-        var scratch = [Double](repeating: 0, count: min(full, preRemove + nOut))
+        // The first preRemove outputs (the filter's delay) are computed and dropped, the rest
+        // written in place.
+        let outCount = min(full, preRemove + nOut)
         hf.withUnsafeBufferPointer { hp in
-            scratch.withUnsafeMutableBufferPointer { sp in
-                let s = sp.baseAddress!
-                for line in 0..<layout.lines {
-                    upfirdnLine(
-                        x + layout.start(line), xs: layout.inner, n: layout.length, hf: hp.baseAddress!, perPhase: perPhase, up: u,
-                        down: d, mode: mode, cval: cval, y: s, ys: 1, outCount: sp.count)
-                    let ys = y + out.start(line)
-                    for k in 0..<nOut { ys[k * out.inner] = s[preRemove + k] }
-                }
+            upfirdnLines(
+                x, layout: layout, hf: hp.baseAddress!, perPhase: perPhase, up: u, down: d, mode: mode, cval: cval, y: y, out: out,
+                outCount: outCount, skip: preRemove)
+        }
+        // Outputs past the filtered signal (when full < preRemove + nOut) are zeros.
+        if outCount - preRemove < nOut {
+            for line in 0..<layout.lines {
+                for k in max(outCount - preRemove, 0)..<nOut { y[out.start(line) + k * out.inner] = 0 }
             }
         }
         return out
@@ -437,14 +521,15 @@ public enum RateChange {
         switch filter {
         case .iir:
             let sos = try decimationSections(q: q, order: order)
+            if zeroPhase {
+                // sosfiltfilt keeping every q-th output only.
+                try ZeroPhaseSections(sos, layout: layout, padding: .odd, padlen: nil).run(x: x, y: y, every: q)
+                return out
+            }
             var filtered = [Double](repeating: 0, count: layout.count)
             try filtered.withUnsafeMutableBufferPointer { (f: inout UnsafeMutableBufferPointer<Double>) throws(FilterError) in
                 guard let fp = f.baseAddress else { return }
-                if zeroPhase {
-                    try IIRFilter.sosfiltfilt(sos, x: x, y: fp, layout: layout)
-                } else {
-                    try IIRFilter.sosfilt(sos, x: x, y: fp, layout: layout, initial: nil, final: nil)
-                }
+                try IIRFilter.sosfilt(sos, x: x, y: fp, layout: layout, initial: nil, final: nil)
                 for line in 0..<layout.lines {
                     let fs = fp + layout.start(line), ys = y + out.start(line)
                     for k in 0..<nOut { ys[k * out.inner] = fs[k * q * layout.inner] }
@@ -460,7 +545,7 @@ public enum RateChange {
                 b.withUnsafeBufferPointer { hp in
                     let flipped = Array(hp.reversed())
                     flipped.withUnsafeBufferPointer { fp in
-                        for line in 0..<layout.lines {
+                        ParallelWork.run(pieces: layout.lines, samples: layout.count) { line in
                             upfirdnLine(
                                 x + layout.start(line), xs: layout.inner, n: layout.length, hf: fp.baseAddress!, perPhase: b.count,
                                 up: 1, down: q, mode: .constant, cval: 0, y: y + out.start(line), ys: out.inner, outCount: nOut)
@@ -469,225 +554,6 @@ public enum RateChange {
                 }
             }
         }
-        return out
-    }
-}
-
-/// decimate (zero_phase=False) of a stream, block by block: the filter's state and the position of
-/// the next kept sample carry from one block to the next, so the blocks' outputs joined equal
-/// `RateChange.decimate(…, zeroPhase: false)` of the whole stream, for any split, to the last bit.
-/// Channels are independent; nothing is allocated per block or sample.
-public struct DecimatorStream: Sendable {
-    public let q: Int
-    public let channels: Int
-    public let filter: DecimationFilter
-    /// IIR: the sections' coefficients (six each); FIR: the taps reversed (oldest sample first).
-    private let coefficients: [Double]
-    private let sections: Int
-    /// Per channel: IIR, the sections' state (sections × 2); FIR, the last taps - 1 samples.
-    private var state: [Double]
-    private let width: Int
-    /// Samples of each channel still to pass before the next kept one (0: the next is kept).
-    private var skip: [Int]
-
-    /// A decimator by `q` with decimate's filter (`order` is scipy's n), at rest.
-    public init(q: Int, order: Int? = nil, filter: DecimationFilter = .iir, channels: Int = 1) throws(FilterError) {
-        guard channels >= 1, channels <= 1 << 20 else { throw FilterError("channels must be from 1 to \(1 << 20), not \(channels)") }
-        self.q = q
-        self.channels = channels
-        self.filter = filter
-        self.skip = [Int](repeating: 0, count: channels)
-        switch filter {
-        case .iir:
-            let sos = try RateChange.decimationSections(q: q, order: order)
-            coefficients = sos.coefficients
-            sections = sos.count
-            width = sos.count * 2
-        case .fir:
-            let b = try RateChange.decimationTaps(q: q, order: order)
-            coefficients = b.reversed()
-            sections = 0
-            width = b.count - 1
-        }
-        state = [Double](repeating: 0, count: max(channels * width, 1))
-    }
-
-    /// The outputs a block of `count` samples gives on `channel` (at most ⌈count / q⌉).
-    public func outputCount(_ count: Int, channel: Int = 0) -> Int {
-        let s = skip[channel]
-        return count > s ? (count - s - 1) / q + 1 : 0
-    }
-
-    /// Decimates the next block of `channel` into `output` (room for `outputCount(input.count)`
-    /// values); returns the number written.
-    @discardableResult
-    public mutating func process(_ input: UnsafeBufferPointer<Double>, channel: Int, into output: UnsafeMutableBufferPointer<Double>) -> Int
-    {
-        precondition(channel >= 0 && channel < channels)
-        let produced = outputCount(input.count, channel: channel)
-        precondition(output.count >= produced)
-        guard let x = input.baseAddress, input.count > 0 else { return 0 }
-        let n = input.count, first = skip[channel], q = self.q, sections = self.sections, width = self.width
-        let isIIR = filter == .iir
-        coefficients.withUnsafeBufferPointer { cp in
-            state.withUnsafeMutableBufferPointer { sp in
-                let c = cp.baseAddress!, z = sp.baseAddress! + channel * width
-                if isIIR {
-                    var dummy = 0.0
-                    var done = 0
-                    for k in 0..<produced {
-                        // The samples before the kept one update the state only.
-                        let kept = first + k * q
-                        IIRKernel.sos(c, sections: sections, x: x + done, xStride: 1, y: &dummy, yStride: 0, count: kept - done, state: z)
-                        IIRKernel.sos(
-                            c, sections: sections, x: x + kept, xStride: 1, y: output.baseAddress! + k, yStride: 1, count: 1, state: z)
-                        done = kept + 1
-                    }
-                    IIRKernel.sos(c, sections: sections, x: x + done, xStride: 1, y: &dummy, yStride: 0, count: n - done, state: z)
-                } else {
-                    let m = width
-                    for k in 0..<produced {
-                        // Output at block index p: Σ value(p - m + j)·h[j], oldest first, from zero
-                        // (at the start of the stream the history is zeros: adding 0 changes nothing).
-                        let p = first + k * q
-                        var sum = 0.0, j = 0, i = p - m
-                        while i < 0 {
-                            sum += z[m + i] * c[j]
-                            i += 1
-                            j += 1
-                        }
-                        while j <= m {
-                            sum += x[i] * c[j]
-                            i += 1
-                            j += 1
-                        }
-                        output[k] = sum
-                    }
-                    if m > 0 {
-                        if n >= m {
-                            for i in 0..<m { z[i] = x[n - m + i] }
-                        } else {
-                            for i in 0..<(m - n) { z[i] = z[i + n] }
-                            for i in 0..<n { z[m - n + i] = x[i] }
-                        }
-                    }
-                }
-            }
-        }
-        skip[channel] = first + produced * q - n
-        return produced
-    }
-
-    /// Decimates the next block of `channel`, returning the kept outputs.
-    public mutating func process(_ input: [Double], channel: Int = 0) -> [Double] {
-        var output = [Double](repeating: 0, count: outputCount(input.count, channel: channel))
-        input.withUnsafeBufferPointer { x in
-            output.withUnsafeMutableBufferPointer { _ = process(x, channel: channel, into: $0) }
-        }
-        return output
-    }
-
-    /// Starts every channel again at rest.
-    public mutating func reset() {
-        for i in state.indices { state[i] = 0 }
-        for i in skip.indices { skip[i] = 0 }
-    }
-}
-
-/// resample_poly (padtype 'constant', cval 0) of a stream, block by block: the polyphase filter's
-/// history (its last taps-per-phase − 1 samples) and the position of the next output carry from one
-/// block to the next, and `finish` gives the outputs that need the zeros after the end, so the
-/// outputs of any split, joined, equal `RateChange.resamplePoly` of the whole stream (the same sums
-/// in the same order; the zeros before the start add nothing). The filter's delay is removed as
-/// resample_poly removes it: the outputs trail the input by about half the filter.
-public struct ResamplerStream: Sendable {
-    public let up: Int, down: Int
-    public let channels: Int
-    /// The flipped polyphase filter (scipy's layout), `perPhase` taps per phase.
-    private let hf: [Double]
-    private let perPhase: Int
-    /// The leading upfirdn outputs resample_poly drops (the filter's delay).
-    private let preRemove: Int
-    /// Per channel: the last perPhase − 1 input samples, oldest first (zeros at the start).
-    private var history: [[Double]]
-    /// Per channel: input samples taken, and the next upfirdn output index.
-    private var taken: [Int], next: [Int]
-
-    /// A resampler by `up` / `down` (reduced by their gcd) with resample_poly's default filter
-    /// (firwin of 20·max + 1 taps, Kaiser beta 5), at rest.
-    public init(up: Int, down: Int, window: ResampleWindow = .design(.kaiser(beta: 5)), channels: Int = 1) throws(FilterError) {
-        guard channels >= 1, channels <= 1 << 20 else { throw FilterError("channels must be from 1 to \(1 << 20), not \(channels)") }
-        let (u, d) = try RateChange.reduced(up: up, down: down)
-        (self.up, self.down, self.channels) = (u, d, channels)
-        if u == 1 && d == 1 {
-            (hf, perPhase, preRemove) = ([1], 1, 0)
-        } else {
-            let (h, half) = try RateChange.resampleFilter(up: u, down: d, window: window)
-            let prePad = d - half % d
-            preRemove = (half + prePad) / d
-            // The zeros scipy appends behind the filter add nothing to a sum: only the front ones matter.
-            let padded = [Double](repeating: 0, count: prePad) + h
-            hf = RateChange.polyphase(padded, up: u)
-            perPhase = hf.count / u
-        }
-        history = [[Double]](repeating: [Double](repeating: 0, count: perPhase - 1), count: channels)
-        taken = [Int](repeating: 0, count: channels)
-        next = [Int](repeating: 0, count: channels)
-    }
-
-    /// Outputs of `channel` given so far (after the delay removed).
-    public func produced(channel: Int = 0) -> Int { max(next[channel] - preRemove, 0) }
-
-    /// Resamples the next block of `channel`, returning the outputs it completes.
-    public mutating func process(_ input: [Double], channel: Int = 0) -> [Double] {
-        run(input, channel: channel, limit: Int.max)
-    }
-
-    /// The outputs of `channel` that need the zeros after its last sample: with those `process`
-    /// gave, ⌈samples·up / down⌉ in all. The channel starts again at rest.
-    public mutating func finish(channel: Int = 0) -> [Double] {
-        let total = taken[channel]
-        let total64 = total.multipliedReportingOverflow(by: up)
-        let count = total64.overflow ? Int.max / down : total64.partialValue / down + (total64.partialValue % down != 0 ? 1 : 0)
-        let last = preRemove + count  // upfirdn outputs wanted: 0 ..< last
-        var out: [Double] = []
-        if next[channel] < last {
-            let needed = ((last - 1) * down) / up + 1 - total  // zeros up to the last output's newest sample
-            out = run([Double](repeating: 0, count: max(needed, 0)), channel: channel, limit: last)
-        }
-        history[channel] = [Double](repeating: 0, count: perPhase - 1)
-        taken[channel] = 0
-        next[channel] = 0
-        return out
-    }
-
-    private mutating func run(_ input: [Double], channel c: Int, limit: Int) -> [Double] {
-        precondition(c >= 0 && c < channels)
-        let m = perPhase - 1, base = taken[c] - m  // window[0] is input sample `base`
-        let window = history[c] + input
-        let end = taken[c] + input.count  // samples available: 0 ..< end
-        var out: [Double] = []
-        var k = next[c]
-        hf.withUnsafeBufferPointer { h in
-            window.withUnsafeBufferPointer { w in
-                while k < limit {
-                    let position = k * down
-                    let newest = position / up, t = position % up
-                    if newest >= end { break }
-                    var sum = 0.0
-                    var hIndex = t * perPhase
-                    for i in (newest - m)...newest {
-                        sum += w[i - base] * h[hIndex]
-                        hIndex += 1
-                    }
-                    if k >= preRemove { out.append(sum) }
-                    k += 1
-                }
-            }
-        }
-        next[c] = k
-        taken[c] = end
-        history[c] = Array(window.suffix(m))
         return out
     }
 }

@@ -28,6 +28,15 @@ struct SegmentKernelTests {
         }
     }
 
+    /// `atEveryLevel` for a body that throws.
+    static func atEveryLevelThrowing(_ body: (Int32) throws -> Void) throws {
+        defer { _ = tributary_kernels_cap(2) }
+        for level: Int32 in 0...2 {
+            _ = tributary_kernels_cap(level)
+            try body(level)
+        }
+    }
+
     /// Runs `body` once at each level (above the processor's, the best it has), restoring the default after.
     static func atEveryLevel(_ body: (Int32) -> Void) {
         defer { _ = tributary_kernels_cap(2) }

@@ -214,6 +214,13 @@ class TestCrossSpectra(Close, unittest.TestCase):
         y = rng.standard_normal((3, 700))
         self.same(quiet(ts.csd, x, y, nperseg=64), quiet(ss.csd, x, y, nperseg=64))
         self.same(quiet(ts.coherence, x, y, nperseg=64), quiet(ss.coherence, x, y, nperseg=64))
+        # Equal dimensions (coherence's one-pass path), broadcast and along another axis.
+        y3 = rng.standard_normal((1, 3, 700))
+        self.same(quiet(ts.coherence, x, y3, nperseg=64), quiet(ss.coherence, x, y3, nperseg=64))
+        self.same(quiet(ts.coherence, np.moveaxis(x, -1, 0), np.moveaxis(y3, -1, 0), nperseg=64, axis=0),
+                  quiet(ss.coherence, np.moveaxis(x, -1, 0), np.moveaxis(y3, -1, 0), nperseg=64, axis=0))
+        with self.assertRaises(ValueError):
+            ts.coherence(rng.standard_normal((2, 700)), rng.standard_normal((3, 700)), nperseg=64)
         # (scipy's csd cannot broadcast outer shapes along axis=0: equal shapes there.)
         xa, ya = np.moveaxis(x, -1, 0), rng.standard_normal((700, 2, 3))
         self.same(quiet(ts.csd, xa, ya, nperseg=64, axis=0), quiet(ss.csd, xa, ya, nperseg=64, axis=0))
@@ -365,6 +372,13 @@ class TestMisuse(unittest.TestCase):
         bad = w.copy()
         bad[3] = np.nan
         refused(lambda: lib.tributary_stft(p(x), 1, 100, p(bad), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "finite")
+        refused(lambda: lib.tributary_spectrogram(None, 1, 100, p(w), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "x is NULL")
+        refused(lambda: lib.tributary_spectrogram(p(x), 1, 100, p(w), 16, 16, 16, 1, 0, 1.0, p(out), out.size, None), "noverlap")
+        refused(lambda: lib.tributary_spectrogram(p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 1.0, p(out), 10, None), "out must hold")
+        refused(lambda: lib.tributary_spectrogram(p(x), 1, 100, p(w), 16, 8, 16, 1, 0, np.inf, p(out), out.size, None), "scale")
+        refused(lambda: lib.tributary_spectrogram(p(x), 1, 10, p(w), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "longer than")
+        refused(lambda: lib.tributary_spectrogram(p(x), 2**62, 2**62, p(w), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "")
+        refused(lambda: lib.tributary_spectrogram(p(x), 1, 100, p(bad), 16, 8, 16, 1, 0, 1.0, p(out), out.size, None), "finite")
         refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 0, 0, 0.0, p(out), None, None, 9), "fs")
         refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 0, 0, 0, 1.0, p(out), None, None, 10), "bins")
         refused(lambda: lib.tributary_cross_spectra(p(x), p(x), 1, 100, p(w), 16, 8, 16, 1, 2, 0, 0, 1.0, p(out), None, None, 9), "average")

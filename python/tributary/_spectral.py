@@ -36,6 +36,8 @@ def _lib():
             f("tributary_spectral_window", c_char_p, c_void_p, c_size_t, c_size_t, c_int, c_void_p)
             f("tributary_stft", c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, c_int, c_double,
               c_void_p, c_size_t, POINTER(c_size_t))
+            f("tributary_spectrogram", c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_int, c_int,
+              c_double, c_void_p, c_size_t, POINTER(c_size_t))
             f("tributary_cross_spectra", c_void_p, c_void_p, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t,
               c_int, c_int, c_int, c_int, c_double, c_void_p, c_void_p, c_void_p, c_size_t)
             f("tributary_istft", c_void_p, c_size_t, c_size_t, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, c_double,
@@ -164,6 +166,21 @@ def _real_spectra(x: np.ndarray, win, nperseg, noverlap, nfft, detrend, twosided
     return out.view(np.complex128).reshape(outer + (bins, segments))
 
 
+def _real_powers(x: np.ndarray, win, nperseg, noverlap, nfft, detrend, twosided, scale):
+    """scipy's spectrogram powers of real float64 rows (…, n) as float64 (…, bins, segments)."""
+    outer = x.shape[:-1]
+    rows = int(np.prod(outer, dtype=np.int64)) if outer else 1
+    x = np.ascontiguousarray(x).reshape(rows, x.shape[-1])
+    n = x.shape[1]
+    segments = (n - nperseg) // (nperseg - noverlap) + 1
+    bins = nfft if twosided else nfft // 2 + 1
+    out = np.empty((rows, bins, segments), dtype=np.float64)
+    if rows:
+        check(_lib().tributary_spectrogram(_pointer(x), rows, n, _pointer(win), nperseg, noverlap, nfft, detrend, 1 if twosided else 0,
+                                           float(scale), _pointer(out), out.size, None))
+    return out.reshape(outer + (bins, segments))
+
+
 def _segment_spectra(x: np.ndarray, win, nperseg, noverlap, nfft, detrend, twosided, scale, detrend_func=None):
     """Spectra (…, bins, segments) of real or complex rows; a detrend function is applied to the
     segments here (as scipy applies it) and the detrended segments transformed back to back."""
@@ -289,6 +306,13 @@ def _spectral_helper(x, fs, window, nperseg, noverlap, nfft, detrend, return_one
     freqs = np.fft.fftfreq(nfft, 1 / fs) if sides == 'twosided' else np.fft.rfftfreq(nfft, 1 / fs)
     if x.shape[-1] < nperseg:
         raise ValueError(f"nperseg ({nperseg}) is longer than the signal ({x.shape[-1]} samples)")
+    if mode == 'psd' and code is not None and x.dtype == np.float64:
+        # The powers in C, scipy's (…, bins, segments) layout and values: |X|² × scale, one-sided bins doubled.
+        result = _real_powers(x, win, nperseg, noverlap, nfft, code, sides == 'twosided', scale)
+        time = np.arange(nperseg / 2, x.shape[-1] - nperseg / 2 + 1, nperseg - noverlap) / float(fs)
+        if boundary is not None:
+            time -= (nperseg / 2) / fs
+        return freqs, time, np.moveaxis(np.swapaxes(result, -1, -2), -1, axis - 1 if axis < 0 else axis)
     if mode == 'stft':
         result = _segment_spectra(x, win, nperseg, noverlap, nfft, code, sides == 'twosided', scale, detrend_func)
     else:
@@ -643,6 +667,20 @@ def csd(x, y, fs=1.0, window='hann_periodic', nperseg=None, noverlap=None, nfft=
 
 def coherence(x, y, fs=1.0, window='hann_periodic', nperseg=None, noverlap=None, nfft=None, detrend='constant', axis=-1):
     """``scipy.signal.coherence``: ``(f, Cxy)``, Cxy = |Pxy|^2 / (Pxx Pyy)."""
+    x = _as_numbers(x, "x")
+    y = _as_numbers(y, "y")
+    axis = int(axis)
+    if (y is not x and x.size and y.size and x.dtype == np.float64 and y.dtype == np.float64 and x.ndim == y.ndim
+            and x.shape[axis] == y.shape[axis]):
+        # Real float64 signals of one length: Pxx, Pyy and Pxy from one pass over both signals'
+        # segments (the values welch and csd give, which see the same segments).
+        try:
+            np.broadcast_shapes(np.delete(x.shape, axis), np.delete(y.shape, axis))
+        except ValueError as e:
+            raise ValueError('x and y cannot be broadcast together.') from e
+        r = _cross(x, y, fs, window, nperseg, noverlap, nfft, detrend, True, 'density', axis, 'mean', ('pxx', 'pyy', 'pxy'))
+        Cxy = np.abs(r['pxy']) ** 2 / r['pxx'] / r['pyy']
+        return r['f'], np.moveaxis(Cxy, -1, axis)
     freqs, Pxx = welch(x, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap, nfft=nfft, detrend=detrend, axis=axis)
     _, Pyy = welch(y, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap, nfft=nfft, detrend=detrend, axis=axis)
     _, Pxy = csd(x, y, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap, nfft=nfft, detrend=detrend, axis=axis)

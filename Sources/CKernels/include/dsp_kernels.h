@@ -6,6 +6,7 @@
 #define TRIBUTARY_DSP_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernels_level.h"
 
@@ -21,5 +22,23 @@ void tributary_detrend_window(const double *x, const double *w, double mean, dou
 
 /// sums[k] += y[2k] × y[2k] + y[2k+1] × y[2k+1] for k < bins (y: an interleaved complex spectrum).
 void tributary_accumulate_power(const double *y, double *sums, size_t bins);
+
+/// Filters up to four lines (`lanes`, 1 ... 4) of `count` samples at once through `sections`
+/// second-order sections (six coefficients each, a0 = 1), each line exactly as scipy's _sosfilt
+/// filters it (direct form II transposed: y = b0·x + z0; z0 = b1·x − a1·y + z1; z1 = b2·x − a2·y,
+/// rounded apart): sample k of line l is x[l][k · x_stride], its output y[l][k · y_stride] (strides
+/// may be negative; x and y may be the same memory). `state` holds sections × 2 × 4 values, value j
+/// of section s of lane l at (s · 2 + j) · 4 + l: the initial state in, the final state out (lanes
+/// past `lanes` are computed on zeros and never read or written elsewhere).
+void tributary_sos4(const double *sos, size_t sections, const double *const *x, ptrdiff_t x_stride, double *const *y,
+                    ptrdiff_t y_stride, size_t count, size_t lanes, double *state);
+
+/// upfirdn's outputs k = first ..< first + count of four lines at once (lane l: x[l], y[l]), each
+/// inside the signal: newest input ⌊k·down / up⌋ ≥ per_phase − 1 and < the length. Output k is the
+/// sum, from zero, in the order of j, of x[l][(newest − per_phase + 1 + j) · x_stride] ·
+/// hf[(k·down mod up) · per_phase + j] for j < per_phase (hf: the polyphase filter, flipped), written
+/// to y[l][(k − first) · y_stride]. Returns 0, or −1 for a zero factor or no memory (nothing written).
+int tributary_upfirdn4(const double *const *x, ptrdiff_t x_stride, const double *hf, size_t per_phase, size_t up, size_t down,
+                       size_t first, size_t count, double *const *y, ptrdiff_t y_stride);
 
 #endif
