@@ -4,14 +4,13 @@ three chained, frame by frame, equal to scipy on the whole signal; a capture wit
 with its times and the new rate; bad specs are usage errors."""
 import os
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 from scipy import signal
 
 from test_formats import test_capture
-from tool_process import TRIBUTARY, tool
+from tool_process import TRIBUTARY, ScratchDirectory, tool
 
 RATE = 10_000.0
 
@@ -20,11 +19,10 @@ def run(*args):
     return tool(*args).stdout
 
 
-class ProcessTests(unittest.TestCase):
+class ProcessTests(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.path = staticmethod(lambda name: os.path.join(cls.dir.name, name))
+        super().setUpClass()
         rng = np.random.default_rng(42)
         t = np.arange(20_011) / RATE
         # 3 channels: tones at 50, 400 and 3000 Hz plus noise (20 011 samples: frames of 4096 and an odd tail).
@@ -32,9 +30,6 @@ class ProcessTests(unittest.TestCase):
         np.save(cls.path("in.npy"), cls.x)
         run("import", cls.path("in.npy"), "--rate", str(RATE), "--out", cls.path("in.tcap"), "--start-time", "1764489600")
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
 
     def process(self, name, *options):
         out = self.path(name + ".tcap")
@@ -182,7 +177,7 @@ class ProcessTests(unittest.TestCase):
             run("export", self.path(name + ".tcap"), "--format", "csv", "--time-column", "--out", self.path(name + ".csv"))
         with open(self.path("direct.csv")) as direct, open(self.path("via-import.csv")) as via_import:
             self.assertEqual(direct.read(), via_import.read())
-        self.assertEqual([n for n in os.listdir(self.dir.name) if n.startswith(".tributary-process")], [])
+        self.assertEqual([n for n in os.listdir(self.directory) if n.startswith(".tributary-process")], [])
         # A 16-bit WAV carries its rate: counts scaled by 1/32768, then decimated as scipy decimates.
         from scipy.io import wavfile
         pcm = (self.x[:2].T / 4 * 32767).astype(np.int16)
@@ -210,7 +205,7 @@ class ProcessTests(unittest.TestCase):
                 self.assertEqual(result.returncode, status, result.stderr)
                 self.assertIn(text, result.stderr)
                 self.assertFalse(os.path.exists(self.path("bad.tcap")))
-                self.assertEqual([n for n in os.listdir(self.dir.name) if n.startswith(".tributary-process")], [])
+                self.assertEqual([n for n in os.listdir(self.directory) if n.startswith(".tributary-process")], [])
 
 
 if __name__ == "__main__":

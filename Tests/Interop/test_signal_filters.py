@@ -2,10 +2,8 @@
 or low-passed by the publisher, recorded, equals `tributary process` of the full-rate recording of
 the same replay; requests past the CPU budget end the session with error 17; malformed requests
 (every field bad) end it with error 10 and never stop the publisher. Real processes on loopback."""
-import os
 import struct
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -13,7 +11,7 @@ import numpy as np
 import zmq
 
 import wire_spec as w
-from tool_process import TIMEOUT, TRIBUTARY, Serve
+from tool_process import TIMEOUT, TRIBUTARY, ScratchDirectory, Serve
 
 RATE = 10_000.0
 
@@ -30,22 +28,18 @@ def record(address, out, *options):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-class SignalFilterRecordings(unittest.TestCase):
+class SignalFilterRecordings(ScratchDirectory, unittest.TestCase):
     """One replay, published to a full-rate and a filtered recorder at once (--wait-subscribers 2)."""
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.path = staticmethod(lambda name: os.path.join(cls.dir.name, name))
+        super().setUpClass()
         rng = np.random.default_rng(7)
         t = np.arange(50_003) / RATE
         x = np.stack([np.sin(2 * np.pi * f * t + k) + 0.3 * rng.normal(size=t.size) for k, f in enumerate([50.0, 400.0, 3000.0])])
         np.save(cls.path("in.npy"), x)
         run("import", cls.path("in.npy"), "--rate", RATE, "--out", cls.path("in.tcap"), "--start-time", "1764489600")
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
 
     def export(self, capture):
         name = capture[:-5] + ".npy"
