@@ -21,8 +21,8 @@ public struct ImportedSource: Sendable {
     public var channelNames: [String]
     public var units: [String]
     public var rate: Double
-    /// Channel-major samples.
-    public var samples: AnalogSamples
+    /// The samples, read a frame's worth at a time when the source is recorded.
+    public var samples: ImportedSamples
     public var sampleCount: Int
     /// Runs of contiguous samples (at least one, starting at 0).
     public var blocks: [ImportedBlock]
@@ -144,7 +144,8 @@ public enum FormatImport {
                     sourceID: 0, deviceName: group.property("device_name")?.text ?? group.name,
                     deviceType: group.property("device_type")?.text ?? "TDMS",
                     channelNames: channels.map(\.name), units: channels.map { $0.property("unit_string")?.text ?? "" },
-                    rate: r, samples: samples, sampleCount: n, blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
+                    rate: r, samples: .memory(samples, sampleCount: n), sampleCount: n,
+                    blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
             out[out.count - 1].properties = try checked(
                 SourceProperties(
                     source: tdmsProperties(group.properties, reserved: FormatExport.tdmsGroupNames),
@@ -329,7 +330,8 @@ public enum FormatImport {
                 ImportedSource(
                     sourceID: 0, deviceName: device.flatMap { XML.value($0, "name") } ?? h.name,
                     deviceType: device.flatMap { XML.value($0, "type") } ?? (h.type.isEmpty ? "XDF" : h.type),
-                    channelNames: names, units: units, rate: rate, samples: samples, sampleCount: n, blocks: blocks))
+                    channelNames: names, units: units, rate: rate, samples: .memory(samples, sampleCount: n), sampleCount: n,
+                    blocks: blocks))
             out[out.count - 1].properties = try checked(
                 SourceProperties(
                     source: h.properties.map { Property($0.key, $0.value) },
@@ -493,7 +495,7 @@ public enum FormatImport {
                 ImportedSource(
                     sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
                     deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
-                    samples: samples, sampleCount: n, blocks: blocks))
+                    samples: .memory(samples, sampleCount: n), sampleCount: n, blocks: blocks))
             let recorded =
                 attribute("channel_indexes")?.numbers.flatMap { v in v.count == channels ? v.compactMap { UInt32(exactly: $0) } : nil }
                 .flatMap { $0.count == channels ? $0 : nil } ?? (0..<channels).map { UInt32($0) }
@@ -542,7 +544,8 @@ public enum FormatImport {
     /// samples, each with the time of its first sample and a `first_sample` counter that jumps where
     /// the blocks' times say samples are missing. Times that would leave the range of `timestamp_ns`
     /// saturate (`checkRateAndTimes` refuses such sources first).
-    public static func forEachFrame(_ source: ImportedSource, samplesPerFrame: Int = 4096, _ body: (Frame) throws -> Void) rethrows {
+    /// The samples are read a frame's worth at a time (`ImportedSamples`): memory holds one frame's.
+    public static func forEachFrame(_ source: ImportedSource, samplesPerFrame: Int = 4096, _ body: (Frame) throws -> Void) throws {
         let channels = source.channelCount, n = source.sampleCount, rate = source.rate
         let configuration = Configuration(
             deviceName: source.deviceName, deviceType: source.deviceType,
@@ -558,6 +561,7 @@ public enum FormatImport {
             try body(Frame(encoding: .properties(source.properties.normalized), sequence: 1, timestampNs: t0, sourceID: source.sourceID))
         }
         let perFrame = max(1, min(samplesPerFrame, (32 << 20) / max(1, channels * 8)))
+        let reader = try source.samples.open()
         var sequence: UInt64 = 1
         var counterEnd: UInt64 = 0
         for (k, block) in source.blocks.enumerated() {
@@ -572,7 +576,13 @@ public enum FormatImport {
                     kind: .analog, sequence: sequence,
                     timestampNs: SampleTime.adding(saturating: Double(first - block.start) / rate, to: block.timestampNs),
                     sourceID: source.sourceID)
-                let frame = source.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: counter)
+                let window = try reader.next(count)
+                guard window.valueCount == count * channels else {
+                    throw CaptureError(
+                        .usage, file: "",
+                        "source '\(source.deviceName)': \(window.valueCount) values read where \(count * channels) were expected")
+                }
+                let frame = window.frame(header: header, samplesPerChannel: count, first: 0, count: count, firstSample: counter)
                 try body(frame)
                 sequence += 1
                 first += count
@@ -590,9 +600,8 @@ public enum FormatImport {
     ) throws(CaptureError) -> CaptureWriteSummary {
         for s in sources {
             try checkRateAndTimes(s, file: destination.path)
-            let signal = ImportedSignal(
-                samples: s.samples, channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames)
-            try signal.validate(file: destination.path)
+            try ImportedSignal.validate(
+                channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames, file: destination.path, shape: nil)
             for (what, text) in [("device name", s.deviceName)] + s.units.map({ ("unit", $0) }) where text.utf8.count > 65_536 {
                 throw CaptureError(
                     .usage, file: destination.path, "the \(what) '\(text.prefix(40))…' is \(text.utf8.count) bytes; at most 65536")
@@ -607,7 +616,7 @@ public enum FormatImport {
         } catch {
             writer.abandon()
             unlink(writer.partialPath)
-            throw (error as? CaptureError) ?? CaptureError(.io, file: destination.path, "\(error)")
+            throw CaptureError.importing(error, file: destination.path)
         }
     }
 }

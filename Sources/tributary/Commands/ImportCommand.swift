@@ -86,15 +86,15 @@ enum ImportCommand: Command {
         guard let format = InterchangeFormat.of(path: path), !format.holdsEverySource else {
             throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
         }
-        let signal: ImportedSignal, shape: String?, effectiveRate: Double?
+        let signal: SignalFile, effectiveRate: Double?
         do {
-            let read = try ImportedSignal.read(path: path, format: format)
-            (signal, shape, effectiveRate) = (read.signal, read.shape, request.rate ?? read.rate)
+            signal = try SignalFile.open(path: path, format: format)
+            effectiveRate = request.rate ?? signal.rate
         } catch {
             throw CommandError("\(error)")
         }
         guard let effectiveRate else { throw UsageError("missing --rate HZ") }
-        do { try signal.validate(file: path, shape: shape) } catch { throw CommandError("\(error)") }
+        do { try signal.validate(file: path) } catch { throw CommandError("\(error)") }
         let summary: CaptureWriteSummary
         do {
             summary = try CaptureImport.write(
