@@ -53,7 +53,7 @@ public enum FormatImport {
         do {
             switch kind(path: path) {
             case .tdms: sources = try self.sources(tdms: TDMSFile.read(path: path), file: path, select: select, rate: rate)
-            case .xdf: sources = try self.sources(xdf: XDFFile.read(path: path), file: path, select: select)
+            case .xdf: sources = try self.sources(xdf: XDFFile.index(path: path), file: path, select: select)
             case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
             case nil, .npy, .csv, .wav: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
             }
@@ -277,47 +277,55 @@ public enum FormatImport {
                     .usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(a) s + \(b) × t)")
             }
             func corrected(_ t: Double) -> Double { t + a + b * t }
+            let firstTime = stream.firstTimestamp ?? stream.timestamps[0], lastTime = stream.lastTimestamp ?? stream.timestamps[n - 1]
             var rate = h.nominalRate
             if !(rate > 0) {
-                let span = stream.timestamps[n - 1] - stream.timestamps[0]
+                let span = lastTime - firstTime
                 rate = n > 1 && span > 0 ? Double(n - 1) / span : 1
             }
             guard rate > 0, rate.isFinite else {
                 throw CaptureError(
                     .usage, file: file,
                     "\(what): no sampling rate: nominal_srate \(h.nominalRate), and \(n) timestamps from "
-                        + "\(stream.timestamps[0]) s to \(stream.timestamps[n - 1]) s give \(rate) Hz")
+                        + "\(firstTime) s to \(lastTime) s give \(rate) Hz")
             }
-            /// The time of sample `s` in ns: its timestamp corrected by the clock offsets, which must fit `timestamp_ns`.
-            func time(_ s: Int) throws(CaptureError) -> Int64 {
-                let t = corrected(stream.timestamps[s])
+            /// The time of sample `s` (timestamp `t`) in ns: corrected by the clock offsets, which must fit `timestamp_ns`.
+            func time(_ s: Int, _ timestamp: Double) throws(CaptureError) -> Int64 {
+                let t = corrected(timestamp)
                 guard let ns = SampleTime.nanoseconds(seconds: t) else {
                     throw CaptureError(
                         .usage, file: file,
-                        "\(what): sample \(s) at \(stream.timestamps[s]) s (\(t) s with the clock offsets) "
+                        "\(what): sample \(s) at \(timestamp) s (\(t) s with the clock offsets) "
                             + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
                 }
                 return ns
             }
-            var blocks = [ImportedBlock(start: 0, timestampNs: try time(0))]
-            for s in stream.stampedSamples where s > 0 {
-                let expected = stream.timestamps[s - 1] + 1 / rate
-                if abs(stream.timestamps[s] - expected) > 0.5 / rate {
-                    blocks.append(ImportedBlock(start: s, timestampNs: try time(s)))
+            var blocks = [ImportedBlock(start: 0, timestampNs: try time(0, firstTime))]
+            if h.nominalRate > 0 {
+                // The reader found the samples that break the nominal pace (rate = nominal_srate).
+                for b in stream.timeBreaks { blocks.append(ImportedBlock(start: b.sample, timestampNs: try time(b.sample, b.time))) }
+            } else {
+                for s in stream.stampedSamples where s > 0 {
+                    let expected = stream.timestamps[s - 1] + 1 / rate
+                    if abs(stream.timestamps[s] - expected) > 0.5 / rate {
+                        blocks.append(ImportedBlock(start: s, timestampNs: try time(s, stream.timestamps[s])))
+                    }
                 }
             }
-            let samples: AnalogSamples
+            let format: SampleFormat
+            var scales: ([Double], [Double])?
             switch stream.data {
-            case .float64(let v): samples = .float64(v)
-            case .float32(let v): samples = .float32(v)
-            case .int16(let v):
-                let (scale, offset) = xdfScaling(stream)
-                samples = .int16(counts: v, scale: scale, offset: offset)
-            case .int32(let v):
-                let (scale, offset) = xdfScaling(stream)
-                samples = .int32(counts: v, scale: scale, offset: offset)
+            case .float64: format = .float64
+            case .float32: format = .float32
+            case .int16:
+                format = .int16
+                scales = xdfScaling(stream)
+            case .int32:
+                format = .int32
+                scales = xdfScaling(stream)
             case .strings: continue
             }
+            let samples = xdfSamples(stream, path: file, format: format, scales: scales)
             let names = (0..<h.channelCount).map { k in
                 k < h.channels.count && !h.channels[k].label.isEmpty ? h.channels[k].label : "ch\(k)"
             }
@@ -330,8 +338,7 @@ public enum FormatImport {
                 ImportedSource(
                     sourceID: 0, deviceName: device.flatMap { XML.value($0, "name") } ?? h.name,
                     deviceType: device.flatMap { XML.value($0, "type") } ?? (h.type.isEmpty ? "XDF" : h.type),
-                    channelNames: names, units: units, rate: rate, samples: .memory(samples, sampleCount: n), sampleCount: n,
-                    blocks: blocks))
+                    channelNames: names, units: units, rate: rate, samples: samples, sampleCount: n, blocks: blocks))
             out[out.count - 1].properties = try checked(
                 SourceProperties(
                     source: h.properties.map { Property($0.key, $0.value) },
@@ -341,6 +348,25 @@ public enum FormatImport {
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
+    }
+
+    /// A numeric stream's samples: read from the file a window at a time when the stream was indexed
+    /// (`XDFFile.index`), else from its values in memory; counts with `scales`.
+    static func xdfSamples(_ stream: XDFStream, path: String, format: SampleFormat, scales: ([Double], [Double])?) -> ImportedSamples {
+        @Sendable func samples(_ data: XDFData) -> AnalogSamples {
+            switch data {
+            case .float64(let v): return .float64(v)
+            case .float32(let v): return .float32(v)
+            case .int16(let v): return .int16(counts: v, scale: scales?.0 ?? [], offset: scales?.1 ?? [])
+            case .int32(let v): return .int32(counts: v, scale: scales?.0 ?? [], offset: scales?.1 ?? [])
+            case .strings: return .float64([])
+            }
+        }
+        guard stream.valueExtents != nil else { return .memory(samples(stream.data), sampleCount: stream.sampleCount) }
+        return ImportedSamples(format: format) {
+            let values = try XDFFile.Values(path: path, stream: stream)
+            return FunctionSampleReader { count in samples(try values.next(count)) }
+        }
     }
 
     /// TDMS properties other than those the export writes itself (and NI's `NI_…`) as free-form
@@ -421,11 +447,12 @@ public enum FormatImport {
                 continue
             }
             guard let dataset = try? file.openDataset(datasetPath) else { continue }
-            let numbers: (dims: [Int], data: HDF5Data)?
-            do { numbers = try dataset.readNumbers() } catch {
+            let numeric: HDF5NumericShape?
+            do { numeric = try dataset.numericShape() } catch {
                 throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(error.reason)")
             }
-            guard let (dims, data) = numbers, (1...2).contains(dims.count) else { continue }
+            guard let numeric, (1...2).contains(numeric.dims.count) else { continue }
+            let dims = numeric.dims
             let group = try? file.openGroup(groupPath)
             func attribute(_ names: String...) -> HDF5Value? {
                 for n in names { if let v = dataset.attribute(n) ?? group?.attribute(n) { return v } }
@@ -474,28 +501,20 @@ public enum FormatImport {
                     blocks[0].timestampNs = try nanoseconds(start, "start_time_ns")
                 }
             }
-            let samples: AnalogSamples
-            switch data {
-            case .float64(let v): samples = .float64(v)
-            case .float32(let v): samples = .float32(v)
-            case .int16, .int32:
+            var scales: (scale: [Double], offset: [Double])?
+            if numeric.kind == .int16 || numeric.kind == .int32 {
                 let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
                 let offset =
                     attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
-                if case .int16(let v) = data {
-                    samples = .int16(counts: v, scale: scale, offset: offset)
-                } else if case .int32(let v) = data {
-                    samples = .int32(counts: v, scale: scale, offset: offset)
-                } else {
-                    continue
-                }
+                scales = (scale, offset)
             }
+            let samples = hdf5Samples(path: path, dataset: datasetPath, numeric, channels: channels, sampleCount: n, scales: scales)
             wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
             out.append(
                 ImportedSource(
                     sourceID: 0, deviceName: attribute("device_name")?.string ?? (parts.count > 1 ? parts[parts.count - 2] : name),
                     deviceType: attribute("device_type")?.string ?? "HDF5", channelNames: names, units: units, rate: r,
-                    samples: .memory(samples, sampleCount: n), sampleCount: n, blocks: blocks))
+                    samples: samples, sampleCount: n, blocks: blocks))
             let recorded =
                 attribute("channel_indexes")?.numbers.flatMap { v in v.count == channels ? v.compactMap { UInt32(exactly: $0) } : nil }
                 .flatMap { $0.count == channels ? $0 : nil } ?? (0..<channels).map { UInt32($0) }
@@ -503,6 +522,50 @@ public enum FormatImport {
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
+    }
+
+    /// A dataset's samples read by hyperslabs, a block of whole stored chunks (at most about 8 MiB,
+    /// or one chunk) at a time; int16 / int32 counts with `scales`.
+    static func hdf5Samples(
+        path: String, dataset: String, _ numeric: HDF5NumericShape, channels: Int, sampleCount n: Int,
+        scales: (scale: [Double], offset: [Double])?
+    ) -> ImportedSamples {
+        let format: SampleFormat, size: Int
+        switch numeric.kind {
+        case .float64: (format, size) = (.float64, 8)
+        case .float32: (format, size) = (.float32, 4)
+        case .int16: (format, size) = (.int16, 2)
+        case .int32: (format, size) = (.int32, 4)
+        }
+        let target = max(1, (8 << 20) / max(1, channels * size))
+        var block = target
+        if let chunk = numeric.chunkSamples, chunk > 0 {
+            block = chunk <= target ? target / chunk * chunk : min(chunk, max(1, (64 << 20) / max(1, channels * size)))
+        }
+        let scale = scales?.scale ?? [], offset = scales?.offset ?? []
+        let blockSamples = block
+        return ImportedSamples(format: format) {
+            let file: HDF5Object, data: HDF5Object
+            do {
+                file = try HDF5Object.open(path: path)
+                data = try file.openDataset(dataset)
+            } catch let error as HDF5Error {
+                throw CaptureError(.usage, file: path, "dataset \(dataset): \(error.reason)")
+            }
+            return BlockedSampleReader(sampleCount: n, channels: channels, blockSamples: blockSamples) { first, count in
+                let window: HDF5Data
+                do { window = try data.readWindow(numeric, first: first, count: count) } catch let error as HDF5Error {
+                    throw CaptureError(.usage, file: path, "dataset \(dataset): \(error.reason)")
+                }
+                _ = file
+                switch window {
+                case .float64(let v): return .float64(v)
+                case .float32(let v): return .float32(v)
+                case .int16(let v): return .int16(counts: v, scale: scale, offset: offset)
+                case .int32(let v): return .int32(counts: v, scale: scale, offset: offset)
+                }
+            }
+        }
     }
 
     static func exactInt64(file: HDF5Object, path: String) -> [Int64]? {
