@@ -16,6 +16,7 @@ from scipy import signal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_data_safety import measured  # noqa: E402
+from test_tdms_reading import TDS_DOUBLE, segment  # noqa: E402
 from tool_process import ScratchTest, tool  # noqa: E402
 
 TIMEOUT = float(os.environ.get("STREAMING_TIMEOUT", 120))  # seconds for one command on a 256 MB input (a debug build needs more)
@@ -58,20 +59,21 @@ class StreamingImportTests(ScratchTest, unittest.TestCase):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.max(np.abs(want)))
 
     def test_import_of_a_large_csv_is_bounded_and_exact(self):
-        x = smooth(8, 1_700_000, seed=1).astype(np.int64)
-        text = "\n".join(",".join(f"ch{k}" for k in range(8)) for _ in range(1)) + "\n"
-        rows = np.char.add(x.T.astype(str)[:, 0], "")
-        for k in range(1, 8):
-            rows = np.char.add(np.char.add(rows, ","), x.T[:, k].astype(str))
-        with open(self.path("big.csv"), "w") as f:
-            f.write(text)
-            f.write("\n".join(rows.tolist()))
-            f.write("\n")
+        x = smooth(8, 1_400_000, seed=1).astype(np.int64)
+        # Fixed-width fields ("+0123", "-0042"), made as bytes by numpy: a 67 MB file in a second.
+        digits = np.abs(x.T)[:, :, None] // np.array([1000, 100, 10, 1]) % 10 + ord("0")
+        fields = np.concatenate([np.where(x.T < 0, ord("-"), ord("+"))[:, :, None], digits,
+                                 np.full(x.T.shape + (1,), ord(","))], axis=2).astype(np.uint8)
+        fields[:, -1, -1] = ord("\n")
+        with open(self.path("big.csv"), "wb") as f:
+            f.write((",".join(f"ch{k}" for k in range(8)) + "\n").encode())
+            f.write(fields.tobytes())
         self.assertGreaterEqual(os.path.getsize(self.path("big.csv")), 64 * MiB)
         self.bounded(120 * MiB, "import", self.path("big.csv"), "--rate", RATE, "--start-time", "1764489600", "--out", self.path("csv.tcap"))
         info = tool("inspect", self.path("csv.tcap")).stdout
-        self.assertIn("1700000", info.replace(",", "").replace(" ", ""))
-        np.testing.assert_array_equal(self.window(self.path("csv.tcap"), 1600, 50), x[:, 1_600_000:1_650_000].astype(np.float64))
+        self.assertIn("8 channels (ch0 [V], ch1 [V]", info)
+        self.assertIn("1400000 samples per channel", info)
+        np.testing.assert_array_equal(self.window(self.path("csv.tcap"), 1300, 50), x[:, 1_300_000:1_350_000].astype(np.float64))
 
     def xdf(self, path, x, chunk=10_000, t0=100.0, gap_at=None):
         """One double64 stream (id 1) at RATE, each chunk's first sample stamped; the samples from
@@ -107,20 +109,35 @@ class StreamingImportTests(ScratchTest, unittest.TestCase):
         info = tool("inspect", self.path("xdf.tcap")).stdout
         self.assertIn("1149768000000 ns", info)
 
+    def test_import_of_a_large_tdms_is_bounded_and_exact(self):
+        x = smooth(8, 1 << 20, seed=4)
+        with open(self.path("big.tdms"), "wb") as f:
+            for start in range(0, x.shape[1], 65_536):
+                f.write(segment({f"c{k}": (TDS_DOUBLE, x[k, start:start + 65_536]) for k in range(8)}, "<", RATE))
+            # One interleaved segment at the end (ToC bit 5): the rows of every channel side by side.
+            f.write(segment({f"c{k}": (TDS_DOUBLE, x[k, :1000]) for k in range(8)}, "<", RATE, 1 << 5))
+        self.assertGreaterEqual(os.path.getsize(self.path("big.tdms")), 64 * MiB)
+        self.bounded(120 * MiB, "import", self.path("big.tdms"), "--out", self.path("tdms.tcap"))
+        np.testing.assert_array_equal(self.window(self.path("tdms.tcap"), 1000, 1), x[:, 1_000_000:1_001_000])
+        # The interleaved segment holds the bytes segment() wrote channel after channel, read as rows
+        # (sample after sample, one value of each channel in turn).
+        interleaved = x[:, :1000].reshape(-1).reshape(1000, 8).T
+        np.testing.assert_array_equal(self.window(self.path("tdms.tcap"), 1048.576, 1), interleaved)
+
     def test_import_of_a_large_hdf5_dataset_is_bounded_and_exact(self):
         import h5py
 
-        x = smooth(8, 1 << 20, seed=3)
+        x = smooth(8, 3 << 19, seed=3)
         with h5py.File(self.path("big.h5"), "w") as f:
             d = f.create_dataset("run/signal", data=x)
             d.attrs["sample_rate"] = RATE
-            c = f.create_dataset("run/chunked", data=x[:2], chunks=(2, 50_000), compression="gzip", compression_opts=1)
+            c = f.create_dataset("run/chunked", data=x[:2, :1 << 20], chunks=(2, 50_000), compression="gzip", compression_opts=1)
             c.attrs["sample_rate"] = RATE
-        self.assertGreaterEqual(os.path.getsize(self.path("big.h5")), 64 * MiB)
-        self.bounded(120 * MiB, "import", self.path("big.h5"), "--out", self.path("h5.tcap"))
+        self.assertGreaterEqual(os.path.getsize(self.path("big.h5")), 96 * MiB)
+        self.bounded(100 * MiB, "import", self.path("big.h5"), "--out", self.path("h5.tcap"))
         # Datasets in name order: run/chunked is source 1, run/signal source 2.
-        np.testing.assert_array_equal(self.window(self.path("h5.tcap"), 1000, 48.576), x[:2, 1_000_000:])
-        np.testing.assert_array_equal(self.window(self.path("h5.tcap"), 700, 1, source=2), x[:, 700_000:701_000])
+        np.testing.assert_array_equal(self.window(self.path("h5.tcap"), 1000, 48.576), x[:2, 1_000_000:1 << 20])
+        np.testing.assert_array_equal(self.window(self.path("h5.tcap"), 1500, 1, source=2), x[:, 1_500_000:1_501_000])
 
 
 if __name__ == "__main__":

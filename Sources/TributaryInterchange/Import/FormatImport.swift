@@ -52,7 +52,10 @@ public enum FormatImport {
         let sources: [ImportedSource]
         do {
             switch kind(path: path) {
-            case .tdms: sources = try self.sources(tdms: TDMSFile.read(path: path), file: path, select: select, rate: rate)
+            case .tdms:
+                // Indexed and read a window at a time; a file with DAQmx raw data is read whole.
+                let tdms = try TDMSFile.index(path: path) ?? TDMSFile.read(path: path)
+                sources = try self.sources(tdms: tdms, file: path, select: select, rate: rate)
             case .xdf: sources = try self.sources(xdf: XDFFile.index(path: path), file: path, select: select)
             case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
             case nil, .npy, .csv, .wav: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
@@ -107,15 +110,15 @@ public enum FormatImport {
             if let select, !select.contains(group.name), !(id.map { select.contains("\($0)") } ?? false) { continue }
             let channels = group.channels.filter { c in
                 if case .strings = c.data { return false }
-                return c.data.count > 0
+                return c.valueCount > 0
             }
             guard let first = channels.first else { continue }
-            let n = first.data.count
-            guard channels.allSatisfy({ $0.data.count == n }) else {
+            let n = first.valueCount
+            guard channels.allSatisfy({ $0.valueCount == n }) else {
                 throw CaptureError(
                     .usage, file: file,
                     "group '\(group.name)': channels of different lengths ("
-                        + channels.map { "\($0.name): \($0.data.count)" }.joined(separator: ", ")
+                        + channels.map { "\($0.name): \($0.valueCount)" }.joined(separator: ", ")
                         + "); import them with --groups one at a time")
             }
             var r = first.property("wf_increment")?.number.flatMap { $0 > 0 ? 1 / $0 : nil } ?? rate
@@ -137,15 +140,33 @@ public enum FormatImport {
                 }
                 startNs = ns
             }
-            let samples = try tdmsSamples(channels, group: group.name, file: file)
+            let samples: ImportedSamples
+            if channels.allSatisfy({ $0.valueIndex != nil }) {
+                // The format from the channels' types and scales (their data is empty); the values a window at a time.
+                let format = try tdmsSamples(channels, group: group.name, file: file).format
+                let name = group.name
+                samples = ImportedSamples(format: format) {
+                    let values = try TDMSFile.Values(path: file, channels: channels)
+                    return FunctionSampleReader { count in
+                        let window = values.next(count)
+                        var list = channels
+                        for k in list.indices {
+                            list[k].data = window[k]
+                            list[k].valueIndex = nil
+                        }
+                        return try tdmsSamples(list, group: name, file: file)
+                    }
+                }
+            } else {
+                samples = .memory(try tdmsSamples(channels, group: group.name, file: file), sampleCount: n)
+            }
             wanted.append(id)
             out.append(
                 ImportedSource(
                     sourceID: 0, deviceName: group.property("device_name")?.text ?? group.name,
                     deviceType: group.property("device_type")?.text ?? "TDMS",
                     channelNames: channels.map(\.name), units: channels.map { $0.property("unit_string")?.text ?? "" },
-                    rate: r, samples: .memory(samples, sampleCount: n), sampleCount: n,
-                    blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
+                    rate: r, samples: samples, sampleCount: n, blocks: [ImportedBlock(start: 0, timestampNs: startNs)]))
             out[out.count - 1].properties = try checked(
                 SourceProperties(
                     source: tdmsProperties(group.properties, reserved: FormatExport.tdmsGroupNames),
@@ -206,11 +227,15 @@ public enum FormatImport {
             return .int32(counts: v, scale: scale, offset: offset)
         }
         var unscaled32: [Float] = []
+        var allUnscaled32 = true
         for c in channels {
-            guard case .float32(let x) = c.data, c.daqmxScalers.isEmpty, try scaled(c) == nil else { break }
+            guard case .float32(let x) = c.data, c.daqmxScalers.isEmpty, try scaled(c) == nil else {
+                allUnscaled32 = false
+                break
+            }
             unscaled32 += x
         }
-        if unscaled32.count == n * channels.count { return .float32(unscaled32) }
+        if allUnscaled32 { return .float32(unscaled32) }
         var v: [Double] = []
         v.reserveCapacity(n * channels.count)
         for c in channels {
@@ -348,25 +373,6 @@ public enum FormatImport {
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
-    }
-
-    /// A numeric stream's samples: read from the file a window at a time when the stream was indexed
-    /// (`XDFFile.index`), else from its values in memory; counts with `scales`.
-    static func xdfSamples(_ stream: XDFStream, path: String, format: SampleFormat, scales: ([Double], [Double])?) -> ImportedSamples {
-        @Sendable func samples(_ data: XDFData) -> AnalogSamples {
-            switch data {
-            case .float64(let v): return .float64(v)
-            case .float32(let v): return .float32(v)
-            case .int16(let v): return .int16(counts: v, scale: scales?.0 ?? [], offset: scales?.1 ?? [])
-            case .int32(let v): return .int32(counts: v, scale: scales?.0 ?? [], offset: scales?.1 ?? [])
-            case .strings: return .float64([])
-            }
-        }
-        guard stream.valueExtents != nil else { return .memory(samples(stream.data), sampleCount: stream.sampleCount) }
-        return ImportedSamples(format: format) {
-            let values = try XDFFile.Values(path: path, stream: stream)
-            return FunctionSampleReader { count in samples(try values.next(count)) }
-        }
     }
 
     /// TDMS properties other than those the export writes itself (and NI's `NI_…`) as free-form
@@ -522,50 +528,6 @@ public enum FormatImport {
         }
         for (k, id) in assignIDs(wanted).enumerated() { out[k].sourceID = id }
         return out
-    }
-
-    /// A dataset's samples read by hyperslabs, a block of whole stored chunks (at most about 8 MiB,
-    /// or one chunk) at a time; int16 / int32 counts with `scales`.
-    static func hdf5Samples(
-        path: String, dataset: String, _ numeric: HDF5NumericShape, channels: Int, sampleCount n: Int,
-        scales: (scale: [Double], offset: [Double])?
-    ) -> ImportedSamples {
-        let format: SampleFormat, size: Int
-        switch numeric.kind {
-        case .float64: (format, size) = (.float64, 8)
-        case .float32: (format, size) = (.float32, 4)
-        case .int16: (format, size) = (.int16, 2)
-        case .int32: (format, size) = (.int32, 4)
-        }
-        let target = max(1, (8 << 20) / max(1, channels * size))
-        var block = target
-        if let chunk = numeric.chunkSamples, chunk > 0 {
-            block = chunk <= target ? target / chunk * chunk : min(chunk, max(1, (64 << 20) / max(1, channels * size)))
-        }
-        let scale = scales?.scale ?? [], offset = scales?.offset ?? []
-        let blockSamples = block
-        return ImportedSamples(format: format) {
-            let file: HDF5Object, data: HDF5Object
-            do {
-                file = try HDF5Object.open(path: path)
-                data = try file.openDataset(dataset)
-            } catch let error as HDF5Error {
-                throw CaptureError(.usage, file: path, "dataset \(dataset): \(error.reason)")
-            }
-            return BlockedSampleReader(sampleCount: n, channels: channels, blockSamples: blockSamples) { first, count in
-                let window: HDF5Data
-                do { window = try data.readWindow(numeric, first: first, count: count) } catch let error as HDF5Error {
-                    throw CaptureError(.usage, file: path, "dataset \(dataset): \(error.reason)")
-                }
-                _ = file
-                switch window {
-                case .float64(let v): return .float64(v)
-                case .float32(let v): return .float32(v)
-                case .int16(let v): return .int16(counts: v, scale: scale, offset: offset)
-                case .int32(let v): return .int32(counts: v, scale: scale, offset: offset)
-                }
-            }
-        }
     }
 
     static func exactInt64(file: HDF5Object, path: String) -> [Int64]? {
