@@ -22,7 +22,9 @@ clock, so its offset here is −time_correction − (wall − monotonic of this 
 measured when the estimate is read. Error = |estimate − true offset at the estimate's time|.
 
 Scenarios: `offset` (faketime '+1.5s') and `drift` ('+1.5s x1.0001': 100 ppm, the true offset grows
-0.1 ms a second). Per run and tool: the median error over the run's estimates, the error of the
+0.1 ms a second). The LSL outlet sends no samples; the Tributary publisher sends 10 frames/s of
+its simulated source under '+1.5s' and none under the rate (libfaketime scales the simulator's waits
+and it publishes nothing with the monotonic clock left alone), so only probes cross then. Per run and tool: the median error over the run's estimates, the error of the
 last estimate (after ~10 s, the acceptance's moment), the median round trip. Across --runs runs:
 median and range. Prints a table; --json writes everything.
 
