@@ -37,7 +37,8 @@ enum ImportCommand: Command {
                dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
                device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
         The input must have 1 to 65,535 channels and at least one sample.
-          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
+          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids,
+                             dataset paths); XDF marker streams are selected by name or id alike
 
           --rate HZ          samples per second (required except for WAV)
           --out X.tcap       the capture to write (required)
