@@ -186,7 +186,8 @@ struct ChunkFile {
     let size: Int
     private var window: [UInt8] = []
     private var windowStart = 0
-    static let windowSize = 1 << 16
+    /// Bytes read ahead for chunk headers: small, so that skipping large numeric chunks reads little of them.
+    static let windowSize = 1 << 14
 
     init(path: String) throws(FormatError) {
         self.path = path

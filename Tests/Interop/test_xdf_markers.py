@@ -230,6 +230,22 @@ class CaptureExportTests(unittest.TestCase):
         self.assertEqual([s["info"]["name"][0] for s in markers], ["AMP messages"])
         self.assertEqual([x[0] for x in markers[0]["time_series"]], [text for t, text in self.own if 2e9 <= t - T0 < 5e9])
 
+    def test_a_damaged_message_chunk_needs_allow_damage(self):
+        data = bytearray(open(self.capture, "rb").read())
+        at = data.find("event 3".encode())
+        self.assertGreater(at, 0)
+        data[at] ^= 0xFF   # the chunk's payload CRC no longer matches
+        damaged = os.path.join(self.directory, "damaged.tcap")
+        with open(damaged, "wb") as f:
+            f.write(data)
+        out = os.path.join(self.directory, "damaged.xdf")
+        refused = tool("export", damaged, "--format", "xdf", "--out", out, expect=3)   # exit 3: damaged
+        self.assertIn("--allow-damage", refused.stderr)
+        self.assertFalse(os.path.exists(out))
+        tool("export", damaged, "--format", "xdf", "--out", out, "--allow-damage")
+        markers = marker_streams(pyxdf.load_xdf(out, synchronize_clocks=False)[0])
+        self.assertEqual([s["info"]["name"][0] for s in markers], ["AMP messages"])
+
     def test_other_formats_are_unaffected(self):
         for fmt in ("npy", "csv", "hdf5", "tdms"):
             out = os.path.join(self.directory, "plain." + fmt)

@@ -164,7 +164,7 @@ public enum CaptureExport {
         let wanted = try sources(reader, options, spelling)
         var series = try gather(reader, wanted, options, spelling)
         if options.align || options.dejitter { try adjustTimes(&series, reader: reader, options: options, warning: warning) }
-        let messages = options.format == .xdf ? try messageSeries(reader, series, options) : []
+        let messages = options.format == .xdf ? try messageSeries(reader, series, options, spelling) : []
         for d in series.first?.damage ?? [] { warning("warning: \(reader.path): damage at \(d); exported what is intact") }
         if !reader.hasFooter {
             warning(
@@ -362,10 +362,11 @@ public enum CaptureExport {
     /// The messages an XDF export writes as marker streams: those of the exported source with
     /// `source`, else of every source and of none (source 0); with `start` / `duration` those within
     /// the exported samples' span; with `align` their times mapped as the frames' are.
-    static func messageSeries(_ reader: CaptureReader, _ series: [SourceSeries], _ options: ExportOptions) throws(ExportError)
-        -> [MessageSeries]
-    {
-        var messages = try MessageSeries.gather(reader, sources: options.source.map { [$0] }, allowDamage: options.allowDamage)
+    static func messageSeries(
+        _ reader: CaptureReader, _ series: [SourceSeries], _ options: ExportOptions, _ spelling: ExportOptionSpelling
+    ) throws(ExportError) -> [MessageSeries] {
+        var messages = try MessageSeries.gather(
+            reader, sources: options.source.map { [$0] }, allowDamage: options.allowDamage, spelling: spelling)
         if options.start != nil || options.duration != nil {
             let start = series.map(\.startNs).min() ?? .min
             let end = series.map { $0.endNs }.max() ?? .max

@@ -20,7 +20,9 @@ public struct MessageSeries: Sendable {
     ///   - sources: the source ids whose messages to take (nil: every one, 0 included).
     ///   - allowDamage: skip damaged chunks rather than refuse.
     /// - Throws: `ExportError` `.damaged` for a damaged chunk holding messages without `allowDamage`.
-    static func gather(_ reader: CaptureReader, sources: Set<UInt32>?, allowDamage: Bool) throws(ExportError) -> [MessageSeries] {
+    static func gather(
+        _ reader: CaptureReader, sources: Set<UInt32>?, allowDamage: Bool, spelling: ExportOptionSpelling = .keywords
+    ) throws(ExportError) -> [MessageSeries] {
         let messageBit = UInt32(1) << UInt32(FrameKind.message.rawValue)
         var bySource: [UInt32: MessageSeries] = [:]
         for entry in reader.index where entry.envelope.type == .chunk && entry.envelope.kindMask & messageBit != 0 {
@@ -28,7 +30,10 @@ public struct MessageSeries: Sendable {
             let frames: [Frame]
             do { frames = try reader.frames(of: entry, samples: false) } catch {
                 if allowDamage { continue }
-                throw ExportError(.damaged, "\(reader.path) is damaged: \(error)", damage: reader.damage)
+                throw ExportError(
+                    .damaged,
+                    "\(reader.path) is damaged (\(error)); nothing written. Pass \(spelling.name(.allowDamage)) to export what is intact, "
+                        + "or run 'tributary repair \(reader.path) --out REPAIRED.tcap'", damage: reader.damage)
             }
             for frame in frames where frame.header.kind == .message {
                 guard case .message(let m)? = try? frame.payload() else { continue }
