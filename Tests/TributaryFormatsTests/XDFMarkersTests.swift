@@ -68,3 +68,21 @@ import Testing
     #expect(try XDFMarkers.read(path: path, select: ["5"]).map(\.header.name) == ["Other"])
     #expect(try XDFMarkers.read(path: path, select: ["EEG"]).isEmpty)
 }
+
+@Test func aMarkerTextOverOneMebibyteIsRefused() throws {
+    let path = NSTemporaryDirectory() + "tributary-\(UUID().uuidString)-big-marker.xdf"
+    defer { unlink(path) }
+    let writer = try XDFWriter(path: path)
+    try writer.streamHeader(XDFStreamHeader(streamID: 3, name: "Big", type: "Markers", channelCount: 2, nominalRate: 0, format: .string))
+    let half = String(repeating: "x", count: XDFMarkers.maxTextBytes / 2)
+    try writer.stringSamples(streamID: 3, samples: [["a", "b"], [half, half]], timestamps: [1, 2])
+    try writer.close()
+    #expect(throws: FormatError.self) { try XDFMarkers.read(path: path) }
+    do {
+        _ = try XDFMarkers.read(path: path)
+    } catch {
+        #expect(error.reason.contains("sample 1 of string stream 3"))
+        #expect(error.reason.contains("more than 1048576 bytes"))
+        #expect(error.location.hasPrefix("byte offset "))
+    }
+}
