@@ -48,7 +48,11 @@ public enum FormatImport {
     /// - Parameters:
     ///   - select: group / stream names to import (nil: all with numeric data).
     ///   - rate: the rate of sources whose file gives none (TDMS without `wf_increment`).
-    public static func read(path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+    ///   - allowNone: return no sources rather than refuse a file without numeric channels (an XDF
+    ///     file whose marker streams `MarkerImport` reads).
+    public static func read(
+        path: String, select: Set<String>? = nil, rate: Double? = nil, allowNone: Bool = false
+    ) throws(CaptureError) -> [ImportedSource] {
         let sources: [ImportedSource]
         do {
             switch kind(path: path) {
@@ -72,7 +76,7 @@ public enum FormatImport {
                 throw CaptureError(.usage, file: path, "no numeric group or stream named \(missing.sorted().joined(separator: ", "))")
             }
         }
-        guard !sources.isEmpty else { throw CaptureError(.usage, file: path, "no numeric channels to import") }
+        guard !sources.isEmpty || allowNone else { throw CaptureError(.usage, file: path, "no numeric channels to import") }
         return sources
     }
 
@@ -258,24 +262,15 @@ public enum FormatImport {
             if case .strings = stream.data { continue }
             guard stream.sampleCount > 0, h.channelCount > 0 else { continue }
             let n = stream.sampleCount
-            // Clock offsets: t + a + b·t (least squares over the offsets; constant for one).
-            var a = 0.0, b = 0.0
+            // Clock offsets: as pyxdf's synchronize_clocks applies them (XDFClockSync), as to marker streams.
             let o = stream.clockOffsets
-            if o.count == 1 {
-                a = o[0].value
-            } else if o.count > 1 {
-                let mt = o.map(\.time).reduce(0, +) / Double(o.count), mv = o.map(\.value).reduce(0, +) / Double(o.count)
-                let sxx = o.map { ($0.time - mt) * ($0.time - mt) }.reduce(0, +)
-                b = sxx > 0 ? o.map { ($0.time - mt) * ($0.value - mv) }.reduce(0, +) / sxx : 0
-                a = mv - b * mt
-            }
+            var sync = XDFClockSync(times: o.map(\.time), values: o.map(\.value))
             let what = "stream '\(h.name)' (id \(h.streamID))"
             // Offsets the reader found finite can still add up to infinities.
-            guard a.isFinite, b.isFinite else {
-                throw CaptureError(
-                    .usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(a) s + \(b) × t)")
+            guard !sync.isUnusable else {
+                throw CaptureError(.usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(sync.lines))")
             }
-            func corrected(_ t: Double) -> Double { t + a + b * t }
+            let correctedTimes = sync.isEmpty ? stream.timestamps : stream.timestamps.map { sync.correct($0) }
             var rate = h.nominalRate
             if !(rate > 0) {
                 let span = stream.timestamps[n - 1] - stream.timestamps[0]
@@ -289,7 +284,7 @@ public enum FormatImport {
             }
             /// The time of sample `s` in ns: its timestamp corrected by the clock offsets, which must fit `timestamp_ns`.
             func time(_ s: Int) throws(CaptureError) -> Int64 {
-                let t = corrected(stream.timestamps[s])
+                let t = correctedTimes[s]
                 guard let ns = SampleTime.nanoseconds(seconds: t) else {
                     throw CaptureError(
                         .usage, file: file,
@@ -583,9 +578,10 @@ public enum FormatImport {
     }
 
     /// Records the sources as a capture at a checked destination (replaced only once complete).
+    /// - Parameter messages: frames of no source recorded after the sources' (`MarkerImport.frames`).
     @discardableResult
     public static func write(
-        _ sources: [ImportedSource], to destination: CaptureDestination,
+        _ sources: [ImportedSource], messages: [Frame] = [], to destination: CaptureDestination,
         options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
     ) throws(CaptureError) -> CaptureWriteSummary {
         for s in sources {
@@ -603,6 +599,7 @@ public enum FormatImport {
             for s in sources {
                 try forEachFrame(s) { frame in try writer.append(frame) }
             }
+            for frame in messages { try writer.append(frame) }
             return try writer.close()
         } catch {
             writer.abandon()
