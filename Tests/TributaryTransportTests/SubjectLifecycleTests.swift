@@ -127,4 +127,17 @@ import TributaryWire
         let v24 = lifecycle.tick(now: 1_000_000_000, attemptTimeoutNs: timeout)
         #expect(v24 == .nothing)
     }
+
+    @Test func delaysFromAnyPolicyAreNumbersAndNeverTrap() {
+        let nan = ReconnectPolicy(initialDelay: .milliseconds(100), maxDelay: .seconds(1), multiplier: .nan)
+        #expect(nan.delayNanoseconds(attempt: 2) == 1_000_000_000)
+        let negative = ReconnectPolicy(initialDelay: .milliseconds(100), maxDelay: .seconds(1), multiplier: -3)
+        #expect(negative.delayNanoseconds(attempt: 2) == 0)
+        let huge = ReconnectPolicy(initialDelay: .zero, maxDelay: .seconds(Int64.max), multiplier: .infinity)
+        #expect(huge.delayNanoseconds(attempt: 3) == UInt64.max)
+        let backwards = ReconnectPolicy(initialDelay: .seconds(1), maxDelay: .seconds(-5))
+        #expect(backwards.delayNanoseconds(attempt: 1) == 0)
+        #expect(policy.delayNanoseconds(attempt: 1) == 100_000_000)
+        #expect(policy.delayNanoseconds(attempt: Int.max) == 250_000_000)
+    }
 }
