@@ -2,8 +2,9 @@ import CSocketControl
 import Foundation
 import TributaryWire
 
-/// The publisher's sessions: admission of a hello (key, timeout, clock, capacity), refusals and the
-/// reply budget for peers without a session, and how sessions end.
+/// The publisher's sessions: a hello admitted (`HelloAdmission`: key, timeout, clock, capacity) or
+/// refused, the answers to peers without a session (`ClosedPeerTable`, within the `ReplyBudget`),
+/// and how sessions end.
 extension PublisherEngine {
     /// Opens a session for a hello (the message still in `headerPart`, whose connection metadata
     /// names the peer), or refuses it.

@@ -5,6 +5,12 @@ import TributaryWire
 /// The publisher's socket side, living on its loop thread: the ROUTER, the sessions, the fan-out of
 /// handed-off frames, what subscribers send, and the housekeeping timer (gap notices, keepalives,
 /// expiry, lossless credit).
+///
+/// It composes socket-free parts, each tested on its own: `HelloAdmission` (which hellos open a
+/// session), `ReplyBudget` and `ClosedPeerTable` (what peers without a session are told, and how
+/// often), `PeerConnections` (the connections without a session), `DueTimeSchedule` (frames held
+/// until due), `LosslessBacklog` (lossless frames waiting for credit or room), `DigitalChangeFilter`,
+/// and per session (`Session`) its `FloodGuard`, `LosslessCredit` and `OutboundSequence`.
 final class PublisherEngine {
     let core: PublisherCore
     let router: ZMQSocket
