@@ -158,11 +158,13 @@ demo: deps build
 ## bench: benchmarks with peers measured in the same run (numpy, scipy, FFTW C, zstd, blosc2, pyzmq,
 ## Lab Streaming Layer via pylsl, whose wheel bundles liblsl). process_bench.py: serve/subscribe/record/bench
 ## as separate processes, fan-out and the latency curve (about 3 minutes; --quick for a smoke run).
+## clock_bench.py: clock offsets against LSL's time_correction under faketime (about 2 minutes).
 bench: deps build python
 	$(BIN)/tributary-bench --python $(PY)
 	$(PY) Benchmarks/process_bench.py --tributary $(BIN)/tributary --python $(PY)
 	$(PY) Benchmarks/python_bench.py --tributary $(BIN)/tributary
 	$(PY) Benchmarks/formats_bench.py $(BIN)/tributary
+	$(PY) Benchmarks/clock_bench.py --tributary $(BIN)/tributary
 
 clean:
 	rm -rf .build $(VENV) Fuzz/.build lib python/tributary/_lib

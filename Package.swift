@@ -156,7 +156,7 @@ let package = Package(
                 "TributaryTransport", "TributarySources", "TributaryWire", "TributaryDSP", "TributaryCapture",
                 "TransportPeer", "CSocketControl", "TributaryTestSupport",
             ]),
-        .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP"]),
+        .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP", "TributaryTransport"]),
 
         // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)
 

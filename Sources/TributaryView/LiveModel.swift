@@ -28,6 +28,9 @@ public struct LinkHealth: Sendable, Equatable {
     public var reconnections: UInt64 = 0
     public var callbackLatencyP50Ms = 0.0
     public var callbackLatencyP99Ms = 0.0
+    /// The latest estimate of the publisher's clock (offset and round trip, docs/PROTOCOL.md §4.9);
+    /// nil before the first, or when the publisher answers no clock probes.
+    public var clock: ClockEstimate?
     /// Whether the session is up.
     public var connected = true
     /// The session is down because the publisher ended it normally (it stopped, its replay ended),

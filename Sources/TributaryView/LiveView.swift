@@ -149,6 +149,7 @@ public final class LiveView: @unchecked Sendable {
             health.reconnections = statistics.reconnections
             health.callbackLatencyP50Ms = Double(statistics.callbackQueue.latencyP50Ns) / 1e6
             health.callbackLatencyP99Ms = Double(statistics.callbackQueue.latencyP99Ns) / 1e6
+            health.clock = subject.clockEstimate
             (health.connected, health.publisherEnded, health.lastError) = model.session
             guard !server.clientStatistics().isEmpty else { continue }
             if model.revision != revision {

@@ -15,6 +15,11 @@ public enum UpdateEncoding {
     public static let droppedOffset = 96
     /// Header flags (offset 116), bit 0: each channel's spectrum is followed by its spectrogram column.
     public static let spectrogramFlag: UInt32 = 1
+    /// Header flags (offset 116), bit 1: a clock block (`clockBlockSize` bytes: the publisher's clock
+    /// offset and round trip, docs/VIEW.md §3) follows the last channel block. Set once the
+    /// subscriber has an estimate of the publisher's clock.
+    public static let clockFlag: UInt32 = 2
+    public static let clockBlockSize = 32
     /// A spectrogram column point that has no value (no segment completed since the previous update).
     public static let noValue = Int16.min
 
@@ -54,8 +59,15 @@ public enum UpdateEncoding {
         w.f64(0)  // updates dropped for this client: filled in per client at droppedOffset
         w.f64(health.connected ? 1 : health.publisherEnded ? 2 : 0)
         w.u32(UInt32(channels.count))
-        w.u32(spectrogramFlag)
+        w.u32(spectrogramFlag | (health.clock == nil ? 0 : clockFlag))
         for c in channels { channel(c, into: &w) }
+        if let clock = health.clock {
+            // Int64 and UInt64 to Double round (to 53 bits) and never trap.
+            w.f64(Double(clock.offsetNs) / 1e9)
+            w.f64(Double(clock.rttNs) / 1e9)
+            w.f64(Double(clock.measuredAtNs) / 1e9)
+            w.f64(Double(clock.serial))
+        }
         return w.bytes
     }
 

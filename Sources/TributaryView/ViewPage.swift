@@ -77,7 +77,7 @@ enum ViewPage {
         <script>
         "use strict";
         const colors = ["#1f77b4","#d62728","#2ca02c","#9467bd","#ff7f0e","#17becf","#8c564b","#e377c2"];
-        const view = { updates:0, latencies:[], channels:[], health:null, config:null, errors:[], paused:false, peak:null, axes:{}, spectrogram:null };
+        const view = { updates:0, latencies:[], channels:[], health:null, clock:null, config:null, errors:[], paused:false, peak:null, axes:{}, spectrogram:null };
         // The spectrogram's history: one column per update that brought one, for one channel (docs/VIEW.md §1).
         const sg = { key: null, pointWidth: 0, points: 0, columns: [], times: [] };
         const sgMaxColumns = 600;
@@ -110,6 +110,7 @@ enum ViewPage {
             if (!u) return;
             view.updates++;
             view.health = u.health;
+            view.clock = u.clock;
             recordColumn(u);
             if (view.paused) return health(u);
             const scheduled = pending !== null;
@@ -211,6 +212,9 @@ enum ViewPage {
             o = Math.ceil(o / 8) * 8;
             u.channels.push(c);
           }
+          // Flags bit 1: the publisher's clock (offset = its clock minus the view's, s; round trip, s).
+          u.clock = (d.getUint32(116, true) & 2) !== 0 && o + 32 <= buffer.byteLength
+            ? { offset: f(o), rtt: f(o + 8), measuredAt: f(o + 16), estimates: f(o + 24) } : null;
           return u;
         }
 
@@ -499,6 +503,8 @@ enum ViewPage {
             ["Gap notices", String(h.gapNotices)], ["Frames lost", String(h.framesLost)], ["Unaccounted loss", String(h.unaccountedLoss)],
             ["Reconnects", String(h.reconnections)], ["Callback latency p50/p99", fmt(h.latencyP50, 3) + " / " + fmt(h.latencyP99, 3) + " ms"],
             ["Updates dropped (this page)", String(h.updatesDropped)],
+            ["Publisher clock offset", u.clock ? (u.clock.offset >= 0 ? "+" : "") + u.clock.offset.toFixed(6) + " s" : "–"],
+            ["Clock round trip", u.clock ? (u.clock.rtt * 1e3).toFixed(3) + " ms" : "–"],
             ["Update latency", view.latencies.length ? fmt(view.latencies[view.latencies.length - 1], 3) + " ms" : "–"]];
           dl.textContent = "";
           for (const [k, v] of rows) { const dt = document.createElement("dt"), dd = document.createElement("dd"); dt.textContent = k; dd.textContent = v; dl.append(dt, dd); }

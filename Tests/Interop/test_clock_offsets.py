@@ -1,7 +1,9 @@
 """Clock offsets (docs/PROTOCOL.md §4.9, docs/CAPTURE.md §6) against a publisher whose wall clock
 libfaketime moves 1.5 s ahead (`faketime -f '+1.5s'`, with FAKETIME_DONT_FAKE_MONOTONIC=1 so that
 only the wall clock moves, as between two hosts): the recorded offset, `subscribe --summary`,
-`inspect`, and the XDF export that pyxdf's `synchronize_clocks` puts onto the recorder's clock.
+`monitor`, `bench`, the live view's updates, `inspect`, and the XDF export that pyxdf's
+`synchronize_clocks` puts onto the recorder's clock; and a publisher whose clock drifts 100 ppm
+(`x1.0001`) recorded for a minute.
 
 The publisher runs under the `faketime` wrapper, which forks it: it is ended by its own PID (a
 killed wrapper leaves its shared-memory files in /dev/shm), and the wrapper then exits.
@@ -10,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -31,6 +34,8 @@ class FakedPublisher:
 
     def __init__(self, spec, *args, stdin=None):
         env = dict(os.environ, FAKETIME_DONT_FAKE_MONOTONIC="1")
+        # libfaketime starts a rate (`x1.0001`) at its first call, some ms after this: a few µs at 100 ppm.
+        self.launched = time.time()
         self.wrapper = subprocess.Popen(
             [FAKETIME, "-f", spec, TRIBUTARY, "serve", "--bind", "tcp://127.0.0.1:0", "--api-key", "k", "--no-announce", *args],
             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
@@ -62,6 +67,40 @@ class FakedPublisher:
                     pass
             self.wrapper.wait(timeout=TIMEOUT)
         self.wrapper.stdout.close()
+
+
+def view_updates(port, seconds=3):
+    """The binary updates a WebSocket client of `view` receives in `seconds` (each acknowledged), decoded
+    as docs/VIEW.md §3 says: the header fields used here and where the clock block starts."""
+    from test_view import websocket_handshake, websocket_messages, websocket_text
+    status, s = websocket_handshake("127.0.0.1", port, "/ws")
+    assert "101" in status, status
+    updates = []
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            for opcode, payload in websocket_messages(s, timeout=0.5):
+                if opcode != 2:
+                    continue
+                websocket_text(s, '{"type":"ack"}')
+                magic, = struct.unpack_from("<I", payload, 0)
+                assert magic == 0x31555654, magic
+                n, flags = struct.unpack_from("<II", payload, 112)
+                at = 120
+                for _ in range(n):
+                    columns, points = struct.unpack_from("<II", payload, at + 40)
+                    at += 144 + 4 * columns + 2 * points * (2 if flags & 1 else 1)
+                    at = (at + 7) // 8 * 8
+                update = {"length": len(payload), "flags": flags, "clock_at": at,
+                          "server_time": struct.unpack_from("<d", payload, 8)[0],
+                          "frames": struct.unpack_from("<d", payload, 40)[0],
+                          "state": struct.unpack_from("<d", payload, 104)[0]}
+                if flags & 2:
+                    update["clock"] = struct.unpack_from("<4d", payload, at)
+                updates.append(update)
+    finally:
+        s.close()
+    return updates
 
 
 def run(*args, timeout=TIMEOUT + RECORD_SECONDS):
@@ -182,20 +221,67 @@ class ClockOffsetTests(unittest.TestCase):
         cls.publisher = FakedPublisher(
             f"+{SKEW}s", "--simulate", "id=1,name=EEG,rate=1000,channels=4,block=20",
             "--simulate", "id=2,name=FORCE,rate=500,channels=2,block=10")
+        address = f"127.0.0.1:{cls.publisher.port}"
+        viewer = None
         try:
+            # bench and view measure while record runs (the publisher serves them all at once).
+            cls.bench_json = os.path.join(cls.directory, "bench.json")
+            bench = subprocess.Popen([TRIBUTARY, "bench", address, "--api-key", "k", "--seconds", "1.5", "--json",
+                                      cls.bench_json], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            viewer = ToolProcess("view", address, "--api-key", "k", "--http", "127.0.0.1:0")
+            view_port = int(viewer.value_after("view: ").split(":")[2].split("/")[0])
             cls.capture = os.path.join(cls.directory, "faked.tcap")
-            cls.recorded = run("record", f"127.0.0.1:{cls.publisher.port}", "--api-key", "k", "--out", cls.capture,
+            cls.recorded = run("record", address, "--api-key", "k", "--out", cls.capture,
                                "--duration", RECORD_SECONDS)
+            cls.bench_output = bench.communicate(timeout=TIMEOUT)
+            cls.bench_status = bench.returncode
+            cls.view_updates = view_updates(view_port)
             cls.summary = run("subscribe", f"127.0.0.1:{cls.publisher.port}", "--api-key", "k", "--summary",
                               "--duration", 2)
             cls.monitor = run("monitor", f"127.0.0.1:{cls.publisher.port}", "--api-key", "k", "--every", 1,
                               "--duration", 2.5)
         finally:
+            if viewer:
+                viewer.stop(kill_if_hung=True)
             cls.publisher.stop()
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.directory, ignore_errors=True)
+
+    def test_bench_reports_the_offset_and_rtt(self):
+        out, err = self.bench_output
+        self.assertEqual(self.bench_status, 0, err)
+        self.assertIn("clock offset s / RTT ms", out.splitlines()[0])
+        with open(self.bench_json) as f:
+            points = json.load(f)["points"]
+        self.assertEqual([p["source_id"] for p in points], [1, 2])
+        for p in points:
+            self.assertAlmostEqual(p["clock_offset_s"], SKEW, delta=1e-3)
+            self.assertGreater(p["clock_rtt_s"], 0)
+            self.assertLess(p["clock_rtt_s"], 0.05)
+            self.assertGreaterEqual(p["clock_estimates"], 1)
+            # The table's last column: the offset in s and the RTT in ms.
+            row = next(line for line in out.splitlines() if line.startswith(f"source {p['source_id']} "))
+            offset_text, rtt_text = row.split()[-3], row.split()[-1]
+            self.assertAlmostEqual(float(offset_text), p["clock_offset_s"], delta=1e-6)
+            self.assertAlmostEqual(float(rtt_text), p["clock_rtt_s"] * 1e3, delta=1e-3)
+
+    def test_view_updates_carry_the_offset_and_rtt(self):
+        """docs/VIEW.md §3: flags bit 1 and a 32-byte clock block after the last channel block."""
+        clocked = [u for u in self.view_updates if u["flags"] & 2]
+        self.assertTrue(clocked, f"no update with a clock block among {len(self.view_updates)}")
+        for u in clocked:
+            self.assertEqual(u["clock_at"] + 32, u["length"])  # it ends the update
+            offset, rtt, measured_at, estimates = u["clock"]
+            self.assertAlmostEqual(offset, SKEW, delta=1e-3)
+            self.assertGreater(rtt, 0)
+            self.assertLess(rtt, 0.05)
+            self.assertLess(abs(measured_at - u["server_time"]), 30)  # on the view's clock, not the publisher's
+            self.assertGreaterEqual(estimates, 1)
+        # Older fields keep their offsets: frames received (offset 40) grows, the session is up (offset 104).
+        self.assertGreater(clocked[-1]["frames"], 0)
+        self.assertEqual(clocked[-1]["state"], 1)
 
     def test_the_recorded_offset_is_the_skew_within_a_millisecond(self):
         self.assertEqual(self.recorded.returncode, 0, self.recorded.stderr)
@@ -305,6 +391,70 @@ class ClockOffsetTests(unittest.TestCase):
             raw_first.append(pyxdf.load_xdf(xdf, synchronize_clocks=False, dejitter_timestamps=False)[0][0]["time_stamps"][0])
         self.assertAlmostEqual(raw_first[0] - raw_first[1], SKEW, delta=5e-3)
         self.assertLess(abs(first[0] - first[1]), 2e-3, (first, raw_first))
+
+
+@unittest.skipUnless(FAKETIME, "faketime (Debian package faketime) is not installed")
+class DriftingPublisherTests(unittest.TestCase):
+    """Issue 41's acceptance with a real drifting clock: a publisher under `faketime -f '+1.5s x1.0001'`
+    (its wall clock 1.5 s ahead and gaining 100 ppm: 6 ms over 60 s) recorded for 61 s. Every recorded
+    offset is the true one within 1 ms, and pyxdf's synchronize_clocks maps every sample's publisher
+    time onto the recorder's clock within 2 ms over the whole minute (without it, 1.5 s off).
+
+    The publisher's source is standard input, fed here at 1000 samples/s: `serve --simulate` publishes
+    nothing under a faked clock rate with the monotonic clock left alone (libfaketime scales its waits)."""
+
+    SECONDS, RATE = 61, 1.0001
+
+    def test_aligned_times_stay_within_2_ms_over_60_s(self):
+        directory = tempfile.mkdtemp(prefix="tributary-drifting-")
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        publisher = FakedPublisher(f"+{SKEW}s x{self.RATE}", "--stdin", "id=1,name=DRIFT,channels=1,rate=1000,block=10,mode=live",
+                                   stdin=subprocess.PIPE)
+        capture = os.path.join(directory, "drifting.tcap")
+        recorder = None
+        try:
+            recorder = ToolProcess("record", f"127.0.0.1:{publisher.port}", "--api-key", "k", "--out", capture,
+                                   "--duration", self.SECONDS)
+            deadline = time.monotonic() + TIMEOUT
+            while not any(line.startswith("recording ") for line in recorder.errors):
+                self.assertLess(time.monotonic(), deadline, recorder.errors)
+                time.sleep(0.01)
+            pipe, block = publisher.wrapper.stdin.buffer, np.zeros(10, dtype="<f8").tobytes()
+            start = time.monotonic()
+            for k in range(self.SECONDS * 100 + 200):
+                if recorder.process.poll() is not None:
+                    break
+                pipe.write(block)
+                pipe.flush()
+                time.sleep(max(0, start + (k + 1) * 0.01 - time.monotonic()))
+            recorder.process.wait(timeout=TIMEOUT)
+        finally:
+            publisher.wrapper.stdin.close()
+            publisher.stop()
+            if recorder:
+                recorder.stop(kill_if_hung=True)
+        self.assertEqual(recorder.process.returncode, 0, recorder.errors)
+        launched = publisher.launched
+
+        def true_offset(at):  # the faked clock reads t + 1.5 + (rate - 1)(t - launch) at real time t
+            return SKEW + (self.RATE - 1) * (at - launched)
+
+        offsets = json.loads(run("inspect", capture, "--json").stdout)["clock_offsets"]
+        self.assertGreaterEqual(len(offsets), 12, offsets)  # one every 5 s
+        for o in offsets:
+            self.assertAlmostEqual(o["offset_s"], true_offset(o["measured_at_ns"] / 1e9), delta=1e-3)
+        self.assertGreater(offsets[-1]["offset_s"] - offsets[0]["offset_s"], 5e-3)  # it drifted, and was followed
+        xdf = os.path.join(directory, "drifting.xdf")
+        exported = run("export", capture, "--format", "xdf", "--out", xdf)
+        self.assertEqual(exported.returncode, 0, exported.stderr)
+        raw = pyxdf.load_xdf(xdf, synchronize_clocks=False, dejitter_timestamps=False)[0][0]["time_stamps"]
+        synced = pyxdf.load_xdf(xdf, synchronize_clocks=True, dejitter_timestamps=False)[0][0]["time_stamps"]
+        self.assertGreater(raw[-1] - raw[0], self.SECONDS - 3)
+        # The instant on the recorder's clock that the publisher's clock calls p: t with p = t + true_offset(t).
+        truth = (raw - SKEW + (self.RATE - 1) * launched) / self.RATE
+        error = np.abs(synced - truth)
+        self.assertLess(error.max(), 2e-3, error.max())
+        self.assertGreater(np.abs(raw - truth).min(), 1.5)
 
 
 if __name__ == "__main__":

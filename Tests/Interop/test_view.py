@@ -391,6 +391,16 @@ class BrowserTests(unittest.TestCase):
         self.assertGreater(drawn, 5000)
         self.assertEqual(self.js("return window.tributaryView.axes.spectrogram.xUnit"), "time, s")
 
+    def test_1c_link_lists_the_publishers_clock(self):
+        """docs/VIEW.md §1: the update's clock block shown under Link (same host: an offset of about 0)."""
+        clock = wait_until(lambda: self.js("return window.tributaryView.clock"), what="an update with a clock block")
+        self.assertLess(abs(clock["offset"]), 1e-3)
+        self.assertTrue(0 < clock["rtt"] < 0.05, clock)
+        self.assertGreaterEqual(clock["estimates"], 1)
+        text = wait_until(lambda: (t := self.js("return document.getElementById('health').innerText")) and "ms" in t.split(
+            "Clock round trip")[-1] and t, what="the clock rows")
+        self.assertRegex(text, r"Publisher clock offset\s+[+-]0\.\d{6} s\s+Clock round trip\s+\d+\.\d{3} ms")
+
     def test_2_peak_readout_is_the_simulated_frequency(self):
         peaks = wait_until(lambda: (p := self.js("return window.tributaryView.peak")) and len(p) == 2 and p, what="peaks")
         self.assertAlmostEqual(peaks[0]["frequency"], FREQ, delta=BIN_WIDTH / 2)

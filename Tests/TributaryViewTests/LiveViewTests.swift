@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryTransport
 
 @testable import TributaryDSP
 @testable import TributaryView
@@ -122,6 +123,30 @@ import Testing
         withColumn.spectrogramColumn = PowerSpectralDensity(frequencies: [0, 10, 20, 30], values: [1, 1e-3, 10, 1e-30], segments: 1)
         let d = UpdateEncoding.encode(sequence: 10, serverTime: 100, dataTime: 99.5, health: health, channels: [withColumn])
         #expect(i16(d, c + 160) == 0 && i16(d, c + 162) == -3_000 && i16(d, c + 164) == 1_000 && i16(d, c + 166) == -30_000)
+    }
+
+    /// With a clock estimate: flags bit 1 and the clock block after the last channel block, the rest unchanged.
+    @Test func clockBlockFollowsTheChannels() {
+        var health = LinkHealth()
+        health.framesReceived = 7
+        let channel = ChannelSnapshot(
+            key: ChannelKey(source: 2, channel: 3), sampleRate: 40, windowSeconds: 0.5,
+            traceMin: [-1, 0], traceMax: [0.5, 2],
+            spectrum: PowerSpectralDensity(frequencies: [0, 10, 20, 30], values: [1e-6, 1e-2, 1, 1e-2], segments: 5),
+            readings: ChannelReadings())
+        let without = UpdateEncoding.encode(sequence: 1, serverTime: 100, dataTime: 99.5, health: health, channels: [channel])
+        health.clock = ClockEstimate(
+            offsetNs: -1_500_012_345, rttNs: 210_000, measuredAtNs: 1_800_000_000_250_000_000, samples: 8, serial: 3)
+        let b = UpdateEncoding.encode(sequence: 1, serverTime: 100, dataTime: 99.5, health: health, channels: [channel])
+        #expect(u32(b, 116) == UpdateEncoding.spectrogramFlag | UpdateEncoding.clockFlag)
+        #expect(b.count == without.count + UpdateEncoding.clockBlockSize)
+        #expect(Array(b[0..<116]) == Array(without[0..<116]) && Array(b[120..<without.count]) == Array(without[120...]))
+        let k = without.count
+        #expect(f64(b, k) == -1.500_012_345 && f64(b, k + 8) == 210e-6)
+        #expect(abs(f64(b, k + 16) - 1_800_000_000.25) < 1e-6 && f64(b, k + 24) == 3)
+        // No channels: the block follows the header.
+        let bare = UpdateEncoding.encode(sequence: 2, serverTime: 100, dataTime: .nan, health: health, channels: [])
+        #expect(bare.count == UpdateEncoding.headerSize + UpdateEncoding.clockBlockSize && f64(bare, 120) == -1.500_012_345)
     }
 }
 

@@ -164,6 +164,7 @@ public enum CaptureExport {
         let wanted = try sources(reader, options, spelling)
         var series = try gather(reader, wanted, options, spelling)
         if options.align || options.dejitter { try adjustTimes(&series, reader: reader, options: options, warning: warning) }
+        let messages = options.format == .xdf ? try messageSeries(reader, series, options, spelling) : []
         for d in series.first?.damage ?? [] { warning("warning: \(reader.path): damage at \(d); exported what is intact") }
         if !reader.hasFooter {
             warning(
@@ -173,7 +174,7 @@ public enum CaptureExport {
         // Written beside the destination, renamed over it only once complete.
         let out = destination + ".\(getpid())-\(partialCounter.next()).partial-export"
         do throws(ExportError) {
-            try write(series, reader: reader, options: options, spelling: spelling, destination: destination, to: out)
+            try write(series, messages: messages, reader: reader, options: options, spelling: spelling, destination: destination, to: out)
             guard rename(out, destination) == 0 else {
                 throw ExportError(.io, "cannot rename the export to '\(destination)': \(String(cString: strerror(errno)))")
             }
@@ -358,10 +359,30 @@ public enum CaptureExport {
         }
     }
 
+    /// The messages an XDF export writes as marker streams: those of the exported source with
+    /// `source`, else of every source and of none (source 0); with `start` / `duration` those within
+    /// the exported samples' span; with `align` their times mapped as the frames' are.
+    static func messageSeries(
+        _ reader: CaptureReader, _ series: [SourceSeries], _ options: ExportOptions, _ spelling: ExportOptionSpelling
+    ) throws(ExportError) -> [MessageSeries] {
+        var messages = try MessageSeries.gather(
+            reader, sources: options.source.map { [$0] }, allowDamage: options.allowDamage, spelling: spelling)
+        if options.start != nil || options.duration != nil {
+            let start = series.map(\.startNs).min() ?? .min
+            let end = series.map { $0.endNs }.max() ?? .max
+            messages = messages.map { $0.selecting(from: start, to: end) }
+        }
+        if options.align {
+            let offsets = reader.clockOffsets
+            for k in messages.indices { try ClockAlignment.align(&messages[k], offsets: offsets) }
+        }
+        return messages
+    }
+
     /// Writes `series` as the options' format to `out` (and the sidecar of NPY counts beside `destination`).
     static func write(
-        _ series: [SourceSeries], reader: CaptureReader, options: ExportOptions, spelling: ExportOptionSpelling,
-        destination: String, to out: String
+        _ series: [SourceSeries], messages: [MessageSeries] = [], reader: CaptureReader, options: ExportOptions,
+        spelling: ExportOptionSpelling, destination: String, to out: String
     ) throws(ExportError) {
         let name = (reader.path as NSString).lastPathComponent
         do {
@@ -381,7 +402,8 @@ public enum CaptureExport {
             case .tdms:
                 try FormatExport.tdms(series, counts: options.counts, name: name).write(to: out)
             case .xdf:
-                try FormatExport.writeXDF(series, counts: options.counts, clockOffsets: options.align ? [] : reader.clockOffsets, to: out)
+                try FormatExport.writeXDF(
+                    series, messages: messages, counts: options.counts, clockOffsets: options.align ? [] : reader.clockOffsets, to: out)
             }
         } catch let error as ExportError {
             throw error

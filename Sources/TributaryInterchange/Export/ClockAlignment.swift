@@ -43,16 +43,32 @@ public enum ClockAlignment {
         let own = offsets.filter { $0.applies(to: series.sourceID) }.sorted { $0.measuredAtNs < $1.measuredAtNs }
         guard let line = try offsetLine(own) else { return false }
         for k in series.blocks.indices {
-            let t = series.blocks[k].timestampNs
-            let offset = line.intercept + line.slope * ((Double(t) - line.origin) / 1e9)
-            guard abs(offset) <= maxOffsetNs, let shift = Int64(exactly: offset.rounded()),
-                case (let mapped, false) = t.subtractingReportingOverflow(shift)
-            else {
-                throw ExportError(.data, "source \(series.sourceID): the clock offset at \(t) ns (\(offset) ns) cannot be applied")
-            }
-            series.blocks[k].timestampNs = mapped
+            series.blocks[k].timestampNs = try mapped(series.blocks[k].timestampNs, line, source: series.sourceID)
         }
         return true
+    }
+
+    /// Maps the message times of `series` onto the recorder's clock as `align` maps frame times, with
+    /// the records `MessageSeries.offsets(for:in:)` picks for its source.
+    /// - Returns: whether offsets applied.
+    @discardableResult
+    static func align(_ series: inout MessageSeries, offsets: [CaptureClockOffset]) throws(ExportError) -> Bool {
+        let own = MessageSeries.offsets(for: series.sourceID, in: offsets).sorted { $0.measuredAtNs < $1.measuredAtNs }
+        guard let line = try offsetLine(own) else { return false }
+        for k in series.times.indices { series.times[k] = try mapped(series.times[k], line, source: series.sourceID) }
+        return true
+    }
+
+    /// `t` − offset(`t`) on the line of the offsets.
+    static func mapped(_ t: Int64, _ line: (origin: Double, intercept: Double, slope: Double), source: UInt32) throws(ExportError) -> Int64
+    {
+        let offset = line.intercept + line.slope * ((Double(t) - line.origin) / 1e9)
+        guard abs(offset) <= maxOffsetNs, let shift = Int64(exactly: offset.rounded()),
+            case (let mapped, false) = t.subtractingReportingOverflow(shift)
+        else {
+            throw ExportError(.data, "source \(source): the clock offset at \(t) ns (\(offset) ns) cannot be applied")
+        }
+        return mapped
     }
 
     /// Replaces the frame times of each run of contiguous frames (no `first_sample` jump) by a line of

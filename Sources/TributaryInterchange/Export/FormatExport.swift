@@ -117,10 +117,13 @@ public enum FormatExport {
     /// A source that `clockOffsets` (the capture's clock-offset records) apply to gets one ClockOffset
     /// chunk per record instead of the zeros, in XDF's terms (docs/FORMATS.md): collection time on the
     /// publisher's clock, value to add to its times (minus the recorded offset).
+    /// `messages` become marker streams after the sources' streams (`XDFMarkerChunks`).
     public static func writeXDF(
-        _ series: [SourceSeries], counts: Bool, clockOffsets: [CaptureClockOffset] = [], to path: String
+        _ series: [SourceSeries], messages: [MessageSeries] = [], counts: Bool, clockOffsets: [CaptureClockOffset] = [],
+        to path: String
     ) throws(FormatError) {
         let writer = try XDFWriter(path: path, fileInfo: "<writer>tributary</writer>")
+        var markers = XDFMarkerChunks(messages, firstStreamID: series.count + 1, clockOffsets: clockOffsets)
         do {
             let streamNames = names(series)
             var physical: [[Double]] = []
@@ -148,6 +151,7 @@ public enum FormatExport {
                 try writer.streamHeader(header)
                 physical.append(asCounts ? [] : s.physicalValues)
             }
+            try markers.writeHeaders(writer)
             let measured = series.map { s in clockOffsets.filter { $0.applies(to: s.sourceID) }.map(xdfClockOffset) }
             for k in series.indices {
                 for o in measured[k] { try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: o.time, offset: o.value) }
@@ -155,6 +159,7 @@ public enum FormatExport {
                     try writer.clockOffset(streamID: UInt32(k + 1), collectionTime: Double(series[k].startNs) / 1e9, offset: 0)
                 }
             }
+            try markers.writeFirstOffsets(writer)
             // Chunks in time order across sources, as a live recorder writes them.
             var next = Array(repeating: 0, count: series.count)
             var sinceBoundary = 0.0
@@ -166,6 +171,7 @@ public enum FormatExport {
                 guard let k = best else { break }
                 let s = series[k], b = s.blocks[next[k]]
                 next[k] += 1
+                try markers.writeSamples(writer, before: b.timestampNs)
                 let t = Double(b.timestampNs) / 1e9
                 let rate = s.rate ?? 0
                 let stamps: [Double]? = rate > 0 ? (0..<b.count).map { Double(b.timestampNs) / 1e9 + Double($0) / rate } : nil
@@ -200,6 +206,7 @@ public enum FormatExport {
                     sinceBoundary = 0
                 }
             }
+            try markers.writeSamples(writer, before: nil)
             try writer.boundary()
             for (k, s) in series.enumerated() {
                 let first = Double(s.startNs) / 1e9
@@ -211,6 +218,7 @@ public enum FormatExport {
                     clockOffsets: measured[k].isEmpty ? [(first, 0), (last, 0)] : measured[k],
                     extra: "<gaps>\(XML.escape(gapsJSON(s)))</gaps>")
             }
+            try markers.writeFooters(writer)
             try writer.close()
         } catch {
             writer.discard()

@@ -35,6 +35,13 @@ public struct SourceSeries: Sendable {
     public var channelCount: Int { channelIndexes.count }
     /// Time of the first sample (ns since 1970).
     public var startNs: Int64 { blocks.first?.timestampNs ?? 0 }
+    /// Time of the last sample (ns since 1970): its block's time + its index in the block / rate,
+    /// saturated; the block's time without a rate.
+    var endNs: Int64 {
+        guard let b = blocks.last else { return 0 }
+        guard let rate, rate > 0 else { return b.timestampNs }
+        return SampleTime.adding(saturating: Double(max(0, b.count - 1)) / rate, to: b.timestampNs)
+    }
     public var isCounts: Bool {
         switch samples {
         case .int16, .int32: true

@@ -48,7 +48,11 @@ public enum FormatImport {
     /// - Parameters:
     ///   - select: group / stream names to import (nil: all with numeric data).
     ///   - rate: the rate of sources whose file gives none (TDMS without `wf_increment`).
-    public static func read(path: String, select: Set<String>? = nil, rate: Double? = nil) throws(CaptureError) -> [ImportedSource] {
+    ///   - allowNone: return no sources rather than refuse a file without numeric channels (an XDF
+    ///     file whose marker streams `MarkerImport` reads).
+    public static func read(
+        path: String, select: Set<String>? = nil, rate: Double? = nil, allowNone: Bool = false
+    ) throws(CaptureError) -> [ImportedSource] {
         let sources: [ImportedSource]
         do {
             switch kind(path: path) {
@@ -56,7 +60,17 @@ public enum FormatImport {
                 // Indexed and read a window at a time; a file with DAQmx raw data is read whole.
                 let tdms = try TDMSFile.index(path: path) ?? TDMSFile.read(path: path)
                 sources = try self.sources(tdms: tdms, file: path, select: select, rate: rate)
-            case .xdf: sources = try self.sources(xdf: XDFFile.index(path: path), file: path, select: select)
+            case .xdf:
+                // Indexed and read a window at a time; read whole when a stream indexed without its
+                // timestamps has clock resets (its corrections then depend on every timestamp).
+                var xdf = try XDFFile.index(path: path)
+                if xdf.streams.contains(where: { s in
+                    s.valueExtents != nil && s.timestamps.isEmpty
+                        && XDFClockSync(times: s.clockOffsets.map(\.time), values: s.clockOffsets.map(\.value)).segmentCount > 1
+                }) {
+                    xdf = try XDFFile.read(path: path)
+                }
+                sources = try self.sources(xdf: xdf, file: path, select: select)
             case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
             case nil, .npy, .csv, .wav: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
             }
@@ -75,7 +89,7 @@ public enum FormatImport {
                 throw CaptureError(.usage, file: path, "no numeric group or stream named \(missing.sorted().joined(separator: ", "))")
             }
         }
-        guard !sources.isEmpty else { throw CaptureError(.usage, file: path, "no numeric channels to import") }
+        guard !sources.isEmpty || allowNone else { throw CaptureError(.usage, file: path, "no numeric channels to import") }
         return sources
     }
 
@@ -284,25 +298,18 @@ public enum FormatImport {
             if case .strings = stream.data { continue }
             guard stream.sampleCount > 0, h.channelCount > 0 else { continue }
             let n = stream.sampleCount
-            // Clock offsets: t + a + b·t (least squares over the offsets; constant for one).
-            var a = 0.0, b = 0.0
+            // Clock offsets: as pyxdf's synchronize_clocks applies them (XDFClockSync), as to marker streams.
             let o = stream.clockOffsets
-            if o.count == 1 {
-                a = o[0].value
-            } else if o.count > 1 {
-                let mt = o.map(\.time).reduce(0, +) / Double(o.count), mv = o.map(\.value).reduce(0, +) / Double(o.count)
-                let sxx = o.map { ($0.time - mt) * ($0.time - mt) }.reduce(0, +)
-                b = sxx > 0 ? o.map { ($0.time - mt) * ($0.value - mv) }.reduce(0, +) / sxx : 0
-                a = mv - b * mt
-            }
+            var sync = XDFClockSync(times: o.map(\.time), values: o.map(\.value))
             let what = "stream '\(h.name)' (id \(h.streamID))"
             // Offsets the reader found finite can still add up to infinities.
-            guard a.isFinite, b.isFinite else {
-                throw CaptureError(
-                    .usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(a) s + \(b) × t)")
+            guard !sync.isUnusable else {
+                throw CaptureError(.usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(sync.lines))")
             }
-            func corrected(_ t: Double) -> Double { t + a + b * t }
             let firstTime = stream.firstTimestamp ?? stream.timestamps[0], lastTime = stream.lastTimestamp ?? stream.timestamps[n - 1]
+            // Every timestamp corrected in the stream's order when the stream has them; an indexed stream
+            // (its timestamps not kept) has one clock segment at most (`read`), where the order does not matter.
+            let correctedTimes = sync.isEmpty || stream.timestamps.isEmpty ? stream.timestamps : stream.timestamps.map { sync.correct($0) }
             var rate = h.nominalRate
             if !(rate > 0) {
                 let span = lastTime - firstTime
@@ -314,9 +321,9 @@ public enum FormatImport {
                     "\(what): no sampling rate: nominal_srate \(h.nominalRate), and \(n) timestamps from "
                         + "\(firstTime) s to \(lastTime) s give \(rate) Hz")
             }
-            /// The time of sample `s` (timestamp `t`) in ns: corrected by the clock offsets, which must fit `timestamp_ns`.
+            /// The time of sample `s` (timestamp `timestamp`) in ns: corrected by the clock offsets, which must fit `timestamp_ns`.
             func time(_ s: Int, _ timestamp: Double) throws(CaptureError) -> Int64 {
-                let t = corrected(timestamp)
+                let t = s < correctedTimes.count ? correctedTimes[s] : sync.isEmpty ? timestamp : sync.correct(timestamp)
                 guard let ns = SampleTime.nanoseconds(seconds: t) else {
                     throw CaptureError(
                         .usage, file: file,
@@ -618,9 +625,10 @@ public enum FormatImport {
     }
 
     /// Records the sources as a capture at a checked destination (replaced only once complete).
+    /// - Parameter messages: frames of no source recorded after the sources' (`MarkerImport.frames`).
     @discardableResult
     public static func write(
-        _ sources: [ImportedSource], to destination: CaptureDestination,
+        _ sources: [ImportedSource], messages: [Frame] = [], to destination: CaptureDestination,
         options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
     ) throws(CaptureError) -> CaptureWriteSummary {
         for s in sources {
@@ -637,6 +645,7 @@ public enum FormatImport {
             for s in sources {
                 try forEachFrame(s) { frame in try writer.append(frame) }
             }
+            for frame in messages { try writer.append(frame) }
             return try writer.close()
         } catch {
             writer.abandon()

@@ -2,8 +2,9 @@ import CSocketControl
 import Foundation
 import TributaryWire
 
-/// The publisher's sessions: admission of a hello (key, timeout, clock, capacity), refusals and the
-/// reply budget for peers without a session, and how sessions end.
+/// The publisher's sessions: a hello admitted (`HelloAdmission`: key, timeout, clock, capacity) or
+/// refused, the answers to peers without a session (`ClosedPeerTable`, within the `ReplyBudget`),
+/// and how sessions end.
 extension PublisherEngine {
     /// Opens a session for a hello (the message still in `headerPart`, whose connection metadata
     /// names the peer), or refuses it.
@@ -21,38 +22,15 @@ extension PublisherEngine {
             return
         }
         let configuration = core.configuration
-        if !core.acceptsAPIKey(hello.apiKey) {
-            refuse(routingID, fd: fd, ErrorReport(.wrongAPIKey, "the API key is incorrect"), now: now)
-            return
-        }
-        guard hello.timeoutSeconds.isFinite, hello.timeoutSeconds > 1 else {
-            refuse(
-                routingID, fd: fd,
-                ErrorReport(.wrongTimeout, "the timeout \(hello.timeoutSeconds) s is not a finite number of seconds above 1"), now: now)
-            return
-        }
-        if let skew = configuration.maxClockSkew {
-            let difference = (Double(wallClockNanoseconds()) - Double(frame.header.timestampNs)) / 1e9
-            let bound = Double(skew.components.seconds) + Double(skew.components.attoseconds) / 1e18
-            if abs(difference) > bound {
-                refuse(
-                    routingID, fd: fd,
-                    ErrorReport(.wrongTimestamp, "the client's clock is \(difference) s from the publisher's; the bound is \(bound) s"),
-                    now: now)
-                return
-            }
-        }
-        if sessions.count >= configuration.maxSessions {
-            refuse(
-                routingID, fd: fd, ErrorReport(.publisherFull, "the publisher has \(sessions.count) sessions, its limit; try again later"),
-                now: now)
-            return
+        let timeoutNs: UInt64
+        switch admission.admit(
+            hello, keyAccepted: core.acceptsAPIKey(hello.apiKey), sentAtNs: frame.header.timestampNs,
+            wallClockNs: wallClockNanoseconds(), openSessions: sessions.count)
+        {
+        case .success(let admitted): timeoutNs = admitted
+        case .failure(let refusal): return refuse(routingID, fd: fd, refusal, now: now)
         }
         let userID = curve ? headerPart.metadata("User-Id") : nil
-        // Lowered to the maximum before it becomes an integer: a hello may ask for 1e308 s (finite, > 1 here).
-        let maxTimeoutNs = Self.nanoseconds(configuration.maxSessionTimeout)
-        let askedNs = hello.timeoutSeconds * 1e9
-        let timeoutNs = askedNs < Double(maxTimeoutNs) ? UInt64(askedNs) : maxTimeoutNs
         let session = Session(
             sessionID: nextSessionID, routingID: routingID.bytes, hello: hello, timeoutNs: timeoutNs,
             address: headerPart.metadata("Peer-Address") ?? "", userID: userID,
@@ -61,7 +39,7 @@ extension PublisherEngine {
         session.fileDescriptor = fd
         nextSessionID += 1
         sessionsOpened += 1
-        closedPeers[routingID] = nil
+        closedPeers.forget(routingID)
         sessions.append(session)
         byRoutingID[routingID] = session
         connections.openedSession(session.sessionID, on: fd)
@@ -105,36 +83,22 @@ extension PublisherEngine {
         sessionsRefused += 1
         connections.refused(fd, now: now)
         if closedPeers[routingID] != nil { return answerUnknownPeer(routingID, fd: fd, now: now) }
-        let answered = takeReplyToken(now: now) && sendErrorAndClose(report, to: routingID, firstSequence: 0)
-        remember(routingID, report, now: now, answered: answered)
+        let answered = replies.take(now: now) && sendErrorAndClose(report, to: routingID, firstSequence: 0)
+        closedPeers.remember(routingID, report, now: now, answered: answered)
     }
 
     /// A frame from a peer without a session: answer with the reason its session ended (or error 12),
     /// at most once a second per peer and within the publisher-wide reply budget, so that nothing a
     /// peer sends before it has a session is amplified (docs/PROTOCOL.md §4.3).
     func answerUnknownPeer(_ routingID: RoutingKey, fd: Int32?, now: UInt64) {
-        guard var closed = closedPeers[routingID] else {
+        guard closedPeers[routingID] != nil else {
             return refuse(routingID, fd: fd, ErrorReport(.protocolViolation, "no session: the first frame must be a hello"), now: now)
         }
         connections.refused(fd, now: now)
-        guard now &- closed.lastAnsweredNs >= 1_000_000_000 else { return }
-        guard takeReplyToken(now: now) else { return }
-        closed.lastAnsweredNs = now
-        closedPeers[routingID] = closed
-        sendErrorAndClose(ErrorReport(closed.code, closed.reason), to: routingID, firstSequence: 0)
-    }
-
-    /// One reply from the publisher-wide budget for peers without a session (a token bucket).
-    func takeReplyToken(now: UInt64) -> Bool {
-        let elapsed = Double(now &- replyTokensUpdatedNs) / 1e9
-        replyTokensUpdatedNs = now
-        replyTokens = min(Self.replyBurst, replyTokens + elapsed * Self.replyRate)
-        guard replyTokens >= 1 else {
-            repliesSuppressed += 1
-            return false
-        }
-        replyTokens -= 1
-        return true
+        guard closedPeers.mayAnswer(routingID, now: now), replies.take(now: now),
+            let report = closedPeers.answered(routingID, now: now)
+        else { return }
+        sendErrorAndClose(report, to: routingID, firstSequence: 0)
     }
 
     @discardableResult
@@ -153,20 +117,6 @@ extension PublisherEngine {
         return true
     }
 
-    /// Remembers why a peer has no session, to tell it again if it keeps talking (`answered`: whether the
-    /// error just went out; if it did not, the next frame from the peer may be answered at once). The
-    /// table is bounded: when full, the oldest half goes (its peers are answered again, still within
-    /// the publisher-wide reply budget).
-    func remember(_ routingID: RoutingKey, _ report: ErrorReport, now: UInt64, answered: Bool) {
-        if closedPeers.count >= 4_096 {
-            let sorted = closedPeers.sorted { $0.value.expiresNs < $1.value.expiresNs }
-            for (key, _) in sorted.prefix(2_048) { closedPeers[key] = nil }
-        }
-        closedPeers[routingID] = ClosedPeer(
-            code: report.code, reason: report.message, lastAnsweredNs: answered ? now : 0,
-            expiresNs: now + 60_000_000_000)
-    }
-
     /// Ends a session with an error: error and close frames (best effort), then forgets it; its
     /// connection is closed shortly after.
     func end(_ session: Session, _ report: ErrorReport, now: UInt64) {
@@ -174,19 +124,19 @@ extension PublisherEngine {
         _ = session.send(.close(Close(code: report.code, reason: report.message)), on: router, now: now)
         forget(session)
         connections.endedSession(on: session.fileDescriptor, refused: true, now: now)
-        remember(session.routingKey, report, now: now, answered: answered)
+        closedPeers.remember(session.routingKey, report, now: now, answered: answered)
     }
 
     func forget(_ session: Session) {
         guard byRoutingID[session.routingKey] === session else { return }
         byRoutingID[session.routingKey] = nil
         sessions.removeAll { $0 === session }
-        heldFrames -= session.heldLossless.count
+        lossless.released(session.heldLossless.count)
         session.heldLossless.removeAll()
         reassemblyBytes -= session.assembler.pendingBytes
         session.assembler.removeAll()
         publishStartedCount()
-        if losslessWaiting { pumpLossless(now: monotonicNanoseconds()) }
+        if lossless.isWaiting { pumpLossless(now: monotonicNanoseconds()) }
     }
 
     func publishStartedCount() {

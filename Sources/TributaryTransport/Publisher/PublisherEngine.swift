@@ -5,14 +5,13 @@ import TributaryWire
 /// The publisher's socket side, living on its loop thread: the ROUTER, the sessions, the fan-out of
 /// handed-off frames, what subscribers send, and the housekeeping timer (gap notices, keepalives,
 /// expiry, lossless credit).
+///
+/// It composes socket-free parts, each tested on its own: `HelloAdmission` (which hellos open a
+/// session), `ReplyBudget` and `ClosedPeerTable` (what peers without a session are told, and how
+/// often), `PeerConnections` (the connections without a session), `DueTimeSchedule` (frames held
+/// until due), `LosslessBacklog` (lossless frames waiting for credit or room), `DigitalChangeFilter`,
+/// and per session (`Session`) its `FloodGuard`, `LosslessCredit` and `OutboundSequence`.
 final class PublisherEngine {
-    struct ClosedPeer {
-        var code: ErrorCode
-        var reason: String
-        var lastAnsweredNs: UInt64
-        var expiresNs: UInt64
-    }
-
     let core: PublisherCore
     let router: ZMQSocket
     let endpoint: String
@@ -20,19 +19,17 @@ final class PublisherEngine {
     /// is gone without ZMTP heartbeats, and to bound the peers that have no session.
     let monitor: ZMQMonitor
     let connections: PeerConnections
-    /// Replies to peers without a session: at most one a second per peer (`ClosedPeer`) and at most
-    /// `replyBurst` in a burst, `replyRate` a second, for all of them together.
-    var replyTokens: Double
-    var replyTokensUpdatedNs: UInt64 = 0
-    static let replyBurst = 32.0
-    static let replyRate = 16.0
-    var repliesSuppressed: UInt64 = 0
+    /// Which hellos open a session (key, timeout, clock, room) and for how long.
+    let admission: HelloAdmission
+    /// Replies to peers without a session: at most one a second per peer (`closedPeers`) and within
+    /// this budget for all of them together.
+    var replies = ReplyBudget()
     /// Bytes held by unfinished file and image transfers of every session.
     var reassemblyBytes: UInt64 = 0
     var filterLimits: FilterLimits
     var sessions: [Session] = []
     var byRoutingID: [RoutingKey: Session] = [:]
-    var closedPeers: [RoutingKey: ClosedPeer] = [:]
+    var closedPeers = ClosedPeerTable()
     /// Routing ids of sessions whose connection is gone (its `DISCONNECTED` event was read), with
     /// when: frames of theirs still queued in the ROUTER are dropped unread. Answering them would mark
     /// refused the descriptor they name, which a new connection may already have been given.
@@ -50,18 +47,14 @@ final class PublisherEngine {
     var drained: [HandOffItem] = []
     /// Frames handed off for a later time (`HandOffItem.due`); the loop's precise wake-up releases them.
     var schedule: DueTimeSchedule
-    /// Lossless frames waiting for every eligible subscriber to have credit, oldest first.
-    var lossless: [HandOffItem] = []
-    var losslessHead = 0
-    /// Frames the sessions hold for a full queue (`Session.heldLossless`), all sessions together.
-    var heldFrames = 0
+    /// Lossless frames waiting for every eligible subscriber to have credit, and the count of those
+    /// the sessions hold for a full queue.
+    var lossless: LosslessBacklog
     /// How soon the loop tries again to send held frames (a full libzmq queue signals no room).
     static let heldRetryNs: UInt64 = 1_000_000
-    /// Lossless work is waiting: frames for credit, or held frames for room.
-    var losslessWaiting: Bool { losslessHead < lossless.count || heldFrames > 0 }
     var eligible: [Session] = []
-    /// Per source: the last state of each digital line sent (for `digitalOnChangeOnly`).
-    var lastDigital: [UInt32: [Bool]] = [:]
+    /// `digitalOnChangeOnly`: the last digital states sent, per source.
+    var digitalFilter = DigitalChangeFilter()
     /// Per source: its configuration last published while running (signal filters are designed for it).
     var sourceConfigurations: [UInt32: Configuration] = [:]
     /// The payload of the frame being fanned out, shared by reference among subscribers.
@@ -76,14 +69,9 @@ final class PublisherEngine {
     let scope: ZMQLoopScope
     /// The 2 ms check of the connections without a session, running only while there are some.
     var sessionlessTimer: ZMQTimerID?
-    /// The flood guard: a session may send at most this many frames per `inboundWindowNs`.
-    let inboundFramesPerWindow: Int
-    static let inboundWindowNs: UInt64 = 100_000_000
-    /// The backlog guard: how far a session's peer may get ahead of the publisher's reading, in bytes
-    /// received by the kernel and not yet read; `backlogSlackPerRound` per housekeeping round is
-    /// forgiven (ZMTP commands libzmq consumes itself, such as a subscriber's heartbeat PINGs).
-    let maxUnreadBytes: Int64
-    static let backlogSlackPerRound: Int64 = 4_096
+    /// The flood and backlog guards' bounds (each session's `FloodGuard` checks against them, the
+    /// backlog once per housekeeping round).
+    let floodLimits: FloodGuard.Limits
     /// Bytes of messages read from subscribers per round of the loop (see `receiveAll`).
     static let receiveBytesPerRound: Int64 = 4 << 20
 
@@ -109,11 +97,10 @@ final class PublisherEngine {
         self.scope = scope
         connections = PeerConnections(
             maxPending: max(1, configuration.maxPendingPeers),
-            helloDeadlineNs: Self.nanoseconds(configuration.helloDeadline),
+            helloDeadlineNs: HelloAdmission.nanoseconds(configuration.helloDeadline),
             maxBytesWithoutSession: Int64(configuration.maxBytesWithoutSession))
-        inboundFramesPerWindow = max(1, configuration.maxInboundFramesPerSecond / Int(1_000_000_000 / Self.inboundWindowNs))
-        maxUnreadBytes = max(Int64(configuration.maxUnreadBytesPerSession), 2 * Int64(configuration.maxInboundFrameSize))
-        replyTokens = Self.replyBurst
+        admission = HelloAdmission(configuration)
+        floodLimits = FloodGuard.Limits(configuration)
         var channelCounts: [UInt32: Int] = [:]
         for source in core.sources { channelCounts[source.info.id] = source.configuration.channels.count }
         filterLimits = FilterLimits(maxFilters: max(1, configuration.maxFiltersPerSession), channelCounts: channelCounts)
@@ -121,7 +108,7 @@ final class PublisherEngine {
         nextSessionID = UInt64.random(in: 1...(UInt64(1) << 40))
         drained.reserveCapacity(core.handOff.capacity)
         schedule = DueTimeSchedule(capacity: core.handOff.capacity, sources: core.sources.count)
-        lossless.reserveCapacity(core.handOff.capacity)
+        lossless = LosslessBacklog(capacity: core.handOff.capacity)
         scope.setPreciseWakeHandler { [unowned self] in self.releaseScheduled() }
         if core.handOff.dueTimer >= 0 {
             scope.register(readable: core.handOff.dueTimer) { [unowned self] in self.drainHandOff(onDueTimer: true) }
@@ -157,7 +144,7 @@ final class PublisherEngine {
         }
         drained.removeAll(keepingCapacity: true)
         if !schedule.isEmpty { armScheduledWake() }
-        if losslessWaiting { pumpLossless(now: now) }
+        if lossless.isWaiting { pumpLossless(now: now) }
     }
 
     func route(_ item: HandOffItem, now: UInt64) {
@@ -176,21 +163,21 @@ final class PublisherEngine {
         let now = monotonicNanoseconds()
         schedule.release(now: now) { route($0, now: now) }
         if !schedule.isEmpty { armScheduledWake() }
-        if losslessWaiting { pumpLossless(now: now) }
+        if lossless.isWaiting { pumpLossless(now: now) }
     }
 
     /// Wakes the loop when the first held frame of some source is due, or held lossless frames
     /// should be tried again.
     func armScheduledWake() {
         var earliest = schedule.earliestDue() ?? .max
-        if heldFrames > 0 { earliest = min(earliest, monotonicNanoseconds() &+ Self.heldRetryNs) }
+        if lossless.heldFrames > 0 { earliest = min(earliest, monotonicNanoseconds() &+ Self.heldRetryNs) }
         if earliest != .max { scope.wake(atMonotonicNanoseconds: earliest) }
     }
 
     func fanOut(_ item: HandOffItem, now: UInt64) {
         let frame = item.frame
         framesPublished += 1
-        if core.configuration.digitalOnChangeOnly && frame.header.kind == .digital && !digitalChanged(frame) {
+        if core.configuration.digitalOnChangeOnly && frame.header.kind == .digital && !digitalFilter.changes(frame) {
             digitalSuppressed += 1
             return
         }
@@ -277,32 +264,11 @@ final class PublisherEngine {
         return session.send(header: header, payload: &shared, on: router, now: now, retryable: retryable)
     }
 
-    /// Whether a digital frame changes any line relative to the last one sent for its source.
-    func digitalChanged(_ frame: Frame) -> Bool {
-        guard case .digital(let view)? = try? frame.payload() else { return true }
-        let source = frame.header.sourceID
-        var previous = lastDigital[source] ?? []
-        var changed = previous.count != view.lineCount
-        if changed { previous = [Bool](repeating: false, count: view.lineCount) }
-        for line in 0..<view.lineCount where view.sampleCount > 0 {
-            var state = previous[line]
-            for sample in 0..<view.sampleCount {
-                let bit = view.state(line: line, sample: sample)
-                if bit != state || (changed && sample == 0) { changed = true }
-                state = bit
-            }
-            previous[line] = state
-        }
-        lastDigital[source] = previous
-        return changed
-    }
-
     // MARK: Lossless delivery (credit)
 
     func pumpLossless(now: UInt64) {
-        if heldFrames > 0 { flushHeld(now: now) }
-        while losslessHead < lossless.count {
-            let item = lossless[losslessHead]
+        if lossless.heldFrames > 0 { flushHeld(now: now) }
+        while let item = lossless.first {
             let frame = item.frame
             // The sessions that should get the frame, in a scratch array that keeps its capacity.
             eligible.removeAll(keepingCapacity: true)
@@ -312,28 +278,25 @@ final class PublisherEngine {
             }
             // Wait for the slowest subscriber: every one that should get the frame must have credit,
             // and room (no frame held back for its full queue).
-            if eligible.contains(where: { $0.credits == 0 || !$0.heldLossless.isEmpty }) { break }
-            losslessHead += 1
+            if eligible.contains(where: { $0.credit.isEmpty || !$0.heldLossless.isEmpty }) { break }
+            lossless.removeFirst()
             framesPublished += 1
             var gone: [Session] = []
             for session in eligible {
-                session.credits -= 1
+                _ = session.credit.take()  // there is credit: checked above
                 if sendThroughFilters(frame, to: session, now: now, holding: true) == .gone { gone.append(session) }
             }
             shared = nil
             for session in gone { forget(session) }
         }
-        if losslessHead > 1_024 || losslessHead == lossless.count {
-            lossless.removeFirst(losslessHead)
-            losslessHead = 0
-        }
-        if heldFrames > 0 { armScheduledWake() }
-        core.handOff.setLosslessBacklog(lossless.count - losslessHead + heldFrames)
+        lossless.compact()
+        if lossless.heldFrames > 0 { armScheduledWake() }
+        core.handOff.setLosslessBacklog(lossless.total)
     }
 
     func hold(_ frame: Frame, for session: Session) {
         session.heldLossless.append(frame)
-        heldFrames += 1
+        lossless.held(1)
     }
 
     /// Sends, in order, what each session holds for its full queue, as far as its queue takes them.
@@ -354,7 +317,7 @@ final class PublisherEngine {
                 sent += 1
             }
             session.heldLossless.removeFirst(sent)
-            heldFrames -= sent
+            lossless.released(sent)
         }
         for session in gone { forget(session) }
     }
@@ -384,15 +347,15 @@ final class PublisherEngine {
                 // at once (libzmq delivers a multipart message whole), so these receives do not wait.
                 guard routingPart.hasMore else { continue }
                 try router.receive(into: &headerPart)
-                wireBytes = Session.wireBytes(ofPart: headerPart.count, curve: curve)
+                wireBytes = FloodGuard.wireBytes(ofPart: headerPart.count, curve: curve)
                 if headerPart.hasMore {
                     let part = try receivePool.receive(on: router)
                     payload = part.buffer
-                    wireBytes += Session.wireBytes(ofPart: part.buffer.count, curve: curve)
+                    wireBytes += FloodGuard.wireBytes(ofPart: part.buffer.count, curve: curve)
                     var more = part.hasMore
                     while more {
                         let extra = try router.receiveBuffer()
-                        wireBytes += Session.wireBytes(ofPart: extra.buffer.count, curve: curve)
+                        wireBytes += FloodGuard.wireBytes(ofPart: extra.buffer.count, curve: curve)
                         more = extra.hasMore
                         extraParts += 1
                     }
@@ -467,15 +430,14 @@ final class PublisherEngine {
             return
         }
         session.lastHeardNs = now
-        session.countRead(bytes: wireBytes)
-        if session.countInbound(now: now, windowNs: Self.inboundWindowNs, limit: inboundFramesPerWindow) {
+        if session.floodGuard.frameRead(wireBytes: wireBytes, now: now, limits: floodLimits) {
             // Frames come faster than the publisher reads them: libzmq would hold the excess.
             end(
                 session,
                 ErrorReport(
                     .tooManyFrames,
-                    "the subscriber sent more than \(inboundFramesPerWindow) frames within "
-                        + "\(Self.inboundWindowNs / 1_000_000) ms (the publisher accepts \(core.configuration.maxInboundFramesPerSecond) a second)"
+                    "the subscriber sent more than \(floodLimits.framesPerWindow) frames within "
+                        + "\(FloodGuard.Limits.windowNs / 1_000_000) ms (the publisher accepts \(core.configuration.maxInboundFramesPerSecond) a second)"
                 ),
                 now: now)
             connections.silence(fd, now: now)
@@ -537,8 +499,8 @@ final class PublisherEngine {
             handleSignalFilter(frame, from: session, now: now)
         case .credit:
             guard case .credit(let count)? = decodedPayload(frame, session, now) else { return }
-            session.credits = session.credits.addingSaturated(UInt64(count))  // a peer may grant without end
-            if losslessWaiting { pumpLossless(now: now) }
+            session.credit.grant(count)
+            if lossless.isWaiting { pumpLossless(now: now) }
         case .close:
             forget(session)
             connections.endedSession(on: session.fileDescriptor, refused: false, now: now)
@@ -651,7 +613,7 @@ final class PublisherEngine {
         for session in sessions {
             if session.hasExpired(now: now) { expired.append(session); continue }
             if let fd = session.fileDescriptor, case let received = tributary_tcp_bytes_received(fd), received >= 0,
-                session.checkBacklog(received: received, slack: Self.backlogSlackPerRound) > maxUnreadBytes
+                session.floodGuard.backlogExceeded(received: received, limits: floodLimits)
             {
                 flooding.append(session)
                 continue
@@ -664,7 +626,8 @@ final class PublisherEngine {
         for session in flooding {
             end(
                 session,
-                ErrorReport(.tooManyFrames, "the subscriber is more than \(maxUnreadBytes) bytes ahead of what the publisher has read"),
+                ErrorReport(
+                    .tooManyFrames, "the subscriber is more than \(floodLimits.maxUnreadBytes) bytes ahead of what the publisher has read"),
                 now: now)
             connections.silence(session.fileDescriptor, now: now)
         }
@@ -673,21 +636,15 @@ final class PublisherEngine {
         }
         housekeepingRounds &+= 1
         if housekeepingRounds % 500 == 0 {
-            if !closedPeers.isEmpty { closedPeers = closedPeers.filter { $0.value.expiresNs > now } }
+            closedPeers.expire(now: now)
             if !goneRoutingIDs.isEmpty { goneRoutingIDs = goneRoutingIDs.filter { now &- $0.value < 10_000_000_000 } }
         }
-        if losslessWaiting { pumpLossless(now: now) }
+        if lossless.isWaiting { pumpLossless(now: now) }
     }
 
     var subscriberInfos: [SubscriberInfo] { sessions.map(\.info) }
     /// Connections without a session, as the monitor counts them.
     var pendingPeerCount: Int { connections.pendingCount }
 
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? UInt64.max : whole &+ UInt64(attoseconds / 1_000_000_000)
-    }
     var sessionCount: Int { sessions.count }
 }

@@ -32,34 +32,22 @@ final class Session {
     /// What the session's signal filters cost, in operations a second (docs/PROTOCOL.md §6.2).
     var signalFilterCost: Double { signalFilters.values.reduce(0) { $0 + $1.cost } }
     /// Credit for lossless frames (docs/PROTOCOL.md §4.5).
-    var credits: UInt64 = 0
+    var credit = LosslessCredit()
     /// Frames of lossless sources (the source frame, or the filter outputs made of it) that this
     /// subscriber has credit for but whose queue was full (its credit beyond `subscriberQueueFrames`):
     /// sent, in order, before anything else lossless goes to it (`PublisherEngine.flushHeld`).
     var heldLossless: [Frame] = []
     var assembler: BlobAssembler
 
-    /// Sequence number of the next frame sent (consumed also by dropped frames).
-    private(set) var nextSequence: UInt64 = 0
-    private(set) var framesSent: UInt64 = 0
-    private(set) var framesDropped: UInt64 = 0
-    /// The run of dropped frames not yet announced: first sequence number and count (0: none).
-    private(set) var gapFirst: UInt64 = 0
-    private(set) var gapCount: UInt64 = 0
+    /// Sequence numbers, counts of frames sent and dropped, and the gap not yet announced.
+    private(set) var numbering = OutboundSequence()
     var lastHeardNs: UInt64
     private(set) var lastSentNs: UInt64
 
     /// The TCP connection the session was opened on (nil for inproc).
     var fileDescriptor: Int32?
-    /// The flood guard's window: when it started, and the frames read from the subscriber in it.
-    private var inboundWindowStartNs: UInt64 = 0
-    private var inboundInWindow = 0
-    /// The backlog guard: bytes of ZMTP frames read from the subscriber, the connection's received
-    /// bytes and bytes read at the last check, and how far the peer is ahead of the publisher's reading.
-    var bytesRead: Int64 = 0
-    private var receivedAtCheck: Int64 = -1
-    private var readAtCheck: Int64 = 0
-    private var unreadBytes: Int64 = 0
+    /// The bounds on what the subscriber sends: frames per window, bytes ahead of the publisher's reading.
+    var floodGuard = FloodGuard()
 
     /// - Parameter timeoutNs: the hello's timeout, already checked and bounded by the publisher.
     init(
@@ -80,42 +68,6 @@ final class Session {
         assembler = BlobAssembler(maxTransferSize: maxTransferSize, maxPendingTransfers: 4)
         lastHeardNs = now
         lastSentNs = now
-    }
-
-    /// Counts a frame read from the subscriber; true when more than `limit` were read within the
-    /// current window of `windowNs`.
-    func countInbound(now: UInt64, windowNs: UInt64, limit: Int) -> Bool {
-        if now &- inboundWindowStartNs >= windowNs {
-            inboundWindowStartNs = now
-            inboundInWindow = 0
-        }
-        inboundInWindow += 1
-        return inboundInWindow > limit
-    }
-
-    /// Counts the bytes a message read from the subscriber took on the wire (`wireBytes` of each part).
-    func countRead(bytes: Int64) {
-        bytesRead += bytes
-    }
-
-    /// The bytes a message part of `size` bytes took on the connection: its size and its ZMTP framing
-    /// (2 bytes, 9 when the frame is longer than 255 bytes); with CURVE each part is a MESSAGE command
-    /// of 33 bytes more (name, nonce, MAC and flags).
-    static func wireBytes(ofPart size: Int, curve: Bool) -> Int64 {
-        let frame = size + (curve ? 33 : 0)
-        return Int64(frame + (frame > 255 ? 9 : 2))
-    }
-
-    /// Updates `unreadBytes` from the connection's received-byte count: what arrived since the last
-    /// check minus what the publisher read, less `slack` (ZMTP commands such as PINGs, which libzmq
-    /// consumes itself), never below zero. Returns it.
-    func checkBacklog(received: Int64, slack: Int64) -> Int64 {
-        if receivedAtCheck >= 0 {
-            unreadBytes = max(0, unreadBytes + (received - receivedAtCheck) - (bytesRead - readAtCheck) - slack)
-        }
-        receivedAtCheck = received
-        readAtCheck = bytesRead
-        return unreadBytes
     }
 
     /// Whether the session receives data of `sourceID` now (started, and the source selected when
@@ -143,7 +95,7 @@ final class Session {
         header: FrameHeader, payload: inout ZMQMessage?, on socket: ZMQSocket, now: UInt64,
         retryable: Bool = false
     ) -> SendOutcome {
-        if gapCount > 0 {
+        if numbering.gapCount > 0 {
             switch sendGapNotice(on: socket, now: now) {
             case .sent: break
             case .dropped: return retryable ? .dropped : drop()
@@ -151,15 +103,14 @@ final class Session {
             }
         }
         var header = header
-        header.sequence = nextSequence
+        header.sequence = numbering.next
         do throws(ZMQError) {
             try MessageFraming.send(header: header, payload: &payload, routingID: routingID, compact: compactHeaders, on: socket)
         } catch {
             guard error.code == .again else { return .gone }
             return retryable ? .dropped : drop()
         }
-        if header.kind != .properties { nextSequence += 1 }
-        framesSent += 1
+        numbering.sent(consumesNumber: header.kind != .properties)
         lastSentNs = now
         return .sent
     }
@@ -181,31 +132,26 @@ final class Session {
     /// Tries to announce the pending gap (the housekeeping timer calls this so that a gap is announced
     /// even when no further frame comes).
     func flushGap(on socket: ZMQSocket, now: UInt64) -> SendOutcome {
-        gapCount > 0 ? sendGapNotice(on: socket, now: now) : .sent
+        numbering.gapCount > 0 ? sendGapNotice(on: socket, now: now) : .sent
     }
 
     private func sendGapNotice(on socket: ZMQSocket, now: UInt64) -> SendOutcome {
         // Called for every frame while a subscriber is stalled, so nothing here allocates: the 16-byte
         // payload is encoded on the stack and copied into the message.
-        let gap = Package.gap(Gap(firstMissingSequence: gapFirst, missingCount: gapCount))
+        let gap = Package.gap(Gap(firstMissingSequence: numbering.gapFirst, missingCount: numbering.gapCount))
         do throws(ZMQError) {
-            try MessageFraming.sendSmall(gap, sequence: nextSequence, routingID: routingID, compact: compactHeaders, on: socket)
+            try MessageFraming.sendSmall(gap, sequence: numbering.next, routingID: routingID, compact: compactHeaders, on: socket)
         } catch {
             // The notice itself was not queued: nothing consumed, the gap stays pending.
             return error.code == .again ? .dropped : .gone
         }
-        nextSequence += 1
-        framesSent += 1
-        gapCount = 0
+        numbering.gapAnnounced()
         lastSentNs = now
         return .sent
     }
 
     private func drop() -> SendOutcome {
-        if gapCount == 0 { gapFirst = nextSequence }
-        gapCount += 1
-        nextSequence += 1
-        framesDropped += 1
+        numbering.dropped()
         return .dropped
     }
 
@@ -216,7 +162,7 @@ final class Session {
         guard now &- lastSentNs >= timeoutNs / 4 else { return true }
         do throws(ZMQError) {
             try MessageFraming.sendExtension(
-                kind: TransportKind.keepalive, sequence: nextSequence,
+                kind: TransportKind.keepalive, sequence: numbering.next,
                 timestampNs: wallClockNanoseconds(), routingID: routingID,
                 compact: compactHeaders, on: socket)
             lastSentNs = now
@@ -236,7 +182,7 @@ final class Session {
                 let t2 = wallClockNanoseconds()
                 TimeReply(probeID: probe.probeID, t0: probe.t0, t1: t1, t2: t2).encode(into: bytes.baseAddress!)
                 try MessageFraming.sendExtension(
-                    kind: TransportKind.timeReply, sequence: nextSequence, timestampNs: t2,
+                    kind: TransportKind.timeReply, sequence: numbering.next, timestampNs: t2,
                     payload: UnsafeRawBufferPointer(bytes), routingID: routingID, compact: compactHeaders, on: socket)
             }
             lastSentNs = now
@@ -253,7 +199,7 @@ final class Session {
         var info = SubscriberInfo(
             sessionID: sessionID, address: address, description: description, userID: userID,
             connectedSince: connectedSince, connectedSinceUnixNs: connectedSinceUnixNs,
-            framesSent: framesSent, framesDropped: framesDropped, isStarted: started,
+            framesSent: numbering.framesSent, framesDropped: numbering.framesDropped, isStarted: started,
             filters: filters, selectedSources: sourceFilterEnabled ? selectionOrder : nil)
         info.signalFilters = signalFilters.keys.sorted().map { signalFilters[$0]!.request }
         return info

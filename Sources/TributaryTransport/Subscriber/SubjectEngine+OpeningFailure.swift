@@ -5,7 +5,7 @@ extension SubjectEngine {
     /// event tells: a refused connection or a handshake that failed because CURVE is on one side
     /// only. Reconnection attempts keep retrying (a restarting publisher refuses for a while).
     func openingFailure(_ event: ZMQMonitorEvent) -> ErrorReport? {
-        guard case .opening(_, _?, _) = phase, let endpoint = parameters?.endpoint else { return nil }
+        guard lifecycle.waiter != nil, let endpoint = parameters?.endpoint else { return nil }
         if event.event.contains(.connectRetried) {
             // libzmq does not say why the attempt failed; one probe does (nil: it listens now).
             guard let (host, port) = ConnectDiagnosis.tcpHostPort(endpoint),

@@ -13,25 +13,20 @@ final class SubjectLoopHandle: Sendable {
     let loop = Mutex<ZMQLoop<SubjectEngine>?>(nil)
 }
 
-/// A Subject's socket side, on its loop thread: the DEALER and its monitor, the session state machine
-/// (opening → open → lost → waiting to reconnect), decoding, sequence accounting and hand-off to the
-/// callback queue.
+/// A Subject's socket side, on its loop thread: the DEALER and its monitor, decoding and hand-off to
+/// the callback queue. It composes the socket-free parts: the session state machine
+/// (`SubjectLifecycle`: opening → open → lost → waiting to reconnect), what the frames of a session
+/// do (`SubscriberSession`: sequence and loss accounting, credit, reassembly) and the clock probes
+/// (`ClockEstimator`).
 final class SubjectEngine {
-    enum Phase {
-        case closed
-        /// Hello sent; `waiter` is the blocked `open` call (nil for a reconnection attempt).
-        case opening(deadline: UInt64, waiter: OpenWaiter?, attempt: Int)
-        case open
-        case waitingToReconnect(until: UInt64, attempt: Int)
-    }
-
     let options: SubjectOptions
     let delivery: SubjectDelivery
     let callbacks: CallbackQueueCore
     let handle: SubjectLoopHandle
     private let scope: ZMQLoopScope
 
-    private(set) var phase = Phase.closed
+    /// Opening, open, waiting to reconnect or closed, with the attempts' deadlines.
+    private(set) var lifecycle: SubjectLifecycle
     private(set) var parameters: OpenParameters?
     private(set) var dealer: ZMQSocket?
     /// The header part of each received frame: received into this one message every time.
@@ -53,8 +48,6 @@ final class SubjectEngine {
     static let handshakeFailuresBeforeDiagnosis = 4
     /// The previous monitor event was a failed handshake (its connection's disconnection follows).
     private var previousEventWasHandshakeFailure = false
-    /// When to open a new connection for an open whose connection closed before the welcome.
-    private var reopenAtNs: UInt64?
 
     // What the application asked for (restored after a reconnection).
     private var appFilters: [(id: UInt32, request: AppFilterRequest)] = []
@@ -97,6 +90,7 @@ final class SubjectEngine {
         self.callbacks = callbacks
         self.handle = handle
         self.scope = scope
+        lifecycle = SubjectLifecycle(policy: options.reconnect)
         session = SubscriberSession(
             creditWindow: options.creditWindow, creditWindowBytes: options.creditWindowBytes,
             maxTransferSize: options.maxTransferSize, maxSources: options.maxSources,
@@ -113,7 +107,7 @@ final class SubjectEngine {
         scope.addTimer(every: .milliseconds(20)) { [unowned self] in self.housekeeping() }
     }
 
-    var isOpen: Bool { if case .open = phase { true } else { false } }
+    var isOpen: Bool { lifecycle.isOpen }
 
     // MARK: Opening and closing
 
@@ -126,16 +120,16 @@ final class SubjectEngine {
         lastEnding = nil
         self.parameters = parameters
         let now = monotonicNanoseconds()
-        phase = .opening(deadline: now + parameters.timeoutNs, waiter: waiter, attempt: 0)
+        lifecycle.open(waiter: waiter, now: now, timeoutNs: parameters.timeoutNs)
         connect(now: now)
     }
 
     /// Gives up a pending open (the caller's wait ran out first).
     func abandonOpen() {
-        if case .opening(_, let waiter?, _) = phase {
+        if let waiter = lifecycle.waiter {
             waiter.complete(.failure(ErrorReport(.destinationUnreachable, "nothing answered within the timeout")))
             teardown()
-            phase = .closed
+            lifecycle.close()
         }
     }
 
@@ -145,9 +139,7 @@ final class SubjectEngine {
 
     /// The application's close: a close frame to the publisher, no reconnection, streams ended.
     func close() {
-        if case .opening(_, let waiter?, _) = phase {
-            waiter.complete(.failure(ErrorReport(.lostConnection, "closed while opening")))
-        }
+        lifecycle.waiter?.complete(.failure(ErrorReport(.lostConnection, "closed while opening")))
         endSession(nil, notifyPublisher: true, reconnect: false)
     }
 
@@ -187,7 +179,7 @@ final class SubjectEngine {
     private func resetSession() {
         handshakeFailuresWithoutDetail = 0
         previousEventWasHandshakeFailure = false
-        reopenAtNs = nil
+        lifecycle.connecting()
         wireFilters = SubscriberFilters()
         appToWire = [:]
         sendSequence = 0
@@ -231,35 +223,26 @@ final class SubjectEngine {
             lastEnding = error
             enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error))))
         }
-        if reconnect, let error, options.reconnect != nil, parameters != nil {
-            scheduleReconnect(after: error, attempt: 1)
-        } else {
-            phase = .closed
-            enqueue(.ended)
-        }
+        follow(lifecycle.sessionEnded(error, reconnect: reconnect && parameters != nil, now: monotonicNanoseconds()), error)
     }
 
     private func failOpening(_ error: ErrorReport) {
-        guard case .opening(_, let waiter, let attempt) = phase else { return }
+        guard lifecycle.isOpening else { return }
         teardown()
-        if let waiter {
-            waiter.complete(.failure(error))
-            phase = .closed
-        } else {
-            scheduleReconnect(after: error, attempt: attempt + 1)
-        }
+        if let next = lifecycle.attemptFailed(error, now: monotonicNanoseconds()) { follow(next, error) }
     }
 
-    private func scheduleReconnect(after error: ErrorReport, attempt: Int) {
-        guard let policy = options.reconnect, policy.maxAttempts.map({ attempt <= $0 }) ?? true,
-            policy.shouldReconnect(error, attempt)
-        else {
-            if attempt > 1 { enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error)))) }
-            phase = .closed
+    /// Carries out what follows a session's end or a failed attempt (`error`: the cause, if any).
+    private func follow(_ next: SubjectLifecycle.Next, _ error: ErrorReport?) {
+        switch next {
+        case .failOpen(let waiter):
+            if let error { waiter.complete(.failure(error)) }
+        case .reconnecting:
+            break
+        case .ended(let announceError):
+            if announceError, let error { enqueue(.package(ReceivedPackage(header: FrameHeader(kind: .error), content: .error(error)))) }
             enqueue(.ended)
-            return
         }
-        phase = .waitingToReconnect(until: monotonicNanoseconds() + policy.delayNanoseconds(attempt: attempt), attempt: attempt)
     }
 
     // MARK: Receiving
@@ -335,18 +318,14 @@ final class SubjectEngine {
         if let ending = session.sequence(of: header, open: isOpen, endpoint: parameters?.endpoint ?? "the publisher") {
             return carryOut(ending)
         }
-        switch phase {
-        case .opening:
+        if lifecycle.isOpening {
             handleWhileOpening(frame)
-        case .open:
+        } else if lifecycle.isOpen {
             handleInSession(frame, now: now)
-        case .closed, .waitingToReconnect:
-            break
         }
     }
 
     private func handleWhileOpening(_ frame: Frame) {
-        guard case .opening(_, let waiter, let attempt) = phase else { return }
         switch frame.header.kind {
         case .welcome:
             guard case .welcome(let welcome)? = try? frame.payload() else {
@@ -354,7 +333,7 @@ final class SubjectEngine {
             }
             self.welcome = welcome
             sendsCompact = options.compactHeaders && frame.header.flags.contains(.compactHeaders)
-            phase = .open
+            guard let waiter = lifecycle.welcomed() else { return }
             if let waiter {
                 waiter.complete(.success(welcome))
             } else {
@@ -362,7 +341,6 @@ final class SubjectEngine {
                 restore()
                 enqueue(.reconnected(welcome))
             }
-            _ = attempt
             grantCredit(session.opened())
         case .error:
             if case .error(let report)? = try? frame.payload() { pendingError = report }
@@ -400,16 +378,16 @@ final class SubjectEngine {
             // at once, which no event has, and took every disconnection after a failed handshake for a
             // publisher's close after the handshake (a reopen that forgot the failures counted so far).
             previousEventWasHandshakeFailure = !event.event.isDisjoint(with: .handshakeFailed)
-            if event.event.contains(.disconnected), case .opening = phase, !afterHandshakeFailure {
+            if event.event.contains(.disconnected), lifecycle.isOpening, !afterHandshakeFailure {
                 // The connection closed after its handshake and before the welcome: the publisher
                 // closed it (over its pending-connection limit, in a burst of subscribers) and the
                 // hello went with it. libzmq would reconnect the same DEALER without the hello; a new
                 // DEALER sends it again, 100 ms on, within the same deadline. (A connection that
                 // fails during its handshake never took the hello: libzmq's own retry sends it.)
                 receiveAll()
-                guard case .opening = phase else { return }
+                guard lifecycle.isOpening else { return }
                 teardown()
-                reopenAtNs = monotonicNanoseconds() + 100_000_000
+                lifecycle.reopen(at: monotonicNanoseconds() &+ 100_000_000)
                 return
             }
             if event.event.contains(.disconnected), isOpen {
@@ -455,16 +433,13 @@ final class SubjectEngine {
     private func housekeeping() {
         let now = monotonicNanoseconds()
         receivePool.trim()
-        switch phase {
-        case .closed:
+        switch lifecycle.tick(now: now, attemptTimeoutNs: parameters?.timeoutNs) {
+        case .nothing:
             break
-        case .opening(let deadline, _, _):
-            if now > deadline {
-                failOpening(ErrorReport(.destinationUnreachable, "nothing answered within the timeout (\(parameters?.endpoint ?? ""))"))
-            } else if let at = reopenAtNs, now >= at {
-                reopenAtNs = nil
-                connect(now: now)
-            }
+        case .openingTimedOut:
+            failOpening(ErrorReport(.destinationUnreachable, "nothing answered within the timeout (\(parameters?.endpoint ?? ""))"))
+        case .reopen, .attempt:
+            connect(now: now)
         case .open:
             guard let parameters else { return }
             if paused { lastHeardNs = now }  // we are not reading: silence is ours, not the publisher's
@@ -482,11 +457,6 @@ final class SubjectEngine {
                         on: dealer)
                     lastSentNs = now
                 } catch {}
-            }
-        case .waitingToReconnect(let until, let attempt):
-            if now >= until, let parameters {
-                phase = .opening(deadline: now + parameters.timeoutNs, waiter: nil, attempt: attempt)
-                connect(now: now)
             }
         }
     }

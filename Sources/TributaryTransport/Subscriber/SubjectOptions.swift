@@ -32,12 +32,15 @@ public struct ReconnectPolicy: Sendable {
         self.shouldReconnect = shouldReconnect
     }
 
-    /// The delay before attempt `attempt` (1-based), in nanoseconds.
+    /// The delay before attempt `attempt` (1-based), in nanoseconds: never negative, and the
+    /// maximum when the multiplier makes no number of it (NaN, or zero times infinity).
     func delayNanoseconds(attempt: Int) -> UInt64 {
         let initial = Double(initialDelay.components.seconds) * 1e9 + Double(initialDelay.components.attoseconds) / 1e9
         let maximum = Double(maxDelay.components.seconds) * 1e9 + Double(maxDelay.components.attoseconds) / 1e9
         let delay = initial * Foundation.pow(multiplier, Double(max(0, attempt - 1)))
-        return UInt64(min(delay, maximum))
+        let bounded = delay.isNaN ? maximum : min(delay, maximum)
+        guard bounded > 0 else { return 0 }
+        return bounded < 0x1p64 ? UInt64(bounded) : .max
     }
 }
 

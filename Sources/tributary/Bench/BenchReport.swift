@@ -1,6 +1,7 @@
 import Foundation
 import TributaryAnalysis
 import TributaryText
+import TributaryTransport
 
 /// The outputs of `tributary bench`: a table, a JSON document and a log-log SVG plot of the
 /// throughput ↔ callback-latency curve.
@@ -30,12 +31,27 @@ struct BenchReport {
             : bytes >= 1 << 10 ? String(format: "%.4g KiB", Double(bytes) / 1_024) : "\(bytes) B"
     }
 
+    /// The publisher's clock offset (s, signed) and the round trip of its probe (ms), or "-" without an estimate.
+    static func clockCell(_ clock: ClockEstimate?) -> String {
+        clock.map { String(format: "%+.6f / %.3f", Double($0.offsetNs) / 1e9, Double($0.rttNs) / 1e6) } ?? "-"
+    }
+
+    /// `clock_offset_s`, `clock_rtt_s` (s) and `clock_estimates`, null without an estimate.
+    static func clockFields(_ clock: ClockEstimate?) -> [(String, JSON)] {
+        guard let clock else { return [("clock_offset_s", .null), ("clock_rtt_s", .null), ("clock_estimates", .null)] }
+        return [
+            ("clock_offset_s", .double(Double(clock.offsetNs) / 1e9)), ("clock_rtt_s", .double(Double(clock.rttNs) / 1e9)),
+            ("clock_estimates", .uint(clock.serial)),
+        ]
+    }
+
     /// The table, one line per point.
     func table() -> [String] {
         let many = subscribers > 1
         let header = [
             "frame", "offered f/s", many ? "delivered f/s (median/min)" : "delivered f/s",
             many ? "MB/s each (all)" : "MB/s", "p50 µs", "p99 µs", "p99.9 µs", "lost (announced)", "unaccounted",
+            "clock offset s / RTT ms",
         ]
         var rows: [[String]] = [header]
         for p in points {
@@ -50,10 +66,10 @@ struct BenchReport {
             var row = [
                 Self.frameLabel(p), offered, delivered, mbps,
                 Self.micro(l.quantile(0.5)), Self.micro(l.quantile(0.99)), Self.micro(l.quantile(0.999)),
-                "\(p.announcedLost)", "\(p.unaccounted)",
+                "\(p.announcedLost)", "\(p.unaccounted)", Self.clockCell(p.clock),
             ]
-            if let error = p.error { row[8] += "  (\(error))" }
-            if p.publisherClosed { row[8] += String(format: "  (the publisher ended the session after %.2f s)", p.seconds) }
+            if let error = p.error { row[9] += "  (\(error))" }
+            if p.publisherClosed { row[9] += String(format: "  (the publisher ended the session after %.2f s)", p.seconds) }
             rows.append(row)
         }
         let widths = header.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
@@ -78,7 +94,7 @@ struct BenchReport {
                     ("p999", optionalDouble(l.quantile(0.999).map { $0 / 1e3 })), ("max", .double(Double(l.maxNs) / 1e3)),
                     ("frames", .uint(l.count)), ("negative", .uint(l.negative)),
                 ])
-            return .object([
+            let fields: [(String, JSON)] = [
                 ("source_id", .uint(UInt64(p.sourceID))), ("source", .string(p.sourceDescription)),
                 ("samples_per_channel", p.samplesPerChannel.map { .int($0) } ?? .null),
                 ("sample_bytes_per_frame", .int(p.sampleBytesPerFrame)),
@@ -97,7 +113,8 @@ struct BenchReport {
                 ("seconds", .double(p.seconds)), ("publisher_closed", .bool(p.publisherClosed)),
                 ("window_start_unix", .double(p.windowStartUnix)), ("window_end_unix", .double(p.windowEndUnix)),
                 ("error", p.error.map { .string($0) } ?? .null),
-            ])
+            ]
+            return .object(fields + Self.clockFields(p.clock))
         }
         return .object([
             ("tributary_bench", .int(1)), ("mode", .string(mode)), ("address", .string(address)),

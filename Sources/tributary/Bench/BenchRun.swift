@@ -26,6 +26,10 @@ struct BenchPoint {
     /// The publisher closed the sessions before the window's end (a replay ended): `seconds` runs to
     /// the last frame counted.
     var publisherClosed = false
+    /// The publisher's clock at the window's end (docs/PROTOCOL.md §4.9): of the subscribers' latest
+    /// estimates, the one with the least round trip; nil when none has one yet (or the publisher
+    /// answers no clock probes).
+    var clock: ClockEstimate?
 
     var sampleBytesPerFrame: Int { subscribers.map(\.sampleBytesPerFrame).max() ?? 0 }
     var deliveredRates: [Double] { subscribers.map { Double($0.frames) / seconds } }
@@ -204,6 +208,7 @@ struct BenchRunner {
             sourceID: sourceID, sourceDescription: description, seconds: measured,
             windowStartUnix: offset + Double(start) / 1e9, windowEndUnix: offset + Double(start) / 1e9 + measured,
             subscribers: counts, unaccounted: unaccounted, error: error,
-            publisherClosed: closed.count == sessions.count && measured < seconds)
+            publisherClosed: closed.count == sessions.count && measured < seconds,
+            clock: sessions.compactMap { $0.0.clockEstimate }.min { $0.rttNs < $1.rttNs })
     }
 }

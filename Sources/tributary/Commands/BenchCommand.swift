@@ -17,8 +17,10 @@ enum BenchCommand: Command {
         callback latency (p50, p99, p99.9: the wall-clock time of the observer callback minus the time
         the frame's last sample was taken, i.e. its header timestamp plus its samples / sampling rate),
         and loss: frames the publisher announced as dropped (gap notices) and frames lost without a
-        notice ('unaccounted', 0 unless something is broken; the exit status is 1 if any). Prints a
-        table; --json and --svg write the curve.
+        notice ('unaccounted', 0 unless something is broken; the exit status is 1 if any), and the
+        publisher's clock at the point's end: its offset (its clock minus this host's, s) and the round
+        trip of the probe it comes from (ms), '-' before the first estimate. Prints a table; --json
+        and --svg write the curve.
 
         Loopback (no ADDRESS): starts its own publisher in this process on tcp://127.0.0.1 and, for
         each frame size and each offered rate, publishes 8-channel float64 frames from a prebuilt

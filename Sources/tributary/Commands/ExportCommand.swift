@@ -30,6 +30,9 @@ enum ExportCommand: Command {
           xdf   every source (or --source N) as a stream: header with labels and units, a samples chunk per
                 recorded frame stamped with its time, boundary chunks, clock offsets and a footer; double64
                 physical values, with --counts int16 / int32 counts (scales in the header's description).
+                The capture's messages become LSL marker streams (string, 1 channel, rate 0, type Markers,
+                named 'DEVICE messages', or 'messages' for those of no source), one stamped sample per
+                message, with the same clock offsets; --source, --start/--duration and --align apply.
           hdf5  every source (or --source N) as a group with attributes (source_id, device_name, sample_rate,
                 start_time_ns, gaps) and a chunked, compressed dataset 'data' (channels, samples) with
                 channel_names, units and channel_indexes; float64 physical values, with --counts int16 /

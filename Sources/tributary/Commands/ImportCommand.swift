@@ -29,13 +29,17 @@ enum ImportCommand: Command {
                through their NI scales.
                DAQmx raw data and big-endian files are read (docs/FORMATS.md).
           XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
-               (corrected by the clock offsets) as frame times; int16 / int8 / int32 streams as counts.
+               (corrected by the clock offsets as pyxdf's synchronize_clocks does, clock resets included)
+               as frame times; int16 / int8 / int32 streams as counts. Every string (marker) stream gives
+               one message per sample (source 0, code 0, its time corrected the same way; several
+               channels as a JSON array of strings; at most 1 MiB of text a sample).
           HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
                dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
                device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
         The input must have 1 to 65,535 channels and at least one sample. Memory stays bounded whatever
         FILE's size: it is read a frame (or a few MiB) at a time (TDMS DAQmx raw data is still read whole).
-          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids, dataset paths)
+          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids,
+                             dataset paths); XDF marker streams are selected by name or id alike
 
           --rate HZ          samples per second (required except for WAV)
           --out X.tcap       the capture to write (required)
@@ -136,13 +140,26 @@ enum ImportCommand: Command {
         do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
         let sources: [ImportedSource]
         let summary: CaptureWriteSummary
+        var markers: [MarkerImport.Stream] = []
         do {
-            sources = try FormatImport.read(path: path, select: select, rate: rate)
-            summary = try FormatImport.write(sources, to: destination, options: options)
+            // XDF marker streams become messages (MarkerImport); --select may name them or numeric streams.
+            var numericSelect = select
+            if kind == .xdf {
+                markers = try MarkerImport.read(xdf: path, select: select)
+                numericSelect = select?.subtracting(markers.map(\.name)).subtracting(markers.map { "\($0.streamID)" })
+            }
+            if let numericSelect, numericSelect.isEmpty, !markers.isEmpty {
+                sources = []
+            } else {
+                sources = try FormatImport.read(path: path, select: numericSelect, rate: rate, allowNone: !markers.isEmpty)
+            }
+            summary = try FormatImport.write(sources, messages: MarkerImport.frames(markers), to: destination, options: options)
         } catch { throw CommandError("\(error)") }
         return sources.map { s in
             "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
-        } + ["\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))"]
+        }
+            + markers.map { m in "\(out): marker stream \(m.streamID) '\(m.name)': \(counted(m.messages.count, "message"))" }
+            + ["\(out): \(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte")) (from \(kind.rawValue.uppercased()))"]
     }
 }
 

@@ -19,8 +19,8 @@ enum ViewCommand: Command {
         --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
         The page shows the chosen channels' traces (min/max per column), their averaged Welch spectrum
         with its peak, a spectrogram of one of them (the last 600 updates), their readings (RMS, peak-to-peak, mean, tone frequency and amplitude, THD, SINAD,
-        ENOB, as 'tributary analyze' computes them) and the link's health; choosing channels on the page
-        changes this subscriber's server-side filter. Updates come at most 10 times a second and take at
+        ENOB, as 'tributary analyze' computes them) and the link's health with the publisher's clock offset
+        and round trip; choosing channels on the page changes this subscriber's server-side filter. Updates come at most 10 times a second and take at
         most about 200 KB/s whatever the stream's rate (docs/VIEW.md). The session reconnects by itself
         when the publisher goes away.
 
