@@ -11,7 +11,7 @@ enum RecordCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
-        \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"]))
+        \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"], addresses: "ADDRESS [ADDRESS]..."))
 
         Opens a session like 'tributary subscribe' and appends every frame received to a capture
         (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
@@ -41,6 +41,20 @@ enum RecordCommand: Command {
         terminal; a summary is always printed at the end (the session's duration, and the data's pace:
         its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
         error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
+
+        Several ADDRESSes record several publishers into the one capture, one session each (with its own
+        --reconnect, gaps and clock probes); every subscription option applies to every publisher. The
+        same publisher named twice (by address or through resolve:) is refused. A publisher's source id
+        that a publisher given earlier already has is renumbered to the lowest id no source has (the
+        summary and 'inspect' say "1 as 4"); each source's origin (the address, the publisher's
+        description, its own id) is kept in a source-origin record (docs/CAPTURE.md §6). Source 0 (the
+        publishers' packages of no source) is shared. Every publisher is connected before the capture is
+        created: one that refuses or cannot be reached fails the command and nothing is written. Then
+        --duration and SIGINT/SIGTERM stop them all, and the recording ends when every session has
+        ended; one whose session fails (a lost connection without --reconnect) does not stop the others.
+        The summary has a line per publisher (frames, gaps, its sources, its clock, how it ended:
+        FAILED for a failure) and a total; the exit status is 1 when a publisher failed (the capture,
+        with every publisher's data, is still written; with --force it then stays in X.tcap.partial).
 
         \(SubscriptionOptions.usageLines)
           --out X.tcap              the capture to write (required)
