@@ -43,7 +43,8 @@ enum RecordCommand: Command {
         error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
 
         Several ADDRESSes record several publishers into the one capture, one session each (with its own
-        --reconnect, gaps and clock probes); every subscription option applies to every publisher. The
+        --reconnect, gaps and clock probes); every subscription option applies to every publisher
+        (--sources names each publisher's own ids, which each must have). The
         same publisher named twice (by address or through resolve:) is refused. A publisher's source id
         that a publisher given earlier already has is renumbered to the lowest id no source has (the
         summary and 'inspect' say "1 as 4"); each source's origin (the address, the publisher's

@@ -7,7 +7,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary record A B …`: several publishers recorded into one capture, one session each (its own
-/// reconnection, gaps and clock probes), their colliding source ids renumbered (`SourceNumbering`)
+/// reconnection, gaps and clock probes), their colliding source ids renumbered (`CaptureSourceNumbering`)
 /// with each source's origin kept in the capture (docs/CAPTURE.md §6, source origin).
 enum PublishersRecording {
     /// One publisher's session.
@@ -99,6 +99,8 @@ enum PublishersRecording {
     /// Runs every session on its own thread until all have ended: `duration` and SIGINT/SIGTERM stop
     /// them all; a session that ends (its publisher closed it, or it failed) leaves the others running.
     private static func drive(_ sessions: [Session], recording: SharedRecording, duration: Double?) -> [SubscriptionEnd] {
+        let stopAll: @Sendable (SubscriptionEnd) -> Void = { end in for s in sessions { s.run.stop(end) } }
+        let signals = ProcessSignals([SIGINT, SIGTERM]) { _ in stopAll(.interrupted) }
         let ends = Mutex<[SubscriptionEnd?]>(Array(repeating: nil, count: sessions.count))
         let group = DispatchGroup()
         for (i, session) in sessions.enumerated() {
@@ -114,8 +116,6 @@ enum PublishersRecording {
             thread.name = "record-publisher-\(i + 1)"
             thread.start()
         }
-        let stopAll: @Sendable (SubscriptionEnd) -> Void = { end in for s in sessions { s.run.stop(end) } }
-        let signals = ProcessSignals([SIGINT, SIGTERM]) { _ in stopAll(.interrupted) }
         let deadline = duration.map { DispatchTime.now() + $0 }
         let interactive = isatty(2) == 1
         let started = Date()

@@ -8,7 +8,7 @@ import TributaryWire
 /// The capture of a recording of several publishers (`tributary record A B …`), fed by one session
 /// each: every write to the capture — frames, gaps, clock offsets, source origins — goes through one
 /// lock, so the sessions' callback threads take turns at the one `CaptureWriter` (whose `append` is for
-/// one thread at a time) and the numbering of their sources (`SourceNumbering`) is decided once.
+/// one thread at a time) and the numbering of their sources (`CaptureSourceNumbering`) is decided once.
 final class SharedRecording: Sendable {
     /// One publisher of the recording.
     struct Publisher: Sendable {
@@ -23,7 +23,7 @@ final class SharedRecording: Sendable {
     }
 
     private struct State: ~Copyable {
-        var numbering: SourceNumbering
+        var numbering: CaptureSourceNumbering
         var counters: [RecordCommand.Counters]
         /// The first write that failed: every session stops on it.
         var failure: String?
@@ -39,14 +39,14 @@ final class SharedRecording: Sendable {
         self.writer = writer
         self.publishers = publishers
         self.reconnect = reconnect
-        let (numbering, _) = SourceNumbering.plan(welcomed: publishers.map(\.welcomed))
+        let (numbering, _) = CaptureSourceNumbering.plan(welcomed: publishers.map(\.welcomed))
         state = Mutex(State(numbering: numbering, counters: publishers.map { _ in RecordCommand.Counters() }))
     }
 
     /// Writes the origin of every source the welcomes listed (address order, then welcome order),
     /// before any frame: a reader meets a source's origin before its data.
     func recordWelcomedOrigins() throws {
-        let (_, order) = SourceNumbering.plan(welcomed: publishers.map(\.welcomed))
+        let (_, order) = CaptureSourceNumbering.plan(welcomed: publishers.map(\.welcomed))
         try state.withLock { s in
             for key in order {
                 guard let id = s.numbering.ids[key] else { continue }
@@ -55,7 +55,7 @@ final class SharedRecording: Sendable {
         }
     }
 
-    private func recordOrigin(captureID: UInt32, key: SourceNumbering.Key) throws(CaptureError) {
+    private func recordOrigin(captureID: UInt32, key: CaptureSourceNumbering.Key) throws(CaptureError) {
         let p = publishers[key.publisher]
         try writer.recordSourceOrigin(
             CaptureSourceOrigin(
@@ -108,7 +108,7 @@ final class SharedRecording: Sendable {
                 guard let (id, isNew) = s.numbering.id(publisher: p, source: package.header.sourceID) else {
                     throw CommandError("\(label): no source id is left in the capture for its source \(package.header.sourceID)")
                 }
-                if isNew { try recordOrigin(captureID: id, key: SourceNumbering.Key(publisher: p, source: package.header.sourceID)) }
+                if isNew { try recordOrigin(captureID: id, key: CaptureSourceNumbering.Key(publisher: p, source: package.header.sourceID)) }
                 let arrived = DispatchTime.now().uptimeNanoseconds
                 let appended = try CaptureRecording.append(package, to: writer, captureSourceID: id)
                 s.counters[p].count(package, appended: appended, arrived: arrived)
@@ -133,7 +133,7 @@ final class SharedRecording: Sendable {
         }
         guard let gap = s.counters[p].outage.observe(package) else { return }
         // Outage gaps are of sources that sent analog frames before: numbered already.
-        guard let id = s.numbering.ids[SourceNumbering.Key(publisher: p, source: gap.sourceID)] else { return }
+        guard let id = s.numbering.ids[CaptureSourceNumbering.Key(publisher: p, source: gap.sourceID)] else { return }
         try writer.recordGap(sourceID: id, firstMissing: gap.firstMissing, count: gap.count, cause: .sequenceJump, timeNs: gap.timeNs)
         s.counters[p].gaps += 1
         s.counters[p].framesMissing = s.counters[p].framesMissing.addingSaturated(gap.count)

@@ -1,16 +1,22 @@
-/// The capture's source ids in a recording of several publishers (docs/CAPTURE.md §6, source origin):
+/// The capture's source ids in a recording of several publishers (docs/CAPTURE.md §6, source origin,
+/// "Numbering"; `tributary record A B …`):
 /// each publisher's source keeps its own id unless an earlier publisher (in the order the addresses
 /// were given) has it; then it gets the lowest id ≥ 1 that no source of the capture has. Source 0 (a
 /// publisher's packages of no source) stays 0 for every publisher.
-struct SourceNumbering {
-    struct Key: Hashable {
+public struct CaptureSourceNumbering: Sendable {
+    public struct Key: Hashable, Sendable {
         /// The publisher's position among the addresses.
-        var publisher: Int
+        public var publisher: Int
         /// The publisher's id for the source.
-        var source: UInt32
+        public var source: UInt32
+
+        public init(publisher: Int, source: UInt32) {
+            self.publisher = publisher
+            self.source = source
+        }
     }
 
-    private(set) var ids: [Key: UInt32] = [:]
+    public private(set) var ids: [Key: UInt32] = [:]
     private var used: Set<UInt32> = [0]
     /// No id below it is free (where the search for the lowest free id starts).
     private var lowestFree: UInt32 = 1
@@ -20,8 +26,8 @@ struct SourceNumbering {
     /// order and each publisher's welcome order, each colliding one gets the lowest free id.
     /// - Returns: the numbering, and the keys in the order their origins are to be recorded (address
     ///   order, then welcome order).
-    static func plan(welcomed: [[UInt32]]) -> (SourceNumbering, [Key]) {
-        var numbering = SourceNumbering()
+    public static func plan(welcomed: [[UInt32]]) -> (CaptureSourceNumbering, [Key]) {
+        var numbering = CaptureSourceNumbering()
         var order: [Key] = []
         var seen = Set<Key>()
         for (p, sources) in welcomed.enumerated() {
@@ -39,7 +45,7 @@ struct SourceNumbering {
 
     /// The capture's id for publisher `publisher`'s source `source` (0 for 0); `isNew` when it was
     /// numbered just now (a source the welcome did not list). Nil when no id is free (2^32 − 1 sources).
-    mutating func id(publisher: Int, source: UInt32) -> (id: UInt32, isNew: Bool)? {
+    public mutating func id(publisher: Int, source: UInt32) -> (id: UInt32, isNew: Bool)? {
         guard source != 0 else { return (0, false) }
         let key = Key(publisher: publisher, source: source)
         if let id = ids[key] { return (id, false) }
@@ -49,7 +55,7 @@ struct SourceNumbering {
     }
 
     /// The capture ids of `publisher`'s sources numbered so far, ascending.
-    func captureIDs(publisher: Int) -> [UInt32] {
+    public func captureIDs(publisher: Int) -> [UInt32] {
         ids.filter { $0.key.publisher == publisher }.map(\.value).sorted()
     }
 
