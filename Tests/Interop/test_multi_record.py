@@ -205,6 +205,25 @@ class MultiRecordFailureTest(ScratchTest, unittest.TestCase):
         self.assertLess(spans[2], 3.0)
         self.assertGreater(spans[2], 0.5)
 
+    def test_sigint_stops_every_publisher_and_closes_the_capture(self):
+        publishers = [Serve("--no-announce", "--simulate", f"id={n + 1},name=dev-{n},rate=500,block=25") for n in range(2)]
+        try:
+            capture = self.path("lab.tcap")
+            recorder = subprocess.Popen([TRIBUTARY, "record", *[p.address for p in publishers], "--api-key", "k",
+                                         "--out", capture], stderr=subprocess.PIPE, text=True)
+            time.sleep(2)
+            recorder.send_signal(signal.SIGINT)
+            _, err = recorder.communicate(timeout=TIMEOUT)
+        finally:
+            for p in publishers:
+                p.stop(kill_if_hung=True)
+        self.assertEqual(recorder.returncode, 0, err)
+        self.assertEqual(err.count("; ended: interrupted"), 2, err)
+        info = inspect_json(capture)
+        self.assertTrue(info["footer"])
+        self.assertEqual([(s["id"], s["name"]) for s in info["sources"]], [(1, "dev-0"), (2, "dev-1")])
+        self.assertEqual([o["publisher_source_id"] for o in info["source_origins"]], [1, 2])  # nothing renumbered
+
     def test_the_same_publisher_twice_is_refused(self):
         publisher = Serve("--no-announce", "--simulate", "id=1,rate=100")
         try:
