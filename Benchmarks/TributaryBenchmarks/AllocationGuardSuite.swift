@@ -118,6 +118,17 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
         guardRow("  the same, steady state (last 3/4)", limit: delivery == .lossless ? 2.001 : 2.01, result.steadyAllocationsPerFrame!)
     }
 
+    // An application's push (the C and Python publishing API): the frame is written into a buffer of
+    // the source's pool that the publisher has let go of, so the pushing thread allocates nothing; the
+    // process as a whole allocates what the path above does (libzmq's content record and receive buffer).
+    for delivery in [SourceDelivery.lossless, .live] {
+        let pushes = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_PUSHES"] ?? "") ?? 20_000
+        let result = try pushAllocationRun(delivery: delivery, blocks: pushes, warm: pushes / 4)
+        let path = delivery == .lossless ? "lossless" : "live"
+        guardRow("push 8x1024 f64 \(path), pushing thread, per push", limit: 0, result.pushingThread)
+        guardRow("  the same, whole process, per push", limit: 2.01, result.process)
+    }
+
     printTable("allocation guard (allocations per operation, steady state)", rows)
     if context.checkAllocations && !failures.isEmpty {
         throw BenchError("allocation guard: " + failures.joined(separator: "; "))
