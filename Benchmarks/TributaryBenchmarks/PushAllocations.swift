@@ -9,6 +9,8 @@ import TributaryWire
 struct PushAllocations {
     /// Per push, made by the pushing thread (the frame build, the source, the hand-off queue).
     var pushingThread: Double
+    /// The same less the source's buffer pool growing (two allocations per buffer it adds).
+    var pushingThreadBeyondPool: Double
     /// Per push, made by the whole process (the publisher's loop, libzmq, the subscriber).
     var process: Double
     /// Blocks pushed in the counted part, and of them dropped (live).
@@ -19,9 +21,9 @@ struct PushAllocations {
 /// Pushes `blocks` blocks of 8 × 1 024 float64 into a `PushSource`; the allocations are counted over the
 /// last `blocks - warm` pushes (the first `warm` fill the source's buffer pool, the arrays and libzmq's
 /// pipes) and until the subscriber has seen every frame. Lossless pushes go as fast as credit allows;
-/// live ones every `livePeriodNs` at most (a live source pushed faster than the link carries has more
-/// frames in flight, up to libzmq's high-water mark, than its buffer pool keeps: those allocate).
-func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePeriodNs: UInt64 = 100_000) throws -> PushAllocations {
+/// live ones every `livePeriodNs` (a live source pushed faster than the link carries has more frames
+/// in flight, up to the hand-off queue's and libzmq's bounds, than its buffer pool keeps: those allocate).
+func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePeriodNs: UInt64 = 1_000_000) throws -> PushAllocations {
     let channels = 8, samples = 1024
     let source = try PushSource(
         spec: PushSourceSpec(
@@ -37,7 +39,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
     try subject.start()
     while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
     let block = (0..<(channels * samples)).map { Double($0 % 1000) }
-    var processBefore: UInt64 = 0, threadBefore: UInt64 = 0, dropped = 0
+    var processBefore: UInt64 = 0, threadBefore: UInt64 = 0, dropped = 0, poolBefore = 0
     try block.withUnsafeBytes { bytes in
         var due = nowNanoseconds()
         for k in 0..<blocks {
@@ -52,6 +54,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
                 while observer.progress.load(ordering: .relaxed) < warm && nowNanoseconds() < deadline { usleep(1_000) }
                 processBefore = allocationCount()
                 threadBefore = tributary_thread_alloc_count()
+                poolBefore = source.pooledBuffers
             }
             let outcome = try source.push(
                 bytes.baseAddress!, type: .float64, channels: channels, samplesPerChannel: samples, layout: .channelMajor,
@@ -64,6 +67,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
         }
     }
     let threadAfter = tributary_thread_alloc_count()
+    let poolGrowth = source.pooledBuffers - poolBefore
     // A live stream's last drops are announced only by a later frame: wait until nothing moves.
     var last = -1, still = 0
     let deadline = nowNanoseconds() + 10_000_000_000
@@ -78,6 +82,8 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
     subject.close()
     let counted = Double(blocks - warm)
     return PushAllocations(
-        pushingThread: Double(threadAfter - threadBefore) / counted, process: Double(processAfter - processBefore) / counted,
+        pushingThread: Double(threadAfter - threadBefore) / counted,
+        pushingThreadBeyondPool: (Double(threadAfter - threadBefore) - 2 * Double(poolGrowth)) / counted,
+        process: Double(processAfter - processBefore) / counted,
         pushed: blocks - warm, dropped: dropped)
 }

@@ -200,6 +200,10 @@ public final class PushSource: Source {
     /// Blocks handed to the publisher, and live blocks dropped because its queue was full.
     public var counts: (pushed: UInt64, dropped: UInt64) { state.withLock { ($0.pushed, $0.dropped) } }
 
+    /// Frame buffers the source keeps for reuse (it adds one, two allocations, whenever more of its
+    /// frames are in flight than ever before; the allocation guard tells that growth from the pushes).
+    public var pooledBuffers: Int { pool.withLock { $0.count } }
+
     /// Whether `close` was called or the publisher stopped.
     public var isClosed: Bool { state.withLock { $0.closed } }
 
@@ -376,9 +380,10 @@ public final class PushSource: Source {
 /// and the hand-out happen under the pool's lock, and the buffer handed out is referenced twice from
 /// then on, so no other push can take it until the frame made of it is gone.
 struct BufferPool {
-    /// At most this many buffers …
-    static let maxBuffers = 256
-    /// … holding at most this many bytes together (the publisher's 8 MiB credit window, twice).
+    /// At most this many buffers (small frames: a lossless source's 256-frame credit window and the
+    /// hand-off queue's lossless window of 64, with room for a live source's short backlogs) …
+    static let maxBuffers = 1024
+    /// … holding at most this many bytes together (large frames: the 8 MiB credit window, twice).
     static let maxBytes = 16 << 20
 
     private var buffers: [FrameBuffer] = []
@@ -387,6 +392,9 @@ struct BufferPool {
     private var cursor = 0
 
     init() { buffers.reserveCapacity(Self.maxBuffers) }
+
+    /// Buffers kept.
+    var count: Int { buffers.count }
 
     /// A buffer of at least `byteCount` bytes that nothing else references.
     mutating func take(holding byteCount: Int) -> FrameBuffer {
