@@ -9,8 +9,8 @@ one run. Run by `make bench`; `--quick` for a short smoke run.
    DEALER process sending 65 536-byte messages to a ROUTER process (zmq_process_peer.py).
 2. Latency between processes at 1 000 blocks/s of 8 x 16 float64: the Python pusher gives each block
    the time of its push as its last sample's time (`time_ns` = now - 16 samples / rate), `tributary
-   bench ADDRESS` (the library's Subject, observers on a callback thread) reports the observer
-   callback's time minus it; the peer is LSL's outlet -> inlet at the same rate and block
+   bench ADDRESS` (the library's Subject, observers on a callback thread; and with `--inline`, on the
+   socket thread) reports the observer callback's time minus it; the peer is LSL's outlet -> inlet at the same rate and block
    (`push_chunk(chunk, local_clock())`, the inlet's `pull_chunk` time minus that stamp).
 3. C push (Benchmarks/c/push_cpu.c, built here against the release library) with one
    `subscribe --summary`: the pushing thread's CPU per `tributary_source_push` against one memcpy of
@@ -160,11 +160,12 @@ class PublishBench:
         self.results["throughput"] = {"runs": runs, "versions": versions}
 
     # ---- 2. latency -----------------------------------------------------------------------------------
-    def tributary_latency(self, seconds):
+    def tributary_latency(self, seconds, inline=False):
+        """`inline`: the observer runs on the session's socket thread (`bench --inline`), not a callback thread."""
         pusher, address = self.start_pusher("--rate", "1000", "--samples", "16", "--seconds", str(seconds + 2.0))
         out = os.path.join(self.tmp, "latency.json")
         bench = self.pb.Proc([self.args.tributary, "bench", address, "--api-key", "bench", "--seconds", str(seconds),
-                              "--json", out])
+                              "--json", out, *(["--inline"] if inline else [])])
         if bench.finish(120) != 0:
             raise RuntimeError(f"bench: {''.join(bench.err)[-600:]}")
         pusher.finish(60)
@@ -177,28 +178,32 @@ class PublishBench:
         a = self.args
         print(f"\n== Push -> observer latency between processes, 1000 blocks/s of {CHANNELS} x 16 float64, "
               f"{a.rounds} interleaved rounds of {a.latency_seconds} s (µs) ==", flush=True)
-        ours, lsl = [], []
+        ours, inline, lsl = [], [], []
         for r in range(a.rounds):
-            order = ["tributary", "lsl"] if r % 2 == 0 else ["lsl", "tributary"]
+            order = ["tributary", "inline", "lsl"] if r % 2 == 0 else ["lsl", "inline", "tributary"]
             for system in order:
                 if system == "tributary":
                     ours.append(self.tributary_latency(a.latency_seconds))
+                elif system == "inline":
+                    inline.append(self.tributary_latency(a.latency_seconds, inline=True))
                 elif not a.no_lsl:
                     lsl.append(self.peers.latency_lsl(1000, a.latency_seconds))
             t = ours[-1]
-            line = f"  round {r + 1}: tributary p50 {t['p50']:.0f} p99 {t['p99']:.0f} ({t['delivered']:.0f} blocks/s, lost {t['lost']})"
+            line = (f"  round {r + 1}: tributary p50 {t['p50']:.0f} p99 {t['p99']:.0f} ({t['delivered']:.0f} blocks/s, lost {t['lost']}); "
+                    f"--inline p50 {inline[-1]['p50']:.0f} p99 {inline[-1]['p99']:.0f}")
             if lsl:
                 line += f"; LSL p50 {lsl[-1]['p50']:.0f} p99 {lsl[-1]['p99']:.0f}"
             print(line, flush=True)
         print(f"{'system':36} {'p50 µs':24} {'p99 µs':24} {'p99.9 µs':24}")
-        for name, rows in (("tributary.Publisher -> bench", ours), ("LSL outlet -> inlet", lsl)):
+        for name, rows in (("tributary.Publisher -> bench", ours), ("the same, bench --inline", inline), ("LSL outlet -> inlet", lsl)):
             if rows:
                 print(f"{name:36} {spread([x['p50'] for x in rows]):24} {spread([x['p99'] for x in rows]):24} "
                       f"{spread([x['p999'] for x in rows]):24}")
         if lsl:
             p50 = ratios([x["p50"] for x in ours], [x["p50"] for x in lsl], higher_is_better=True)
-            print(f"p50 Tributary / LSL: {spread(p50)} (target <= 0.6); p99 target <= 1000 µs")
-        self.results["latency"] = {"tributary": ours, "lsl": lsl}
+            p50_inline = ratios([x["p50"] for x in inline], [x["p50"] for x in lsl], higher_is_better=True)
+            print(f"p50 Tributary / LSL: {spread(p50)}, --inline {spread(p50_inline)} (target <= 0.6); p99 target <= 1000 µs")
+        self.results["latency"] = {"tributary": ours, "inline": inline, "lsl": lsl}
 
     # ---- 3. C push ------------------------------------------------------------------------------------
     def build_push_cpu(self):
