@@ -97,7 +97,7 @@ let package = Package(
             name: "TributaryBenchmarks",
             dependencies: [
                 "TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                "CAllocCounter", "TributaryTestSupport",
+                "TributarySources", "CAllocCounter", "TributaryTestSupport",
             ],
             path: "Benchmarks/TributaryBenchmarks"
         ),
