@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,15 +33,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import process_bench  # noqa: E402  (the peers' processes and the spread notation are shared)
+
+spread = process_bench.median_spread
 
 CHANNELS = 8
-
-
-def spread(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return "-"
-    return f"{statistics.median(values):.4g} ({min(values):.4g}-{max(values):.4g})"
 
 
 def ratios(ours, theirs, higher_is_better=True):
@@ -102,8 +97,6 @@ def push_role(args):
 # ---- the benchmark ------------------------------------------------------------------------------------
 class PublishBench:
     def __init__(self, args):
-        import process_bench
-
         self.args = args
         self.pb = process_bench
         self.peers = process_bench.Bench(argparse.Namespace(tributary=args.tributary, python=args.python))

@@ -34,10 +34,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
     defer { publisher.stop() }
     let subject = try Subject()
     let observer = ThroughputObserver(expected: blocks)
-    subject.register(observer)
-    try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
-    try subject.start()
-    while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+    try startSession(subject, observer: observer, publisher: publisher)
     let block = (0..<(channels * samples)).map { Double($0 % 1000) }
     var processBefore: UInt64 = 0, threadBefore: UInt64 = 0, dropped = 0, poolBefore = 0
     try block.withUnsafeBytes { bytes in

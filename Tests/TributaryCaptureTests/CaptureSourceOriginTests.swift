@@ -7,11 +7,23 @@ import TributaryWire
 /// Source-origin records (type 7, docs/CAPTURE.md §6) and the numbering of a recording of several
 /// publishers: written in order with the chunks, indexed by the footer, found again by a scan and by
 /// repair; damage in one is reported, not fatal; colliding ids get the lowest free id.
-@Suite struct CaptureSourceOriginTests {
+@Suite final class CaptureSourceOriginTests {
+    /// Each test's own directory (Swift Testing makes an instance per test), removed with it.
+    private let dir = temporaryDirectory()
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
     private let origins = [
         CaptureSourceOrigin(sourceID: 1, publisherSourceID: 1, publisherIndex: 0, address: "tcp://10.0.0.1:5564", publisher: "amp"),
         CaptureSourceOrigin(sourceID: 4, publisherSourceID: 1, publisherIndex: 1, address: "tcp://[::1]:5564", publisher: "Kraftmeßplatte"),
     ]
+
+    /// 200 synthetic frames recorded into `dir`/a.tcap with the two origins among them.
+    private func recordWithOrigins() throws -> (path: String, frames: [Frame]) {
+        let path = dir + "/a.tcap"
+        let frames = syntheticFrames(200)
+        try record(path, frames: frames)
+        return (path, frames)
+    }
 
     private func record(_ path: String, frames: [Frame]) throws {
         let writer = try CaptureWriter(
@@ -34,11 +46,7 @@ import TributaryWire
     }
 
     @Test func originsRoundTripThroughTheFooterAScanAndRepair() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(200)
-        try record(path, frames: frames)
+        let (path, frames) = try recordWithOrigins()
         let reader = try CaptureReader(path: path)
         #expect(reader.hasFooter)
         #expect(plain(reader.sourceOrigins) == origins)
@@ -62,11 +70,7 @@ import TributaryWire
     }
 
     @Test func aDamagedOriginRecordIsReportedAndSkipped() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(200)
-        try record(path, frames: frames)
+        let (path, frames) = try recordWithOrigins()
         let offset = try #require(try CaptureReader(path: path).sourceOrigins.last?.offset)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.seek(toOffset: UInt64(offset + CaptureFormat.envelopeLength + 30))

@@ -64,6 +64,17 @@ enum RecordCommand: Command {
                                     no entropy coding): less CPU per MB, larger files
         """
 
+    /// The capture writer's options for a recording. Sequence numbers restart with each session and
+    /// files are re-chunked: gap frames are the authority on loss, and the Subject counts any
+    /// unannounced jump (reported in the summary).
+    static func writerOptions(fastCodec: Bool) -> CaptureWriterOptions {
+        var options = CaptureWriterOptions()
+        options.detectSequenceJumps = false
+        options.writerName = "tributary record"
+        if fastCodec { options.chunk = .fast }
+        return options
+    }
+
     /// Counters shared by the recording task and the progress line.
     struct Counters {
         var frames = 0
@@ -158,12 +169,7 @@ enum RecordCommand: Command {
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
 
-        var writerOptions = CaptureWriterOptions()
-        // Sequence numbers restart with each session and files are re-chunked: gap frames are the
-        // authority on loss, and the Subject counts any unannounced jump (reported below).
-        writerOptions.detectSequenceJumps = false
-        writerOptions.writerName = "tributary record"
-        if fastCodec { writerOptions.chunk = .fast }
+        let writerOptions = Self.writerOptions(fastCodec: fastCodec)
         // Connect first: a refused session (wrong API key...) must not create or touch any file.
         let run = SubscriptionRun()
         let (subject, welcome) = try options.connect(run)

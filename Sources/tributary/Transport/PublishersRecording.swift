@@ -21,10 +21,7 @@ enum PublishersRecording {
         let targets = try resolveTargets(addresses)
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
-        var writerOptions = CaptureWriterOptions()
-        writerOptions.detectSequenceJumps = false
-        writerOptions.writerName = "tributary record"
-        if fastCodec { writerOptions.chunk = .fast }
+        let writerOptions = RecordCommand.writerOptions(fastCodec: fastCodec)
         // Every publisher is connected before any file is created: one that refuses or cannot be
         // reached at the start fails the command, as with one ADDRESS.
         let sessions = try connectAll(targets, options: options)
