@@ -159,10 +159,12 @@ demo: deps build
 ## Lab Streaming Layer via pylsl, whose wheel bundles liblsl). process_bench.py: serve/subscribe/record/bench
 ## as separate processes, fan-out and the latency curve (about 3 minutes; --quick for a smoke run).
 ## clock_bench.py: clock offsets against LSL's time_correction under faketime (about 2 minutes).
+## publish_bench.py: publishing from Python and C (push throughput, push -> observer latency, C push CPU).
 bench: deps build python
 	$(BIN)/tributary-bench --python $(PY)
 	$(PY) Benchmarks/process_bench.py --tributary $(BIN)/tributary --python $(PY)
 	$(PY) Benchmarks/python_bench.py --tributary $(BIN)/tributary
+	$(PY) Benchmarks/publish_bench.py --tributary $(BIN)/tributary --python $(PY)
 	$(PY) Benchmarks/formats_bench.py $(BIN)/tributary
 	$(PY) Benchmarks/clock_bench.py --tributary $(BIN)/tributary
 

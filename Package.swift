@@ -30,11 +30,12 @@ let package = Package(
 
         /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
         .target(name: "TributaryWire"),
-        /// File formats of the measurement world as bytes: NPY, WAV, CSV, TDMS, XDF. Pure Swift, no dependencies.
-        .target(name: "TributaryFormats"),
         /// Text the tool, the C library and the live view write: a JSON value rendered so that numbers read
         /// back exactly, and text made safe for a terminal (package-internal). Pure Swift, no dependencies.
         .target(name: "TributaryText"),
+        /// File formats of the measurement world as bytes: NPY, WAV, CSV, TDMS, XDF. Pure Swift; JSON text
+        /// (an XDF marker sample of several channels) from TributaryText.
+        .target(name: "TributaryFormats", dependencies: ["TributaryText"]),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "TributaryText", "CFFTW", "CKernels"]),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, and the one
@@ -97,7 +98,7 @@ let package = Package(
             name: "TributaryBenchmarks",
             dependencies: [
                 "TributaryWire", "TributaryDSP", "TributaryFormats", "TributaryCapture", "TributaryTransport",
-                "CAllocCounter", "TributaryTestSupport",
+                "TributarySources", "CAllocCounter", "TributaryTestSupport",
             ],
             path: "Benchmarks/TributaryBenchmarks"
         ),

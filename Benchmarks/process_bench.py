@@ -93,10 +93,10 @@ def _end_children():
 class Proc:
     """A child process whose stdout lines are collected on a thread."""
 
-    def __init__(self, argv, stdin=False):
+    def __init__(self, argv, stdin=False, env=None):
         self.argv = argv
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL)
+                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, env=env)
         _children.append(self.p)
         self.lines = []
         self.err = []

@@ -15,11 +15,17 @@ extern void __libc_free(void *);
 
 static uint64_t allocs;
 static uint64_t frees;
+/// The calling thread's share (initial-exec TLS: reading it allocates nothing, even on a new thread).
+static __thread uint64_t thread_allocs __attribute__((tls_model("initial-exec")));
 
 uint64_t tributary_alloc_count(void) { return __atomic_load_n(&allocs, __ATOMIC_RELAXED); }
 uint64_t tributary_free_count(void) { return __atomic_load_n(&frees, __ATOMIC_RELAXED); }
+uint64_t tributary_thread_alloc_count(void) { return thread_allocs; }
 
-static inline void count_alloc(void) { __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED); }
+static inline void count_alloc(void) {
+    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
+    thread_allocs++;
+}
 
 void *malloc(size_t size) { count_alloc(); return __libc_malloc(size); }
 void *calloc(size_t n, size_t size) { count_alloc(); return __libc_calloc(n, size); }

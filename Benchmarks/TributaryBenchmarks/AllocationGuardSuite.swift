@@ -118,6 +118,24 @@ let allocationGuardSuite = Suite(name: "alloc-guard") { context in
         guardRow("  the same, steady state (last 3/4)", limit: delivery == .lossless ? 2.001 : 2.01, result.steadyAllocationsPerFrame!)
     }
 
+    // An application's push (the C and Python publishing API): the frame is written into a buffer of
+    // the source's pool that the publisher has let go of, so a push allocates nothing; the pool grows
+    // (two allocations a buffer) only to a new peak of frames in flight, which a stall of the machine
+    // can set after the warm-up: the guard is on what is left beyond that growth (0), and the whole
+    // count has a limit that one allocation a push would exceed 25 times over. The process as a whole
+    // allocates what the path above does (libzmq's content record and receive buffer). Lossless pushes
+    // go as fast as credit allows, live ones at 1 000 blocks/s (faster than the link carries, a live
+    // source's frames in flight outgrow the pool: docs/PERFORMANCE.md, "Publishing from Python and C").
+    let pushes = Int(ProcessInfo.processInfo.environment["TRIBUTARY_ALLOC_PUSHES"] ?? "") ?? 20_000
+    for delivery in [SourceDelivery.lossless, .live] {
+        let blocks = delivery == .lossless ? pushes : pushes / 4
+        let result = try pushAllocationRun(delivery: delivery, blocks: blocks, warm: blocks / 4)
+        let path = delivery == .lossless ? "lossless" : "live 1000/s"
+        guardRow("push 8x1024 f64 \(path), pushing thread, per push", limit: 0, result.pushingThreadBeyondPool)
+        guardRow("  the same, with the buffer pool's growth", limit: 0.04, result.pushingThread)
+        guardRow("  the same, whole process, per push", limit: 2.05, result.process)
+    }
+
     printTable("allocation guard (allocations per operation, steady state)", rows)
     if context.checkAllocations && !failures.isEmpty {
         throw BenchError("allocation guard: " + failures.joined(separator: "; "))

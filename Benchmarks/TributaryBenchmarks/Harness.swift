@@ -1,5 +1,6 @@
 import CAllocCounter
 import Foundation
+import TributaryTransport
 
 /// Keeps the optimiser from deleting the work under measurement.
 @inline(never) @_optimize(none)
@@ -113,3 +114,13 @@ func printTable(_ title: String, _ rows: [BenchRow]) {
 
 /// Formats a number with a fixed count of decimals.
 func fmt(_ value: Double, _ decimals: Int = 2) -> String { String(format: "%.\(decimals)f", value) }
+
+/// Registers `observer` on `subject`, opens its session with the benchmark publisher on loopback (API
+/// key "bench") and returns once the publisher counts the session as started, so that what the
+/// benchmark then sends is not held back or lost to the opening.
+func startSession(_ subject: Subject, observer: some Observer, publisher: Publisher) throws {
+    subject.register(observer)
+    try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
+    try subject.start()
+    while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+}

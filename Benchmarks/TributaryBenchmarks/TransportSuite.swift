@@ -226,11 +226,8 @@ func transportThroughputRun(
     defer { publisher.stop() }
     let subject = try inline ? Subject(callbackQueue: CallbackQueue(executor: .inline), context: context) : Subject(context: context)
     let observer = ThroughputObserver(expected: frames)
-    subject.register(observer)
-    try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
-    try subject.start()
     // The session must be started on the publisher before the source begins.
-    while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+    try startSession(subject, observer: observer, publisher: publisher)
     let allocationsBefore = allocationCount()
     source.startGate.signal()
     var steadyBefore: UInt64?
@@ -306,10 +303,7 @@ func transportLatencyRun(rate: Int, count: Int) throws -> TransportLatency {
     defer { publisher.stop() }
     let subject = try Subject()
     let observer = LatencyObserver(expected: count)
-    subject.register(observer)
-    try subject.open(address: "127.0.0.1", port: publisher.port!, apiKey: "bench", description: "bench", timeout: 10)
-    try subject.start()
-    while publisher.subscribers().first?.isStarted != true { usleep(1_000) }
+    try startSession(subject, observer: observer, publisher: publisher)
     let layout = AnalogLayout(channelCount: 8, sampleCount: 16, format: .float64)
     let template = Frame.analog(header: FrameHeader(kind: .analog, sourceID: 1), layout: layout, firstSample: 0) { writer in
         for row in 0..<8 { writer.setChannelIndex(row, UInt32(row)) }

@@ -96,6 +96,7 @@ final class CaptureHandle {
     /// The JSON description of the capture (documented in docs/C_API.md).
     func infoJSON() throws(APIError) -> JSON {
         var sources: [JSON] = []
+        let origins = reader.sourceOrigins
         for summary in reader.sources.sorted(by: { $0.sourceID < $1.sourceID }) {
             let id = summary.sourceID
             let configuration = reader.configuration(source: id)
@@ -143,6 +144,7 @@ final class CaptureHandle {
                                 ])
                             })
                     ),
+                    ("origin", origins.first { $0.sourceID == id }.map(Self.originJSON) ?? .null),
                 ]))
         }
         return .object([
@@ -150,6 +152,14 @@ final class CaptureHandle {
             ("recovered", .bool(reader.wasRecovered)),
             ("damage", .strings(reader.damage.map(\.description))),
             ("sources", .array(sources)),
+        ])
+    }
+
+    /// Where a source of a recording of several publishers came from (docs/CAPTURE.md §6, source origin).
+    static func originJSON(_ o: CaptureSourceOrigin) -> JSON {
+        .object([
+            ("publisher_index", .uint(UInt64(o.publisherIndex))), ("address", .string(o.address)), ("publisher", .string(o.publisher)),
+            ("publisher_source_id", .uint(UInt64(o.publisherSourceID))),
         ])
     }
 

@@ -92,6 +92,38 @@ public func tributary_spectral_window(
     }
 }
 
+/// The arguments `tributary_stft` and `tributary_spectrogram` share, checked: the signal
+/// (`segmentedSignal`), a finite scale and the two-sided flag, and the segments they make.
+private struct ShortTimeArguments {
+    let x: UnsafePointer<Double>
+    let rows: Int, samples: Int
+    let parameters: SegmentParameters
+    let twoSided: Bool
+    let segments: Int
+
+    init(
+        _ x: UnsafePointer<Double>?, _ rows: UInt, _ samples: UInt, _ window: UnsafePointer<Double>?,
+        _ nperseg: UInt, _ noverlap: UInt, _ nfft: UInt, _ detrend: Int32, _ twosided: Int32, _ scale: Double
+    ) throws(APIError) {
+        guard let x else { throw APIError(.argument, "x is NULL") }
+        self.x = x
+        (self.rows, self.samples, parameters) = try segmentedSignal(rows, samples, window, nperseg, noverlap, nfft, detrend)
+        guard scale.isFinite else { throw APIError(.argument, "scale must be finite, not \(scale)") }
+        twoSided = try flag(twosided, "twosided")
+        segments = (self.samples - parameters.segmentLength) / parameters.step + 1
+    }
+
+    /// The caller's `out`, if it holds `needed` values (`layout` says what they are, in the error).
+    func output(
+        _ out: UnsafeMutablePointer<Double>?, _ outCount: UInt, _ needed: Int, _ layout: String
+    ) throws(APIError) -> UnsafeMutablePointer<Double> {
+        guard let out, outCount >= UInt(needed) else {
+            throw APIError(.argument, "out must hold \(needed) values (\(layout)), not \(out == nil ? 0 : outCount)")
+        }
+        return out
+    }
+}
+
 /// The short-time spectra of `rows` signals of `samples` values each: out holds rows × bins × segments
 /// interleaved complex values (bins nfft / 2 + 1, or nfft when twosided), each times `scale`.
 @_cdecl("tributary_stft")
@@ -101,26 +133,19 @@ public func tributary_stft(
     _ out: UnsafeMutablePointer<Double>?, _ outCount: UInt, _ segments: UnsafeMutablePointer<UInt>?
 ) -> Int32 {
     guarded("tributary_stft") {
-        guard let x else { throw APIError(.argument, "x is NULL") }
-        let (r, n, p) = try segmentedSignal(rows, samples, window, nperseg, noverlap, nfft, detrend)
-        guard scale.isFinite else { throw APIError(.argument, "scale must be finite, not \(scale)") }
-        let twoSided = try flag(twosided, "twosided")
-        let segs = (n - p.segmentLength) / p.step + 1
-        let bins = p.binCount(twoSided: twoSided)
-        let per = try product([bins, segs, 2], "out")
-        let needed = try product([r, per], "out")
-        guard let out, outCount >= UInt(needed) else {
-            throw APIError(.argument, "out must hold \(needed) values (rows × bins × segments × 2), not \(out == nil ? 0 : outCount)")
-        }
-        let transform = try dsp { try ShortTimeTransform(p) }
-        for row in 0..<r {
+        let a = try ShortTimeArguments(x, rows, samples, window, nperseg, noverlap, nfft, detrend, twosided, scale)
+        let per = try product([a.parameters.binCount(twoSided: a.twoSided), a.segments, 2], "out")
+        let needed = try product([a.rows, per], "out")
+        let out = try a.output(out, outCount, needed, "rows × bins × segments × 2")
+        let transform = try dsp { try ShortTimeTransform(a.parameters) }
+        for row in 0..<a.rows {
             _ = try dsp {
                 try transform.spectra(
-                    UnsafeBufferPointer(start: x + row * n, count: n), scale: scale, twoSided: twoSided,
-                    into: UnsafeMutableBufferPointer(start: out + row * per, count: per))
+                    UnsafeBufferPointer(start: a.x + row * a.samples, count: a.samples), scale: scale,
+                    twoSided: a.twoSided, into: UnsafeMutableBufferPointer(start: out + row * per, count: per))
             }
         }
-        if let segments { segments.pointee = UInt(segs) }
+        if let segments { segments.pointee = UInt(a.segments) }
     }
 }
 
@@ -181,21 +206,15 @@ public func tributary_spectrogram(
     _ out: UnsafeMutablePointer<Double>?, _ outCount: UInt, _ segments: UnsafeMutablePointer<UInt>?
 ) -> Int32 {
     guarded("tributary_spectrogram") {
-        guard let x else { throw APIError(.argument, "x is NULL") }
-        let (r, n, p) = try segmentedSignal(rows, samples, window, nperseg, noverlap, nfft, detrend)
-        guard scale.isFinite else { throw APIError(.argument, "scale must be finite, not \(scale)") }
-        let twoSided = try flag(twosided, "twosided")
-        let segs = (n - p.segmentLength) / p.step + 1
-        let needed = try product([r, p.binCount(twoSided: twoSided), segs], "out")
-        guard let out, outCount >= UInt(needed) else {
-            throw APIError(.argument, "out must hold \(needed) values (rows × bins × segments), not \(out == nil ? 0 : outCount)")
-        }
+        let a = try ShortTimeArguments(x, rows, samples, window, nperseg, noverlap, nfft, detrend, twosided, scale)
+        let needed = try product([a.rows, a.parameters.binCount(twoSided: a.twoSided), a.segments], "out")
+        let out = try a.output(out, outCount, needed, "rows × bins × segments")
         _ = try dsp {
             try SpectrogramBatch.psd(
-                x, rows: r, length: n, parameters: p, scale: scale, twoSided: twoSided,
+                a.x, rows: a.rows, length: a.samples, parameters: a.parameters, scale: scale, twoSided: a.twoSided,
                 into: UnsafeMutableBufferPointer(start: out, count: needed))
         }
-        if let segments { segments.pointee = UInt(segs) }
+        if let segments { segments.pointee = UInt(a.segments) }
     }
 }
 

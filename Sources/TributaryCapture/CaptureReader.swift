@@ -173,14 +173,15 @@ public final class CaptureReader {
         restoreSequenceOrder()
     }
 
-    /// Chunk, gap, configuration and clock-offset records are indexed (footer, checkpoints, scan).
+    /// Chunk, gap, configuration, clock-offset and source-origin records are indexed (footer, checkpoints, scan).
     static func isIndexed(_ type: RecordType) -> Bool {
-        type == .chunk || type == .gap || type == .configuration || type == .clockOffset
+        type == .chunk || type == .gap || type == .configuration || type == .clockOffset || type == .sourceOrigin
     }
 
     /// Leaves out of the index every chunk or gap record that repeats an earlier one of the same source:
     /// the same type, sequence range, times and frame count (docs/CAPTURE.md §7). A copied record would
-    /// otherwise be read, exported and repaired twice. Configuration records are copies by design.
+    /// otherwise be read, exported and repaired twice. Configuration records are copies by design;
+    /// source-origin records are not compared (a reader takes the first of a source).
     func dropDuplicates() {
         struct Key: Hashable {
             var type: UInt8, source: UInt32, first: UInt64, last: UInt64, firstTime: Int64, lastTime: Int64, frames: UInt32
@@ -191,7 +192,7 @@ public final class CaptureReader {
         kept.reserveCapacity(index.count)
         for entry in index {
             let e = entry.envelope
-            guard e.type != .configuration else { kept.append(entry); continue }
+            guard e.type != .configuration && e.type != .sourceOrigin else { kept.append(entry); continue }
             let key = Key(
                 type: e.type.rawValue, source: e.sourceID, first: e.firstSequence, last: e.lastSequence,
                 firstTime: e.firstTimeNs, lastTime: e.lastTimeNs, frames: e.frameCount)

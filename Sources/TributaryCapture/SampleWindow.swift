@@ -376,30 +376,31 @@ private final class SampleCopier: @unchecked Sendable {
             let base = k * count + destination
             let samples = frame.samples(row: r)
             switch (frame.format, values) {
-            case (.float64, _):
-                (buffer.assumingMemoryBound(to: Double.self) + base).update(
-                    from: samples.assumingMemoryBound(to: Double.self) + from, count: to - from)
-            case (.float32, .stored):
-                (buffer.assumingMemoryBound(to: Float.self) + base).update(
-                    from: samples.assumingMemoryBound(to: Float.self) + from, count: to - from)
+            case (.float64, _): copy(Double.self, samples, from: from, to: to, at: base)
+            case (.float32, .stored): copy(Float.self, samples, from: from, to: to, at: base)
             case (.float32, .physical):
                 let s = samples.assumingMemoryBound(to: Float.self), d = buffer.assumingMemoryBound(to: Double.self) + base
                 for i in from..<to { d[i - from] = Double(s[i]) }
-            case (.int16, .stored):
-                (buffer.assumingMemoryBound(to: Int16.self) + base).update(
-                    from: samples.assumingMemoryBound(to: Int16.self) + from, count: to - from)
-            case (.int16, .physical):
-                let scale = frame.scale(r), offset = frame.offset(r)
-                let s = samples.assumingMemoryBound(to: Int16.self), d = buffer.assumingMemoryBound(to: Double.self) + base
-                for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
-            case (.int32, .stored):
-                (buffer.assumingMemoryBound(to: Int32.self) + base).update(
-                    from: samples.assumingMemoryBound(to: Int32.self) + from, count: to - from)
-            case (.int32, .physical):
-                let scale = frame.scale(r), offset = frame.offset(r)
-                let s = samples.assumingMemoryBound(to: Int32.self), d = buffer.assumingMemoryBound(to: Double.self) + base
-                for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
+            case (.int16, .stored): copy(Int16.self, samples, from: from, to: to, at: base)
+            case (.int16, .physical): convert(Int16.self, samples, from: from, to: to, at: base, frame.scale(r), frame.offset(r))
+            case (.int32, .stored): copy(Int32.self, samples, from: from, to: to, at: base)
+            case (.int32, .physical): convert(Int32.self, samples, from: from, to: to, at: base, frame.scale(r), frame.offset(r))
             }
         }
+    }
+
+    /// Copies elements `from ..< to` of `samples` (of type T) to element `index` of `buffer`, as they are.
+    @inline(__always)
+    private func copy<T>(_: T.Type, _ samples: UnsafeRawPointer, from: Int, to: Int, at index: Int) {
+        (buffer.assumingMemoryBound(to: T.self) + index).update(from: samples.assumingMemoryBound(to: T.self) + from, count: to - from)
+    }
+
+    /// Converts counts `from ..< to` of `samples` to values (count × scale + offset) at element `index` of `buffer`.
+    @inline(__always)
+    private func convert<T: BinaryInteger>(
+        _: T.Type, _ samples: UnsafeRawPointer, from: Int, to: Int, at index: Int, _ scale: Double, _ offset: Double
+    ) {
+        let s = samples.assumingMemoryBound(to: T.self), d = buffer.assumingMemoryBound(to: Double.self) + index
+        for i in from..<to { d[i - from] = Double(s[i]) * scale + offset }
     }
 }

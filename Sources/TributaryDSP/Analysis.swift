@@ -144,6 +144,30 @@ public struct ChannelReport: Sendable {
     public var crossChannel: CrossChannelReport?
 }
 
+extension ChannelReport {
+    /// The single-tone and distortion measurements `request` asks for, of `values`, with the
+    /// distortion referred to `fullScale` when known; a measurement that fails (no tone in the data)
+    /// is reported in `measurementError`.
+    /// - Throws: the errors of `SpectralMeasurements` other than `MeasurementError`.
+    mutating func measure(_ values: [Double], sampleRate: Double, request: AnalysisRequest, fullScale: Double?) throws {
+        do {
+            let m = try SpectralMeasurements(values, sampleRate: sampleRate, configuration: request.measurement)
+            let tone = try m.singleTone()
+            if request.measurements.contains(.tone) { self.tone = tone }
+            measurementWarnings = m.setupWarnings(for: tone, samples: values)
+            if !request.measurements.subtracting([.tone]).isEmpty {
+                let distortion = try m.distortion()
+                self.distortion = distortion
+                if let fullScale, distortion.fundamental.amplitude > 0 {
+                    self.fullScale = distortion.referred(toFullScale: fullScale)
+                }
+            }
+        } catch let error as MeasurementError {
+            measurementError = error.description
+        }
+    }
+}
+
 /// Runs an `AnalysisRequest` on channels; keeps FFT plans and scratch between channels (one per thread).
 public final class ChannelAnalyzer {
     /// The request.
@@ -195,22 +219,7 @@ public final class ChannelAnalyzer {
             report.spectrum = try averagedSpectrum(asDoubles(), s)
         }
         if !request.measurements.isEmpty {
-            do {
-                let values = asDoubles()
-                let m = try SpectralMeasurements(values, sampleRate: sampleRate, configuration: request.measurement)
-                let tone = try m.singleTone()
-                if request.measurements.contains(.tone) { report.tone = tone }
-                report.measurementWarnings = m.setupWarnings(for: tone, samples: values)
-                if !request.measurements.subtracting([.tone]).isEmpty {
-                    let distortion = try m.distortion()
-                    report.distortion = distortion
-                    if let fullScale = request.fullScale, distortion.fundamental.amplitude > 0 {
-                        report.fullScale = distortion.referred(toFullScale: fullScale)
-                    }
-                }
-            } catch let error as MeasurementError {
-                report.measurementError = error.description
-            }
+            try report.measure(asDoubles(), sampleRate: sampleRate, request: request, fullScale: request.fullScale)
         }
         return report
     }

@@ -325,22 +325,8 @@ private final class ChannelState {
             report.spectrogram = try Spectrogram(record, sampleRate: sampleRate, configuration: c)
         }
         if !request.measurements.isEmpty {
-            do {
-                let measured = record.count > measurementLength ? Array(record[..<measurementLength]) : record
-                let m = try SpectralMeasurements(measured, sampleRate: sampleRate, configuration: request.measurement)
-                let tone = try m.singleTone()
-                if request.measurements.contains(.tone) { report.tone = tone }
-                report.measurementWarnings = m.setupWarnings(for: tone, samples: measured)
-                if !request.measurements.subtracting([.tone]).isEmpty {
-                    let distortion = try m.distortion()
-                    report.distortion = distortion
-                    if let fullScale, distortion.fundamental.amplitude > 0 {
-                        report.fullScale = distortion.referred(toFullScale: fullScale)
-                    }
-                }
-            } catch let error as MeasurementError {
-                report.measurementError = error.description
-            }
+            let measured = record.count > measurementLength ? Array(record[..<measurementLength]) : record
+            try report.measure(measured, sampleRate: sampleRate, request: request, fullScale: fullScale)
         }
         return report
     }

@@ -40,6 +40,34 @@ public enum FilterPadding: String, CaseIterable, Sendable {
     case none
 }
 
+extension FilterPadding {
+    /// scipy's padding of one line of `n` samples (odd_ext, even_ext, const_ext): the `edge` values
+    /// before it into `left` (in order), those after it into `right`.
+    func pad(
+        _ x: UnsafePointer<Double>, stride: Int, length n: Int, edge: Int,
+        left: UnsafeMutablePointer<Double>, right: UnsafeMutablePointer<Double>
+    ) {
+        guard edge > 0 else { return }
+        let first = x[0], last = x[(n - 1) * stride]
+        for k in 1...edge {
+            let before = x[k * stride], after = x[(n - 1 - k) * stride]
+            switch self {
+            case .odd:
+                left[edge - k] = 2 * first - before
+                right[k - 1] = 2 * last - after
+            case .even:
+                left[edge - k] = before
+                right[k - 1] = after
+            case .constant:
+                left[edge - k] = first
+                right[k - 1] = last
+            case .none:
+                break
+            }
+        }
+    }
+}
+
 public enum IIRKernel {
     /// Filters `count` samples through the sections (six coefficients each, a0 = 1), each section
     /// in direct form II transposed with its two state values in `state`, exactly as scipy's
@@ -199,24 +227,7 @@ public enum IIRFilter {
         into ext: UnsafeMutablePointer<Double>
     ) {
         for k in 0..<n { ext[edge + k] = x[k * stride] }
-        guard edge > 0 else { return }
-        let first = x[0], last = x[(n - 1) * stride]
-        for k in 1...edge {
-            let left = x[k * stride], right = x[(n - 1 - k) * stride]
-            switch padding {
-            case .odd:
-                ext[edge - k] = 2 * first - left
-                ext[edge + n - 1 + k] = 2 * last - right
-            case .even:
-                ext[edge - k] = left
-                ext[edge + n - 1 + k] = right
-            case .constant:
-                ext[edge - k] = first
-                ext[edge + n - 1 + k] = last
-            case .none:
-                break
-            }
-        }
+        padding.pad(x, stride: stride, length: n, edge: edge, left: ext, right: ext + edge + n)
     }
 
     /// sosfiltfilt along the layout's axis: forward then backward through the sections, each pass

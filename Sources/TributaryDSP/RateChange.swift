@@ -217,6 +217,17 @@ public enum RateChange {
         let zeroPad = mode == .constant && cval == 0
         let padded = n + perPhase - 1
         var xIndex = 0, yIndex = 0, t = 0
+        /// Stores output `yIndex` (unless skipped) and moves to the next output's input and phase;
+        /// false after the last output.
+        func storeAndStep(_ sum: Double) -> Bool {
+            if yIndex >= skip { y[(yIndex - skip) * ys] = sum }
+            yIndex += 1
+            if yIndex >= outCount { return false }
+            t += down
+            xIndex += t / up
+            t %= up
+            return true
+        }
         while xIndex < n {
             // Outputs `done` were computed elsewhere (tributary_upfirdn4): output k's position is k·down.
             if yIndex == done.lowerBound, !done.isEmpty {
@@ -264,12 +275,7 @@ public enum RateChange {
                 c += 1
                 xp += xs
             }
-            if yIndex >= skip { y[(yIndex - skip) * ys] = sum }
-            yIndex += 1
-            if yIndex >= outCount { return }
-            t += down
-            xIndex += t / up
-            t %= up
+            guard storeAndStep(sum) else { return }
         }
         while xIndex < padded {
             var hIndex = t * perPhase
@@ -279,12 +285,7 @@ public enum RateChange {
                 sum += value * hf[hIndex]
                 hIndex += 1
             }
-            if yIndex >= skip { y[(yIndex - skip) * ys] = sum }
-            yIndex += 1
-            if yIndex >= outCount { return }
-            t += down
-            xIndex += t / up
-            t %= up
+            guard storeAndStep(sum) else { return }
         }
         // scipy leaves any outputs past the padded input at zero.
         while yIndex < outCount {

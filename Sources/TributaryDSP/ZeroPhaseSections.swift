@@ -114,24 +114,6 @@ struct ZeroPhaseSections {
     /// scipy's padding of one line (odd_ext, even_ext, const_ext): the `edge` values before it into
     /// `left` (in order), those after it into `right`.
     private func pad(_ x: UnsafePointer<Double>, left: UnsafeMutablePointer<Double>, right: UnsafeMutablePointer<Double>) {
-        guard edge > 0 else { return }
-        let n = layout.length, s = layout.inner
-        let first = x[0], last = x[(n - 1) * s]
-        for k in 1...edge {
-            let before = x[k * s], after = x[(n - 1 - k) * s]
-            switch padding {
-            case .odd:
-                left[edge - k] = 2 * first - before
-                right[k - 1] = 2 * last - after
-            case .even:
-                left[edge - k] = before
-                right[k - 1] = after
-            case .constant:
-                left[edge - k] = first
-                right[k - 1] = last
-            case .none:
-                break
-            }
-        }
+        padding.pad(x, stride: layout.inner, length: layout.length, edge: edge, left: left, right: right)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryText
 
 /// A string stream of an XDF file (an LSL marker stream: channel_format string, usually one channel
 /// and nominal_srate 0): what `tributary import` records as messages (docs/FORMATS.md).
@@ -25,28 +26,12 @@ public enum XDFMarkers {
     public static let maxTextBytes = 1 << 20
 
     /// A sample's strings as one text: one string as it is; several as a JSON array of strings
-    /// (`["a","b"]`: quotes, backslashes and control characters escaped), so that the channels
-    /// can be told apart and read back; no channels as "".
+    /// (`["a","b"]`, TributaryText's JSON: quotes, backslashes and control characters escaped), so
+    /// that the channels can be told apart and read back; no channels as "".
     public static func join(_ strings: [String]) -> String {
         guard strings.count != 1 else { return strings[0] }
         guard !strings.isEmpty else { return "" }
-        return "[" + strings.map(jsonString).joined(separator: ",") + "]"
-    }
-
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out + "\""
+        return JSON.strings(strings).render()
     }
 
     /// The string streams of the XDF file at `path`, in the order of their headers.

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TributaryText
 import TributaryTransport
 import TributaryWire
 
@@ -116,13 +117,15 @@ struct SampleClock: Sendable, Equatable {
 /// keeping the stream's sample clock and the source's progress: the part of a pipe's and a sound
 /// card's source that does not depend on where the bytes come from.
 struct InterleavedBlocks {
-    /// Why frames of `samplesPerFrame` samples × `channels` channels of `format` would not fit the
-    /// format's frame limit (a spec's error message), or nil when they fit.
-    static func oversizeFrameProblem(channels: Int, samplesPerFrame: Int, format: SampleFormat) -> String? {
+    /// Checks that frames of `samplesPerFrame` samples × `channels` channels of `format` fit the
+    /// format's frame limit.
+    /// - Throws: `KeyValueSpecError` saying why not (a spec's error message).
+    static func checkFrameSize(channels: Int, samplesPerFrame: Int, format: SampleFormat) throws(KeyValueSpecError) {
         let frameBytes = channels * samplesPerFrame * format.size + channels * 20 + 64
-        guard frameBytes > WireLimits.maxFrameSize else { return nil }
-        return "\(channels) channels x \(samplesPerFrame) samples per frame make frames of \(frameBytes) "
-            + "bytes, more than the format's limit of \(WireLimits.maxFrameSize); give a smaller block"
+        guard frameBytes > WireLimits.maxFrameSize else { return }
+        throw KeyValueSpecError(
+            "\(channels) channels x \(samplesPerFrame) samples per frame make frames of \(frameBytes) "
+                + "bytes, more than the format's limit of \(WireLimits.maxFrameSize); give a smaller block")
     }
 
     let sourceID: UInt32

@@ -102,25 +102,15 @@ public struct PipeSpec: Sendable, Hashable {
             if let v = try fields.number("offset", { _ in true }, "a number") { offset = v }
             if let v = fields.take("unit") { unit = v }
             block = try fields.integer("block", 1...(1 << 24))
-            if let v = fields.take("range") {
-                let ends = v.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
-                guard ends.count == 2, let lo = ends[0], let hi = ends[1], lo.isFinite, hi.isFinite, lo < hi else {
-                    throw KeyValueSpecError("range=\(v): expected MIN:MAX with MIN < MAX, e.g. -10:10")
-                }
-                range = lo...hi
-            }
+            range = try fields.range("range", example: "-10:10")
             if let v = try fields.choice("mode", Mode.self) { mode = v }
             try fields.finish(known: ["id", "name", "channels", "rate", "type", "scale", "offset", "unit", "block", "range", "mode"])
             if (type == .float32 || type == .float64) && (scale != 1 || offset != 0) {
                 throw KeyValueSpecError("scale and offset apply to counts (type=int16 or int32); \(type) samples are values already")
             }
+            try InterleavedBlocks.checkFrameSize(channels: channels, samplesPerFrame: samplesPerFrame, format: type.wireFormat)
         } catch {
             throw PipeSpecError(spec: text, message: error.message)
-        }
-        if let problem = InterleavedBlocks.oversizeFrameProblem(
-            channels: channels, samplesPerFrame: samplesPerFrame, format: type.wireFormat)
-        {
-            throw PipeSpecError(spec: text, message: problem)
         }
     }
 

@@ -150,6 +150,8 @@ public final class PushSource: Source {
 
     private let state = Mutex(State())
     private let ended = DispatchSemaphore(value: 0)
+    /// The frame buffers of earlier pushes, written again once the publisher has let go of them.
+    private let pool = Mutex(BufferPool())
 
     /// Checks the description.
     /// - Throws: `PushSourceError` (`.argument`) naming what is wrong.
@@ -197,6 +199,10 @@ public final class PushSource: Source {
 
     /// Blocks handed to the publisher, and live blocks dropped because its queue was full.
     public var counts: (pushed: UInt64, dropped: UInt64) { state.withLock { ($0.pushed, $0.dropped) } }
+
+    /// Frame buffers the source keeps for reuse (it adds one, two allocations, whenever more of its
+    /// frames are in flight than ever before; the allocation guard tells that growth from the pushes).
+    public var pooledBuffers: Int { pool.withLock { $0.count } }
 
     /// Whether `close` was called or the publisher stopped.
     public var isClosed: Bool { state.withLock { $0.closed } }
@@ -291,6 +297,7 @@ public final class PushSource: Source {
         let frame = makeFrame(
             samples, channels: channels, count: samplesPerChannel, layout: layout, firstSample: placed.first,
             timestampNs: placed.timeNs)
+        // The frame is handed over as the only other holder of its buffer; the pool's copy stays behind.
         let taken = placed.sink.publish(frame, waitingUntilMonotonicNanoseconds: monotonicNanoseconds().addingSaturated(timeoutNs))
         if !taken && placed.sink.isCancelled {
             throw PushSourceError(.closed, "source \(spec.id): the publisher stopped")
@@ -329,7 +336,10 @@ public final class PushSource: Source {
         let type = spec.sampleType
         let size = type.size
         let analogLayout = AnalogLayout(channelCount: channels, sampleCount: count, format: type.wireFormat)
-        return Frame.analog(header: header, layout: analogLayout, firstSample: firstSample) { writer in
+        let buffer = pool.withLock { $0.take(holding: WireLimits.headerLength + analogLayout.payloadLength) }
+        // Pairs with the release of the publisher's (or libzmq's) last reference to a reused buffer.
+        atomicMemoryFence(ordering: .acquiring)
+        return Frame.analog(header: header, layout: analogLayout, firstSample: firstSample, reusing: buffer) { writer in
             for k in 0..<channels {
                 writer.setChannelIndex(k, UInt32(k))
                 if type.wireFormat.isCounts { writer.setScale(k, scale: spec.scale, offset: spec.offset) }
@@ -358,5 +368,58 @@ public final class PushSource: Source {
         for i in 0..<count {
             row[i] = samples.loadUnaligned(fromByteOffset: (i * channels + channel) * size, as: T.self)
         }
+    }
+}
+
+/// The frame buffers of a push source's earlier frames: a push writes its frame into one that no
+/// frame holds any more (the publisher sent it, or dropped it), so that the steady state allocates
+/// nothing; while every buffer is still in flight (queued for the publisher, in libzmq's pipe) a new
+/// one joins, up to `maxBuffers` and `maxBytes`; beyond that a push allocates a buffer that is not kept.
+///
+/// A buffer is free when `isKnownUniquelyReferenced` (the pool holds the only reference): the check
+/// and the hand-out happen under the pool's lock, and the buffer handed out is referenced twice from
+/// then on, so no other push can take it until the frame made of it is gone.
+struct BufferPool {
+    /// At most this many buffers (small frames: a lossless source's 256-frame credit window and the
+    /// hand-off queue's lossless window of 64, with room for a live source's short backlogs) …
+    static let maxBuffers = 1024
+    /// … holding at most this many bytes together (large frames: the 8 MiB credit window, twice).
+    static let maxBytes = 16 << 20
+
+    private var buffers: [FrameBuffer] = []
+    private var bytes = 0
+    /// Where the next search starts (the buffer after the last one handed out: the oldest frame).
+    private var cursor = 0
+
+    init() { buffers.reserveCapacity(Self.maxBuffers) }
+
+    /// Buffers kept.
+    var count: Int { buffers.count }
+
+    /// A buffer of at least `byteCount` bytes that nothing else references.
+    mutating func take(holding byteCount: Int) -> FrameBuffer {
+        let count = buffers.count
+        var tooSmall: Int?
+        for step in 0..<count {
+            let k = (cursor + step) % count
+            guard isKnownUniquelyReferenced(&buffers[k]) else { continue }
+            if buffers[k].writableCapacity >= byteCount {
+                cursor = (k + 1) % count
+                return buffers[k]
+            }
+            if tooSmall == nil { tooSmall = k }
+        }
+        // Every buffer is in flight or too small: a new one, replacing a free one that is too small.
+        let buffer = FrameBuffer(reusableCapacity: byteCount)
+        if let k = tooSmall, bytes - buffers[k].writableCapacity + byteCount <= Self.maxBytes {
+            bytes += byteCount - buffers[k].writableCapacity
+            buffers[k] = buffer
+            cursor = (k + 1) % count
+        } else if count < Self.maxBuffers && bytes + byteCount <= Self.maxBytes {
+            bytes += byteCount
+            buffers.append(buffer)
+            cursor = 0
+        }
+        return buffer
     }
 }

@@ -43,6 +43,17 @@ package struct KeyValueSpec {
         return value
     }
 
+    /// The value of `key` as `MIN:MAX`, finite numbers with MIN < MAX (nil when absent).
+    /// - Throws: `KeyValueSpecError` showing `example`.
+    package mutating func range(_ key: String, example: String) throws(KeyValueSpecError) -> ClosedRange<Double>? {
+        guard let field = take(key) else { return nil }
+        let ends = field.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+        guard ends.count == 2, let lo = ends[0], let hi = ends[1], lo.isFinite, hi.isFinite, lo < hi else {
+            throw KeyValueSpecError("\(key)=\(field): expected MIN:MAX with MIN < MAX, e.g. \(example)")
+        }
+        return lo...hi
+    }
+
     /// The value of `key` as one of `choices` (nil when absent).
     /// - Throws: `KeyValueSpecError` listing the choices.
     package mutating func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws(KeyValueSpecError) -> T?

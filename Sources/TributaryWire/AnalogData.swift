@@ -243,19 +243,8 @@ public struct AnalogView: @unchecked Sendable {
     static func preambleError(_ bytes: UnsafeRawBufferPointer, _ origin: Int) -> WireError {
         var r = ByteReader(bytes, origin: origin)
         do {
-            let channelCount = Int(try r.read(UInt32.self, "analog.channel_count"))
-            guard channelCount <= WireLimits.maxChannels else {
-                return WireError(
-                    .countTooLarge, field: "analog.channel_count", offset: origin,
-                    detail: "\(channelCount) exceeds the limit \(WireLimits.maxChannels)")
-            }
-            let sampleCount = Int(try r.read(UInt32.self, "analog.sample_count"))
-            guard channelCount > 0 || sampleCount <= WireLimits.maxEmptyDimension else {
-                return WireError(
-                    .countTooLarge, field: "analog.sample_count", offset: origin + 4,
-                    detail: "\(sampleCount) samples of no channel: a frame without channels has at most "
-                        + "\(WireLimits.maxEmptyDimension) samples")
-            }
+            let (channelCount, sampleCount) = try r.readRowAndSampleCounts(
+                "analog.channel_count", "analog.sample_count", row: "channel")
             _ = try r.read(UInt64.self, "analog.first_sample")
             let rawFormat = try r.read(UInt8.self, "analog.sample_format")
             guard let format = SampleFormat(rawValue: rawFormat) else {

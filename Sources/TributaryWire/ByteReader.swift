@@ -68,6 +68,29 @@ struct ByteReader {
         return count
     }
 
+    /// Reads the two u32 counts that open an analog or digital payload: its rows (`row`: "channel" or
+    /// "line"), at most `WireLimits.maxChannels`, then its samples, at most
+    /// `WireLimits.maxEmptyDimension` when there is no row.
+    mutating func readRowAndSampleCounts(
+        _ rowField: String, _ sampleField: String, row: String
+    ) throws(WireError) -> (rows: Int, samples: Int) {
+        let rowsAt = absolutePosition
+        let rows = Int(try read(UInt32.self, rowField))
+        guard rows <= WireLimits.maxChannels else {
+            throw WireError(
+                .countTooLarge, field: rowField, offset: rowsAt, detail: "\(rows) exceeds the limit \(WireLimits.maxChannels)")
+        }
+        let samplesAt = absolutePosition
+        let samples = Int(try read(UInt32.self, sampleField))
+        guard rows > 0 || samples <= WireLimits.maxEmptyDimension else {
+            throw WireError(
+                .countTooLarge, field: sampleField, offset: samplesAt,
+                detail: "\(samples) samples of no \(row): a frame without \(row)s has at most "
+                    + "\(WireLimits.maxEmptyDimension) samples")
+        }
+        return (rows, samples)
+    }
+
     /// Reads a string: u32 byte length, then that many bytes of UTF-8.
     mutating func readString(_ field: String, limit: Int = WireLimits.maxStringLength) throws(WireError) -> String {
         let length = try readCount(field + ".length", elementSize: 1, limit: limit)

@@ -72,19 +72,7 @@ public struct DigitalView: @unchecked Sendable {
 
     init(payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
         var r = ByteReader(bytes, origin: origin)
-        let lineCount = Int(try r.read(UInt32.self, "digital.line_count"))
-        guard lineCount <= WireLimits.maxChannels else {
-            throw WireError(
-                .countTooLarge, field: "digital.line_count", offset: origin,
-                detail: "\(lineCount) exceeds the limit \(WireLimits.maxChannels)")
-        }
-        let sampleCount = Int(try r.read(UInt32.self, "digital.sample_count"))
-        guard lineCount > 0 || sampleCount <= WireLimits.maxEmptyDimension else {
-            throw WireError(
-                .countTooLarge, field: "digital.sample_count", offset: origin + 4,
-                detail: "\(sampleCount) samples of no line: a frame without lines has at most "
-                    + "\(WireLimits.maxEmptyDimension) samples")
-        }
+        let (lineCount, sampleCount) = try r.readRowAndSampleCounts("digital.line_count", "digital.sample_count", row: "line")
         firstSample = try r.read(UInt64.self, "digital.first_sample")
         let layout = DigitalLayout(lineCount: lineCount, sampleCount: sampleCount)
         guard align8(layout.contentLength) == bytes.count else {

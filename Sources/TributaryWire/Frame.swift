@@ -290,11 +290,43 @@ public struct Frame: Sendable {
         header: FrameHeader, layout: AnalogLayout, firstSample: UInt64,
         fill: (inout AnalogFrameWriter) throws -> Void
     ) rethrows -> Frame {
+        let buffer = FrameBuffer(capacity: WireLimits.headerLength + layout.payloadLength)
+        return try write(header: header, layout: layout, firstSample: firstSample, into: buffer, fill: fill)
+    }
+
+    /// Writes an analog frame as `analog(header:layout:firstSample:fill:)` does, into `buffer` instead of a
+    /// new one: for a producer that pools its buffers (an application's pushes) and writes into one again
+    /// once no frame of it is alive any more. The bytes come out identical to a new buffer's: the header,
+    /// the preamble's padding and the payload's trailing padding are written, not left from the last frame.
+    ///
+    /// - Precondition: `buffer` was made with `FrameBuffer(reusableCapacity:)`, its `writableCapacity`
+    ///   holds the whole frame (40 + `layout.payloadLength` bytes), and the caller holds the only
+    ///   reference to it (`isKnownUniquelyReferenced`), so no earlier frame or view still reads it;
+    ///   `fill` writes every row of samples (the rows are not cleared first).
+    public static func analog(
+        header: FrameHeader, layout: AnalogLayout, firstSample: UInt64, reusing buffer: FrameBuffer,
+        fill: (inout AnalogFrameWriter) throws -> Void
+    ) rethrows -> Frame {
+        let frameLength = WireLimits.headerLength + layout.payloadLength
+        precondition(buffer.writableCapacity >= frameLength, "the reused frame buffer cannot hold the frame")
+        // The preamble's padding (bytes 17-23, the index table's alignment) and the tail past the content.
+        buffer.mutableBase.initializeMemory(as: UInt8.self, repeating: 0, count: WireLimits.headerLength)
+        let payload = buffer.mutableBase + WireLimits.headerLength
+        payload.initializeMemory(as: UInt8.self, repeating: 0, count: layout.samplesOffset)
+        (payload + layout.contentLength).initializeMemory(
+            as: UInt8.self, repeating: 0, count: layout.payloadLength - layout.contentLength)
+        return try write(header: header, layout: layout, firstSample: firstSample, into: buffer, fill: fill)
+    }
+
+    /// The encoding both `analog` calls share: `buffer` holds the frame and is zero where nothing is written.
+    private static func write(
+        header: FrameHeader, layout: AnalogLayout, firstSample: UInt64, into buffer: FrameBuffer,
+        fill: (inout AnalogFrameWriter) throws -> Void
+    ) rethrows -> Frame {
         var header = header
         header.kind = .analog
         header.headerLength = WireLimits.headerLength
         header.payloadLength = layout.payloadLength
-        let buffer = FrameBuffer(capacity: header.frameLength)
         header.encode(into: buffer.mutableBase)
         let payload = buffer.mutableBase + WireLimits.headerLength
         layout.writePreamble(payload, firstSample: firstSample)

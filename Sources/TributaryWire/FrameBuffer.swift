@@ -36,6 +36,13 @@ public final class FrameBuffer: @unchecked Sendable {
         releaseContext = nil
     }
 
+    /// A zero-filled buffer of `capacity` bytes that an encoder may write frames into again and again
+    /// (`Frame.analog(header:layout:firstSample:reusing:fill:)`): for a producer that pools its buffers.
+    public convenience init(reusableCapacity capacity: Int) { self.init(capacity: capacity) }
+
+    /// Bytes an encoder may write into this buffer: its capacity when it owns its memory, else 0.
+    public var writableCapacity: Int { ownsMemory ? capacity : 0 }
+
     /// Copies `bytes` into a new 8-byte-aligned buffer.
     public convenience init(copying bytes: UnsafeRawBufferPointer) {
         self.init(capacity: bytes.count)

@@ -88,12 +88,7 @@ class AlsaSource(RecordedSourceTest, unittest.TestCase):
         pcm = self.file_pcm("s32", s32.T.astype("<i4"))
         lines, errors, recorded, capture = self.publish_and_record(f"{pcm},channels=3,rate=48000,format=S32_LE,scale=1e-6,block=480,samples=2000")
         self.assertTrue(any("S32_LE (sent as int32 counts)" in line for line in lines), lines)
-        got = self.export(capture)
-        self.assertEqual(got.dtype, np.float64)
-        np.testing.assert_array_equal(got, s32.astype(np.float64) * 1e-6)
-        stored = self.export(capture, "--counts")
-        self.assertEqual(stored.dtype, np.int32)
-        np.testing.assert_array_equal(stored, s32)
+        self.assert_values_and_counts(capture, s32, scale=1e-6)
         os.remove(capture)
 
         # S24_LE: 24-bit counts in the low three bytes; the high byte is ignored (here not the sign's extension).

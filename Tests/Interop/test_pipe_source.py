@@ -90,12 +90,7 @@ class PipeSource(RecordedSourceTest, unittest.TestCase):
         lines, errors, recorded, capture = self.publish_and_record(
             "id=2,channels=2,rate=48000,type=int32,scale=1e-6", np.ascontiguousarray(counts.T).astype("<i4"))
         self.assertEqual(recorded.returncode, 0, recorded.stderr)
-        got = self.export(capture)
-        self.assertEqual(got.dtype, np.float64)
-        np.testing.assert_array_equal(got, counts.astype(np.float64) * 1e-6)
-        stored = self.export(capture, "--counts")
-        self.assertEqual(stored.dtype, np.int32)
-        np.testing.assert_array_equal(stored, counts)
+        self.assert_values_and_counts(capture, counts, scale=1e-6)
         with open(self.path("out.npy") + ".json") as f:
             sidecar = json.load(f)
         self.assertEqual((sidecar["dtype"], sidecar["scale"], sidecar["offset"]), ("int32", [1e-6, 1e-6], [0.0, 0.0]))

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import signal
 
 from test_formats import test_capture
-from tool_process import TRIBUTARY, ScratchDirectory, tool
+from tool_process import TRIBUTARY, ScratchDirectory, import_noisy_tones, tool
 
 RATE = 10_000.0
 
@@ -23,12 +23,8 @@ class ProcessTests(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        rng = np.random.default_rng(42)
-        t = np.arange(20_011) / RATE
         # 3 channels: tones at 50, 400 and 3000 Hz plus noise (20 011 samples: frames of 4096 and an odd tail).
-        cls.x = np.stack([np.sin(2 * np.pi * f * t + k) + 0.3 * rng.normal(size=t.size) for k, f in enumerate([50.0, 400.0, 3000.0])])
-        np.save(cls.path("in.npy"), cls.x)
-        run("import", cls.path("in.npy"), "--rate", str(RATE), "--out", cls.path("in.tcap"), "--start-time", "1764489600")
+        cls.x = import_noisy_tones(cls.path("in.npy"), cls.path("in.tcap"), 20_011, RATE, seed=42)
 
 
     def process(self, name, *options):

@@ -11,7 +11,7 @@ import numpy as np
 import zmq
 
 import wire_spec as w
-from tool_process import TIMEOUT, TRIBUTARY, ScratchDirectory, Serve
+from tool_process import TIMEOUT, TRIBUTARY, ScratchDirectory, Serve, import_noisy_tones
 
 RATE = 10_000.0
 
@@ -34,11 +34,7 @@ class SignalFilterRecordings(ScratchDirectory, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        rng = np.random.default_rng(7)
-        t = np.arange(50_003) / RATE
-        x = np.stack([np.sin(2 * np.pi * f * t + k) + 0.3 * rng.normal(size=t.size) for k, f in enumerate([50.0, 400.0, 3000.0])])
-        np.save(cls.path("in.npy"), x)
-        run("import", cls.path("in.npy"), "--rate", RATE, "--out", cls.path("in.tcap"), "--start-time", "1764489600")
+        import_noisy_tones(cls.path("in.npy"), cls.path("in.tcap"), 50_003, RATE, seed=7)
 
 
     def export(self, capture):

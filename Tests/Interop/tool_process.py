@@ -112,6 +112,20 @@ def tool(*args, expect=0, env=None, timeout=120):
     return result
 
 
+def import_noisy_tones(npy, capture, samples, rate, seed):
+    """Saves three channels of `samples` samples at `rate` to `npy` (tones at 50, 400 and 3000 Hz,
+    phases 0, 1 and 2 rad, plus normal noise of σ 0.3 from `seed`), imports them into `capture`
+    starting at 2025-11-30 08:00 UTC, and returns them."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(samples) / rate
+    x = np.stack([np.sin(2 * np.pi * f * t + k) + 0.3 * rng.normal(size=t.size) for k, f in enumerate([50.0, 400.0, 3000.0])])
+    np.save(npy, x)
+    tool("import", npy, "--rate", rate, "--out", capture, "--start-time", "1764489600")
+    return x
+
+
 def analyze_json(*args):
     """`tributary analyze ARGS… --json`: one object a line."""
     out = tool("analyze", *args, "--json").stdout
@@ -194,6 +208,18 @@ class RecordedSourceTest(ScratchTest):
         result = self.run_tool("export", capture, "--format", "npy", "--out", out, *options)
         self.assertEqual(result.returncode, 0, result.stderr)
         return np.load(out)
+
+    def assert_values_and_counts(self, capture, counts, scale):
+        """The capture exports counts × scale as float64, and with --counts `counts` bit for bit in
+        their own type (the sidecar out.npy.json is then the --counts export's)."""
+        import numpy as np
+
+        got = self.export(capture)
+        self.assertEqual(got.dtype, np.float64)
+        np.testing.assert_array_equal(got, counts.astype(np.float64) * scale)
+        stored = self.export(capture, "--counts")
+        self.assertEqual(stored.dtype, counts.dtype)
+        np.testing.assert_array_equal(stored, counts)
 
     def assert_counts_recorded(self, capture, counts, rate, name, scale, offset, unit):
         """The capture exports `counts` (channels × samples, int16) bit for bit with --counts, its

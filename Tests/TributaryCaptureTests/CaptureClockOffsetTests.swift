@@ -6,13 +6,20 @@ import TributaryWire
 
 /// Clock-offset records (type 6, docs/CAPTURE.md §6): written in order with the chunks, indexed by
 /// the footer, found again by a scan and by repair, and damage in one is reported, not fatal.
-@Suite struct CaptureClockOffsetTests {
+@Suite final class CaptureClockOffsetTests {
+    /// Each test's own directory (Swift Testing makes an instance per test), removed with it.
+    private let dir = temporaryDirectory()
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
     private let estimates = [
         CaptureClockOffset(offsetNs: 1_500_000_123, rttNs: 210_000, measuredAtNs: 1_000_000_000, samples: 8, sourceIDs: [1, 2]),
         CaptureClockOffset(offsetNs: -7, rttNs: 0, measuredAtNs: 6_000_000_000, samples: 1, sourceIDs: []),
     ]
 
-    private func recordWithOffsets(_ path: String, frames: [Frame]) throws {
+    /// 200 synthetic frames recorded into `dir`/a.tcap with the two estimates among them.
+    private func recordWithOffsets() throws -> (path: String, frames: [Frame]) {
+        let path = dir + "/a.tcap"
+        let frames = syntheticFrames(200)
         let writer = try CaptureWriter(
             path: path,
             options: CaptureWriterOptions(
@@ -24,14 +31,11 @@ import TributaryWire
             if k == 100 { try writer.recordClockOffset(estimates[1]) }
         }
         try writer.close()
+        return (path, frames)
     }
 
     @Test func offsetsRoundTripThroughTheFooterAndAScan() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(200)
-        try recordWithOffsets(path, frames: frames)
+        let (path, frames) = try recordWithOffsets()
         let reader = try CaptureReader(path: path)
         #expect(reader.hasFooter)
         let read = reader.clockOffsets
@@ -60,11 +64,7 @@ import TributaryWire
     }
 
     @Test func aDamagedOffsetRecordIsReportedAndSkipped() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/a.tcap"
-        let frames = syntheticFrames(200)
-        try recordWithOffsets(path, frames: frames)
+        let (path, frames) = try recordWithOffsets()
         let offset = try #require(try CaptureReader(path: path).clockOffsets.first?.offset)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.seek(toOffset: UInt64(offset + CaptureFormat.envelopeLength + 3))

@@ -21,45 +21,52 @@ import Testing
         #expect(sos.count == 1 && Self.close(sos.coefficients, [k, 2 * k, k, 1, 0, f.a[2]], 1e-15))
     }
 
-    /// Sections as scipy 1.17 gives them (values printed by scipy.signal.butter / cheby1, output='sos').
-    @Test func sectionsEqualScipys() throws {
-        let butter = try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .butterworth)
-        #expect(
-            Self.close(
-                butter.coefficients,
-                [
-                    0.004824343357716228, 0.009648686715432456, 0.004824343357716228, 1, -1.0485995763626117,
-                    0.2961403575616696, 1, 2, 1, 1, -1.3209134308194264, 0.6327387928852766,
-                ], 1e-14))
-        let cheby = try FilterDesign.iirSOS(order: 3, frequencies: [0.2, 0.4], band: .bandpass, family: .chebyshev1(ripple: 1))
-        #expect(
-            Self.close(
-                cheby.coefficients,
-                [
-                    0.01147465688202088, 0.02294931376404176, 0.01147465688202088, 1, -1.0650563863521076,
-                    0.7232974330528497, 1, 0, -1, 1, -0.5858575923436214, 0.8351601721752616,
-                    1, -2, 1, 1, -1.5244148194690865, 0.8935372778531978,
-                ], 1e-14))
+    /// A design and its sections as scipy 1.17 gives them (values printed by scipy.signal.butter,
+    /// cheby1, ellip and bessel with output='sos').
+    struct ScipySections: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let order: Int, frequencies: [Double], band: FilterBand, family: FilterFamily
+        let sections: [Double], tolerance: Double
     }
 
-    /// Elliptic and Bessel sections as scipy 1.17 gives them (ellip(3, 1, 40, 0.3), bessel(4, 0.2)).
-    @Test func ellipticAndBesselEqualScipys() throws {
-        let ellip = try FilterDesign.iirSOS(order: 3, frequencies: [0.3], band: .lowpass, family: .elliptic(ripple: 1, attenuation: 40))
-        #expect(
-            Self.close(
-                ellip.coefficients,
-                [
-                    0.055480858912020606, 0.03637259582179773, 0.05548085891202059, 1.0, -0.5787198745704312, 0.0,
-                    1.0, 1.0, 0.0, 1.0, -0.9902215193819808, 0.6896815923944724,
-                ], 1e-13))
-        let bessel = try FilterDesign.iirSOS(order: 4, frequencies: [0.2], band: .lowpass, family: .bessel(norm: .phase))
-        #expect(
-            Self.close(
-                bessel.coefficients,
-                [
-                    0.0042874202929168515, 0.008574840585833703, 0.0042874202929168515, 1.0, -1.0770123857826925,
-                    0.30094304188139637, 1.0, 2.0, 1.0, 1.0, -1.1409612555521211, 0.44730039589935744,
-                ], 1e-13))
+    static let scipySections = [
+        ScipySections(
+            testDescription: "butter(4, 0.2)", order: 4, frequencies: [0.2], band: .lowpass, family: .butterworth,
+            sections: [
+                0.004824343357716228, 0.009648686715432456, 0.004824343357716228, 1, -1.0485995763626117,
+                0.2961403575616696, 1, 2, 1, 1, -1.3209134308194264, 0.6327387928852766,
+            ], tolerance: 1e-14),
+        ScipySections(
+            testDescription: "cheby1(3, 1, [0.2, 0.4], 'bandpass')", order: 3, frequencies: [0.2, 0.4], band: .bandpass,
+            family: .chebyshev1(ripple: 1),
+            sections: [
+                0.01147465688202088, 0.02294931376404176, 0.01147465688202088, 1, -1.0650563863521076,
+                0.7232974330528497, 1, 0, -1, 1, -0.5858575923436214, 0.8351601721752616,
+                1, -2, 1, 1, -1.5244148194690865, 0.8935372778531978,
+            ], tolerance: 1e-14),
+        ScipySections(
+            testDescription: "ellip(3, 1, 40, 0.3)", order: 3, frequencies: [0.3], band: .lowpass,
+            family: .elliptic(ripple: 1, attenuation: 40),
+            sections: [
+                0.055480858912020606, 0.03637259582179773, 0.05548085891202059, 1.0, -0.5787198745704312, 0.0,
+                1.0, 1.0, 0.0, 1.0, -0.9902215193819808, 0.6896815923944724,
+            ], tolerance: 1e-13),
+        ScipySections(
+            testDescription: "bessel(4, 0.2)", order: 4, frequencies: [0.2], band: .lowpass, family: .bessel(norm: .phase),
+            sections: [
+                0.0042874202929168515, 0.008574840585833703, 0.0042874202929168515, 1.0, -1.0770123857826925,
+                0.30094304188139637, 1.0, 2.0, 1.0, 1.0, -1.1409612555521211, 0.44730039589935744,
+            ], tolerance: 1e-13),
+    ]
+
+    @Test(arguments: scipySections)
+    func sectionsEqualScipys(_ design: ScipySections) throws {
+        let sos = try FilterDesign.iirSOS(order: design.order, frequencies: design.frequencies, band: design.band, family: design.family)
+        #expect(Self.close(sos.coefficients, design.sections, design.tolerance))
+    }
+
+    /// The elliptic integral and Jacobi functions the elliptic design rests on.
+    @Test func ellipticFunctionsMeetTheirIdentities() {
         // K(1/2) = Γ(1/4)² / (4√π); sn² + cn² = 1 and dn² + m·sn² = 1.
         #expect(abs(Elliptic.complete(0.5) - 1.8540746773013719) < 1e-15)
         let (sn, cn, dn) = Elliptic.jacobi(0.7, 0.3)

@@ -13,6 +13,14 @@ import TributaryWire
             due: due)
     }
 
+    /// Holds the frames in order; none may push an older one out.
+    func holdAll(_ schedule: inout DueTimeSchedule, _ items: [HandOffItem]) {
+        for item in items {
+            let evicted = schedule.hold(item)
+            #expect(evicted == nil, "holding \(item.frame.header.sequence) sent \(evicted?.frame.header.sequence ?? 0) early")
+        }
+    }
+
     func released(_ schedule: inout DueTimeSchedule, at now: UInt64) -> [UInt64] {
         var out: [UInt64] = []
         schedule.release(now: now) { out.append($0.frame.header.sequence) }
@@ -29,12 +37,9 @@ import TributaryWire
     @Test func heldFramesAreReleasedWhenDueEachSourceInHandOffOrder() {
         var schedule = DueTimeSchedule(capacity: 8, sources: 2)
         // Source 1's second frame is due before its first: it still waits for the first.
-        let v1 = schedule.hold(item(source: 1, sequence: 10, due: 300))
-        #expect(v1 == nil)
-        let v2 = schedule.hold(item(source: 1, sequence: 11, due: 200))
-        #expect(v2 == nil)
-        let v3 = schedule.hold(item(source: 2, sequence: 20, due: 250))
-        #expect(v3 == nil)
+        holdAll(
+            &schedule,
+            [item(source: 1, sequence: 10, due: 300), item(source: 1, sequence: 11, due: 200), item(source: 2, sequence: 20, due: 250)])
         // A later frame of a source with held frames must wait even when it is due.
         #expect(schedule.mustWait(item(source: 1, sequence: 12, due: 0), now: 1_000))
         #expect(!schedule.mustWait(item(source: 3, sequence: 30, due: 0), now: 1_000))
@@ -51,10 +56,7 @@ import TributaryWire
 
     @Test func aFullScheduleSendsItsOldestFrameEarly() throws {
         var schedule = DueTimeSchedule(capacity: 2, sources: 1)
-        let v7 = schedule.hold(item(source: 1, sequence: 1, due: 500))
-        #expect(v7 == nil)
-        let v8 = schedule.hold(item(source: 1, sequence: 2, due: 600))
-        #expect(v8 == nil)
+        holdAll(&schedule, [item(source: 1, sequence: 1, due: 500), item(source: 1, sequence: 2, due: 600)])
         let v9 = schedule.hold(item(source: 1, sequence: 3, due: 700))
         let evicted = try #require(v9)
         #expect(evicted.frame.header.sequence == 1)

@@ -80,6 +80,49 @@ import TributaryWire
         int16Source.close()
     }
 
+    /// Pushes write into buffers of the source's pool once the publisher let go of them: blocks of
+    /// changing sizes, each taken (and its frame dropped) before the next, come out exact, in a
+    /// couple of buffers rather than one each, and the bytes equal a new buffer's encoding.
+    @Test func pushesReuseTheBuffersTheirFramesLetGo() throws {
+        let (source, core) = try running(spec(.live, type: .int16), capacity: 8)
+        // Weak references: they keep no buffer alive (or from the pool), so a buffer seen again is one
+        // the pool kept, not a new one at a freed one's address.
+        final class Seen { weak var buffer: FrameBuffer? }
+        var seen: [Seen] = []
+        var reused = 0
+        var first: UInt64 = 0
+        for k in 0..<200 {
+            let samples = [7, 1, 64, 3, 5][k % 5]
+            let counts = (0..<(2 * samples)).map { Int16(truncatingIfNeeded: k * 31 + $0 * 7) }
+            let outcome = try counts.withUnsafeBytes {
+                try source.push(
+                    $0.baseAddress!, type: .int16, channels: 2, samplesPerChannel: samples, layout: .channelMajor,
+                    firstSampleTimeNs: 1_000 + Int64(k), timeoutNs: 0)
+            }
+            #expect(outcome == .sent)
+            var items: [HandOffItem] = []
+            core.handOff.drain(into: &items)
+            #expect(items.count == 1)
+            guard let frame = items.first?.frame else { continue }
+            if seen.contains(where: { $0.buffer === frame.buffer }) {
+                reused += 1
+            } else {
+                let entry = Seen()
+                entry.buffer = frame.buffer
+                seen.append(entry)
+            }
+            let expected = AnalogData(
+                channelIndexes: [0, 1], sampleCount: samples, firstSample: first,
+                samples: .int16(counts: counts, scale: [0.5, 0.5], offset: [-1, -1]))
+            #expect(frame.encodedBytes == Frame(encoding: .analog(expected), header: frame.header).encodedBytes)
+            first += UInt64(samples)
+        }
+        // A 64-sample block needs a larger buffer than the first: a few buffers serve all 200 pushes.
+        #expect(seen.count <= 3)
+        #expect(reused >= 197)
+        source.close()
+    }
+
     /// Live: a full queue drops the block (counted) and the stream goes on after its samples, so the
     /// next block's index and time show the gap.
     @Test func aLiveDropIsAGapInTheStream() throws {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
-import TributaryTransport
 
 @testable import TributaryDSP
+@testable import TributaryTransport
 @testable import TributaryView
 
 @Suite struct ChannelMonitorTests {

@@ -83,6 +83,36 @@ import Testing
         #expect(viaWriter.encodedBytes == viaPackage.encodedBytes)
     }
 
+    /// A pooled buffer written again gives the bytes a new buffer does, whatever the frame before left
+    /// in the padding (the index table's alignment, the payload's tail).
+    @Test func aReusedBufferWritesTheBytesOfANewOne() throws {
+        var buffer = FrameBuffer(reusableCapacity: 2048)
+        // One channel of 500 int16 counts, every sample 0xFFFF: bytes 48-1047 of the payload dirty.
+        let dirty = AnalogLayout(channelCount: 1, sampleCount: 500, format: .int16)
+        _ = Frame.analog(header: FrameHeader(kind: .analog, sequence: 9, sourceID: 4), layout: dirty, firstSample: 5, reusing: buffer) {
+            writer in
+            writer.setChannelIndex(0, 0xFFFF_FFFF)
+            writer.setScale(0, scale: -1, offset: .greatestFiniteMagnitude)
+            writer.samples(channel: 0).initializeMemory(as: UInt8.self, repeating: 0xFF)
+        }
+        #expect(isKnownUniquelyReferenced(&buffer))
+        // Five float32 channels of three samples: padding after the index table and after the samples.
+        let layout = AnalogLayout(channelCount: 5, sampleCount: 3, format: .float32)
+        let header = FrameHeader(kind: .analog, sequence: 3, timestampNs: 99, sourceID: 1, filterID: 2)
+        func fill(_ writer: inout AnalogFrameWriter) {
+            for c in 0..<5 {
+                writer.setChannelIndex(c, UInt32(c * 2))
+                let values: [Float] = (1...3).map { Float(c * 3 + $0) }
+                values.withUnsafeBytes { writer.samples(channel: c).copyMemory(from: $0) }
+            }
+        }
+        let reused = Frame.analog(header: header, layout: layout, firstSample: 10, reusing: buffer, fill: fill)
+        let fresh = Frame.analog(header: header, layout: layout, firstSample: 10, fill: fill)
+        #expect(reused.buffer === buffer)
+        #expect(reused.encodedBytes == fresh.encodedBytes)
+        #expect(buffer.writableCapacity == 2048)
+    }
+
     @Test func digitalStatesAndStringArrays() throws {
         let lines: [[Bool]] = [
             [true, false, true, true, false, false, false, false, true], [false, true, false, false, false, false, false, false, false],

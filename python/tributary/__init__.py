@@ -24,12 +24,12 @@ from ._native import (
     version,
 )
 from .analysis import analyze
-from .capture import Capture, Channel, Gap, Package, Source, open
+from .capture import Capture, Channel, Gap, Package, Source, SourceOrigin, open
 from .discovery import resolve
 from .publisher import PublishedSource, Publisher, QueueFullError
 from .subscription import AnalogBlock, SCCTError, Subscription, subscribe
 
-__all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "Channel", "Gap", "Package",
+__all__ = ["open", "analyze", "subscribe", "version", "Capture", "Source", "SourceOrigin", "Channel", "Gap", "Package",
            "TributaryError", "HandleError", "RangeError", "SampleTypeError", "ArgumentError", "AnalysisError",
            "CaptureIOError", "FormatError", "Subscription", "AnalogBlock", "SCCTError", "Publisher", "PublishedSource",
            "QueueFullError", "batch", "resolve"]

@@ -49,9 +49,23 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class SourceOrigin:
+    """Where a source of a recording of several publishers (``tributary record A B …``) came from
+    (docs/CAPTURE.md §6, source origin): the publisher's position among the recorded addresses
+    (``publisher_index``, from 0), the ``address`` connected to, the publisher's ``publisher``
+    description, and its own id for the source (``publisher_source_id``; the capture's id differs
+    when an earlier publisher had that id)."""
+    publisher_index: int
+    address: str
+    publisher: str
+    publisher_source_id: int
+
+
+@dataclass(frozen=True)
 class Source:
-    """A source of a capture: its configuration, the shape of its analog data, its gaps and its
-    free-form key/value ``properties`` (set by the publisher; empty without any)."""
+    """A source of a capture: its configuration, the shape of its analog data, its gaps, its
+    free-form key/value ``properties`` (set by the publisher; empty without any) and its ``origin``
+    in a recording of several publishers (None in any other capture)."""
     id: int
     name: Optional[str]
     device_type: Optional[str]
@@ -65,6 +79,7 @@ class Source:
     gaps: List[Gap] = field(default_factory=list)
     lines: List[Dict[str, Any]] = field(default_factory=list)
     properties: Dict[str, str] = field(default_factory=dict)
+    origin: Optional[SourceOrigin] = None
 
     @property
     def dtype(self) -> Optional[np.dtype]:
@@ -142,7 +157,8 @@ class Capture(_native.HandleOwner):
                    sample_type=s["sample_type"], samples=s["samples"], frames=s["frames"],
                    first_time_ns=s["first_time_ns"], last_time_ns=s["last_time_ns"],
                    channels=[Channel(**c) for c in s["channels"]], gaps=[Gap(**g) for g in s["gaps"]], lines=s["lines"],
-                   properties=dict(s.get("properties", {})))
+                   properties=dict(s.get("properties", {})),
+                   origin=SourceOrigin(**s["origin"]) if s.get("origin") else None)
             for s in self.info["sources"]]
 
     def __repr__(self) -> str:

@@ -104,13 +104,7 @@ public final class ChunkCodec {
             _ = try decoder.decompressor.decompress(encoded, into: contentBuffer)
         } catch { throw .zstd(error) }
         if direct { return decoded }
-        do throws(NumericTransform.Failure) {
-            try decoder.decodeStream(
-                UnsafeRawBufferPointer(contentBuffer), elementType: elementType, transforms: transforms,
-                into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
-        } catch {
-            throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
-        }
+        try decodeStream(contentBuffer, elementType: elementType, transforms: transforms, into: destination, decoded)
         return decoded
     }
 
@@ -138,14 +132,22 @@ public final class ChunkCodec {
             throw .destinationTooSmall(needed: n * elementType.size, available: destination.count)
         }
         let decoded = n * elementType.size
+        try decodeStream(content, elementType: elementType, transforms: transforms, into: destination, decoded)
+        return decoded
+    }
+
+    /// Undoes the transforms of decompressed `content` into the first `decoded` bytes of `destination`.
+    private func decodeStream(
+        _ content: UnsafeMutableRawBufferPointer, elementType: ChunkElementType, transforms: ChunkTransforms,
+        into destination: UnsafeMutableRawBufferPointer, _ decoded: Int
+    ) throws(ChunkCodecError) {
         do throws(NumericTransform.Failure) {
             try decoder.decodeStream(
                 UnsafeRawBufferPointer(content), elementType: elementType, transforms: transforms,
                 into: UnsafeMutableRawBufferPointer(rebasing: destination[..<decoded]))
         } catch {
-            throw Self.codecError(error, contentSize: contentSize, elementType: elementType, transforms: transforms)
+            throw Self.codecError(error, contentSize: content.count, elementType: elementType, transforms: transforms)
         }
-        return decoded
     }
 
     /// Checks the transforms against the element type and maps the content size to the payload size.

@@ -37,48 +37,26 @@ final class NumericCodec {
     private let output = Scratch<UInt8>()
     let histogram = Scratch<Int>()
     let alternative = Scratch<UInt8>()
-    let predictorSample: Scratch<Int64> = {
-        let c = Scratch<Int64>(); c.reserve(4096); return c
-    }()
-    let fitted: Scratch<Int64> = {
-        let c = Scratch<Int64>(); c.reserve(24); return c
-    }()
-    let chosen: Scratch<Int64> = {
-        let c = Scratch<Int64>(); c.reserve(8); return c
-    }()
-    let gridSample: Scratch<Double> = {
-        let c = Scratch<Double>(); c.reserve(2048); return c
-    }()
-    let gridTests: Scratch<Double> = {
-        let c = Scratch<Double>(); c.reserve(128); return c
-    }()
-    let gridKeys: Scratch<UInt64> = {
-        let c = Scratch<UInt64>(); c.reserve(2 * 2048); return c
-    }()
-    let gridCounts: Scratch<Int> = {
-        let c = Scratch<Int>(); c.reserve(RadixSort.countsSize); return c
-    }()
+    let predictorSample = Scratch<Int64>(reserving: 4096)
+    let fitted = Scratch<Int64>(reserving: 24)
+    let chosen = Scratch<Int64>(reserving: 8)
+    let gridSample = Scratch<Double>(reserving: 2048)
+    let gridTests = Scratch<Double>(reserving: 128)
+    let gridKeys = Scratch<UInt64>(reserving: 2 * 2048)
+    let gridCounts = Scratch<Int>(reserving: RadixSort.countsSize)
     /// Bits of a fixed-point latent below the largest value of its segment (float64): small enough
     /// that linear prediction does not overflow, the finer bits go to the adjustments.
     static let fixedPointBits = 36
-    private let coefficients: Scratch<Int64> = {
-        let c = Scratch<Int64>(); c.reserve(8); return c
-    }()
+    private let coefficients = Scratch<Int64>(reserving: 8)
     /// Segments of linear prediction waiting to be undone `lanes` at a time (`finishLanes`), with their
     /// coefficients (8 per lane; an order below 8 padded with zeros, which the order-8 rule then
     /// computes exactly), orders, shifts and undone latents (`latents` holds their residuals).
     var waiting: [SegmentOutput] = {
         var w: [SegmentOutput] = []; w.reserveCapacity(8); return w
     }()
-    let laneCoefficients: Scratch<Int64> = {
-        let c = Scratch<Int64>(); c.reserve(64); return c
-    }()
-    let laneShifts: Scratch<Int64> = {
-        let c = Scratch<Int64>(); c.reserve(8); return c
-    }()
-    let laneOrders: Scratch<Int> = {
-        let c = Scratch<Int>(); c.reserve(8); return c
-    }()
+    let laneCoefficients = Scratch<Int64>(reserving: 64)
+    let laneShifts = Scratch<Int64>(reserving: 8)
+    let laneOrders = Scratch<Int>(reserving: 8)
     let laneLatents = Scratch<Int64>()
     /// Segments whose predictor a lane kernel (four or eight at a time) undid (tests and profiles look at it).
     var laneSegments = 0

@@ -1,7 +1,13 @@
 /// A growable scratch array of trivial elements (no initialisation; contents are the caller's).
 final class Scratch<T> {
-    private(set) var base: UnsafeMutablePointer<T> = .allocate(capacity: 1)
-    private var capacity = 1
+    private(set) var base: UnsafeMutablePointer<T>
+    private var capacity: Int
+
+    /// Room for `count` elements (at least one) from the start, so that the first uses do not allocate.
+    init(reserving count: Int = 1) {
+        capacity = max(1, count)
+        base = .allocate(capacity: capacity)
+    }
 
     deinit { base.deallocate() }
 

@@ -43,6 +43,9 @@ public enum RecordType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// A clock-offset estimate of a publisher's clock against the recorder's (docs/CAPTURE.md §6).
     /// Not part of the recorded stream.
     case clockOffset = 6
+    /// Where a source of a recording of several publishers came from: the publisher and its own id
+    /// for the source (docs/CAPTURE.md §6). Not part of the recorded stream.
+    case sourceOrigin = 7
 
     public var description: String {
         switch self {
@@ -52,6 +55,7 @@ public enum RecordType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .footer: "footer"
         case .configuration: "configuration"
         case .clockOffset: "clock-offset"
+        case .sourceOrigin: "source-origin"
         }
     }
 }

@@ -141,11 +141,6 @@ public struct IndexEntry: Sendable, Hashable {
     /// The record's envelope.
     public var envelope: RecordEnvelope
 
-    public init(offset: Int, envelope: RecordEnvelope) {
-        self.offset = offset
-        self.envelope = envelope
-    }
-
     /// Writes the 88-byte entry: u64 offset, then envelope bytes 8..<88.
     func write(to base: UnsafeMutableRawPointer) {
         var scratch = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)

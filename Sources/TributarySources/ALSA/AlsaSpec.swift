@@ -118,13 +118,7 @@ public struct AlsaSpec: Sendable, Hashable {
             scale = try fields.number("scale", { $0 != 0 }, "a non-zero scale")
             if let v = try fields.number("offset", { _ in true }, "a number") { offset = v }
             if let v = fields.take("unit") { unit = v }
-            if let v = fields.take("range") {
-                let ends = v.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
-                guard ends.count == 2, let lo = ends[0], let hi = ends[1], lo.isFinite, hi.isFinite, lo < hi else {
-                    throw KeyValueSpecError("range=\(v): expected MIN:MAX with MIN < MAX, e.g. -1:1")
-                }
-                range = lo...hi
-            }
+            range = try fields.range("range", example: "-1:1")
             block = try fields.integer("block", 1...(1 << 24))
             if let v = try fields.choice("mode", PipeSpec.Mode.self) { mode = v }
             if let v = try fields.integer("samples", 1...Int.max) { samples = UInt64(v) }
@@ -132,13 +126,9 @@ public struct AlsaSpec: Sendable, Hashable {
             if format == .float && (scale != nil || offset != 0) {
                 throw KeyValueSpecError("scale and offset apply to counts (S16_LE, S24_LE, S32_LE); FLOAT_LE samples are values already")
             }
+            try InterleavedBlocks.checkFrameSize(channels: channels, samplesPerFrame: samplesPerFrame, format: format.wireFormat)
         } catch {
             throw AlsaSpecError(spec: text, message: error.message)
-        }
-        if let problem = InterleavedBlocks.oversizeFrameProblem(
-            channels: channels, samplesPerFrame: samplesPerFrame, format: format.wireFormat)
-        {
-            throw AlsaSpecError(spec: text, message: problem)
         }
     }
 

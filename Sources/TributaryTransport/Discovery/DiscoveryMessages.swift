@@ -141,14 +141,6 @@ public struct PublisherDescription: Sendable, Hashable {
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
-
-    public init(name: String, host: String, address: String, authentication: DiscoveryAuthentication, sources: [DiscoveredSource]) {
-        self.name = name
-        self.host = host
-        self.address = address
-        self.authentication = authentication
-        self.sources = sources
-    }
 }
 
 /// An answer: the description of a publisher, sent back to the resolver that asked (docs/PROTOCOL.md §9.3).

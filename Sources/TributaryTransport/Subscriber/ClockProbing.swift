@@ -17,14 +17,6 @@ public struct ClockEstimate: Sendable, Equatable {
     public var samples: Int
     /// Counts the estimates of this Subject, from 1: a new value means a new estimate.
     public var serial: UInt64
-
-    public init(offsetNs: Int64, rttNs: Int64, measuredAtNs: Int64, samples: Int, serial: UInt64) {
-        self.offsetNs = offsetNs
-        self.rttNs = rttNs
-        self.measuredAtNs = measuredAtNs
-        self.samples = samples
-        self.serial = serial
-    }
 }
 
 /// One probe's four timestamps turned into an offset and a round-trip time, or nil when they are

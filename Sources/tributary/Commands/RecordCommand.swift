@@ -11,7 +11,7 @@ enum RecordCommand: Command {
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
     static let usage = """
-        \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"]))
+        \(SubscriptionOptions.synopsis(command: "record", own: ["--out X.tcap", "[--force]", "[--fast-codec]"], addresses: "ADDRESS [ADDRESS]..."))
 
         Opens a session like 'tributary subscribe' and appends every frame received to a capture
         (docs/CAPTURE.md): configurations, analog and digital data, messages, XML, arrays and errors
@@ -42,6 +42,21 @@ enum RecordCommand: Command {
         its bytes from the first data frame to the capture written and synced). A refused or broken session prints the SCCT
         error ('error 5 (lost connection): ...'), still closes the capture cleanly, and exits with 1.
 
+        Several ADDRESSes record several publishers into the one capture, one session each (with its own
+        --reconnect, gaps and clock probes); every subscription option applies to every publisher
+        (--sources names each publisher's own ids, which each must have). The
+        same publisher named twice (by address or through resolve:) is refused. A publisher's source id
+        that a publisher given earlier already has is renumbered to the lowest id no source has (the
+        summary and 'inspect' say "1 as 4"); each source's origin (the address, the publisher's
+        description, its own id) is kept in a source-origin record (docs/CAPTURE.md §6). Source 0 (the
+        publishers' packages of no source) is shared. Every publisher is connected before the capture is
+        created: one that refuses or cannot be reached fails the command and nothing is written. Then
+        --duration and SIGINT/SIGTERM stop them all, and the recording ends when every session has
+        ended; one whose session fails (a lost connection without --reconnect) does not stop the others.
+        The summary has a line per publisher (frames, gaps, its sources, its clock, how it ended:
+        FAILED for a failure) and a total; the exit status is 1 when a publisher failed (the capture,
+        with every publisher's data, is still written; with --force it then stays in X.tcap.partial).
+
         \(SubscriptionOptions.usageLines)
           --out X.tcap              the capture to write (required)
           --force                   replace X.tcap if it exists, once the new recording is complete
@@ -49,8 +64,19 @@ enum RecordCommand: Command {
                                     no entropy coding): less CPU per MB, larger files
         """
 
+    /// The capture writer's options for a recording. Sequence numbers restart with each session and
+    /// files are re-chunked: gap frames are the authority on loss, and the Subject counts any
+    /// unannounced jump (reported in the summary).
+    static func writerOptions(fastCodec: Bool) -> CaptureWriterOptions {
+        var options = CaptureWriterOptions()
+        options.detectSequenceJumps = false
+        options.writerName = "tributary record"
+        if fastCodec { options.chunk = .fast }
+        return options
+    }
+
     /// Counters shared by the recording task and the progress line.
-    private struct Counters {
+    struct Counters {
         var frames = 0
         var bytes = 0
         var gaps = 0
@@ -71,6 +97,38 @@ enum RecordCommand: Command {
         var clockRecords = 0
         /// Data frames not flagged as replayed: frames of a live stream, which come at the publisher's pace.
         var liveDataFrames = 0
+
+        /// Counts a package appended to the capture (`arrived`: when it was received, monotonic ns).
+        mutating func count(_ package: ReceivedPackage, appended: (frames: Int, bytes: Int), arrived: UInt64) {
+            frames += appended.frames
+            bytes += appended.bytes
+            if appended.frames > 0 && RecordCommand.dataKinds.contains(package.header.kind) {
+                dataFrames += 1
+                if !package.header.flags.contains(.replayed) { liveDataFrames += 1 }
+                dataBytes += appended.bytes
+                if firstDataNs == nil { firstDataNs = arrived }
+                lastDataNs = DispatchTime.now().uptimeNanoseconds
+            }
+            if case .gap(let gap) = package.content { gaps += 1; framesMissing = framesMissing.addingSaturated(gap.missingCount) }
+        }
+
+        /// The counts of several recordings together (`record` of several publishers).
+        static func total(_ all: [Counters]) -> Counters {
+            var t = Counters()
+            for c in all {
+                t.frames += c.frames
+                t.bytes += c.bytes
+                t.gaps += c.gaps
+                t.framesMissing = t.framesMissing.addingSaturated(c.framesMissing)
+                t.dataFrames += c.dataFrames
+                t.dataBytes += c.dataBytes
+                t.liveDataFrames += c.liveDataFrames
+                t.clockRecords += c.clockRecords
+                if let first = c.firstDataNs { t.firstDataNs = min(t.firstDataNs ?? first, first) }
+                t.lastDataNs = max(t.lastDataNs, c.lastDataNs)
+            }
+            return t
+        }
     }
 
     /// The pace at which the data was recorded: its bytes over the time from the first data frame's
@@ -79,7 +137,7 @@ enum RecordCommand: Command {
     /// A replay (every data frame flagged replayed) comes as fast as the recorder takes it, so that
     /// pace is the recorder's; a live stream comes at its publisher's pace, which is what is said then
     /// (a recorder's "0.5 MB/s" for a 0.5 MB/s stream is no measure of the recorder).
-    private static func dataPace(_ c: Counters, closeNs: UInt64?) -> String {
+    static func dataPace(_ c: Counters, closeNs: UInt64?) -> String {
         guard let first = c.firstDataNs, let closeNs, c.dataFrames > 1 else { return "" }
         let seconds = Double(c.lastDataNs - first + closeNs) / 1e9
         guard seconds > 0 else { return "" }
@@ -94,7 +152,7 @@ enum RecordCommand: Command {
     }
 
     /// Wire kinds that are a source's data.
-    private static let dataKinds: Set<FrameKind> = [.analog, .digital, .message, .xml, .file, .image, .array]
+    static let dataKinds: Set<FrameKind> = [.analog, .digital, .message, .xml, .file, .image, .array]
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary record")
@@ -102,18 +160,16 @@ enum RecordCommand: Command {
         let force = arguments.flag("--force")
         let fastCodec = arguments.flag("--fast-codec")
         let rest = try arguments.finish()
-        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        guard !rest.isEmpty else { throw UsageError("missing ADDRESS") }
+        if rest.count > 1 {
+            return try PublishersRecording.run(options, addresses: rest, out: out, force: force, fastCodec: fastCodec)
+        }
         try options.setAddress(rest[0])
         // Checked before connecting: a recording must not run for its whole duration and then fail.
         let destination: CaptureDestination
         do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
 
-        var writerOptions = CaptureWriterOptions()
-        // Sequence numbers restart with each session and files are re-chunked: gap frames are the
-        // authority on loss, and the Subject counts any unannounced jump (reported below).
-        writerOptions.detectSequenceJumps = false
-        writerOptions.writerName = "tributary record"
-        if fastCodec { writerOptions.chunk = .fast }
+        let writerOptions = Self.writerOptions(fastCodec: fastCodec)
         // Connect first: a refused session (wrong API key...) must not create or touch any file.
         let run = SubscriptionRun()
         let (subject, welcome) = try options.connect(run)
@@ -226,18 +282,7 @@ enum RecordCommand: Command {
             }
             let arrived = DispatchTime.now().uptimeNanoseconds
             let appended = try CaptureRecording.append(package, to: writer)
-            counters.withLock { c in
-                c.frames += appended.frames
-                c.bytes += appended.bytes
-                if appended.frames > 0 && dataKinds.contains(package.header.kind) {
-                    c.dataFrames += 1
-                    if !package.header.flags.contains(.replayed) { c.liveDataFrames += 1 }
-                    c.dataBytes += appended.bytes
-                    if c.firstDataNs == nil { c.firstDataNs = arrived }
-                    c.lastDataNs = DispatchTime.now().uptimeNanoseconds
-                }
-                if case .gap(let gap) = package.content { c.gaps += 1; c.framesMissing = c.framesMissing.addingSaturated(gap.missingCount) }
-            }
+            counters.withLock { $0.count(package, appended: appended, arrived: arrived) }
             return nil
         } catch {
             counters.withLock { $0.failure = "\(error)" }
@@ -248,7 +293,7 @@ enum RecordCommand: Command {
     /// Closes the capture: published under its name, or, when it would replace an existing capture
     /// without being complete, kept as its .partial (or removed when it holds nothing), the old one untouched.
     /// - Returns: The path the recording is in, its size, and how long closing took (published only).
-    private static func closeCapture(
+    static func closeCapture(
         _ writer: CaptureWriter, destination: CaptureDestination, out: String, final: Counters,
         complete: Bool
     ) throws -> (path: String, fileBytes: Int, closeNs: UInt64?) {

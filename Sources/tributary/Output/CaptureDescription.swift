@@ -25,6 +25,7 @@ enum CaptureDescription {
         let sources = reader.sources
         let gaps = reader.gaps
         let (clockObjects, clockLines) = describeClockOffsets(reader.clockOffsets)
+        let origins = reader.sourceOrigins
         var sourceObjects: [JSON] = []
         var lines: [String] = []
         let h = reader.header
@@ -39,11 +40,18 @@ enum CaptureDescription {
                 + (reader.wasRecovered ? " (recovered\(reader.wasRepaired ? " by repair" : " by scanning"))" : "")
                 + "; index from " + indexSource(reader)
                 + "; \(counted(reader.index.count, "record")): \(counted(chunkCount, "chunk")) of frames, "
-                + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))")
+                + "\(counted(gaps.count, "gap record")), \(counted(configurationRecords.count, "configuration record"))"
+                + (origins.isEmpty ? "" : ", \(counted(origins.count, "source-origin record"))"))
         for s in sources {
-            let (object, sourceLines) = describe(
+            var (object, sourceLines) = describe(
                 s, configuration: reader.configuration(source: s.sourceID), properties: reader.properties(source: s.sourceID),
                 changes: ConfigurationChange.list(configurationFrames[s.sourceID] ?? []))
+            let origin = origins.first { $0.sourceID == s.sourceID }
+            if case .object(var members) = object {
+                members.append(("origin", origin.map(originObject) ?? .null))
+                object = .object(members)
+            }
+            if let origin { sourceLines.insert("  " + originText(origin), at: 1) }
             sourceObjects.append(object)
             lines += sourceLines
         }
@@ -77,6 +85,7 @@ enum CaptureDescription {
                 ("records", .int(Int(reader.index.count))),
                 ("configuration_records", .int(configurationRecords.count)),
                 ("sources", .array(sourceObjects)), ("gaps", .array(gapObjects)), ("clock_offsets", .array(clockObjects)),
+                ("source_origins", .array(origins.map(originObject))),
                 ("damage", .array(damageObjects)),
             ])
             print(object.render())
@@ -191,8 +200,23 @@ enum CaptureDescription {
         return lines
     }
 
-    /// The clock-offset records (docs/CAPTURE.md §6): every one in JSON; in text one line with the first,
-    /// the last and the range (a long recording has one every 5 s).
+    /// A source-origin record (docs/CAPTURE.md §6) in `inspect --json`.
+    static func originObject(_ o: CaptureSourceOrigin) -> JSON {
+        .object([
+            ("source_id", .uint(UInt64(o.sourceID))), ("publisher_index", .uint(UInt64(o.publisherIndex))),
+            ("address", .string(o.address)), ("publisher", .string(o.publisher)),
+            ("publisher_source_id", .uint(UInt64(o.publisherSourceID))), ("offset", .int(o.offset)),
+        ])
+    }
+
+    /// "origin: publisher 2 (tcp://…, 'name'), its source 1".
+    static func originText(_ o: CaptureSourceOrigin) -> String {
+        "origin: publisher \(UInt64(o.publisherIndex) + 1) (\(o.address.terminalSafe), '\(o.publisher.terminalSafe)'), its source \(o.publisherSourceID)"
+    }
+
+    /// The clock-offset records (docs/CAPTURE.md §6): every one in JSON; in text a line with the first,
+    /// the last and the range (a long recording has one every 5 s) for each set of sources they apply
+    /// to (one publisher's, in a recording of several), in order of first appearance.
     static func describeClockOffsets(_ offsets: [CaptureClockOffset]) -> ([JSON], [String]) {
         let objects: [JSON] = offsets.map {
             .object([
@@ -201,20 +225,24 @@ enum CaptureDescription {
                 ("sources", .array($0.sourceIDs.map { .uint(UInt64($0)) })), ("offset", .int($0.offset)),
             ])
         }
-        guard let first = offsets.first, let last = offsets.last else { return (objects, []) }
+        var groups: [[CaptureClockOffset]] = []
+        for o in offsets {
+            let key = Set(o.sourceIDs)
+            if let g = groups.firstIndex(where: { Set($0[0].sourceIDs) == key }) { groups[g].append(o) } else { groups.append([o]) }
+        }
+        return (objects, groups.map(clockOffsetLine))
+    }
+
+    /// "clock offsets: N records (…; sources 1,2): first …, last …, range …".
+    private static func clockOffsetLine(_ offsets: [CaptureClockOffset]) -> String {
         func text(_ o: CaptureClockOffset) -> String {
             String(format: "%+.6f s (RTT %.3f ms)", Double(o.offsetNs) / 1e9, Double(o.rttNs) / 1e6) + " at " + TimeText.utc(o.measuredAtNs)
         }
         let low = offsets.map(\.offsetNs).min()!, high = offsets.map(\.offsetNs).max()!
         let sources = Set(offsets.flatMap(\.sourceIDs)).sorted().map(String.init).joined(separator: ",")
-        return (
-            objects,
-            [
-                "clock offsets: \(counted(offsets.count, "record")) (publisher clock minus recorder clock; sources "
-                    + (sources.isEmpty ? "all" : sources) + "): first " + text(first) + ", last " + text(last)
-                    + String(format: ", range %+.6f to %+.6f s", Double(low) / 1e9, Double(high) / 1e9)
-            ]
-        )
+        return "clock offsets: \(counted(offsets.count, "record")) (publisher clock minus recorder clock; sources "
+            + (sources.isEmpty ? "all" : sources) + "): first " + text(offsets.first!) + ", last " + text(offsets.last!)
+            + String(format: ", range %+.6f to %+.6f s", Double(low) / 1e9, Double(high) / 1e9)
     }
 
     /// Where the reader's record index came from: the footer, the checkpoint chain, or a full scan.

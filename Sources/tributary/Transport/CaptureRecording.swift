@@ -6,11 +6,17 @@ import TributaryWire
 /// What a subscriber receives, stored in a capture exactly as it arrived: used by `record` and `demo`.
 enum CaptureRecording {
     /// Appends what a package carries to the capture.
+    /// - Parameter captureSourceID: the capture's id for the package's source (`record` of several
+    ///   publishers renumbers colliding ids); nil: the publisher's id, as received.
     /// - Returns: frames and frame bytes appended.
-    static func append(_ package: ReceivedPackage, to writer: CaptureWriter) throws -> (frames: Int, bytes: Int) {
+    static func append(
+        _ package: ReceivedPackage, to writer: CaptureWriter, captureSourceID: UInt32? = nil
+    ) throws -> (frames: Int, bytes: Int) {
+        var header = package.header
+        if let captureSourceID { header.sourceID = captureSourceID }
         if let frame = package.frame {
             // The header as delivered: the filter id the subscriber was given (stable across reconnections).
-            let stored = frame.withHeader(package.header)
+            let stored = frame.withHeader(header)
             try writer.append(stored)
             return (1, stored.header.frameLength)
         }
@@ -28,7 +34,7 @@ enum CaptureRecording {
                 attributes: file.attributes, imageFormat: file.imageFormat)
             var bytes = 0
             for chunk in chunks {
-                let encoded = Frame(encoding: file.imageFormat == nil ? .file(chunk) : .image(chunk), header: package.header)
+                let encoded = Frame(encoding: file.imageFormat == nil ? .file(chunk) : .image(chunk), header: header)
                 try writer.append(encoded)
                 bytes += encoded.header.frameLength
             }

@@ -30,7 +30,7 @@ struct SubscriptionOptions {
 
     /// The synopsis of `subscribe` or `record`: ADDRESS, the command's own options, then these,
     /// wrapped under the first option.
-    static func synopsis(command: String, own: [String]) -> String {
+    static func synopsis(command: String, own: [String], addresses: String = "ADDRESS") -> String {
         let items =
             ["--api-key KEY"] + own + [
                 "[--channels SPEC]", "[--sources IDS]", "[--decimate N[:fir]]", "[--lowpass HZ[:ORDER]]", "[--array-filter TYPE:QUERY]...",
@@ -40,7 +40,7 @@ struct SubscriptionOptions {
                 "[--send-file PATH]...", "[--send-image PATH]...", "[--send-array TYPE:FILE.npy]...",
                 "[--curve-server-key FILE [--curve-key FILE]]",
             ]
-        let head = "usage: tributary \(command) ADDRESS "
+        let head = "usage: tributary \(command) \(addresses) "
         let indent = String(repeating: " ", count: head.count)
         var lines = [head]
         for item in items {

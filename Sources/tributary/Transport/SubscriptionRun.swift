@@ -77,12 +77,13 @@ final class SubscriptionRun: Sendable {
     ///   - subject: the open and started Subject, `attach(to:)`ed before it was opened.
     ///   - duration: seconds to run (nil: until something else ends it).
     ///   - tick: called about every 250 ms on the calling thread (progress lines).
+    ///   - watchSignals: SIGINT and SIGTERM end the run (false: the caller watches them and calls `stop`).
     ///   - handle: called for each package on the callback queue; returns nil to go on, or why to stop.
     func run(
-        subject: Subject, duration: Double?, tick: () -> Void = {},
+        subject: Subject, duration: Double?, tick: () -> Void = {}, watchSignals: Bool = true,
         handle: @escaping @Sendable (ReceivedPackage) -> String?
     ) -> SubscriptionEnd {
-        let signals = ProcessSignals([SIGINT, SIGTERM]) { [self] _ in finish(.interrupted) }
+        let signals = watchSignals ? ProcessSignals([SIGINT, SIGTERM]) { [self] _ in finish(.interrupted) } : nil
         handler.withLock { $0 = Handler(handle) }
         releaseWaitingPackages()
         let deadline = duration.map { DispatchTime.now() + $0 }
@@ -162,6 +163,10 @@ final class SubscriptionRun: Sendable {
         }
         consumerDone.signal()
     }
+
+    /// Ends the run from outside (`record` of several publishers: its duration, a signal); the first
+    /// reason given, by this or by the session, is the run's.
+    func stop(_ end: SubscriptionEnd) { finish(end) }
 
     /// Records the first reason to stop and wakes the waiting thread.
     private func finish(_ end: SubscriptionEnd) {
