@@ -93,26 +93,24 @@ public struct CSVTable: Sendable, Equatable {
     public static func read(path: String, header: Header = .automatic, maxColumns: Int = CSVTable.maxColumns) throws(FormatError)
         -> CSVTable
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         var parser = Parser(file: path, header: header, maxColumns: maxColumns)
-        var block = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            let result: Result<Void, FormatError> = block.withUnsafeBufferPointer { b in
-                do throws(FormatError) { return .success(try parser.feed(UnsafeBufferPointer(rebasing: b[..<n]))) } catch {
-                    return .failure(error)
-                }
-            }
-            try result.get()
-        }
+        let input = try BlockInput(path: path)
+        while try input.feed(&parser) {}
         return try parser.finish()
+    }
+
+    /// Reads a CSV file through without keeping its values, checking every field as `read` does: its
+    /// channel names, channels and data rows (what a stream of it will give).
+    /// - Throws: `FormatError` as `read` throws it.
+    public static func scan(path: String, header: Header = .automatic, maxColumns: Int = CSVTable.maxColumns) throws(FormatError)
+        -> (channelNames: [String]?, channelCount: Int, sampleCount: Int)
+    {
+        var parser = Parser(file: path, header: header, maxColumns: maxColumns)
+        parser.keepValues = false
+        let input = try BlockInput(path: path)
+        while try input.feed(&parser) {}
+        let channels = try parser.end()
+        return (parser.names, channels, parser.rows)
     }
 
     /// Parses CSV text: comma-separated numbers, blank lines skipped, "\n" or "\r\n" line ends,
@@ -228,5 +226,87 @@ public struct CSVTable: Sendable, Equatable {
         guard !quoted else { throw FormatError(file: file, location: "line \(number), column \(column)", reason: "unterminated quote") }
         fields.append(wasQuoted ? current : current.trimmingCharacters(in: .whitespaces))
         return fields
+    }
+}
+
+/// A file fed to a CSV parser a block (1 MiB) at a time.
+final class BlockInput {
+    let path: String
+    private let fd: Int32
+    private var block = [UInt8](repeating: 0, count: 1 << 20)
+
+    init(path: String) throws(FormatError) {
+        self.path = path
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close(fd) }
+
+    /// Feeds the next block to `parser`; false at the end of the file.
+    func feed(_ parser: inout CSVTable.Parser) throws(FormatError) -> Bool {
+        while true {
+            let n = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return false }
+            let result: Result<Void, FormatError> = block.withUnsafeBufferPointer { b in
+                do throws(FormatError) { return .success(try parser.feed(UnsafeBufferPointer(rebasing: b[..<n]))) } catch {
+                    return .failure(error)
+                }
+            }
+            try result.get()
+            return true
+        }
+    }
+}
+
+extension CSVTable {
+    /// A CSV file read as rows in order, a block at a time (after `scan` has checked it): memory holds
+    /// a block's values, never the file's.
+    public final class Stream {
+        private var parser: Parser
+        private let input: BlockInput
+        public let channelCount: Int
+        private var pending: [Double] = []
+        private var taken = 0
+        private var ended = false
+
+        /// Opens the file for a second reading; `channelCount` is what `scan` found.
+        public init(path: String, channelCount: Int, header: Header = .automatic, maxColumns: Int = CSVTable.maxColumns) throws(FormatError)
+        {
+            parser = Parser(file: path, header: header, maxColumns: maxColumns)
+            input = try BlockInput(path: path)
+            self.channelCount = channelCount
+        }
+
+        /// The next `count` rows (fewer at the end), channel-major (`count` values per channel).
+        /// - Throws: `FormatError` as `read` throws it (the file changed since `scan`).
+        public func next(_ count: Int) throws(FormatError) -> [Double] {
+            let width = channelCount
+            while (pending.count - taken) / width < count && !ended {
+                ended = try !input.feed(&parser)
+                if ended { _ = try parser.end() }
+                if taken > 0 {
+                    pending.removeFirst(taken)
+                    taken = 0
+                }
+                let complete = parser.values.count / width
+                pending += parser.takeValues(rows: complete, width: width)
+            }
+            let rows = min(count, (pending.count - taken) / width)
+            var out = [Double](repeating: 0, count: rows * width)
+            pending.withUnsafeBufferPointer { v in
+                out.withUnsafeMutableBufferPointer { o in
+                    for i in 0..<rows {
+                        for c in 0..<width { o[c * rows + i] = v[taken + i * width + c] }
+                    }
+                }
+            }
+            taken += rows * width
+            return out
+        }
     }
 }

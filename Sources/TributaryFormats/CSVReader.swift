@@ -24,8 +24,13 @@ extension CSVTable {
         private(set) var names: [String]?
         /// Columns of every row: fixed by the header, else by the first data row.
         private(set) var width: Int?
-        /// The values row after row (transposed to channel-major at the end).
+        /// The values row after row (transposed to channel-major at the end), unless `keepValues` is
+        /// false (a scan that counts rows) or a stream takes them as it goes (`takeValues`).
         private(set) var values: [Double] = []
+        /// Whether values are kept: a scan checks every field and counts the rows, keeping none.
+        var keepValues = true
+        /// Data rows read so far.
+        private(set) var rows = 0
 
         private var lineNumber = 0
         private var atLineStart = true
@@ -73,15 +78,21 @@ extension CSVTable {
             }
         }
 
-        /// The end of the input: the last line may lack its "\n".
-        mutating func finish() throws(FormatError) -> CSVTable {
+        /// The end of the input (the last line may lack its "\n"): the number of channels.
+        mutating func end() throws(FormatError) -> Int {
             if let fields = countedFields { throw refusal(fields: fields, exact: true) }
             if !atLineStart {
                 if headerPending { try endFirstLine() } else { try endDataLine() }
             }
             let channels = names?.count ?? width ?? 0
             guard channels >= 1 else { throw FormatError(file: file, location: "", reason: "no columns") }
-            let samples = values.count / channels
+            return channels
+        }
+
+        /// The end of the input: the table.
+        mutating func finish() throws(FormatError) -> CSVTable {
+            let channels = try end()
+            let samples = rows
             // Row-major to channel-major, in place of a second copy per column.
             var out = [Double](repeating: 0, count: values.count)
             values.withUnsafeBufferPointer { v in
@@ -175,6 +186,16 @@ extension CSVTable {
                     file: file, location: "line \(lineNumber), column \(fields + 1)",
                     reason: "row has \(fields) fields, \(width ?? 0) expected")
             }
+            rows += 1
+        }
+
+        /// The values of the first `count` rows held, row-major, taken out of the parser (the values
+        /// of a row whose line has not ended stay).
+        mutating func takeValues(rows count: Int, width: Int) -> [Double] {
+            let n = min(values.count, count * width)
+            let out = Array(values[..<n])
+            values.removeFirst(n)
+            return out
         }
 
         /// Parses the field read and appends its value, or refuses the row once it has more fields
@@ -190,7 +211,10 @@ extension CSVTable {
             }
             let text = Self.trimmed(field)
             field.removeAll(keepingCapacity: true)
-            do { values.append(try CSVTable.number(text)) } catch {
+            do {
+                let value = try CSVTable.number(text)
+                if keepValues { values.append(value) }
+            } catch {
                 throw FormatError(file: file, location: "line \(lineNumber), column \(column)", reason: error.reason)
             }
             rowFields = column

@@ -154,6 +154,10 @@ public struct TDMSChannel: Sendable, Equatable {
     /// A DAQmx raw data channel's scaler values by scale id (its `data` are the scaled values); empty
     /// for other channels. The writer ignores them.
     public var daqmxScalers: [UInt32: TDMSData] = [:]
+    /// Index mode (`TDMSFile.index`): where the values are; `data` is then an empty array of their type.
+    public var valueIndex: TDMSValueIndex? = nil
+    /// The number of values, read or indexed.
+    public var valueCount: Int { valueIndex?.count ?? data.count }
     public init(name: String, properties: [TDMSProperty] = [], data: TDMSData) {
         self.name = name
         self.properties = properties

@@ -12,6 +12,9 @@ struct TDMSReader {
         var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = [], i32: [Int32] = [], strings: [String] = []
         /// DAQmx raw data: each scaler's values by scale id.
         var scalers: [UInt32: TDMSData] = [:]
+        /// Index mode: where the values are and how many (`TDMSValueIndex`).
+        var extents: [TDMSValueExtent] = []
+        var count = 0
         init(path: String) { self.path = path }
     }
 
@@ -36,6 +39,11 @@ struct TDMSReader {
 
     let bytes: UnsafeRawBufferPointer
     let file: String
+    /// Index mode (`TDMSFile.index`): numeric values are not read but their places recorded, strings
+    /// checked but not kept, and the mapped file's pages given back as the walk passes them.
+    var mapped: MappedFile?
+    /// Index mode met DAQmx raw data, which it does not index (the file is read whole instead).
+    var needsWholeRead = false
     var objects: [String: Object] = [:]
     private var order: [Object] = []
     var lastIndex: [String: RawIndex] = [:]
@@ -52,6 +60,7 @@ struct TDMSReader {
     mutating func readSegments() throws(FormatError) {
         var src = ByteSource(bytes, file: file)
         while src.remaining >= 28 {
+            mapped?.release(before: src.offset)
             let lead = try readLeadIn(&src)
             if lead.toc & TDMSToC.metaData != 0 { try readMetadata(lead) }
             if lead.toc & TDMSToC.rawData != 0 { try readRawData(lead) }
@@ -165,7 +174,13 @@ struct TDMSReader {
             guard let i = entry.index, i.count > 0 else { continue }
             dataObjects.append((object(entry.path), i))
         }
-        if dataObjects.contains(where: { $0.1.daqmx != nil }) { return try readDAQmxData(lead, dataObjects) }
+        if dataObjects.contains(where: { $0.1.daqmx != nil }) {
+            if mapped != nil {
+                needsWholeRead = true
+                return
+            }
+            return try readDAQmxData(lead, dataObjects)
+        }
         // Each index is bounded, their sum is not: a chunk larger than any file is an error.
         var chunk = 0
         for (o, i) in dataObjects {
@@ -186,12 +201,22 @@ struct TDMSReader {
                 guard let n = dataObjects.first?.1.count, dataObjects.allSatisfy({ $0.1.count == n && $0.1.type != TDMSType.string }) else {
                     throw d.fail("interleaved data of channels with different lengths or strings")
                 }
+                if mapped != nil {
+                    try indexInterleaved(dataObjects, n, &d)
+                    continue
+                }
                 for _ in 0..<n {
                     for (o, i) in dataObjects { try Self.appendValues(o, i.type, 1, &d) }
                 }
             } else {
                 for (o, i) in dataObjects {
-                    if i.type == TDMSType.string { try Self.appendStrings(o, i, &d) } else { try Self.appendValues(o, i.type, i.count, &d) }
+                    if i.type == TDMSType.string {
+                        try Self.appendStrings(o, i, &d, keep: mapped == nil)
+                    } else if mapped != nil {
+                        try Self.indexValues(o, i.type, i.count, &d, stride: TDMSType.size(i.type)!)
+                    } else {
+                        try Self.appendValues(o, i.type, i.count, &d)
+                    }
                 }
             }
         }
@@ -268,7 +293,7 @@ struct TDMSReader {
     }
 
     /// A chunk's strings of one object: `count` end offsets, then the UTF-8 bytes.
-    static func appendStrings(_ o: Object, _ i: RawIndex, _ d: inout ByteSource) throws(FormatError) {
+    static func appendStrings(_ o: Object, _ i: RawIndex, _ d: inout ByteSource, keep: Bool = true) throws(FormatError) {
         var ends: [Int] = []
         for _ in 0..<i.count { ends.append(Int(try d.u32("string offsets of \(o.path)"))) }
         guard i.stringBytes >= 4 * i.count else { throw d.fail("\(o.path): \(i.stringBytes) string bytes cannot hold \(i.count) offsets") }
@@ -276,7 +301,7 @@ struct TDMSReader {
         var start = 0
         for e in ends {
             guard e >= start, e <= blob.count else { throw d.fail("string offsets of \(o.path) out of order") }
-            o.strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: blob[start..<e]), as: UTF8.self))
+            if keep { o.strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: blob[start..<e]), as: UTF8.self)) }
             start = e
         }
         if o.type == nil { o.type = TDMSType.string }
@@ -326,6 +351,9 @@ struct TDMSReader {
                 }
                 var channel = TDMSChannel(name: parts[1], properties: o.properties, data: data)
                 channel.daqmxScalers = o.scalers
+                if mapped != nil, o.type != TDMSType.string, o.type != nil {
+                    channel.valueIndex = TDMSValueIndex(count: o.count, extents: o.extents)
+                }
                 file.groups[group(parts[0])].channels.append(channel)
             default: continue
             }

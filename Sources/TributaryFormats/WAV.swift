@@ -92,67 +92,9 @@ public struct WAVFile: Sendable, Equatable {
     /// - Returns: the samples, channel-major.
     /// - Throws: `FormatError` naming the byte offset and field that are wrong.
     public static func decode(_ bytes: [UInt8], file: String = "<memory>") throws(FormatError) -> WAVFile {
-        func fail(_ offset: Int, _ reason: String) -> FormatError {
-            FormatError(file: file, location: "byte offset \(offset)", reason: reason)
-        }
-        func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
-        func u32(_ o: Int) -> Int { u16(o) | u16(o + 2) << 16 }
-        func tag(_ o: Int) -> String { String(decoding: bytes[o..<(o + 4)], as: UTF8.self) }
-
-        guard bytes.count >= 12 else { throw fail(0, "file of \(bytes.count) bytes is too short for a RIFF/WAVE header") }
-        guard tag(0) == "RIFF" else { throw fail(0, "RIFF tag expected, found \(String(reflecting: tag(0)))") }
-        guard tag(8) == "WAVE" else { throw fail(8, "WAVE form type expected, found \(String(reflecting: tag(8)))") }
-        // Many writers get the RIFF size wrong; the chunk walk below is bounded by the real file size.
-        var offset = 12
-        var format: (format: WAVSampleFormat, channels: Int, rate: Int, blockAlign: Int)?
-        var dataRange: Range<Int>?
-        while offset + 8 <= bytes.count {
-            let id = tag(offset), size = u32(offset + 4), body = offset + 8
-            if id == "fmt " {
-                guard size >= 16, body + size <= bytes.count else {
-                    throw fail(offset + 4, "fmt chunk size \(size) is below 16 or runs past the end of the file")
-                }
-                var formatTag = u16(body)
-                let channels = u16(body + 2), rate = u32(body + 4), blockAlign = u16(body + 12), bits = u16(body + 14)
-                if formatTag == 0xFFFE {
-                    guard size >= 40 else { throw fail(offset + 4, "WAVE_FORMAT_EXTENSIBLE fmt chunk of \(size) bytes, 40 expected") }
-                    // The sub-format GUID starts with the plain format tag (1 = PCM, 3 = IEEE float).
-                    formatTag = u16(body + 24)
-                    let validBits = u16(body + 18)
-                    guard validBits == 0 || validBits == bits else {
-                        throw fail(body + 18, "valid bits per sample \(validBits) differ from container size \(bits) (unsupported)")
-                    }
-                }
-                let sampleFormat: WAVSampleFormat
-                switch (formatTag, bits) {
-                case (1, 16): sampleFormat = .int16
-                case (1, 24): sampleFormat = .int24
-                case (1, 32): sampleFormat = .int32
-                case (3, 32): sampleFormat = .float32
-                case (3, 64): sampleFormat = .float64
-                default: throw fail(body, "unsupported encoding: format tag \(formatTag) with \(bits) bits per sample")
-                }
-                guard channels >= 1 else { throw fail(body + 2, "channel count is 0") }
-                guard rate >= 1 else { throw fail(body + 4, "sample rate is 0") }
-                guard blockAlign == channels * bits / 8 else {
-                    throw fail(body + 12, "block align \(blockAlign) is not channels x bytes per sample = \(channels * bits / 8)")
-                }
-                format = (sampleFormat, channels, rate, blockAlign)
-            } else if id == "data" {
-                guard format != nil else { throw fail(offset, "data chunk before the fmt chunk") }
-                guard body + size <= bytes.count else {
-                    throw fail(offset + 4, "data chunk declares \(size) bytes, only \(bytes.count - body) present (truncated file)")
-                }
-                dataRange = body..<(body + size)
-                break
-            }
-            offset = body + size + (size & 1)  // chunks are padded to an even size
-        }
-        guard let format else { throw fail(12, "no fmt chunk") }
-        guard let dataRange else { throw fail(offset, "no data chunk") }
-        guard dataRange.count % format.blockAlign == 0 else {
-            throw fail(dataRange.lowerBound - 4, "data size \(dataRange.count) is not a multiple of the block align \(format.blockAlign)")
-        }
+        let layout = try Layout(size: bytes.count, file: file) { offset, count in Array(bytes[offset..<min(bytes.count, offset + count)]) }
+        let format = (format: layout.format, channels: layout.channelCount, rate: layout.sampleRate, blockAlign: layout.blockAlign)
+        let dataRange = layout.dataRange
         let frames = dataRange.count / format.blockAlign
         let channels = format.channels
         var samples = [Double](repeating: 0, count: frames * channels)
@@ -172,7 +114,7 @@ public struct WAVFile: Sendable, Equatable {
     }
 
     @inline(__always)
-    private static func sample(_ raw: UnsafeRawBufferPointer, at p: Int, _ format: WAVSampleFormat) -> Double {
+    static func sample(_ raw: UnsafeRawBufferPointer, at p: Int, _ format: WAVSampleFormat) -> Double {
         switch format {
         case .int16: Double(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: p, as: Int16.self)))
         case .int24:

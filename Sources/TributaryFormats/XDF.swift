@@ -426,6 +426,23 @@ public struct XDFStream: Sendable {
     /// Sample indexes where a chunk starts with a written timestamp (where a new block starts).
     public var stampedSamples: [Int]
     public var clockOffsets: [(time: Double, value: Double)]
+    /// The first and last sample's timestamps.
+    public var firstTimestamp: Double? = nil
+    public var lastTimestamp: Double? = nil
+    /// For a stream with a nominal rate: the samples with a written timestamp that breaks the pace
+    /// (the previous sample's timestamp + 1 / rate) by more than half a sample, and that timestamp.
+    public var timeBreaks: [(sample: Int, time: Double)] = []
+    /// Index mode (`XDFFile.index`): where the numeric values are in the file (read them with
+    /// `XDFFile.Values`); `data` is then empty, and `timestamps` / `stampedSamples` are empty
+    /// for streams with a nominal rate. nil when the values are in `data`.
+    public var valueExtents: [XDFValueExtent]? = nil
+}
+
+/// Samples of a stream in one samples chunk: where the first begins, where the chunk ends, how many.
+public struct XDFValueExtent: Sendable {
+    public var offset: Int
+    public var end: Int
+    public var count: Int
 }
 
 /// An XDF file's streams.
@@ -437,6 +454,19 @@ public struct XDFFile: Sendable {
     public static func read(path: String) throws(FormatError) -> XDFFile {
         let data = try readWholeFile(path)
         return try typedFormatError { try data.withUnsafeBytes { raw in try read(bytes: raw, file: path) } }
+    }
+
+    /// Reads an XDF file's chunks without reading its numeric values into memory: headers, footers,
+    /// clock offsets, string streams, and for each numeric stream its sample count, first and last
+    /// timestamps, timing breaks and where its values are (`XDFStream.valueExtents`); for streams
+    /// without a nominal rate every timestamp too. The file is mapped and its pages given back as
+    /// the walk passes them: memory stays bounded whatever the file's size.
+    public static func index(path: String) throws(FormatError) -> XDFFile {
+        let mapped = try MappedFile(path: path)
+        var reader = XDFReader(bytes: mapped.bytes, file: path)
+        reader.mapped = mapped
+        try reader.readChunks()
+        return reader.assemble()
     }
 
     /// Reads an XDF file from memory (`file` names it in errors).

@@ -61,6 +61,9 @@ public struct XDFClockSync: Sendable {
     /// Whether any offset applies.
     public var isEmpty: Bool { ranges.isEmpty }
 
+    /// The clock segments (between resets): with one, a correction does not depend on the order of the timestamps.
+    public var segmentCount: Int { ranges.count }
+
     /// Corrects the next timestamp of the stream (timestamps must be given in the stream's order,
     /// each once).
     public mutating func correct(_ t: Double) -> Double {

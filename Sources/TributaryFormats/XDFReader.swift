@@ -13,6 +13,16 @@ struct XDFReader {
         var strings: [String] = []
         var timestamps: [Double] = []
         var stamped: [Int] = []
+        /// Samples read, the first and last timestamps, and the stamped samples whose timestamp breaks
+        /// the nominal pace by more than half a sample (`XDFStream.timeBreaks`).
+        var count = 0
+        var first: Double?, last: Double?
+        var breaks: [(sample: Int, time: Double)] = []
+        /// Whether every timestamp is kept: always for values read into memory, and for irregular
+        /// streams (no nominal rate), whose rate comes from all of them.
+        var keepTimestamps = true
+        /// Where the samples are in the file (index mode).
+        var extents: [XDFValueExtent] = []
         var offsets: [(time: Double, value: Double)] = []
         /// Numeric values sample-major as stored (little-endian), transposed at the end.
         var raw: [UInt8] = []
@@ -26,26 +36,36 @@ struct XDFReader {
         /// plus `step`. A NaN or infinite timestamp is refused: it is no time.
         func readTimestamp(_ c: inout ByteSource, step: Double) throws(FormatError) {
             let tb = try c.u8("timestamp bytes")
+            let value: Double
             if tb == 8 {
                 let at = c.offset
                 let t = try c.f64("timestamp")
                 guard t.isFinite else {
                     throw c.fail(
-                        "timestamp of sample \(timestamps.count) of stream \(header.streamID) is \(t), not a finite number of seconds",
+                        "timestamp of sample \(count) of stream \(header.streamID) is \(t), not a finite number of seconds",
                         at: at)
                 }
-                stamped.append(timestamps.count)
-                timestamps.append(t)
+                let rate = header.nominalRate
+                if rate > 0, count > 0, let last, abs(t - (last + 1 / rate)) > 0.5 / rate { breaks.append((count, t)) }
+                if keepTimestamps { stamped.append(count) }
+                value = t
             } else if tb == 0 {
-                timestamps.append((timestamps.last ?? 0) + step)
+                value = (last ?? 0) + step
             } else {
                 throw c.fail("timestamp bytes \(tb), must be 0 or 8")
             }
+            if keepTimestamps { timestamps.append(value) }
+            if first == nil { first = value }
+            last = value
+            count += 1
         }
     }
 
     let bytes: UnsafeRawBufferPointer
     let file: String
+    /// Index mode: numeric values are not read, their places recorded (`XDFStream.valueExtents`),
+    /// and the pages of a mapped file given back as the walk passes them.
+    var mapped: MappedFile?
     private var fileHeader = ""
     private var streams: [UInt32: Stream] = [:]
     private var order: [UInt32] = []
@@ -75,9 +95,10 @@ struct XDFReader {
     mutating func readChunks() throws(FormatError) {
         var src = ByteSource(bytes, file: file)
         guard bytes.count >= 4, try src.utf8(4, "magic") == "XDF:" else { throw src.fail("not an XDF file (no 'XDF:' magic)", at: 0) }
-        countSamples()
+        if mapped == nil { countSamples() }
         while src.remaining > 0 {
             let chunkStart = src.offset
+            mapped?.release(before: chunkStart)
             // a truncated tail ends the walk
             guard let length = try? Self.varlen(&src, "chunk length"), length >= 2, length <= src.remaining else { break }
             var c = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<(src.offset + length)]), file: file, offset: src.offset)
@@ -132,6 +153,7 @@ struct XDFReader {
         }
         if streams[id] == nil { order.append(id) }
         let stream = Stream(header, xml)
+        if mapped != nil, header.format.size != nil, header.nominalRate > 0 { stream.keepTimestamps = false }
         // The counts are only a hint: never more than the file could hold.
         if let size = header.format.size, let n = expected[id] {
             let (perSample, overflow) = header.channelCount.multipliedReportingOverflow(by: size)
@@ -161,6 +183,15 @@ struct XDFReader {
             return
         }
         guard n <= c.remaining / max(1, 1 + channels * size) else { throw c.fail("sample count \(n) exceeds the chunk", at: chunkStart) }
+        if mapped != nil {
+            // Index mode: the timestamps are read, the values skipped (the data pass reads them).
+            s.extents.append(XDFValueExtent(offset: c.offset, end: c.bytes.count, count: n))
+            for _ in 0..<n {
+                try s.readTimestamp(&c, step: step)
+                _ = try c.slice(channels * size, "values")
+            }
+            return
+        }
         // Fixed-size values: copied into the stream's buffer, grown once per chunk.
         let width = channels * size, old = s.raw.count
         s.raw.append(contentsOf: repeatElement(0, count: n * width))
@@ -183,8 +214,9 @@ struct XDFReader {
         var out = XDFFile(fileHeaderXML: fileHeader, streams: [])
         for id in order {
             guard let s = streams[id] else { continue }
-            let n = s.timestamps.count, channels = s.header.channelCount
+            let n = s.count, channels = s.header.channelCount, indexed = mapped != nil && s.header.format.size != nil
             func transpose<T, U>(_: T.Type, _ convert: (T) -> U, zero: U) -> [U] {
+                if indexed { return [] }
                 var result = [U](repeating: zero, count: n * channels)
                 s.raw.withUnsafeBytes { src in
                     result.withUnsafeMutableBufferPointer { dst in
@@ -215,7 +247,8 @@ struct XDFReader {
             out.streams.append(
                 XDFStream(
                     header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
-                    timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets))
+                    timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets,
+                    firstTimestamp: s.first, lastTimestamp: s.last, timeBreaks: s.breaks, valueExtents: indexed ? s.extents : nil))
         }
         return out
     }

@@ -248,7 +248,8 @@ final class HDF5Object {
     /// memory, or more than 64 MiB and more than 1100 times the `storedBytes` the file holds for them
     /// (deflate, the filter written here and by h5py, compresses at most about 1032:1). The
     /// dimensions are numbers in the file: they are checked before anything is allocated.
-    static func readableCount(_ dims: [hsize_t], elementSize: Int, storedBytes: hsize_t) -> Int? {
+    /// `streamed`: the values are read a window at a time (`readWindow`), so the machine's memory is no bound.
+    static func readableCount(_ dims: [hsize_t], elementSize: Int, storedBytes: hsize_t, streamed: Bool = false) -> Int? {
         var n = 1
         for d in dims {
             guard let d = Int(exactly: d) else { return nil }
@@ -259,7 +260,9 @@ final class HDF5Object {
         let (bytes, overflow) = n.multipliedReportingOverflow(by: elementSize)
         guard !overflow else { return nil }
         let (expanded, big) = Int(clamping: storedBytes).multipliedReportingOverflow(by: 1100)
-        guard bytes <= max(64 << 20, big ? .max : expanded), UInt64(bytes) <= ProcessInfo.processInfo.physicalMemory else { return nil }
+        guard bytes <= max(64 << 20, big ? .max : expanded), streamed || UInt64(bytes) <= ProcessInfo.processInfo.physicalMemory else {
+            return nil
+        }
         return n
     }
 

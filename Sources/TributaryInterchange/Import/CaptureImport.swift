@@ -19,42 +19,6 @@ public struct ImportedSignal: Sendable {
         self.channelNames = channelNames ?? (0..<channelCount).map { "ch\($0)" }
     }
 
-    /// An NPY array as it is: float64, float32, or int16 / int32 counts (scale 1, offset 0), bit for bit.
-    public init(npy: NPYArray) {
-        let samples: AnalogSamples
-        switch npy.samples {
-        case .float64(let v): samples = .float64(v)
-        case .float32(let v): samples = .float32(v)
-        case .int16(let v):
-            samples = .int16(counts: v, scale: Array(repeating: 1, count: npy.channels), offset: Array(repeating: 0, count: npy.channels))
-        case .int32(let v):
-            samples = .int32(counts: v, scale: Array(repeating: 1, count: npy.channels), offset: Array(repeating: 0, count: npy.channels))
-        }
-        self.init(samples: samples, channelCount: npy.channels, sampleCount: npy.samplesPerChannel)
-    }
-
-    /// A WAV file: 16-bit PCM as int16 counts with scale 1/32768 (full scale = ±1), 24- and 32-bit PCM
-    /// as int32 counts (the codes, exact) with scale 1/2²³ and 1/2³¹ (full scale = ±1), float WAVs as
-    /// float32 / float64.
-    public init(wav: WAVFile) {
-        let samples: AnalogSamples
-        switch wav.format {
-        case .int16:
-            samples = .int16(
-                counts: wav.samples.map { Int16($0) }, scale: Array(repeating: 1.0 / 32768, count: wav.channelCount),
-                offset: Array(repeating: 0, count: wav.channelCount))
-        case .float32: samples = .float32(wav.samples.map { Float($0) })
-        case .int24, .int32:
-            // The reader holds the codes as exact float64 integers within the format's range.
-            let full = wav.format == .int24 ? 0x1p23 : 0x1p31
-            samples = .int32(
-                counts: wav.samples.map { Int32(exactly: $0) ?? 0 }, scale: Array(repeating: 1 / full, count: wav.channelCount),
-                offset: Array(repeating: 0, count: wav.channelCount))
-        case .float64: samples = .float64(wav.samples)
-        }
-        self.init(samples: samples, channelCount: wav.channelCount, sampleCount: wav.frameCount)
-    }
-
     /// Checks that the signal fits a capture's frames (docs/PROTOCOL.md §2.4, docs/CAPTURE.md): at least
     /// one channel and one sample, at most 65,535 channels (an analog frame's and a configuration's limit),
     /// one name per channel, and names that fit one configuration frame.
@@ -63,6 +27,13 @@ public struct ImportedSignal: Sendable {
     ///   - shape: how the input's shape maps to channels × samples, for the message (e.g. "NPY shape (70000, 1)").
     /// - Throws: `CaptureError.usage` saying what is out of bounds.
     public func validate(file: String, shape: String? = nil) throws(CaptureError) {
+        try Self.validate(channelCount: channelCount, sampleCount: sampleCount, channelNames: channelNames, file: file, shape: shape)
+    }
+
+    /// Checks a signal's shape and names (see `validate(file:shape:)`).
+    static func validate(
+        channelCount: Int, sampleCount: Int, channelNames: [String], file: String, shape: String?
+    ) throws(CaptureError) {
         let what = shape.map { " (\($0), read as channels × samples)" } ?? ""
         guard channelCount >= 1 else { throw CaptureError(.usage, file: file, "no channels\(what); nothing to import") }
         guard channelCount <= WireLimits.maxChannels else {
@@ -87,41 +58,6 @@ public struct ImportedSignal: Sendable {
                 .usage, file: file,
                 "the channel names take \(nameBytes) bytes; they must fit one configuration frame (\(WireLimits.maxFrameSize / 2) bytes with the rest)"
             )
-        }
-    }
-
-    /// A CSV table as float64, with its header names when it has them.
-    public init(csv: CSVTable) {
-        self.init(
-            samples: .float64(csv.values), channelCount: csv.channelCount, sampleCount: csv.sampleCount, channelNames: csv.channelNames)
-    }
-}
-
-extension ImportedSignal {
-    /// Reads an NPY, WAV or CSV file (`tributary import`'s single-source formats): the signal, how its
-    /// shape maps to channels × samples for `validate`'s message (NPY, CSV), and the rate the file
-    /// gives (WAV).
-    /// - Throws: the format's error (`FormatError`, a file that cannot be read), or `CaptureError.usage`
-    ///   for a format that holds several sources (TDMS, XDF, HDF5: `FormatImport`).
-    public static func read(path: String, format: InterchangeFormat) throws -> (signal: ImportedSignal, shape: String?, rate: Double?) {
-        switch format {
-        case .npy:
-            let npy = try NPY.read(path: path)
-            let shape =
-                npy.isOneDimensional ? "NPY shape (\(npy.samplesPerChannel),)" : "NPY shape (\(npy.channels), \(npy.samplesPerChannel))"
-            return (ImportedSignal(npy: npy), shape, nil)
-        case .wav:
-            let wav = try WAVFile.read(path: path)
-            return (ImportedSignal(wav: wav), nil, Double(wav.sampleRate))
-        case .csv:
-            let csv = try CSVTable.read(path: path)
-            return (
-                ImportedSignal(csv: csv),
-                "CSV of \(csv.channelCount) column\(csv.channelCount == 1 ? "" : "s") × \(csv.sampleCount) data row\(csv.sampleCount == 1 ? "" : "s")",
-                nil
-            )
-        case .tdms, .xdf, .hdf5:
-            throw CaptureError(.usage, file: path, "\(format) holds sources, not one signal: read it with FormatImport")
         }
     }
 }
@@ -160,8 +96,26 @@ public enum CaptureImport {
         startNs: Int64 = 0, samplesPerFrame: Int = 4096, to destination: CaptureDestination,
         options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
     ) throws(CaptureError) -> CaptureWriteSummary {
+        try write(
+            SignalFile(
+                channelCount: signal.channelCount, sampleCount: signal.sampleCount, channelNames: signal.channelNames,
+                samples: .memory(signal.samples, sampleCount: signal.sampleCount)),
+            rate: rate, sourceID: sourceID, sourceName: sourceName, unit: unit, startNs: startNs, samplesPerFrame: samplesPerFrame,
+            to: destination, options: options)
+    }
+
+    /// Records a signal read from a file (`SignalFile.open`) as a capture at a checked destination,
+    /// a frame's samples at a time (see above).
+    /// - Throws: as above, and `CaptureError.usage` when the file cannot be read as it was when opened.
+    @discardableResult
+    public static func write(
+        _ signal: SignalFile, rate: Double, sourceID: UInt32 = 1, sourceName: String = "import", unit: String = "V",
+        startNs: Int64 = 0, samplesPerFrame: Int = 4096, to destination: CaptureDestination,
+        options: CaptureWriterOptions = CaptureWriterOptions(fsync: .none)
+    ) throws(CaptureError) -> CaptureWriteSummary {
         let path = destination.path
-        try signal.validate(file: path)
+        try ImportedSignal.validate(
+            channelCount: signal.channelCount, sampleCount: signal.sampleCount, channelNames: signal.channelNames, file: path, shape: nil)
         guard rate > 0, rate.isFinite else { throw CaptureError(.usage, file: path, "rate \(rate) Hz is not a positive number") }
         // A configuration holds no other rate (docs/PROTOCOL.md): a capture with one could not be read back.
         guard WireLimits.isValidSamplingRate(rate) else {
@@ -180,36 +134,142 @@ public enum CaptureImport {
         for (what, text) in [("unit", unit), ("source name", sourceName)] where text.utf8.count > 65_536 {
             throw CaptureError(.usage, file: path, "the \(what) is \(text.utf8.count) bytes; at most 65536")
         }
+        let source = ImportedSource(
+            sourceID: sourceID, deviceName: sourceName, deviceType: "import", channelNames: signal.channelNames,
+            units: Array(repeating: unit, count: signal.channelCount), rate: rate, samples: signal.samples, sampleCount: signal.sampleCount,
+            blocks: [ImportedBlock(start: 0, timestampNs: startNs)])
         let writer = try CaptureWriter(destination: destination, options: options)
-        let configuration = Configuration(
-            deviceName: sourceName, deviceType: "import",
-            channels: (0..<signal.channelCount).map {
-                ChannelConfiguration(
-                    index: UInt32($0), description: signal.channelNames[$0], unit: unit, samplingRate: rate,
-                    minValue: -.infinity, maxValue: .infinity)
-            })
         do {
-            try writer.append(Frame(encoding: .configuration(configuration), sequence: 0, timestampNs: startNs, sourceID: sourceID))
-            let n = signal.sampleCount, channels = signal.channelCount
-            var sequence: UInt64 = 1
-            var first = 0
-            let perFrame = max(1, min(samplesPerFrame, channels > 0 ? (32 << 20) / (channels * 8) : samplesPerFrame))
-            while first < n {
-                let count = min(perFrame, n - first)
-                let header = FrameHeader(
-                    kind: .analog, sequence: sequence, timestampNs: startNs + Int64((Double(first) / rate * 1e9).rounded()),
-                    sourceID: sourceID)
-                let frame = signal.samples.frame(
-                    header: header, samplesPerChannel: n, first: first, count: count, firstSample: UInt64(first))
-                try writer.append(frame)
-                sequence += 1
-                first += count
-            }
+            try FormatImport.forEachFrame(source, samplesPerFrame: samplesPerFrame) { frame in try writer.append(frame) }
             return try writer.close()
         } catch {
             writer.abandon()
             unlink(writer.partialPath)
-            throw error
+            throw CaptureError.importing(error, file: path)
         }
+    }
+}
+
+/// An NPY, WAV or CSV file opened for import (`tributary import`'s single-source formats): its shape,
+/// and its samples read a window at a time when it is recorded.
+public struct SignalFile: Sendable {
+    public var channelCount: Int
+    public var sampleCount: Int
+    public var channelNames: [String]
+    public var samples: ImportedSamples
+    /// How the file's shape maps to channels × samples, for `validate`'s message (NPY, CSV).
+    public var shape: String?
+    /// The rate the file gives (WAV).
+    public var rate: Double?
+
+    public init(
+        channelCount: Int, sampleCount: Int, channelNames: [String]? = nil, samples: ImportedSamples, shape: String? = nil,
+        rate: Double? = nil
+    ) {
+        self.channelCount = channelCount
+        self.sampleCount = sampleCount
+        self.channelNames = channelNames ?? (0..<channelCount).map { "ch\($0)" }
+        self.samples = samples
+        self.shape = shape
+        self.rate = rate
+    }
+
+    /// Checks that the signal fits a capture's frames (`ImportedSignal.validate`), naming the file and its shape.
+    public func validate(file: String) throws(CaptureError) {
+        try ImportedSignal.validate(
+            channelCount: channelCount, sampleCount: sampleCount, channelNames: channelNames, file: file, shape: shape)
+    }
+
+    /// Opens an NPY, WAV or CSV file: its header (NPY, WAV) is read and checked, a CSV file read
+    /// through once to check every field and count its rows. The samples are read when recorded:
+    ///   NPY  as they are: float64, float32, or int16 / int32 counts (scale 1, offset 0), bit for bit;
+    ///   WAV  16-bit PCM as int16 counts with scale 1/32768 (full scale = ±1), 24- and 32-bit PCM as
+    ///        int32 counts (the codes, exact) with scale 1/2²³ and 1/2³¹, float WAVs as float32 / float64;
+    ///   CSV  float64, with its header names when it has them.
+    /// - Throws: the format's error (`NPYError`, `FormatError`), or `CaptureError.usage` for a format
+    ///   that holds several sources (TDMS, XDF, HDF5: `FormatImport`).
+    public static func open(path: String, format: InterchangeFormat) throws -> SignalFile {
+        switch format {
+        case .npy: return try npy(path)
+        case .wav: return try wav(path)
+        case .csv:
+            let scan = try CSVTable.scan(path: path)
+            let channels = scan.channelCount
+            let shape =
+                "CSV of \(channels) column\(channels == 1 ? "" : "s") × \(scan.sampleCount) data row\(scan.sampleCount == 1 ? "" : "s")"
+            return SignalFile(
+                channelCount: channels, sampleCount: scan.sampleCount, channelNames: scan.channelNames,
+                samples: ImportedSamples(format: .float64) {
+                    let stream = try CSVTable.Stream(path: path, channelCount: channels)
+                    return FunctionSampleReader { count in .float64(try stream.next(count)) }
+                }, shape: shape)
+        case .tdms, .xdf, .hdf5:
+            throw CaptureError(.usage, file: path, "\(format) holds sources, not one signal: read it with FormatImport")
+        }
+    }
+
+    static func npy(_ path: String) throws -> SignalFile {
+        let npy = try NPY.open(path: path)
+        let channels = npy.channels, n = npy.samplesPerChannel
+        let shape = npy.isOneDimensional ? "NPY shape (\(n),)" : "NPY shape (\(channels), \(n))"
+        let ones = Array(repeating: 1.0, count: channels), zeros = Array(repeating: 0.0, count: channels)
+        let format: SampleFormat
+        switch npy.dtype {
+        case .float64: format = .float64
+        case .float32: format = .float32
+        case .int16: format = .int16
+        case .int32: format = .int32
+        }
+        let samples = ImportedSamples(format: format) {
+            let file = try NPY.open(path: path)
+            var first = 0
+            return FunctionSampleReader { count in
+                let count = min(count, n - first)
+                defer { first += count }
+                switch try file.read(first: first, count: count) {
+                case .float64(let v): return .float64(v)
+                case .float32(let v): return .float32(v)
+                case .int16(let v): return .int16(counts: v, scale: ones, offset: zeros)
+                case .int32(let v): return .int32(counts: v, scale: ones, offset: zeros)
+                }
+            }
+        }
+        return SignalFile(channelCount: channels, sampleCount: n, samples: samples, shape: shape)
+    }
+
+    static func wav(_ path: String) throws -> SignalFile {
+        let layout = try WAVFile.Stream(path: path).layout
+        let channels = layout.channelCount, n = layout.frameCount
+        let format: SampleFormat
+        switch layout.format {
+        case .int16: format = .int16
+        case .float32: format = .float32
+        case .int24, .int32: format = .int32
+        case .float64: format = .float64
+        }
+        let samples = ImportedSamples(format: format) {
+            let file = try WAVFile.Stream(path: path)
+            var first = 0
+            return FunctionSampleReader { count in
+                let count = min(count, n - first)
+                defer { first += count }
+                let v = try file.read(first: first, count: count)
+                switch layout.format {
+                case .int16:
+                    return .int16(
+                        counts: v.map { Int16($0) }, scale: Array(repeating: 1.0 / 32768, count: channels),
+                        offset: Array(repeating: 0, count: channels))
+                case .float32: return .float32(v.map { Float($0) })
+                case .int24, .int32:
+                    // The reader holds the codes as exact float64 integers within the format's range.
+                    let full = layout.format == .int24 ? 0x1p23 : 0x1p31
+                    return .int32(
+                        counts: v.map { Int32(exactly: $0) ?? 0 }, scale: Array(repeating: 1 / full, count: channels),
+                        offset: Array(repeating: 0, count: channels))
+                case .float64: return .float64(v)
+                }
+            }
+        }
+        return SignalFile(channelCount: channels, sampleCount: n, samples: samples, rate: Double(layout.sampleRate))
     }
 }

@@ -21,8 +21,8 @@ public struct ImportedSource: Sendable {
     public var channelNames: [String]
     public var units: [String]
     public var rate: Double
-    /// Channel-major samples.
-    public var samples: AnalogSamples
+    /// The samples, read a frame's worth at a time when the source is recorded.
+    public var samples: ImportedSamples
     public var sampleCount: Int
     /// Runs of contiguous samples (at least one, starting at 0).
     public var blocks: [ImportedBlock]
@@ -56,8 +56,21 @@ public enum FormatImport {
         let sources: [ImportedSource]
         do {
             switch kind(path: path) {
-            case .tdms: sources = try self.sources(tdms: TDMSFile.read(path: path), file: path, select: select, rate: rate)
-            case .xdf: sources = try self.sources(xdf: XDFFile.read(path: path), file: path, select: select)
+            case .tdms:
+                // Indexed and read a window at a time; a file with DAQmx raw data is read whole.
+                let tdms = try TDMSFile.index(path: path) ?? TDMSFile.read(path: path)
+                sources = try self.sources(tdms: tdms, file: path, select: select, rate: rate)
+            case .xdf:
+                // Indexed and read a window at a time; read whole when a stream indexed without its
+                // timestamps has clock resets (its corrections then depend on every timestamp).
+                var xdf = try XDFFile.index(path: path)
+                if xdf.streams.contains(where: { s in
+                    s.valueExtents != nil && s.timestamps.isEmpty
+                        && XDFClockSync(times: s.clockOffsets.map(\.time), values: s.clockOffsets.map(\.value)).segmentCount > 1
+                }) {
+                    xdf = try XDFFile.read(path: path)
+                }
+                sources = try self.sources(xdf: xdf, file: path, select: select)
             case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
             case nil, .npy, .csv, .wav: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
             }
@@ -111,15 +124,15 @@ public enum FormatImport {
             if let select, !select.contains(group.name), !(id.map { select.contains("\($0)") } ?? false) { continue }
             let channels = group.channels.filter { c in
                 if case .strings = c.data { return false }
-                return c.data.count > 0
+                return c.valueCount > 0
             }
             guard let first = channels.first else { continue }
-            let n = first.data.count
-            guard channels.allSatisfy({ $0.data.count == n }) else {
+            let n = first.valueCount
+            guard channels.allSatisfy({ $0.valueCount == n }) else {
                 throw CaptureError(
                     .usage, file: file,
                     "group '\(group.name)': channels of different lengths ("
-                        + channels.map { "\($0.name): \($0.data.count)" }.joined(separator: ", ")
+                        + channels.map { "\($0.name): \($0.valueCount)" }.joined(separator: ", ")
                         + "); import them with --groups one at a time")
             }
             var r = first.property("wf_increment")?.number.flatMap { $0 > 0 ? 1 / $0 : nil } ?? rate
@@ -141,7 +154,26 @@ public enum FormatImport {
                 }
                 startNs = ns
             }
-            let samples = try tdmsSamples(channels, group: group.name, file: file)
+            let samples: ImportedSamples
+            if channels.allSatisfy({ $0.valueIndex != nil }) {
+                // The format from the channels' types and scales (their data is empty); the values a window at a time.
+                let format = try tdmsSamples(channels, group: group.name, file: file).format
+                let name = group.name
+                samples = ImportedSamples(format: format) {
+                    let values = try TDMSFile.Values(path: file, channels: channels)
+                    return FunctionSampleReader { count in
+                        let window = values.next(count)
+                        var list = channels
+                        for k in list.indices {
+                            list[k].data = window[k]
+                            list[k].valueIndex = nil
+                        }
+                        return try tdmsSamples(list, group: name, file: file)
+                    }
+                }
+            } else {
+                samples = .memory(try tdmsSamples(channels, group: group.name, file: file), sampleCount: n)
+            }
             wanted.append(id)
             out.append(
                 ImportedSource(
@@ -209,11 +241,15 @@ public enum FormatImport {
             return .int32(counts: v, scale: scale, offset: offset)
         }
         var unscaled32: [Float] = []
+        var allUnscaled32 = true
         for c in channels {
-            guard case .float32(let x) = c.data, c.daqmxScalers.isEmpty, try scaled(c) == nil else { break }
+            guard case .float32(let x) = c.data, c.daqmxScalers.isEmpty, try scaled(c) == nil else {
+                allUnscaled32 = false
+                break
+            }
             unscaled32 += x
         }
-        if unscaled32.count == n * channels.count { return .float32(unscaled32) }
+        if allUnscaled32 { return .float32(unscaled32) }
         var v: [Double] = []
         v.reserveCapacity(n * channels.count)
         for c in channels {
@@ -270,48 +306,58 @@ public enum FormatImport {
             guard !sync.isUnusable else {
                 throw CaptureError(.usage, file: file, "\(what): its \(o.count) clock offsets give no finite correction (\(sync.lines))")
             }
-            let correctedTimes = sync.isEmpty ? stream.timestamps : stream.timestamps.map { sync.correct($0) }
+            let firstTime = stream.firstTimestamp ?? stream.timestamps[0], lastTime = stream.lastTimestamp ?? stream.timestamps[n - 1]
+            // Every timestamp corrected in the stream's order when the stream has them; an indexed stream
+            // (its timestamps not kept) has one clock segment at most (`read`), where the order does not matter.
+            let correctedTimes = sync.isEmpty || stream.timestamps.isEmpty ? stream.timestamps : stream.timestamps.map { sync.correct($0) }
             var rate = h.nominalRate
             if !(rate > 0) {
-                let span = stream.timestamps[n - 1] - stream.timestamps[0]
+                let span = lastTime - firstTime
                 rate = n > 1 && span > 0 ? Double(n - 1) / span : 1
             }
             guard rate > 0, rate.isFinite else {
                 throw CaptureError(
                     .usage, file: file,
                     "\(what): no sampling rate: nominal_srate \(h.nominalRate), and \(n) timestamps from "
-                        + "\(stream.timestamps[0]) s to \(stream.timestamps[n - 1]) s give \(rate) Hz")
+                        + "\(firstTime) s to \(lastTime) s give \(rate) Hz")
             }
-            /// The time of sample `s` in ns: its timestamp corrected by the clock offsets, which must fit `timestamp_ns`.
-            func time(_ s: Int) throws(CaptureError) -> Int64 {
-                let t = correctedTimes[s]
+            /// The time of sample `s` (timestamp `timestamp`) in ns: corrected by the clock offsets, which must fit `timestamp_ns`.
+            func time(_ s: Int, _ timestamp: Double) throws(CaptureError) -> Int64 {
+                let t = s < correctedTimes.count ? correctedTimes[s] : sync.isEmpty ? timestamp : sync.correct(timestamp)
                 guard let ns = SampleTime.nanoseconds(seconds: t) else {
                     throw CaptureError(
                         .usage, file: file,
-                        "\(what): sample \(s) at \(stream.timestamps[s]) s (\(t) s with the clock offsets) "
+                        "\(what): sample \(s) at \(timestamp) s (\(t) s with the clock offsets) "
                             + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
                 }
                 return ns
             }
-            var blocks = [ImportedBlock(start: 0, timestampNs: try time(0))]
-            for s in stream.stampedSamples where s > 0 {
-                let expected = stream.timestamps[s - 1] + 1 / rate
-                if abs(stream.timestamps[s] - expected) > 0.5 / rate {
-                    blocks.append(ImportedBlock(start: s, timestampNs: try time(s)))
+            var blocks = [ImportedBlock(start: 0, timestampNs: try time(0, firstTime))]
+            if h.nominalRate > 0 {
+                // The reader found the samples that break the nominal pace (rate = nominal_srate).
+                for b in stream.timeBreaks { blocks.append(ImportedBlock(start: b.sample, timestampNs: try time(b.sample, b.time))) }
+            } else {
+                for s in stream.stampedSamples where s > 0 {
+                    let expected = stream.timestamps[s - 1] + 1 / rate
+                    if abs(stream.timestamps[s] - expected) > 0.5 / rate {
+                        blocks.append(ImportedBlock(start: s, timestampNs: try time(s, stream.timestamps[s])))
+                    }
                 }
             }
-            let samples: AnalogSamples
+            let format: SampleFormat
+            var scales: ([Double], [Double])?
             switch stream.data {
-            case .float64(let v): samples = .float64(v)
-            case .float32(let v): samples = .float32(v)
-            case .int16(let v):
-                let (scale, offset) = xdfScaling(stream)
-                samples = .int16(counts: v, scale: scale, offset: offset)
-            case .int32(let v):
-                let (scale, offset) = xdfScaling(stream)
-                samples = .int32(counts: v, scale: scale, offset: offset)
+            case .float64: format = .float64
+            case .float32: format = .float32
+            case .int16:
+                format = .int16
+                scales = xdfScaling(stream)
+            case .int32:
+                format = .int32
+                scales = xdfScaling(stream)
             case .strings: continue
             }
+            let samples = xdfSamples(stream, path: file, format: format, scales: scales)
             let names = (0..<h.channelCount).map { k in
                 k < h.channels.count && !h.channels[k].label.isEmpty ? h.channels[k].label : "ch\(k)"
             }
@@ -414,11 +460,12 @@ public enum FormatImport {
                 continue
             }
             guard let dataset = try? file.openDataset(datasetPath) else { continue }
-            let numbers: (dims: [Int], data: HDF5Data)?
-            do { numbers = try dataset.readNumbers() } catch {
+            let numeric: HDF5NumericShape?
+            do { numeric = try dataset.numericShape() } catch {
                 throw CaptureError(.usage, file: path, "dataset \(datasetPath): \(error.reason)")
             }
-            guard let (dims, data) = numbers, (1...2).contains(dims.count) else { continue }
+            guard let numeric, (1...2).contains(numeric.dims.count) else { continue }
+            let dims = numeric.dims
             let group = try? file.openGroup(groupPath)
             func attribute(_ names: String...) -> HDF5Value? {
                 for n in names { if let v = dataset.attribute(n) ?? group?.attribute(n) { return v } }
@@ -467,22 +514,14 @@ public enum FormatImport {
                     blocks[0].timestampNs = try nanoseconds(start, "start_time_ns")
                 }
             }
-            let samples: AnalogSamples
-            switch data {
-            case .float64(let v): samples = .float64(v)
-            case .float32(let v): samples = .float32(v)
-            case .int16, .int32:
+            var scales: (scale: [Double], offset: [Double])?
+            if numeric.kind == .int16 || numeric.kind == .int32 {
                 let scale = attribute("scale")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 1, count: channels)
                 let offset =
                     attribute("offset")?.numbers.flatMap { $0.count == channels ? $0 : nil } ?? Array(repeating: 0, count: channels)
-                if case .int16(let v) = data {
-                    samples = .int16(counts: v, scale: scale, offset: offset)
-                } else if case .int32(let v) = data {
-                    samples = .int32(counts: v, scale: scale, offset: offset)
-                } else {
-                    continue
-                }
+                scales = (scale, offset)
             }
+            let samples = hdf5Samples(path: path, dataset: datasetPath, numeric, channels: channels, sampleCount: n, scales: scales)
             wanted.append(attribute("source_id")?.number.flatMap { UInt32(exactly: $0) })
             out.append(
                 ImportedSource(
@@ -537,7 +576,8 @@ public enum FormatImport {
     /// samples, each with the time of its first sample and a `first_sample` counter that jumps where
     /// the blocks' times say samples are missing. Times that would leave the range of `timestamp_ns`
     /// saturate (`checkRateAndTimes` refuses such sources first).
-    public static func forEachFrame(_ source: ImportedSource, samplesPerFrame: Int = 4096, _ body: (Frame) throws -> Void) rethrows {
+    /// The samples are read a frame's worth at a time (`ImportedSamples`): memory holds one frame's.
+    public static func forEachFrame(_ source: ImportedSource, samplesPerFrame: Int = 4096, _ body: (Frame) throws -> Void) throws {
         let channels = source.channelCount, n = source.sampleCount, rate = source.rate
         let configuration = Configuration(
             deviceName: source.deviceName, deviceType: source.deviceType,
@@ -553,6 +593,7 @@ public enum FormatImport {
             try body(Frame(encoding: .properties(source.properties.normalized), sequence: 1, timestampNs: t0, sourceID: source.sourceID))
         }
         let perFrame = max(1, min(samplesPerFrame, (32 << 20) / max(1, channels * 8)))
+        let reader = try source.samples.open()
         var sequence: UInt64 = 1
         var counterEnd: UInt64 = 0
         for (k, block) in source.blocks.enumerated() {
@@ -567,7 +608,13 @@ public enum FormatImport {
                     kind: .analog, sequence: sequence,
                     timestampNs: SampleTime.adding(saturating: Double(first - block.start) / rate, to: block.timestampNs),
                     sourceID: source.sourceID)
-                let frame = source.samples.frame(header: header, samplesPerChannel: n, first: first, count: count, firstSample: counter)
+                let window = try reader.next(count)
+                guard window.valueCount == count * channels else {
+                    throw CaptureError(
+                        .usage, file: "",
+                        "source '\(source.deviceName)': \(window.valueCount) values read where \(count * channels) were expected")
+                }
+                let frame = window.frame(header: header, samplesPerChannel: count, first: 0, count: count, firstSample: counter)
                 try body(frame)
                 sequence += 1
                 first += count
@@ -586,9 +633,8 @@ public enum FormatImport {
     ) throws(CaptureError) -> CaptureWriteSummary {
         for s in sources {
             try checkRateAndTimes(s, file: destination.path)
-            let signal = ImportedSignal(
-                samples: s.samples, channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames)
-            try signal.validate(file: destination.path)
+            try ImportedSignal.validate(
+                channelCount: s.channelCount, sampleCount: s.sampleCount, channelNames: s.channelNames, file: destination.path, shape: nil)
             for (what, text) in [("device name", s.deviceName)] + s.units.map({ ("unit", $0) }) where text.utf8.count > 65_536 {
                 throw CaptureError(
                     .usage, file: destination.path, "the \(what) '\(text.prefix(40))…' is \(text.utf8.count) bytes; at most 65536")
@@ -604,7 +650,7 @@ public enum FormatImport {
         } catch {
             writer.abandon()
             unlink(writer.partialPath)
-            throw (error as? CaptureError) ?? CaptureError(.io, file: destination.path, "\(error)")
+            throw CaptureError.importing(error, file: destination.path)
         }
     }
 }

@@ -36,7 +36,8 @@ enum ImportCommand: Command {
           HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
                dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
                device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
-        The input must have 1 to 65,535 channels and at least one sample.
+        The input must have 1 to 65,535 channels and at least one sample. Memory stays bounded whatever
+        FILE's size: it is read a frame (or a few MiB) at a time (TDMS DAQmx raw data is still read whole).
           --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids,
                              dataset paths); XDF marker streams are selected by name or id alike
 
@@ -90,15 +91,15 @@ enum ImportCommand: Command {
         guard let format = InterchangeFormat.of(path: path), !format.holdsEverySource else {
             throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
         }
-        let signal: ImportedSignal, shape: String?, effectiveRate: Double?
+        let signal: SignalFile, effectiveRate: Double?
         do {
-            let read = try ImportedSignal.read(path: path, format: format)
-            (signal, shape, effectiveRate) = (read.signal, read.shape, request.rate ?? read.rate)
+            signal = try SignalFile.open(path: path, format: format)
+            effectiveRate = request.rate ?? signal.rate
         } catch {
             throw CommandError("\(error)")
         }
         guard let effectiveRate else { throw UsageError("missing --rate HZ") }
-        do { try signal.validate(file: path, shape: shape) } catch { throw CommandError("\(error)") }
+        do { try signal.validate(file: path) } catch { throw CommandError("\(error)") }
         let summary: CaptureWriteSummary
         do {
             summary = try CaptureImport.write(

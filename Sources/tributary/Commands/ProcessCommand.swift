@@ -46,7 +46,7 @@ enum ProcessCommand: Command {
         below half the rate of each processed source (its configuration gives the rate); a source with no
         known single rate is an error. An IN that is not a capture (NPY, WAV, CSV, TDMS, XDF, HDF5) is first
         recorded as 'tributary import' would, into a capture in a new directory beside OUT (removed at the
-        end; the import reads the file whole), with import's options:
+        end; the import reads the file in bounded pieces, TDMS DAQmx raw data whole), with import's options:
           --rate HZ          NPY / CSV: samples per second (required); WAV, TDMS, XDF, HDF5: when the file has none
           --start-time T     NPY / WAV / CSV: the first sample's time (ISO 8601 or Unix seconds; default the file's mtime)
           --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets
