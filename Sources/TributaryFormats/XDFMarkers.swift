@@ -41,7 +41,6 @@ public enum XDFMarkers {
     ///   text exceeds `maxTextBytes`. A truncated last chunk ends the file, as `XDFFile.read` has it.
     public static func read(path: String, select: Set<String>? = nil) throws(FormatError) -> [XDFMarkerStream] {
         var file = try ChunkFile(path: path)
-        defer { file.close() }
         guard try file.bytes(at: 0, count: 4).map({ Array($0) }) == Array("XDF:".utf8) else {
             throw FormatError(file: path, location: "byte offset 0", reason: "not an XDF file (no 'XDF:' magic)")
         }
@@ -166,46 +165,18 @@ struct ChunkFile {
         var streamID: UInt32
     }
 
-    let path: String
-    private let fd: Int32
-    let size: Int
+    private let file: FileRange
+    var path: String { file.path }
+    var size: Int { file.size }
     private var window: [UInt8] = []
     private var windowStart = 0
     /// Bytes read ahead for chunk headers: small, so that skipping large numeric chunks reads little of them.
     static let windowSize = 1 << 14
 
-    init(path: String) throws(FormatError) {
-        self.path = path
-        fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FormatError(file: path, location: "", reason: "cannot read: \(String(cString: strerror(errno)))") }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Foundation.close(fd)
-            throw FormatError(file: path, location: "", reason: "cannot read: \(reason)")
-        }
-        size = Int(info.st_size)
-    }
-
-    func close() { Foundation.close(fd) }
+    init(path: String) throws(FormatError) { file = try FileRange(path: path) }
 
     /// Reads `count` bytes at `offset`; fewer at the end of the file.
-    func read(at offset: Int, count: Int) throws(FormatError) -> [UInt8] {
-        let n = max(0, min(count, size - offset))
-        var out = [UInt8](repeating: 0, count: n)
-        var done = 0
-        while done < n {
-            let got = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, n - done, off_t(offset + done)) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else {
-                throw FormatError(
-                    file: path, location: "byte offset \(offset + done)",
-                    reason: got < 0 ? "cannot read: \(String(cString: strerror(errno)))" : "the file ended early")
-            }
-            done += got
-        }
-        return out
-    }
+    func read(at offset: Int, count: Int) throws(FormatError) -> [UInt8] { try file.bytes(at: offset, count: count) }
 
     /// `count` bytes at `offset` through the read-ahead window (nil past the end of the file).
     mutating func bytes(at offset: Int, count: Int) throws(FormatError) -> ArraySlice<UInt8>? {
