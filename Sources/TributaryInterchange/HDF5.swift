@@ -270,42 +270,25 @@ final class HDF5Object {
     /// nil for non-numeric datasets.
     /// - Throws: `HDF5Error` when its dimensions cannot be read into memory (`readableCount`).
     func readNumbers() throws(HDF5Error) -> (dims: [Int], data: HDF5Data)? {
-        let s = H5Dget_space(id), t = H5Dget_type(id)
-        defer { H5Sclose(s); H5Tclose(t) }
-        let rank = Int(H5Sget_simple_extent_ndims(s))
-        guard rank >= 0 else { return nil }
-        var d = [hsize_t](repeating: 0, count: max(rank, 1))
-        _ = H5Sget_simple_extent_dims(s, &d, nil)
-        let shape = rank == 0 ? [] : d
-        let cls = H5Tget_class(t), size = H5Tget_size(t)
-        guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
-        let signed = cls == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_2
-        let memorySize = signed && size == 2 ? 2 : (signed && size == 4) || (cls == H5T_FLOAT && size == 4) ? 4 : 8
-        guard let n = Self.readableCount(shape, elementSize: memorySize, storedBytes: H5Dget_storage_size(id)) else {
+        guard let (shape, kind) = numericType() else { return nil }
+        guard let n = Self.readableCount(shape, elementSize: kind.memorySize, storedBytes: H5Dget_storage_size(id)) else {
             throw HDF5Error(
                 file: file,
                 reason: "dataset of shape (\(shape.map { "\($0)" }.joined(separator: ", "))) with \(H5Dget_storage_size(id)) bytes stored: "
                     + "its values cannot be what the file holds, or do not fit in memory")
         }
         let dims = shape.map { Int($0) }  // each fits: their product does
-        if cls == H5T_INTEGER, size == 2, H5Tget_sign(t) == H5T_SGN_2 {
-            var v = [Int16](repeating: 0, count: n)
-            guard n == 0 || H5Dread(id, chdf5_native_int16(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
-            return (dims, .int16(v))
+        func read<T: BitwiseCopyable>(_ zero: T, _ type: hid_t) -> [T]? {
+            var v = [T](repeating: zero, count: n)
+            let status = v.withUnsafeMutableBytes { H5Dread(id, type, 0, 0, h5pDefault, $0.baseAddress) }
+            return n == 0 || status >= 0 ? v : nil
         }
-        if signed, size == 4 {
-            var v = [Int32](repeating: 0, count: n)
-            guard n == 0 || H5Dread(id, chdf5_native_int32(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
-            return (dims, .int32(v))
+        switch kind {
+        case .int16: return read(Int16(0), chdf5_native_int16()).map { (dims, .int16($0)) }
+        case .int32: return read(Int32(0), chdf5_native_int32()).map { (dims, .int32($0)) }
+        case .float32: return read(Float(0), chdf5_native_float()).map { (dims, .float32($0)) }
+        case .float64: return read(Double(0), chdf5_native_double()).map { (dims, .float64($0)) }
         }
-        if cls == H5T_FLOAT, size == 4 {
-            var v = [Float](repeating: 0, count: n)
-            guard n == 0 || H5Dread(id, chdf5_native_float(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
-            return (dims, .float32(v))
-        }
-        var v = [Double](repeating: 0, count: n)
-        guard n == 0 || H5Dread(id, chdf5_native_double(), 0, 0, h5pDefault, &v) >= 0 else { return nil }
-        return (dims, .float64(v))
     }
 }
 

@@ -4,7 +4,17 @@ import TributaryWire
 
 /// A numeric dataset's shape and the type its values are read as (`readNumbers`'s choice).
 struct HDF5NumericShape {
-    enum Kind { case float64, float32, int16, int32 }
+    enum Kind {
+        case float64, float32, int16, int32
+        /// Bytes a value takes in memory.
+        var memorySize: Int {
+            switch self {
+            case .int16: 2
+            case .int32, .float32: 4
+            case .float64: 8
+            }
+        }
+    }
     var dims: [Int]
     var kind: Kind
     /// The samples (last dimension) of a stored chunk, nil when the dataset is not chunked.
@@ -12,30 +22,36 @@ struct HDF5NumericShape {
 }
 
 extension HDF5Object {
-    /// A dataset's shape and value type without reading its values: int16 and int32 kept, float32
-    /// as float32, other numbers as float64; nil for non-numeric datasets.
-    /// - Throws: `HDF5Error` when its dimensions do not fit an Int, or its values cannot be what the
-    ///   file holds (more than 64 MiB and more than 1100 times the bytes stored: `readableCount`).
-    func numericShape() throws(HDF5Error) -> HDF5NumericShape? {
+    /// A numeric dataset's dimensions and the type its values are read as: int16 and int32 kept,
+    /// float32 as float32, other integers and floats as float64; nil for other datasets.
+    func numericType() -> (shape: [hsize_t], kind: HDF5NumericShape.Kind)? {
         let s = H5Dget_space(id), t = H5Dget_type(id)
         defer { H5Sclose(s); H5Tclose(t) }
         let rank = Int(H5Sget_simple_extent_ndims(s))
         guard rank >= 0 else { return nil }
         var d = [hsize_t](repeating: 0, count: max(rank, 1))
         _ = H5Sget_simple_extent_dims(s, &d, nil)
-        let shape = rank == 0 ? [] : d
         let cls = H5Tget_class(t), size = H5Tget_size(t)
         guard cls == H5T_INTEGER || cls == H5T_FLOAT else { return nil }
         let signed = cls == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_2
-        let memorySize = signed && size == 2 ? 2 : (signed && size == 4) || (cls == H5T_FLOAT && size == 4) ? 4 : 8
-        guard Self.readableCount(shape, elementSize: memorySize, storedBytes: H5Dget_storage_size(id), streamed: true) != nil else {
+        let kind: HDF5NumericShape.Kind =
+            signed && size == 2 ? .int16 : signed && size == 4 ? .int32 : cls == H5T_FLOAT && size == 4 ? .float32 : .float64
+        return (rank == 0 ? [] : d, kind)
+    }
+
+    /// A dataset's shape and value type without reading its values: int16 and int32 kept, float32
+    /// as float32, other numbers as float64; nil for non-numeric datasets.
+    /// - Throws: `HDF5Error` when its dimensions do not fit an Int, or its values cannot be what the
+    ///   file holds (more than 64 MiB and more than 1100 times the bytes stored: `readableCount`).
+    func numericShape() throws(HDF5Error) -> HDF5NumericShape? {
+        guard let (shape, kind) = numericType() else { return nil }
+        guard Self.readableCount(shape, elementSize: kind.memorySize, storedBytes: H5Dget_storage_size(id), streamed: true) != nil else {
             throw HDF5Error(
                 file: file,
                 reason: "dataset of shape (\(shape.map { "\($0)" }.joined(separator: ", "))) with \(H5Dget_storage_size(id)) bytes stored: "
                     + "its values cannot be what the file holds")
         }
-        let kind: HDF5NumericShape.Kind =
-            signed && size == 2 ? .int16 : signed && size == 4 ? .int32 : cls == H5T_FLOAT && size == 4 ? .float32 : .float64
+        let rank = shape.count
         var chunkSamples: Int?
         let plist = H5Dget_create_plist(id)
         if plist >= 0 {

@@ -222,10 +222,7 @@ public struct SignalFile: Sendable {
         }
         let samples = ImportedSamples(format: format) {
             let file = try NPY.open(path: path)
-            var first = 0
-            return FunctionSampleReader { count in
-                let count = min(count, n - first)
-                defer { first += count }
+            return FunctionSampleReader(total: n) { first, count in
                 switch try file.read(first: first, count: count) {
                 case .float64(let v): return .float64(v)
                 case .float32(let v): return .float32(v)
@@ -249,10 +246,7 @@ public struct SignalFile: Sendable {
         }
         let samples = ImportedSamples(format: format) {
             let file = try WAVFile.Stream(path: path)
-            var first = 0
-            return FunctionSampleReader { count in
-                let count = min(count, n - first)
-                defer { first += count }
+            return FunctionSampleReader(total: n) { first, count in
                 let v = try file.read(first: first, count: count)
                 switch layout.format {
                 case .int16:

@@ -66,6 +66,17 @@ final class MemorySampleReader: ImportedSampleReader {
 final class FunctionSampleReader: ImportedSampleReader {
     let read: (Int) throws -> AnalogSamples
     init(_ read: @escaping (Int) throws -> AnalogSamples) { self.read = read }
+
+    /// A reader of `total` samples per channel in order: `read(first, count)` gives samples
+    /// `first ..< first + count`, never past `total`.
+    convenience init(total: Int, windows read: @escaping (_ first: Int, _ count: Int) throws -> AnalogSamples) {
+        var first = 0
+        self.init { count in
+            let count = min(count, total - first)
+            defer { first += count }
+            return try read(first, count)
+        }
+    }
     func next(_ count: Int) throws -> AnalogSamples { try read(count) }
 }
 
