@@ -67,6 +67,8 @@ import TributaryWire
     @Test func durationsBecomeNanosecondsWithoutTrapping() {
         #expect(HelloAdmission.nanoseconds(.milliseconds(1_500)) == 1_500_000_000)
         #expect(HelloAdmission.nanoseconds(.seconds(-1)) == 0)
+        #expect(HelloAdmission.nanoseconds(.milliseconds(-500)) == 0)  // seconds 0, attoseconds negative: no trap
+        #expect(HelloAdmission.nanoseconds(.zero) == 0)
         #expect(HelloAdmission.nanoseconds(.seconds(Int64.max)) == UInt64.max)
     }
 }

@@ -67,7 +67,7 @@ public enum DiscoveryResolver {
             guard now < end else { break }
             var untilNext = end - now
             if let wave = pendingWaves.first { untilNext = min(untilNext, start + .nanoseconds(Int64(wave * 1e9)) - now) }
-            let ms = Int32(clamping: untilNext.components.seconds * 1000 + untilNext.components.attoseconds / 1_000_000_000_000_000)
+            let ms = milliseconds(untilNext)
             guard let (bytes, from) = socket.receive(limit: DiscoveryLimits.maxAnswerBytes, milliseconds: max(1, ms)) else { continue }
             let sender = DiscoverySocket.dotted(from.sin_addr)
             let answer: DiscoveryAnswer

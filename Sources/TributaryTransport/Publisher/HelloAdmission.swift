@@ -56,8 +56,9 @@ struct HelloAdmission {
 
     /// A duration in nanoseconds, 0 when negative and `UInt64.max` when it does not fit.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
+        // Checked on the whole duration: a negative one under a second has seconds 0 and negative attoseconds.
+        guard duration > .zero else { return 0 }
         let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
         return overflow ? UInt64.max : whole &+ UInt64(attoseconds / 1_000_000_000)
     }

@@ -270,7 +270,7 @@ public final class Publisher: Sendable {
         guard let sinks else { return }
         for sink in sinks { sink.cancel() }
         sourceThreadsDone.wait()
-        let lingerMs = Int32(clamping: drain.components.seconds * 1_000 + drain.components.attoseconds / 1_000_000_000_000_000)
+        let lingerMs = max(0, milliseconds(drain))  // clamped: a caller's drain may be any Duration (negative: none)
         _ = try? loop.performAndWait { engine, _ in
             engine.drainHandOff()
             engine.closeAll(reason: reason)
