@@ -72,4 +72,45 @@ import TributaryWire
         try check(sources[0], stamps: stamps)
         #expect(sources[0].blocks == indexed[0].blocks)
     }
+
+    /// A stream at its nominal 100 Hz (jitter ±0.2 ms, a gap after sample 300) whose clock offsets
+    /// drift by `offsetSlope` seconds per second over its 10 s: the blocks an indexed import finds
+    /// (from the index alone when nothing drifts) equal those of a pass over every timestamp.
+    func paced(offsetSlope: Double) throws -> (indexed: [ImportedBlock], whole: [ImportedBlock]) {
+        let writer = try XDFWriter(path: path)
+        try writer.streamHeader(XDFStreamHeader(streamID: 1, name: "p", type: "", channelCount: 1, nominalRate: 100, format: .float32))
+        let n = 1000
+        let stamps: [Double] = (0..<n).map { (s: Int) -> Double in
+            let jitter: Double = s % 3 == 0 ? 0.0002 : s % 3 == 1 ? -0.0002 : 0
+            let hole: Double = s >= 300 ? 2 : 0
+            return 1000 + Double(s) / 100 + jitter + hole
+        }
+        let values = [Float](repeating: 1, count: n)
+        try values.withUnsafeBufferPointer {
+            try writer.samples(streamID: 1, values: $0, channels: 1, stride: n, start: 0, count: n, firstTimestamp: nil, timestamps: stamps)
+        }
+        try writer.clockOffset(streamID: 1, collectionTime: 1000, offset: 0.5)
+        try writer.clockOffset(streamID: 1, collectionTime: 1012, offset: 0.5 + 12 * offsetSlope)
+        try writer.close()
+        let indexed = try FormatImport.read(path: path)[0].blocks
+        let whole = try FormatImport.sources(xdf: try XDFFile.read(path: path), file: path)[0].blocks
+        return (indexed, whole)
+    }
+
+    @Test func pacedStreamKeepsItsRunsFromTheIndexAlone() throws {
+        defer { unlink(path) }
+        let (indexed, whole) = try paced(offsetSlope: 0)
+        #expect(indexed == whole && indexed.map(\.start) == [0, 300] && !indexed.contains(where: \.continues))
+        #expect(indexed[0].timestampNs == 1_000_500_200_000)
+        // The index's bound on the runs' drift (0.4 ms, 1.25 ms below the 2.5 ms tolerance) leaves the timestamps unread.
+        let stream = try XDFFile.index(path: path).streams[0]
+        #expect(abs(stream.paceDrift - 0.0004) < 1e-9 && abs(stream.runSpan - 6.99) < 1e-9)
+    }
+
+    @Test func driftingClockOffsetsRetimeAPacedStream() throws {
+        defer { unlink(path) }
+        // 1 ms per second: 2.5 ms is reached after 2.5 s of a run.
+        let (indexed, whole) = try paced(offsetSlope: 0.001)
+        #expect(indexed == whole && indexed.count > 3 && indexed.filter { !$0.continues }.map(\.start) == [0, 300])
+    }
 }

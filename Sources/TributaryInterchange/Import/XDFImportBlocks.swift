@@ -19,7 +19,8 @@ extension FormatImport {
     /// - Parameters:
     ///   - corrected: every sample's corrected timestamp when the stream's timestamps are in memory
     ///     (`XDFStream.timestamps`); else empty, and they are read from `file` a window at a time
-    ///     (`XDFFile.Timestamps`) and corrected by `sync` (one clock segment at most: `read`).
+    ///     (`XDFFile.Timestamps`) and corrected by `sync` (one clock segment at most: `read`) —
+    ///     unless the index's `paceDrift` and `runSpan` show that none is re-timed.
     ///   - what: the stream as messages name it.
     /// - Throws: `CaptureError.usage` when a block's corrected time is beyond the range of
     ///   `timestamp_ns`, or the file changed since it was indexed.
@@ -28,6 +29,27 @@ extension FormatImport {
     ) throws(CaptureError) -> [ImportedBlock] {
         let n = stream.sampleCount, rate = stream.header.nominalRate, tolerance = xdfTimeTolerance(rate: rate)
         let inMemory = !stream.timestamps.isEmpty
+        /// A block at sample `s` (timestamp `raw`, corrected `time`).
+        func block(_ s: Int, _ raw: Double, _ time: Double, continues: Bool) throws(CaptureError) -> ImportedBlock {
+            guard let ns = SampleTime.nanoseconds(seconds: time) else {
+                throw CaptureError(
+                    .usage, file: file,
+                    "\(what): sample \(s) at \(raw) s (\(time) s with the clock offsets) "
+                        + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
+            }
+            return ImportedBlock(start: s, timestampNs: ns, continues: continues)
+        }
+        // Indexed, one clock line t + a + b·t at most: a sample's corrected time is off its run's by
+        // its raw distance + b × the time since the run's start. When that stays well within the
+        // tolerance nothing is re-timed, and the blocks are the runs (no pass over the timestamps).
+        let bound = stream.paceDrift + sync.maxSlope * stream.runSpan
+        if !inMemory, sync.segmentCount <= 1, bound.isFinite, bound <= tolerance / 2, let first = stream.firstTimestamp {
+            var blocks = [try block(0, first, sync.isEmpty ? first : sync.correct(first), continues: false)]
+            for b in stream.timeBreaks {
+                blocks.append(try block(b.sample, b.time, sync.isEmpty ? b.time : sync.correct(b.time), continues: false))
+            }
+            return blocks
+        }
         var reader: XDFFile.Timestamps?
         if !inMemory {
             do { reader = try XDFFile.Timestamps(path: file, stream: stream) } catch { throw CaptureError.importing(error, file: file) }
@@ -55,13 +77,7 @@ extension FormatImport {
             let gap = next < breaks.count && breaks[next].sample == s
             if gap { next += 1 }
             guard s == 0 || gap || abs(time - (startTime + Double(s - start) / rate)) > tolerance else { continue }
-            guard let ns = SampleTime.nanoseconds(seconds: time) else {
-                throw CaptureError(
-                    .usage, file: file,
-                    "\(what): sample \(s) at \(raw) s (\(time) s with the clock offsets) "
-                        + "is beyond the range of timestamp_ns (1677-09-21 to 2262-04-11)")
-            }
-            blocks.append(ImportedBlock(start: s, timestampNs: ns, continues: s > 0 && !gap))
+            blocks.append(try block(s, raw, time, continues: s > 0 && !gap))
             start = s
             startTime = time
         }
