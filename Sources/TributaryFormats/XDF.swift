@@ -432,6 +432,12 @@ public struct XDFStream: Sendable {
     /// For a stream with a nominal rate: the samples with a written timestamp that breaks the pace
     /// (the previous sample's timestamp + 1 / rate) by more than half a sample, and that timestamp.
     public var timeBreaks: [(sample: Int, time: Double)] = []
+    /// For a stream with a nominal rate: the largest distance (seconds) of a sample's timestamp
+    /// from the time its run gives it — the run's first timestamp + k / nominal rate, runs cut at
+    /// `timeBreaks` — and the longest run's span (seconds from its first timestamp); 0 otherwise.
+    /// An import needs no timestamps beyond the index when the clock offsets keep these small.
+    public var paceDrift: Double = 0
+    public var runSpan: Double = 0
     /// Index mode (`XDFFile.index`): where the numeric values are in the file (read them with
     /// `XDFFile.Values`); `data` is then empty, and `timestamps` / `stampedSamples` are empty
     /// for streams with a nominal rate. nil when the values are in `data`.

@@ -58,6 +58,9 @@ public struct XDFClockSync: Sendable {
     /// The lines of the ranges, for messages: "a s + b × t" each.
     public var lines: String { ranges.map { "\($0.intercept) s + \($0.slope) × t" }.joined(separator: ", ") }
 
+    /// The largest magnitude of its lines' slopes (0 for none).
+    public var maxSlope: Double { ranges.map { abs($0.slope) }.max() ?? 0 }
+
     /// Whether any offset applies.
     public var isEmpty: Bool { ranges.isEmpty }
 

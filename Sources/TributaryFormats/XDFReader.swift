@@ -18,6 +18,11 @@ struct XDFReader {
         var count = 0
         var first: Double?, last: Double?
         var breaks: [(sample: Int, time: Double)] = []
+        /// For a stream with a nominal rate: the current run's (cut at `breaks`) first sample and
+        /// timestamp, the largest distance of a timestamp from its run's first + k / rate, and the
+        /// longest run's span (`XDFStream.paceDrift`, `runSpan`).
+        var runStart = 0, runTime = 0.0
+        var paceDrift = 0.0, runSpan = 0.0
         /// Whether every timestamp is kept: always for values read into memory, and for irregular
         /// streams (no nominal rate), whose rate comes from all of them.
         var keepTimestamps = true
@@ -46,13 +51,24 @@ struct XDFReader {
                         at: at)
                 }
                 let rate = header.nominalRate
-                if rate > 0, count > 0, let last, abs(t - (last + 1 / rate)) > 0.5 / rate { breaks.append((count, t)) }
+                if rate > 0, count > 0, let last, abs(t - (last + 1 / rate)) > 0.5 / rate {
+                    breaks.append((count, t))
+                    (runStart, runTime) = (count, t)
+                }
                 if keepTimestamps { stamped.append(count) }
                 value = t
             } else if tb == 0 {
                 value = (last ?? 0) + step
             } else {
                 throw c.fail("timestamp bytes \(tb), must be 0 or 8")
+            }
+            let rate = header.nominalRate
+            if rate > 0 {
+                if count == 0 { (runStart, runTime) = (0, value) }
+                let drift = abs(value - (runTime + Double(count - runStart) / rate)), span = abs(value - runTime)
+                // NaN (an infinite period) counts as infinitely far.
+                if !(drift <= paceDrift) { paceDrift = drift.isNaN ? .infinity : drift }
+                if !(span <= runSpan) { runSpan = span.isNaN ? .infinity : span }
             }
             if keepTimestamps { timestamps.append(value) }
             if first == nil { first = value }
@@ -248,7 +264,8 @@ struct XDFReader {
                 XDFStream(
                     header: s.header, headerXML: s.xml, footerXML: s.footer, sampleCount: n, data: data,
                     timestamps: s.timestamps, stampedSamples: s.stamped, clockOffsets: s.offsets,
-                    firstTimestamp: s.first, lastTimestamp: s.last, timeBreaks: s.breaks, valueExtents: indexed ? s.extents : nil))
+                    firstTimestamp: s.first, lastTimestamp: s.last, timeBreaks: s.breaks, paceDrift: s.paceDrift, runSpan: s.runSpan,
+                    valueExtents: indexed ? s.extents : nil))
         }
         return out
     }

@@ -79,3 +79,79 @@ extension XDFFile {
         }
     }
 }
+
+extension XDFFile {
+    /// The timestamps of one numeric stream of an indexed XDF file (`XDFFile.index`), read in order
+    /// a window at a time from the places the index recorded (the values skipped): a stamped
+    /// sample's own, an unstamped one's the previous one's + 1 / `nominal_srate`, as the index and
+    /// `XDFFile.read` deduce them. The file's pages are given back as the reading passes them.
+    public final class Timestamps {
+        let mapped: MappedFile
+        let extents: [XDFValueExtent]
+        let width: Int
+        let step: Double
+        private var extent = 0
+        private var offset = 0
+        private var left = 0
+        private var last: Double?
+
+        /// Maps `path` to read `stream`'s timestamps (a stream of `XDFFile.index(path:)`).
+        /// - Throws: `FormatError` when the file cannot be mapped, or the stream holds strings or was not indexed.
+        public init(path: String, stream: XDFStream) throws(FormatError) {
+            guard let extents = stream.valueExtents, let size = stream.header.format.size else {
+                throw FormatError(file: path, location: "", reason: "stream \(stream.header.streamID) has no indexed numeric values")
+            }
+            let (width, overflow) = stream.header.channelCount.multipliedReportingOverflow(by: size)
+            guard !overflow else {
+                throw FormatError(
+                    file: path, location: "",
+                    reason: "stream \(stream.header.streamID): \(stream.header.channelCount) channels are too many")
+            }
+            mapped = try MappedFile(path: path)
+            self.extents = extents
+            self.width = width
+            step = stream.header.nominalRate > 0 ? 1 / stream.header.nominalRate : 0
+        }
+
+        /// The next `count` timestamps (fewer at the end) in seconds.
+        /// - Throws: `FormatError` when the file no longer holds what the index found.
+        public func next(_ count: Int) throws(FormatError) -> [Double] {
+            var out: [Double] = []
+            out.reserveCapacity(max(0, min(count, 1 << 16)))
+            let bytes = mapped.bytes
+            while out.count < count {
+                if left == 0 {
+                    guard extent < extents.count else { break }
+                    offset = extents[extent].offset
+                    left = extents[extent].count
+                    extent += 1
+                    continue
+                }
+                guard offset < bytes.count else { throw shrunk() }
+                let tb = Int(bytes[offset])
+                let value: Double
+                if tb == 8 {
+                    guard offset + 9 <= bytes.count else { throw shrunk() }
+                    value = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)))
+                    guard value.isFinite else { throw shrunk() }
+                } else if tb == 0 {
+                    value = (last ?? 0) + step
+                } else {
+                    throw shrunk()
+                }
+                let end = offset + 1 + tb + width
+                guard end <= bytes.count else { throw shrunk() }
+                out.append(value)
+                last = value
+                offset = end
+                left -= 1
+            }
+            mapped.release(before: offset)
+            return out
+        }
+
+        private func shrunk() -> FormatError {
+            FormatError(file: mapped.path, location: "byte offset \(offset)", reason: "the file changed since it was indexed")
+        }
+    }
+}

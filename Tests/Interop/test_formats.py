@@ -3,6 +3,7 @@ capture's values and metadata; TDMS files written by npTDMS and XDF files writte
 minimal writer (below, from the XDF specification) import and analyse correctly."""
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -13,7 +14,7 @@ import numpy as np
 
 import capture_spec as cs
 import wire_spec as ws
-from tool_process import ScratchTest
+from tool_process import ScratchTest, sample_times
 
 TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 T0 = 1_764_489_600_123_456_789  # ns since 1970: the first sample of the test capture
@@ -517,6 +518,35 @@ class FormatImportTests(ScratchTest, unittest.TestCase):
         # --select imports one stream only.
         out = run("import", self.path("m.xdf"), "--select", "Aux", "--out", self.path("aux.tcap"))
         self.assertNotIn("EEG", out)
+
+    def test_xdf_import_times_follow_timestamps_that_drift_from_the_nominal_rate(self):
+        """A stream whose clock runs 100 ppm slow against its nominal 250 Hz, each stamp jittered by up
+        to ±0.3 ms, with a 3 s hole and a clock offset of +0.25 s: every imported sample time is within
+        max(1 ms, a quarter period) = 1 ms of pyxdf's time for it (synchronize_clocks=True, not
+        dejittered: the file's own timestamps), and within that plus the jitter of pyxdf's defaults
+        (dejittered). Before, times stepped by 1 / 250 s from each run's start and were up to 5 ms off."""
+        import pyxdf
+        rng = np.random.default_rng(12)
+        n, rate = 20_000, 250.0
+        stamps = 7000.0 + np.arange(n) / (rate * (1 - 1e-4)) + rng.uniform(-3e-4, 3e-4, size=n)
+        stamps[12_000:] += 3.0
+        data = rng.normal(size=(n, 2)).astype(np.float32)
+        minimal_xdf(self.path("d.xdf"), [
+            {"id": 3, "name": "Drift", "fmt": "float32", "rate": 250, "labels": ["a", "b"], "units": ["V", "V"],
+             "data": data, "timestamps": stamps, "clock_offset": 0.25}])
+        run("import", self.path("d.xdf"), "--out", self.path("d.tcap"))
+        times = sample_times(self.path("d.tcap"), 1, self.path("d.csv"))
+        raw = pyxdf.load_xdf(self.path("d.xdf"), dejitter_timestamps=False)[0][0]["time_stamps"]
+        dejittered = pyxdf.load_xdf(self.path("d.xdf"))[0][0]["time_stamps"]
+        self.assertEqual(len(times), n)
+        np.testing.assert_allclose(raw, stamps + 0.25, rtol=0, atol=1e-9)
+        self.assertLess(np.abs(times - raw).max(), 1e-3 + 2e-6)
+        self.assertLess(np.abs(times - dejittered).max(), 1e-3 + 4e-4)
+        # A few re-timed blocks, not one per sample; the values are the file's.
+        frames = int(re.search(r"(\d+) frames in", run("inspect", self.path("d.tcap"))).group(1))
+        self.assertLess(frames, 200)
+        run("export", self.path("d.tcap"), "--format", "npy", "--out", self.path("d.npy"))
+        np.testing.assert_array_equal(np.load(self.path("d.npy")), data.T)
 
 
 class ExtractTests(ScratchTest, unittest.TestCase):

@@ -17,7 +17,7 @@ import unittest
 import numpy as np
 import pyxdf
 
-from tool_process import TIMEOUT, Serve, tool
+from tool_process import TIMEOUT, Serve, sample_times, tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "data", "xdf-example-files")
@@ -91,9 +91,8 @@ class ExampleFileImportTests(unittest.TestCase):
         tool("export", capture, "--format", "xdf", "--out", xdf, "--force")
         back = pyxdf.load_xdf(xdf, synchronize_clocks=False, dejitter_timestamps=False)[0]
         numeric = [s for s in back if s["info"]["channel_format"][0] != "string"][0]
-        # Frame times are the corrected times of the samples that start a run (the same correction as
-        # the markers'); within a run import steps by 1 / nominal_srate, which this stream's stamps
-        # (about 93 Hz against a nominal 100) do not keep, so only the first sample is compared.
+        # Frame times are the corrected times of the samples that start a block (the same correction
+        # as the markers'); every sample's time: test_every_numeric_sample_is_where_pyxdf_puts_it.
         self.assertEqual(len(numeric["time_stamps"]), len(eeg["time_stamps"]))
         self.assertLess(abs(numeric["time_stamps"][0] - eeg["time_stamps"][0]), 1e-6)
         markers = marker_streams(back)
@@ -102,6 +101,19 @@ class ExampleFileImportTests(unittest.TestCase):
         # The markers sit inside the numeric stream's (corrected) span, as in pyxdf.
         self.assertGreaterEqual(markers[0]["time_stamps"].min(), eeg["time_stamps"].min() - 10)
         self.assertLessEqual(markers[0]["time_stamps"].max(), eeg["time_stamps"].max() + 10)
+
+    def test_every_numeric_sample_is_where_pyxdf_puts_it(self):
+        """The EEG-like stream of clock_resets.xdf is stamped at about 93 Hz against a nominal 100 Hz:
+        import starts a new block wherever a block's times (its first corrected timestamp + k / 100)
+        leave the corrected timestamps by more than max(1 ms, a quarter period) = 2.5 ms, so every
+        sample's time is that close to pyxdf's (synchronize_clocks=True; not dejittered: pyxdf's
+        dejittering replaces the file's timestamps by fitted lines). Before, up to 8.7 s off."""
+        capture, _ = self.imported("clock_resets")
+        streams, _ = pyxdf.load_xdf(os.path.join(EXAMPLES, "clock_resets.xdf"), dejitter_timestamps=False)
+        eeg = [s for s in streams if s["info"]["channel_format"][0] == "float32"][0]
+        times = sample_times(capture, 1, os.path.join(self.directory, "clock_resets-times.csv"))
+        self.assertEqual(len(times), len(eeg["time_stamps"]))
+        self.assertLess(np.abs(times - eeg["time_stamps"]).max(), 0.0025 + 2e-6)
 
     def test_select_takes_a_marker_stream_alone(self):
         capture = os.path.join(self.directory, "only-markers.tcap")

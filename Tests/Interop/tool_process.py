@@ -126,6 +126,23 @@ def import_noisy_tones(npy, capture, samples, rate, seed):
     return x
 
 
+def sample_times(capture, source, csv_path):
+    """Every sample time of `source` in `capture` in seconds since 1970: its first sample's time (from
+    `inspect`, exact to the nanosecond) plus the times since it that `export --format csv
+    --time-column` writes (each frame's time + k / rate)."""
+    import re
+
+    import numpy as np
+
+    info = tool("inspect", capture).stdout
+    start = re.search(rf'^source {source} ".*\n  start: .*, (-?\d+) ns\)$', info, re.MULTILINE)
+    if start is None:
+        raise AssertionError(f"no start time of source {source} in: {info}")
+    tool("export", capture, "--format", "csv", "--time-column", "--source", source, "--out", csv_path, "--force")
+    since = np.loadtxt(csv_path, delimiter=",", skiprows=1, usecols=0, ndmin=1)
+    return int(start.group(1)) / 1e9 + since
+
+
 def analyze_json(*args):
     """`tributary analyze ARGS… --json`: one object a line."""
     out = tool("analyze", *args, "--json").stdout

@@ -83,6 +83,35 @@ import Testing
         #expect(got.flatMap { $0 } == whole.values)
     }
 
+    /// The timestamps an indexed stream's reader gives are the ones `XDFFile.read` keeps: stamped
+    /// ones as written, unstamped ones deduced by repeated addition of 1 / nominal_srate (as pyxdf).
+    @Test func xdfIndexedTimestampsEqualTheWholeRead() throws {
+        let p = path("t.xdf")
+        defer { unlink(p) }
+        let writer = try XDFWriter(path: p)
+        try writer.streamHeader(XDFStreamHeader(streamID: 1, name: "a", type: "", channelCount: 3, nominalRate: 300, format: .float32))
+        let values = [Float](repeating: 0.5, count: 3 * 500)
+        let stamped = (0..<200).map { 1_700_000_000 + Double($0) / 299.97 }
+        try values.withUnsafeBufferPointer {
+            try writer.samples(streamID: 1, values: $0, channels: 3, stride: 500, start: 0, count: 150, firstTimestamp: 7.25)
+            try writer.samples(
+                streamID: 1, values: $0, channels: 3, stride: 500, start: 150, count: 200, firstTimestamp: nil, timestamps: stamped)
+            try writer.samples(streamID: 1, values: $0, channels: 3, stride: 500, start: 350, count: 150, firstTimestamp: nil)
+        }
+        try writer.close()
+        let whole = try XDFFile.read(path: p), index = try XDFFile.index(path: p)
+        let reader = try XDFFile.Timestamps(path: p, stream: index.streams[0])
+        var got: [Double] = []
+        while true {
+            let w = try reader.next(64)
+            if w.isEmpty { break }
+            got += w
+        }
+        #expect(got.count == 500 && got == whole.streams[0].timestamps)
+        #expect(got[149] == got[148] + 1.0 / 300 && got[150] == stamped[0] && got[350] == stamped[199] + 1.0 / 300)
+        #expect(throws: FormatError.self) { try XDFFile.Timestamps(path: p, stream: whole.streams[0]) }
+    }
+
     @Test func xdfIndexAndValuesEqualTheWholeRead() throws {
         let p = path("x.xdf")
         defer { unlink(p) }

@@ -7,9 +7,14 @@ import TributaryWire
 public struct ImportedBlock: Sendable, Equatable {
     public var start: Int
     public var timestampNs: Int64
-    public init(start: Int, timestampNs: Int64) {
+    /// Whether the block only re-times samples that follow the previous block's without a gap (an
+    /// XDF stream whose timestamps drift from its nominal rate): its `first_sample` counter then
+    /// continues the previous block's instead of jumping by the time between them.
+    public var continues: Bool
+    public init(start: Int, timestampNs: Int64, continues: Bool = false) {
         self.start = start
         self.timestampNs = timestampNs
+        self.continues = continues
     }
 }
 
@@ -284,8 +289,9 @@ public enum FormatImport {
 
     /// Each numeric stream becomes a source: rate = nominal rate (estimated from the timestamps for
     /// irregular streams), channel labels and units from the header, timestamps corrected by the stream's
-    /// clock offsets (linear fit), a new block wherever a chunk starts with a timestamp that breaks the
-    /// nominal pace by more than half a sample.
+    /// clock offsets (`XDFClockSync`), a new block wherever a stamped sample breaks the pace by more
+    /// than half a sample, and for a stream with a nominal rate wherever the corrected timestamps
+    /// drift from the block's nominal times by more than `xdfTimeTolerance` (`xdfPacedBlocks`).
     /// - Throws: `CaptureError.usage` when the clock offsets give no finite correction, no finite
     ///   positive rate comes from the header or the timestamps, or a block's corrected time is
     ///   beyond the range of `timestamp_ns`.
@@ -332,11 +338,12 @@ public enum FormatImport {
                 }
                 return ns
             }
-            var blocks = [ImportedBlock(start: 0, timestampNs: try time(0, firstTime))]
+            var blocks: [ImportedBlock]
             if h.nominalRate > 0 {
-                // The reader found the samples that break the nominal pace (rate = nominal_srate).
-                for b in stream.timeBreaks { blocks.append(ImportedBlock(start: b.sample, timestampNs: try time(b.sample, b.time))) }
+                // Gaps where the reader found the pace broken, and re-timed blocks where the timestamps drift.
+                blocks = try xdfPacedBlocks(stream, file: file, corrected: correctedTimes, sync: &sync, what: what)
             } else {
+                blocks = [ImportedBlock(start: 0, timestampNs: try time(0, firstTime))]
                 for s in stream.stampedSamples where s > 0 {
                     let expected = stream.timestamps[s - 1] + 1 / rate
                     if abs(stream.timestamps[s] - expected) > 0.5 / rate {
@@ -600,7 +607,8 @@ public enum FormatImport {
             let end = k + 1 < source.blocks.count ? source.blocks[k + 1].start : n
             // Samples since the first block by the clock; capped at 2^62 so that the counter cannot overflow.
             let elapsed = SourceSeries.seconds(block.timestampNs, since: t0) * rate
-            var counter = k == 0 ? 0 : max(counterEnd, elapsed > 0 ? UInt64(min(elapsed.rounded(), 0x1p62)) : 0)
+            var counter =
+                k == 0 ? 0 : block.continues ? counterEnd : max(counterEnd, elapsed > 0 ? UInt64(min(elapsed.rounded(), 0x1p62)) : 0)
             var first = block.start
             while first < end {
                 let count = min(perFrame, end - first)

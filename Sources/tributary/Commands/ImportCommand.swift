@@ -30,9 +30,10 @@ enum ImportCommand: Command {
                DAQmx raw data and big-endian files are read (docs/FORMATS.md).
           XDF  every numeric stream becomes a source: nominal rate, channel labels and units, timestamps
                (corrected by the clock offsets as pyxdf's synchronize_clocks does, clock resets included)
-               as frame times; int16 / int8 / int32 streams as counts. Every string (marker) stream gives
-               one message per sample (source 0, code 0, its time corrected the same way; several
-               channels as a JSON array of strings; at most 1 MiB of text a sample).
+               as frame times, a new block wherever they drift from the nominal rate by more than
+               max(1 ms, a quarter sample); int16 / int8 / int32 streams as counts. Every string
+               (marker) stream gives one message per sample (source 0, code 0, its time corrected the
+               same way; several channels as a JSON array of strings; at most 1 MiB of text a sample).
           HDF5 every numeric dataset of rank 1 or 2 (channels, samples) becomes a source; attributes on the
                dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
                device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
