@@ -11,6 +11,8 @@ struct PushAllocations {
     var pushingThread: Double
     /// The same less the source's buffer pool growing (two allocations per buffer it adds).
     var pushingThreadBeyondPool: Double
+    /// Per push, buffers made beyond the pool's bounds (its frames in flight exceeding them: live only).
+    var beyondPoolBounds: Double
     /// Per push, made by the whole process (the publisher's loop, libzmq, the subscriber).
     var process: Double
     /// Blocks pushed in the counted part, and of them dropped (live).
@@ -36,7 +38,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
     let observer = ThroughputObserver(expected: blocks)
     try startSession(subject, observer: observer, publisher: publisher)
     let block = (0..<(channels * samples)).map { Double($0 % 1000) }
-    var processBefore: UInt64 = 0, threadBefore: UInt64 = 0, dropped = 0, poolBefore = 0
+    var processBefore: UInt64 = 0, threadBefore: UInt64 = 0, dropped = 0, poolBefore = 0, unkeptBefore = 0
     try block.withUnsafeBytes { bytes in
         var due = nowNanoseconds()
         for k in 0..<blocks {
@@ -52,6 +54,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
                 processBefore = allocationCount()
                 threadBefore = tributary_thread_alloc_count()
                 poolBefore = source.pooledBuffers
+                unkeptBefore = source.unpooledBuffers
             }
             let outcome = try source.push(
                 bytes.baseAddress!, type: .float64, channels: channels, samplesPerChannel: samples, layout: .channelMajor,
@@ -65,6 +68,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
     }
     let threadAfter = tributary_thread_alloc_count()
     let poolGrowth = source.pooledBuffers - poolBefore
+    let unkept = source.unpooledBuffers - unkeptBefore
     // A live stream's last drops are announced only by a later frame: wait until nothing moves.
     var last = -1, still = 0
     let deadline = nowNanoseconds() + 10_000_000_000
@@ -81,6 +85,7 @@ func pushAllocationRun(delivery: SourceDelivery, blocks: Int, warm: Int, livePer
     return PushAllocations(
         pushingThread: Double(threadAfter - threadBefore) / counted,
         pushingThreadBeyondPool: (Double(threadAfter - threadBefore) - 2 * Double(poolGrowth)) / counted,
+        beyondPoolBounds: Double(unkept) / counted,
         process: Double(processAfter - processBefore) / counted,
         pushed: blocks - warm, dropped: dropped)
 }

@@ -204,6 +204,10 @@ public final class PushSource: Source {
     /// frames are in flight than ever before; the allocation guard tells that growth from the pushes).
     public var pooledBuffers: Int { pool.withLock { $0.count } }
 
+    /// Frame buffers made but not kept, because the pool was at its bounds with every buffer in flight
+    /// (two allocations each, like the pool's growth).
+    public var unpooledBuffers: Int { pool.withLock { $0.unkept } }
+
     /// Whether `close` was called or the publisher stopped.
     public var isClosed: Bool { state.withLock { $0.closed } }
 
@@ -294,11 +298,16 @@ public final class PushSource: Source {
             }
             throw PushSourceError(.closed, "source \(spec.id) is closed")
         }
+        let deadline = monotonicNanoseconds().addingSaturated(timeoutNs)
+        let byteCount =
+            WireLimits.headerLength
+            + AnalogLayout(channelCount: channels, sampleCount: samplesPerChannel, format: type.wireFormat).payloadLength
+        guard let buffer = try frameBuffer(holding: byteCount, sink: placed.sink, deadline: deadline) else { return .timedOut }
         let frame = makeFrame(
-            samples, channels: channels, count: samplesPerChannel, layout: layout, firstSample: placed.first,
+            samples, into: buffer, channels: channels, count: samplesPerChannel, layout: layout, firstSample: placed.first,
             timestampNs: placed.timeNs)
         // The frame is handed over as the only other holder of its buffer; the pool's copy stays behind.
-        let taken = placed.sink.publish(frame, waitingUntilMonotonicNanoseconds: monotonicNanoseconds().addingSaturated(timeoutNs))
+        let taken = placed.sink.publish(frame, waitingUntilMonotonicNanoseconds: deadline)
         if !taken && placed.sink.isCancelled {
             throw PushSourceError(.closed, "source \(spec.id): the publisher stopped")
         }
@@ -327,16 +336,28 @@ public final class PushSource: Source {
         return false
     }
 
-    /// The analog frame of a block: the one copy of the caller's samples.
+    /// A buffer of the pool for a frame of `byteCount` bytes. Every pooled buffer in flight and the pool
+    /// at its bounds: a live push takes a buffer the pool does not keep; a lossless one waits for one of
+    /// its frames to be let go of, as it waits for room and credit, until `deadline` (then nil).
+    private func frameBuffer(holding byteCount: Int, sink: SourceSink, deadline: UInt64) throws(PushSourceError) -> FrameBuffer? {
+        let mayGoBeyond = delivery == .live
+        while true {
+            if let buffer = pool.withLock({ $0.take(holding: byteCount, beyondBounds: mayGoBeyond) }) { return buffer }
+            if sink.isCancelled { throw PushSourceError(.closed, "source \(spec.id): the publisher stopped") }
+            if monotonicNanoseconds() >= deadline { return nil }
+            usleep(50)
+        }
+    }
+
+    /// The analog frame of a block, written into `buffer`: the one copy of the caller's samples.
     private func makeFrame(
-        _ samples: UnsafeRawPointer, channels: Int, count: Int, layout: Layout, firstSample: UInt64,
+        _ samples: UnsafeRawPointer, into buffer: FrameBuffer, channels: Int, count: Int, layout: Layout, firstSample: UInt64,
         timestampNs: Int64
     ) -> Frame {
         let header = FrameHeader(kind: .analog, sequence: 0, timestampNs: timestampNs, sourceID: spec.id)
         let type = spec.sampleType
         let size = type.size
         let analogLayout = AnalogLayout(channelCount: channels, sampleCount: count, format: type.wireFormat)
-        let buffer = pool.withLock { $0.take(holding: WireLimits.headerLength + analogLayout.payloadLength) }
         // Pairs with the release of the publisher's (or libzmq's) last reference to a reused buffer.
         atomicMemoryFence(ordering: .acquiring)
         return Frame.analog(header: header, layout: analogLayout, firstSample: firstSample, reusing: buffer) { writer in
@@ -374,7 +395,9 @@ public final class PushSource: Source {
 /// The frame buffers of a push source's earlier frames: a push writes its frame into one that no
 /// frame holds any more (the publisher sent it, or dropped it), so that the steady state allocates
 /// nothing; while every buffer is still in flight (queued for the publisher, in libzmq's pipe) a new
-/// one joins, up to `maxBuffers` and `maxBytes`; beyond that a push allocates a buffer that is not kept.
+/// one joins, up to `maxBuffers` and `maxBytes`. At those bounds with every buffer in flight, `take`
+/// returns nil (a lossless push waits for a buffer) or, `beyondBounds`, a buffer that is not kept (a
+/// live push, whose frames in flight may outgrow the pool; also a frame larger than `maxBytes`).
 ///
 /// A buffer is free when `isKnownUniquelyReferenced` (the pool holds the only reference): the check
 /// and the hand-out happen under the pool's lock, and the buffer handed out is referenced twice from
@@ -390,36 +413,61 @@ struct BufferPool {
     private var bytes = 0
     /// Where the next search starts (the buffer after the last one handed out: the oldest frame).
     private var cursor = 0
+    /// Buffers handed out without being kept (`beyondBounds`).
+    private(set) var unkept = 0
 
     init() { buffers.reserveCapacity(Self.maxBuffers) }
 
     /// Buffers kept.
     var count: Int { buffers.count }
 
-    /// A buffer of at least `byteCount` bytes that nothing else references.
-    mutating func take(holding byteCount: Int) -> FrameBuffer {
-        let count = buffers.count
+    /// A buffer of at least `byteCount` bytes that nothing else references; nil when none can be had
+    /// within the bounds and `beyondBounds` is false.
+    mutating func take(holding byteCount: Int, beyondBounds: Bool) -> FrameBuffer? {
         var tooSmall: Int?
-        for step in 0..<count {
-            let k = (cursor + step) % count
+        for step in 0..<buffers.count {
+            let k = (cursor + step) % buffers.count
             guard isKnownUniquelyReferenced(&buffers[k]) else { continue }
             if buffers[k].writableCapacity >= byteCount {
-                cursor = (k + 1) % count
+                cursor = (k + 1) % buffers.count
                 return buffers[k]
             }
             if tooSmall == nil { tooSmall = k }
         }
-        // Every buffer is in flight or too small: a new one, replacing a free one that is too small.
-        let buffer = FrameBuffer(reusableCapacity: byteCount)
+        // Every buffer is in flight or too small: a new one, replacing free ones that are too small.
         if let k = tooSmall, bytes - buffers[k].writableCapacity + byteCount <= Self.maxBytes {
+            let buffer = FrameBuffer(reusableCapacity: byteCount)
             bytes += byteCount - buffers[k].writableCapacity
             buffers[k] = buffer
-            cursor = (k + 1) % count
-        } else if count < Self.maxBuffers && bytes + byteCount <= Self.maxBytes {
+            cursor = (k + 1) % buffers.count
+            return buffer
+        }
+        if tooSmall != nil && byteCount <= Self.maxBytes { dropFreeBuffers(toFit: byteCount) }
+        if buffers.count < Self.maxBuffers && bytes + byteCount <= Self.maxBytes {
+            let buffer = FrameBuffer(reusableCapacity: byteCount)
             bytes += byteCount
             buffers.append(buffer)
             cursor = 0
+            return buffer
         }
-        return buffer
+        // A frame larger than the pool, or the pool full of frames in flight.
+        let inFlight = byteCount <= Self.maxBytes && !buffers.isEmpty
+        guard beyondBounds || !inFlight else { return nil }
+        unkept += 1
+        return FrameBuffer(reusableCapacity: byteCount)
+    }
+
+    /// Lets go of free buffers (too small for the frame) until one of `byteCount` bytes fits the bounds.
+    private mutating func dropFreeBuffers(toFit byteCount: Int) {
+        var k = 0
+        while k < buffers.count && (buffers.count >= Self.maxBuffers || bytes + byteCount > Self.maxBytes) {
+            if isKnownUniquelyReferenced(&buffers[k]) {
+                bytes -= buffers[k].writableCapacity
+                buffers.remove(at: k)
+            } else {
+                k += 1
+            }
+        }
+        cursor = 0
     }
 }
