@@ -35,13 +35,15 @@ import ctypes
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Interop"))
+from tool_process import stop_wrapped  # noqa: E402  (the wrapper's children, as the tests stop them)
 
 SKEW = 1.5
 SCENARIOS = [("offset", f"+{SKEW}s", 1.0), ("drift", f"+{SKEW}s x1.0001", 1.0001)]
@@ -77,26 +79,7 @@ class Faked:
             self.wrapper.stdin.close()
         except OSError:
             pass
-        try:
-            with open(f"/proc/{self.wrapper.pid}/task/{self.wrapper.pid}/children") as f:
-                children = [int(p) for p in f.read().split()]
-        except OSError:
-            children = []
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        try:
-            self.wrapper.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            for pid in children:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            self.wrapper.wait(timeout=20)
-        self.wrapper.stdout.close()
+        stop_wrapped(self.wrapper, timeout=20)
 
 
 def true_offset(rate: float, launched_wall: float, at_wall: float) -> float:

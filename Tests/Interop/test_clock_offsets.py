@@ -11,7 +11,6 @@ killed wrapper leaves its shared-memory files in /dev/shm), and the wrapper then
 import json
 import os
 import shutil
-import signal
 import struct
 import subprocess
 import tempfile
@@ -21,7 +20,7 @@ import unittest
 import numpy as np
 import pyxdf
 
-from tool_process import TIMEOUT, TRIBUTARY, Serve, ToolProcess
+from tool_process import TIMEOUT, TRIBUTARY, Serve, ToolProcess, stop_wrapped
 
 FAKETIME = shutil.which("faketime")
 SKEW = 1.5  # seconds the publisher's clock is ahead
@@ -46,27 +45,7 @@ class FakedPublisher:
         self.port = int(line.strip().rsplit(":", 1)[1])
 
     def stop(self):
-        children = []
-        try:
-            with open(f"/proc/{self.wrapper.pid}/task/{self.wrapper.pid}/children") as f:
-                children = [int(p) for p in f.read().split()]
-        except OSError:
-            pass
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        try:
-            self.wrapper.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            for pid in children:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            self.wrapper.wait(timeout=TIMEOUT)
-        self.wrapper.stdout.close()
+        stop_wrapped(self.wrapper)
 
 
 def view_updates(port, seconds=3):

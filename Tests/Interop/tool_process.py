@@ -86,6 +86,33 @@ class Serve(ToolProcess):
         self.port = int(self.address.rsplit(":", 1)[1])
 
 
+def stop_wrapped(wrapper, timeout=TIMEOUT):
+    """Stops a process started through a wrapper (faketime, unshare): SIGTERM to the wrapper's
+    children (the wrapper itself may not pass signals on), SIGKILL to those still there after
+    `timeout`, then waits for the wrapper and closes its standard output."""
+    try:
+        with open(f"/proc/{wrapper.pid}/task/{wrapper.pid}/children") as f:
+            children = [int(p) for p in f.read().split()]
+    except OSError:
+        children = []
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    try:
+        wrapper.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        wrapper.wait(timeout=timeout)
+    if wrapper.stdout:
+        wrapper.stdout.close()
+
+
 def network_namespaces_unusable():
     """Why this machine cannot make network namespaces for a test (not root, no `ip`, `ip netns add`
     refused), or None when it can: it makes and removes one to find out."""
