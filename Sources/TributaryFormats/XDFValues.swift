@@ -1,27 +1,76 @@
 import Foundation
 
+/// The walk over one numeric stream's samples in an indexed XDF file: the places the index recorded
+/// (`XDFStream.valueExtents`), sample by sample, each checked against the file as it is now.
+struct XDFSampleCursor {
+    let mapped: MappedFile
+    let extents: [XDFValueExtent]
+    /// Bytes of one sample's values (channels × the format's size).
+    let width: Int
+    private var extent = 0
+    /// The next sample's byte offset and how many samples are left in the current extent.
+    private(set) var offset = 0
+    private var left = 0
+
+    /// Maps `path` to walk `stream`'s samples.
+    /// - Throws: `FormatError` when the file cannot be mapped, or the stream holds strings, was not
+    ///   indexed, or has more channels than a sample's size can count.
+    init(path: String, stream: XDFStream) throws(FormatError) {
+        guard let extents = stream.valueExtents, let size = stream.header.format.size else {
+            throw FormatError(file: path, location: "", reason: "stream \(stream.header.streamID) has no indexed numeric values")
+        }
+        let (width, overflow) = stream.header.channelCount.multipliedReportingOverflow(by: size)
+        guard !overflow else {
+            throw FormatError(
+                file: path, location: "", reason: "stream \(stream.header.streamID): \(stream.header.channelCount) channels are too many")
+        }
+        mapped = try MappedFile(path: path)
+        self.extents = extents
+        self.width = width
+    }
+
+    /// The next sample: the byte offset of its timestamp (nil when it has none) and of its values;
+    /// nil after the last sample.
+    /// - Throws: `FormatError` when the file no longer holds what the index found.
+    mutating func next() throws(FormatError) -> (timestamp: Int?, values: Int)? {
+        while left == 0 {
+            guard extent < extents.count else { return nil }
+            offset = extents[extent].offset
+            left = extents[extent].count
+            extent += 1
+        }
+        // A sample: its timestamp byte count (0 or 8), the timestamp, then its values.
+        let bytes = mapped.bytes
+        guard offset < bytes.count else { throw shrunk() }
+        let stampBytes = Int(bytes[offset])
+        guard stampBytes == 0 || stampBytes == 8 else { throw shrunk() }
+        let values = offset + 1 + stampBytes
+        guard values <= bytes.count - width else { throw shrunk() }
+        let sample = (timestamp: stampBytes == 8 ? offset + 1 : nil, values: values)
+        offset = values + width
+        left -= 1
+        return sample
+    }
+
+    /// The error of a sample (at `at`, or the next one) that is not what the index found.
+    func shrunk(at: Int? = nil) -> FormatError {
+        FormatError(file: mapped.path, location: "byte offset \(at ?? offset)", reason: "the file changed since it was indexed")
+    }
+}
+
 extension XDFFile {
     /// The values of one numeric stream of an indexed XDF file (`XDFFile.index`), read in order a
     /// window at a time from the places the index recorded; the file's pages are given back as the
     /// reading passes them.
     public final class Values {
-        let mapped: MappedFile
-        let extents: [XDFValueExtent]
+        private var cursor: XDFSampleCursor
         let format: XDFChannelFormat
         let channels: Int
-        private var extent = 0
-        /// The next sample's byte offset and how many samples are left in the current extent.
-        private var offset = 0
-        private var left = 0
 
         /// Maps `path` to read `stream`'s values (a stream of `XDFFile.index(path:)`).
         /// - Throws: `FormatError` when the file cannot be mapped, or the stream holds strings or was not indexed.
         public init(path: String, stream: XDFStream) throws(FormatError) {
-            guard let extents = stream.valueExtents, stream.header.format.size != nil else {
-                throw FormatError(file: path, location: "", reason: "stream \(stream.header.streamID) has no indexed numeric values")
-            }
-            mapped = try MappedFile(path: path)
-            self.extents = extents
+            cursor = try XDFSampleCursor(path: path, stream: stream)
             format = stream.header.format
             channels = stream.header.channelCount
         }
@@ -42,74 +91,34 @@ extension XDFFile {
         }
 
         private func window<T, U>(_ count: Int, _: T.Type, _ convert: (T) -> U) throws(FormatError) -> [U] {
-            let size = MemoryLayout<T>.size, width = channels * size
-            var rows: [(Int)] = []  // byte offsets of the samples' values
-            rows.reserveCapacity(count)
-            let bytes = mapped.bytes
-            while rows.count < count {
-                if left == 0 {
-                    guard extent < extents.count else { break }
-                    offset = extents[extent].offset
-                    left = extents[extent].count
-                    extent += 1
-                    continue
-                }
-                // A sample: its timestamp byte count (0 or 8), the timestamp, then its values.
-                guard offset < bytes.count else { throw shrunk() }
-                let tb = Int(bytes[offset])
-                guard tb == 0 || tb == 8 else { throw shrunk() }
-                let at = offset + 1 + tb
-                guard at + width <= bytes.count else { throw shrunk() }
-                rows.append(at)
-                offset = at + width
-                left -= 1
-            }
-            let n = rows.count
+            let size = MemoryLayout<T>.size
+            var rows: [Int] = []  // byte offsets of the samples' values
+            rows.reserveCapacity(max(0, min(count, 1 << 16)))
+            while rows.count < count, let sample = try cursor.next() { rows.append(sample.values) }
+            let bytes = cursor.mapped.bytes
             var out = [U]()
-            out.reserveCapacity(n * channels)
+            out.reserveCapacity(rows.count * channels)
             for k in 0..<channels {
                 for r in rows { out.append(convert(bytes.loadUnaligned(fromByteOffset: r + k * size, as: T.self))) }
             }
-            if let last = rows.last { mapped.release(before: last) }
+            if let last = rows.last { cursor.mapped.release(before: last) }
             return out
         }
-
-        private func shrunk() -> FormatError {
-            FormatError(file: mapped.path, location: "byte offset \(offset)", reason: "the file changed since it was indexed")
-        }
     }
-}
 
-extension XDFFile {
     /// The timestamps of one numeric stream of an indexed XDF file (`XDFFile.index`), read in order
     /// a window at a time from the places the index recorded (the values skipped): a stamped
     /// sample's own, an unstamped one's the previous one's + 1 / `nominal_srate`, as the index and
     /// `XDFFile.read` deduce them. The file's pages are given back as the reading passes them.
     public final class Timestamps {
-        let mapped: MappedFile
-        let extents: [XDFValueExtent]
-        let width: Int
+        private var cursor: XDFSampleCursor
         let step: Double
-        private var extent = 0
-        private var offset = 0
-        private var left = 0
         private var last: Double?
 
         /// Maps `path` to read `stream`'s timestamps (a stream of `XDFFile.index(path:)`).
         /// - Throws: `FormatError` when the file cannot be mapped, or the stream holds strings or was not indexed.
         public init(path: String, stream: XDFStream) throws(FormatError) {
-            guard let extents = stream.valueExtents, let size = stream.header.format.size else {
-                throw FormatError(file: path, location: "", reason: "stream \(stream.header.streamID) has no indexed numeric values")
-            }
-            let (width, overflow) = stream.header.channelCount.multipliedReportingOverflow(by: size)
-            guard !overflow else {
-                throw FormatError(
-                    file: path, location: "",
-                    reason: "stream \(stream.header.streamID): \(stream.header.channelCount) channels are too many")
-            }
-            mapped = try MappedFile(path: path)
-            self.extents = extents
-            self.width = width
+            cursor = try XDFSampleCursor(path: path, stream: stream)
             step = stream.header.nominalRate > 0 ? 1 / stream.header.nominalRate : 0
         }
 
@@ -118,40 +127,18 @@ extension XDFFile {
         public func next(_ count: Int) throws(FormatError) -> [Double] {
             var out: [Double] = []
             out.reserveCapacity(max(0, min(count, 1 << 16)))
-            let bytes = mapped.bytes
-            while out.count < count {
-                if left == 0 {
-                    guard extent < extents.count else { break }
-                    offset = extents[extent].offset
-                    left = extents[extent].count
-                    extent += 1
-                    continue
+            let bytes = cursor.mapped.bytes
+            while out.count < count, let sample = try cursor.next() {
+                var value = (last ?? 0) + step
+                if let at = sample.timestamp {
+                    value = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+                    guard value.isFinite else { throw cursor.shrunk(at: at - 1) }
                 }
-                guard offset < bytes.count else { throw shrunk() }
-                let tb = Int(bytes[offset])
-                let value: Double
-                if tb == 8 {
-                    guard offset + 9 <= bytes.count else { throw shrunk() }
-                    value = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)))
-                    guard value.isFinite else { throw shrunk() }
-                } else if tb == 0 {
-                    value = (last ?? 0) + step
-                } else {
-                    throw shrunk()
-                }
-                let end = offset + 1 + tb + width
-                guard end <= bytes.count else { throw shrunk() }
                 out.append(value)
                 last = value
-                offset = end
-                left -= 1
             }
-            mapped.release(before: offset)
+            cursor.mapped.release(before: cursor.offset)
             return out
-        }
-
-        private func shrunk() -> FormatError {
-            FormatError(file: mapped.path, location: "byte offset \(offset)", reason: "the file changed since it was indexed")
         }
     }
 }
