@@ -86,7 +86,8 @@ package final class RecorderEndpoints: Sendable {
             case (_, "/recorder"), (_, "/recorder/resolve"), (_, "/recorder/start"), (_, "/recorder/stop"):
                 throw RecorderRefusal(405, "\(path) takes \(path == "/recorder" ? "GET" : "POST") only")
             default:
-                throw RecorderRefusal(404, "no such recorder endpoint; they are /recorder, /recorder/resolve, /recorder/start, /recorder/stop")
+                throw RecorderRefusal(
+                    404, "no such recorder endpoint; they are /recorder, /recorder/resolve, /recorder/start, /recorder/stop")
             }
         } catch {
             return (error.status, Self.errorBody(error.message))
@@ -203,10 +204,12 @@ package final class RecorderEndpoints: Sendable {
             throw RecorderRefusal(400, "the capture's name is longer than \(maxNameBytes) bytes (with .tcap)")
         }
         if name.hasPrefix("/") {
-            throw RecorderRefusal(400, "\(shown(name)) is an absolute path; give a file name: captures are written in the record directory only")
+            throw RecorderRefusal(
+                400, "\(shown(name)) is an absolute path; give a file name: captures are written in the record directory only")
         }
         guard !name.contains("/") && !name.contains("\\") else {
-            throw RecorderRefusal(400, "\(shown(name)) holds a path separator; give a file name: captures are written in the record directory only")
+            throw RecorderRefusal(
+                400, "\(shown(name)) holds a path separator; give a file name: captures are written in the record directory only")
         }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw RecorderRefusal(400, "\(shown(name)) holds NUL or another control character")
@@ -218,7 +221,8 @@ package final class RecorderEndpoints: Sendable {
         var st = stat()
         for candidate in [path, path + ".partial"] where lstat(candidate, &st) == 0 {
             throw RecorderRefusal(
-                409, "\(shown(String(candidate.dropFirst(path.count - fileName.count)))) exists already in the record directory; "
+                409,
+                "\(shown(String(candidate.dropFirst(path.count - fileName.count)))) exists already in the record directory; "
                     + "captures are never replaced: choose another name")
         }
         return (fileName, path)

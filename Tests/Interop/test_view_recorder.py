@@ -169,14 +169,16 @@ class RecorderTest(unittest.TestCase):
         self.assertGreater(names["force-b"]["samples"], 2000)
         origins = {o["source_id"]: (o["address"], o["publisher_source_id"]) for o in info["source_origins"]}
         self.assertEqual(origins, {1: (addresses[0], 1), 2: (addresses[1], 1)})  # B's 1 renumbered, as `record A B`
-        self.assertEqual(len({tuple(r["source_ids"]) for r in info["clock_offsets"]}), 2)
+        # The clock-offset records, per publisher: A's names capture source 1, B's 2.
+        self.assertEqual({tuple(r["sources"]) for r in info["clock_offsets"]}, {(1,), (2,)})
+        self.assertTrue(all(abs(r["offset_s"]) < 0.05 for r in info["clock_offsets"]))
 
     def test_2_refusals(self):
         port = self.view.port
         found = self.resolve_both(port)
         a = self.publishers["a"].address
         stream = [{"address": a, "source": 1}]
-        for name, why in [("../x", "'..'"), ("/tmp/x.tcap", "absolute"), ("sub/x", "separator"), ("a\u0000b", "NUL"),
+        for name, why in [("a..b", "'..'"), ("../x", "separator"), ("/tmp/x.tcap", "absolute"), ("sub/x", "separator"), ("a\u0000b", "NUL"),
                           ("n" * 120, "longer than"), ("", "empty")]:
             with self.subTest(name=name):
                 status, body = request(port, "POST", "/recorder/start", {"name": name, "streams": stream})

@@ -81,7 +81,8 @@ final class BrowserRecorder: RecorderBackend, @unchecked Sendable {
             PublishersRecording.Target(host: $0.host, port: $0.port, address: $0.found.description.address, sources: $0.sources)
         }
         let running: PublishersRecording.Running
-        do { running = try PublishersRecording.Running.start(options, targets: targets, destination: destination, fastCodec: false) } catch {
+        do { running = try PublishersRecording.Running.start(options, targets: targets, destination: destination, fastCodec: false) } catch
+        {
             throw RecorderRefusal(502, "\(error)")
         }
         printError("recorder: recording \(counted(targets.count, "publisher")) to \(running.writer.partialPath)")
@@ -125,7 +126,8 @@ final class BrowserRecorder: RecorderBackend, @unchecked Sendable {
         let all = running.recording.allCounters
         for (i, s) in running.sessions.enumerated() {
             printError(
-                "recorder: " + PublishersRecording.publisherLine(i, session: s, end: closed.ends[i], counters: all[i], recording: running.recording))
+                "recorder: "
+                    + PublishersRecording.publisherLine(i, session: s, end: closed.ends[i], counters: all[i], recording: running.recording))
         }
         printError("recorder: recorded \(closed.path), \(closed.fileBytes) bytes")
         var summary = describe(&current)

@@ -101,7 +101,9 @@ final class LiveSession {
         var settings = HTTPServer.Settings(host: host, port: port, token: token, hostNames: hostNames)
         settings.recorder = recorder
         let view: LiveView
-        do { view = try LiveView(subject: subject, model: model, settings: settings) } catch { throw CommandError("--http \(http): \(error)") }
+        do { view = try LiveView(subject: subject, model: model, settings: settings) } catch {
+            throw CommandError("--http \(http): \(error)")
+        }
         self.view = view
         try applyInitialSelection()
         return "http://\(host):\(view.port)/" + (token.map { "?token=\($0)" } ?? "")
