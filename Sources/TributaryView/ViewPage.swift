@@ -131,7 +131,7 @@ enum ViewPage {
         setInterval(() => { if (socket && socket.readyState === 1) socket.send('{"type":"ping"}'); }, 10000);
 
         function text(m) {
-          if (m.type === "config") { config = m; view.config = m; buildControls(); }
+          if (m.type === "config") { config = m; view.config = m; buildControls(); if (m.recorder && !rec.enabled) pollRecorder(); }
           else if (m.type === "status") { $("error").textContent = m.error ? (/^error \d+/.test(m.error) ? "last error: " : "") + m.error : ""; if (m.error) view.errors.push(m.error); }
           else if (m.type === "error") { $("error").textContent = m.message; view.errors.push(m.message); }
         }
@@ -609,13 +609,11 @@ enum ViewPage {
             if (!rec.enabled) { rec.enabled = true; $("recorder").hidden = false; }
             rec.last = r.body.last;
             showRecording(r.body.recording);
-          }).catch(() => {}).finally(() => { if (rec.enabled || rec.polls++ < 1) setTimeout(pollRecorder, 1000); });
+          }).catch(() => {}).finally(() => { setTimeout(pollRecorder, 1000); });
         }
-        rec.polls = 0;
         $("rfind").addEventListener("click", findPublishers);
         $("rstart").addEventListener("click", startRecording);
         $("rstop").addEventListener("click", stopRecording);
-        pollRecorder();
         connect();
         </script>
         </body>

@@ -7,7 +7,7 @@ import TributaryText
 @testable import TributaryView
 
 /// A backend that records nothing: it counts what it is asked (the requests' checks are the subject).
-private final class CountingBackend: RecorderBackend {
+final class CountingBackend: RecorderBackend {
     let starts = Atomic<Int>(0)
     func start(_ plan: RecorderPlan) throws(RecorderRefusal) -> JSON {
         starts.add(1, ordering: .relaxed)
