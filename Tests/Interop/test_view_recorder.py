@@ -130,6 +130,8 @@ class RecorderTest(unittest.TestCase):
             wait_until(found, what="both publishers listed on the page")
             for address in addresses:
                 driver.find_element("css selector", f'input.rstream[data-address="{address}"][data-source="1"]').click()
+            # The page sends the ticked streams in its list's order (discovery's: by name, then address).
+            listed = [a for a in js("return window.tributaryView.recorder.publishers.map(p => p.address)") if a in addresses]
             driver.find_element("id", "rname").send_keys("lab")
             driver.find_element("id", "rstart").click()
             status = wait_until(lambda: (s := js("return window.tributaryView.recorder.status")) and s, what="recording")
@@ -168,8 +170,9 @@ class RecorderTest(unittest.TestCase):
         self.assertGreater(names["amp-a"]["samples"], 4000)
         self.assertGreater(names["force-b"]["samples"], 2000)
         origins = {o["source_id"]: (o["address"], o["publisher_source_id"]) for o in info["source_origins"]}
-        self.assertEqual(origins, {1: (addresses[0], 1), 2: (addresses[1], 1)})  # B's 1 renumbered, as `record A B`
-        # The clock-offset records, per publisher: A's names capture source 1, B's 2.
+        # The second publisher's source 1 renumbered 2, as `record FIRST SECOND` does.
+        self.assertEqual(origins, {1: (listed[0], 1), 2: (listed[1], 1)})
+        # The clock-offset records, per publisher: the first's name capture source 1, the second's 2.
         self.assertEqual({tuple(r["sources"]) for r in info["clock_offsets"]}, {(1,), (2,)})
         self.assertTrue(all(abs(r["offset_s"]) < 0.05 for r in info["clock_offsets"]))
 
@@ -230,6 +233,24 @@ class RecorderTest(unittest.TestCase):
                                 capture_output=True, text=True, timeout=TIMEOUT)
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("--record-dir", result.stderr)
+
+    def test_5_closing_the_view_closes_the_capture(self):
+        directory = os.path.join(self.directory, "closing")
+        os.mkdir(directory)
+        closing = view(self.publishers["a"].address, "--record-dir", directory)
+        self.views.append(closing)
+        found = self.resolve_both(closing.port)
+        b = self.publishers["b"].address
+        status, body = request(closing.port, "POST", "/recorder/start", {"name": "cut", "streams": [{"address": b, "source": 1}]})
+        self.assertEqual(status, 201, body)
+        self.assertEqual(body["streams"][0]["device"], found[b]["sources"][0]["device"])
+        wait_until(lambda: request(closing.port, "GET", "/recorder")[1]["recording"]["streams"][0]["frames"] > 0,
+                   what="frames recorded")
+        closing.stop()
+        self.assertEqual(os.listdir(directory), ["cut.tcap"])
+        info = json.loads(tool("inspect", os.path.join(directory, "cut.tcap"), "--json").stdout)
+        self.assertTrue(info["footer"])
+        self.assertEqual([s["name"] for s in info["sources"]], ["force-b"])
 
 
 if __name__ == "__main__":

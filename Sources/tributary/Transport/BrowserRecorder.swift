@@ -29,6 +29,8 @@ final class BrowserRecorder: RecorderBackend, @unchecked Sendable {
         var starting = false
         /// The summary of the last recording stopped.
         var last: JSON?
+        /// The view is closing: no recording starts any more.
+        var closing = false
     }
 
     /// The view's subscription options without its filters and sources: each recording asks for the
@@ -70,6 +72,7 @@ final class BrowserRecorder: RecorderBackend, @unchecked Sendable {
                 throw RecorderRefusal(409, "a recording is under way (\(current.plan.name)): stop it first; one recording at a time")
             }
             guard !s.starting else { throw RecorderRefusal(409, "a recording is starting; one recording at a time") }
+            guard !s.closing else { throw RecorderRefusal(503, "the view is closing") }
             s.starting = true
         }
         defer { state.withLock { $0.starting = false } }
@@ -103,8 +106,13 @@ final class BrowserRecorder: RecorderBackend, @unchecked Sendable {
         return summary
     }
 
-    /// Stops the recording under way, if any (the view is closing): the capture is closed complete.
+    /// The view is closing: no recording starts any more, and the one under way (once started, if
+    /// it is connecting) is stopped and its capture closed complete.
     func stopIfRecording() {
+        state.withLock { $0.closing = true }
+        // A start connects for at most --timeout per publisher.
+        let deadline = Date().addingTimeInterval(options.timeout * Double(RecorderEndpoints.maxStreams) + 1)
+        while state.withLock({ $0.starting }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if state.withLock({ $0.current != nil }) { _ = try? stop() }
     }
 
