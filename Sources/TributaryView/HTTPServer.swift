@@ -57,6 +57,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxRequestBytes: Int = 8_192
         /// Silence from a WebSocket client before it is pinged; after 3 unanswered pings it is closed.
         public var idleTimeout: Duration = .seconds(30)
+        /// The recorder's endpoints (`view --record-dir`), or nil: then `/recorder…` answers 404.
+        package var recorder: RecorderEndpoints?
 
         public init(host: String, port: Int, token: String?, hostNames: [String] = []) {
             self.host = host
@@ -195,6 +197,11 @@ public final class HTTPServer: @unchecked Sendable {
 
         mg_set_request_handler(
             context, "/",
+            { connection, data in
+                Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().servePage(connection!)
+            }, me)
+        mg_set_request_handler(
+            context, "/recorder",
             { connection, data in
                 Unmanaged<HTTPServer>.fromOpaque(data!).takeUnretainedValue().servePage(connection!)
             }, me)
@@ -380,11 +387,15 @@ public final class HTTPServer: @unchecked Sendable {
                 "Origin '\(Self.printable(origin))' is not this view's page (http://\(Self.printable(host))): "
                     + "pages of other sites or ports may not use the view\n")
         }
-        guard method == "GET" || method == "HEAD" else { return refuse("405 Method Not Allowed", "only GET\n") }
-        guard path == "/" || path == "/ws" else { return refuse("404 Not Found", "not found\n") }
+        let recorderPath = Self.isRecorderPath(path)
+        guard method == "GET" || method == "HEAD" || (recorderPath && method == "POST") else {
+            return refuse("405 Method Not Allowed", "only GET\n")
+        }
+        guard path == "/" || path == "/ws" || recorderPath else { return refuse("404 Not Found", "not found\n") }
         guard tokenAccepted(connection) else {
             return refuse("403 Forbidden", "access token missing or wrong: open the URL tributary printed (…/?token=…)\n")
         }
+        if recorderPath { return 0 }
         guard path == "/ws" else { return 0 }
         let upgrade = header(connection, "Upgrade")?.lowercased() ?? "",
             connectionHeader = header(connection, "Connection")?.lowercased() ?? ""
@@ -413,10 +424,79 @@ public final class HTTPServer: @unchecked Sendable {
         guard let info = mg_get_request_info(connection) else { return 0 }
         let head = String(cString: info.pointee.request_method) == "HEAD"
         let path = info.pointee.local_uri.map { String(cString: $0) } ?? ""
+        if Self.isRecorderPath(path) { return serveRecorder(connection, method: String(cString: info.pointee.request_method), path: path) }
         guard path == "/" else {  // screened already; kept so that no other path can ever get the page
             return respond(connection, status: "404 Not Found", type: "text/plain", body: Array("not found\n".utf8), head: head)
         }
         return respond(connection, status: "200 OK", type: "text/html; charset=utf-8", body: page, head: head)
+    }
+
+    static func isRecorderPath(_ path: String) -> Bool { path == "/recorder" || path.hasPrefix("/recorder/") }
+
+    /// A request to the recorder (docs/VIEW.md §6), screened already (Host, Origin, token): refused
+    /// when the view has no recorder (404) or is open to other machines without a token (403); a
+    /// POST's body must be JSON (415), its length given (411) and at most `maxBodyBytes` (413).
+    private func serveRecorder(_ connection: OpaquePointer, method: String, path: String) -> Int32 {
+        func answer(_ status: Int, _ body: String) -> Int32 {
+            if status >= 400 { refusals.add(1, ordering: .relaxed) }
+            return respond(
+                connection, status: "\(status) \(Self.reason(status))", type: "application/json; charset=utf-8", body: Array(body.utf8),
+                head: false)
+        }
+        guard let recorder = settings.recorder else {
+            return answer(404, RecorderEndpoints.errorBody("this view has no recorder: start 'tributary view' with --record-dir DIR"))
+        }
+        guard settings.host.hasPrefix("127.") || settings.token != nil else {
+            return answer(
+                403,
+                RecorderEndpoints.errorBody(
+                    "the recorder is only on a view bound to a loopback address (127.x.x.x) or that requires its access token; "
+                        + "this one is bound to \(settings.host) without a token"))
+        }
+        var body: [UInt8] = []
+        if method == "POST" {
+            let type = header(connection, "Content-Type")?.lowercased() ?? ""
+            guard type.hasPrefix("application/json") else {
+                return answer(415, RecorderEndpoints.errorBody("a recorder request's body is JSON: send Content-Type: application/json"))
+            }
+            guard header(connection, "Transfer-Encoding") == nil, let text = header(connection, "Content-Length"), let length = Int(text),
+                length >= 0
+            else {
+                return answer(411, RecorderEndpoints.errorBody("a recorder request needs a Content-Length (and no Transfer-Encoding)"))
+            }
+            guard length <= RecorderEndpoints.maxBodyBytes else {
+                return answer(413, RecorderEndpoints.errorBody("the body is \(length) bytes; at most \(RecorderEndpoints.maxBodyBytes)"))
+            }
+            body = [UInt8](repeating: 0, count: length)
+            var read = 0
+            while read < length {
+                let n = body.withUnsafeMutableBytes { mg_read(connection, $0.baseAddress! + read, length - read) }
+                guard n > 0 else { return answer(400, RecorderEndpoints.errorBody("the body ended after \(read) of \(length) bytes")) }
+                read += Int(n)
+            }
+        }
+        let (status, text) = recorder.handle(method: method, path: path, body: body)
+        return answer(status, text)
+    }
+
+    private static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 400: "Bad Request"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
     }
 
     private static func response(status: String, type: String, body: [UInt8], head: Bool) -> [UInt8] {

@@ -280,7 +280,8 @@ public final class LiveModel: Observer, @unchecked Sendable {
 
     /// The description of sources, channels, selection and window the page draws its controls from
     /// (docs/VIEW.md, message "config").
-    public func describe(filters: [UInt32: (id: UInt32, query: String)]) -> String {
+    /// `recorder`: whether the view has the recorder (`view --record-dir`, docs/VIEW.md §6).
+    public func describe(filters: [UInt32: (id: UInt32, query: String)], recorder: Bool = false) -> String {
         lock.withLock {
             var sources: [String] = []
             let ids = Set(configurations.keys).union(sourceNames.keys).sorted()
@@ -299,7 +300,8 @@ public final class LiveModel: Observer, @unchecked Sendable {
             let selected = selection.map { "[\($0.source),\($0.channel)]" }.joined(separator: ",")
             return "{\"type\":\"config\",\"sources\":[\(sources.joined(separator: ","))],\"selection\":[\(selected)],"
                 + "\"window\":\(jsonNumber(window)),\"windows\":[\(Self.windows.map(jsonNumber).joined(separator: ","))],"
-                + "\"maxChannels\":\(Self.maxChannels),\"displayFilter\":\(displayFilter.map { jsonString($0.text) } ?? "null")}"
+                + "\"maxChannels\":\(Self.maxChannels),\"displayFilter\":\(displayFilter.map { jsonString($0.text) } ?? "null"),"
+                + "\"recorder\":\(recorder)}"
         }
     }
 }

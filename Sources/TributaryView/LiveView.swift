@@ -39,7 +39,8 @@ public final class LiveView: @unchecked Sendable {
             settings: settings, page: Array(ViewPage.html.utf8),
             onConnect: { [weak self] id in
                 guard let self else { return }
-                self.server.sendText(self.model.describe(filters: self.filterControl.filters), to: id)
+                self.server.sendText(
+                    self.model.describe(filters: self.filterControl.filters, recorder: self.server.settings.recorder != nil), to: id)
             },
             onMessage: { [weak self] id, text in
                 self?.handle(text, from: id)
@@ -154,7 +155,7 @@ public final class LiveView: @unchecked Sendable {
             guard !server.clientStatistics().isEmpty else { continue }
             if model.revision != revision {
                 revision = model.revision
-                server.sendText(model.describe(filters: filterControl.filters))
+                server.sendText(model.describe(filters: filterControl.filters, recorder: server.settings.recorder != nil))
             }
             if health.lastError != lastError {
                 lastError = health.lastError

@@ -49,6 +49,8 @@ enum ViewPage {
           #readings td:not(:first-child)::before { content:attr(data-label); display:block; font-size:11px; color:var(--muted); }
         }
         #peak, #filters { font-size:12px; color:var(--muted); overflow-wrap:anywhere; }
+        #rmessage { font-size:12px; overflow-wrap:anywhere; } #rmessage.bad { color:var(--bad); }
+        #rstate { font-size:12px; color:var(--muted); overflow-wrap:anywhere; }
         </style>
         </head>
         <body>
@@ -72,6 +74,14 @@ enum ViewPage {
         <section><h2>Spectrogram (power per bin, newest on the right)</h2><canvas id="spectrogram"></canvas></section>
         <section><h2>Readings</h2><div class="scroll"><table id="readings"><thead><tr><th>Channel</th><th>RMS</th><th>p-p</th><th>Mean</th>
         <th>Tone (Hz)</th><th>Tone amp</th><th>THD (dB)</th><th>SINAD (dB)</th><th>ENOB (bits)</th></tr></thead><tbody></tbody></table></div></section>
+        <section id="recorder" hidden><h2>Recorder</h2>
+        <div class="row"><input id="rquery" placeholder="query, e.g. source=EEG" style="width:14em"><button id="rfind" type="button">Find publishers</button></div>
+        <div id="rpublishers"></div>
+        <div class="row"><label>File <input id="rname" placeholder="lab.tcap" style="width:14em" maxlength="100"></label>
+        <button id="rstart" type="button">Start</button><button id="rstop" type="button" disabled>Stop</button></div>
+        <div id="rmessage"></div><div id="rstate"></div>
+        <div class="scroll"><table id="rstatus"><thead><tr><th>Stream</th><th>Rate (S/s)</th><th>Clock offset</th><th>Loss (frames)</th>
+        <th>Bytes written</th><th>Duration</th></tr></thead><tbody></tbody></table></div></section>
         </div>
         </main>
         <script>
@@ -121,7 +131,7 @@ enum ViewPage {
         setInterval(() => { if (socket && socket.readyState === 1) socket.send('{"type":"ping"}'); }, 10000);
 
         function text(m) {
-          if (m.type === "config") { config = m; view.config = m; buildControls(); }
+          if (m.type === "config") { config = m; view.config = m; buildControls(); if (m.recorder && !rec.enabled) pollRecorder(); }
           else if (m.type === "status") { $("error").textContent = m.error ? (/^error \d+/.test(m.error) ? "last error: " : "") + m.error : ""; if (m.error) view.errors.push(m.error); }
           else if (m.type === "error") { $("error").textContent = m.message; view.errors.push(m.message); }
         }
@@ -521,6 +531,89 @@ enum ViewPage {
           health(u);
           view.drawn = (view.drawn || 0) + 1;
         }
+        // The recorder (docs/VIEW.md §6): shown when the view has one (GET /recorder answers 200).
+        const rec = { enabled:false, publishers:[], status:null, last:null, errors:[] };
+        view.recorder = rec;
+        function recorderFetch(method, path, body) {
+          const options = { method, cache: "no-store", headers: {} };
+          if (body !== undefined) { options.headers["Content-Type"] = "application/json"; options.body = JSON.stringify(body); }
+          return fetch(path + location.search, options).then(r => r.json().catch(() => ({})).then(j => ({ status: r.status, body: j })));
+        }
+        function recorderMessage(t, bad) { const m = $("rmessage"); m.textContent = t; m.className = bad ? "bad" : ""; if (bad) rec.errors.push(t); }
+        function findPublishers() {
+          $("rfind").disabled = true;
+          recorderMessage("asking the network…");
+          recorderFetch("POST", "/recorder/resolve", { query: $("rquery").value || null, timeout: 1 }).then(r => {
+            if (r.status !== 200) return recorderMessage(r.body.error || "discovery failed (" + r.status + ")", true);
+            rec.publishers = r.body.publishers;
+            recorderMessage(rec.publishers.length ? rec.publishers.length + " publisher(s) found: tick the streams to record" : "no publisher answered", false);
+            buildPublishers();
+          }).catch(e => recorderMessage(String(e), true)).finally(() => { $("rfind").disabled = false; });
+        }
+        function buildPublishers() {
+          const box = $("rpublishers");
+          box.textContent = "";
+          for (const p of rec.publishers) {
+            const div = document.createElement("div"); div.className = "source";
+            const title = document.createElement("b"); title.textContent = p.name + " · " + p.address; div.appendChild(title);
+            for (const s of p.sources) {
+              const label = document.createElement("label"); label.className = "channel";
+              const box2 = document.createElement("input"); box2.type = "checkbox"; box2.className = "rstream";
+              box2.dataset.address = p.address; box2.dataset.source = s.id;
+              const t = document.createElement("span");
+              t.textContent = s.id + " · " + s.device + (s.type ? " " + s.type : "") + " (" + s.channels + " ch, " + String(+s.rate.toPrecision(7)) + " S/s)";
+              label.append(box2, t); div.appendChild(label);
+            }
+            box.appendChild(div);
+          }
+        }
+        function startRecording() {
+          const streams = Array.from(document.querySelectorAll("input.rstream:checked")).map(b => ({ address: b.dataset.address, source: Number(b.dataset.source) }));
+          if (!streams.length) return recorderMessage("tick at least one stream", true);
+          $("rstart").disabled = true;
+          recorderFetch("POST", "/recorder/start", { name: $("rname").value, streams }).then(r => {
+            if (r.status !== 201) { $("rstart").disabled = false; return recorderMessage(r.body.error || "refused (" + r.status + ")", true); }
+            recorderMessage("recording " + r.body.file, false);
+            showRecording(r.body);
+          }).catch(e => { $("rstart").disabled = false; recorderMessage(String(e), true); });
+        }
+        function stopRecording() {
+          $("rstop").disabled = true;
+          recorderFetch("POST", "/recorder/stop", {}).then(r => {
+            if (r.status !== 200) return recorderMessage(r.body.error || "refused (" + r.status + ")", true);
+            rec.last = r.body;
+            recorderMessage("recorded " + r.body.file + ": " + fmt(r.body.duration, 4) + " s, " + r.body.file_bytes + " bytes on disk", false);
+            showRecording(null);
+          }).catch(e => recorderMessage(String(e), true));
+        }
+        function showRecording(s) {
+          rec.status = s;
+          $("rstart").disabled = !!s; $("rstop").disabled = !s;
+          const body = $("rstatus").tBodies[0];
+          const shown = s || rec.last;
+          body.textContent = "";
+          $("rstate").textContent = shown ? (s ? "Recording " : "Last recording ") + shown.file + ": " + shown.publishers.map(p => p.address + " " + p.session).join("; ") : "";
+          if (!shown) return;
+          for (const st of shown.streams) {
+            const loss = st.frames_missing + (st.gaps ? " (" + st.gaps + " gaps)" : "");
+            const cells = [st.source + " · " + st.device + " @ " + st.address, st.rate === null ? "–" : fmt(st.rate, 5),
+              st.clock_offset === null ? "–" : (st.clock_offset >= 0 ? "+" : "") + st.clock_offset.toFixed(6) + " s", loss, String(st.bytes), fmt(shown.duration, 4) + " s"];
+            const tr = document.createElement("tr");
+            cells.forEach(t => { const td = document.createElement("td"); td.textContent = t; tr.appendChild(td); });
+            body.appendChild(tr);
+          }
+        }
+        function pollRecorder() {
+          recorderFetch("GET", "/recorder").then(r => {
+            if (r.status !== 200) return;
+            if (!rec.enabled) { rec.enabled = true; $("recorder").hidden = false; }
+            rec.last = r.body.last;
+            showRecording(r.body.recording);
+          }).catch(() => {}).finally(() => { setTimeout(pollRecorder, 1000); });
+        }
+        $("rfind").addEventListener("click", findPublishers);
+        $("rstart").addEventListener("click", startRecording);
+        $("rstop").addEventListener("click", stopRecording);
         connect();
         </script>
         </body>

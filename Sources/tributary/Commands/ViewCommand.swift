@@ -13,7 +13,8 @@ enum ViewCommand: Command {
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
     static let usage = """
         usage: tributary view ADDRESS --api-key KEY [--channels SPEC] [--sources IDS] [--http HOST:PORT]
-                              [--http-host NAME]... [--require-token] [--filter SPEC] [--notch F0:Q] [--duration S]
+                              [--http-host NAME]... [--require-token] [--record-dir DIR] [--filter SPEC] [--notch F0:Q]
+                              [--duration S]
 
         Subscribes to the publisher and serves one self-contained page (no network access needed) at
         --http (default 127.0.0.1:8080; port 0 picks a free one), printing 'view: http://HOST:PORT/'.
@@ -39,6 +40,14 @@ enum ViewCommand: Command {
         \(LiveSession.hostNameUsage)
           --require-token           require the access token on a loopback address too (a machine shared
                                     with other users)
+          --record-dir DIR          add the recorder to the page: it lists the publishers discovery finds
+                                    (as 'tributary resolve'), records the ticked streams into one capture
+                                    (as 'tributary record A B ... --out', with this command's --api-key,
+                                    --curve-server-key, --timeout and --reconnect) and shows each stream's
+                                    rate, clock offset and loss while it records. Captures are written in
+                                    DIR only, under a file name the page gives (no path, never replacing a
+                                    file); one recording at a time; only on a loopback address or with the
+                                    access token (docs/VIEW.md §6)
         \(DisplayFilterOptions.usageLines)
         """
 
@@ -47,6 +56,7 @@ enum ViewCommand: Command {
         let http = try arguments.option("--http") ?? "127.0.0.1:8080"
         let requireToken = arguments.flag("--require-token")
         let hostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
+        let recordDirectory = try arguments.option("--record-dir").map(BrowserRecorder.directory)
         let displayFilter = try DisplayFilterOptions.parse(&arguments)
         let rest = try arguments.finish()
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
@@ -57,8 +67,10 @@ enum ViewCommand: Command {
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,
             channels: options.analogFilter?.channels, signalFilter: options.signalFilter, displayFilter: displayFilter)
+        let recorder = recordDirectory.map { _ in BrowserRecorder(options) }
+        let endpoints = recordDirectory.flatMap { dir in recorder.map { RecorderEndpoints(directory: dir, backend: $0) } }
         let url: String
-        do { url = try session.serve(http: http, requireToken: requireToken, hostNames: hostNames) } catch {
+        do { url = try session.serve(http: http, requireToken: requireToken, hostNames: hostNames, recorder: endpoints) } catch {
             session.close()
             throw error
         }
@@ -68,6 +80,7 @@ enum ViewCommand: Command {
         let signals = ProcessSignals([SIGINT, SIGTERM]) { _ in stop.signal() }
         _ = stop.wait(timeout: options.duration.map { .now() + $0 } ?? .distantFuture)
         withExtendedLifetime(signals) {}
+        recorder?.stopIfRecording()
         let built = session.view?.updatesBuilt.load(ordering: .relaxed) ?? 0
         let bytes = session.view?.bytesOffered.load(ordering: .relaxed) ?? 0
         let statistics = session.subject.statistics()

@@ -93,18 +93,17 @@ final class LiveSession {
     /// (and `requireToken` is false). `hostNames`: names browsers may use besides the address and
     /// localhost (`--http-host`, checked with `parseHostNames`).
     /// - Returns: the URL to open.
-    func serve(http: String, requireToken: Bool = false, hostNames: [String] = []) throws -> String {
+    /// `recorder`: the recorder's endpoints (`view --record-dir`), or nil.
+    func serve(http: String, requireToken: Bool = false, hostNames: [String] = [], recorder: RecorderEndpoints? = nil) throws -> String {
         let (host, port) = try Self.parseHTTP(http)
         let loopback = host.hasPrefix("127.")
         let token = loopback && !requireToken ? nil : Self.newToken()
+        var settings = HTTPServer.Settings(host: host, port: port, token: token, hostNames: hostNames)
+        settings.recorder = recorder
         let view: LiveView
-        do {
-            view = try LiveView(
-                subject: subject, model: model,
-                settings: HTTPServer.Settings(
-                    host: host, port: port, token: token,
-                    hostNames: hostNames))
-        } catch { throw CommandError("--http \(http): \(error)") }
+        do { view = try LiveView(subject: subject, model: model, settings: settings) } catch {
+            throw CommandError("--http \(http): \(error)")
+        }
         self.view = view
         try applyInitialSelection()
         return "http://\(host):\(view.port)/" + (token.map { "?token=\($0)" } ?? "")

@@ -22,9 +22,41 @@ final class SharedRecording: Sendable {
         var welcomed: [UInt32]
     }
 
+    /// What one source of the capture has recorded so far (the view's recorder shows it).
+    struct SourceCounters: Sendable {
+        /// Frames and their bytes appended under the source's capture id.
+        var frames = 0
+        var bytes = 0
+        /// Samples of its analog and digital frames.
+        var samples = 0
+        /// Gap notices and outage gaps recorded, and the frames they say are missing.
+        var gaps = 0
+        var framesMissing: UInt64 = 0
+        /// When its first and last data frame arrived (monotonic ns).
+        var firstDataNs: UInt64?
+        var lastDataNs: UInt64 = 0
+
+        mutating func count(_ package: ReceivedPackage, appended: (frames: Int, bytes: Int), arrived: UInt64) {
+            frames += appended.frames
+            bytes += appended.bytes
+            switch package.content {
+            case .analog(let a): samples += a.sampleCount
+            case .digital(let d): samples += d.sampleCount
+            case .gap(let gap): gaps += 1; framesMissing = framesMissing.addingSaturated(gap.missingCount)
+            default: break
+            }
+            if appended.frames > 0 && RecordCommand.dataKinds.contains(package.header.kind) {
+                if firstDataNs == nil { firstDataNs = arrived }
+                lastDataNs = arrived
+            }
+        }
+    }
+
     private struct State: ~Copyable {
         var numbering: CaptureSourceNumbering
         var counters: [RecordCommand.Counters]
+        /// By capture source id.
+        var sources: [UInt32: SourceCounters] = [:]
         /// The first write that failed: every session stops on it.
         var failure: String?
     }
@@ -72,6 +104,8 @@ final class SharedRecording: Sendable {
     }
 
     func counters(publisher: Int) -> RecordCommand.Counters { state.withLock { $0.counters[publisher] } }
+    /// Each capture source's counters, by capture id.
+    var sourceCounters: [UInt32: SourceCounters] { state.withLock { $0.sources } }
     var allCounters: [RecordCommand.Counters] { state.withLock { $0.counters } }
 
     /// Writes publisher `p`'s clock estimate as a clock-offset record naming the capture ids of its
@@ -112,6 +146,7 @@ final class SharedRecording: Sendable {
                 let arrived = DispatchTime.now().uptimeNanoseconds
                 let appended = try CaptureRecording.append(package, to: writer, captureSourceID: id)
                 s.counters[p].count(package, appended: appended, arrived: arrived)
+                s.sources[id, default: SourceCounters()].count(package, appended: appended, arrived: arrived)
                 return nil
             } catch {
                 s.failure = "\(error)"
@@ -137,6 +172,9 @@ final class SharedRecording: Sendable {
         try writer.recordGap(sourceID: id, firstMissing: gap.firstMissing, count: gap.count, cause: .sequenceJump, timeNs: gap.timeNs)
         s.counters[p].gaps += 1
         s.counters[p].framesMissing = s.counters[p].framesMissing.addingSaturated(gap.count)
+        s.sources[id, default: SourceCounters()].gaps += 1
+        s.sources[id, default: SourceCounters()].framesMissing = s.sources[id, default: SourceCounters()].framesMissing.addingSaturated(
+            gap.count)
         printError("\(label): source \(gap.sourceID) resumed: a gap of \(counted(gap.count, "frame")) recorded for the outage")
     }
 }
