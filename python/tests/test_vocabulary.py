@@ -84,8 +84,8 @@ class VocabularyTests(unittest.TestCase):
                 self.assertIn(f'{{"kind":"{name}"', serve, f"help serve shows no {name} control line")
                 for command, text in send.items():
                     self.assertRegex(text, rf"\n\s+--send-{name} ", f"help {command} has no --send-{name}")
-                self.assertIn(f"--{name}", cli_md)
-                self.assertIn(f"--send-{name}", cli_md)
+                self.assertTrue(f"--{name}" in cli_md, f"docs/CLI.md has no --{name}")
+                self.assertTrue(f"--send-{name}" in cli_md, f"docs/CLI.md has no --send-{name}")
 
     def test_control_lines_take_exactly_the_application_kinds(self):
         # One line per declared kind with a key no kind has: an application kind's line is refused for
