@@ -4,7 +4,7 @@
 /// traits the rest of the tree decides by (`direction`, `isData`, `isApplicationPackage`,
 /// `isDelivered`) are written here once. The C header's TRIBUTARY_KIND_*, Python's constants, the
 /// CLI's package options and docs/PROTOCOL.md §2.2 are derived from it or checked against it
-/// (PackageVocabularyTests, python/tests/test_package.py, Tests/Interop/test_transport_cli.py).
+/// (PackageVocabularyTests, KindDispatchTests, python/tests/test_vocabulary.py).
 public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case configuration = 1
     case error = 2
@@ -66,8 +66,7 @@ public enum KindDirection: String, Sendable, CaseIterable {
 }
 
 extension FrameKind {
-    /// Who sends it (docs/PROTOCOL.md §2.2): a peer that receives a kind only the other side receives
-    /// ends the session.
+    /// Who sends it (docs/PROTOCOL.md §2.2's direction column).
     public var direction: KindDirection {
         switch self {
         case .configuration, .welcome, .gap, .properties: .publisherToSubscriber

@@ -40,7 +40,7 @@ enum OutgoingPackage: Sendable {
 
     /// The kinds the command line sends: every application package kind of the one vocabulary
     /// (`FrameKind.isApplicationPackage`), in its order. Each has an option (`OptionNames`) and a
-    /// control line (`lineKeys`); Tests/Interop/test_transport_cli.py checks both for every kind.
+    /// control line (`lineKeys`); python/tests/test_vocabulary.py checks both for every kind.
     static let kinds: [FrameKind] = FrameKind.allCases.filter(\.isApplicationPackage)
 
     // MARK: From the command line
