@@ -78,6 +78,8 @@ extern "C" {
 #define TRIBUTARY_INT32   4  /**< int32 counts as stored (24-bit delta-sigma codes, S24/S32 sound cards): only for sources stored as int32 */
 
 /* ---- Package kinds (bit 1 << kind in the kind masks) ----------------------------------------- */
+/* The kinds a subscription hands out ("delivered" in tributary_kinds_json); declared once by the
+ * library (TributaryWire's FrameKind), which a test checks these numbers and names against. */
 
 #define TRIBUTARY_KIND_CONFIGURATION 1
 #define TRIBUTARY_KIND_ERROR         2
@@ -105,6 +107,13 @@ int tributary_api_version(void);
  *  declared kind, also those without a TRIBUTARY_KIND_* macro. E_ARGUMENT (and *name = NULL) for a
  *  number that is no declared kind, or a NULL name. */
 int tributary_kind_name(int kind, const char **name);
+
+/** Every declared package kind (docs/PROTOCOL.md §2.2), in number order, as a JSON array of
+ *  {"number", "name", "sender": "publisher"|"subscriber"|"either", "data" (a data kind: counted by
+ *  replay credit, filtered by source selection), "application" (content an application sends itself:
+ *  the tool's --message/--xml/--file/--image/--array), "delivered" (a subscription hands it out: it
+ *  has a TRIBUTARY_KIND_* macro)}. The caller frees *json with tributary_free. E_ARGUMENT for a NULL json. */
+int tributary_kinds_json(char **json);
 
 /** The message of the last failed call on the calling thread ("" if none yet). Never NULL; valid
  *  until the next failing call on this thread. Messages name the function and the problem. */

@@ -1,5 +1,6 @@
 import CTributary
 import Foundation
+import TributaryText
 import TributaryWire
 
 // The plumbing of the C interface (include/tributary.h): status codes, the per-thread error message,
@@ -164,6 +165,36 @@ public func tributary_kind_name(_ kind: Int32, _ name: UnsafeMutablePointer<Unsa
             throw APIError(.argument, "kind \(kind) is no declared package kind (docs/PROTOCOL.md §2.2)")
         }
         result.pointee = UnsafePointer(text)
+    }
+}
+
+/// Every declared kind with its traits, in number order: the vocabulary as `tributary_kinds_json` gives it.
+private let kindsJSON: String = JSON.array(
+    FrameKind.vocabulary.sorted { $0.number < $1.number }.map { entry in
+        let kind = FrameKind(rawValue: entry.number)
+        let sender: String =
+            switch FrameKind.direction(ofNumber: entry.number) {
+            case .publisherToSubscriber?: "publisher"
+            case .subscriberToPublisher?: "subscriber"
+            case .either?, nil: "either"
+            }
+        return .object([
+            ("number", .uint(UInt64(entry.number))), ("name", .string(entry.name)), ("sender", .string(sender)),
+            ("data", .bool(kind?.isData == true)), ("application", .bool(kind?.isApplicationPackage == true)),
+            ("delivered", .bool(kind?.isDelivered == true)),
+        ])
+    }
+).text
+
+/// Every declared package kind and its traits as a JSON array (the caller frees it): TributaryWire's
+/// `FrameKind` and `ExtensionKind`, so that the header's TRIBUTARY_KIND_*, Python and the command
+/// line can be checked against the one declaration.
+@_cdecl("tributary_kinds_json")
+public func tributary_kinds_json(_ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded("tributary_kinds_json") {
+        let result = try out(json, "json")
+        result.pointee = nil
+        result.pointee = try ownedCString(kindsJSON)
     }
 }
 

@@ -107,11 +107,6 @@ public final class ReplaySource: Source {
         var damage: [String]
     }
 
-    /// The kinds of source-0 frames replayed: application packages, not the recording's session frames.
-    static let sourceZeroKinds: Set<FrameKind> = [.array, .message, .xml, .file, .image]
-
-    static let replayedKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
-
     /// Makes one replay source per recorded source of a capture. Source id 0 holds the recording's
     /// session frames and the application packages of no source: it gets no replay source of its own,
     /// its application packages are replayed by the first replay source (`includesSourceZero`).
@@ -271,7 +266,7 @@ public final class ReplaySource: Source {
                 if sink.isCancelled { throw Cancelled() }
                 let kind = frame.header.kind
                 if frame.header.sourceID == 0 && info.id != 0 {
-                    guard Self.sourceZeroKinds.contains(kind) else { return }
+                    guard kind.isApplicationPackage else { return }  // application packages, not the recording's session frames
                     // Not through sink.publish, which stamps this source's id: the package keeps id 0.
                     guard sink.publishAsPublisher(replayedWhenDue(frame)) else { throw Cancelled() }
                     progressState.withLock { $0.framesPublished += 1 }
@@ -283,7 +278,7 @@ public final class ReplaySource: Source {
                 }
                 let sendsProperties = kind == .properties && followsChange
                 followsChange = false
-                guard Self.replayedKinds.contains(kind) || changed != nil || sendsProperties else {
+                guard kind.isData || changed != nil || sendsProperties else {
                     progressState.withLock { $0.framesSkipped += 1 }
                     return
                 }

@@ -1,4 +1,10 @@
 /// The kind of a frame: which payload layout follows the header (docs/PROTOCOL.md §4).
+///
+/// The one declaration of the package vocabulary: each kind's number, name (`description`) and the
+/// traits the rest of the tree decides by (`direction`, `isData`, `isApplicationPackage`,
+/// `isDelivered`) are written here once. The C header's TRIBUTARY_KIND_*, Python's constants, the
+/// CLI's package options and docs/PROTOCOL.md §2.2 are derived from it or checked against it
+/// (PackageVocabularyTests, KindDispatchTests, python/tests/test_vocabulary.py).
 public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case configuration = 1
     case error = 2
@@ -48,6 +54,49 @@ public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .close: "close"
         case .credit: "credit"
         case .properties: "properties"
+        }
+    }
+}
+
+/// Who sends a kind in a session: docs/PROTOCOL.md §2.2's direction column.
+public enum KindDirection: String, Sendable, CaseIterable {
+    case publisherToSubscriber = "publisher → subscriber"
+    case subscriberToPublisher = "subscriber → publisher"
+    case either
+}
+
+extension FrameKind {
+    /// Who sends it (docs/PROTOCOL.md §2.2's direction column).
+    public var direction: KindDirection {
+        switch self {
+        case .configuration, .welcome, .gap, .properties: .publisherToSubscriber
+        case .analogFilter, .arrayFilter, .removeFilter, .signalFilter, .hello, .start, .stop, .selectSources, .credit:
+            .subscriberToPublisher
+        case .error, .analog, .digital, .message, .xml, .file, .image, .array, .close: .either
+        }
+    }
+
+    /// A data kind: samples and application content, as opposed to session and control frames. Data
+    /// frames are what replay credit counts (docs/PROTOCOL.md §5.16), what a source selection
+    /// filters, and what a replay or a recording's end-of-data check takes.
+    public var isData: Bool {
+        switch self {
+        case .analog, .digital, .message, .xml, .file, .image, .array: true
+        default: false
+        }
+    }
+
+    /// Content an application composes and sends itself, in either direction (the data kinds that
+    /// are not a source's samples): what `serve --message/--xml/--file/--image/--array` publishes,
+    /// `subscribe --send-*` sends, and a replay takes from source 0.
+    public var isApplicationPackage: Bool { isData && self != .analog && self != .digital }
+
+    /// A kind a subscription hands to the application: the C header's TRIBUTARY_KIND_* (a close, the
+    /// publisher's normal end, reaches a Swift `Observer` as an error whose `publisherClose` is set).
+    public var isDelivered: Bool {
+        switch self {
+        case .configuration, .error, .gap, .close, .properties: true
+        default: isData
         }
     }
 }

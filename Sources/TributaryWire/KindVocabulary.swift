@@ -15,6 +15,15 @@ public enum ExtensionKind: UInt8, Sendable, CaseIterable, CustomStringConvertibl
         case .timeReply: "time-reply"
         }
     }
+
+    /// Who sends it (docs/PROTOCOL.md §2.2).
+    public var direction: KindDirection {
+        switch self {
+        case .keepalive: .either
+        case .timeProbe: .subscriberToPublisher
+        case .timeReply: .publisherToSubscriber
+        }
+    }
 }
 
 extension FrameKind {
@@ -28,6 +37,12 @@ extension FrameKind {
     /// vocabulary that the C interface (`tributary_kind_name`), Python, the CLI and the docs follow.
     public static let vocabulary: [(number: UInt8, name: String)] =
         allCases.map { ($0.rawValue, $0.description) } + ExtensionKind.allCases.map { ($0.rawValue, $0.description) }
+
+    /// Who sends a declared kind number (a `FrameKind` or an `ExtensionKind`), or nil.
+    public static func direction(ofNumber number: UInt8) -> KindDirection? {
+        if let kind = FrameKind(rawValue: number) { return kind.direction }
+        return ExtensionKind(rawValue: number)?.direction
+    }
 
     /// The name of a declared kind number (a `FrameKind` or an `ExtensionKind`), or nil.
     public static func name(ofNumber number: UInt8) -> String? {

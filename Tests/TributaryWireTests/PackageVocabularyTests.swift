@@ -3,15 +3,15 @@ import Testing
 import TributaryTestSupport
 import TributaryWire
 
-/// The package kinds are declared once, by `FrameKind`; the C header (and through it Python, whose
-/// constants a Python test checks against the header) must name each kind an application receives
-/// with the same number and name (issue 39: a new kind missed by a door fails here).
+/// The package kinds are declared once, by `FrameKind` (and `ExtensionKind`) with their traits; the C
+/// header (and through it Python, whose constants a Python test checks against the header and the
+/// library) must name each kind an application receives with the same number and name, and
+/// docs/PROTOCOL.md §2.2 each kind with its number, name and direction (issue 39: a new kind missed by
+/// a door fails here).
 @Suite struct PackageVocabularyTests {
-    /// The kinds a subscriber hands to an application (docs/PROTOCOL.md §2.2's data and session kinds;
-    /// a close, the publisher's normal end of the session).
-    static let delivered: [FrameKind] = [
-        .configuration, .error, .analog, .digital, .message, .xml, .file, .image, .array, .gap, .close, .properties,
-    ]
+    /// The kinds a subscriber hands to an application, as declared (docs/PROTOCOL.md §2.2's data and
+    /// session kinds; a close, the publisher's normal end of the session).
+    static let delivered: [FrameKind] = FrameKind.allCases.filter(\.isDelivered)
 
     /// The declared vocabulary as name → number.
     static let declared: [String: UInt8] = Dictionary(uniqueKeysWithValues: FrameKind.vocabulary.map { ($0.name, $0.number) })
@@ -58,19 +58,47 @@ import TributaryWire
         #expect(FrameKind(name: "keepalive") == nil && FrameKind(name: "nope") == nil && FrameKind.name(ofNumber: 0) == nil)
     }
 
-    /// docs/PROTOCOL.md §2.2's table documents exactly the declared kinds, with their numbers.
-    @Test func theProtocolTableDocumentsEveryDeclaredKind() throws {
+    /// docs/PROTOCOL.md §2.2's table as name → (number, direction cell).
+    static func protocolTable() throws -> [String: (number: UInt8, direction: String)] {
         let text = try repositoryFile("docs/PROTOCOL.md")
         let section = try #require(text.range(of: "### 2.2 Kinds").map { text[$0.upperBound...] })
         let end = section.range(of: "\n### ")?.lowerBound ?? section.endIndex
-        var documented: [String: UInt8] = [:]
+        var documented: [String: (number: UInt8, direction: String)] = [:]
         for line in section[..<end].split(separator: "\n") where line.hasPrefix("| ") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 2, let number = UInt8(cells[0]) else { continue }
+            guard cells.count >= 3, let number = UInt8(cells[0]) else { continue }
             #expect(documented[cells[1]] == nil, "docs/PROTOCOL.md §2.2 lists \(cells[1]) twice")
-            documented[cells[1]] = number
+            documented[cells[1]] = (number, cells[2])
         }
-        #expect(documented == Self.declared, "docs/PROTOCOL.md §2.2's table differs from FrameKind + ExtensionKind")
+        return documented
+    }
+
+    /// docs/PROTOCOL.md §2.2's table documents exactly the declared kinds, with their numbers and
+    /// directions.
+    @Test func theProtocolTableDocumentsEveryDeclaredKind() throws {
+        let documented = try Self.protocolTable()
+        #expect(documented.mapValues(\.number) == Self.declared, "docs/PROTOCOL.md §2.2's table differs from FrameKind + ExtensionKind")
+        for (name, number) in Self.declared {
+            let direction = try #require(FrameKind.direction(ofNumber: number))
+            #expect(
+                documented[name]?.direction == direction.rawValue,
+                "docs/PROTOCOL.md §2.2: \(name) should be sent by '\(direction.rawValue)'")
+        }
+    }
+
+    /// The traits nest as their documentation says: application packages are data, data kinds are
+    /// delivered and travel either way, delivered kinds are never only a subscriber's.
+    @Test func theTraitsAreConsistent() {
+        for kind in FrameKind.allCases {
+            if kind.isApplicationPackage { #expect(kind.isData, "\(kind) is an application package but not data") }
+            if kind.isData {
+                #expect(kind.isDelivered, "\(kind) is data but not delivered")
+                #expect(kind.direction == .either, "\(kind) is data but not sent either way")
+            }
+            if kind.isDelivered { #expect(kind.direction != .subscriberToPublisher, "\(kind) is delivered but only a subscriber sends it") }
+        }
+        #expect(FrameKind.allCases.filter(\.isData) == [.analog, .digital, .message, .xml, .file, .image, .array])
+        #expect(FrameKind.allCases.filter(\.isApplicationPackage) == [.message, .xml, .file, .image, .array])
     }
 
     /// The tests' independent encoder (Tests/Interop/wire_spec.py) numbers every FrameKind as declared,

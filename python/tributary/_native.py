@@ -9,13 +9,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import json
 import math
 import numbers
 import operator
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Dict, List, Optional, TypeVar
+from typing import Dict, List, Optional, Tuple, TypeVar
 
 API_VERSION = 1
 
@@ -207,6 +208,7 @@ def _declare(library: ctypes.CDLL) -> None:
     f("tributary_version", c_char_p)
     f("tributary_api_version", c_int)
     f("tributary_kind_name", c_int, c_int, POINTER(c_char_p))
+    f("tributary_kinds_json", c_int, pp)
     f("tributary_last_error", c_char_p)
     f("tributary_free", None, c_void_p)
     f("tributary_capture_open", c_int, c_char_p, pp)
@@ -277,6 +279,16 @@ def kinds() -> Dict[str, int]:
         if lib().tributary_kind_name(number, ctypes.byref(name)) == OK and name.value is not None:
             table[name.value.decode("utf-8")] = number
     return table
+
+
+@functools.lru_cache(maxsize=None)
+def kind_traits() -> Tuple[Dict[str, object], ...]:
+    """Every package kind the loaded libtributary declares with its traits, in number order
+    (``tributary_kinds_json``): {"number", "name", "sender", "data", "application", "delivered"}.
+    The KIND_* constants are the "delivered" kinds (python/tests/test_vocabulary.py checks them)."""
+    text = c_void_p()
+    check(lib().tributary_kinds_json(ctypes.byref(text)))
+    return tuple(json.loads(take_string(text)))
 
 
 # -- arguments --

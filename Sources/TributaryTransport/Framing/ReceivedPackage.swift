@@ -79,6 +79,43 @@ public enum ReceivedContent: Sendable {
     case gap(Gap)
     /// The properties of the header's source and its channels, replacing those it had (extension kind 129).
     case properties(SourceProperties)
+
+    /// The kind of the frame (the frames, for a file or an image) it came in.
+    public var kind: FrameKind {
+        switch self {
+        case .configuration: .configuration
+        case .error: .error
+        case .analog: .analog
+        case .digital: .digital
+        case .message: .message
+        case .xml: .xml
+        case .file: .file
+        case .image: .image
+        case .array: .array
+        case .gap: .gap
+        case .properties: .properties
+        }
+    }
+
+    /// The content of a decoded payload that is handed over as it is, with no reassembly or session
+    /// state (every delivered kind but file, image and close); nil for the others. The one conversion
+    /// the publisher and the subscriber share.
+    init?(handedOver payload: Payload) {
+        switch payload {
+        case .configuration(let c): self = .configuration(c)
+        case .error(let e): self = .error(e)
+        case .analog(let a): self = .analog(a)
+        case .digital(let d): self = .digital(d)
+        case .message(let m): self = .message(m)
+        case .xml(let x): self = .xml(x)
+        case .array(let a): self = .array(a)
+        case .gap(let g): self = .gap(g)
+        case .properties(let p): self = .properties(p)
+        case .file, .image, .analogFilter, .arrayFilter, .removeFilter, .signalFilter, .hello, .welcome, .start, .stop,
+            .selectSources, .close, .credit:
+            return nil
+        }
+    }
 }
 
 /// One received package with its header (source, filter id, sequence number, timestamp).

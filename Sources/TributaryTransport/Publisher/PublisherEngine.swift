@@ -75,8 +75,6 @@ final class PublisherEngine {
     /// Bytes of messages read from subscribers per round of the loop (see `receiveAll`).
     static let receiveBytesPerRound: Int64 = 4 << 20
 
-    static let dataKinds: Set<FrameKind> = [.analog, .digital, .array, .message, .xml, .file, .image]
-
     init(core: PublisherCore, scope: ZMQLoopScope) throws(ZMQError) {
         self.core = core
         let configuration = core.configuration
@@ -181,7 +179,7 @@ final class PublisherEngine {
             digitalSuppressed += 1
             return
         }
-        let isData = Self.dataKinds.contains(frame.header.kind)
+        let isData = frame.header.kind.isData
         var gone: [Session] = []
         var disconnect: [Session] = []
         for session in sessions {
@@ -505,17 +503,7 @@ final class PublisherEngine {
             forget(session)
             connections.endedSession(on: session.fileDescriptor, refused: false, now: now)
         case .message, .xml, .array, .analog, .digital, .error:
-            guard let payload = decodedPayload(frame, session, now) else { return }
-            let content: ReceivedContent
-            switch payload {
-            case .message(let m): content = .message(m)
-            case .xml(let x): content = .xml(x)
-            case .array(let a): content = .array(a)
-            case .analog(let a): content = .analog(a)
-            case .digital(let d): content = .digital(d)
-            case .error(let e): content = .error(e)
-            default: return
-            }
+            guard let payload = decodedPayload(frame, session, now), let content = ReceivedContent(handedOver: payload) else { return }
             deliver(content, header, from: session, frame: frame)
         case .file, .image:
             guard let payload = decodedPayload(frame, session, now) else { return }

@@ -175,10 +175,11 @@ public final class Subject: Sendable {
     ///   subscriber sends.
     public func send(_ package: Package) throws(ErrorReport) {
         switch package {
-        case .message, .xml, .array, .analog, .digital, .error:
-            try onLoop { engine throws(ErrorReport) in _ = try engine.send(package) }
         case .file(let chunk), .image(let chunk):
             try onLoop { engine throws(ErrorReport) in _ = try engine.send(chunk.imageFormat == nil ? .file(chunk) : .image(chunk)) }
+        // The kinds either side sends (docs/PROTOCOL.md §2.2) but a close, which `close()` sends.
+        case _ where package.kind.direction == .either && package.kind != .close:
+            try onLoop { engine throws(ErrorReport) in _ = try engine.send(package) }
         default:
             throw ErrorReport(.transmissionError, "a subscriber does not send \(package.kind) packages; use the Subject's methods")
         }

@@ -107,16 +107,10 @@ struct SubscriberSession {
                 notifyPublisher: true, reconnect: true)
         }
         if header.filterID != 0 { header.filterID = wireToApp[header.filterID] ?? header.filterID }
+        // Data frames count against the replay credit as they arrive (a file's chunks each, before reassembly).
+        if header.kind.isData { countCredit(header) }
         let content: ReceivedContent
         switch payload {
-        case .configuration(let c): content = .configuration(c)
-        case .properties(let p): content = .properties(p)
-        case .error(let e): content = .error(e)
-        case .analog(let a): content = .analog(a); countCredit(header)
-        case .digital(let d): content = .digital(d); countCredit(header)
-        case .array(let a): content = .array(a); countCredit(header)
-        case .message(let m): content = .message(m); countCredit(header)
-        case .xml(let x): content = .xml(x); countCredit(header)
         case .gap(let gap):
             gapNotices = gapNotices.addingSaturated(1)
             framesMissing = framesMissing.addingSaturated(gap.missingCount)
@@ -126,7 +120,6 @@ struct SubscriberSession {
             content = .gap(gap)
             if let due = credit.missed(gap.missingCount) { grant = due }
         case .file(let chunk), .image(let chunk):
-            countCredit(header)
             do throws(BlobError) {
                 guard let blob = try assembler.add(chunk) else { return .none }
                 content = header.kind == .file ? .file(ReceivedFile(blob)) : .image(ReceivedFile(blob))
@@ -147,9 +140,12 @@ struct SubscriberSession {
                 : ErrorReport(close.code, close.reason)
             return .end(error, notifyPublisher: false, reconnect: true)
         default:
-            return .end(
-                ErrorReport(.protocolViolation, "the publisher sent a \(header.kind) frame in a session"),
-                notifyPublisher: true, reconnect: true)
+            guard let handedOver = ReceivedContent(handedOver: payload) else {
+                return .end(
+                    ErrorReport(.protocolViolation, "the publisher sent a \(header.kind) frame in a session"),
+                    notifyPublisher: true, reconnect: true)
+            }
+            content = handedOver
         }
         let whole: Frame? = header.kind == .file || header.kind == .image ? nil : frame
         return .deliver(ReceivedPackage(header: header, content: content, frame: whole))

@@ -27,32 +27,59 @@ enum OutgoingPackage: Sendable {
         }
     }
 
-    // MARK: From the command line
-
-    /// The option names of one direction: `--message ...` for serve, `--send-message ...` for
-    /// subscribe and record.
-    struct OptionNames {
-        var message, xml, file, image, array: String
-        static let publish = OptionNames(message: "--message", xml: "--xml", file: "--file", image: "--image", array: "--array")
-        static let send = OptionNames(
-            message: "--send-message", xml: "--send-xml", file: "--send-file", image: "--send-image",
-            array: "--send-array")
+    /// The kind of the frames it is sent in.
+    var kind: FrameKind {
+        switch self {
+        case .message: .message
+        case .xml: .xml
+        case .file: .file
+        case .image: .image
+        case .array: .array
+        }
     }
 
-    /// Reads every package option (each repeatable), in the order message, XML, file, image, array.
+    /// The kinds the command line sends: every application package kind of the one vocabulary
+    /// (`FrameKind.isApplicationPackage`), in its order. Each has an option (`OptionNames`) and a
+    /// control line (`lineKeys`); python/tests/test_vocabulary.py checks both for every kind.
+    static let kinds: [FrameKind] = FrameKind.allCases.filter(\.isApplicationPackage)
+
+    // MARK: From the command line
+
+    /// The option names of one direction, the kind's name after a prefix: `--message ...` for serve,
+    /// `--send-message ...` for subscribe and record.
+    struct OptionNames {
+        let prefix: String
+        func callAsFunction(_ kind: FrameKind) -> String { prefix + kind.description }
+        static let publish = OptionNames(prefix: "--")
+        static let send = OptionNames(prefix: "--send-")
+    }
+
+    /// Reads every package option (each repeatable), kind by kind in the order of `kinds`: message,
+    /// XML, file, image, array.
     static func parse(_ arguments: inout Arguments, _ names: OptionNames) throws -> [OutgoingPackage] {
         var packages: [OutgoingPackage] = []
-        for text in try arguments.options(names.message) { packages.append(.message(text, code: 0)) }
-        for text in try arguments.options(names.xml) { packages.append(.xml(try xmlText(text, option: names.xml))) }
-        for path in try arguments.options(names.file) { packages.append(try loadFile(path, option: names.file)) }
-        for path in try arguments.options(names.image) { packages.append(try loadImage(path, format: nil, option: names.image)) }
-        for text in try arguments.options(names.array) {
-            guard let colon = text.firstIndex(of: ":"), let type = elementType(String(text[..<colon])) else {
-                throw UsageError("option \(names.array): '\(text)' is not TYPE:FILE.npy with TYPE \(typeNames)")
-            }
-            packages.append(.array(try npyArray(String(text[text.index(after: colon)...]), as: type, option: names.array)))
+        for kind in kinds {
+            let option = names(kind)
+            for text in try arguments.options(option) { packages.append(try load(kind, text, option: option)) }
         }
         return packages
+    }
+
+    /// One package option's value: `--message TEXT`, `--xml FILE|TEXT`, `--file PATH`, `--image PATH`
+    /// or `--array TYPE:FILE.npy`.
+    static func load(_ kind: FrameKind, _ text: String, option: String) throws -> OutgoingPackage {
+        switch kind {
+        case .message: return .message(text, code: 0)
+        case .xml: return .xml(try xmlText(text, option: option))
+        case .file: return try loadFile(text, option: option)
+        case .image: return try loadImage(text, format: nil, option: option)
+        case .array:
+            guard let colon = text.firstIndex(of: ":"), let type = elementType(String(text[..<colon])) else {
+                throw UsageError("option \(option): '\(text)' is not TYPE:FILE.npy with TYPE \(typeNames)")
+            }
+            return .array(try npyArray(String(text[text.index(after: colon)...]), as: type, option: option))
+        default: throw UsageError("option \(option): the command line sends no \(kind) packages")
+        }
     }
 
     static let typeNames = "double, float, int32, int16, int64 or bool"
@@ -142,15 +169,17 @@ enum OutgoingPackage: Sendable {
 
     // MARK: From a JSON control line
 
-    /// The kinds a control line can send, by their wire names (`FrameKind.description`), in the order
-    /// of the options.
-    static let sendableKinds: [FrameKind] = [.message, .xml, .file, .image, .array]
-
-    /// The keys a control line of each sendable kind may have.
-    static let lineKeys: [FrameKind: Set<String>] = [
-        .message: ["kind", "text", "code"], .xml: ["kind", "text", "file"], .file: ["kind", "path", "name"],
-        .image: ["kind", "path", "name", "format"], .array: ["kind", "type", "npy", "values"],
-    ]
+    /// The keys a control line of each of `kinds` may have; nil for a kind the command line does not send.
+    static func lineKeys(_ kind: FrameKind) -> Set<String>? {
+        switch kind {
+        case .message: ["kind", "text", "code"]
+        case .xml: ["kind", "text", "file"]
+        case .file: ["kind", "path", "name"]
+        case .image: ["kind", "path", "name", "format"]
+        case .array: ["kind", "type", "npy", "values"]
+        default: nil
+        }
+    }
 
     /// One JSON object: {"kind":"message","text":"…","code":0}, {"kind":"xml","text":"<a/>"} or
     /// {"kind":"xml","file":PATH}, {"kind":"file","path":PATH,"name":NAME?}, {"kind":"image","path":PATH,
@@ -166,8 +195,8 @@ enum OutgoingPackage: Sendable {
             return value
         }
         let name = try string("kind")
-        guard let kind = FrameKind(name: name), let keys = lineKeys[kind] else {
-            let names = sendableKinds.map(\.description)
+        guard let kind = FrameKind(name: name), kinds.contains(kind), let keys = lineKeys(kind) else {
+            let names = kinds.map(\.description)
             throw UsageError("\"kind\" '\(name)' is not \(names.dropLast().joined(separator: ", ")) or \(names.last!)")
         }
         if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
@@ -194,7 +223,7 @@ enum OutgoingPackage: Sendable {
             let loaded = try loadImage(try string("path"), format: object["format"] as? String, option: "\"path\"")
             guard case .image(let content, let name, let format) = loaded else { return loaded }
             return .image(content: content, name: (object["name"] as? String) ?? name, format: format)
-        default:
+        case .array:
             let typeName = try string("type")
             guard let type = elementType(typeName) ?? (typeName == "string" ? .string : nil) else {
                 throw UsageError("\"type\" '\(typeName)' is not \(typeNames) or string")
@@ -221,6 +250,8 @@ enum OutgoingPackage: Sendable {
                 }
             }
             return .array(try makeArray(numbers, rows: rows.count, columns: columns, as: type))
+        default:
+            throw UsageError("a control line sends no \(kind) packages")
         }
     }
 
