@@ -486,7 +486,7 @@ class Bench:
 
     def fanout(self):
         a = self.args
-        counts = [1, 8] if a.quick else [1, 8, 32, 128]
+        counts = [1, 8] if a.quick else [int(n) for n in a.fanout_subscribers.split(",")]
         rate, seconds = 1000, a.fanout_seconds
         print(f"\nFan-out: one publisher offering {rate} frames/s of 8x16 float64, {seconds} s windows "
               f"(subscribers over up to 4 processes; CPU of the publisher process from /proc/PID/stat)")
@@ -503,7 +503,8 @@ class Bench:
                   f"{fmtcpu(t['cpu_us_per_frame_per_sub'])} µs CPU/frame/subscriber, p99 {t['p99_us']:.0f} µs, "
                   f"lost {t['announced']} announced / {t['unaccounted']} unaccounted")
             print(f"                   pyzmq PUB/SUB {z['per_subscriber']:.0f} (min {z['min']:.0f}), "
-                  f"{fmtcpu(z['cpu_us_per_frame_per_sub'])} µs, p99 {z['p99_us']:.0f} µs, lost {z['lost']}")
+                  f"{fmtcpu(z['cpu_us_per_frame_per_sub'])} µs, p99 {z['p99_us']:.0f} µs, lost {z['lost']}; "
+                  f"tributary's CPU {fmtcpu(ratio(t['cpu_us_per_frame_per_sub'], z['cpu_us_per_frame_per_sub']))}x pyzmq's")
             if lsl:
                 print(f"                   LSL {lsl['per_subscriber']:.0f} (min {lsl['min']:.0f}), "
                       f"{fmtcpu(lsl['cpu_us_per_frame_per_sub'])} µs, p99 {lsl['p99_us']:.0f} µs, lost {lsl['lost']:.0f} chunks")
@@ -632,6 +633,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="throughput rounds (default 5)")
     parser.add_argument("--live-seconds", type=float, default=1.5)
     parser.add_argument("--fanout-seconds", type=float, default=2.0)
+    parser.add_argument("--fanout-subscribers", default="1,8,32,128", help="fan-out: comma-separated subscriber counts")
     parser.add_argument("--latency-seconds", type=float, default=1.5)
     parser.add_argument("--latency-rounds", type=int, default=3)
     parser.add_argument("--decimate-seconds", type=float, default=3.0)
@@ -646,6 +648,8 @@ def main():
     if not os.access(args.tributary, os.X_OK):
         parser.error(f"--tributary {args.tributary}: not an executable")
     suites = args.only.split(",")
+    if not all(n.isdigit() and 0 < int(n) <= 1024 for n in args.fanout_subscribers.split(",")):
+        parser.error(f"--fanout-subscribers {args.fanout_subscribers}: expected counts from 1 to 1024, comma-separated")
     for suite in suites:
         if suite not in ("throughput", "fanout", "latency", "decimate"):
             parser.error(f"--only: unknown suite '{suite}' (throughput, fanout, latency, decimate)")

@@ -6,11 +6,12 @@ import TributaryWire
 /// handed-off frames, what subscribers send, and the housekeeping timer (gap notices, keepalives,
 /// expiry, lossless credit).
 ///
-/// It composes socket-free parts, each tested on its own: `HelloAdmission` (which hellos open a
-/// session), `ReplyBudget` and `ClosedPeerTable` (what peers without a session are told, and how
-/// often), `PeerConnections` (the connections without a session), `DueTimeSchedule` (frames held
-/// until due), `LosslessBacklog` (lossless frames waiting for credit or room), `DigitalChangeFilter`,
-/// and per session (`Session`) its `FloodGuard`, `LosslessCredit` and `OutboundSequence`.
+/// It composes parts, each tested on its own: `HelloAdmission` (which hellos open a session),
+/// `ReplyBudget` and `ClosedPeerTable` (what peers without a session are told, and how often),
+/// `PeerConnections` (the connections without a session), `DueTimeSchedule` (frames held until
+/// due), `LosslessBacklog` (lossless frames waiting for credit or room), `FanOut` (one frame to every
+/// session that should get it, through its filters and queue), and per session (`Session`) its
+/// `FloodGuard`, `LosslessCredit` and `OutboundSequence`.
 final class PublisherEngine {
     let core: PublisherCore
     let router: ZMQSocket
@@ -53,15 +54,10 @@ final class PublisherEngine {
     /// How soon the loop tries again to send held frames (a full libzmq queue signals no room).
     static let heldRetryNs: UInt64 = 1_000_000
     var eligible: [Session] = []
-    /// `digitalOnChangeOnly`: the last digital states sent, per source.
-    var digitalFilter = DigitalChangeFilter()
+    /// Hands each frame to the sessions that should get it; keeps the counts of frames published.
+    let fanOut: FanOut
     /// Per source: its configuration last published while running (signal filters are designed for it).
     var sourceConfigurations: [UInt32: Configuration] = [:]
-    /// The payload of the frame being fanned out, shared by reference among subscribers.
-    var shared: ZMQMessage?
-    var framesPublished: UInt64 = 0
-    var digitalSuppressed: UInt64 = 0
-    var applicationFrameErrors: UInt64 = 0
     var sessionsOpened: UInt64 = 0
     var sessionsRefused: UInt64 = 0
     let maxFrameSize: Int
@@ -93,6 +89,9 @@ final class PublisherEngine {
         endpoint = try router.lastEndpoint()
         self.router = router
         self.scope = scope
+        fanOut = FanOut(
+            router: router, digitalOnChangeOnly: configuration.digitalOnChangeOnly,
+            slowConsumerPolicy: configuration.slowConsumerPolicy)
         connections = PeerConnections(
             maxPending: max(1, configuration.maxPendingPeers),
             helloDeadlineNs: HelloAdmission.nanoseconds(configuration.helloDeadline),
@@ -152,7 +151,7 @@ final class PublisherEngine {
         if item.lossless {
             lossless.append(item)
         } else {
-            fanOut(item, now: now)
+            sendLive(item, now: now)
         }
     }
 
@@ -172,152 +171,41 @@ final class PublisherEngine {
         if earliest != .max { scope.wake(atMonotonicNanoseconds: earliest) }
     }
 
-    func fanOut(_ item: HandOffItem, now: UInt64) {
-        let frame = item.frame
-        framesPublished += 1
-        if core.configuration.digitalOnChangeOnly && frame.header.kind == .digital && !digitalFilter.changes(frame) {
-            digitalSuppressed += 1
-            return
-        }
-        let isData = frame.header.kind.isData
-        var gone: [Session] = []
-        var disconnect: [Session] = []
-        for session in sessions {
-            if case .session(let id) = item.target, id != session.sessionID { continue }
-            if isData && !session.wants(sourceID: frame.header.sourceID) { continue }
-            switch sendThroughFilters(frame, to: session, now: now) {
-            case .sent: break
-            case .dropped: if core.configuration.slowConsumerPolicy == .disconnect { disconnect.append(session) }
-            case .gone: gone.append(session)
-            }
-        }
-        // Release the shared payload now: libzmq keeps its own references until the bytes are written.
-        shared = nil
-        for session in gone { forget(session) }
-        for session in disconnect {
+    /// Sends a live frame to the sessions that should get it, then settles what it left.
+    func sendLive(_ item: HandOffItem, now: UInt64) {
+        settle(fanOut.live(item, to: sessions, now: now), now: now)
+    }
+
+    /// Settles what a fan-out left: the frames held and released for the lossless backlog, sessions
+    /// gone forgotten, sessions too slow (policy `.disconnect`) ended.
+    func settle(_ delivery: FanOut.Delivery, now: UInt64) {
+        lossless.held(delivery.held)
+        lossless.released(delivery.released)
+        for session in delivery.gone { forget(session) }
+        for session in delivery.tooSlow {
             end(
                 session, ErrorReport(.slowConsumer, "the subscriber could not keep up; the publisher's policy is to disconnect it"),
                 now: now)
         }
     }
 
-    /// Sends `frame` to one session through its filters; returns the worst outcome of the frames sent.
-    /// `holding` (lossless frames): an output the session's full queue does not take is held, with
-    /// every output after it, never dropped (`flushHeld` sends them when the queue has room), so the
-    /// outcome is `.sent` or `.gone`.
-    func sendThroughFilters(_ frame: Frame, to session: Session, now: UInt64, holding: Bool = false) -> Session.SendOutcome {
-        if !session.signalFilters.isEmpty, let filter = session.signalFilters[frame.header.sourceID] {
-            if frame.header.kind == .analog { return sendFiltered(frame, through: filter, to: session, now: now, holding: holding) }
-            if frame.header.kind == .configuration { return sendConfiguration(frame, through: filter, to: session, now: now) }
-        }
-        if session.filters.isEmpty || !(frame.header.kind == .analog || frame.header.kind == .array) {
-            return sendOutput(frame, of: frame, to: session, now: now, holding: holding)
-        }
-        var worst = Session.SendOutcome.sent
-        do {
-            try session.filters.outputs(for: frame) { out in
-                let outcome = sendOutput(out, of: frame, to: session, now: now, holding: holding)
-                if outcome == .gone || (outcome == .dropped && worst == .sent) { worst = outcome }
-            }
-        } catch {
-            // The application published a malformed analog or array frame: nothing to send for it.
-            applicationFrameErrors += 1
-        }
-        return worst
-    }
-
-    /// Sends one output of `frame` (the frame itself, or a filter output made of it) to `session`:
-    /// its payload shared when it is the frame's own, else a message of its own. With `holding`, a
-    /// full queue (or an earlier output already held) holds it instead of dropping it.
-    func sendOutput(
-        _ out: Frame, of frame: Frame, to session: Session, now: UInt64, holding: Bool, shareable: Bool = true
-    ) -> Session.SendOutcome {
-        if holding && !session.heldLossless.isEmpty {
-            hold(out, for: session)
-            return .sent
-        }
-        let outcome: Session.SendOutcome
-        if shareable && out.buffer === frame.buffer && out.payloadOffset == frame.payloadOffset {
-            outcome = sendShared(out.header, of: frame, to: session, now: now, retryable: holding)
-        } else {
-            do throws(ZMQError) {
-                var own = try MessageFraming.payloadMessage(out)
-                outcome = session.send(header: out.header, payload: &own, on: router, now: now, retryable: holding)
-            } catch {
-                outcome = .dropped
-            }
-        }
-        guard holding && outcome == .dropped else { return outcome }
-        hold(out, for: session)
-        return .sent
-    }
-
-    func sendShared(
-        _ header: FrameHeader, of frame: Frame, to session: Session, now: UInt64,
-        retryable: Bool = false
-    ) -> Session.SendOutcome {
-        if shared == nil && frame.header.payloadLength > 0 {
-            do throws(ZMQError) { shared = try MessageFraming.payloadMessage(frame) } catch { return .dropped }
-        }
-        return session.send(header: header, payload: &shared, on: router, now: now, retryable: retryable)
-    }
-
     // MARK: Lossless delivery (credit)
 
     func pumpLossless(now: UInt64) {
-        if lossless.heldFrames > 0 { flushHeld(now: now) }
+        if lossless.heldFrames > 0 { settle(fanOut.flushHeld(sessions, now: now), now: now) }
         while let item = lossless.first {
-            let frame = item.frame
             // The sessions that should get the frame, in a scratch array that keeps its capacity.
             eligible.removeAll(keepingCapacity: true)
-            for session in sessions where session.wants(sourceID: frame.header.sourceID) {
-                if case .session(let id) = item.target, id != session.sessionID { continue }
-                eligible.append(session)
-            }
+            for session in sessions where FanOut.addressesLossless(item, to: session) { eligible.append(session) }
             // Wait for the slowest subscriber: every one that should get the frame must have credit,
             // and room (no frame held back for its full queue).
             if eligible.contains(where: { $0.credit.isEmpty || !$0.heldLossless.isEmpty }) { break }
             lossless.removeFirst()
-            framesPublished += 1
-            var gone: [Session] = []
-            for session in eligible {
-                _ = session.credit.take()  // there is credit: checked above
-                if sendThroughFilters(frame, to: session, now: now, holding: true) == .gone { gone.append(session) }
-            }
-            shared = nil
-            for session in gone { forget(session) }
+            settle(fanOut.lossless(item.frame, to: eligible, now: now), now: now)
         }
         lossless.compact()
         if lossless.heldFrames > 0 { armScheduledWake() }
         core.handOff.setLosslessBacklog(lossless.total)
-    }
-
-    func hold(_ frame: Frame, for session: Session) {
-        session.heldLossless.append(frame)
-        lossless.held(1)
-    }
-
-    /// Sends, in order, what each session holds for its full queue, as far as its queue takes them.
-    func flushHeld(now: UInt64) {
-        var gone: [Session] = []
-        for session in sessions where !session.heldLossless.isEmpty {
-            var sent = 0
-            for frame in session.heldLossless {
-                var outcome = Session.SendOutcome.dropped
-                do throws(ZMQError) {
-                    var payload = try MessageFraming.payloadMessage(frame)
-                    outcome = session.send(header: frame.header, payload: &payload, on: router, now: now, retryable: true)
-                } catch {
-                    // No message could be made (out of memory): held still, tried again with the rest.
-                }
-                if outcome == .gone { gone.append(session) }
-                guard outcome == .sent else { break }
-                sent += 1
-            }
-            session.heldLossless.removeFirst(sent)
-            lossless.released(sent)
-        }
-        for session in gone { forget(session) }
     }
 
     // MARK: Receiving
@@ -635,4 +523,7 @@ final class PublisherEngine {
     var pendingPeerCount: Int { connections.pendingCount }
 
     var sessionCount: Int { sessions.count }
+    var framesPublished: UInt64 { fanOut.framesPublished }
+    var digitalSuppressed: UInt64 { fanOut.digitalSuppressed }
+    var applicationFrameErrors: UInt64 { fanOut.applicationFrameErrors }
 }
