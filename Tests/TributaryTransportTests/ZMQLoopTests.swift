@@ -138,6 +138,59 @@ final class EchoState {
         #expect(wakes.allSatisfy { $0.at >= $0.deadline })
     }
 
+    /// The loop reads a socket's `ZMQ_EVENTS` before it sleeps, not after every wake-up: messages its
+    /// handler left unread (libzmq signals the socket's descriptor once for them) and replies to what
+    /// the loop itself sent are handled all the same.
+    @Test func pendingMessagesAreHandledWithoutANewSignal() throws {
+        let context = try ZMQContext()
+        let handled = ZMQLoopBox<Int>(0)
+        let loop = try ZMQLoop<ZMQSocket>(name: "test-pending", context: context) { scope in
+            let socket = try ZMQSocket(context: scope.context, type: .pair)
+            try socket.bind("inproc://pending")
+            // One message a call: the rest stay queued without a new signal on the socket's ZMQ_FD.
+            scope.register(socket) { socket, _ in
+                if (try? socket.receiveMultipart(flags: .dontWait)) != nil { handled.value.withLock { $0 += 1 } }
+            }
+            return socket
+        }
+        defer { loop.shutdown() }
+        let peer = try testSocket(context, .pair)
+        defer { peer.close() }
+        try peer.connect("inproc://pending")
+        for k in 0..<200 { try peer.send(multipart: [[UInt8(k & 0xff)]]) }
+        #expect(eventually { handled.value.withLock { $0 } == 200 })
+        // The loop sends from a command; the peer's answer wakes it through the socket again.
+        for k in 0..<20 {
+            try loop.performAndWait { socket, _ in try socket.send(multipart: [[UInt8(k)]], flags: .dontWait) }
+            #expect(try peer.receiveMultipart().map(\.bytes) == [[UInt8(k)]])
+            try peer.send(multipart: [[UInt8(k)]])
+            #expect(eventually { handled.value.withLock { $0 } == 201 + k })
+        }
+    }
+
+    /// A wake-up by a command reads no socket's `ZMQ_EVENTS` before the command runs, and one read per
+    /// socket before the loop sleeps again (zmq_poll read each socket's twice a round).
+    @Test func aCommandWakeUpReadsEachSocketsEventsOnce() throws {
+        let context = try ZMQContext()
+        let loop = try ZMQLoop<Int>(name: "test-reads", context: context) { scope in
+            for k in 0..<2 {
+                let socket = try ZMQSocket(context: scope.context, type: .pair)
+                try socket.bind("inproc://reads-\(k)")
+                scope.register(socket) { _, _ in }
+            }
+            return 0
+        }
+        defer { loop.shutdown() }
+        var readsBefore: [Int] = []
+        for _ in 0..<50 {
+            readsBefore.append(try loop.performAndWait { _, scope in scope.socketEventReads })
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        // Between two commands the loop slept once (or a few times, on its own timers: none here).
+        let perWake = zip(readsBefore.dropFirst(), readsBefore).map { $0 - $1 }
+        #expect(perWake.allSatisfy { $0 == 2 }, "ZMQ_EVENTS reads between commands: \(perWake)")
+    }
+
     @Test func stopFromAHandlerEndsTheLoop() throws {
         let context = try ZMQContext()
         let loop = try ZMQLoop<Int>(name: "test-stop", context: context) { _ in 0 }

@@ -260,6 +260,32 @@ class Misuse(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "time_ns"):
             self.source.push(np.zeros((2, 4)), time_ns=2**63)
 
+    def test_argument_forms(self):
+        """The push's quick checks of the usual forms (int time_ns, float or int timeout) accept and
+        refuse what the full checks do."""
+        block = np.zeros((2, 4))
+        accepted = [dict(time_ns=1_700_000_000_000_000_000), dict(time_ns=np.int64(1_700_000_000_000_000_000)),
+                    dict(time_ns=-(2**63) + 1), dict(time_ns=2**63 - 1), dict(time=1.7e9), dict(time=np.float32(1.7e9)),
+                    dict(timeout=0), dict(timeout=5), dict(timeout=0.0), dict(timeout=np.float64(2.5)),
+                    dict(timeout=np.int32(3)), dict()]
+        for kwargs in accepted:
+            with self.subTest(**{k: repr(v) for k, v in kwargs.items()}):
+                self.assertTrue(self.source.push(block, **kwargs))
+        refused = [(dict(time_ns=True), TypeError, "time_ns must be an integer, not a bool"),
+                   (dict(time_ns=-(2**63)), ValueError, "time_ns"), (dict(time_ns=1.5e18), TypeError, "time_ns"),
+                   (dict(time_ns="1"), TypeError, "time_ns"), (dict(timeout=float("nan")), ValueError, "timeout"),
+                   (dict(timeout=float("inf")), ValueError, "timeout"), (dict(timeout=-0.5), ValueError, "timeout"),
+                   (dict(timeout=True), TypeError, "timeout"), (dict(timeout=None), TypeError, "timeout"),
+                   (dict(time=float("nan")), ValueError, "time")]
+        for kwargs, error, words in refused:
+            with self.subTest(**{k: repr(v) for k, v in kwargs.items()}):
+                with self.assertRaisesRegex(error, words):
+                    self.source.push(block, **kwargs)
+        # A subclass of ndarray is an ndarray; F-contiguous goes as interleaved.
+        self.assertTrue(self.source.push(np.zeros((2, 4)).view(np.matrix)))
+        self.assertTrue(self.source.push(np.asfortranarray(np.zeros((2, 4)))))
+        self.assertEqual(self.source.pushed, len(accepted) + 2)
+
     def test_sources_refused(self):
         with self.assertRaisesRegex(tributary.ArgumentError, "already used"):
             self.pub.add_source(id=1, name="again", rate=10, channels=1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import re
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_uint32, c_uint64, c_void_p
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
@@ -22,6 +23,8 @@ _DTYPES = {"float64": (np.dtype(np.float64), FLOAT64), "float32": (np.dtype(np.f
            "int16": (np.dtype(np.int16), INT16), "int32": (np.dtype(np.int32), INT32)}
 INT64_MIN = -(2**63)
 _TIME_AUTO = INT64_MIN  # TRIBUTARY_TIME_AUTO
+# The times a push accepts (TRIBUTARY_TIME_AUTO excluded).
+_TIME_NS_MIN, _TIME_NS_MAX = INT64_MIN + 1, 2**63 - 1
 _range = range  # `range` is a parameter of add_source
 
 
@@ -87,6 +90,9 @@ class PublishedSource(_native.HandleOwner):
         self.unit = unit
         self.dtype = dtype
         self.lossless = lossless
+        # Looked up once: a push is on the latency path of every block (its time is taken before it).
+        self._push_call = _library().tributary_source_push
+        self._channel_count = len(channels)
 
     def push(self, block: np.ndarray, time: Optional[float] = None, *, time_ns: Optional[int] = None,
              timeout: float = 10.0) -> bool:
@@ -107,39 +113,54 @@ class PublishedSource(_native.HandleOwner):
         """
         if self._closed:
             raise _native.HandleError(_native.E_HANDLE, f"source {self.id} is closed")
-        if not isinstance(block, np.ndarray):
+        # The checks below take the common case (a 2-D array of the source's dtype, an int time_ns or
+        # none, a float or int timeout) with a few comparisons; anything else goes through the full
+        # checks and their messages. The block's time is usually taken just before this call, so what
+        # runs here adds to every block's latency.
+        if type(block) is not np.ndarray and not isinstance(block, np.ndarray):
             raise TypeError(f"block must be a numpy ndarray shaped (channels, samples), not {type(block).__name__}")
-        if block.ndim != 2:
-            raise ValueError(f"block must be 2-dimensional (channels, samples), not shaped {block.shape}")
-        if block.shape[0] != len(self.channels):
-            raise ValueError(f"block has {block.shape[0]} rows; source {self.id} has {len(self.channels)} channels "
-                             f"(shape (channels, samples) = ({len(self.channels)}, n) expected, got {block.shape})")
-        if block.shape[1] == 0:
-            raise ValueError("block has no samples (shape {})".format(block.shape))
-        if block.dtype != self.dtype:
-            raise TypeError(f"block's dtype is {block.dtype.str}; source {self.id} publishes {self.dtype} "
+        shape = block.shape
+        if len(shape) != 2:
+            raise ValueError(f"block must be 2-dimensional (channels, samples), not shaped {shape}")
+        if shape[0] != self._channel_count:
+            raise ValueError(f"block has {shape[0]} rows; source {self.id} has {self._channel_count} channels "
+                             f"(shape (channels, samples) = ({self._channel_count}, n) expected, got {shape})")
+        if shape[1] == 0:
+            raise ValueError("block has no samples (shape {})".format(shape))
+        dtype = block.dtype
+        if dtype is not self.dtype and dtype != self.dtype:
+            raise TypeError(f"block's dtype is {dtype.str}; source {self.id} publishes {self.dtype} "
                             f"(native byte order) — convert it explicitly, e.g. block.astype(np.{self.dtype})")
-        if block.flags.c_contiguous:
+        flags = block.flags
+        if flags.c_contiguous:
             layout = CHANNEL_MAJOR
-        elif block.flags.f_contiguous:
+        elif flags.f_contiguous:
             layout = INTERLEAVED
         else:
             raise ValueError("block is neither C- nor F-contiguous (a strided view): pass np.ascontiguousarray(block) "
                              "if a copy is what you want")
-        if time is not None and time_ns is not None:
-            raise TypeError("give time or time_ns, not both")
-        if time is not None:
+        if time_ns is not None:
+            if time is not None:
+                raise TypeError("give time or time_ns, not both")
+            if type(time_ns) is int and _TIME_NS_MIN <= time_ns <= _TIME_NS_MAX:
+                stamp = time_ns
+            else:
+                stamp = integer(time_ns, "time_ns", _TIME_NS_MIN, _TIME_NS_MAX)
+        elif time is not None:
             seconds = real(time, "time")
             if not -9.2e9 < seconds < 9.2e9:
                 raise ValueError(f"time {seconds} s is outside the int64 nanoseconds since 1970")
             stamp = int(round(seconds * 1e9))
-        elif time_ns is not None:
-            stamp = integer(time_ns, "time_ns", INT64_MIN + 1, 2**63 - 1)
         else:
             stamp = _TIME_AUTO
-        wait = real(timeout, "timeout", 0)
-        status = _library().tributary_source_push(self._handle, block.ctypes.data, self._sample_type, block.shape[0],
-                                                  block.shape[1], layout, stamp, wait)
+        if type(timeout) is float and 0 <= timeout < math.inf:
+            wait = timeout
+        elif type(timeout) is int and timeout >= 0:
+            wait = float(timeout)
+        else:
+            wait = real(timeout, "timeout", 0)
+        status = self._push_call(self._handle, block.ctypes.data, self._sample_type, shape[0], shape[1], layout, stamp,
+                                 wait)
         if status == _native.E_DROPPED:
             return False
         if status == _native.E_TIMEOUT:

@@ -31,7 +31,7 @@ public enum ZMQLoopError: Error, Sendable, CustomStringConvertible {
 /// (fire and forget) or `performAndWait` (returns a value), which queue a closure under a `Mutex` and
 /// wake the thread.
 ///
-/// **Wake-up: an eventfd polled as a raw descriptor by `zmq_poll`**, rather than an inproc PAIR pair:
+/// **Wake-up: an eventfd polled beside the sockets' `ZMQ_FD`s** (`ZMQLoopScope.poll`), rather than an inproc PAIR pair:
 /// waking costs one `write(2)` of 8 bytes (the PAIR pair would allocate a message, go through libzmq's
 /// pipe and then signal its own eventfd anyway); commands stay typed Swift closures instead of being
 /// serialised into bytes; and the eventfd counter coalesces many commands into one wake-up. A
