@@ -30,9 +30,6 @@ struct Arguments {
         }
     }
 
-    /// True when `--help` or `-h` was given.
-    var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
-
     /// Removes and reports a boolean flag.
     mutating func flag(_ name: String) -> Bool {
         guard let index = items.firstIndex(of: name) else { return false }
@@ -83,8 +80,8 @@ struct Arguments {
     /// A finite number option that must lie in `range` (NaN and infinities never do); `above`
     /// excludes the lower bound. The error names the option, the value and the allowed range.
     mutating func number(_ name: String, _ what: String, in range: ClosedRange<Double>, above: Bool = false) throws -> Double? {
-        let lower = above ? "(\(range.lowerBound.formatted)" : "[\(range.lowerBound.formatted)"
-        return try option(name, "\(what) in \(lower), \(range.upperBound.formatted)]") { text in
+        let lower = above ? "(\(range.lowerBound.rangeText)" : "[\(range.lowerBound.rangeText)"
+        return try option(name, "\(what) in \(lower), \(range.upperBound.rangeText)]") { text in
             Double(text).flatMap { range.contains($0) && !(above && $0 == range.lowerBound) ? $0 : nil }
         }
     }
@@ -107,10 +104,13 @@ protocol Command {
     static var name: String { get }
     /// One line for the command list.
     static var summary: String { get }
-    /// Full usage text, shown by `--help` and after a usage error.
+    /// Full usage text, shown by `--help` and after a usage error (its option list generated from the
+    /// command's option table).
     static var usage: String { get }
-    /// Runs the command; returns the process exit status.
-    static func run(_ arguments: inout Arguments) throws -> Int32
+    /// Parses the arguments and runs the command; returns the process exit status.
+    static func execute(_ arguments: [String]) throws -> Int32
+    /// The options the command takes, as its help lists them.
+    static var optionSpecs: [OptionSpec] { get }
     /// Whether the command streams frames over the network (its process keeps freed message memory:
     /// `AllocatorTuning`).
     static var streamsFrames: Bool { get }
@@ -120,13 +120,21 @@ extension Command {
     static var streamsFrames: Bool { false }
 }
 
+/// A command not yet read through an option table: it consumes `Arguments` itself.
+protocol ArgumentsCommand: Command {
+    static func run(_ arguments: inout Arguments) throws -> Int32
+}
+
+extension ArgumentsCommand {
+    static func execute(_ arguments: [String]) throws -> Int32 {
+        var arguments = Arguments(arguments)
+        return try run(&arguments)
+    }
+    static var optionSpecs: [OptionSpec] { [] }
+}
+
 /// Writes a line to standard error; never traps (a closed or full standard error is remembered by
 /// `StandardOutput` and makes the exit status non-zero).
 func printError(_ text: String) {
     StandardOutput.error(text + "\n")
-}
-
-extension Double {
-    /// 1e+20 as "1e+20", 86400.0 as "86400".
-    fileprivate var formatted: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : description }
 }

@@ -73,22 +73,17 @@ let commands: [any Command.Type] = [
         return 2
     }
     if command.streamsFrames { AllocatorTuning.keepFreedMemoryForStreaming() }
-    var arguments = Arguments(argv)
-    if arguments.wantsHelp {
+    let options = argv.prefix { $0 != "--" }  // after a lone "--" everything is positional
+    if options.contains("--help") || options.contains("-h") {
         StandardOutput.line(command.usage)
         return StandardOutput.exitStatus(0, command: name)
     }
     let status: Int32
     do {
-        status = try command.run(&arguments)
-    } catch let error as UsageError {
-        printError("tributary \(name): \(error)\n\n\(command.usage)")
-        status = 2
-    } catch is StandardOutputFailure {
-        status = 1  // said by exitStatus unless the reader just went away
+        status = try command.execute(argv)
     } catch {
-        printError("tributary \(name): \(error)")
-        status = 1
+        // The error's type decides the exit status and what is said: ErrorExit.table.
+        status = ErrorExit.report(error, command: command)
     }
     return StandardOutput.exitStatus(status, command: name)
 }

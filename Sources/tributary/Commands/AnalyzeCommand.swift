@@ -6,7 +6,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of captures and array files.
-enum AnalyzeCommand: Command {
+enum AnalyzeCommand: ArgumentsCommand {
     static let name = "analyze"
     static let summary = "statistics, Welch PSD, spectra and THD/SINAD/ENOB of captures, NPY, frame, TDMS, XDF and HDF5 files"
     static let usage = """

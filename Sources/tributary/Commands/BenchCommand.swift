@@ -4,7 +4,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary bench`: the throughput ↔ callback-latency curve of a link and a publisher.
-enum BenchCommand: Command {
+enum BenchCommand: ArgumentsCommand {
     static let name = "bench"
     static let streamsFrames = true
     static let summary = "measure delivered throughput, callback latency and loss, on loopback or against a publisher"

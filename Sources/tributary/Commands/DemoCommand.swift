@@ -9,7 +9,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary demo`: the main job on an embedded default, end to end in one process.
-enum DemoCommand: Command {
+enum DemoCommand: ArgumentsCommand {
     static let name = "demo"
     static let streamsFrames = true
     static let summary = "run the main job on an embedded default: publish, subscribe, record, analyse, plot"

@@ -6,7 +6,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary extract X.tcap --out DIR`: everything a capture holds besides analog data, as files.
-enum ExtractCommand: Command {
+enum ExtractCommand: ArgumentsCommand {
     static let name = "extract"
     static let summary = "write a capture's messages, XML, errors, files, images, arrays and digital lines to a directory"
     static let usage = """

@@ -5,7 +5,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.
-enum FilterCommand: Command {
+enum FilterCommand: ArgumentsCommand {
     static let name = "filter"
     static let summary = "apply analog/array filters to a frame file or a capture, as the publisher would"
     static let usage = """

@@ -6,7 +6,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
-enum ImportCommand: Command {
+enum ImportCommand: ArgumentsCommand {
     static let name = "import"
     static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """

@@ -5,7 +5,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.
-enum InspectCommand: Command {
+enum InspectCommand: ArgumentsCommand {
     static let name = "inspect"
     static let summary = "describe a capture, or the frames in a file of concatenated frames"
     static let usage = """

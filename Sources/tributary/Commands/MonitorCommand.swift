@@ -6,7 +6,7 @@ import TributaryView
 import TributaryWire
 
 /// `tributary monitor`: the live view's readings as a table in the terminal.
-enum MonitorCommand: Command {
+enum MonitorCommand: ArgumentsCommand {
     static let name = "monitor"
     static let streamsFrames = true
     static let summary = "live readings (RMS, p-p, tone, THD, SINAD, ENOB) and link health in the terminal"

@@ -7,7 +7,7 @@ import TributaryWire
 
 /// `tributary process IN --out OUT.tcap [--filter SPEC] [--notch F0:Q] [--decimate N]`: a capture's
 /// (or an imported file's) analog data filtered and decimated, chunk by chunk, its gaps, times and other frames kept.
-enum ProcessCommand: Command {
+enum ProcessCommand: ArgumentsCommand {
     static let name = "process"
     static let summary = "filter, notch and decimate a capture's analog data into a new capture, chunk by chunk"
     static let usage = """

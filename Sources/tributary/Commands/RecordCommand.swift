@@ -6,7 +6,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary record`: connects to a publisher and records everything it receives to a capture.
-enum RecordCommand: Command {
+enum RecordCommand: ArgumentsCommand {
     static let name = "record"
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"

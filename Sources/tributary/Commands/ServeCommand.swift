@@ -10,7 +10,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary serve`: a publisher streaming simulated devices, the replay of a capture, a pipe and/or sound cards.
-enum ServeCommand: Command {
+enum ServeCommand: ArgumentsCommand {
     static let name = "serve"
     static let streamsFrames = true
     static let summary = "publish simulated devices, a capture replay, standard input and/or sound cards to subscribers"

@@ -6,7 +6,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary subscribe`: connects to a publisher and prints what arrives.
-enum SubscribeCommand: Command {
+enum SubscribeCommand: ArgumentsCommand {
     static let name = "subscribe"
     static let streamsFrames = true
     static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"

@@ -7,7 +7,7 @@ import TributaryWire
 
 /// `tributary view`: subscribes to a publisher and serves a live page (traces, spectrum, readings,
 /// link health) to browsers.
-enum ViewCommand: Command {
+enum ViewCommand: ArgumentsCommand {
     static let name = "view"
     static let streamsFrames = true
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
