@@ -22,6 +22,8 @@ enum KeygenCommand: TableCommand {
         var force = false
     }
 
+    typealias Given = Configuration
+
     static var options: OptionTable<Configuration> {
         OptionTable([
             .text("--out", "PREFIX", "write PREFIX.key and PREFIX.pub instead of printing", \.prefix),

@@ -28,6 +28,8 @@ enum RepairCommand: TableCommand {
         var output: String { out ?? (input.hasSuffix(".partial") ? String(input.dropLast(".partial".count)) : input) }
     }
 
+    typealias Given = Configuration
+
     static var options: OptionTable<Configuration> {
         OptionTable([
             .text("--out", "FILE", "the repaired capture (default: FILE without its '.partial' suffix, or FILE itself)", \.out),

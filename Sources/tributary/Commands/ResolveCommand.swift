@@ -35,6 +35,8 @@ enum ResolveCommand: TableCommand {
         var match: DiscoveryMatch?
     }
 
+    typealias Given = Configuration
+
     static var options: OptionTable<Configuration> {
         OptionTable([
             .number(

@@ -175,11 +175,26 @@ struct OptionTable<Configuration> {
         return positionals + trailing
     }
 
+    /// Reads this table's options out of `arguments` (for a command still parsed option by option).
+    func consume(_ arguments: inout Arguments, into configuration: inout Configuration) throws {
+        for entry in entries where !entry.spec.isPositional {
+            if entry.spec.value == nil {
+                if arguments.flag(entry.spec.name) { try entry.apply(&configuration, nil) }
+                continue
+            }
+            let values = try arguments.options(entry.spec.name)
+            guard values.count <= 1 || entry.spec.repeatable else {
+                throw UsageError("option \(entry.spec.name) given \(values.count) times")
+            }
+            for value in values { try entry.apply(&configuration, value) }
+        }
+    }
+
     /// The option list of the help: each option's label, then its help from a common column (a
     /// refining option indented under the one above).
     func help() -> String {
         let labels = entries.map { String(repeating: " ", count: 2 + 2 * $0.spec.level) + $0.spec.label }
-        let column = min(30, (labels.map(\.count).filter { $0 <= 28 }.max() ?? 0) + 2)
+        let column = min(28, (labels.map(\.count).filter { $0 <= 26 }.max() ?? 0) + 2)
         let indent = String(repeating: " ", count: column)
         var lines: [String] = []
         for (label, entry) in zip(labels, entries) {
@@ -195,9 +210,11 @@ struct OptionTable<Configuration> {
 /// A subcommand whose options are an `OptionTable`: its command line is parsed into a
 /// `Configuration` (a plain value), which `run` then carries out.
 protocol TableCommand: Command {
+    /// The options as given (often the configuration itself).
+    associatedtype Given
     associatedtype Configuration
     /// The command's options.
-    static var options: OptionTable<Configuration> { get }
+    static var options: OptionTable<Given> { get }
     /// Reads and checks the command line (`options`, then the positional arguments and the checks
     /// that involve several options).
     static func parse(_ arguments: [String]) throws -> Configuration

@@ -39,20 +39,78 @@ enum OutgoingPackage: Sendable {
             array: "--send-array")
     }
 
-    /// Reads every package option (each repeatable), in the order message, XML, file, image, array.
-    static func parse(_ arguments: inout Arguments, _ names: OptionNames) throws -> [OutgoingPackage] {
-        var packages: [OutgoingPackage] = []
-        for text in try arguments.options(names.message) { packages.append(.message(text, code: 0)) }
-        for text in try arguments.options(names.xml) { packages.append(.xml(try xmlText(text, option: names.xml))) }
-        for path in try arguments.options(names.file) { packages.append(try loadFile(path, option: names.file)) }
-        for path in try arguments.options(names.image) { packages.append(try loadImage(path, format: nil, option: names.image)) }
-        for text in try arguments.options(names.array) {
-            guard let colon = text.firstIndex(of: ":"), let type = elementType(String(text[..<colon])) else {
-                throw UsageError("option \(names.array): '\(text)' is not TYPE:FILE.npy with TYPE \(typeNames)")
+    /// The package options' texts as given, each repeatable.
+    struct Given {
+        var messages: [String] = []
+        var xml: [String] = []
+        var files: [String] = []
+        var images: [String] = []
+        var arrays: [String] = []
+        var isEmpty: Bool { messages.isEmpty && xml.isEmpty && files.isEmpty && images.isEmpty && arrays.isEmpty }
+
+        /// The packages, loaded and checked, in the order message, XML, file, image, array.
+        func packages(_ names: OptionNames) throws -> [OutgoingPackage] {
+            var packages: [OutgoingPackage] = messages.map { .message($0, code: 0) }
+            for text in xml { packages.append(.xml(try xmlText(text, option: names.xml))) }
+            for path in files { packages.append(try loadFile(path, option: names.file)) }
+            for path in images { packages.append(try loadImage(path, format: nil, option: names.image)) }
+            for text in arrays {
+                guard let colon = text.firstIndex(of: ":"), let type = elementType(String(text[..<colon])) else {
+                    throw UsageError("option \(names.array): '\(text)' is not TYPE:FILE.npy with TYPE \(typeNames)")
+                }
+                packages.append(.array(try npyArray(String(text[text.index(after: colon)...]), as: type, option: names.array)))
             }
-            packages.append(.array(try npyArray(String(text[text.index(after: colon)...]), as: type, option: names.array)))
+            return packages
         }
-        return packages
+    }
+
+    /// Reads every package option for a command parsed option by option.
+    static func parse(_ arguments: inout Arguments, _ names: OptionNames) throws -> [OutgoingPackage] {
+        var given = Given()
+        try options(names).consume(&arguments, into: &given)
+        return try given.packages(names)
+    }
+
+    /// The package options of one direction (each repeatable), in the order they are sent.
+    static func options(_ names: OptionNames) -> OptionTable<Given> {
+        let send = names.message == OptionNames.send.message
+        return OptionTable([
+            .texts(
+                names.message, "TEXT",
+                send ? "send a message (code 0) to the publisher once started; repeatable" : "a message (code 0); repeatable", \.messages),
+            .texts(
+                names.xml, "FILE|TEXT",
+                send
+                    ? "send an XML document: TEXT when it starts with '<', else read from FILE"
+                    : "an XML document: TEXT when it starts with '<', else read from FILE; repeatable", \.xml),
+            .texts(
+                names.file, "PATH",
+                send
+                    ? "send a file (chunked, with its MD5, under its base name); repeatable"
+                    : "a file (sent in 1 MiB chunks with its MD5, under its base name); repeatable", \.files),
+            .texts(
+                names.image, "PATH",
+                send
+                    ? "send an image: png, jpeg, bmp or tiff, from the extension; repeatable"
+                    : "an image: png, jpeg, bmp or tiff, from the extension; repeatable", \.images),
+            .texts(
+                names.array, "TYPE:FILE.npy",
+                send
+                    ? """
+                    send a 2D array from an NPY file (float64, float32 or int16) as TYPE
+                    double, float, int32, int16, int64 or bool; repeatable
+                    (sent in this order — messages, XML, files, images, arrays — right
+                    after the start, once, not again after a reconnection)
+                    """
+                    : """
+                    a 2D array from an NPY file (float64, float32 or int16; shape (rows,
+                    columns) or (columns,)) as TYPE double, float, int32, int16, int64 or bool;
+                    repeatable
+                    These are sent to each subscriber once, when it starts (in this order:
+                    messages, XML, files, images, arrays), and with --every to every started
+                    subscriber again every S seconds.
+                    """, \.arrays),
+        ])
     }
 
     static let typeNames = "double, float, int32, int16, int64 or bool"
