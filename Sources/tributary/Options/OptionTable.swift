@@ -127,6 +127,12 @@ struct OptionTable<Configuration> {
 
     static func + (lhs: Self, rhs: Self) -> Self { Self(lhs.entries + rhs.entries) }
 
+    /// This table with the entry named `name` replaced by `entry` (a command that refuses a shared
+    /// option says so, in its help as in its error).
+    func replacing(_ name: String, with entry: OptionEntry<Configuration>) -> Self {
+        Self(entries.map { $0.spec.name == name ? entry : $0 })
+    }
+
     /// Reads `arguments` into `configuration`; returns the positional arguments in order.
     /// - Throws: `UsageError` naming the option: a missing value, a non-repeatable option given twice,
     ///   a bad value (the entry's message), an unknown option.
