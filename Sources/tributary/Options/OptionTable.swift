@@ -61,6 +61,18 @@ struct OptionEntry<Configuration> {
         }
     }
 
+    /// An option with a default (the configuration's), whose value `parse` reads.
+    static func parsed<T>(
+        _ name: String, _ value: String, _ what: String, _ help: String, level: Int = 0, _ path: WritableKeyPath<Configuration, T>,
+        _ parse: @escaping (String) -> T?
+    ) -> Self {
+        Self(spec: OptionSpec(name: name, value: value, help: help, level: level)) { configuration, text in
+            let text = text ?? ""
+            guard let parsed = parse(text) else { throw UsageError("option \(name): '\(text)' is not \(what)") }
+            configuration[keyPath: path] = parsed
+        }
+    }
+
     /// An integer option that must lie in `range`; the error names the option, the value and the
     /// allowed range ("option --welch: '1099511627776' is not a segment length in 1...4194304").
     static func integer(
