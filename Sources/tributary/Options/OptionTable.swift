@@ -193,26 +193,17 @@ struct OptionTable<Configuration> {
         return positionals + trailing
     }
 
-    /// Reads this table's options out of `arguments` (for a command still parsed option by option).
-    func consume(_ arguments: inout Arguments, into configuration: inout Configuration) throws {
-        for entry in entries where !entry.spec.isPositional {
-            if entry.spec.value == nil {
-                if arguments.flag(entry.spec.name) { try entry.apply(&configuration, nil) }
-                continue
-            }
-            let values = try arguments.options(entry.spec.name)
-            guard values.count <= 1 || entry.spec.repeatable else {
-                throw UsageError("option \(entry.spec.name) given \(values.count) times")
-            }
-            for value in values { try entry.apply(&configuration, value) }
-        }
+    /// The column the help starts at: after the longest label that fits (at most 28).
+    var helpColumn: Int {
+        let labels = entries.map { 2 + 2 * $0.spec.level + $0.spec.label.count }
+        return min(28, (labels.filter { $0 <= 26 }.max() ?? 0) + 2)
     }
 
     /// The option list of the help: each option's label, then its help from a common column (a
-    /// refining option indented under the one above).
-    func help() -> String {
+    /// refining option indented under the one above); `column` aligns it with another list's.
+    func help(column: Int? = nil) -> String {
         let labels = entries.map { String(repeating: " ", count: 2 + 2 * $0.spec.level) + $0.spec.label }
-        let column = min(28, (labels.map(\.count).filter { $0 <= 26 }.max() ?? 0) + 2)
+        let column = column ?? helpColumn
         let indent = String(repeating: " ", count: column)
         var lines: [String] = []
         for (label, entry) in zip(labels, entries) {

@@ -30,16 +30,6 @@ enum DisplayFilterOptions {
         ])
     }
 
-    /// The option lines of the usage text.
-    static var usageLines: String { options.help() }
-
-    /// Takes the options; nil when neither is given.
-    static func parse(_ arguments: inout Arguments) throws -> DisplayFilter? {
-        var given = Given()
-        try options.consume(&arguments, into: &given)
-        return filter(given)
-    }
-
     /// The display filter of the options; nil when neither is given.
     static func filter(_ given: Given) -> DisplayFilter? {
         let filter = given.filter, notch = given.notch

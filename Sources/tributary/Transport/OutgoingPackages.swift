@@ -64,13 +64,6 @@ enum OutgoingPackage: Sendable {
         }
     }
 
-    /// Reads every package option for a command parsed option by option.
-    static func parse(_ arguments: inout Arguments, _ names: OptionNames) throws -> [OutgoingPackage] {
-        var given = Given()
-        try options(names).consume(&arguments, into: &given)
-        return try given.packages(names)
-    }
-
     /// The package options of one direction (each repeatable), in the order they are sent.
     static func options(_ names: OptionNames) -> OptionTable<Given> {
         let send = names.message == OptionNames.send.message

@@ -165,16 +165,6 @@ struct SubscriptionOptions {
         ]) + OutgoingPackage.options(.send).lifted(\.packages)
     }
 
-    /// The option lines of the usage text.
-    static var usageLines: String { options.help() }
-
-    /// Reads the options (not the positional ADDRESS) for a command parsed option by option.
-    static func parse(_ arguments: inout Arguments, defaultDescription: String) throws -> SubscriptionOptions {
-        var given = Given()
-        try options.consume(&arguments, into: &given)
-        return try SubscriptionOptions(given, defaultDescription: defaultDescription)
-    }
-
     /// `--array-filter TYPE:QUERY`.
     static func arrayFilter(_ text: String) throws -> ArrayFilterRequest {
         guard let colon = text.firstIndex(of: ":"),
