@@ -12,6 +12,27 @@ struct CommandError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Every subcommand; each lives in Commands/<Name>Command.swift.
+let commands: [any Command.Type] = [
+    AnalyzeCommand.self,
+    DemoCommand.self,
+    FilterCommand.self,
+    InspectCommand.self,
+    ImportCommand.self,
+    ExportCommand.self,
+    ExtractCommand.self,
+    ProcessCommand.self,
+    RepairCommand.self,
+    KeygenCommand.self,
+    ServeCommand.self,
+    SubscribeCommand.self,
+    RecordCommand.self,
+    BenchCommand.self,
+    ViewCommand.self,
+    MonitorCommand.self,
+    ResolveCommand.self,
+]
+
 /// A subcommand of `tributary`.
 protocol Command {
     /// The subcommand's name, as typed.

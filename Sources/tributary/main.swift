@@ -3,27 +3,6 @@ import TributaryCapture
 import TributaryTransport
 import TributaryWire
 
-/// Every subcommand; each lives in Commands/<Name>Command.swift.
-let commands: [any Command.Type] = [
-    AnalyzeCommand.self,
-    DemoCommand.self,
-    FilterCommand.self,
-    InspectCommand.self,
-    ImportCommand.self,
-    ExportCommand.self,
-    ExtractCommand.self,
-    ProcessCommand.self,
-    RepairCommand.self,
-    KeygenCommand.self,
-    ServeCommand.self,
-    SubscribeCommand.self,
-    RecordCommand.self,
-    BenchCommand.self,
-    ViewCommand.self,
-    MonitorCommand.self,
-    ResolveCommand.self,
-]
-
 @MainActor func topLevelUsage() -> String {
     let width = commands.map { $0.name.count }.max() ?? 0
     let list = commands.map { "  " + $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.summary }

@@ -117,10 +117,7 @@ enum BenchCommand: TableCommand {
 
     /// The subscription options, --duration refused (bench measures --seconds per point).
     static var subscriptionOptions: OptionTable<Given> {
-        let refused = OptionEntry<SubscriptionOptions.Given>.custom("--duration", "S", "refused: bench measures --seconds per point") {
-            _, _ in
-            throw UsageError("--duration: bench measures --seconds per point")
-        }
+        let refused = OptionEntry<SubscriptionOptions.Given>.refused("--duration", "S", because: "bench measures --seconds per point")
         return SubscriptionOptions.options.replacing("--duration", with: refused).lifted(\.subscription)
     }
 

@@ -111,7 +111,7 @@ enum DemoCommand: TableCommand {
         let writer: CaptureWriter
         do { writer = try CaptureWriter(path: capturePath) } catch {
             run.abandon()
-            throw CommandError("\(error)")
+            throw error
         }
         let counters = Mutex((frames: 0, bytes: 0, failure: String?.none))
         print(String(format: "  streaming and recording for %.0f s to %@ ...", seconds, capturePath))
@@ -130,7 +130,7 @@ enum DemoCommand: TableCommand {
         let statistics = subject.statistics()
         let published = publisher.statistics()
         let summary: CaptureWriteSummary
-        do { summary = try writer.close() } catch { throw CommandError("\(error)") }
+        summary = try writer.close()
         if case .failed(let report) = end { throw CommandError("the subscription failed: error \(report.code): \(report.message)") }
         if let failure = counters.withLock({ $0.failure }) { throw CommandError("recording failed: \(failure)") }
         let received = counters.withLock { $0 }

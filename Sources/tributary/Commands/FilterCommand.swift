@@ -203,9 +203,7 @@ final class FilterOutput {
     init(_ path: String, input: String, force: Bool) throws {
         if path.hasSuffix(".tcap") {
             let destination: CaptureDestination
-            do { destination = try CaptureDestination(path: path, replace: force, inputs: [input]) } catch {
-                throw CommandError("\(error)")
-            }
+            destination = try CaptureDestination(path: path, replace: force, inputs: [input])
             // Filters drop and repeat frames: their sequence numbers jump by design, which is no loss.
             writer = try CaptureWriter(destination: destination, options: CaptureWriterOptions(fsync: .none, detectSequenceJumps: false))
             target = nil

@@ -88,29 +88,21 @@ enum ImportCommand: TableCommand {
         // Checked before the input is read: refuse an existing output (without --force) or .partial early,
         // and an output that is the input (any spelling of it, or a link to it) even with --force.
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: request.force, inputs: [path]) } catch {
-            throw CommandError("\(error)")
-        }
+        destination = try CaptureDestination(path: out, replace: request.force, inputs: [path])
         // NPY, WAV or CSV by the name's extension (TDMS, XDF and HDF5 were recognised by their bytes above).
         guard let format = InterchangeFormat.of(path: path), !format.holdsEverySource else {
             throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
         }
         let signal: SignalFile, effectiveRate: Double?
-        do {
-            signal = try SignalFile.open(path: path, format: format)
-            effectiveRate = request.rate ?? signal.rate
-        } catch {
-            throw CommandError("\(error)")
-        }
+        signal = try SignalFile.open(path: path, format: format)
+        effectiveRate = request.rate ?? signal.rate
         guard let effectiveRate else { throw UsageError("missing --rate HZ") }
-        do { try signal.validate(file: path) } catch { throw CommandError("\(error)") }
+        try signal.validate(file: path)
         let summary: CaptureWriteSummary
-        do {
-            summary = try CaptureImport.write(
-                signal, rate: effectiveRate, sourceID: request.sourceID,
-                sourceName: request.sourceName ?? (path as NSString).lastPathComponent, unit: request.unit, startNs: start.ns,
-                to: destination, options: request.options)
-        } catch { throw CommandError("\(error)") }
+        summary = try CaptureImport.write(
+            signal, rate: effectiveRate, sourceID: request.sourceID,
+            sourceName: request.sourceName ?? (path as NSString).lastPathComponent, unit: request.unit, startNs: start.ns,
+            to: destination, options: request.options)
         return [
             "\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
                 + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))",
@@ -141,7 +133,7 @@ enum ImportCommand: TableCommand {
         options: CaptureWriterOptions
     ) throws -> [String] {
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
+        destination = try CaptureDestination(path: out, replace: force, inputs: [path])
         let sources: [ImportedSource]
         let summary: CaptureWriteSummary
         var markers: [MarkerImport.Stream] = []
@@ -158,7 +150,7 @@ enum ImportCommand: TableCommand {
                 sources = try FormatImport.read(path: path, select: numericSelect, rate: rate, allowNone: !markers.isEmpty)
             }
             summary = try FormatImport.write(sources, messages: MarkerImport.frames(markers), to: destination, options: options)
-        } catch { throw CommandError("\(error)") }
+        } catch { throw error }
         return sources.map { s in
             "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
         }

@@ -54,11 +54,8 @@ enum MonitorCommand: TableCommand {
     }
 
     static var options: OptionTable<Given> {
-        let refused = OptionEntry<SubscriptionOptions.Given>.custom(
-            "--array-filter", "TYPE:QUERY", "refused: monitor reads analog channels only"
-        ) {
-            _, _ in throw UsageError("--array-filter: monitor reads analog channels only")
-        }
+        let refused = OptionEntry<SubscriptionOptions.Given>.refused(
+            "--array-filter", "TYPE:QUERY", because: "monitor reads analog channels only")
         return SubscriptionOptions.options.replacing("--array-filter", with: refused).lifted(\.subscription)
             + OptionTable([
                 .text(

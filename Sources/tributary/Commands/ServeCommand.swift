@@ -78,7 +78,7 @@ enum ServeCommand: TableCommand {
             publisher = try Publisher(configuration: configuration, sources: sources.all, context: curve?.context) { inbox.receive($0) }
         } catch {
             curve?.zap.stop()
-            throw CommandError("\(error)")
+            throw error
         }
         inbox.setReply { [weak publisher] session, report in publisher?.publish(.error(report), to: .session(session)) }
         StandardOutput.line("listening on \(publisher.endpoint)")

@@ -56,11 +56,8 @@ enum ViewCommand: TableCommand {
     }
 
     static var options: OptionTable<Given> {
-        let refused = OptionEntry<SubscriptionOptions.Given>.custom(
-            "--array-filter", "TYPE:QUERY", "refused: the view shows analog channels only"
-        ) {
-            _, _ in throw UsageError("--array-filter: the view shows analog channels only")
-        }
+        let refused = OptionEntry<SubscriptionOptions.Given>.refused(
+            "--array-filter", "TYPE:QUERY", because: "the view shows analog channels only")
         return SubscriptionOptions.options.replacing("--array-filter", with: refused).lifted(\.subscription)
             + OptionTable([
                 .text("--http", "HOST:PORT", "where to serve the page (IPv4; default 127.0.0.1:8080)", \.http),

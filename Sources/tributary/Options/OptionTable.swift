@@ -106,6 +106,12 @@ struct OptionEntry<Configuration> {
         }
     }
 
+    /// An option a command refuses (a shared one that does not apply to it): its help and its usage
+    /// error say why, "NAME: REASON".
+    static func refused(_ name: String, _ value: String, because reason: String) -> Self {
+        Self(spec: OptionSpec(name: name, value: value, help: "refused: " + reason)) { _, _ in throw UsageError("\(name): \(reason)") }
+    }
+
     /// A positional argument in the option list: described, not parsed.
     static func positional(_ name: String, _ help: String) -> Self {
         Self(spec: OptionSpec(name: name, value: nil, help: help, isPositional: true)) { _, _ in }

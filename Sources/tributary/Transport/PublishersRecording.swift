@@ -20,7 +20,7 @@ enum PublishersRecording {
     static func run(_ options: SubscriptionOptions, addresses: [String], out: String, force: Bool, fastCodec: Bool) throws -> Int32 {
         let targets = try resolveTargets(addresses)
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        destination = try CaptureDestination(path: out, replace: force)
         let writerOptions = RecordCommand.writerOptions(fastCodec: fastCodec)
         // Every publisher is connected before any file is created: one that refuses or cannot be
         // reached at the start fails the command, as with one ADDRESS.
@@ -28,7 +28,7 @@ enum PublishersRecording {
         let writer: CaptureWriter
         do { writer = try CaptureWriter(destination: destination, options: writerOptions) } catch {
             for s in sessions { s.run.abandon(); s.subject.close() }
-            throw CommandError("\(error)")
+            throw error
         }
         let recording = SharedRecording(
             writer: writer,

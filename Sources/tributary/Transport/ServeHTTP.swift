@@ -22,9 +22,7 @@ final class LiveSession {
         sources: [UInt32]?, channels: ChannelSelection?, signalFilter: SignalFilterRequest? = nil,
         displayFilter: DisplayFilter? = nil
     ) throws {
-        do {
-            subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
-        } catch { throw CommandError("\(error)") }
+        subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
         // Registered before the session opens: the configurations follow the welcome at once.
         model = LiveModel(displayFilter: displayFilter)
         subject.register(model)

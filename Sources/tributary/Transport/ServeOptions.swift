@@ -455,13 +455,9 @@ struct ServeSources {
     private static func replays(of path: String, _ options: ServeOptions) throws -> [ReplaySource] {
         let started = ContinuousClock.now
         let replays: [ReplaySource]
-        do {
-            replays = try ReplaySource.sources(
-                capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
-                preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil, properties: options.properties)
-        } catch {
-            throw CommandError("\(error)")
-        }
+        replays = try ReplaySource.sources(
+            capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
+            preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil, properties: options.properties)
         if options.preload {
             let bytes = replays.reduce(0) { $0 + $1.preloadedBytes }
             let elapsed = ContinuousClock.now - started
@@ -547,7 +543,7 @@ struct ServeCurve {
             }
             publisherCurve = PublisherCurve(keys: keys)
         } catch {
-            throw CommandError("\(error)")
+            throw error
         }
         printError("CURVE on: server public key \(keys.publicKey.z85)" + (options.curveAcceptAny ? ", any client key accepted" : ""))
     }

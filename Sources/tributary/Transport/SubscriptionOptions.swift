@@ -193,33 +193,42 @@ struct SubscriptionOptions {
 
     /// `--decimate N[:fir]` and `--lowpass HZ[:ORDER]` as one request (its source set when sent), or nil.
     static func signalFilter(decimate: String?, lowpass: String?) throws -> SignalFilterRequest? {
-        guard decimate != nil || lowpass != nil else { return nil }
-        var request = SignalFilterRequest(sourceID: 1)
+        var factor: Int?, kind = DecimationKind.iir, hz: Double?, order: Int?
         if let decimate {
             let parts = decimate.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, let q = UInt32(parts[0]), (2...SignalFilterRequest.maxFactor).contains(q),
-                parts.count == 1 || parts[1] == "fir" || parts[1] == "iir"
+            guard parts.count <= 2, let q = Int(parts[0]), parts.count == 1 || parts[1] == "fir" || parts[1] == "iir",
+                (try? SignalFilterRequest.subscription(decimate: q, lowpass: nil)) != nil
             else {
                 throw UsageError(
                     "option --decimate: '\(decimate)' is not N or N:fir with N an integer from 2 to \(SignalFilterRequest.maxFactor)")
             }
-            request.decimate = q
-            request.decimationKind = parts.count == 2 && parts[1] == "fir" ? .fir : .iir
+            (factor, kind) = (q, parts.count == 2 && parts[1] == "fir" ? .fir : .iir)
         }
         if let lowpass {
             let parts = lowpass.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, let hz = Double(parts[0]), hz.isFinite, hz > 0 else {
+            guard parts.count <= 2, let cutoff = Double(parts[0]), cutoff.isFinite, cutoff > 0 else {
                 throw UsageError("option --lowpass: '\(lowpass)' is not HZ[:ORDER] with HZ a frequency above 0")
             }
-            let order = parts.count == 2 ? UInt8(parts[1]) : 4
-            guard let order, (1...SignalFilterRequest.maxLowpassOrder).contains(order) else {
-                throw UsageError(
-                    "option --lowpass: the order in '\(lowpass)' is not an integer from 1 to \(SignalFilterRequest.maxLowpassOrder)")
+            hz = cutoff
+            if parts.count == 2 {
+                guard let n = Int(parts[1]) else { throw UsageError(Self.orderMessage(lowpass)) }
+                order = n
             }
-            request.lowpassOrder = order
-            request.lowpassCutoff = hz
         }
-        return request
+        // The checks are the library's, shared with the C interface's decimate and lowpass members.
+        do { return try SignalFilterRequest.subscription(decimate: factor, kind: kind, lowpass: hz, lowpassOrder: order) } catch {
+            switch error {
+            case .factor:
+                throw UsageError(
+                    "option --decimate: '\(decimate ?? "")' is not N or N:fir with N an integer from 2 to \(SignalFilterRequest.maxFactor)")
+            case .order: throw UsageError(Self.orderMessage(lowpass ?? ""))
+            case .invalid(let error): throw UsageError("option --lowpass: '\(lowpass ?? "")': \(error)")
+            }
+        }
+    }
+
+    private static func orderMessage(_ lowpass: String) -> String {
+        "option --lowpass: the order in '\(lowpass)' is not an integer from 1 to \(SignalFilterRequest.maxLowpassOrder)"
     }
 
     /// Sets host and port from the positional ADDRESS (`resolve:QUERY` asks discovery for it).
@@ -251,7 +260,7 @@ struct SubscriptionOptions {
                 callbackQueue: run.callbackQueue())
         } catch {
             run.abandon()
-            throw CommandError("\(error)")
+            throw error
         }
         run.attach(to: subject)
         if reconnect { subject.register(ReconnectNotice()) }
