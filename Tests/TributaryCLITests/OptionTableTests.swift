@@ -112,8 +112,12 @@ import TributaryWire
         let lines = Self.table.help().split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
         #expect(lines[0].hasPrefix("  --flag") && lines[3].hasPrefix("  --count N"))
-        let columns = Set(lines.map { line in line.distance(from: line.startIndex, to: line.range(of: "a ")?.lowerBound ?? line.endIndex) })
-        #expect(columns.count == 1, "\(lines)")
+        // The longest label, "  --count N", is 11 characters: every help starts 2 spaces after it.
+        #expect(Self.table.helpColumn == 13)
+        for line in lines {
+            let characters = Array(line)
+            #expect(characters.count > 13 && characters[12] == " " && characters[13] != " ", "\(line)")
+        }
     }
 
     @Test func errorTypesMapToExitStatuses() {
