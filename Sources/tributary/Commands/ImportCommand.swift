@@ -137,20 +137,18 @@ enum ImportCommand: TableCommand {
         let sources: [ImportedSource]
         let summary: CaptureWriteSummary
         var markers: [MarkerImport.Stream] = []
-        do {
-            // XDF marker streams become messages (MarkerImport); --select may name them or numeric streams.
-            var numericSelect = select
-            if kind == .xdf {
-                markers = try MarkerImport.read(xdf: path, select: select)
-                numericSelect = select?.subtracting(markers.map(\.name)).subtracting(markers.map { "\($0.streamID)" })
-            }
-            if let numericSelect, numericSelect.isEmpty, !markers.isEmpty {
-                sources = []
-            } else {
-                sources = try FormatImport.read(path: path, select: numericSelect, rate: rate, allowNone: !markers.isEmpty)
-            }
-            summary = try FormatImport.write(sources, messages: MarkerImport.frames(markers), to: destination, options: options)
-        } catch { throw error }
+        // XDF marker streams become messages (MarkerImport); --select may name them or numeric streams.
+        var numericSelect = select
+        if kind == .xdf {
+            markers = try MarkerImport.read(xdf: path, select: select)
+            numericSelect = select?.subtracting(markers.map(\.name)).subtracting(markers.map { "\($0.streamID)" })
+        }
+        if let numericSelect, numericSelect.isEmpty, !markers.isEmpty {
+            sources = []
+        } else {
+            sources = try FormatImport.read(path: path, select: numericSelect, rate: rate, allowNone: !markers.isEmpty)
+        }
+        summary = try FormatImport.write(sources, messages: MarkerImport.frames(markers), to: destination, options: options)
         return sources.map { s in
             "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
         }

@@ -531,20 +531,16 @@ struct ServeCurve {
                         + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
             }
         }
-        do {
-            context = try ZMQContext(ioThreads: 1)
-            let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
-            zap = try ZMQZAPHandler(context: context, policy: zapPolicy) { decision in
-                if !decision.accepted {
-                    printError(
-                        "CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)"
-                    )
-                }
+        context = try ZMQContext(ioThreads: 1)
+        let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
+        zap = try ZMQZAPHandler(context: context, policy: zapPolicy) { decision in
+            if !decision.accepted {
+                printError(
+                    "CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)"
+                )
             }
-            publisherCurve = PublisherCurve(keys: keys)
-        } catch {
-            throw error
         }
+        publisherCurve = PublisherCurve(keys: keys)
         printError("CURVE on: server public key \(keys.publicKey.z85)" + (options.curveAcceptAny ? ", any client key accepted" : ""))
     }
 }
