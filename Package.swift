@@ -158,6 +158,10 @@ let package = Package(
                 "TransportPeer", "CSocketControl", "TributaryTestSupport",
             ]),
         .testTarget(name: "TributaryViewTests", dependencies: ["TributaryView", "TributaryDSP", "TributaryTransport"]),
+        /// The command-line tool's option tables, error table and help, against docs/CLI.md.
+        .testTarget(
+            name: "TributaryCLITests",
+            dependencies: ["tributary", "TributaryTestSupport", "TributaryInterchange", "TributaryCapture", "TributaryWire"]),
 
         // MARK: - Test helpers (real processes the tests and benchmarks kill, stop and resume)
 

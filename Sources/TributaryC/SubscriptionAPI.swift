@@ -116,30 +116,28 @@ extension SubscriptionSettings {
             }
             return nil
         }
-        var request = SignalFilterRequest(sourceID: 1)
-        if let q = raw.decimate {
-            guard q >= 2, q <= Int(SignalFilterRequest.maxFactor) else {
-                throw APIError(.argument, "decimate must be an integer from 2 to \(SignalFilterRequest.maxFactor), not \(q)")
-            }
-            request.decimate = UInt32(q)
-        }
+        let kind: DecimationKind
         switch raw.decimateFtype {
-        case nil, "iir": break
-        case "fir" where raw.decimate != nil: request.decimationKind = .fir
+        case nil, "iir": kind = .iir
+        case "fir" where raw.decimate != nil: kind = .fir
         case "fir": throw APIError(.argument, "decimate_ftype needs decimate")
         case let other?: throw APIError(.argument, "decimate_ftype must be \"iir\" or \"fir\", not '\(other)'")
         }
-        if let hz = raw.lowpass {
-            let order = raw.lowpassOrder ?? 4
-            guard order >= 1, order <= Int(SignalFilterRequest.maxLowpassOrder) else {
+        if raw.lowpass == nil && raw.lowpassOrder != nil { throw APIError(.argument, "lowpass_order needs lowpass") }
+        // The checks are the library's, shared with the command line's --decimate and --lowpass.
+        do {
+            return try SignalFilterRequest.subscription(
+                decimate: raw.decimate, kind: kind, lowpass: raw.lowpass, lowpassOrder: raw.lowpassOrder)
+        } catch {
+            switch error {
+            case .factor(let q):
+                throw APIError(.argument, "decimate must be an integer from 2 to \(SignalFilterRequest.maxFactor), not \(q)")
+            case .order(let order):
                 throw APIError(.argument, "lowpass_order must be an integer from 1 to \(SignalFilterRequest.maxLowpassOrder), not \(order)")
+            case .invalid(let error):
+                throw APIError(.argument, "signal filter: \(error)")
             }
-            (request.lowpassOrder, request.lowpassCutoff) = (UInt8(order), hz)
-        } else if raw.lowpassOrder != nil {
-            throw APIError(.argument, "lowpass_order needs lowpass")
         }
-        do { try request.validate() } catch { throw APIError(.argument, "signal filter: \(error)") }
-        return request
     }
 }
 

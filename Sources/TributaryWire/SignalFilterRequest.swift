@@ -144,3 +144,45 @@ public struct SignalFilterRequest: Sendable, Hashable {
 extension DecimationKind: CustomStringConvertible {
     public var description: String { self == .iir ? "iir" : "fir" }
 }
+
+/// What is wrong with a subscription's signal-filter options (`SignalFilterRequest.subscription`);
+/// each caller words it in its own spelling (a command-line option, a C interface member).
+public enum SignalFilterOptionError: Error, Sendable, Equatable {
+    /// The decimation factor is outside 2...maxFactor.
+    case factor(Int)
+    /// The low-pass order is outside 1...maxLowpassOrder.
+    case order(Int)
+    /// The request breaks the wire's rules (docs/PROTOCOL.md §6.2).
+    case invalid(WireError)
+}
+
+extension SignalFilterRequest {
+    /// The one signal filter a subscriber asks of the publisher for each received source, from the
+    /// options the command line (`--decimate N[:fir]`, `--lowpass HZ[:ORDER]`) and the C interface
+    /// (`decimate`, `decimate_ftype`, `lowpass`, `lowpass_order`) share: checked here, in one place,
+    /// by the wire's rules. The source id is set when the request is sent.
+    /// - Parameters:
+    ///   - decimate: the decimation factor, 2...maxFactor, or nil for none.
+    ///   - kind: decimate's anti-aliasing filter.
+    ///   - lowpass: the Butterworth low-pass cutoff in Hz, or nil for none.
+    ///   - lowpassOrder: its order, 1...maxLowpassOrder (default 4).
+    /// - Returns: nil when neither a decimation nor a low-pass is asked for.
+    public static func subscription(decimate: Int?, kind: DecimationKind = .iir, lowpass: Double?, lowpassOrder: Int? = nil)
+        throws(SignalFilterOptionError) -> SignalFilterRequest?
+    {
+        guard decimate != nil || lowpass != nil else { return nil }
+        var request = SignalFilterRequest(sourceID: 1)
+        if let q = decimate {
+            guard q >= 2, q <= Int(maxFactor) else { throw .factor(q) }
+            request.decimate = UInt32(q)
+            request.decimationKind = kind
+        }
+        if let hz = lowpass {
+            let order = lowpassOrder ?? 4
+            guard order >= 1, order <= Int(maxLowpassOrder) else { throw .order(order) }
+            (request.lowpassOrder, request.lowpassCutoff) = (UInt8(order), hz)
+        }
+        do { try request.validate() } catch { throw .invalid(error) }
+        return request
+    }
+}

@@ -3,27 +3,6 @@ import TributaryCapture
 import TributaryTransport
 import TributaryWire
 
-/// Every subcommand; each lives in Commands/<Name>Command.swift.
-let commands: [any Command.Type] = [
-    AnalyzeCommand.self,
-    DemoCommand.self,
-    FilterCommand.self,
-    InspectCommand.self,
-    ImportCommand.self,
-    ExportCommand.self,
-    ExtractCommand.self,
-    ProcessCommand.self,
-    RepairCommand.self,
-    KeygenCommand.self,
-    ServeCommand.self,
-    SubscribeCommand.self,
-    RecordCommand.self,
-    BenchCommand.self,
-    ViewCommand.self,
-    MonitorCommand.self,
-    ResolveCommand.self,
-]
-
 @MainActor func topLevelUsage() -> String {
     let width = commands.map { $0.name.count }.max() ?? 0
     let list = commands.map { "  " + $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.summary }
@@ -73,22 +52,17 @@ let commands: [any Command.Type] = [
         return 2
     }
     if command.streamsFrames { AllocatorTuning.keepFreedMemoryForStreaming() }
-    var arguments = Arguments(argv)
-    if arguments.wantsHelp {
+    let options = argv.prefix { $0 != "--" }  // after a lone "--" everything is positional
+    if options.contains("--help") || options.contains("-h") {
         StandardOutput.line(command.usage)
         return StandardOutput.exitStatus(0, command: name)
     }
     let status: Int32
     do {
-        status = try command.run(&arguments)
-    } catch let error as UsageError {
-        printError("tributary \(name): \(error)\n\n\(command.usage)")
-        status = 2
-    } catch is StandardOutputFailure {
-        status = 1  // said by exitStatus unless the reader just went away
+        status = try command.execute(argv)
     } catch {
-        printError("tributary \(name): \(error)")
-        status = 1
+        // The error's type decides the exit status and what is said: ErrorExit.table.
+        status = ErrorExit.report(error, command: command)
     }
     return StandardOutput.exitStatus(status, command: name)
 }

@@ -392,6 +392,8 @@ class UsageListsEveryOption(unittest.TestCase):
                 with open(os.path.join(ROOT, extra), encoding="utf-8") as f:
                     source += f.read()
             parsed = set(re.findall(r'arguments\.(?:option|options|flag|integer|number)\("(--[a-z0-9-]+)"', source))
+            # Option tables (Sources/tributary/Options/OptionTable.swift): one entry per option.
+            parsed |= set(re.findall(r'\.(?:flag|text|texts|parsed|integer|number|custom)\(\s*"(--[a-z0-9-]+)"', source))
             parsed |= set(self.PACKAGE_OPTIONS.get(name, []))
             self.assertTrue(parsed, name)
             usage = subprocess.run([TRIBUTARY, "help", name], capture_output=True, text=True, timeout=TIMEOUT).stdout

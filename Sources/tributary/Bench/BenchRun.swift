@@ -121,7 +121,7 @@ struct BenchRunner {
     /// The sources a running publisher lists in its welcome (a session opened and closed, never started).
     static func probe(_ options: SubscriptionOptions) throws -> Welcome {
         let subject: Subject
-        do { subject = try Subject(options: SubjectOptions(curve: options.curve)) } catch { throw CommandError("\(error)") }
+        subject = try Subject(options: SubjectOptions(curve: options.curve))
         defer { subject.close() }
         do {
             return try subject.open(
@@ -146,11 +146,9 @@ struct BenchRunner {
         context: ZMQContext
     ) throws -> (Subject, BenchObserver) {
         let subject: Subject
-        do {
-            subject = try Subject(
-                options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil,
-                context: context)
-        } catch { throw CommandError("\(error)") }
+        subject = try Subject(
+            options: SubjectOptions(curve: curve), callbackQueue: inline ? CallbackQueue(executor: .inline) : nil,
+            context: context)
         let observer = BenchObserver()
         subject.register(observer)
         do {

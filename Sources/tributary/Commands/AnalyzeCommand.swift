@@ -6,7 +6,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary analyze`: statistics, Welch PSD, spectra and tone/distortion measurements of captures and array files.
-enum AnalyzeCommand: Command {
+enum AnalyzeCommand: TableCommand {
     static let name = "analyze"
     static let summary = "statistics, Welch PSD, spectra and THD/SINAD/ENOB of captures, NPY, frame, TDMS, XDF and HDF5 files"
     static let usage = """
@@ -29,49 +29,14 @@ enum AnalyzeCommand: Command {
         the exit status is 1 when any file failed.
         Without any of --stats/--welch/--spectrum/--spectrogram/--coherence/--transfer/--measure, --stats is implied.
 
-          --rate HZ            sampling rate (NPY default 1, as scipy's fs; overrides configured rates)
-          --stats              count, min, max, mean, std (population), sample std, RMS, peaks, peak-to-peak
-          --welch N            Welch PSD with segments of N samples, N <= 4194304 (scipy.signal.welch
-                               defaults otherwise)
-            --overlap F        overlap as a fraction of N in [0, 1) (default 0.5; noverlap = floor(F*N))
-            --window NAME      rectangular, hann (default), hamming, blackman, exact-blackman,
-                               blackman-harris, blackman-harris-7, flattop (also used by --spectrum)
-            --detrend MODE     none, constant (default), linear
-            --average MODE     mean (default) or median
-            --scaling MODE     density (unit^2/Hz, default) or spectrum (unit^2)
-          --spectrum N         RMS-averaged amplitude spectrum (RMS units) over the complete N-sample blocks,
-                               N <= 4194304
-          --spectrogram N      spectrogram of each channel, segments of N samples (scipy.signal.spectrogram,
-                               psd mode; --window default hann, --overlap default 1/8, --detrend, --scaling)
-          --coherence REF      coherence of every other channel with channel REF (scipy.signal.coherence);
-                               segments of --welch N and its options, else nperseg 256, hann, half overlap
-          --transfer REF       transfer functions H1 = Pxy/Pxx and H2 = Pyy/Pyx from channel REF to every
-                               other channel (magnitude dB, phase, coherence; segments as --coherence)
-          --measure LIST       comma list of tone,thd,thdn,sinad,snr,enob,sfdr (or 'all')
-            --harmonics H      highest harmonic of THD (default 5)
-            --fold-aliases     fold harmonics above Nyquist back into the band instead of ignoring them
-            --measure-window W window of the measurements (default blackman-harris-7)
-            --full-scale V     peak amplitude of a full-scale sine for ENOB_fs and the dBFS readings
-                               (default: half of each channel's configured range, e.g. 10 for ±10 V)
-          --channels SPEC      channels to analyse, e.g. 0-3 or 0,2,5 (default all)
-          --source IDS         sources to analyse, e.g. 2 or 1,3; repeatable (default all; results are
-                               listed by source id)
-          --plot FILE.svg      plot the Welch PSD (or the spectrum) of every channel, log y axis, as SVG
-                               (the name must end in .svg): the y axis in the channels' unit (V²/Hz...),
-                               each curve named by file, device, source id, channel index and name;
-                               with --spectrogram heat maps (time, frequency, colour bar in dB), with
-                               --transfer Bode plots (|H1|, |H2| dB, phase, coherence), with --coherence
-                               the coherence
-            --log-frequency    a logarithmic frequency axis (DC is left out)
-          --json               one JSON object per input file, one per line; NaN/inf are written as null
-          --jobs N             analyse N files at a time (default: the number of cores); a progress bar
-                               is shown on stderr when it is a terminal
-          --rigor R            FFTW planning rigor (default estimate)
-          --wisdom FILE        load FFTW wisdom from FILE before and save it after
+        \(AnalyzeOptions.options.help())
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let options = try AnalyzeOptions(&arguments)
+    static var options: OptionTable<AnalyzeOptions.Given> { AnalyzeOptions.options }
+
+    static func parse(_ arguments: [String]) throws -> AnalyzeOptions { try AnalyzeOptions(arguments) }
+
+    static func run(_ options: AnalyzeOptions) throws -> Int32 {
         let files = options.files, request = options.request
         if let wisdom = options.wisdom { FFTPlanCache.shared.loadWisdom(path: wisdom) }
         var analysis = AnalysisJob(
@@ -143,7 +108,7 @@ enum AnalyzeCommand: Command {
             }
         }
         if let wisdom = options.wisdom {
-            do { try FFTPlanCache.shared.saveWisdom(path: wisdom) } catch { throw CommandError("\(error)") }
+            try FFTPlanCache.shared.saveWisdom(path: wisdom)
         }
         if failures > 0 { printError("tributary analyze: \(failures) of \(counted(files.count, "file")) failed") }
         return failures == 0 ? 0 : 1

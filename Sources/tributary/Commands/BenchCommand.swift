@@ -4,7 +4,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary bench`: the throughput ↔ callback-latency curve of a link and a publisher.
-enum BenchCommand: Command {
+enum BenchCommand: TableCommand {
     static let name = "bench"
     static let streamsFrames = true
     static let summary = "measure delivered throughput, callback latency and loss, on loopback or against a publisher"
@@ -34,142 +34,211 @@ enum BenchCommand: Command {
         measured; frames of a replay keep their recorded timestamps and get no latency, and a replay
         that ends during a point makes the point run from its first frame counted to its last.
 
-          --rates LIST              loopback: offered frames/s, comma-separated, 'max' for unpaced
-                                    (default 100,1000,10000,50000,max)
-          --sizes LIST              loopback: samples per channel per frame (8 channels of float64:
-                                    16 = 1 KiB, 1024 = 64 KiB; default 16,1024)
-          --lossless                loopback: lossless (credit) delivery instead of live
-          --seconds S               measured seconds per point, in [0.1, 3600] (default 2)
-          --warmup S                seconds after the sessions start before a point is measured, in
-                                    [0, 3600] (default min(0.5, S/4))
-          --subscribers N           sessions measured at once, 1-256 (default 1); they share one libzmq
-                                    context with an I/O thread per core at most
-          --inline                  call the observers on each session's socket thread as messages
-                                    are read (the library's inline callback queue) instead of on a
-                                    callback thread: no hand-off between threads
-          --start-at T              against a publisher: start measuring the first point at Unix time T
-                                    (s), so that several bench processes measure the same window
-          --json PATH               also write the points as JSON
-          --svg PATH                also write the curve (latency against MB/s, log-log) as SVG
-        \(subscriptionUsage)
+        \(ownOptions.help())
+        \(subscriptionOptions.help())
         """
 
-    /// The subscription options' usage without --duration (bench measures --seconds per point).
-    static var subscriptionUsage: String {
-        var lines: [Substring] = []
-        var skipping = false
-        for line in SubscriptionOptions.usageLines.split(separator: "\n", omittingEmptySubsequences: false) {
-            let option = line.trimmingCharacters(in: .whitespaces).hasPrefix("-")
-            if option { skipping = line.trimmingCharacters(in: .whitespaces).hasPrefix("--duration") }
-            if !skipping { lines.append(line) }
-        }
-        return lines.joined(separator: "\n")
+    /// The command line as given.
+    struct Given {
+        var rates: String?
+        var sizes: String?
+        var lossless = false
+        var seconds: Double?
+        var warmup: Double?
+        var subscribers: Int?
+        var inline = false
+        var startAt: Double?
+        var json: String?
+        var svg: String?
+        var subscription = SubscriptionOptions.Given()
     }
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let ratesText = try arguments.option("--rates")
-        let sizesText = try arguments.option("--sizes")
-        let lossless = arguments.flag("--lossless")
-        let seconds = try arguments.number("--seconds", "a duration in seconds", in: 0.1...3_600) ?? 2
-        let subscribers = try arguments.integer("--subscribers", "a count of subscribers", in: 1...256) ?? 1
-        let inline = arguments.flag("--inline")
-        let jsonPath = try arguments.option("--json")
-        let svgPath = try arguments.option("--svg")
-        let startAt = try arguments.number("--start-at", "a Unix time in seconds", in: 0...1e11)
-        let warmup = try arguments.number("--warmup", "a duration in seconds", in: 0...3_600) ?? min(0.5, seconds / 4)
-        // ADDRESS mode takes the subscription options (--api-key is required there, meaningless on loopback).
-        var probe = arguments
-        let remote = !(try probe.options("--api-key")).isEmpty
-        var options: SubscriptionOptions?
-        if remote {
-            options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary bench")
-            if options?.duration != nil { throw UsageError("--duration: bench measures --seconds per point") }
-        }
-        let rest = try arguments.finish()
-        for path in [jsonPath, svgPath].compactMap({ $0 }) { try checkWritable(path) }
+    /// One run: the points to measure (loopback rates and sizes, or the publisher's sources) and how.
+    struct Configuration {
+        var runner: BenchRunner
+        /// Against a publisher: the session options, ADDRESS set (nil: loopback).
+        var subscription: SubscriptionOptions?
+        var rates: [Double?] = []
+        var sizes: [Int] = []
+        var lossless = false
+        var json: String?
+        var svg: String?
+        /// The ADDRESS as given.
+        var address = ""
+    }
 
-        let runner = BenchRunner(subscribers: subscribers, seconds: seconds, startAt: startAt, warmup: warmup, inline: inline)
-        var report: BenchReport
-        if var options {
+    static var ownOptions: OptionTable<Given> {
+        OptionTable([
+            .text(
+                "--rates", "LIST",
+                """
+                loopback: offered frames/s, comma-separated, 'max' for unpaced
+                (default 100,1000,10000,50000,max)
+                """, \.rates),
+            .text(
+                "--sizes", "LIST",
+                """
+                loopback: samples per channel per frame (8 channels of float64:
+                16 = 1 KiB, 1024 = 64 KiB; default 16,1024)
+                """, \.sizes),
+            .flag("--lossless", "loopback: lossless (credit) delivery instead of live", \.lossless),
+            .number(
+                "--seconds", "S", "a duration in seconds", in: 0.1...3_600, "measured seconds per point, in [0.1, 3600] (default 2)",
+                \.seconds),
+            .number(
+                "--warmup", "S", "a duration in seconds", in: 0...3_600,
+                """
+                seconds after the sessions start before a point is measured, in
+                [0, 3600] (default min(0.5, S/4))
+                """, \.warmup),
+            .integer(
+                "--subscribers", "N", "a count of subscribers", in: 1...256,
+                """
+                sessions measured at once, 1-256 (default 1); they share one libzmq
+                context with an I/O thread per core at most
+                """, \.subscribers),
+            .flag(
+                "--inline",
+                """
+                call the observers on each session's socket thread as messages
+                are read (the library's inline callback queue) instead of on a
+                callback thread: no hand-off between threads
+                """, \.inline),
+            .number(
+                "--start-at", "T", "a Unix time in seconds", in: 0...1e11,
+                """
+                against a publisher: start measuring the first point at Unix time T
+                (s), so that several bench processes measure the same window
+                """, \.startAt),
+            .text("--json", "PATH", "also write the points as JSON", \.json),
+            .text("--svg", "PATH", "also write the curve (latency against MB/s, log-log) as SVG", \.svg),
+        ])
+    }
+
+    /// The subscription options, --duration refused (bench measures --seconds per point).
+    static var subscriptionOptions: OptionTable<Given> {
+        let refused = OptionEntry<SubscriptionOptions.Given>.refused("--duration", "S", because: "bench measures --seconds per point")
+        return SubscriptionOptions.options.replacing("--duration", with: refused).lifted(\.subscription)
+    }
+
+    static var options: OptionTable<Given> { ownOptions + subscriptionOptions }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let rest = try options.parse(arguments, into: &given)
+        let seconds = given.seconds ?? 2
+        let runner = BenchRunner(
+            subscribers: given.subscribers ?? 1, seconds: seconds, startAt: given.startAt, warmup: given.warmup ?? min(0.5, seconds / 4),
+            inline: given.inline)
+        var c = Configuration(runner: runner, lossless: given.lossless, json: given.json, svg: given.svg)
+        // ADDRESS mode takes the subscription options (--api-key is required there, meaningless on loopback).
+        if given.subscription.apiKey != nil {
+            var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary bench")
+            for path in [given.json, given.svg].compactMap({ $0 }) { try checkWritable(path) }
             guard rest.count == 1 else {
                 throw UsageError(rest.isEmpty ? "missing ADDRESS (with --api-key)" : "expected one ADDRESS, got \(rest.count)")
             }
-            if ratesText != nil || sizesText != nil || lossless {
+            if given.rates != nil || given.sizes != nil || given.lossless {
                 throw UsageError(
                     "--rates, --sizes and --lossless apply to loopback runs; against a publisher its sources "
                         + "are the points (start it with one --simulate per rate and frame size)")
             }
-            try options.setAddress(rest[0])
-            let welcome = try BenchRunner.probe(options)
-            var sources = welcome.sources
-            if let wanted = options.sources {
-                for id in wanted where !sources.contains(where: { $0.id == id }) {
-                    throw CommandError(
-                        "--sources: the publisher has no source \(id)"
-                            + (id == 0 ? " to measure (0 stands for its own packages, which are no stream)" : "")
-                            + " (it lists " + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
-                }
-                sources = sources.filter { wanted.contains($0.id) }
+            try subscription.setAddress(rest[0])
+            c.subscription = subscription
+            c.address = rest[0]
+            return c
+        }
+        // Without --api-key the subscription options are not this mode's: refused as options it does not know.
+        let shared = Set(SubscriptionOptions.options.specs.map(\.name))
+        if let item = arguments.prefix(while: { $0 != "--" }).first(where: { shared.contains(String($0.prefix { $0 != "=" })) }) {
+            throw UsageError("unknown option '\(item)' (the subscription options need ADDRESS and --api-key KEY)")
+        }
+        for path in [given.json, given.svg].compactMap({ $0 }) { try checkWritable(path) }
+        guard rest.isEmpty else {
+            throw UsageError("unexpected argument '\(rest[0])' (a publisher ADDRESS needs --api-key KEY)")
+        }
+        if given.startAt != nil { throw UsageError("--start-at applies to runs against a publisher (ADDRESS)") }
+        c.rates = try parseList(
+            given.rates ?? "100,1000,10000,50000,max", option: "--rates", what: "an offered rate in frames/s in [1, 1000000] or max"
+        ) { text -> Double?? in
+            if text == "max" { return .some(nil) }
+            guard let v = Double(text), (1...1_000_000).contains(v) else { return nil }
+            return .some(v)
+        }
+        c.sizes = try parseList(
+            given.sizes ?? "16,1024", option: "--sizes", what: "samples per channel in [1, 262144] (8 channels of float64)"
+        ) { text -> Int? in
+            guard let v = Int(text), (1...262_144).contains(v) else { return nil }
+            return v
+        }
+        return c
+    }
+
+    static func run(_ c: Configuration) throws -> Int32 {
+        let report = try c.subscription.map { try remote($0, given: c.address, runner: c.runner) } ?? loopback(c)
+        for line in report.table() { StandardOutput.line(line) }
+        if let jsonPath = c.json { try write(report.json().render() + "\n", to: jsonPath) }
+        if let svgPath = c.svg { try write(report.svg(), to: svgPath) }
+        return report.points.contains { $0.unaccounted > 0 } ? 1 : 0
+    }
+
+    /// Each source of the publisher at `options`' ADDRESS (or of --sources) one point.
+    static func remote(_ options: SubscriptionOptions, given: String, runner: BenchRunner) throws -> BenchReport {
+        let subscribers = runner.subscribers, inline = runner.inline, seconds = runner.seconds
+        if let startAt = runner.startAt, startAt - Date().timeIntervalSince1970 > 3_600 {
+            throw UsageError("option --start-at: \(startAt) is more than an hour from now")
+        }
+        let welcome = try BenchRunner.probe(options)
+        var sources = welcome.sources
+        if let wanted = options.sources {
+            for id in wanted where !sources.contains(where: { $0.id == id }) {
+                throw CommandError(
+                    "--sources: the publisher has no source \(id)"
+                        + (id == 0 ? " to measure (0 stands for its own packages, which are no stream)" : "")
+                        + " (it lists " + sources.map { "\($0.id)" }.joined(separator: ", ") + ")")
             }
-            guard !sources.isEmpty else { throw CommandError("the publisher at \(rest[0]) lists no source to measure") }
-            let address = "tcp://\(options.host):\(options.port)"
+            sources = sources.filter { wanted.contains($0.id) }
+        }
+        guard !sources.isEmpty else { throw CommandError("the publisher at \(given) lists no source to measure") }
+        let address = "tcp://\(options.host):\(options.port)"
+        printError(
+            "bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(counted(sources.count, "source")), "
+                + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
+        var report = BenchReport(
+            mode: "publisher", address: address, delivery: nil, subscribers: subscribers, inlineCallbacks: inline, points: [])
+        for (index, source) in sources.enumerated() {
+            let point = try runner.remote(options, source: source, aligned: index == 0)
+            report.points.append(point)
             printError(
-                "bench: '\(welcome.publisherDescription.terminalSafe)' at \(address), \(counted(sources.count, "source")), "
-                    + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(seconds.formatted()) s per point")
-            report = BenchReport(
-                mode: "publisher", address: address, delivery: nil, subscribers: subscribers, inlineCallbacks: inline, points: [])
-            if let startAt, startAt - Date().timeIntervalSince1970 > 3_600 {
-                throw UsageError("option --start-at: \(startAt) is more than an hour from now")
-            }
-            for (index, source) in sources.enumerated() {
-                let point = try runner.remote(options, source: source, aligned: index == 0)
+                "  source \(source.id) '\(source.description.terminalSafe)': \(String(format: "%.0f", point.deliveredRate)) frames/s")
+        }
+        return report
+    }
+
+    /// Every --sizes × --rates point on a publisher of this process.
+    static func loopback(_ c: Configuration) throws -> BenchReport {
+        let runner = c.runner, lossless = c.lossless, rates = c.rates, sizes = c.sizes
+        let delivery: SourceDelivery = lossless ? .lossless : .live
+        printError(
+            "bench: loopback publisher on tcp://127.0.0.1, \(lossless ? "lossless" : "live") delivery, "
+                + "\(counted(runner.subscribers, "subscriber"))\(runner.inline ? " (inline callbacks)" : ""), "
+                + "\(counted(sizes.count * rates.count, "point")) of \(runner.seconds.formatted()) s")
+        var report = BenchReport(
+            mode: "loopback", address: "tcp://127.0.0.1", delivery: lossless ? "lossless" : "live",
+            subscribers: runner.subscribers, inlineCallbacks: runner.inline, points: [])
+        // A sweep takes a while (each point its warm-up and window): each point says on stderr when it is done.
+        let total = sizes.count * rates.count
+        for samples in sizes {
+            for rate in rates {
+                let point = try runner.loopback(samples: samples, rate: rate, delivery: delivery)
                 report.points.append(point)
                 printError(
-                    "  source \(source.id) '\(source.description.terminalSafe)': \(String(format: "%.0f", point.deliveredRate)) frames/s")
-            }
-        } else {
-            guard rest.isEmpty else {
-                throw UsageError("unexpected argument '\(rest[0])' (a publisher ADDRESS needs --api-key KEY)")
-            }
-            if startAt != nil { throw UsageError("--start-at applies to runs against a publisher (ADDRESS)") }
-            let rates = try parseList(
-                ratesText ?? "100,1000,10000,50000,max", option: "--rates", what: "an offered rate in frames/s in [1, 1000000] or max"
-            ) { text -> Double?? in
-                if text == "max" { return .some(nil) }
-                guard let v = Double(text), (1...1_000_000).contains(v) else { return nil }
-                return .some(v)
-            }
-            let sizes = try parseList(
-                sizesText ?? "16,1024", option: "--sizes", what: "samples per channel in [1, 262144] (8 channels of float64)"
-            ) { text -> Int? in
-                guard let v = Int(text), (1...262_144).contains(v) else { return nil }
-                return v
-            }
-            let delivery: SourceDelivery = lossless ? .lossless : .live
-            printError(
-                "bench: loopback publisher on tcp://127.0.0.1, \(lossless ? "lossless" : "live") delivery, "
-                    + "\(counted(subscribers, "subscriber"))\(inline ? " (inline callbacks)" : ""), \(counted(sizes.count * rates.count, "point")) of \(seconds.formatted()) s"
-            )
-            report = BenchReport(
-                mode: "loopback", address: "tcp://127.0.0.1", delivery: lossless ? "lossless" : "live",
-                subscribers: subscribers, inlineCallbacks: inline, points: [])
-            // A sweep takes a while (each point its warm-up and window): each point says on stderr when it is done.
-            let total = sizes.count * rates.count
-            for samples in sizes {
-                for rate in rates {
-                    let point = try runner.loopback(samples: samples, rate: rate, delivery: delivery)
-                    report.points.append(point)
-                    printError(
-                        "  point \(report.points.count)/\(total): \(counted(samples, "sample")) per channel at "
-                            + (rate.map { String(format: "%.0f", $0) + " frames/s offered" } ?? "max rate")
-                            + String(format: ": %.0f frames/s delivered", point.deliveredRate))
-                }
+                    "  point \(report.points.count)/\(total): \(counted(samples, "sample")) per channel at "
+                        + (rate.map { String(format: "%.0f", $0) + " frames/s offered" } ?? "max rate")
+                        + String(format: ": %.0f frames/s delivered", point.deliveredRate))
             }
         }
-        for line in report.table() { StandardOutput.line(line) }
-        if let jsonPath { try write(report.json().render() + "\n", to: jsonPath) }
-        if let svgPath { try write(report.svg(), to: svgPath) }
-        return report.points.contains { $0.unaccounted > 0 } ? 1 : 0
+        return report
     }
 
     /// A comma-separated list whose items `parse` accepts; the error names the option and the bad item.

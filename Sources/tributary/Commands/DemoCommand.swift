@@ -9,7 +9,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary demo`: the main job on an embedded default, end to end in one process.
-enum DemoCommand: Command {
+enum DemoCommand: TableCommand {
     static let name = "demo"
     static let streamsFrames = true
     static let summary = "run the main job on an embedded default: publish, subscribe, record, analyse, plot"
@@ -27,19 +27,41 @@ enum DemoCommand: Command {
           4. the capture analysed: statistics, Welch PSD, tone and distortion (THD, SINAD, ENOB,
              SFDR), printed as a report, and the PSD written as an SVG plot whose path is printed.
 
-          --out DIR      where to write the capture and the plot (default: a new directory under
-                         the system's temporary directory, printed at the end)
-          --seconds S    seconds to stream (default 3, at most 20)
+        \(options.help())
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let outDirectory = try arguments.option("--out") ?? newTemporaryDirectory()
-        let seconds =
-            try arguments.option("--seconds", "a duration in (0, 20] seconds") {
+    /// Where to write and how long to stream.
+    struct Configuration {
+        var out: String?
+        var seconds: Double?
+    }
+
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        OptionTable([
+            .text(
+                "--out", "DIR",
+                """
+                where to write the capture and the plot (default: a new directory under
+                the system's temporary directory, printed at the end)
+                """, \.out),
+            .parsed("--seconds", "S", "a duration in (0, 20] seconds", "seconds to stream (default 3, at most 20)", \.seconds) {
                 Double($0).flatMap { $0 > 0 && $0 <= 20 ? $0 : nil }
-            } ?? 3
-        let rest = try arguments.finish()
+            },
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var c = Configuration()
+        let rest = try options.parse(arguments, into: &c)
         guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+        return c
+    }
+
+    static func run(_ c: Configuration) throws -> Int32 {
+        let outDirectory = try c.out ?? newTemporaryDirectory()
+        let seconds = c.seconds ?? 3
         try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
         let capturePath = (outDirectory as NSString).appendingPathComponent("demo.tcap")
         let plotPath = (outDirectory as NSString).appendingPathComponent("demo-spectrum.svg")
@@ -68,7 +90,7 @@ enum DemoCommand: Command {
 
         // 2. The subscriber: source selection plus a server-side analog filter.
         let subject: Subject
-        do { subject = try Subject() } catch { throw CommandError("\(error)") }
+        subject = try Subject()
         let run = SubscriptionRun()
         run.attach(to: subject)
         let query = "0-1;1"
@@ -89,7 +111,7 @@ enum DemoCommand: Command {
         let writer: CaptureWriter
         do { writer = try CaptureWriter(path: capturePath) } catch {
             run.abandon()
-            throw CommandError("\(error)")
+            throw error
         }
         let counters = Mutex((frames: 0, bytes: 0, failure: String?.none))
         print(String(format: "  streaming and recording for %.0f s to %@ ...", seconds, capturePath))
@@ -108,7 +130,7 @@ enum DemoCommand: Command {
         let statistics = subject.statistics()
         let published = publisher.statistics()
         let summary: CaptureWriteSummary
-        do { summary = try writer.close() } catch { throw CommandError("\(error)") }
+        summary = try writer.close()
         if case .failed(let report) = end { throw CommandError("the subscription failed: error \(report.code): \(report.message)") }
         if let failure = counters.withLock({ $0.failure }) { throw CommandError("recording failed: \(failure)") }
         let received = counters.withLock { $0 }

@@ -5,7 +5,7 @@ import TributaryInterchange
 
 /// `tributary export X.tcap --format npy|csv|wav|tdms|xdf|hdf5 --out PATH`: a capture's analog data as a file
 /// the measurement world reads (docs/FORMATS.md).
-enum ExportCommand: Command {
+enum ExportCommand: TableCommand {
     static let name = "export"
     static let summary = "write a capture's analog data as NPY, CSV, WAV, TDMS, XDF or HDF5"
     static let usage = """
@@ -38,24 +38,7 @@ enum ExportCommand: Command {
                 channel_names, units and channel_indexes; float64 physical values, with --counts int16 /
                 int32 counts with scale and offset attributes; block_start / block_time_ns give the frame times.
 
-          --source N       the source (npy/csv/wav default: the lowest source id with analog data)
-          --channels SPEC  channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)
-          --start T        begin T seconds after the first sample (default 0)
-          --duration S     export S seconds (default: to the end)
-          --counts         store int16 / int32 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5:
-                           with their scales); refused when no exported source stores counts; a float source
-                           beside counts ones is written as values, with a warning
-          --time-column    csv: a first column of sample times
-          --align          map each source's times onto the recorder's clock with the capture's clock-offset
-                           records (docs/CAPTURE.md §6): t - offset(t), offset(t) the least-squares line of the
-                           offsets against the publisher's time (a constant for one); xdf then writes offsets
-                           of 0. A source without such records keeps its times (a warning says so)
-          --dejitter       replace the frame times of each run of contiguous frames by a robust line of time
-                           against sample counter (least squares, refitted without frames 3 median absolute
-                           residuals off), as pyxdf's dejitter_timestamps; after --align
-          --allow-damage   export what is intact when the capture is damaged (the damage is still listed)
-          --force          replace PATH (and with --counts PATH.json) if it exists (only once the new file is
-                           complete; never the capture itself, by any path or link to it)
+        \(options.help())
 
         Export holds a source's samples in memory (int16 counts exported as physical values also as
         float64): a source that would not fit in the memory available (MemAvailable, or the cgroup's
@@ -75,61 +58,107 @@ enum ExportCommand: Command {
     /// The exit status of an export refused because the capture is damaged.
     static let damagedStatus: Int32 = 3
 
-    /// Parse → options → `CaptureExport` (the library's export, which the C interface and Python
+    /// The capture, where it goes, and how (the library's export options).
+    struct Configuration {
+        var capture = ""
+        var destination: String?
+        var format: InterchangeFormat?
+        var options = ExportOptions(format: .npy)
+    }
+
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        let names = InterchangeFormat.allCases.map(\.rawValue)
+        return OptionTable([
+            .custom("--format", names.joined(separator: "|"), "the file format (above)") { c, text in
+                guard let format = InterchangeFormat(rawValue: text) else {
+                    throw UsageError("--format: '\(text)' is not one of \(names.joined(separator: ", "))")
+                }
+                c.format = format
+            },
+            .text("--out", "PATH", "the file to write", \.destination),
+            .flag(
+                "--force",
+                """
+                replace PATH (and with --counts PATH.json) if it exists (only once the new file is
+                complete; never the capture itself, by any path or link to it)
+                """, \.options.replace),
+            .parsed(
+                "--source", "N", "a source id", "the source (npy/csv/wav default: the lowest source id with analog data)",
+                \.options.source
+            ) { UInt32($0) },
+            .custom("--channels", "SPEC", "channel indexes, e.g. 0-3 or 0,2,5 (default all recorded channels)") { c, text in
+                do { c.options.channels = try ChannelSpec(parsing: text).channels.map { UInt32($0) } } catch {
+                    throw UsageError("--channels: \(error)")
+                }
+            },
+            .parsed("--start", "T", "a time in seconds >= 0", "begin T seconds after the first sample (default 0)", \.options.start) {
+                Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+            },
+            .parsed("--duration", "S", "a duration in seconds >= 0", "export S seconds (default: to the end)", \.options.duration) {
+                Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+            },
+            .flag(
+                "--counts",
+                """
+                store int16 / int32 sources as counts (npy: with the sidecar PATH.json; tdms/xdf/hdf5:
+                with their scales); refused when no exported source stores counts; a float source
+                beside counts ones is written as values, with a warning
+                """, \.options.counts),
+            .flag("--time-column", "csv: a first column of sample times", \.options.timeColumn),
+            .flag(
+                "--allow-damage", "export what is intact when the capture is damaged (the damage is still listed)", \.options.allowDamage),
+            .flag(
+                "--align",
+                """
+                map each source's times onto the recorder's clock with the capture's clock-offset
+                records (docs/CAPTURE.md §6): t - offset(t), offset(t) the least-squares line of the
+                offsets against the publisher's time (a constant for one); xdf then writes offsets
+                of 0. A source without such records keeps its times (a warning says so)
+                """, \.options.align),
+            .flag(
+                "--dejitter",
+                """
+                replace the frame times of each run of contiguous frames by a robust line of time
+                against sample counter (least squares, refitted without frames 3 median absolute
+                residuals off), as pyxdf's dejitter_timestamps; after --align
+                """, \.options.dejitter),
+        ])
+    }
+
+    /// The capture, the destination and the options of the command line.
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var c = Configuration()
+        let files = try options.parse(arguments, into: &c)
+        guard let format = c.format else {
+            throw UsageError("missing --format \(InterchangeFormat.allCases.map(\.rawValue).joined(separator: "|"))")
+        }
+        c.options.format = format
+        guard c.destination != nil else { throw UsageError("missing --out PATH") }
+        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
+        c.capture = files[0]
+        return c
+    }
+
+    /// The configuration → `CaptureExport` (the library's export, which the C interface and Python
     /// call too) → print.
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let (capture, destination, options) = try parse(&arguments)
+    static func run(_ c: Configuration) throws -> Int32 {
+        let capture = c.capture, destination = c.destination ?? ""
         do {
-            let written = try CaptureExport.export(capture: capture, to: destination, options: options, spelling: .commandLine) {
+            let written = try CaptureExport.export(capture: capture, to: destination, options: c.options, spelling: .commandLine) {
                 printError("tributary export: \($0)")
             }
             for s in written {
                 print("\(destination): source \(s.sourceID), \(s.channelCount) channels × \(s.sampleCount) samples")
             }
             return 0
-        } catch  where error.kind == .usage {
-            throw UsageError(error.message)
         } catch  where error.kind == .damaged {
             for d in error.damage { printError("tributary export: \(capture): damage at \(d)") }
             printError("tributary export: \(error.message)")
             return damagedStatus
         } catch {
-            throw CommandError(error.message)
+            throw error  // ErrorExit.table: a usage error is status 2 with the usage, any other 1
         }
-    }
-
-    /// The capture, the destination and the options of the command line.
-    static func parse(_ arguments: inout Arguments) throws -> (capture: String, destination: String, options: ExportOptions) {
-        let names = InterchangeFormat.allCases.map(\.rawValue)
-        guard let formatName = try arguments.option("--format") else {
-            throw UsageError("missing --format \(names.joined(separator: "|"))")
-        }
-        guard let format = InterchangeFormat(rawValue: formatName) else {
-            throw UsageError("--format: '\(formatName)' is not one of \(names.joined(separator: ", "))")
-        }
-        guard let destination = try arguments.option("--out") else { throw UsageError("missing --out PATH") }
-        var options = ExportOptions(format: format)
-        options.replace = arguments.flag("--force")
-        options.source = try arguments.option("--source", "a source id") { UInt32($0) }
-        let channelText = try arguments.option("--channels")
-        options.start = try arguments.option("--start", "a time in seconds >= 0") {
-            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
-        }
-        options.duration = try arguments.option("--duration", "a duration in seconds >= 0") {
-            Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
-        }
-        options.counts = arguments.flag("--counts")
-        options.timeColumn = arguments.flag("--time-column")
-        options.allowDamage = arguments.flag("--allow-damage")
-        options.align = arguments.flag("--align")
-        options.dejitter = arguments.flag("--dejitter")
-        let files = try arguments.finish()
-        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
-        if let channelText {
-            do { options.channels = try ChannelSpec(parsing: channelText).channels.map { UInt32($0) } } catch {
-                throw UsageError("--channels: \(error)")
-            }
-        }
-        return (files[0], destination, options)
     }
 }

@@ -6,7 +6,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary extract X.tcap --out DIR`: everything a capture holds besides analog data, as files.
-enum ExtractCommand: Command {
+enum ExtractCommand: TableCommand {
     static let name = "extract"
     static let summary = "write a capture's messages, XML, errors, files, images, arrays and digital lines to a directory"
     static let usage = """
@@ -28,9 +28,7 @@ enum ExtractCommand: Command {
                         uint8 0/1 shaped (lines, samples), the source's digital frames concatenated, with
                         digital.jsonl: per frame the line indexes, first_sample, sample range and time
 
-          --kinds LIST   comma-separated subset of message,xml,error,file,image,array,digital (default all)
-          --sources IDS  comma-separated source ids (default all, source 0 included)
-          --force        write into a DIR that exists and is not empty (files of the same names are replaced)
+        \(options.help())
 
         A file whose chunks are incomplete or fail their MD5 is reported on stderr and not written;
         the exit status is then 1. Analog data is exported with 'tributary export'.
@@ -38,29 +36,51 @@ enum ExtractCommand: Command {
 
     static let allKinds: [FrameKind] = [.message, .xml, .error, .file, .image, .array, .digital]
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        guard let out = try arguments.option("--out") else { throw UsageError("missing --out DIR") }
+    /// The capture, what to extract and where.
+    struct Configuration {
+        var capture = ""
+        var out: String?
         var kinds = Set(allKinds)
-        if let text = try arguments.option("--kinds") {
-            kinds = []
-            for name in text.split(separator: ",").map(String.init) {
-                guard let k = allKinds.first(where: { $0.description == name || $0.description + "s" == name }) else {
-                    throw UsageError("--kinds: '\(name)' is not one of \(allKinds.map(\.description).joined(separator: ","))")
-                }
-                kinds.insert(k)
-            }
-        }
         var sources: Set<UInt32>?
-        if let text = try arguments.option("--sources") {
-            sources = Set(
-                try text.split(separator: ",").map { s -> UInt32 in
-                    guard let id = UInt32(s) else { throw UsageError("--sources: '\(s)' is not a source id") }
-                    return id
-                })
-        }
-        let force = arguments.flag("--force")
-        let files = try arguments.finish()
+        var force = false
+    }
+
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        OptionTable([
+            .text("--out", "DIR", "the directory to write into (created if missing; required)", \.out),
+            .custom("--kinds", "LIST", "comma-separated subset of message,xml,error,file,image,array,digital (default all)") { c, text in
+                c.kinds = []
+                for name in text.split(separator: ",").map(String.init) {
+                    guard let k = allKinds.first(where: { $0.description == name || $0.description + "s" == name }) else {
+                        throw UsageError("--kinds: '\(name)' is not one of \(allKinds.map(\.description).joined(separator: ","))")
+                    }
+                    c.kinds.insert(k)
+                }
+            },
+            .custom("--sources", "IDS", "comma-separated source ids (default all, source 0 included)") { c, text in
+                c.sources = Set(
+                    try text.split(separator: ",").map { s -> UInt32 in
+                        guard let id = UInt32(s) else { throw UsageError("--sources: '\(s)' is not a source id") }
+                        return id
+                    })
+            },
+            .flag("--force", "write into a DIR that exists and is not empty (files of the same names are replaced)", \.force),
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var c = Configuration()
+        let files = try options.parse(arguments, into: &c)
+        guard c.out != nil else { throw UsageError("missing --out DIR") }
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
+        c.capture = files[0]
+        return c
+    }
+
+    static func run(_ c: Configuration) throws -> Int32 {
+        let out = c.out ?? "", kinds = c.kinds, sources = c.sources, force = c.force, files = [c.capture]
         let reader = try CaptureReader(path: files[0])
         let fm = FileManager.default
         var isDirectory: ObjCBool = false

@@ -5,7 +5,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary filter`: applies subscriber filters to a frame file, exactly as the publisher would.
-enum FilterCommand: Command {
+enum FilterCommand: TableCommand {
     static let name = "filter"
     static let summary = "apply analog/array filters to a frame file or a capture, as the publisher would"
     static let usage = """
@@ -24,12 +24,7 @@ enum FilterCommand: Command {
         (or that it kept nothing, and why when IN has nothing of its kind), the frames copied unchanged,
         and the gap records kept in a capture OUT.
 
-          --filter analog:QUERY          an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2')
-          --filter TYPE:QUERY            an array filter for arrays of TYPE (double, float, int32, int16,
-                                         int64, bool, string), SCCT query 'ROWS;COLUMNS' (e.g. 'double:5-15;5-15')
-          --out OUT                      the frame file or capture to write ('-' for standard output)
-          --allow-damage                 filter what is intact when the capture IN is damaged (the damage is still listed)
-          --force                        replace an existing OUT
+        \(options.help())
 
         Damage found in a capture IN (a damaged chunk, a torn tail, unreadable bytes, a duplicated or
         misplaced record, a damaged header or footer) is listed on stderr with byte offsets, OUT is not
@@ -44,18 +39,48 @@ enum FilterCommand: Command {
     /// The exit status of a filter refused because the capture is damaged (as `export`'s).
     static let damagedStatus: Int32 = 3
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let specs = try arguments.options("--filter")
-        guard let out = try arguments.option("--out") else { throw UsageError("missing --out OUT") }
-        let force = arguments.flag("--force")
-        let allowDamage = arguments.flag("--allow-damage")
-        let inputs = try arguments.finish()
-        guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN" : "expected one IN, got \(inputs.count)") }
-        guard !specs.isEmpty else { throw UsageError("give at least one --filter") }
+    /// The command line as given.
+    struct Given {
+        var filters: [String] = []
+        var out: String?
+        var force = false
+        var allowDamage = false
+    }
 
+    /// The input, the filters (ids 1, 2, … in the order given, each with its spec) and the output.
+    struct Configuration {
+        var input: String
+        var out: String
+        var force: Bool
+        var allowDamage: Bool
+        var filters: SubscriberFilters
+        var names: [UInt32: String]
+    }
+
+    static var options: OptionTable<Given> {
+        OptionTable([
+            .texts(
+                "--filter", "KIND:QUERY",
+                """
+                analog:QUERY: an analog filter, SCCT query 'CHANNELS;SOURCES' (e.g. 'analog:1-3;0,2');
+                TYPE:QUERY: an array filter for arrays of TYPE (double, float, int32, int16,
+                int64, bool, string), SCCT query 'ROWS;COLUMNS' (e.g. 'double:5-15;5-15'); repeatable
+                """, \.filters),
+            .text("--out", "OUT", "the frame file or capture to write ('-' for standard output)", \.out),
+            .flag("--force", "replace an existing OUT", \.force),
+            .flag("--allow-damage", "filter what is intact when the capture IN is damaged (the damage is still listed)", \.allowDamage),
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let inputs = try options.parse(arguments, into: &given)
+        guard let out = given.out else { throw UsageError("missing --out OUT") }
+        guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN" : "expected one IN, got \(inputs.count)") }
+        guard !given.filters.isEmpty else { throw UsageError("give at least one --filter") }
         var filters = SubscriberFilters()
         var names: [UInt32: String] = [:]
-        for spec in specs {
+        for spec in given.filters {
             guard let colon = spec.firstIndex(of: ":") else {
                 throw UsageError("--filter '\(spec)': expected KIND:QUERY, e.g. analog:1-3;0,2 or double:5-15;5-15")
             }
@@ -75,8 +100,12 @@ enum FilterCommand: Command {
             }
             names[id] = spec
         }
+        return Configuration(
+            input: inputs[0], out: out, force: given.force, allowDamage: given.allowDamage, filters: filters, names: names)
+    }
 
-        let input = inputs[0]
+    static func run(_ c: Configuration) throws -> Int32 {
+        let input = c.input, out = c.out, force = c.force, allowDamage = c.allowDamage, filters = c.filters, names = c.names
         try InputFile.check(input)
         let output = try FilterOutput(out, input: input, force: force)
         var selection = FilterSelection(filters: filters, specs: names)
@@ -174,9 +203,7 @@ final class FilterOutput {
     init(_ path: String, input: String, force: Bool) throws {
         if path.hasSuffix(".tcap") {
             let destination: CaptureDestination
-            do { destination = try CaptureDestination(path: path, replace: force, inputs: [input]) } catch {
-                throw CommandError("\(error)")
-            }
+            destination = try CaptureDestination(path: path, replace: force, inputs: [input])
             // Filters drop and repeat frames: their sequence numbers jump by design, which is no loss.
             writer = try CaptureWriter(destination: destination, options: CaptureWriterOptions(fsync: .none, detectSequenceJumps: false))
             target = nil

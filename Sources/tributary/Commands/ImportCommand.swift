@@ -6,7 +6,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary import FILE --rate HZ --out X.tcap`: records an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture.
-enum ImportCommand: Command {
+enum ImportCommand: TableCommand {
     static let name = "import"
     static let summary = "record an NPY, WAV, CSV, TDMS, XDF or HDF5 file as a capture (.tcap)"
     static let usage = """
@@ -39,30 +39,33 @@ enum ImportCommand: Command {
                device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
         The input must have 1 to 65,535 channels and at least one sample. Memory stays bounded whatever
         FILE's size: it is read a frame (or a few MiB) at a time (TDMS DAQmx raw data is still read whole).
-          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids,
-                             dataset paths); XDF marker streams are selected by name or id alike
-
-          --rate HZ          samples per second (required except for WAV)
-          --out X.tcap       the capture to write (required)
-          --start-time T     NPY / WAV / CSV: the time of the first sample, ISO 8601 (2026-11-30T15:04:05.25Z,
-                             an offset such as +01:00, or no zone: local time) or Unix seconds
-                             (1796051045.25); default the file's modification time (said in the output).
-                             TDMS, XDF and HDF5 files carry their own times
-          --source-id N      source id, default 1
-          --source-name S    device name in the configuration, default the file name
-          --unit U           unit of every channel, default V
-          --fast-codec       compress with the codec's fast path (bit-shuffle, then zstd -1 with raw
-                             literals; no entropy coding): less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
-          --force            replace X.tcap if it exists, once the new capture is complete (never FILE itself,
-                             by any path or link)
+        \(options.help())
         X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        var request = try ImportRequest(&arguments, out: nil)
-        let files = try arguments.finish()
+    /// The command line as given: the request, and --out (required).
+    struct Given {
+        var request = ImportRequest(out: "")
+        var out: String?
+    }
+
+    static var options: OptionTable<Given> {
+        ImportRequest.readOptions.lifted(\.request)
+            + OptionTable([.text("--out", "X.tcap", "the capture to write (required)", \.out)])
+            + ImportRequest.writeOptions.lifted(\.request)
+    }
+
+    static func parse(_ arguments: [String]) throws -> ImportRequest {
+        var given = Given()
+        let files = try options.parse(arguments, into: &given)
+        guard let out = given.out else { throw UsageError("missing --out X.tcap") }
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
-        request.path = files[0]
+        given.request.out = out
+        given.request.path = files[0]
+        return given.request
+    }
+
+    static func run(_ request: ImportRequest) throws -> Int32 {
         for line in try perform(request) { print(line) }
         return 0
     }
@@ -85,29 +88,21 @@ enum ImportCommand: Command {
         // Checked before the input is read: refuse an existing output (without --force) or .partial early,
         // and an output that is the input (any spelling of it, or a link to it) even with --force.
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: request.force, inputs: [path]) } catch {
-            throw CommandError("\(error)")
-        }
+        destination = try CaptureDestination(path: out, replace: request.force, inputs: [path])
         // NPY, WAV or CSV by the name's extension (TDMS, XDF and HDF5 were recognised by their bytes above).
         guard let format = InterchangeFormat.of(path: path), !format.holdsEverySource else {
             throw UsageError("'\(path)': expected a .npy, .wav, .csv, .tdms, .xdf or .h5 file")
         }
         let signal: SignalFile, effectiveRate: Double?
-        do {
-            signal = try SignalFile.open(path: path, format: format)
-            effectiveRate = request.rate ?? signal.rate
-        } catch {
-            throw CommandError("\(error)")
-        }
+        signal = try SignalFile.open(path: path, format: format)
+        effectiveRate = request.rate ?? signal.rate
         guard let effectiveRate else { throw UsageError("missing --rate HZ") }
-        do { try signal.validate(file: path) } catch { throw CommandError("\(error)") }
+        try signal.validate(file: path)
         let summary: CaptureWriteSummary
-        do {
-            summary = try CaptureImport.write(
-                signal, rate: effectiveRate, sourceID: request.sourceID,
-                sourceName: request.sourceName ?? (path as NSString).lastPathComponent, unit: request.unit, startNs: start.ns,
-                to: destination, options: request.options)
-        } catch { throw CommandError("\(error)") }
+        summary = try CaptureImport.write(
+            signal, rate: effectiveRate, sourceID: request.sourceID,
+            sourceName: request.sourceName ?? (path as NSString).lastPathComponent, unit: request.unit, startNs: start.ns,
+            to: destination, options: request.options)
         return [
             "\(out): \(counted(signal.channelCount, "channel")) × \(counted(signal.sampleCount, "sample")) (\(signal.samples.format)), "
                 + "\(counted(summary.records, "record")), \(counted(summary.fileBytes, "byte"))",
@@ -138,24 +133,22 @@ enum ImportCommand: Command {
         options: CaptureWriterOptions
     ) throws -> [String] {
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force, inputs: [path]) } catch { throw CommandError("\(error)") }
+        destination = try CaptureDestination(path: out, replace: force, inputs: [path])
         let sources: [ImportedSource]
         let summary: CaptureWriteSummary
         var markers: [MarkerImport.Stream] = []
-        do {
-            // XDF marker streams become messages (MarkerImport); --select may name them or numeric streams.
-            var numericSelect = select
-            if kind == .xdf {
-                markers = try MarkerImport.read(xdf: path, select: select)
-                numericSelect = select?.subtracting(markers.map(\.name)).subtracting(markers.map { "\($0.streamID)" })
-            }
-            if let numericSelect, numericSelect.isEmpty, !markers.isEmpty {
-                sources = []
-            } else {
-                sources = try FormatImport.read(path: path, select: numericSelect, rate: rate, allowNone: !markers.isEmpty)
-            }
-            summary = try FormatImport.write(sources, messages: MarkerImport.frames(markers), to: destination, options: options)
-        } catch { throw CommandError("\(error)") }
+        // XDF marker streams become messages (MarkerImport); --select may name them or numeric streams.
+        var numericSelect = select
+        if kind == .xdf {
+            markers = try MarkerImport.read(xdf: path, select: select)
+            numericSelect = select?.subtracting(markers.map(\.name)).subtracting(markers.map { "\($0.streamID)" })
+        }
+        if let numericSelect, numericSelect.isEmpty, !markers.isEmpty {
+            sources = []
+        } else {
+            sources = try FormatImport.read(path: path, select: numericSelect, rate: rate, allowNone: !markers.isEmpty)
+        }
+        summary = try FormatImport.write(sources, messages: MarkerImport.frames(markers), to: destination, options: options)
         return sources.map { s in
             "\(out): source \(s.sourceID) '\(s.deviceName)': \(counted(s.channelCount, "channel")) × \(counted(s.sampleCount, "sample")) (\(s.samples.format)) at \(s.rate) Hz"
         }
@@ -173,26 +166,62 @@ struct ImportRequest {
     var sourceName: String?
     var unit = "V"
     var force = false
-    var options = CaptureWriterOptions(fsync: .none)
+    /// --fast-codec: the writer's fast chunk codec.
+    var fastCodec = false
+    var options: CaptureWriterOptions { CaptureWriterOptions(chunk: fastCodec ? .fast : ChunkCodecOptions(), fsync: .none) }
     var select: Set<String>?
     var startText: String?
 
-    /// Takes `import`'s options from `arguments`; `out` given (process) means no --out, --source-id, --source-name,
-    /// --unit, --fast-codec or --force are taken.
-    init(_ arguments: inout Arguments, out: String?) throws {
-        rate = try arguments.option("--rate", "a positive rate in Hz") { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } }
-        if let out {
-            self.out = out
-        } else {
-            guard let out = try arguments.option("--out") else { throw UsageError("missing --out X.tcap") }
-            self.out = out
-            sourceID = try arguments.option("--source-id", "a source id 1...4294967295") { UInt32($0).flatMap { $0 > 0 ? $0 : nil } } ?? 1
-            sourceName = try arguments.option("--source-name")
-            unit = try arguments.option("--unit") ?? "V"
-            force = arguments.flag("--force")
-            options = CaptureWriterOptions(chunk: arguments.flag("--fast-codec") ? .fast : ChunkCodecOptions(), fsync: .none)
-        }
-        select = try arguments.option("--select").map { Set($0.split(separator: ",").map { String($0) }) }
-        startText = try arguments.option("--start-time")
+    /// A request writing `out`, every option at its default.
+    init(out: String) { self.out = out }
+
+    /// The options `import` and `process` share: what to read and when it starts.
+    static var readOptions: OptionTable<ImportRequest> {
+        OptionTable([
+            .custom(
+                "--select", "NAMES",
+                """
+                TDMS / XDF / HDF5: only these groups / streams / datasets (comma-separated names, source ids,
+                dataset paths); XDF marker streams are selected by name or id alike
+                """
+            ) { r, text in r.select = Set(text.split(separator: ",").map { String($0) }) },
+            .parsed("--rate", "HZ", "a positive rate in Hz", "samples per second (required except for WAV)", \.rate) {
+                Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+            },
+            .text(
+                "--start-time", "T",
+                """
+                NPY / WAV / CSV: the time of the first sample, ISO 8601 (2026-11-30T15:04:05.25Z,
+                an offset such as +01:00, or no zone: local time) or Unix seconds
+                (1796051045.25); default the file's modification time (said in the output).
+                TDMS, XDF and HDF5 files carry their own times
+                """, \.startText),
+        ])
+    }
+
+    /// The options of the capture `import` writes (`process` writes its own).
+    static var writeOptions: OptionTable<ImportRequest> {
+        OptionTable([
+            .custom("--source-id", "N", "source id, default 1") { r, text in
+                guard let id = UInt32(text), id > 0 else {
+                    throw UsageError("option --source-id: '\(text)' is not a source id 1...4294967295")
+                }
+                r.sourceID = id
+            },
+            .custom("--source-name", "S", "device name in the configuration, default the file name") { r, text in r.sourceName = text },
+            .custom("--unit", "U", "unit of every channel, default V") { r, text in r.unit = text },
+            .flag(
+                "--fast-codec",
+                """
+                compress with the codec's fast path (bit-shuffle, then zstd -1 with raw
+                literals; no entropy coding): less CPU, a larger capture (docs/CAPTURE.md); the default codes for size
+                """, \.fastCodec),
+            .flag(
+                "--force",
+                """
+                replace X.tcap if it exists, once the new capture is complete (never FILE itself,
+                by any path or link)
+                """, \.force),
+        ])
     }
 }

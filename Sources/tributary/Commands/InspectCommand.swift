@@ -5,7 +5,7 @@ import TributaryText
 import TributaryWire
 
 /// `tributary inspect FILE`: one line (or one JSON object) per frame of a frame file.
-enum InspectCommand: Command {
+enum InspectCommand: TableCommand {
     static let name = "inspect"
     static let summary = "describe a capture, or the frames in a file of concatenated frames"
     static let usage = """
@@ -24,28 +24,55 @@ enum InspectCommand: Command {
         prints one line per frame: kind, source, sequence, timestamp, filter id, size and a summary
         of the content. Use '-' for standard input.
 
-          --json                  one JSON object per frame: kind, source_id, sequence, timestamp_ns,
-                                  filter_id, flags, size and the decoded content (numbers read back exactly;
-                                  NaN and infinities print as null)
-          --max-frame-size BYTES  reject frames larger than this (40 to 67108864, the default)
-          --packages              for a capture: one line (or JSON object) per package other than analog
-                                  data and configurations — messages, XML, errors, file and image chunks,
-                                  arrays, digital lines, gap notices — then a count per kind (what
-                                  'tributary extract' writes out)
+        \(options.help())
 
         A malformed frame stops the listing with an error naming the field and the byte offset;
         the frames before it are still printed. Exit status: 0 ok, 1 malformed input, 2 usage.
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let json = arguments.flag("--json")
-        let packages = arguments.flag("--packages")
-        let maxFrame =
-            try arguments.integer("--max-frame-size", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize)
-            ?? WireLimits.maxFrameSize
-        let files = try arguments.finish()
+    /// The file and how to list it.
+    struct Configuration {
+        var path = ""
+        var json = false
+        var packages = false
+        var maxFrameSize: Int?
+    }
+
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        OptionTable([
+            .flag(
+                "--json",
+                """
+                one JSON object per frame: kind, source_id, sequence, timestamp_ns,
+                filter_id, flags, size and the decoded content (numbers read back exactly;
+                NaN and infinities print as null)
+                """, \.json),
+            .integer(
+                "--max-frame-size", "BYTES", "a byte count", in: WireLimits.headerLength...WireLimits.maxFrameSize,
+                "reject frames larger than this (40 to 67108864, the default)", \.maxFrameSize),
+            .flag(
+                "--packages",
+                """
+                for a capture: one line (or JSON object) per package other than analog
+                data and configurations — messages, XML, errors, file and image chunks,
+                arrays, digital lines, gap notices — then a count per kind (what
+                'tributary extract' writes out)
+                """, \.packages),
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var c = Configuration()
+        let files = try options.parse(arguments, into: &c)
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
-        let path = files[0]
+        c.path = files[0]
+        return c
+    }
+
+    static func run(_ c: Configuration) throws -> Int32 {
+        let path = c.path, json = c.json, packages = c.packages, maxFrame = c.maxFrameSize ?? WireLimits.maxFrameSize
         let input = try InputFile(path)
         if path != "-", CaptureDescription.isCapture(path) {
             if packages { return try listPackages(path, json: json) }

@@ -2,7 +2,7 @@ import Foundation
 import TributaryTransport
 
 /// `tributary keygen`: makes a CURVE key pair for a publisher or a subscriber.
-enum KeygenCommand: Command {
+enum KeygenCommand: TableCommand {
     static let name = "keygen"
     static let summary = "generate a CURVE key pair (Z85) for encrypted, authenticated connections"
     static let usage = """
@@ -13,25 +13,41 @@ enum KeygenCommand: Command {
         its subscribers get its .pub; a subscriber's .pub goes into the publisher's allow-list.
 
         Options:
-          --out PREFIX   write PREFIX.key and PREFIX.pub instead of printing
-          --force        overwrite existing files
+        \(options.help())
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let prefix = try arguments.option("--out")
-        let force = arguments.flag("--force")
-        let rest = try arguments.finish()
-        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
-        if prefix == nil && force { throw UsageError("--force needs --out") }
-        let pair: ZMQCurveKeyPair
-        do { pair = try ZMQCurveKeyPair.generate() } catch { throw CommandError("\(error)") }
+    /// Where the key pair goes (nil: printed).
+    struct Configuration {
+        var prefix: String?
+        var force = false
+    }
 
-        guard let prefix else {
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        OptionTable([
+            .text("--out", "PREFIX", "write PREFIX.key and PREFIX.pub instead of printing", \.prefix),
+            .flag("--force", "overwrite existing files", \.force),
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var c = Configuration()
+        let rest = try options.parse(arguments, into: &c)
+        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+        if c.prefix == nil && c.force { throw UsageError("--force needs --out") }
+        if c.prefix == "" { throw UsageError("option --out: the prefix is empty") }
+        return c
+    }
+
+    static func run(_ c: Configuration) throws -> Int32 {
+        let pair = try ZMQCurveKeyPair.generate()
+        let force = c.force
+        guard let prefix = c.prefix else {
             print("public-key \(pair.publicKey.z85)")
             print("secret-key \(pair.secretKey.z85)")
             return 0
         }
-        guard !prefix.isEmpty else { throw UsageError("option --out: the prefix is empty") }
         let secretPath = prefix + ".key", publicPath = prefix + ".pub"
         if !force {
             for path in [secretPath, publicPath] where FileManager.default.fileExists(atPath: path) {

@@ -6,7 +6,7 @@ import TributaryView
 import TributaryWire
 
 /// `tributary monitor`: the live view's readings as a table in the terminal.
-enum MonitorCommand: Command {
+enum MonitorCommand: TableCommand {
     static let name = "monitor"
     static let streamsFrames = true
     static let summary = "live readings (RMS, p-p, tone, THD, SINAD, ENOB) and link health in the terminal"
@@ -32,37 +32,75 @@ enum MonitorCommand: Command {
 
         Default channels: the first two of each source (at most 8 in all).
 
-        \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
-          --measure LIST            readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
-                                    amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
-                                    (default: all)
-          --every S                 seconds between tables, in [0.1, 3600] (default 1)
-          --spectrogram             also the spectrum of the samples since the previous interval, per channel:
-                                    on a terminal a line of 64 shades from 0 Hz to half the rate (darkest the
-                                    quietest, over the 80 dB below its strongest band); in JSON a member
-                                    "spectrogram":{"df":HZ,"db":[…]} (centi-dB accuracy, points of df Hz,
-                                    each the strongest of its bins; null when no Welch segment completed)
-        \(DisplayFilterOptions.usageLines)
+        \(options.help())
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary monitor")
-        let measureText = try arguments.option("--measure")
-        let every = try arguments.number("--every", "an interval in seconds", in: 0.1...3600) ?? 1
-        let spectrogram = arguments.flag("--spectrogram")
-        let displayFilter = try DisplayFilterOptions.parse(&arguments)
-        let rest = try arguments.finish()
+    /// The command line as given.
+    struct Given {
+        var subscription = SubscriptionOptions.Given()
+        var measure: String?
+        var every: Double?
+        var spectrogram = false
+        var display = DisplayFilterOptions.Given()
+    }
+
+    /// The session, the readings to show and how often.
+    struct Configuration {
+        var subscription: SubscriptionOptions
+        var measures: [String]
+        var every: Double
+        var spectrogram: Bool
+        var displayFilter: DisplayFilter?
+    }
+
+    static var options: OptionTable<Given> {
+        let refused = OptionEntry<SubscriptionOptions.Given>.refused(
+            "--array-filter", "TYPE:QUERY", because: "monitor reads analog channels only")
+        return SubscriptionOptions.options.replacing("--array-filter", with: refused).lifted(\.subscription)
+            + OptionTable([
+                .text(
+                    "--measure", "LIST",
+                    """
+                    readings to show, from rms, pp, mean, freq (tone frequency), amp (tone
+                    amplitude), thd (THD as a ratio, in dB and in %), sinad (dB), enob
+                    (default: all)
+                    """, \.measure),
+                .number(
+                    "--every", "S", "an interval in seconds", in: 0.1...3600, "seconds between tables, in [0.1, 3600] (default 1)", \.every),
+                .flag(
+                    "--spectrogram",
+                    """
+                    also the spectrum of the samples since the previous interval, per channel:
+                    on a terminal a line of 64 shades from 0 Hz to half the rate (darkest the
+                    quietest, over the 80 dB below its strongest band); in JSON a member
+                    "spectrogram":{"df":HZ,"db":[…]} (centi-dB accuracy, points of df Hz,
+                    each the strongest of its bins; null when no Welch segment completed)
+                    """, \.spectrogram),
+            ]) + DisplayFilterOptions.options.lifted(\.display)
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let rest = try options.parse(arguments, into: &given)
+        var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary monitor")
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
-        guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: monitor reads analog channels only") }
         var measures = readingNames
-        if let measureText {
+        if let measureText = given.measure {
             measures = measureText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             for m in measures where !readingNames.contains(m) {
                 throw UsageError("option --measure: '\(m)' is not one of \(readingNames.joined(separator: ", "))")
             }
             guard !measures.isEmpty else { throw UsageError("option --measure: the list is empty") }
         }
-        try options.setAddress(rest[0])
+        try subscription.setAddress(rest[0])
+        return Configuration(
+            subscription: subscription, measures: measures, every: given.every ?? 1, spectrogram: given.spectrogram,
+            displayFilter: DisplayFilterOptions.filter(given.display))
+    }
+
+    static func run(_ configuration: Configuration) throws -> Int32 {
+        let options = configuration.subscription, measures = configuration.measures, every = configuration.every
+        let spectrogram = configuration.spectrogram, displayFilter = configuration.displayFilter
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,

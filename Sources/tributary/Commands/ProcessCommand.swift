@@ -7,7 +7,7 @@ import TributaryWire
 
 /// `tributary process IN --out OUT.tcap [--filter SPEC] [--notch F0:Q] [--decimate N]`: a capture's
 /// (or an imported file's) analog data filtered and decimated, chunk by chunk, its gaps, times and other frames kept.
-enum ProcessCommand: Command {
+enum ProcessCommand: TableCommand {
     static let name = "process"
     static let summary = "filter, notch and decimate a capture's analog data into a new capture, chunk by chunk"
     static let usage = """
@@ -28,28 +28,14 @@ enum ProcessCommand: Command {
         segment: every filter restarts at rest, nothing is carried across it, and the output has the gap
         at the same time (a resampler first gives its last outputs, as resample_poly pads the end with zeros).
 
-          --filter SPEC      an IIR filter FAMILY:ORDER:BAND:F[-F2][:PARAM=VALUE]... with frequencies in Hz:
-                             FAMILY butter, cheby1 (needs rp=DB), cheby2 (needs rs=DB), ellip (needs rp= and rs=),
-                             bessel (norm=phase|delay, default phase); ORDER 1 to 64; BAND lowpass, highpass
-                             (one frequency), bandpass, bandstop (two, F-F2); e.g. butter:8:lowpass:1000,
-                             butter:4:bandpass:10-200, cheby1:6:highpass:50:rp=1, ellip:4:lowpass:100:rp=0.5:rs=60
-          --notch F0:Q       a notch (scipy's iirnotch) at F0 Hz with quality factor Q, e.g. 50:30
-          --decimate N       keep every N-th sample (N 2 to 1048576) after decimate's anti-aliasing filter, a
-                             Chebyshev I of order 8, 0.05 dB ripple, cutoff 0.8 × rate / (2N), run forward only
-          --resample UP/DOWN resample_poly by UP/DOWN (integers 1 to 1048576, e.g. 3/2): scipy's Kaiser (beta 5)
-                             firwin filter, padtype 'constant' (zeros beyond each segment's ends), its delay removed
-          --out OUT.tcap     the capture to write (required)
-          --source N         process only source N (its other sources are copied as they are)
-          --force            replace OUT.tcap if it exists, once the new capture is complete (never IN itself)
+        \(ownOptions.help())
 
         At least one of --filter, --notch, --decimate and --resample is required. Every frequency must be above 0 and
         below half the rate of each processed source (its configuration gives the rate); a source with no
         known single rate is an error. An IN that is not a capture (NPY, WAV, CSV, TDMS, XDF, HDF5) is first
         recorded as 'tributary import' would, into a capture in a new directory beside OUT (removed at the
         end; the import reads the file in bounded pieces, TDMS DAQmx raw data whole), with import's options:
-          --rate HZ          NPY / CSV: samples per second (required); WAV, TDMS, XDF, HDF5: when the file has none
-          --start-time T     NPY / WAV / CSV: the first sample's time (ISO 8601 or Unix seconds; default the file's mtime)
-          --select NAMES     TDMS / XDF / HDF5: only these groups / streams / datasets
+        \(ImportRequest.readOptions.help())
         Damage found in IN (a damaged chunk, a torn tail, …) is listed on stderr, OUT is not written and
         the exit status is 3 (run 'tributary repair' first).
         Exit status: 0 written, 1 error, 2 usage, 3 damaged capture (nothing written).
@@ -72,29 +58,87 @@ enum ProcessCommand: Command {
     }
     static let maxOrder = 64
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let filterText = try arguments.option("--filter")
-        let notchText = try arguments.option("--notch")
-        let decimate = try arguments.option("--decimate", "an integer from 2 to \(RateChange.maxFactor)") { text in
-            Int(text).flatMap { $0 >= 2 && $0 <= RateChange.maxFactor ? $0 : nil }
-        }
-        let resampleText = try arguments.option("--resample")
-        guard let out = try arguments.option("--out") else { throw UsageError("missing --out OUT.tcap") }
-        let source = try arguments.option("--source", "a source id 0 to 4294967295") { UInt32($0) }
-        let force = arguments.flag("--force")
-        var importing = try ImportRequest(&arguments, out: "")
-        let inputs = try arguments.finish()
+    /// The command line as given.
+    struct Given {
+        var filter: FilterSpec?
+        var notch: NotchSpec?
+        var decimate: Int?
+        var resample: String?
+        var out: String?
+        var source: UInt32?
+        var force = false
+        var importing = ImportRequest(out: "")
+    }
+
+    /// The input, the processing and the output.
+    struct Configuration {
+        var input: String
+        var out: String
+        var plan: ProcessPlan
+        var source: UInt32?
+        var force: Bool
+        /// How an input that is not a capture is imported first.
+        var importing: ImportRequest
+    }
+
+    static var ownOptions: OptionTable<Given> {
+        OptionTable([
+            .custom(
+                "--filter", "SPEC",
+                """
+                an IIR filter FAMILY:ORDER:BAND:F[-F2][:PARAM=VALUE]... with frequencies in Hz:
+                FAMILY butter, cheby1 (needs rp=DB), cheby2 (needs rs=DB), ellip (needs rp= and rs=),
+                bessel (norm=phase|delay, default phase); ORDER 1 to 64; BAND lowpass, highpass
+                (one frequency), bandpass, bandstop (two, F-F2); e.g. butter:8:lowpass:1000,
+                butter:4:bandpass:10-200, cheby1:6:highpass:50:rp=1, ellip:4:lowpass:100:rp=0.5:rs=60
+                """
+            ) { given, text in given.filter = try FilterSpec(text) },
+            .custom("--notch", "F0:Q", "a notch (scipy's iirnotch) at F0 Hz with quality factor Q, e.g. 50:30") { given, text in
+                given.notch = try NotchSpec(text)
+            },
+            .parsed(
+                "--decimate", "N", "an integer from 2 to \(RateChange.maxFactor)",
+                """
+                keep every N-th sample (N 2 to 1048576) after decimate's anti-aliasing filter, a
+                Chebyshev I of order 8, 0.05 dB ripple, cutoff 0.8 × rate / (2N), run forward only
+                """, \.decimate
+            ) { text in Int(text).flatMap { $0 >= 2 && $0 <= RateChange.maxFactor ? $0 : nil } },
+            .text(
+                "--resample", "UP/DOWN",
+                """
+                resample_poly by UP/DOWN (integers 1 to 1048576, e.g. 3/2): scipy's Kaiser (beta 5)
+                firwin filter, padtype 'constant' (zeros beyond each segment's ends), its delay removed
+                """, \.resample),
+            .text("--out", "OUT.tcap", "the capture to write (required)", \.out),
+            .parsed(
+                "--source", "N", "a source id 0 to 4294967295", "process only source N (its other sources are copied as they are)", \.source
+            ) {
+                UInt32($0)
+            },
+            .flag("--force", "replace OUT.tcap if it exists, once the new capture is complete (never IN itself)", \.force),
+        ])
+    }
+
+    static var options: OptionTable<Given> { ownOptions + ImportRequest.readOptions.lifted(\.importing) }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let inputs = try options.parse(arguments, into: &given)
+        guard let out = given.out else { throw UsageError("missing --out OUT.tcap") }
         guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN.tcap" : "expected one IN, got \(inputs.count)") }
-        guard filterText != nil || notchText != nil || decimate != nil || resampleText != nil else {
+        guard given.filter != nil || given.notch != nil || given.decimate != nil || given.resample != nil else {
             throw UsageError("give at least one of --filter, --notch, --decimate and --resample")
         }
-        if decimate != nil && resampleText != nil { throw UsageError("give --decimate or --resample, not both") }
-        let resample = try resampleText.map(Self.ratio)
+        if given.decimate != nil && given.resample != nil { throw UsageError("give --decimate or --resample, not both") }
+        let resample = try given.resample.map(Self.ratio)
         guard out.hasSuffix(".tcap") else { throw UsageError("--out '\(out)': OUT must be a capture, its name ending in .tcap") }
-        let plan = ProcessPlan(
-            filter: try filterText.map(FilterSpec.init), notch: try notchText.map(NotchSpec.init), decimate: decimate, resample: resample)
+        let plan = ProcessPlan(filter: given.filter, notch: given.notch, decimate: given.decimate, resample: resample)
+        return Configuration(input: inputs[0], out: out, plan: plan, source: given.source, force: given.force, importing: given.importing)
+    }
 
-        let input = inputs[0]
+    static func run(_ c: Configuration) throws -> Int32 {
+        let input = c.input, out = c.out, plan = c.plan, source = c.source, force = c.force
+        var importing = c.importing
         try InputFile.check(input)
         // Another format is recorded first as `tributary import` would (its options --rate, --select,
         // --start-time), into a capture in a new directory beside OUT, removed at the end.

@@ -6,7 +6,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary record`: connects to a publisher and records everything it receives to a capture.
-enum RecordCommand: Command {
+enum RecordCommand: TableCommand {
     static let name = "record"
     static let streamsFrames = true
     static let summary = "connect to a publisher and record everything received to a capture (.tcap)"
@@ -57,11 +57,7 @@ enum RecordCommand: Command {
         FAILED for a failure) and a total; the exit status is 1 when a publisher failed (the capture,
         with every publisher's data, is still written; with --force it then stays in X.tcap.partial).
 
-        \(SubscriptionOptions.usageLines)
-          --out X.tcap              the capture to write (required)
-          --force                   replace X.tcap if it exists, once the new recording is complete
-          --fast-codec              compress with the fast path (bit-shuffle, then zstd -1 with raw literals;
-                                    no entropy coding): less CPU per MB, larger files
+        \(options.help())
         """
 
     /// The capture writer's options for a recording. Sequence numbers restart with each session and
@@ -102,7 +98,7 @@ enum RecordCommand: Command {
         mutating func count(_ package: ReceivedPackage, appended: (frames: Int, bytes: Int), arrived: UInt64) {
             frames += appended.frames
             bytes += appended.bytes
-            if appended.frames > 0 && RecordCommand.dataKinds.contains(package.header.kind) {
+            if appended.frames > 0 && package.header.kind.isData {
                 dataFrames += 1
                 if !package.header.flags.contains(.replayed) { liveDataFrames += 1 }
                 dataBytes += appended.bytes
@@ -151,23 +147,55 @@ enum RecordCommand: Command {
             Double(c.dataBytes) / 1e6 / seconds, seconds)
     }
 
-    /// Wire kinds that are a source's data.
-    static let dataKinds: Set<FrameKind> = [.analog, .digital, .message, .xml, .file, .image, .array]
+    /// The command line as given.
+    struct Given {
+        var subscription = SubscriptionOptions.Given()
+        var out: String?
+        var force = false
+        var fastCodec = false
+    }
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary record")
-        guard let out = try arguments.option("--out") else { throw UsageError("missing --out X.tcap") }
-        let force = arguments.flag("--force")
-        let fastCodec = arguments.flag("--fast-codec")
-        let rest = try arguments.finish()
+    /// The sessions to open (one per ADDRESS) and the capture to write.
+    struct Configuration {
+        var subscription: SubscriptionOptions
+        var addresses: [String]
+        var out: String
+        var force: Bool
+        var fastCodec: Bool
+    }
+
+    static var options: OptionTable<Given> {
+        SubscriptionOptions.options.lifted(\.subscription)
+            + OptionTable([
+                .text("--out", "X.tcap", "the capture to write (required)", \.out),
+                .flag("--force", "replace X.tcap if it exists, once the new recording is complete", \.force),
+                .flag(
+                    "--fast-codec",
+                    """
+                    compress with the fast path (bit-shuffle, then zstd -1 with raw literals;
+                    no entropy coding): less CPU per MB, larger files
+                    """, \.fastCodec),
+            ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let rest = try options.parse(arguments, into: &given)
+        var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary record")
+        guard let out = given.out else { throw UsageError("missing --out X.tcap") }
         guard !rest.isEmpty else { throw UsageError("missing ADDRESS") }
-        if rest.count > 1 {
-            return try PublishersRecording.run(options, addresses: rest, out: out, force: force, fastCodec: fastCodec)
+        if rest.count == 1 { try subscription.setAddress(rest[0]) }
+        return Configuration(subscription: subscription, addresses: rest, out: out, force: given.force, fastCodec: given.fastCodec)
+    }
+
+    static func run(_ configuration: Configuration) throws -> Int32 {
+        let options = configuration.subscription, out = configuration.out, force = configuration.force
+        let fastCodec = configuration.fastCodec
+        if configuration.addresses.count > 1 {
+            return try PublishersRecording.run(options, addresses: configuration.addresses, out: out, force: force, fastCodec: fastCodec)
         }
-        try options.setAddress(rest[0])
         // Checked before connecting: a recording must not run for its whole duration and then fail.
-        let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        let destination = try CaptureDestination(path: out, replace: force)
 
         let writerOptions = Self.writerOptions(fastCodec: fastCodec)
         // Connect first: a refused session (wrong API key...) must not create or touch any file.
@@ -177,7 +205,7 @@ enum RecordCommand: Command {
         do { writer = try CaptureWriter(destination: destination, options: writerOptions) } catch {
             run.abandon()
             subject.close()
-            throw CommandError("\(error)")
+            throw error
         }
         printError("recording '\(welcome.publisherDescription)' (session \(welcome.sessionID)) to \(writer.partialPath)")
         let counters = Mutex(Counters())

@@ -3,7 +3,7 @@ import TributaryCapture
 import TributaryText
 
 /// `tributary repair FILE [--out FILE]`: a valid, footed capture from a crashed or damaged one.
-enum RepairCommand: Command {
+enum RepairCommand: TableCommand {
     static let name = "repair"
     static let summary = "rebuild a crashed or damaged capture into a valid one"
     static let usage = """
@@ -15,21 +15,44 @@ enum RepairCommand: Command {
         out of sequence order, written in sequence order: docs/CAPTURE.md §7) with byte offsets in FILE.
         FILE is scanned record by record whatever its footer says. FILE itself is never modified unless
         it is the output.
-          --out FILE   the repaired capture (default: FILE without its '.partial' suffix, or FILE itself)
-          --force      replace the output if it exists (needed to repair FILE in place): it is replaced
-                       atomically once the repaired capture is complete
+        \(options.help())
         Exit status 0 when the output was written, even if damage was found.
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let out = try arguments.option("--out")
-        let force = arguments.flag("--force")
-        let files = try arguments.finish()
+    /// What to repair into what.
+    struct Configuration {
+        var input = ""
+        var out: String?
+        var force = false
+        /// The output: --out, else the input without its '.partial' suffix, else the input itself.
+        var output: String { out ?? (input.hasSuffix(".partial") ? String(input.dropLast(".partial".count)) : input) }
+    }
+
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        OptionTable([
+            .text("--out", "FILE", "the repaired capture (default: FILE without its '.partial' suffix, or FILE itself)", \.out),
+            .flag(
+                "--force",
+                """
+                replace the output if it exists (needed to repair FILE in place): it is replaced
+                atomically once the repaired capture is complete
+                """, \.force),
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var configuration = Configuration()
+        let files = try options.parse(arguments, into: &configuration)
         guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
-        let input = files[0]
-        let output = out ?? (input.hasSuffix(".partial") ? String(input.dropLast(".partial".count)) : input)
-        let report: CaptureRepairReport
-        do { report = try CaptureRecovery.repair(input: input, output: output, replace: force) } catch { throw CommandError("\(error)") }
+        configuration.input = files[0]
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) throws -> Int32 {
+        let output = configuration.output
+        let report = try CaptureRecovery.repair(input: configuration.input, output: output, replace: configuration.force)
         print("\(output): \(counted(report.recordsKept, "record")) kept" + (report.inputHadFooter ? " (the input had a valid footer)" : ""))
         for d in report.damage { print("  damage at \(d)") }
         if report.damage.isEmpty { print("  no damage found") }

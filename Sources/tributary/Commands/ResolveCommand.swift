@@ -3,7 +3,7 @@ import TributaryText
 import TributaryTransport
 
 /// `tributary resolve [QUERY]`: the publishers on the local network that answer a discovery query.
-enum ResolveCommand: Command {
+enum ResolveCommand: TableCommand {
     static let name = "resolve"
     static let summary = "list the publishers on the local network that answer a discovery query"
     static let usage = """
@@ -19,44 +19,66 @@ enum ResolveCommand: Command {
         case is ignored and * stands for any text, e.g. 'name=daq', 'source=EEG', 'name=lab-*,type=EEG'.
         The same QUERY after 'resolve:' stands for an ADDRESS (subscribe, record, view, monitor, bench,
         C and Python), when exactly one publisher matches.
-          --timeout S    how long to gather answers, in [0.05, 3600] s (default 1)
-          --json         one JSON array of the publishers on standard output
-          --group ADDR   the IPv4 multicast group to ask (default 239.255.84.82)
-          --port PORT    its UDP port (default 16580)
-          --ttl N        the query's multicast TTL, 0-255 (default 1: the local network)
+        \(options.help())
         Exit status 0, also when nothing answers (said on standard error).
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let timeout = try arguments.number("--timeout", "a duration in seconds", in: 0.05...3_600) ?? 1
-        let json = arguments.flag("--json")
-        let group = try arguments.option("--group")
-        let port = try arguments.integer("--port", "a UDP port", in: 1...65_535)
-        let ttl = try arguments.integer("--ttl", "a multicast TTL", in: 0...255)
-        let rest = try arguments.finish()
-        guard rest.count <= 1 else { throw UsageError("expected at most one QUERY, got \(rest.count)") }
-        let settings: DiscoverySettings
-        do {
-            settings = try DiscoverySettings(
-                group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
-                ttl: ttl ?? DiscoverySettings.defaultTTL)
-        } catch { throw UsageError("option --group: \(error)") }
+    /// What to ask, where, for how long, and how to print the answers.
+    struct Configuration {
+        var timeout: Double?
+        var json = false
+        var group: String?
+        var port: Int?
+        var ttl: Int?
+        /// The group, port and TTL, checked (nil: the defaults).
+        var settings: DiscoverySettings?
         var match: DiscoveryMatch?
+    }
+
+    typealias Given = Configuration
+
+    static var options: OptionTable<Configuration> {
+        OptionTable([
+            .number(
+                "--timeout", "S", "a duration in seconds", in: 0.05...3_600, "how long to gather answers, in [0.05, 3600] s (default 1)",
+                \.timeout),
+            .flag("--json", "one JSON array of the publishers on standard output", \.json),
+            .text("--group", "ADDR", "the IPv4 multicast group to ask (default 239.255.84.82)", \.group),
+            .integer("--port", "PORT", "a UDP port", in: 1...65_535, "its UDP port (default 16580)", \.port),
+            .integer(
+                "--ttl", "N", "a multicast TTL", in: 0...255, "the query's multicast TTL, 0-255 (default 1: the local network)", \.ttl),
+        ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var c = Configuration()
+        let rest = try options.parse(arguments, into: &c)
+        guard rest.count <= 1 else { throw UsageError("expected at most one QUERY, got \(rest.count)") }
+        do {
+            c.settings = try DiscoverySettings(
+                group: c.group ?? DiscoverySettings.defaultGroup, port: c.port ?? DiscoverySettings.defaultPort,
+                ttl: c.ttl ?? DiscoverySettings.defaultTTL)
+        } catch { throw UsageError("option --group: \(error)") }
         if let text = rest.first {
-            do { match = try DiscoveryMatch(text) } catch { throw UsageError("QUERY: \(error)") }
+            do { c.match = try DiscoveryMatch(text) } catch { throw UsageError("QUERY: \(error)") }
         }
+        return c
+    }
+
+    static func run(_ c: Configuration) throws -> Int32 {
+        let timeout = c.timeout ?? 1, settings = try c.settings ?? DiscoverySettings()
         let result: DiscoveryResult
-        do { result = try DiscoveryResolver.resolve(match, settings: settings, timeout: timeout) } catch {
+        do { result = try DiscoveryResolver.resolve(c.match, settings: settings, timeout: timeout) } catch {
             throw CommandError("cannot resolve on \(settings.group):\(settings.port): \(error)")
         }
         for refused in result.refusedAnswers { printError("ignored: \(refused.terminalSafe)") }
-        if json {
+        if c.json {
             StandardOutput.line(JSON.array(result.publishers.map(\.json)).render())
         } else {
             for publisher in result.publishers { StandardOutput.line(text(publisher)) }
         }
         if result.publishers.isEmpty {
-            printError("no publisher answered within \(timeout) s" + (match.map { " matching '\($0.text.terminalSafe)'" } ?? ""))
+            printError("no publisher answered within \(timeout) s" + (c.match.map { " matching '\($0.text.terminalSafe)'" } ?? ""))
         }
         return 0
     }

@@ -6,7 +6,7 @@ import TributaryTransport
 import TributaryWire
 
 /// `tributary subscribe`: connects to a publisher and prints what arrives.
-enum SubscribeCommand: Command {
+enum SubscribeCommand: TableCommand {
     static let name = "subscribe"
     static let streamsFrames = true
     static let summary = "connect to a publisher and print what arrives (a line or a JSON object per package)"
@@ -24,22 +24,50 @@ enum SubscribeCommand: Command {
         A refused or broken session prints the SCCT error, e.g. 'error 1 (wrong API key): ...' or
         'error 5 (lost connection): ...', and exits with status 1.
 
-        \(SubscriptionOptions.usageLines)
-          --json                    one JSON object per package instead of a line
-          --summary                 print no package; at the end one JSON object on stdout: data frames
-                                    and bytes, MB/s, frames announced missing, unaccounted loss, and
-                                    the publisher's clock offset and round-trip time (null when the
-                                    publisher answers no clock probes, docs/PROTOCOL.md §4.9)
+        \(options.help())
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary subscribe")
-        let json = arguments.flag("--json")
-        let summary = arguments.flag("--summary") ? SubscriptionSummary() : nil
-        let rest = try arguments.finish()
-        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
-        try options.setAddress(rest[0])
+    /// The command line as given, then checked.
+    struct Given {
+        var subscription = SubscriptionOptions.Given()
+        var json = false
+        var summary = false
+    }
 
+    /// The session to open and how to print what arrives.
+    struct Configuration {
+        var subscription: SubscriptionOptions
+        var json: Bool
+        var summary: Bool
+    }
+
+    static var options: OptionTable<Given> {
+        SubscriptionOptions.options.lifted(\.subscription)
+            + OptionTable([
+                .flag("--json", "one JSON object per package instead of a line", \.json),
+                .flag(
+                    "--summary",
+                    """
+                    print no package; at the end one JSON object on stdout: data frames
+                    and bytes, MB/s, frames announced missing, unaccounted loss, and
+                    the publisher's clock offset and round-trip time (null when the
+                    publisher answers no clock probes, docs/PROTOCOL.md §4.9)
+                    """, \.summary),
+            ])
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let rest = try options.parse(arguments, into: &given)
+        var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary subscribe")
+        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        try subscription.setAddress(rest[0])
+        return Configuration(subscription: subscription, json: given.json, summary: given.summary)
+    }
+
+    static func run(_ configuration: Configuration) throws -> Int32 {
+        let options = configuration.subscription, json = configuration.json
+        let summary = configuration.summary ? SubscriptionSummary() : nil
         // --summary only counts: it does so on the Subject's socket thread, with no hand-off to a
         // callback thread (docs/PERFORMANCE.md, twenty-fifth round). Printing keeps its own thread, so
         // that a slow terminal does not hold up reading.

@@ -7,7 +7,7 @@ import TributaryWire
 
 /// `tributary view`: subscribes to a publisher and serves a live page (traces, spectrum, readings,
 /// link health) to browsers.
-enum ViewCommand: Command {
+enum ViewCommand: TableCommand {
     static let name = "view"
     static let streamsFrames = true
     static let summary = "watch a publisher in a browser: live traces, spectrum, readings and link health"
@@ -35,34 +35,83 @@ enum ViewCommand: Command {
 
         Default channels: the first two of each source (at most 8 in all).
 
-        \(SubscriptionOptions.usageLines.split(separator: "\n").filter { !$0.contains("--array-filter") && !$0.contains("int64, bool") }.joined(separator: "\n"))
-          --http HOST:PORT          where to serve the page (IPv4; default 127.0.0.1:8080)
-        \(LiveSession.hostNameUsage)
-          --require-token           require the access token on a loopback address too (a machine shared
-                                    with other users)
-          --record-dir DIR          add the recorder to the page: it lists the publishers discovery finds
-                                    (as 'tributary resolve'), records the ticked streams into one capture
-                                    (as 'tributary record A B ... --out', with this command's --api-key,
-                                    --curve-server-key, --timeout and --reconnect) and shows each stream's
-                                    rate, clock offset and loss while it records. Captures are written in
-                                    DIR only, under a file name the page gives (no path, never replacing a
-                                    file); one recording at a time; only on a loopback address or with the
-                                    access token (docs/VIEW.md §6)
-        \(DisplayFilterOptions.usageLines)
+        \(options.help())
         """
 
-    static func run(_ arguments: inout Arguments) throws -> Int32 {
-        var options = try SubscriptionOptions.parse(&arguments, defaultDescription: "tributary view")
-        let http = try arguments.option("--http") ?? "127.0.0.1:8080"
-        let requireToken = arguments.flag("--require-token")
-        let hostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
-        let recordDirectory = try arguments.option("--record-dir").map(BrowserRecorder.directory)
-        let displayFilter = try DisplayFilterOptions.parse(&arguments)
-        let rest = try arguments.finish()
+    /// The command line as given.
+    struct Given {
+        var subscription = SubscriptionOptions.Given()
+        var http: String?
+        var httpHosts: [String] = []
+        var requireToken = false
+        var recordDirectory: String?
+        var display = DisplayFilterOptions.Given()
+    }
+
+    /// The session and the page.
+    struct Configuration {
+        var subscription: SubscriptionOptions
+        var http: String
+        var hostNames: [String]
+        var requireToken: Bool
+        /// Where the page's recorder writes (`--record-dir`, checked); nil: no recorder.
+        var recordDirectory: String?
+        var displayFilter: DisplayFilter?
+    }
+
+    static var options: OptionTable<Given> {
+        let refused = OptionEntry<SubscriptionOptions.Given>.refused(
+            "--array-filter", "TYPE:QUERY", because: "the view shows analog channels only")
+        return SubscriptionOptions.options.replacing("--array-filter", with: refused).lifted(\.subscription)
+            + OptionTable([
+                .text("--http", "HOST:PORT", "where to serve the page (IPv4; default 127.0.0.1:8080)", \.http),
+                .texts(
+                    "--http-host", "NAME",
+                    """
+                    a name browsers may use for the page besides its address, localhost,
+                    127.0.0.1 and [::1] (the Host header must name one of them: DNS
+                    rebinding); repeatable
+                    """, \.httpHosts),
+                .flag(
+                    "--require-token",
+                    """
+                    require the access token on a loopback address too (a machine shared
+                    with other users)
+                    """, \.requireToken),
+                .text(
+                    "--record-dir", "DIR",
+                    """
+                    add the recorder to the page: it lists the publishers discovery finds
+                    (as 'tributary resolve'), records the ticked streams into one capture
+                    (as 'tributary record A B ... --out', with this command's --api-key,
+                    --curve-server-key, --timeout and --reconnect) and shows each stream's
+                    rate, clock offset and loss while it records. Captures are written in
+                    DIR only, under a file name the page gives (no path, never replacing a
+                    file); one recording at a time; only on a loopback address or with the
+                    access token (docs/VIEW.md §6)
+                    """, \.recordDirectory),
+            ]) + DisplayFilterOptions.options.lifted(\.display)
+    }
+
+    static func parse(_ arguments: [String]) throws -> Configuration {
+        var given = Given()
+        let rest = try options.parse(arguments, into: &given)
+        var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary view")
+        let hostNames = try LiveSession.parseHostNames(given.httpHosts)
+        let recordDirectory = try given.recordDirectory.map(BrowserRecorder.directory)
         guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
-        guard options.arrayFilters.isEmpty else { throw UsageError("--array-filter: the view shows analog channels only") }
-        try options.setAddress(rest[0])
+        try subscription.setAddress(rest[0])
+        let http = given.http ?? "127.0.0.1:8080"
         _ = try LiveSession.parseHTTP(http)
+        return Configuration(
+            subscription: subscription, http: http, hostNames: hostNames, requireToken: given.requireToken,
+            recordDirectory: recordDirectory, displayFilter: DisplayFilterOptions.filter(given.display))
+    }
+
+    static func run(_ configuration: Configuration) throws -> Int32 {
+        let options = configuration.subscription, http = configuration.http, hostNames = configuration.hostNames
+        let requireToken = configuration.requireToken, displayFilter = configuration.displayFilter
+        let recordDirectory = configuration.recordDirectory
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
             timeout: options.timeout, curve: options.curve, sources: options.sources,

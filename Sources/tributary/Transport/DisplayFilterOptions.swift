@@ -4,18 +4,35 @@ import TributaryView
 /// `view` and `monitor`'s `--filter SPEC` and `--notch F0:Q`: the filter of `tributary process` (same
 /// specs, same design), applied to the shown channels for display only.
 enum DisplayFilterOptions {
-    static let usageLines = """
-          --filter SPEC             show every channel through this IIR filter, as 'tributary process --filter'
-                                    (e.g. butter:8:lowpass:1000): trace, spectrum, spectrogram and readings;
-                                    for display only (what the publisher sends is unchanged)
-          --notch F0:Q              show every channel through a notch at F0 Hz of quality Q (e.g. 50:30),
-                                    after --filter
-        """
+    /// The two options as given.
+    struct Given {
+        var filter: FilterSpec?
+        var notch: NotchSpec?
+    }
 
-    /// Takes the options; nil when neither is given.
-    static func parse(_ arguments: inout Arguments) throws -> DisplayFilter? {
-        let filter = try arguments.option("--filter").map(FilterSpec.init)
-        let notch = try arguments.option("--notch").map(NotchSpec.init)
+    static var options: OptionTable<Given> {
+        OptionTable([
+            .custom(
+                "--filter", "SPEC",
+                """
+                show every channel through this IIR filter, as 'tributary process --filter'
+                (e.g. butter:8:lowpass:1000): trace, spectrum, spectrogram and readings;
+                for display only (what the publisher sends is unchanged)
+                """
+            ) { given, text in given.filter = try FilterSpec(text) },
+            .custom(
+                "--notch", "F0:Q",
+                """
+                show every channel through a notch at F0 Hz of quality Q (e.g. 50:30),
+                after --filter
+                """
+            ) { given, text in given.notch = try NotchSpec(text) },
+        ])
+    }
+
+    /// The display filter of the options; nil when neither is given.
+    static func filter(_ given: Given) -> DisplayFilter? {
+        let filter = given.filter, notch = given.notch
         guard filter != nil || notch != nil else { return nil }
         let text = [filter.map(\.text), notch.map { "notch \($0.text)" }].compactMap { $0 }.joined(separator: ", ")
         return DisplayFilter(text: text) { rate in

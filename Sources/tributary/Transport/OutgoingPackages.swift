@@ -54,15 +54,78 @@ enum OutgoingPackage: Sendable {
         static let send = OptionNames(prefix: "--send-")
     }
 
-    /// Reads every package option (each repeatable), kind by kind in the order of `kinds`: message,
-    /// XML, file, image, array.
-    static func parse(_ arguments: inout Arguments, _ names: OptionNames) throws -> [OutgoingPackage] {
-        var packages: [OutgoingPackage] = []
-        for kind in kinds {
-            let option = names(kind)
-            for text in try arguments.options(option) { packages.append(try load(kind, text, option: option)) }
+    /// The package options' texts as given, each repeatable.
+    struct Given {
+        var messages: [String] = []
+        var xml: [String] = []
+        var files: [String] = []
+        var images: [String] = []
+        var arrays: [String] = []
+        var isEmpty: Bool { messages.isEmpty && xml.isEmpty && files.isEmpty && images.isEmpty && arrays.isEmpty }
+
+        /// The texts given for one kind.
+        func texts(_ kind: FrameKind) -> [String] {
+            switch kind {
+            case .message: messages
+            case .xml: xml
+            case .file: files
+            case .image: images
+            case .array: arrays
+            default: []
+            }
         }
-        return packages
+
+        /// The packages, loaded and checked, kind by kind in the order of `kinds`: message, XML,
+        /// file, image, array.
+        func packages(_ names: OptionNames) throws -> [OutgoingPackage] {
+            var packages: [OutgoingPackage] = []
+            for kind in OutgoingPackage.kinds {
+                for text in texts(kind) { packages.append(try load(kind, text, option: names(kind))) }
+            }
+            return packages
+        }
+    }
+
+    /// The package options of one direction (each repeatable), in the order they are sent.
+    static func options(_ names: OptionNames) -> OptionTable<Given> {
+        let send = names.prefix == OptionNames.send.prefix
+        return OptionTable([
+            .texts(
+                names(.message), "TEXT",
+                send ? "send a message (code 0) to the publisher once started; repeatable" : "a message (code 0); repeatable", \.messages),
+            .texts(
+                names(.xml), "FILE|TEXT",
+                send
+                    ? "send an XML document: TEXT when it starts with '<', else read from FILE"
+                    : "an XML document: TEXT when it starts with '<', else read from FILE; repeatable", \.xml),
+            .texts(
+                names(.file), "PATH",
+                send
+                    ? "send a file (chunked, with its MD5, under its base name); repeatable"
+                    : "a file (sent in 1 MiB chunks with its MD5, under its base name); repeatable", \.files),
+            .texts(
+                names(.image), "PATH",
+                send
+                    ? "send an image: png, jpeg, bmp or tiff, from the extension; repeatable"
+                    : "an image: png, jpeg, bmp or tiff, from the extension; repeatable", \.images),
+            .texts(
+                names(.array), "TYPE:FILE.npy",
+                send
+                    ? """
+                    send a 2D array from an NPY file (float64, float32 or int16) as TYPE
+                    double, float, int32, int16, int64 or bool; repeatable
+                    (sent in this order — messages, XML, files, images, arrays — right
+                    after the start, once, not again after a reconnection)
+                    """
+                    : """
+                    a 2D array from an NPY file (float64, float32 or int16; shape (rows,
+                    columns) or (columns,)) as TYPE double, float, int32, int16, int64 or bool;
+                    repeatable
+                    These are sent to each subscriber once, when it starts (in this order:
+                    messages, XML, files, images, arrays), and with --every to every started
+                    subscriber again every S seconds.
+                    """, \.arrays),
+        ])
     }
 
     /// One package option's value: `--message TEXT`, `--xml FILE|TEXT`, `--file PATH`, `--image PATH`

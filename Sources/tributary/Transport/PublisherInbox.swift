@@ -23,38 +23,48 @@ struct InboxQuota: Sendable, Equatable {
     /// memory. Twice the largest transfer a subscriber may send (64 MiB).
     var backlogBytes: Int = 128 << 20
 
-    static let usage = """
-          --inbox-quota BYTES  what DIR may hold, files and packages.jsonl together, what it held at
-                             start included (default 1g; k, m, g, t: powers of 1024)
-          --inbox-max-files N  files and images DIR may hold (default 10000)
-          --inbox-session-quota BYTES  what one subscriber session may add (default 256m)
-          --inbox-session-max-files N  files and images one session may add (default 1000)
-                             Past a quota a package is not stored: its subscriber gets error 11 (too
-                             large; at most one report a second per session), stderr says so, the
-                             other sessions go on. A package that arrives while 128 MiB of earlier ones
-                             wait to be written is refused the same way (send it again later).
-        """
-
-    /// Reads the four options (only with `--inbox`).
-    static func parse(_ arguments: inout Arguments) throws -> InboxQuota? {
-        var quota = InboxQuota(), given = false
-        if let bytes = try arguments.option("--inbox-quota", "a size (bytes, or a number with k, m, g or t)", MemoryBudget.parse) {
-            quota.bytes = bytes
-            given = true
+    /// The four quota options (only with `--inbox`); `given` says whether any was.
+    static var options: OptionTable<ServeOptions.Given> {
+        let size = "a size (bytes, or a number with k, m, g or t)"
+        func set(_ path: WritableKeyPath<InboxQuota, Int>, _ value: Int, _ given: inout ServeOptions.Given) {
+            given.inboxQuota[keyPath: path] = value
+            given.inboxQuotaGiven = true
         }
-        if let bytes = try arguments.option("--inbox-session-quota", "a size (bytes, or a number with k, m, g or t)", MemoryBudget.parse) {
-            quota.sessionBytes = bytes
-            given = true
+        func count(_ name: String, _ text: String) throws -> Int {
+            guard let n = Int(text), (0...100_000_000).contains(n) else {
+                throw UsageError("option \(name): '\(text)' is not a count of files in 0...100000000")
+            }
+            return n
         }
-        if let files = try arguments.integer("--inbox-max-files", "a count of files", in: 0...100_000_000) {
-            quota.files = files
-            given = true
+        func bytes(_ name: String, _ text: String) throws -> Int {
+            guard let n = MemoryBudget.parse(text) else { throw UsageError("option \(name): '\(text)' is not \(size)") }
+            return n
         }
-        if let files = try arguments.integer("--inbox-session-max-files", "a count of files", in: 0...100_000_000) {
-            quota.sessionFiles = files
-            given = true
-        }
-        return given ? quota : nil
+        return OptionTable([
+            .custom(
+                "--inbox-quota", "BYTES",
+                """
+                what DIR may hold, files and packages.jsonl together, what it held at
+                start included (default 1g; k, m, g, t: powers of 1024)
+                """, level: 1
+            ) { given, text in set(\.bytes, try bytes("--inbox-quota", text), &given) },
+            .custom("--inbox-max-files", "N", "files and images DIR may hold (default 10000)", level: 1) { given, text in
+                set(\.files, try count("--inbox-max-files", text), &given)
+            },
+            .custom("--inbox-session-quota", "BYTES", "what one subscriber session may add (default 256m)", level: 1) { given, text in
+                set(\.sessionBytes, try bytes("--inbox-session-quota", text), &given)
+            },
+            .custom(
+                "--inbox-session-max-files", "N",
+                """
+                files and images one session may add (default 1000)
+                Past a quota a package is not stored: its subscriber gets error 11 (too
+                large; at most one report a second per session), stderr says so, the
+                other sessions go on. A package that arrives while 128 MiB of earlier ones
+                wait to be written is refused the same way (send it again later).
+                """, level: 1
+            ) { given, text in set(\.sessionFiles, try count("--inbox-session-max-files", text), &given) },
+        ])
     }
 }
 

@@ -28,7 +28,7 @@ enum PublishersRecording {
     static func run(_ options: SubscriptionOptions, addresses: [String], out: String, force: Bool, fastCodec: Bool) throws -> Int32 {
         let targets = try resolveTargets(addresses)
         let destination: CaptureDestination
-        do { destination = try CaptureDestination(path: out, replace: force) } catch { throw CommandError("\(error)") }
+        destination = try CaptureDestination(path: out, replace: force)
         let running = try Running.start(options, targets: targets, destination: destination, fastCodec: fastCodec)
         printError("recording \(running.sessions.count) publishers to \(running.writer.partialPath):")
         for (i, s) in running.sessions.enumerated() {

@@ -22,9 +22,7 @@ final class LiveSession {
         sources: [UInt32]?, channels: ChannelSelection?, signalFilter: SignalFilterRequest? = nil,
         displayFilter: DisplayFilter? = nil
     ) throws {
-        do {
-            subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
-        } catch { throw CommandError("\(error)") }
+        subject = try Subject(options: SubjectOptions(reconnect: ReconnectPolicy(maxDelay: .seconds(2)), curve: curve))
         // Registered before the session opens: the configurations follow the welcome at once.
         model = LiveModel(displayFilter: displayFilter)
         subject.register(model)
@@ -150,13 +148,6 @@ final class LiveSession {
         }
     }
 
-    /// The usage lines of `--http-host`, shared by `view` and `serve`.
-    static let hostNameUsage = """
-          --http-host NAME          a name browsers may use for the page besides its address, localhost,
-                                    127.0.0.1 and [::1] (the Host header must name one of them: DNS
-                                    rebinding); repeatable
-        """
-
     /// 128 random bits, hex.
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -167,13 +158,6 @@ final class LiveSession {
 /// `serve --http HOST:PORT`: the live page of the publisher's own sources, through an in-process
 /// subscriber to the publisher's endpoint (the API key stays in the process).
 enum ServeHTTP {
-    static let usageLine = """
-          --http HOST:PORT     also serve the live view page of these sources (see 'tributary view')
-          --http-host NAME     with --http: a name browsers may use for the page besides its address,
-                               localhost, 127.0.0.1 and [::1] (the Host header must name one of them:
-                               DNS rebinding); repeatable
-        """
-
     /// Starts the view of `endpoint` (the publisher's bound `tcp://HOST:PORT`); nil when `http` is nil.
     /// - Throws: `UsageError` with `curve` (the in-process subscriber does not speak CURVE).
     /// `hostNames`: the `--http-host` names, already checked with `LiveSession.parseHostNames`.

@@ -50,45 +50,77 @@ struct ServeOptions {
         return (values[0]!, values.count == 2 ? values[1]! : min(values[0]! * 10, 1e15))
     }
 
-    init(_ arguments: inout Arguments) throws {
-        guard var bind = try arguments.option("--bind") else { throw UsageError("missing --bind tcp://HOST:PORT") }
-        guard let apiKey = try arguments.option("--api-key") else { throw UsageError("missing --api-key KEY") }
+    /// The command line as given (ServeOptions.sourceOptions and the other tables say what each is).
+    struct Given {
+        var bind: String?
+        var apiKey: String?
+        var simulate: [String] = []
+        var replay: String?
+        var speed: String?
+        var preload = false
+        var stdin: String?
+        var alsa: [String] = []
+        var properties: [String] = []
+        var waitSubscribers: Int?
+        var linger: Double?
+        var policy: String?
+        var description: String?
+        var statusInterval: Double?
+        var curveSecret: String?
+        var curveClients: String?
+        var curveAcceptAny = false
+        var http: String?
+        var httpHosts: [String] = []
+        var packages = OutgoingPackage.Given()
+        var every: Double?
+        var control: String?
+        var signalBudget: String?
+        var inbox: String?
+        var inboxQuota = InboxQuota()
+        var inboxQuotaGiven = false
+        var noAnnounce = false
+        var announceGroup: String?
+        var announcePort: Int?
+        var announceTTL: Int?
+    }
+
+    /// Checks the options together.
+    init(_ given: Given) throws {
+        guard var bind = given.bind else { throw UsageError("missing --bind tcp://HOST:PORT") }
+        guard let apiKey = given.apiKey else { throw UsageError("missing --api-key KEY") }
         guard !apiKey.isEmpty else {
             throw UsageError(
                 "option --api-key: the key is empty; subscribers must present a key the publisher checks, give a non-empty one")
         }
         self.apiKey = apiKey
-        simulateSpecs = try arguments.options("--simulate")
-        replayPath = try arguments.option("--replay")
-        speedText = try arguments.option("--speed")
-        preload = arguments.flag("--preload")
-        let stdinText = try arguments.option("--stdin")
-        let alsaTexts = try arguments.options("--alsa")
-        properties = try PropertyOptions.parse(try arguments.options("--property"))
-        waitSubscribers = try arguments.integer("--wait-subscribers", "a count of subscribers", in: 0...10_000) ?? 1
-        linger = try arguments.number("--linger", "a duration in seconds", in: 0...86_400) ?? 1
-        let policyText = try arguments.option("--policy") ?? "drop"
-        description = try arguments.option("--description") ?? "tributary serve"
-        statusInterval = try arguments.number("--status-interval", "a duration in seconds", in: 0.1...86_400)
-        curveSecret = try arguments.option("--curve-secret")
-        curveClients = try arguments.option("--curve-clients")
-        curveAcceptAny = arguments.flag("--curve-accept-any")
-        http = try arguments.option("--http")
-        httpHostNames = try LiveSession.parseHostNames(try arguments.options("--http-host"))
+        simulateSpecs = given.simulate
+        replayPath = given.replay
+        speedText = given.speed
+        preload = given.preload
+        let stdinText = given.stdin
+        let alsaTexts = given.alsa
+        properties = try PropertyOptions.parse(given.properties)
+        waitSubscribers = given.waitSubscribers ?? 1
+        linger = given.linger ?? 1
+        let policyText = given.policy ?? "drop"
+        description = given.description ?? "tributary serve"
+        statusInterval = given.statusInterval
+        curveSecret = given.curveSecret
+        curveClients = given.curveClients
+        curveAcceptAny = given.curveAcceptAny
+        http = given.http
+        httpHostNames = try LiveSession.parseHostNames(given.httpHosts)
         if http == nil && !httpHostNames.isEmpty { throw UsageError("--http-host needs --http HOST:PORT") }
-        packages = try OutgoingPackage.parse(&arguments, .publish)
-        every = try arguments.number("--every", "a period in seconds", in: 0.01...86_400)
-        controlPath = try arguments.option("--control")
-        signalBudget = try Self.signalBudget(try arguments.option("--signal-budget"))
-        inboxDirectory = try arguments.option("--inbox")
-        inboxQuota = try InboxQuota.parse(&arguments)
+        packages = try given.packages.packages(.publish)
+        every = given.every
+        controlPath = given.control
+        signalBudget = try Self.signalBudget(given.signalBudget)
+        inboxDirectory = given.inbox
+        inboxQuota = given.inboxQuotaGiven ? given.inboxQuota : nil
         if inboxQuota != nil && inboxDirectory == nil {
             throw UsageError("--inbox-quota, --inbox-max-files, --inbox-session-quota and --inbox-session-max-files need --inbox DIR")
         }
-        announce = try Self.announceSettings(&arguments)
-        let rest = try arguments.finish()
-        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
-
+        announce = try Self.announceSettings(given)
         if !bind.contains("://") { bind = "tcp://" + bind }
         try ServeCommand.checkBindEndpoint(bind)
         self.bind = bind
@@ -133,11 +165,8 @@ struct ServeOptions {
 extension ServeOptions {
     /// --no-announce, or the group, port and TTL to answer discovery queries on (--announce-group,
     /// --announce-port, --announce-ttl; the defaults of docs/PROTOCOL.md §9).
-    static func announceSettings(_ arguments: inout Arguments) throws -> DiscoverySettings? {
-        let silent = arguments.flag("--no-announce")
-        let group = try arguments.option("--announce-group")
-        let port = try arguments.integer("--announce-port", "a UDP port", in: 1...65_535)
-        let ttl = try arguments.integer("--announce-ttl", "a multicast TTL", in: 0...255)
+    static func announceSettings(_ given: Given) throws -> DiscoverySettings? {
+        let silent = given.noAnnounce, group = given.announceGroup, port = given.announcePort, ttl = given.announceTTL
         if silent {
             guard group == nil && port == nil && ttl == nil else {
                 throw UsageError("--no-announce and --announce-group, --announce-port or --announce-ttl contradict each other")
@@ -151,6 +180,205 @@ extension ServeOptions {
         } catch {
             throw UsageError("option --announce-group: \(error)")
         }
+    }
+}
+
+extension ServeOptions {
+    static var sourceOptions: OptionTable<Given> {
+        OptionTable([
+            .texts(
+                "--simulate", "SPEC",
+                """
+                a simulated acquisition device, live, in real time; repeatable. SPEC is
+                key=value pairs, e.g. 'id=1,name=USB-6009,rate=10000,channels=4,freq=50,amp=1,noise=0.01':
+                channel k carries a sine of freq x (k+1) Hz, amplitude amp, plus Gaussian noise
+                of standard deviation noise. Keys: id (required), name, rate, channels, freq, amp,
+                noise, wave (sine|square|triangle|sawtooth), harmonics (e.g. 0.01;0.005), bits
+                (1-16: int16 ADC counts), range, block (samples per frame), lines (digital lines),
+                unit, seed. See README.md.
+                """, \.simulate),
+            .text(
+                "--replay", "X.tcap",
+                """
+                replay every source of a capture, losslessly (credit-based: nothing is dropped,
+                the replay waits for the slowest subscriber); frames keep their recorded
+                timestamps and are flagged 'replayed'
+                """, \.replay),
+            .text(
+                "--speed", "F|max",
+                """
+                replay pace: F times the recorded pace (default 1), or max: as fast as the
+                slowest subscriber reads
+                """, level: 1, \.speed),
+            .flag(
+                "--preload",
+                """
+                decode the whole replay into memory before listening (at most half this
+                machine's memory), so that its pace is the transport's and the subscribers'
+                alone, not the capture's decoding (which shares the cores): for benchmarking
+                a link or a subscriber at --speed max
+                """, level: 1, \.preload),
+            .text(
+                "--stdin", "SPEC",
+                """
+                publish the samples standard input carries: interleaved little-endian
+                samples (sample 0 of every channel, then sample 1, ...), e.g. from
+                'arecord -t raw -f S16_LE -c 2 -r 48000 | tributary serve ... --stdin
+                id=1,name=mic,channels=2,rate=48000,type=int16'. Keys: id, channels and rate
+                (required), name, type (int16|int32|float32|float64, default float64), scale
+                and offset (counts only: value = count x scale + offset; int16 and int32
+                counts are sent as counts), unit, range (MIN:MAX), block (samples per frame, default
+                rate/10), mode (lossless, default: nothing dropped, reading waits for the
+                slowest subscriber; or live: a slow subscriber loses frames, announced). The
+                first sample is stamped with the time the input's first bytes arrived, each
+                frame from its first sample's index and the rate. The end of the input ends
+                the source.
+                """, \.stdin),
+            .texts(
+                "--alsa", "DEVICE[,KEY=VALUE]...",
+                """
+                capture from a sound card through ALSA (libasound); repeatable.
+                DEVICE is an ALSA PCM (default, hw:1,0, plughw:CARD=USB,DEV=0, or one an
+                ALSA configuration defines), up to the first key=value with a lower-case
+                key. Keys: id (default 1), name (default DEVICE), channels (default 2),
+                rate (Hz, default 48000; the device must give exactly this rate), format
+                (S16_LE, default: sent as int16 counts; S24_LE and S32_LE: sent as int32
+                counts, S24_LE sign-extended; FLOAT_LE: sent as float32), scale and
+                offset (counts only; default 1/2^(bits-1) and 0: fractions of full scale),
+                unit (default FS), range (MIN:MAX), block (samples per frame and the
+                device's period, default rate/10), mode (lossless, default, or live, as
+                for --stdin), samples (capture this many samples per channel, then end the
+                source; default: until stopped). The first sample is stamped with the
+                driver's trigger timestamp (the wall clock's time at which the capture
+                started, or the wall clock at the start when the device keeps none), each
+                frame from its first sample's index and the rate. An overrun (the card's
+                buffer filled before it was read) is recovered, counted, printed and
+                declared as a gap: the sample index (first_sample) jumps by the samples
+                lost.
+                """, \.alsa),
+            .texts(
+                "--property", "ID:[CH:]KEY=VALUE",
+                """
+                a free-form property of source ID (a sensor's serial number, a
+                calibration date, a subject id), sent to subscribers right after the source's
+                configuration, kept by 'record', shown by 'inspect' and exported; ID:CH:KEY=VALUE
+                gives one to the channel with index CH; repeatable (a key given again: the
+                last value). A replay keeps the capture's properties, these set over them.
+                Bounds (docs/PROTOCOL.md §5.19): keys 1-256 bytes, values up to 16384 bytes,
+                1024 properties per source or channel, 1 MiB in all per source
+                """, \.properties),
+            .integer(
+                "--wait-subscribers", "N", "a count of subscribers", in: 0...10_000,
+                """
+                started subscribers to wait for before a replay, a lossless --stdin or
+                a lossless --alsa begins (default 1)
+                """, \.waitSubscribers),
+            .number(
+                "--linger", "S", "a duration in seconds", in: 0...86_400,
+                """
+                once every replay, the input and the captures have been delivered, seconds
+                to give subscribers before the publisher closes their sessions and exits
+                (default 1; only when every source is a replay, --stdin, or --alsa with
+                samples=N)
+                """, \.linger),
+        ])
+    }
+
+    static var packageOptions: OptionTable<Given> {
+        OutgoingPackage.options(.publish).lifted(\.packages)
+            + OptionTable([
+                .number(
+                    "--every", "S", "a period in seconds", in: 0.01...86_400,
+                    "repeat the packages above every S seconds, S in [0.01, 86400]", \.every),
+                .text(
+                    "--control", "-|FIFO",
+                    """
+                    JSON lines from a script, on standard input (-) or a FIFO (mkfifo; opened
+                    again after each writer), each published at once to every started subscriber:
+                      {"kind":"message","text":"hello","code":0}
+                      {"kind":"xml","text":"<a/>"} or {"kind":"xml","file":"doc.xml"}
+                      {"kind":"file","path":"a.bin","name":"optional.bin"}
+                      {"kind":"image","path":"p.png","format":"png (optional)"}
+                      {"kind":"array","type":"double","npy":"a.npy"} or
+                      {"kind":"array","type":"int32","values":[[1,2],[3,4]]} (type string: strings)
+                    A bad line is reported on stderr with its number and skipped.
+                    """, \.control),
+            ])
+    }
+
+    static var inboxOptions: OptionTable<Given> {
+        OptionTable([
+            .text(
+                "--inbox", "DIR",
+                """
+                also record it: files and images written into DIR under their sanitised
+                names (never overwriting: a taken name gets -1, -2, ...), and every package
+                as a JSON object per line in DIR/packages.jsonl (the objects of 'subscribe
+                --json' with "session", "subscriber" and, for files, "stored_as")
+                """, \.inbox)
+        ]) + InboxQuota.options
+    }
+
+    static var publisherOptions: OptionTable<Given> {
+        OptionTable([
+            .text("--bind", "ENDPOINT", "tcp://HOST:PORT (or HOST:PORT) to listen on (required)", \.bind),
+            .text("--api-key", "KEY", "the key subscribers must present (required)", \.apiKey),
+            .text(
+                "--policy", "P",
+                """
+                slow subscribers: drop (drop and count, announced in gap notices; default)
+                or disconnect (error 13)
+                """, \.policy),
+            .text(
+                "--signal-budget", "SESSION[:TOTAL]",
+                """
+                the CPU budget of the signal filters subscribers ask for
+                (subscribe --decimate/--lowpass, docs/PROTOCOL.md §6.2), in filter operations
+                a second (5 per IIR section per sample; decimate's FIR: taps / N per sample)
+                of one session and of all sessions together; a request past it ends its
+                session with error 17 (default 400e6:4e9; TOTAL defaults to 10 × SESSION)
+                """, \.signalBudget),
+            .text("--description", "TEXT", "the publisher's description in the welcome", \.description),
+            .number(
+                "--status-interval", "S", "a duration in seconds", in: 0.1...86_400,
+                "print the subscriber list every S seconds (default: only on SIGUSR1)", \.statusInterval),
+            .text("--curve-secret", "FILE", "encrypt with CURVE, with this secret key ('tributary keygen --out' writes it)", \.curveSecret),
+            .text("--curve-clients", "FILE", "the allowed subscriber public keys, one per line (with --curve-secret)", \.curveClients),
+            .flag("--curve-accept-any", "with --curve-secret: let any client key in (traffic still encrypted)", \.curveAcceptAny),
+        ])
+    }
+
+    static var discoveryOptions: OptionTable<Given> {
+        OptionTable([
+            .flag(
+                "--no-announce",
+                """
+                do not answer discovery queries (default: answer them; a publisher bound to
+                loopback answers on loopback only)
+                """, \.noAnnounce),
+            .text("--announce-group", "ADDR", "the IPv4 multicast group to answer on (default 239.255.84.82)", \.announceGroup),
+            .integer("--announce-port", "PORT", "a UDP port", in: 1...65_535, "its UDP port (default 16580)", \.announcePort),
+            .integer(
+                "--announce-ttl", "N", "a multicast TTL", in: 0...255, "the multicast TTL, 0-255 (default 1: the local network)",
+                \.announceTTL),
+        ])
+    }
+
+    static var httpOptions: OptionTable<Given> {
+        OptionTable([
+            .text("--http", "HOST:PORT", "also serve the live view page of these sources (see 'tributary view')", \.http),
+            .texts(
+                "--http-host", "NAME",
+                """
+                with --http: a name browsers may use for the page besides its address,
+                localhost, 127.0.0.1 and [::1] (the Host header must name one of them:
+                DNS rebinding); repeatable
+                """, level: 1, \.httpHosts),
+        ])
+    }
+
+    static var options: OptionTable<Given> {
+        sourceOptions + packageOptions + inboxOptions + publisherOptions + discoveryOptions + httpOptions
     }
 }
 
@@ -227,13 +455,9 @@ struct ServeSources {
     private static func replays(of path: String, _ options: ServeOptions) throws -> [ReplaySource] {
         let started = ContinuousClock.now
         let replays: [ReplaySource]
-        do {
-            replays = try ReplaySource.sources(
-                capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
-                preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil, properties: options.properties)
-        } catch {
-            throw CommandError("\(error)")
-        }
+        replays = try ReplaySource.sources(
+            capture: path, speed: options.speed, waitForSubscribers: options.waitSubscribers,
+            preloadLimit: options.preload ? Int(ProcessInfo.processInfo.physicalMemory / 2) : nil, properties: options.properties)
         if options.preload {
             let bytes = replays.reduce(0) { $0 + $1.preloadedBytes }
             let elapsed = ContinuousClock.now - started
@@ -307,20 +531,16 @@ struct ServeCurve {
                         + "add the subscribers' public keys (their .pub files), one per line, or use --curve-accept-any")
             }
         }
-        do {
-            context = try ZMQContext(ioThreads: 1)
-            let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
-            zap = try ZMQZAPHandler(context: context, policy: zapPolicy) { decision in
-                if !decision.accepted {
-                    printError(
-                        "CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)"
-                    )
-                }
+        context = try ZMQContext(ioThreads: 1)
+        let zapPolicy: ZMQZAPPolicy = allowed.map { .allow($0) } ?? .acceptAnyClient()
+        zap = try ZMQZAPHandler(context: context, policy: zapPolicy) { decision in
+            if !decision.accepted {
+                printError(
+                    "CURVE: refused \(decision.clientKey?.z85 ?? "?") from \(decision.address.terminalSafe): \((decision.refusal ?? "").terminalSafe)"
+                )
             }
-            publisherCurve = PublisherCurve(keys: keys)
-        } catch {
-            throw CommandError("\(error)")
         }
+        publisherCurve = PublisherCurve(keys: keys)
         printError("CURVE on: server public key \(keys.publicKey.z85)" + (options.curveAcceptAny ? ", any client key accepted" : ""))
     }
 }

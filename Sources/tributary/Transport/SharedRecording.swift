@@ -45,7 +45,7 @@ final class SharedRecording: Sendable {
             case .gap(let gap): gaps += 1; framesMissing = framesMissing.addingSaturated(gap.missingCount)
             default: break
             }
-            if appended.frames > 0 && RecordCommand.dataKinds.contains(package.header.kind) {
+            if appended.frames > 0 && package.header.kind.isData {
                 if firstDataNs == nil { firstDataNs = arrived }
                 lastDataNs = arrived
             }
