@@ -99,7 +99,7 @@ private struct TestFailure: ByteFailure, Equatable {
             try r.align(to: 4, "pad")
             #expect(r.position == 12)
             _ = try r.u8("c")
-            #expect(throws: ByteError(.truncated(needed: 7), field: "pad", offset: 13, remaining: 3)) { try r.align(to: 8, "pad") }
+            #expect(throws: ByteError(.truncated(needed: 19), field: "pad", offset: 13, remaining: 3)) { try r.align(to: 32, "pad") }
         }
     }
 
