@@ -43,6 +43,13 @@ public struct ByteError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Whether `size` bytes at `offset` lie inside `count` bytes: two comparisons, no arithmetic that can
+/// trap, so that a check after an earlier length test folds away on hot paths.
+@inlinable @inline(__always)
+func fits(_ offset: Int, _ size: Int, in count: Int) -> Bool {
+    size >= 0 && size <= count && UInt(bitPattern: offset) <= UInt(bitPattern: count &- size)
+}
+
 /// An error a `ByteReader` reports: the module's own, made from a `ByteError` once, in one place.
 public protocol ByteFailure: Error {
     /// The error for `error`, met while reading `source` (a file's name, or "" where the reader's

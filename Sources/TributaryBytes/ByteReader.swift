@@ -139,7 +139,7 @@ public struct ByteReader<Failure: ByteFailure> {
     /// - Precondition: the caller checked that the `T` lies inside the bytes.
     @inlinable
     public func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        precondition(offset >= 0 && offset <= bytes.count - MemoryLayout<T>.size, "a fixed-offset read past the checked bytes")
+        precondition(fits(offset, MemoryLayout<T>.size, in: bytes.count), "a fixed-offset read past the checked bytes")
         let raw = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
         return bigEndian ? T(bigEndian: raw) : T(littleEndian: raw)
     }

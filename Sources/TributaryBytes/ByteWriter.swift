@@ -15,7 +15,7 @@ public protocol ByteDestination {
 extension UnsafeMutableRawBufferPointer: ByteDestination {
     @inlinable
     func check(_ offset: Int, _ count: Int) {
-        precondition(offset >= 0 && count >= 0 && offset <= self.count - count, "a write past the memory sized for it")
+        precondition(fits(offset, count, in: self.count), "a write past the memory sized for it")
     }
 
     @inlinable

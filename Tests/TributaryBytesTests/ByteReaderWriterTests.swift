@@ -158,6 +158,16 @@ private struct TestFailure: ByteFailure, Equatable {
         }
     }
 
+    @Test func fixedOffsetChecksRejectNegativeAndOverflowingOffsets() throws {
+        #expect(fits(0, 4, in: 4) && fits(4, 0, in: 4) && fits(2, 2, in: 4))
+        #expect(!fits(1, 4, in: 4))
+        #expect(!fits(-1, 1, in: 4))
+        #expect(!fits(Int.min, 1, in: 4))
+        #expect(!fits(Int.max, 8, in: 16))
+        #expect(!fits(0, 8, in: 4))
+        #expect(!fits(0, -1, in: 4))
+    }
+
     @Test func errorsReadAsText() throws {
         #expect(
             ByteError(.truncated(needed: 8), field: "analog.first_sample", offset: 48, remaining: 3).description
