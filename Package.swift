@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 //
 // Tributary: streaming, filtering, analysing and recording multichannel measurement data.
-// The target list below is the architecture, from the bottom up: Wire (frames)
-// and Formats (file formats' bytes); DSP; Capture (the capture file); Interchange (every format's
+// The target list below is the architecture, from the bottom up: Bytes (the one reader and writer
+// of little- and big-endian fields); Wire (frames) and Formats (file formats' bytes); DSP; Capture (the capture file); Interchange (every format's
 // import and export); Transport (only a transport); Sources (what feeds a publisher); Analysis; View;
 // the C API and the command-line tool as thin adapters on top. A module reaches down, never sideways
 // or up. C is confined to thin system-library shims and kernels (Implementation details).
@@ -28,19 +28,27 @@ let package = Package(
     targets: [
         // MARK: - Public API, bottom to top
 
+        /// The one bounds-checked reader and writer of little- and big-endian fields (package-internal): the
+        /// frame codec, the file formats, the capture file and the live view's update read and write through
+        /// it, each mapping its neutral `ByteError` once into its own error. Pure Swift, no dependencies.
+        .target(name: "TributaryBytes"),
         /// Frame format, encoder, zero-copy decoder, streaming decoder, frame filters. Pure Swift, no C.
-        .target(name: "TributaryWire"),
+        .target(name: "TributaryWire", dependencies: ["TributaryBytes"]),
         /// Text the tool, the C library and the live view write: a JSON value rendered so that numbers read
-        /// back exactly, and text made safe for a terminal (package-internal). Pure Swift, no dependencies.
-        .target(name: "TributaryText"),
+        /// back exactly, and text made safe for a terminal (package-internal). Pure Swift; bytes from TributaryBytes.
+        .target(name: "TributaryText", dependencies: ["TributaryBytes"]),
         /// File formats of the measurement world as bytes: NPY, WAV, CSV, TDMS, XDF. Pure Swift; JSON text
         /// (an XDF marker sample of several channels) from TributaryText.
-        .target(name: "TributaryFormats", dependencies: ["TributaryText"]),
+        .target(name: "TributaryFormats", dependencies: ["TributaryBytes", "TributaryText"]),
         /// Statistics, windows, FFT (FFTW), spectra, Welch, measurements, signal generators, analysis requests.
         .target(name: "TributaryDSP", dependencies: ["TributaryWire", "TributaryText", "CFFTW", "CKernels"]),
         /// Capture files: chunk codec (zstd frames, bit-shuffle, CRC32C), writer, reader, recovery, and the one
         /// windowed read of samples (`SampleWindow`: the C interface, Python and export). Knows no other file format.
-        .target(name: "TributaryCapture", dependencies: ["CZstd", "CISAL", "CLinearPredictor", "CKernels", "CFileSync", "TributaryWire"]),
+        .target(
+            name: "TributaryCapture",
+            dependencies: [
+                "CZstd", "CISAL", "CLinearPredictor", "CKernels", "CFileSync", "TributaryBytes", "TributaryWire",
+            ]),
         /// Every format's import into and export from captures, behind one format type: NPY, CSV, WAV, TDMS,
         /// XDF (through TributaryFormats) and HDF5 (through libhdf5); the one export call of the tool, the C
         /// interface and Python.
@@ -48,7 +56,8 @@ let package = Package(
         /// libzmq wrapper (ZMQ/), Publisher and Subject/Observer, discovery (Discovery/): only a transport
         /// (frames in, frames out), so a program that publishes or subscribes links neither the codec nor FFTW.
         .target(
-            name: "TributaryTransport", dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryWire", "TributaryText", "CZMQ"]),
+            name: "TributaryTransport",
+            dependencies: ["CMalloc", "CSocketControl", "CTimers", "TributaryBytes", "TributaryWire", "TributaryText", "CZMQ"]),
         /// What feeds a publisher: replays of captures, simulated devices, pipes (`serve --stdin`), sound cards
         /// (`serve --alsa`, through libasound) and programs publishing through C and Python (`PushSource`); each
         /// a `Source` plugged into the transport.
@@ -71,7 +80,7 @@ let package = Package(
         .target(
             name: "TributaryView",
             dependencies: [
-                "TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",
+                "TributaryBytes", "TributaryWire", "TributaryDSP", "TributaryTransport", "TributaryText",
                 "CCivetWeb",
             ]),
         /// `@_cdecl` functions of the C interface declared in include/tributary.h: opaque handles, status codes
@@ -80,7 +89,7 @@ let package = Package(
         .target(
             name: "TributaryC",
             dependencies: [
-                "TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
+                "TributaryBytes", "TributaryWire", "TributaryText", "TributaryDSP", "TributaryCapture", "TributaryInterchange",
                 "TributaryTransport", "TributaryAnalysis", "TributarySources", "CTributary",
             ],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libtributary.so"])]),
@@ -140,9 +149,10 @@ let package = Package(
 
         /// What the test targets share: a seeded generator, the repository's files, the fuzz corpora.
         .target(name: "TributaryTestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "TributaryBytesTests", dependencies: ["TributaryBytes"]),
         .testTarget(name: "TributaryWireTests", dependencies: ["TributaryWire", "TributaryTestSupport"]),
         .testTarget(name: "TributaryDSPTests", dependencies: ["TributaryDSP", "CFFTW", "CKernels", "TributaryTestSupport"]),
-        .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryFormats"]),
+        .testTarget(name: "TributaryFormatsTests", dependencies: ["TributaryBytes", "TributaryFormats"]),
         // The fixtures are read by path (#filePath), not bundled as resources.
         .testTarget(
             name: "TributaryCaptureTests",

@@ -35,10 +35,10 @@ run() {  # name, corpus directory
 
 mkdir -p Fuzz/regressions/wire-fuzz
 "$PYTHON" Fuzz/make_seeds.py Fuzz/.build/seeds-wire
-build wire-fuzz Sources/TributaryWire/*.swift Fuzz/WireFuzz.swift
+build wire-fuzz Sources/TributaryBytes/*.swift Sources/TributaryWire/*.swift Fuzz/WireFuzz.swift
 run wire-fuzz Fuzz/.build/seeds-wire
 
-# The capture reader: its format and codec sources plus the wire module, linked against libzstd and ISA-L,
+# The capture reader: its format and codec sources plus the wire and byte modules, linked against libzstd and ISA-L,
 # and the C kernels of the decoder (compiled with the same sanitizers).
 mkdir -p Fuzz/regressions/capture-fuzz
 # The C kernels the decoder calls, instrumented too (ASan sees their reads of the stored bytes): every
@@ -58,7 +58,7 @@ for c in "${kernels[@]}"; do
     rm -f Fuzz/.build/capture-fuzz
   fi
 done
-build capture-fuzz Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
+build capture-fuzz Sources/TributaryBytes/*.swift Sources/TributaryWire/*.swift Sources/TributaryCapture/Codec/*.swift Sources/TributaryCapture/Format/*.swift \
   Sources/TributaryCapture/CaptureReader*.swift Fuzz/CaptureFuzz.swift -I Sources/CZstd -lzstd -I Sources/CISAL -lisal \
   -I Sources/CLinearPredictor/include -I Sources/CKernels/include "${objects[@]}"
 run capture-fuzz Fuzz/seeds/capture-fuzz
@@ -66,7 +66,7 @@ run capture-fuzz Fuzz/seeds/capture-fuzz
 # The subscriber's session state machine fed frame sequences a hostile publisher could send: the
 # socket-free SubscriberSession and what it needs of the transport, with the wire module.
 mkdir -p Fuzz/regressions/session-fuzz
-build session-fuzz Sources/TributaryWire/*.swift Sources/TributaryTransport/Subscriber/SubscriberSession.swift \
+build session-fuzz Sources/TributaryBytes/*.swift Sources/TributaryWire/*.swift Sources/TributaryTransport/Subscriber/SubscriberSession.swift \
   Sources/TributaryTransport/Subscriber/SourceLedger.swift Sources/TributaryTransport/Subscriber/CreditWindow.swift \
   Sources/TributaryTransport/Subscriber/SessionEnd.swift Sources/TributaryTransport/Framing/ReceivedPackage.swift \
   Sources/TributaryTransport/Security/FileNameSanitizer.swift Fuzz/SessionFuzz.swift

@@ -1,5 +1,6 @@
 import Foundation
 import TributaryAnalysis
+import TributaryBytes
 import TributaryDSP
 import TributaryText
 import TributaryWire
@@ -187,10 +188,10 @@ private func ownedDocument(arrays: AnalysisArrayEncoding, _ build: (ArrayBlock?)
     let memory = text.withUTF8 { (utf8: UnsafeBufferPointer<UInt8>) -> UnsafeMutableRawPointer? in
         let start = (utf8.count + 1 + 7) & ~7
         guard let memory = calloc(start + values.count * 8, 1) else { return nil }
-        memory.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
-        for (i, value) in values.enumerated() {
-            memory.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: start + 8 * i, as: UInt64.self)
-        }
+        var w = ByteWriter(UnsafeMutableRawBufferPointer(start: memory, count: start + values.count * 8))
+        w.write(UnsafeRawBufferPointer(utf8))
+        w.position = start
+        for value in values { w.write(value) }
         return memory
     }
     guard let memory else { throw APIError(.internal, "out of memory") }

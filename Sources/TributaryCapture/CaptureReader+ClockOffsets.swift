@@ -35,23 +35,26 @@ public struct CaptureClockOffset: Sendable, Equatable {
     /// Payload bytes: 32 + 4 per source id.
     var payloadLength: Int { 32 + 4 * sourceIDs.count }
 
-    func encode(into base: UnsafeMutableRawPointer) {
-        base.put(offsetNs, at: 0)
-        base.put(rttNs, at: 8)
-        base.put(measuredAtNs, at: 16)
-        base.put(samples, at: 24)
-        base.put(UInt32(sourceIDs.count), at: 28)
-        for (i, id) in sourceIDs.enumerated() { base.put(id, at: 32 + 4 * i) }
+    /// Writes the payload into `bytes` (`payloadLength` of them).
+    func encode(into bytes: UnsafeMutableRawBufferPointer) {
+        var w = RecordWriter(bytes)
+        w.write(offsetNs)
+        w.write(rttNs)
+        w.write(measuredAtNs)
+        w.write(samples)
+        w.write(UInt32(sourceIDs.count))
+        for id in sourceIDs { w.write(id) }
     }
 
     /// The record a payload holds, or nil when its length does not match its source count.
     static func decode(_ b: UnsafeRawBufferPointer, offset: Int) -> CaptureClockOffset? {
+        let r = RecordReader(b)
         guard b.count >= 32 else { return nil }
-        let count = Int(b.u32(28))
+        let count = Int(r.u32(at: 28))
         guard count <= maxSources, b.count == 32 + 4 * count else { return nil }
         return CaptureClockOffset(
-            offsetNs: b.i64(0), rttNs: b.i64(8), measuredAtNs: b.i64(16), samples: b.u32(24),
-            sourceIDs: (0..<count).map { b.u32(32 + 4 * $0) }, offset: offset)
+            offsetNs: r.i64(at: 0), rttNs: r.i64(at: 8), measuredAtNs: r.i64(at: 16), samples: r.u32(at: 24),
+            sourceIDs: (0..<count).map { r.u32(at: 32 + 4 * $0) }, offset: offset)
     }
 }
 

@@ -14,7 +14,7 @@ extension CaptureReader {
         guard header != nil, fileSize >= minimum, fileSize & 7 == 0 else { return false }
         var trailer = [UInt8](repeating: 0, count: 16)
         guard trailer.withUnsafeMutableBytes({ preadFully(fd, $0, offset: fileSize - 16) }) == 16 else { return false }
-        let (footerOffset, magic) = trailer.withUnsafeBytes { ($0.u64(0), $0.u64(8)) }
+        let (footerOffset, magic) = trailer.withUnsafeBytes { (RecordReader($0).u64(at: 0), RecordReader($0).u64(at: 8)) }
         guard magic == CaptureFormat.trailerMagic else { return false }
         func reject(_ reason: String) -> Bool {
             damage.append(
@@ -33,7 +33,8 @@ extension CaptureReader {
         guard readPayload(envelope, at: offset, into: record) else { return reject("payload CRC32C mismatch") }
         let p = record.bytes
         guard p.count >= 16 else { return reject("payload too short") }
-        let count = Int(p.u32(0))
+        let fields = RecordReader(p)
+        let count = Int(fields.u32(at: 0))
         guard p.count == 16 + count * CaptureFormat.indexEntryLength else {
             return reject("entry_count \(count) does not fill the payload")
         }
@@ -53,7 +54,7 @@ extension CaptureReader {
         }
         index = entries
         hasFooter = true
-        wasRepaired = p.u32(4) & 1 != 0
+        wasRepaired = fields.u32(at: 4) & 1 != 0
         return true
     }
 
@@ -98,8 +99,9 @@ extension CaptureReader {
             offset + envelope.recordLength <= fileSize, readPayload(envelope, at: offset, into: record)
         else { return nil }
         let p = record.bytes
-        guard p.count >= 16, p.u32(12) == 0 else { return nil }
-        let count = Int(p.u32(8)), previous = p.u64(0)
+        let fields = RecordReader(p)
+        guard p.count >= 16, fields.u32(at: 12) == 0 else { return nil }
+        let count = Int(fields.u32(at: 8)), previous = fields.u64(at: 0)
         guard p.count == 16 + count * CaptureFormat.indexEntryLength, previous < UInt64(offset) else { return nil }
         var entries: [IndexEntry] = []
         entries.reserveCapacity(count)
@@ -129,10 +131,11 @@ extension CaptureReader {
             }
             guard n == readLength else { return nil }
             var candidates: [Int] = []
-            buffer.withUnsafeBytes { b in
+            buffer.withUnsafeBytes { bytes in
+                let b = RecordReader(bytes)
                 var i = (windowEnd - 1 - windowStart) & ~7
                 while i >= 0 {
-                    if i + e <= n, b.u64(i) == CaptureFormat.syncMarker, b.u8(i + 8) == RecordType.checkpoint.rawValue {
+                    if i + e <= n, b.u64(at: i) == CaptureFormat.syncMarker, b.u8(at: i + 8) == RecordType.checkpoint.rawValue {
                         candidates.append(windowStart + i)
                     }
                     i -= 8
@@ -198,7 +201,8 @@ extension CaptureReader {
     func isTrailer(at offset: Int, footer: Int) -> Bool {
         var trailer = (UInt64(0), UInt64(0))
         guard withUnsafeMutableBytes(of: &trailer, { preadFully(fd, $0, offset: offset) }) == 16 else { return false }
-        return UInt64(littleEndian: trailer.0) == UInt64(footer) && UInt64(littleEndian: trailer.1) == CaptureFormat.trailerMagic
+        let (pointer, magic) = withUnsafeBytes(of: trailer) { (RecordReader($0).u64(at: 0), RecordReader($0).u64(at: 8)) }
+        return pointer == UInt64(footer) && magic == CaptureFormat.trailerMagic
     }
 
     /// The next 8-aligned offset after `position` where a valid envelope starts.
@@ -214,7 +218,7 @@ extension CaptureReader {
             let found: Int? = buffer.withUnsafeBytes { b in
                 var i = 0
                 while i + CaptureFormat.envelopeLength <= n {
-                    if b.u64(i) == CaptureFormat.syncMarker,
+                    if RecordReader(b).u64(at: i) == CaptureFormat.syncMarker,
                         (try? RecordEnvelope.parse(UnsafeRawBufferPointer(rebasing: b[i..<(i + CaptureFormat.envelopeLength)]))) != nil
                     {
                         return base + i

@@ -1,5 +1,10 @@
 import Foundation
 
+// The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryBytes.
+#if canImport(TributaryBytes)
+    import TributaryBytes
+#endif
+
 /// One source-origin record (type 7, docs/CAPTURE.md §6): where a source of a recording of several
 /// publishers came from — the publisher (its address and name) and the publisher's own id for it.
 public struct CaptureSourceOrigin: Sendable, Equatable {
@@ -46,30 +51,33 @@ public struct CaptureSourceOrigin: Sendable, Equatable {
     var payload: [UInt8] {
         let address = Self.bounded(self.address)
         let name = Self.bounded(publisher)
-        var bytes = [UInt8](repeating: 0, count: 24)
-        bytes.withUnsafeMutableBytes { b in
-            b.baseAddress!.put(sourceID, at: 0)
-            b.baseAddress!.put(publisherSourceID, at: 4)
-            b.baseAddress!.put(publisherIndex, at: 8)
-            b.baseAddress!.put(UInt32(address.count), at: 12)
-            b.baseAddress!.put(UInt32(name.count), at: 16)
-        }
-        return bytes + address + name
+        var w = ByteWriter()
+        w.write(sourceID)
+        w.write(publisherSourceID)
+        w.write(publisherIndex)
+        w.write(UInt32(address.count))
+        w.write(UInt32(name.count))
+        w.write(UInt32(0))
+        w.write(address)
+        w.write(name)
+        return w.bytes
     }
 
     /// The record a payload holds, or nil when it is malformed: shorter than 24 bytes, a reserved field
     /// not 0, text lengths over the limit or not adding up to the payload, text not UTF-8, or an id that
     /// differs from the envelope's `source_id`.
     static func decode(_ b: UnsafeRawBufferPointer, envelopeSourceID: UInt32, offset: Int) -> CaptureSourceOrigin? {
-        guard b.count >= 24, b.u32(20) == 0, b.u32(0) == envelopeSourceID else { return nil }
-        let addressLength = Int(b.u32(12))
-        let nameLength = Int(b.u32(16))
+        let r = RecordReader(b)
+        guard b.count >= 24, r.u32(at: 20) == 0, r.u32(at: 0) == envelopeSourceID else { return nil }
+        let addressLength = Int(r.u32(at: 12))
+        let nameLength = Int(r.u32(at: 16))
         guard addressLength <= maxTextBytes, nameLength <= maxTextBytes, b.count == 24 + addressLength + nameLength,
             let address = String(validating: b[24..<(24 + addressLength)], as: UTF8.self),
             let name = String(validating: b[(24 + addressLength)...], as: UTF8.self)
         else { return nil }
         return CaptureSourceOrigin(
-            sourceID: b.u32(0), publisherSourceID: b.u32(4), publisherIndex: b.u32(8), address: address, publisher: name, offset: offset)
+            sourceID: r.u32(at: 0), publisherSourceID: r.u32(at: 4), publisherIndex: r.u32(at: 8), address: address, publisher: name,
+            offset: offset)
     }
 }
 

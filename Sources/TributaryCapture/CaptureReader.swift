@@ -136,7 +136,7 @@ public final class CaptureReader {
         let descriptor = fd
         let got = head.withUnsafeMutableBytes { preadFully(descriptor, $0, offset: 0) }
         head.removeLast(head.count - max(0, got))
-        formatVersion = head.count >= 10 ? head.withUnsafeBytes { $0.u16(8) } : nil
+        formatVersion = head.count >= 10 ? head.withUnsafeBytes { RecordReader($0).u16(at: 8) } : nil
         let file = path
         let result: Result<CaptureFileHeader.Parsed, CaptureError> = head.withUnsafeBytes { b in
             do throws(CaptureError) { return .success(try CaptureFileHeader.parse(b, file: file)) } catch { return .failure(error) }
@@ -605,7 +605,7 @@ public final class CaptureReader {
             guard entry.envelope.type == .gap else { return nil }
             var cause: GapCause?
             if readPayload(entry.envelope, at: entry.offset, into: record), record.count == 24 {
-                cause = GapCause(rawValue: record.bytes.u32(16))
+                cause = GapCause(rawValue: RecordReader(record.bytes).u32(at: 16))
             }
             return CaptureGap(
                 sourceID: entry.envelope.sourceID, firstMissingSequence: entry.envelope.firstSequence,

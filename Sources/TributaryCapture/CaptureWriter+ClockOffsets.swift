@@ -10,7 +10,7 @@ extension CaptureWriter {
         let length = estimate.payloadLength
         let b = try takeBuilder(sourceID: 0)
         b.encoded.reserve(length)
-        estimate.encode(into: b.encoded.base)
+        estimate.encode(into: UnsafeMutableRawBufferPointer(start: b.encoded.base, count: length))
         b.encoded.setCount(length)
         b.prebuilt = RecordEnvelope(
             type: .clockOffset, codec: .none, sourceID: 0, firstTimeNs: estimate.measuredAtNs, lastTimeNs: estimate.measuredAtNs,

@@ -79,10 +79,10 @@ extension CaptureWriter {
         try writeConfigurationCopiesLocked(all: false)
         let payload = Self.encodeTable(
             sinceCheckpoint,
-            prefix: { base in
-                base.put(UInt64(lastCheckpointOffset), at: 0)
-                base.put(UInt32(sinceCheckpoint.count), at: 8)
-                base.put(UInt32(0), at: 12)
+            prefix: { w in
+                w.write(UInt64(lastCheckpointOffset))
+                w.write(UInt32(sinceCheckpoint.count))
+                w.write(UInt32(0))
             })
         let offset = output.offset
         let envelope = RecordEnvelope(
@@ -125,12 +125,13 @@ extension CaptureWriter {
         }
     }
 
-    /// Encodes a 16-byte prefix and the entries (checkpoint and footer payloads).
-    static func encodeTable(_ entries: [IndexEntry], prefix: (UnsafeMutableRawPointer) -> Void) -> [UInt8] {
+    /// Encodes a 16-byte prefix (written by `prefix`) and the entries (checkpoint and footer payloads).
+    static func encodeTable(_ entries: [IndexEntry], prefix: (inout RecordWriter) -> Void) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 16 + entries.count * CaptureFormat.indexEntryLength)
         bytes.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress!
-            prefix(base)
+            var w = RecordWriter(UnsafeMutableRawBufferPointer(rebasing: raw[..<16]))
+            prefix(&w)
             for (i, e) in entries.enumerated() { e.write(to: base + 16 + i * CaptureFormat.indexEntryLength) }
         }
         return bytes
@@ -141,10 +142,10 @@ extension CaptureWriter {
         _ entries: [IndexEntry], flags: UInt32, offset: Int, file: String,
         _ write: (UnsafeRawBufferPointer) throws(CaptureError) -> Void
     ) throws(CaptureError) {
-        let payload = encodeTable(entries) { base in
-            base.put(UInt32(entries.count), at: 0)
-            base.put(flags, at: 4)
-            base.put(UInt64(0), at: 8)
+        let payload = encodeTable(entries) { w in
+            w.write(UInt32(entries.count))
+            w.write(flags)
+            w.write(UInt64(0))
         }
         guard payload.count <= CaptureFormat.maxRecordLength else {
             throw CaptureError(.usage, file: file, "the seek table of \(entries.count) records exceeds the record limit")
@@ -159,9 +160,9 @@ extension CaptureWriter {
                 ).write(to: base)
                 (base + CaptureFormat.envelopeLength).copyMemory(from: p.baseAddress!, byteCount: p.count)
             }
-            let trailer = raw.count - CaptureFormat.trailerLength
-            base.put(UInt64(offset), at: trailer)
-            base.put(CaptureFormat.trailerMagic, at: trailer + 8)
+            var w = RecordWriter(raw, position: raw.count - CaptureFormat.trailerLength)
+            w.write(UInt64(offset))
+            w.write(CaptureFormat.trailerMagic)
         }
         let failure: CaptureError? = bytes.withUnsafeBytes { (b) -> CaptureError? in
             do throws(CaptureError) { try write(b); return nil } catch { return error }

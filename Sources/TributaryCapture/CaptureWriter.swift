@@ -319,10 +319,11 @@ public final class CaptureWriter: @unchecked Sendable {
         guard count > 0 else { return }
         let b = try takeBuilder(sourceID: sourceID)
         b.encoded.reserve(24)
-        b.encoded.base.put(firstMissing, at: 0)
-        b.encoded.base.put(count, at: 8)
-        b.encoded.base.put(cause.rawValue, at: 16)
-        b.encoded.base.put(UInt32(0), at: 20)
+        var w = RecordWriter(UnsafeMutableRawBufferPointer(start: b.encoded.base, count: 24))
+        w.write(firstMissing)
+        w.write(count)
+        w.write(cause.rawValue)
+        w.write(UInt32(0))
         b.encoded.setCount(24)
         b.prebuilt = RecordEnvelope(
             type: .gap, codec: .none, sourceID: sourceID, firstSequence: firstMissing,

@@ -1,70 +1,29 @@
 import Foundation
+import TributaryBytes
 
-/// Little-endian byte building for the binary formats (TDMS, XDF).
-struct ByteSink {
-    var bytes: [UInt8] = []
+/// Reads a file's fields (TributaryBytes' reader, reporting `FormatError`s that name the file and the byte offset).
+typealias FileReader = ByteReader<FormatError>
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    mutating func i32(_ v: Int32) { u32(UInt32(bitPattern: v)) }
-    mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
-    mutating func f64(_ v: Double) { u64(v.bitPattern) }
-    mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
-    mutating func raw(_ p: UnsafeRawBufferPointer) { bytes.append(contentsOf: p) }
+extension FormatError: ByteFailure {
+    /// A format's words for a reader's error: where ("byte offset N") and what ("<field>: needs N bytes,
+    /// M left in the file").
+    public init(_ error: ByteError, source: String) {
+        let reason =
+            switch error.reason {
+            case .truncated(let needed): "needs \(needed) bytes, \(error.remaining) left in the file"
+            case .countTooLarge(let count, let limit): "\(count) exceeds the limit \(limit)"
+            case .countExceedsBytes(let count, let elementSize):
+                "\(count) elements of \(elementSize) bytes do not fit in the \(error.remaining) bytes left in the file"
+            case .invalidUTF8(let length): "\(length) bytes are not valid UTF-8"
+            }
+        self.init(file: source, location: "byte offset \(error.offset)", reason: "\(error.field): \(reason)")
+    }
 }
 
-/// Bounds-checked little- or big-endian reads from a file's bytes; every failure names the byte offset.
-struct ByteSource {
-    let bytes: UnsafeRawBufferPointer
-    let file: String
-    var offset: Int
-    var bigEndian = false
-
-    init(_ bytes: UnsafeRawBufferPointer, file: String, offset: Int = 0) {
-        self.bytes = bytes
-        self.file = file
-        self.offset = offset
-    }
-
-    var remaining: Int { bytes.count - offset }
-
+extension ByteReader where Failure == FormatError {
+    /// An error at `at` (default: the current position) of the file, saying `what`.
     func fail(_ what: String, at: Int? = nil) -> FormatError {
-        FormatError(file: file, location: "byte offset \(at ?? offset)", reason: what)
-    }
-
-    mutating func need(_ n: Int, _ what: String) throws(FormatError) {
-        guard n >= 0, n <= remaining else {
-            throw fail("\(what): needs \(n) bytes, \(max(0, remaining)) left in the file")
-        }
-    }
-
-    mutating func load<T: FixedWidthInteger>(_: T.Type, _ what: String) throws(FormatError) -> T {
-        try need(MemoryLayout<T>.size, what)
-        let v = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
-        offset += MemoryLayout<T>.size
-        return bigEndian ? T(bigEndian: v) : T(littleEndian: v)
-    }
-
-    mutating func u8(_ what: String) throws(FormatError) -> UInt8 { try load(UInt8.self, what) }
-    mutating func u16(_ what: String) throws(FormatError) -> UInt16 { try load(UInt16.self, what) }
-    mutating func u32(_ what: String) throws(FormatError) -> UInt32 { try load(UInt32.self, what) }
-    mutating func u64(_ what: String) throws(FormatError) -> UInt64 { try load(UInt64.self, what) }
-    mutating func i64(_ what: String) throws(FormatError) -> Int64 { Int64(bitPattern: try load(UInt64.self, what)) }
-    mutating func f64(_ what: String) throws(FormatError) -> Double { Double(bitPattern: try load(UInt64.self, what)) }
-    mutating func f32(_ what: String) throws(FormatError) -> Float { Float(bitPattern: try load(UInt32.self, what)) }
-
-    mutating func slice(_ n: Int, _ what: String) throws(FormatError) -> UnsafeRawBufferPointer {
-        try need(n, what)
-        let s = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
-        offset += n
-        return s
-    }
-
-    mutating func utf8(_ n: Int, _ what: String) throws(FormatError) -> String {
-        let s = try slice(n, what)
-        return String(decoding: s, as: UTF8.self)
+        FormatError(file: source, location: "byte offset \(origin + (at ?? position))", reason: what)
     }
 }
 

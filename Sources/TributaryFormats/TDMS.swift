@@ -1,4 +1,5 @@
 import Foundation
+import TributaryBytes
 
 // NI TDMS, written and read from NI's public description "TDMS File Format Internal Structure":
 // segments of a 28-byte lead-in ("TDSm", ToC flags, version 4713, next-segment and raw-data offsets),
@@ -230,11 +231,11 @@ public struct TDMSFile: Sendable, Equatable {
     /// Writes the file as one segment (metadata for every object, then each channel's values in turn),
     /// the sample arrays going straight from memory to the file.
     public func write(to path: String) throws(FormatError) {
-        var meta = ByteSink()
+        var meta = ByteWriter()
         func string(_ s: String) {
             let u = Array(s.utf8)
             meta.u32(UInt32(u.count))
-            meta.raw(u)
+            meta.write(u)
         }
         func props(_ list: [TDMSProperty]) {
             meta.u32(UInt32(list.count))
@@ -270,12 +271,12 @@ public struct TDMSFile: Sendable, Equatable {
                 if c.data.count == 0 {
                     meta.u32(0xFFFF_FFFF)
                 } else if case .strings(let s) = c.data {
-                    var blob = ByteSink(), text: [UInt8] = []
+                    var blob = ByteWriter(), text: [UInt8] = []
                     for v in s {
                         text.append(contentsOf: v.utf8)
                         blob.u32(UInt32(text.count))
                     }
-                    blob.raw(text)
+                    blob.write(text)
                     meta.u32(28); meta.u32(TDMSType.string); meta.u32(1); meta.u64(UInt64(s.count)); meta.u64(UInt64(blob.bytes.count))
                     rawLength += UInt64(blob.bytes.count)
                     stringBlobs.append(blob.bytes)
@@ -286,8 +287,8 @@ public struct TDMSFile: Sendable, Equatable {
                 props(c.properties)
             }
         }
-        var lead = ByteSink()
-        lead.raw(Array("TDSm".utf8))
+        var lead = ByteWriter()
+        lead.write(Array("TDSm".utf8))
         lead.u32(TDMSToC.metaData | TDMSToC.newObjList | (rawLength > 0 ? TDMSToC.rawData : 0))
         lead.u32(4713)
         lead.u64(UInt64(meta.bytes.count) + rawLength)

@@ -53,7 +53,7 @@ extension TDMSReader {
 
     /// The DAQmx raw data index after its header: data type, dimension, values per chunk, the
     /// scalers and the raw buffer widths. Every field is checked against the others.
-    func readDAQmxIndex(_ m: inout ByteSource, header: UInt32, path: String, at: Int) throws(FormatError) -> RawIndex {
+    func readDAQmxIndex(_ m: inout FileReader, header: UInt32, path: String, at: Int) throws(FormatError) -> RawIndex {
         let type = try m.u32("data type of \(path)")
         let dimension = try m.u32("array dimension of \(path)")
         guard dimension == 1 else { throw m.fail("\(path): array dimension \(dimension), must be 1", at: at) }
@@ -131,7 +131,7 @@ extension TDMSReader {
     /// A DAQmx segment's raw data: per chunk, each raw buffer's rows in turn. Every data object must
     /// be DAQmx and agree on the buffer widths; a buffer holds as many rows as its longest channel.
     func readDAQmxData(_ lead: LeadIn, _ dataObjects: [(Object, RawIndex)]) throws(FormatError) {
-        let fail = { (what: String) in ByteSource(bytes, file: file).fail(what, at: lead.start) }
+        let fail = { (what: String) in FileReader(bytes, source: file).fail(what, at: lead.start) }
         guard let widths = dataObjects.first?.1.daqmx?.widths else { return }
         var rows = Array(repeating: 0, count: widths.count)
         for (o, i) in dataObjects {
@@ -147,7 +147,7 @@ extension TDMSReader {
             chunk = sum
         }
         guard chunk > 0 else { return }
-        var d = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.end]), file: file, offset: lead.dataStart)
+        var d = FileReader(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.end]), position: lead.dataStart, source: file)
         for _ in 0..<(lead.end - lead.dataStart) / chunk {
             for (b, (n, w)) in zip(rows, widths).enumerated() where n > 0 {
                 let table = try d.slice(n * w, "raw buffer \(b)")
@@ -167,9 +167,9 @@ extension TDMSReader {
     static func appendScaler(
         _ o: Object, _ s: TDMSDAQmxIndex.Scaler, _ table: UnsafeRawBufferPointer, rows: Int, width: Int, bigEndian: Bool, raw: Bool
     ) {
+        let reader = FileReader(table, bigEndian: bigEndian)
         func load<T: FixedWidthInteger>(_: T.Type, _ r: Int) -> T {
-            let v = table.loadUnaligned(fromByteOffset: r * width + s.byteOffset, as: T.self)
-            let x = bigEndian ? T(bigEndian: v) : T(littleEndian: v)
+            let x = reader.load(T.self, at: r * width + s.byteOffset)
             guard let bit = s.bit else { return x }
             return (x >> bit) & 1
         }

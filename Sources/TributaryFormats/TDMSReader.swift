@@ -58,20 +58,20 @@ struct TDMSReader {
     }
 
     mutating func readSegments() throws(FormatError) {
-        var src = ByteSource(bytes, file: file)
+        var src = FileReader(bytes, source: file)
         while src.remaining >= 28 {
-            mapped?.release(before: src.offset)
+            mapped?.release(before: src.position)
             let lead = try readLeadIn(&src)
             if lead.toc & TDMSToC.metaData != 0 { try readMetadata(lead) }
             if lead.toc & TDMSToC.rawData != 0 { try readRawData(lead) }
-            src.offset = lead.end
+            src.position = lead.end
         }
     }
 
     /// The 28-byte lead-in. The ToC mask is little-endian; the version and both offsets follow the
     /// segment's byte order (ToC bit 6), as the rest of the segment does.
-    private func readLeadIn(_ src: inout ByteSource) throws(FormatError) -> LeadIn {
-        let start = src.offset
+    private func readLeadIn(_ src: inout FileReader) throws(FormatError) -> LeadIn {
+        let start = src.position
         let tag = try src.utf8(4, "segment tag")
         guard tag == "TDSm" else {
             throw src.fail(
@@ -84,7 +84,7 @@ struct TDMSReader {
         _ = try src.u32("version")
         let next = try src.u64("next segment offset")
         let rawOffset = try src.u64("raw data offset")
-        let leadEnd = src.offset
+        let leadEnd = src.position
         let end = next == UInt64.max || next > UInt64(bytes.count - leadEnd) ? bytes.count : leadEnd + Int(next)
         guard rawOffset <= UInt64(end - leadEnd) else {
             throw src.fail("raw data offset \(rawOffset) lies beyond the segment (\(end - leadEnd) bytes)", at: start + 20)
@@ -103,7 +103,7 @@ struct TDMSReader {
 
     /// The segment's object list: each object's raw data index and properties.
     private mutating func readMetadata(_ lead: LeadIn) throws(FormatError) {
-        var m = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.dataStart]), file: file, offset: lead.metadataStart)
+        var m = FileReader(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.dataStart]), position: lead.metadataStart, source: file)
         m.bigEndian = lead.bigEndian
         if lead.toc & TDMSToC.newObjList != 0 {
             list = []
@@ -111,7 +111,7 @@ struct TDMSReader {
         }
         let count = try m.u32("object count")
         for _ in 0..<count {
-            let at = m.offset
+            let at = m.position
             let path = try Self.readString(&m, "object path")
             let o = object(path)
             let index = try readRawIndex(&m, path: path, at: at)
@@ -137,7 +137,7 @@ struct TDMSReader {
     }
 
     /// An object's raw data index: none, the previous one again, or a new one (bounded).
-    private mutating func readRawIndex(_ m: inout ByteSource, path: String, at: Int) throws(FormatError) -> RawIndex? {
+    private mutating func readRawIndex(_ m: inout FileReader, path: String, at: Int) throws(FormatError) -> RawIndex? {
         let indexLength = try m.u32("raw data index of \(path)")
         switch indexLength {
         case 0xFFFF_FFFF: return nil
@@ -187,13 +187,13 @@ struct TDMSReader {
             let (sum, overflow) = chunk.addingReportingOverflow(
                 i.type == TDMSType.string ? i.stringBytes : i.count * TDMSType.size(i.type)!)
             guard !overflow else {
-                throw ByteSource(bytes, file: file).fail(
+                throw FileReader(bytes, source: file).fail(
                     "raw data indexes up to \(o.path) describe a chunk of more than \(Int.max) bytes", at: lead.start)
             }
             chunk = sum
         }
         guard chunk > 0 else { return }
-        var d = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.end]), file: file, offset: lead.dataStart)
+        var d = FileReader(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.end]), position: lead.dataStart, source: file)
         d.bigEndian = lead.bigEndian
         let interleaved = lead.toc & TDMSToC.interleaved != 0
         for _ in 0..<(lead.end - lead.dataStart) / chunk {
@@ -222,12 +222,12 @@ struct TDMSReader {
         }
     }
 
-    static func readString(_ s: inout ByteSource, _ what: String) throws(FormatError) -> String {
+    static func readString(_ s: inout FileReader, _ what: String) throws(FormatError) -> String {
         let n = try s.u32("length of \(what)")
         return try s.utf8(Int(n), what)
     }
 
-    static func readValue(_ s: inout ByteSource, type: UInt32, _ what: String) throws(FormatError) -> TDMSValue? {
+    static func readValue(_ s: inout FileReader, type: UInt32, _ what: String) throws(FormatError) -> TDMSValue? {
         switch type {
         case TDMSType.i8: return .int32(Int32(Int8(bitPattern: try s.u8(what))))
         case TDMSType.i16: return .int32(Int32(Int16(bitPattern: try s.u16(what))))
@@ -258,7 +258,7 @@ struct TDMSReader {
 
     /// `n` values of `type` onto the object's data. The channel keeps the type of its first data; a
     /// later different type turns it into float64.
-    static func appendValues(_ o: Object, _ type: UInt32, _ n: Int, _ d: inout ByteSource) throws(FormatError) {
+    static func appendValues(_ o: Object, _ type: UInt32, _ n: Int, _ d: inout FileReader) throws(FormatError) {
         if o.type == nil { o.type = type }
         if o.type != type, o.type != TDMSType.double {
             o.f64 = (o.f32.map(Double.init) + o.i16.map(Double.init) + o.i32.map(Double.init))
@@ -293,7 +293,7 @@ struct TDMSReader {
     }
 
     /// A chunk's strings of one object: `count` end offsets, then the UTF-8 bytes.
-    static func appendStrings(_ o: Object, _ i: RawIndex, _ d: inout ByteSource, keep: Bool = true) throws(FormatError) {
+    static func appendStrings(_ o: Object, _ i: RawIndex, _ d: inout FileReader, keep: Bool = true) throws(FormatError) {
         var ends: [Int] = []
         for _ in 0..<i.count { ends.append(Int(try d.u32("string offsets of \(o.path)"))) }
         guard i.stringBytes >= 4 * i.count else { throw d.fail("\(o.path): \(i.stringBytes) string bytes cannot hold \(i.count) offsets") }

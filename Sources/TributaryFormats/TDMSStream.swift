@@ -20,7 +20,7 @@ public struct TDMSValueIndex: Sendable, Equatable {
 extension TDMSReader {
     /// Index mode: records `n` values of `type` at the source's offset (`stride` bytes apart) as
     /// `appendValues` would append them — the channel's type changes as it would — and skips them.
-    static func indexValues(_ o: Object, _ type: UInt32, _ n: Int, _ d: inout ByteSource, stride: Int) throws(FormatError) {
+    static func indexValues(_ o: Object, _ type: UInt32, _ n: Int, _ d: inout FileReader, stride: Int) throws(FormatError) {
         if o.type == nil { o.type = type }
         if o.type != type, o.type != TDMSType.double { o.type = TDMSType.double }
         let kept = [TDMSType.double, TDMSType.doubleUnit, TDMSType.single, TDMSType.singleUnit, TDMSType.i16, TDMSType.i32]
@@ -35,23 +35,23 @@ extension TDMSReader {
         let size = TDMSType.size(type)!
         // The values must be in the file, as reading them would have checked.
         try d.need(n == 0 ? 0 : (n - 1) * stride + size, "values of \(o.path)")
-        o.extents.append(TDMSValueExtent(offset: d.offset, count: n, stride: stride, type: type, bigEndian: d.bigEndian))
+        o.extents.append(TDMSValueExtent(offset: d.position, count: n, stride: stride, type: type, bigEndian: d.bigEndian))
         o.count += n
-        d.offset += n * size
+        d.position += n * size
     }
 
     /// Index mode: an interleaved chunk of `n` rows, one value of each object per row.
-    func indexInterleaved(_ dataObjects: [(Object, RawIndex)], _ n: Int, _ d: inout ByteSource) throws(FormatError) {
+    func indexInterleaved(_ dataObjects: [(Object, RawIndex)], _ n: Int, _ d: inout FileReader) throws(FormatError) {
         let row = dataObjects.reduce(0) { $0 + TDMSType.size($1.1.type)! }
-        let start = d.offset
+        let start = d.position
         var at = start
         for (o, i) in dataObjects {
             var column = d
-            column.offset = at
+            column.position = at
             try Self.indexValues(o, i.type, n, &column, stride: row)
             at += TDMSType.size(i.type)!
         }
-        d.offset = start + n * row
+        d.position = start + n * row
     }
 }
 
@@ -115,13 +115,14 @@ extension TDMSFile {
             var left = count, position = e < extents.count ? extents[e].offset : bytes.count
             while left > 0, e < extents.count {
                 let x = extents[e], take = min(left, x.count - v)
+                let r = FileReader(bytes, bigEndian: x.bigEndian)
                 for j in v..<(v + take) {
                     let at = x.offset + j * x.stride
                     switch channels[k].kind {
-                    case .float32: floats.append(Float(bitPattern: Self.load(UInt32.self, bytes, at, x.bigEndian)))
-                    case .int16: shorts.append(Self.load(Int16.self, bytes, at, x.bigEndian))
-                    case .int32: ints.append(Self.load(Int32.self, bytes, at, x.bigEndian))
-                    default: doubles.append(Self.double(x.type, bytes, at, x.bigEndian))
+                    case .float32: floats.append(r.f32(at: at))
+                    case .int16: shorts.append(r.i16(at: at))
+                    case .int32: ints.append(r.i32(at: at))
+                    default: doubles.append(Self.double(x.type, r, at))
                     }
                 }
                 v += take
@@ -138,33 +139,28 @@ extension TDMSFile {
             }
         }
 
-        private static func load<T: FixedWidthInteger>(_: T.Type, _ bytes: UnsafeRawBufferPointer, _ at: Int, _ bigEndian: Bool) -> T {
-            let v = bytes.loadUnaligned(fromByteOffset: at, as: T.self)
-            return bigEndian ? T(bigEndian: v) : T(littleEndian: v)
-        }
-
         /// A value of TDMS type `type` as float64, as `readValue(…).number` gives it.
-        private static func double(_ type: UInt32, _ b: UnsafeRawBufferPointer, _ at: Int, _ big: Bool) -> Double {
+        private static func double(_ type: UInt32, _ r: FileReader, _ at: Int) -> Double {
             switch type {
-            case TDMSType.i8: return Double(Int8(bitPattern: load(UInt8.self, b, at, big)))
-            case TDMSType.i16: return Double(load(Int16.self, b, at, big))
-            case TDMSType.i32: return Double(load(Int32.self, b, at, big))
-            case TDMSType.i64: return Double(load(Int64.self, b, at, big))
-            case TDMSType.u8: return Double(load(UInt8.self, b, at, big))
-            case TDMSType.u16: return Double(load(UInt16.self, b, at, big))
-            case TDMSType.u32: return Double(load(UInt32.self, b, at, big))
-            case TDMSType.u64: return Double(load(UInt64.self, b, at, big))
-            case TDMSType.single, TDMSType.singleUnit: return Double(Float(bitPattern: load(UInt32.self, b, at, big)))
-            case TDMSType.bool: return load(UInt8.self, b, at, big) != 0 ? 1 : 0
+            case TDMSType.i8: return Double(Int8(bitPattern: r.load(UInt8.self, at: at)))
+            case TDMSType.i16: return Double(r.load(Int16.self, at: at))
+            case TDMSType.i32: return Double(r.load(Int32.self, at: at))
+            case TDMSType.i64: return Double(r.load(Int64.self, at: at))
+            case TDMSType.u8: return Double(r.load(UInt8.self, at: at))
+            case TDMSType.u16: return Double(r.load(UInt16.self, at: at))
+            case TDMSType.u32: return Double(r.load(UInt32.self, at: at))
+            case TDMSType.u64: return Double(r.load(UInt64.self, at: at))
+            case TDMSType.single, TDMSType.singleUnit: return Double(Float(bitPattern: r.load(UInt32.self, at: at)))
+            case TDMSType.bool: return r.load(UInt8.self, at: at) != 0 ? 1 : 0
             case TDMSType.timestamp:
                 // Little-endian: fraction then seconds; big-endian files store the seconds first.
-                let first = load(UInt64.self, b, at, big), second = load(UInt64.self, b, at + 8, big)
+                let first = r.load(UInt64.self, at: at), second = r.load(UInt64.self, at: at + 8)
                 let t =
-                    big
+                    r.bigEndian
                     ? TDMSTimestamp(seconds: Int64(bitPattern: first), fraction: second)
                     : TDMSTimestamp(seconds: Int64(bitPattern: second), fraction: first)
                 return t.unixSeconds
-            default: return Double(bitPattern: load(UInt64.self, b, at, big))
+            default: return Double(bitPattern: r.load(UInt64.self, at: at))
             }
         }
     }

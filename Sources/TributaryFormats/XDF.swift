@@ -1,4 +1,5 @@
 import Foundation
+import TributaryBytes
 
 // XDF (Extensible Data Format, the Lab Streaming Layer's file format), written and read from its public
 // specification: the magic "XDF:", then chunks of [length-bytes count (1, 4 or 8)][length][tag u16][content],
@@ -242,25 +243,25 @@ extension Int32: XDFSampleType { public static var xdfFormat: XDFChannelFormat {
 /// Writes an XDF file chunk by chunk.
 public final class XDFWriter {
     private let sink: FileSink
-    private var buffer = ByteSink()
+    private var buffer = ByteWriter()
     public let path: String
 
     /// Creates the file and writes the magic and the file header (`<info><version>1.0</version>…</info>`).
     public init(path: String, fileInfo: String = "") throws(FormatError) {
         self.path = path
         sink = try FileSink(path: path)
-        buffer.raw(Array("XDF:".utf8))
+        buffer.write(Array("XDF:".utf8))
         chunk(.fileHeader, Array("<?xml version=\"1.0\"?><info><version>1.0</version>\(fileInfo)</info>".utf8))
     }
 
-    private func varlen(_ n: Int, into b: inout ByteSink) {
+    private func varlen(_ n: Int, into b: inout ByteWriter<[UInt8]>) {
         if n <= 0xFF { b.u8(1); b.u8(UInt8(n)) } else if n <= 0xFFFF_FFFF { b.u8(4); b.u32(UInt32(n)) } else { b.u8(8); b.u64(UInt64(n)) }
     }
 
     private func chunk(_ tag: XDFTag, _ content: [UInt8]) {
         varlen(content.count + 2, into: &buffer)
         buffer.u16(tag.rawValue)
-        buffer.raw(content)
+        buffer.write(content)
     }
 
     private func flushIfLarge() throws(FormatError) {
@@ -269,13 +270,13 @@ public final class XDFWriter {
 
     private func flush() throws(FormatError) {
         try sink.write(buffer.bytes)
-        buffer.bytes.removeAll(keepingCapacity: true)
+        buffer.removeAll()
     }
 
     public func streamHeader(_ header: XDFStreamHeader) throws(FormatError) {
-        var c = ByteSink()
+        var c = ByteWriter()
         c.u32(header.streamID)
-        c.raw(Array(header.xml.utf8))
+        c.write(Array(header.xml.utf8))
         chunk(.streamHeader, c.bytes)
         try flushIfLarge()
     }
@@ -290,7 +291,7 @@ public final class XDFWriter {
     ) throws(FormatError) {
         guard count > 0 else { return }
         let size = MemoryLayout<T>.size
-        var header = ByteSink()
+        var header = ByteWriter()
         header.u32(streamID)
         varlen(count, into: &header)
         let perSample = channels * size
@@ -298,14 +299,12 @@ public final class XDFWriter {
         let content = header.bytes.count + count * (1 + perSample) + stamped * 8
         varlen(content + 2, into: &buffer)
         buffer.u16(XDFTag.samples.rawValue)
-        buffer.raw(header.bytes)
-        let base = buffer.bytes.count
-        buffer.bytes.append(contentsOf: repeatElement(0, count: content - header.bytes.count))
+        buffer.write(header.bytes)
         // The transposition runs on fixed-width words (this generic function is not specialised for
         // callers in other modules; per-value generic stores would go through value witnesses).
         let src = UnsafeRawPointer(values.baseAddress!)
-        buffer.bytes.withUnsafeMutableBytes { out in
-            let o = out.baseAddress! + base
+        buffer.withRegion(count: content - header.bytes.count) { out in
+            let o = out.baseAddress!
             switch size {
             case 8: Self.interleave(UInt64.self, src, o, channels, stride, start, count, firstTimestamp, timestamps)
             case 4: Self.interleave(UInt32.self, src, o, channels, stride, start, count, firstTimestamp, timestamps)
@@ -346,7 +345,7 @@ public final class XDFWriter {
 
     /// A samples chunk of a string stream (one channel per string in each sample).
     public func stringSamples(streamID: UInt32, samples: [[String]], timestamps: [Double?]) throws(FormatError) {
-        var c = ByteSink()
+        var c = ByteWriter()
         c.u32(streamID)
         varlen(samples.count, into: &c)
         for (k, sample) in samples.enumerated() {
@@ -354,7 +353,7 @@ public final class XDFWriter {
             for s in sample {
                 let u = Array(s.utf8)
                 varlen(u.count, into: &c)
-                c.raw(u)
+                c.write(u)
             }
         }
         chunk(.samples, c.bytes)
@@ -362,7 +361,7 @@ public final class XDFWriter {
     }
 
     public func clockOffset(streamID: UInt32, collectionTime: Double, offset: Double) throws(FormatError) {
-        var c = ByteSink()
+        var c = ByteWriter()
         c.u32(streamID)
         c.f64(collectionTime)
         c.f64(offset)
@@ -384,9 +383,9 @@ public final class XDFWriter {
         xml += "<clock_offsets>"
         for o in clockOffsets { xml += "<offset><time>\(o.time)</time><value>\(o.value)</value></offset>" }
         xml += "</clock_offsets>\(extra)</info>"
-        var c = ByteSink()
+        var c = ByteWriter()
         c.u32(streamID)
-        c.raw(Array(xml.utf8))
+        c.write(Array(xml.utf8))
         chunk(.streamFooter, c.bytes)
     }
 

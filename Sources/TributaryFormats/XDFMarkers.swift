@@ -72,7 +72,7 @@ public enum XDFMarkers {
             } else if streams[id] != nil {
                 let content = try file.content(chunk)
                 try located(chunk, content) { raw throws(FormatError) in
-                    var c = ByteSource(raw, file: path, offset: 4)
+                    var c = FileReader(raw, position: 4, source: path)
                     if tag == .clockOffset {
                         let t = try c.f64("collection time"), v = try c.f64("offset value")
                         guard t.isFinite, v.isFinite else {
@@ -107,7 +107,7 @@ public enum XDFMarkers {
     /// One samples chunk of a string stream (after its stream id): the count, then per sample its
     /// timestamp (0 or 8 bytes) and one length-prefixed UTF-8 string per channel (invalid UTF-8
     /// read with replacement characters, as pyxdf reads it).
-    static func readSamples(_ c: inout ByteSource, into s: inout XDFMarkerStream) throws(FormatError) {
+    static func readSamples(_ c: inout FileReader, into s: inout XDFMarkerStream) throws(FormatError) {
         let n = try XDFReader.varlen(&c, "sample count")
         let channels = s.header.channelCount
         let step = s.header.nominalRate > 0 ? 1 / s.header.nominalRate : 0
@@ -116,7 +116,7 @@ public enum XDFMarkers {
             throw c.fail("sample count \(n) exceeds the chunk")
         }
         for _ in 0..<n {
-            let at = c.offset
+            let at = c.position
             switch try c.u8("timestamp bytes") {
             case 8:
                 let t = try c.f64("timestamp")

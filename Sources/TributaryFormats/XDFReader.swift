@@ -39,11 +39,11 @@ struct XDFReader {
 
         /// A sample's timestamp: 8 bytes of f64 after its length byte, or none (0): the previous one
         /// plus `step`. A NaN or infinite timestamp is refused: it is no time.
-        func readTimestamp(_ c: inout ByteSource, step: Double) throws(FormatError) {
+        func readTimestamp(_ c: inout FileReader, step: Double) throws(FormatError) {
             let tb = try c.u8("timestamp bytes")
             let value: Double
             if tb == 8 {
-                let at = c.offset
+                let at = c.position
                 let t = try c.f64("timestamp")
                 guard t.isFinite else {
                     throw c.fail(
@@ -95,8 +95,8 @@ struct XDFReader {
     }
 
     /// A variable-length count: 1, 4 or 8 bytes, as its length byte says.
-    static func varlen(_ s: inout ByteSource, _ what: String) throws(FormatError) -> Int {
-        let at = s.offset
+    static func varlen(_ s: inout FileReader, _ what: String) throws(FormatError) -> Int {
+        let at = s.position
         switch try s.u8("length bytes of \(what)") {
         case 1: return Int(try s.u8(what))
         case 4: return Int(try s.u32(what))
@@ -109,16 +109,16 @@ struct XDFReader {
     }
 
     mutating func readChunks() throws(FormatError) {
-        var src = ByteSource(bytes, file: file)
+        var src = FileReader(bytes, source: file)
         guard bytes.count >= 4, try src.utf8(4, "magic") == "XDF:" else { throw src.fail("not an XDF file (no 'XDF:' magic)", at: 0) }
         if mapped == nil { countSamples() }
         while src.remaining > 0 {
-            let chunkStart = src.offset
+            let chunkStart = src.position
             mapped?.release(before: chunkStart)
             // a truncated tail ends the walk
             guard let length = try? Self.varlen(&src, "chunk length"), length >= 2, length <= src.remaining else { break }
-            var c = ByteSource(UnsafeRawBufferPointer(rebasing: bytes[0..<(src.offset + length)]), file: file, offset: src.offset)
-            src.offset += length
+            var c = FileReader(UnsafeRawBufferPointer(rebasing: bytes[0..<(src.position + length)]), position: src.position, source: file)
+            src.position += length
             let tagValue = try c.u16("chunk tag")
             guard let tag = XDFTag(rawValue: tagValue) else { continue }  // unknown tags are skipped, as the specification asks
             switch tag {
@@ -130,7 +130,7 @@ struct XDFReader {
                 try readSamples(&c, chunkStart: chunkStart)
             case .clockOffset:
                 let id = try c.u32("stream id")
-                let at = c.offset
+                let at = c.position
                 let t = try c.f64("collection time"), v = try c.f64("offset value")
                 guard t.isFinite, v.isFinite else {
                     throw c.fail("clock offset of stream \(id): collection time \(t) s, offset \(v) s; both must be finite numbers", at: at)
@@ -147,20 +147,20 @@ struct XDFReader {
 
     /// The first pass: samples announced per stream by the samples chunks' headers.
     private mutating func countSamples() {
-        var scan = ByteSource(bytes, file: file, offset: 4)
+        var scan = FileReader(bytes, position: 4, source: file)
         while scan.remaining > 0 {
             guard let length = try? Self.varlen(&scan, "chunk length"), length >= 2, length <= scan.remaining else { break }
-            let end = scan.offset + length
+            let end = scan.position + length
             if let tag = try? scan.u16("chunk tag"), tag == XDFTag.samples.rawValue, length >= 2 + 4 + 2,
                 let id = try? scan.u32("stream id"), let n = try? Self.varlen(&scan, "sample count"), n <= length
             {
                 expected[id, default: 0] += n
             }
-            scan.offset = end
+            scan.position = end
         }
     }
 
-    private mutating func readStreamHeader(_ c: inout ByteSource, chunkStart: Int) throws(FormatError) {
+    private mutating func readStreamHeader(_ c: inout FileReader, chunkStart: Int) throws(FormatError) {
         let id = try c.u32("stream id")
         let xml = try c.utf8(c.remaining, "stream header")
         let header: XDFStreamHeader
@@ -182,7 +182,7 @@ struct XDFReader {
         streams[id] = stream
     }
 
-    private func readSamples(_ c: inout ByteSource, chunkStart: Int) throws(FormatError) {
+    private func readSamples(_ c: inout FileReader, chunkStart: Int) throws(FormatError) {
         let id = try c.u32("stream id")
         guard let s = streams[id] else { throw c.fail("samples of stream \(id) before its header", at: chunkStart) }
         let n = try Self.varlen(&c, "sample count")
@@ -201,7 +201,7 @@ struct XDFReader {
         guard n <= c.remaining / max(1, 1 + channels * size) else { throw c.fail("sample count \(n) exceeds the chunk", at: chunkStart) }
         if mapped != nil {
             // Index mode: the timestamps are read, the values skipped (the data pass reads them).
-            s.extents.append(XDFValueExtent(offset: c.offset, end: c.bytes.count, count: n))
+            s.extents.append(XDFValueExtent(offset: c.position, end: c.bytes.count, count: n))
             for _ in 0..<n {
                 try s.readTimestamp(&c, step: step)
                 _ = try c.slice(channels * size, "values")

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryBytes
 
 /// A JSON value, rendered so that numbers read back exactly.
 ///
@@ -125,7 +126,8 @@ extension JSON {
     package static func float64Base64(_ values: [Double]) -> JSON {
         var bytes = [UInt8](repeating: 0, count: values.count * 8)
         bytes.withUnsafeMutableBytes { raw in
-            for (i, v) in values.enumerated() { raw.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: i * 8, as: UInt64.self) }
+            var w = ByteWriter(raw)
+            for v in values { w.write(v) }
         }
         return .string(Data(bytes).base64EncodedString())
     }

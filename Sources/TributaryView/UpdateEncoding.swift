@@ -1,4 +1,5 @@
 import Foundation
+import TributaryBytes
 import TributaryDSP
 
 /// The binary update the WebSocket sends (docs/VIEW.md §"Binary update"): little-endian, a fixed
@@ -42,7 +43,7 @@ public enum UpdateEncoding {
         sequence: UInt32, serverTime: Double, dataTime: Double, health: LinkHealth,
         channels: [ChannelSnapshot]
     ) -> [UInt8] {
-        var w = LittleEndianWriter()
+        var w = ByteWriter()
         w.u32(magic)
         w.u32(sequence)
         w.f64(serverTime)
@@ -71,7 +72,7 @@ public enum UpdateEncoding {
         return w.bytes
     }
 
-    private static func channel(_ c: ChannelSnapshot, into w: inout LittleEndianWriter) {
+    private static func channel(_ c: ChannelSnapshot, into w: inout ByteWriter<[UInt8]>) {
         let lo = c.traceMin.min().map(Double.init) ?? 0
         let hi = c.traceMax.max().map(Double.init) ?? 0
         // The spectrum in dB, merged to at most maxSpectrumPoints points, and its interpolated peak.
@@ -127,14 +128,6 @@ public enum UpdateEncoding {
         }
         for p in points { w.i16(p) }
         for p in column { w.i16(p) }
-        while w.bytes.count % 8 != 0 { w.bytes.append(0) }
+        w.align(to: 8)
     }
-}
-
-/// Appends little-endian values.
-struct LittleEndianWriter {
-    var bytes: [UInt8] = []
-    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-    mutating func i16(_ v: Int16) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-    mutating func f64(_ v: Double) { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes += $0 } }
 }

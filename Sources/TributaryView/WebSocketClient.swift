@@ -1,6 +1,7 @@
 import CCivetWeb
 import Dispatch
 import Foundation
+import TributaryBytes
 
 /// One WebSocket connection's writer: a one-slot mailbox for updates, a bounded queue for text.
 ///
@@ -98,8 +99,9 @@ final class WebSocketClient: @unchecked Sendable {
                 update = nil
                 inFlight += 1
                 if let offset = droppedOffset, bytes != nil, offset + 8 <= bytes!.count {
-                    let value = Double(dropped).bitPattern.littleEndian
-                    bytes!.withUnsafeMutableBytes { $0.storeBytes(of: value, toByteOffset: offset, as: UInt64.self) }
+                    var w = ByteWriter(bytes.take()!)
+                    w.put(Double(dropped), at: offset)
+                    bytes = w.bytes
                 }
             }
             condition.unlock()

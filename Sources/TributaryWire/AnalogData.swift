@@ -1,3 +1,8 @@
+// The fuzz targets (Fuzz/run.sh) compile TributaryBytes' files into one module with the wire's.
+#if canImport(TributaryBytes)
+    import TributaryBytes
+#endif
+
 /// How analog samples are stored in a frame.
 public enum SampleFormat: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// IEEE 754 binary64.
@@ -133,32 +138,28 @@ public struct AnalogData: Sendable, Hashable {
         AnalogLayout(channelCount: channelIndexes.count, sampleCount: sampleCount, format: samples.format)
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         let layout = self.layout
-        let base = w.base + w.position
-        layout.writePreamble(base, firstSample: firstSample)
-        for (i, index) in channelIndexes.enumerated() {
-            (base + layout.indexesOffset + 4 * i).storeBytes(of: index.littleEndian, as: UInt32.self)
-        }
-        switch samples {
-        case .float64(let values):
-            values.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        case .float32(let values):
-            values.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        case .int16(let counts, let scale, let offset):
-            Self.writeScales(base + layout.scalesOffset, scale, offset)
-            counts.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        case .int32(let counts, let scale, let offset):
-            Self.writeScales(base + layout.scalesOffset, scale, offset)
-            counts.withUnsafeBytes { (base + layout.samplesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        }
-        w.position += layout.contentLength
-    }
-
-    private static func writeScales(_ at: UnsafeMutableRawPointer, _ scale: [Double], _ offset: [Double]) {
-        for c in 0..<scale.count {
-            (at + 8 * c).storeBytes(of: scale[c].bitPattern.littleEndian, as: UInt64.self)
-            (at + 8 * (scale.count + c)).storeBytes(of: offset[c].bitPattern.littleEndian, as: UInt64.self)
+        w.withRegion(count: layout.contentLength) { region in
+            layout.writePreamble(into: region, firstSample: firstSample)
+            var fields = PayloadWriter(region, position: layout.indexesOffset)
+            for index in channelIndexes { fields.write(index) }
+            switch samples {
+            case .float64(let values):
+                fields.position = layout.samplesOffset
+                values.withUnsafeBytes { fields.write($0) }
+            case .float32(let values):
+                fields.position = layout.samplesOffset
+                values.withUnsafeBytes { fields.write($0) }
+            case .int16(let counts, let scale, let offset):
+                fields.position = layout.scalesOffset
+                for v in scale + offset { fields.write(v) }
+                counts.withUnsafeBytes { fields.write($0) }
+            case .int32(let counts, let scale, let offset):
+                fields.position = layout.scalesOffset
+                for v in scale + offset { fields.write(v) }
+                counts.withUnsafeBytes { fields.write($0) }
+            }
         }
     }
 }
@@ -190,11 +191,14 @@ public struct AnalogLayout: Sendable, Hashable {
     /// Payload length of the frame: the content rounded up to 8.
     public var payloadLength: Int { align8(contentLength) }
 
-    func writePreamble(_ base: UnsafeMutableRawPointer, firstSample: UInt64) {
-        base.storeBytes(of: UInt32(channelCount).littleEndian, as: UInt32.self)
-        (base + 4).storeBytes(of: UInt32(sampleCount).littleEndian, as: UInt32.self)
-        (base + 8).storeBytes(of: firstSample.littleEndian, as: UInt64.self)
-        (base + 16).storeBytes(of: format.rawValue, as: UInt8.self)
+    /// Writes the counts, `first_sample` and the format at the start of `payload` (its reserved bytes
+    /// are left as they are: zero).
+    func writePreamble(into payload: UnsafeMutableRawBufferPointer, firstSample: UInt64) {
+        var w = PayloadWriter(payload)
+        w.write(UInt32(channelCount))
+        w.write(UInt32(sampleCount))
+        w.write(firstSample)
+        w.write(format.rawValue)
     }
 }
 
@@ -221,6 +225,7 @@ public struct AnalogView: @unchecked Sendable {
     @inlinable @inline(__always)
     init(header: FrameHeader, payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
         // Hot path: read the preamble and test everything at once; the cold path names the failure.
+        // Direct loads bounded by the guard (as in FrameHeader.peek: checked loads measured slower here).
         guard bytes.count >= 24 else { throw Self.preambleError(bytes, origin) }
         let channelCount = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
         let sampleCount = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
@@ -241,7 +246,7 @@ public struct AnalogView: @unchecked Sendable {
     /// Says which preamble field is invalid (the cold path of `init`).
     @usableFromInline @inline(never)
     static func preambleError(_ bytes: UnsafeRawBufferPointer, _ origin: Int) -> WireError {
-        var r = ByteReader(bytes, origin: origin)
+        var r = PayloadReader(bytes, origin: origin)
         do {
             let (channelCount, sampleCount) = try r.readRowAndSampleCounts(
                 "analog.channel_count", "analog.sample_count", row: "channel")
@@ -263,11 +268,15 @@ public struct AnalogView: @unchecked Sendable {
         }
     }
 
+    /// The payload's fields up to the samples (validated when the view was made).
+    @inlinable
+    var fields: PayloadReader { PayloadReader(UnsafeRawBufferPointer(start: payload, count: layout.samplesOffset)) }
+
     /// The configuration index of row `channel`.
     @inlinable
     public func channelIndex(_ channel: Int) -> UInt32 {
         precondition(channel >= 0 && channel < channelCount, "channel \(channel) out of range 0..<\(channelCount)")
-        return UInt32(littleEndian: (payload + layout.indexesOffset + 4 * channel).load(as: UInt32.self))
+        return fields.u32(at: layout.indexesOffset + 4 * channel)
     }
 
     /// All channel indexes, in row order.
@@ -277,15 +286,14 @@ public struct AnalogView: @unchecked Sendable {
     @inlinable
     public func scale(_ channel: Int) -> Double {
         guard format.isCounts else { return 1 }
-        return Double(bitPattern: UInt64(littleEndian: (payload + layout.scalesOffset + 8 * channel).load(as: UInt64.self)))
+        return fields.f64(at: layout.scalesOffset + 8 * channel)
     }
 
     /// Offset of an int16 or int32 channel; 0 for float formats.
     @inlinable
     public func offset(_ channel: Int) -> Double {
         guard format.isCounts else { return 0 }
-        return Double(
-            bitPattern: UInt64(littleEndian: (payload + layout.scalesOffset + 8 * (channelCount + channel)).load(as: UInt64.self)))
+        return fields.f64(at: layout.scalesOffset + 8 * (channelCount + channel))
     }
 
     /// Calls `body` with one channel's samples in place. `T` must match `format`

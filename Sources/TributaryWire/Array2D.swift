@@ -98,7 +98,7 @@ public struct Array2D: Sendable, Hashable {
         return 24 + n * elementType.size
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         ArrayLayout.writePreamble(
             &w, type: elementType, rows: rowCount, columns: columnCount,
             rowOrigin: rowOrigin, columnOrigin: columnOrigin)
@@ -127,7 +127,7 @@ enum ArrayLayout {
     static let dataOffset = 24
 
     static func writePreamble(
-        _ w: inout ByteWriter, type: ArrayElementType, rows: Int, columns: Int,
+        _ w: inout PayloadWriter, type: ArrayElementType, rows: Int, columns: Int,
         rowOrigin: UInt32, columnOrigin: UInt32
     ) {
         w.write(type.rawValue)
@@ -155,7 +155,7 @@ public struct ArrayView: @unchecked Sendable {
     @usableFromInline let buffer: FrameBuffer
 
     init(payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
-        var r = ByteReader(bytes, origin: origin)
+        var r = PayloadReader(bytes, origin: origin)
         let rawType = try r.read(UInt8.self, "array.element_type")
         guard let type = ArrayElementType(rawValue: rawType) else {
             throw WireError(
@@ -201,7 +201,7 @@ public struct ArrayView: @unchecked Sendable {
             var previous: UInt32 = 0
             for i in 0...n {
                 let at = ArrayLayout.dataOffset + 4 * i
-                let offset = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+                let offset = r.u32(at: at)
                 guard (i == 0 && offset == 0) || (i > 0 && offset >= previous) else {
                     throw WireError(
                         .invalidValue, field: "array.offsets[\(i)]", offset: origin + at,

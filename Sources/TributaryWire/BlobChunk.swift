@@ -84,7 +84,7 @@ public struct BlobChunk: Sendable, Hashable {
         align8(Self.contentOffset + content.count) + encodedSize(name) + 4 + attributes.reduce(0) { $0 + encodedSize($1) }
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(transferID)
         w.write(totalSize)
         w.write(chunkOffset)
@@ -102,7 +102,7 @@ public struct BlobChunk: Sendable, Hashable {
         for a in attributes { w.write(string: a) }
     }
 
-    static func read(_ r: inout ByteReader, isImage: Bool) throws(WireError) -> BlobChunk {
+    static func read(_ r: inout PayloadReader, isImage: Bool) throws(WireError) -> BlobChunk {
         let prefix = isImage ? "image" : "file"
         let transfer = try r.read(UInt64.self, "\(prefix).transfer_id")
         let total = try r.read(UInt64.self, "\(prefix).total_size")

@@ -69,7 +69,7 @@ public struct Configuration: Sendable, Hashable {
             + 4 + lines.reduce(0) { $0 + 4 + 1 + encodedSize($1.description) }
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(string: deviceName)
         w.write(string: deviceType)
         w.write(UInt32(channels.count))
@@ -90,7 +90,7 @@ public struct Configuration: Sendable, Hashable {
         }
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> Configuration {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> Configuration {
         let name = try r.readString("configuration.device_name")
         let type = try r.readString("configuration.device_type")
         // Each channel takes at least 37 bytes, so the count is checked against what can follow.
@@ -100,14 +100,14 @@ public struct Configuration: Sendable, Hashable {
         for _ in 0..<channelCount {
             let index = try r.read(UInt32.self, "channel.index")
             let direction = try readDirection(&r, "channel.direction")
-            let rate = try r.readDouble("channel.sampling_rate")
+            let rate = try r.f64("channel.sampling_rate")
             guard WireLimits.isValidSamplingRate(rate) else {
                 throw WireError(
                     .invalidValue, field: "channel.sampling_rate", offset: r.absolutePosition - 8,
                     detail: "\(rate) is not 0 or in [\(WireLimits.minSamplingRate), \(WireLimits.maxSamplingRate)] samples a second")
             }
-            let min = try r.readDouble("channel.min")
-            let max = try r.readDouble("channel.max")
+            let min = try r.f64("channel.min")
+            let max = try r.f64("channel.max")
             let description = try r.readString("channel.description")
             let unit = try r.readString("channel.unit")
             channels.append(
@@ -128,7 +128,7 @@ public struct Configuration: Sendable, Hashable {
     }
 }
 
-private func readDirection(_ r: inout ByteReader, _ field: String) throws(WireError) -> Direction {
+private func readDirection(_ r: inout PayloadReader, _ field: String) throws(WireError) -> Direction {
     let at = r.absolutePosition
     let raw = try r.read(UInt8.self, field)
     guard let direction = Direction(rawValue: raw) else {

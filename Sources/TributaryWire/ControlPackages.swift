@@ -18,7 +18,7 @@ public struct Hello: Sendable, Hashable {
 
     var contentLength: Int { 16 + encodedSize(apiKey) + encodedSize(clientDescription) }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(timeoutSeconds)
         w.write(UInt8(sourceFilterEnabled ? 1 : 0))
         w.skip(7)
@@ -26,8 +26,8 @@ public struct Hello: Sendable, Hashable {
         w.write(string: clientDescription)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> Hello {
-        let timeout = try r.readDouble("hello.timeout")
+    static func read(_ r: inout PayloadReader) throws(WireError) -> Hello {
+        let timeout = try r.f64("hello.timeout")
         let enabled = try readBool(&r, "hello.source_filter_enabled")
         try r.skip(7, "hello.reserved")
         let key = try r.readString("hello.api_key")
@@ -64,7 +64,7 @@ public struct Welcome: Sendable, Hashable {
         8 + encodedSize(publisherDescription) + 4 + sources.reduce(0) { $0 + 4 + encodedSize($1.description) }
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(sessionID)
         w.write(string: publisherDescription)
         w.write(UInt32(sources.count))
@@ -74,7 +74,7 @@ public struct Welcome: Sendable, Hashable {
         }
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> Welcome {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> Welcome {
         let session = try r.read(UInt64.self, "welcome.session_id")
         let description = try r.readString("welcome.description")
         let count = try r.readCount("welcome.source_count", elementSize: 8, limit: WireLimits.maxChannels)
@@ -101,12 +101,12 @@ public struct Gap: Sendable, Hashable {
 
     var contentLength: Int { 16 }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(firstMissingSequence)
         w.write(missingCount)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> Gap {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> Gap {
         let first = try r.read(UInt64.self, "gap.first_missing_sequence")
         return Gap(firstMissingSequence: first, missingCount: try r.read(UInt64.self, "gap.missing_count"))
     }
@@ -124,12 +124,12 @@ public struct Close: Sendable, Hashable {
 
     var contentLength: Int { 4 + encodedSize(reason) }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(code.rawValue)
         w.write(string: reason)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> Close {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> Close {
         let code = try r.read(UInt32.self, "close.code")
         return Close(code: ErrorCode(rawValue: code), reason: try r.readString("close.reason"))
     }
@@ -139,12 +139,12 @@ public struct Close: Sendable, Hashable {
 struct IDList {
     static func contentLength(_ ids: [UInt32]) -> Int { 4 + 4 * ids.count }
 
-    static func write(_ ids: [UInt32], _ w: inout ByteWriter) {
+    static func write(_ ids: [UInt32], _ w: inout PayloadWriter) {
         w.write(UInt32(ids.count))
         for id in ids { w.write(id) }
     }
 
-    static func read(_ r: inout ByteReader, _ field: String) throws(WireError) -> [UInt32] {
+    static func read(_ r: inout PayloadReader, _ field: String) throws(WireError) -> [UInt32] {
         let count = try r.readCount(field + "_count", elementSize: 4, limit: WireLimits.maxChannels)
         var ids: [UInt32] = []
         ids.reserveCapacity(count)
@@ -153,7 +153,7 @@ struct IDList {
     }
 }
 
-func readBool(_ r: inout ByteReader, _ field: String) throws(WireError) -> Bool {
+func readBool(_ r: inout PayloadReader, _ field: String) throws(WireError) -> Bool {
     let at = r.absolutePosition
     let raw = try r.read(UInt8.self, field)
     guard raw <= 1 else { throw WireError(.invalidValue, field: field, offset: at, detail: "\(raw); expected 0 or 1") }

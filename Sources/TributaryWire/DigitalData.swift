@@ -38,7 +38,7 @@ public struct DigitalData: Sendable, Hashable {
 
     var layout: DigitalLayout { DigitalLayout(lineCount: lineIndexes.count, sampleCount: sampleCount) }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(UInt32(lineIndexes.count))
         w.write(UInt32(sampleCount))
         w.write(firstSample)
@@ -71,7 +71,7 @@ public struct DigitalView: @unchecked Sendable {
     public var sampleCount: Int { layout.sampleCount }
 
     init(payload bytes: UnsafeRawBufferPointer, origin: Int, buffer: FrameBuffer) throws(WireError) {
-        var r = ByteReader(bytes, origin: origin)
+        var r = PayloadReader(bytes, origin: origin)
         let (lineCount, sampleCount) = try r.readRowAndSampleCounts("digital.line_count", "digital.sample_count", row: "line")
         firstSample = try r.read(UInt64.self, "digital.first_sample")
         let layout = DigitalLayout(lineCount: lineCount, sampleCount: sampleCount)
@@ -89,7 +89,7 @@ public struct DigitalView: @unchecked Sendable {
     /// The configuration index of row `line`.
     public func lineIndex(_ line: Int) -> UInt32 {
         precondition(line >= 0 && line < lineCount, "line \(line) out of range 0..<\(lineCount)")
-        return UInt32(littleEndian: (payload + 16 + 4 * line).loadUnaligned(as: UInt32.self))
+        return PayloadReader(UnsafeRawBufferPointer(start: payload, count: 16 + 4 * lineCount)).u32(at: 16 + 4 * line)
     }
 
     /// The state of row `line` at `sample`.

@@ -82,12 +82,12 @@ public struct ErrorReport: Sendable, Hashable, Error, CustomStringConvertible {
 
     var contentLength: Int { 4 + encodedSize(message) }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(code.rawValue)
         w.write(string: message)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> ErrorReport {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> ErrorReport {
         let code = try r.read(UInt32.self, "error.code")
         let message = try r.readString("error.message", limit: Int.max)
         return ErrorReport(ErrorCode(rawValue: code), message)
@@ -106,12 +106,12 @@ public struct Message: Sendable, Hashable {
 
     var contentLength: Int { 4 + encodedSize(text) }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(code)
         w.write(string: text)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> Message {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> Message {
         let code = try r.read(Int32.self, "message.code")
         let text = try r.readString("message.text", limit: Int.max)
         return Message(text, code: code)

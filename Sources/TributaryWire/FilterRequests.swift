@@ -56,7 +56,7 @@ public struct AnalogFilterRequest: Sendable, Hashable {
         return 24 + 4 * sources.count
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(replaces)
         var list: [UInt32] = []
         switch channels {
@@ -74,7 +74,7 @@ public struct AnalogFilterRequest: Sendable, Hashable {
         for s in sources { w.write(s) }
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> AnalogFilterRequest {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> AnalogFilterRequest {
         let replaces = try r.read(UInt32.self, "analog_filter.replaces")
         let modeAt = r.absolutePosition
         let mode = try r.read(UInt8.self, "analog_filter.mode")
@@ -173,7 +173,7 @@ public struct ArrayFilterRequest: Sendable, Hashable {
 
     var contentLength: Int { 24 }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(replaces)
         w.write(elementType.rawValue)
         w.skip(3)
@@ -181,7 +181,7 @@ public struct ArrayFilterRequest: Sendable, Hashable {
         w.write(columns.from); w.write(columns.to)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> ArrayFilterRequest {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> ArrayFilterRequest {
         let replaces = try r.read(UInt32.self, "array_filter.replaces")
         let typeAt = r.absolutePosition
         let raw = try r.read(UInt8.self, "array_filter.element_type")

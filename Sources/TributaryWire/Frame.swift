@@ -169,7 +169,7 @@ public struct Frame: Sendable {
     private func decodePayload() throws(WireError) -> Payload {
         let bytes = payloadBytes
         let origin = payloadOrigin
-        var r = ByteReader(bytes, origin: origin)
+        var r = PayloadReader(bytes, origin: origin)
         let result: Payload
         switch header.kind {
         case .analog: return .analog(try AnalogView(header: header, payload: bytes, origin: origin, buffer: buffer))
@@ -257,7 +257,8 @@ public struct Frame: Sendable {
         header.payloadLength = align8(package.contentLength)
         let buffer = FrameBuffer(capacity: header.frameLength)
         header.encode(into: buffer.mutableBase)
-        var writer = ByteWriter(buffer.mutableBase + WireLimits.headerLength)
+        var writer = PayloadWriter(
+            UnsafeMutableRawBufferPointer(start: buffer.mutableBase + WireLimits.headerLength, count: header.payloadLength))
         package.write(&writer)
         precondition(
             writer.position == package.contentLength,
@@ -329,7 +330,7 @@ public struct Frame: Sendable {
         header.payloadLength = layout.payloadLength
         header.encode(into: buffer.mutableBase)
         let payload = buffer.mutableBase + WireLimits.headerLength
-        layout.writePreamble(payload, firstSample: firstSample)
+        layout.writePreamble(into: UnsafeMutableRawBufferPointer(start: payload, count: layout.contentLength), firstSample: firstSample)
         var writer = AnalogFrameWriter(layout: layout, payload: payload)
         try fill(&writer)
         buffer.setCount(header.frameLength)
@@ -342,18 +343,22 @@ public struct AnalogFrameWriter {
     public let layout: AnalogLayout
     let payload: UnsafeMutableRawPointer
 
+    /// The payload's fields up to the samples.
+    private var fields: PayloadWriter { PayloadWriter(UnsafeMutableRawBufferPointer(start: payload, count: layout.samplesOffset)) }
+
     /// Sets the configuration index of row `channel`.
     public func setChannelIndex(_ channel: Int, _ index: UInt32) {
         precondition(channel >= 0 && channel < layout.channelCount)
-        (payload + layout.indexesOffset + 4 * channel).storeBytes(of: index.littleEndian, as: UInt32.self)
+        var fields = self.fields
+        fields.put(index, at: layout.indexesOffset + 4 * channel)
     }
 
     /// Sets the scale and offset of an int16 or int32 row.
     public func setScale(_ channel: Int, scale: Double, offset: Double) {
         precondition(layout.format.isCounts && channel >= 0 && channel < layout.channelCount)
-        (payload + layout.scalesOffset + 8 * channel).storeBytes(of: scale.bitPattern.littleEndian, as: UInt64.self)
-        (payload + layout.scalesOffset + 8 * (layout.channelCount + channel))
-            .storeBytes(of: offset.bitPattern.littleEndian, as: UInt64.self)
+        var fields = self.fields
+        fields.put(scale, at: layout.scalesOffset + 8 * channel)
+        fields.put(offset, at: layout.scalesOffset + 8 * (layout.channelCount + channel))
     }
 
     /// The writable samples of row `channel` (sampleCount × format.size bytes).

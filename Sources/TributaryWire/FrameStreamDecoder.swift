@@ -102,9 +102,8 @@ public struct FrameStreamDecoder {
         var needed = blockSize
         if pending.count >= WireLimits.headerLength {
             // The header was validated by extractFrames, so the length is within maxFrameSize.
-            let length =
-                Int(UInt32(littleEndian: pending.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-                + Int(UInt16(littleEndian: pending.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+            let header = PayloadReader(pending)
+            let length = Int(header.u32(at: 12)) + Int(header.u16(at: 8))
             needed = max(needed, length)
         }
         let next = FrameBuffer(capacity: needed)

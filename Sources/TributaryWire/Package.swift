@@ -73,7 +73,7 @@ public enum Package: Sendable, Hashable {
         precondition(destination.count >= length, "payload needs \(length) bytes, \(destination.count) given")
         guard length > 0 else { return 0 }
         destination.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: length)
-        var writer = ByteWriter(destination.baseAddress!)
+        var writer = PayloadWriter(UnsafeMutableRawBufferPointer(rebasing: destination[..<length]))
         write(&writer)
         precondition(writer.position == contentLength, "encoder wrote \(writer.position) bytes for \(kind), sized \(contentLength)")
         return length
@@ -104,7 +104,7 @@ public enum Package: Sendable, Hashable {
         }
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         switch self {
         case .configuration(let p): p.write(&w)
         case .error(let p): p.write(&w)

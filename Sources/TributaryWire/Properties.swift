@@ -95,7 +95,7 @@ public struct SourceProperties: Sendable, Hashable {
         list.reduce(4) { $0 + encodedSize($1.key) + encodedSize($1.value) }
     }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         Self.write(source, &w)
         w.write(UInt32(channels.count))
         for entry in channels {
@@ -104,7 +104,7 @@ public struct SourceProperties: Sendable, Hashable {
         }
     }
 
-    private static func write(_ list: [Property], _ w: inout ByteWriter) {
+    private static func write(_ list: [Property], _ w: inout PayloadWriter) {
         w.write(UInt32(list.count))
         for p in list {
             w.write(string: p.key)
@@ -112,7 +112,7 @@ public struct SourceProperties: Sendable, Hashable {
         }
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> SourceProperties {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> SourceProperties {
         guard r.remaining - 7 <= PropertyLimits.maxTotalBytes else {
             throw WireError(
                 .countTooLarge, field: "properties.payload_length", offset: r.absolutePosition,
@@ -138,7 +138,7 @@ public struct SourceProperties: Sendable, Hashable {
         return SourceProperties(source: source, channels: channels)
     }
 
-    private static func readList(_ r: inout ByteReader, _ field: String) throws(WireError) -> [Property] {
+    private static func readList(_ r: inout PayloadReader, _ field: String) throws(WireError) -> [Property] {
         // Each property takes at least 9 bytes (two lengths and a one-byte key).
         let count = try r.readCount(field + ".count", elementSize: 9, limit: PropertyLimits.maxPerObject)
         var list: [Property] = []

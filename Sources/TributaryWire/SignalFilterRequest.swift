@@ -62,7 +62,7 @@ public struct SignalFilterRequest: Sendable, Hashable {
 
     var contentLength: Int { 24 }
 
-    func write(_ w: inout ByteWriter) {
+    func write(_ w: inout PayloadWriter) {
         w.write(sourceID)
         w.write(decimate)
         w.write(decimationKind.rawValue)
@@ -72,7 +72,7 @@ public struct SignalFilterRequest: Sendable, Hashable {
         w.write(lowpassCutoff)
     }
 
-    static func read(_ r: inout ByteReader) throws(WireError) -> SignalFilterRequest {
+    static func read(_ r: inout PayloadReader) throws(WireError) -> SignalFilterRequest {
         let origin = r.absolutePosition
         let source = try r.read(UInt32.self, "signal_filter.source_id")
         let decimate = try r.read(UInt32.self, "signal_filter.decimate")
@@ -89,7 +89,7 @@ public struct SignalFilterRequest: Sendable, Hashable {
         guard reserved == 0 else {
             throw WireError(.invalidValue, field: "signal_filter.reserved", offset: reservedAt, detail: "\(reserved); must be 0")
         }
-        let cutoff = try r.readDouble("signal_filter.lowpass_cutoff")
+        let cutoff = try r.f64("signal_filter.lowpass_cutoff")
         let request = SignalFilterRequest(
             sourceID: source, decimate: decimate, decimationKind: kind, decimationOrder: order, lowpassOrder: lowpassOrder,
             lowpassCutoff: cutoff)

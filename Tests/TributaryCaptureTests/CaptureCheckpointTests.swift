@@ -38,7 +38,7 @@ import TributaryWire
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         var o = reader.recordsStart
         while o + 88 <= bytes.count {
-            let stored = bytes.withUnsafeBytes { Int($0.u32(o + 64)) }
+            let stored = bytes.withUnsafeBytes { Int(RecordReader($0).u32(at: o + 64)) }
             if bytes[o + 8] == RecordType.checkpoint.rawValue { bytes[o + 8] = 0x7F }
             o += 88 + pad8(stored)
         }
@@ -102,7 +102,7 @@ import TributaryWire
         var o = try CaptureReader(path: path).recordsStart, first: Int?
         while o + 88 <= bytes.count, first == nil {
             if bytes[o + 8] == RecordType.checkpoint.rawValue { first = o }
-            o += 88 + pad8(bytes.withUnsafeBytes { Int($0.u32(o + 64)) })
+            o += 88 + pad8(bytes.withUnsafeBytes { Int(RecordReader($0).u32(at: o + 64)) })
         }
         let checkpoint = try #require(first)
         bytes[checkpoint + 88 + 20] ^= 1

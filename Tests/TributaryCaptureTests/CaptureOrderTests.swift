@@ -11,11 +11,11 @@ import TributaryWire
     /// The bytes of every record of a capture (envelope and padded payload), in file order, and the header.
     func records(_ bytes: [UInt8]) -> (header: [UInt8], records: [[UInt8]]) {
         bytes.withUnsafeBytes { raw in
-            let headerLength = Int(raw.u32(12))
+            let headerLength = Int(RecordReader(raw).u32(at: 12))
             var out: [[UInt8]] = []
             var position = headerLength
-            while position + 88 <= raw.count, raw.u64(position) == CaptureFormat.syncMarker {
-                let length = 88 + pad8(Int(raw.u32(position + 64)))
+            while position + 88 <= raw.count, RecordReader(raw).u64(at: position) == CaptureFormat.syncMarker {
+                let length = 88 + pad8(Int(RecordReader(raw).u32(at: position + 64)))
                 out.append(Array(bytes[position..<(position + length)]))
                 position += length
             }
@@ -29,7 +29,9 @@ import TributaryWire
         let (header, all) = records(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         // The chunk records of source 1, and two of them (not neighbours) swapped; the footer dropped (a scan).
         var kept = all.filter { $0[8] != RecordType.footer.rawValue }
-        let ofSource1 = kept.indices.filter { kept[$0][8] == RecordType.chunk.rawValue && kept[$0].withUnsafeBytes { $0.u32(12) } == 1 }
+        let ofSource1 = kept.indices.filter {
+            kept[$0][8] == RecordType.chunk.rawValue && kept[$0].withUnsafeBytes { RecordReader($0).u32(at: 12) } == 1
+        }
         #expect(ofSource1.count > 6)
         kept.swapAt(ofSource1[2], ofSource1[5])
         let swapped = dir + "/swapped.tcap"
@@ -59,12 +61,13 @@ import TributaryWire
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress!
-            let footer = Int(UnsafeRawBufferPointer(raw).u64(raw.count - 16))
+            var w = RecordWriter(raw)
+            let footer = Int(RecordReader(UnsafeRawBufferPointer(raw)).u64(at: raw.count - 16))
             // The first entry's offset (payload byte 16), then the payload and envelope CRCs made right again.
-            base.put(UInt64(Int.max - 7), at: footer + 88 + 16)
-            let stored = Int(UnsafeRawBufferPointer(raw).u32(footer + 64))
-            base.put(CRC32C.checksum(UnsafeRawBufferPointer(start: base + footer + 88, count: stored)), at: footer + 80)
-            base.put(CRC32C.checksum(UnsafeRawBufferPointer(start: base + footer, count: 84)), at: footer + 84)
+            w.put(UInt64(Int.max - 7), at: footer + 88 + 16)
+            let stored = Int(RecordReader(UnsafeRawBufferPointer(raw)).u32(at: footer + 64))
+            w.put(CRC32C.checksum(UnsafeRawBufferPointer(start: base + footer + 88, count: stored)), at: footer + 80)
+            w.put(CRC32C.checksum(UnsafeRawBufferPointer(start: base + footer, count: 84)), at: footer + 84)
         }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let reader = try CaptureReader(path: path)

@@ -129,8 +129,8 @@ import TributaryWire
         let frames = [a, b].enumerated().map { Frame(encoding: .analog($1), sequence: UInt64($0), sourceID: 1).encodedBytes }
         let (decoded, body) = try roundTrip(frames, options: ChunkOptions(bitShuffle: false, delta: false, quantiseFloats: false))
         #expect(decoded == frames.flatMap { $0 })
-        #expect(body.withUnsafeBytes { $0.u16(4) } == 1)
-        let structureLength = Int(body.withUnsafeBytes { $0.u64(8) })
+        #expect(body.withUnsafeBytes { RecordReader($0).u16(at: 4) } == 1)
+        let structureLength = Int(body.withUnsafeBytes { RecordReader($0).u64(at: 8) })
         let start = pad8(16 + 24 + structureLength)
         let stream = body[start...].withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         #expect(stream == [10, 11, 12, 13, 14, 40, 41, 42, 90, 91, 92, 93, 94])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryBytes
 
 @testable import TributaryFormats
 
@@ -8,21 +9,21 @@ import Testing
 
 /// An XDF file from chunks (tag, content), with 4 length bytes each.
 private func xdf(_ chunks: [(XDFTag, [UInt8])]) -> [UInt8] {
-    var b = ByteSink()
-    b.raw(Array("XDF:".utf8))
+    var b = ByteWriter()
+    b.write(Array("XDF:".utf8))
     for (tag, content) in chunks {
         b.u8(4)
         b.u32(UInt32(content.count + 2))
         b.u16(tag.rawValue)
-        b.raw(content)
+        b.write(content)
     }
     return b.bytes
 }
 
 private func streamHeader(_ id: UInt32, channels: String, format: String = "double64", rate: String = "100") -> (XDFTag, [UInt8]) {
-    var c = ByteSink()
+    var c = ByteWriter()
     c.u32(id)
-    c.raw(
+    c.write(
         Array(
             "<info><name>s</name><channel_count>\(channels)</channel_count><nominal_srate>\(rate)</nominal_srate><channel_format>\(format)</channel_format></info>"
                 .utf8))
@@ -31,7 +32,7 @@ private func streamHeader(_ id: UInt32, channels: String, format: String = "doub
 
 /// A samples chunk of double64 values, each sample stamped with its timestamp.
 private func samples(_ id: UInt32, _ rows: [(Double, [Double])]) -> (XDFTag, [UInt8]) {
-    var c = ByteSink()
+    var c = ByteWriter()
     c.u32(id)
     c.u8(1)
     c.u8(UInt8(rows.count))
@@ -62,7 +63,7 @@ func xdfRefusesANonFiniteTimestampAtItsOffset(_ bad: Double) {
 
 @Test(arguments: [(Double.nan, 0.5), (10.0, Double.infinity), (-Double.infinity, 0.0)] as [(Double, Double)])
 func xdfRefusesANonFiniteClockOffset(_ time: Double, _ value: Double) {
-    var c = ByteSink()
+    var c = ByteWriter()
     c.u32(1)
     c.f64(time)
     c.f64(value)
@@ -99,12 +100,12 @@ func xdfRefusesANonFiniteNominalRate(_ rate: String) {
 /// A string stream may declare Int32.max channels: its values are kept as read, so a header alone
 /// allocates nothing, and samples that do not hold the declared strings end at the chunk.
 @Test func xdfStringStreamsGrowWithTheirData() throws {
-    var strings = ByteSink()
+    var strings = ByteWriter()
     strings.u32(2)
     strings.u8(1); strings.u8(2)
     for (t, pair) in [(1.0, ["a", "b"]), (2.0, ["c", "dé"])] {
         strings.u8(8); strings.f64(t)
-        for s in pair { strings.u8(1); strings.u8(UInt8(s.utf8.count)); strings.raw(Array(s.utf8)) }
+        for s in pair { strings.u8(1); strings.u8(UInt8(s.utf8.count)); strings.write(Array(s.utf8)) }
     }
     let file = try read(
         xdf([
@@ -113,8 +114,8 @@ func xdfRefusesANonFiniteNominalRate(_ rate: String) {
         ]))
     #expect(file.streams[0].sampleCount == 0 && file.streams[0].data == .strings([]))
     #expect(file.streams[1].data == .strings(["a", "c", "b", "dé"]))  // channel-major
-    var one = ByteSink()
-    one.u32(1); one.u8(1); one.u8(1); one.u8(0); one.u8(1); one.u8(1); one.raw([0x41])
+    var one = ByteWriter()
+    one.u32(1); one.u8(1); one.u8(1); one.u8(0); one.u8(1); one.u8(1); one.write([0x41])
     #expect(throws: FormatError.self) { try read(xdf([streamHeader(1, channels: "2147483647", format: "string"), (.samples, one.bytes)])) }
 }
 
@@ -135,18 +136,18 @@ func xdfRefusesANonFiniteNominalRate(_ rate: String) {
 /// Three string channels of 4.6e18 bytes each: every index passes its own bound, their chunk would
 /// be larger than Int.max.
 @Test func tdmsRefusesAChunkLargerThanIntMax() {
-    var meta = ByteSink()
+    var meta = ByteWriter()
     meta.u32(3)
     for name in ["a", "b", "c"] {
         let path = "/'g'/'\(name)'"
-        meta.u32(UInt32(path.utf8.count)); meta.raw(Array(path.utf8))
+        meta.u32(UInt32(path.utf8.count)); meta.write(Array(path.utf8))
         meta.u32(28); meta.u32(TDMSType.string); meta.u32(1); meta.u64(1); meta.u64(UInt64(Int.max / 2 - 1))
         meta.u32(0)
     }
-    var b = ByteSink()
-    b.raw(Array("TDSm".utf8)); b.u32(TDMSToC.metaData | TDMSToC.newObjList | TDMSToC.rawData); b.u32(4713)
+    var b = ByteWriter()
+    b.write(Array("TDSm".utf8)); b.u32(TDMSToC.metaData | TDMSToC.newObjList | TDMSToC.rawData); b.u32(4713)
     b.u64(UInt64(meta.bytes.count + 8)); b.u64(UInt64(meta.bytes.count))
-    b.raw(meta.bytes)
+    b.write(meta.bytes)
     b.u64(0)
     #expect {
         try b.bytes.withUnsafeBytes { try TDMSFile.read(bytes: $0, file: "t.tdms") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryBytes
 
 @testable import TributaryFormats
 
@@ -66,31 +67,31 @@ private func temporaryPath(_ name: String) -> String {
 /// Two segments as loggers write them: the second has no new object list and reuses the raw data
 /// index (0x00000000) of one channel, appends a new one, and holds two chunks of raw data.
 @Test func tdmsReadsIncrementalSegmentsAndRepeatedChunks() throws {
-    func string(_ s: String, _ b: inout ByteSink) { b.u32(UInt32(s.utf8.count)); b.raw(Array(s.utf8)) }
-    func segment(toc: UInt32, meta: ByteSink, raw: [UInt8]) -> [UInt8] {
-        var b = ByteSink()
-        b.raw(Array("TDSm".utf8)); b.u32(toc); b.u32(4713)
+    func string(_ s: String, _ b: inout ByteWriter<[UInt8]>) { b.u32(UInt32(s.utf8.count)); b.write(Array(s.utf8)) }
+    func segment(toc: UInt32, meta: ByteWriter<[UInt8]>, raw: [UInt8]) -> [UInt8] {
+        var b = ByteWriter()
+        b.write(Array("TDSm".utf8)); b.u32(toc); b.u32(4713)
         b.u64(UInt64(meta.bytes.count + raw.count)); b.u64(UInt64(meta.bytes.count))
         return b.bytes + meta.bytes + raw
     }
-    var m1 = ByteSink()
+    var m1 = ByteWriter()
     m1.u32(2)
     string("/'g'", &m1); m1.u32(0xFFFF_FFFF); m1.u32(0)
     string("/'g'/'a'", &m1); m1.u32(20); m1.u32(TDMSType.double); m1.u32(1); m1.u64(2); m1.u32(0)
-    var r1 = ByteSink()
+    var r1 = ByteWriter()
     r1.f64(1); r1.f64(2)
-    var m2 = ByteSink()
+    var m2 = ByteWriter()
     m2.u32(2)
     string("/'g'/'a'", &m2); m2.u32(0); m2.u32(0)
     string("/'g'/'b'", &m2); m2.u32(20); m2.u32(TDMSType.i16); m2.u32(1); m2.u64(1); m2.u32(0)
-    var r2 = ByteSink()
+    var r2 = ByteWriter()
     for k in 0..<2 { r2.f64(Double(10 + 2 * k)); r2.f64(Double(11 + 2 * k)); r2.u16(UInt16(k + 100)) }
     // A third segment without metadata: same objects, one chunk; then a truncated fourth segment.
-    var r3 = ByteSink()
+    var r3 = ByteWriter()
     r3.f64(20); r3.f64(21); r3.u16(7)
     var bytes = segment(toc: TDMSToC.metaData | TDMSToC.newObjList | TDMSToC.rawData, meta: m1, raw: r1.bytes)
     bytes += segment(toc: TDMSToC.metaData | TDMSToC.rawData, meta: m2, raw: r2.bytes)
-    bytes += segment(toc: TDMSToC.rawData, meta: ByteSink(), raw: r3.bytes)
+    bytes += segment(toc: TDMSToC.rawData, meta: ByteWriter(), raw: r3.bytes)
     let file = try bytes.withUnsafeBytes { try TDMSFile.read(bytes: $0) }
     #expect(file.groups.count == 1)
     #expect(file.groups[0].channels.map(\.name) == ["a", "b"])

@@ -13,12 +13,13 @@
 @inline(__always)
 func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)?
 {
-    guard frame.count >= 6, frame.u8(5) == FrameKind.analog.rawValue, payloadLength >= 24,
+    let r = RecordReader(frame)
+    guard frame.count >= 6, r.u8(at: 5) == FrameKind.analog.rawValue, payloadLength >= 24,
         frame.count >= headerLength + 24
     else { return nil }
-    let channels = Int(frame.u32(headerLength))
-    let samples = Int(frame.u32(headerLength + 4))
-    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: frame.u8(headerLength + 16)) else { return nil }
+    let channels = Int(r.u32(at: headerLength))
+    let samples = Int(r.u32(at: headerLength + 4))
+    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: r.u8(at: headerLength + 16)) else { return nil }
     let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
     guard pad8(layout.contentLength) == payloadLength else { return nil }
     return (headerLength + layout.samplesOffset, channels * samples * format.size, format)
@@ -27,9 +28,10 @@ func analogSplit(_ frame: UnsafeRawBufferPointer, headerLength: Int, payloadLeng
 /// `analogSplit` for an analog payload on its own: where its sample matrix starts in the payload.
 func analogSplit(payload: UnsafeRawBufferPointer, kind: FrameKind, payloadLength: Int) -> (start: Int, count: Int, format: SampleFormat)? {
     guard kind == .analog, payloadLength >= 24, payload.count >= 24 else { return nil }
-    let channels = Int(payload.u32(0))
-    let samples = Int(payload.u32(4))
-    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: payload.u8(16)) else { return nil }
+    let r = RecordReader(payload)
+    let channels = Int(r.u32(at: 0))
+    let samples = Int(r.u32(at: 4))
+    guard channels <= WireLimits.maxChannels, let format = SampleFormat(rawValue: r.u8(at: 16)) else { return nil }
     let layout = AnalogLayout(channelCount: channels, sampleCount: samples, format: format)
     guard pad8(layout.contentLength) == payloadLength else { return nil }
     return (layout.samplesOffset, channels * samples * format.size, format)

@@ -1,3 +1,8 @@
+// The fuzz target (Fuzz/run.sh) compiles these files into one module together with TributaryBytes.
+#if canImport(TributaryBytes)
+    import TributaryBytes
+#endif
+
 /// Constants of the capture file format (docs/CAPTURE.md): magic numbers, sizes and limits.
 public enum CaptureFormat {
     /// The eight bytes a capture file starts with: `89 54 43 41 50 0D 0A 1A` ("\x89TCAP\r\n\x1a").
@@ -125,17 +130,15 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
 
 @inline(__always) func pad8(_ n: Int) -> Int { (n + 7) & ~7 }
 
-/// Little-endian field access on raw bytes (the capture format is little-endian throughout).
-extension UnsafeRawBufferPointer {
-    @inline(__always) func u8(_ at: Int) -> UInt8 { self[at] }
-    @inline(__always) func u16(_ at: Int) -> UInt16 { UInt16(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt16.self)) }
-    @inline(__always) func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
-    @inline(__always) func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
-    @inline(__always) func i64(_ at: Int) -> Int64 { Int64(littleEndian: loadUnaligned(fromByteOffset: at, as: Int64.self)) }
-}
+/// Reads a capture's fields: fixed-offset fields of a record whose length was checked (TributaryBytes'
+/// reader; the capture format is little-endian throughout).
+typealias RecordReader = ByteReader<CaptureError>
+/// Writes a capture's fields into memory sized for them (TributaryBytes' writer).
+typealias RecordWriter = ByteWriter<UnsafeMutableRawBufferPointer>
 
-extension UnsafeMutableRawPointer {
-    @inline(__always) func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
-        (self + offset).storeBytes(of: value.littleEndian, toByteOffset: 0, as: T.self)
+extension CaptureError: ByteFailure {
+    /// A damaged record, in the reader's words: the field, and how many bytes it needs of those left.
+    public init(_ error: ByteError, source: String) {
+        self.init(.damagedRecord, file: source, offset: error.offset, "\(error)")
     }
 }

@@ -100,7 +100,8 @@ final class ChunkBuilder: @unchecked Sendable {
         if header.kind == .properties { kindMask |= CaptureKindMask.properties }
         structure.append(headerBytes)
         if let split = analogSplit(payload: payload, kind: header.kind, payloadLength: header.payloadLength) {
-            let samples = Int(payload.u32(4))
+            let fields = RecordReader(payload)
+            let samples = Int(fields.u32(at: 4))
             sampleCount &+= UInt64(samples)
             structure.append(UnsafeRawBufferPointer(rebasing: payload[..<split.start]))
             let f = Int(split.format.rawValue) - 1
@@ -112,7 +113,7 @@ final class ChunkBuilder: @unchecked Sendable {
                 let first = payload.baseAddress.map { $0 + split.start }
                 for r in 0..<channels {
                     grouping.add(
-                        format: split.format.rawValue, channel: payload.u32(24 + 4 * r),
+                        format: split.format.rawValue, channel: fields.u32(at: 24 + 4 * r),
                         length: rowLength, position: stream.count + r * rowLength)
                     rowSources.append(holds ? first.map { $0 + r * rowLength } : nil)
                 }

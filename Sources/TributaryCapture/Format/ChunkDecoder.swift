@@ -17,22 +17,24 @@ package struct AnalogChunkFrame {
     /// Where each format's stream starts in the decoder's buffer.
     let streams: (UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer)
 
-    /// Rows of the matrix (the layout was checked when the chunk was decoded).
-    package var channelCount: Int { Int(layout.u32(0)) }
+    /// The layout's fields (checked when the chunk was decoded).
+    private var fields: RecordReader { RecordReader(layout) }
+    /// Rows of the matrix.
+    package var channelCount: Int { Int(fields.u32(at: 0)) }
     /// Samples per row.
-    package var sampleCount: Int { Int(layout.u32(4)) }
+    package var sampleCount: Int { Int(fields.u32(at: 4)) }
     /// The frame's `first_sample` counter.
-    package var firstSample: UInt64 { layout.u64(8) }
-    package var format: SampleFormat { SampleFormat(rawValue: layout.u8(16))! }
+    package var firstSample: UInt64 { fields.u64(at: 8) }
+    package var format: SampleFormat { SampleFormat(rawValue: fields.u8(at: 16))! }
     /// The configuration index of row `k`.
-    package func channelIndex(_ k: Int) -> UInt32 { layout.u32(24 + 4 * k) }
+    package func channelIndex(_ k: Int) -> UInt32 { fields.u32(at: 24 + 4 * k) }
     /// Scale of row `k` (int16, int32: value = count × scale + offset); 1 for float formats.
     package func scale(_ k: Int) -> Double {
-        format.isCounts ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * k)) : 1
+        format.isCounts ? Double(bitPattern: fields.u64(at: pad8(24 + 4 * channelCount) + 8 * k)) : 1
     }
     /// Offset of row `k`; 0 for float formats.
     package func offset(_ k: Int) -> Double {
-        format.isCounts ? Double(bitPattern: layout.u64(pad8(24 + 4 * channelCount) + 8 * (channelCount + k))) : 0
+        format.isCounts ? Double(bitPattern: fields.u64(at: pad8(24 + 4 * channelCount) + 8 * (channelCount + k))) : 0
     }
 
     /// The samples of row `k` of the matrix (0 ..< its channel count).
@@ -267,13 +269,14 @@ final class ChunkDecoder {
     /// Checks a chunk body's header and stream descriptors, and measures the streams.
     private func parseStreams(_ c: UnsafeRawBufferPointer, frameCount expectedFrames: Int) throws(RecordEnvelope.Problem) -> Streams {
         guard c.count >= 16 else { throw .invalidField("chunk body of \(c.count) bytes is shorter than its 16-byte header") }
-        let frameCount = Int(c.u32(0))
-        let streamCount = Int(c.u16(4))
-        let structureLength64 = c.u64(8)
+        let body = RecordReader(c)
+        let frameCount = Int(body.u32(at: 0))
+        let streamCount = Int(body.u16(at: 4))
+        let structureLength64 = body.u64(at: 8)
         guard frameCount == expectedFrames else {
             throw .invalidField("chunk body holds \(frameCount) frames, the envelope says \(expectedFrames)")
         }
-        guard streamCount <= 4, c.u16(6) == 0 else {
+        guard streamCount <= 4, body.u16(at: 6) == 0 else {
             throw .invalidField("chunk body: stream_count \(streamCount) > 4 or reserved bits set")
         }
         let descriptorEnd = 16 + 24 * streamCount
@@ -288,15 +291,15 @@ final class ChunkDecoder {
         var position = descriptorEnd + structureLength
         var lastFormat = 0
         for i in 0..<streamCount {
-            let d = UnsafeRawBufferPointer(rebasing: c[(16 + 24 * i)..<(40 + 24 * i)])
-            guard let format = SampleFormat(rawValue: d.u8(0)), Int(format.rawValue) > lastFormat else {
-                throw .invalidField("chunk stream \(i): sample_format \(d.u8(0)) unknown or out of order")
+            let d = RecordReader(UnsafeRawBufferPointer(rebasing: c[(16 + 24 * i)..<(40 + 24 * i)]))
+            guard let format = SampleFormat(rawValue: d.u8(at: 0)), Int(format.rawValue) > lastFormat else {
+                throw .invalidField("chunk stream \(i): sample_format \(d.u8(at: 0)) unknown or out of order")
             }
             lastFormat = Int(format.rawValue)
-            let transforms = ChunkTransforms(rawValue: d.u8(1))
-            let raw64 = d.u64(8), stored64 = d.u64(16)
+            let transforms = ChunkTransforms(rawValue: d.u8(at: 1))
+            let raw64 = d.u64(at: 8), stored64 = d.u64(at: 16)
             position = pad8(position)
-            guard d.u16(2) == 0, d.u32(4) == 0, raw64 <= UInt64(CaptureFormat.maxRecordLength),
+            guard d.u16(at: 2) == 0, d.u32(at: 4) == 0, raw64 <= UInt64(CaptureFormat.maxRecordLength),
                 stored64 <= UInt64(max(0, c.count - position))
             else {
                 throw .invalidField("chunk stream \(i): lengths \(raw64)/\(stored64) exceed the body")
@@ -331,7 +334,8 @@ final class ChunkDecoder {
         while s < structure.count {
             let rest = UnsafeRawBufferPointer(rebasing: structure[s...])
             guard rest.count >= WireLimits.headerLength else { throw .invalidField("chunk structure ends inside frame \(frames)'s header") }
-            let headerLength = Int(rest.u16(8)), payloadLength = Int(rest.u32(12))
+            let fields = RecordReader(rest)
+            let headerLength = Int(fields.u16(at: 8)), payloadLength = Int(fields.u32(at: 12))
             guard headerLength >= WireLimits.headerLength, headerLength & 7 == 0, payloadLength & 7 == 0 else {
                 throw .invalidField("chunk frame \(frames): header_length \(headerLength) / payload_length \(payloadLength) invalid")
             }
@@ -342,12 +346,12 @@ final class ChunkDecoder {
                     throw .invalidField("chunk frame \(frames): its samples exceed the \(split.format) stream or the structure")
                 }
                 visit(s, o, headerLength, split)
-                let sampleCount = Int(rest.u32(headerLength + 4))
+                let sampleCount = Int(fields.u32(at: headerLength + 4))
                 let rowLength = sampleCount * split.format.size
                 if rowLength > 0 {
                     for r in 0..<(split.count / rowLength) {
                         grouping.add(
-                            format: split.format.rawValue, channel: rest.u32(headerLength + 24 + 4 * r),
+                            format: split.format.rawValue, channel: fields.u32(at: headerLength + 24 + 4 * r),
                             length: rowLength, position: o + split.start + r * rowLength)
                     }
                 }
@@ -383,7 +387,7 @@ final class ChunkDecoder {
         let structure = streams.structure
         let length = try walkStructure(streams) { s, o, headerLength, split in
             let rest = UnsafeRawBufferPointer(rebasing: structure[s...])
-            let frameLength = headerLength + Int(rest.u32(12))
+            let frameLength = headerLength + Int(RecordReader(rest).u32(at: 12))
             guard let split else {
                 out.advanced(by: o).copyMemory(from: rest.baseAddress!, byteCount: frameLength)
                 return

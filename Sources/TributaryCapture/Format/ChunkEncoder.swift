@@ -54,15 +54,16 @@ final class ChunkEncoder {
         for s in present { bound += pad8(chunk.streamBytes[s] + 8) }
         body.reserve(bound)
         let b = body.base
-        b.put(chunk.frameCount, at: 0)
-        b.put(UInt16(present.count), at: 4)
-        b.put(UInt16(0), at: 6)
-        b.put(UInt64(chunk.structure.count), at: 8)
+        var w = RecordWriter(UnsafeMutableRawBufferPointer(start: b, count: descriptorEnd))
+        w.write(chunk.frameCount)
+        w.write(UInt16(present.count))
+        w.write(UInt16(0))
+        w.write(UInt64(chunk.structure.count))
         if chunk.structure.count > 0 {
             (b + descriptorEnd).copyMemory(from: chunk.structure.base, byteCount: chunk.structure.count)
         }
         var position = descriptorEnd + chunk.structure.count
-        for (i, s) in present.enumerated() {
+        for s in present {
             let padded = pad8(position)
             (b + position).initializeMemory(as: UInt8.self, repeating: 0, count: padded - position)
             position = padded
@@ -71,13 +72,12 @@ final class ChunkEncoder {
             let (transforms, stored) = transform(
                 raw, format: format, groups: chunk.grouping.groupLengths(format: format.rawValue),
                 into: b + position)
-            let d = b + 16 + 24 * i
-            d.put(format.rawValue, at: 0)
-            d.put(transforms.rawValue, at: 1)
-            d.put(UInt16(0), at: 2)
-            d.put(UInt32(0), at: 4)
-            d.put(UInt64(chunk.streamBytes[s]), at: 8)
-            d.put(UInt64(stored), at: 16)
+            w.write(format.rawValue)
+            w.write(transforms.rawValue)
+            w.write(UInt16(0))
+            w.write(UInt32(0))
+            w.write(UInt64(chunk.streamBytes[s]))
+            w.write(UInt64(stored))
             position += stored
         }
         let content = UnsafeRawBufferPointer(start: b, count: position)

@@ -30,18 +30,15 @@ public struct CaptureFileHeader: Sendable, Equatable {
         let length = encodedLength
         var bytes = [UInt8](repeating: 0, count: length)
         bytes.withUnsafeMutableBytes { raw in
-            let base = raw.baseAddress!
-            raw.copyBytes(from: CaptureFormat.fileMagic)
-            base.put(version, at: 8)
-            base.put(UInt16(0), at: 10)
-            base.put(UInt32(length), at: 12)
-            withUnsafeBytes(of: uuid.uuid) { (base + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-            base.put(createdNs, at: 32)
-            let name = Array(writer.utf8)
-            base.put(UInt32(name.count), at: 40)
-            name.withUnsafeBytes { if !$0.isEmpty { (base + 44).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<(length - 4)]))
-            base.put(crc, at: length - 4)
+            var w = RecordWriter(raw)
+            w.write(CaptureFormat.fileMagic)
+            w.write(version)
+            w.write(UInt16(0))
+            w.write(UInt32(length))
+            withUnsafeBytes(of: uuid.uuid) { w.write($0) }
+            w.write(createdNs)
+            w.write(string: writer)
+            w.put(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<(length - 4)])), at: length - 4)
         }
         return bytes
     }
@@ -58,11 +55,12 @@ public struct CaptureFileHeader: Sendable, Equatable {
     /// - Throws: `CaptureError.notACapture` when the magic is missing or the version is not one this
     ///   reader implements (`CaptureFormat.readableVersions`).
     public static func parse(_ bytes: UnsafeRawBufferPointer, file: String) throws(CaptureError) -> Parsed {
+        let r = RecordReader(bytes, source: file)
         guard bytes.count >= 8, bytes.prefix(8).elementsEqual(CaptureFormat.fileMagic) else {
             throw CaptureError(.notACapture, file: file, offset: 0, "no capture magic (89 54 43 41 50 0D 0A 1A) at byte 0")
         }
         guard bytes.count >= 10 else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }
-        let version = bytes.u16(8)
+        let version = r.u16(at: 8)
         guard CaptureFormat.readableVersions.contains(version) else {
             let known = CaptureFormat.readableVersions
             throw CaptureError(
@@ -70,8 +68,8 @@ public struct CaptureFileHeader: Sendable, Equatable {
                 "capture format version \(version); this reader implements versions \(known.lowerBound)-\(known.upperBound)")
         }
         guard bytes.count >= 48 else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }
-        let length = Int(bytes.u32(12))
-        let writerLength = Int(bytes.u32(40))
+        let length = Int(r.u32(at: 12))
+        let writerLength = Int(r.u32(at: 40))
         guard length >= 48, length & 7 == 0, writerLength <= CaptureFormat.maxWriterLength,
             length == pad8(44 + writerLength + 4)
         else {
@@ -79,7 +77,7 @@ public struct CaptureFileHeader: Sendable, Equatable {
         }
         guard bytes.count >= length else { return .damaged(reason: "the file ends inside the header", resumeAt: 8) }
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<(length - 4)]))
-        guard crc == bytes.u32(length - 4) else {
+        guard crc == r.u32(at: length - 4) else {
             return .damaged(reason: "header CRC32C mismatch", resumeAt: length)
         }
         var uuidBytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -87,7 +85,7 @@ public struct CaptureFileHeader: Sendable, Equatable {
         guard let writer = String(validating: UnsafeRawBufferPointer(rebasing: bytes[44..<(44 + writerLength)]), as: UTF8.self) else {
             return .damaged(reason: "writer name is not UTF-8", resumeAt: length)
         }
-        var header = CaptureFileHeader(uuid: UUID(uuid: uuidBytes), createdNs: bytes.i64(32), writer: writer)
+        var header = CaptureFileHeader(uuid: UUID(uuid: uuidBytes), createdNs: r.i64(at: 32), writer: writer)
         header.version = version
         return .valid(header, length: length)
     }

@@ -55,24 +55,25 @@ public struct RecordEnvelope: Sendable, Hashable {
 
     /// Writes the 88 envelope bytes (with both sync marker and envelope CRC) at `base`.
     public func write(to base: UnsafeMutableRawPointer) {
-        base.put(CaptureFormat.syncMarker, at: 0)
-        base.put(type.rawValue, at: 8)
-        base.put(codec.rawValue, at: 9)
-        base.put(UInt16(CaptureFormat.envelopeLength), at: 10)
-        base.put(sourceID, at: 12)
-        base.put(firstSequence, at: 16)
-        base.put(lastSequence, at: 24)
-        base.put(firstTimeNs, at: 32)
-        base.put(lastTimeNs, at: 40)
-        base.put(sampleCount, at: 48)
-        base.put(frameCount, at: 56)
-        base.put(kindMask, at: 60)
-        base.put(storedLength, at: 64)
-        base.put(contentLength, at: 68)
-        base.put(framesLength, at: 72)
-        base.put(UInt32(0), at: 76)
-        base.put(payloadCRC, at: 80)
-        base.put(CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 84)), at: 84)
+        var w = RecordWriter(UnsafeMutableRawBufferPointer(start: base, count: CaptureFormat.envelopeLength))
+        w.write(CaptureFormat.syncMarker)
+        w.write(type.rawValue)
+        w.write(codec.rawValue)
+        w.write(UInt16(CaptureFormat.envelopeLength))
+        w.write(sourceID)
+        w.write(firstSequence)
+        w.write(lastSequence)
+        w.write(firstTimeNs)
+        w.write(lastTimeNs)
+        w.write(sampleCount)
+        w.write(frameCount)
+        w.write(kindMask)
+        w.write(storedLength)
+        w.write(contentLength)
+        w.write(framesLength)
+        w.write(UInt32(0))
+        w.write(payloadCRC)
+        w.write(CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 84)))
     }
 
     /// The encoded envelope.
@@ -101,22 +102,25 @@ public struct RecordEnvelope: Sendable, Hashable {
     /// - Parameter bytes: at least 88 bytes starting at the sync marker.
     /// - Throws: `Problem` when the marker, the CRC or a field is wrong.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(Problem) -> RecordEnvelope {
-        guard bytes.count >= CaptureFormat.envelopeLength, bytes.u64(0) == CaptureFormat.syncMarker else { throw .noSyncMarker }
-        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<84])) == bytes.u32(84) else { throw .badCRC }
+        let r = RecordReader(bytes)
+        guard bytes.count >= CaptureFormat.envelopeLength, r.u64(at: 0) == CaptureFormat.syncMarker else { throw .noSyncMarker }
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<84])) == r.u32(at: 84) else { throw .badCRC }
         return try parseFields(UnsafeRawBufferPointer(rebasing: bytes[8..<88]))
     }
 
     /// Parses envelope bytes 8..<88 (also the body of a seek-table entry); the CRC is not checked here.
     static func parseFields(_ b: UnsafeRawBufferPointer) throws(Problem) -> RecordEnvelope {
+        let r = RecordReader(b)
         // b[i] is envelope byte 8 + i.
-        guard let type = RecordType(rawValue: b.u8(0)) else { throw .invalidField("record_type \(b.u8(0)) is unknown") }
-        guard let codec = RecordCodec(rawValue: b.u8(1)) else { throw .invalidField("codec \(b.u8(1)) is unknown") }
-        guard Int(b.u16(2)) == CaptureFormat.envelopeLength else { throw .invalidField("envelope_length \(b.u16(2)) is not 88") }
+        guard let type = RecordType(rawValue: r.u8(at: 0)) else { throw .invalidField("record_type \(r.u8(at: 0)) is unknown") }
+        guard let codec = RecordCodec(rawValue: r.u8(at: 1)) else { throw .invalidField("codec \(r.u8(at: 1)) is unknown") }
+        guard Int(r.u16(at: 2)) == CaptureFormat.envelopeLength else { throw .invalidField("envelope_length \(r.u16(at: 2)) is not 88") }
         let envelope = RecordEnvelope(
-            type: type, codec: codec, sourceID: b.u32(4), firstSequence: b.u64(8), lastSequence: b.u64(16),
-            firstTimeNs: b.i64(24), lastTimeNs: b.i64(32), sampleCount: b.u64(40), frameCount: b.u32(48),
-            kindMask: b.u32(52), storedLength: b.u32(56), contentLength: b.u32(60), framesLength: b.u32(64), payloadCRC: b.u32(72))
-        guard b.u32(68) == 0 else { throw .invalidField("reserved envelope bytes 76-79 are not zero") }
+            type: type, codec: codec, sourceID: r.u32(at: 4), firstSequence: r.u64(at: 8), lastSequence: r.u64(at: 16),
+            firstTimeNs: r.i64(at: 24), lastTimeNs: r.i64(at: 32), sampleCount: r.u64(at: 40), frameCount: r.u32(at: 48),
+            kindMask: r.u32(at: 52), storedLength: r.u32(at: 56), contentLength: r.u32(at: 60), framesLength: r.u32(at: 64),
+            payloadCRC: r.u32(at: 72))
+        guard r.u32(at: 68) == 0 else { throw .invalidField("reserved envelope bytes 76-79 are not zero") }
         guard Int(envelope.storedLength) <= CaptureFormat.maxRecordLength, Int(envelope.contentLength) <= CaptureFormat.maxRecordLength,
             Int(envelope.framesLength) <= CaptureFormat.maxRecordLength
         else {
@@ -145,13 +149,15 @@ public struct IndexEntry: Sendable, Hashable {
     func write(to base: UnsafeMutableRawPointer) {
         var scratch = [UInt8](repeating: 0, count: CaptureFormat.envelopeLength)
         scratch.withUnsafeMutableBytes { envelope.write(to: $0.baseAddress!) }
-        base.put(UInt64(offset), at: 0)
-        scratch.withUnsafeBytes { (base + 8).copyMemory(from: $0.baseAddress! + 8, byteCount: CaptureFormat.envelopeLength - 8) }
+        var w = RecordWriter(UnsafeMutableRawBufferPointer(start: base, count: CaptureFormat.indexEntryLength))
+        w.write(UInt64(offset))
+        scratch.withUnsafeBytes { w.write(UnsafeRawBufferPointer(rebasing: $0[8...])) }
     }
 
     /// Reads an 88-byte entry.
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(RecordEnvelope.Problem) -> IndexEntry {
-        let offset = bytes.u64(0)
+        let r = RecordReader(bytes)
+        let offset = r.u64(at: 0)
         guard offset <= UInt64(Int.max) else { throw .invalidField("entry offset \(offset) is impossible") }
         return IndexEntry(offset: Int(offset), envelope: try RecordEnvelope.parseFields(UnsafeRawBufferPointer(rebasing: bytes[8..<88])))
     }

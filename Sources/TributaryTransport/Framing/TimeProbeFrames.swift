@@ -1,3 +1,4 @@
+import TributaryBytes
 import TributaryWire
 
 /// A clock probe (extension kind 130, subscriber → publisher; docs/PROTOCOL.md §4.9): the
@@ -17,16 +18,16 @@ public struct TimeProbe: Sendable, Equatable {
 
     /// Writes the 16-byte payload at `base`.
     public func encode(into base: UnsafeMutableRawPointer) {
-        base.storeBytes(of: probeID.littleEndian, toByteOffset: 0, as: UInt64.self)
-        base.storeBytes(of: t0.littleEndian, toByteOffset: 8, as: Int64.self)
+        var w = ByteWriter(UnsafeMutableRawBufferPointer(start: base, count: Self.payloadLength))
+        w.write(probeID)
+        w.write(t0)
     }
 
     /// The probe a payload holds, or nil when it is not exactly 16 bytes (such a probe is ignored).
     public static func decode(_ payload: UnsafeRawBufferPointer) -> TimeProbe? {
         guard payload.count == payloadLength else { return nil }
-        return TimeProbe(
-            probeID: UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-            t0: Int64(littleEndian: payload.loadUnaligned(fromByteOffset: 8, as: Int64.self)))
+        let r = ByteReader<ByteError>(payload)
+        return TimeProbe(probeID: r.u64(at: 0), t0: r.i64(at: 8))
     }
 }
 
@@ -50,19 +51,18 @@ public struct TimeReply: Sendable, Equatable {
 
     /// Writes the 32-byte payload at `base`.
     public func encode(into base: UnsafeMutableRawPointer) {
-        base.storeBytes(of: probeID.littleEndian, toByteOffset: 0, as: UInt64.self)
-        base.storeBytes(of: t0.littleEndian, toByteOffset: 8, as: Int64.self)
-        base.storeBytes(of: t1.littleEndian, toByteOffset: 16, as: Int64.self)
-        base.storeBytes(of: t2.littleEndian, toByteOffset: 24, as: Int64.self)
+        var w = ByteWriter(UnsafeMutableRawBufferPointer(start: base, count: Self.payloadLength))
+        w.write(probeID)
+        w.write(t0)
+        w.write(t1)
+        w.write(t2)
     }
 
     /// The reply a payload holds, or nil when it is not exactly 32 bytes (such a reply is ignored).
     public static func decode(_ payload: UnsafeRawBufferPointer) -> TimeReply? {
         guard payload.count == payloadLength else { return nil }
-        func i64(_ offset: Int) -> Int64 { Int64(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: Int64.self)) }
-        return TimeReply(
-            probeID: UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-            t0: i64(8), t1: i64(16), t2: i64(24))
+        let r = ByteReader<ByteError>(payload)
+        return TimeReply(probeID: r.u64(at: 0), t0: r.i64(at: 8), t1: r.i64(at: 16), t2: r.i64(at: 24))
     }
 }
 
@@ -74,7 +74,7 @@ extension MessageFraming {
         header first: UnsafeRawBufferPointer, payload: FrameBuffer?, _ body: (UnsafeRawBufferPointer) -> T
     ) -> T {
         if let payload { return payload.withUnsafeBytes(body) }
-        let headerLength = Int(UInt16(littleEndian: first.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+        let headerLength = Int(ByteReader<ByteError>(first).u16(at: 8))
         guard headerLength <= first.count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return body(UnsafeRawBufferPointer(rebasing: first[headerLength...]))
     }
