@@ -207,7 +207,7 @@ public final class ZMQLoopScope {
     /// Polls until a socket, the wake-up or the next timer is due; returns the number of ready items.
     ///
     /// What `zmq_poll` does, with fewer system calls on the path of every wake-up: a socket's `ZMQ_EVENTS`
-    /// (each read costs libzmq a `getpid` and a `poll` of its mailbox, ~2 µs in a VM) is read before
+    /// (each read costs libzmq a `getpid` and a `poll` of its mailbox: two system calls) is read before
     /// sleeping, for every socket — the loop's own sends and receives may have left events pending that
     /// no descriptor shows — and after waking only for the sockets whose `ZMQ_FD` fired. `zmq_poll`
     /// reads every socket's twice per round and polls once more without waiting, so an eventfd or timer
