@@ -69,13 +69,7 @@ package enum AnalysisInputs {
         let array: NPYArray
         do { array = try NPY.read(path: path) } catch let error as NPYError { throw CommandError(error.description) }
         let c = array.channels, n = array.samplesPerChannel
-        let format: SampleFormat
-        switch array.samples {
-        case .float64: format = .float64
-        case .float32: format = .float32
-        case .int16: format = .int16
-        case .int32: format = .int32
-        }
+        let format = array.samples.dtype.sampleFormat
         try arrayFrames(
             name: (path as NSString).lastPathComponent, channels: c, samplesPerChannel: n, format: format,
             rate: rate, int16Scale: int16Scale,

@@ -64,7 +64,8 @@ public enum AnalogSamples: Sendable, Hashable {
         }
     }
 
-    var elementCount: Int {
+    /// The number of values (channels × samples).
+    package var valueCount: Int {
         switch self {
         case .float64(let v): v.count
         case .float32(let v): v.count
@@ -77,7 +78,7 @@ public enum AnalogSamples: Sendable, Hashable {
     /// `samplesPerChannel` per channel (channel-major); rows carry channel indexes 0, 1, … and, for
     /// int16, each channel's scale and offset. What `import` writes, one frame at a time.
     public func frame(header: FrameHeader, samplesPerChannel n: Int, first: Int, count: Int, firstSample: UInt64) -> Frame {
-        let channels = n > 0 ? elementCount / n : 0
+        let channels = n > 0 ? valueCount / n : 0
         let layout = AnalogLayout(channelCount: channels, sampleCount: count, format: format)
         return Frame.analog(header: header, layout: layout, firstSample: firstSample) { w in
             for c in 0..<channels {
@@ -113,7 +114,7 @@ public struct AnalogData: Sendable, Hashable {
     public var samples: AnalogSamples
 
     public init(channelIndexes: [UInt32], sampleCount: Int, firstSample: UInt64 = 0, samples: AnalogSamples) {
-        precondition(samples.elementCount == channelIndexes.count * sampleCount, "samples must be channels × sampleCount")
+        precondition(samples.valueCount == channelIndexes.count * sampleCount, "samples must be channels × sampleCount")
         if let (scale, offset) = samples.scales {
             precondition(
                 scale.count == channelIndexes.count && offset.count == channelIndexes.count,

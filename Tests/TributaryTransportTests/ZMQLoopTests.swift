@@ -40,6 +40,31 @@ final class EchoState {
         }
     }
 
+    /// A loop named `name` whose state is a PAIR socket bound at `endpoint`, each readiness of it handed
+    /// to `readable` on the loop thread, and a PAIR socket connected to it from the test (the caller
+    /// shuts the loop down and closes the peer).
+    func makePairLoop(
+        _ context: ZMQContext, name: String, endpoint: String, readable: @escaping @Sendable (ZMQSocket) -> Void
+    ) throws -> (loop: ZMQLoop<ZMQSocket>, peer: ZMQSocket) {
+        let loop = try ZMQLoop<ZMQSocket>(name: name, context: context) { scope in
+            let socket = try ZMQSocket(context: scope.context, type: .pair)
+            try socket.bind(endpoint)
+            scope.register(socket) { socket, _ in readable(socket) }
+            return socket
+        }
+        do {
+            let peer = try testSocket(context, .pair)
+            do { try peer.connect(endpoint) } catch {
+                peer.close()
+                throw error
+            }
+            return (loop, peer)
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
     @Test func handlesSocketsCommandsAndTimersThenShutsDownCleanly() throws {
         let context = try ZMQContext()
         let deinitThread = ZMQLoopBox<String?>(nil)
@@ -106,18 +131,11 @@ final class EchoState {
         // after it in the poll set and the socket's handler must still be the one called for it.
         let woke = ZMQLoopBox<[(at: UInt64, deadline: UInt64)]>([])
         let pairMessages = ZMQLoopBox<Int>(0)
-        let loop = try ZMQLoop<Int>(name: "test-precise", context: context) { scope in
-            let socket = try ZMQSocket(context: scope.context, type: .pair)
-            try socket.bind("inproc://precise")
-            scope.register(socket) { socket, _ in
-                while (try? socket.receiveMultipart(flags: .dontWait)) != nil { pairMessages.value.withLock { $0 += 1 } }
-            }
-            return 0
+        let (loop, peer) = try makePairLoop(context, name: "test-precise", endpoint: "inproc://precise") { socket in
+            while (try? socket.receiveMultipart(flags: .dontWait)) != nil { pairMessages.value.withLock { $0 += 1 } }
         }
         defer { loop.shutdown() }
-        let peer = try ZMQSocket(context: context, type: .pair)
         defer { peer.close() }
-        try peer.connect("inproc://precise")
         let deadlines = ZMQLoopBox<(first: UInt64, second: UInt64)>((0, 0))
         try loop.performAndWait { _, scope in
             let now = monotonicNanoseconds()
@@ -144,19 +162,12 @@ final class EchoState {
     @Test func pendingMessagesAreHandledWithoutANewSignal() throws {
         let context = try ZMQContext()
         let handled = ZMQLoopBox<Int>(0)
-        let loop = try ZMQLoop<ZMQSocket>(name: "test-pending", context: context) { scope in
-            let socket = try ZMQSocket(context: scope.context, type: .pair)
-            try socket.bind("inproc://pending")
-            // One message a call: the rest stay queued without a new signal on the socket's ZMQ_FD.
-            scope.register(socket) { socket, _ in
-                if (try? socket.receiveMultipart(flags: .dontWait)) != nil { handled.value.withLock { $0 += 1 } }
-            }
-            return socket
+        // One message a call: the rest stay queued without a new signal on the socket's ZMQ_FD.
+        let (loop, peer) = try makePairLoop(context, name: "test-pending", endpoint: "inproc://pending") { socket in
+            if (try? socket.receiveMultipart(flags: .dontWait)) != nil { handled.value.withLock { $0 += 1 } }
         }
         defer { loop.shutdown() }
-        let peer = try testSocket(context, .pair)
         defer { peer.close() }
-        try peer.connect("inproc://pending")
         for k in 0..<200 { try peer.send(multipart: [[UInt8(k & 0xff)]]) }
         #expect(eventually { handled.value.withLock { $0 } == 200 })
         // The loop sends from a command; the peer's answer wakes it through the socket again.

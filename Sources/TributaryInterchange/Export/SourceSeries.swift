@@ -440,6 +440,12 @@ extension SourceSeries {
             for r in 0..<rows { bigger[(r * new)..<(r * new + old)] = v[(r * old)..<(r * old + old)] }
             v = bigger
         }
+        // Copies `count` samples of the view's row `channel` into `v` from `at`.
+        func place<T: AnalogSampleType>(_ v: inout [T], channel: Int, of view: AnalogView, at: Int, count: Int) {
+            view.withSamples(T.self, channel: channel) { src in
+                v.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + count)]).initialize(from: src) }
+            }
+        }
         reader.forEachAnalogBlock(in: entries) { header, view in
             guard problem == nil else { return }
             let viewIndexes = view.channelIndexes
@@ -491,30 +497,10 @@ extension SourceSeries {
             for (k, r) in rows.enumerated() {
                 let at = k * capacity + total
                 switch view.format {
-                case .float64:
-                    view.withSamples(Double.self, channel: r) { src in
-                        f64.withUnsafeMutableBufferPointer {
-                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
-                        }
-                    }
-                case .float32:
-                    view.withSamples(Float.self, channel: r) { src in
-                        f32.withUnsafeMutableBufferPointer {
-                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
-                        }
-                    }
-                case .int16:
-                    view.withSamples(Int16.self, channel: r) { src in
-                        i16.withUnsafeMutableBufferPointer {
-                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
-                        }
-                    }
-                case .int32:
-                    view.withSamples(Int32.self, channel: r) { src in
-                        i32.withUnsafeMutableBufferPointer {
-                            _ = UnsafeMutableBufferPointer(rebasing: $0[at..<(at + n)]).initialize(from: src)
-                        }
-                    }
+                case .float64: place(&f64, channel: r, of: view, at: at, count: n)
+                case .float32: place(&f32, channel: r, of: view, at: at, count: n)
+                case .int16: place(&i16, channel: r, of: view, at: at, count: n)
+                case .int32: place(&i32, channel: r, of: view, at: at, count: n)
                 }
             }
             total += n

@@ -213,13 +213,7 @@ public struct SignalFile: Sendable {
         let channels = npy.channels, n = npy.samplesPerChannel
         let shape = npy.isOneDimensional ? "NPY shape (\(n),)" : "NPY shape (\(channels), \(n))"
         let ones = Array(repeating: 1.0, count: channels), zeros = Array(repeating: 0.0, count: channels)
-        let format: SampleFormat
-        switch npy.dtype {
-        case .float64: format = .float64
-        case .float32: format = .float32
-        case .int16: format = .int16
-        case .int32: format = .int32
-        }
+        let format = npy.dtype.sampleFormat
         let samples = ImportedSamples(format: format) {
             let file = try NPY.open(path: path)
             return FunctionSampleReader(total: n) { first, count in

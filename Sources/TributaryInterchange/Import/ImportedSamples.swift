@@ -80,14 +80,15 @@ final class FunctionSampleReader: ImportedSampleReader {
     func next(_ count: Int) throws -> AnalogSamples { try read(count) }
 }
 
-extension AnalogSamples {
-    /// The number of values (channels × samples).
-    var valueCount: Int {
+extension NPYDType {
+    /// The analog sample format of the same element type (what an imported or analysed NPY array's
+    /// samples become).
+    package var sampleFormat: SampleFormat {
         switch self {
-        case .float64(let v): v.count
-        case .float32(let v): v.count
-        case .int16(let v, _, _): v.count
-        case .int32(let v, _, _): v.count
+        case .float64: .float64
+        case .float32: .float32
+        case .int16: .int16
+        case .int32: .int32
         }
     }
 }

@@ -92,44 +92,44 @@ extension ZMQSocket {
     /// Sets an `int` option.
     /// - Throws: `ZMQError` naming the option (`.invalidArgument` for a value libzmq rejects).
     public func setOption(_ option: ZMQIntOption, _ value: Int32) throws(ZMQError) {
-        let handle = try openHandle("zmq_setsockopt")
-        var value = value
-        _ = try retryingOnInterrupt("zmq_setsockopt", detail: option.name.description) {
-            zmq_setsockopt(handle, option.rawValue, &value, MemoryLayout<Int32>.size)
-        }
+        try setScalar(option.rawValue, option.name, value)
         if option.rawValue == ZMQ_CURVE_SERVER { isCurveServer = value != 0 }
     }
 
     /// Reads an `int` option.
     /// - Throws: `ZMQError` naming the option (`.invalidArgument` for write-only options).
     public func option(_ option: ZMQIntOption) throws(ZMQError) -> Int32 {
-        let handle = try openHandle("zmq_getsockopt")
-        var value: Int32 = 0
-        var size = MemoryLayout<Int32>.size
-        _ = try retryingOnInterrupt("zmq_getsockopt", detail: option.name.description) {
-            zmq_getsockopt(handle, option.rawValue, &value, &size)
-        }
-        return value
+        try scalar(option.rawValue, option.name)
     }
 
     /// Sets an `int64_t` option.
     /// - Throws: `ZMQError` naming the option.
     public func setOption(_ option: ZMQInt64Option, _ value: Int64) throws(ZMQError) {
-        let handle = try openHandle("zmq_setsockopt")
-        var value = value
-        _ = try retryingOnInterrupt("zmq_setsockopt", detail: option.name.description) {
-            zmq_setsockopt(handle, option.rawValue, &value, MemoryLayout<Int64>.size)
-        }
+        try setScalar(option.rawValue, option.name, value)
     }
 
     /// Reads an `int64_t` option.
     /// - Throws: `ZMQError` naming the option.
     public func option(_ option: ZMQInt64Option) throws(ZMQError) -> Int64 {
+        try scalar(option.rawValue, option.name)
+    }
+
+    /// Sets an option whose value is a C integer of `T`'s size (`int`, `int64_t`).
+    private func setScalar<T: FixedWidthInteger>(_ rawValue: Int32, _ name: StaticString, _ value: T) throws(ZMQError) {
+        let handle = try openHandle("zmq_setsockopt")
+        var value = value
+        _ = try retryingOnInterrupt("zmq_setsockopt", detail: name.description) {
+            zmq_setsockopt(handle, rawValue, &value, MemoryLayout<T>.size)
+        }
+    }
+
+    /// Reads an option whose value is a C integer of `T`'s size (`int`, `int64_t`).
+    private func scalar<T: FixedWidthInteger>(_ rawValue: Int32, _ name: StaticString) throws(ZMQError) -> T {
         let handle = try openHandle("zmq_getsockopt")
-        var value: Int64 = 0
-        var size = MemoryLayout<Int64>.size
-        _ = try retryingOnInterrupt("zmq_getsockopt", detail: option.name.description) {
-            zmq_getsockopt(handle, option.rawValue, &value, &size)
+        var value: T = 0
+        var size = MemoryLayout<T>.size
+        _ = try retryingOnInterrupt("zmq_getsockopt", detail: name.description) {
+            zmq_getsockopt(handle, rawValue, &value, &size)
         }
         return value
     }
