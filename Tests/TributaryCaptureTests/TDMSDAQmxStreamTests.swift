@@ -89,6 +89,57 @@ private struct DAQmxBytes {
 @Suite struct TDMSDAQmxStreamTests {
     let path = NSTemporaryDirectory() + "tributary-daqmx-stream-\(UUID().uuidString).tdms"
 
+    /// One layout of the card's raw buffers: rows per chunk and widths; buffer 0 holds `a` (i32 at
+    /// 0), `own` (`own`'s DAQmx type at 4; the channel's TDMS type `ownType`), `sum`'s i8 and
+    /// `plain`'s u8; buffer 1 `b` (`b`'s DAQmx type at 0), the bytes of `line` and `bits` and `sum`'s
+    /// u16. Offsets are bytes in a row.
+    struct CardLayout {
+        var rows: UInt64, widths: [UInt32], b: UInt32, own: UInt32, ownType: UInt32
+        var sumI8: UInt32, plain: UInt32, line: UInt32, bits: UInt32, sumU16: UInt32
+    }
+
+    /// The card's channels in a layout (`scales`: properties by channel name).
+    fileprivate func cardObjects(_ e: DAQmxBytes, _ l: CardLayout, scales: [String: [(String, TDMSValue)]]) -> [DAQmxBytes.Object] {
+        typealias S = DAQmxBytes.Scaler
+        let channels: [(String, [S], UInt32, UInt32)] = [
+            ("a", [S(type: DAQmxBytes.i32, buffer: 0, offset: 0, id: 0)], DAQmxBytes.formatChanging, DAQmxBytes.rawType),
+            ("b", [S(type: l.b, buffer: 1, offset: 0, id: 0)], DAQmxBytes.formatChanging, DAQmxBytes.rawType),
+            ("line", [S(type: DAQmxBytes.u8, buffer: 1, offset: l.line * 8 + 5, id: 0)], DAQmxBytes.digitalLine, 5),
+            ("own", [S(type: l.own, buffer: 0, offset: 4, id: 0)], DAQmxBytes.formatChanging, l.ownType),
+            (
+                "sum",
+                [S(type: DAQmxBytes.u16, buffer: 1, offset: l.sumU16, id: 0), S(type: DAQmxBytes.i8, buffer: 0, offset: l.sumI8, id: 1)],
+                DAQmxBytes.formatChanging, DAQmxBytes.rawType
+            ),
+            ("plain", [S(type: DAQmxBytes.u8, buffer: 0, offset: l.plain, id: 0)], DAQmxBytes.formatChanging, DAQmxBytes.rawType),
+            ("bits", [S(type: DAQmxBytes.u8, buffer: 1, offset: l.bits * 8 + 2, id: 0)], DAQmxBytes.digitalLine, DAQmxBytes.rawType),
+        ]
+        return channels.map { name, scalers, header, type in
+            DAQmxBytes.Object(
+                path: "/'card'/'\(name)'", index: e.daqmx(l.rows, scalers, widths: l.widths, header: header, type: type),
+                properties: scales[name] ?? [])
+        }
+    }
+
+    /// One chunk of the card's raw data in a layout: every column's values from `salt`.
+    fileprivate func cardChunk(_ e: DAQmxBytes, _ l: CardLayout, salt: Int) -> [UInt8] {
+        func v(_ r: Int, _ k: Int) -> Int { (r &* 2_654_435_761 &+ (salt + k) &* 40_503) & 0xFFFF_FFFF }
+        func value(_ type: UInt32, _ r: Int, _ k: Int) -> [UInt8] {
+            type == DAQmxBytes.f32 ? e.put((Float(v(r, k) % 2000) * 0.125 - 50).bitPattern) : e.put(Int16(truncatingIfNeeded: v(r, k)))
+        }
+        func byte(_ r: Int, _ k: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v(r, k))] }
+        let rows = Int(l.rows)
+        let zero: [(offset: Int, value: (Int) -> [UInt8])] = [
+            (0, { e.put(Int32(truncatingIfNeeded: v($0, 0))) }), (4, { value(l.own, $0, 1) }), (Int(l.sumI8), { byte($0, 2) }),
+            (Int(l.plain), { byte($0, 3) }),
+        ]
+        let one: [(offset: Int, value: (Int) -> [UInt8])] = [
+            (0, { value(l.b, $0, 4) }), (Int(l.line), { byte($0, 5) }), (Int(l.bits), { byte($0, 6) }),
+            (Int(l.sumU16), { e.put(UInt16(truncatingIfNeeded: v($0, 7))) }),
+        ]
+        return e.table(width: Int(l.widths[0]), rows: rows, zero) + e.table(width: Int(l.widths[1]), rows: rows, one)
+    }
+
     /// A card's channels over five segments: `a` (i32 scaler, polynomial), `b` (i16 then f32 scaler,
     /// linear), `line` (a u8 channel: bit 5 of a byte, a digital line scaler), `own` (an i16
     /// channel of its i16 scaler, then f32, then float64 plain values, then i16 again), `sum` (u16 +
@@ -96,10 +147,8 @@ private struct DAQmxBytes {
     /// 2); two raw buffers, two chunks in the first segment, a segment repeating the object list, a
     /// segment of plain raw data, index reuse (raw data index 0).
     func cardFile(big: Bool) -> [UInt8] {
-        var f = DAQmxBytes(big: big)
-        let e = f
-        typealias S = DAQmxBytes.Scaler
-        func v(_ r: Int, _ salt: Int) -> Int { (r &* 2_654_435_761 &+ salt &* 40_503) & 0xFFFF_FFFF }
+        let e = DAQmxBytes(big: big)
+        var f = e
         let poly: [(String, TDMSValue)] = [
             ("NI_Scaling_Status", .string("unscaled")), ("NI_Number_Of_Scales", .uint32(2)),
             ("NI_Scale[1]_Scale_Type", .string("Polynomial")),
@@ -116,98 +165,30 @@ private struct DAQmxBytes {
             ("NI_Number_Of_Scales", .uint32(3)), ("NI_Scale[2]_Scale_Type", .string("Add")),
             ("NI_Scale[2]_Add_Left_Operand_Input_Source", .uint32(0)), ("NI_Scale[2]_Add_Right_Operand_Input_Source", .uint32(1)),
         ]
-        // Segments 1 and 2: buffer 0 rows of 8 bytes (a i32, own i16, sum's i8, plain u8), buffer 1 of 6 (b i16, line's byte, bits' byte, sum's u16).
-        let w1: [UInt32] = [8, 6]
-        let first: [DAQmxBytes.Object] = [
-            .init(path: "/'card'", index: nil, properties: [("device_name", .string("dev"))]),
-            .init(
-                path: "/'card'/'a'", index: f.daqmx(50, [S(type: DAQmxBytes.i32, buffer: 0, offset: 0, id: 0)], widths: w1),
-                properties: poly),
-            .init(
-                path: "/'card'/'b'", index: f.daqmx(50, [S(type: DAQmxBytes.i16, buffer: 1, offset: 0, id: 0)], widths: w1),
-                properties: linear),
-            .init(
-                path: "/'card'/'line'",
-                index: f.daqmx(
-                    50, [S(type: DAQmxBytes.u8, buffer: 1, offset: 2 * 8 + 5, id: 0)], widths: w1, header: DAQmxBytes.digitalLine, type: 5)),
-            .init(path: "/'card'/'own'", index: f.daqmx(50, [S(type: DAQmxBytes.i16, buffer: 0, offset: 4, id: 0)], widths: w1, type: 2)),
-            .init(
-                path: "/'card'/'sum'",
-                index: f.daqmx(
-                    50, [S(type: DAQmxBytes.u16, buffer: 1, offset: 4, id: 0), S(type: DAQmxBytes.i8, buffer: 0, offset: 6, id: 1)],
-                    widths: w1),
-                properties: add),
-            .init(path: "/'card'/'plain'", index: f.daqmx(50, [S(type: DAQmxBytes.u8, buffer: 0, offset: 7, id: 0)], widths: w1)),
-            .init(
-                path: "/'card'/'bits'",
-                index: f.daqmx(
-                    50, [S(type: DAQmxBytes.u8, buffer: 1, offset: 3 * 8 + 2, id: 0)], widths: w1, header: DAQmxBytes.digitalLine)),
-        ]
-        func chunk1(_ salt: Int, rows: Int = 50) -> [UInt8] {
-            e.table(
-                width: 8, rows: rows,
-                [
-                    (0, { e.put(Int32(truncatingIfNeeded: v($0, salt)) >> 8) }), (4, { e.put(Int16(truncatingIfNeeded: v($0, salt + 1))) }),
-                    (6, { [UInt8(truncatingIfNeeded: v($0, salt + 2))] }), (7, { [UInt8(truncatingIfNeeded: v($0, salt + 3))] }),
-                ])
-                + e.table(
-                    width: 6, rows: rows,
-                    [
-                        (0, { e.put(Int16(truncatingIfNeeded: v($0, salt + 4))) }), (2, { [UInt8(truncatingIfNeeded: v($0, salt + 5))] }),
-                        (3, { [UInt8(truncatingIfNeeded: v($0, salt + 6))] }), (4, { e.put(UInt16(truncatingIfNeeded: v($0, salt + 7))) }),
-                    ])
-        }
-        let raw1 = chunk1(10) + chunk1(20), raw2 = chunk1(30)
-        f.segment(first, raw1)
-        f.segment(nil, raw2)
-        // Segment 3: new widths and types: buffer 0 rows of 10 (a i32, own f32, sum's i8, plain u8), buffer 1 of 8 (b f32, line, bits, sum's u16).
-        let w3: [UInt32] = [10, 8]
-        let third: [DAQmxBytes.Object] = [
-            .init(path: "/'card'/'a'", index: f.daqmx(30, [S(type: DAQmxBytes.i32, buffer: 0, offset: 0, id: 0)], widths: w3)),
-            .init(path: "/'card'/'b'", index: f.daqmx(30, [S(type: DAQmxBytes.f32, buffer: 1, offset: 0, id: 0)], widths: w3)),
-            .init(
-                path: "/'card'/'line'",
-                index: f.daqmx(
-                    30, [S(type: DAQmxBytes.u8, buffer: 1, offset: 4 * 8 + 5, id: 0)], widths: w3, header: DAQmxBytes.digitalLine, type: 5)),
-            .init(path: "/'card'/'own'", index: f.daqmx(30, [S(type: DAQmxBytes.f32, buffer: 0, offset: 4, id: 0)], widths: w3, type: 9)),
-            .init(
-                path: "/'card'/'sum'",
-                index: f.daqmx(
-                    30, [S(type: DAQmxBytes.u16, buffer: 1, offset: 6, id: 0), S(type: DAQmxBytes.i8, buffer: 0, offset: 8, id: 1)],
-                    widths: w3)),
-            .init(path: "/'card'/'plain'", index: f.daqmx(30, [S(type: DAQmxBytes.u8, buffer: 0, offset: 9, id: 0)], widths: w3)),
-            .init(
-                path: "/'card'/'bits'",
-                index: f.daqmx(
-                    30, [S(type: DAQmxBytes.u8, buffer: 1, offset: 5 * 8 + 2, id: 0)], widths: w3, header: DAQmxBytes.digitalLine)),
-        ]
-        func chunk3(_ salt: Int) -> [UInt8] {
-            e.table(
-                width: 10, rows: 30,
-                [
-                    (0, { e.put(Int32(truncatingIfNeeded: v($0, salt))) }),
-                    (4, { e.put((Float(v($0, salt + 1) % 2000) * 0.125 - 50).bitPattern) }),
-                    (8, { [UInt8(truncatingIfNeeded: v($0, salt + 2))] }), (9, { [UInt8(truncatingIfNeeded: v($0, salt + 3))] }),
-                ])
-                + e.table(
-                    width: 8, rows: 30,
-                    [
-                        (0, { e.put((Float(v($0, salt + 4) % 1000) * 0.5).bitPattern) }),
-                        (4, { [UInt8(truncatingIfNeeded: v($0, salt + 5))] }),
-                        (5, { [UInt8(truncatingIfNeeded: v($0, salt + 6))] }), (6, { e.put(UInt16(truncatingIfNeeded: v($0, salt + 7))) }),
-                    ])
-        }
-        let raw3 = chunk3(40), raw5 = chunk3(50)
-        f.segment(third, raw3)
+        // Segments 1 (two chunks) and 2 (the list again): rows of 8 and 6 bytes, b and own i16.
+        let one = CardLayout(
+            rows: 50, widths: [8, 6], b: DAQmxBytes.i16, own: DAQmxBytes.i16, ownType: 2, sumI8: 6, plain: 7, line: 2, bits: 3, sumU16: 4)
+        let group = DAQmxBytes.Object(path: "/'card'", index: nil, properties: [("device_name", .string("dev"))])
+        f.segment(
+            [group] + cardObjects(e, one, scales: ["a": poly, "b": linear, "sum": add]),
+            cardChunk(e, one, salt: 10) + cardChunk(e, one, salt: 20))
+        f.segment(nil, cardChunk(e, one, salt: 30))
+        // Segment 3: new widths and types: rows of 10 and 8 bytes, b and own f32.
+        let three = CardLayout(
+            rows: 30, widths: [10, 8], b: DAQmxBytes.f32, own: DAQmxBytes.f32, ownType: 9, sumI8: 8, plain: 9, line: 4, bits: 5, sumU16: 6)
+        let third = cardObjects(e, three, scales: [:])
+        f.segment(third, cardChunk(e, three, salt: 40))
         // Segment 4: plain float64 values of `own` alone (no DAQmx raw data).
         f.segment(
             [.init(path: "/'card'/'own'", index: e.plain(10, 20))], (0..<20).flatMap { e.put((Double($0) * 0.75 - 3).bitPattern) },
             toc: DAQmxBytes.meta | DAQmxBytes.newList | DAQmxBytes.raw)
         // Segment 5: the others reuse their segment-3 indexes (raw data index 0); `own` is i16 DAQmx again.
         var fifth = third.filter { $0.path != "/'card'/'own'" }.map { DAQmxBytes.Object(path: $0.path, index: e.put(UInt32(0))) }
-        fifth.append(
-            .init(path: "/'card'/'own'", index: f.daqmx(30, [S(type: DAQmxBytes.i16, buffer: 0, offset: 4, id: 0)], widths: w3, type: 2)))
-        f.segment(fifth, raw5)
+        var own = three
+        own.own = DAQmxBytes.i16
+        own.ownType = 2
+        fifth += cardObjects(e, own, scales: [:]).filter { $0.path == "/'card'/'own'" }
+        f.segment(fifth, cardChunk(e, three, salt: 50))
         return f.bytes
     }
 
