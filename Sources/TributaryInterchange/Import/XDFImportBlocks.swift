@@ -23,6 +23,7 @@ extension FormatImport {
     ///     as the in-memory path corrects them (clock resets included) — unless the stream has one
     ///     clock segment at most and the index's `paceDrift` and `runSpan` show that none is re-timed.
     ///   - what: the stream as messages name it.
+    ///   - window: how many timestamps each window of the file holds (the tests split a stream anywhere with it).
     /// - Throws: `CaptureError.usage` when a block's corrected time is beyond the range of
     ///   `timestamp_ns`, or the file changed since it was indexed.
     static func xdfPacedBlocks(
