@@ -130,6 +130,7 @@ extension TDMSReader {
 
     /// A DAQmx segment's raw data: per chunk, each raw buffer's rows in turn. Every data object must
     /// be DAQmx and agree on the buffer widths; a buffer holds as many rows as its longest channel.
+    /// Index mode records where each scaler's column is (`indexScaler`) instead of reading it.
     func readDAQmxData(_ lead: LeadIn, _ dataObjects: [(Object, RawIndex)]) throws(FormatError) {
         let fail = { (what: String) in FileReader(bytes, source: file).fail(what, at: lead.start) }
         guard let widths = dataObjects.first?.1.daqmx?.widths else { return }
@@ -150,11 +151,16 @@ extension TDMSReader {
         var d = FileReader(UnsafeRawBufferPointer(rebasing: bytes[0..<lead.end]), position: lead.dataStart, source: file)
         for _ in 0..<(lead.end - lead.dataStart) / chunk {
             for (b, (n, w)) in zip(rows, widths).enumerated() where n > 0 {
+                let tableStart = d.position
                 let table = try d.slice(n * w, "raw buffer \(b)")
                 for (o, i) in dataObjects {
                     for s in i.daqmx!.scalers where s.buffer == b {
-                        Self.appendScaler(
-                            o, s, table, rows: n, width: w, bigEndian: lead.bigEndian, raw: i.type == DAQmxIndexHeader.rawDataType)
+                        let raw = i.type == DAQmxIndexHeader.rawDataType
+                        if mapped != nil {
+                            Self.indexScaler(o, s, at: tableStart, rows: n, width: w, bigEndian: lead.bigEndian, raw: raw)
+                        } else {
+                            Self.appendScaler(o, s, table, rows: n, width: w, bigEndian: lead.bigEndian, raw: raw)
+                        }
                     }
                 }
             }
@@ -201,12 +207,9 @@ extension TDMSReader.Object {
     /// Values of a channel of TDMS type `type` (int16, int32 and float32 kept, the rest float64),
     /// turning the channel into float64 when its type changes, as `appendValues` does.
     func append(column: TDMSData, type: UInt32) {
-        let kind = [TDMSType.i16, TDMSType.i32, TDMSType.single].contains(type) ? type : TDMSType.double
-        if self.type == nil { self.type = kind }
-        if self.type != kind, self.type != TDMSType.double {
+        if takeScalerType(type) {
             f64 = f32.map(Double.init) + i16.map(Double.init) + i32.map(Double.init)
             f32 = []; i16 = []; i32 = []
-            self.type = TDMSType.double
         }
         switch (self.type, column) {
         case (TDMSType.i16, .int16(let v)): i16 += v
@@ -214,6 +217,17 @@ extension TDMSReader.Object {
         case (TDMSType.single, .float32(let v)): f32 += v
         default: f64 += column.doubles ?? []
         }
+    }
+
+    /// The channel's type after values of TDMS type `type` from a DAQmx scaler: int16, int32 and
+    /// float32 kept, the rest float64, float64 when it changes. True when it has just turned into
+    /// float64 from another type (the values it holds are then converted).
+    func takeScalerType(_ type: UInt32) -> Bool {
+        let kind = [TDMSType.i16, TDMSType.i32, TDMSType.single].contains(type) ? type : TDMSType.double
+        if self.type == nil { self.type = kind }
+        guard self.type != kind, self.type != TDMSType.double else { return false }
+        self.type = TDMSType.double
+        return true
     }
 }
 

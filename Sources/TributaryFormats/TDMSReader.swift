@@ -10,11 +10,14 @@ struct TDMSReader {
         var properties: [TDMSProperty] = []
         var type: UInt32?
         var f64: [Double] = [], f32: [Float] = [], i16: [Int16] = [], i32: [Int32] = [], strings: [String] = []
-        /// DAQmx raw data: each scaler's values by scale id.
+        /// DAQmx raw data: each scaler's values by scale id (index mode: an empty array of their kind).
         var scalers: [UInt32: TDMSData] = [:]
-        /// Index mode: where the values are and how many (`TDMSValueIndex`).
+        /// Index mode: where the values are and how many (`TDMSValueIndex`), and for DAQmx raw data
+        /// where each scaler's values are and how many, by scale id.
         var extents: [TDMSValueExtent] = []
         var count = 0
+        var scalerExtents: [UInt32: [TDMSValueExtent]] = [:]
+        var scalerCounts: [UInt32: Int] = [:]
         init(path: String) { self.path = path }
     }
 
@@ -42,8 +45,6 @@ struct TDMSReader {
     /// Index mode (`TDMSFile.index`): numeric values are not read but their places recorded, strings
     /// checked but not kept, and the mapped file's pages given back as the walk passes them.
     var mapped: MappedFile?
-    /// Index mode met DAQmx raw data, which it does not index (the file is read whole instead).
-    var needsWholeRead = false
     var objects: [String: Object] = [:]
     private var order: [Object] = []
     var lastIndex: [String: RawIndex] = [:]
@@ -174,13 +175,7 @@ struct TDMSReader {
             guard let i = entry.index, i.count > 0 else { continue }
             dataObjects.append((object(entry.path), i))
         }
-        if dataObjects.contains(where: { $0.1.daqmx != nil }) {
-            if mapped != nil {
-                needsWholeRead = true
-                return
-            }
-            return try readDAQmxData(lead, dataObjects)
-        }
+        if dataObjects.contains(where: { $0.1.daqmx != nil }) { return try readDAQmxData(lead, dataObjects) }
         // Each index is bounded, their sum is not: a chunk larger than any file is an error.
         var chunk = 0
         for (o, i) in dataObjects {
@@ -307,20 +302,22 @@ struct TDMSReader {
         if o.type == nil { o.type = TDMSType.string }
     }
 
-    /// A DAQmx channel's values: its scales applied to its scalers, or its one scaler's values when
-    /// it has no scales.
-    func scaledDAQmx(_ o: Object) throws(FormatError) -> TDMSData {
+    /// A DAQmx channel's values: its scales (`properties`) applied to its scaler values (`scalers`,
+    /// by scale id), or its one scaler's values when it has no scales. Errors name `file` and `location`.
+    static func daqmxData(
+        properties: [TDMSProperty], scalers: [UInt32: TDMSData], file: String, location: String
+    ) throws(FormatError) -> TDMSData {
         do {
-            if let v = try TDMSScaling.scaled(properties: o.properties, raw: nil, scalers: o.scalers) { return .float64(v) }
+            if let v = try TDMSScaling.scaled(properties: properties, raw: nil, scalers: scalers) { return .float64(v) }
         } catch {
-            throw FormatError(file: file, location: o.path, reason: error.reason)
+            throw FormatError(file: file, location: location, reason: error.reason)
         }
-        guard o.scalers.count <= 1 else {
+        guard scalers.count <= 1 else {
             throw FormatError(
-                file: file, location: o.path,
-                reason: "\(o.scalers.count) DAQmx scalers and no NI_Scale properties that say how to combine them")
+                file: file, location: location,
+                reason: "\(scalers.count) DAQmx scalers and no NI_Scale properties that say how to combine them")
         }
-        return o.scalers.first?.value ?? .float64([])
+        return scalers.first?.value ?? .float64([])
     }
 
     /// Groups and channels from the object paths, in the order the objects first appeared.
@@ -346,13 +343,16 @@ struct TDMSReader {
                 case TDMSType.i32: data = .int32(o.i32)
                 case TDMSType.string: data = .strings(o.strings)
                 case DAQmxIndexHeader.rawDataType:
-                    data = try scaledDAQmx(o)
+                    // Index mode: the scalers are empty arrays of their kinds, so `data` is one of its kind.
+                    data = try Self.daqmxData(properties: o.properties, scalers: o.scalers, file: self.file, location: o.path)
                 default: data = .float64(o.f64)
                 }
                 var channel = TDMSChannel(name: parts[1], properties: o.properties, data: data)
                 channel.daqmxScalers = o.scalers
                 if mapped != nil, o.type != TDMSType.string, o.type != nil {
-                    channel.valueIndex = TDMSValueIndex(count: o.count, extents: o.extents)
+                    // A DAQmx raw data channel has as many values as each of its scalers (`needsWholeRead`).
+                    let count = o.scalerCounts.isEmpty ? o.count : o.scalerCounts.values.max() ?? 0
+                    channel.valueIndex = TDMSValueIndex(count: count, extents: o.extents, scalers: o.scalerExtents)
                 }
                 file.groups[group(parts[0])].channels.append(channel)
             default: continue

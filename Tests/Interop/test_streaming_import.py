@@ -15,6 +15,7 @@ import numpy as np
 from scipy import signal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_tdms_daqmx as daqmx  # noqa: E402
 from test_data_safety import measured  # noqa: E402
 from test_tdms_reading import TDS_DOUBLE, segment  # noqa: E402
 from tool_process import ScratchTest, tool  # noqa: E402
@@ -75,9 +76,10 @@ class StreamingImportTests(ScratchTest, unittest.TestCase):
         self.assertIn("1400000 samples per channel", info)
         np.testing.assert_array_equal(self.window(self.path("csv.tcap"), 1300, 50), x[:, 1_300_000:1_350_000].astype(np.float64))
 
-    def xdf(self, path, x, chunk=10_000, t0=100.0, gap_at=None):
+    def xdf(self, path, x, chunk=10_000, t0=100.0, gap_at=None, reset_at=None, offsets=()):
         """One double64 stream (id 1) at RATE, each chunk's first sample stamped; the samples from
-        `gap_at` on are 5 s late (a gap)."""
+        `gap_at` on are 5 s late (a gap); from `reset_at` on stamped from 200 s (the recorder's clock
+        reset); `offsets` (collection time, value) written as ClockOffset chunks after the samples."""
         channels, n = x.shape
         header = (f'<?xml version="1.0"?><info><name>S</name><type>EEG</type><channel_count>{channels}</channel_count>'
                   f"<nominal_srate>{RATE}</nominal_srate><channel_format>double64</channel_format><source_id></source_id></info>").encode()
@@ -93,9 +95,13 @@ class StreamingImportTests(ScratchTest, unittest.TestCase):
             for start in range(0, n, chunk):
                 count = min(chunk, n - start)
                 t = t0 + start / RATE + (5.0 if gap_at is not None and start >= gap_at else 0.0)
+                if reset_at is not None and start >= reset_at:
+                    t = 200.0 + (start - reset_at) / RATE
                 first = bytes([8]) + struct.pack("<d", t) + x[:, start].astype("<f8").tobytes()
                 body = struct.pack("<I", 1) + bytes([4]) + struct.pack("<I", count) + first + rows[start + 1:start + count].tobytes()
                 f.write(chunk_bytes(3, body))
+            for time, value in offsets:
+                f.write(chunk_bytes(4, struct.pack("<Idd", 1, time, value)))
 
     def test_import_of_a_large_xdf_is_bounded_and_keeps_its_gap(self):
         x = smooth(8, 1 << 20, seed=2)
@@ -108,6 +114,76 @@ class StreamingImportTests(ScratchTest, unittest.TestCase):
         # at 100 + 500 + 5 + 133 × 4.096 s.
         info = tool("inspect", self.path("xdf.tcap")).stdout
         self.assertIn("1149768000000 ns", info)
+
+    def test_import_of_a_large_xdf_with_a_clock_reset_is_bounded_and_timed_as_pyxdf(self):
+        """The recorder's clock reset after 520 000 samples stamped from 1500 s (stamps from 200 s again,
+        clock offsets from collection time 200 s with another value): the stream is imported a window
+        at a time, every sample within max(1 ms, a quarter period) of pyxdf's synchronized time.
+        Stamps after 1110 s are nearer the first clock segment's last collection time (2020 s) than
+        the second's first (200 s): only a correction in the stream's order, as pyxdf's, keeps the
+        second segment's last 660 s of samples in it."""
+        import h5py
+        import pyxdf
+
+        x = smooth(4, 1 << 21, seed=5)
+        n, reset = x.shape[1], 520_000
+        offsets = [(1500.0 + 5 * k, 0.5) for k in range(105)] + [(200.0 + 5 * k, 1821.0) for k in range(316)]
+        self.xdf(self.path("reset.xdf"), x, t0=1500.0, reset_at=reset, offsets=offsets)
+        self.assertGreaterEqual(os.path.getsize(self.path("reset.xdf")), 64 * MiB)
+        self.bounded(120 * MiB, "import", self.path("reset.xdf"), "--out", self.path("reset.tcap"))
+        streams, _ = pyxdf.load_xdf(self.path("reset.xdf"), synchronize_clocks=True, dejitter_timestamps=False)
+        want = streams[0]["time_stamps"]
+        raw = np.concatenate([1500.0 + np.arange(reset) / RATE, 200.0 + np.arange(n - reset) / RATE])
+        np.testing.assert_allclose(want[:reset], raw[:reset] + 0.5, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(want[reset:], raw[reset:] + 1821.0, rtol=0, atol=1e-6)
+        tool("export", self.path("reset.tcap"), "--format", "hdf5", "--out", self.path("reset.h5"), timeout=TIMEOUT)
+        with h5py.File(self.path("reset.h5")) as f:
+            starts, frame_ns = f["S/block_start"][:], f["S/block_time_ns"][:]
+            np.testing.assert_array_equal(f["S/data"][:], x)
+        lengths = np.diff(np.append(starts, n))
+        times = np.repeat(frame_ns / 1e9, lengths) + (np.arange(n) - np.repeat(starts, lengths)) / RATE
+        self.assertLess(np.abs(times - want).max(), 1e-3 + 2e-6)
+
+    def test_import_of_a_large_daqmx_tdms_is_bounded_and_equals_nptdms(self):
+        """256 MB of DAQmx raw data as DAQmx logging writes it (test_tdms_daqmx.py): four i16 scalers in
+        raw buffer 0 and two i32 scalers in raw buffer 1 of every chunk, each channel with its linear
+        scale, over 16 segments (the first with metadata): two sources of int16 and int32 counts, read a
+        window at a time, their values equal to npTDMS's scaled values."""
+        from nptdms import TdmsFile
+
+        n, segments = 1 << 20, 16
+        slopes = [3.0517578125e-4 * (k + 1) for k in range(6)]
+
+        def counts(start):
+            t = np.arange(start, start + n)
+            short = [np.round(12_000 * np.sin(t * (0.0007 + 0.0002 * k))).astype(np.int16) for k in range(4)]
+            wide = [np.round((1 << 22) * np.sin(t * (0.0003 + 0.0001 * k))).astype(np.int32) for k in range(2)]
+            return short, wide
+
+        objects = [("/'fast'", None, {}), ("/'dsa'", None, {})]
+        for k in range(4):
+            objects.append((f"/'fast'/'ai{k}'", daqmx.daqmx_index("<", n, [(daqmx.DAQMX_I16, 0, 2 * k, 0)], [8, 8]),
+                            {**daqmx.linear_scale(slopes[k], 0.125 * k), "wf_increment": 1 / RATE}))
+        for k in range(2):
+            objects.append((f"/'dsa'/'ai{k}'", daqmx.daqmx_index("<", n, [(daqmx.DAQMX_I32, 1, 4 * k, 0)], [8, 8]),
+                            {**daqmx.linear_scale(slopes[4 + k], -0.5 * k), "wf_increment": 1 / RATE}))
+        with open(self.path("daqmx.tdms"), "wb") as f:
+            for s in range(segments):
+                short, wide = counts(s * n)
+                raw = daqmx.rows(8, {2 * k: c for k, c in enumerate(short)}, "<") + daqmx.rows(8, {4 * k: c for k, c in enumerate(wide)}, "<")
+                f.write(daqmx.segment(objects, raw) if s == 0 else daqmx.segment(None, raw, toc=daqmx.TOC_RAW | daqmx.TOC_DAQMX))
+        self.assertGreaterEqual(os.path.getsize(self.path("daqmx.tdms")), 256 * MiB)
+        self.bounded(120 * MiB, "import", self.path("daqmx.tdms"), "--out", self.path("daqmx.tcap"))
+        info = tool("inspect", self.path("daqmx.tcap")).stdout
+        self.assertIn(f"{segments * n} samples per channel", info)
+        # A second across the boundary of segments 1 and 2, and the last second, as npTDMS scales them.
+        with TdmsFile.open(self.path("daqmx.tdms")) as tdms:
+            for source, group, channels in [(1, "fast", 4), (2, "dsa", 2)]:
+                for start in [n - 500, segments * n - 1000]:
+                    want = np.vstack([tdms[group][f"ai{k}"][start:start + 1000] for k in range(channels)])
+                    got = self.window(self.path("daqmx.tcap"), start / RATE, 1, source=source)
+                    self.assertEqual(got.dtype, np.float64)
+                    self.assertEqual(got.tobytes(), want.tobytes(), f"{group} from sample {start}")
 
     def test_import_of_a_large_tdms_is_bounded_and_exact(self):
         x = smooth(8, 1 << 20, seed=4)

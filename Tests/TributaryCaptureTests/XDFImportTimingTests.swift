@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import TributaryFormats
-import TributaryInterchange
 import TributaryWire
+
+@testable import TributaryInterchange
 
 /// XDF import: sample times follow the file's timestamps (docs/FORMATS.md, XDF import): a stream
 /// whose timestamps drift from its nominal rate gets re-timed blocks whose `first_sample` counters
@@ -112,5 +113,57 @@ import TributaryWire
         // 1 ms per second: 2.5 ms is reached after 2.5 s of a run.
         let (indexed, whole) = try paced(offsetSlope: 0.001)
         #expect(indexed == whole && indexed.count > 3 && indexed.filter { !$0.continues }.map(\.start) == [0, 300])
+    }
+
+    /// A 10 Hz stream whose recorder's clock reset after sample 100: its timestamps jump back from
+    /// 1009.9 s to 200 s, its clock offsets' collection times go back and their values jump from
+    /// 0.5 s to 810.5 s (two clock segments), so the corrected times run on from 1010.5 s. Samples
+    /// stamped after 602 s are nearer the first segment's last collection time (1009 s) than the
+    /// second's first (200 s): only a correction in the stream's order keeps them in the second.
+    func writeReset() throws {
+        let writer = try XDFWriter(path: path)
+        try writer.streamHeader(XDFStreamHeader(streamID: 1, name: "r", type: "", channelCount: 1, nominalRate: 10, format: .float32))
+        let n = 5100
+        let stamps: [Double] = (0..<n).map { (s: Int) -> Double in
+            let step = Double(s < 100 ? s : s - 100) / 10
+            return s < 100 ? 1000 + step : 200 + step
+        }
+        let values = (0..<n).map { Float($0) }
+        try values.withUnsafeBufferPointer {
+            try writer.samples(streamID: 1, values: $0, channels: 1, stride: n, start: 0, count: n, firstTimestamp: nil, timestamps: stamps)
+        }
+        for (time, offset) in [(1000.0, 0.5), (1005, 0.5), (1009, 0.5), (200, 810.5), (450, 810.5), (699, 810.5)] {
+            try writer.clockOffset(streamID: 1, collectionTime: time, offset: offset)
+        }
+        try writer.close()
+    }
+
+    @Test func streamWithAClockResetIsStreamedAndCorrectedInOrder() throws {
+        defer { unlink(path) }
+        try writeReset()
+        let indexed = try FormatImport.read(path: path)
+        let whole = try FormatImport.sources(xdf: try XDFFile.read(path: path), file: path)
+        #expect(indexed.count == 1 && whole.count == 1)
+        // Read a window at a time, not from memory.
+        #expect(!(try indexed[0].samples.open() is MemorySampleReader))
+        #expect(indexed[0].blocks == whole[0].blocks)
+        #expect(
+            whole[0].blocks == [
+                ImportedBlock(start: 0, timestampNs: 1_000_500_000_000), ImportedBlock(start: 100, timestampNs: 1_010_500_000_000),
+            ])
+        var frames: [[[UInt8]]] = [[], []]
+        for (k, source) in [indexed[0], whole[0]].enumerated() {
+            try FormatImport.forEachFrame(source, samplesPerFrame: 1000) { frames[k].append($0.encodedBytes) }
+        }
+        #expect(frames[0].count == 7 && frames[0] == frames[1])
+        // The timestamps read in windows of any size, splitting the stream anywhere (at the reset too), give the same blocks.
+        let stream = try XDFFile.index(path: path).streams[0]
+        let offsets = stream.clockOffsets
+        #expect(stream.timestamps.isEmpty && XDFClockSync(times: offsets.map(\.time), values: offsets.map(\.value)).segmentCount == 2)
+        for size in [1, 7, 64, 99, 100, 101, 5099, 1 << 16] {
+            var sync = XDFClockSync(times: offsets.map(\.time), values: offsets.map(\.value))
+            let blocks = try FormatImport.xdfPacedBlocks(stream, file: path, corrected: [], sync: &sync, what: "r", window: size)
+            #expect(blocks == whole[0].blocks, "windows of \(size)")
+        }
     }
 }

@@ -62,20 +62,14 @@ public enum FormatImport {
         do {
             switch kind(path: path) {
             case .tdms:
-                // Indexed and read a window at a time; a file with DAQmx raw data is read whole.
+                // Indexed and read a window at a time, DAQmx raw data included; read whole only in the
+                // two cases of DAQmx raw data that `TDMSFile.index` does not take (nil).
                 let tdms = try TDMSFile.index(path: path) ?? TDMSFile.read(path: path)
                 sources = try self.sources(tdms: tdms, file: path, select: select, rate: rate)
             case .xdf:
-                // Indexed and read a window at a time; read whole when a stream indexed without its
-                // timestamps has clock resets (its corrections then depend on every timestamp).
-                var xdf = try XDFFile.index(path: path)
-                if xdf.streams.contains(where: { s in
-                    s.valueExtents != nil && s.timestamps.isEmpty
-                        && XDFClockSync(times: s.clockOffsets.map(\.time), values: s.clockOffsets.map(\.value)).segmentCount > 1
-                }) {
-                    xdf = try XDFFile.read(path: path)
-                }
-                sources = try self.sources(xdf: xdf, file: path, select: select)
+                // Indexed and read a window at a time, clock resets included: a stream's timestamps are
+                // corrected in order as the windows pass (`xdfPacedBlocks`).
+                sources = try self.sources(xdf: try XDFFile.index(path: path), file: path, select: select)
             case .hdf5: sources = try self.sources(hdf5: path, select: select, rate: rate)
             case nil, .npy, .csv, .wav: throw CaptureError(.usage, file: path, "not a TDMS, XDF or HDF5 file (unrecognised magic bytes)")
             }
@@ -166,15 +160,7 @@ public enum FormatImport {
                 let name = group.name
                 samples = ImportedSamples(format: format) {
                     let values = try TDMSFile.Values(path: file, channels: channels)
-                    return FunctionSampleReader { count in
-                        let window = values.next(count)
-                        var list = channels
-                        for k in list.indices {
-                            list[k].data = window[k]
-                            list[k].valueIndex = nil
-                        }
-                        return try tdmsSamples(list, group: name, file: file)
-                    }
+                    return FunctionSampleReader { count in try tdmsSamples(try values.next(count), group: name, file: file) }
                 }
             } else {
                 samples = .memory(try tdmsSamples(channels, group: group.name, file: file), sampleCount: n)
@@ -314,7 +300,8 @@ public enum FormatImport {
             }
             let firstTime = stream.firstTimestamp ?? stream.timestamps[0], lastTime = stream.lastTimestamp ?? stream.timestamps[n - 1]
             // Every timestamp corrected in the stream's order when the stream has them; an indexed stream
-            // (its timestamps not kept) has one clock segment at most (`read`), where the order does not matter.
+            // (its timestamps not kept: one with a nominal rate) has them corrected in the same order a
+            // window at a time by `xdfPacedBlocks`, clock resets included.
             let correctedTimes = sync.isEmpty || stream.timestamps.isEmpty ? stream.timestamps : stream.timestamps.map { sync.correct($0) }
             var rate = h.nominalRate
             if !(rate > 0) {

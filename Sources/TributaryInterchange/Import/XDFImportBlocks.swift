@@ -19,13 +19,15 @@ extension FormatImport {
     /// - Parameters:
     ///   - corrected: every sample's corrected timestamp when the stream's timestamps are in memory
     ///     (`XDFStream.timestamps`); else empty, and they are read from `file` a window at a time
-    ///     (`XDFFile.Timestamps`) and corrected by `sync` (one clock segment at most: `read`) —
-    ///     unless the index's `paceDrift` and `runSpan` show that none is re-timed.
+    ///     (`XDFFile.Timestamps`, `window` at a time) and corrected by `sync` in the stream's order,
+    ///     as the in-memory path corrects them (clock resets included) — unless the stream has one
+    ///     clock segment at most and the index's `paceDrift` and `runSpan` show that none is re-timed.
     ///   - what: the stream as messages name it.
+    ///   - window: how many timestamps each window of the file holds (the tests split a stream anywhere with it).
     /// - Throws: `CaptureError.usage` when a block's corrected time is beyond the range of
     ///   `timestamp_ns`, or the file changed since it was indexed.
     static func xdfPacedBlocks(
-        _ stream: XDFStream, file: String, corrected: [Double], sync: inout XDFClockSync, what: String
+        _ stream: XDFStream, file: String, corrected: [Double], sync: inout XDFClockSync, what: String, window size: Int = 1 << 16
     ) throws(CaptureError) -> [ImportedBlock] {
         let n = stream.sampleCount, rate = stream.header.nominalRate, tolerance = xdfTimeTolerance(rate: rate)
         let inMemory = !stream.timestamps.isEmpty
@@ -59,7 +61,7 @@ extension FormatImport {
         func timestamp(_ s: Int) throws(CaptureError) -> (Double, Double) {
             if inMemory { return (stream.timestamps[s], s < corrected.count ? corrected[s] : stream.timestamps[s]) }
             if at == window.count {
-                do { window = try reader?.next(1 << 16) ?? [] } catch { throw CaptureError.importing(error, file: file) }
+                do { window = try reader?.next(max(1, size)) ?? [] } catch { throw CaptureError.importing(error, file: file) }
                 at = 0
                 guard !window.isEmpty else {
                     throw CaptureError(.usage, file: file, "\(what): \(s) samples read where the index found \(n); the file changed")

@@ -38,7 +38,7 @@ enum ImportCommand: TableCommand {
                dataset or its group give sample_rate (else --rate), start_time_ns, channel_names, units,
                device_name, source_id, and scale / offset for int16 / int32 counts (docs/FORMATS.md).
         The input must have 1 to 65,535 channels and at least one sample. Memory stays bounded whatever
-        FILE's size: it is read a frame (or a few MiB) at a time (TDMS DAQmx raw data is still read whole).
+        FILE's size: it is read a frame (or a few MiB) at a time.
         \(options.help())
         X.tcap.partial (maybe a crashed recording) is never overwritten: repair or move it first.
         """

@@ -34,7 +34,7 @@ enum ProcessCommand: TableCommand {
         below half the rate of each processed source (its configuration gives the rate); a source with no
         known single rate is an error. An IN that is not a capture (NPY, WAV, CSV, TDMS, XDF, HDF5) is first
         recorded as 'tributary import' would, into a capture in a new directory beside OUT (removed at the
-        end; the import reads the file in bounded pieces, TDMS DAQmx raw data whole), with import's options:
+        end; the import reads the file in bounded pieces), with import's options:
         \(ImportRequest.readOptions.help())
         Damage found in IN (a damaged chunk, a torn tail, …) is listed on stderr, OUT is not written and
         the exit status is 3 (run 'tributary repair' first).
