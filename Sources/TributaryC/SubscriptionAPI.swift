@@ -9,13 +9,11 @@ import TributaryWire
 struct SubscriptionSettings: JSONOptions {
     var timeout: Double = 10
     var description = "libtributary"
-    var analogFilter: AnalogFilterRequest?
-    var arrayFilters: [ArrayFilterRequest] = []
-    var sources: [UInt32]?
+    /// `sources`, `channels`, `array_filters` and the signal filter (`decimate`, `lowpass`…): the
+    /// model the command line's subscribe shares.
+    var request = SubscriptionRequest()
     var curve: SubjectCurve?
     var capacity = 256
-    /// The signal filter asked for every source received (`decimate`, `lowpass`…), its source set when sent.
-    var signalFilter: SignalFilterRequest?
 
     static let keys: Set<String> = [
         "timeout", "description", "channels", "sources", "array_filters", "curve_server_key",
@@ -27,18 +25,9 @@ struct SubscriptionSettings: JSONOptions {
         let timeout = try get("timeout", Double.self, "a number of seconds")
         let description = try get("description", String.self, "a string")
         let channels = try members.channels()
-        var sources: [UInt32]?
-        if let list = try? get("sources", [UInt32].self, "") {
-            sources = list
-        } else if let text = try get("sources", String.self, "source ids: an array of integers or a comma list") {
-            let ids = text.split(separator: ",", omittingEmptySubsequences: false).map {
-                UInt32($0.trimmingCharacters(in: .whitespaces))
-            }
-            guard ids.allSatisfy({ $0 != nil }) else {
-                throw APIError(.argument, "option 'sources': '\(text)' is not a list of source ids")
-            }
-            sources = ids.map { $0! }
-        }
+        let sourceList = try? get("sources", [UInt32].self, "")
+        var sourceText: String?
+        if sourceList == nil { sourceText = try get("sources", String.self, "source ids: an array of integers or a comma list") }
         let arrayFilterTexts = try get("array_filters", [String].self, "an array of TYPE:QUERY strings")
         let curveServerKey = try get("curve_server_key", String.self, "the path of the publisher's public key file")
         let curveKey = try get("curve_key", String.self, "the path of this subscriber's secret key file")
@@ -57,40 +46,25 @@ struct SubscriptionSettings: JSONOptions {
             guard c >= 1, c <= 1 << 20 else { throw APIError(.argument, "capacity must be 1 to 1048576 packages") }
             self.capacity = c
         }
-        if let s = sources {
-            // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), as in the CLI's --sources.
-            guard !s.isEmpty else {
-                throw APIError(.argument, "sources must be a non-empty list of source ids (0: the publisher's own packages)")
-            }
-            self.sources = s
+        do throws(SubscriptionOptionError) {
+            if let sourceList { request.sources = try SubscriptionRequest.sources(sourceList) }
+            if let sourceText { request.sources = try SubscriptionRequest.sources(sourceText) }
+            if let channels { request.analogFilter = try SubscriptionRequest.analogFilter(channels: channels, sources: request.sources) }
+            for text in arrayFilterTexts ?? [] { request.arrayFilters.append(try SubscriptionRequest.arrayFilter(text)) }
+        } catch {
+            let name =
+                switch error {
+                case .sources: "sources"
+                case .channels: "channels"
+                case .arrayFilter: "array_filters"
+                }
+            throw APIError(.argument, "option '\(name)': \(error.problem)")
         }
-        if let channels {
-            let query = channels + (self.sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
-            do { analogFilter = try AnalogFilterRequest(query: query) } catch {
-                throw APIError(.argument, "channels '\(channels)': \(error)")
-            }
-        }
-        for text in arrayFilterTexts ?? [] {
-            guard let colon = text.firstIndex(of: ":"),
-                let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] })
-            else {
+        request.signalFilter = try Self.signalFilter(signal)
+        if let curveServerKey {
+            do { curve = try SubjectCurve(serverKeyFile: curveServerKey, clientKeyFile: curveKey) } catch {
                 throw APIError(
-                    .argument, "array filter '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
-            }
-            do { arrayFilters.append(try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...]))) } catch {
-                throw APIError(.argument, "array filter '\(text)': \(error)")
-            }
-        }
-        signalFilter = try Self.signalFilter(signal)
-        if let serverKeyPath = curveServerKey {
-            do {
-                let serverKey = try ZMQCurveKey.load(from: serverKeyPath)
-                let keys =
-                    try curveKey.map { path throws(ZMQCurveKeyError) in try ZMQCurveKeyPair.load(secretKeyFile: path) }
-                    ?? ZMQCurveKeyPair.generate()
-                curve = SubjectCurve(serverKey: serverKey, keys: keys)
-            } catch {
-                throw APIError(.argument, "\(error)")
+                    .argument, error.failure.message(option: error.isServerKey ? "option 'curve_server_key'" : "option 'curve_key'"))
             }
         } else if curveKey != nil {
             throw APIError(.argument, "curve_key needs curve_server_key")
@@ -327,20 +301,9 @@ public func tributary_subscription_open(
         let queue = PullQueue(capacity: settings.capacity)
         subject.register(queue)
         do {
-            let welcome = try subject.open(
-                address: host, port: port, apiKey: key, description: settings.description,
-                timeout: settings.timeout, sourceFilterEnabled: settings.sources != nil)
-            var ids: [UInt32] = []
-            if let filter = settings.analogFilter { ids.append(try subject.sendFilter(filter)) }
-            for filter in settings.arrayFilters { ids.append(try subject.sendFilter(filter)) }
-            if let sources = settings.sources { try subject.selectSources(sources) }
-            if var signalFilter = settings.signalFilter {
-                for id in (settings.sources ?? welcome.sources.map(\.id)) where id != 0 {
-                    signalFilter.sourceID = id
-                    try subject.sendSignalFilter(signalFilter)
-                }
-            }
-            try subject.start()
+            let (welcome, ids) = try subject.open(
+                address: host, port: port, apiKey: key, description: settings.description, timeout: settings.timeout,
+                request: settings.request)
             result.pointee = Handles.insert(SubscriptionHandle(subject: subject, queue: queue, welcome: welcome, filterIDs: ids))
         } catch let error as ErrorReport {
             subject.close()

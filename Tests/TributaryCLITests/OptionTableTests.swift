@@ -3,6 +3,7 @@ import Testing
 import TributaryCapture
 import TributaryInterchange
 import TributaryTestSupport
+import TributaryTransport
 import TributaryWire
 
 @testable import tributary
@@ -155,5 +156,65 @@ import TributaryWire
         #expect(message("4:xyz", nil) == "option --decimate: '4:xyz' is not N or N:fir with N an integer from 2 to 1048576")
         #expect(message(nil, "100:17") == "option --lowpass: the order in '100:17' is not an integer from 1 to 16")
         #expect(message(nil, "0") == "option --lowpass: '0' is not HZ[:ORDER] with HZ a frequency above 0")
+    }
+
+    /// The subscription options read into the library's model: the messages name the command line's
+    /// option and quote the value; view and monitor refuse array filters in help and error alike.
+    @Test func subscriptionOptionsAreTheLibrarysRequest() throws {
+        func options(_ arguments: [String]) throws -> SubscriptionOptions {
+            var given = SubscriptionOptions.Given()
+            _ = try SubscriptionOptions.options.parse(["--api-key", "k"] + arguments, into: &given)
+            return try SubscriptionOptions(given, defaultDescription: "test")
+        }
+        func message(_ arguments: [String]) -> String? {
+            do {
+                _ = try options(arguments)
+                return nil
+            } catch { return "\(error)" }
+        }
+        let parsed = try options(["--sources", "1,3", "--channels", "0-3", "--array-filter", "int16:2-;"])
+        #expect(parsed.request.sources == [1, 3])
+        #expect(parsed.request.analogFilter == (try SubscriptionRequest.analogFilter(channels: "0-3", sources: [1, 3])))
+        #expect(parsed.request.arrayFilters == [try SubscriptionRequest.arrayFilter("int16:2-;")])
+        #expect(
+            message(["--sources", "1,x"])
+                == "option --sources: '1,x' is not a list of source ids in 0...4294967295, e.g. 1,3 (0: the publisher's own packages)")
+        #expect(message(["--channels", "0-x"])?.hasPrefix("option --channels: '0-x': ") == true)
+        #expect(
+            message(["--array-filter", "cplx:1"])
+                == "option --array-filter: 'cplx:1' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
+        #expect(message(["--curve-key", "x.key"]) == "--curve-key needs --curve-server-key")
+        let analog = SubscriptionOptions.analogOptions(refusing: "it reads analog channels only")
+        var given = SubscriptionOptions.Given()
+        #expect(throws: UsageError.self) { try analog.parse(["--array-filter", "double:;"], into: &given) }
+        #expect(analog.specs.first { $0.name == "--array-filter" }?.help == "refused: it reads analog channels only")
+    }
+
+    /// The positional arguments: one, or none, the errors naming what is missing or extra.
+    @Test func positionalsAreCounted() throws {
+        func message(_ body: () throws -> Void) -> String? {
+            do {
+                try body()
+                return nil
+            } catch { return "\(error)" }
+        }
+        #expect(try Positionals.one(["a.tcap"], "FILE") == "a.tcap")
+        #expect(message { _ = try Positionals.one([], "FILE") } == "missing FILE")
+        #expect(message { _ = try Positionals.one([], "IN", missing: "IN.tcap") } == "missing IN.tcap")
+        #expect(message { _ = try Positionals.one(["a", "b"], "IN", missing: "IN.tcap") } == "expected one IN, got 2")
+        #expect(message { try Positionals.none([]) } == nil)
+        #expect(message { try Positionals.none(["x", "y"]) } == "unexpected argument 'x'")
+    }
+
+    /// extract writes out every delivered kind that is application content (not analog: export's;
+    /// not the session's configuration, gap, close and properties records): a kind added to the
+    /// vocabulary must be placed on one side or the other here.
+    @Test func extractTakesEveryDeliveredContentKind() {
+        #expect(Set(ExtractCommand.allKinds) == [.message, .xml, .error, .file, .image, .array, .digital])
+        let notExtracted: Set<FrameKind> = [.analog, .configuration, .gap, .close, .properties]
+        for kind in FrameKind.allCases where kind.isDelivered {
+            #expect(ExtractCommand.allKinds.contains(kind) != notExtracted.contains(kind), "\(kind) is neither extracted nor excluded")
+        }
+        #expect(ExtractCommand.allKinds.allSatisfy { $0.isDelivered })
     }
 }

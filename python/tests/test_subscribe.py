@@ -318,6 +318,12 @@ class SubscribeTests(unittest.TestCase):
                     tributary.subscribe(server.address, api_key="k", curve_key=path("client.key"))
                 with self.assertRaises(tributary.ArgumentError):
                     tributary.subscribe(server.address, api_key="k", curve_server_key=path("missing.pub"))
+                # The key files are checked as the command line checks them: the wrong half of a pair is refused.
+                with self.assertRaisesRegex(tributary.ArgumentError, r"curve_key.*this is a public key file"):
+                    tributary.subscribe(server.address, api_key="k", curve_server_key=path("server.pub"),
+                                        curve_key=path("client.pub"))
+                with self.assertRaisesRegex(tributary.ArgumentError, r"curve_server_key.*this is a secret key file"):
+                    tributary.subscribe(server.address, api_key="k", curve_server_key=path("server.key"))
             finally:
                 server.stop()
 

@@ -86,7 +86,7 @@ struct BenchRunner {
         let sessions = try (0..<subscribers).map { i in
             try openSession(
                 host: "127.0.0.1", port: port, apiKey: apiKey, description: "tributary bench \(i + 1)",
-                timeout: 10, curve: nil, sourceID: nil, analogFilter: nil, arrayFilters: [], context: context)
+                timeout: 10, curve: nil, request: SubscriptionRequest(), context: context)
         }
         defer { for (subject, _) in sessions { subject.close() } }
         let deadline = Date().addingTimeInterval(10)
@@ -107,12 +107,14 @@ struct BenchRunner {
     /// starts at `startAt`.
     func remote(_ options: SubscriptionOptions, source: SourceInfo, aligned: Bool = false) throws -> BenchPoint {
         let context = try sessionContext()
+        // The source alone, with the command's analog and array filters (no signal filter: bench measures the stream).
+        let request = SubscriptionRequest(
+            sources: [source.id], analogFilter: options.request.analogFilter, arrayFilters: options.request.arrayFilters)
         let sessions = try (0..<subscribers).map { i in
             try openSession(
                 host: options.host, port: options.port, apiKey: options.apiKey,
                 description: options.description + (subscribers > 1 ? " \(i + 1)" : ""), timeout: options.timeout,
-                curve: options.curve, sourceID: source.id, analogFilter: options.analogFilter, arrayFilters: options.arrayFilters,
-                context: context)
+                curve: options.curve, request: request, context: context)
         }
         defer { for (subject, _) in sessions { subject.close() } }
         return try measure(sessions, sourceID: source.id, description: source.description, startAt: aligned ? startAt : nil)
@@ -142,8 +144,7 @@ struct BenchRunner {
 
     private func openSession(
         host: String, port: Int, apiKey: String, description: String, timeout: Double, curve: SubjectCurve?,
-        sourceID: UInt32?, analogFilter: AnalogFilterRequest?, arrayFilters: [ArrayFilterRequest],
-        context: ZMQContext
+        request: SubscriptionRequest, context: ZMQContext
     ) throws -> (Subject, BenchObserver) {
         let subject: Subject
         subject = try Subject(
@@ -152,13 +153,7 @@ struct BenchRunner {
         let observer = BenchObserver()
         subject.register(observer)
         do {
-            _ = try subject.open(
-                address: host, port: port, apiKey: apiKey, description: description, timeout: timeout,
-                sourceFilterEnabled: sourceID != nil)
-            if let analogFilter { _ = try subject.sendFilter(analogFilter) }
-            for filter in arrayFilters { _ = try subject.sendFilter(filter) }
-            if let sourceID { try subject.selectSources([sourceID]) }
-            try subject.start()
+            _ = try subject.open(address: host, port: port, apiKey: apiKey, description: description, timeout: timeout, request: request)
         } catch {
             subject.close()
             throw CommandError("error \(error.code): \(error.message.terminalSafe)")

@@ -190,7 +190,7 @@ enum BenchCommand: TableCommand {
         }
         let welcome = try BenchRunner.probe(options)
         var sources = welcome.sources
-        if let wanted = options.sources {
+        if let wanted = options.request.sources {
             for id in wanted where !sources.contains(where: { $0.id == id }) {
                 throw CommandError(
                     "--sources: the publisher has no source \(id)"

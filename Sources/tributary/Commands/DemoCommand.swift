@@ -36,8 +36,6 @@ enum DemoCommand: TableCommand {
         var seconds: Double?
     }
 
-    typealias Given = Configuration
-
     static var options: OptionTable<Configuration> {
         OptionTable([
             .text(
@@ -55,7 +53,7 @@ enum DemoCommand: TableCommand {
     static func parse(_ arguments: [String]) throws -> Configuration {
         var c = Configuration()
         let rest = try options.parse(arguments, into: &c)
-        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+        try Positionals.none(rest)
         return c
     }
 

@@ -66,8 +66,6 @@ enum ExportCommand: TableCommand {
         var options = ExportOptions(format: .npy)
     }
 
-    typealias Given = Configuration
-
     static var options: OptionTable<Configuration> {
         let names = InterchangeFormat.allCases.map(\.rawValue)
         return OptionTable([

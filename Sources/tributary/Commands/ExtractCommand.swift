@@ -34,7 +34,10 @@ enum ExtractCommand: TableCommand {
         the exit status is then 1. Analog data is exported with 'tributary export'.
         """
 
-    static let allKinds: [FrameKind] = [.message, .xml, .error, .file, .image, .array, .digital]
+    /// What extract writes out: the kinds a subscription delivers that are the application's content
+    /// — every data kind but analog (that is 'tributary export''s), and the errors —, in the
+    /// vocabulary's order (FrameKind).
+    static let allKinds: [FrameKind] = FrameKind.allCases.filter { $0.isDelivered && (($0.isData && $0 != .analog) || $0 == .error) }
 
     /// The capture, what to extract and where.
     struct Configuration {
@@ -45,12 +48,11 @@ enum ExtractCommand: TableCommand {
         var force = false
     }
 
-    typealias Given = Configuration
-
     static var options: OptionTable<Configuration> {
         OptionTable([
             .text("--out", "DIR", "the directory to write into (created if missing; required)", \.out),
-            .custom("--kinds", "LIST", "comma-separated subset of message,xml,error,file,image,array,digital (default all)") { c, text in
+            .custom("--kinds", "LIST", "comma-separated subset of \(allKinds.map(\.description).joined(separator: ",")) (default all)") {
+                c, text in
                 c.kinds = []
                 for name in text.split(separator: ",").map(String.init) {
                     guard let k = allKinds.first(where: { $0.description == name || $0.description + "s" == name }) else {
@@ -74,8 +76,7 @@ enum ExtractCommand: TableCommand {
         var c = Configuration()
         let files = try options.parse(arguments, into: &c)
         guard c.out != nil else { throw UsageError("missing --out DIR") }
-        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing X.tcap" : "expected one capture, got \(files.count)") }
-        c.capture = files[0]
+        c.capture = try Positionals.one(files, "capture", missing: "X.tcap")
         return c
     }
 

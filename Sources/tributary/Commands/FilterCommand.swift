@@ -76,7 +76,7 @@ enum FilterCommand: TableCommand {
         var given = Given()
         let inputs = try options.parse(arguments, into: &given)
         guard let out = given.out else { throw UsageError("missing --out OUT") }
-        guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN" : "expected one IN, got \(inputs.count)") }
+        let input = try Positionals.one(inputs, "IN")
         guard !given.filters.isEmpty else { throw UsageError("give at least one --filter") }
         var filters = SubscriberFilters()
         var names: [UInt32: String] = [:]
@@ -101,7 +101,7 @@ enum FilterCommand: TableCommand {
             names[id] = spec
         }
         return Configuration(
-            input: inputs[0], out: out, force: given.force, allowDamage: given.allowDamage, filters: filters, names: names)
+            input: input, out: out, force: given.force, allowDamage: given.allowDamage, filters: filters, names: names)
     }
 
     static func run(_ c: Configuration) throws -> Int32 {

@@ -59,9 +59,9 @@ enum ImportCommand: TableCommand {
         var given = Given()
         let files = try options.parse(arguments, into: &given)
         guard let out = given.out else { throw UsageError("missing --out X.tcap") }
-        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
+        let file = try Positionals.one(files, "FILE")
         given.request.out = out
-        given.request.path = files[0]
+        given.request.path = file
         return given.request
     }
 

@@ -38,8 +38,6 @@ enum InspectCommand: TableCommand {
         var maxFrameSize: Int?
     }
 
-    typealias Given = Configuration
-
     static var options: OptionTable<Configuration> {
         OptionTable([
             .flag(
@@ -65,9 +63,7 @@ enum InspectCommand: TableCommand {
 
     static func parse(_ arguments: [String]) throws -> Configuration {
         var c = Configuration()
-        let files = try options.parse(arguments, into: &c)
-        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
-        c.path = files[0]
+        c.path = try Positionals.one(options.parse(arguments, into: &c), "FILE")
         return c
     }
 

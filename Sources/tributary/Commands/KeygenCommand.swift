@@ -22,8 +22,6 @@ enum KeygenCommand: TableCommand {
         var force = false
     }
 
-    typealias Given = Configuration
-
     static var options: OptionTable<Configuration> {
         OptionTable([
             .text("--out", "PREFIX", "write PREFIX.key and PREFIX.pub instead of printing", \.prefix),
@@ -34,7 +32,7 @@ enum KeygenCommand: TableCommand {
     static func parse(_ arguments: [String]) throws -> Configuration {
         var c = Configuration()
         let rest = try options.parse(arguments, into: &c)
-        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+        try Positionals.none(rest)
         if c.prefix == nil && c.force { throw UsageError("--force needs --out") }
         if c.prefix == "" { throw UsageError("option --out: the prefix is empty") }
         return c
@@ -76,50 +74,25 @@ enum KeygenCommand: TableCommand {
     }
 }
 
-/// Loads the key files `keygen` writes, refusing the one mix-up that would be a disaster: a public
-/// key file where a secret key is expected. libzmq accepts any 32 bytes as a secret key, so a
-/// publisher started with a `.pub` file would run with a "secret" key that every client holds.
-enum CurveKeyFile {
-    /// The comment line of the secret key file (PREFIX.key).
-    static let secretComment = "CURVE secret key: keep private"
-    /// The comment line of the public key file (PREFIX.pub).
-    static let publicComment = "CURVE public key"
-
+extension CurveKeyFile {
     /// The key pair of a secret key file given with `option`.
-    /// - Throws: `UsageError` when the file is a public key file: it says so (its comment, its
-    ///   `.pub` name, or the key equals the one in the matching .pub file); `CommandError` when it
+    /// - Throws: `UsageError` when the file is a public key file (it says so), `CommandError` when it
     ///   cannot be read or holds no valid key.
     static func loadSecret(_ path: String, option: String) throws -> ZMQCurveKeyPair {
-        let key: ZMQCurveKey
-        do { key = try ZMQCurveKey.load(from: path) } catch { throw CommandError("\(option): \(error)") }
-        let comments = commentLines(path)
-        let saysPublic = comments.contains { $0.contains(publicComment) } && !comments.contains { $0.contains(secretComment) }
-        let namedPublic = path.hasSuffix(".pub") && !comments.contains { $0.contains(secretComment) }
-        var matchesPublicFile = false
-        if path.hasSuffix(".key") {
-            let publicPath = String(path.dropLast(4)) + ".pub"
-            matchesPublicFile = (try? ZMQCurveKey.load(from: publicPath)) == key
-        }
-        if saysPublic || namedPublic || matchesPublicFile {
-            throw UsageError(
-                "\(option) \(path): this is a public key file, not a secret key: whoever has the public key "
-                    + "(every peer) would hold this secret too. Give the PREFIX.key file 'tributary keygen --out PREFIX' wrote")
-        }
-        do { return try ZMQCurveKeyPair(secretKey: key) } catch { throw CommandError("\(option): \(error)") }
+        do { return try loadSecret(path) } catch { throw error.commandLineError(option: option) }
     }
 
     /// The public key in a public key file given with `option`.
-    /// - Throws: `UsageError` when the file is a secret key file (a secret key is never handed out);
-    ///   `CommandError` when it cannot be read or holds no valid key.
+    /// - Throws: `UsageError` when the file is a secret key file, `CommandError` when it cannot be
+    ///   read or holds no valid key.
     static func loadPublic(_ path: String, option: String) throws -> ZMQCurveKey {
-        if commentLines(path).contains(where: { $0.contains(secretComment) }) {
-            throw UsageError("\(option) \(path): this is a secret key file; give the public key (the PREFIX.pub file)")
-        }
-        do { return try ZMQCurveKey.load(from: path) } catch { throw CommandError("\(option): \(error)") }
+        do { return try loadPublic(path) } catch { throw error.commandLineError(option: option) }
     }
+}
 
-    private static func commentLines(_ path: String) -> [String] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("#") }
+extension CurveKeyFile.Failure {
+    /// The usage error of a mix-up (the wrong file of a pair), else the command's failure.
+    func commandLineError(option: String) -> any Error {
+        isMixUp ? UsageError(message(option: option)) : CommandError(message(option: option))
     }
 }

@@ -54,9 +54,7 @@ enum MonitorCommand: TableCommand {
     }
 
     static var options: OptionTable<Given> {
-        let refused = OptionEntry<SubscriptionOptions.Given>.refused(
-            "--array-filter", "TYPE:QUERY", because: "monitor reads analog channels only")
-        return SubscriptionOptions.options.replacing("--array-filter", with: refused).lifted(\.subscription)
+        SubscriptionOptions.analogOptions(refusing: "monitor reads analog channels only").lifted(\.subscription)
             + OptionTable([
                 .text(
                     "--measure", "LIST",
@@ -83,7 +81,7 @@ enum MonitorCommand: TableCommand {
         var given = Given()
         let rest = try options.parse(arguments, into: &given)
         var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary monitor")
-        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
+        let address = try Positionals.one(rest, "ADDRESS")
         var measures = readingNames
         if let measureText = given.measure {
             measures = measureText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -92,7 +90,7 @@ enum MonitorCommand: TableCommand {
             }
             guard !measures.isEmpty else { throw UsageError("option --measure: the list is empty") }
         }
-        try subscription.setAddress(rest[0])
+        try subscription.setAddress(address)
         return Configuration(
             subscription: subscription, measures: measures, every: given.every ?? 1, spectrogram: given.spectrogram,
             displayFilter: DisplayFilterOptions.filter(given.display))
@@ -103,8 +101,8 @@ enum MonitorCommand: TableCommand {
         let spectrogram = configuration.spectrogram, displayFilter = configuration.displayFilter
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
-            timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels, signalFilter: options.signalFilter, displayFilter: displayFilter)
+            timeout: options.timeout, curve: options.curve, sources: options.request.sources,
+            channels: options.request.analogFilter?.channels, signalFilter: options.request.signalFilter, displayFilter: displayFilter)
         defer { session.close() }
         try session.applyInitialSelection()
         let terminal = isatty(1) == 1

@@ -125,7 +125,7 @@ enum ProcessCommand: TableCommand {
         var given = Given()
         let inputs = try options.parse(arguments, into: &given)
         guard let out = given.out else { throw UsageError("missing --out OUT.tcap") }
-        guard inputs.count == 1 else { throw UsageError(inputs.isEmpty ? "missing IN.tcap" : "expected one IN, got \(inputs.count)") }
+        let input = try Positionals.one(inputs, "IN", missing: "IN.tcap")
         guard given.filter != nil || given.notch != nil || given.decimate != nil || given.resample != nil else {
             throw UsageError("give at least one of --filter, --notch, --decimate and --resample")
         }
@@ -133,7 +133,7 @@ enum ProcessCommand: TableCommand {
         let resample = try given.resample.map(Self.ratio)
         guard out.hasSuffix(".tcap") else { throw UsageError("--out '\(out)': OUT must be a capture, its name ending in .tcap") }
         let plan = ProcessPlan(filter: given.filter, notch: given.notch, decimate: given.decimate, resample: resample)
-        return Configuration(input: inputs[0], out: out, plan: plan, source: given.source, force: given.force, importing: given.importing)
+        return Configuration(input: input, out: out, plan: plan, source: given.source, force: given.force, importing: given.importing)
     }
 
     static func run(_ c: Configuration) throws -> Int32 {

@@ -28,8 +28,6 @@ enum RepairCommand: TableCommand {
         var output: String { out ?? (input.hasSuffix(".partial") ? String(input.dropLast(".partial".count)) : input) }
     }
 
-    typealias Given = Configuration
-
     static var options: OptionTable<Configuration> {
         OptionTable([
             .text("--out", "FILE", "the repaired capture (default: FILE without its '.partial' suffix, or FILE itself)", \.out),
@@ -44,9 +42,7 @@ enum RepairCommand: TableCommand {
 
     static func parse(_ arguments: [String]) throws -> Configuration {
         var configuration = Configuration()
-        let files = try options.parse(arguments, into: &configuration)
-        guard files.count == 1 else { throw UsageError(files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)") }
-        configuration.input = files[0]
+        configuration.input = try Positionals.one(options.parse(arguments, into: &configuration), "FILE")
         return configuration
     }
 

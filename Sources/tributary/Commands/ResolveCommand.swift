@@ -27,15 +27,12 @@ enum ResolveCommand: TableCommand {
     struct Configuration {
         var timeout: Double?
         var json = false
-        var group: String?
-        var port: Int?
-        var ttl: Int?
+        /// --group, --port, --ttl as given.
+        var discovery = DiscoveryOptions()
         /// The group, port and TTL, checked (nil: the defaults).
         var settings: DiscoverySettings?
         var match: DiscoveryMatch?
     }
-
-    typealias Given = Configuration
 
     static var options: OptionTable<Configuration> {
         OptionTable([
@@ -43,22 +40,14 @@ enum ResolveCommand: TableCommand {
                 "--timeout", "S", "a duration in seconds", in: 0.05...3_600, "how long to gather answers, in [0.05, 3600] s (default 1)",
                 \.timeout),
             .flag("--json", "one JSON array of the publishers on standard output", \.json),
-            .text("--group", "ADDR", "the IPv4 multicast group to ask (default 239.255.84.82)", \.group),
-            .integer("--port", "PORT", "a UDP port", in: 1...65_535, "its UDP port (default 16580)", \.port),
-            .integer(
-                "--ttl", "N", "a multicast TTL", in: 0...255, "the query's multicast TTL, 0-255 (default 1: the local network)", \.ttl),
-        ])
+        ]) + DiscoveryOptions.options(prefix: "--", purpose: "to ask", ttlHelp: "the query's multicast TTL").lifted(\.discovery)
     }
 
     static func parse(_ arguments: [String]) throws -> Configuration {
         var c = Configuration()
         let rest = try options.parse(arguments, into: &c)
         guard rest.count <= 1 else { throw UsageError("expected at most one QUERY, got \(rest.count)") }
-        do {
-            c.settings = try DiscoverySettings(
-                group: c.group ?? DiscoverySettings.defaultGroup, port: c.port ?? DiscoverySettings.defaultPort,
-                ttl: c.ttl ?? DiscoverySettings.defaultTTL)
-        } catch { throw UsageError("option --group: \(error)") }
+        c.settings = try c.discovery.settings(prefix: "--")
         if let text = rest.first {
             do { c.match = try DiscoveryMatch(text) } catch { throw UsageError("QUERY: \(error)") }
         }

@@ -58,7 +58,7 @@ enum ServeCommand: TableCommand {
     static func parse(_ arguments: [String]) throws -> ServeOptions {
         var given = ServeOptions.Given()
         let rest = try options.parse(arguments, into: &given)
-        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+        try Positionals.none(rest)
         return try ServeOptions(given)
     }
 

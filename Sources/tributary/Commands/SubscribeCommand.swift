@@ -60,8 +60,7 @@ enum SubscribeCommand: TableCommand {
         var given = Given()
         let rest = try options.parse(arguments, into: &given)
         var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary subscribe")
-        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
-        try subscription.setAddress(rest[0])
+        try subscription.setAddress(try Positionals.one(rest, "ADDRESS"))
         return Configuration(subscription: subscription, json: given.json, summary: given.summary)
     }
 

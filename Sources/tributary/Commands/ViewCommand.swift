@@ -60,9 +60,7 @@ enum ViewCommand: TableCommand {
     }
 
     static var options: OptionTable<Given> {
-        let refused = OptionEntry<SubscriptionOptions.Given>.refused(
-            "--array-filter", "TYPE:QUERY", because: "the view shows analog channels only")
-        return SubscriptionOptions.options.replacing("--array-filter", with: refused).lifted(\.subscription)
+        SubscriptionOptions.analogOptions(refusing: "the view shows analog channels only").lifted(\.subscription)
             + OptionTable([
                 .text("--http", "HOST:PORT", "where to serve the page (IPv4; default 127.0.0.1:8080)", \.http),
                 .texts(
@@ -99,8 +97,7 @@ enum ViewCommand: TableCommand {
         var subscription = try SubscriptionOptions(given.subscription, defaultDescription: "tributary view")
         let hostNames = try LiveSession.parseHostNames(given.httpHosts)
         let recordDirectory = try given.recordDirectory.map(BrowserRecorder.directory)
-        guard rest.count == 1 else { throw UsageError(rest.isEmpty ? "missing ADDRESS" : "expected one ADDRESS, got \(rest.count)") }
-        try subscription.setAddress(rest[0])
+        try subscription.setAddress(try Positionals.one(rest, "ADDRESS"))
         let http = given.http ?? "127.0.0.1:8080"
         _ = try LiveSession.parseHTTP(http)
         return Configuration(
@@ -114,8 +111,8 @@ enum ViewCommand: TableCommand {
         let recordDirectory = configuration.recordDirectory
         let session = try LiveSession(
             host: options.host, port: options.port, apiKey: options.apiKey, description: options.description,
-            timeout: options.timeout, curve: options.curve, sources: options.sources,
-            channels: options.analogFilter?.channels, signalFilter: options.signalFilter, displayFilter: displayFilter)
+            timeout: options.timeout, curve: options.curve, sources: options.request.sources,
+            channels: options.request.analogFilter?.channels, signalFilter: options.request.signalFilter, displayFilter: displayFilter)
         let recorder = recordDirectory.map { _ in BrowserRecorder(options) }
         let endpoints = recordDirectory.flatMap { dir in recorder.map { RecorderEndpoints(directory: dir, backend: $0) } }
         let url: String

@@ -54,11 +54,7 @@ struct OptionEntry<Configuration> {
         _ name: String, _ value: String, _ what: String, _ help: String, level: Int = 0, _ path: WritableKeyPath<Configuration, T?>,
         _ parse: @escaping (String) -> T?
     ) -> Self {
-        Self(spec: OptionSpec(name: name, value: value, help: help, level: level)) { configuration, text in
-            let text = text ?? ""
-            guard let parsed = parse(text) else { throw UsageError("option \(name): '\(text)' is not \(what)") }
-            configuration[keyPath: path] = parsed
-        }
+        parsed(name, value, what, help, level: level, path) { text -> T?? in parse(text).map(Optional.some) }
     }
 
     /// An option with a default (the configuration's), whose value `parse` reads.
@@ -222,11 +218,29 @@ struct OptionTable<Configuration> {
     }
 }
 
+/// The positional arguments `OptionTable.parse` returns, checked against what a command takes.
+enum Positionals {
+    /// The one positional argument a command takes, `name` ("FILE", "ADDRESS").
+    /// - Throws: `UsageError` "missing MISSING" (`missing`, else `name`) or "expected one NAME, got N".
+    static func one(_ items: [String], _ name: String, missing: String? = nil) throws -> String {
+        guard items.count == 1 else {
+            throw UsageError(items.isEmpty ? "missing \(missing ?? name)" : "expected one \(name), got \(items.count)")
+        }
+        return items[0]
+    }
+
+    /// A command that takes none.
+    /// - Throws: `UsageError` "unexpected argument 'X'" naming the first.
+    static func none(_ items: [String]) throws {
+        guard items.isEmpty else { throw UsageError("unexpected argument '\(items[0])'") }
+    }
+}
+
 /// A subcommand whose options are an `OptionTable`: its command line is parsed into a
 /// `Configuration` (a plain value), which `run` then carries out.
 protocol TableCommand: Command {
-    /// The options as given (often the configuration itself).
-    associatedtype Given
+    /// The options as given (by default the configuration itself).
+    associatedtype Given = Configuration
     associatedtype Configuration
     /// The command's options.
     static var options: OptionTable<Given> { get }

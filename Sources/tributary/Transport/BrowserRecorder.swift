@@ -56,10 +56,7 @@ final class BrowserRecorder: RecorderBackend, @unchecked Sendable {
 
     init(_ viewOptions: SubscriptionOptions) {
         var o = viewOptions
-        o.analogFilter = nil
-        o.arrayFilters = []
-        o.signalFilter = nil
-        o.sources = nil
+        o.request = SubscriptionRequest()
         o.outgoing = []
         o.duration = nil
         o.description = "tributary view --record-dir"

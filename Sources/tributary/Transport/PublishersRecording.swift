@@ -162,7 +162,7 @@ enum PublishersRecording {
             var o = options
             o.host = target.host
             o.port = target.port
-            if let sources = target.sources { o.sources = sources }
+            if let sources = target.sources { o.request.sources = sources }
             let run = SubscriptionRun()
             do {
                 let (subject, welcome) = try o.connect(run)

@@ -79,9 +79,7 @@ struct ServeOptions {
         var inboxQuota = InboxQuota()
         var inboxQuotaGiven = false
         var noAnnounce = false
-        var announceGroup: String?
-        var announcePort: Int?
-        var announceTTL: Int?
+        var announce = DiscoveryOptions()
     }
 
     /// Checks the options together.
@@ -166,20 +164,13 @@ extension ServeOptions {
     /// --no-announce, or the group, port and TTL to answer discovery queries on (--announce-group,
     /// --announce-port, --announce-ttl; the defaults of docs/PROTOCOL.md §9).
     static func announceSettings(_ given: Given) throws -> DiscoverySettings? {
-        let silent = given.noAnnounce, group = given.announceGroup, port = given.announcePort, ttl = given.announceTTL
-        if silent {
-            guard group == nil && port == nil && ttl == nil else {
+        if given.noAnnounce {
+            guard given.announce.isEmpty else {
                 throw UsageError("--no-announce and --announce-group, --announce-port or --announce-ttl contradict each other")
             }
             return nil
         }
-        do {
-            return try DiscoverySettings(
-                group: group ?? DiscoverySettings.defaultGroup, port: port ?? DiscoverySettings.defaultPort,
-                ttl: ttl ?? DiscoverySettings.defaultTTL)
-        } catch {
-            throw UsageError("option --announce-group: \(error)")
-        }
+        return try given.announce.settings(prefix: "--announce-")
     }
 }
 
@@ -355,13 +346,8 @@ extension ServeOptions {
                 """
                 do not answer discovery queries (default: answer them; a publisher bound to
                 loopback answers on loopback only)
-                """, \.noAnnounce),
-            .text("--announce-group", "ADDR", "the IPv4 multicast group to answer on (default 239.255.84.82)", \.announceGroup),
-            .integer("--announce-port", "PORT", "a UDP port", in: 1...65_535, "its UDP port (default 16580)", \.announcePort),
-            .integer(
-                "--announce-ttl", "N", "a multicast TTL", in: 0...255, "the multicast TTL, 0-255 (default 1: the local network)",
-                \.announceTTL),
-        ])
+                """, \.noAnnounce)
+        ]) + DiscoveryOptions.options(prefix: "--announce-", purpose: "to answer on", ttlHelp: "the multicast TTL").lifted(\.announce)
     }
 
     static var httpOptions: OptionTable<Given> {

@@ -12,14 +12,9 @@ struct SubscriptionOptions {
     var description: String
     var timeout: Double
     var duration: Double?
-    /// An analog filter from `--channels` (and `--sources`).
-    var analogFilter: AnalogFilterRequest?
-    var arrayFilters: [ArrayFilterRequest] = []
-    /// The signal filter asked of the publisher for every received source (`--decimate`, `--lowpass`);
-    /// its `sourceID` is set per source when the session opens.
-    var signalFilter: SignalFilterRequest?
-    /// Sources to receive (source selection), from `--sources`.
-    var sources: [UInt32]?
+    /// What is asked of the publisher once the session is open: `--sources`, `--channels`,
+    /// `--array-filter`, `--decimate` and `--lowpass` (the model the C interface shares).
+    var request = SubscriptionRequest()
     var curve: SubjectCurve?
     /// Reconnect after a lost session (`--reconnect`), restoring filters, selection and start.
     var reconnect = false
@@ -165,19 +160,21 @@ struct SubscriptionOptions {
         ]) + OutgoingPackage.options(.send).lifted(\.packages)
     }
 
-    /// `--array-filter TYPE:QUERY`.
-    static func arrayFilter(_ text: String) throws -> ArrayFilterRequest {
-        guard let colon = text.firstIndex(of: ":"),
-            let type = ArrayElementType.allCases.first(where: { $0.description == text[..<colon] })
-        else {
-            throw UsageError(
-                "option --array-filter: '\(text)' is not TYPE:QUERY with TYPE double, float, int32, int16, int64, bool or string")
-        }
-        do {
-            return try ArrayFilterRequest(elementType: type, query: String(text[text.index(after: colon)...]))
-        } catch {
-            throw UsageError("option --array-filter: '\(text)': \(error)")
-        }
+    /// The options of a command that reads analog channels only: `--array-filter` refused, its help
+    /// and its error saying `reason`.
+    static func analogOptions(refusing reason: String) -> OptionTable<Given> {
+        options.replacing("--array-filter", with: .refused("--array-filter", "TYPE:QUERY", because: reason))
+    }
+
+    /// The usage error of a subscription option's value, named as the command line spells it.
+    static func usageError(_ error: SubscriptionOptionError) -> UsageError {
+        let name =
+            switch error {
+            case .sources: "--sources"
+            case .channels: "--channels"
+            case .arrayFilter: "--array-filter"
+            }
+        return UsageError("option \(name): \(error.problem)")
     }
 
     /// `--curve-server-key FILE [--curve-key FILE]` (a fresh client key pair without --curve-key).
@@ -186,9 +183,9 @@ struct SubscriptionOptions {
             if client != nil { throw UsageError("--curve-key needs --curve-server-key") }
             return nil
         }
-        let serverKey = try CurveKeyFile.loadPublic(server, option: "--curve-server-key")
-        let keys = try client.map { try CurveKeyFile.loadSecret($0, option: "--curve-key") } ?? ZMQCurveKeyPair.generate()
-        return SubjectCurve(serverKey: serverKey, keys: keys)
+        do { return try SubjectCurve(serverKeyFile: server, clientKeyFile: client) } catch {
+            throw error.failure.commandLineError(option: error.isServerKey ? "--curve-server-key" : "--curve-key")
+        }
     }
 
     /// `--decimate N[:fir]` and `--lowpass HZ[:ORDER]` as one request (its source set when sent), or nil.
@@ -265,19 +262,8 @@ struct SubscriptionOptions {
         run.attach(to: subject)
         if reconnect { subject.register(ReconnectNotice()) }
         do {
-            let welcome = try subject.open(
-                address: host, port: port, apiKey: apiKey, description: description,
-                timeout: timeout, sourceFilterEnabled: sources != nil)
-            if let analogFilter { try subject.sendFilter(analogFilter) }
-            for filter in arrayFilters { try subject.sendFilter(filter) }
-            if let sources { try subject.selectSources(sources) }
-            if var signalFilter {
-                for id in (sources ?? welcome.sources.map(\.id)) where id != 0 {
-                    signalFilter.sourceID = id
-                    try subject.sendSignalFilter(signalFilter)
-                }
-            }
-            try subject.start()
+            let (welcome, _) = try subject.open(
+                address: host, port: port, apiKey: apiKey, description: description, timeout: timeout, request: request)
             for package in outgoing {
                 try package.send(on: subject)
                 printError("sent \(package.summary)")
@@ -300,7 +286,7 @@ extension SubscriptionOptions {
             host: "", port: 0, apiKey: apiKey, description: given.description ?? defaultDescription, timeout: given.timeout ?? 10,
             duration: given.duration)
         reconnect = given.reconnect
-        self.signalFilter = signalFilter
+        request.signalFilter = signalFilter
         outgoing = try given.packages.packages(.send)
         if let receiveBuffer = given.receiveBuffer {
             if receiveBuffer == "auto" {
@@ -311,25 +297,13 @@ extension SubscriptionOptions {
                 throw UsageError("option --receive-buffer: '\(receiveBuffer)' is not 'auto' or a number of bytes in [4096, 1073741824]")
             }
         }
-        if let sourcesText = given.sources {
-            let ids = sourcesText.split(separator: ",", omittingEmptySubsequences: false).map {
-                UInt32($0.trimmingCharacters(in: .whitespaces))
+        do throws(SubscriptionOptionError) {
+            if let sources = given.sources { request.sources = try SubscriptionRequest.sources(sources) }
+            if let channels = given.channels {
+                request.analogFilter = try SubscriptionRequest.analogFilter(channels: channels, sources: request.sources)
             }
-            // Source 0 is the publisher's own packages (PROTOCOL.md §4.1), accepted as a filter's sources accept it.
-            guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
-                throw UsageError(
-                    "option --sources: '\(sourcesText)' is not a list of source ids in 0...\(UInt32.max), e.g. 1,3 "
-                        + "(0: the publisher's own packages)")
-            }
-            sources = ids.map { $0! }
-        }
-        if let channels = given.channels {
-            let query = channels + (sources.map { ";" + $0.map(String.init).joined(separator: ",") } ?? "")
-            do { analogFilter = try AnalogFilterRequest(query: query) } catch {
-                throw UsageError("option --channels: '\(channels)': \(error)")
-            }
-        }
-        arrayFilters = try given.arrayFilters.map(Self.arrayFilter)
+            for text in given.arrayFilters { request.arrayFilters.append(try SubscriptionRequest.arrayFilter(text)) }
+        } catch { throw Self.usageError(error) }
         curve = try Self.curve(server: given.serverKeyPath, client: given.clientKeyPath)
     }
 
