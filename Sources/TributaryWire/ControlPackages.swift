@@ -122,16 +122,14 @@ public struct Close: Sendable, Hashable {
         self.reason = reason
     }
 
-    var contentLength: Int { 4 + encodedSize(reason) }
+    var contentLength: Int { CodedText.contentLength(reason) }
 
-    func write(_ w: inout PayloadWriter) {
-        w.write(code.rawValue)
-        w.write(string: reason)
-    }
+    func write(_ w: inout PayloadWriter) { CodedText.write(code.rawValue, reason, into: &w) }
 
     static func read(_ r: inout PayloadReader) throws(WireError) -> Close {
-        let code = try r.read(UInt32.self, "close.code")
-        return Close(code: ErrorCode(rawValue: code), reason: try r.readString("close.reason"))
+        let (code, reason) = try CodedText.read(
+            UInt32.self, &r, codeField: "close.code", textField: "close.reason", limit: WireLimits.maxStringLength)
+        return Close(code: ErrorCode(rawValue: code), reason: reason)
     }
 }
 

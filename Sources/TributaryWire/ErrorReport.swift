@@ -80,16 +80,12 @@ public struct ErrorReport: Sendable, Hashable, Error, CustomStringConvertible {
 
     public var description: String { "error \(code)" + (message.isEmpty ? "" : ": \(message)") }
 
-    var contentLength: Int { 4 + encodedSize(message) }
+    var contentLength: Int { CodedText.contentLength(message) }
 
-    func write(_ w: inout PayloadWriter) {
-        w.write(code.rawValue)
-        w.write(string: message)
-    }
+    func write(_ w: inout PayloadWriter) { CodedText.write(code.rawValue, message, into: &w) }
 
     static func read(_ r: inout PayloadReader) throws(WireError) -> ErrorReport {
-        let code = try r.read(UInt32.self, "error.code")
-        let message = try r.readString("error.message", limit: Int.max)
+        let (code, message) = try CodedText.read(UInt32.self, &r, codeField: "error.code", textField: "error.message", limit: Int.max)
         return ErrorReport(ErrorCode(rawValue: code), message)
     }
 }
@@ -104,16 +100,12 @@ public struct Message: Sendable, Hashable {
         self.code = code
     }
 
-    var contentLength: Int { 4 + encodedSize(text) }
+    var contentLength: Int { CodedText.contentLength(text) }
 
-    func write(_ w: inout PayloadWriter) {
-        w.write(code)
-        w.write(string: text)
-    }
+    func write(_ w: inout PayloadWriter) { CodedText.write(code, text, into: &w) }
 
     static func read(_ r: inout PayloadReader) throws(WireError) -> Message {
-        let code = try r.read(Int32.self, "message.code")
-        let text = try r.readString("message.text", limit: Int.max)
+        let (code, text) = try CodedText.read(Int32.self, &r, codeField: "message.code", textField: "message.text", limit: Int.max)
         return Message(text, code: code)
     }
 }

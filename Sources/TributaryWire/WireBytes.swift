@@ -29,6 +29,25 @@ extension WireError: ByteFailure {
     }
 }
 
+/// The layout error, close and message packages share (docs/PROTOCOL.md): a 32-bit code, then a
+/// string (u32 byte length, UTF-8).
+enum CodedText {
+    static func contentLength(_ text: String) -> Int { 4 + encodedSize(text) }
+
+    static func write<Code: FixedWidthInteger>(_ code: Code, _ text: String, into w: inout PayloadWriter) {
+        w.write(code)
+        w.write(string: text)
+    }
+
+    /// The code, then the text, at most `limit` bytes (`codeField` and `textField` name them in errors).
+    static func read<Code: FixedWidthInteger>(
+        _: Code.Type, _ r: inout PayloadReader, codeField: String, textField: String, limit: Int
+    ) throws(WireError) -> (code: Code, text: String) {
+        let code = try r.read(Code.self, codeField)
+        return (code, try r.readString(textField, limit: limit))
+    }
+}
+
 extension ByteReader where Failure == WireError {
     /// Moves to the next multiple of 8 (payload-relative; payloads start 8-aligned).
     @inlinable

@@ -66,14 +66,9 @@ import TributaryWire
     @Test func aDamagedOffsetRecordIsReportedAndSkipped() throws {
         let (path, frames) = try recordWithOffsets()
         let offset = try #require(try CaptureReader(path: path).clockOffsets.first?.offset)
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-        try handle.seek(toOffset: UInt64(offset + CaptureFormat.envelopeLength + 3))
-        try handle.write(contentsOf: Data([0x5A]))
-        try handle.close()
-        let reader = try CaptureReader(path: path)
-        #expect(reader.clockOffsets.map(\.offsetNs) == [estimates[1].offsetNs])
-        #expect(reader.damage.contains { $0.offset == offset })
-        #expect(framesBySource(reader) == bySource(frames))
+        try expectDamagedRecordSkipped(path, byteAt: offset + CaptureFormat.envelopeLength + 3, inRecordAt: offset, frames: frames) {
+            #expect($0.clockOffsets.map(\.offsetNs) == [estimates[1].offsetNs])
+        }
     }
 
     @Test func malformedPayloadsDecodeToNothing() {

@@ -72,14 +72,9 @@ import TributaryWire
     @Test func aDamagedOriginRecordIsReportedAndSkipped() throws {
         let (path, frames) = try recordWithOrigins()
         let offset = try #require(try CaptureReader(path: path).sourceOrigins.last?.offset)
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-        try handle.seek(toOffset: UInt64(offset + CaptureFormat.envelopeLength + 30))
-        try handle.write(contentsOf: Data([0x5A]))
-        try handle.close()
-        let reader = try CaptureReader(path: path)
-        #expect(plain(reader.sourceOrigins) == [origins[0]])
-        #expect(reader.damage.contains { $0.offset == offset })
-        #expect(framesBySource(reader) == bySource(frames))
+        try expectDamagedRecordSkipped(path, byteAt: offset + CaptureFormat.envelopeLength + 30, inRecordAt: offset, frames: frames) {
+            #expect(plain($0.sourceOrigins) == [origins[0]])
+        }
     }
 
     @Test func malformedPayloadsDecodeToNothing() {

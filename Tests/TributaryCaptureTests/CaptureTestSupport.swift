@@ -43,6 +43,23 @@ func recordSynthetic(_ count: Int, name: String = "a.tcap") throws -> (dir: Stri
     return (dir, path, frames)
 }
 
+/// Overwrites the byte at `offset` of the capture at `path` (with 0x5A) and opens it again; `records`
+/// checks the records the reader decodes (which is when it finds them damaged), then the reader must
+/// report the record at `record` damaged and still yield every one of `frames`.
+func expectDamagedRecordSkipped(
+    _ path: String, byteAt offset: Int, inRecordAt record: Int, frames: [Frame],
+    sourceLocation: SourceLocation = #_sourceLocation, records: (CaptureReader) -> Void
+) throws {
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(offset))
+    try handle.write(contentsOf: Data([0x5A]))
+    try handle.close()
+    let reader = try CaptureReader(path: path)
+    records(reader)
+    #expect(reader.damage.contains { $0.offset == record }, sourceLocation: sourceLocation)
+    #expect(framesBySource(reader) == bySource(frames), sourceLocation: sourceLocation)
+}
+
 /// Every frame a reader yields, grouped by source, as bytes.
 func framesBySource(_ reader: CaptureReader) -> [UInt32: [[UInt8]]] {
     var result: [UInt32: [[UInt8]]] = [:]

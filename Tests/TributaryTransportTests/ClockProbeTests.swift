@@ -14,7 +14,7 @@ import TributaryWire
         #expect(bytes == [8, 7, 6, 5, 4, 3, 2, 1] + [0xF9] + [UInt8](repeating: 0xFF, count: 7))
         #expect(bytes.withUnsafeBytes { TimeProbe.decode($0) } == probe)
         #expect((bytes + [0]).withUnsafeBytes { TimeProbe.decode($0) } == nil)
-        let reply = TimeReply(probeID: 9, t0: 1, t1: 2, t2: Int64.max)
+        let reply = TimeReply(echoing: TimeProbe(probeID: 9, t0: 1), t1: 2, t2: Int64.max)
         var replyBytes = [UInt8](repeating: 0, count: 32)
         replyBytes.withUnsafeMutableBytes { reply.encode(into: $0.baseAddress!) }
         #expect(replyBytes.withUnsafeBytes { TimeReply.decode($0) } == reply)
@@ -57,7 +57,7 @@ import TributaryWire
         for (probe, delay) in zip(sent, delays) {
             let t1 = probe.t0 + delay + offset
             estimator.receive(
-                TimeReply(probeID: probe.probeID, t0: probe.t0, t1: t1, t2: t1 + 10_000), t3: probe.t0 + delay + 10_000 + 100_000)
+                TimeReply(echoing: probe, t1: t1, t2: t1 + 10_000), t3: probe.t0 + delay + 10_000 + 100_000)
         }
         return estimator.completedEstimate(now: now)
     }
@@ -79,12 +79,12 @@ import TributaryWire
         var estimator = ClockEstimator()
         let first = estimator.probeDue(now: 0, wallNs: 1_000)
         let probe = try #require(first)
-        estimator.receive(TimeReply(probeID: probe.probeID &+ 99, t0: probe.t0, t1: 5_000, t2: 5_000), t3: 2_000)
-        estimator.receive(TimeReply(probeID: probe.probeID, t0: probe.t0 + 1, t1: 5_000, t2: 5_000), t3: 2_000)
+        estimator.receive(TimeReply(echoing: TimeProbe(probeID: probe.probeID &+ 99, t0: probe.t0), t1: 5_000, t2: 5_000), t3: 2_000)
+        estimator.receive(TimeReply(echoing: TimeProbe(probeID: probe.probeID, t0: probe.t0 + 1), t1: 5_000, t2: 5_000), t3: 2_000)
         for k in 1..<ClockEstimator.burstSize { _ = estimator.probeDue(now: UInt64(k) * 20_000_000, wallNs: 1_000) }
         #expect(estimator.completedEstimate(now: 5_000_000_000) == nil)  // nothing valid came back
         estimator.reset()
-        estimator.receive(TimeReply(probeID: probe.probeID, t0: probe.t0, t1: 5_000, t2: 5_000), t3: 2_000)
+        estimator.receive(TimeReply(echoing: probe, t1: 5_000, t2: 5_000), t3: 2_000)
         #expect(estimator.completedEstimate(now: 6_000_000_000) == nil)  // a probe of the previous session
         // After the reset a burst starts at once, and the next one 5 s later.
         let result = burst(&estimator, offset: 1_000, delays: Array(repeating: 100_000, count: 8), start: 7_000_000_000)
@@ -125,7 +125,7 @@ import TributaryWire
             probes.append(try #require(probe))
         }
         let p = probes[3]
-        estimator.receive(TimeReply(probeID: p.probeID, t0: p.t0, t1: p.t0 + 7, t2: p.t0 + 7), t3: p.t0 + 10)
+        estimator.receive(TimeReply(echoing: p, t1: p.t0 + 7, t2: p.t0 + 7), t3: p.t0 + 10)
         #expect(estimator.completedEstimate(now: 200_000_000) == nil)  // others may still answer
         let completed = estimator.completedEstimate(now: 140_000_000 + ClockEstimator.replyWindowNs)
         let estimate = try #require(completed)
@@ -140,7 +140,7 @@ import TributaryWire
         defer { push.close(); pull.close() }
         try pull.bind("inproc://clock-reply-\(compact)")
         try push.connect("inproc://clock-reply-\(compact)")
-        let reply = TimeReply(probeID: 42, t0: 1, t1: 2, t2: 3)
+        let reply = TimeReply(echoing: TimeProbe(probeID: 42, t0: 1), t1: 2, t2: 3)
         var payload = [UInt8](repeating: 0, count: 32)
         payload.withUnsafeMutableBytes { reply.encode(into: $0.baseAddress!) }
         try payload.withUnsafeBytes {

@@ -35,34 +35,34 @@ public struct TimeProbe: Sendable, Equatable {
 /// id and `t0` echoed, and the publisher's wall clock when it read the probe (`t1`) and when it sent
 /// the reply (`t2`).
 public struct TimeReply: Sendable, Equatable {
-    /// Bytes of the payload.
-    public static let payloadLength = 32
-    public var probeID: UInt64
-    public var t0: Int64
+    /// Bytes of the payload: the probe's 16, then `t1` and `t2`.
+    public static let payloadLength = TimeProbe.payloadLength + 16
+    /// The probe answered, echoed as it came.
+    public var probe: TimeProbe
     public var t1: Int64
     public var t2: Int64
 
-    public init(probeID: UInt64, t0: Int64, t1: Int64, t2: Int64) {
-        self.probeID = probeID
-        self.t0 = t0
+    public init(echoing probe: TimeProbe, t1: Int64, t2: Int64) {
+        self.probe = probe
         self.t1 = t1
         self.t2 = t2
     }
 
-    /// Writes the 32-byte payload at `base`.
+    /// Writes the 32-byte payload at `base`: the probe's payload, then `t1` and `t2`.
     public func encode(into base: UnsafeMutableRawPointer) {
-        var w = ByteWriter(UnsafeMutableRawBufferPointer(start: base, count: Self.payloadLength))
-        w.write(probeID)
-        w.write(t0)
+        probe.encode(into: base)
+        var w = ByteWriter(UnsafeMutableRawBufferPointer(start: base + TimeProbe.payloadLength, count: 16))
         w.write(t1)
         w.write(t2)
     }
 
     /// The reply a payload holds, or nil when it is not exactly 32 bytes (such a reply is ignored).
     public static func decode(_ payload: UnsafeRawBufferPointer) -> TimeReply? {
-        guard payload.count == payloadLength else { return nil }
+        guard payload.count == payloadLength,
+            let probe = TimeProbe.decode(UnsafeRawBufferPointer(rebasing: payload[..<TimeProbe.payloadLength]))
+        else { return nil }
         let r = ByteReader<ByteError>(payload)
-        return TimeReply(probeID: r.u64(at: 0), t0: r.i64(at: 8), t1: r.i64(at: 16), t2: r.i64(at: 24))
+        return TimeReply(echoing: probe, t1: r.i64(at: 16), t2: r.i64(at: 24))
     }
 }
 

@@ -180,7 +180,7 @@ final class Session {
         do throws(ZMQError) {
             try withUnsafeTemporaryAllocation(byteCount: TimeReply.payloadLength, alignment: 8) { (bytes) throws(ZMQError) in
                 let t2 = wallClockNanoseconds()
-                TimeReply(probeID: probe.probeID, t0: probe.t0, t1: t1, t2: t2).encode(into: bytes.baseAddress!)
+                TimeReply(echoing: probe, t1: t1, t2: t2).encode(into: bytes.baseAddress!)
                 try MessageFraming.sendExtension(
                     kind: TransportKind.timeReply, sequence: numbering.next, timestampNs: t2,
                     payload: UnsafeRawBufferPointer(bytes), routingID: routingID, compact: compactHeaders, on: socket)

@@ -97,7 +97,7 @@ struct ClockEstimator {
     /// Takes a reply received at `t3` (wall clock); nil unless it answers a probe of this session
     /// (same id, same `t0`) and its timestamps are consistent.
     mutating func receive(_ reply: TimeReply, t3: Int64) {
-        guard let t0 = outstanding.removeValue(forKey: reply.probeID), t0 == reply.t0,
+        guard let t0 = outstanding.removeValue(forKey: reply.probe.probeID), t0 == reply.probe.t0,
             let sample = ClockSample(t0: t0, t1: reply.t1, t2: reply.t2, t3: t3)
         else { return }
         samples.append(sample)
