@@ -13,7 +13,7 @@ import time
 import unittest
 import xml.etree.ElementTree as ET
 
-BIN = os.environ.get("TRIBUTARY", ".build/release/tributary")
+from tool_process import TRIBUTARY as BIN  # noqa: E402
 
 
 def bench(*args, expect=0, timeout=60):

@@ -26,9 +26,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wire_spec as w  # noqa: E402
-from tool_process import ScratchDirectory  # noqa: E402
+from tool_process import TRIBUTARY, ScratchDirectory  # noqa: E402
 
-TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 20  # seconds any one command may take
 DEVICE = "id=1,name=dev,rate=1000,channels=4,freq=50,amp=1,noise=0.01,block=100"
 CONTROL = set(chr(c) for c in range(0x20)) | set(chr(c) for c in range(0x7F, 0xA0)) | {

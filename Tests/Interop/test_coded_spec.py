@@ -13,8 +13,8 @@ import numpy as np
 
 import coded_spec
 import make_coded_fixtures
+from tool_process import TRIBUTARY  # noqa: E402
 
-TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "TributaryCaptureTests", "Fixtures")
 
 

@@ -20,9 +20,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_transport_cli import DEVICE_1, Server  # noqa: E402
-from tool_process import ScratchTest  # noqa: E402
+from tool_process import TRIBUTARY, ScratchTest  # noqa: E402
 
-TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 30  # seconds any one command may take
 DAMAGED = 3   # export's exit status for a damaged capture (ExportCommand.damagedStatus)
 

@@ -7,7 +7,6 @@ as separate peaks at those frequencies on the axis, with the curves falling betw
 """
 import base64
 import os
-import pathlib
 import re
 import subprocess
 import tempfile
@@ -17,9 +16,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from browser import chromium
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRIBUTARY = os.environ.get("TRIBUTARY", str(ROOT / ".build/release/tributary"))
+from tool_process import TRIBUTARY
 
 
 def rendered_upper_edge(svg_text, plot_left, plot_right):

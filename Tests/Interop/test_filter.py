@@ -11,9 +11,7 @@ import unittest
 import numpy as np
 
 import wire_spec as w
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRIBUTARY = os.environ.get("TRIBUTARY", str(ROOT / ".build/release/tributary"))
+from tool_process import TRIBUTARY
 
 
 def parse_frames(data: bytes):

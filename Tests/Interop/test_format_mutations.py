@@ -30,9 +30,8 @@ import numpy as np
 
 import capture_spec as cs
 import wire_spec as ws
-from tool_process import ScratchTest
+from tool_process import TRIBUTARY, ScratchTest
 
-TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 SEED = int(os.environ.get("TRIBUTARY_MUTATION_SEED", "38"))
 # More mutants for a deeper run by hand (TRIBUTARY_MUTATION_SCALE=10); the suite's default stays bounded.
 SCALE = float(os.environ.get("TRIBUTARY_MUTATION_SCALE", "1"))

@@ -14,9 +14,8 @@ import numpy as np
 
 import capture_spec as cs
 import wire_spec as ws
-from tool_process import ScratchTest, sample_times
+from tool_process import TRIBUTARY, ScratchTest, sample_times
 
-TRIBUTARY = os.environ.get("TRIBUTARY", "tributary")
 T0 = 1_764_489_600_123_456_789  # ns since 1970: the first sample of the test capture
 
 

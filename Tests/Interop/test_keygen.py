@@ -7,7 +7,7 @@ import unittest
 
 import zmq
 
-TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
+from tool_process import TRIBUTARY  # noqa: E402
 
 
 def key_line(path):

@@ -11,7 +11,7 @@ import unittest
 import wire_spec as w
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TRIBUTARY = os.environ.get("TRIBUTARY", str(ROOT / ".build/release/tributary"))
+from tool_process import TRIBUTARY  # noqa: E402
 
 
 def inspect(data: bytes, *args):

@@ -17,9 +17,8 @@ import unittest
 
 import numpy as np
 
-from tool_process import Serve
+from tool_process import TRIBUTARY, Serve
 
-TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
 TIMEOUT = 20  # seconds any one command may take
 
 # Two simulated devices: source 1 at 1 kS/s (channel k at 50 (k+1) Hz), source 2 at 2 kS/s, 16-bit.

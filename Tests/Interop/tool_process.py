@@ -14,7 +14,10 @@ import threading
 import time
 import uuid
 
-TRIBUTARY = os.environ.get("TRIBUTARY", ".build/release/tributary")
+# The binary under test: $TRIBUTARY (`make interop-tests` sets it), else the release build of the
+# checkout these tests are in, wherever they are run from.
+TRIBUTARY = os.environ.get("TRIBUTARY") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".build", "release", "tributary")
 TIMEOUT = 20  # seconds any one command or wait may take
 
 
